@@ -1,0 +1,736 @@
+#include "autoconfig.h"
+#include "bundle.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <git2.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "fsx.h"
+#include "i18n.h"
+#include "mirror.h"
+
+#define BUNDLE_MAX_LINE 1024
+#define BUNDLE_MAX_LINES 1000
+#define BUNDLE_HEADER_READ (64 * 1024)
+/* Seconds of CPU and wall clock for each git command of the check. */
+#define BUNDLE_GIT_TIMEOUT 300
+
+/* ---- header ---- */
+
+static int bundle_is_hex40(const char *s, size_t n)
+{
+	if (n != 40)
+		return 0;
+	for (size_t i = 0; i < 40; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return 0;
+	return 1;
+}
+
+/* git check-ref-format rules, plus: must be HEAD or under refs/. */
+static int bundle_refname_valid(const char *s, size_t n)
+{
+	if (n == 4 && memcmp(s, "HEAD", 4) == 0)
+		return 1;
+	if (n <= 5 || memcmp(s, "refs/", 5) != 0)
+		return 0;
+	if (s[n - 1] == '/' || s[n - 1] == '.')
+		return 0;
+	size_t comp = 0;  /* start of the current component */
+	for (size_t i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)s[i];
+		if (ch <= 0x20 || ch == 0x7f || strchr("~^:?*[\\", ch))
+			return 0;
+		if (ch == '.' && i + 1 < n && s[i + 1] == '.')
+			return 0;
+		if (ch == '@' && i + 1 < n && s[i + 1] == '{')
+			return 0;
+		if (ch == '/' || i + 1 == n) {
+			size_t end = ch == '/' ? i : i + 1;
+			if (end == comp || s[comp] == '.')
+				return 0;
+			if (end - comp >= 5 && memcmp(s + end - 5, ".lock", 5) == 0)
+				return 0;
+			comp = i + 1;
+		}
+	}
+	return 1;
+}
+
+static uint32_t bundle_be32(const unsigned char *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+int bundle_header_parse(const char *data, size_t len, struct bundle_header *h,
+                        struct err *e)
+{
+	size_t pos = 0, lineno = 0;
+	int in_caps = 0, seen_body = 0;
+
+	memset(h, 0, sizeof *h);
+	for (;;) {
+		const char *nl = memchr(data + pos, '\n', len - pos);
+		size_t n = nl ? (size_t)(nl - (data + pos)) : len - pos;
+		const char *line = data + pos;
+
+		if (n > BUNDLE_MAX_LINE) {
+			err_set(e, _("bundle refused: header line %zu is over %d bytes"),
+			        lineno + 1, BUNDLE_MAX_LINE);
+			goto fail;
+		}
+		if (memchr(line, '\r', n)) {
+			err_set(e, _("bundle refused: header line %zu contains a carriage return"),
+			        lineno + 1);
+			goto fail;
+		}
+		if (memchr(line, '\0', n)) {
+			err_set(e, _("bundle refused: header line %zu contains a NUL byte"),
+			        lineno + 1);
+			goto fail;
+		}
+		if (!nl) {
+			if (lineno == 0)
+				err_set(e, _("bundle refused: not a git bundle (no signature line)"));
+			else
+				err_set(e, _("bundle refused: the header is truncated "
+				             "(no blank line before the pack)"));
+			goto fail;
+		}
+		if (++lineno > BUNDLE_MAX_LINES) {
+			err_set(e, _("bundle refused: the header has over %d lines"),
+			        BUNDLE_MAX_LINES);
+			goto fail;
+		}
+		pos += n + 1;
+
+		if (lineno == 1) {
+			if (n == 15 && memcmp(line, "# v2 git bundle", 15) == 0)
+				h->version = 2;
+			else if (n == 15 && memcmp(line, "# v3 git bundle", 15) == 0) {
+				h->version = 3;
+				in_caps = 1;
+			} else {
+				err_set(e, _("bundle refused: not a git v2 or v3 bundle "
+				             "(bad signature line)"));
+				goto fail;
+			}
+			continue;
+		}
+		if (n == 0)
+			break;
+		if (line[0] == '@') {
+			if (!in_caps) {
+				err_set(e, _("bundle refused: unexpected capability line %zu"),
+				        lineno);
+				goto fail;
+			}
+			if (n == 19 && memcmp(line, "@object-format=sha1", 19) == 0)
+				continue;
+			if (n > 15 && memcmp(line, "@object-format=", 15) == 0) {
+				err_set(e, _("bundle refused: it uses the %.*s object format; "
+				             "only sha1 is supported"),
+				        (int)(n - 15), line + 15);
+				goto fail;
+			}
+			if (n >= 7 && memcmp(line, "@filter", 7) == 0 &&
+			    (n == 7 || line[7] == '=')) {
+				err_set(e, _("bundle refused: it is a partial bundle (@filter); "
+				             "a complete bundle is needed"));
+				goto fail;
+			}
+			err_set(e, _("bundle refused: unknown capability %.*s"),
+			        (int)(n > 64 ? 64 : n), line);
+			goto fail;
+		}
+		in_caps = 0;
+		if (line[0] == '-') {
+			/* "-<id>" or "-<id> <comment>" */
+			size_t idlen = n - 1;
+			const char *sp = memchr(line + 1, ' ', n - 1);
+			if (sp)
+				idlen = (size_t)(sp - (line + 1));
+			if (seen_body > 1 || !bundle_is_hex40(line + 1, idlen)) {
+				err_set(e, _("bundle refused: malformed prerequisite on header line %zu"),
+				        lineno);
+				goto fail;
+			}
+			seen_body = 1;
+			h->prereqs = xrealloc(h->prereqs, (h->nprereqs + 1) * sizeof *h->prereqs);
+			memcpy(h->prereqs[h->nprereqs], line + 1, 40);
+			h->prereqs[h->nprereqs][40] = '\0';
+			h->nprereqs++;
+			continue;
+		}
+		/* "<id> <refname>" */
+		if (n < 42 || line[40] != ' ' || !bundle_is_hex40(line, 40)) {
+			err_set(e, _("bundle refused: malformed ref line %zu "
+			             "(expected \"<commit id> <ref name>\")"), lineno);
+			goto fail;
+		}
+		if (!bundle_refname_valid(line + 41, n - 41)) {
+			err_set(e, _("bundle refused: invalid ref name on header line %zu"), lineno);
+			goto fail;
+		}
+		seen_body = 2;
+		h->refs = xrealloc(h->refs, (h->nrefs + 1) * sizeof *h->refs);
+		memcpy(h->refs[h->nrefs].sha, line, 40);
+		h->refs[h->nrefs].sha[40] = '\0';
+		h->refs[h->nrefs].name = xstrndup(line + 41, n - 41);
+		h->nrefs++;
+	}
+	if (len - pos < 12 || memcmp(data + pos, "PACK", 4) != 0) {
+		err_set(e, _("bundle refused: there is no pack after the header"));
+		goto fail;
+	}
+	uint32_t version = bundle_be32((const unsigned char *)data + pos + 4);
+	if (version != 2 && version != 3) {
+		err_set(e, _("bundle refused: unsupported pack version %" PRIu32), version);
+		goto fail;
+	}
+	h->pack_offset = pos;
+	return 0;
+fail:
+	bundle_header_free(h);
+	return -1;
+}
+
+void bundle_header_free(struct bundle_header *h)
+{
+	for (size_t i = 0; i < h->nrefs; i++)
+		free(h->refs[i].name);
+	free(h->refs);
+	free(h->prereqs);
+	memset(h, 0, sizeof *h);
+}
+
+/* ---- import ---- */
+
+/* "300 MiB", "1.5 GiB", "512 bytes" */
+static void bundle_size(uint64_t b, char *out, size_t outlen)
+{
+	static const char *const unit[] = { "KiB", "MiB", "GiB", "TiB" };
+	int u = -1;
+	uint64_t div = 1;
+
+	while (u < 3 && b >= div * 1024) {
+		div *= 1024;
+		u++;
+	}
+	if (u < 0)
+		snprintf(out, outlen, "%" PRIu64 " bytes", b);
+	else if (b % div == 0)
+		snprintf(out, outlen, "%" PRIu64 " %s", b / div, unit[u]);
+	else
+		snprintf(out, outlen, "%.1f %s", (double)b / (double)div, unit[u]);
+}
+
+struct bundle_ctx {
+	const char *mirror;
+	char *quarantine;
+	char *env_objdir;
+	char *env_alt;
+	char *env_gitdir;
+};
+
+/* Runs git in the mirror with the quarantine as its object directory. */
+static int bundle_git(struct bundle_ctx *cx, const char *const *argv, int in_fd, int out_fd,
+                      struct buf *out, struct buf *errb, int *wstatus, struct err *e)
+{
+	const char *env[] = { cx->env_gitdir, cx->env_objdir, cx->env_alt, NULL };
+	struct mirror_git_cmd c = {
+		.argv = argv, .env = env, .cwd = cx->mirror, .in_fd = in_fd, .out_fd = out_fd,
+		.out = out, .err = errb, .timeout = BUNDLE_GIT_TIMEOUT,
+	};
+	return mirror_git_run(&c, wstatus, e);
+}
+
+static int bundle_killed_by_limit(int ws)
+{
+	return WIFSIGNALED(ws) && (WTERMSIG(ws) == SIGALRM || WTERMSIG(ws) == SIGXCPU ||
+	                           WTERMSIG(ws) == SIGKILL);
+}
+
+/* The last line of git's stderr that starts with prefix, without it. */
+static char *bundle_stderr_line(const char *s, const char *prefix)
+{
+	char *found = NULL;
+	size_t pl = strlen(prefix);
+
+	while (s && *s) {
+		size_t n = strcspn(s, "\n");
+		if (n >= pl && strncmp(s, prefix, pl) == 0) {
+			free(found);
+			found = xstrndup(s + pl, n - pl);
+		}
+		s += n;
+		if (*s == '\n')
+			s++;
+	}
+	return found;
+}
+
+static int bundle_index_pack_error(const char *stderr_text, int ws, uint64_t cap,
+                                   struct err *e)
+{
+	char capbuf[32];
+	const char *s = stderr_text ? stderr_text : "";
+
+	if (bundle_killed_by_limit(ws))
+		return err_set(e, _("bundle refused: checking the pack took over %d seconds"),
+		               BUNDLE_GIT_TIMEOUT);
+	if (strstr(s, "hasDotgit"))
+		return err_set(e, _("bundle refused: a tree contains a .git entry (hasDotgit)"));
+	if (strstr(s, "exceeds maximum allowed size")) {
+		bundle_size(cap, capbuf, sizeof capbuf);
+		return err_set(e, _("bundle refused: the pack is over the %s cap"), capbuf);
+	}
+	if (strstr(s, "early EOF") || strstr(s, "premature end") || strstr(s, "unexpected EOF") ||
+	    strstr(s, "pack is truncated") || strstr(s, "truncated"))
+		return err_set(e, _("bundle refused: truncated pack"));
+
+	/* fsck messages: "error: object <id>: <msgId>: <text>" */
+	char *fsck = bundle_stderr_line(s, "error: object ");
+	if (fsck) {
+		char *rest = strchr(fsck, ' ');
+		err_set(e, _("bundle refused: an object fails git's strict checks (%s)"),
+		        rest ? rest + 1 : fsck);
+		free(fsck);
+		return -1;
+	}
+	char *fatal = bundle_stderr_line(s, "fatal: ");
+	if (!fatal)
+		fatal = bundle_stderr_line(s, "error: ");
+	if (fatal) {
+		err_set(e, _("bundle refused: the pack is not valid (git index-pack: %s)"), fatal);
+		free(fatal);
+		return -1;
+	}
+	if (WIFSIGNALED(ws))
+		return err_set(e, _("bundle refused: git index-pack was killed by signal %d"),
+		               WTERMSIG(ws));
+	return err_set(e, _("bundle refused: git index-pack failed (exit %d)"),
+	               WIFEXITED(ws) ? WEXITSTATUS(ws) : -1);
+}
+
+/* git's error for an auxiliary command, as one line. */
+static int bundle_git_failed(const char *what, int ws, const struct buf *errb, struct err *e)
+{
+	if (bundle_killed_by_limit(ws))
+		return err_set(e, _("bundle refused: %s took over %d seconds"), what,
+		               BUNDLE_GIT_TIMEOUT);
+	char *line = bundle_stderr_line(errb->data, "fatal: ");
+	if (!line)
+		line = bundle_stderr_line(errb->data, "error: ");
+	err_set(e, _("bundle refused: %s failed: %s"), what,
+	        line ? line : _("git gave no message"));
+	free(line);
+	return -1;
+}
+
+static int bundle_check_tip(struct bundle_ctx *cx, const char *tip, const char *base,
+                            struct err *e)
+{
+	struct buf out = {0}, errb = {0};
+	int ws, rc = -1;
+	const char *cat[] = { "cat-file", "-t", tip, NULL };
+	const char *anc[] = { "merge-base", "--is-ancestor", base, tip, NULL };
+
+	if (bundle_git(cx, cat, -1, -1, &out, &errb, &ws, e) < 0)
+		goto out;
+	if (!WIFEXITED(ws) || WEXITSTATUS(ws) != 0) {
+		err_set(e, _("bundle refused: its ref points to %.12s, which is not in the bundle"),
+		        tip);
+		goto out;
+	}
+	if (!out.data || strcmp(out.data, "commit\n") != 0) {
+		const char *t = out.data ? out.data : "";
+		err_set(e, _("bundle refused: its ref points to a %.*s, not a commit"),
+		        (int)strcspn(t, "\n"), t);
+		goto out;
+	}
+	buf_reset(&errb);
+	if (bundle_git(cx, anc, -1, -1, NULL, &errb, &ws, e) < 0)
+		goto out;
+	if (WIFEXITED(ws) && WEXITSTATUS(ws) == 1) {
+		err_set(e, _("bundle refused: it is not based on the task's base commit %.12s"), base);
+		goto out;
+	}
+	if (!WIFEXITED(ws) || WEXITSTATUS(ws) != 0) {
+		bundle_git_failed("git merge-base", ws, &errb, e);
+		goto out;
+	}
+	rc = 0;
+out:
+	buf_free(&out);
+	buf_free(&errb);
+	return rc;
+}
+
+static int bundle_check_sizes(struct bundle_ctx *cx, const char *tip, const char *base,
+                              uint64_t max_blob, struct err *e)
+{
+	const char *revlist[] = { "rev-list", "--objects", tip, "--not", base, "--", NULL };
+	const char *batch[] = { "cat-file",
+		"--batch-check=%(objecttype) %(objectsize) %(objectname) %(rest)", NULL };
+	struct buf out = {0}, errb = {0};
+	int ws, rc = -1;
+	int list = memfd_create("rev-list", MFD_CLOEXEC);
+
+	if (list < 0)
+		return err_errno(e, _("cannot create a memory file"));
+	if (bundle_git(cx, revlist, -1, list, NULL, &errb, &ws, e) < 0)
+		goto out;
+	if (!WIFEXITED(ws) || WEXITSTATUS(ws) != 0) {
+		bundle_git_failed("git rev-list", ws, &errb, e);
+		goto out;
+	}
+	if (lseek(list, 0, SEEK_SET) < 0) {
+		err_errno(e, _("cannot read the object list"));
+		goto out;
+	}
+	buf_reset(&errb);
+	if (bundle_git(cx, batch, list, -1, &out, &errb, &ws, e) < 0)
+		goto out;
+	if (!WIFEXITED(ws) || WEXITSTATUS(ws) != 0) {
+		bundle_git_failed("git cat-file", ws, &errb, e);
+		goto out;
+	}
+	for (char *line = out.data; line && *line;) {
+		char *nl = strchr(line, '\n');
+		char type[16], name[64];
+		unsigned long long size;
+		int pathat = 0;
+		if (nl)
+			*nl = '\0';
+		if (sscanf(line, "%15s %llu %63s %n", type, &size, name, &pathat) < 3) {
+			err_set(e, _("bundle refused: object %.40s is missing"), line);
+			goto out;
+		}
+		if (max_blob && strcmp(type, "blob") == 0 && size > max_blob) {
+			char sz[32], cap[32];
+			bundle_size(size, sz, sizeof sz);
+			bundle_size(max_blob, cap, sizeof cap);
+			err_set(e, _("bundle refused: file %s is %s, over the %s cap for one file"),
+			        pathat && line[pathat] ? line + pathat : name, sz, cap);
+			goto out;
+		}
+		line = nl ? nl + 1 : NULL;
+	}
+	rc = 0;
+out:
+	close(list);
+	buf_free(&out);
+	buf_free(&errb);
+	return rc;
+}
+
+/* Order: the pack before its .rev, the .idx last, so that a reader never
+ * sees an index without its pack. */
+static int bundle_pack_rank(const char *name)
+{
+	size_t n = strlen(name);
+	if (n > 5 && strcmp(name + n - 5, ".pack") == 0)
+		return 0;
+	if (n > 4 && strcmp(name + n - 4, ".idx") == 0)
+		return 2;
+	return 1;
+}
+
+static void bundle_unmove(char **moved, size_t nmoved)
+{
+	for (size_t i = nmoved; i-- > 0;)
+		unlink(moved[i]);
+}
+
+/* Moves the quarantine's pack files into <mirror>/objects/pack.  The paths
+ * moved (and not there before) are returned for a roll-back. */
+static int bundle_move_pack(struct bundle_ctx *cx, char ***moved_out, size_t *nmoved_out,
+                            struct err *e)
+{
+	char *src = xasprintf("%s/pack", cx->quarantine);
+	char *dst = xasprintf("%s/objects/pack", cx->mirror);
+	char **names = NULL, **moved = NULL;
+	size_t nnames = 0, nmoved = 0;
+	int rc = -1;
+	DIR *d = opendir(src);
+	struct dirent *de;
+
+	if (!d) {
+		err_errno(e, _("cannot read %s"), src);
+		goto out;
+	}
+	while ((de = readdir(d))) {
+		if (strncmp(de->d_name, "pack-", 5) != 0 || de->d_type != DT_REG)
+			continue;
+		names = xrealloc(names, (nnames + 1) * sizeof *names);
+		names[nnames++] = xstrdup(de->d_name);
+	}
+	closedir(d);
+	if (fsx_mkdir_p(dst, 0755, e) < 0)
+		goto out;
+	moved = xcalloc(nnames + 1, sizeof *moved);
+	for (int rank = 0; rank < 3; rank++) {
+		for (size_t i = 0; i < nnames; i++) {
+			if (bundle_pack_rank(names[i]) != rank)
+				continue;
+			char *from = xasprintf("%s/%s", src, names[i]);
+			char *to = xasprintf("%s/%s", dst, names[i]);
+			struct stat st;
+			if (lstat(to, &st) == 0) {
+				/* The same pack (same name, same content) is already there. */
+				free(from);
+				free(to);
+				continue;
+			}
+			if (rename(from, to) < 0) {
+				err_errno(e, _("cannot move %s into the mirror"), from);
+				free(from);
+				free(to);
+				bundle_unmove(moved, nmoved);
+				goto out;
+			}
+			free(from);
+			moved[nmoved++] = to;
+		}
+	}
+	*moved_out = moved;
+	*nmoved_out = nmoved;
+	moved = NULL;
+	rc = 0;
+out:
+	if (moved) {
+		for (size_t i = 0; i < nmoved; i++)
+			free(moved[i]);
+		free(moved);
+	}
+	for (size_t i = 0; i < nnames; i++)
+		free(names[i]);
+	free(names);
+	free(src);
+	free(dst);
+	return rc;
+}
+
+static int bundle_refuse_refs(const struct bundle_header *h, const char *expected,
+                              struct err *e)
+{
+	struct buf list = {0};
+	size_t i;
+
+	if (h->nrefs == 1 && strcmp(h->refs[0].name, expected) == 0)
+		return 0;
+	if (h->nrefs == 0)
+		return err_set(e, _("bundle refused: it carries no ref; expected %s"), expected);
+	for (i = 0; i < h->nrefs && i < 5; i++)
+		buf_printf(&list, "%s%s", i ? ", " : "", h->refs[i].name);
+	if (i < h->nrefs)
+		buf_printf(&list, ", ...");
+	if (h->nrefs == 1)
+		err_set(e, _("bundle refused: it carries %s; expected only %s"), list.data, expected);
+	else
+		err_set(e, _("bundle refused: it carries %zu refs (%s); expected only %s"),
+		        h->nrefs, list.data, expected);
+	buf_free(&list);
+	return -1;
+}
+
+int bundle_import(const char *mirror, const char *path, const char *expected_ref,
+                  const char *base, const char *dest_ref,
+                  const struct bundle_limits *lim, char head_out[41], struct err *e)
+{
+	struct bundle_header h = {0};
+	struct bundle_ctx cx = { .mirror = mirror };
+	struct buf hdr = {0}, errb = {0};
+	struct stat st;
+	char **moved = NULL;
+	size_t nmoved = 0;
+	int fd = -1, lockfd = -1, rc = -1, ws, valid = 0;
+	git_repository *repo = NULL;
+	git_reference *ref = NULL;
+	git_oid oid;
+	char tip[41];
+
+	git_libgit2_init();
+	if (!bundle_is_hex40(base, strlen(base))) {
+		err_set(e, _("bundle check: the base %s is not a full commit id"), base);
+		goto out;
+	}
+	if (git_reference_name_is_valid(&valid, dest_ref) < 0 || !valid) {
+		err_set(e, _("bundle check: %s is not a valid ref name"), dest_ref);
+		goto out;
+	}
+
+	/* 1. A regular file under the cap, never through a symlink, never
+	 * blocking on a FIFO. */
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0) {
+		if (errno == ELOOP)
+			err_set(e, _("bundle refused: %s is a symlink"), path);
+		else
+			err_errno(e, _("bundle refused: cannot open %s"), path);
+		goto out;
+	}
+	if (fstat(fd, &st) < 0) {
+		err_errno(e, _("cannot read %s"), path);
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		err_set(e, _("bundle refused: %s is not a regular file (%s)"), path,
+		        S_ISFIFO(st.st_mode) ? _("a FIFO") : S_ISDIR(st.st_mode) ? _("a directory") :
+		        S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? _("a device") : _("special"));
+		goto out;
+	}
+	if (lim->max_bytes && (uint64_t)st.st_size > lim->max_bytes) {
+		char sz[32], cap[32];
+		bundle_size((uint64_t)st.st_size, sz, sizeof sz);
+		bundle_size(lim->max_bytes, cap, sizeof cap);
+		err_set(e, _("bundle refused: %s is over the %s cap"), sz, cap);
+		goto out;
+	}
+
+	/* 2. The header, strictly. */
+	buf_grow(&hdr, BUNDLE_HEADER_READ);
+	while (hdr.len < BUNDLE_HEADER_READ) {
+		ssize_t n = pread(fd, hdr.data + hdr.len, BUNDLE_HEADER_READ - hdr.len,
+		                  (off_t)hdr.len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			err_errno(e, _("cannot read %s"), path);
+			goto out;
+		}
+		if (n == 0)
+			break;
+		hdr.len += (size_t)n;
+	}
+	if (bundle_header_parse(hdr.data, hdr.len, &h, e) < 0)
+		goto out;
+	if (bundle_refuse_refs(&h, expected_ref, e) < 0)
+		goto out;
+	for (size_t i = 0; i < h.nprereqs; i++) {
+		if (strcmp(h.prereqs[i], base) != 0) {
+			err_set(e, _("bundle refused: it is not based on the task's base commit %.12s "
+			             "(it needs %.12s)"), base, h.prereqs[i]);
+			goto out;
+		}
+	}
+	uint32_t nobj = bundle_be32((const unsigned char *)hdr.data + h.pack_offset + 8);
+	if (lim->max_objects && nobj > lim->max_objects) {
+		err_set(e, _("bundle refused: its pack holds %" PRIu32 " objects; the cap is %" PRIu32),
+		        nobj, lim->max_objects);
+		goto out;
+	}
+	memcpy(tip, h.refs[0].sha, 41);
+
+	lockfd = mirror_lock(mirror, e);
+	if (lockfd < 0)
+		goto out;
+	if (git_repository_open_bare(&repo, mirror) < 0) {
+		const git_error *ge = git_error_last();
+		err_set(e, _("cannot open the mirror %s: %s"), mirror,
+		        ge && ge->message ? ge->message : "?");
+		goto out;
+	}
+	if (git_reference_lookup(&ref, repo, dest_ref) == 0) {
+		err_set(e, _("bundle check: %s already exists in the mirror"), dest_ref);
+		goto out;
+	}
+	git_repository_free(repo);
+	repo = NULL;
+
+	/* 3. The pack into a quarantine inside the mirror's objects (a rename
+	 * away from the real thing), strictly checked. */
+	cx.quarantine = xasprintf("%s/objects/incoming-XXXXXX", mirror);
+	if (!mkdtemp(cx.quarantine)) {
+		err_errno(e, _("cannot create a quarantine directory in %s/objects"), mirror);
+		free(cx.quarantine);
+		cx.quarantine = NULL;
+		goto out;
+	}
+	{
+		char *packdir = xasprintf("%s/pack", cx.quarantine);
+		int mk = mkdir(packdir, 0755);
+		free(packdir);
+		if (mk < 0) {
+			err_errno(e, _("cannot create a quarantine directory in %s/objects"), mirror);
+			goto out;
+		}
+	}
+	cx.env_gitdir = xasprintf("GIT_DIR=%s", mirror);
+	cx.env_objdir = xasprintf("GIT_OBJECT_DIRECTORY=%s", cx.quarantine);
+	cx.env_alt = xasprintf("GIT_ALTERNATE_OBJECT_DIRECTORIES=%s/objects", mirror);
+	{
+		char maxarg[64];
+		uint64_t cap = lim->max_bytes ? lim->max_bytes : (uint64_t)st.st_size;
+		snprintf(maxarg, sizeof maxarg, "--max-input-size=%" PRIu64, cap);
+		const char *ip[] = { "index-pack", "--stdin", "--fix-thin", "--strict", maxarg, NULL };
+		if (lseek(fd, (off_t)h.pack_offset, SEEK_SET) < 0) {
+			err_errno(e, _("cannot read %s"), path);
+			goto out;
+		}
+		/* index-pack reads the pack straight from the file. */
+		int flags = fcntl(fd, F_GETFL);
+		if (flags >= 0)
+			fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+		if (bundle_git(&cx, ip, fd, -1, NULL, &errb, &ws, e) < 0)
+			goto out;
+		if (!WIFEXITED(ws) || WEXITSTATUS(ws) != 0) {
+			bundle_index_pack_error(errb.data, ws, cap, e);
+			goto out;
+		}
+	}
+
+	/* 4. Tip, ancestry and sizes, reading the quarantine and the mirror. */
+	if (bundle_check_tip(&cx, tip, base, e) < 0)
+		goto out;
+	if (bundle_check_sizes(&cx, tip, base, lim->max_blob, e) < 0)
+		goto out;
+
+	/* 5. Into the mirror: objects, then the ref (never overwritten). */
+	if (bundle_move_pack(&cx, &moved, &nmoved, e) < 0)
+		goto out;
+	if (git_repository_open_bare(&repo, mirror) < 0 || git_oid_fromstr(&oid, tip) < 0 ||
+	    git_reference_create(&ref, repo, dest_ref, &oid, 0, "paddock: import bundle") < 0) {
+		const git_error *ge = git_error_last();
+		err_set(e, _("bundle check: cannot write %s in the mirror: %s"), dest_ref,
+		        ge && ge->message ? ge->message : "?");
+		bundle_unmove(moved, nmoved);
+		goto out;
+	}
+	memcpy(head_out, tip, 41);
+	rc = 0;
+out:
+	if (cx.quarantine) {
+		struct err ignored;
+		fsx_rm_rf(cx.quarantine, &ignored);
+	}
+	for (size_t i = 0; i < nmoved; i++)
+		free(moved[i]);
+	free(moved);
+	git_reference_free(ref);
+	git_repository_free(repo);
+	if (lockfd >= 0)
+		close(lockfd);
+	if (fd >= 0)
+		close(fd);
+	free(cx.quarantine);
+	free(cx.env_gitdir);
+	free(cx.env_objdir);
+	free(cx.env_alt);
+	buf_free(&hdr);
+	buf_free(&errb);
+	bundle_header_free(&h);
+	git_libgit2_shutdown();
+	return rc;
+}

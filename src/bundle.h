@@ -1,0 +1,55 @@
+/* bundle: checks and imports the git bundle a sandbox hands back.
+ *
+ * The bundle is hostile.  git 2.39 neither fscks bundle fetches nor checks
+ * bundle packs in `bundle verify` (research section 2.7), and libgit2 1.5
+ * cannot read bundles, so: the header is parsed here, strictly; the pack is
+ * fed to `git index-pack --stdin --fix-thin --strict` into a quarantine
+ * object directory; the ref, base and sizes are checked; only then are the
+ * objects moved into the mirror and the task ref written.  Any failure
+ * leaves the mirror unchanged. */
+#ifndef PADDOCK_BUNDLE_H
+#define PADDOCK_BUNDLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "err.h"
+
+struct bundle_ref {
+	char sha[41];
+	char *name;
+};
+
+struct bundle_header {
+	int version;                 /* 2 or 3 */
+	char (*prereqs)[41];         /* prerequisite commit ids */
+	size_t nprereqs;
+	struct bundle_ref *refs;
+	size_t nrefs;
+	size_t pack_offset;          /* offset of "PACK" in the file */
+};
+
+/* Parses the header at the start of data (len bytes; the whole header must
+ * be inside).  Refuses: a wrong signature, v3 capabilities other than
+ * @object-format=sha1 (so @filter and sha256 are refused), CR or NUL in
+ * the header, lines over 1 KiB, more than 1000 lines, malformed ids or ref
+ * names, and a missing or bad PACK header after the blank line. */
+int bundle_header_parse(const char *data, size_t len, struct bundle_header *h,
+                        struct err *e);
+void bundle_header_free(struct bundle_header *h);
+
+struct bundle_limits {
+	uint64_t max_bytes;          /* the bundle file */
+	uint32_t max_objects;        /* objects in the pack */
+	uint64_t max_blob;           /* any one blob */
+};
+
+/* Checks the bundle at path and imports it into the bare mirror: exactly
+ * one ref, equal to expected_ref; prerequisites only `base`; the tip a
+ * descendant of base; objects checked strictly (no .git entries and the
+ * other fsck checks); sizes under lim.  On success the tip is written to
+ * dest_ref in the mirror and to head_out. */
+int bundle_import(const char *mirror, const char *path, const char *expected_ref,
+                  const char *base, const char *dest_ref,
+                  const struct bundle_limits *lim, char head_out[41], struct err *e);
+
+#endif

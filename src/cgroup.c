@@ -1,0 +1,685 @@
+#include "autoconfig.h"
+#include "cgroup.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "i18n.h"
+
+#ifndef CGROUP2_SUPER_MAGIC
+#define CGROUP2_SUPER_MAGIC 0x63677270
+#endif
+
+#define CGROUP_PREFIX "paddock-"
+/* A cgroup is live while its supervisor holds an flock on this file; the
+ * janitor removes only cgroups whose lock it can take, so that two paddock
+ * processes (or parallel test runs) never kill each other's tasks. */
+#define CGROUP_LOCK_DIR "/run/paddock-cgroups"
+#define KILL_WAIT_MS 5000
+
+enum { V1_MEMORY, V1_PIDS, V1_FREEZER, V1_N };
+static const char *const v1_names[V1_N] = { "memory", "pids", "freezer" };
+
+struct cgroup {
+	int v2;
+	char *dir[V1_N];   /* v1: one dir per controller; v2: dir[0] only */
+	char *lock_path;
+	int lock_fd;
+};
+
+/* ---- small file helpers ---- */
+
+static int write_str(const char *dir, const char *file, const char *val)
+{
+	char path[4096];
+	int fd;
+	ssize_t n;
+	size_t len = strlen(val);
+
+	snprintf(path, sizeof path, "%s/%s", dir, file);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = write(fd, val, len);
+	if (n < 0) {
+		int saved = errno;
+		close(fd);
+		errno = saved;
+		return -1;
+	}
+	close(fd);
+	return (size_t)n == len ? 0 : -1;
+}
+
+/* Reads a small file into buf (NUL-terminated); -1 on error. */
+static int read_small(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t got = 0;
+
+	if (fd < 0)
+		return -1;
+	while (got + 1 < len) {
+		ssize_t n = read(fd, buf + got, len - 1 - got);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			close(fd);
+			return -1;
+		}
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	close(fd);
+	buf[got] = 0;
+	return 0;
+}
+
+/* Value of "key N" in a flat keyed file (memory.oom_control, pids.events,
+ * memory.events); 0 when absent. */
+static uint64_t keyed_value(const char *dir, const char *file, const char *key)
+{
+	char path[4096], data[4096];
+	size_t klen = strlen(key);
+
+	snprintf(path, sizeof path, "%s/%s", dir, file);
+	if (read_small(path, data, sizeof data) < 0)
+		return 0;
+	for (char *line = data; line && *line;) {
+		char *nl = strchr(line, '\n');
+		if (nl)
+			*nl = 0;
+		if (strncmp(line, key, klen) == 0 && line[klen] == ' ')
+			return strtoull(line + klen + 1, NULL, 10);
+		line = nl ? nl + 1 : NULL;
+	}
+	return 0;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* ---- where our own cgroups are ---- */
+
+/* Our path in the hierarchy that has `controller` (v1), or the v2 path
+ * when controller is NULL; malloc'd, or NULL. */
+static char *own_path(const char *controller)
+{
+	FILE *f = fopen("/proc/self/cgroup", "re");
+	char *line = NULL, *res = NULL;
+	size_t cap = 0;
+
+	if (!f)
+		return NULL;
+	while (!res && getline(&line, &cap, f) > 0) {
+		char *c1 = strchr(line, ':'), *c2, *path;
+		if (!c1 || !(c2 = strchr(c1 + 1, ':')))
+			continue;
+		*c2 = 0;
+		path = c2 + 1;
+		path[strcspn(path, "\n")] = 0;
+		if (!controller) {
+			if (c1[1] == 0 && strncmp(line, "0:", 2) == 0)
+				res = xstrdup(path);
+			continue;
+		}
+		for (char *tok = strtok(c1 + 1, ","); tok; tok = strtok(NULL, ","))
+			if (strcmp(tok, controller) == 0) {
+				res = xstrdup(path);
+				break;
+			}
+	}
+	free(line);
+	fclose(f);
+	return res;
+}
+
+/* Unescapes the octal escapes (\040) of /proc/self/mountinfo in place. */
+static void unescape_mount(char *s)
+{
+	char *o = s;
+	for (; *s; s++) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
+		    s[3] >= '0' && s[3] <= '7') {
+			*o++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
+			s += 3;
+		} else {
+			*o++ = *s;
+		}
+	}
+	*o = 0;
+}
+
+/* The directory of our own cgroup for a v1 controller (or v2 when
+ * controller is NULL): mount point + our path relative to the mount's
+ * root.  malloc'd, or NULL. */
+static char *own_dir(const char *controller)
+{
+	char *path = own_path(controller), *res = NULL, *line = NULL;
+	size_t cap = 0;
+	FILE *f;
+
+	if (!path)
+		return NULL;
+	f = fopen("/proc/self/mountinfo", "re");
+	if (!f) {
+		free(path);
+		return NULL;
+	}
+	while (!res && getline(&line, &cap, f) > 0) {
+		/* id parent maj:min root mountpoint opts [tags] - fstype src superopts */
+		char *fields[6] = { 0 }, *save = NULL, *tok, *dash, *fstype, *superopts;
+		int n = 0;
+		dash = strstr(line, " - ");
+		if (!dash)
+			continue;
+		*dash = 0;
+		fstype = strtok_r(dash + 3, " ", &save);
+		(void)strtok_r(NULL, " ", &save);
+		superopts = strtok_r(NULL, " \n", &save);
+		if (!fstype || !superopts)
+			continue;
+		if (controller) {
+			int has = 0;
+			if (strcmp(fstype, "cgroup") != 0)
+				continue;
+			for (char *o = strtok_r(superopts, ",", &save); o; o = strtok_r(NULL, ",", &save))
+				if (strcmp(o, controller) == 0)
+					has = 1;
+			if (!has)
+				continue;
+		} else if (strcmp(fstype, "cgroup2") != 0) {
+			continue;
+		}
+		save = NULL;
+		for (tok = strtok_r(line, " ", &save); tok && n < 6; tok = strtok_r(NULL, " ", &save))
+			fields[n++] = tok;
+		if (n < 5)
+			continue;
+		unescape_mount(fields[3]);
+		unescape_mount(fields[4]);
+		{
+			const char *root = fields[3], *rel = path;
+			size_t rl = strlen(root);
+			if (strcmp(root, "/") != 0) {
+				if (strncmp(path, root, rl) != 0 || (path[rl] != '/' && path[rl] != 0))
+					continue;
+				rel = path + rl;
+			}
+			if (!controller && strcmp(fields[4], "/sys/fs/cgroup") != 0)
+				continue;  /* a v2 mount elsewhere (hybrid "unified") is not ours */
+			res = xasprintf("%s%s", fields[4], strcmp(rel, "/") == 0 ? "" : rel);
+		}
+	}
+	free(line);
+	fclose(f);
+	free(path);
+	return res;
+}
+
+/* 1 when /sys/fs/cgroup is a cgroup2 mount with memory and pids usable
+ * below our cgroup. */
+static int v2_usable(char **dir_out)
+{
+	struct statfs sf;
+	char *dir, path[4096], ctl[1024];
+	int ok;
+
+	if (statfs("/sys/fs/cgroup", &sf) < 0 || (unsigned long)sf.f_type != CGROUP2_SUPER_MAGIC)
+		return 0;
+	dir = own_dir(NULL);
+	if (!dir)
+		return 0;
+	snprintf(path, sizeof path, "%s/cgroup.controllers", dir);
+	ok = read_small(path, ctl, sizeof ctl) == 0 && strstr(ctl, "memory") && strstr(ctl, "pids");
+	if (!ok) {
+		free(dir);
+		return 0;
+	}
+	*dir_out = dir;
+	return 1;
+}
+
+static int name_valid(const char *name)
+{
+	if (!name || !*name || strlen(name) > 200 || strcmp(name, ".") == 0 ||
+	    strcmp(name, "..") == 0)
+		return 0;
+	for (const char *p = name; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		      (*p >= '0' && *p <= '9') || *p == '-' || *p == '_' || *p == '.'))
+			return 0;
+	return 1;
+}
+
+/* ---- killing ---- */
+
+static int procs_count(const char *dir)
+{
+	char path[4096];
+	FILE *f;
+	int n = 0;
+	long pid;
+
+	snprintf(path, sizeof path, "%s/cgroup.procs", dir);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fscanf(f, "%ld", &pid) == 1)
+		n++;
+	fclose(f);
+	return n;
+}
+
+static int kill_procs(const char *dir)
+{
+	char path[4096];
+	FILE *f;
+	int n = 0;
+	long pid;
+
+	snprintf(path, sizeof path, "%s/cgroup.procs", dir);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fscanf(f, "%ld", &pid) == 1)
+		if (pid > 0 && kill((pid_t)pid, SIGKILL) == 0)
+			n++;
+	fclose(f);
+	return n;
+}
+
+static void wait_empty(const char *dir, double until)
+{
+	int n;
+	while ((n = procs_count(dir)) > 0 && now_ms() < until) {
+		kill_procs(dir);
+		sleep_ms(10);
+	}
+}
+
+/* Kills everything in a v1 cgroup set (memory/pids/freezer dirs; any may
+ * be NULL).  Freezing first stops a fork bomb from outrunning the kill. */
+static void v1_kill(char *const dir[V1_N])
+{
+	const char *frz = dir[V1_FREEZER];
+	const char *procs = frz ? frz : dir[V1_PIDS] ? dir[V1_PIDS] : dir[V1_MEMORY];
+	double until = now_ms() + KILL_WAIT_MS;
+
+	if (!procs)
+		return;
+	if (frz && procs_count(frz) > 0) {
+		char path[4096], state[64];
+		snprintf(path, sizeof path, "%s/freezer.state", frz);
+		if (write_str(frz, "freezer.state", "FROZEN") == 0) {
+			double frz_until = now_ms() + 1000;
+			while (now_ms() < frz_until) {
+				if (read_small(path, state, sizeof state) < 0 ||
+				    strncmp(state, "FROZEN", 6) == 0)
+					break;
+				sleep_ms(5);
+			}
+		}
+		kill_procs(frz);
+		write_str(frz, "freezer.state", "THAWED");
+	}
+	for (int i = 0; i < V1_N; i++)
+		if (dir[i])
+			wait_empty(dir[i], until);
+}
+
+static void v2_kill(const char *dir)
+{
+	double until = now_ms() + KILL_WAIT_MS;
+	if (write_str(dir, "cgroup.kill", "1") < 0) {
+		/* before 5.14: freeze, kill, thaw */
+		write_str(dir, "cgroup.freeze", "1");
+		kill_procs(dir);
+		write_str(dir, "cgroup.freeze", "0");
+	}
+	wait_empty(dir, until);
+}
+
+static void rmdir_retry(const char *dir)
+{
+	for (int i = 0; i < 50; i++) {
+		if (rmdir(dir) == 0 || errno == ENOENT)
+			return;
+		if (errno != EBUSY)
+			return;
+		sleep_ms(20);
+	}
+}
+
+/* ---- lock files ---- */
+
+static char *lock_path_for(const char *name)
+{
+	return xasprintf("%s/%s%s.lock", CGROUP_LOCK_DIR, CGROUP_PREFIX, name);
+}
+
+/* ---- public ---- */
+
+static void cg_free(struct cgroup *cg)
+{
+	for (int i = 0; i < V1_N; i++)
+		free(cg->dir[i]);
+	if (cg->lock_fd >= 0)
+		close(cg->lock_fd);
+	free(cg->lock_path);
+	free(cg);
+}
+
+static int mkdir_fresh(const char *dir, struct err *e)
+{
+	if (mkdir(dir, 0755) == 0)
+		return 0;
+	if (errno == EEXIST) {
+		/* We hold the lock, so this one is stale: a dead task's. */
+		char *one[V1_N] = { (char *)dir, NULL, NULL };
+		v1_kill(one);
+		rmdir_retry(dir);
+		if (mkdir(dir, 0755) == 0)
+			return 0;
+	}
+	return err_errno(e, _("cannot create the cgroup %s (run paddock as root on a host "
+	                      "with cgroup memory and pids controllers)"), dir);
+}
+
+int cgroup_create(struct cgroup **out, const char *name, uint64_t memory, long pids,
+                  struct err *e)
+{
+	struct cgroup *cg;
+	char val[64], *v2dir = NULL;
+
+	*out = NULL;
+	if (!name_valid(name))
+		return err_set(e, _("invalid cgroup name \"%s\" (letters, digits, '.', '_' and "
+		                    "'-' only)"), name ? name : "");
+	cg = xcalloc(1, sizeof *cg);
+	cg->lock_fd = -1;
+
+	if (mkdir(CGROUP_LOCK_DIR, 0700) < 0 && errno != EEXIST) {
+		err_errno(e, _("cannot create %s"), CGROUP_LOCK_DIR);
+		goto fail;
+	}
+	cg->lock_path = lock_path_for(name);
+	cg->lock_fd = open(cg->lock_path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (cg->lock_fd < 0) {
+		err_errno(e, _("cannot open the cgroup lock %s"), cg->lock_path);
+		goto fail;
+	}
+	if (flock(cg->lock_fd, LOCK_EX | LOCK_NB) < 0) {
+		err_set(e, _("the cgroup %s%s is in use by another running task; choose "
+		             "another task name or wait for it to finish"), CGROUP_PREFIX, name);
+		goto fail;
+	}
+
+	if (v2_usable(&v2dir)) {
+		cg->v2 = 1;
+		/* Enable the controllers for our children; fails with EBUSY when
+		 * our own cgroup holds processes and is not the root
+		 * ("no internal processes"): preflight explains that. */
+		write_str(v2dir, "cgroup.subtree_control", "+memory +pids");
+		cg->dir[0] = xasprintf("%s/%s%s", v2dir, CGROUP_PREFIX, name);
+		free(v2dir);
+		if (mkdir_fresh(cg->dir[0], e) < 0)
+			goto fail;
+		snprintf(val, sizeof val, "%" PRIu64, memory);
+		if (memory && write_str(cg->dir[0], "memory.max", val) < 0) {
+			err_errno(e, _("cannot set memory.max in %s"), cg->dir[0]);
+			goto fail_rm;
+		}
+		write_str(cg->dir[0], "memory.swap.max", "0");  /* absent without swap */
+		snprintf(val, sizeof val, "%ld", pids);
+		if (pids > 0 && write_str(cg->dir[0], "pids.max", val) < 0) {
+			err_errno(e, _("cannot set pids.max in %s"), cg->dir[0]);
+			goto fail_rm;
+		}
+		*out = cg;
+		return 0;
+	}
+
+	for (int i = 0; i < V1_N; i++) {
+		char *base = own_dir(v1_names[i]);
+		if (!base) {
+			if (i == V1_FREEZER)
+				continue;  /* kill then works without freezing */
+			err_set(e, _("no cgroup %s controller is mounted; the sandbox needs cgroup "
+			             "memory and pids controllers (v1 or v2)"), v1_names[i]);
+			goto fail_rm;
+		}
+		cg->dir[i] = xasprintf("%s/%s%s", base, CGROUP_PREFIX, name);
+		free(base);
+		if (mkdir_fresh(cg->dir[i], e) < 0) {
+			free(cg->dir[i]);
+			cg->dir[i] = NULL;
+			goto fail_rm;
+		}
+	}
+	if (memory) {
+		char path[4096];
+		snprintf(val, sizeof val, "%" PRIu64, memory);
+		/* memsw must stay >= limit_in_bytes: raise memsw first when it
+		 * exists (it starts at "unlimited", so setting limit first works
+		 * too; the order matters only when lowering). */
+		if (write_str(cg->dir[V1_MEMORY], "memory.limit_in_bytes", val) < 0) {
+			err_errno(e, _("cannot set memory.limit_in_bytes in %s"), cg->dir[V1_MEMORY]);
+			goto fail_rm;
+		}
+		snprintf(path, sizeof path, "%s/memory.memsw.limit_in_bytes", cg->dir[V1_MEMORY]);
+		if (access(path, F_OK) == 0 &&
+		    write_str(cg->dir[V1_MEMORY], "memory.memsw.limit_in_bytes", val) < 0) {
+			err_errno(e, _("cannot set memory.memsw.limit_in_bytes in %s"),
+			          cg->dir[V1_MEMORY]);
+			goto fail_rm;
+		}
+	}
+	snprintf(val, sizeof val, "%ld", pids);
+	if (pids > 0 && write_str(cg->dir[V1_PIDS], "pids.max", val) < 0) {
+		err_errno(e, _("cannot set pids.max in %s"), cg->dir[V1_PIDS]);
+		goto fail_rm;
+	}
+	*out = cg;
+	return 0;
+
+fail_rm:
+	for (int i = 0; i < V1_N; i++)
+		if (cg->dir[i])
+			rmdir_retry(cg->dir[i]);
+fail:
+	cg_free(cg);
+	return -1;
+}
+
+int cgroup_enter(struct cgroup *cg, pid_t pid)
+{
+	char val[32];
+
+	snprintf(val, sizeof val, "%ld", (long)pid);
+	for (int i = 0; i < V1_N; i++)
+		if (cg->dir[i] && write_str(cg->dir[i], "cgroup.procs", val) < 0)
+			return -1;
+	return 0;
+}
+
+int cgroup_count(struct cgroup *cg)
+{
+	int max = 0;
+	for (int i = 0; i < V1_N; i++) {
+		int n;
+		if (cg->dir[i] && (n = procs_count(cg->dir[i])) > max)
+			max = n;
+	}
+	return max;
+}
+
+void cgroup_kill_all(struct cgroup *cg)
+{
+	if (!cg)
+		return;
+	if (cg->v2)
+		v2_kill(cg->dir[0]);
+	else
+		v1_kill(cg->dir);
+}
+
+uint64_t cgroup_oom_kills(struct cgroup *cg)
+{
+	if (cg->v2)
+		return keyed_value(cg->dir[0], "memory.events", "oom_kill");
+	return keyed_value(cg->dir[V1_MEMORY], "memory.oom_control", "oom_kill");
+}
+
+uint64_t cgroup_pids_refused(struct cgroup *cg)
+{
+	return keyed_value(cg->v2 ? cg->dir[0] : cg->dir[V1_PIDS], "pids.events", "max");
+}
+
+void cgroup_destroy(struct cgroup *cg)
+{
+	if (!cg)
+		return;
+	cgroup_kill_all(cg);
+	for (int i = 0; i < V1_N; i++)
+		if (cg->dir[i])
+			rmdir_retry(cg->dir[i]);
+	if (cg->lock_path)
+		unlink(cg->lock_path);
+	cg_free(cg);
+}
+
+/* Removes the stale paddock-* cgroups in the directory `base`. */
+static void janitor_dir(const char *base, int v2)
+{
+	DIR *d = opendir(base);
+	struct dirent *de;
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		const char *name = de->d_name;
+		char *dir, *lock;
+		int fd;
+
+		if (strncmp(name, CGROUP_PREFIX, strlen(CGROUP_PREFIX)) != 0)
+			continue;
+		lock = lock_path_for(name + strlen(CGROUP_PREFIX));
+		fd = open(lock, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+		if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) < 0) {
+			close(fd);  /* its supervisor is alive */
+			free(lock);
+			continue;
+		}
+		dir = xasprintf("%s/%s", base, name);
+		if (v2) {
+			v2_kill(dir);
+		} else {
+			char *one[V1_N] = { dir, NULL, NULL };
+			/* freezer: freeze before killing */
+			if (strstr(base, "/freezer")) {
+				one[0] = NULL;
+				one[V1_FREEZER] = dir;
+			}
+			v1_kill(one);
+		}
+		rmdir_retry(dir);
+		free(dir);
+		if (fd >= 0) {
+			unlink(lock);
+			close(fd);
+		}
+		free(lock);
+	}
+	closedir(d);
+}
+
+void cgroup_janitor(void)
+{
+	char *v2dir = NULL;
+
+	if (v2_usable(&v2dir)) {
+		janitor_dir(v2dir, 1);
+		free(v2dir);
+		return;
+	}
+	/* freezer first, so that the processes are gone before the other
+	 * controllers' dirs are removed */
+	for (int i = V1_N - 1; i >= 0; i--) {
+		char *base = own_dir(v1_names[i]);
+		if (base) {
+			janitor_dir(base, 0);
+			free(base);
+		}
+	}
+}
+
+int cgroup_preflight(struct err *e)
+{
+	char *v2dir = NULL, *mem, *pids;
+	int ok;
+
+	if (v2_usable(&v2dir)) {
+		char path[4096], ctl[1024];
+		snprintf(path, sizeof path, "%s/cgroup.subtree_control", v2dir);
+		ok = access(v2dir, W_OK) == 0;
+		if (ok && (read_small(path, ctl, sizeof ctl) < 0 || !strstr(ctl, "memory") ||
+		           !strstr(ctl, "pids")) &&
+		    write_str(v2dir, "cgroup.subtree_control", "+memory +pids") < 0) {
+			err_errno(e, _("cannot enable the memory and pids controllers below the "
+			               "cgroup %s (cgroup v2 forbids it while that cgroup holds "
+			               "processes: start paddock in a cgroup of its own, e.g. with "
+			               "systemd-run --scope -p Delegate=yes)"), v2dir);
+			free(v2dir);
+			return -1;
+		}
+		if (!ok) {
+			err_set(e, _("cannot write to the cgroup %s; run paddock as root"), v2dir);
+			free(v2dir);
+			return -1;
+		}
+		free(v2dir);
+		return 0;
+	}
+	mem = own_dir("memory");
+	pids = own_dir("pids");
+	if (!mem || !pids) {
+		err_set(e, _("the sandbox needs the cgroup %s controller, which is not mounted "
+		             "here (cgroup v1 at /sys/fs/cgroup/%s, or cgroup v2 at "
+		             "/sys/fs/cgroup with memory and pids enabled)"),
+		        !mem ? "memory" : "pids", !mem ? "memory" : "pids");
+		free(mem);
+		free(pids);
+		return -1;
+	}
+	ok = access(mem, W_OK) == 0 && access(pids, W_OK) == 0;
+	if (!ok)
+		err_set(e, _("cannot create cgroups in %s and %s; run paddock as root"), mem, pids);
+	free(mem);
+	free(pids);
+	return ok ? 0 : -1;
+}

@@ -1,0 +1,31 @@
+/* cgroup: one task's control groups (v1 controllers memory, pids, freezer;
+ * or one cgroup v2 directory), created below paddock's own cgroup. */
+#ifndef PADDOCK_CGROUP_H
+#define PADDOCK_CGROUP_H
+
+#include <stdint.h>
+#include <sys/types.h>
+#include "err.h"
+
+struct cgroup;
+
+/* Creates the task's cgroups named paddock-<name> with the given limits. */
+int cgroup_create(struct cgroup **out, const char *name, uint64_t memory, long pids,
+                  struct err *e);
+/* Moves pid into every controller's cgroup (call in the child before exec). */
+int cgroup_enter(struct cgroup *cg, pid_t pid);
+/* Number of processes still in the cgroup. */
+int cgroup_count(struct cgroup *cg);
+/* Freezes, SIGKILLs every member, thaws, waits until empty (bounded). */
+void cgroup_kill_all(struct cgroup *cg);
+/* OOM kills and pids-limit refusals counted so far. */
+uint64_t cgroup_oom_kills(struct cgroup *cg);
+uint64_t cgroup_pids_refused(struct cgroup *cg);
+/* Kills everything and removes the cgroups; frees cg.  NULL is fine. */
+void cgroup_destroy(struct cgroup *cg);
+/* Removes every paddock-* cgroup left under paddock's cgroup (janitor). */
+void cgroup_janitor(void);
+/* 0 when memory and pids cgroups can be made here, else -1 and why. */
+int cgroup_preflight(struct err *e);
+
+#endif

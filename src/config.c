@@ -1,0 +1,975 @@
+#include "autoconfig.h"
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <git2.h>
+#include <pwd.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "agent.h"
+#include "buf.h"
+#include "i18n.h"
+#include "units.h"
+
+/* Largest config file read: far more than any real configuration. */
+#define CONFIG_MAX_SIZE (1024 * 1024)
+
+/* ---- problems: every error found, with its line ---- */
+
+struct problem {
+	int line;              /* 0: no line */
+	size_t seq;            /* order found, to keep the sort stable */
+	char *msg;
+};
+
+struct problems {
+	struct problem *v;
+	size_t n, cap;
+};
+
+static void problem_add(struct problems *ps, int line, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void problem_add(struct problems *ps, int line, const char *fmt, ...)
+{
+	va_list ap;
+	char *msg;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	msg = xmalloc((size_t)(n < 0 ? 0 : n) + 1);
+	va_start(ap, fmt);
+	vsnprintf(msg, (size_t)(n < 0 ? 0 : n) + 1, fmt, ap);
+	va_end(ap);
+	if (ps->n == ps->cap) {
+		ps->cap = ps->cap ? ps->cap * 2 : 8;
+		ps->v = xrealloc(ps->v, ps->cap * sizeof(*ps->v));
+	}
+	ps->v[ps->n].line = line;
+	ps->v[ps->n].seq = ps->n;
+	ps->v[ps->n].msg = msg;
+	ps->n++;
+}
+
+static int problem_cmp(const void *a, const void *b)
+{
+	const struct problem *x = a, *y = b;
+	/* Problems without a line go last. */
+	long lx = x->line ? x->line : 0x7fffffffL;
+	long ly = y->line ? y->line : 0x7fffffffL;
+	if (lx != ly)
+		return lx < ly ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static void problems_free(struct problems *ps)
+{
+	size_t i;
+	for (i = 0; i < ps->n; i++)
+		free(ps->v[i].msg);
+	free(ps->v);
+	memset(ps, 0, sizeof(*ps));
+}
+
+/* ---- locating keys and section headers in the file text ----
+ *
+ * libgit2 gives entries without line numbers, so the file is scanned for
+ * its section headers and keys, following git's rules: section and key
+ * names are case-insensitive, a quoted subsection is case-sensitive, the
+ * old [section.sub] form lowercases sub. */
+
+struct spot {
+	char *section;         /* lowercased; "" before any header */
+	char *sub;             /* NULL when none */
+	char *key;             /* lowercased; NULL for a header */
+	int line;
+};
+
+struct spots {
+	struct spot *v;
+	size_t n, cap;
+};
+
+static void spots_add(struct spots *s, const char *section, const char *sub,
+		      const char *key, size_t keylen, int line)
+{
+	struct spot *sp;
+	if (s->n == s->cap) {
+		s->cap = s->cap ? s->cap * 2 : 32;
+		s->v = xrealloc(s->v, s->cap * sizeof(*s->v));
+	}
+	sp = &s->v[s->n++];
+	sp->section = xstrdup(section);
+	sp->sub = sub ? xstrdup(sub) : NULL;
+	sp->key = key ? xstrndup(key, keylen) : NULL;
+	if (sp->key) {
+		char *k;
+		for (k = sp->key; *k; k++)
+			*k = (char)tolower((unsigned char)*k);
+	}
+	sp->line = line;
+}
+
+static void spots_free(struct spots *s)
+{
+	size_t i;
+	for (i = 0; i < s->n; i++) {
+		free(s->v[i].section);
+		free(s->v[i].sub);
+		free(s->v[i].key);
+	}
+	free(s->v);
+	memset(s, 0, sizeof(*s));
+}
+
+/* Parses "[section]", "[section \"sub\"]" or "[section.sub]" at p;
+ * returns the position after ']' or NULL when it is not a header. */
+static const char *config_scan_header(const char *p, const char *end,
+				      struct buf *section, struct buf *sub, int *has_sub)
+{
+	buf_reset(section);
+	buf_reset(sub);
+	*has_sub = 0;
+	p++;    /* '[' */
+	while (p < end && (isalnum((unsigned char)*p) || *p == '-' || *p == '.')) {
+		if (*p == '.' && !*has_sub) {
+			*has_sub = 1;
+		} else if (*has_sub) {
+			buf_addc(sub, (char)tolower((unsigned char)*p));
+		} else {
+			buf_addc(section, (char)tolower((unsigned char)*p));
+		}
+		p++;
+	}
+	while (p < end && (*p == ' ' || *p == '\t'))
+		p++;
+	if (p < end && *p == '"' && !*has_sub) {
+		*has_sub = 1;
+		p++;
+		while (p < end && *p != '"') {
+			if (*p == '\\' && p + 1 < end)
+				p++;
+			buf_addc(sub, *p++);
+		}
+		if (p < end)
+			p++;
+	}
+	if (p < end && *p == ']')
+		return p + 1;
+	return NULL;
+}
+
+/* Records every header and key of text with its line. */
+static void config_scan(const char *text, size_t len, struct spots *out)
+{
+	struct buf section = { 0 }, sub = { 0 };
+	const char *p = text, *end = text + len;
+	int line = 0, has_sub = 0, continued = 0;
+
+	buf_adds(&section, "");
+	while (p < end) {
+		const char *eol = memchr(p, '\n', (size_t)(end - p));
+		const char *q = p, *lend = eol ? eol : end;
+		int in_quote = 0, backslashes = 0;
+
+		line++;
+		if (continued)
+			goto value;   /* continuation of the previous value */
+		while (q < lend && (*q == ' ' || *q == '\t'))
+			q++;
+		if (q < lend && *q == '[') {
+			const char *after = config_scan_header(q, lend, &section, &sub, &has_sub);
+			if (!after)
+				goto next;
+			spots_add(out, section.data, has_sub ? sub.data : NULL, NULL, 0, line);
+			q = after;
+			while (q < lend && (*q == ' ' || *q == '\t'))
+				q++;
+		}
+		if (q < lend && isalpha((unsigned char)*q)) {
+			const char *k = q;
+			while (q < lend && (isalnum((unsigned char)*q) || *q == '-'))
+				q++;
+			spots_add(out, section.data, has_sub ? sub.data : NULL, k,
+				  (size_t)(q - k), line);
+		}
+value:
+		/* A value continues on the next line when this one ends with a
+		 * backslash outside a comment. */
+		continued = 0;
+		for (; q < lend; q++) {
+			if (*q == '\\') {
+				backslashes++;
+				continue;
+			}
+			if (*q == '"' && backslashes % 2 == 0)
+				in_quote = !in_quote;
+			else if ((*q == '#' || *q == ';') && !in_quote && backslashes % 2 == 0)
+				break;
+			backslashes = 0;
+		}
+		if (q == lend) {
+			const char *t = lend;
+			if (t > p && t[-1] == '\r')
+				t--;
+			continued = t > p && t[-1] == '\\' && backslashes % 2 == 1;
+		}
+next:
+		p = eol ? eol + 1 : end;
+	}
+	buf_free(&section);
+	buf_free(&sub);
+}
+
+static int config_sub_eq(const char *a, const char *b)
+{
+	if (!a || !b)
+		return a == b;
+	return strcmp(a, b) == 0;
+}
+
+/* Line of the n-th (from 1) occurrence of section.sub.key, or of the first
+ * header of section.sub when key is NULL; 0 when not found. */
+static int config_line(const struct spots *s, const char *section, const char *sub,
+		       const char *key, int n)
+{
+	size_t i;
+	for (i = 0; i < s->n; i++) {
+		const struct spot *sp = &s->v[i];
+		if (strcmp(sp->section, section) != 0 || !config_sub_eq(sp->sub, sub))
+			continue;
+		if (key ? (sp->key && strcmp(sp->key, key) == 0 && --n <= 0) : !sp->key)
+			return sp->line;
+	}
+	/* A key that libgit2 saw but the scan did not: point at its section. */
+	if (key)
+		return config_line(s, section, sub, NULL, 1);
+	return 0;
+}
+
+/* ---- defaults, lookups, additions ---- */
+
+static const char *const paddock_keys[] = { "workers", NULL };
+static const char *const limits_keys[] = {
+	"timeout", "memory", "pids", "disk", "output", "bundle", NULL };
+static const char *const sandbox_keys[] = { "uid", "gid", NULL };
+static const char *const repo_keys[] = { "url", "branch", "test", "setup", NULL };
+static const char *const agent_keys[] = { "command", NULL };
+static const char *const sections[] = {
+	"paddock", "limits", "sandbox", "repo", "agent", NULL };
+
+char *config_default_path(void)
+{
+	const char *p = getenv("PADDOCK_CONFIG");
+	const char *home;
+
+	if (p && *p)
+		return xstrdup(p);
+	p = getenv("XDG_CONFIG_HOME");
+	/* The XDG spec says to ignore a relative value. */
+	if (p && p[0] == '/')
+		return xasprintf("%s/paddock/config", p);
+	home = getenv("HOME");
+	if (!home || !*home) {
+		struct passwd *pw = getpwuid(getuid());
+		home = pw && pw->pw_dir ? pw->pw_dir : "/";
+	}
+	return xasprintf("%s/.config/paddock/config", home);
+}
+
+void config_init_defaults(struct config *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->workers = 2;
+	c->limits.timeout = 30 * 60;
+	c->limits.memory = 4ULL << 30;
+	c->limits.pids = 512;
+	c->limits.disk = 2ULL << 30;
+	c->limits.output = 64ULL << 20;
+	c->limits.bundle = 200ULL << 20;
+	c->sandbox_uid = 64100;
+	c->sandbox_gid = 64100;
+}
+
+static void config_repo_free(struct repo_conf *r)
+{
+	free(r->name);
+	free(r->url);
+	free(r->branch);
+	free(r->test);
+	free(r->setup);
+	memset(r, 0, sizeof(*r));
+}
+
+void config_free(struct config *c)
+{
+	size_t i;
+
+	if (!c)
+		return;
+	free(c->path);
+	for (i = 0; i < c->nrepos; i++)
+		config_repo_free(&c->repos[i]);
+	free(c->repos);
+	for (i = 0; i < c->nagents; i++) {
+		free(c->agents[i].name);
+		free(c->agents[i].command);
+	}
+	free(c->agents);
+	memset(c, 0, sizeof(*c));
+}
+
+const struct repo_conf *config_find_repo(const struct config *c, const char *name)
+{
+	size_t i;
+	for (i = 0; name && i < c->nrepos; i++)
+		if (strcmp(c->repos[i].name, name) == 0)
+			return &c->repos[i];
+	return NULL;
+}
+
+const struct agent_conf *config_find_agent(const struct config *c, const char *name)
+{
+	size_t i;
+	for (i = 0; name && i < c->nagents; i++)
+		if (strcmp(c->agents[i].name, name) == 0)
+			return &c->agents[i];
+	return NULL;
+}
+
+const struct agent_conf *config_default_agent(const struct config *c)
+{
+	const struct agent_conf *a = config_find_agent(c, "default");
+	if (a)
+		return a;
+	return c->nagents ? &c->agents[0] : NULL;
+}
+
+static char *config_dup_or_null(const char *s)
+{
+	return s ? xstrdup(s) : NULL;
+}
+
+static struct repo_conf *config_repo_slot(struct config *c, const char *name)
+{
+	size_t i;
+	for (i = 0; i < c->nrepos; i++)
+		if (strcmp(c->repos[i].name, name) == 0)
+			return &c->repos[i];
+	c->repos = xrealloc(c->repos, (c->nrepos + 1) * sizeof(*c->repos));
+	memset(&c->repos[c->nrepos], 0, sizeof(*c->repos));
+	c->repos[c->nrepos].name = xstrdup(name);
+	return &c->repos[c->nrepos++];
+}
+
+static struct agent_conf *config_agent_slot(struct config *c, const char *name)
+{
+	size_t i;
+	for (i = 0; i < c->nagents; i++)
+		if (strcmp(c->agents[i].name, name) == 0)
+			return &c->agents[i];
+	c->agents = xrealloc(c->agents, (c->nagents + 1) * sizeof(*c->agents));
+	memset(&c->agents[c->nagents], 0, sizeof(*c->agents));
+	c->agents[c->nagents].name = xstrdup(name);
+	return &c->agents[c->nagents++];
+}
+
+void config_add_repo(struct config *c, const struct repo_conf *r)
+{
+	struct repo_conf *slot = config_repo_slot(c, r->name);
+	/* Copy first: r may point into c. */
+	char *url = config_dup_or_null(r->url);
+	char *branch = xstrdup(r->branch ? r->branch : "main");
+	char *test = config_dup_or_null(r->test);
+	char *setup = config_dup_or_null(r->setup);
+
+	free(slot->url);
+	free(slot->branch);
+	free(slot->test);
+	free(slot->setup);
+	slot->url = url;
+	slot->branch = branch;
+	slot->test = test;
+	slot->setup = setup;
+}
+
+void config_add_agent(struct config *c, const char *name, const char *command)
+{
+	struct agent_conf *slot = config_agent_slot(c, name);
+	char *cmd = config_dup_or_null(command);
+	free(slot->command);
+	slot->command = cmd;
+}
+
+int config_name_valid(const char *name)
+{
+	size_t i, len;
+
+	if (!name || !isalnum((unsigned char)name[0]))
+		return 0;
+	len = strlen(name);
+	if (len > 64)
+		return 0;
+	for (i = 1; i < len; i++) {
+		unsigned char ch = (unsigned char)name[i];
+		if (!isalnum(ch) && ch != '.' && ch != '_' && ch != '-')
+			return 0;
+	}
+	if (strstr(name, ".."))
+		return 0;
+	if (len >= 5 && strcmp(name + len - 5, ".lock") == 0)
+		return 0;
+	return 1;
+}
+
+/* ---- checking values ---- */
+
+static size_t config_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), i, j;
+	size_t row[64 + 1];
+
+	if (la > 64 || lb > 64)
+		return 99;
+	for (j = 0; j <= lb; j++)
+		row[j] = j;
+	for (i = 1; i <= la; i++) {
+		size_t diag = row[0], tmp;
+		row[0] = i;
+		for (j = 1; j <= lb; j++) {
+			size_t best = diag + (tolower((unsigned char)a[i - 1]) !=
+					      tolower((unsigned char)b[j - 1]));
+			if (row[j] + 1 < best)
+				best = row[j] + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			tmp = row[j];
+			row[j] = best;
+			diag = tmp;
+		}
+	}
+	return row[lb];
+}
+
+/* The known word closest to s (a typo suggestion), or NULL. */
+static const char *config_suggest(const char *s, const char *const *known)
+{
+	const char *best = NULL;
+	size_t bestd = 3;   /* at most two edits away */
+	for (; *known; known++) {
+		size_t d = config_distance(s, *known);
+		if (d < bestd) {
+			bestd = d;
+			best = *known;
+		}
+	}
+	return best;
+}
+
+static int config_in(const char *s, const char *const *list)
+{
+	for (; *list; list++)
+		if (strcmp(s, *list) == 0)
+			return 1;
+	return 0;
+}
+
+/* Strict decimal in [lo, hi]. */
+static int config_parse_int(const char *s, unsigned long long lo,
+			    unsigned long long hi, unsigned long long *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!s || !isdigit((unsigned char)s[0]))
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end || v < lo || v > hi)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* Counts earlier entries with the same name, to match the n-th occurrence
+ * in the file. */
+struct seen {
+	char **names;
+	int *count;
+	size_t n;
+};
+
+static int config_seen(struct seen *s, const char *name)
+{
+	size_t i;
+	for (i = 0; i < s->n; i++)
+		if (strcmp(s->names[i], name) == 0)
+			return ++s->count[i];
+	s->names = xrealloc(s->names, (s->n + 1) * sizeof(char *));
+	s->count = xrealloc(s->count, (s->n + 1) * sizeof(int));
+	s->names[s->n] = xstrdup(name);
+	s->count[s->n] = 1;
+	s->n++;
+	return 1;
+}
+
+static void config_seen_free(struct seen *s)
+{
+	size_t i;
+	for (i = 0; i < s->n; i++)
+		free(s->names[i]);
+	free(s->names);
+	free(s->count);
+}
+
+struct parse {
+	const char *path;
+	struct config *c;
+	struct problems *ps;
+	const struct spots *spots;
+	/* Sections already reported, so one bad section header yields one
+	 * message, not one per key. */
+	struct seen *reported;
+};
+
+/* 1 the first time section/sub is reported. */
+static int config_first_report(struct parse *p, const char *section, const char *sub)
+{
+	/* \x01 cannot occur in a section name. */
+	char *tag = xasprintf("%s\x01%s", section, sub ? sub : "\x01");
+	int first = config_seen(p->reported, tag) == 1;
+	free(tag);
+	return first;
+}
+
+static void config_size_key(struct parse *p, int line, const char *key,
+			    const char *value, uint64_t *dst)
+{
+	uint64_t v;
+	if (units_parse_size(value, &v) < 0)
+		problem_add(p->ps, line, _("limits.%s: '%s' is not a size; write a whole number of bytes with an optional k, m, g or t suffix (for example 4g or 512m)"), key, value);
+	else
+		*dst = v;
+}
+
+static void config_entry_limits(struct parse *p, int line, const char *key, const char *value)
+{
+	struct limits *l = &p->c->limits;
+	unsigned long long v;
+
+	if (strcmp(key, "timeout") == 0) {
+		double secs;
+		if (units_parse_duration(value, &secs) < 0)
+			problem_add(p->ps, line, _("limits.timeout: '%s' is not a duration; write a whole number of seconds with an optional s, m, h or d suffix (for example 30m)"), value);
+		else
+			l->timeout = secs;
+	} else if (strcmp(key, "memory") == 0) {
+		config_size_key(p, line, key, value, &l->memory);
+	} else if (strcmp(key, "pids") == 0) {
+		if (config_parse_int(value, 1, 4194304, &v) < 0)
+			problem_add(p->ps, line, _("limits.pids: '%s' is not a number of processes from 1 to 4194304"), value);
+		else
+			l->pids = (long)v;
+	} else if (strcmp(key, "disk") == 0) {
+		config_size_key(p, line, key, value, &l->disk);
+	} else if (strcmp(key, "output") == 0) {
+		config_size_key(p, line, key, value, &l->output);
+	} else if (strcmp(key, "bundle") == 0) {
+		config_size_key(p, line, key, value, &l->bundle);
+	}
+}
+
+static void config_entry_sandbox(struct parse *p, int line, const char *key, const char *value)
+{
+	unsigned long long v;
+	int is_uid = strcmp(key, "uid") == 0;
+
+	if (value[0] == '0' && value[1] == '\0') {
+		problem_add(p->ps, line, is_uid
+			    ? _("sandbox.uid = 0 would run agents as root; choose an unused unprivileged uid such as 64100")
+			    : _("sandbox.gid = 0 would give agents the root group; choose an unused unprivileged gid such as 64100"));
+		return;
+	}
+	/* (uid_t)-1 means "no change" to chown and setresuid. */
+	if (config_parse_int(value, 1, 4294967294ULL, &v) < 0) {
+		problem_add(p->ps, line, _("sandbox.%s: '%s' is not a number from 1 to 4294967294"), key, value);
+		return;
+	}
+	if (is_uid)
+		p->c->sandbox_uid = (uid_t)v;
+	else
+		p->c->sandbox_gid = (gid_t)v;
+}
+
+static void config_entry_repo(struct parse *p, int line, const char *sub,
+			      const char *key, const char *value)
+{
+	struct repo_conf *r = config_repo_slot(p->c, sub);
+	char **dst = NULL;
+
+	if (strcmp(key, "url") == 0) {
+		/* "ext::" and other remote helpers run commands. */
+		if (value[0] == '\0' || value[0] == '-' || strstr(value, "::")) {
+			problem_add(p->ps, line, _("repo.%s.url: '%s' is not a usable path or URL; use a path, file://, https:// or ssh:// URL"), sub, value);
+			/* Stored all the same: the load fails anyway, and
+			 * "has no url" would be a second, wrong message. */
+		}
+		dst = &r->url;
+	} else if (strcmp(key, "branch") == 0) {
+		char *ref = xasprintf("refs/heads/%s", value);
+		int valid = 0;
+		if (value[0] == '-' || git_reference_name_is_valid(&valid, ref) < 0 || !valid) {
+			problem_add(p->ps, line, _("repo.%s.branch: '%s' is not a valid branch name"), sub, value);
+			free(ref);
+			return;
+		}
+		free(ref);
+		dst = &r->branch;
+	} else if (strcmp(key, "test") == 0) {
+		dst = &r->test;
+	} else if (strcmp(key, "setup") == 0) {
+		dst = &r->setup;
+	}
+	free(*dst);
+	/* An empty test or setup means none. */
+	*dst = value[0] || dst == &r->url ? xstrdup(value) : NULL;
+}
+
+static void config_entry_agent(struct parse *p, int line, const char *sub, const char *value)
+{
+	struct agent_cmdline cl;
+	struct err e;
+	struct agent_conf *a = config_agent_slot(p->c, sub);
+
+	if (agent_cmdline_parse(value, &cl, &e) < 0)
+		problem_add(p->ps, line, "agent.%s.command: %s", sub, e.msg);
+	else
+		agent_cmdline_free(&cl);
+	free(a->command);
+	a->command = xstrdup(value);
+}
+
+/* Checks one entry "section[.sub].key" = value found at its n-th
+ * occurrence. */
+static void config_entry(struct parse *p, const char *name, const char *value, int n)
+{
+	const char *dot1 = strchr(name, '.'), *dot2 = strrchr(name, '.');
+	char *section, *sub = NULL;
+	const char *key;
+	const char *const *known = NULL;
+	const char *sugg;
+	int line, needs_sub;
+
+	if (!dot1) {
+		line = config_line(p->spots, "", NULL, name, n);
+		problem_add(p->ps, line, _("'%s' is outside any section; put it under a section header such as [paddock]"), name);
+		return;
+	}
+	section = xstrndup(name, (size_t)(dot1 - name));
+	if (dot2 > dot1)
+		sub = xstrndup(dot1 + 1, (size_t)(dot2 - dot1 - 1));
+	key = dot2 + 1;
+	line = config_line(p->spots, section, sub, key, n);
+
+	if (strcmp(section, "include") == 0 || strcmp(section, "includeif") == 0) {
+		if (config_first_report(p, section, sub))
+			problem_add(p->ps, config_line(p->spots, section, sub, NULL, 1),
+				    _("[%s] is not supported; put every setting in this file"), section);
+		goto out;
+	}
+	if (!config_in(section, sections)) {
+		if (config_first_report(p, section, sub)) {
+			int hl = config_line(p->spots, section, sub, NULL, 1);
+			sugg = config_suggest(section, sections);
+			if (sugg)
+				problem_add(p->ps, hl ? hl : line, _("unknown section '%s'; did you mean '%s'?"), section, sugg);
+			else
+				problem_add(p->ps, hl ? hl : line, _("unknown section '%s'; known sections are paddock, limits, sandbox, repo and agent"), section);
+		}
+		goto out;
+	}
+	needs_sub = strcmp(section, "repo") == 0 || strcmp(section, "agent") == 0;
+	if (needs_sub && !sub) {
+		if (config_first_report(p, section, sub))
+			problem_add(p->ps, config_line(p->spots, section, NULL, NULL, 1),
+				    _("[%s] needs a name: write [%s \"NAME\"]"), section, section);
+		goto out;
+	}
+	if (!needs_sub && sub) {
+		if (config_first_report(p, section, sub))
+			problem_add(p->ps, config_line(p->spots, section, sub, NULL, 1),
+				    _("[%s \"%s\"]: section %s takes no name; write [%s]"), section, sub, section, section);
+		goto out;
+	}
+	if (needs_sub && !config_name_valid(sub)) {
+		if (config_first_report(p, section, sub))
+			problem_add(p->ps, config_line(p->spots, section, sub, NULL, 1),
+				    _("invalid %s name '%s': use up to 64 letters, digits, '.', '_' and '-', starting with a letter or digit"), section, sub);
+		goto out;
+	}
+	if (strcmp(section, "paddock") == 0)
+		known = paddock_keys;
+	else if (strcmp(section, "limits") == 0)
+		known = limits_keys;
+	else if (strcmp(section, "sandbox") == 0)
+		known = sandbox_keys;
+	else if (strcmp(section, "repo") == 0)
+		known = repo_keys;
+	else
+		known = agent_keys;
+	if (!config_in(key, known)) {
+		sugg = config_suggest(key, known);
+		if (sugg && sub)
+			problem_add(p->ps, line, _("unknown key '%s'; did you mean '%s.%s.%s'?"), name, section, sub, sugg);
+		else if (sugg)
+			problem_add(p->ps, line, _("unknown key '%s'; did you mean '%s.%s'?"), name, section, sugg);
+		else
+			problem_add(p->ps, line, _("unknown key '%s'"), name);
+		goto out;
+	}
+	if (!value) {
+		problem_add(p->ps, line, _("'%s' needs a value: write %s = VALUE"), name, key);
+		goto out;
+	}
+	if (strcmp(section, "paddock") == 0) {
+		unsigned long long v;
+		if (config_parse_int(value, 1, 64, &v) < 0)
+			problem_add(p->ps, line, _("paddock.workers: '%s' is not a number from 1 to 64"), value);
+		else
+			p->c->workers = (int)v;
+	} else if (strcmp(section, "limits") == 0) {
+		config_entry_limits(p, line, key, value);
+	} else if (strcmp(section, "sandbox") == 0) {
+		config_entry_sandbox(p, line, key, value);
+	} else if (strcmp(section, "repo") == 0) {
+		config_entry_repo(p, line, sub, key, value);
+	} else {
+		config_entry_agent(p, line, sub, value);
+	}
+out:
+	free(section);
+	free(sub);
+}
+
+/* Turns libgit2's "failed to parse config file: WHAT (in FILE:LINE, column
+ * N)" into a problem at LINE. */
+static void config_git_error(const char *path, struct problems *ps)
+{
+	const git_error *ge = git_error_last();
+	const char *msg = ge && ge->message ? ge->message : _("unknown libgit2 error");
+	const char *in = strstr(msg, " (in ");
+	const char *prefix = "failed to parse config file: ";
+	const char *colon, *close;
+	char *what;
+	long line = 0;
+	int col = 0;
+
+	if (in && (close = strrchr(in, ')')) != NULL) {
+		const char *comma = strstr(in, ", column ");
+		const char *stop = comma && comma < close ? comma : close;
+		for (colon = stop; colon > in && *colon != ':'; colon--)
+			;
+		if (*colon == ':')
+			line = strtol(colon + 1, NULL, 10);
+		if (comma && comma < close)
+			col = atoi(comma + 9);
+	}
+	/* A line in another file (an included one) is not a line here. */
+	if (line <= 0 || line > 0x7fffffff ||
+	    strncmp(in + 5, path, strlen(path)) != 0 || in + 5 + strlen(path) != colon) {
+		problem_add(ps, 0, "%s", msg);
+		return;
+	}
+	if (strncmp(msg, prefix, strlen(prefix)) == 0)
+		msg += strlen(prefix);
+	what = xstrndup(msg, (size_t)(in - msg));
+	if (col > 0)
+		problem_add(ps, (int)line, _("syntax error: %s (column %d)"), what, col);
+	else
+		problem_add(ps, (int)line, _("syntax error: %s"), what);
+	free(what);
+}
+
+/* Reads the file; -1 with errno set when it cannot. */
+static int config_read(const char *path, struct buf *text)
+{
+	char chunk[8192];
+	struct stat st;
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		int saved = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
+		close(fd);
+		errno = saved;
+		return -1;
+	}
+	while ((n = read(fd, chunk, sizeof(chunk))) != 0) {
+		if (n < 0) {
+			int saved = errno;
+			if (saved == EINTR)
+				continue;
+			close(fd);
+			errno = saved;
+			return -1;
+		}
+		buf_add(text, chunk, (size_t)n);
+		if (text->len > CONFIG_MAX_SIZE) {
+			close(fd);
+			errno = EFBIG;
+			return -1;
+		}
+	}
+	close(fd);
+	return 0;
+}
+
+/* Parses path into c and collects every problem.  Returns 1 when the file
+ * does not exist, else 0. */
+static int config_parse(const char *path, struct config *c, struct problems *ps)
+{
+	struct buf text = { 0 };
+	struct spots spots = { 0 };
+	struct seen seen = { 0 }, reported = { 0 };
+	struct parse p = { 0 };
+	git_config *cfg = NULL;
+	git_config_iterator *it = NULL;
+	git_config_entry *entry;
+	size_t i;
+	int missing = 0;
+
+	if (config_read(path, &text) < 0) {
+		if (errno == ENOENT) {
+			missing = 1;
+		} else {
+			char *why = xstrdup(strerror(errno));
+			problem_add(ps, 0, _("cannot read the configuration: %s"), why);
+			free(why);
+		}
+		buf_free(&text);
+		return missing;
+	}
+	config_scan(text.data ? text.data : "", text.len, &spots);
+	/* libgit2 would read included files before we see the entries: refuse
+	 * includes without following them. */
+	for (i = 0; i < spots.n; i++) {
+		if (!spots.v[i].key && (strcmp(spots.v[i].section, "include") == 0 ||
+					strcmp(spots.v[i].section, "includeif") == 0)) {
+			problem_add(ps, spots.v[i].line,
+				    _("[%s] is not supported; put every setting in this file"),
+				    spots.v[i].section);
+			spots_free(&spots);
+			buf_free(&text);
+			return 0;
+		}
+	}
+	git_libgit2_init();
+	if (git_config_new(&cfg) < 0 ||
+	    git_config_add_file_ondisk(cfg, path, GIT_CONFIG_LEVEL_APP, NULL, 0) < 0) {
+		config_git_error(path, ps);
+		goto out;
+	}
+	if (git_config_iterator_new(&it, cfg) < 0) {
+		config_git_error(path, ps);
+		goto out;
+	}
+	p.path = path;
+	p.c = c;
+	p.ps = ps;
+	p.spots = &spots;
+	p.reported = &reported;
+	while (git_config_next(&entry, it) == 0) {
+		/* Entries of included files: [include] itself is reported. */
+		if (entry->include_depth > 0)
+			continue;
+		config_entry(&p, entry->name, entry->value, config_seen(&seen, entry->name));
+	}
+	for (i = 0; i < c->nrepos; i++) {
+		struct repo_conf *r = &c->repos[i];
+		if (!r->url)
+			problem_add(ps, config_line(&spots, "repo", r->name, NULL, 1),
+				    _("repo '%s' has no url; add url = PATH-OR-URL under [repo \"%s\"]"),
+				    r->name, r->name);
+		if (!r->branch)
+			r->branch = xstrdup("main");
+	}
+	for (i = 0; i < c->nagents; i++)
+		if (!c->agents[i].command)
+			problem_add(ps, config_line(&spots, "agent", c->agents[i].name, NULL, 1),
+				    _("agent '%s' has no command; add command = COMMAND under [agent \"%s\"]"),
+				    c->agents[i].name, c->agents[i].name);
+out:
+	config_seen_free(&seen);
+	config_seen_free(&reported);
+	git_config_iterator_free(it);
+	git_config_free(cfg);
+	git_libgit2_shutdown();
+	spots_free(&spots);
+	buf_free(&text);
+	if (ps->n > 1)
+		qsort(ps->v, ps->n, sizeof(*ps->v), problem_cmp);
+	return 0;
+}
+
+static char *config_problem_text(const char *path, const struct problem *pr)
+{
+	if (pr->line > 0)
+		return xasprintf("%s:%d: %s", path, pr->line, pr->msg);
+	return xasprintf("%s: %s", path, pr->msg);
+}
+
+int config_load(struct config *c, const char *path, struct err *e)
+{
+	struct problems ps = { 0 };
+	char *file = path ? xstrdup(path) : config_default_path();
+
+	config_init_defaults(c);
+	c->path = file;
+	config_parse(file, c, &ps);
+	if (ps.n > 0) {
+		char *text = config_problem_text(file, &ps.v[0]);
+		err_set(e, "%s", text);
+		free(text);
+		problems_free(&ps);
+		/* Leave c as the defaults, safe to use or free. */
+		file = xstrdup(file);
+		config_free(c);
+		config_init_defaults(c);
+		c->path = file;
+		return -1;
+	}
+	return 0;
+}
+
+int config_check(const char *path, FILE *out)
+{
+	struct problems ps = { 0 };
+	struct config c;
+	char *file = path ? xstrdup(path) : config_default_path();
+	size_t i;
+	int count;
+
+	config_init_defaults(&c);
+	if (config_parse(file, &c, &ps) == 1 && path)
+		problem_add(&ps, 0, _("no such file; create it or name another file"));
+	for (i = 0; i < ps.n; i++) {
+		char *text = config_problem_text(file, &ps.v[i]);
+		fprintf(out, "%s\n", text);
+		free(text);
+	}
+	count = (int)ps.n;
+	problems_free(&ps);
+	config_free(&c);
+	free(file);
+	return count;
+}

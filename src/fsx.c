@@ -1,0 +1,279 @@
+#include "autoconfig.h"
+#include "fsx.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include "i18n.h"
+
+int fsx_mkdir_p(const char *path, mode_t mode, struct err *e)
+{
+	char *p = xstrdup(path);
+	for (char *s = p + 1; ; s++) {
+		if (*s == '/' || *s == '\0') {
+			char c = *s;
+			*s = '\0';
+			if (mkdir(p, mode) < 0 && errno != EEXIST) {
+				err_errno(e, _("cannot create directory %s"), p);
+				free(p);
+				return -1;
+			}
+			*s = c;
+			if (!c)
+				break;
+		}
+	}
+	free(p);
+	return 0;
+}
+
+/* Walks with openat/unlinkat relative to directory fds so that a symlink
+ * swapped in during the walk is removed, never followed. */
+static int rm_at(int dfd, const char *name, dev_t dev, struct err *e)
+{
+	struct stat st;
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? 0 : err_errno(e, _("cannot remove %s"), name);
+	if (!S_ISDIR(st.st_mode)) {
+		if (unlinkat(dfd, name, 0) < 0 && errno != ENOENT)
+			return err_errno(e, _("cannot remove %s"), name);
+		return 0;
+	}
+	if (st.st_dev != dev)
+		return err_set(e, _("cannot remove %s: it is a mount point"), name);
+	int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return err_errno(e, _("cannot remove %s"), name);
+	DIR *d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return err_errno(e, _("cannot remove %s"), name);
+	}
+	int rc = 0;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (rm_at(dirfd(d), de->d_name, dev, e) < 0)
+			rc = -1;
+	}
+	closedir(d);
+	if (rc == 0 && unlinkat(dfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
+		return err_errno(e, _("cannot remove %s"), name);
+	return rc;
+}
+
+int fsx_rm_rf(const char *path, struct err *e)
+{
+	struct stat st;
+	if (lstat(path, &st) < 0)
+		return errno == ENOENT ? 0 : err_errno(e, _("cannot remove %s"), path);
+	return rm_at(AT_FDCWD, path, st.st_dev, e);
+}
+
+static int chown_at(int dfd, const char *name, uid_t uid, gid_t gid, struct err *e)
+{
+	struct stat st;
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return err_errno(e, _("cannot change owner of %s"), name);
+	if (fchownat(dfd, name, uid, gid, AT_SYMLINK_NOFOLLOW) < 0)
+		return err_errno(e, _("cannot change owner of %s"), name);
+	if (!S_ISDIR(st.st_mode))
+		return 0;
+	int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return err_errno(e, _("cannot change owner of %s"), name);
+	DIR *d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return err_errno(e, _("cannot change owner of %s"), name);
+	}
+	int rc = 0;
+	struct dirent *de;
+	while ((de = readdir(d)) && rc == 0) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		rc = chown_at(dirfd(d), de->d_name, uid, gid, e);
+	}
+	closedir(d);
+	return rc;
+}
+
+int fsx_chown_r(const char *path, uid_t uid, gid_t gid, struct err *e)
+{
+	return chown_at(AT_FDCWD, path, uid, gid, e);
+}
+
+static int read_fd(int fd, const char *path, size_t cap, struct buf *out, struct err *e)
+{
+	char tmp[65536];
+	size_t total = 0;
+	for (;;) {
+		ssize_t n = read(fd, tmp, sizeof tmp);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return err_errno(e, _("cannot read %s"), path);
+		}
+		if (n == 0)
+			return 0;
+		total += (size_t)n;
+		if (total > cap)
+			return err_set(e, _("%s is larger than %zu bytes"), path, cap);
+		buf_add(out, tmp, (size_t)n);
+	}
+}
+
+int fsx_read_file(const char *path, size_t cap, struct buf *out, struct err *e)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (fd < 0)
+		return err_errno(e, _("cannot open %s"), path);
+	struct stat st;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return err_set(e, _("%s is not a regular file"), path);
+	}
+	int rc = read_fd(fd, path, cap, out, e);
+	close(fd);
+	return rc;
+}
+
+static int write_all(int fd, const void *data, size_t len)
+{
+	const char *p = data;
+	while (len) {
+		ssize_t n = write(fd, p, len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int fsx_write_file(const char *path, const void *data, size_t len, mode_t mode, struct err *e)
+{
+	char *tmp = xasprintf("%s.tmp.%ld", path, (long)getpid());
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
+	if (fd < 0) {
+		err_errno(e, _("cannot write %s"), path);
+		free(tmp);
+		return -1;
+	}
+	if (write_all(fd, data, len) < 0 || fchmod(fd, mode) < 0 || close(fd) < 0) {
+		err_errno(e, _("cannot write %s"), path);
+		unlink(tmp);
+		free(tmp);
+		return -1;
+	}
+	if (rename(tmp, path) < 0) {
+		err_errno(e, _("cannot write %s"), path);
+		unlink(tmp);
+		free(tmp);
+		return -1;
+	}
+	free(tmp);
+	return 0;
+}
+
+int fsx_copy_regular(const char *src, const char *dst, size_t cap, mode_t mode, struct err *e)
+{
+	int in = open(src, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+	if (in < 0) {
+		if (errno == ELOOP)
+			return err_set(e, _("%s is a symbolic link; refusing to read it"), src);
+		return err_errno(e, _("cannot open %s"), src);
+	}
+	struct stat st;
+	if (fstat(in, &st) < 0) {
+		close(in);
+		return err_errno(e, _("cannot stat %s"), src);
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(in);
+		return err_set(e, _("%s is not a regular file; refusing to read it"), src);
+	}
+	if ((uint64_t)st.st_size > cap) {
+		close(in);
+		return err_set(e, _("%s is %lld bytes, over the cap of %zu bytes"), src,
+		               (long long)st.st_size, cap);
+	}
+	int out = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
+	if (out < 0) {
+		close(in);
+		return err_errno(e, _("cannot create %s"), dst);
+	}
+	char tmp[65536];
+	size_t total = 0;
+	int rc = 0;
+	for (;;) {
+		ssize_t n = read(in, tmp, sizeof tmp);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			rc = err_errno(e, _("cannot read %s"), src);
+			break;
+		}
+		if (n == 0)
+			break;
+		total += (size_t)n;
+		/* The file may grow after fstat: the cap holds on what is read. */
+		if (total > cap) {
+			rc = err_set(e, _("%s is over the cap of %zu bytes"), src, cap);
+			break;
+		}
+		if (write_all(out, tmp, (size_t)n) < 0) {
+			rc = err_errno(e, _("cannot write %s"), dst);
+			break;
+		}
+	}
+	close(in);
+	if (close(out) < 0 && rc == 0)
+		rc = err_errno(e, _("cannot write %s"), dst);
+	if (rc < 0)
+		unlink(dst);
+	return rc;
+}
+
+void fsx_close_from(int lowfd, const int *keep, size_t n)
+{
+	DIR *d = opendir("/proc/self/fd");
+	if (!d) {
+		for (int fd = lowfd; fd < 65536; fd++) {
+			int k = 0;
+			for (size_t i = 0; i < n; i++)
+				k |= keep[i] == fd;
+			if (!k)
+				close(fd);
+		}
+		return;
+	}
+	int self = dirfd(d);
+	int fds[4096];
+	size_t nfds = 0;
+	struct dirent *de;
+	while ((de = readdir(d)) && nfds < sizeof fds / sizeof fds[0]) {
+		int fd = atoi(de->d_name);
+		if (de->d_name[0] < '0' || de->d_name[0] > '9' || fd < lowfd || fd == self)
+			continue;
+		int k = 0;
+		for (size_t i = 0; i < n; i++)
+			k |= keep[i] == fd;
+		if (!k)
+			fds[nfds++] = fd;
+	}
+	closedir(d);
+	for (size_t i = 0; i < nfds; i++)
+		close(fds[i]);
+}

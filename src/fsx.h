@@ -1,0 +1,29 @@
+/* fsx: filesystem helpers that never follow symlinks where it matters. */
+#ifndef PADDOCK_FSX_H
+#define PADDOCK_FSX_H
+
+#include <stddef.h>
+#include <sys/types.h>
+#include "err.h"
+#include "buf.h"
+
+/* mkdir -p with the given mode for created components. */
+int fsx_mkdir_p(const char *path, mode_t mode, struct err *e);
+/* Removes a tree without following symlinks and without crossing into
+ * other filesystems (mount points are left, and reported as an error).
+ * A missing path is not an error. */
+int fsx_rm_rf(const char *path, struct err *e);
+/* Recursively chowns a tree (lchown; never follows symlinks). */
+int fsx_chown_r(const char *path, uid_t uid, gid_t gid, struct err *e);
+/* Reads a whole regular file (at most cap bytes, else error). */
+int fsx_read_file(const char *path, size_t cap, struct buf *out, struct err *e);
+/* Writes data to path atomically (temp file + rename) with mode. */
+int fsx_write_file(const char *path, const void *data, size_t len, mode_t mode, struct err *e);
+/* Copies a regular file from src to dst, refusing symlinks, FIFOs, devices
+ * and directories at src (O_NOFOLLOW|O_NONBLOCK, S_ISREG), and files larger
+ * than cap bytes.  dst is created with mode. */
+int fsx_copy_regular(const char *src, const char *dst, size_t cap, mode_t mode, struct err *e);
+/* Closes every fd >= lowfd except those listed in keep (n entries). */
+void fsx_close_from(int lowfd, const int *keep, size_t n);
+
+#endif

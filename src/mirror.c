@@ -1,0 +1,410 @@
+#include "autoconfig.h"
+#include "mirror.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <git2.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "fsx.h"
+#include "i18n.h"
+
+#define MIRROR_FETCHSPEC "+refs/heads/*:refs/heads/*"
+
+char *mirror_path(const char *data_dir, const char *repo_name)
+{
+	return xasprintf("%s/mirrors/%s.git", data_dir, repo_name);
+}
+
+char *mirror_task_ref(const char *task_id)
+{
+	return xasprintf("refs/paddock/tasks/%s", task_id);
+}
+
+static const char *mirror_git_errmsg(void)
+{
+	const git_error *ge = git_error_last();
+	return ge && ge->message ? ge->message : _("unknown libgit2 error");
+}
+
+/* The URL as shown in messages: any user:password@ part is left out. */
+static char *mirror_url_display(const char *url)
+{
+	const char *scheme = strstr(url, "://");
+	if (!scheme)
+		return xstrdup(url);
+	const char *host = scheme + 3;
+	size_t hostlen = strcspn(host, "/");
+	const char *at = memchr(host, '@', hostlen);
+	if (!at)
+		return xstrdup(url);
+	return xasprintf("%.*s%s", (int)(host - url), url, at + 1);
+}
+
+int mirror_lock(const char *mirror, struct err *e)
+{
+	char *lock = xasprintf("%s.lock", mirror);
+	int fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0) {
+		err_errno(e, _("cannot open the lock file %s"), lock);
+		free(lock);
+		return -1;
+	}
+	while (flock(fd, LOCK_EX) < 0) {
+		if (errno != EINTR) {
+			err_errno(e, _("cannot lock %s"), lock);
+			close(fd);
+			free(lock);
+			return -1;
+		}
+	}
+	free(lock);
+	return fd;
+}
+
+struct mirror_cred_state {
+	int tries;
+};
+
+/* Only PADDOCK_GIT_TOKEN, only over https, and only once per operation so
+ * that a rejected token does not loop. */
+static int mirror_credentials(git_credential **out, const char *url,
+                              const char *username_from_url,
+                              unsigned int allowed_types, void *payload)
+{
+	struct mirror_cred_state *st = payload;
+	const char *token = getenv("PADDOCK_GIT_TOKEN");
+
+	(void)username_from_url;
+	if (!token || !*token || strncmp(url, "https://", 8) != 0 ||
+	    !(allowed_types & GIT_CREDENTIAL_USERPASS_PLAINTEXT))
+		return GIT_PASSTHROUGH;
+	if (st->tries++ > 0) {
+		git_error_set_str(GIT_ERROR_NET,
+		                  _("the server refused PADDOCK_GIT_TOKEN"));
+		return GIT_EAUTH;
+	}
+	return git_credential_userpass_plaintext_new(out, "x-access-token", token);
+}
+
+static int mirror_create_remote(git_remote **out, git_repository *repo,
+                                const char *name, const char *url, void *payload)
+{
+	(void)payload;
+	return git_remote_create_with_fetchspec(out, repo, name, url, MIRROR_FETCHSPEC);
+}
+
+static int mirror_fetch_error(const struct repo_conf *r, struct err *e)
+{
+	char *shown = mirror_url_display(r->url);
+	err_set(e, _("repo %s: cannot fetch %s: %s; check [repo \"%s\"] url in the config"),
+	        r->name, shown, mirror_git_errmsg(), r->name);
+	free(shown);
+	return -1;
+}
+
+static int mirror_clone(const char *mirror, const struct repo_conf *r, struct err *e)
+{
+	char *tmp = xasprintf("%s.tmp", mirror);
+	struct mirror_cred_state cred = {0};
+	git_clone_options o;
+	git_repository *repo = NULL;
+	int rc = -1;
+
+	/* A clone that died half-way left only the .tmp directory. */
+	if (fsx_rm_rf(tmp, e) < 0)
+		goto out;
+	/* The _INIT macros trip -Wmissing-field-initializers. */
+	git_clone_options_init(&o, GIT_CLONE_OPTIONS_VERSION);
+	o.bare = 1;
+	o.remote_cb = mirror_create_remote;
+	o.fetch_opts.callbacks.credentials = mirror_credentials;
+	o.fetch_opts.callbacks.payload = &cred;
+	o.fetch_opts.download_tags = GIT_REMOTE_DOWNLOAD_TAGS_NONE;
+	o.fetch_opts.prune = GIT_FETCH_NO_PRUNE;
+	if (git_clone(&repo, r->url, tmp, &o) < 0) {
+		mirror_fetch_error(r, e);
+		struct err ignored;
+		fsx_rm_rf(tmp, &ignored);
+		goto out;
+	}
+	/* HEAD names the configured branch, as in the upstream repo. */
+	{
+		char *head = xasprintf("refs/heads/%s", r->branch ? r->branch : "main");
+		if (git_repository_set_head(repo, head) < 0)
+			git_error_clear();
+		free(head);
+	}
+	git_repository_free(repo);
+	if (rename(tmp, mirror) < 0) {
+		err_errno(e, _("cannot rename %s to %s"), tmp, mirror);
+		goto out;
+	}
+	rc = 0;
+out:
+	free(tmp);
+	return rc;
+}
+
+static int mirror_fetch(const char *mirror, const struct repo_conf *r, struct err *e)
+{
+	git_repository *repo = NULL;
+	git_remote *remote = NULL;
+	struct mirror_cred_state cred = {0};
+	git_fetch_options fo;
+	/* Only branches: the task refs under refs/paddock/ are never
+	 * touched, and nothing is pruned. */
+	char spec[] = MIRROR_FETCHSPEC;
+	char *specv[] = { spec };
+	git_strarray specs = { specv, 1 };
+	int rc = -1;
+
+	git_fetch_options_init(&fo, GIT_FETCH_OPTIONS_VERSION);
+	if (git_repository_open_bare(&repo, mirror) < 0) {
+		err_set(e, _("cannot open the mirror %s: %s; remove it and paddock will clone it again"),
+		        mirror, mirror_git_errmsg());
+		return -1;
+	}
+	if (git_remote_lookup(&remote, repo, "origin") < 0) {
+		if (git_remote_create_with_fetchspec(&remote, repo, "origin", r->url,
+		                                     MIRROR_FETCHSPEC) < 0) {
+			err_set(e, _("cannot set up the remote of %s: %s"), mirror,
+			        mirror_git_errmsg());
+			goto out;
+		}
+	} else if (strcmp(git_remote_url(remote) ? git_remote_url(remote) : "", r->url) != 0) {
+		/* The config's url changed since the clone. */
+		git_remote_free(remote);
+		remote = NULL;
+		if (git_remote_set_url(repo, "origin", r->url) < 0 ||
+		    git_remote_lookup(&remote, repo, "origin") < 0) {
+			err_set(e, _("cannot update the url of %s: %s"), mirror,
+			        mirror_git_errmsg());
+			goto out;
+		}
+	}
+	fo.callbacks.credentials = mirror_credentials;
+	fo.callbacks.payload = &cred;
+	fo.download_tags = GIT_REMOTE_DOWNLOAD_TAGS_NONE;
+	fo.prune = GIT_FETCH_NO_PRUNE;
+	if (git_remote_fetch(remote, &specs, &fo, "paddock: fetch") < 0) {
+		mirror_fetch_error(r, e);
+		goto out;
+	}
+	rc = 0;
+out:
+	git_remote_free(remote);
+	git_repository_free(repo);
+	return rc;
+}
+
+int mirror_update(const char *data_dir, const struct repo_conf *r, struct err *e)
+{
+	char *dir = xasprintf("%s/mirrors", data_dir);
+	char *mirror = mirror_path(data_dir, r->name);
+	int lockfd = -1, rc = -1;
+	struct stat st;
+
+	git_libgit2_init();
+	if (fsx_mkdir_p(dir, 0755, e) < 0)
+		goto out;
+	lockfd = mirror_lock(mirror, e);
+	if (lockfd < 0)
+		goto out;
+	if (lstat(mirror, &st) < 0) {
+		if (errno != ENOENT) {
+			err_errno(e, _("cannot read %s"), mirror);
+			goto out;
+		}
+		rc = mirror_clone(mirror, r, e);
+	} else if (!S_ISDIR(st.st_mode)) {
+		err_set(e, _("%s is not a directory; remove it and paddock will clone the mirror again"),
+		        mirror);
+	} else {
+		rc = mirror_fetch(mirror, r, e);
+	}
+out:
+	if (lockfd >= 0)
+		close(lockfd);
+	free(mirror);
+	free(dir);
+	git_libgit2_shutdown();
+	return rc;
+}
+
+int mirror_resolve_branch(const char *mirror, const char *branch, char sha_out[41],
+                          struct err *e)
+{
+	git_repository *repo = NULL;
+	git_reference *ref = NULL;
+	git_object *obj = NULL;
+	char *name = xasprintf("refs/heads/%s", branch);
+	int rc = -1;
+
+	git_libgit2_init();
+	if (git_repository_open_bare(&repo, mirror) < 0) {
+		err_set(e, _("cannot open the mirror %s: %s"), mirror, mirror_git_errmsg());
+		goto out;
+	}
+	if (git_reference_lookup(&ref, repo, name) < 0) {
+		err_set(e, _("branch %s was not found in the mirror %s; check the branch name "
+		             "(or the repo's branch in the config)"), branch, mirror);
+		goto out;
+	}
+	if (git_reference_peel(&obj, ref, GIT_OBJECT_COMMIT) < 0) {
+		err_set(e, _("branch %s in %s does not point to a commit: %s"), branch, mirror,
+		        mirror_git_errmsg());
+		goto out;
+	}
+	git_oid_tostr(sha_out, 41, git_object_id(obj));
+	rc = 0;
+out:
+	git_object_free(obj);
+	git_reference_free(ref);
+	git_repository_free(repo);
+	free(name);
+	git_libgit2_shutdown();
+	return rc;
+}
+
+/* ---- the git CLI ---- */
+
+static void mirror_read_back(int fd, struct buf *b)
+{
+	char chunk[8192];
+	ssize_t n;
+
+	if (lseek(fd, 0, SEEK_SET) < 0)
+		return;
+	while ((n = read(fd, chunk, sizeof chunk)) != 0) {
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		buf_add(b, chunk, (size_t)n);
+	}
+}
+
+int mirror_git_run(const struct mirror_git_cmd *c, int *wstatus, struct err *e)
+{
+	static const char *const base_env[] = {
+		"PATH=/usr/local/bin:/usr/bin:/bin",
+		"LC_ALL=C",
+		"GIT_CONFIG_NOSYSTEM=1",
+		"GIT_CONFIG_GLOBAL=/dev/null",
+		"GIT_TERMINAL_PROMPT=0",
+		"GIT_NO_REPLACE_OBJECTS=1",
+		"GIT_ATTR_NOSYSTEM=1",
+		"GIT_OPTIONAL_LOCKS=0",
+	};
+	size_t nargs = 0, nenv = 0, i;
+	const char **argv, **envp;
+	int in_fd = -1, out_fd = -1, err_fd = -1, null_fd = -1, rc = -1;
+	pid_t pid;
+
+	while (c->argv[nargs])
+		nargs++;
+	while (c->env && c->env[nenv])
+		nenv++;
+	argv = xcalloc(nargs + 2, sizeof *argv);
+	argv[0] = "git";
+	for (i = 0; i < nargs; i++)
+		argv[i + 1] = c->argv[i];
+	envp = xcalloc(sizeof base_env / sizeof *base_env + nenv + 1, sizeof *envp);
+	for (i = 0; i < sizeof base_env / sizeof *base_env; i++)
+		envp[i] = base_env[i];
+	for (size_t j = 0; j < nenv; j++)
+		envp[i++] = c->env[j];
+
+	null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (null_fd < 0) {
+		err_errno(e, _("cannot open /dev/null"));
+		goto out;
+	}
+	in_fd = c->in_fd >= 0 ? c->in_fd : null_fd;
+	if (c->out_fd >= 0)
+		out_fd = c->out_fd;
+	else if (c->out) {
+		out_fd = memfd_create("git-stdout", MFD_CLOEXEC);
+		if (out_fd < 0) {
+			err_errno(e, _("cannot create a memory file"));
+			goto out;
+		}
+	} else
+		out_fd = null_fd;
+	if (c->err) {
+		err_fd = memfd_create("git-stderr", MFD_CLOEXEC);
+		if (err_fd < 0) {
+			err_errno(e, _("cannot create a memory file"));
+			goto out;
+		}
+	}
+
+	pid = fork();
+	if (pid < 0) {
+		err_errno(e, _("cannot start git"));
+		goto out;
+	}
+	if (pid == 0) {
+		/* Only async-signal-safe calls until execve. */
+		sigset_t none;
+		int efd = err_fd >= 0 ? err_fd : null_fd;
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		signal(SIGALRM, SIG_DFL);
+		signal(SIGPIPE, SIG_DFL);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		/* dup2 to fds 0-2 in an order that cannot clobber a source. */
+		int fds[3] = { fcntl(in_fd, F_DUPFD_CLOEXEC, 3), fcntl(out_fd, F_DUPFD_CLOEXEC, 3),
+		               fcntl(efd, F_DUPFD_CLOEXEC, 3) };
+		if (fds[0] < 0 || fds[1] < 0 || fds[2] < 0 ||
+		    dup2(fds[0], 0) < 0 || dup2(fds[1], 1) < 0 || dup2(fds[2], 2) < 0)
+			_exit(127);
+		syscall(SYS_close_range, 3U, ~0U, 0U);
+		if (c->cwd && chdir(c->cwd) < 0)
+			_exit(127);
+		if (c->timeout) {
+			struct rlimit rl = { c->timeout, c->timeout + 1 };
+			setrlimit(RLIMIT_CPU, &rl);
+			alarm(c->timeout);
+		}
+		execve(GIT_PATH, (char *const *)argv, (char *const *)envp);
+		_exit(127);
+	}
+	while (waitpid(pid, wstatus, 0) < 0) {
+		if (errno != EINTR) {
+			err_errno(e, _("cannot wait for git"));
+			goto out;
+		}
+	}
+	if (WIFEXITED(*wstatus) && WEXITSTATUS(*wstatus) == 127 && access(GIT_PATH, X_OK) < 0) {
+		err_set(e, _("cannot run %s; install git (apt-get install git)"), GIT_PATH);
+		goto out;
+	}
+	if (c->out_fd < 0 && c->out)
+		mirror_read_back(out_fd, c->out);
+	if (c->err)
+		mirror_read_back(err_fd, c->err);
+	rc = 0;
+out:
+	if (c->out_fd < 0 && c->out && out_fd >= 0)
+		close(out_fd);
+	if (err_fd >= 0)
+		close(err_fd);
+	if (null_fd >= 0)
+		close(null_fd);
+	free(argv);
+	free(envp);
+	return rc;
+}

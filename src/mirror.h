@@ -1,0 +1,46 @@
+/* mirror: paddock's own bare mirror of each configured repo (libgit2).
+ *
+ * Credentials come from paddock's environment (PADDOCK_GIT_TOKEN for
+ * https) and are never passed to a sandbox.  Updates of one mirror are
+ * serialised with a flock, so concurrent tasks of one repo are safe. */
+#ifndef PADDOCK_MIRROR_H
+#define PADDOCK_MIRROR_H
+
+#include "buf.h"
+#include "config.h"
+#include "err.h"
+
+/* <data>/mirrors/<repo>.git (malloc'd). */
+char *mirror_path(const char *data_dir, const char *repo_name);
+/* Clones the mirror when missing, else fetches every branch from r->url. */
+int mirror_update(const char *data_dir, const struct repo_conf *r, struct err *e);
+/* Resolves refs/heads/<branch> in the mirror to a commit id (hex). */
+int mirror_resolve_branch(const char *mirror, const char *branch, char sha_out[41],
+                          struct err *e);
+/* The ref under which task <id>'s imported work is kept in the mirror:
+ * "refs/paddock/tasks/<id>" (malloc'd). */
+char *mirror_task_ref(const char *task_id);
+
+/* Takes the mirror's update lock (an flock on <mirror>.lock, waiting for
+ * it); returns the fd to close to release it, or -1. */
+int mirror_lock(const char *mirror, struct err *e);
+
+/* Runs the git CLI (GIT_PATH) directly, never through a shell, with a clean
+ * environment: no system or global config, no prompts, no replace objects,
+ * LC_ALL=C, plus c->env.  The template and bundle code use it for what
+ * libgit2 1.5 cannot do (strict index-pack, checkouts). */
+struct mirror_git_cmd {
+	const char *const *argv;   /* arguments after "git", NULL-terminated */
+	const char *const *env;    /* extra NAME=VALUE, NULL-terminated, or NULL */
+	const char *cwd;           /* or NULL */
+	int in_fd;                 /* stdin; -1: /dev/null */
+	int out_fd;                /* stdout; -1: captured into out */
+	struct buf *out;           /* stdout when out_fd is -1; NULL: discarded */
+	struct buf *err;           /* stderr (NULL: discarded) */
+	unsigned timeout;          /* seconds of CPU time and of wall clock; 0: none */
+};
+/* Returns -1 (with e set) only when git could not be started; otherwise 0
+ * and *wstatus is the wait status. */
+int mirror_git_run(const struct mirror_git_cmd *c, int *wstatus, struct err *e);
+
+#endif

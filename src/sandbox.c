@@ -1,0 +1,121 @@
+#include "autoconfig.h"
+#include "sandbox.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "cgroup.h"
+#include "i18n.h"
+
+static volatile sig_atomic_t cancel_flag;
+
+const struct sandbox_backend *sandbox_backend_default(void)
+{
+	return sandbox_backend_bwrap();
+}
+
+void sandbox_request_cancel(void)
+{
+	cancel_flag = 1;
+}
+
+int sandbox_cancel_requested(void)
+{
+	return cancel_flag != 0;
+}
+
+/* 1 if the filesystem type is listed in /proc/filesystems. */
+static int fs_supported(const char *type)
+{
+	FILE *f = fopen("/proc/filesystems", "re");
+	char line[256];
+	int found = 0;
+
+	if (!f)
+		return 0;
+	while (!found && fgets(line, sizeof line, f)) {
+		char *name = strrchr(line, '\t');
+		name = name ? name + 1 : line;
+		name[strcspn(name, "\n")] = 0;
+		found = strcmp(name, type) == 0;
+	}
+	fclose(f);
+	return found;
+}
+
+int sandbox_preflight(struct err *e)
+{
+	struct stat st;
+	FILE *f;
+
+	if (stat(BWRAP_PATH, &st) < 0 || !S_ISREG(st.st_mode) || access(BWRAP_PATH, X_OK) < 0)
+		return err_set(e, _("bubblewrap (%s) is missing or not executable; install it "
+		                    "(apt-get install bubblewrap) and reconfigure paddock"),
+		               BWRAP_PATH);
+	if (geteuid() != 0)
+		return err_set(e, _("the sandbox must drop to an unprivileged uid, which needs "
+		                    "root; run paddock as root, e.g. with sudo"));
+	/* bwrap is not setuid here: it needs unprivileged user namespaces. */
+	f = fopen("/proc/sys/user/max_user_namespaces", "re");
+	if (f) {
+		long n = -1;
+		if (fscanf(f, "%ld", &n) == 1 && n == 0) {
+			fclose(f);
+			return err_set(e, _("user namespaces are disabled (user.max_user_namespaces "
+			                    "is 0), which bubblewrap needs; enable them with "
+			                    "sysctl -w user.max_user_namespaces=10000"));
+		}
+		fclose(f);
+	}
+	if (cgroup_preflight(e) < 0)
+		return -1;
+	if (!fs_supported("overlay"))
+		return err_set(e, _("the kernel does not support overlayfs, which the sandbox "
+		                    "uses for the workspace; load it with modprobe overlay"));
+	if (!fs_supported("tmpfs"))
+		return err_set(e, _("the kernel does not support tmpfs, which the sandbox needs"));
+	return 0;
+}
+
+void sandbox_janitor(void)
+{
+	/* Mounts live in each supervisor's private mount namespace and vanish
+	 * with it, so only cgroups can outlive a task. */
+	cgroup_janitor();
+}
+
+const char *sandbox_end_describe(const struct sandbox_result *r, char *buf, size_t len)
+{
+	switch (r->end) {
+	case SANDBOX_EXITED:
+		snprintf(buf, len, _("exited with status %d"), r->code);
+		break;
+	case SANDBOX_SIGNALED: {
+		const char *name = sigabbrev_np(r->code);
+		if (name)
+			snprintf(buf, len, _("killed by signal %d (SIG%s)"), r->code, name);
+		else
+			snprintf(buf, len, _("killed by signal %d"), r->code);
+		break;
+	}
+	case SANDBOX_TIMEOUT:
+		snprintf(buf, len, "%s", _("timed out"));
+		break;
+	case SANDBOX_OUTPUT_LIMIT:
+		snprintf(buf, len, "%s", _("stopped at the output limit"));
+		break;
+	case SANDBOX_CANCELLED:
+		snprintf(buf, len, "%s", _("cancelled"));
+		break;
+	default:
+		snprintf(buf, len, "%s", _("ended for an unknown reason"));
+		break;
+	}
+	return buf;
+}

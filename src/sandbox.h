@@ -1,0 +1,126 @@
+/* sandbox: where agent and test commands run, behind a small backend
+ * interface (create, run a command, copy a file out, destroy) so that other
+ * backends (Kubernetes) can be added without touching the scheduler.
+ *
+ * The bubblewrap backend (sandbox_bwrap.c) follows
+ * ../shared/research/sandbox-security.md section 3: the calling process
+ * (the task's supervisor, root) unshares a private mount namespace in
+ * create(), mounts one size-capped tmpfs for everything writable (overlay
+ * upper and work dirs, /home/agent, /tmp, /out) and an overlay of it over
+ * the read-only template at `lower`; each run() forks a child that joins the
+ * task's cgroups, sets rlimits, closes every inherited fd, drops to the
+ * sandbox uid and execs bwrap with an allowlisted root.  All mounts vanish
+ * when the supervisor exits; destroy() kills the cgroups and removes them.
+ *
+ * Inside the sandbox:
+ *   /work            the workspace (overlay; or `lower` itself when
+ *                    workspace_direct is set), cwd of every command
+ *   /paddock/prompt  the task text (read-only), $PADDOCK_PROMPT_FILE
+ *   /out             writable, for files to copy out (the bundle)
+ *   /home/agent      tmpfs home ($HOME), /tmp tmpfs
+ *   /usr, a few /etc files, /proc, /dev: read-only allowlist
+ *   files[i].host    each listed host file, read-only, at the same path
+ * The environment is cleared; PATH, HOME, USER, LANG, TMPDIR,
+ * PADDOCK_PROMPT_FILE, PADDOCK_TASK_ID and cmd->env are set.  There is no
+ * network (a new, empty network namespace). */
+#ifndef PADDOCK_SANDBOX_H
+#define PADDOCK_SANDBOX_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "config.h"
+#include "err.h"
+
+#define SANDBOX_WORKDIR "/work"
+#define SANDBOX_PROMPT "/paddock/prompt"
+#define SANDBOX_OUTDIR "/out"
+#define SANDBOX_HOME "/home/agent"
+#define SANDBOX_INNER_UID 1000
+
+struct sandbox;
+
+struct sandbox_file {
+	const char *host;      /* absolute host path of a regular file */
+};
+
+struct sandbox_spec {
+	const char *task_id;   /* names cgroups and runtime dirs (a task id or "tpl-<sha>") */
+	const char *lower;     /* host dir: the template checkout */
+	int workspace_direct;  /* 1: bind `lower` read-write at /work, no overlay
+	                          (template set-up) */
+	uid_t uid;             /* host uid/gid the sandbox runs as (never 0) */
+	gid_t gid;
+	struct limits limits;  /* timeout is not used here: see sandbox_cmd.deadline */
+	const struct sandbox_file *files;
+	size_t nfiles;
+	const char *prompt_file; /* host file shown at /paddock/prompt, or NULL */
+};
+
+struct sandbox_cmd {
+	const char *const *argv;   /* NULL-terminated; argv[0] looked up in the sandbox PATH */
+	const char *const *env;    /* extra NAME=VALUE, NULL-terminated, or NULL */
+	int out_fd;                /* stdout and stderr both go here (the task log) */
+	uint64_t *output_used;     /* bytes already written to out_fd by earlier
+	                              commands; updated; the cap is limits.output */
+	double deadline;           /* CLOCK_MONOTONIC seconds; 0 = none */
+};
+
+enum sandbox_end {
+	SANDBOX_EXITED,        /* code = exit status */
+	SANDBOX_SIGNALED,      /* code = signal */
+	SANDBOX_TIMEOUT,       /* deadline passed; everything was killed */
+	SANDBOX_OUTPUT_LIMIT,  /* output cap reached; everything was killed */
+	SANDBOX_CANCELLED      /* sandbox_request_cancel() was called */
+};
+
+/* Limits that were hit during a run (may be set whatever `end` is). */
+#define SANDBOX_HIT_MEMORY 1u  /* the OOM killer killed something */
+#define SANDBOX_HIT_PIDS   2u  /* a fork failed at the pids limit */
+#define SANDBOX_HIT_DISK   4u  /* the writable tmpfs is full */
+
+struct sandbox_result {
+	enum sandbox_end end;
+	int code;
+	unsigned hit;
+};
+
+struct sandbox_backend {
+	const char *name;
+	/* Only one sandbox per process (it owns the process's mount namespace). */
+	int (*create)(struct sandbox **out, const struct sandbox_spec *spec, struct err *e);
+	/* Runs one command to completion; -1 only when it could not be started. */
+	int (*run)(struct sandbox *sb, const struct sandbox_cmd *cmd,
+	           struct sandbox_result *r, struct err *e);
+	/* Copies the regular file at `inside` (an absolute sandbox path under
+	 * /out or /work) to `host`, refusing symlinks, FIFOs, directories and
+	 * files over cap bytes. */
+	int (*copy_out)(struct sandbox *sb, const char *inside, const char *host,
+	                uint64_t cap, struct err *e);
+	/* Kills everything left, removes cgroups; frees sb.  NULL is fine. */
+	void (*destroy)(struct sandbox *sb);
+};
+
+const struct sandbox_backend *sandbox_backend_bwrap(void);
+const struct sandbox_backend *sandbox_backend_default(void);
+
+/* Async-signal-safe: makes a run() in progress kill its command and return
+ * SANDBOX_CANCELLED (the supervisor calls it from its SIGTERM handler). */
+void sandbox_request_cancel(void);
+/* 1 once sandbox_request_cancel() has been called (for backends). */
+int sandbox_cancel_requested(void);
+
+/* Checks that sandboxes can be made here (bwrap present, running as root,
+ * cgroups for memory and pids, overlayfs).  Fails closed with a message
+ * that says what is missing and what to do. */
+int sandbox_preflight(struct err *e);
+
+/* Kills and removes cgroups and runtime dirs left by tasks of a process
+ * that died (start-up janitor).  Idempotent. */
+void sandbox_janitor(void);
+
+/* A human phrase for a result, e.g. "exited with status 1", "killed by
+ * signal 9", "timed out". */
+const char *sandbox_end_describe(const struct sandbox_result *r, char *buf, size_t len);
+
+#endif

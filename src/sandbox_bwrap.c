@@ -1,0 +1,979 @@
+/* The bubblewrap sandbox backend; see sandbox.h and
+ * ../shared/research/sandbox-security.md section 3. */
+#include "autoconfig.h"
+#include "sandbox.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "cgroup.h"
+#include "fsx.h"
+#include "i18n.h"
+#include "seccomp_filter.h"
+
+/* One fixed path: a tmpfs is mounted here only in the supervisor's private
+ * mount namespace, so each task sees its own and the host an empty dir.
+ * It sits outside the data dir because bwrap runs as the sandbox uid and
+ * must be able to traverse the sources of its binds. */
+#define RT "/run/paddock"
+#define RT_UPPER RT "/upper"
+#define RT_WORK RT "/work"
+#define RT_MERGED RT "/merged"
+#define RT_HOME RT "/home"
+#define RT_TMP RT "/tmp"
+#define RT_OUT RT "/out"
+#define RT_FILES RT "/files"
+#define RT_PROMPT RT "/prompt"
+
+#define SANDBOX_PATH "/usr/local/bin:/usr/bin:/bin"
+#define OUTPUT_MARKER "[paddock: output limit reached, the rest was dropped]\n"
+#define POLL_MS 100
+#define DRAIN_AFTER_KILL_MS 2000
+
+struct sandbox {
+	char *task_id;
+	uid_t uid;
+	gid_t gid;
+	struct limits limits;
+	struct cgroup *cg;
+	int seccomp_fd;
+	char **file_paths;     /* files[i].host, bound from RT_FILES/<i> */
+	size_t nfiles;
+	int root_mounted, merged_mounted;
+};
+
+/* ---- helpers ---- */
+
+static double mono_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Moves fd above 2 so that dup2 onto 0..2 in the child never clobbers it. */
+static int fd_high(int fd)
+{
+	int n;
+	if (fd < 0 || fd > 2)
+		return fd;
+	n = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	close(fd);
+	return n;
+}
+
+static int write_all(int fd, const void *p, size_t n)
+{
+	const char *c = p;
+	while (n > 0) {
+		ssize_t w = write(fd, c, n);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		c += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+/* A memfd holding data, at offset 0 (for --ro-bind-data). */
+static int data_fd(const char *name, const char *data, struct err *e)
+{
+	int fd = memfd_create(name, MFD_CLOEXEC);
+	if (fd < 0)
+		return err_errno(e, _("cannot create a memory file for the sandbox's %s"), name);
+	fd = fd_high(fd);
+	if (fd < 0 || write_all(fd, data, strlen(data)) < 0 || lseek(fd, 0, SEEK_SET) != 0) {
+		err_errno(e, _("cannot write the sandbox's %s"), name);
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Absolute, normalised (no ".", "..", "//", trailing "/"), and not where the
+ * sandbox's own /proc, /dev or /sys go. */
+static int host_path_ok(const char *p)
+{
+	const char *s;
+	if (!p || p[0] != '/' || p[1] == 0 || strlen(p) > 4000)
+		return 0;
+	for (s = p; *s; s++) {
+		if (*s == '\n')
+			return 0;
+		if (s[0] == '/' && (s[1] == '/' || s[1] == 0))
+			return 0;
+		if (s[0] == '/' && s[1] == '.' && (s[2] == '/' || s[2] == 0))
+			return 0;
+		if (s[0] == '/' && s[1] == '.' && s[2] == '.' && (s[3] == '/' || s[3] == 0))
+			return 0;
+	}
+	static const char *const forbidden[] = { "/proc", "/dev", "/sys" };
+	for (size_t i = 0; i < sizeof forbidden / sizeof forbidden[0]; i++) {
+		size_t l = strlen(forbidden[i]);
+		if (strncmp(p, forbidden[i], l) == 0 && (p[l] == '/' || p[l] == 0))
+			return 0;
+	}
+	return 1;
+}
+
+static int mkdir_owned(const char *path, mode_t mode, uid_t uid, gid_t gid, struct err *e)
+{
+	if (mkdir(path, mode) < 0)
+		return err_errno(e, _("cannot create %s"), path);
+	/* mkdir's mode is filtered by the umask; chmod makes it exact. */
+	if (chmod(path, mode) < 0 || chown(path, uid, gid) < 0)
+		return err_errno(e, _("cannot set up %s"), path);
+	return 0;
+}
+
+/* ---- argv ---- */
+
+struct argv_b {
+	char **v;
+	size_t n, cap;
+};
+
+static void av_add(struct argv_b *a, const char *s)
+{
+	if (a->n + 2 > a->cap) {
+		a->cap = a->cap ? a->cap * 2 : 64;
+		a->v = xrealloc(a->v, a->cap * sizeof *a->v);
+	}
+	a->v[a->n++] = xstrdup(s);
+	a->v[a->n] = NULL;
+}
+
+static void av_add2(struct argv_b *a, const char *x, const char *y)
+{
+	av_add(a, x);
+	av_add(a, y);
+}
+
+static void av_add3(struct argv_b *a, const char *x, const char *y, const char *z)
+{
+	av_add(a, x);
+	av_add(a, y);
+	av_add(a, z);
+}
+
+static void av_free(struct argv_b *a)
+{
+	for (size_t i = 0; i < a->n; i++)
+		free(a->v[i]);
+	free(a->v);
+}
+
+static void av_fd(struct argv_b *a, const char *opt, int fd, const char *dest)
+{
+	char num[16];
+	snprintf(num, sizeof num, "%d", fd);
+	if (dest)
+		av_add3(a, opt, num, dest);
+	else
+		av_add2(a, opt, num);
+}
+
+/* Data files the sandbox sees in /etc. */
+static const char passwd_data[] =
+	"agent:x:1000:1000:paddock agent:" SANDBOX_HOME ":/bin/bash\n"
+	"nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n";
+static const char group_data[] =
+	"agent:x:1000:\n"
+	"nogroup:x:65534:\n";
+static const char hosts_data[] =
+	"127.0.0.1\tlocalhost sandbox\n"
+	"::1\tlocalhost ip6-localhost ip6-loopback\n";
+/* Our own /etc/gitconfig (the host's is never shown): an identity for
+ * commits, any owner trusted (the workspace's owner is mapped), and hooks
+ * off (a relative "none" would resolve inside the agent-writable tree). */
+static const char gitconfig_data[] =
+	"[user]\n"
+	"\tname = paddock agent\n"
+	"\temail = agent@paddock.invalid\n"
+	"[safe]\n"
+	"\tdirectory = *\n"
+	"[init]\n"
+	"\tdefaultBranch = main\n"
+	"[core]\n"
+	"\thooksPath = /dev/null\n";
+
+enum { DATA_PASSWD, DATA_GROUP, DATA_HOSTS, DATA_GITCONFIG, DATA_N };
+
+/* The usr-merge links and dirs at the root, mirrored from the host. */
+static void add_root_links(struct argv_b *a)
+{
+	static const char *const names[] = { "/bin", "/sbin", "/lib", "/lib64", "/lib32",
+	                                     "/libx32" };
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+		struct stat st;
+		char target[4096];
+		ssize_t n;
+		if (lstat(names[i], &st) < 0)
+			continue;
+		if (S_ISLNK(st.st_mode)) {
+			n = readlink(names[i], target, sizeof target - 1);
+			if (n <= 0)
+				continue;
+			target[n] = 0;
+			av_add3(a, "--symlink", target, names[i]);
+		} else if (S_ISDIR(st.st_mode)) {
+			av_add3(a, "--ro-bind", names[i], names[i]);
+		}
+	}
+}
+
+static int setenv_ok(const char *kv)
+{
+	const char *eq = strchr(kv, '=');
+	return eq && eq != kv;
+}
+
+static void build_argv(struct sandbox *sb, const struct sandbox_cmd *cmd,
+                       const int data[DATA_N], struct argv_b *a)
+{
+	static const char *const dests[DATA_N] = { "/etc/passwd", "/etc/group", "/etc/hosts",
+	                                           "/etc/gitconfig" };
+
+	av_add(a, "bwrap");
+	av_add(a, "--unshare-user");
+	av_add2(a, "--uid", "1000");
+	av_add2(a, "--gid", "1000");
+	av_add(a, "--disable-userns");
+	av_add(a, "--unshare-pid");
+	av_add(a, "--unshare-ipc");
+	av_add(a, "--unshare-uts");
+	av_add(a, "--unshare-cgroup-try");
+	av_add(a, "--unshare-net");
+	av_add2(a, "--hostname", "sandbox");
+	av_add(a, "--die-with-parent");
+	av_add(a, "--new-session");
+	av_add2(a, "--cap-drop", "ALL");
+	/* --clearenv acts when parsed, so it must come before the --setenv's. */
+	av_add(a, "--clearenv");
+	av_add3(a, "--setenv", "PATH", SANDBOX_PATH);
+	av_add3(a, "--setenv", "HOME", SANDBOX_HOME);
+	av_add3(a, "--setenv", "USER", "agent");
+	av_add3(a, "--setenv", "LOGNAME", "agent");
+	av_add3(a, "--setenv", "LANG", "C.UTF-8");
+	av_add3(a, "--setenv", "TMPDIR", "/tmp");
+	av_add3(a, "--setenv", "PADDOCK_PROMPT_FILE", SANDBOX_PROMPT);
+	av_add3(a, "--setenv", "PADDOCK_TASK_ID", sb->task_id);
+	av_add3(a, "--setenv", "GIT_TERMINAL_PROMPT", "0");
+	/* Not GIT_CONFIG_NOSYSTEM: our /etc/gitconfig carries the identity. */
+	for (size_t i = 0; cmd->env && cmd->env[i]; i++) {
+		const char *kv = cmd->env[i], *eq = strchr(kv, '=');
+		char *name = xstrndup(kv, (size_t)(eq - kv));
+		av_add3(a, "--setenv", name, eq + 1);
+		free(name);
+	}
+
+	av_add3(a, "--ro-bind", "/usr", "/usr");
+	add_root_links(a);
+	av_add3(a, "--ro-bind-try", "/etc/ssl", "/etc/ssl");
+	av_add3(a, "--ro-bind-try", "/etc/ca-certificates", "/etc/ca-certificates");
+	av_add3(a, "--ro-bind-try", "/etc/alternatives", "/etc/alternatives");
+	av_add3(a, "--ro-bind-try", "/etc/ld.so.cache", "/etc/ld.so.cache");
+	av_add3(a, "--ro-bind-try", "/etc/localtime", "/etc/localtime");
+	av_add3(a, "--ro-bind-try", "/etc/timezone", "/etc/timezone");
+	av_add3(a, "--ro-bind-try", "/etc/nsswitch.conf", "/etc/nsswitch.conf");
+	for (int i = 0; i < DATA_N; i++)
+		av_fd(a, "--ro-bind-data", data[i], dests[i]);
+	av_add2(a, "--proc", "/proc");
+	av_add2(a, "--dev", "/dev");
+	av_add3(a, "--bind", RT_TMP, "/tmp");
+	av_add3(a, "--bind", RT_HOME, SANDBOX_HOME);
+	av_add3(a, "--bind", RT_MERGED, SANDBOX_WORKDIR);
+	av_add3(a, "--bind", RT_OUT, SANDBOX_OUTDIR);
+	av_add3(a, "--ro-bind", RT_PROMPT, SANDBOX_PROMPT);
+	for (size_t i = 0; i < sb->nfiles; i++) {
+		char src[64];
+		snprintf(src, sizeof src, RT_FILES "/%zu", i);
+		av_add3(a, "--ro-bind", src, sb->file_paths[i]);
+	}
+	av_add2(a, "--chdir", SANDBOX_WORKDIR);
+	av_fd(a, "--add-seccomp-fd", sb->seccomp_fd, NULL);
+	av_add(a, "--");
+	for (size_t i = 0; cmd->argv[i]; i++)
+		av_add(a, cmd->argv[i]);
+}
+
+/* ---- create / destroy ---- */
+
+static void bw_destroy(struct sandbox *sb);
+
+static int copy_in(const char *src, const char *dst, uint64_t cap, mode_t mode, struct err *e)
+{
+	if (fsx_copy_regular(src, dst, (size_t)cap, mode, e) < 0)
+		return -1;
+	if (chmod(dst, mode) < 0)
+		return err_errno(e, _("cannot set the mode of %s"), dst);
+	return 0;
+}
+
+static int setup_runtime(struct sandbox *sb, const struct sandbox_spec *spec, struct err *e)
+{
+	struct stat st;
+	char opts[4400];
+	uint64_t inodes;
+
+	if (mkdir(RT, 0755) < 0 && errno != EEXIST)
+		return err_errno(e, _("cannot create %s"), RT);
+	if (lstat(RT, &st) < 0 || !S_ISDIR(st.st_mode))
+		return err_set(e, _("%s is not a directory; remove it"), RT);
+
+	if (unshare(CLONE_NEWNS) < 0)
+		return err_errno(e, _("cannot create a private mount namespace for the sandbox "
+		                      "(run paddock as root)"));
+	/* Nothing we mount may propagate back to the host. */
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		return err_errno(e, _("cannot make the sandbox's mounts private"));
+
+	/* Roughly one inode per 2 KiB, within sane bounds: a million empty
+	 * files must hit ENOSPC, not eat the host's memory. */
+	inodes = spec->limits.disk / 2048;
+	if (inodes < 16384)
+		inodes = 16384;
+	if (inodes > 4194304)
+		inodes = 4194304;
+	snprintf(opts, sizeof opts, "size=%" PRIu64 ",nr_inodes=%" PRIu64 ",mode=0755",
+	         spec->limits.disk, inodes);
+	if (mount("paddock", RT, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0)
+		return err_errno(e, _("cannot mount the sandbox's tmpfs at %s"), RT);
+	sb->root_mounted = 1;
+
+	if (mkdir_owned(RT_UPPER, 0755, spec->uid, spec->gid, e) < 0 ||
+	    mkdir_owned(RT_WORK, 0700, 0, 0, e) < 0 ||
+	    mkdir_owned(RT_MERGED, 0755, spec->uid, spec->gid, e) < 0 ||
+	    mkdir_owned(RT_HOME, 0700, spec->uid, spec->gid, e) < 0 ||
+	    mkdir_owned(RT_TMP, 01777, spec->uid, spec->gid, e) < 0 ||
+	    mkdir_owned(RT_OUT, 0755, spec->uid, spec->gid, e) < 0 ||
+	    mkdir_owned(RT_FILES, 0755, 0, 0, e) < 0)
+		return -1;
+
+	if (spec->prompt_file) {
+		if (copy_in(spec->prompt_file, RT_PROMPT, spec->limits.disk, 0444, e) < 0)
+			return err_prefix(e, _("cannot copy the prompt into the sandbox"));
+	} else {
+		int fd = open(RT_PROMPT, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
+		if (fd < 0)
+			return err_errno(e, _("cannot create %s"), RT_PROMPT);
+		close(fd);
+		chmod(RT_PROMPT, 0444);
+	}
+
+	for (size_t i = 0; i < spec->nfiles; i++) {
+		char dst[64];
+		mode_t mode = 0444;
+		if (stat(spec->files[i].host, &st) == 0 && (st.st_mode & S_IXUSR))
+			mode = 0555;
+		snprintf(dst, sizeof dst, RT_FILES "/%zu", i);
+		if (copy_in(spec->files[i].host, dst, spec->limits.disk, mode, e) < 0)
+			return err_prefix(e, _("cannot copy %s into the sandbox"), spec->files[i].host);
+	}
+	if (chmod(RT_FILES, 0555) < 0)
+		return err_errno(e, _("cannot set up %s"), RT_FILES);
+
+	if (spec->workspace_direct) {
+		if (mount(spec->lower, RT_MERGED, NULL, MS_BIND | MS_REC, NULL) < 0)
+			return err_errno(e, _("cannot bind the workspace %s"), spec->lower);
+	} else {
+		snprintf(opts, sizeof opts, "lowerdir=%s,upperdir=" RT_UPPER ",workdir=" RT_WORK,
+		         spec->lower);
+		if (mount("paddock", RT_MERGED, "overlay", MS_NOSUID | MS_NODEV, opts) < 0)
+			return err_errno(e, _("cannot mount the workspace overlay over %s"),
+			                 spec->lower);
+	}
+	sb->merged_mounted = 1;
+	return 0;
+}
+
+static int bw_create(struct sandbox **out, const struct sandbox_spec *spec, struct err *e)
+{
+	struct sandbox *sb;
+	struct stat st;
+
+	*out = NULL;
+	if (spec->uid == 0 || spec->gid == 0)
+		return err_set(e, _("the sandbox must run as an unprivileged user, not uid or gid 0; "
+		                    "set sandbox.uid and sandbox.gid in the configuration"));
+	if (!spec->task_id || !*spec->task_id)
+		return err_set(e, _("the sandbox needs a task id"));
+	if (!spec->lower || spec->lower[0] != '/' || stat(spec->lower, &st) < 0 ||
+	    !S_ISDIR(st.st_mode))
+		return err_set(e, _("the workspace %s is not a directory"),
+		               spec->lower ? spec->lower : "(none)");
+	/* overlayfs splits its options at ',' and lowerdir at ':'. */
+	if (!spec->workspace_direct && strpbrk(spec->lower, ",:\\"))
+		return err_set(e, _("the workspace path %s contains ',', ':' or '\\', which "
+		                    "overlayfs cannot take; use a data directory without them"),
+		               spec->lower);
+	if (spec->limits.disk < 1024 * 1024)
+		return err_set(e, _("limits.disk must be at least 1 MiB"));
+	for (size_t i = 0; i < spec->nfiles; i++)
+		if (!host_path_ok(spec->files[i].host))
+			return err_set(e, _("cannot show %s in the sandbox: the path must be absolute, "
+			                    "normalised, and outside /proc, /dev and /sys"),
+			               spec->files[i].host ? spec->files[i].host : "(null)");
+
+	sb = xcalloc(1, sizeof *sb);
+	sb->task_id = xstrdup(spec->task_id);
+	sb->uid = spec->uid;
+	sb->gid = spec->gid;
+	sb->limits = spec->limits;
+	sb->seccomp_fd = -1;
+	sb->nfiles = spec->nfiles;
+	sb->file_paths = xcalloc(spec->nfiles + 1, sizeof *sb->file_paths);
+	for (size_t i = 0; i < spec->nfiles; i++)
+		sb->file_paths[i] = xstrdup(spec->files[i].host);
+
+	sb->seccomp_fd = fd_high(seccomp_filter_fd(e));
+	if (sb->seccomp_fd < 0)
+		goto fail;
+	if (cgroup_create(&sb->cg, spec->task_id, spec->limits.memory, spec->limits.pids, e) < 0)
+		goto fail;
+	if (setup_runtime(sb, spec, e) < 0)
+		goto fail;
+	/* bwrap's pid-namespace init may outlive the outer bwrap by a moment;
+	 * as a subreaper we reap it ourselves (reap_sandbox_zombies) instead of
+	 * leaving a zombie for init. */
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	*out = sb;
+	return 0;
+fail:
+	bw_destroy(sb);
+	return -1;
+}
+
+/* Reaps exited children that ran as the sandbox uid (orphans reparented to
+ * us), leaving any other child of the caller alone. */
+static void reap_sandbox_zombies(uid_t uid)
+{
+	for (;;) {
+		siginfo_t si;
+		memset(&si, 0, sizeof si);
+		if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) < 0 || si.si_pid == 0 ||
+		    si.si_uid != uid)
+			return;
+		if (waitpid(si.si_pid, NULL, WNOHANG) <= 0)
+			return;
+	}
+}
+
+static void bw_destroy(struct sandbox *sb)
+{
+	if (!sb)
+		return;
+	cgroup_destroy(sb->cg);
+	reap_sandbox_zombies(sb->uid);
+	/* They would go with the namespace anyway; detaching now frees the
+	 * tmpfs's memory before the supervisor exits. */
+	if (sb->merged_mounted)
+		umount2(RT_MERGED, MNT_DETACH);
+	if (sb->root_mounted)
+		umount2(RT, MNT_DETACH);
+	if (sb->seccomp_fd >= 0)
+		close(sb->seccomp_fd);
+	for (size_t i = 0; i < sb->nfiles; i++)
+		free(sb->file_paths[i]);
+	free(sb->file_paths);
+	free(sb->task_id);
+	free(sb);
+}
+
+/* ---- run ---- */
+
+/* What a child that failed before exec tells the parent. */
+enum child_step {
+	STEP_CGROUP = 1, STEP_RLIMIT, STEP_FDS, STEP_IDS, STEP_PARENT, STEP_EXEC
+};
+struct child_fail {
+	int step;
+	int err;
+};
+
+static void child_fail(int fd, int step)
+{
+	struct child_fail f = { step, errno };
+	(void)!write(fd, &f, sizeof f);
+	_exit(127);
+}
+
+/* Closes every fd >= 3 not listed in keep (sorted ascending). */
+static void close_others(const int *keep, size_t n)
+{
+	unsigned int lo = 3;
+	for (size_t i = 0; i <= n; i++) {
+		unsigned int hi = i < n ? (unsigned int)keep[i] : ~0U;
+		if (i < n && keep[i] < 3)
+			continue;
+		if (hi > lo && syscall(SYS_close_range, lo, hi - 1, 0) < 0) {
+			for (unsigned int fd = lo; fd < hi && fd < 65536; fd++)
+				close((int)fd);
+		}
+		lo = hi + 1;
+	}
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+	return (x > y) - (x < y);
+}
+
+static void run_child(struct sandbox *sb, char *const argv[], int devnull, int outw,
+                      int errw, const int data[DATA_N], pid_t parent)
+{
+	static char *const envp[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL };
+	int keep[DATA_N + 2];
+	size_t nkeep = 0;
+	struct rlimit rl;
+	sigset_t none;
+
+	/* The supervisor's handlers and ignored signals must not leak in. */
+	for (int s = 1; s < NSIG; s++)
+		signal(s, SIG_DFL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+
+	if (cgroup_enter(sb->cg, getpid()) < 0)
+		child_fail(errw, STEP_CGROUP);
+
+	rl.rlim_cur = rl.rlim_max = 0;
+	if (setrlimit(RLIMIT_CORE, &rl) < 0)
+		child_fail(errw, STEP_RLIMIT);
+	rl.rlim_cur = rl.rlim_max = 4096;
+	if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+		child_fail(errw, STEP_RLIMIT);
+	rl.rlim_cur = rl.rlim_max = sb->limits.disk;
+	if (setrlimit(RLIMIT_FSIZE, &rl) < 0)
+		child_fail(errw, STEP_RLIMIT);
+
+	if (dup2(devnull, 0) < 0 || dup2(outw, 1) < 0 || dup2(outw, 2) < 0)
+		child_fail(errw, STEP_FDS);
+	keep[nkeep++] = sb->seccomp_fd;
+	for (int i = 0; i < DATA_N; i++)
+		keep[nkeep++] = data[i];
+	keep[nkeep++] = errw;  /* close-on-exec: tells the parent exec worked */
+	qsort(keep, nkeep, sizeof keep[0], cmp_int);
+	close_others(keep, nkeep);
+	for (size_t i = 0; i < nkeep; i++)
+		if (keep[i] != errw && fcntl(keep[i], F_SETFD, 0) < 0)
+			child_fail(errw, STEP_FDS);
+	/* The filter's offset is shared with earlier runs' children. */
+	if (lseek(sb->seccomp_fd, 0, SEEK_SET) != 0)
+		child_fail(errw, STEP_FDS);
+
+	if (setgroups(0, NULL) < 0 || setresgid(sb->gid, sb->gid, sb->gid) < 0 ||
+	    setresuid(sb->uid, sb->uid, sb->uid) < 0)
+		child_fail(errw, STEP_IDS);
+	if (getuid() != sb->uid || geteuid() != sb->uid || getgid() != sb->gid)
+		child_fail(errw, STEP_IDS);
+	/* Set after the uid change, which clears it. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent) {
+		errno = ESRCH;
+		child_fail(errw, STEP_PARENT);
+	}
+	if (chdir("/") < 0)
+		child_fail(errw, STEP_FDS);
+	execve(BWRAP_PATH, argv, envp);
+	child_fail(errw, STEP_EXEC);
+}
+
+static const char *step_text(int step)
+{
+	switch (step) {
+	case STEP_CGROUP: return _("cannot move the command into its cgroup");
+	case STEP_RLIMIT: return _("cannot set the command's resource limits");
+	case STEP_FDS: return _("cannot set up the command's file descriptors");
+	case STEP_IDS: return _("cannot drop to the sandbox uid");
+	case STEP_PARENT: return _("the supervisor went away");
+	case STEP_EXEC: return _("cannot run bubblewrap (" BWRAP_PATH ")");
+	default: return _("the command could not be started");
+	}
+}
+
+struct drain {
+	int out_fd;
+	uint64_t cap;          /* 0: no cap */
+	uint64_t *used;
+	int capped;            /* cap reached: discard the rest */
+	char last;             /* last byte written in this run */
+};
+
+/* Copies a chunk into the log within the cap; returns 1 when the cap was
+ * reached just now. */
+static int drain_chunk(struct drain *d, const char *p, size_t n)
+{
+	size_t room;
+
+	if (d->capped || n == 0)
+		return 0;
+	if (d->cap == 0 || *d->used + n <= d->cap) {
+		write_all(d->out_fd, p, n);
+		*d->used += n;
+		d->last = p[n - 1];
+		return 0;
+	}
+	room = *d->used < d->cap ? (size_t)(d->cap - *d->used) : 0;
+	if (room) {
+		write_all(d->out_fd, p, room);
+		d->last = p[room - 1];
+	}
+	if (d->last != '\n' && d->last != 0)
+		write_all(d->out_fd, "\n", 1);
+	write_all(d->out_fd, OUTPUT_MARKER, sizeof OUTPUT_MARKER - 1);
+	*d->used = d->cap;
+	d->capped = 1;
+	return 1;
+}
+
+/* Reads what is available; returns 1 at EOF, 2 when the cap was hit. */
+static int drain_read(struct drain *d, int fd)
+{
+	char chunk[65536];
+	int hit = 0;
+
+	for (int i = 0; i < 64; i++) {
+		ssize_t n = read(fd, chunk, sizeof chunk);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return hit ? 2 : 0;  /* EAGAIN: nothing more for now */
+		}
+		if (n == 0)
+			return 1;
+		if (drain_chunk(d, chunk, (size_t)n))
+			hit = 1;
+	}
+	return hit ? 2 : 0;
+}
+
+static int bw_run(struct sandbox *sb, const struct sandbox_cmd *cmd, struct sandbox_result *r,
+                  struct err *e)
+{
+	int data[DATA_N] = { -1, -1, -1, -1 };
+	static const char *const data_text[DATA_N] = { passwd_data, group_data, hosts_data,
+	                                               gitconfig_data };
+	static const char *const data_name[DATA_N] = { "passwd", "group", "hosts", "gitconfig" };
+	int outp[2] = { -1, -1 }, errp[2] = { -1, -1 }, devnull = -1;
+	struct argv_b av = { 0 };
+	struct drain d;
+	uint64_t local_used = 0, oom0, pids0;
+	enum sandbox_end killed = SANDBOX_EXITED;
+	int status = 0, exited = 0, eof = 0, rc = -1;
+	double kill_time = 0;
+	pid_t pid, parent = getpid();
+	struct child_fail cf;
+	ssize_t got;
+	struct statvfs vfs;
+
+	memset(r, 0, sizeof *r);
+	if (!cmd->argv || !cmd->argv[0])
+		return err_set(e, _("no command to run in the sandbox"));
+	for (size_t i = 0; cmd->env && cmd->env[i]; i++)
+		if (!setenv_ok(cmd->env[i]))
+			return err_set(e, _("invalid environment entry \"%s\" (expected NAME=VALUE)"),
+			               cmd->env[i]);
+	if (sandbox_cancel_requested()) {
+		r->end = SANDBOX_CANCELLED;
+		return 0;
+	}
+
+	for (int i = 0; i < DATA_N; i++)
+		if ((data[i] = data_fd(data_name[i], data_text[i], e)) < 0)
+			goto out;
+	if (pipe2(outp, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
+		err_errno(e, _("cannot create a pipe"));
+		goto out;
+	}
+	outp[0] = fd_high(outp[0]);
+	outp[1] = fd_high(outp[1]);
+	errp[0] = fd_high(errp[0]);
+	errp[1] = fd_high(errp[1]);
+	devnull = fd_high(open("/dev/null", O_RDWR | O_CLOEXEC));
+	if (outp[0] < 0 || outp[1] < 0 || errp[0] < 0 || errp[1] < 0 || devnull < 0) {
+		err_errno(e, _("cannot set up the command's file descriptors"));
+		goto out;
+	}
+	/* Only our end is non-blocking; the command's stdout stays blocking. */
+	fcntl(outp[0], F_SETFL, fcntl(outp[0], F_GETFL) | O_NONBLOCK);
+	build_argv(sb, cmd, data, &av);
+	oom0 = cgroup_oom_kills(sb->cg);
+	pids0 = cgroup_pids_refused(sb->cg);
+
+	pid = fork();
+	if (pid < 0) {
+		err_errno(e, _("cannot fork"));
+		goto out;
+	}
+	if (pid == 0)
+		run_child(sb, av.v, devnull, outp[1], errp[1], data, parent);
+
+	close(outp[1]);
+	outp[1] = -1;
+	close(errp[1]);
+	errp[1] = -1;
+	do
+		got = read(errp[0], &cf, sizeof cf);
+	while (got < 0 && errno == EINTR);
+	if (got == (ssize_t)sizeof cf) {
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		cgroup_kill_all(sb->cg);
+		errno = cf.err;
+		err_errno(e, "%s", step_text(cf.step));
+		goto out;
+	}
+
+	d.out_fd = cmd->out_fd;
+	d.cap = sb->limits.output;
+	d.used = cmd->output_used ? cmd->output_used : &local_used;
+	d.capped = 0;
+	d.last = 0;
+
+	for (;;) {
+		struct pollfd pfd = { outp[0], POLLIN, 0 };
+		int timeout = POLL_MS;
+
+		if (!eof) {
+			if (killed == SANDBOX_EXITED && cmd->deadline > 0) {
+				double left = cmd->deadline - mono_now();
+				if (left < POLL_MS / 1000.0)
+					timeout = left > 0 ? (int)(left * 1000) + 1 : 0;
+			}
+			if (poll(&pfd, 1, timeout) > 0) {
+				int dr = drain_read(&d, outp[0]);
+				if (dr == 1)
+					eof = 1;
+				else if (dr == 2 && killed == SANDBOX_EXITED)
+					killed = SANDBOX_OUTPUT_LIMIT;
+			}
+		} else if (!exited) {
+			struct timespec ts = { 0, 10 * 1000000L };
+			nanosleep(&ts, NULL);
+		}
+		if (!exited) {
+			pid_t w = waitpid(pid, &status, WNOHANG);
+			if (w == pid)
+				exited = 1;
+		}
+		if (exited && eof)
+			break;
+		if (killed == SANDBOX_EXITED) {
+			if (sandbox_cancel_requested())
+				killed = SANDBOX_CANCELLED;
+			else if (cmd->deadline > 0 && mono_now() >= cmd->deadline)
+				killed = SANDBOX_TIMEOUT;
+		}
+		if (killed != SANDBOX_EXITED && kill_time == 0) {
+			kill(pid, SIGKILL);
+			cgroup_kill_all(sb->cg);
+			kill_time = mono_now();
+		}
+		if (exited && !eof) {
+			/* The command is gone but something (a daemon it left)
+			 * still holds the pipe: kill it, then drain to EOF. */
+			if (kill_time == 0) {
+				cgroup_kill_all(sb->cg);
+				kill_time = mono_now();
+			} else if (mono_now() - kill_time > DRAIN_AFTER_KILL_MS / 1000.0) {
+				break;  /* a writer outside the cgroup; stop waiting */
+			}
+		}
+	}
+	/* Daemons and orphans must not outlive a command. */
+	cgroup_kill_all(sb->cg);
+	reap_sandbox_zombies(sb->uid);
+
+	if (killed != SANDBOX_EXITED) {
+		r->end = killed;
+		r->code = 0;
+	} else if (WIFEXITED(status)) {
+		r->end = SANDBOX_EXITED;
+		r->code = WEXITSTATUS(status);
+	} else {
+		r->end = SANDBOX_SIGNALED;
+		r->code = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+	}
+	if (cgroup_oom_kills(sb->cg) > oom0)
+		r->hit |= SANDBOX_HIT_MEMORY;
+	if (cgroup_pids_refused(sb->cg) > pids0)
+		r->hit |= SANDBOX_HIT_PIDS;
+	if (statvfs(RT, &vfs) == 0 && (vfs.f_bavail == 0 || (vfs.f_files && vfs.f_favail == 0)))
+		r->hit |= SANDBOX_HIT_DISK;
+	rc = 0;
+
+out:
+	for (int i = 0; i < DATA_N; i++)
+		if (data[i] >= 0)
+			close(data[i]);
+	for (int i = 0; i < 2; i++) {
+		if (outp[i] >= 0)
+			close(outp[i]);
+		if (errp[i] >= 0)
+			close(errp[i]);
+	}
+	if (devnull >= 0)
+		close(devnull);
+	av_free(&av);
+	return rc;
+}
+
+/* ---- copy_out ---- */
+
+static int bw_copy_out(struct sandbox *sb, const char *inside, const char *host, uint64_t cap,
+                       struct err *e)
+{
+	const char *base, *rel;
+	char *path, *save = NULL, *comp, *next;
+	int dirfd, in = -1, outfd = -1, rc = -1;
+	struct stat st;
+	uint64_t total = 0;
+
+	(void)sb;
+	if (strncmp(inside, SANDBOX_OUTDIR "/", strlen(SANDBOX_OUTDIR) + 1) == 0) {
+		base = RT_OUT;
+		rel = inside + strlen(SANDBOX_OUTDIR) + 1;
+	} else if (strncmp(inside, SANDBOX_WORKDIR "/", strlen(SANDBOX_WORKDIR) + 1) == 0) {
+		base = RT_MERGED;
+		rel = inside + strlen(SANDBOX_WORKDIR) + 1;
+	} else {
+		return err_set(e, _("%s is not under %s or %s in the sandbox"), inside,
+		               SANDBOX_OUTDIR, SANDBOX_WORKDIR);
+	}
+	dirfd = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dirfd < 0)
+		return err_errno(e, _("cannot open the sandbox's %s"), base);
+
+	/* Walk one component at a time, never following a link the sandbox
+	 * may have planted. */
+	path = xstrdup(rel);
+	comp = strtok_r(path, "/", &save);
+	if (!comp) {
+		err_set(e, _("%s names a directory, not a file"), inside);
+		goto out;
+	}
+	for (;;) {
+		next = strtok_r(NULL, "/", &save);
+		if (strcmp(comp, ".") == 0 || strcmp(comp, "..") == 0) {
+			err_set(e, _("%s contains \".\" or \"..\"; refusing it"), inside);
+			goto out;
+		}
+		if (!next)
+			break;
+		int fd = openat(dirfd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0) {
+			if (errno == ELOOP || errno == ENOTDIR)
+				err_set(e, _("%s: \"%s\" is a symbolic link or not a directory; refusing "
+				             "it"), inside, comp);
+			else
+				err_errno(e, _("cannot open %s"), inside);
+			goto out;
+		}
+		close(dirfd);
+		dirfd = fd;
+		comp = next;
+	}
+	in = openat(dirfd, comp, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (in < 0) {
+		if (errno == ELOOP)
+			err_set(e, _("%s is a symbolic link; refusing to read it"), inside);
+		else
+			err_errno(e, _("cannot open %s"), inside);
+		goto out;
+	}
+	if (fstat(in, &st) < 0) {
+		err_errno(e, _("cannot stat %s"), inside);
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		err_set(e, _("%s is not a regular file; refusing to read it"), inside);
+		goto out;
+	}
+	if ((uint64_t)st.st_size > cap) {
+		err_set(e, _("%s is %lld bytes, over the cap of %" PRIu64 " bytes"), inside,
+		        (long long)st.st_size, cap);
+		goto out;
+	}
+	outfd = open(host, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (outfd < 0) {
+		err_errno(e, _("cannot create %s"), host);
+		goto out;
+	}
+	for (;;) {
+		char buf[65536];
+		ssize_t n = read(in, buf, sizeof buf);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			err_errno(e, _("cannot read %s"), inside);
+			goto out_unlink;
+		}
+		if (n == 0)
+			break;
+		total += (uint64_t)n;
+		if (total > cap) {  /* it grew after the check */
+			err_set(e, _("%s is over the cap of %" PRIu64 " bytes"), inside, cap);
+			goto out_unlink;
+		}
+		if (write_all(outfd, buf, (size_t)n) < 0) {
+			err_errno(e, _("cannot write %s"), host);
+			goto out_unlink;
+		}
+	}
+	if (close(outfd) < 0) {
+		outfd = -1;
+		err_errno(e, _("cannot write %s"), host);
+		goto out_unlink;
+	}
+	outfd = -1;
+	rc = 0;
+	goto out;
+
+out_unlink:
+	unlink(host);
+out:
+	if (outfd >= 0)
+		close(outfd);
+	if (in >= 0)
+		close(in);
+	close(dirfd);
+	free(path);
+	return rc;
+}
+
+static const struct sandbox_backend bwrap_backend = {
+	.name = "bwrap",
+	.create = bw_create,
+	.run = bw_run,
+	.copy_out = bw_copy_out,
+	.destroy = bw_destroy,
+};
+
+const struct sandbox_backend *sandbox_backend_bwrap(void)
+{
+	return &bwrap_backend;
+}

@@ -1,0 +1,419 @@
+#include "autoconfig.h"
+#include "scheduler.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "buf.h"
+#include "i18n.h"
+#include "paths.h"
+#include "pipeline.h"
+#include "sandbox.h"
+#include "store.h"
+
+/* How often the owner looks at the store for tasks added and cancelled
+ * by other processes. */
+#define POLL_MS 200
+/* After SIGTERM, a supervisor gets this long to stop before SIGKILL. */
+#define KILL_GRACE 10.0
+
+struct worker {
+	pid_t pid;
+	int fd;                    /* report pipe, read end */
+	char id[TASK_ID_LEN + 1];
+	struct buf in;             /* partial report line */
+	int finished;              /* a final report (done/fail/cancelled) arrived */
+	double term_sent;          /* monotonic time of SIGTERM, 0 if none */
+};
+
+struct sched {
+	const struct config *cfg;
+	const char *data_dir;
+	const struct scheduler_opts *o;
+	struct store *st;
+	struct worker *w;
+	size_t nw;
+	int sfd;
+	int stop;
+};
+
+static double mono(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+int scheduler_lock(const char *data_dir, int *fd_out, struct err *e)
+{
+	char *path = paths_join(data_dir, "scheduler.lock", NULL);
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0) {
+		err_errno(e, _("cannot open %s"), path);
+		free(path);
+		return -1;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		char pid[32] = "";
+		ssize_t n = pread(fd, pid, sizeof pid - 1, 0);
+		pid[n > 0 ? n : 0] = '\0';
+		pid[strcspn(pid, "\n")] = '\0';
+		err_set(e, _("another paddock process (pid %s) is running the scheduler for %s; "
+		             "tasks you add are picked up by it"), *pid ? pid : "?", data_dir);
+		close(fd);
+		free(path);
+		return -1;
+	}
+	char pid[32];
+	int n = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
+	if (ftruncate(fd, 0) < 0 || pwrite(fd, pid, (size_t)n, 0) < 0) {
+		/* The pid is only for the message above. */
+	}
+	free(path);
+	*fd_out = fd;
+	return 0;
+}
+
+static void progress(struct sched *s, const char *id, const char *what, const char *detail)
+{
+	if (!s->o->progress)
+		return;
+	if (detail)
+		fprintf(s->o->progress, "%s  %-9s  %s\n", id, what, detail);
+	else
+		fprintf(s->o->progress, "%s  %s\n", id, what);
+	fflush(s->o->progress);
+}
+
+static void transition(struct sched *s, const char *id, enum task_status to,
+                       const char *error)
+{
+	struct err e = {{0}};
+	if (store_task_transition(s->st, id, to, error, &e) < 0) {
+		fprintf(stderr, "paddock: %s\n", e.msg);
+		return;
+	}
+	/* Only the first line of an error goes to the progress output. */
+	char *first = NULL;
+	if (error)
+		first = xstrndup(error, strcspn(error, "\n"));
+	progress(s, id, task_status_name(to), first);
+	free(first);
+}
+
+static void unescape(char *s)
+{
+	char *o = s;
+	for (; *s; s++) {
+		if (*s == '\\' && s[1] == 'n') {
+			*o++ = '\n';
+			s++;
+		} else if (*s == '\\' && s[1] == '\\') {
+			*o++ = '\\';
+			s++;
+		} else {
+			*o++ = *s;
+		}
+	}
+	*o = '\0';
+}
+
+static void handle_line(struct sched *s, struct worker *w, char *line)
+{
+	struct err e = {{0}};
+	unescape(line);
+	if (!strncmp(line, "status ", 7)) {
+		int st = task_status_parse(line + 7);
+		if (st >= 0)
+			transition(s, w->id, (enum task_status)st, NULL);
+	} else if (!strncmp(line, "base ", 5)) {
+		if (store_task_set_base(s->st, w->id, line + 5, &e) < 0)
+			fprintf(stderr, "paddock: %s\n", e.msg);
+	} else if (!strncmp(line, "head ", 5)) {
+		if (store_task_set_head(s->st, w->id, line + 5, &e) < 0)
+			fprintf(stderr, "paddock: %s\n", e.msg);
+	} else if (!strcmp(line, "done")) {
+		w->finished = 1;
+		transition(s, w->id, TASK_REVIEW, NULL);
+	} else if (!strncmp(line, "fail ", 5)) {
+		w->finished = 1;
+		transition(s, w->id, TASK_FAILED, line + 5);
+	} else if (!strcmp(line, "cancelled")) {
+		w->finished = 1;
+		transition(s, w->id, TASK_CANCELLED, _("cancelled while it ran"));
+	}
+}
+
+static void worker_read(struct sched *s, struct worker *w)
+{
+	char tmp[4096];
+	ssize_t n = read(w->fd, tmp, sizeof tmp);
+	if (n <= 0) {
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
+			return;
+		close(w->fd);
+		w->fd = -1;
+		return;
+	}
+	buf_add(&w->in, tmp, (size_t)n);
+	char *nl;
+	while (w->in.len && (nl = memchr(w->in.data, '\n', w->in.len))) {
+		*nl = '\0';
+		char *line = xstrdup(w->in.data);
+		size_t used = (size_t)(nl - w->in.data) + 1;
+		memmove(w->in.data, w->in.data + used, w->in.len - used);
+		w->in.len -= used;
+		w->in.data[w->in.len] = '\0';
+		handle_line(s, w, line);
+		free(line);
+	}
+}
+
+static void worker_reap(struct sched *s, size_t i, int status)
+{
+	struct worker *w = &s->w[i];
+	while (w->fd >= 0)
+		worker_read(s, w);
+	if (!w->finished) {
+		char why[128];
+		if (WIFSIGNALED(status))
+			snprintf(why, sizeof why, _("the task's supervisor was killed by signal %d"),
+			         WTERMSIG(status));
+		else
+			snprintf(why, sizeof why, _("the task's supervisor exited with status %d "
+			                            "without a result"), WEXITSTATUS(status));
+		struct task_row t;
+		struct err e = {{0}};
+		if (store_task_get(s->st, w->id, &t, &e) == 0) {
+			if (t.cancel_requested)
+				transition(s, w->id, TASK_CANCELLED, _("cancelled while it ran"));
+			else if (task_status_is_active(t.status))
+				transition(s, w->id, TASK_FAILED, why);
+			task_row_free(&t);
+		}
+	}
+	buf_free(&w->in);
+	s->w[i] = s->w[--s->nw];
+}
+
+static void supervise(struct sched *s, struct task_row *t, int wfd, pid_t parent)
+{
+	/* The supervisor dies with the scheduler: nothing of a task may
+	 * outlive paddock (research 3.5). */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
+		_exit(1);
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	signal(SIGCHLD, SIG_DFL);
+	struct pipeline_job job = { .cfg = s->cfg, .data_dir = s->data_dir, .task = t };
+	/* _exit: the parent's store handle and stdio buffers are not ours. */
+	_exit(pipeline_run(&job, wfd));
+}
+
+static int start_one(struct sched *s)
+{
+	struct task_row t;
+	struct err e = {{0}};
+	int rc = store_task_next_queued(s->st, &t, &e);
+	if (rc <= 0) {
+		if (rc < 0)
+			fprintf(stderr, "paddock: %s\n", e.msg);
+		return 0;
+	}
+	if (store_task_transition(s->st, t.id, TASK_PREPARING, NULL, &e) < 0) {
+		/* Cancelled by another process in the meantime. */
+		task_row_free(&t);
+		return 1;
+	}
+	progress(s, t.id, "preparing", t.repo);
+	int p[2];
+	if (pipe2(p, O_CLOEXEC) < 0) {
+		transition(s, t.id, TASK_FAILED, "preparing: cannot create a pipe");
+		task_row_free(&t);
+		return 1;
+	}
+	fflush(NULL);
+	pid_t parent = getpid();
+	pid_t pid = fork();
+	if (pid < 0) {
+		close(p[0]);
+		close(p[1]);
+		transition(s, t.id, TASK_FAILED, "preparing: cannot fork a supervisor");
+		task_row_free(&t);
+		return 1;
+	}
+	if (pid == 0) {
+		close(p[0]);
+		supervise(s, &t, p[1], parent);
+	}
+	close(p[1]);
+	fcntl(p[0], F_SETFL, O_NONBLOCK);
+	s->w = xrealloc(s->w, (s->nw + 1) * sizeof *s->w);
+	struct worker *w = &s->w[s->nw++];
+	memset(w, 0, sizeof *w);
+	w->pid = pid;
+	w->fd = p[0];
+	memcpy(w->id, t.id, sizeof w->id);
+	task_row_free(&t);
+	return 1;
+}
+
+static void check_cancels(struct sched *s)
+{
+	double now = mono();
+	for (size_t i = 0; i < s->nw; i++) {
+		struct worker *w = &s->w[i];
+		if (w->term_sent) {
+			if (now - w->term_sent > KILL_GRACE)
+				kill(w->pid, SIGKILL);
+			continue;
+		}
+		struct task_row t;
+		struct err e = {{0}};
+		if (store_task_get(s->st, w->id, &t, &e) < 0)
+			continue;
+		if (t.cancel_requested) {
+			progress(s, w->id, "cancelling", NULL);
+			kill(w->pid, SIGTERM);
+			w->term_sent = now;
+		}
+		task_row_free(&t);
+	}
+}
+
+static int queued_count(struct sched *s)
+{
+	struct task_row *rows;
+	size_t n;
+	struct err e = {{0}};
+	if (store_task_list(s->st, TASK_QUEUED, &rows, &n, &e) < 0)
+		return 0;
+	task_rows_free(rows, n);
+	return (int)n;
+}
+
+static void handle_signals(struct sched *s)
+{
+	struct signalfd_siginfo si;
+	while (read(s->sfd, &si, sizeof si) == sizeof si) {
+		if (si.ssi_signo == SIGINT || si.ssi_signo == SIGTERM)
+			s->stop = 1;
+	}
+	int status;
+	pid_t pid;
+	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		for (size_t i = 0; i < s->nw; i++) {
+			if (s->w[i].pid == pid) {
+				worker_reap(s, i, status);
+				break;
+			}
+		}
+	}
+}
+
+/* On shutdown the supervisors are stopped; their tasks are recorded as
+ * lost with the reason, never silently dropped. */
+static void shutdown_workers(struct sched *s)
+{
+	for (size_t i = 0; i < s->nw; i++)
+		kill(s->w[i].pid, SIGKILL);
+	while (s->nw) {
+		int status;
+		pid_t pid = waitpid(-1, &status, 0);
+		if (pid < 0 && errno != EINTR)
+			break;
+		for (size_t i = 0; i < s->nw; i++) {
+			if (s->w[i].pid == pid) {
+				struct worker *w = &s->w[i];
+				if (w->fd >= 0)
+					close(w->fd);
+				transition(s, w->id, TASK_LOST, _("paddock was stopped while the task ran"));
+				buf_free(&w->in);
+				s->w[i] = s->w[--s->nw];
+				break;
+			}
+		}
+	}
+}
+
+int scheduler_run(const struct config *cfg, const char *data_dir,
+                  const struct scheduler_opts *o, struct err *e)
+{
+	int lockfd;
+	if (sandbox_preflight(e) < 0)
+		return err_prefix(e, _("cannot run tasks"));
+	if (scheduler_lock(data_dir, &lockfd, e) < 0)
+		return -1;
+	struct sched s = { .cfg = cfg, .data_dir = data_dir, .o = o, .sfd = -1 };
+	char *db = paths_join(data_dir, "paddock.db", NULL);
+	int rc = store_open(&s.st, db, e);
+	free(db);
+	if (rc < 0) {
+		close(lockfd);
+		return -1;
+	}
+	/* Whatever a dead owner left active is lost; its sandboxes are gone
+	 * with its processes, and the janitor removes their cgroups. */
+	int lost = store_mark_active_lost(s.st, _("paddock stopped while the task was active"), e);
+	if (lost > 0 && o->progress)
+		fprintf(o->progress, _("%d task(s) left active by a stopped paddock are now lost\n"),
+		        lost);
+	sandbox_janitor();
+
+	sigset_t mask, old;
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGCHLD);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigprocmask(SIG_BLOCK, &mask, &old);
+	s.sfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+
+	double last_poll = 0;
+	while (!s.stop) {
+		double now = mono();
+		if (now - last_poll >= POLL_MS / 1000.0) {
+			last_poll = now;
+			while ((int)s.nw < cfg->workers && start_one(&s))
+				;
+			check_cancels(&s);
+			if (o->until_idle && s.nw == 0 && queued_count(&s) == 0)
+				break;
+		}
+		struct pollfd *pfd = xcalloc(s.nw + 1, sizeof *pfd);
+		pfd[0].fd = s.sfd;
+		pfd[0].events = POLLIN;
+		for (size_t i = 0; i < s.nw; i++) {
+			pfd[i + 1].fd = s.w[i].fd;
+			pfd[i + 1].events = POLLIN;
+		}
+		size_t nw = s.nw;
+		int n = poll(pfd, nw + 1, POLL_MS);
+		if (n > 0) {
+			for (size_t i = 0; i < nw; i++)
+				if (pfd[i + 1].revents && s.w[i].fd >= 0)
+					worker_read(&s, &s.w[i]);
+			if (pfd[0].revents)
+				handle_signals(&s);
+		}
+		free(pfd);
+	}
+	shutdown_workers(&s);
+	close(s.sfd);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	free(s.w);
+	store_close(s.st);
+	close(lockfd);
+	return 0;
+}

@@ -1,0 +1,93 @@
+#include "autoconfig.h"
+#include "task.h"
+
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+static const char *const names[TASK_NSTATUS] = {
+	"queued", "preparing", "running", "testing", "review", "pushing",
+	"done", "failed", "rejected", "cancelled", "lost",
+};
+
+const char *task_status_name(enum task_status s)
+{
+	return (unsigned)s < TASK_NSTATUS ? names[s] : "unknown";
+}
+
+int task_status_parse(const char *name)
+{
+	for (int i = 0; i < TASK_NSTATUS; i++)
+		if (!strcmp(names[i], name))
+			return i;
+	return -1;
+}
+
+int task_status_is_terminal(enum task_status s)
+{
+	return s == TASK_DONE || s == TASK_FAILED || s == TASK_REJECTED ||
+	       s == TASK_CANCELLED || s == TASK_LOST;
+}
+
+int task_status_is_active(enum task_status s)
+{
+	return s == TASK_PREPARING || s == TASK_RUNNING || s == TASK_TESTING ||
+	       s == TASK_PUSHING;
+}
+
+#define B(s) (1u << (s))
+
+/* The life of DESIGN.md: forward through the steps, failed/cancelled/lost
+ * from any active step, and the gate's ways out (review -> running is a
+ * request for changes). */
+static const unsigned next[TASK_NSTATUS] = {
+	[TASK_QUEUED] = B(TASK_PREPARING) | B(TASK_CANCELLED) | B(TASK_LOST),
+	[TASK_PREPARING] = B(TASK_RUNNING) | B(TASK_FAILED) | B(TASK_CANCELLED) | B(TASK_LOST),
+	[TASK_RUNNING] = B(TASK_TESTING) | B(TASK_REVIEW) | B(TASK_DONE) | B(TASK_FAILED) |
+	                 B(TASK_CANCELLED) | B(TASK_LOST),
+	[TASK_TESTING] = B(TASK_RUNNING) | B(TASK_REVIEW) | B(TASK_FAILED) |
+	                 B(TASK_CANCELLED) | B(TASK_LOST),
+	[TASK_REVIEW] = B(TASK_RUNNING) | B(TASK_PUSHING) | B(TASK_REJECTED) |
+	                B(TASK_CANCELLED) | B(TASK_DONE),
+	[TASK_PUSHING] = B(TASK_DONE) | B(TASK_REVIEW) | B(TASK_FAILED) | B(TASK_LOST),
+};
+
+int task_transition_allowed(enum task_status from, enum task_status to)
+{
+	if ((unsigned)from >= TASK_NSTATUS || (unsigned)to >= TASK_NSTATUS)
+		return 0;
+	return (next[from] & B(to)) != 0;
+}
+
+/* Crockford's base32 without i, l, o, u: ids are read aloud and typed. */
+static const char alphabet[] = "0123456789abcdefghjkmnpqrstvwxyz";
+
+void task_id_new(char out[TASK_ID_LEN + 1])
+{
+	unsigned char r[TASK_ID_LEN];
+	size_t got = 0;
+	while (got < sizeof r) {
+		ssize_t n = getrandom(r + got, sizeof r - got, 0);
+		if (n > 0)
+			got += (size_t)n;
+	}
+	/* The first two characters follow the clock so ids sort roughly by
+	 * creation; the rest are random. */
+	unsigned long t = (unsigned long)time(NULL) / 86400;
+	out[0] = alphabet[(t / 32) % 32];
+	out[1] = alphabet[t % 32];
+	for (int i = 2; i < TASK_ID_LEN; i++)
+		out[i] = alphabet[r[i] % 32];
+	out[TASK_ID_LEN] = '\0';
+}
+
+int task_id_valid(const char *s, int prefix_ok)
+{
+	size_t n = strlen(s);
+	if (n > TASK_ID_LEN || n < (prefix_ok ? 4u : (size_t)TASK_ID_LEN))
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!strchr(alphabet, s[i]) || !s[i])
+			return 0;
+	return 1;
+}

@@ -1,0 +1,254 @@
+#include "autoconfig.h"
+#include "template.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "fsx.h"
+#include "i18n.h"
+#include "mirror.h"
+#include "sandbox.h"
+
+#define TEMPLATE_GIT_TIMEOUT 3600
+
+static int template_sha_valid(const char *sha)
+{
+	if (strlen(sha) != 40)
+		return 0;
+	for (int i = 0; i < 40; i++)
+		if (!((sha[i] >= '0' && sha[i] <= '9') || (sha[i] >= 'a' && sha[i] <= 'f')))
+			return 0;
+	return 1;
+}
+
+/* Runs one git command for the build; on failure says which step. */
+static int template_git(const char *what, const char *const *argv, struct err *e)
+{
+	struct buf errb = {0};
+	int ws, rc = -1;
+	struct mirror_git_cmd c = {
+		.argv = argv, .in_fd = -1, .out_fd = -1, .err = &errb,
+		.timeout = TEMPLATE_GIT_TIMEOUT,
+	};
+
+	if (mirror_git_run(&c, &ws, e) < 0)
+		goto out;
+	if (!WIFEXITED(ws) || WEXITSTATUS(ws) != 0) {
+		const char *msg = errb.data ? errb.data : "";
+		const char *fatal = strstr(msg, "fatal: ");
+		if (fatal)
+			msg = fatal + 7;
+		err_set(e, _("template: %s failed: %.*s"), what, (int)strcspn(msg, "\n"),
+		        *msg ? msg : (WIFSIGNALED(ws) ? _("killed") : _("no message from git")));
+		goto out;
+	}
+	rc = 0;
+out:
+	buf_free(&errb);
+	return rc;
+}
+
+/* What the set-up child reports to the parent. */
+struct template_setup_report {
+	int started;
+	struct sandbox_result res;
+	struct err e;
+};
+
+static void template_write_all(int fd, const void *p, size_t n)
+{
+	const char *c = p;
+	while (n > 0) {
+		ssize_t w = write(fd, c, n);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return;
+		}
+		c += w;
+		n -= (size_t)w;
+	}
+}
+
+/* In the forked child: one sandbox (it takes over this process's mount
+ * namespace, which the supervisor needs for the task's own sandbox). */
+static void template_setup_child(int report_fd, const struct config *cfg,
+                                 const struct repo_conf *r, const char *sha,
+                                 const char *dir, int log_fd)
+{
+	const struct sandbox_backend *be = sandbox_backend_default();
+	struct template_setup_report rep;
+	struct sandbox *sb = NULL;
+	char *id = xasprintf("tpl-%s", sha);
+	const char *argv[] = { "/bin/sh", "-c", r->setup, NULL };
+	uint64_t used = 0;
+	struct timespec now;
+	struct sandbox_spec spec = {
+		.task_id = id, .lower = dir, .workspace_direct = 1,
+		.uid = cfg->sandbox_uid, .gid = cfg->sandbox_gid, .limits = cfg->limits,
+	};
+	struct sandbox_cmd cmd = { .argv = argv, .out_fd = log_fd, .output_used = &used };
+
+	memset(&rep, 0, sizeof rep);
+	prctl(PR_SET_PDEATHSIG, SIGTERM);
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (cfg->limits.timeout > 0)
+		cmd.deadline = (double)now.tv_sec + (double)now.tv_nsec / 1e9 + cfg->limits.timeout;
+	if (be->create(&sb, &spec, &rep.e) == 0) {
+		if (be->run(sb, &cmd, &rep.res, &rep.e) == 0)
+			rep.started = 1;
+		be->destroy(sb);
+	}
+	template_write_all(report_fd, &rep, sizeof rep);
+	_exit(0);
+}
+
+static int template_setup(const struct config *cfg, const struct repo_conf *r,
+                          const char *sha, const char *dir, int log_fd, struct err *e)
+{
+	struct template_setup_report rep;
+	int p[2], ws;
+	size_t got = 0;
+	pid_t pid;
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return err_errno(e, _("cannot create a pipe"));
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		close(p[0]);
+		close(p[1]);
+		return err_errno(e, _("cannot fork for the set-up command"));
+	}
+	if (pid == 0) {
+		close(p[0]);
+		template_setup_child(p[1], cfg, r, sha, dir, log_fd);
+	}
+	close(p[1]);
+	while (got < sizeof rep) {
+		ssize_t n = read(p[0], (char *)&rep + got, sizeof rep - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	close(p[0]);
+	while (waitpid(pid, &ws, 0) < 0 && errno == EINTR)
+		;
+	if (got != sizeof rep)
+		return err_set(e, _("setup: the sandbox process died; see the log"));
+	if (!rep.started) {
+		*e = rep.e;
+		return err_prefix(e, "setup");
+	}
+	if (rep.res.end == SANDBOX_EXITED && rep.res.code == 0)
+		return 0;
+	if (rep.res.end == SANDBOX_EXITED)
+		return err_set(e, _("setup: command failed (exit %d); see the log"), rep.res.code);
+	char how[128];
+	sandbox_end_describe(&rep.res, how, sizeof how);
+	return err_set(e, _("setup: command failed (%s); see the log"), how);
+}
+
+static int template_build(const char *data_dir, const struct config *cfg,
+                          const struct repo_conf *r, const char *sha, const char *tmp,
+                          int log_fd, struct err *e)
+{
+	char *mirror = mirror_path(data_dir, r->name);
+	int rc = -1;
+	/* --no-hardlinks: the template is chowned to the sandbox uid and the
+	 * set-up command may write to it; hardlinked object files would give
+	 * that uid the mirror's objects too. */
+	const char *clone[] = { "-c", "core.hooksPath=/dev/null", "clone", "-q", "--local",
+		"--no-hardlinks", "--no-checkout", "--", mirror, tmp, NULL };
+	const char *checkout[] = { "-c", "core.hooksPath=/dev/null", "-C", tmp, "checkout", "-q",
+		"--detach", sha, "--", NULL };
+	const char *rmremote[] = { "-C", tmp, "remote", "remove", "origin", NULL };
+	const char *nogc[] = { "-C", tmp, "config", "gc.auto", "0", NULL };
+
+	if (template_git("git clone", clone, e) < 0 ||
+	    template_git("git checkout", checkout, e) < 0 ||
+	    template_git("git remote remove", rmremote, e) < 0 ||
+	    template_git("git config", nogc, e) < 0)
+		goto out;
+	if (fsx_chown_r(tmp, cfg->sandbox_uid, cfg->sandbox_gid, e) < 0)
+		goto out;
+	if (r->setup && *r->setup && template_setup(cfg, r, sha, tmp, log_fd, e) < 0)
+		goto out;
+	rc = 0;
+out:
+	free(mirror);
+	return rc;
+}
+
+int template_ensure(const char *data_dir, const struct config *cfg,
+                    const struct repo_conf *r, const char *sha, int log_fd,
+                    char **path_out, struct err *e)
+{
+	char *dir = xasprintf("%s/templates/%s", data_dir, r->name);
+	char *final = xasprintf("%s/%s", dir, sha);
+	char *tmp = xasprintf("%s/%s.tmp", dir, sha);
+	char *lock = xasprintf("%s/%s.lock", dir, sha);
+	int lockfd = -1, rc = -1;
+	struct stat st;
+
+	if (!template_sha_valid(sha)) {
+		err_set(e, _("template: %s is not a full commit id"), sha);
+		goto out;
+	}
+	if (fsx_mkdir_p(dir, 0755, e) < 0)
+		goto out;
+	lockfd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (lockfd < 0) {
+		err_errno(e, _("cannot open the lock file %s"), lock);
+		goto out;
+	}
+	while (flock(lockfd, LOCK_EX) < 0) {
+		if (errno != EINTR) {
+			err_errno(e, _("cannot lock %s"), lock);
+			goto out;
+		}
+	}
+	/* Built by someone else (or earlier): reuse it. */
+	if (lstat(final, &st) == 0 && S_ISDIR(st.st_mode)) {
+		rc = 0;
+		goto out;
+	}
+	/* A build that died half-way. */
+	if (fsx_rm_rf(tmp, e) < 0)
+		goto out;
+	if (template_build(data_dir, cfg, r, sha, tmp, log_fd, e) < 0) {
+		struct err ignored;
+		fsx_rm_rf(tmp, &ignored);
+		goto out;
+	}
+	if (rename(tmp, final) < 0) {
+		err_errno(e, _("cannot rename %s to %s"), tmp, final);
+		struct err ignored;
+		fsx_rm_rf(tmp, &ignored);
+		goto out;
+	}
+	rc = 0;
+out:
+	if (rc == 0)
+		*path_out = final;
+	else
+		free(final);
+	if (lockfd >= 0)
+		close(lockfd);
+	free(dir);
+	free(tmp);
+	free(lock);
+	return rc;
+}

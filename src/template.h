@@ -1,0 +1,20 @@
+/* template: read-only checkouts of a base commit, one per (repo, commit),
+ * the lower layer of every task's workspace.
+ *
+ * Built once: a local clone of the mirror without remotes or credentials,
+ * checked out detached at the commit, owned by the sandbox uid; then the
+ * repo's `setup` command runs in a sandbox with the template writable.
+ * Concurrent callers wait on a flock; a failed build leaves nothing. */
+#ifndef PADDOCK_TEMPLATE_H
+#define PADDOCK_TEMPLATE_H
+
+#include "config.h"
+#include "err.h"
+
+/* Ensures <data>/templates/<repo>/<sha> exists; *path_out is malloc'd.
+ * Set-up output is appended to log_fd. */
+int template_ensure(const char *data_dir, const struct config *cfg,
+                    const struct repo_conf *r, const char *sha, int log_fd,
+                    char **path_out, struct err *e);
+
+#endif

@@ -1,0 +1,17 @@
+/* units: parsing of durations ("30m", "90s", "2h") and sizes ("4g", "64m"). */
+#ifndef PADDOCK_UNITS_H
+#define PADDOCK_UNITS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Seconds.  Accepts an integer with optional suffix s, m, h, d.  Returns
+ * 0 on success, -1 when the text is not a valid positive duration. */
+int units_parse_duration(const char *s, double *seconds);
+/* Bytes.  Accepts an integer with optional suffix k, m, g, t (powers of
+ * 1024, case-insensitive, optional trailing 'b' or 'ib'). */
+int units_parse_size(const char *s, uint64_t *bytes);
+/* Formats bytes as "64m"/"2g"/"512k"/"100" into out (>= 32 bytes). */
+void units_format_size(uint64_t bytes, char *out, size_t outlen);
+
+#endif

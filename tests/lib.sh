@@ -1,0 +1,109 @@
+# lib.sh: shared helpers for the shell tests (TAP output).
+# Each test gets its own data dir, config and scratch dir under $T, removed
+# at exit.  Sourced by tests/*.test, which run from the build directory.
+set -u
+: "${PADDOCK:=$top_builddir/paddock}"
+T=$(mktemp -d /tmp/paddock-test.XXXXXX)
+chmod 755 "$T"
+export PADDOCK_HOME="$T/data"
+export PADDOCK_CONFIG="$T/config"
+export XDG_CONFIG_HOME="$T/xdg-config"
+export LC_ALL=C.UTF-8 LANGUAGE=
+export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
+export GIT_AUTHOR_NAME=tester GIT_AUTHOR_EMAIL=tester@example.invalid
+export GIT_COMMITTER_NAME=tester GIT_COMMITTER_EMAIL=tester@example.invalid
+_tap_n=0
+_tap_failed=0
+_cleanup_hooks=""
+
+at_exit() { _cleanup_hooks="$_cleanup_hooks
+$1"; }
+_lib_exit() {
+	rc=$?
+	eval "$_cleanup_hooks" >/dev/null 2>&1 || true
+	# A serve left running by a failed test must not outlive it.
+	[ -f "$T/serve.pid" ] && kill -9 "$(cat "$T/serve.pid")" 2>/dev/null
+	rm -rf "$T" 2>/dev/null
+	echo "1..$_tap_n"
+	[ "$_tap_failed" -eq 0 ] || exit 1
+	exit "$rc"
+}
+trap _lib_exit EXIT
+
+ok() { # ok CONDITION-STATUS DESCRIPTION ; use as: cmd; ok $? "desc"
+	_tap_n=$((_tap_n + 1))
+	if [ "$1" -eq 0 ]; then echo "ok $_tap_n - $2"
+	else echo "not ok $_tap_n - $2"; _tap_failed=$((_tap_failed + 1)); fi
+}
+check() { # check "desc" command... : passes when the command succeeds
+	_d=$1; shift
+	if "$@" >"$T/check.out" 2>&1; then ok 0 "$_d"
+	else ok 1 "$_d"; sed 's/^/#   /' "$T/check.out" | head -n 40; fi
+}
+check_not() { # check_not "desc" command... : passes when the command fails
+	_d=$1; shift
+	if "$@" >"$T/check.out" 2>&1; then ok 1 "$_d"; sed 's/^/#   /' "$T/check.out" | head -n 40
+	else ok 0 "$_d"; fi
+}
+skip_all() { echo "1..0 # SKIP $1"; trap - EXIT; rm -rf "$T"; exit 0; }
+diag() { echo "# $*"; }
+bail() { echo "Bail out! $*"; exit 1; }
+
+# wait_for SECONDS command... : polls until the command succeeds.
+wait_for() {
+	_limit=$1; shift
+	_end=$(( $(date +%s) + _limit ))
+	while ! "$@" >/dev/null 2>&1; do
+		[ "$(date +%s)" -ge "$_end" ] && return 1
+		sleep 0.1
+	done
+	return 0
+}
+
+require_root_sandbox() {
+	[ "$(id -u)" -eq 0 ] || skip_all "sandbox tests need root (CI runs as root)"
+	command -v bwrap >/dev/null || skip_all "bwrap not installed"
+}
+
+# make_repo NAME: a bare repo at $T/remotes/NAME.git from the files in
+# $T/src-NAME (created by the caller), one commit on main.
+make_repo() {
+	_src="$T/src-$1"
+	git -C "$_src" init -q -b main
+	git -C "$_src" add -A
+	git -C "$_src" commit -q -m "initial"
+	mkdir -p "$T/remotes"
+	git clone -q --bare "$_src" "$T/remotes/$1.git"
+}
+
+# make_py_repo NAME: a small python project whose tests pass.
+make_py_repo() {
+	mkdir -p "$T/src-$1"
+	cat >"$T/src-$1/calc.py" <<'PY'
+def add(a, b):
+    return a + b
+PY
+	cat >"$T/src-$1/test_calc.py" <<'PY'
+import unittest
+import calc
+
+class CalcTest(unittest.TestCase):
+    def test_add(self):
+        self.assertEqual(calc.add(2, 3), 5)
+
+if __name__ == "__main__":
+    unittest.main()
+PY
+	make_repo "$1"
+}
+
+# write_agent NAME <<'SH' ... SH : an agent script at $T/agents/NAME.sh
+write_agent() {
+	mkdir -p "$T/agents"
+	cat >"$T/agents/$1.sh"
+	chmod 755 "$T/agents/$1.sh"
+}
+
+# task_status ID: prints the task's status
+task_status() { "$PADDOCK" show --json "$1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["status"])'; }
+task_field() { "$PADDOCK" show --json "$1" | python3 -c 'import json,sys; v=json.load(sys.stdin).get(sys.argv[1]); print("" if v is None else v)' "$2"; }

@@ -1,0 +1,408 @@
+/* test-config: the configuration file, its defaults and its error messages
+ * ("file:line: message"). */
+#include "autoconfig.h"
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "buf.h"
+#include "err.h"
+#include "tap.h"
+
+static char dir[] = "/tmp/test-config.XXXXXX";
+static int nfiles;
+
+/* Writes text to a new fixture file; returns its path (static). */
+static const char *fixture(const char *text)
+{
+	static char path[512];
+	FILE *f;
+	snprintf(path, sizeof(path), "%s/config-%d", dir, ++nfiles);
+	f = fopen(path, "w");
+	if (!f)
+		abort();
+	fputs(text, f);
+	fclose(f);
+	return path;
+}
+
+/* Loads text; returns the error with the path replaced by "F", or "" when
+ * the load succeeds.  c keeps the result (freed by the next call). */
+static struct config c;
+static const char *load(const char *text)
+{
+	static char msg[ERR_MAX + 16];
+	struct err e = { { 0 } };
+	const char *path = fixture(text);
+	size_t plen = strlen(path);
+
+	config_free(&c);
+	if (config_load(&c, path, &e) == 0)
+		return "";
+	if (strncmp(e.msg, path, plen) == 0)
+		snprintf(msg, sizeof(msg), "F%s", e.msg + plen);
+	else
+		snprintf(msg, sizeof(msg), "%s", e.msg);
+	return msg;
+}
+
+/* Runs config_check on text; returns its output with the path replaced by
+ * "F" and stores the count in *n. */
+static const char *check(const char *path, int *n)
+{
+	static struct buf out;
+	char *data = NULL;
+	size_t size = 0;
+	FILE *f = open_memstream(&data, &size);
+	size_t plen = path ? strlen(path) : 0;
+	const char *p;
+
+	*n = config_check(path, f);
+	fclose(f);
+	buf_free(&out);
+	memset(&out, 0, sizeof(out));
+	for (p = data; *p; ) {
+		if (path && strncmp(p, path, plen) == 0) {
+			buf_addc(&out, 'F');
+			p += plen;
+		} else {
+			buf_addc(&out, *p++);
+		}
+	}
+	free(data);
+	return out.data ? out.data : "";
+}
+
+int main(void)
+{
+	struct err e = { { 0 } };
+	const struct repo_conf *r;
+	char *p;
+	int n;
+
+	if (!mkdtemp(dir))
+		return 1;
+
+	/* Defaults. */
+	config_init_defaults(&c);
+	is_int(c.workers, 2, "default workers");
+	ok(c.limits.timeout == 1800, "default timeout 30m");
+	ok(c.limits.memory == 4ULL << 30, "default memory 4g");
+	is_int(c.limits.pids, 512, "default pids");
+	ok(c.limits.disk == 2ULL << 30, "default disk 2g");
+	ok(c.limits.output == 64ULL << 20, "default output 64m");
+	ok(c.limits.bundle == 200ULL << 20, "default bundle 200m");
+	is_int(c.sandbox_uid, 64100, "default sandbox uid");
+	is_int(c.sandbox_gid, 64100, "default sandbox gid");
+	is_int(c.nrepos, 0, "no repos by default");
+	is_int(c.nagents, 0, "no agents by default");
+	ok(config_default_agent(&c) == NULL, "no default agent without agents");
+
+	/* Missing file. */
+	{
+		char *missing = xasprintf("%s/does-not-exist", dir);
+		config_free(&c);
+		ok(config_load(&c, missing, &e) == 0, "a missing file loads as defaults");
+		is_str(c.path, missing, "path recorded even when missing");
+		is_int(c.workers, 2, "missing file: defaults");
+		is_str(check(missing, &n), "F: no such file; create it or name another file\n",
+		       "config_check reports a named missing file");
+		is_int(n, 1, "one problem for a named missing file");
+		free(missing);
+	}
+
+	/* A full, good file. */
+	is_str(load("# paddock configuration\n"
+		    "; another comment\n"
+		    "[paddock]\n"
+		    "\tworkers = 4\n"
+		    "[limits]\n"
+		    "\ttimeout = 2h\n"
+		    "\tmemory = 8g\n"
+		    "\tpids = 1024\n"
+		    "\tdisk = 512m\n"
+		    "\toutput = 1m\n"
+		    "\tbundle = 50MiB\n"
+		    "[sandbox]\n"
+		    "\tuid = 70000\n"
+		    "\tgid = 70001\n"
+		    "[repo \"calc\"]\n"
+		    "\turl = /srv/git/calc.git\n"
+		    "\ttest = python3 -m unittest -q   # runs in the sandbox\n"
+		    "\tsetup = \"pip install -e . ; true\"\n"
+		    "[repo \"web.site\"]\n"
+		    "\turl = https://example.invalid/web.git\n"
+		    "\tbranch = develop\n"
+		    "[agent \"claude\"]\n"
+		    "\tcommand = claude -p --output-format stream-json\n"
+		    "[agent \"default\"]\n"
+		    "\tcommand = sh -c 'echo hi'\n"), "", "a full configuration loads");
+	is_int(c.workers, 4, "workers read");
+	ok(c.limits.timeout == 7200, "timeout read");
+	ok(c.limits.memory == 8ULL << 30, "memory read");
+	is_int(c.limits.pids, 1024, "pids read");
+	ok(c.limits.disk == 512ULL << 20, "disk read");
+	ok(c.limits.output == 1ULL << 20, "output read");
+	ok(c.limits.bundle == 50ULL << 20, "bundle read");
+	is_int(c.sandbox_uid, 70000, "uid read");
+	is_int(c.sandbox_gid, 70001, "gid read");
+	is_int(c.nrepos, 2, "two repos");
+	r = config_find_repo(&c, "calc");
+	ok(r != NULL, "repo calc found");
+	if (r) {
+		is_str(r->url, "/srv/git/calc.git", "repo url");
+		is_str(r->branch, "main", "branch defaults to main");
+		is_str(r->test, "python3 -m unittest -q", "test keeps inner spaces, loses the comment");
+		is_str(r->setup, "pip install -e . ; true", "quoted value keeps ';'");
+	}
+	r = config_find_repo(&c, "web.site");
+	ok(r && strcmp(r->branch, "develop") == 0 && r->test == NULL && r->setup == NULL,
+	   "second repo: branch read, no test or setup");
+	ok(config_find_repo(&c, "CALC") == NULL, "repo names are case-sensitive");
+	ok(config_find_agent(&c, "claude") &&
+	   strcmp(config_find_agent(&c, "claude")->command, "claude -p --output-format stream-json") == 0,
+	   "agent command read");
+	ok(config_default_agent(&c) && strcmp(config_default_agent(&c)->name, "default") == 0,
+	   "agent named default is the default agent");
+
+	/* git-config flavours: case of section and key names, old-style
+	 * [section.sub], key on the header line, continued lines, last value
+	 * wins. */
+	is_str(load("[PADDOCK]\n  Workers = 3\n[Limits] Memory = 1g\n"
+		    "[agent.first]\ncommand = one \\\n  two\n"
+		    "[paddock]\nworkers = 5\n"), "", "git-config flavours load");
+	is_int(c.workers, 5, "last value wins, upper-case names accepted");
+	ok(c.limits.memory == 1ULL << 30, "key on the header line");
+	ok(c.nagents == 1 && strcmp(c.agents[0].name, "first") == 0 &&
+	   strcmp(c.agents[0].command, "one   two") == 0, "old-style [agent.first] and a continued value");
+	ok(config_default_agent(&c) == &c.agents[0], "first agent is the default without one named default");
+
+	/* Semantic errors, with lines. */
+	is_str(load("[paddock]\n\tworkers = 0\n"),
+	       "F:2: paddock.workers: '0' is not a number from 1 to 64", "workers 0 refused at line 2");
+	is_int(c.workers, 2, "a failed load leaves the defaults");
+	is_str(load("[paddock]\nworkers = 65\n"), "F:2: paddock.workers: '65' is not a number from 1 to 64",
+	       "workers 65 refused");
+	is_str(load("# c\n\n[limits]\n  timeout = 30 minutes\n"),
+	       "F:4: limits.timeout: '30 minutes' is not a duration; write a whole number of seconds with an optional s, m, h or d suffix (for example 30m)",
+	       "bad duration, line 4");
+	is_str(load("[limits]\npids = 10\nmemory = lots\n"),
+	       "F:3: limits.memory: 'lots' is not a size; write a whole number of bytes with an optional k, m, g or t suffix (for example 4g or 512m)",
+	       "bad size, line 3");
+	is_str(load("[limits]\npids = -1\n"), "F:2: limits.pids: '-1' is not a number of processes from 1 to 4194304",
+	       "negative pids refused");
+	is_str(load("[limits]\n\tmemroy = 4g\n"), "F:2: unknown key 'limits.memroy'; did you mean 'limits.memory'?",
+	       "unknown key with a suggestion");
+	is_str(load("[limits]\nfoo = 1\n"), "F:2: unknown key 'limits.foo'", "unknown key without a suggestion");
+	is_str(load("[paddock]\nworkers = 2\n[limit]\nmemory = 1g\n"),
+	       "F:3: unknown section 'limit'; did you mean 'limits'?", "unknown section at its header line");
+	is_str(load("[colors]\nui = auto\n"),
+	       "F:1: unknown section 'colors'; known sections are paddock, limits, sandbox, repo and agent",
+	       "unknown section without a suggestion");
+	is_str(load("[sandbox]\nuid = 0\n"),
+	       "F:2: sandbox.uid = 0 would run agents as root; choose an unused unprivileged uid such as 64100",
+	       "uid 0 refused");
+	is_str(load("[sandbox]\ngid = 0\n"),
+	       "F:2: sandbox.gid = 0 would give agents the root group; choose an unused unprivileged gid such as 64100",
+	       "gid 0 refused");
+	is_str(load("[sandbox]\nuid = 4294967295\n"), "F:2: sandbox.uid: '4294967295' is not a number from 1 to 4294967294",
+	       "uid -1 refused");
+	is_str(load("[sandbox]\nuid = abc\n"), "F:2: sandbox.uid: 'abc' is not a number from 1 to 4294967294",
+	       "non-numeric uid refused");
+	is_str(load("[repo \"calc\"]\n\tbranch = main\n\ttest = make check\n"),
+	       "F:1: repo 'calc' has no url; add url = PATH-OR-URL under [repo \"calc\"]",
+	       "missing url reported at the section header");
+	is_str(load("[repo \"a\"]\nurl = /x\n[repo \"bad name\"]\nurl = /y\n"),
+	       "F:3: invalid repo name 'bad name': use up to 64 letters, digits, '.', '_' and '-', starting with a letter or digit",
+	       "invalid repo name at its header");
+	is_str(load("[repo \"x..y\"]\nurl = /y\n"),
+	       "F:1: invalid repo name 'x..y': use up to 64 letters, digits, '.', '_' and '-', starting with a letter or digit",
+	       "'..' in a name refused");
+	is_str(load("[repo]\nurl = /y\n"), "F:1: [repo] needs a name: write [repo \"NAME\"]", "[repo] without a name");
+	is_str(load("[paddock \"x\"]\nworkers = 1\n"), "F:1: [paddock \"x\"]: section paddock takes no name; write [paddock]",
+	       "[paddock \"x\"] refused");
+	is_str(load("[repo \"a\"]\nurl = /x\nbranch = bad..name\n"), "F:3: repo.a.branch: 'bad..name' is not a valid branch name",
+	       "invalid branch refused");
+	is_str(load("[repo \"a\"]\nurl = ext::sh -c touch% /tmp/pwned\n"),
+	       "F:2: repo.a.url: 'ext::sh -c touch% /tmp/pwned' is not a usable path or URL; use a path, file://, https:// or ssh:// URL",
+	       "ext:: transport refused");
+	is_str(load("[repo \"a\"]\nurl = --upload-pack=evil\n"),
+	       "F:2: repo.a.url: '--upload-pack=evil' is not a usable path or URL; use a path, file://, https:// or ssh:// URL",
+	       "url that looks like an option refused");
+	is_str(load("[repo \"a\"]\nulr = /x\n"), "F:2: unknown key 'repo.a.ulr'; did you mean 'repo.a.url'?",
+	       "unknown repo key with a suggestion");
+	is_str(load("[agent \"x\"]\n\n\tcommand = run 'unclosed\n"),
+	       "F:3: agent.x.command: agent command has an unterminated single quote (close it or escape it): run 'unclosed",
+	       "agent command with a bad quote, line 3");
+	is_str(load("[agent \"x\"]\n"), "", "an empty [agent] section has no entries, so nothing to check");
+	is_str(load("[agent \"x\"]\nflag = 1\n"), "F:2: unknown key 'agent.x.flag'", "unknown agent key");
+	is_str(load("[agent \"y\"]\ncommand\n"), "F:2: 'agent.y.command' needs a value: write command = VALUE",
+	       "key without value");
+	is_str(load("workers = 3\n"), "F:1: 'workers' is outside any section; put it under a section header such as [paddock]",
+	       "key before any section");
+	is_str(load("[include]\npath = /etc/passwd\n"), "F:1: [include] is not supported; put every setting in this file",
+	       "include refused");
+
+	/* Duplicate keys: the line of the bad one, not of the first. */
+	is_str(load("[paddock]\nworkers = 3\n[limits]\nmemory = 1g\n[paddock]\nworkers = many\n"),
+	       "F:6: paddock.workers: 'many' is not a number from 1 to 64", "second occurrence's line");
+	/* Case-insensitive lookup for the line. */
+	is_str(load("[Limits]\n\n  TimeOut = soon\n"),
+	       "F:3: limits.timeout: 'soon' is not a duration; write a whole number of seconds with an optional s, m, h or d suffix (for example 30m)",
+	       "line found for mixed-case section and key");
+	/* Subsection names are case-sensitive: the right header. */
+	is_str(load("[repo \"A\"]\nurl = /a\n[repo \"a\"]\ntest = t\n"),
+	       "F:3: repo 'a' has no url; add url = PATH-OR-URL under [repo \"a\"]",
+	       "header of the right (case-sensitive) repo");
+	/* A continued value does not look like a key. */
+	is_str(load("[repo \"a\"]\nurl = /a\ntest = make \\\nbranch = x\nbranch = ../x\n"),
+	       "F:5: repo.a.branch: '../x' is not a valid branch name", "continuation lines skipped when counting");
+
+	/* Syntax errors: libgit2's line. */
+	is_str(load("[paddock]\nworkers = 3\n[bad\nx=1\n"),
+	       "F:3: syntax error: missing ']' in section header", "syntax error line from libgit2");
+	p = xstrdup(load("[paddock]\n\n\n\tworkers = \"3\n[x\n"));
+	ok(strncmp(p, "F:", 2) == 0 && strstr(p, ": syntax error: ") && atoi(p + 2) >= 4,
+	   "a later syntax error is reported at its line: %s", p);
+	free(p);
+
+	/* config_check: every problem, sorted by line, counted. */
+	{
+		const char *path = fixture("[paddock]\n"
+					   "\tworkers = 100\n"
+					   "[limits]\n"
+					   "\tmemroy = 4g\n"
+					   "\ttimeout = -1\n"
+					   "[repo \"nourl\"]\n"
+					   "\tbranch = main\n"
+					   "[sandbox]\n"
+					   "\tuid = 0\n"
+					   "[bogus]\n"
+					   "\tx = 1\n"
+					   "\ty = 2\n");
+		is_str(check(path, &n),
+		       "F:2: paddock.workers: '100' is not a number from 1 to 64\n"
+		       "F:4: unknown key 'limits.memroy'; did you mean 'limits.memory'?\n"
+		       "F:5: limits.timeout: '-1' is not a duration; write a whole number of seconds with an optional s, m, h or d suffix (for example 30m)\n"
+		       "F:6: repo 'nourl' has no url; add url = PATH-OR-URL under [repo \"nourl\"]\n"
+		       "F:9: sandbox.uid = 0 would run agents as root; choose an unused unprivileged uid such as 64100\n"
+		       "F:10: unknown section 'bogus'; known sections are paddock, limits, sandbox, repo and agent\n",
+		       "config_check lists every problem in line order, one per unknown section");
+		is_int(n, 6, "config_check counts six problems");
+		is_str(load("[paddock]\n\tworkers = 100\n[limits]\n\tmemroy = 4g\n"),
+		       "F:2: paddock.workers: '100' is not a number from 1 to 64", "config_load fails with the first");
+	}
+	{
+		const char *path = fixture("[paddock]\nworkers = 3\n");
+		is_str(check(path, &n), "", "config_check on a good file prints nothing");
+		is_int(n, 0, "and returns 0");
+		path = fixture("[paddock]\nworkers = 3\n[x\n");
+		is_str(check(path, &n), "F:3: syntax error: missing ']' in section header\n", "config_check reports a syntax error");
+		is_int(n, 1, "one problem for a syntax error");
+	}
+	{
+		/* A directory is not a config file. */
+		char *d = xasprintf("%s/adir", dir);
+		mkdir(d, 0700);
+		config_free(&c);
+		ok(config_load(&c, d, &e) < 0 && strstr(e.msg, "cannot read") && strncmp(e.msg, d, strlen(d)) == 0,
+		   "a directory is refused: %s", e.msg);
+		rmdir(d);
+		free(d);
+	}
+
+	/* Default path. */
+	setenv("PADDOCK_CONFIG", "/x/paddock.conf", 1);
+	setenv("XDG_CONFIG_HOME", "/xdg", 1);
+	setenv("HOME", "/home/u", 1);
+	p = config_default_path();
+	is_str(p, "/x/paddock.conf", "$PADDOCK_CONFIG first");
+	free(p);
+	unsetenv("PADDOCK_CONFIG");
+	p = config_default_path();
+	is_str(p, "/xdg/paddock/config", "then $XDG_CONFIG_HOME/paddock/config");
+	free(p);
+	setenv("XDG_CONFIG_HOME", "relative", 1);
+	p = config_default_path();
+	is_str(p, "/home/u/.config/paddock/config", "a relative $XDG_CONFIG_HOME is ignored");
+	free(p);
+	unsetenv("XDG_CONFIG_HOME");
+	p = config_default_path();
+	is_str(p, "/home/u/.config/paddock/config", "else ~/.config/paddock/config");
+	free(p);
+	{
+		/* config_load(NULL) reads the default path. */
+		const char *path = fixture("[paddock]\nworkers = 7\n");
+		setenv("PADDOCK_CONFIG", path, 1);
+		config_free(&c);
+		ok(config_load(&c, NULL, &e) == 0 && c.workers == 7 && strcmp(c.path, path) == 0,
+		   "config_load(NULL) reads $PADDOCK_CONFIG");
+		unlink(path);
+		config_free(&c);
+		ok(config_load(&c, NULL, &e) == 0 && c.workers == 2, "missing default file: defaults");
+		is_str(check(NULL, &n), "", "config_check(NULL) on a missing default file is quiet");
+		unsetenv("PADDOCK_CONFIG");
+	}
+
+	/* Adding definitions copies and replaces. */
+	config_free(&c);
+	config_init_defaults(&c);
+	{
+		char name[] = "demo", url[] = "/srv/demo.git", test[] = "make check";
+		struct repo_conf rc = { name, url, NULL, test, NULL };
+		char aname[] = "script", acmd[] = "/bin/true";
+		config_add_repo(&c, &rc);
+		memset(url, 'X', sizeof(url) - 1);
+		memset(acmd, 'Y', sizeof(acmd) - 1);
+		config_add_agent(&c, aname, acmd);
+		strcpy(acmd, "changed");
+		r = config_find_repo(&c, "demo");
+		ok(r && strcmp(r->url, "/srv/demo.git") == 0 && strcmp(r->branch, "main") == 0 &&
+		   strcmp(r->test, "make check") == 0 && r->setup == NULL,
+		   "config_add_repo copies its input, branch defaults to main");
+		ok(config_find_agent(&c, "script") &&
+		   strcmp(config_find_agent(&c, "script")->command, "YYYYYYYYY") == 0,
+		   "config_add_agent copies its input");
+		rc.url = (char *)"/srv/other.git";
+		rc.branch = (char *)"dev";
+		config_add_repo(&c, &rc);
+		config_add_agent(&c, "script", "echo two");
+		is_int(c.nrepos, 1, "same repo name replaces");
+		is_int(c.nagents, 1, "same agent name replaces");
+		r = config_find_repo(&c, "demo");
+		ok(r && strcmp(r->url, "/srv/other.git") == 0 && strcmp(r->branch, "dev") == 0,
+		   "replaced repo has the new values");
+		is_str(config_find_agent(&c, "script")->command, "echo two", "replaced agent has the new command");
+		config_add_repo(&c, r);   /* re-adding itself must not read freed memory */
+		r = config_find_repo(&c, "demo");
+		ok(r && strcmp(r->url, "/srv/other.git") == 0, "re-adding a repo from the config itself is safe");
+	}
+	config_free(&c);
+
+	/* Names. */
+	ok(config_name_valid("calc"), "name calc");
+	ok(config_name_valid("My_repo-2.0"), "letters, digits, _ - .");
+	ok(config_name_valid("9lives"), "digit first");
+	ok(!config_name_valid(""), "empty name refused");
+	ok(!config_name_valid(NULL), "NULL name refused");
+	ok(!config_name_valid(".hidden"), "leading dot refused");
+	ok(!config_name_valid("-rf"), "leading dash refused");
+	ok(!config_name_valid("a..b"), "'..' refused");
+	ok(!config_name_valid("a/b"), "slash refused");
+	ok(!config_name_valid("a b"), "space refused");
+	ok(!config_name_valid("x.lock"), "'.lock' suffix refused");
+	ok(!config_name_valid("caf\xc3\xa9"), "non-ASCII refused");
+	ok(config_name_valid("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"), "64 characters allowed");
+	ok(!config_name_valid("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"), "65 characters refused");
+
+	{
+		char *cmd = xasprintf("rm -rf %s", dir);
+		if (system(cmd) != 0)
+			ok(0, "cleanup");
+		free(cmd);
+	}
+	return tap_done();
+}
