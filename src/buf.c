@@ -67,11 +67,14 @@ void buf_grow(struct buf *b, size_t extra)
 {
 	if (b->len + extra + 1 <= b->cap)
 		return;
+	int was_empty = b->data == NULL;
 	size_t cap = b->cap ? b->cap : 64;
 	while (cap < b->len + extra + 1)
 		cap *= 2;
 	b->data = xrealloc(b->data, cap);
 	b->cap = cap;
+	if (was_empty)
+		b->data[0] = '\0';
 }
 
 void buf_add(struct buf *b, const void *p, size_t n)

@@ -37,10 +37,11 @@ int bundle_header_parse(const char *data, size_t len, struct bundle_header *h,
                         struct err *e);
 void bundle_header_free(struct bundle_header *h);
 
+/* 0 means no cap. */
 struct bundle_limits {
-	uint64_t max_bytes;          /* the bundle file */
-	uint32_t max_objects;        /* objects in the pack */
-	uint64_t max_blob;           /* any one blob */
+	uint64_t max_bytes;          /* the bundle file (and index-pack's input) */
+	uint32_t max_objects;        /* objects in the pack (its header's count) */
+	uint64_t max_blob;           /* any one new blob */
 };
 
 /* Checks the bundle at path and imports it into the bare mirror: exactly

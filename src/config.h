@@ -2,9 +2,17 @@
  * libgit2's config API.
  *
  * The file is $PADDOCK_CONFIG, else $XDG_CONFIG_HOME/paddock/config (else
- * ~/.config/paddock/config).  A missing file is an empty configuration.
- * config_load fills a struct config that owns all its strings; free it with
- * config_free. */
+ * ~/.config/paddock/config; a relative $XDG_CONFIG_HOME is ignored).  A
+ * missing file is an empty configuration.  config_load fills a struct
+ * config that owns all its strings; free it with config_free.
+ *
+ * Sections: [paddock] workers; [limits] timeout memory pids disk output
+ * bundle (units.h syntax); [sandbox] uid gid (not 0); [repo "NAME"] url
+ * (required) branch test setup; [agent "NAME"] command (required, split
+ * as agent.h does).  Unknown sections and keys, [include] and keys outside
+ * a section are errors.  Errors read "file:line: message"; the line of a
+ * bad value is found by scanning the file (names compared as git does),
+ * that of a syntax error comes from libgit2. */
 #ifndef PADDOCK_CONFIG_H
 #define PADDOCK_CONFIG_H
 
@@ -49,13 +57,17 @@ struct config {
 
 /* Default config file path (malloc'd). */
 char *config_default_path(void);
-/* Built-in defaults (no repos, built-in agents only). */
+/* Built-in defaults (no repos, no agents); c need not be initialised. */
 void config_init_defaults(struct config *c);
-/* Loads path (NULL: default path).  On error, e holds "file:line: message"
- * for the first problem; use config_check to list all of them. */
+/* Loads path (NULL: default path); c need not be initialised.  On error,
+ * e holds "file:line: message" for the first problem (in line order) and c
+ * holds the defaults (free it all the same); use config_check to list all
+ * of them. */
 int config_load(struct config *c, const char *path, struct err *e);
-/* Checks path and prints every problem as "file:line: message" to out.
- * Returns the number of problems (0 when the file is good). */
+/* Checks path and prints every problem as "file:line: message" to out, in
+ * line order (one per unknown or misnamed section).  Returns the number of
+ * problems (0 when the file is good).  A missing file is a problem when
+ * path names it, not when path is NULL (the default file is optional). */
 int config_check(const char *path, FILE *out);
 void config_free(struct config *c);
 
@@ -64,7 +76,8 @@ const struct agent_conf *config_find_agent(const struct config *c, const char *n
 /* The agent used when a task names none: "default" if defined, else the
  * first one, else NULL. */
 const struct agent_conf *config_default_agent(const struct config *c);
-/* Adds (or replaces) a repo / agent definition; used by the demo. */
+/* Adds (or replaces) a repo / agent definition, copying every string
+ * (r->branch NULL means "main"); used by the demo. */
 void config_add_repo(struct config *c, const struct repo_conf *r);
 void config_add_agent(struct config *c, const char *name, const char *command);
 /* 1 if name is a valid repo/agent name. */

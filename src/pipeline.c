@@ -23,8 +23,10 @@
 #include "testreport.h"
 #include "units.h"
 
-/* Exit code of the hand-off script when the agent changed nothing. */
+/* Exit codes of the hand-off script: the agent changed nothing; the
+ * workspace is no longer a git repository. */
 #define HANDOFF_NO_CHANGE 3
+#define HANDOFF_NO_REPO 4
 
 struct run {
 	const struct pipeline_job *job;
@@ -190,6 +192,7 @@ static char *handoff_script(const char *id, const char *base)
 		"set -e\n"
 		"cd " SANDBOX_WORKDIR "\n"
 		"g() { git -c core.hooksPath=/dev/null -c core.fsmonitor= \"$@\"; }\n"
+		"g rev-parse --verify -q HEAD >/dev/null 2>&1 || exit %d\n"
 		"g add -A\n"
 		"if ! g diff --cached --quiet; then\n"
 		"  g commit -q --no-verify --author 'paddock agent <agent@paddock.invalid>' "
@@ -200,7 +203,7 @@ static char *handoff_script(const char *id, const char *base)
 		"  exit %d\n"
 		"fi\n"
 		"g bundle create -q " SANDBOX_OUTDIR "/result.bundle refs/heads/paddock/%s ^%s\n",
-		id, id, base, id, HANDOFF_NO_CHANGE, id, base);
+		HANDOFF_NO_REPO, id, id, base, id, HANDOFF_NO_CHANGE, id, base);
 }
 
 static int handoff(struct run *r, struct sandbox *sb, const char *base, char head[41],
@@ -221,6 +224,9 @@ static int handoff(struct run *r, struct sandbox *sb, const char *base, char hea
 		return -1;
 	if (res.end == SANDBOX_EXITED && res.code == HANDOFF_NO_CHANGE)
 		return err_set(e, _("the agent made no change"));
+	if (res.end == SANDBOX_EXITED && res.code == HANDOFF_NO_REPO)
+		return err_set(e, _("the agent removed or broke the git repository in %s; there "
+		                    "is no work to hand back"), SANDBOX_WORKDIR);
 	char *p = result_problem(r, _("the hand-off"), &res);
 	if (p) {
 		err_set(e, "%s", p);

@@ -313,6 +313,9 @@ static void build_argv(struct sandbox *sb, const struct sandbox_cmd *cmd,
 		snprintf(src, sizeof src, RT_FILES "/%zu", i);
 		av_add3(a, "--ro-bind", src, sb->file_paths[i]);
 	}
+	/* The root tmpfs (/, /etc, the mount points) is bwrap's, unsized: make
+	 * it read-only so that only the sized tmpfs takes writes. */
+	av_add2(a, "--remount-ro", "/");
 	av_add2(a, "--chdir", SANDBOX_WORKDIR);
 	av_fd(a, "--add-seccomp-fd", sb->seccomp_fd, NULL);
 	av_add(a, "--");

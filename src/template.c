@@ -177,7 +177,14 @@ static int template_build(const char *data_dir, const struct config *cfg,
 	const char *rmremote[] = { "-C", tmp, "remote", "remove", "origin", NULL };
 	const char *nogc[] = { "-C", tmp, "config", "gc.auto", "0", NULL };
 
-	if (template_git("git clone", clone, e) < 0 ||
+	/* Under the mirror's lock: a fetch or bundle import in progress would
+	 * otherwise be copied half-done (clone --local copies objects/). */
+	int mlock = mirror_lock(mirror, e);
+	if (mlock < 0)
+		goto out;
+	int cloned = template_git("git clone", clone, e);
+	close(mlock);
+	if (cloned < 0 ||
 	    template_git("git checkout", checkout, e) < 0 ||
 	    template_git("git remote remove", rmremote, e) < 0 ||
 	    template_git("git config", nogc, e) < 0)

@@ -5,13 +5,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Seconds.  Accepts an integer with optional suffix s, m, h, d.  Returns
- * 0 on success, -1 when the text is not a valid positive duration. */
+/* Seconds.  Accepts an integer with optional suffix s, m, h, d
+ * (case-insensitive), at most 2^31-1 seconds.  Returns 0 on success, -1
+ * when the text is not a valid positive duration (zero, sign, space,
+ * fraction, unknown suffix, overflow); *seconds is then unchanged. */
 int units_parse_duration(const char *s, double *seconds);
 /* Bytes.  Accepts an integer with optional suffix k, m, g, t (powers of
- * 1024, case-insensitive, optional trailing 'b' or 'ib'). */
+ * 1024, case-insensitive, optional trailing 'b' or 'ib': "4g", "4GiB",
+ * "100", "100b").  Returns -1 for zero, signs, spaces, fractions, unknown
+ * suffixes and values above 2^64-1; *bytes is then unchanged. */
 int units_parse_size(const char *s, uint64_t *bytes);
-/* Formats bytes as "64m"/"2g"/"512k"/"100" into out (>= 32 bytes). */
+/* Formats bytes as "64m"/"2g"/"512k"/"100" into out (>= 32 bytes): the
+ * largest unit that divides it exactly, so the text parses back. */
 void units_format_size(uint64_t bytes, char *out, size_t outlen);
 
 #endif

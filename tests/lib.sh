@@ -12,6 +12,11 @@ export LC_ALL=C.UTF-8 LANGUAGE=
 export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
 export GIT_AUTHOR_NAME=tester GIT_AUTHOR_EMAIL=tester@example.invalid
 export GIT_COMMITTER_NAME=tester GIT_COMMITTER_EMAIL=tester@example.invalid
+# Each test file's sandboxes run as their own uid, so that checks like
+# "no process of the sandbox uid is left" hold while other tests run.
+SBX_UID=$((64200 + $$ % 1000))
+export SBX_UID
+sandbox_conf() { printf '[sandbox]\n\tuid = %s\n\tgid = %s\n' "$SBX_UID" "$SBX_UID"; }
 _tap_n=0
 _tap_failed=0
 _cleanup_hooks=""

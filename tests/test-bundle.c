@@ -385,15 +385,20 @@ int main(void)
 	p = keep(xasprintf("%s/truncated.bundle", T));
 	hostile(p, &LIM, "bundle refused: truncated pack", "a truncated bundle");
 
-	/* A tree with a .git entry (test 39 of the research). */
-	char *dotgit = sh_out(
-		"cd '%s' && b=$(printf '[core]\\n\\tfsmonitor = touch /tmp/pwned\\n' | git hash-object -w --stdin) && "
-		"t1=$(printf '100644 blob %%s\\tconfig\\n' $b | git mktree) && "
-		"t2=$( (git ls-tree main; printf '040000 tree %%s\\t.git\\n' $t1) | git mktree) && "
-		"git commit-tree $t2 -p main -m dotgit", WORK);
-	make_bundle("dotgit.bundle", dotgit, REF " ^main");
-	p = keep(xasprintf("%s/dotgit.bundle", T));
-	hostile(p, &LIM, "a tree contains a .git entry (hasDotgit)", "a .git tree entry");
+	/* A tree with a .git entry and its case and NTFS short-name variants
+	 * (test 39 of the research). */
+	static const char *const dotgits[] = { ".git", ".GIT", "git~1" };
+	for (size_t i = 0; i < sizeof dotgits / sizeof *dotgits; i++) {
+		char *dotgit = sh_out(
+			"cd '%s' && b=$(printf '[core]\\n\\tfsmonitor = touch /tmp/pwned\\n' | git hash-object -w --stdin) && "
+			"t1=$(printf '100644 blob %%s\\tconfig\\n' $b | git mktree) && "
+			"t2=$( (git ls-tree main; printf '040000 tree %%s\\t%s\\n' $t1) | git mktree) && "
+			"git commit-tree $t2 -p main -m dotgit", WORK, dotgits[i]);
+		make_bundle("dotgit.bundle", dotgit, REF " ^main");
+		p = keep(xasprintf("%s/dotgit.bundle", T));
+		char *what = keep(xasprintf("a tree entry named %s", dotgits[i]));
+		hostile(p, &LIM, "a tree contains a .git entry (hasDotgit)", what);
+	}
 
 	/* Over the caps. */
 	char *big = sh_out(
