@@ -21,6 +21,7 @@
 #include "i18n.h"
 #include "mirror.h"
 #include "paths.h"
+#include "sandbox.h"
 #include "sanitize.h"
 #include "scheduler.h"
 #include "store.h"
@@ -130,6 +131,7 @@ static int load_config(struct config *c)
 {
 	struct err e = {{0}};
 	if (config_load(c, NULL, &e) < 0) {
+		config_free(c);
 		die(EXIT_USAGE, _("%s\n  (fix the configuration; 'paddock config check' lists every "
 		                  "problem)"), e.msg);
 		return -1;
@@ -346,6 +348,9 @@ static void first_line(const char *s, size_t max, char *out, size_t outlen)
 		n = max;
 	if (n >= outlen)
 		n = outlen - 1;
+	/* Never cut a UTF-8 character in half. */
+	while (n > 0 && s[n] && ((unsigned char)s[n] & 0xc0) == 0x80)
+		n--;
 	memcpy(out, s, n);
 	out[n] = '\0';
 }
@@ -675,6 +680,16 @@ static int cmd_demo(int argc, char **argv)
 		free(data);
 		return die(1, "%s", e.msg);
 	}
+	/* Refuse before queueing anything: the demo's repo and agents live
+	 * only in this process's configuration, so tasks queued for another
+	 * scheduler (or one that cannot sandbox) could never run. */
+	int lockfd;
+	if (sandbox_preflight(&e) < 0 || scheduler_lock(data, &lockfd, &e) < 0) {
+		config_free(&cfg);
+		free(data);
+		return die(1, _("demo: %s"), e.msg);
+	}
+	close(lockfd);
 	struct store *s = open_store(NULL);
 	if (!s) {
 		config_free(&cfg);

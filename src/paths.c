@@ -1,7 +1,9 @@
 #include "autoconfig.h"
 #include "paths.h"
 
+#include <pwd.h>
 #include <stdarg.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 #include "buf.h"
@@ -17,7 +19,11 @@ char *paths_data_dir(void)
 	if (x && *x == '/')
 		return xasprintf("%s/paddock", x);
 	const char *home = getenv("HOME");
-	return xasprintf("%s/.local/share/paddock", home && *home ? home : "/root");
+	if (!home || !*home) {
+		struct passwd *pw = getpwuid(getuid());
+		home = pw && pw->pw_dir ? pw->pw_dir : "/";
+	}
+	return xasprintf("%s/.local/share/paddock", home);
 }
 
 char *paths_join(const char *first, ...)

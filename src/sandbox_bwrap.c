@@ -613,7 +613,7 @@ static const char *step_text(int step)
 	case STEP_FDS: return _("cannot set up the command's file descriptors");
 	case STEP_IDS: return _("cannot drop to the sandbox uid");
 	case STEP_PARENT: return _("the supervisor went away");
-	case STEP_EXEC: return _("cannot run bubblewrap (" BWRAP_PATH ")");
+	case STEP_EXEC: return _("cannot run bubblewrap");
 	default: return _("the command could not be started");
 	}
 }
@@ -747,7 +747,10 @@ static int bw_run(struct sandbox *sb, const struct sandbox_cmd *cmd, struct sand
 			;
 		cgroup_kill_all(sb->cg);
 		errno = cf.err;
-		err_errno(e, "%s", step_text(cf.step));
+		if (cf.step == STEP_EXEC)
+			err_errno(e, "%s (%s)", step_text(cf.step), BWRAP_PATH);
+		else
+			err_errno(e, "%s", step_text(cf.step));
 		goto out;
 	}
 

@@ -197,8 +197,11 @@ static void worker_reap(struct sched *s, size_t i, int status)
 		if (store_task_get(s->st, w->id, &t, &e) == 0) {
 			if (t.cancel_requested)
 				transition(s, w->id, TASK_CANCELLED, _("cancelled while it ran"));
-			else if (task_status_is_active(t.status))
-				transition(s, w->id, TASK_FAILED, why);
+			else if (task_status_is_active(t.status)) {
+				char *msg = xasprintf("%s: %s", task_status_name(t.status), why);
+				transition(s, w->id, TASK_FAILED, msg);
+				free(msg);
+			}
 			task_row_free(&t);
 		}
 	}

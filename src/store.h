@@ -30,7 +30,10 @@ struct task_row {
 	char *branch;              /* "paddock/<id>" */
 	char *head;                /* imported tip commit once known, else NULL */
 	enum task_status status;
-	char *error;               /* one line: "<step>: <why>", or NULL */
+	char *error;               /* "<step>: <why>" on the first line, which is
+	                              the whole story for a person; detail such as
+	                              the tail of the test output may follow on
+	                              further lines.  NULL when none. */
 	double created;            /* unix time (seconds, fractional) */
 	double updated;
 	int cancel_requested;
