@@ -212,7 +212,7 @@ static int row_fill(struct store *s, sqlite3_stmt *st, struct task_row *t, struc
 	return load_steps(s, seq, t, e);
 }
 
-static int add_step(struct store *s, const char *id, double created, enum task_status to,
+static int add_step(struct store *s, const char *id, double at, enum task_status to,
                     struct err *e)
 {
 	sqlite3_stmt *st;
@@ -221,10 +221,6 @@ static int add_step(struct store *s, const char *id, double created, enum task_s
 	        "SELECT seq, (SELECT COUNT(*) FROM steps WHERE task_seq = tasks.seq), ?, ? "
 	        "FROM tasks WHERE id = ?", -1, &st, NULL) != SQLITE_OK)
 		return db_err(s, e, "steps");
-	/* Milliseconds are enough for a person; rounding keeps "queued" at 0. */
-	double at = (double)(long long)((now() - created) * 1000 + 0.5) / 1000;
-	if (at < 0)
-		at = 0;
 	sqlite3_bind_double(st, 1, at);
 	sqlite3_bind_text(st, 2, task_status_name(to), -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 3, id, -1, SQLITE_STATIC);
@@ -273,7 +269,7 @@ int store_task_add(struct store *s, const char *repo, const char *agent, const c
 		}
 	}
 	sqlite3_finalize(st);
-	if (add_step(s, id_out, t, TASK_QUEUED, e) < 0)
+	if (add_step(s, id_out, 0, TASK_QUEUED, e) < 0)
 		goto fail;
 	return exec(s, "COMMIT", e);
 fail:
@@ -409,8 +405,10 @@ static int transition_locked(struct store *s, const char *id, enum task_status t
 	sqlite3_bind_text(st, 4, id, -1, SQLITE_STATIC);
 	int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : db_err(s, e, "transition");
 	sqlite3_finalize(st);
+	/* Milliseconds are enough for a person. */
+	double at = (double)(long long)((now() - created) * 1000 + 0.5) / 1000;
 	if (rc == 0)
-		rc = add_step(s, id, created, to, e);
+		rc = add_step(s, id, at < 0 ? 0 : at, to, e);
 	return rc;
 }
 
