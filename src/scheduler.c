@@ -45,6 +45,7 @@ struct sched {
 	size_t nw;
 	int sfd;
 	int stop;
+	int stopping;              /* shutting down: ends are "lost" */
 };
 
 static double mono(void)
@@ -111,6 +112,23 @@ static void transition(struct sched *s, const char *id, enum task_status to,
 	free(first);
 }
 
+/* Records a task as lost because paddock is stopping, naming the step it
+ * was in. */
+static void mark_lost(struct sched *s, const char *id)
+{
+	struct task_row t;
+	struct err e = {{0}};
+	if (store_task_get(s->st, id, &t, &e) < 0)
+		return;
+	if (task_status_is_active(t.status)) {
+		char *msg = xasprintf("%s: %s", task_status_name(t.status),
+		                      _("paddock was stopped while the task ran"));
+		transition(s, id, TASK_LOST, msg);
+		free(msg);
+	}
+	task_row_free(&t);
+}
+
 static void unescape(char *s)
 {
 	char *o = s;
@@ -148,22 +166,27 @@ static void handle_line(struct sched *s, struct worker *w, char *line)
 	} else if (!strncmp(line, "fail ", 5)) {
 		w->finished = 1;
 		transition(s, w->id, TASK_FAILED, line + 5);
+	} else if (!strcmp(line, "cancelled") && s->stopping) {
+		w->finished = 1;
+		mark_lost(s, w->id);
 	} else if (!strcmp(line, "cancelled")) {
 		w->finished = 1;
 		transition(s, w->id, TASK_CANCELLED, _("cancelled while it ran"));
 	}
 }
 
-static void worker_read(struct sched *s, struct worker *w)
+/* Returns 1 after reading data, 0 when nothing is there now, -1 at the
+ * end of the pipe (then closed). */
+static int worker_read(struct sched *s, struct worker *w)
 {
 	char tmp[4096];
 	ssize_t n = read(w->fd, tmp, sizeof tmp);
 	if (n <= 0) {
 		if (n < 0 && (errno == EINTR || errno == EAGAIN))
-			return;
+			return 0;
 		close(w->fd);
 		w->fd = -1;
-		return;
+		return -1;
 	}
 	buf_add(&w->in, tmp, (size_t)n);
 	char *nl;
@@ -177,13 +200,20 @@ static void worker_read(struct sched *s, struct worker *w)
 		handle_line(s, w, line);
 		free(line);
 	}
+	return 1;
 }
 
 static void worker_reap(struct sched *s, size_t i, int status)
 {
 	struct worker *w = &s->w[i];
-	while (w->fd >= 0)
-		worker_read(s, w);
+	/* The supervisor is gone: read what it wrote, without waiting on a
+	 * pipe that something else might still hold open. */
+	while (w->fd >= 0 && worker_read(s, w) > 0)
+		;
+	if (w->fd >= 0) {
+		close(w->fd);
+		w->fd = -1;
+	}
 	if (!w->finished) {
 		char why[128];
 		if (WIFSIGNALED(status))
@@ -194,7 +224,9 @@ static void worker_reap(struct sched *s, size_t i, int status)
 			                            "without a result"), WEXITSTATUS(status));
 		struct task_row t;
 		struct err e = {{0}};
-		if (store_task_get(s->st, w->id, &t, &e) == 0) {
+		if (s->stopping) {
+			mark_lost(s, w->id);
+		} else if (store_task_get(s->st, w->id, &t, &e) == 0) {
 			if (t.cancel_requested)
 				transition(s, w->id, TASK_CANCELLED, _("cancelled while it ran"));
 			else if (task_status_is_active(t.status)) {
@@ -326,29 +358,40 @@ static void handle_signals(struct sched *s)
 	}
 }
 
-/* On shutdown the supervisors are stopped; their tasks are recorded as
- * lost with the reason, never silently dropped. */
+/* On shutdown the supervisors are asked to stop (SIGTERM: each tears its
+ * sandbox down), then killed after a grace period; their tasks are
+ * recorded as lost with the reason, never silently dropped. */
 static void shutdown_workers(struct sched *s)
 {
+	s->stopping = 1;
 	for (size_t i = 0; i < s->nw; i++)
-		kill(s->w[i].pid, SIGKILL);
+		kill(s->w[i].pid, SIGTERM);
+	double deadline = mono() + KILL_GRACE;
+	int killed = 0;
 	while (s->nw) {
-		int status;
-		pid_t pid = waitpid(-1, &status, 0);
-		if (pid < 0 && errno != EINTR)
-			break;
-		for (size_t i = 0; i < s->nw; i++) {
-			if (s->w[i].pid == pid) {
-				struct worker *w = &s->w[i];
-				if (w->fd >= 0)
-					close(w->fd);
-				transition(s, w->id, TASK_LOST, _("paddock was stopped while the task ran"));
-				buf_free(&w->in);
-				s->w[i] = s->w[--s->nw];
-				break;
-			}
+		if (!killed && mono() > deadline) {
+			for (size_t i = 0; i < s->nw; i++)
+				kill(s->w[i].pid, SIGKILL);
+			killed = 1;
 		}
+		struct pollfd *pfd = xcalloc(s->nw + 1, sizeof *pfd);
+		pfd[0].fd = s->sfd;
+		pfd[0].events = POLLIN;
+		for (size_t i = 0; i < s->nw; i++) {
+			pfd[i + 1].fd = s->w[i].fd;
+			pfd[i + 1].events = POLLIN;
+		}
+		size_t nw = s->nw;
+		if (poll(pfd, nw + 1, 100) > 0) {
+			for (size_t i = 0; i < nw; i++)
+				if (pfd[i + 1].revents && s->w[i].fd >= 0)
+					worker_read(s, &s->w[i]);
+		}
+		free(pfd);
+		handle_signals(s);
 	}
+	/* A supervisor killed before it finished leaves its cgroups. */
+	sandbox_janitor();
 }
 
 int scheduler_run(const struct config *cfg, const char *data_dir,

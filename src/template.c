@@ -176,6 +176,11 @@ static int template_build(const char *data_dir, const struct config *cfg,
 		"--detach", sha, "--", NULL };
 	const char *rmremote[] = { "-C", tmp, "remote", "remove", "origin", NULL };
 	const char *nogc[] = { "-C", tmp, "config", "gc.auto", "0", NULL };
+	/* Seen through a task's overlay, files keep their size and mtime but
+	 * not their inode number: with the default checks git would re-read
+	 * every file on the first `git add` in every task. */
+	const char *minstat[] = { "-C", tmp, "config", "core.checkStat", "minimal", NULL };
+	const char *noctime[] = { "-C", tmp, "config", "core.trustCtime", "false", NULL };
 
 	/* Under the mirror's lock: a fetch or bundle import in progress would
 	 * otherwise be copied half-done (clone --local copies objects/). */
@@ -187,9 +192,26 @@ static int template_build(const char *data_dir, const struct config *cfg,
 	if (cloned < 0 ||
 	    template_git("git checkout", checkout, e) < 0 ||
 	    template_git("git remote remove", rmremote, e) < 0 ||
-	    template_git("git config", nogc, e) < 0)
+	    template_git("git config", nogc, e) < 0 ||
+	    template_git("git config", minstat, e) < 0 ||
+	    template_git("git config", noctime, e) < 0)
 		goto out;
-	if (fsx_chown_r(tmp, cfg->sandbox_uid, cfg->sandbox_gid, e) < 0)
+	/* chown changes every file's ctime, which the index records: refresh
+	 * the index afterwards, or git in every task would re-read every file
+	 * to find it unchanged (the cost would grow with the repo).  The tree
+	 * is still only paddock's own checkout here, never an agent's. */
+	const char *refresh[] = { "-c", "core.hooksPath=/dev/null", "-c", "safe.directory=*",
+		"-C", tmp, "update-index",
+		"-q", "--refresh", NULL };
+	char *index = xasprintf("%s/.git/index", tmp);
+	int chowned = fsx_chown_r(tmp, cfg->sandbox_uid, cfg->sandbox_gid, e) == 0 &&
+		template_git("git update-index", refresh, e) == 0;
+	if (chowned && lchown(index, cfg->sandbox_uid, cfg->sandbox_gid) < 0) {
+		err_errno(e, _("cannot change owner of %s"), index);
+		chowned = 0;
+	}
+	free(index);
+	if (!chowned)
 		goto out;
 	if (r->setup && *r->setup && template_setup(cfg, r, sha, tmp, log_fd, e) < 0)
 		goto out;
