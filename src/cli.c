@@ -405,32 +405,53 @@ static int cmd_list(int argc, char **argv)
 
 /* ---------------------------------------------------------------- show */
 
-static int get_task(struct store *s, const char *id, struct task_row *t)
-{
-	struct err e = {{0}};
-	if (store_task_get(s, id, t, &e) < 0)
-		return die(strstr(e.msg, "not a task id") ? EXIT_USAGE : 1, "%s", e.msg);
-	return 0;
-}
-
-static int cmd_show(int argc, char **argv)
-{
-	const struct verb *v = verb_find("show");
+/* What a verb that acts on one task (ID operand) works with. */
+struct task_verb {
 	struct opts o;
-	int rc = parse_opts(v, argc, argv, &o, "help json");
+	struct store *s;
+	char *data;
+	struct task_row t;
+};
+
+/* Parses the options and the ID, opens the store and loads the task.
+ * Returns -1 to go on (then call task_verb_end), else an exit status. */
+static int task_verb_begin(const char *name, int argc, char **argv, const char *allowed,
+                           struct task_verb *tv)
+{
+	const struct verb *v = verb_find(name);
+	memset(tv, 0, sizeof *tv);
+	int rc = parse_opts(v, argc, argv, &tv->o, allowed);
 	if (rc >= 0)
 		return rc;
 	if (optind != argc - 1)
 		return bad_usage(v);
-	struct store *s = open_store(NULL);
-	if (!s)
+	tv->s = open_store(&tv->data);
+	if (!tv->s)
 		return 1;
-	struct task_row t;
-	if ((rc = get_task(s, argv[optind], &t))) {
-		store_close(s);
-		return rc;
+	struct err e = {{0}};
+	if (store_task_get(tv->s, argv[optind], &tv->t, &e) < 0) {
+		store_close(tv->s);
+		free(tv->data);
+		return die(strstr(e.msg, "not a task id") ? EXIT_USAGE : 1, "%s", e.msg);
 	}
-	if (o.json) {
+	return -1;
+}
+
+static void task_verb_end(struct task_verb *tv)
+{
+	task_row_free(&tv->t);
+	store_close(tv->s);
+	free(tv->data);
+}
+
+static int cmd_show(int argc, char **argv)
+{
+	struct task_verb tv;
+	int rc = task_verb_begin("show", argc, argv, "help json", &tv);
+	if (rc >= 0)
+		return rc;
+	const struct task_row t = tv.t;
+	if (tv.o.json) {
 		json_print(task_json(&t));
 	} else {
 		char when[64];
@@ -459,8 +480,7 @@ static int cmd_show(int argc, char **argv)
 		put_str(stdout, t.text);
 		putchar('\n');
 	}
-	task_row_free(&t);
-	store_close(s);
+	task_verb_end(&tv);
 	return 0;
 }
 
@@ -489,24 +509,15 @@ static int copy_log(int fd, int sanitize, off_t *off)
 
 static int cmd_log(int argc, char **argv)
 {
-	const struct verb *v = verb_find("log");
-	struct opts o;
-	int rc = parse_opts(v, argc, argv, &o, "help follow");
+	struct task_verb tv;
+	int rc = task_verb_begin("log", argc, argv, "help follow", &tv);
 	if (rc >= 0)
 		return rc;
-	if (optind != argc - 1)
-		return bad_usage(v);
-	char *data;
-	struct store *s = open_store(&data);
-	if (!s)
-		return 1;
-	struct task_row t;
-	if ((rc = get_task(s, argv[optind], &t))) {
-		store_close(s);
-		free(data);
-		return rc;
-	}
-	char *path = paths_join(data, "tasks", t.id, "log", NULL);
+	rc = 0;
+	const struct task_row t = tv.t;
+	const struct opts o = tv.o;
+	struct store *s = tv.s;
+	char *path = paths_join(tv.data, "tasks", t.id, "log", NULL);
 	int sanitize = isatty(STDOUT_FILENO);
 	off_t off = 0;
 	int fd = -1;
@@ -544,9 +555,7 @@ static int cmd_log(int argc, char **argv)
 		close(fd);
 	fflush(stdout);
 	free(path);
-	task_row_free(&t);
-	store_close(s);
-	free(data);
+	task_verb_end(&tv);
 	return rc;
 }
 
@@ -554,28 +563,17 @@ static int cmd_log(int argc, char **argv)
 
 static int cmd_diff(int argc, char **argv)
 {
-	const struct verb *v = verb_find("diff");
-	struct opts o;
-	int rc = parse_opts(v, argc, argv, &o, "help");
+	struct task_verb tv;
+	int rc = task_verb_begin("diff", argc, argv, "help", &tv);
 	if (rc >= 0)
 		return rc;
-	if (optind != argc - 1)
-		return bad_usage(v);
-	char *data;
-	struct store *s = open_store(&data);
-	if (!s)
-		return 1;
-	struct task_row t;
-	if ((rc = get_task(s, argv[optind], &t))) {
-		store_close(s);
-		free(data);
-		return rc;
-	}
+	rc = 0;
+	const struct task_row t = tv.t;
 	if (!t.head || !t.base) {
 		rc = die(1, _("task %s has no work to show yet (it is %s); its diff exists once "
 		              "the agent's work is handed back"), t.id, task_status_name(t.status));
 	} else {
-		char *mirror = mirror_path(data, t.repo);
+		char *mirror = mirror_path(tv.data, t.repo);
 		struct err e = {{0}};
 		char *mem = NULL;
 		size_t len = 0;
@@ -590,9 +588,7 @@ static int cmd_diff(int argc, char **argv)
 		free(mem);
 		free(mirror);
 	}
-	task_row_free(&t);
-	store_close(s);
-	free(data);
+	task_verb_end(&tv);
 	return rc;
 }
 
@@ -600,31 +596,21 @@ static int cmd_diff(int argc, char **argv)
 
 static int cmd_cancel(int argc, char **argv)
 {
-	const struct verb *v = verb_find("cancel");
-	struct opts o;
-	int rc = parse_opts(v, argc, argv, &o, "help");
+	struct task_verb tv;
+	int rc = task_verb_begin("cancel", argc, argv, "help", &tv);
 	if (rc >= 0)
 		return rc;
-	if (optind != argc - 1)
-		return bad_usage(v);
-	struct store *s = open_store(NULL);
-	if (!s)
-		return 1;
-	struct task_row t;
-	if ((rc = get_task(s, argv[optind], &t))) {
-		store_close(s);
-		return rc;
-	}
+	rc = 0;
+	const struct task_row t = tv.t;
 	struct err e = {{0}};
-	int r = store_task_cancel(s, t.id, &e);
+	int r = store_task_cancel(tv.s, t.id, &e);
 	if (r < 0)
 		rc = die(1, "%s", e.msg);
 	else if (r == 1)
 		printf(_("%s cancelled\n"), t.id);
 	else
 		printf(_("%s: cancel requested; the scheduler stops it shortly\n"), t.id);
-	task_row_free(&t);
-	store_close(s);
+	task_verb_end(&tv);
 	return rc;
 }
 

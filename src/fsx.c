@@ -146,7 +146,7 @@ int fsx_read_file(const char *path, size_t cap, struct buf *out, struct err *e)
 	return rc;
 }
 
-static int write_all(int fd, const void *data, size_t len)
+int fsx_write_all(int fd, const void *data, size_t len)
 {
 	const char *p = data;
 	while (len) {
@@ -171,7 +171,7 @@ int fsx_write_file(const char *path, const void *data, size_t len, mode_t mode, 
 		free(tmp);
 		return -1;
 	}
-	if (write_all(fd, data, len) < 0 || fchmod(fd, mode) < 0 || close(fd) < 0) {
+	if (fsx_write_all(fd, data, len) < 0 || fchmod(fd, mode) < 0 || close(fd) < 0) {
 		err_errno(e, _("cannot write %s"), path);
 		unlink(tmp);
 		free(tmp);
@@ -233,7 +233,7 @@ int fsx_copy_regular(const char *src, const char *dst, size_t cap, mode_t mode, 
 			rc = err_set(e, _("%s is over the cap of %zu bytes"), src, cap);
 			break;
 		}
-		if (write_all(out, tmp, (size_t)n) < 0) {
+		if (fsx_write_all(out, tmp, (size_t)n) < 0) {
 			rc = err_errno(e, _("cannot write %s"), dst);
 			break;
 		}

@@ -23,6 +23,8 @@ int fsx_write_file(const char *path, const void *data, size_t len, mode_t mode, 
  * and directories at src (O_NOFOLLOW|O_NONBLOCK, S_ISREG), and files larger
  * than cap bytes.  dst is created with mode. */
 int fsx_copy_regular(const char *src, const char *dst, size_t cap, mode_t mode, struct err *e);
+/* Writes all n bytes (retrying on EINTR and short writes); 0 or -1. */
+int fsx_write_all(int fd, const void *data, size_t n);
 /* Closes every fd >= lowfd except those listed in keep (n entries). */
 void fsx_close_from(int lowfd, const int *keep, size_t n);
 

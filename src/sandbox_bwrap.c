@@ -81,22 +81,6 @@ static int fd_high(int fd)
 	return n;
 }
 
-static int write_all(int fd, const void *p, size_t n)
-{
-	const char *c = p;
-	while (n > 0) {
-		ssize_t w = write(fd, c, n);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		c += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 /* A memfd holding data, at offset 0 (for --ro-bind-data). */
 static int data_fd(const char *name, const char *data, struct err *e)
 {
@@ -104,7 +88,7 @@ static int data_fd(const char *name, const char *data, struct err *e)
 	if (fd < 0)
 		return err_errno(e, _("cannot create a memory file for the sandbox's %s"), name);
 	fd = fd_high(fd);
-	if (fd < 0 || write_all(fd, data, strlen(data)) < 0 || lseek(fd, 0, SEEK_SET) != 0) {
+	if (fd < 0 || fsx_write_all(fd, data, strlen(data)) < 0 || lseek(fd, 0, SEEK_SET) != 0) {
 		err_errno(e, _("cannot write the sandbox's %s"), name);
 		if (fd >= 0)
 			close(fd);
@@ -635,19 +619,19 @@ static int drain_chunk(struct drain *d, const char *p, size_t n)
 	if (d->capped || n == 0)
 		return 0;
 	if (d->cap == 0 || *d->used + n <= d->cap) {
-		write_all(d->out_fd, p, n);
+		fsx_write_all(d->out_fd, p, n);
 		*d->used += n;
 		d->last = p[n - 1];
 		return 0;
 	}
 	room = *d->used < d->cap ? (size_t)(d->cap - *d->used) : 0;
 	if (room) {
-		write_all(d->out_fd, p, room);
+		fsx_write_all(d->out_fd, p, room);
 		d->last = p[room - 1];
 	}
 	if (d->last != '\n' && d->last != 0)
-		write_all(d->out_fd, "\n", 1);
-	write_all(d->out_fd, OUTPUT_MARKER, sizeof OUTPUT_MARKER - 1);
+		fsx_write_all(d->out_fd, "\n", 1);
+	fsx_write_all(d->out_fd, OUTPUT_MARKER, sizeof OUTPUT_MARKER - 1);
 	*d->used = d->cap;
 	d->capped = 1;
 	return 1;
@@ -945,7 +929,7 @@ static int bw_copy_out(struct sandbox *sb, const char *inside, const char *host,
 			err_set(e, _("%s is over the cap of %" PRIu64 " bytes"), inside, cap);
 			goto out_unlink;
 		}
-		if (write_all(outfd, buf, (size_t)n) < 0) {
+		if (fsx_write_all(outfd, buf, (size_t)n) < 0) {
 			err_errno(e, _("cannot write %s"), host);
 			goto out_unlink;
 		}

@@ -65,21 +65,6 @@ struct template_setup_report {
 	struct err e;
 };
 
-static void template_write_all(int fd, const void *p, size_t n)
-{
-	const char *c = p;
-	while (n > 0) {
-		ssize_t w = write(fd, c, n);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return;
-		}
-		c += w;
-		n -= (size_t)w;
-	}
-}
-
 /* In the forked child: one sandbox (it takes over this process's mount
  * namespace, which the supervisor needs for the task's own sandbox). */
 static void template_setup_child(int report_fd, const struct config *cfg,
@@ -109,7 +94,7 @@ static void template_setup_child(int report_fd, const struct config *cfg,
 			rep.started = 1;
 		be->destroy(sb);
 	}
-	template_write_all(report_fd, &rep, sizeof rep);
+	(void)fsx_write_all(report_fd, &rep, sizeof rep);
 	_exit(0);
 }
 
