@@ -145,9 +145,14 @@ static char *result_problem(struct run *r, const char *what, const struct sandbo
 	char sz[32];
 	switch (res->end) {
 	case SANDBOX_EXITED:
-		if (res->code == 0 && !(res->hit & SANDBOX_HIT_MEMORY))
+		/* A limit that was hit fails the task even when the command
+		 * carried on and exited 0: its work may be cut short. */
+		if (res->code == 0 && !res->hit)
 			return NULL;
-		buf_printf(&b, _("%s exited with status %d"), what, res->code);
+		if (res->code == 0)
+			buf_printf(&b, _("%s ran into a limit"), what);
+		else
+			buf_printf(&b, _("%s exited with status %d"), what, res->code);
 		break;
 	case SANDBOX_SIGNALED:
 		buf_printf(&b, _("%s was killed by signal %d"), what, res->code);
