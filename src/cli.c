@@ -472,9 +472,18 @@ static int cmd_show(int argc, char **argv)
 			       t.steps[i].at);
 		putchar('\n');
 		if (t.error) {
+			/* The first line says what failed; the detail (a test
+			 * output's tail) follows, indented under it. */
 			printf("%-8s ", _("error"));
-			put_str(stdout, t.error);
-			putchar('\n');
+			const char *line = t.error;
+			for (int first = 1; *line; first = 0) {
+				size_t n = strcspn(line, "\n");
+				if (!first)
+					printf("%-8s   ", "");
+				put_text(stdout, line, n);
+				putchar('\n');
+				line += n + (line[n] == '\n');
+			}
 		}
 		printf("%-8s ", _("text"));
 		put_str(stdout, t.text);

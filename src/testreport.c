@@ -243,7 +243,7 @@ void testreport_tail(const char *output, size_t len, int lines, struct buf *out)
 	for (i = n; i-- > 0;) {
 		buf_add(&joined, clean.data + begin[i], end[i] - begin[i]);
 		if (i)
-			buf_adds(&joined, " | ");
+			buf_addc(&joined, '\n');
 	}
 	if (joined.len > TAIL_MAX) {
 		/* Keep the end, which is what explains the failure. */

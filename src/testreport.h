@@ -16,8 +16,8 @@
  * to 200 bytes.  Returns how many distinct failures were found. */
 int testreport_failures(const char *output, size_t len, struct buf *names);
 /* Appends the last `lines` non-blank lines of output, sanitized (no
- * escape sequences), trailing blanks trimmed, joined with " | " on one
- * line.  When that exceeds 2 KiB its end is kept, after "...".  Only the
+ * escape sequences), trailing blanks trimmed, one per line (no final
+ * newline).  When that exceeds 2 KiB its end is kept, after "...".  Only the
  * last 64 KiB of output are read.  lines <= 0 appends nothing. */
 void testreport_tail(const char *output, size_t len, int lines, struct buf *out);
 

@@ -103,9 +103,9 @@ int main(void)
 	buf_free(&big);
 
 	/* Tail. */
-	is_str(tail("one\ntwo\nthree\nfour\n", 2), "three | four", "last two lines joined with ' | '");
-	is_str(tail("one\ntwo", 5), "one | two", "fewer lines than asked, no final newline");
-	is_str(tail("a\n\n   \nb  \n\n\n", 2), "a | b", "blank lines skipped, trailing spaces trimmed");
+	is_str(tail("one\ntwo\nthree\nfour\n", 2), "three\nfour", "last two lines, one per line");
+	is_str(tail("one\ntwo", 5), "one\ntwo", "fewer lines than asked, no final newline");
+	is_str(tail("a\n\n   \nb  \n\n\n", 2), "a\nb", "blank lines skipped, trailing spaces trimmed");
 	is_str(tail("x\n\x1b[31mred\x1b[0m \x1b]0;t\x07\n", 1), "red", "tail is sanitized");
 	is_str(tail("x\ny\n", 0), "", "zero lines: nothing");
 	is_str(tail("", 3), "", "empty output: nothing");
