@@ -454,18 +454,24 @@ fail:
 	return -1;
 }
 
-/* Reaps exited children that ran as the sandbox uid (orphans reparented to
- * us), leaving any other child of the caller alone. */
-static void reap_sandbox_zombies(uid_t uid)
+/* Waits (up to REAP_WAIT_MS) until every child of this process is reaped.
+ * The supervisor has no children but the sandbox's: bwrap, and, as a
+ * subreaper, whatever of the sandbox was orphaned, such as the pid
+ * namespace's init, which exits only once the kernel has reaped the whole
+ * namespace.  So when this returns, nothing of the sandbox is left. */
+#define REAP_WAIT_MS 3000
+static void reap_sandbox_zombies(void)
 {
+	double until = mono_now() + REAP_WAIT_MS / 1000.0;
 	for (;;) {
-		siginfo_t si;
-		memset(&si, 0, sizeof si);
-		if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) < 0 || si.si_pid == 0 ||
-		    si.si_uid != uid)
+		pid_t pid = waitpid(-1, NULL, WNOHANG);
+		if (pid > 0)
+			continue;
+		if (pid < 0 && errno != EINTR)
+			return;          /* ECHILD: all gone */
+		if (mono_now() > until)
 			return;
-		if (waitpid(si.si_pid, NULL, WNOHANG) <= 0)
-			return;
+		poll(NULL, 0, 5);
 	}
 }
 
@@ -474,7 +480,7 @@ static void bw_destroy(struct sandbox *sb)
 	if (!sb)
 		return;
 	cgroup_destroy(sb->cg);
-	reap_sandbox_zombies(sb->uid);
+	reap_sandbox_zombies();
 	/* They would go with the namespace anyway; detaching now frees the
 	 * tmpfs's memory before the supervisor exits. */
 	if (sb->merged_mounted)
@@ -796,7 +802,7 @@ static int bw_run(struct sandbox *sb, const struct sandbox_cmd *cmd, struct sand
 	}
 	/* Daemons and orphans must not outlive a command. */
 	cgroup_kill_all(sb->cg);
-	reap_sandbox_zombies(sb->uid);
+	reap_sandbox_zombies();
 
 	if (killed != SANDBOX_EXITED) {
 		r->end = killed;
