@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include "buf.h"
@@ -18,6 +19,7 @@
 #include "demo.h"
 #include "diff.h"
 #include "fsx.h"
+#include "gate.h"
 #include "i18n.h"
 #include "mirror.h"
 #include "paths.h"
@@ -70,10 +72,25 @@ struct opts {
 	const char *agent;
 	const char *status;
 	const char *file;
+	const char *notes;
+	const char *notes_file;
+	const char *round;
+	int since_review;
 };
 
 enum { OPT_HELP = 'h', OPT_JSON = 'j', OPT_FOLLOW = 'f', OPT_REPO = 'r', OPT_AGENT = 'a',
-       OPT_UNTIL_IDLE = 1000, OPT_STATUS, OPT_FILE };
+       OPT_NOTES = 'm', OPT_UNTIL_IDLE = 1000, OPT_STATUS, OPT_FILE, OPT_NOTES_FILE,
+       OPT_ROUND, OPT_SINCE_REVIEW };
+
+/* 1 if word is one of the space-separated words of list. */
+static int word_in(const char *list, const char *word)
+{
+	size_t n = strlen(word);
+	for (const char *p = list; (p = strstr(p, word)); p += n)
+		if ((p == list || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0'))
+			return 1;
+	return 0;
+}
 
 static int parse_opts(const struct verb *v, int argc, char **argv, struct opts *o,
                       const char *allowed)
@@ -87,13 +104,17 @@ static int parse_opts(const struct verb *v, int argc, char **argv, struct opts *
 		{ "until-idle", no_argument, NULL, OPT_UNTIL_IDLE },
 		{ "status", required_argument, NULL, OPT_STATUS },
 		{ "file", required_argument, NULL, OPT_FILE },
+		{ "notes", required_argument, NULL, OPT_NOTES },
+		{ "notes-file", required_argument, NULL, OPT_NOTES_FILE },
+		{ "round", required_argument, NULL, OPT_ROUND },
+		{ "since-review", no_argument, NULL, OPT_SINCE_REVIEW },
 		{ NULL, 0, NULL, 0 },
 	};
 	memset(o, 0, sizeof *o);
 	optind = 1;
 	opterr = 0;
 	int c;
-	while ((c = getopt_long(argc, argv, "+hjfr:a:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+hjfr:a:m:", longopts, NULL)) != -1) {
 		const char *name = NULL;
 		for (const struct option *lo = longopts; lo->name; lo++)
 			if (lo->val == c)
@@ -102,7 +123,7 @@ static int parse_opts(const struct verb *v, int argc, char **argv, struct opts *
 			verb_help(v, stdout);
 			return 0;
 		}
-		if (c == '?' || c == ':' || !name || !strstr(allowed, name)) {
+		if (c == '?' || c == ':' || !name || !word_in(allowed, name)) {
 			if (c == '?' && optopt == 0)
 				fprintf(stderr, _("paddock %s: unknown option '%s'\n"), v->name,
 				        argv[optind - 1]);
@@ -122,6 +143,10 @@ static int parse_opts(const struct verb *v, int argc, char **argv, struct opts *
 		case OPT_UNTIL_IDLE: o->until_idle = 1; break;
 		case OPT_STATUS: o->status = optarg; break;
 		case OPT_FILE: o->file = optarg; break;
+		case OPT_NOTES: o->notes = optarg; break;
+		case OPT_NOTES_FILE: o->notes_file = optarg; break;
+		case OPT_ROUND: o->round = optarg; break;
+		case OPT_SINCE_REVIEW: o->since_review = 1; break;
 		}
 	}
 	return -1;
@@ -136,6 +161,10 @@ static int load_config(struct config *c)
 		                  "problem)"), e.msg);
 		return -1;
 	}
+	/* Tasks of an earlier `paddock demo` stay workable. */
+	char *data = paths_data_dir();
+	demo_config_add(data, c);
+	free(data);
 	return 0;
 }
 
@@ -200,6 +229,12 @@ static json_t *task_json(const struct task_row *t)
 	json_object_set_new(j, "updated", json_real(t->updated));
 	json_object_set_new(j, "cancel_requested", json_boolean(t->cancel_requested));
 	json_object_set_new(j, "steps", steps_json(t));
+	json_object_set_new(j, "round", json_integer(t->round));
+	json_object_set_new(j, "summary", nullable(t->summary));
+	json_object_set_new(j, "pull_request", nullable(t->pr_url));
+	json_object_set_new(j, "pushed", nullable(t->pushed));
+	json_object_set_new(j, "sandbox_kept", json_boolean(t->sandbox_kept));
+	json_object_set_new(j, "pending", nullable(t->pending));
 	return j;
 }
 
@@ -221,6 +256,122 @@ static void put_str(FILE *out, const char *s)
 {
 	put_text(out, s, strlen(s));
 }
+
+/* show --json: the task with its gate summary, rounds and decisions. */
+static json_t *task_json_full(struct store *s, const struct task_row *t)
+{
+	json_t *j = task_json(t);
+	struct err e = {{0}};
+	json_t *g = gate_summary(s, t, &e);
+	json_object_set_new(j, "gate", g ? g : json_null());
+	struct task_round *r;
+	size_t nr;
+	json_t *ra = json_array();
+	if (store_rounds(s, t->id, &r, &nr, &e) == 0) {
+		for (size_t i = 0; i < nr; i++)
+			json_array_append_new(ra, json_pack("{s:i,s:o,s:o,s:f,s:f}", "round", r[i].n,
+			                                    "from", nullable(r[i].from), "head",
+			                                    nullable(r[i].head), "started",
+			                                    r[i].started, "ended", r[i].ended));
+		task_rounds_free(r, nr);
+	}
+	json_object_set_new(j, "rounds", ra);
+	struct task_decision *d;
+	size_t nd;
+	json_t *da = json_array();
+	if (store_decisions(s, t->id, &d, &nd, &e) == 0) {
+		for (size_t i = 0; i < nd; i++)
+			json_array_append_new(da, json_pack("{s:i,s:s,s:o,s:s,s:f}", "round", d[i].round,
+			                                    "action", d[i].action, "notes",
+			                                    nullable(d[i].notes), "actor", d[i].actor,
+			                                    "at", d[i].at));
+		task_decisions_free(d, nd);
+	}
+	json_object_set_new(j, "decisions", da);
+	return j;
+}
+
+/* Prints text under a label, continuation lines indented. */
+static void put_block(const char *label, const char *text)
+{
+	printf("%-8s ", label);
+	const char *line = text;
+	for (int first = 1; *line; first = 0) {
+		size_t n = strcspn(line, "\n");
+		if (!first)
+			printf("%-8s   ", "");
+		put_text(stdout, line, n);
+		putchar('\n');
+		line += n + (line[n] == '\n');
+	}
+	if (!*text)
+		putchar('\n');
+}
+
+static const char *tests_word(json_t *t)
+{
+	if (!json_is_true(json_object_get(t, "ran")))
+		return _("none");
+	return json_is_true(json_object_get(t, "passed")) ? _("passed") : _("failed");
+}
+
+static void show_gate(struct store *s, const struct task_row *t)
+{
+	struct err e = {{0}};
+	json_t *g = gate_summary(s, t, &e);
+	if (t->pr_url)
+		printf("%-8s %s\n", _("pull req"), t->pr_url);
+	if (t->pushed)
+		printf("%-8s %s\n", _("pushed"), t->pushed);
+	if (t->round > 1 || t->status == TASK_REVIEW)
+		printf("%-8s %d%s%s\n", _("round"), t->round,
+		       t->sandbox_kept ? _(" (sandbox kept for the next round)") : "",
+		       t->pending ? _(" (changes requested; waiting for the scheduler)") : "");
+	if (t->summary && *t->summary)
+		put_block(_("summary"), t->summary);
+	if (!g)
+		return;
+	const char *stat = json_string_value(json_object_get(g, "diffstat"));
+	if (stat && *stat)
+		put_block(_("changes"), stat);
+	json_t *tests = json_object_get(g, "tests");
+	printf("%-8s %s %s, %s %s\n", _("tests"), _("before:"),
+	       tests_word(json_object_get(tests, "before")), _("after:"),
+	       tests_word(json_object_get(tests, "after")));
+	json_t *f;
+	size_t i;
+	json_t *fa = json_object_get(g, "findings");
+	if (json_array_size(fa))
+		printf("%s\n", _("findings"));
+	json_array_foreach(fa, i, f) {
+		printf("  %-5s  ", json_string_value(json_object_get(f, "action")));
+		put_str(stdout, json_string_value(json_object_get(f, "name")));
+		printf("  ");
+		put_str(stdout, json_string_value(json_object_get(f, "detail")));
+		if (json_is_true(json_object_get(f, "overridden")))
+			printf("  %s", _("[overridden]"));
+		putchar('\n');
+	}
+	json_decref(g);
+	struct task_decision *d;
+	size_t nd;
+	if (store_decisions(s, t->id, &d, &nd, &e) == 0 && nd) {
+		printf("%s\n", _("decisions"));
+		for (size_t k = 0; k < nd; k++) {
+			char when[64];
+			time_t at = (time_t)d[k].at;
+			strftime(when, sizeof when, "%Y-%m-%d %H:%M", localtime(&at));
+			printf(_("  round %d  %s  %s by %s"), d[k].round, when, d[k].action, d[k].actor);
+			if (d[k].notes) {
+				printf(": ");
+				put_str(stdout, d[k].notes);
+			}
+			putchar('\n');
+		}
+		task_decisions_free(d, nd);
+	}
+}
+
 
 /* ---------------------------------------------------------------- add */
 
@@ -321,7 +472,7 @@ static int cmd_add(int argc, char **argv)
 		goto out;
 	}
 	char id[TASK_ID_LEN + 1];
-	if (store_task_add(s, repo->name, agent->name, text.data, id, &e) < 0) {
+	if (store_task_add(s, repo->name, agent->name, text.data, repo->branch_prefix, id, &e) < 0) {
 		rc = die(1, "%s", e.msg);
 	} else if (o.json) {
 		json_print(json_pack("{s:s,s:s,s:s,s:s}", "id", id, "status", "queued",
@@ -452,7 +603,7 @@ static int cmd_show(int argc, char **argv)
 		return rc;
 	const struct task_row t = tv.t;
 	if (tv.o.json) {
-		json_print(task_json(&t));
+		json_print(task_json_full(tv.s, &t));
 	} else {
 		char when[64];
 		time_t c = (time_t)t.created;
@@ -488,6 +639,7 @@ static int cmd_show(int argc, char **argv)
 		printf("%-8s ", _("text"));
 		put_str(stdout, t.text);
 		putchar('\n');
+		show_gate(tv.s, &t);
 	}
 	task_verb_end(&tv);
 	return 0;
@@ -573,21 +725,58 @@ static int cmd_log(int argc, char **argv)
 static int cmd_diff(int argc, char **argv)
 {
 	struct task_verb tv;
-	int rc = task_verb_begin("diff", argc, argv, "help", &tv);
+	int rc = task_verb_begin("diff", argc, argv, "help round since-review", &tv);
 	if (rc >= 0)
 		return rc;
 	rc = 0;
 	const struct task_row t = tv.t;
-	if (!t.head || !t.base) {
+	struct err e = {{0}};
+	char *from = t.base ? xstrdup(t.base) : NULL, *to = t.head ? xstrdup(t.head) : NULL;
+	if (tv.o.round && tv.o.since_review) {
+		rc = die(EXIT_USAGE, _("give either --round or --since-review, not both"));
+	} else if (tv.o.round) {
+		/* One round: from where it started to its head. */
+		char *end;
+		long n = strtol(tv.o.round, &end, 10);
+		struct task_round *r;
+		size_t nr;
+		if (*end || n < 1 || n > t.round) {
+			rc = die(EXIT_USAGE, _("--round %s: task %s has rounds 1 to %d"), tv.o.round,
+			         t.id, t.round);
+		} else if (store_rounds(tv.s, t.id, &r, &nr, &e) < 0) {
+			rc = die(1, "%s", e.msg);
+		} else {
+			free(from);
+			free(to);
+			from = to = NULL;
+			for (size_t i = 0; i < nr; i++)
+				if (r[i].n == n) {
+					from = r[i].from ? xstrdup(r[i].from) : NULL;
+					to = r[i].head ? xstrdup(r[i].head) : NULL;
+				}
+			task_rounds_free(r, nr);
+			if (!to)
+				rc = die(1, _("round %ld of task %s has no work"), n, t.id);
+		}
+	} else if (tv.o.since_review) {
+		/* What changed since the reviewer last asked for changes. */
+		if (!t.reviewed_head)
+			rc = die(1, _("task %s has not been reviewed yet (no changes were requested); "
+			              "'paddock diff %s' shows all of it"), t.id, t.id);
+		free(from);
+		from = t.reviewed_head ? xstrdup(t.reviewed_head) : NULL;
+	}
+	if (rc) {
+		/* reported */
+	} else if (!to || !from) {
 		rc = die(1, _("task %s has no work to show yet (it is %s); its diff exists once "
 		              "the agent's work is handed back"), t.id, task_status_name(t.status));
 	} else {
 		char *mirror = mirror_path(tv.data, t.repo);
-		struct err e = {{0}};
 		char *mem = NULL;
 		size_t len = 0;
 		FILE *f = open_memstream(&mem, &len);
-		if (diff_write(mirror, t.base, t.head, f, &e) < 0) {
+		if (diff_write(mirror, from, to, f, &e) < 0) {
 			fclose(f);
 			rc = die(1, "%s", e.msg);
 		} else {
@@ -597,8 +786,188 @@ static int cmd_diff(int argc, char **argv)
 		free(mem);
 		free(mirror);
 	}
+	free(from);
+	free(to);
 	task_verb_end(&tv);
 	return rc;
+}
+
+/* ---------------------------------------------------------------- gate */
+
+/* Notes from --notes, --notes-file, or $EDITOR; NULL with a message when
+ * there are none.  Lines starting with '#' from the editor are dropped. */
+static char *read_notes(const struct opts *o, int editor_ok, const char *id)
+{
+	struct err e = {{0}};
+	if (o->notes && o->notes_file) {
+		die(EXIT_USAGE, _("give either --notes or --notes-file, not both"));
+		return NULL;
+	}
+	if (o->notes)
+		return xstrdup(o->notes);
+	struct buf b = {0};
+	if (o->notes_file) {
+		if ((strcmp(o->notes_file, "-") == 0 ? read_stdin_text(&b) :
+		     fsx_read_file(o->notes_file, TASK_TEXT_MAX, &b, &e)) < 0) {
+			die(EXIT_USAGE, _("cannot read the notes: %s"), *e.msg ? e.msg : strerror(errno));
+			buf_free(&b);
+			return NULL;
+		}
+		return buf_detach(&b);
+	}
+	if (!editor_ok)
+		return NULL;
+	const char *ed = getenv("VISUAL");
+	if (!ed || !*ed)
+		ed = getenv("EDITOR");
+	if (!ed || !*ed) {
+		die(EXIT_USAGE, _("no notes: give --notes TEXT or --notes-file FILE, or set "
+		                  "EDITOR to write them in an editor"));
+		return NULL;
+	}
+	char path[] = "/tmp/paddock-notes.XXXXXX";
+	int fd = mkstemp(path);
+	if (fd < 0) {
+		die(1, _("cannot create a file for the notes: %s"), strerror(errno));
+		return NULL;
+	}
+	char *hdr = xasprintf(_("\n# Write what the agent should change in task %s.\n"
+	                        "# Lines starting with '#' are ignored; empty notes cancel.\n"), id);
+	(void)fsx_write_all(fd, hdr, strlen(hdr));
+	free(hdr);
+	close(fd);
+	/* As git does: the editor variable is a shell command line. */
+	char *cmd = xasprintf("%s \"$1\"", ed);
+	pid_t pid = fork();
+	if (pid == 0) {
+		execl("/bin/sh", "sh", "-c", cmd, "sh", path, (char *)NULL);
+		_exit(127);
+	}
+	int ws = 0;
+	while (pid > 0 && waitpid(pid, &ws, 0) < 0 && errno == EINTR)
+		;
+	free(cmd);
+	char *notes = NULL;
+	if (pid < 0 || !WIFEXITED(ws) || WEXITSTATUS(ws) != 0) {
+		die(1, _("the editor (%s) failed; nothing was requested"), ed);
+	} else if (fsx_read_file(path, TASK_TEXT_MAX, &b, &e) == 0) {
+		struct buf kept = {0};
+		for (char *line = b.data; line && *line;) {
+			size_t n = strcspn(line, "\n");
+			if (line[0] != '#')
+				buf_add(&kept, line, n), buf_addc(&kept, '\n');
+			line += n + (line[n] == '\n');
+		}
+		if (kept.len && strspn(kept.data, " \t\n") != kept.len)
+			notes = buf_detach(&kept);
+		else
+			die(EXIT_USAGE, _("the notes are empty; nothing was requested"));
+		buf_free(&kept);
+	}
+	buf_free(&b);
+	unlink(path);
+	return notes;
+}
+
+/* Runs one gate action on the task named by the operand(s). */
+static int gate_verb(const char *name, int argc, char **argv, const char *allowed)
+{
+	const struct verb *v = verb_find(name);
+	struct opts o;
+	int rc = parse_opts(v, argc, argv, &o, allowed);
+	if (rc >= 0)
+		return rc;
+	int want = strcmp(name, "override") == 0 ? 2 : 1;
+	if (argc - optind != want)
+		return bad_usage(v);
+	const char *id = argv[optind];
+	char *notes = NULL;
+	if (!strcmp(name, "request-changes")) {
+		if (!(notes = read_notes(&o, 1, id)))
+			return EXIT_USAGE;
+	} else if ((o.notes || o.notes_file) && !(notes = read_notes(&o, 0, id))) {
+		return EXIT_USAGE;
+	}
+	struct config cfg;
+	if (load_config(&cfg) < 0) {
+		free(notes);
+		return EXIT_USAGE;
+	}
+	char *data = NULL;
+	struct store *s = open_store(&data);
+	if (!s) {
+		config_free(&cfg);
+		free(notes);
+		return 1;
+	}
+	struct gate_ctx g = { .cfg = &cfg, .data_dir = data, .st = s, .actor = gate_actor() };
+	struct err e = {{0}};
+	struct buf out = {0};
+	struct task_row t;
+	if (store_task_get(s, id, &t, &e) < 0) {
+		rc = die(strstr(e.msg, "not a task id") ? EXIT_USAGE : 1, "%s", e.msg);
+		goto out;
+	}
+	if (!strcmp(name, "approve"))
+		rc = gate_approve(&g, t.id, notes, &out, &e);
+	else if (!strcmp(name, "push"))
+		rc = gate_push(&g, t.id, &out, &e);
+	else if (!strcmp(name, "reject"))
+		rc = gate_reject(&g, t.id, notes, &e);
+	else if (!strcmp(name, "request-changes"))
+		rc = gate_request_changes(&g, t.id, notes, &e);
+	else
+		rc = gate_override(&g, t.id, argv[optind + 1], notes, &e);
+	fputs(out.data ? out.data : "", stdout);
+	if (rc < 0) {
+		rc = die(1, "%s", e.msg);
+	} else {
+		rc = 0;
+		if (!strcmp(name, "approve"))
+			printf(_("%s approved: done\n"), t.id);
+		else if (!strcmp(name, "push"))
+			printf(_("%s stays at review\n"), t.id);
+		else if (!strcmp(name, "reject"))
+			printf(_("%s rejected; its branch stays in paddock's mirror\n"), t.id);
+		else if (!strcmp(name, "request-changes"))
+			printf(_("%s: changes requested; the agent runs round %d when the scheduler "
+			         "picks it up\n"), t.id, t.round + 1);
+		else
+			printf(_("%s: finding %s overridden\n"), t.id, argv[optind + 1]);
+	}
+	task_row_free(&t);
+out:
+	buf_free(&out);
+	store_close(s);
+	free(data);
+	config_free(&cfg);
+	free(notes);
+	return rc;
+}
+
+static int cmd_approve(int argc, char **argv)
+{
+	return gate_verb("approve", argc, argv, "help notes notes-file");
+}
+
+static int cmd_push(int argc, char **argv)
+{
+	return gate_verb("push", argc, argv, "help");
+}
+
+static int cmd_reject(int argc, char **argv)
+{
+	return gate_verb("reject", argc, argv, "help notes notes-file");
+}
+
+static int cmd_request_changes(int argc, char **argv)
+{
+	return gate_verb("request-changes", argc, argv, "help notes notes-file");
+}
+
+static int cmd_override(int argc, char **argv)
+{
+	return gate_verb("override", argc, argv, "help notes notes-file");
 }
 
 /* ---------------------------------------------------------------- cancel */
@@ -693,9 +1062,9 @@ static int cmd_demo(int argc, char **argv)
 	}
 	char fix[TASK_ID_LEN + 1], brk[TASK_ID_LEN + 1];
 	if (store_task_add(s, "demo", "demo-fixer", "The test suite fails: total() in cart.py "
-	                   "ignores the quantity. Fix the bug so the tests pass.", fix, &e) < 0 ||
+	                   "ignores the quantity. Fix the bug so the tests pass.", NULL, fix, &e) < 0 ||
 	    store_task_add(s, "demo", "demo-hasty", "Round prices in cart.py to whole cents "
-	                   "when totals are computed.", brk, &e) < 0) {
+	                   "when totals are computed.", NULL, brk, &e) < 0) {
 		store_close(s);
 		config_free(&cfg);
 		free(data);
@@ -769,8 +1138,33 @@ static const struct verb verbs[] = {
 	  N_("Prints a task's sandbox output (agent, tests, hand-off).  On a terminal, escape\n"
 	     "sequences other than colours are shown as visible text.\n"
 	     "  -f, --follow       keep printing as the task runs, until it stops\n") },
-	{ "diff", cmd_diff, N_("diff ID"),
-	  N_("Prints the task's change (base..head) from paddock's mirror.\n") },
+	{ "diff", cmd_diff, N_("diff [--round N | --since-review] ID"),
+	  N_("Prints the task's change (base..head) from paddock's mirror.\n"
+	     "  --round N          only what round N changed\n"
+	     "  --since-review     only what changed since changes were last requested\n") },
+	{ "approve", cmd_approve, N_("approve [--notes TEXT] ID"),
+	  N_("Pushes the task's branch with paddock's credentials, opens the pull request\n"
+	     "when the repo has one configured, tears the sandbox down; the task is done.\n"
+	     "Refused while a policy finding blocks it (see 'paddock override').\n"
+	     "  -m, --notes TEXT   a note recorded with the decision\n"
+	     "  --notes-file FILE  the note from FILE ('-' for standard input)\n") },
+	{ "push", cmd_push, N_("push ID"),
+	  N_("Pushes the task's branch now; the task stays at review.\n") },
+	{ "reject", cmd_reject, N_("reject [--notes TEXT] ID"),
+	  N_("Ends the task without pushing; its branch stays in paddock's mirror.\n"
+	     "  -m, --notes TEXT   why, recorded with the decision\n"
+	     "  --notes-file FILE  the notes from FILE ('-' for standard input)\n") },
+	{ "request-changes", cmd_request_changes,
+	  N_("request-changes [--notes TEXT | --notes-file FILE] ID"),
+	  N_("Sends the task back to its agent with notes: the agent continues in the same\n"
+	     "sandbox (round N+1), then tests, hand-off and the gate again.  Without --notes\n"
+	     "or --notes-file, $VISUAL or $EDITOR opens for the notes.\n"
+	     "  -m, --notes TEXT   the notes\n"
+	     "  --notes-file FILE  the notes from FILE ('-' for standard input)\n") },
+	{ "override", cmd_override, N_("override [--notes TEXT] ID FINDING"),
+	  N_("Overrides a blocking policy finding of the task's current round by its name\n"
+	     "(as 'paddock show' lists it, e.g. secrets:config/key.pem); recorded.\n"
+	     "  -m, --notes TEXT   why it is fine, recorded with the decision\n") },
 	{ "cancel", cmd_cancel, N_("cancel ID"),
 	  N_("Cancels a queued task at once, or asks the scheduler to stop a running one.\n") },
 	{ "serve", cmd_serve, N_("serve [--until-idle]"),

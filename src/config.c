@@ -257,12 +257,46 @@ static int config_line(const struct spots *s, const char *section, const char *s
 
 /* ---- defaults, lookups, additions ---- */
 
-static const char *const paddock_keys[] = { "workers", NULL };
+static const char *const paddock_keys[] = { "workers", "gate-timeout", NULL };
 static const char *const limits_keys[] = {
 	"timeout", "memory", "pids", "disk", "output", "bundle", NULL };
 static const char *const sandbox_keys[] = { "uid", "gid", NULL };
-static const char *const repo_keys[] = { "url", "branch", "test", "setup", NULL };
-static const char *const agent_keys[] = { "command", NULL };
+static const char *const repo_keys[] = { "url", "branch", "test", "setup",
+	"push-url", "token-env", "ssh-key", "branch-prefix", "protected", "pull-request",
+	"github-repo", "github-api", "github-token-env", "draft", "deny", "max-file-size",
+	"policy-paths", "policy-secrets", "policy-size", "policy-symlinks",
+	"policy-submodules", "policy-authors", NULL };
+static const char *const agent_keys[] = { "command", "resume", NULL };
+static const char *const policy_rule_names[POLICY_NRULES] = {
+	"paths", "secrets", "size", "symlinks", "submodules", "authors" };
+
+const char *config_policy_rule_name(enum policy_rule r)
+{
+	return (unsigned)r < POLICY_NRULES ? policy_rule_names[r] : "?";
+}
+
+const char *config_repo_token(const struct repo_conf *r)
+{
+	const char *v = getenv(r->token_env ? r->token_env : "PADDOCK_GIT_TOKEN");
+	return v && *v ? v : NULL;
+}
+
+const char *config_repo_github_token(const struct repo_conf *r)
+{
+	const char *v = getenv(r->github_token_env ? r->github_token_env : "GITHUB_TOKEN");
+	return v && *v ? v : NULL;
+}
+
+/* Defaults of the keys a repo section did not set. */
+static void config_repo_defaults(struct repo_conf *r)
+{
+	if (!r->branch)
+		r->branch = xstrdup("main");
+	if (!r->branch_prefix)
+		r->branch_prefix = xstrdup("paddock/");
+	if (!r->max_file_size)
+		r->max_file_size = 10ULL << 20;
+}
 static const char *const sections[] = {
 	"paddock", "limits", "sandbox", "repo", "agent", NULL };
 
@@ -297,6 +331,14 @@ void config_init_defaults(struct config *c)
 	c->limits.bundle = 200ULL << 20;
 	c->sandbox_uid = 64100;
 	c->sandbox_gid = 64100;
+	c->gate_timeout = 24 * 3600;
+}
+
+static void config_strv_free(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
 }
 
 static void config_repo_free(struct repo_conf *r)
@@ -306,6 +348,16 @@ static void config_repo_free(struct repo_conf *r)
 	free(r->branch);
 	free(r->test);
 	free(r->setup);
+	free(r->push_url);
+	free(r->token_env);
+	free(r->ssh_key);
+	free(r->branch_prefix);
+	config_strv_free(r->protected_, r->nprotected);
+	free(r->pull_request);
+	free(r->github_repo);
+	free(r->github_api);
+	free(r->github_token_env);
+	config_strv_free(r->deny, r->ndeny);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -322,6 +374,7 @@ void config_free(struct config *c)
 	for (i = 0; i < c->nagents; i++) {
 		free(c->agents[i].name);
 		free(c->agents[i].command);
+		free(c->agents[i].resume);
 	}
 	free(c->agents);
 	memset(c, 0, sizeof(*c));
@@ -367,6 +420,10 @@ static struct repo_conf *config_repo_slot(struct config *c, const char *name)
 	c->repos = xrealloc(c->repos, (c->nrepos + 1) * sizeof(*c->repos));
 	memset(&c->repos[c->nrepos], 0, sizeof(*c->repos));
 	c->repos[c->nrepos].name = xstrdup(name);
+	/* Every rule blocks by default but the author check, which warns:
+	 * agents often commit as themselves. */
+	for (int rule = 0; rule < POLICY_NRULES; rule++)
+		c->repos[c->nrepos].policy[rule] = rule == POLICY_AUTHORS ? POLICY_WARN : POLICY_BLOCK;
 	return &c->repos[c->nrepos++];
 }
 
@@ -399,6 +456,7 @@ void config_add_repo(struct config *c, const struct repo_conf *r)
 	slot->branch = branch;
 	slot->test = test;
 	slot->setup = setup;
+	config_repo_defaults(slot);
 }
 
 void config_add_agent(struct config *c, const char *name, const char *command)
@@ -609,6 +667,117 @@ static void config_entry_sandbox(struct parse *p, int line, const char *key, con
 		p->c->sandbox_gid = (gid_t)v;
 }
 
+static int config_env_name_valid(const char *s)
+{
+	if (!s[0] || !(isalpha((unsigned char)s[0]) || s[0] == '_'))
+		return 0;
+	for (; *s; s++)
+		if (!isalnum((unsigned char)*s) && *s != '_')
+			return 0;
+	return 1;
+}
+
+static void config_set_str(char **dst, const char *value)
+{
+	free(*dst);
+	*dst = xstrdup(value);
+}
+
+static void config_strv_add(char ***v, size_t *n, const char *value)
+{
+	*v = xrealloc(*v, (*n + 1) * sizeof(**v));
+	(*v)[(*n)++] = xstrdup(value);
+}
+
+/* The repo keys of pushing, pull requests and policy. */
+static void config_entry_repo_more(struct parse *p, int line, struct repo_conf *r,
+                                   const char *key, const char *value)
+{
+	const char *name = r->name;
+	if (strcmp(key, "push-url") == 0) {
+		if (value[0] == '\0' || value[0] == '-' || strstr(value, "::"))
+			problem_add(p->ps, line, _("repo.%s.push-url: '%s' is not a usable path or URL; use a path, file://, https:// or ssh:// URL"), name, value);
+		else
+			config_set_str(&r->push_url, value);
+	} else if (strcmp(key, "token-env") == 0 || strcmp(key, "github-token-env") == 0) {
+		if (!config_env_name_valid(value))
+			problem_add(p->ps, line, _("repo.%s.%s: '%s' is not an environment variable name; name the variable that holds the token, for example GITHUB_TOKEN (never the token itself)"), name, key, value);
+		else
+			config_set_str(key[0] == 't' ? &r->token_env : &r->github_token_env, value);
+	} else if (strcmp(key, "ssh-key") == 0) {
+		if (value[0] != '/')
+			problem_add(p->ps, line, _("repo.%s.ssh-key: '%s' is not an absolute path to a private key file"), name, value);
+		else
+			config_set_str(&r->ssh_key, value);
+	} else if (strcmp(key, "branch-prefix") == 0) {
+		char *ref = xasprintf("refs/heads/%sx", value);
+		int valid = 0;
+		if (value[0] == '-' || value[0] == '\0' ||
+		    git_reference_name_is_valid(&valid, ref) < 0 || !valid)
+			problem_add(p->ps, line, _("repo.%s.branch-prefix: '%s' does not make valid branch names"), name, value);
+		else
+			config_set_str(&r->branch_prefix, value);
+		free(ref);
+	} else if (strcmp(key, "protected") == 0) {
+		if (!value[0])
+			problem_add(p->ps, line, _("repo.%s.protected: give a branch name or a glob pattern such as release/*"), name);
+		else
+			config_strv_add(&r->protected_, &r->nprotected, value);
+	} else if (strcmp(key, "pull-request") == 0) {
+		if (strcmp(value, "github") == 0)
+			config_set_str(&r->pull_request, value);
+		else if (strcmp(value, "none") == 0) {
+			free(r->pull_request);
+			r->pull_request = NULL;
+		} else
+			problem_add(p->ps, line, _("repo.%s.pull-request: '%s' is not known; use github or none"), name, value);
+	} else if (strcmp(key, "github-repo") == 0) {
+		const char *slash = strchr(value, '/');
+		if (!slash || slash == value || !slash[1] || strchr(slash + 1, '/') ||
+		    strspn(value, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./") != strlen(value))
+			problem_add(p->ps, line, _("repo.%s.github-repo: '%s' is not OWNER/NAME"), name, value);
+		else
+			config_set_str(&r->github_repo, value);
+	} else if (strcmp(key, "github-api") == 0) {
+		if (strncmp(value, "https://", 8) != 0 && strncmp(value, "http://", 7) != 0)
+			problem_add(p->ps, line, _("repo.%s.github-api: '%s' is not an http(s) URL; for GitHub Enterprise it looks like https://HOST/api/v3"), name, value);
+		else
+			config_set_str(&r->github_api, value);
+	} else if (strcmp(key, "draft") == 0) {
+		int b;
+		if (git_config_parse_bool(&b, value) < 0)
+			problem_add(p->ps, line, _("repo.%s.draft: '%s' is not true or false"), name, value);
+		else
+			r->draft = b;
+	} else if (strcmp(key, "deny") == 0) {
+		if (!value[0])
+			problem_add(p->ps, line, _("repo.%s.deny: give a path or a glob pattern such as secrets/**"), name);
+		else
+			config_strv_add(&r->deny, &r->ndeny, value);
+	} else if (strcmp(key, "max-file-size") == 0) {
+		uint64_t v;
+		if (units_parse_size(value, &v) < 0)
+			problem_add(p->ps, line, _("repo.%s.max-file-size: '%s' is not a size (for example 10m)"), name, value);
+		else
+			r->max_file_size = v;
+	} else if (strncmp(key, "policy-", 7) == 0) {
+		int rule = -1;
+		for (int i = 0; i < POLICY_NRULES; i++)
+			if (strcmp(key + 7, policy_rule_names[i]) == 0)
+				rule = i;
+		if (rule < 0)
+			return;
+		if (strcmp(value, "block") == 0)
+			r->policy[rule] = POLICY_BLOCK;
+		else if (strcmp(value, "warn") == 0)
+			r->policy[rule] = POLICY_WARN;
+		else if (strcmp(value, "off") == 0)
+			r->policy[rule] = POLICY_OFF;
+		else
+			problem_add(p->ps, line, _("repo.%s.%s: '%s' is not block, warn or off"), name, key, value);
+	}
+}
+
 static void config_entry_repo(struct parse *p, int line, const char *sub,
 			      const char *key, const char *value)
 {
@@ -637,24 +806,29 @@ static void config_entry_repo(struct parse *p, int line, const char *sub,
 		dst = &r->test;
 	} else if (strcmp(key, "setup") == 0) {
 		dst = &r->setup;
+	} else {
+		config_entry_repo_more(p, line, r, key, value);
+		return;
 	}
 	free(*dst);
 	/* An empty test or setup means none. */
 	*dst = value[0] || dst == &r->url ? xstrdup(value) : NULL;
 }
 
-static void config_entry_agent(struct parse *p, int line, const char *sub, const char *value)
+static void config_entry_agent(struct parse *p, int line, const char *sub, const char *key,
+                               const char *value)
 {
 	struct agent_cmdline cl;
 	struct err e;
 	struct agent_conf *a = config_agent_slot(p->c, sub);
+	char **dst = strcmp(key, "resume") == 0 ? &a->resume : &a->command;
 
 	if (agent_cmdline_parse(value, &cl, &e) < 0)
-		problem_add(p->ps, line, "agent.%s.command: %s", sub, e.msg);
+		problem_add(p->ps, line, "agent.%s.%s: %s", sub, key, e.msg);
 	else
 		agent_cmdline_free(&cl);
-	free(a->command);
-	a->command = xstrdup(value);
+	free(*dst);
+	*dst = xstrdup(value);
 }
 
 /* Checks one entry "section[.sub].key" = value found at its n-th
@@ -739,7 +913,15 @@ static void config_entry(struct parse *p, const char *name, const char *value, i
 		problem_add(p->ps, line, _("'%s' needs a value: write %s = VALUE"), name, key);
 		goto out;
 	}
-	if (strcmp(section, "paddock") == 0) {
+	if (strcmp(section, "paddock") == 0 && strcmp(key, "gate-timeout") == 0) {
+		double secs;
+		if (strcmp(value, "0") == 0)
+			p->c->gate_timeout = 0;
+		else if (units_parse_duration(value, &secs) < 0)
+			problem_add(p->ps, line, _("paddock.gate-timeout: '%s' is not a duration (for example 24h, or 0 to tear sandboxes down at once)"), value);
+		else
+			p->c->gate_timeout = secs;
+	} else if (strcmp(section, "paddock") == 0) {
 		unsigned long long v;
 		if (config_parse_int(value, 1, 64, &v) < 0)
 			problem_add(p->ps, line, _("paddock.workers: '%s' is not a number from 1 to 64"), value);
@@ -752,7 +934,7 @@ static void config_entry(struct parse *p, const char *name, const char *value, i
 	} else if (strcmp(section, "repo") == 0) {
 		config_entry_repo(p, line, sub, key, value);
 	} else {
-		config_entry_agent(p, line, sub, value);
+		config_entry_agent(p, line, sub, key, value);
 	}
 out:
 	free(section);
@@ -900,8 +1082,7 @@ static int config_parse(const char *path, struct config *c, struct problems *ps)
 			problem_add(ps, config_line(&spots, "repo", r->name, NULL, 1),
 				    _("repo '%s' has no url; add url = PATH-OR-URL under [repo \"%s\"]"),
 				    r->name, r->name);
-		if (!r->branch)
-			r->branch = xstrdup("main");
+		config_repo_defaults(r);
 	}
 	for (i = 0; i < c->nagents; i++)
 		if (!c->agents[i].command)

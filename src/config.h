@@ -30,22 +30,62 @@ struct limits {
 	uint64_t bundle;       /* bytes: cap on the result bundle */
 };
 
+/* What a policy rule does with a finding. */
+enum policy_action { POLICY_OFF, POLICY_WARN, POLICY_BLOCK };
+
+/* The policy rules on what comes back (policy.h).  Indexes into
+ * repo_conf.policy[]. */
+enum policy_rule {
+	POLICY_PATHS,          /* a path on the deny list */
+	POLICY_SECRETS,        /* an added line that looks like a secret */
+	POLICY_SIZE,           /* a file over max_file_size */
+	POLICY_SYMLINKS,       /* a symlink pointing outside the repository */
+	POLICY_SUBMODULES,     /* a submodule (gitlink or .gitmodules) change */
+	POLICY_AUTHORS,        /* a commit author other than the agent identity */
+	POLICY_NRULES
+};
+
 struct repo_conf {
 	char *name;            /* validated: [A-Za-z0-9][A-Za-z0-9._-]{0,63} */
 	char *url;             /* path, file:// or https:// URL */
 	char *branch;          /* default "main" */
 	char *test;            /* shell command run in the sandbox, or NULL */
 	char *setup;           /* shell command run once per template, or NULL */
+	/* Pushing (forge.h). */
+	char *push_url;        /* push-url: where branches go; NULL: url */
+	char *token_env;       /* token-env: variable with the HTTPS token
+	                          (default PADDOCK_GIT_TOKEN) */
+	char *ssh_key;         /* ssh-key: private key file for ssh://, or NULL
+	                          (then the SSH agent) */
+	char *branch_prefix;   /* branch-prefix: default "paddock/" */
+	char **protected_;     /* protected: glob patterns of branches never
+	                          pushed (the default branch always is) */
+	size_t nprotected;
+	/* Pull requests. */
+	char *pull_request;    /* pull-request: "github" or NULL (none) */
+	char *github_repo;     /* github-repo: "owner/name" */
+	char *github_api;      /* github-api: default https://api.github.com */
+	char *github_token_env;/* github-token-env: default GITHUB_TOKEN */
+	int draft;             /* draft: open pull requests as drafts */
+	/* Policy (policy.h). */
+	char **deny;           /* deny: extra glob patterns of denied paths */
+	size_t ndeny;
+	uint64_t max_file_size;/* max-file-size: default 10m */
+	enum policy_action policy[POLICY_NRULES]; /* policy-<rule> */
 };
 
 struct agent_conf {
 	char *name;            /* validated like repo names */
 	char *command;         /* command line (split without a shell) */
+	char *resume;          /* resume: command for later rounds (request
+	                          changes), or NULL: command again */
 };
 
 struct config {
 	char *path;            /* the file read (may not exist) */
 	int workers;           /* default 2 */
+	double gate_timeout;   /* paddock.gate-timeout: seconds a task's sandbox
+	                          is kept at review (default 24h; 0: never kept) */
 	struct limits limits;
 	uid_t sandbox_uid;     /* unprivileged host uid the sandbox runs as */
 	gid_t sandbox_gid;
@@ -80,6 +120,12 @@ const struct agent_conf *config_default_agent(const struct config *c);
  * (r->branch NULL means "main"); used by the demo. */
 void config_add_repo(struct config *c, const struct repo_conf *r);
 void config_add_agent(struct config *c, const char *name, const char *command);
+/* "paths", "secrets", "size", "symlinks", "submodules", "authors". */
+const char *config_policy_rule_name(enum policy_rule r);
+/* The token for HTTPS pushes of r, from paddock's environment (NULL when
+ * unset); never stored, logged or passed to a sandbox. */
+const char *config_repo_token(const struct repo_conf *r);
+const char *config_repo_github_token(const struct repo_conf *r);
 /* 1 if name is a valid repo/agent name. */
 int config_name_valid(const char *name);
 

@@ -71,7 +71,9 @@ static const char fix_sh[] =
 	"return sum(price * quantity for _name, price, quantity in self.items)/' cart.py\n"
 	"git add cart.py\n"
 	"git commit -q -m 'Count quantities in Cart.total'\n"
-	"echo 'demo-fixer: done: Cart.total() now multiplies each price by its quantity.'\n";
+	"echo 'demo-fixer: done: Cart.total() now multiplies each price by its quantity.'\n"
+	"echo 'Cart.total() ignored the quantity of each item; it now multiplies each price "
+	"by its quantity, and the three tests pass.' >\"$PADDOCK_SUMMARY_FILE\"\n";
 
 static const char hasty_sh[] =
 	"#!/bin/sh\n"
@@ -163,19 +165,7 @@ int demo_prepare(const char *data_dir, struct config *cfg, struct err *e)
 	if (fsx_write_file(fix, fix_sh, strlen(fix_sh), 0755, e) < 0 ||
 	    fsx_write_file(hasty, hasty_sh, strlen(hasty_sh), 0755, e) < 0)
 		goto out;
-	struct repo_conf rc_demo = {
-		.name = "demo",
-		.url = repo,
-		.branch = "main",
-		.test = "python3 -m unittest -q",
-	};
-	config_add_repo(cfg, &rc_demo);
-	char *cmd = xasprintf("/bin/sh %s", fix);
-	config_add_agent(cfg, "demo-fixer", cmd);
-	free(cmd);
-	cmd = xasprintf("/bin/sh %s", hasty);
-	config_add_agent(cfg, "demo-hasty", cmd);
-	free(cmd);
+	demo_config_add(data_dir, cfg);
 	rc = 0;
 out:
 	git_libgit2_shutdown();
@@ -185,4 +175,33 @@ out:
 	free(fix);
 	free(hasty);
 	return rc;
+}
+
+void demo_config_add(const char *data_dir, struct config *cfg)
+{
+	char *dir = paths_join(data_dir, "demo", NULL);
+	char *repo = paths_join(dir, "demo.git", NULL);
+	char *fix = paths_join(dir, "agents", "fix.sh", NULL);
+	char *hasty = paths_join(dir, "agents", "hasty.sh", NULL);
+	struct stat st;
+	const struct repo_conf *mine = config_find_repo(cfg, "demo");
+	if (stat(repo, &st) == 0 && (!mine || !strcmp(mine->url, repo))) {
+		struct repo_conf rc_demo = {
+			.name = "demo",
+			.url = repo,
+			.branch = "main",
+			.test = "python3 -m unittest -q",
+		};
+		config_add_repo(cfg, &rc_demo);
+		char *cmd = xasprintf("/bin/sh %s", fix);
+		config_add_agent(cfg, "demo-fixer", cmd);
+		free(cmd);
+		cmd = xasprintf("/bin/sh %s", hasty);
+		config_add_agent(cfg, "demo-hasty", cmd);
+		free(cmd);
+	}
+	free(dir);
+	free(repo);
+	free(fix);
+	free(hasty);
 }

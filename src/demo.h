@@ -8,5 +8,9 @@
 #include "err.h"
 
 int demo_prepare(const char *data_dir, struct config *cfg, struct err *e);
+/* Adds the demo's repo and agents to cfg when a demo was made in data_dir
+ * and cfg does not define a repo named "demo" itself, so that the verbs
+ * (approve, request-changes, serve, ...) work on demo tasks too. */
+void demo_config_add(const char *data_dir, struct config *cfg);
 
 #endif

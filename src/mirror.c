@@ -408,3 +408,26 @@ out:
 	free(envp);
 	return rc;
 }
+
+int mirror_set_ref(const char *mirror, const char *ref, const char *sha, struct err *e)
+{
+	git_repository *repo = NULL;
+	git_reference *r = NULL;
+	git_oid oid;
+	int rc = -1;
+	if (strncmp(ref, "refs/paddock/", 13) != 0)
+		return err_set(e, "mirror: %s is not a paddock ref", ref);
+	git_libgit2_init();
+	if (git_oid_fromstr(&oid, sha) < 0 || git_repository_open_bare(&repo, mirror) < 0 ||
+	    git_reference_create(&r, repo, ref, &oid, 1, "paddock: task round") < 0) {
+		const git_error *ge = git_error_last();
+		err_set(e, _("cannot set %s in the mirror %s: %s"), ref, mirror,
+		        ge && ge->message ? ge->message : "?");
+	} else {
+		rc = 0;
+	}
+	git_reference_free(r);
+	git_repository_free(repo);
+	git_libgit2_shutdown();
+	return rc;
+}

@@ -43,4 +43,8 @@ struct mirror_git_cmd {
  * and *wstatus is the wait status. */
 int mirror_git_run(const struct mirror_git_cmd *c, int *wstatus, struct err *e);
 
+/* Points ref (under refs/paddock/) at sha in the mirror, creating or
+ * moving it; paddock's own bookkeeping, never a remote ref. */
+int mirror_set_ref(const char *mirror, const char *ref, const char *sha, struct err *e);
+
 #endif

@@ -11,9 +11,13 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <jansson.h>
+#include <poll.h>
 #include "agent.h"
 #include "buf.h"
 #include "bundle.h"
+#include "diff.h"
+#include "policy.h"
 #include "fsx.h"
 #include "i18n.h"
 #include "mirror.h"
@@ -36,6 +40,10 @@ struct run {
 	uint64_t output_used;
 	double deadline;
 	double started;            /* monotonic time the supervisor began */
+	int round;
+	char base[41];
+	char head[41];             /* the imported head of the latest round */
+	char *mirror;
 };
 
 static volatile sig_atomic_t cancelled;
@@ -214,19 +222,22 @@ static char *handoff_script(const char *id, const char *base)
 		"-m 'Work of paddock task %s'\n"
 		"fi\n"
 		"g update-ref refs/heads/paddock/%s HEAD\n"
-		"if [ \"$(g rev-list --count %s..refs/heads/paddock/%s)\" = 0 ]; then\n"
+		/* Commits that add up to nothing are no change either. */
+		"if [ \"$(g rev-list --count %s..refs/heads/paddock/%s)\" = 0 ] || "
+		"g diff --quiet %s refs/heads/paddock/%s; then\n"
 		"  exit %d\n"
 		"fi\n"
+		"rm -f " SANDBOX_OUTDIR "/result.bundle\n"
 		"g bundle create -q " SANDBOX_OUTDIR "/result.bundle refs/heads/paddock/%s ^%s\n",
-		HANDOFF_NO_REPO, id, id, base, id, HANDOFF_NO_CHANGE, id, base);
+		HANDOFF_NO_REPO, id, id, base, id, base, id, HANDOFF_NO_CHANGE, id, base);
 }
 
-static int handoff(struct run *r, struct sandbox *sb, const char *base, char head[41],
-                   struct err *e)
+/* Returns 0 with r->head set, HANDOFF_NO_CHANGE, or -1 with a message. */
+static int handoff(struct run *r, struct sandbox *sb, struct err *e)
 {
 	const struct task_row *t = r->job->task;
 	const struct config *cfg = r->job->cfg;
-	char *script = handoff_script(t->id, base);
+	char *script = handoff_script(t->id, r->base);
 	const char *argv[] = { "/bin/sh", "-c", script, NULL };
 	struct sandbox_result res;
 	/* The hand-off gets its own few minutes: a task that used all its time
@@ -238,7 +249,7 @@ static int handoff(struct run *r, struct sandbox *sb, const char *base, char hea
 	if (rc < 0)
 		return -1;
 	if (res.end == SANDBOX_EXITED && res.code == HANDOFF_NO_CHANGE)
-		return err_set(e, _("the agent made no change"));
+		return HANDOFF_NO_CHANGE;
 	if (res.end == SANDBOX_EXITED && res.code == HANDOFF_NO_REPO)
 		return err_set(e, _("the agent removed or broke the git repository in %s; there "
 		                    "is no work to hand back"), SANDBOX_WORKDIR);
@@ -249,9 +260,10 @@ static int handoff(struct run *r, struct sandbox *sb, const char *base, char hea
 		return -1;
 	}
 	char *bundle = paths_join(r->task_dir, "result.bundle", NULL);
-	char *mirror = mirror_path(r->job->data_dir, t->repo);
-	char *ref = mirror_task_ref(t->id);
+	char *round_ref = xasprintf("refs/paddock/rounds/%s/%d", t->id, r->round);
+	char *task_ref = mirror_task_ref(t->id);
 	char *expected = xasprintf("refs/heads/paddock/%s", t->id);
+	char head[41];
 	rc = sandbox_backend_default()->copy_out(sb, SANDBOX_OUTDIR "/result.bundle", bundle,
 	                                         cfg->limits.bundle, e);
 	if (rc == 0) {
@@ -261,18 +273,21 @@ static int handoff(struct run *r, struct sandbox *sb, const char *base, char hea
 			.max_blob = cfg->limits.bundle,
 		};
 		logline(r, "hand-off: checking the bundle and importing it into the mirror");
-		rc = bundle_import(mirror, bundle, expected, base, ref, &lim, head, e);
+		rc = bundle_import(r->mirror, bundle, expected, r->base, round_ref, &lim, head, e);
 	}
+	/* refs/paddock/tasks/<id> follows the latest round. */
+	if (rc == 0 && (rc = mirror_set_ref(r->mirror, task_ref, head, e)) == 0)
+		memcpy(r->head, head, sizeof head);
 	free(bundle);
-	free(mirror);
-	free(ref);
+	free(round_ref);
+	free(task_ref);
 	free(expected);
 	return rc;
 }
 
-/* Reads the output the tests wrote to the log (from offset on, at most the
- * last 256 KiB) for the failure message. */
-static void read_test_output(struct run *r, off_t from, struct buf *out)
+/* Reads what was written to the log from offset on (at most the last
+ * 256 KiB). */
+static void read_log_since(struct run *r, off_t from, struct buf *out)
 {
 	off_t end = lseek(r->log_fd, 0, SEEK_END);
 	if (end < 0 || end <= from)
@@ -293,10 +308,18 @@ static void read_test_output(struct run *r, off_t from, struct buf *out)
 	close(fd);
 }
 
-static int run_tests(struct run *r, struct sandbox *sb, char **problem, struct err *e)
+struct tests_after {
+	int ran, passed, exited, code;
+	char *tail;
+};
+
+/* Runs the repo's tests; *problem is the failure message or NULL. */
+static int run_tests(struct run *r, struct sandbox *sb, struct tests_after *ta, char **problem,
+                     struct err *e)
 {
 	const struct repo_conf *repo = config_find_repo(r->job->cfg, r->job->task->repo);
 	*problem = NULL;
+	memset(ta, 0, sizeof *ta);
 	if (!repo->test) {
 		logline(r, "testing: no test command configured for repo %s", repo->name);
 		return 0;
@@ -308,11 +331,20 @@ static int run_tests(struct run *r, struct sandbox *sb, char **problem, struct e
 	struct sandbox_result res;
 	if (sb_run(r, sb, argv, env, r->deadline, &res, e) < 0)
 		return -1;
+	struct buf out = {0}, tail = {0};
+	read_log_since(r, start, &out);
+	testreport_tail(out.data ? out.data : "", out.len, 15, &tail);
+	ta->ran = 1;
+	ta->exited = res.end == SANDBOX_EXITED;
+	ta->code = res.code;
+	ta->tail = buf_detach(&tail);
 	char *p = result_problem(r, _("the tests"), &res);
-	if (!p)
+	ta->passed = p == NULL;
+	if (!p) {
+		buf_free(&out);
 		return 0;
-	struct buf out = {0}, msg = {0}, names = {0};
-	read_test_output(r, start, &out);
+	}
+	struct buf msg = {0}, names = {0};
 	int nfail = testreport_failures(out.data ? out.data : "", out.len, &names);
 	if (res.end == SANDBOX_EXITED && nfail == 1)
 		buf_printf(&msg, _("%s failed (the tests exited with status %d)"), names.data,
@@ -322,13 +354,285 @@ static int run_tests(struct run *r, struct sandbox *sb, char **problem, struct e
 		           nfail, names.data, res.code);
 	else
 		buf_adds(&msg, p);
-	buf_addc(&msg, '\n');
-	testreport_tail(out.data ? out.data : "", out.len, 15, &msg);
 	*problem = buf_detach(&msg);
 	free(p);
 	buf_free(&out);
 	buf_free(&names);
 	return 0;
+}
+
+/* The agent's own summary: what it wrote to $PADDOCK_SUMMARY_FILE, else
+ * the last lines it printed this round. */
+static char *agent_summary(struct run *r, struct sandbox *sb, off_t from)
+{
+	struct err e = {{0}};
+	char *path = paths_join(r->task_dir, "summary", NULL);
+	struct buf b = {0};
+	if (sandbox_backend_default()->copy_out(sb, SANDBOX_OUTDIR "/summary.md", path,
+	                                        64 * 1024, &e) == 0 &&
+	    fsx_read_file(path, 64 * 1024, &b, &e) == 0 && b.len) {
+		free(path);
+		return buf_detach(&b);
+	}
+	free(path);
+	buf_reset(&b);
+	struct buf out = {0};
+	read_log_since(r, from, &out);
+	/* Our own marker lines are not the agent's words. */
+	struct buf mine = {0};
+	for (char *line = out.data; line && *line;) {
+		char *nl = strchr(line, '\n');
+		size_t n = nl ? (size_t)(nl - line) : strlen(line);
+		if (strncmp(line, "[paddock ", 9) != 0) {
+			buf_add(&mine, line, n);
+			buf_addc(&mine, '\n');
+		}
+		line += n + (nl != NULL);
+	}
+	testreport_tail(mine.data ? mine.data : "", mine.len, 10, &b);
+	buf_free(&out);
+	buf_free(&mine);
+	return buf_detach(&b);
+}
+
+static json_t *tests_json(int ran, int passed, int exited, int code, const char *tail)
+{
+	if (!ran)
+		return json_pack("{s:b}", "ran", 0);
+	json_t *j = json_pack("{s:b,s:b,s:s}", "ran", 1, "passed", passed, "tail",
+	                      tail ? tail : "");
+	json_object_set_new(j, "exit", exited ? json_integer(code) : json_null());
+	return j;
+}
+
+static const char *action_name(enum policy_action a)
+{
+	return a == POLICY_BLOCK ? "block" : a == POLICY_WARN ? "warn" : "off";
+}
+
+/* The gate summary of this round (gate.h reads it back). */
+static char *gate_json(struct run *r, const char *from, const char *summary,
+                       const struct template_tests *before, const struct tests_after *after)
+{
+	const struct task_row *t = r->job->task;
+	const struct repo_conf *repo = config_find_repo(r->job->cfg, t->repo);
+	struct err e = {{0}};
+	json_t *g = json_object();
+	json_object_set_new(g, "round", json_integer(r->round));
+	json_object_set_new(g, "branch", json_string(t->branch));
+	json_object_set_new(g, "from", json_string(from));
+	json_object_set_new(g, "head", json_string(r->head));
+	json_object_set_new(g, "summary", json_string(summary ? summary : ""));
+	struct buf stat = {0};
+	if (diff_stat(r->mirror, r->base, r->head, &stat, &e) < 0)
+		buf_printf(&stat, "(%s)", e.msg);
+	json_object_set_new(g, "diffstat", json_string(stat.data ? stat.data : ""));
+	buf_free(&stat);
+	json_object_set_new(g, "tests", json_pack("{s:o,s:o}",
+		"before", tests_json(before->ran, before->passed, before->exited, before->code,
+		                     before->tail),
+		"after", tests_json(after->ran, after->passed, after->exited, after->code,
+		                    after->tail)));
+	json_t *fa = json_array();
+	struct policy_finding *f = NULL;
+	size_t nf = 0;
+	struct policy_secrets sec = policy_secrets_collect(r->job->cfg);
+	if (policy_check(r->mirror, r->base, r->head, repo, &sec, &f, &nf, &e) < 0) {
+		/* A check that cannot run blocks: nothing unchecked is pushed. */
+		json_array_append_new(fa, json_pack("{s:s,s:s,s:s,s:s,s:s}", "name", "policy:error",
+		                                    "rule", "policy", "action", "block", "path", "",
+		                                    "detail", e.msg));
+	}
+	free((void *)sec.values);
+	for (size_t i = 0; i < nf; i++)
+		json_array_append_new(fa, json_pack("{s:s,s:s,s:s,s:s,s:s}", "name", f[i].name,
+		                                    "rule", config_policy_rule_name(f[i].rule),
+		                                    "action", action_name(f[i].action),
+		                                    "path", f[i].path, "detail", f[i].detail));
+	policy_findings_free(f, nf);
+	json_object_set_new(g, "findings", fa);
+	json_object_set_new(g, "contract", json_pack("{s:b,s:b,s:b}", "change", 1, "tests", 1,
+	                                             "bundle", 1));
+	char *s = json_dumps(g, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	json_decref(g);
+	return s;
+}
+
+/* Waits at the gate for the scheduler: returns the round to run next, or 0
+ * to tear down (teardown, timeout, cancel, or the scheduler gone). */
+static int gate_wait(struct run *r)
+{
+	const struct pipeline_job *job = r->job;
+	double until = mono() + job->cfg->gate_timeout;
+	struct buf in = {0};
+	int next = 0;
+	logline(r, "review: the sandbox is kept for the reviewer (paddock.gate-timeout)");
+	report(r, "kept");
+	while (!cancelled && job->cmd_fd >= 0) {
+		double left = until - mono();
+		if (left <= 0) {
+			logline(r, "review: gate timeout; the sandbox is torn down, the branch stays");
+			break;
+		}
+		struct pollfd pfd = { .fd = job->cmd_fd, .events = POLLIN };
+		int n = poll(&pfd, 1, left > 1 ? 1000 : (int)(left * 1000) + 1);
+		if (n <= 0)
+			continue;
+		char tmp[256];
+		ssize_t got = read(job->cmd_fd, tmp, sizeof tmp);
+		if (got <= 0)
+			break;
+		buf_add(&in, tmp, (size_t)got);
+		char *nl = memchr(in.data, '\n', in.len);
+		if (!nl)
+			continue;
+		*nl = '\0';
+		if (sscanf(in.data, "resume %d", &next) == 1 && next > r->round)
+			break;
+		next = 0;
+		break;
+	}
+	buf_free(&in);
+	return next;
+}
+
+/* A later round without the kept sandbox: the workspace is rebuilt at the
+ * task's head from its last bundle. */
+static int rebuild_workspace(struct run *r, struct sandbox *sb, struct err *e)
+{
+	const struct task_row *t = r->job->task;
+	char *bundle = paths_join(r->task_dir, "result.bundle", NULL);
+	int rc = sandbox_backend_default()->copy_in(sb, bundle, SANDBOX_OUTDIR "/resume.bundle", e);
+	free(bundle);
+	if (rc < 0)
+		return -1;
+	char *script = xasprintf("git -c core.hooksPath=/dev/null fetch -q " SANDBOX_OUTDIR
+	                         "/resume.bundle refs/heads/paddock/%s:refs/heads/paddock/%s && "
+	                         "git -c core.hooksPath=/dev/null checkout -q paddock/%s && "
+	                         "rm -f " SANDBOX_OUTDIR "/resume.bundle", t->id, t->id, t->id);
+	const char *argv[] = { "/bin/sh", "-c", script, NULL };
+	struct sandbox_result res;
+	rc = sb_run(r, sb, argv, NULL, r->deadline, &res, e);
+	free(script);
+	if (rc < 0)
+		return -1;
+	char *p = result_problem(r, _("restoring the task's work"), &res);
+	if (p) {
+		err_set(e, "%s", p);
+		free(p);
+		return -1;
+	}
+	logline(r, "preparing: the sandbox was gone; the workspace is rebuilt at %s", t->head);
+	return 0;
+}
+
+/* What the agent sees in $PADDOCK_PROMPT_FILE this round: the task text,
+ * then the reviewer's notes. */
+static int write_prompt(struct run *r, struct sandbox *sb, const char *prompt, struct err *e)
+{
+	const struct task_row *t = r->job->task;
+	if (r->round == 1)
+		return fsx_write_file(prompt, t->text, strlen(t->text), 0644, e);
+	char name[32];
+	snprintf(name, sizeof name, "notes-%d", r->round);
+	char *notes = paths_join(r->task_dir, name, NULL);
+	struct buf b = {0};
+	int rc = fsx_read_file(notes, 1 << 20, &b, e);
+	free(notes);
+	if (rc == 0)
+		rc = fsx_write_file(prompt, b.data ? b.data : "", b.len, 0644, e);
+	buf_free(&b);
+	if (rc == 0 && sb)
+		rc = sandbox_backend_default()->copy_in(sb, prompt, SANDBOX_PROMPT, e);
+	return rc;
+}
+
+/* One round: agent, tests, hand-off, contract, gate summary.  Returns 0
+ * when the task reached review, 1 when it ended (failed, done, cancelled). */
+static int run_round(struct run *r, struct sandbox *sb, const struct agent_cmdline *cl,
+                     const struct template_tests *before)
+{
+	const struct task_row *t = r->job->task;
+	const struct agent_conf *agent = config_find_agent(r->job->cfg, t->agent);
+	struct err e = {{0}};
+	char from[41];
+	memcpy(from, r->round == 1 ? r->base : r->head, sizeof from);
+	if (r->round == 1)
+		report(r, "status running");
+	logline(r, "running: round %d, agent %s: %s", r->round, agent->name,
+	        r->round > 1 && agent->resume ? agent->resume : agent->command);
+	char round_env[32];
+	snprintf(round_env, sizeof round_env, "PADDOCK_ROUND=%d", r->round);
+	const char *agent_env[] = { "PADDOCK_STEP=agent", round_env,
+	                            "PADDOCK_SUMMARY_FILE=" SANDBOX_OUTDIR "/summary.md", NULL };
+	off_t start = lseek(r->log_fd, 0, SEEK_END);
+	struct sandbox_result res;
+	if (sb_run(r, sb, (const char *const *)cl->argv, agent_env, r->deadline, &res, &e) < 0)
+		return fail(r, "running", e.msg);
+	if (res.end == SANDBOX_CANCELLED || cancelled) {
+		report(r, "cancelled");
+		return 1;
+	}
+	char *problem = result_problem(r, _("the agent"), &res);
+	if (problem) {
+		fail(r, "running", problem);
+		free(problem);
+		return 1;
+	}
+	logline(r, "running: the agent finished");
+	char *summary = agent_summary(r, sb, start);
+	report(r, "summary %s", summary);
+
+	report(r, "status testing");
+	struct tests_after ta;
+	char *test_problem = NULL;
+	if (run_tests(r, sb, &ta, &test_problem, &e) < 0) {
+		free(summary);
+		return fail(r, "testing", e.msg);
+	}
+	if (cancelled) {
+		free(summary);
+		free(test_problem);
+		free(ta.tail);
+		report(r, "cancelled");
+		return 1;
+	}
+	/* Work is handed back even when the tests failed, so that `paddock
+	 * diff` can show what the agent did. */
+	int hrc = handoff(r, sb, &e);
+	int result = 1;
+	struct buf why = {0};
+	if (hrc == 0)
+		report(r, "head %s", r->head);
+	if (hrc == HANDOFF_NO_CHANGE && !test_problem) {
+		/* The agent found nothing to change: its explanation ends the
+		 * task, with no branch. */
+		logline(r, "hand-off: no change; the agent's explanation ends the task");
+		report(r, "nochange");
+	} else if (hrc < 0) {
+		fail(r, "hand-off", e.msg);
+	} else if (test_problem || hrc == HANDOFF_NO_CHANGE) {
+		/* The output contract: name every part that is missing. */
+		buf_adds(&why, _("contract not satisfied: "));
+		if (hrc == HANDOFF_NO_CHANGE)
+			buf_adds(&why, _("no change; "));
+		buf_printf(&why, _("tests failed: %s"), test_problem);
+		if (ta.tail && *ta.tail)
+			buf_printf(&why, "\n%s", ta.tail);
+		fail(r, "testing", why.data);
+	} else {
+		logline(r, "hand-off: imported %s as %s (round %d)", r->head, t->branch, r->round);
+		char *g = gate_json(r, from, summary, before, &ta);
+		report(r, "gate %s", g ? g : "{}");
+		free(g);
+		report(r, "done");
+		result = 0;
+	}
+	buf_free(&why);
+	free(summary);
+	free(test_problem);
+	free(ta.tail);
+	return result;
 }
 
 static int run_steps(struct run *r)
@@ -346,38 +650,58 @@ static int run_steps(struct run *r)
 	if (!agent)
 		return fail(r, "preparing", _("the agent is no longer in the configuration; "
 		                              "add it back or cancel the task"));
-	logline(r, "preparing: updating the mirror of %s from %s", repo->name, repo->url);
-	if (mirror_update(job->data_dir, repo, &e) < 0)
-		return fail(r, "preparing", e.msg);
-	char base[41];
-	char *mirror = mirror_path(job->data_dir, repo->name);
-	int rc = mirror_resolve_branch(mirror, repo->branch, base, &e);
-	free(mirror);
-	if (rc < 0)
-		return fail(r, "preparing", e.msg);
-	report(r, "base %s", base);
-	logline(r, "preparing: base commit %s (branch %s)", base, repo->branch);
+	r->mirror = mirror_path(job->data_dir, repo->name);
+	r->round = job->resume_round ? job->resume_round : 1;
+	if (job->resume_round) {
+		if (!t->base || !t->head || strlen(t->base) != 40 || strlen(t->head) != 40)
+			return fail(r, "preparing", _("the task has no work to continue from"));
+		memcpy(r->base, t->base, 41);
+		memcpy(r->head, t->head, 41);
+	} else {
+		logline(r, "preparing: updating the mirror of %s from %s", repo->name, repo->url);
+		if (mirror_update(job->data_dir, repo, &e) < 0)
+			return fail(r, "preparing", e.msg);
+		if (mirror_resolve_branch(r->mirror, repo->branch, r->base, &e) < 0)
+			return fail(r, "preparing", e.msg);
+		report(r, "base %s", r->base);
+		logline(r, "preparing: base commit %s (branch %s)", r->base, repo->branch);
+	}
 	char *tpl = NULL;
-	if (template_ensure(job->data_dir, cfg, repo, base, r->log_fd, &tpl, &e) < 0)
+	if (template_ensure(job->data_dir, cfg, repo, r->base, r->log_fd, &tpl, &e) < 0)
 		return fail(r, "preparing", e.msg);
-	if (cancelled)
-		return free(tpl), report(r, "cancelled"), 1;
+	struct template_tests before;
+	if (template_tests_before(job->data_dir, cfg, repo, r->base, tpl, &before, &e) < 0) {
+		/* The gate says so; the task itself can go on. */
+		logline(r, "preparing: %s", e.msg);
+		memset(&before, 0, sizeof before);
+	}
+	if (cancelled) {
+		free(tpl);
+		template_tests_free(&before);
+		report(r, "cancelled");
+		return 1;
+	}
 
-	struct agent_cmdline cl;
+	struct agent_cmdline cl, rcl;
+	memset(&rcl, 0, sizeof rcl);
 	if (agent_cmdline_parse(agent->command, &cl, &e) < 0) {
 		free(tpl);
+		template_tests_free(&before);
 		return fail(r, "preparing", e.msg);
 	}
-	char *prompt = paths_join(r->task_dir, "prompt", NULL);
-	if (fsx_write_file(prompt, t->text, strlen(t->text), 0644, &e) < 0) {
+	if (agent->resume && agent_cmdline_parse(agent->resume, &rcl, &e) < 0) {
 		free(tpl);
-		free(prompt);
+		template_tests_free(&before);
 		agent_cmdline_free(&cl);
 		return fail(r, "preparing", e.msg);
 	}
-	struct sandbox_file *files = xcalloc(cl.nfiles + 1, sizeof *files);
+	char *prompt = paths_join(r->task_dir, "prompt", NULL);
+	struct sandbox_file *files = xcalloc(cl.nfiles + rcl.nfiles + 1, sizeof *files);
+	size_t nfiles = 0;
 	for (size_t i = 0; i < cl.nfiles; i++)
-		files[i].host = cl.files[i];
+		files[nfiles++].host = cl.files[i];
+	for (size_t i = 0; i < rcl.nfiles; i++)
+		files[nfiles++].host = rcl.files[i];
 	struct sandbox_spec spec = {
 		.task_id = t->id,
 		.lower = tpl,
@@ -385,84 +709,67 @@ static int run_steps(struct run *r)
 		.gid = cfg->sandbox_gid,
 		.limits = cfg->limits,
 		.files = files,
-		.nfiles = cl.nfiles,
+		.nfiles = nfiles,
 		.prompt_file = prompt,
 	};
 	const struct sandbox_backend *be = sandbox_backend_default();
 	struct sandbox *sb = NULL;
-	int result = 1;
+	int result = 1, kept = 0;
 	char *problem = NULL;
-	if (be->create(&sb, &spec, &e) < 0) {
+	if (write_prompt(r, NULL, prompt, &e) < 0 || be->create(&sb, &spec, &e) < 0) {
 		result = fail(r, "preparing", e.msg);
 		goto out;
 	}
 	r->deadline = mono() + cfg->limits.timeout;
-	/* The task branch at the base, made current without touching the
-	 * index or the files: constant time whatever the repo's size. */
-	char *script = xasprintf("git update-ref refs/heads/paddock/%s %s && "
-	                         "git symbolic-ref HEAD refs/heads/paddock/%s", t->id, base, t->id);
-	const char *co[] = { "/bin/sh", "-c", script, NULL };
-	struct sandbox_result res;
-	rc = sb_run(r, sb, co, NULL, r->deadline, &res, &e);
-	free(script);
-	if (rc < 0 || (problem = result_problem(r, _("creating the task branch"), &res))) {
-		result = fail(r, "preparing", rc < 0 ? e.msg : problem);
-		goto out;
+	if (job->resume_round) {
+		if (rebuild_workspace(r, sb, &e) < 0) {
+			result = fail(r, "preparing", e.msg);
+			goto out;
+		}
+	} else {
+		/* The task branch at the base, made current without touching
+		 * the index or the files: constant time whatever the repo's
+		 * size. */
+		char *script = xasprintf("git update-ref refs/heads/paddock/%s %s && "
+		                         "git symbolic-ref HEAD refs/heads/paddock/%s", t->id,
+		                         r->base, t->id);
+		const char *co[] = { "/bin/sh", "-c", script, NULL };
+		struct sandbox_result res;
+		int rc = sb_run(r, sb, co, NULL, r->deadline, &res, &e);
+		free(script);
+		if (rc < 0 || (problem = result_problem(r, _("creating the task branch"), &res))) {
+			result = fail(r, "preparing", rc < 0 ? e.msg : problem);
+			goto out;
+		}
 	}
-
-	report(r, "status running");
-	logline(r, "running: agent %s: %s", agent->name, agent->command);
-	static const char *const agent_env[] = { "PADDOCK_STEP=agent", NULL };
-	if (sb_run(r, sb, (const char *const *)cl.argv, agent_env, r->deadline, &res, &e) < 0) {
-		result = fail(r, "running", e.msg);
-		goto out;
+	for (;;) {
+		const struct agent_cmdline *use = r->round > 1 && agent->resume ? &rcl : &cl;
+		result = run_round(r, sb, use, &before);
+		if (result != 0 || cfg->gate_timeout <= 0 || job->cmd_fd < 0)
+			break;
+		kept = 1;
+		int next = gate_wait(r);
+		if (!next)
+			break;
+		/* The scheduler moved the task to running, round `next`. */
+		r->round = next;
+		r->deadline = mono() + cfg->limits.timeout;
+		if (write_prompt(r, sb, prompt, &e) < 0) {
+			result = fail(r, "running", e.msg);
+			break;
+		}
 	}
-	if (res.end == SANDBOX_CANCELLED || cancelled) {
-		report(r, "cancelled");
-		goto out;
-	}
-	if ((problem = result_problem(r, _("the agent"), &res))) {
-		result = fail(r, "running", problem);
-		goto out;
-	}
-	logline(r, "running: the agent finished");
-
-	report(r, "status testing");
-	char *test_problem = NULL;
-	if (run_tests(r, sb, &test_problem, &e) < 0) {
-		result = fail(r, "testing", e.msg);
-		goto out;
-	}
-	if (cancelled) {
-		free(test_problem);
-		report(r, "cancelled");
-		goto out;
-	}
-	/* Work is handed back even when the tests failed, so that `paddock
-	 * diff` can show what the agent did. */
-	char head[41];
-	int hrc = handoff(r, sb, base, head, &e);
-	if (hrc == 0)
-		report(r, "head %s", head);
-	if (test_problem) {
-		result = fail(r, "testing", test_problem);
-		free(test_problem);
-		goto out;
-	}
-	if (hrc < 0) {
-		result = fail(r, "hand-off", e.msg);
-		goto out;
-	}
-	logline(r, "hand-off: imported %s as %s", head, t->branch);
-	report(r, "done");
-	result = 0;
 out:
 	free(problem);
 	be->destroy(sb);
+	if (kept)
+		report(r, "released");
 	free(files);
 	free(prompt);
 	free(tpl);
+	template_tests_free(&before);
 	agent_cmdline_free(&cl);
+	agent_cmdline_free(&rcl);
 	return result;
 }
 
@@ -491,10 +798,11 @@ int pipeline_run(const struct pipeline_job *job, int report_fd)
 		free(r.task_dir);
 		return 1;
 	}
-	logline(&r, "task %s on repo %s with agent %s", job->task->id, job->task->repo,
-	        job->task->agent);
+	logline(&r, "task %s on repo %s with agent %s%s", job->task->id, job->task->repo,
+	        job->task->agent, job->resume_round ? " (changes requested)" : "");
 	int rc = run_steps(&r);
 	close(r.log_fd);
 	free(r.task_dir);
+	free(r.mirror);
 	return rc;
 }

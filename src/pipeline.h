@@ -6,8 +6,18 @@
  *   status <name>\n      the task moved (preparing, running, testing)
  *   base <sha>\n         the base commit
  *   head <sha>\n         the imported tip
+ *   summary <text>\n     the agent's summary of the round
+ *   gate <json>\n        the round's gate summary (gate.h)
  *   done\n               hand-off imported; the task goes to review
- *   fail <message>\n     the task failed; message is one line "<step>: <why>"
+ *   nochange\n           the agent changed nothing and the tests pass: done
+ *   fail <message>\n     the task failed; message is "<step>: <why>"
+ *   cancelled\n          stopped by SIGTERM
+ *   kept\n               the sandbox waits at the gate for the next round
+ *   released\n           the sandbox was torn down after the gate
+ * Newlines and backslashes in a message travel as \\n and \\\\.
+ * At the gate the supervisor reads commands from cmd_fd: "resume N\n"
+ * runs round N in the same sandbox (the scheduler has moved the task to
+ * running); anything else, or the gate timeout, tears it down.
  * The scheduler alone writes the store. */
 #ifndef PADDOCK_PIPELINE_H
 #define PADDOCK_PIPELINE_H
@@ -19,6 +29,10 @@ struct pipeline_job {
 	const struct config *cfg;
 	const char *data_dir;
 	const struct task_row *task;
+	int cmd_fd;                /* commands from the scheduler at the gate
+	                              ("resume N", "teardown"), or -1 */
+	int resume_round;          /* 0: a new task; N: run round N on a new
+	                              sandbox rebuilt at the task's head */
 };
 
 /* Runs the whole task; returns the supervisor's exit status. */

@@ -97,6 +97,12 @@ struct sandbox_backend {
 	 * files over cap bytes. */
 	int (*copy_out)(struct sandbox *sb, const char *inside, const char *host,
 	                uint64_t cap, struct err *e);
+	/* Copies the host regular file `host` into the sandbox at `inside`:
+	 * SANDBOX_PROMPT (what later commands see there), or a file directly
+	 * in /out (replacing whatever the sandbox left under that name,
+	 * without following a link it planted).  Read-only inside. */
+	int (*copy_in)(struct sandbox *sb, const char *host, const char *inside,
+	               struct err *e);
 	/* Kills everything left, removes cgroups; frees sb.  NULL is fine. */
 	void (*destroy)(struct sandbox *sb);
 };

@@ -961,11 +961,65 @@ out:
 	return rc;
 }
 
+/* ---- copy_in ---- */
+
+static int bw_copy_in(struct sandbox *sb, const char *host, const char *inside,
+                      struct err *e)
+{
+	const uint64_t cap = 256ULL << 20;
+	if (strcmp(inside, SANDBOX_PROMPT) == 0) {
+		/* A new file renamed over the old: commands started later bind
+		 * the new one. */
+		if (copy_in(host, RT_PROMPT ".new", cap, 0444, e) < 0)
+			return -1;
+		if (rename(RT_PROMPT ".new", RT_PROMPT) < 0)
+			return err_errno(e, _("cannot replace %s"), RT_PROMPT);
+		return 0;
+	}
+	const char *name = inside + strlen(SANDBOX_OUTDIR) + 1;
+	if (strncmp(inside, SANDBOX_OUTDIR "/", strlen(SANDBOX_OUTDIR) + 1) != 0 || !*name ||
+	    strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, ".."))
+		return err_set(e, _("%s is not a file name directly in %s"), inside, SANDBOX_OUTDIR);
+	int dirfd = open(RT_OUT, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dirfd < 0)
+		return err_errno(e, _("cannot open the sandbox's %s"), RT_OUT);
+	int rc = -1, in = -1, out = -1;
+	if (unlinkat(dirfd, name, 0) < 0 && errno != ENOENT) {
+		err_errno(e, _("cannot replace %s"), inside);
+		goto done;
+	}
+	in = open(host, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	out = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
+	if (in < 0 || out < 0) {
+		err_errno(e, _("cannot copy %s to %s"), host, inside);
+		goto done;
+	}
+	char buf[65536];
+	ssize_t n;
+	while ((n = read(in, buf, sizeof buf)) > 0)
+		if (fsx_write_all(out, buf, (size_t)n) < 0)
+			break;
+	if (n != 0) {
+		err_errno(e, _("cannot copy %s to %s"), host, inside);
+		goto done;
+	}
+	rc = 0;
+done:
+	(void)sb;
+	if (in >= 0)
+		close(in);
+	if (out >= 0)
+		close(out);
+	close(dirfd);
+	return rc;
+}
+
 static const struct sandbox_backend bwrap_backend = {
 	.name = "bwrap",
 	.create = bw_create,
 	.run = bw_run,
 	.copy_out = bw_copy_out,
+	.copy_in = bw_copy_in,
 	.destroy = bw_destroy,
 };
 

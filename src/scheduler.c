@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "buf.h"
+#include "fsx.h"
 #include "i18n.h"
 #include "paths.h"
 #include "pipeline.h"
@@ -34,6 +35,9 @@ struct worker {
 	struct buf in;             /* partial report line */
 	int finished;              /* a final report (done/fail/cancelled) arrived */
 	double term_sent;          /* monotonic time of SIGTERM, 0 if none */
+	int cmd;                   /* command pipe to the supervisor, write end */
+	int at_gate;               /* its sandbox waits at review: no worker slot */
+	int round;                 /* the round it runs */
 };
 
 struct sched {
@@ -155,14 +159,33 @@ static void handle_line(struct sched *s, struct worker *w, char *line)
 		if (st >= 0)
 			transition(s, w->id, (enum task_status)st, NULL);
 	} else if (!strncmp(line, "base ", 5)) {
-		if (store_task_set_base(s->st, w->id, line + 5, &e) < 0)
+		if (store_task_set_base(s->st, w->id, line + 5, &e) < 0 ||
+		    store_round_begin(s->st, w->id, 1, line + 5, &e) < 0)
 			fprintf(stderr, "paddock: %s\n", e.msg);
 	} else if (!strncmp(line, "head ", 5)) {
-		if (store_task_set_head(s->st, w->id, line + 5, &e) < 0)
+		if (store_task_set_head(s->st, w->id, line + 5, &e) < 0 ||
+		    store_round_end(s->st, w->id, w->round, line + 5, NULL, &e) < 0)
+			fprintf(stderr, "paddock: %s\n", e.msg);
+	} else if (!strncmp(line, "summary ", 8)) {
+		if (store_task_set(s->st, w->id, "summary", line + 8, &e) < 0)
+			fprintf(stderr, "paddock: %s\n", e.msg);
+	} else if (!strncmp(line, "gate ", 5)) {
+		if (store_round_end(s->st, w->id, w->round, NULL, line + 5, &e) < 0)
 			fprintf(stderr, "paddock: %s\n", e.msg);
 	} else if (!strcmp(line, "done")) {
 		w->finished = 1;
 		transition(s, w->id, TASK_REVIEW, NULL);
+	} else if (!strcmp(line, "nochange")) {
+		w->finished = 1;
+		transition(s, w->id, TASK_DONE, NULL);
+	} else if (!strcmp(line, "kept")) {
+		w->at_gate = 1;
+		if (store_task_set_sandbox_kept(s->st, w->id, 1, &e) < 0)
+			fprintf(stderr, "paddock: %s\n", e.msg);
+	} else if (!strcmp(line, "released")) {
+		w->at_gate = 0;
+		if (store_task_set_sandbox_kept(s->st, w->id, 0, &e) < 0)
+			fprintf(stderr, "paddock: %s\n", e.msg);
 	} else if (!strncmp(line, "fail ", 5)) {
 		w->finished = 1;
 		transition(s, w->id, TASK_FAILED, line + 5);
@@ -237,11 +260,18 @@ static void worker_reap(struct sched *s, size_t i, int status)
 			task_row_free(&t);
 		}
 	}
+	if (w->at_gate) {
+		struct err e = {{0}};
+		store_task_set_sandbox_kept(s->st, w->id, 0, &e);
+	}
+	if (w->cmd >= 0)
+		close(w->cmd);
 	buf_free(&w->in);
 	s->w[i] = s->w[--s->nw];
 }
 
-static void supervise(struct sched *s, struct task_row *t, int wfd, pid_t parent)
+static void supervise(struct sched *s, struct task_row *t, int wfd, int cmdfd, int resume,
+                      pid_t parent)
 {
 	/* The supervisor dies with the scheduler: nothing of a task may
 	 * outlive paddock (research 3.5). */
@@ -252,9 +282,50 @@ static void supervise(struct sched *s, struct task_row *t, int wfd, pid_t parent
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	signal(SIGCHLD, SIG_DFL);
-	struct pipeline_job job = { .cfg = s->cfg, .data_dir = s->data_dir, .task = t };
+	struct pipeline_job job = { .cfg = s->cfg, .data_dir = s->data_dir, .task = t,
+	                            .cmd_fd = cmdfd, .resume_round = resume };
 	/* _exit: the parent's store handle and stdio buffers are not ours. */
 	_exit(pipeline_run(&job, wfd));
+}
+
+/* Forks the supervisor of task t (round `resume`, or a new task when 0). */
+static int spawn(struct sched *s, struct task_row *t, int resume, int round)
+{
+	int p[2], c[2];
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -1;
+	if (pipe2(c, O_CLOEXEC) < 0) {
+		close(p[0]);
+		close(p[1]);
+		return -1;
+	}
+	fflush(NULL);
+	pid_t parent = getpid();
+	pid_t pid = fork();
+	if (pid < 0) {
+		close(p[0]);
+		close(p[1]);
+		close(c[0]);
+		close(c[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		close(p[0]);
+		close(c[1]);
+		supervise(s, t, p[1], c[0], resume, parent);
+	}
+	close(p[1]);
+	close(c[0]);
+	fcntl(p[0], F_SETFL, O_NONBLOCK);
+	s->w = xrealloc(s->w, (s->nw + 1) * sizeof *s->w);
+	struct worker *w = &s->w[s->nw++];
+	memset(w, 0, sizeof *w);
+	w->pid = pid;
+	w->fd = p[0];
+	w->cmd = c[1];
+	w->round = round;
+	memcpy(w->id, t->id, sizeof w->id);
+	return 0;
 }
 
 static int start_one(struct sched *s)
@@ -273,36 +344,123 @@ static int start_one(struct sched *s)
 		return 1;
 	}
 	progress(s, t.id, "preparing", t.repo);
-	int p[2];
-	if (pipe2(p, O_CLOEXEC) < 0) {
-		transition(s, t.id, TASK_FAILED, "preparing: cannot create a pipe");
-		task_row_free(&t);
-		return 1;
-	}
-	fflush(NULL);
-	pid_t parent = getpid();
-	pid_t pid = fork();
-	if (pid < 0) {
-		close(p[0]);
-		close(p[1]);
-		transition(s, t.id, TASK_FAILED, "preparing: cannot fork a supervisor");
-		task_row_free(&t);
-		return 1;
-	}
-	if (pid == 0) {
-		close(p[0]);
-		supervise(s, &t, p[1], parent);
-	}
-	close(p[1]);
-	fcntl(p[0], F_SETFL, O_NONBLOCK);
-	s->w = xrealloc(s->w, (s->nw + 1) * sizeof *s->w);
-	struct worker *w = &s->w[s->nw++];
-	memset(w, 0, sizeof *w);
-	w->pid = pid;
-	w->fd = p[0];
-	memcpy(w->id, t.id, sizeof w->id);
+	if (spawn(s, &t, 0, 1) < 0)
+		transition(s, t.id, TASK_FAILED, "preparing: cannot start a supervisor");
 	task_row_free(&t);
 	return 1;
+}
+
+static struct worker *worker_of(struct sched *s, const char *id)
+{
+	for (size_t i = 0; i < s->nw; i++)
+		if (!strcmp(s->w[i].id, id))
+			return &s->w[i];
+	return NULL;
+}
+
+static int busy_workers(struct sched *s)
+{
+	int n = 0;
+	for (size_t i = 0; i < s->nw; i++)
+		n += !s->w[i].at_gate;
+	return n;
+}
+
+/* Writes the notes of the latest request for changes where the round's
+ * supervisor reads them: <task dir>/notes-<round>. */
+static int write_notes(struct sched *s, const char *id, int round, struct err *e)
+{
+	struct task_decision *d;
+	size_t n;
+	if (store_decisions(s->st, id, &d, &n, e) < 0)
+		return -1;
+	const char *notes = "";
+	for (size_t i = n; i-- > 0;)
+		if (!strcmp(d[i].action, "request-changes")) {
+			notes = d[i].notes ? d[i].notes : "";
+			break;
+		}
+	char name[32];
+	snprintf(name, sizeof name, "notes-%d", round);
+	char *dir = paths_join(s->data_dir, "tasks", id, NULL);
+	char *path = paths_join(dir, name, NULL);
+	int rc = fsx_mkdir_p(dir, 0700, e) == 0 ?
+		fsx_write_file(path, notes, strlen(notes), 0600, e) : -1;
+	free(dir);
+	free(path);
+	task_decisions_free(d, n);
+	return rc;
+}
+
+/* Requests for changes: the task's kept sandbox continues, or a new one is
+ * rebuilt at the task's head when it is gone.  Returns how many wait. */
+static int start_requested(struct sched *s)
+{
+	struct task_row *rows;
+	size_t n;
+	struct err e = {{0}};
+	int waiting = 0;
+	if (store_task_list(s->st, TASK_REVIEW, &rows, &n, &e) < 0)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		struct task_row *t = &rows[i];
+		if (!t->pending)
+			continue;
+		struct worker *w = worker_of(s, t->id);
+		if (w && !w->at_gate)
+			continue;  /* still finishing its last round */
+		if (!w && busy_workers(s) >= s->cfg->workers) {
+			waiting++;
+			continue;
+		}
+		int round;
+		if (write_notes(s, t->id, t->round + 1, &e) < 0 ||
+		    store_task_resume(s->st, t->id, &round, &e) < 0) {
+			fprintf(stderr, "paddock: %s\n", e.msg);
+			continue;
+		}
+		progress(s, t->id, "running", _("changes requested"));
+		if (w) {
+			char cmd[32];
+			int len = snprintf(cmd, sizeof cmd, "resume %d\n", round);
+			w->at_gate = 0;
+			w->round = round;
+			w->finished = 0;
+			if (fsx_write_all(w->cmd, cmd, (size_t)len) < 0)
+				kill(w->pid, SIGTERM);
+		} else {
+			struct task_row fresh;
+			if (store_task_get(s->st, t->id, &fresh, &e) == 0) {
+				if (spawn(s, &fresh, round, round) < 0)
+					transition(s, t->id, TASK_FAILED,
+					           "running: cannot start a supervisor");
+				task_row_free(&fresh);
+			}
+		}
+	}
+	task_rows_free(rows, n);
+	return waiting;
+}
+
+/* A task decided at the gate (done, rejected, cancelled) no longer needs
+ * its sandbox. */
+static void release_decided(struct sched *s)
+{
+	for (size_t i = 0; i < s->nw; i++) {
+		struct worker *w = &s->w[i];
+		if (!w->at_gate || w->cmd < 0)
+			continue;
+		struct task_row t;
+		struct err e = {{0}};
+		if (store_task_get(s->st, w->id, &t, &e) < 0)
+			continue;
+		if (t.status != TASK_REVIEW && t.status != TASK_PUSHING) {
+			(void)fsx_write_all(w->cmd, "teardown\n", 9);
+			close(w->cmd);
+			w->cmd = -1;
+		}
+		task_row_free(&t);
+	}
 }
 
 static void check_cancels(struct sched *s)
@@ -337,6 +495,20 @@ static int queued_count(struct sched *s)
 		return 0;
 	task_rows_free(rows, n);
 	return (int)n;
+}
+
+static int pending_count(struct sched *s)
+{
+	struct task_row *rows;
+	size_t n;
+	struct err e = {{0}};
+	int c = 0;
+	if (store_task_list(s->st, TASK_REVIEW, &rows, &n, &e) < 0)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		c += rows[i].pending != NULL;
+	task_rows_free(rows, n);
+	return c;
 }
 
 static void handle_signals(struct sched *s)
@@ -431,10 +603,14 @@ int scheduler_run(const struct config *cfg, const char *data_dir,
 		double now = mono();
 		if (now - last_poll >= POLL_MS / 1000.0) {
 			last_poll = now;
-			while ((int)s.nw < cfg->workers && start_one(&s))
+			int waiting = start_requested(&s);
+			while (busy_workers(&s) < cfg->workers && start_one(&s))
 				;
 			check_cancels(&s);
-			if (o->until_idle && s.nw == 0 && queued_count(&s) == 0)
+			release_decided(&s);
+			/* Sandboxes kept at the gate are not work in progress. */
+			if (o->until_idle && busy_workers(&s) == 0 && waiting == 0 &&
+			    queued_count(&s) == 0 && !pending_count(&s))
 				break;
 		}
 		struct pollfd *pfd = xcalloc(s.nw + 1, sizeof *pfd);

@@ -36,6 +36,29 @@ static const char *const migrations[] = {
 	"  at REAL NOT NULL,"
 	"  status TEXT NOT NULL,"
 	"  PRIMARY KEY (task_seq, n));",
+	/* 2: the review gate. */
+	"ALTER TABLE tasks ADD COLUMN round INTEGER NOT NULL DEFAULT 1;"
+	"ALTER TABLE tasks ADD COLUMN summary TEXT;"
+	"ALTER TABLE tasks ADD COLUMN pr_url TEXT;"
+	"ALTER TABLE tasks ADD COLUMN pushed TEXT;"
+	"ALTER TABLE tasks ADD COLUMN reviewed_head TEXT;"
+	"ALTER TABLE tasks ADD COLUMN sandbox_kept INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE tasks ADD COLUMN pending TEXT;"
+	"CREATE TABLE rounds ("
+	"  task_seq INTEGER NOT NULL REFERENCES tasks(seq),"
+	"  n INTEGER NOT NULL,"
+	"  from_commit TEXT, head TEXT, gate TEXT,"
+	"  started REAL NOT NULL, ended REAL NOT NULL DEFAULT 0,"
+	"  PRIMARY KEY (task_seq, n));"
+	"CREATE TABLE decisions ("
+	"  task_seq INTEGER NOT NULL REFERENCES tasks(seq),"
+	"  n INTEGER NOT NULL,"
+	"  round INTEGER NOT NULL,"
+	"  action TEXT NOT NULL,"
+	"  notes TEXT,"
+	"  actor TEXT NOT NULL,"
+	"  at REAL NOT NULL,"
+	"  PRIMARY KEY (task_seq, n));",
 };
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))
 
@@ -150,6 +173,11 @@ void task_row_free(struct task_row *t)
 	free(t->head);
 	free(t->error);
 	free(t->steps);
+	free(t->summary);
+	free(t->pr_url);
+	free(t->pushed);
+	free(t->reviewed_head);
+	free(t->pending);
 	memset(t, 0, sizeof *t);
 }
 
@@ -167,7 +195,8 @@ static char *col_str(sqlite3_stmt *st, int i)
 }
 
 #define TASK_COLS "seq, id, text, repo, agent, base, branch, head, status, error, " \
-                  "created, updated, cancel_requested"
+                  "created, updated, cancel_requested, round, summary, pr_url, pushed, " \
+                  "reviewed_head, sandbox_kept, pending"
 
 static int load_steps(struct store *s, sqlite3_int64 seq, struct task_row *t, struct err *e)
 {
@@ -209,6 +238,13 @@ static int row_fill(struct store *s, sqlite3_stmt *st, struct task_row *t, struc
 	t->created = sqlite3_column_double(st, 10);
 	t->updated = sqlite3_column_double(st, 11);
 	t->cancel_requested = sqlite3_column_int(st, 12);
+	t->round = sqlite3_column_int(st, 13);
+	t->summary = col_str(st, 14);
+	t->pr_url = col_str(st, 15);
+	t->pushed = col_str(st, 16);
+	t->reviewed_head = col_str(st, 17);
+	t->sandbox_kept = sqlite3_column_int(st, 18);
+	t->pending = col_str(st, 19);
 	return load_steps(s, seq, t, e);
 }
 
@@ -230,7 +266,7 @@ static int add_step(struct store *s, const char *id, double at, enum task_status
 }
 
 int store_task_add(struct store *s, const char *repo, const char *agent, const char *text,
-                   char id_out[TASK_ID_LEN + 1], struct err *e)
+                   const char *branch_prefix, char id_out[TASK_ID_LEN + 1], struct err *e)
 {
 	if (exec(s, "BEGIN IMMEDIATE", e) < 0)
 		return -1;
@@ -247,8 +283,9 @@ int store_task_add(struct store *s, const char *repo, const char *agent, const c
 	for (int tries = 0;; tries++) {
 		char id[TASK_ID_LEN + 1];
 		task_id_new(id);
-		char branch[64];
-		snprintf(branch, sizeof branch, "paddock/%s", id);
+		char branch[256];
+		snprintf(branch, sizeof branch, "%s%s", branch_prefix ? branch_prefix : "paddock/",
+		         id);
 		sqlite3_reset(st);
 		sqlite3_bind_text(st, 1, id, -1, SQLITE_TRANSIENT);
 		sqlite3_bind_text(st, 2, text, -1, SQLITE_STATIC);
@@ -505,4 +542,261 @@ int store_mark_active_lost(struct store *s, const char *why, struct err *e)
 	}
 	task_rows_free(rows, n);
 	return exec(s, "COMMIT", e) < 0 ? -1 : count;
+}
+
+static int allowed_column(const char *c)
+{
+	static const char *const cols[] = { "summary", "pr_url", "pushed", "reviewed_head",
+	                                    "pending", NULL };
+	for (size_t i = 0; cols[i]; i++)
+		if (!strcmp(cols[i], c))
+			return 1;
+	return 0;
+}
+
+int store_task_set(struct store *s, const char *id, const char *column, const char *value,
+                   struct err *e)
+{
+	if (!allowed_column(column))
+		return err_set(e, "store: no column %s", column);
+	char *sql = xasprintf("UPDATE tasks SET %s = ? WHERE id = ?", column);
+	sqlite3_stmt *st;
+	int rc = 0;
+	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK) {
+		free(sql);
+		return db_err(s, e, "update");
+	}
+	free(sql);
+	if (value)
+		sqlite3_bind_text(st, 1, value, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(st, 1);
+	sqlite3_bind_text(st, 2, id, -1, SQLITE_STATIC);
+	if (sqlite3_step(st) != SQLITE_DONE)
+		rc = db_err(s, e, "update");
+	else if (sqlite3_changes(s->db) == 0)
+		rc = err_set(e, _("no task %s"), id);
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int store_task_set_sandbox_kept(struct store *s, const char *id, int kept, struct err *e)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db, "UPDATE tasks SET sandbox_kept = ? WHERE id = ?", -1, &st,
+	                       NULL) != SQLITE_OK)
+		return db_err(s, e, "update");
+	sqlite3_bind_int(st, 1, kept);
+	sqlite3_bind_text(st, 2, id, -1, SQLITE_STATIC);
+	int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : db_err(s, e, "update");
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int store_round_begin(struct store *s, const char *id, int n, const char *from, struct err *e)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db,
+	        "INSERT OR IGNORE INTO rounds (task_seq, n, from_commit, started) "
+	        "SELECT seq, ?, ?, ? FROM tasks WHERE id = ?", -1, &st, NULL) != SQLITE_OK)
+		return db_err(s, e, "rounds");
+	sqlite3_bind_int(st, 1, n);
+	if (from)
+		sqlite3_bind_text(st, 2, from, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(st, 2);
+	sqlite3_bind_double(st, 3, now());
+	sqlite3_bind_text(st, 4, id, -1, SQLITE_STATIC);
+	int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : db_err(s, e, "rounds");
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int store_round_end(struct store *s, const char *id, int n, const char *head,
+                    const char *gate, struct err *e)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db,
+	        "UPDATE rounds SET head = COALESCE(?, head), gate = COALESCE(?, gate), ended = ? "
+	        "WHERE n = ? AND task_seq = (SELECT seq FROM tasks WHERE id = ?)", -1, &st,
+	        NULL) != SQLITE_OK)
+		return db_err(s, e, "rounds");
+	if (head)
+		sqlite3_bind_text(st, 1, head, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(st, 1);
+	if (gate)
+		sqlite3_bind_text(st, 2, gate, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(st, 2);
+	sqlite3_bind_double(st, 3, now());
+	sqlite3_bind_int(st, 4, n);
+	sqlite3_bind_text(st, 5, id, -1, SQLITE_STATIC);
+	int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : db_err(s, e, "rounds");
+	sqlite3_finalize(st);
+	return rc;
+}
+
+void task_rounds_free(struct task_round *r, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(r[i].from);
+		free(r[i].head);
+		free(r[i].gate);
+	}
+	free(r);
+}
+
+void task_decisions_free(struct task_decision *d, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(d[i].action);
+		free(d[i].notes);
+		free(d[i].actor);
+	}
+	free(d);
+}
+
+int store_rounds(struct store *s, const char *id, struct task_round **out, size_t *n,
+                 struct err *e)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db,
+	        "SELECT n, from_commit, head, gate, started, ended FROM rounds WHERE task_seq = "
+	        "(SELECT seq FROM tasks WHERE id = ?) ORDER BY n", -1, &st, NULL) != SQLITE_OK)
+		return db_err(s, e, "rounds");
+	sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+	struct task_round *v = NULL;
+	size_t cnt = 0;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		v = xrealloc(v, (cnt + 1) * sizeof *v);
+		v[cnt].n = sqlite3_column_int(st, 0);
+		v[cnt].from = col_str(st, 1);
+		v[cnt].head = col_str(st, 2);
+		v[cnt].gate = col_str(st, 3);
+		v[cnt].started = sqlite3_column_double(st, 4);
+		v[cnt].ended = sqlite3_column_double(st, 5);
+		cnt++;
+	}
+	sqlite3_finalize(st);
+	*out = v;
+	*n = cnt;
+	return 0;
+}
+
+static int decision_insert(struct store *s, const char *id, const char *action,
+                           const char *notes, const char *actor, struct err *e)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db,
+	        "INSERT INTO decisions (task_seq, n, round, action, notes, actor, at) "
+	        "SELECT seq, (SELECT COUNT(*) FROM decisions WHERE task_seq = tasks.seq), round, "
+	        "?, ?, ?, ? FROM tasks WHERE id = ?", -1, &st, NULL) != SQLITE_OK)
+		return db_err(s, e, "decisions");
+	sqlite3_bind_text(st, 1, action, -1, SQLITE_STATIC);
+	if (notes)
+		sqlite3_bind_text(st, 2, notes, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(st, 2);
+	sqlite3_bind_text(st, 3, actor, -1, SQLITE_STATIC);
+	sqlite3_bind_double(st, 4, now());
+	sqlite3_bind_text(st, 5, id, -1, SQLITE_STATIC);
+	int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : db_err(s, e, "decisions");
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int store_decision_add(struct store *s, const char *id, const char *action,
+                       const char *notes, const char *actor, struct err *e)
+{
+	return decision_insert(s, id, action, notes, actor, e);
+}
+
+int store_decisions(struct store *s, const char *id, struct task_decision **out, size_t *n,
+                    struct err *e)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db,
+	        "SELECT round, action, notes, actor, at FROM decisions WHERE task_seq = "
+	        "(SELECT seq FROM tasks WHERE id = ?) ORDER BY n", -1, &st, NULL) != SQLITE_OK)
+		return db_err(s, e, "decisions");
+	sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+	struct task_decision *v = NULL;
+	size_t cnt = 0;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		v = xrealloc(v, (cnt + 1) * sizeof *v);
+		v[cnt].round = sqlite3_column_int(st, 0);
+		v[cnt].action = col_str(st, 1);
+		v[cnt].notes = col_str(st, 2);
+		v[cnt].actor = col_str(st, 3);
+		v[cnt].at = sqlite3_column_double(st, 4);
+		cnt++;
+	}
+	sqlite3_finalize(st);
+	*out = v;
+	*n = cnt;
+	return 0;
+}
+
+int store_task_request_changes(struct store *s, const char *id, const char *notes,
+                               const char *actor, struct err *e)
+{
+	if (exec(s, "BEGIN IMMEDIATE", e) < 0)
+		return -1;
+	struct task_row t;
+	int rc = -1;
+	if (store_task_get(s, id, &t, e) < 0)
+		goto out;
+	if (t.status != TASK_REVIEW)
+		err_set(e, _("task %s is %s; changes can be requested only at review"), t.id,
+		        task_status_name(t.status));
+	else if (t.pending)
+		err_set(e, _("task %s already has changes requested; they start when the "
+		             "scheduler picks them up"), t.id);
+	else if (decision_insert(s, t.id, "request-changes", notes, actor, e) == 0 &&
+	         store_task_set(s, t.id, "pending", "request-changes", e) == 0 &&
+	         store_task_set(s, t.id, "reviewed_head", t.head, e) == 0)
+		rc = 0;
+	task_row_free(&t);
+out:
+	if (rc < 0) {
+		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+		return -1;
+	}
+	return exec(s, "COMMIT", e);
+}
+
+int store_task_resume(struct store *s, const char *id, int *round_out, struct err *e)
+{
+	if (exec(s, "BEGIN IMMEDIATE", e) < 0)
+		return -1;
+	struct task_row t;
+	int rc = -1;
+	if (store_task_get(s, id, &t, e) < 0)
+		goto out;
+	if (!t.pending) {
+		err_set(e, _("task %s has no changes requested"), t.id);
+	} else if (transition_locked(s, t.id, TASK_RUNNING, NULL, e) == 0) {
+		sqlite3_stmt *st;
+		if (sqlite3_prepare_v2(s->db, "UPDATE tasks SET round = round + 1, pending = NULL, "
+		                       "error = NULL WHERE id = ?", -1, &st, NULL) != SQLITE_OK) {
+			db_err(s, e, "resume");
+		} else {
+			sqlite3_bind_text(st, 1, t.id, -1, SQLITE_STATIC);
+			if (sqlite3_step(st) != SQLITE_DONE)
+				db_err(s, e, "resume");
+			else if (store_round_begin(s, t.id, t.round + 1, t.head, e) == 0) {
+				*round_out = t.round + 1;
+				rc = 0;
+			}
+			sqlite3_finalize(st);
+		}
+	}
+	task_row_free(&t);
+out:
+	if (rc < 0) {
+		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+		return -1;
+	}
+	return exec(s, "COMMIT", e);
 }

@@ -18,6 +18,7 @@
 #include "i18n.h"
 #include "mirror.h"
 #include "sandbox.h"
+#include "testreport.h"
 
 #define TEMPLATE_GIT_TIMEOUT 3600
 
@@ -68,18 +69,17 @@ struct template_setup_report {
 /* In the forked child: one sandbox (it takes over this process's mount
  * namespace, which the supervisor needs for the task's own sandbox). */
 static void template_setup_child(int report_fd, const struct config *cfg,
-                                 const struct repo_conf *r, const char *sha,
+                                 const char *command, const char *id, int direct,
                                  const char *dir, int log_fd)
 {
 	const struct sandbox_backend *be = sandbox_backend_default();
 	struct template_setup_report rep;
 	struct sandbox *sb = NULL;
-	char *id = xasprintf("tpl-%s", sha);
-	const char *argv[] = { "/bin/sh", "-c", r->setup, NULL };
+	const char *argv[] = { "/bin/sh", "-c", command, NULL };
 	uint64_t used = 0;
 	struct timespec now;
 	struct sandbox_spec spec = {
-		.task_id = id, .lower = dir, .workspace_direct = 1,
+		.task_id = id, .lower = dir, .workspace_direct = direct,
 		.uid = cfg->sandbox_uid, .gid = cfg->sandbox_gid, .limits = cfg->limits,
 	};
 	struct sandbox_cmd cmd = { .argv = argv, .out_fd = log_fd, .output_used = &used };
@@ -98,8 +98,12 @@ static void template_setup_child(int report_fd, const struct config *cfg,
 	_exit(0);
 }
 
-static int template_setup(const struct config *cfg, const struct repo_conf *r,
-                          const char *sha, const char *dir, int log_fd, struct err *e)
+/* Runs command in a sandbox of its own in a forked child (the caller's
+ * mount namespace stays free for the task's sandbox): over dir itself
+ * (direct) or over a throwaway overlay of it. */
+static int template_sandbox(const struct config *cfg, const char *command, const char *id,
+                            int direct, const char *dir, int log_fd,
+                            struct template_setup_report *out, struct err *e)
 {
 	struct template_setup_report rep;
 	int p[2], ws;
@@ -113,11 +117,11 @@ static int template_setup(const struct config *cfg, const struct repo_conf *r,
 	if (pid < 0) {
 		close(p[0]);
 		close(p[1]);
-		return err_errno(e, _("cannot fork for the set-up command"));
+		return err_errno(e, _("cannot fork for a sandbox"));
 	}
 	if (pid == 0) {
 		close(p[0]);
-		template_setup_child(p[1], cfg, r, sha, dir, log_fd);
+		template_setup_child(p[1], cfg, command, id, direct, dir, log_fd);
 	}
 	close(p[1]);
 	while (got < sizeof rep) {
@@ -132,7 +136,20 @@ static int template_setup(const struct config *cfg, const struct repo_conf *r,
 	while (waitpid(pid, &ws, 0) < 0 && errno == EINTR)
 		;
 	if (got != sizeof rep)
-		return err_set(e, _("setup: the sandbox process died; see the log"));
+		return err_set(e, _("the sandbox process died; see the log"));
+	*out = rep;
+	return 0;
+}
+
+static int template_setup(const struct config *cfg, const struct repo_conf *r,
+                          const char *sha, const char *dir, int log_fd, struct err *e)
+{
+	struct template_setup_report rep;
+	char *id = xasprintf("tpl-%.12s", sha);
+	int rc = template_sandbox(cfg, r->setup, id, 1, dir, log_fd, &rep, e);
+	free(id);
+	if (rc < 0)
+		return err_prefix(e, "setup");
 	if (!rep.started) {
 		*e = rep.e;
 		return err_prefix(e, "setup");
@@ -263,6 +280,99 @@ out:
 		close(lockfd);
 	free(dir);
 	free(tmp);
+	free(lock);
+	return rc;
+}
+
+void template_tests_free(struct template_tests *t)
+{
+	free(t->tail);
+	free(t->log);
+	memset(t, 0, sizeof *t);
+}
+
+/* The cache file: "exit N" or "end WORDS" on the first line. */
+static int template_tests_load(const char *cache, const char *logpath,
+                               struct template_tests *out)
+{
+	struct buf b = {0};
+	struct err ignored;
+	if (fsx_read_file(cache, 4096, &b, &ignored) < 0) {
+		buf_free(&b);
+		return -1;
+	}
+	memset(out, 0, sizeof *out);
+	out->ran = 1;
+	int code;
+	if (sscanf(b.data ? b.data : "", "exit %d", &code) == 1) {
+		out->exited = 1;
+		out->code = code;
+		out->passed = code == 0;
+	}
+	out->log = xstrdup(logpath);
+	struct buf lg = {0};
+	if (fsx_read_file(logpath, 64 << 20, &lg, &ignored) == 0) {
+		struct buf tail = {0};
+		testreport_tail(lg.data ? lg.data : "", lg.len, 15, &tail);
+		out->tail = buf_detach(&tail);
+	}
+	buf_free(&lg);
+	buf_free(&b);
+	return 0;
+}
+
+int template_tests_before(const char *data_dir, const struct config *cfg,
+                          const struct repo_conf *r, const char *sha, const char *tpl,
+                          struct template_tests *out, struct err *e)
+{
+	memset(out, 0, sizeof *out);
+	if (!r->test)
+		return 0;
+	char *cache = xasprintf("%s/templates/%s/%s.tests", data_dir, r->name, sha);
+	char *logpath = xasprintf("%s/templates/%s/%s.tests.log", data_dir, r->name, sha);
+	char *lock = xasprintf("%s/templates/%s/%s.lock", data_dir, r->name, sha);
+	int rc = -1, lockfd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (lockfd < 0 || flock(lockfd, LOCK_EX) < 0) {
+		err_errno(e, _("cannot lock %s"), lock);
+		goto out;
+	}
+	/* Once per base commit: every task on it shares the result. */
+	if (template_tests_load(cache, logpath, out) == 0) {
+		rc = 0;
+		goto out;
+	}
+	int logfd = open(logpath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (logfd < 0) {
+		err_errno(e, _("cannot create %s"), logpath);
+		goto out;
+	}
+	struct template_setup_report rep;
+	char *id = xasprintf("tst-%.12s", sha);
+	int trc = template_sandbox(cfg, r->test, id, 0, tpl, logfd, &rep, e);
+	free(id);
+	close(logfd);
+	if (trc < 0 || !rep.started) {
+		if (trc == 0)
+			*e = rep.e;
+		err_prefix(e, _("tests on the base commit"));
+		goto out;
+	}
+	char line[128];
+	if (rep.res.end == SANDBOX_EXITED)
+		snprintf(line, sizeof line, "exit %d\n", rep.res.code);
+	else
+		snprintf(line, sizeof line, "end %s\n",
+		         sandbox_end_describe(&rep.res, (char[96]){0}, 96));
+	if (fsx_write_file(cache, line, strlen(line), 0600, e) < 0)
+		goto out;
+	rc = template_tests_load(cache, logpath, out);
+	if (rc < 0)
+		err_set(e, _("cannot read %s"), cache);
+out:
+	if (lockfd >= 0)
+		close(lockfd);
+	free(cache);
+	free(logpath);
 	free(lock);
 	return rc;
 }

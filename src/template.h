@@ -17,4 +17,20 @@ int template_ensure(const char *data_dir, const struct config *cfg,
                     const struct repo_conf *r, const char *sha, int log_fd,
                     char **path_out, struct err *e);
 
+/* The repo's tests on the base commit ("tests before"), run once per base
+ * commit in a throwaway overlay of the template and cached beside it. */
+struct template_tests {
+	int ran;                   /* 0: the repo has no test command */
+	int exited;                /* 1: the command exited (code is valid) */
+	int code;
+	int passed;
+	char *tail;                /* the output's last lines, sanitized */
+	char *log;                 /* path of the whole output */
+};
+
+int template_tests_before(const char *data_dir, const struct config *cfg,
+                          const struct repo_conf *r, const char *sha, const char *tpl,
+                          struct template_tests *out, struct err *e);
+void template_tests_free(struct template_tests *t);
+
 #endif

@@ -99,6 +99,7 @@ class CalcTest(unittest.TestCase):
 if __name__ == "__main__":
     unittest.main()
 PY
+	printf '__pycache__/\n' >"$T/src-$1/.gitignore"
 	make_repo "$1"
 }
 

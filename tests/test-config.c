@@ -352,7 +352,7 @@ int main(void)
 	config_init_defaults(&c);
 	{
 		char name[] = "demo", url[] = "/srv/demo.git", test[] = "make check";
-		struct repo_conf rc = { name, url, NULL, test, NULL };
+		struct repo_conf rc = { .name = name, .url = url, .test = test };
 		char aname[] = "script", acmd[] = "/bin/true";
 		config_add_repo(&c, &rc);
 		memset(url, 'X', sizeof(url) - 1);

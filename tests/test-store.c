@@ -20,11 +20,11 @@ int main(void)
 	struct store *s;
 
 	is_int(store_open(&s, db, &e), 0, "open a new store");
-	is_int(store_schema_version(s), 1, "schema is at version 1");
+	is_int(store_schema_version(s), 2, "schema is at version 2");
 
 	char id1[TASK_ID_LEN + 1], id2[TASK_ID_LEN + 1];
-	is_int(store_task_add(s, "demo", "fixer", "Fix the bug", id1, &e), 0, "add a task");
-	is_int(store_task_add(s, "demo", "fixer", "Second", id2, &e), 0, "add another");
+	is_int(store_task_add(s, "demo", "fixer", "Fix the bug", NULL, id1, &e), 0, "add a task");
+	is_int(store_task_add(s, "demo", "fixer", "Second", NULL, id2, &e), 0, "add another");
 	ok(strcmp(id1, id2) != 0, "ids differ");
 
 	struct task_row t;
@@ -86,7 +86,7 @@ int main(void)
 	ok(store_task_cancel(s, id2, &e) < 0 && strstr(e.msg, "cancelled"),
 	   "cancelling twice says it is already cancelled (%s)", e.msg);
 	char id3[TASK_ID_LEN + 1];
-	store_task_add(s, "demo", "fixer", "third", id3, &e);
+	store_task_add(s, "demo", "fixer", "third", NULL, id3, &e);
 	store_task_transition(s, id3, TASK_PREPARING, NULL, &e);
 	is_int(store_task_cancel(s, id3, &e), 2, "cancelling an active task is a request");
 	store_task_get(s, id3, &t, &e);
@@ -109,6 +109,57 @@ int main(void)
 	is_int(store_task_list(s, TASK_CANCELLED, &rows, &n, &e), 0, "list by status");
 	ok(n == 1 && !strcmp(rows[0].id, id2), "only the cancelled one");
 	task_rows_free(rows, n);
+
+	/* The gate: rounds, decisions, a request for changes and its round. */
+	char g[TASK_ID_LEN + 1];
+	store_task_add(s, "demo", "fixer", "gate", "bot/", g, &e);
+	store_task_get(s, g, &t, &e);
+	ok(!strncmp(t.branch, "bot/", 4) && !strcmp(t.branch + 4, g), "branch prefix is used (%s)",
+	   t.branch);
+	is_int(t.round, 1, "a new task is in round 1");
+	task_row_free(&t);
+	ok(store_task_request_changes(s, g, "more", "alice", &e) < 0 && strstr(e.msg, "queued"),
+	   "changes cannot be requested on a queued task (%s)", e.msg);
+	store_task_transition(s, g, TASK_PREPARING, NULL, &e);
+	store_task_set_base(s, g, "1111111111111111111111111111111111111111", &e);
+	is_int(store_round_begin(s, g, 1, "1111111111111111111111111111111111111111", &e), 0,
+	       "round 1 begins");
+	store_task_transition(s, g, TASK_RUNNING, NULL, &e);
+	store_task_transition(s, g, TASK_TESTING, NULL, &e);
+	store_task_set_head(s, g, "2222222222222222222222222222222222222222", &e);
+	is_int(store_round_end(s, g, 1, "2222222222222222222222222222222222222222",
+	                       "{\"round\":1}", &e), 0, "round 1 ends with a head and a gate");
+	store_task_transition(s, g, TASK_REVIEW, NULL, &e);
+	is_int(store_task_request_changes(s, g, "rename x to y", "alice", &e), 0,
+	       "request changes at review");
+	ok(store_task_request_changes(s, g, "again", "alice", &e) < 0 &&
+	   strstr(e.msg, "already"), "a second request while one is pending is refused");
+	store_task_get(s, g, &t, &e);
+	is_str(t.pending, "request-changes", "pending is set");
+	is_str(t.reviewed_head, "2222222222222222222222222222222222222222",
+	       "reviewed_head is the head at the request");
+	task_row_free(&t);
+	int round = 0;
+	is_int(store_task_resume(s, g, &round, &e), 0, "the scheduler resumes it");
+	is_int(round, 2, "round 2");
+	store_task_get(s, g, &t, &e);
+	ok(t.status == TASK_RUNNING && t.round == 2 && !t.pending, "running, round 2, nothing pending");
+	task_row_free(&t);
+	struct task_round *rr;
+	size_t nr;
+	is_int(store_rounds(s, g, &rr, &nr, &e), 0, "rounds");
+	ok(nr == 2 && rr[0].n == 1 && rr[1].n == 2 && rr[1].from &&
+	   !strcmp(rr[1].from, "2222222222222222222222222222222222222222") && !rr[1].head &&
+	   rr[0].gate && !strcmp(rr[0].gate, "{\"round\":1}"),
+	   "round 2 starts at round 1's head; round 1 kept its gate");
+	task_rounds_free(rr, nr);
+	struct task_decision *dd;
+	size_t nd;
+	is_int(store_decisions(s, g, &dd, &nd, &e), 0, "decisions");
+	ok(nd == 1 && dd[0].round == 1 && !strcmp(dd[0].action, "request-changes") &&
+	   !strcmp(dd[0].notes, "rename x to y") && !strcmp(dd[0].actor, "alice"),
+	   "the request is recorded with round, notes and actor");
+	task_decisions_free(dd, nd);
 	store_close(s);
 
 	/* Reopening keeps everything and does not migrate again. */

@@ -1,0 +1,789 @@
+#include "autoconfig.h"
+#include "forge.h"
+
+#include <ctype.h>
+#include <curl/curl.h>
+#include <errno.h>
+#include <fnmatch.h>
+#include <git2.h>
+#include <jansson.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "i18n.h"
+#include "mirror.h"
+
+/* ---- messages ---- */
+
+static const char *forge_git_errmsg(void)
+{
+	const git_error *ge = git_error_last();
+	return ge && ge->message ? ge->message : _("unknown libgit2 error");
+}
+
+/* The URL as shown in messages: any user:password@ part is left out. */
+static char *forge_url_display(const char *url)
+{
+	const char *scheme = strstr(url, "://");
+	if (!scheme)
+		return xstrdup(url);
+	const char *host = scheme + 3;
+	size_t hostlen = strcspn(host, "/");
+	const char *at = memchr(host, '@', hostlen);
+	if (!at)
+		return xstrdup(url);
+	return xasprintf("%.*s%s", (int)(host - url), url, at + 1);
+}
+
+/* Last line of defence: a message never carries a secret, even one that a
+ * library echoed back (a URL with credentials, a token in a header). */
+static void forge_scrub(struct err *e, const char *secret)
+{
+	if (!e || !secret || strlen(secret) < 4)
+		return;
+	char *p;
+	while ((p = strstr(e->msg, secret)) != NULL) {
+		size_t n = strlen(secret);
+		memmove(p + 3, p + n, strlen(p + n) + 1);
+		memcpy(p, "***", 3);
+	}
+	/* user:password@ inside any URL of the message. */
+	for (char *s = strstr(e->msg, "://"); s; s = strstr(s + 3, "://")) {
+		char *host = s + 3;
+		size_t hostlen = strcspn(host, "/ \t'\"");
+		char *at = memchr(host, '@', hostlen);
+		if (at)
+			memmove(host, at + 1, strlen(at + 1) + 1);
+	}
+}
+
+/* ---- which branches may be pushed ---- */
+
+/* Glob match where '*' and '?' stay within one path component, "**"
+ * crosses '/', and [...] is a character class (fnmatch's). */
+static int forge_glob(const char *pat, const char *s)
+{
+	while (*pat) {
+		if (pat[0] == '*' && pat[1] == '*') {
+			while (*pat == '*')
+				pat++;
+			/* "**" followed by '/' also matches no directory at all. */
+			if (*pat == '/' && forge_glob(pat + 1, s))
+				return 1;
+			for (const char *t = s;; t++) {
+				if (forge_glob(pat, t))
+					return 1;
+				if (!*t)
+					return 0;
+			}
+		}
+		if (*pat == '*') {
+			pat++;
+			for (const char *t = s;; t++) {
+				if (forge_glob(pat, t))
+					return 1;
+				if (!*t || *t == '/')
+					return 0;
+			}
+		}
+		if (!*s)
+			return 0;
+		if (*pat == '?') {
+			if (*s == '/')
+				return 0;
+		} else if (*pat == '[') {
+			const char *end = pat + 1;
+			if (*end == '!' || *end == '^')
+				end++;
+			if (*end == ']')
+				end++;
+			end = strchr(end, ']');
+			if (!end) {
+				if (*s != '[')
+					return 0;
+			} else {
+				char *cls = xstrndup(pat, (size_t)(end - pat + 1));
+				char one[2] = { *s, 0 };
+				int m = *s != '/' && fnmatch(cls, one, 0) == 0;
+				free(cls);
+				if (!m)
+					return 0;
+				pat = end;
+			}
+		} else {
+			if (*pat == '\\' && pat[1])
+				pat++;
+			if (*pat != *s)
+				return 0;
+		}
+		pat++;
+		s++;
+	}
+	return *s == '\0';
+}
+
+int forge_branch_allowed(const struct repo_conf *r, const char *branch, struct err *e)
+{
+	const char *prefix = r->branch_prefix && *r->branch_prefix ? r->branch_prefix : "paddock/";
+	const char *def = r->branch && *r->branch ? r->branch : "main";
+	int valid = 0;
+
+	if (!branch || !*branch)
+		return err_set(e, _("no branch to push"));
+	char *ref = xasprintf("refs/heads/%s", branch);
+	git_libgit2_init();
+	int rc = git_reference_name_is_valid(&valid, ref);
+	git_libgit2_shutdown();
+	free(ref);
+	if (rc < 0 || !valid || branch[0] == '-' || strcmp(branch, "HEAD") == 0)
+		return err_set(e, _("refusing to push %s: it is not a valid branch name"), branch);
+	if (strcmp(branch, def) == 0)
+		return err_set(e, _("refusing to push %s: it is the repo's default branch"), branch);
+	for (size_t i = 0; i < r->nprotected; i++)
+		if (forge_glob(r->protected_[i], branch))
+			return err_set(e, _("refusing to push %s: it matches the protected pattern %s"),
+			               branch, r->protected_[i]);
+	if (strncmp(branch, prefix, strlen(prefix)) != 0 || !branch[strlen(prefix)])
+		return err_set(e, _("refusing to push %s: paddock pushes only branches under %s"),
+		               branch, prefix);
+	return 0;
+}
+
+/* ---- push ---- */
+
+struct forge_push_state {
+	const struct repo_conf *r;
+	const char *token;
+	const char *refname;        /* refs/heads/<branch> */
+	const char *branch;
+	git_repository *repo;
+	git_oid ours;
+	int tries;
+	int no_token;               /* the server asked and there was none */
+	int cleartext;              /* the server asked over plain http */
+	int token_refused;          /* the server asked again after the token */
+	int key_refused;
+	char *moved;                /* the refusal, when the remote moved */
+	char *rejected;             /* the remote's per-ref answer */
+};
+
+static int forge_is_loopback_http(const char *url)
+{
+	static const char *const hosts[] = { "127.0.0.1", "localhost", "[::1]" };
+	if (strncmp(url, "http://", 7) != 0)
+		return 0;
+	const char *h = url + 7;
+	const char *at = memchr(h, '@', strcspn(h, "/"));
+	if (at)
+		h = at + 1;
+	for (size_t i = 0; i < sizeof hosts / sizeof *hosts; i++) {
+		size_t n = strlen(hosts[i]);
+		if (strncmp(h, hosts[i], n) == 0 && (h[n] == ':' || h[n] == '/' || !h[n]))
+			return 1;
+	}
+	return 0;
+}
+
+/* The token over https (or plain http to this machine, for tests), the key
+ * or the agent over ssh; a few attempts at most so that a refused
+ * credential ends the push instead of looping. */
+static int forge_credentials(git_credential **out, const char *url,
+                             const char *username_from_url,
+                             unsigned int allowed_types, void *payload)
+{
+	struct forge_push_state *st = payload;
+	const char *user = username_from_url && *username_from_url ? username_from_url : "git";
+
+	if (st->tries++ >= 3)
+		goto refused;
+	if (allowed_types & GIT_CREDENTIAL_USERPASS_PLAINTEXT) {
+		if (strncmp(url, "https://", 8) != 0 && !forge_is_loopback_http(url)) {
+			st->cleartext = 1;
+			git_error_set_str(GIT_ERROR_NET, "refusing to send a token over plain http");
+			return GIT_EAUTH;
+		}
+		if (!st->token) {
+			st->no_token = 1;
+			git_error_set_str(GIT_ERROR_NET, "no token");
+			return GIT_EAUTH;
+		}
+		if (st->tries > 1) {
+			st->token_refused = 1;
+			git_error_set_str(GIT_ERROR_NET, "the server refused the token");
+			return GIT_EAUTH;
+		}
+		return git_credential_userpass_plaintext_new(out, "x-access-token", st->token);
+	}
+	if (allowed_types & GIT_CREDENTIAL_USERNAME)
+		return git_credential_username_new(out, user);
+	if (allowed_types & GIT_CREDENTIAL_SSH_KEY) {
+		if (st->tries > 2)
+			goto refused;
+		if (st->r->ssh_key) {
+			char *pub = xasprintf("%s.pub", st->r->ssh_key);
+			int rc = git_credential_ssh_key_new(out, user,
+			                                    access(pub, R_OK) == 0 ? pub : NULL,
+			                                    st->r->ssh_key, NULL);
+			free(pub);
+			return rc;
+		}
+		return git_credential_ssh_key_from_agent(out, user);
+	}
+	return GIT_PASSTHROUGH;
+refused:
+	st->key_refused = 1;
+	git_error_set_str(GIT_ERROR_NET, "the server refused the credentials");
+	return GIT_EAUTH;
+}
+
+/* 0 when the remote's `theirs` may be replaced by ours: the same commit or
+ * one of our ancestors; else the refusal in st->moved. */
+static int forge_check_remote(struct forge_push_state *st, const git_oid *theirs)
+{
+	char a[13], b[13];
+	git_odb *odb = NULL;
+	int ff = 0;
+
+	if (git_oid_is_zero(theirs) || git_oid_equal(theirs, &st->ours))
+		return 0;
+	if (git_repository_odb(&odb, st->repo) == 0 && git_odb_exists(odb, theirs))
+		ff = git_graph_descendant_of(st->repo, &st->ours, theirs) == 1;
+	git_odb_free(odb);
+	git_error_clear();
+	if (ff)
+		return 0;
+	git_oid_tostr(a, sizeof a, theirs);
+	git_oid_tostr(b, sizeof b, &st->ours);
+	free(st->moved);
+	st->moved = xasprintf(_("the remote branch %s is at %s, not an ancestor of %s; someone "
+	                        "else pushed to it, and paddock never force-pushes (push to "
+	                        "another branch, or reconcile the remote branch by hand)"),
+	                      st->branch, a, b);
+	return -1;
+}
+
+/* What the push is about to do, as seen in the same conversation that
+ * sends it: refuse anything but a creation or a fast-forward of our one
+ * branch (a second line of defence after the ls check). */
+static int forge_push_negotiation(const git_push_update **updates, size_t len, void *payload)
+{
+	struct forge_push_state *st = payload;
+	for (size_t i = 0; i < len; i++) {
+		if (strcmp(updates[i]->dst_refname, st->refname) != 0 ||
+		    git_oid_is_zero(&updates[i]->dst)) {
+			st->rejected = xstrdup(_("paddock pushes one branch and never deletes"));
+			git_error_set_str(GIT_ERROR_NET, "unexpected update");
+			return -1;
+		}
+		if (forge_check_remote(st, &updates[i]->src) < 0) {
+			git_error_set_str(GIT_ERROR_NET, "the remote branch moved");
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int forge_push_update_reference(const char *refname, const char *status, void *payload)
+{
+	struct forge_push_state *st = payload;
+	if (status && !st->rejected)
+		st->rejected = xasprintf("%s: %s", refname, status);
+	return 0;
+}
+
+/* Sets the push error from what the callbacks saw, else libgit2's. */
+static int forge_push_error(struct forge_push_state *st, const char *shown, const char *what,
+                            struct err *e)
+{
+	const struct repo_conf *r = st->r;
+	const char *var = r->token_env ? r->token_env : "PADDOCK_GIT_TOKEN";
+
+	if (st->moved)
+		err_set(e, "%s", st->moved);
+	else if (st->no_token)
+		err_set(e, _("cannot push to %s: the server asks for a token and there is none; set "
+		             "the environment variable %s"), shown, var);
+	else if (st->cleartext)
+		err_set(e, _("cannot push to %s: paddock does not send a token over plain http; "
+		             "use an https:// URL"), shown);
+	else if (st->token_refused)
+		err_set(e, _("cannot push to %s: the server refused the token in %s; check that it "
+		             "is valid and may write to the repository"), shown, var);
+	else if (st->key_refused)
+		err_set(e, _("cannot push to %s: the server refused paddock's credentials (%s); "
+		             "check the repo's ssh-key or the SSH agent"), shown,
+		        r->ssh_key ? r->ssh_key : _("SSH agent"));
+	else if (st->rejected)
+		err_set(e, _("the remote %s refused the push of %s (%s)"), shown, st->branch,
+		        st->rejected);
+	else
+		err_set(e, _("cannot push %s to %s: %s: %s"), st->branch, shown, what,
+		        forge_git_errmsg());
+	forge_scrub(e, st->token);
+	return -1;
+}
+
+/* refs/paddock/push/<pid>-<n> at ours in the mirror (the mirror's fetch
+ * touches only refs/heads/, so the name is ours alone). */
+static int forge_temp_ref(struct forge_push_state *st, const char *mirror, const char *hex,
+                          char **out, struct err *e)
+{
+	static unsigned counter;
+	git_reference *ref = NULL;
+	int lock = mirror_lock(mirror, e);
+	if (lock < 0)
+		return -1;
+	char *name = xasprintf("refs/paddock/push/%ld-%u-%s", (long)getpid(),
+	                       __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED), hex);
+	int rc = git_reference_create(&ref, st->repo, name, &st->ours, 0, "paddock: push");
+	close(lock);
+	git_reference_free(ref);
+	if (rc < 0) {
+		err_set(e, _("cannot write the ref %s in the mirror %s: %s"), name, mirror,
+		        forge_git_errmsg());
+		free(name);
+		return -1;
+	}
+	*out = name;
+	return 0;
+}
+
+static void forge_temp_ref_remove(struct forge_push_state *st, const char *mirror,
+                                  const char *name)
+{
+	struct err ignored;
+	git_reference *ref = NULL;
+	int lock = mirror_lock(mirror, &ignored);
+	if (lock < 0)
+		return;
+	if (git_reference_lookup(&ref, st->repo, name) == 0)
+		git_reference_delete(ref);
+	git_reference_free(ref);
+	close(lock);
+}
+
+int forge_push(const char *data_dir, const struct repo_conf *r, const char *branch,
+               const char *commit, struct err *e)
+{
+	struct forge_push_state st;
+	git_remote_callbacks cbs;
+	git_push_options po;
+	git_remote *remote = NULL;
+	git_object *obj = NULL;
+	const git_remote_head **heads = NULL;
+	size_t nheads = 0;
+	const char *url = r->push_url ? r->push_url : r->url;
+	char *mirror = NULL, *shown = NULL, *spec = NULL, *tmpref = NULL;
+	char hex[GIT_OID_HEXSZ + 1];
+	int rc = -1, connected = 0;
+
+	memset(&st, 0, sizeof st);
+	if (forge_branch_allowed(r, branch, e) < 0)
+		return -1;
+	if (!commit || !*commit || commit[0] == '-' || commit[0] == ':' || strchr(commit, ':'))
+		return err_set(e, _("no commit to push to %s"), branch);
+	if (!url || !*url)
+		return err_set(e, _("repo %s has no url to push to; set push-url in the config"),
+		               r->name);
+
+	git_libgit2_init();
+	st.r = r;
+	st.branch = branch;
+	st.token = config_repo_token(r);
+	st.refname = spec = xasprintf("refs/heads/%s", branch);
+	shown = forge_url_display(url);
+	mirror = mirror_path(data_dir, r->name);
+
+	/* Objects are immutable and refs are read once here, so no lock: a
+	 * fetch into the mirror at the same time changes nothing we use. */
+	if (git_repository_open_bare(&st.repo, mirror) < 0) {
+		err_set(e, _("cannot open the mirror %s: %s"), mirror, forge_git_errmsg());
+		goto out;
+	}
+	if (git_revparse_single(&obj, st.repo, commit) < 0) {
+		err_set(e, _("commit %s is not in the mirror %s; was the task's work imported?"),
+		        commit, mirror);
+		goto out;
+	}
+	{
+		git_object *c = NULL;
+		if (git_object_peel(&c, obj, GIT_OBJECT_COMMIT) < 0) {
+			err_set(e, _("%s is not a commit in the mirror %s"), commit, mirror);
+			goto out;
+		}
+		git_oid_cpy(&st.ours, git_object_id(c));
+		git_object_free(c);
+	}
+	git_oid_tostr(hex, sizeof hex, &st.ours);
+
+	if (git_remote_create_anonymous(&remote, st.repo, url) < 0) {
+		err_set(e, _("cannot push to %s: %s; check [repo \"%s\"] push-url (or url)"),
+		        shown, forge_git_errmsg(), r->name);
+		forge_scrub(e, st.token);
+		goto out;
+	}
+	git_remote_init_callbacks(&cbs, GIT_REMOTE_CALLBACKS_VERSION);
+	cbs.credentials = forge_credentials;
+	cbs.push_negotiation = forge_push_negotiation;
+	cbs.push_update_reference = forge_push_update_reference;
+	cbs.payload = &st;
+
+	/* One connection: read the remote's refs, decide, then push. */
+	if (git_remote_connect(remote, GIT_DIRECTION_PUSH, &cbs, NULL, NULL) < 0) {
+		forge_push_error(&st, shown, _("cannot connect"), e);
+		goto out;
+	}
+	connected = 1;
+	if (git_remote_ls(&heads, &nheads, remote) < 0) {
+		forge_push_error(&st, shown, _("cannot list the remote's branches"), e);
+		goto out;
+	}
+	for (size_t i = 0; i < nheads; i++) {
+		/* The remote's own default branch is never ours to push. */
+		if (strcmp(heads[i]->name, "HEAD") == 0 && heads[i]->symref_target &&
+		    strcmp(heads[i]->symref_target, spec) == 0) {
+			err_set(e, _("refusing to push %s: it is the default branch of %s"),
+			        branch, shown);
+			goto out;
+		}
+		if (strcmp(heads[i]->name, spec) != 0)
+			continue;
+		if (git_oid_equal(&heads[i]->oid, &st.ours)) {
+			rc = 0;             /* already there */
+			goto out;
+		}
+		if (forge_check_remote(&st, &heads[i]->oid) < 0) {
+			err_set(e, "%s", st.moved);
+			goto out;
+		}
+	}
+
+	/* libgit2 1.5 pushes only from a ref: a temporary one, unique to
+	 * this push, under the lock only while it is created and removed. */
+	if (forge_temp_ref(&st, mirror, hex, &tmpref, e) < 0)
+		goto out;
+	{
+		/* Never '+' (force), never an empty source (a deletion). */
+		char *refspec = xasprintf("%s:%s", tmpref, spec);
+		char *specv[] = { refspec };
+		git_strarray specs = { specv, 1 };
+		git_push_options_init(&po, GIT_PUSH_OPTIONS_VERSION);
+		po.callbacks = cbs;
+		po.pb_parallelism = 1;
+		int urc = git_remote_upload(remote, &specs, &po);
+		free(refspec);
+		if (urc < 0 || st.rejected) {
+			forge_push_error(&st, shown, _("the push failed"), e);
+			goto out;
+		}
+	}
+	rc = 0;
+out:
+	if (connected)
+		git_remote_disconnect(remote);
+	git_remote_free(remote);
+	if (tmpref)
+		forge_temp_ref_remove(&st, mirror, tmpref);
+	free(tmpref);
+	git_object_free(obj);
+	git_repository_free(st.repo);
+	free(st.moved);
+	free(st.rejected);
+	free(spec);
+	free(shown);
+	free(mirror);
+	git_error_clear();
+	git_libgit2_shutdown();
+	return rc;
+}
+
+/* ---- pull requests ---- */
+
+#define FORGE_HTTP_TIMEOUT 30L
+#define FORGE_BODY_MAX (1u << 20)
+
+struct forge_http {
+	struct buf body;
+	int truncated;
+	long ratelimit_remaining;   /* -1: not sent */
+	long long ratelimit_reset;  /* epoch seconds, 0: not sent */
+	long retry_after;           /* seconds, -1: not sent */
+};
+
+static size_t forge_http_write(char *p, size_t size, size_t n, void *ud)
+{
+	struct forge_http *h = ud;
+	size_t len = size * n;
+	if (h->body.len + len > FORGE_BODY_MAX) {
+		h->truncated = 1;
+		return 0;
+	}
+	buf_add(&h->body, p, len);
+	return len;
+}
+
+static int forge_header_is(const char *line, size_t len, const char *name, const char **val)
+{
+	size_t n = strlen(name);
+	if (len <= n || strncasecmp(line, name, n) != 0 || line[n] != ':')
+		return 0;
+	*val = line + n + 1;
+	while (**val == ' ' || **val == '\t')
+		(*val)++;
+	return 1;
+}
+
+static long long forge_header_num(const char *p, size_t len, const char *v)
+{
+	char tmp[32];
+	size_t vlen = len - (size_t)(v - p);
+	if (vlen >= sizeof tmp)
+		vlen = sizeof tmp - 1;
+	memcpy(tmp, v, vlen);
+	tmp[vlen] = 0;
+	return strtoll(tmp, NULL, 10);
+}
+
+static size_t forge_http_header(char *p, size_t size, size_t n, void *ud)
+{
+	struct forge_http *h = ud;
+	size_t len = size * n;
+	const char *v;
+
+	if (forge_header_is(p, len, "x-ratelimit-remaining", &v))
+		h->ratelimit_remaining = (long)forge_header_num(p, len, v);
+	else if (forge_header_is(p, len, "x-ratelimit-reset", &v))
+		h->ratelimit_reset = forge_header_num(p, len, v);
+	else if (forge_header_is(p, len, "retry-after", &v))
+		h->retry_after = (long)forge_header_num(p, len, v);
+	return len;
+}
+
+/* GitHub's "message" and the messages (or field/code) of "errors". */
+static char *forge_github_message(const struct buf *body)
+{
+	json_error_t je;
+	json_t *root = body->data ? json_loadb(body->data, body->len, 0, &je) : NULL;
+	struct buf b = { 0 };
+
+	if (root && json_is_object(root)) {
+		const char *m = json_string_value(json_object_get(root, "message"));
+		if (m)
+			buf_adds(&b, m);
+		json_t *errs = json_object_get(root, "errors");
+		size_t i;
+		json_t *it;
+		json_array_foreach(errs, i, it) {
+			const char *em = json_string_value(json_object_get(it, "message"));
+			const char *field = json_string_value(json_object_get(it, "field"));
+			const char *code = json_string_value(json_object_get(it, "code"));
+			if (!em && json_is_string(it))
+				em = json_string_value(it);
+			buf_adds(&b, b.len ? ": " : "");
+			if (b.len > 3 && b.data[b.len - 3] == '.') {
+				/* "Validation Failed." -> "Validation Failed: ..." */
+				memmove(b.data + b.len - 3, ": ", 3);
+				b.len--;
+			}
+			if (em)
+				buf_adds(&b, em);
+			else
+				buf_printf(&b, "%s %s", field ? field : "?", code ? code : "invalid");
+		}
+	}
+	json_decref(root);
+	/* GitHub's messages end with a period; ours go on after them. */
+	if (b.len && b.data[b.len - 1] == '.')
+		b.data[--b.len] = 0;
+	if (!b.len)
+		buf_adds(&b, _("no message"));
+	return buf_detach(&b);
+}
+
+static int forge_pr_error(const struct repo_conf *r, const char *api, long status,
+                          const struct forge_http *h, const char *head, struct err *e)
+{
+	const char *var = r->github_token_env ? r->github_token_env : "GITHUB_TOKEN";
+	char *msg = forge_github_message(&h->body);
+
+	if (status == 401)
+		err_set(e, _("GitHub refused the token (401 %s); check the variable %s"), msg, var);
+	else if ((status == 403 || status == 429) && h->ratelimit_remaining == 0) {
+		char when[64] = "";
+		time_t t = (time_t)h->ratelimit_reset;
+		struct tm tm;
+		long mins = h->ratelimit_reset ? (long)((t - time(NULL) + 59) / 60) : -1;
+		if (h->ratelimit_reset && localtime_r(&t, &tm))
+			strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S %Z", &tm);
+		if (mins < 0 && *when)
+			mins = 0;
+		if (*when)
+			err_set(e, _("GitHub's API rate limit for the token in %s is used up (%ld: %s); "
+			             "it resets at %s (in %ld min); open the pull request then"),
+			        var, status, msg, when, mins);
+		else
+			err_set(e, _("GitHub's API rate limit for the token in %s is used up (%ld: %s); "
+			             "try again later"), var, status, msg);
+	} else if ((status == 403 || status == 429) && h->retry_after >= 0)
+		err_set(e, _("GitHub is limiting requests (%ld %s); try again in %ld s"), status,
+		        msg, h->retry_after);
+	else if (status == 403)
+		err_set(e, _("GitHub refused to open a pull request on %s (403 %s); the token in %s "
+		             "needs write access to pull requests of that repository"),
+		        r->github_repo, msg, var);
+	else if (status == 404)
+		err_set(e, _("GitHub has no repository %s, or the token in %s cannot see it (404 %s); "
+		             "check github-repo in the config and the token's access"),
+		        r->github_repo, var, msg);
+	else if (status == 422 && strstr(msg, "A pull request already exists"))
+		err_set(e, _("a pull request for %s already exists on %s (GitHub: %s); the pushed "
+		             "branch updates it"), head, r->github_repo, msg);
+	else if (status == 422)
+		err_set(e, _("GitHub did not open the pull request (422 %s); check that branch %s "
+		             "exists on %s and differs from %s"), msg, head, r->github_repo,
+		        r->branch ? r->branch : "main");
+	else if (status >= 500)
+		err_set(e, _("GitHub failed (%ld %s) at %s; try again later"), status, msg, api);
+	else
+		err_set(e, _("GitHub answered %ld (%s) to the pull request for %s on %s"), status, msg,
+		        head, r->github_repo);
+	free(msg);
+	return -1;
+}
+
+int forge_open_pull_request(const struct repo_conf *r, const struct forge_pull_request *pr,
+                            char **url_out, struct err *e)
+{
+	const char *token = config_repo_github_token(r);
+	const char *var = r->github_token_env ? r->github_token_env : "GITHUB_TOKEN";
+	const char *api = r->github_api && *r->github_api ? r->github_api : "https://api.github.com";
+	struct forge_http h;
+	struct curl_slist *hdrs = NULL;
+	char errbuf[CURL_ERROR_SIZE] = "";
+	char *url = NULL, *auth = NULL, *payload = NULL, *shown = NULL;
+	json_t *req = NULL, *resp = NULL;
+	CURL *c = NULL;
+	long status = 0;
+	int rc = -1, global = 0;
+	size_t apilen = strlen(api);
+
+	memset(&h, 0, sizeof h);
+	h.ratelimit_remaining = -1;
+	h.retry_after = -1;
+	*url_out = NULL;
+	const char *gr = r->github_repo;
+	const char *slash = gr ? strchr(gr, '/') : NULL;
+	if (!gr || !slash || slash == gr || !slash[1] || strchr(slash + 1, '/') ||
+	    strspn(gr, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./") != strlen(gr))
+		return err_set(e, _("repo %s: set github-repo = OWNER/NAME in the config to open pull "
+		                    "requests"), r->name);
+	if (!pr->branch || !*pr->branch)
+		return err_set(e, _("no branch to open a pull request for"));
+	if (!pr->title || !*pr->title)
+		return err_set(e, _("a pull request needs a title"));
+	if (!token)
+		return err_set(e, _("no GitHub token: set the environment variable %s to a token "
+		                    "that may open pull requests on %s"), var, gr);
+	if (strncmp(api, "https://", 8) != 0 && !forge_is_loopback_http(api))
+		return err_set(e, _("refusing to send the GitHub token over plain http to %s; "
+		                    "use an https:// github-api"), api);
+
+	while (apilen && api[apilen - 1] == '/')
+		apilen--;
+	url = xasprintf("%.*s/repos/%s/pulls", (int)apilen, api, gr);
+	shown = forge_url_display(url);
+	req = json_pack("{s:s, s:s, s:s, s:s, s:b}", "title", pr->title, "head", pr->branch,
+	                "base", r->branch ? r->branch : "main", "body", pr->body ? pr->body : "",
+	                "draft", r->draft ? 1 : 0);
+	payload = req ? json_dumps(req, JSON_COMPACT) : NULL;
+	if (!payload) {
+		err_set(e, _("cannot build the pull request: the title or body is not valid UTF-8"));
+		goto out;
+	}
+
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+		err_set(e, _("cannot initialise libcurl"));
+		goto out;
+	}
+	global = 1;
+	c = curl_easy_init();
+	if (!c) {
+		err_set(e, _("cannot initialise libcurl"));
+		goto out;
+	}
+	auth = xasprintf("Authorization: Bearer %s", token);
+	hdrs = curl_slist_append(hdrs, "Accept: application/vnd.github+json");
+	hdrs = curl_slist_append(hdrs, auth);
+	hdrs = curl_slist_append(hdrs, "X-GitHub-Api-Version: 2022-11-28");
+	hdrs = curl_slist_append(hdrs, "Content-Type: application/json");
+	hdrs = curl_slist_append(hdrs, "Expect:");
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
+	curl_easy_setopt(c, CURLOPT_USERAGENT, "paddock/" PACKAGE_VERSION);
+	curl_easy_setopt(c, CURLOPT_POST, 1L);
+	curl_easy_setopt(c, CURLOPT_POSTFIELDS, payload);
+	curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)strlen(payload));
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, forge_http_write);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, &h);
+	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, forge_http_header);
+	curl_easy_setopt(c, CURLOPT_HEADERDATA, &h);
+	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT, FORGE_HTTP_TIMEOUT);
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 10L);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	/* No redirects: the Authorization header stays with this host. */
+	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
+#if LIBCURL_VERSION_NUM >= 0x075500
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+#else
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+#endif
+	CURLcode cc = curl_easy_perform(c);
+	if (cc != CURLE_OK && !(cc == CURLE_WRITE_ERROR && h.truncated)) {
+		err_set(e, _("cannot reach GitHub at %s: %s; check github-api and the network"),
+		        shown, *errbuf ? errbuf : curl_easy_strerror(cc));
+		forge_scrub(e, token);
+		goto out;
+	}
+	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+	if (status < 200 || status > 299) {
+		forge_pr_error(r, shown, status, &h, pr->branch, e);
+		forge_scrub(e, token);
+		goto out;
+	}
+	json_error_t je;
+	resp = h.body.data ? json_loadb(h.body.data, h.body.len, 0, &je) : NULL;
+	const char *html = json_string_value(json_object_get(resp, "html_url"));
+	if (!html || !*html) {
+		err_set(e, _("GitHub answered %ld to the pull request for %s without its html_url; "
+		             "look for it on %s"), status, pr->branch, gr);
+		goto out;
+	}
+	*url_out = xstrdup(html);
+	rc = 0;
+out:
+	if (auth) {
+		explicit_bzero(auth, strlen(auth));
+		free(auth);
+	}
+	for (struct curl_slist *l = hdrs; l; l = l->next)
+		explicit_bzero(l->data, strlen(l->data));
+	curl_slist_free_all(hdrs);
+	if (c)
+		curl_easy_cleanup(c);
+	if (global)
+		curl_global_cleanup();
+	json_decref(req);
+	json_decref(resp);
+	free(payload);
+	free(url);
+	free(shown);
+	buf_free(&h.body);
+	return rc;
+}

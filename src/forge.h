@@ -1,0 +1,56 @@
+/* forge: pushes a task's branch from paddock's mirror to the repo's remote,
+ * and opens pull requests.  Only paddock pushes, with its own credentials:
+ * the token (from the environment variable the repo names) never appears
+ * in argv, logs, the store or any sandbox.
+ *
+ * Safe writes, which no task can switch off: only branches under the repo's
+ * branch prefix (default "paddock/") are pushed; never the repo's default
+ * branch or a branch matching a `protected` pattern; never with force (a
+ * remote branch that moved is an error that says so); never a deletion. */
+#ifndef PADDOCK_FORGE_H
+#define PADDOCK_FORGE_H
+
+#include "config.h"
+#include "err.h"
+
+/* 0 when `branch` may be pushed for r (under the prefix, not the default
+ * branch, no protected pattern matches), else -1 with the reason. */
+int forge_branch_allowed(const struct repo_conf *r, const char *branch, struct err *e);
+
+/* Pushes commit `commit` (a commit id or a ref present in the mirror, such
+ * as refs/paddock/tasks/<id>) to refs/heads/<branch> on r's push-url (else
+ * url) with libgit2: HTTPS with the token of config_repo_token(r) (user
+ * "x-access-token"; plain http only to loopback), SSH with r->ssh_key (and
+ * its .pub) or the SSH agent, or a local path.  forge_branch_allowed first,
+ * before any network access.  Creates the branch, fast-forwards it, or does
+ * nothing when it is already at the commit; anything else is refused ("the
+ * remote branch paddock/x is at <sha12>, not an ancestor of <sha12>;
+ * someone else pushed to it, and paddock never force-pushes"), checked on
+ * the remote's refs and again in the push negotiation.  Checks the
+ * remote's per-ref answer.  libgit2 1.5 pushes only from a ref, so a
+ * temporary refs/paddock/push/<pid>-<n>-<sha> is created in the mirror
+ * (under mirror_lock) and removed afterwards.  Messages never contain the
+ * token or a URL's user:password.  libgit2 1.5 has no network timeout:
+ * call it off any UI loop. */
+int forge_push(const char *data_dir, const struct repo_conf *r, const char *branch,
+               const char *commit, struct err *e);
+
+struct forge_pull_request {
+	const char *branch;        /* head */
+	const char *title;
+	const char *body;          /* markdown */
+};
+
+/* Opens a pull request on GitHub (or GitHub Enterprise at r->github_api)
+ * for r->github_repo with libcurl and jansson: POST
+ * /repos/{owner}/{repo}/pulls with head, base (r->branch), title, body and
+ * draft, the token of config_repo_github_token(r) as a Bearer token (never
+ * over plain http except to loopback).  Blocks for up to 30 s: call it off
+ * any UI loop.  On success *url_out is the pull request's html_url
+ * (malloc'd); on failure it is NULL.  401, 403, 404, 422 (including "A pull
+ * request already exists"), rate limits (with the reset time) and network
+ * errors get a message a person can act on, never containing the token. */
+int forge_open_pull_request(const struct repo_conf *r, const struct forge_pull_request *pr,
+                            char **url_out, struct err *e);
+
+#endif

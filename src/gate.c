@@ -1,0 +1,305 @@
+#include "autoconfig.h"
+#include "gate.h"
+
+#include <pwd.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "forge.h"
+#include "i18n.h"
+#include "task.h"
+
+const char *gate_actor(void)
+{
+	static char name[256];
+	if (name[0])
+		return name;
+	struct passwd *pw = getpwuid(getuid());
+	const char *u = getenv("USER");
+	/* sudo leaves the person's name in SUDO_USER. */
+	const char *s = getenv("SUDO_USER");
+	snprintf(name, sizeof name, "%s", s && *s ? s : u && *u ? u : pw ? pw->pw_name : "?");
+	return name;
+}
+
+/* A string member of a JSON object, "" when absent. */
+static const char *jstr(json_t *o, const char *key)
+{
+	const char *v = json_string_value(json_object_get(o, key));
+	return v ? v : "";
+}
+
+/* Loads the task and checks it is at review with nothing pending. */
+static int at_review(const struct gate_ctx *g, const char *id, const char *action,
+                     struct task_row *t, struct err *e)
+{
+	if (store_task_get(g->st, id, t, e) < 0)
+		return -1;
+	if (t->status != TASK_REVIEW) {
+		const char *what;
+		switch (t->status) {
+		case TASK_QUEUED: case TASK_PREPARING: case TASK_RUNNING: case TASK_TESTING:
+			what = _("wait until it reaches review, or cancel it");
+			break;
+		case TASK_PUSHING:
+			what = _("a push is in progress; try again when it is done");
+			break;
+		default:
+			what = _("it has ended; add a new task to try again");
+		}
+		err_set(e, _("cannot %s task %s: it is %s; %s"), action, t->id,
+		        task_status_name(t->status), what);
+		task_row_free(t);
+		return -1;
+	}
+	if (t->pending) {
+		err_set(e, _("cannot %s task %s: changes were requested and the agent is about "
+		             "to run round %d"), action, t->id, t->round + 1);
+		task_row_free(t);
+		return -1;
+	}
+	if (!t->head) {
+		err_set(e, _("cannot %s task %s: it has no work"), action, t->id);
+		task_row_free(t);
+		return -1;
+	}
+	return 0;
+}
+
+json_t *gate_summary(struct store *st, const struct task_row *t, struct err *e)
+{
+	struct task_round *r;
+	size_t n;
+	if (store_rounds(st, t->id, &r, &n, e) < 0)
+		return NULL;
+	json_t *g = NULL;
+	for (size_t i = n; i-- > 0 && !g;)
+		if (r[i].gate)
+			g = json_loads(r[i].gate, 0, NULL);
+	task_rounds_free(r, n);
+	if (!g)
+		return NULL;
+	int round = (int)json_integer_value(json_object_get(g, "round"));
+	struct task_decision *d;
+	size_t nd;
+	if (store_decisions(st, t->id, &d, &nd, e) < 0) {
+		json_decref(g);
+		return NULL;
+	}
+	json_t *f;
+	size_t i;
+	json_array_foreach(json_object_get(g, "findings"), i, f) {
+		const char *name = json_string_value(json_object_get(f, "name"));
+		int over = 0;
+		for (size_t k = 0; k < nd && name; k++) {
+			if (d[k].round != round || strcmp(d[k].action, "override") || !d[k].notes)
+				continue;
+			size_t len = strcspn(d[k].notes, "\n");
+			over |= strlen(name) == len && !strncmp(d[k].notes, name, len);
+		}
+		json_object_set_new(f, "overridden", json_boolean(over));
+	}
+	task_decisions_free(d, nd);
+	return g;
+}
+
+void gate_blocking(json_t *summary, struct buf *out)
+{
+	json_t *f;
+	size_t i;
+	json_array_foreach(json_object_get(summary, "findings"), i, f) {
+		if (strcmp(jstr(f, "action"), "block") ||
+		    json_is_true(json_object_get(f, "overridden")))
+			continue;
+		if (out->len)
+			buf_adds(out, ", ");
+		buf_adds(out, (*jstr(f, "name") ? jstr(f, "name") : "?"));
+	}
+}
+
+/* Refuses a push while a block finding stands. */
+static int check_findings(const struct gate_ctx *g, const struct task_row *t,
+                          const char *action, struct err *e)
+{
+	json_t *s = gate_summary(g->st, t, e);
+	struct buf b = {0};
+	if (s)
+		gate_blocking(s, &b);
+	json_decref(s);
+	if (b.len) {
+		err_set(e, _("cannot %s task %s: policy findings block it: %s. Look at them with "
+		             "'paddock show %s'; override one with 'paddock override %s NAME' if it "
+		             "is fine"), action, t->id, b.data, t->id, t->id);
+		buf_free(&b);
+		return -1;
+	}
+	buf_free(&b);
+	return 0;
+}
+
+/* review -> pushing -> push -> back to `after` (review or done). */
+static int push_task(const struct gate_ctx *g, const struct task_row *t, struct buf *out,
+                     struct err *e)
+{
+	const struct repo_conf *r = config_find_repo(g->cfg, t->repo);
+	if (!r)
+		return err_set(e, _("cannot push task %s: repo %s is no longer in the "
+		                    "configuration"), t->id, t->repo);
+	if (forge_branch_allowed(r, t->branch, e) < 0)
+		return -1;
+	if (store_task_transition(g->st, t->id, TASK_PUSHING, NULL, e) < 0)
+		return -1;
+	struct err pe = {{0}};
+	if (forge_push(g->data_dir, r, t->branch, t->head, &pe) < 0) {
+		struct err ignored;
+		store_task_transition(g->st, t->id, TASK_REVIEW, NULL, &ignored);
+		return err_set(e, _("push of task %s failed: %s (the task is still at review)"),
+		               t->id, pe.msg);
+	}
+	struct err ignored;
+	store_task_set(g->st, t->id, "pushed", t->head, &ignored);
+	buf_printf(out, _("pushed %s to branch %s of %s\n"), t->head, t->branch,
+	           r->push_url ? r->push_url : r->url);
+	return 0;
+}
+
+static char *pr_title(const char *text)
+{
+	size_t n = strcspn(text, "\n");
+	if (n > 72) {
+		n = 72;
+		while (n > 0 && ((unsigned char)text[n] & 0xc0) == 0x80)
+			n--;
+	}
+	return xstrndup(text, n);
+}
+
+static char *pr_body(const struct task_row *t, json_t *summary)
+{
+	struct buf b = {0};
+	const char *s = json_string_value(json_object_get(summary, "summary"));
+	buf_printf(&b, "%s\n\n", s && *s ? s : t->summary ? t->summary : "");
+	json_t *after = json_object_get(json_object_get(summary, "tests"), "after");
+	if (json_is_true(json_object_get(after, "ran")))
+		buf_printf(&b, "Tests: %s.\n", json_is_true(json_object_get(after, "passed")) ?
+		           "passed" : "failed");
+	buf_printf(&b, "\nOpened by paddock for task `%s` (round %d).\n", t->id, t->round);
+	return buf_detach(&b);
+}
+
+int gate_approve(const struct gate_ctx *g, const char *id, const char *notes,
+                 struct buf *out, struct err *e)
+{
+	struct task_row t;
+	if (at_review(g, id, _("approve"), &t, e) < 0)
+		return -1;
+	int rc = -1;
+	if (check_findings(g, &t, _("approve"), e) < 0)
+		goto out;
+	if (push_task(g, &t, out, e) < 0)
+		goto out;
+	const struct repo_conf *r = config_find_repo(g->cfg, t.repo);
+	if (r->pull_request && !t.pr_url) {
+		struct err pe = {{0}};
+		json_t *s = gate_summary(g->st, &t, &pe);
+		char *title = pr_title(t.text);
+		char *body = pr_body(&t, s);
+		struct forge_pull_request pr = { .branch = t.branch, .title = title, .body = body };
+		char *url = NULL;
+		if (forge_open_pull_request(r, &pr, &url, &pe) == 0) {
+			struct err ignored;
+			store_task_set(g->st, t.id, "pr_url", url, &ignored);
+			buf_printf(out, _("opened pull request %s\n"), url);
+		} else {
+			/* The push stands: a reviewer can open it by hand. */
+			buf_printf(out, _("the branch is pushed, but the pull request failed: %s\n"),
+			           pe.msg);
+		}
+		free(url);
+		free(title);
+		free(body);
+		json_decref(s);
+	}
+	if (store_decision_add(g->st, t.id, "approve", notes, g->actor, e) < 0 ||
+	    store_task_transition(g->st, t.id, TASK_DONE, NULL, e) < 0)
+		goto out;
+	rc = 0;
+out:
+	task_row_free(&t);
+	return rc;
+}
+
+int gate_push(const struct gate_ctx *g, const char *id, struct buf *out, struct err *e)
+{
+	struct task_row t;
+	if (at_review(g, id, _("push"), &t, e) < 0)
+		return -1;
+	int rc = -1;
+	if (check_findings(g, &t, _("push"), e) == 0 && push_task(g, &t, out, e) == 0 &&
+	    store_decision_add(g->st, t.id, "push", NULL, g->actor, e) == 0 &&
+	    store_task_transition(g->st, t.id, TASK_REVIEW, NULL, e) == 0)
+		rc = 0;
+	task_row_free(&t);
+	return rc;
+}
+
+int gate_reject(const struct gate_ctx *g, const char *id, const char *notes, struct err *e)
+{
+	struct task_row t;
+	if (at_review(g, id, _("reject"), &t, e) < 0)
+		return -1;
+	int rc = store_decision_add(g->st, t.id, "reject", notes, g->actor, e) == 0 &&
+	         store_task_transition(g->st, t.id, TASK_REJECTED, _("rejected at review"), e) == 0
+	         ? 0 : -1;
+	task_row_free(&t);
+	return rc;
+}
+
+int gate_request_changes(const struct gate_ctx *g, const char *id, const char *notes,
+                         struct err *e)
+{
+	if (!notes || strspn(notes, " \t\r\n") == strlen(notes))
+		return err_set(e, _("the notes are empty; say what the agent should change"));
+	struct task_row t;
+	if (at_review(g, id, _("request changes on"), &t, e) < 0)
+		return -1;
+	task_row_free(&t);
+	return store_task_request_changes(g->st, id, notes, g->actor, e);
+}
+
+int gate_override(const struct gate_ctx *g, const char *id, const char *finding,
+                  const char *notes, struct err *e)
+{
+	struct task_row t;
+	if (at_review(g, id, _("override a finding of"), &t, e) < 0)
+		return -1;
+	int rc = -1;
+	json_t *s = gate_summary(g->st, &t, e);
+	json_t *f, *hit = NULL;
+	size_t i;
+	json_array_foreach(json_object_get(s, "findings"), i, f)
+		if (!strcmp(jstr(f, "name"), finding))
+			hit = f;
+	if (!hit) {
+		struct buf names = {0};
+		json_array_foreach(json_object_get(s, "findings"), i, f) {
+			buf_adds(&names, names.len ? ", " : "");
+			buf_adds(&names, (*jstr(f, "name") ? jstr(f, "name") : "?"));
+		}
+		err_set(e, _("task %s has no finding named '%s' in round %d%s%s"), t.id, finding,
+		        t.round, names.len ? _("; its findings are: ") : _("; it has none"),
+		        names.len ? names.data : "");
+		buf_free(&names);
+	} else if (strcmp(jstr(hit, "action"), "block")) {
+		err_set(e, _("finding '%s' only warns; it does not block anything"), finding);
+	} else if (json_is_true(json_object_get(hit, "overridden"))) {
+		err_set(e, _("finding '%s' is already overridden"), finding);
+	} else {
+		char *text = xasprintf("%s%s%s", finding, notes ? "\n" : "", notes ? notes : "");
+		rc = store_decision_add(g->st, t.id, "override", text, g->actor, e);
+		free(text);
+	}
+	json_decref(s);
+	task_row_free(&t);
+	return rc;
+}

@@ -1,0 +1,70 @@
+/* policy: checks on what an agent's commits bring, before anything is
+ * pushed.  Each finding is `block` or `warn` by the repo's configuration
+ * (config.h: policy-<rule>, deny, max-file-size); a block finding stops
+ * approve and push until a reviewer overrides it by name. */
+#ifndef PADDOCK_POLICY_H
+#define PADDOCK_POLICY_H
+
+#include <stddef.h>
+#include "config.h"
+#include "err.h"
+
+struct policy_finding {
+	enum policy_rule rule;
+	enum policy_action action;     /* POLICY_WARN or POLICY_BLOCK */
+	char *path;                    /* the file concerned ("" for a commit
+	                                  author), sanitized: safe to print */
+	char *detail;                  /* what was found, one line, safe to print
+	                                  (never the secret itself) */
+	char *name;                    /* "<rule>:<path>" (or "authors:<email>"),
+	                                  what a reviewer names to override it;
+	                                  unique among one call's findings (":2",
+	                                  ":3" appended if needed) */
+};
+
+/* Secrets paddock holds, to find their literal values in added lines. */
+struct policy_secrets {
+	const char *const *values;
+	size_t n;
+};
+
+/* Checks base..head in the bare mirror (libgit2 for trees and diffs, pcre2
+ * for patterns):
+ *   paths      a changed path matching the deny list: the defaults (CI
+ *              definitions: everything under .github/workflows,
+ *              .github/actions, .circleci and .buildkite, .gitlab-ci.yml,
+ *              Jenkinsfile, .travis.yml, azure-pipelines.yml; build
+ *              output: __pycache__ directories, .pyc files, node_modules
+ *              directories, .DS_Store) and r->deny;
+ *   secrets    added lines that look like private keys, cloud and forge
+ *              tokens (AWS, GitHub, GitLab, Slack, OpenAI, Anthropic, ...),
+ *              or contain any of `secrets`;
+ *   size       a new or changed blob over r->max_file_size;
+ *   symlinks   a symlink whose target is absolute or leaves the repository;
+ *   submodules a gitlink added or changed, or .gitmodules changed;
+ *   authors    a commit whose author is not "paddock agent
+ *              <agent@paddock.invalid>" (the sandbox's identity).
+ * Deny globs match the whole path: `**` is any number of components, `*`
+ * and `?` do not cross '/', `[...]` is a set; a leading '/' is ignored and
+ * a trailing '/' means everything below.  Added, changed and deleted paths
+ * count.  The secret scan reads added lines of text files (binary files
+ * and blobs over 64 MiB are not read), at most one finding per file (the
+ * first line and the number of lines); literal values shorter than 8 bytes
+ * are not looked for.  Authors: one finding per distinct author email.
+ * Rules set to off are skipped.  Findings are appended to *out (realloc'd;
+ * *n updated), sorted by rule, then path.  On error *out and *n are
+ * unchanged. */
+int policy_check(const char *mirror, const char *base, const char *head,
+                 const struct repo_conf *r, const struct policy_secrets *secrets,
+                 struct policy_finding **out, size_t *n, struct err *e);
+void policy_findings_free(struct policy_finding *f, size_t n);
+/* 1 if path matches the deny glob pattern (syntax above). */
+int policy_glob_match(const char *pattern, const char *path);
+/* Every secret paddock holds for cfg: the values of each repo's token and
+ * GitHub token variables, PADDOCK_GIT_TOKEN, GITHUB_TOKEN, and the model
+ * API key variables (ANTHROPIC_API_KEY, OPENAI_API_KEY).  Strings point
+ * into the environment; free((void *)s.values) only.  Empty values are
+ * left out and duplicates listed once. */
+struct policy_secrets policy_secrets_collect(const struct config *cfg);
+
+#endif
