@@ -335,9 +335,15 @@ static void show_gate(struct store *s, const struct task_row *t)
 	if (stat && *stat)
 		put_block(_("changes"), stat);
 	json_t *tests = json_object_get(g, "tests");
-	printf("%-8s %s %s, %s %s\n", _("tests"), _("before:"),
-	       tests_word(json_object_get(tests, "before")), _("after:"),
-	       tests_word(json_object_get(tests, "after")));
+	json_t *tb = json_object_get(tests, "before"), *ta = json_object_get(tests, "after");
+	printf("%-8s %s %s, %s %s\n", _("tests"), _("before:"), tests_word(tb), _("after:"),
+	       tests_word(ta));
+	const char *lb = json_string_value(json_object_get(tb, "log"));
+	const char *la = json_string_value(json_object_get(ta, "log"));
+	if (lb && *lb)
+		printf("%-8s   %s %s\n", "", _("before's log:"), lb);
+	if (la && *la)
+		printf("%-8s   %s %s\n", "", _("after's log:"), la);
 	json_t *f;
 	size_t i;
 	json_t *fa = json_object_get(g, "findings");

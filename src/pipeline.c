@@ -395,12 +395,15 @@ static char *agent_summary(struct run *r, struct sandbox *sb, off_t from)
 	return buf_detach(&b);
 }
 
-static json_t *tests_json(int ran, int passed, int exited, int code, const char *tail)
+/* One test run for the gate: whether it passed, its exit status, the
+ * tail of its output and where the whole log is. */
+static json_t *tests_json(int ran, int passed, int exited, int code, const char *tail,
+                          const char *log)
 {
 	if (!ran)
 		return json_pack("{s:b}", "ran", 0);
-	json_t *j = json_pack("{s:b,s:b,s:s}", "ran", 1, "passed", passed, "tail",
-	                      tail ? tail : "");
+	json_t *j = json_pack("{s:b,s:b,s:s,s:s}", "ran", 1, "passed", passed, "tail",
+	                      tail ? tail : "", "log", log ? log : "");
 	json_object_set_new(j, "exit", exited ? json_integer(code) : json_null());
 	return j;
 }
@@ -428,11 +431,13 @@ static char *gate_json(struct run *r, const char *from, const char *summary,
 		buf_printf(&stat, "(%s)", e.msg);
 	json_object_set_new(g, "diffstat", json_string(stat.data ? stat.data : ""));
 	buf_free(&stat);
+	char *log = paths_join(r->task_dir, "log", NULL);
 	json_object_set_new(g, "tests", json_pack("{s:o,s:o}",
 		"before", tests_json(before->ran, before->passed, before->exited, before->code,
-		                     before->tail),
+		                     before->tail, before->log),
 		"after", tests_json(after->ran, after->passed, after->exited, after->code,
-		                    after->tail)));
+		                    after->tail, log)));
+	free(log);
 	json_t *fa = json_array();
 	struct policy_finding *f = NULL;
 	size_t nf = 0;
