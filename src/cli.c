@@ -315,6 +315,54 @@ static const char *tests_word(json_t *t)
 	return json_is_true(json_object_get(t, "passed")) ? _("passed") : _("failed");
 }
 
+/* The rounds in order, each with its work and the decisions made on it. */
+static void show_rounds(struct store *s, const struct task_row *t)
+{
+	struct err e = {{0}};
+	struct task_round *r = NULL;
+	struct task_decision *d = NULL;
+	size_t nr = 0, nd = 0;
+	if (store_rounds(s, t->id, &r, &nr, &e) < 0 || store_decisions(s, t->id, &d, &nd, &e) < 0) {
+		task_rounds_free(r, nr);
+		return;
+	}
+	if (nr || nd)
+		printf("%s\n", _("rounds"));
+	int last = nr ? r[nr - 1].n : (nd ? 1 : 0);
+	for (int n = 1; n <= last; n++) {
+		const struct task_round *rn = NULL;
+		for (size_t i = 0; i < nr; i++)
+			if (r[i].n == n)
+				rn = &r[i];
+		if (rn && rn->head)
+			printf("  %d  %.12s..%.12s\n", n, rn->from ? rn->from : "?", rn->head);
+		else
+			printf(_("  %d  (no work)\n"), n);
+		for (size_t k = 0; k < nd; k++) {
+			if (d[k].round != n)
+				continue;
+			char when[64];
+			time_t at = (time_t)d[k].at;
+			strftime(when, sizeof when, "%Y-%m-%d %H:%M", localtime(&at));
+			printf(_("     %s  %s by %s"), when, d[k].action, d[k].actor);
+			if (d[k].notes) {
+				printf(": ");
+				/* Notes may span lines: keep them on this one. */
+				struct buf one = {0};
+				for (const char *c = d[k].notes; *c; c++)
+					buf_addc(&one, *c == '\n' ? ' ' : *c);
+				while (one.len && one.data[one.len - 1] == ' ')
+					one.data[--one.len] = '\0';
+				put_str(stdout, one.data ? one.data : "");
+				buf_free(&one);
+			}
+			putchar('\n');
+		}
+	}
+	task_rounds_free(r, nr);
+	task_decisions_free(d, nd);
+}
+
 static void show_gate(struct store *s, const struct task_row *t)
 {
 	struct err e = {{0}};
@@ -329,8 +377,10 @@ static void show_gate(struct store *s, const struct task_row *t)
 		       t->pending ? _(" (changes requested; waiting for the scheduler)") : "");
 	if (t->summary && *t->summary)
 		put_block(_("summary"), t->summary);
-	if (!g)
+	if (!g) {
+		show_rounds(s, t);
 		return;
+	}
 	const char *stat = json_string_value(json_object_get(g, "diffstat"));
 	if (stat && *stat)
 		put_block(_("changes"), stat);
@@ -359,23 +409,7 @@ static void show_gate(struct store *s, const struct task_row *t)
 		putchar('\n');
 	}
 	json_decref(g);
-	struct task_decision *d;
-	size_t nd;
-	if (store_decisions(s, t->id, &d, &nd, &e) == 0 && nd) {
-		printf("%s\n", _("decisions"));
-		for (size_t k = 0; k < nd; k++) {
-			char when[64];
-			time_t at = (time_t)d[k].at;
-			strftime(when, sizeof when, "%Y-%m-%d %H:%M", localtime(&at));
-			printf(_("  round %d  %s  %s by %s"), d[k].round, when, d[k].action, d[k].actor);
-			if (d[k].notes) {
-				printf(": ");
-				put_str(stdout, d[k].notes);
-			}
-			putchar('\n');
-		}
-		task_decisions_free(d, nd);
-	}
+	show_rounds(s, t);
 }
 
 
@@ -802,11 +836,16 @@ static int cmd_diff(int argc, char **argv)
 
 /* Notes from --notes, --notes-file, or $EDITOR; NULL with a message when
  * there are none.  Lines starting with '#' from the editor are dropped. */
-static char *read_notes(const struct opts *o, int editor_ok, const char *id)
+static char *read_notes(const struct opts *o, int editor_ok, const char *id, int *code)
 {
 	struct err e = {{0}};
+	*code = EXIT_USAGE;
 	if (o->notes && o->notes_file) {
 		die(EXIT_USAGE, _("give either --notes or --notes-file, not both"));
+		return NULL;
+	}
+	if (o->notes && strspn(o->notes, " \t\r\n") == strlen(o->notes)) {
+		die(EXIT_USAGE, _("the notes are empty; say what the agent should change"));
 		return NULL;
 	}
 	if (o->notes)
@@ -834,7 +873,7 @@ static char *read_notes(const struct opts *o, int editor_ok, const char *id)
 	char path[] = "/tmp/paddock-notes.XXXXXX";
 	int fd = mkstemp(path);
 	if (fd < 0) {
-		die(1, _("cannot create a file for the notes: %s"), strerror(errno));
+		*code = die(1, _("cannot create a file for the notes: %s"), strerror(errno));
 		return NULL;
 	}
 	char *hdr = xasprintf(_("\n# Write what the agent should change in task %s.\n"
@@ -855,7 +894,7 @@ static char *read_notes(const struct opts *o, int editor_ok, const char *id)
 	free(cmd);
 	char *notes = NULL;
 	if (pid < 0 || !WIFEXITED(ws) || WEXITSTATUS(ws) != 0) {
-		die(1, _("the editor (%s) failed; nothing was requested"), ed);
+		*code = die(1, _("the editor (%s) failed; nothing was requested"), ed);
 	} else if (fsx_read_file(path, TASK_TEXT_MAX, &b, &e) == 0) {
 		struct buf kept = {0};
 		for (char *line = b.data; line && *line;) {
@@ -888,11 +927,12 @@ static int gate_verb(const char *name, int argc, char **argv, const char *allowe
 		return bad_usage(v);
 	const char *id = argv[optind];
 	char *notes = NULL;
+	int code;
 	if (!strcmp(name, "request-changes")) {
-		if (!(notes = read_notes(&o, 1, id)))
-			return EXIT_USAGE;
-	} else if ((o.notes || o.notes_file) && !(notes = read_notes(&o, 0, id))) {
-		return EXIT_USAGE;
+		if (!(notes = read_notes(&o, 1, id, &code)))
+			return code;
+	} else if ((o.notes || o.notes_file) && !(notes = read_notes(&o, 0, id, &code))) {
+		return code;
 	}
 	struct config cfg;
 	if (load_config(&cfg) < 0) {
@@ -987,7 +1027,7 @@ static int cmd_cancel(int argc, char **argv)
 	rc = 0;
 	const struct task_row t = tv.t;
 	struct err e = {{0}};
-	int r = store_task_cancel(tv.s, t.id, &e);
+	int r = store_task_cancel(tv.s, t.id, gate_actor(), &e);
 	if (r < 0)
 		rc = die(1, "%s", e.msg);
 	else if (r == 1)

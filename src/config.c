@@ -1083,6 +1083,10 @@ static int config_parse(const char *path, struct config *c, struct problems *ps)
 				    _("repo '%s' has no url; add url = PATH-OR-URL under [repo \"%s\"]"),
 				    r->name, r->name);
 		config_repo_defaults(r);
+		if (r->pull_request && !r->github_repo)
+			problem_add(ps, config_line(&spots, "repo", r->name, "pull-request", 1),
+				    _("repo '%s' opens pull requests on GitHub but names no repository; add github-repo = OWNER/NAME"),
+				    r->name);
 	}
 	for (i = 0; i < c->nagents; i++)
 		if (!c->agents[i].command)

@@ -27,8 +27,7 @@ static const char *forge_git_errmsg(void)
 	return ge && ge->message ? ge->message : _("unknown libgit2 error");
 }
 
-/* The URL as shown in messages: any user:password@ part is left out. */
-static char *forge_url_display(const char *url)
+char *forge_url_display(const char *url)
 {
 	const char *scheme = strstr(url, "://");
 	if (!scheme)

@@ -1,11 +1,14 @@
 #include "autoconfig.h"
 #include "gate.h"
 
+#include <fcntl.h>
 #include <pwd.h>
+#include <sys/file.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "forge.h"
+#include "fsx.h"
 #include "i18n.h"
 #include "task.h"
 
@@ -20,6 +23,41 @@ const char *gate_actor(void)
 	const char *s = getenv("SUDO_USER");
 	snprintf(name, sizeof name, "%s", s && *s ? s : u && *u ? u : pw ? pw->pw_name : "?");
 	return name;
+}
+
+static char *push_lock_path(const char *data_dir, const char *id)
+{
+	return xasprintf("%s/tasks/%s/push.lock", data_dir, id);
+}
+
+int gate_push_lock(const char *data_dir, const char *id, struct err *e)
+{
+	char *dir = xasprintf("%s/tasks/%s", data_dir, id);
+	char *path = push_lock_path(data_dir, id);
+	int fd = -1;
+	if (fsx_mkdir_p(dir, 0700, e) == 0) {
+		fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+		if (fd < 0) {
+			err_errno(e, _("cannot open %s"), path);
+		} else if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+			err_set(e, _("a push of task %s is already in progress"), id);
+			close(fd);
+			fd = -1;
+		}
+	}
+	free(dir);
+	free(path);
+	return fd;
+}
+
+int gate_push_lock_free(const char *data_dir, const char *id)
+{
+	struct err ignored;
+	int fd = gate_push_lock(data_dir, id, &ignored);
+	if (fd < 0)
+		return 0;
+	close(fd);
+	return 1;
 }
 
 /* A string member of a JSON object, "" when absent. */
@@ -137,9 +175,11 @@ static int check_findings(const struct gate_ctx *g, const struct task_row *t,
 	return 0;
 }
 
-/* review -> pushing -> push -> back to `after` (review or done). */
+/* review -> pushing, and the push.  On success the task is still pushing
+ * and *lock_out holds its push lock: the caller moves it on (review or
+ * done), then closes the lock. */
 static int push_task(const struct gate_ctx *g, const struct task_row *t, struct buf *out,
-                     struct err *e)
+                     int *lock_out, struct err *e)
 {
 	const struct repo_conf *r = config_find_repo(g->cfg, t->repo);
 	if (!r)
@@ -147,19 +187,29 @@ static int push_task(const struct gate_ctx *g, const struct task_row *t, struct 
 		                    "configuration"), t->id, t->repo);
 	if (forge_branch_allowed(r, t->branch, e) < 0)
 		return -1;
-	if (store_task_transition(g->st, t->id, TASK_PUSHING, NULL, e) < 0)
+	/* The lock says a push is alive: the scheduler puts a task whose
+	 * pusher died back at review (gate_push_lock_free). */
+	int lock = gate_push_lock(g->data_dir, t->id, e);
+	if (lock < 0)
 		return -1;
+	if (store_task_transition(g->st, t->id, TASK_PUSHING, NULL, e) < 0) {
+		close(lock);
+		return -1;
+	}
 	struct err pe = {{0}};
 	if (forge_push(g->data_dir, r, t->branch, t->head, &pe) < 0) {
 		struct err ignored;
 		store_task_transition(g->st, t->id, TASK_REVIEW, NULL, &ignored);
+		close(lock);
 		return err_set(e, _("push of task %s failed: %s (the task is still at review)"),
 		               t->id, pe.msg);
 	}
+	*lock_out = lock;
 	struct err ignored;
 	store_task_set(g->st, t->id, "pushed", t->head, &ignored);
-	buf_printf(out, _("pushed %s to branch %s of %s\n"), t->head, t->branch,
-	           r->push_url ? r->push_url : r->url);
+	char *shown = forge_url_display(r->push_url ? r->push_url : r->url);
+	buf_printf(out, _("pushed %s to branch %s of %s\n"), t->head, t->branch, shown);
+	free(shown);
 	return 0;
 }
 
@@ -193,10 +243,10 @@ int gate_approve(const struct gate_ctx *g, const char *id, const char *notes,
 	struct task_row t;
 	if (at_review(g, id, _("approve"), &t, e) < 0)
 		return -1;
-	int rc = -1;
+	int rc = -1, lock = -1;
 	if (check_findings(g, &t, _("approve"), e) < 0)
 		goto out;
-	if (push_task(g, &t, out, e) < 0)
+	if (push_task(g, &t, out, &lock, e) < 0)
 		goto out;
 	const struct repo_conf *r = config_find_repo(g->cfg, t.repo);
 	if (r->pull_request && !t.pr_url) {
@@ -225,6 +275,8 @@ int gate_approve(const struct gate_ctx *g, const char *id, const char *notes,
 		goto out;
 	rc = 0;
 out:
+	if (lock >= 0)
+		close(lock);
 	task_row_free(&t);
 	return rc;
 }
@@ -234,11 +286,13 @@ int gate_push(const struct gate_ctx *g, const char *id, struct buf *out, struct 
 	struct task_row t;
 	if (at_review(g, id, _("push"), &t, e) < 0)
 		return -1;
-	int rc = -1;
-	if (check_findings(g, &t, _("push"), e) == 0 && push_task(g, &t, out, e) == 0 &&
+	int rc = -1, lock = -1;
+	if (check_findings(g, &t, _("push"), e) == 0 && push_task(g, &t, out, &lock, e) == 0 &&
 	    store_decision_add(g->st, t.id, "push", NULL, g->actor, e) == 0 &&
 	    store_task_transition(g->st, t.id, TASK_REVIEW, NULL, e) == 0)
 		rc = 0;
+	if (lock >= 0)
+		close(lock);
 	task_row_free(&t);
 	return rc;
 }

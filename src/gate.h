@@ -23,6 +23,12 @@ struct gate_ctx {
 	const char *actor;         /* who decides (gate_actor() by default) */
 };
 
+/* Takes the task's push lock (held while a process pushes it): an fd to
+ * close when done, or -1 when another push holds it. */
+int gate_push_lock(const char *data_dir, const char *id, struct err *e);
+/* 1 when no process pushes the task now. */
+int gate_push_lock_free(const char *data_dir, const char *id);
+
 /* The user name of this process (for decisions). */
 const char *gate_actor(void);
 

@@ -74,24 +74,28 @@ int mirror_lock(const char *mirror, struct err *e)
 
 struct mirror_cred_state {
 	int tries;
+	const struct repo_conf *r;
 };
 
-/* Only PADDOCK_GIT_TOKEN, only over https, and only once per operation so
- * that a rejected token does not loop. */
+/* Only the repo's token (the variable token-env names, by default
+ * PADDOCK_GIT_TOKEN), only over https, and only once per operation so that
+ * a rejected token does not loop. */
 static int mirror_credentials(git_credential **out, const char *url,
                               const char *username_from_url,
                               unsigned int allowed_types, void *payload)
 {
 	struct mirror_cred_state *st = payload;
-	const char *token = getenv("PADDOCK_GIT_TOKEN");
+	const char *token = config_repo_token(st->r);
+	const char *var = st->r->token_env ? st->r->token_env : "PADDOCK_GIT_TOKEN";
 
 	(void)username_from_url;
 	if (!token || !*token || strncmp(url, "https://", 8) != 0 ||
 	    !(allowed_types & GIT_CREDENTIAL_USERPASS_PLAINTEXT))
 		return GIT_PASSTHROUGH;
 	if (st->tries++ > 0) {
-		git_error_set_str(GIT_ERROR_NET,
-		                  _("the server refused PADDOCK_GIT_TOKEN"));
+		char msg[256];
+		snprintf(msg, sizeof msg, _("the server refused the token in %s"), var);
+		git_error_set_str(GIT_ERROR_NET, msg);
 		return GIT_EAUTH;
 	}
 	return git_credential_userpass_plaintext_new(out, "x-access-token", token);
@@ -116,7 +120,7 @@ static int mirror_fetch_error(const struct repo_conf *r, struct err *e)
 static int mirror_clone(const char *mirror, const struct repo_conf *r, struct err *e)
 {
 	char *tmp = xasprintf("%s.tmp", mirror);
-	struct mirror_cred_state cred = {0};
+	struct mirror_cred_state cred = { .r = r };
 	git_clone_options o;
 	git_repository *repo = NULL;
 	int rc = -1;
@@ -160,7 +164,7 @@ static int mirror_fetch(const char *mirror, const struct repo_conf *r, struct er
 {
 	git_repository *repo = NULL;
 	git_remote *remote = NULL;
-	struct mirror_cred_state cred = {0};
+	struct mirror_cred_state cred = { .r = r };
 	git_fetch_options fo;
 	/* Only branches: the task refs under refs/paddock/ are never
 	 * touched, and nothing is pruned. */

@@ -531,8 +531,9 @@ static int rebuild_workspace(struct run *r, struct sandbox *sb, struct err *e)
 	return 0;
 }
 
-/* What the agent sees in $PADDOCK_PROMPT_FILE this round: the task text,
- * then the reviewer's notes. */
+/* What the agent sees in $PADDOCK_PROMPT_FILE this round: the task text in
+ * round 1, the reviewer's notes in later rounds (the agent has the task
+ * from its own conversation). */
 static int write_prompt(struct run *r, struct sandbox *sb, const char *prompt, struct err *e)
 {
 	const struct task_row *t = r->job->task;
@@ -570,8 +571,14 @@ static int run_round(struct run *r, struct sandbox *sb, const struct agent_cmdli
 	snprintf(round_env, sizeof round_env, "PADDOCK_ROUND=%d", r->round);
 	const char *agent_env[] = { "PADDOCK_STEP=agent", round_env,
 	                            "PADDOCK_SUMMARY_FILE=" SANDBOX_OUTDIR "/summary.md", NULL };
-	off_t start = lseek(r->log_fd, 0, SEEK_END);
 	struct sandbox_result res;
+	if (r->round > 1) {
+		/* A summary left by the last round must not speak for this one. */
+		const char *rm[] = { "rm", "-f", SANDBOX_OUTDIR "/summary.md", NULL };
+		if (sb_run(r, sb, rm, NULL, r->deadline, &res, &e) < 0)
+			return fail(r, "running", e.msg);
+	}
+	off_t start = lseek(r->log_fd, 0, SEEK_END);
 	if (sb_run(r, sb, (const char *const *)cl->argv, agent_env, r->deadline, &res, &e) < 0)
 		return fail(r, "running", e.msg);
 	if (res.end == SANDBOX_CANCELLED || cancelled) {
@@ -615,7 +622,11 @@ static int run_round(struct run *r, struct sandbox *sb, const struct agent_cmdli
 		logline(r, "hand-off: no change; the agent's explanation ends the task");
 		report(r, "nochange");
 	} else if (hrc < 0) {
-		fail(r, "hand-off", e.msg);
+		/* Name every missing part: the failed tests too. */
+		buf_adds(&why, e.msg);
+		if (test_problem)
+			buf_printf(&why, _("; tests failed: %s"), test_problem);
+		fail(r, "hand-off", why.data);
 	} else if (test_problem || hrc == HANDOFF_NO_CHANGE) {
 		/* The output contract: name every part that is missing. */
 		buf_adds(&why, _("contract not satisfied: "));

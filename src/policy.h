@@ -41,7 +41,8 @@ struct policy_secrets {
  *              or contain any of `secrets`;
  *   size       a new or changed blob over r->max_file_size;
  *   symlinks   a symlink whose target is absolute or leaves the repository;
- *   submodules a gitlink added or changed, or .gitmodules changed;
+ *   submodules a gitlink added, changed or removed, or .gitmodules added
+ *              or changed;
  *   authors    a commit whose author is not "paddock agent
  *              <agent@paddock.invalid>" (the sandbox's identity).
  * Deny globs match the whole path: `**` is any number of components, `*`

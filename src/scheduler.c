@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include "buf.h"
 #include "fsx.h"
+#include "gate.h"
 #include "i18n.h"
 #include "paths.h"
 #include "pipeline.h"
@@ -409,7 +410,8 @@ static int start_requested(struct sched *s)
 		struct worker *w = worker_of(s, t->id);
 		if (w && !w->at_gate)
 			continue;  /* still finishing its last round */
-		if (!w && busy_workers(s) >= s->cfg->workers) {
+		/* A new round is running work: it waits for a free worker. */
+		if (busy_workers(s) >= s->cfg->workers) {
 			waiting++;
 			continue;
 		}
@@ -495,6 +497,21 @@ static int queued_count(struct sched *s)
 		return 0;
 	task_rows_free(rows, n);
 	return (int)n;
+}
+
+/* A task left at pushing by a process that died goes back to review (its
+ * push may or may not have arrived; pushing again is safe). */
+static void recover_pushing(struct sched *s)
+{
+	struct task_row *rows;
+	size_t n;
+	struct err e = {{0}};
+	if (store_task_list(s->st, TASK_PUSHING, &rows, &n, &e) < 0)
+		return;
+	for (size_t i = 0; i < n; i++)
+		if (gate_push_lock_free(s->data_dir, rows[i].id))
+			transition(s, rows[i].id, TASK_REVIEW, NULL);
+	task_rows_free(rows, n);
 }
 
 static int pending_count(struct sched *s)
@@ -608,6 +625,7 @@ int scheduler_run(const struct config *cfg, const char *data_dir,
 				;
 			check_cancels(&s);
 			release_decided(&s);
+			recover_pushing(&s);
 			/* Sandboxes kept at the gate are not work in progress. */
 			if (o->until_idle && busy_workers(&s) == 0 && waiting == 0 &&
 			    queued_count(&s) == 0 && !pending_count(&s))

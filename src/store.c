@@ -486,7 +486,10 @@ int store_task_set_head(struct store *s, const char *id, const char *head, struc
 	return set_col(s, "UPDATE tasks SET head = ? WHERE id = ?", id, head, e);
 }
 
-int store_task_cancel(struct store *s, const char *id, struct err *e)
+static int decision_insert(struct store *s, const char *id, const char *action,
+                           const char *notes, const char *actor, struct err *e);
+
+int store_task_cancel(struct store *s, const char *id, const char *actor, struct err *e)
 {
 	if (exec(s, "BEGIN IMMEDIATE", e) < 0)
 		return -1;
@@ -500,6 +503,9 @@ int store_task_cancel(struct store *s, const char *id, struct err *e)
 		rc = transition_locked(s, id, TASK_CANCELLED, from == TASK_QUEUED ?
 		                       _("cancelled before it started") :
 		                       _("cancelled at review"), e) < 0 ? -1 : 1;
+	} else if (from == TASK_PUSHING) {
+		err_set(e, _("task %s is being pushed; it cannot be cancelled now (it goes back "
+		             "to review or to done in a moment)"), id);
 	} else if (task_status_is_active(from)) {
 		/* The scheduler owner stops the supervisor and records the end. */
 		rc = set_col(s, "UPDATE tasks SET cancel_requested = (? IS NOT NULL) "
@@ -509,6 +515,8 @@ int store_task_cancel(struct store *s, const char *id, struct err *e)
 		        task_status_name(from));
 	}
 out:
+	if (rc > 0 && decision_insert(s, id, "cancel", NULL, actor, e) < 0)
+		rc = -1;
 	if (rc < 0) {
 		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 		return -1;
@@ -528,7 +536,9 @@ int store_mark_active_lost(struct store *s, const char *why, struct err *e)
 	}
 	int count = 0;
 	for (size_t i = 0; i < n; i++) {
-		if (!task_status_is_active(rows[i].status))
+		/* Pushes run in the process that decided (gate.h); the
+		 * scheduler recovers those whose pusher died. */
+		if (!task_status_is_active(rows[i].status) || rows[i].status == TASK_PUSHING)
 			continue;
 		char *msg = xasprintf("%s: %s", task_status_name(rows[i].status), why);
 		int rc = transition_locked(s, rows[i].id, TASK_LOST, msg, e);

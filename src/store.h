@@ -102,10 +102,11 @@ int store_task_transition(struct store *s, const char *id, enum task_status to,
 /* Records base commit / imported head. */
 int store_task_set_base(struct store *s, const char *id, const char *base, struct err *e);
 int store_task_set_head(struct store *s, const char *id, const char *head, struct err *e);
-/* Cancel: a queued task becomes cancelled at once (returns 1); an active
+/* Cancel, recorded as a decision of actor: a queued task (or one at
+ * review) becomes cancelled at once (returns 1); an active
  * task gets cancel_requested set for the scheduler owner (returns 2).
  * A terminal task is refused with a message naming its status. */
-int store_task_cancel(struct store *s, const char *id, struct err *e);
+int store_task_cancel(struct store *s, const char *id, const char *actor, struct err *e);
 /* Sets a text column of the task: "summary", "pr_url", "pushed",
  * "reviewed_head", "pending" (value NULL clears it). */
 int store_task_set(struct store *s, const char *id, const char *column, const char *value,
@@ -132,7 +133,8 @@ int store_task_request_changes(struct store *s, const char *id, const char *note
 /* The scheduler starts a requested round: review -> running, round + 1,
  * pending cleared, round n+1 begun from the current head. */
 int store_task_resume(struct store *s, const char *id, int *round_out, struct err *e);
-/* Marks every active task as lost (start-up of the scheduler owner).
+/* Marks every active task but those pushing as lost (start-up of the
+ * scheduler owner).
  * Returns the number of tasks marked, or -1. */
 int store_mark_active_lost(struct store *s, const char *why, struct err *e);
 

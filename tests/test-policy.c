@@ -53,9 +53,27 @@ static int sh(const char *fmt, ...)
 	if (vasprintf(&cmd, fmt, ap) < 0)
 		abort();
 	va_end(ap);
-	int rc = system(cmd);
-	if (rc != 0)
+	/* Its output is shown (as TAP comments) only when it fails. */
+	char out[] = "/tmp/paddock-test-policy-sh.XXXXXX";
+	int fd = mkstemp(out);
+	if (fd < 0)
+		abort();
+	close(fd);
+	char *full = NULL;
+	if (asprintf(&full, "( %s ) >'%s' 2>&1", cmd, out) < 0)
+		abort();
+	int rc = system(full);
+	if (rc != 0) {
 		printf("# command failed (%d): %s\n", rc, cmd);
+		FILE *f = fopen(out, "r");
+		char line[512];
+		while (f && fgets(line, sizeof line, f))
+			printf("#   %s", line);
+		if (f)
+			fclose(f);
+	}
+	unlink(out);
+	free(full);
 	free(cmd);
 	return rc;
 }
@@ -325,6 +343,40 @@ static void test_secrets(void)
 			    strstr(F[i].detail, "A1b2C3"))
 				leak = 1;
 		ok(!leak, "secrets: no detail quotes the secret");
+	}
+
+	/* One file per kind of token (each assembled from two halves). */
+	{
+		static const struct {
+			const char *file, *a, *b, *kind;
+		} k[] = {
+			{ "k/github_pat", "github_", "pat_11ABCDEFG0123456789ab_cdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJ", "a GitHub token" },
+			{ "k/gitlab", "glp", "at-xYz12345678901234567", "a GitLab token" },
+			{ "k/slack", "xox", "b-123456789012-123456789012-abcdefABCDEF", "a Slack token" },
+			{ "k/anthropic", "sk-", "ant-api03-abcdefghijklmnopqrstuvwxyz0123456789", "an Anthropic API key" },
+			{ "k/openai", "sk-", "proj-abc123def456ghi789jkl012mno345", "an OpenAI API key" },
+			{ "k/openai_legacy", "sk-", "abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKL", "an OpenAI API key" },
+			{ "k/google", "AI", "zaSyA1234567890abcdefghijklmnopqrstuv", "a Google API key" },
+			{ "k/stripe", "sk_", "live_abcdefghijklmnopqrstuvwx", "a Stripe secret key" },
+			{ "k/aws_secret", "aws_secret_access_key = ", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "an AWS secret access key" },
+			{ "k/pem_openssh", "-----BEGIN OPENSSH ", "PRIVATE KEY-----", "a private key" },
+		};
+		start("kinds", BASE);
+		for (size_t i = 0; i < sizeof(k) / sizeof(k[0]); i++) {
+			char *line = xasprintf("value: %s%s\n", k[i].a, k[i].b);
+			put(k[i].file, line);
+			free(line);
+		}
+		head = commit(NULL);
+		check(BASE, head, &r, NULL);
+		is_int(NF, sizeof(k) / sizeof(k[0]), "secrets: each kind of token is found");
+		for (size_t i = 0; i < sizeof(k) / sizeof(k[0]); i++) {
+			char *name = xasprintf("secrets:%s", k[i].file);
+			char *want = xasprintf("looks like %s (line 1)", k[i].kind);
+			is_str(detail(name), want, "secrets: %s", k[i].file);
+			free(name);
+			free(want);
+		}
 	}
 
 	/* Literal values paddock holds. */

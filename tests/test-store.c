@@ -82,13 +82,21 @@ int main(void)
 	ok(store_task_transition(s, id1, TASK_RUNNING, NULL, &e) < 0, "failed is final");
 
 	/* Cancel. */
-	is_int(store_task_cancel(s, id2, &e), 1, "cancelling a queued task is immediate");
-	ok(store_task_cancel(s, id2, &e) < 0 && strstr(e.msg, "cancelled"),
+	is_int(store_task_cancel(s, id2, "bob", &e), 1, "cancelling a queued task is immediate");
+	ok(store_task_cancel(s, id2, "bob", &e) < 0 && strstr(e.msg, "cancelled"),
 	   "cancelling twice says it is already cancelled (%s)", e.msg);
+	{
+		struct task_decision *cd;
+		size_t ncd;
+		store_decisions(s, id2, &cd, &ncd, &e);
+		ok(ncd == 1 && !strcmp(cd[0].action, "cancel") && !strcmp(cd[0].actor, "bob"),
+		   "the cancel is recorded once, with its actor");
+		task_decisions_free(cd, ncd);
+	}
 	char id3[TASK_ID_LEN + 1];
 	store_task_add(s, "demo", "fixer", "third", NULL, id3, &e);
 	store_task_transition(s, id3, TASK_PREPARING, NULL, &e);
-	is_int(store_task_cancel(s, id3, &e), 2, "cancelling an active task is a request");
+	is_int(store_task_cancel(s, id3, "bob", &e), 2, "cancelling an active task is a request");
 	store_task_get(s, id3, &t, &e);
 	ok(t.cancel_requested && t.status == TASK_PREPARING, "request recorded, status kept");
 	task_row_free(&t);
