@@ -262,9 +262,9 @@ static const char *const limits_keys[] = {
 	"timeout", "memory", "pids", "disk", "output", "bundle", NULL };
 static const char *const sandbox_keys[] = { "uid", "gid", NULL };
 static const char *const repo_keys[] = { "url", "branch", "test", "setup",
-	"push-url", "token-env", "ssh-key", "branch-prefix", "protected", "pull-request",
-	"github-repo", "github-api", "github-token-env", "draft", "deny", "max-file-size",
-	"policy-paths", "policy-secrets", "policy-size", "policy-symlinks",
+	"push-url", "token-env", "ssh-key", "ssh-known-hosts", "branch-prefix", "protected",
+	"pull-request", "github-repo", "github-api", "github-token-env", "draft", "deny",
+	"max-file-size", "policy-paths", "policy-secrets", "policy-size", "policy-symlinks",
 	"policy-submodules", "policy-authors", NULL };
 static const char *const agent_keys[] = { "command", "resume", NULL };
 static const char *const policy_rule_names[POLICY_NRULES] = {
@@ -351,6 +351,7 @@ static void config_repo_free(struct repo_conf *r)
 	free(r->push_url);
 	free(r->token_env);
 	free(r->ssh_key);
+	free(r->ssh_known_hosts);
 	free(r->branch_prefix);
 	config_strv_free(r->protected_, r->nprotected);
 	free(r->pull_request);
@@ -709,6 +710,11 @@ static void config_entry_repo_more(struct parse *p, int line, struct repo_conf *
 			problem_add(p->ps, line, _("repo.%s.ssh-key: '%s' is not an absolute path to a private key file"), name, value);
 		else
 			config_set_str(&r->ssh_key, value);
+	} else if (strcmp(key, "ssh-known-hosts") == 0) {
+		if (value[0] != '/')
+			problem_add(p->ps, line, _("repo.%s.ssh-known-hosts: '%s' is not an absolute path to a known_hosts file"), name, value);
+		else
+			config_set_str(&r->ssh_known_hosts, value);
 	} else if (strcmp(key, "branch-prefix") == 0) {
 		char *ref = xasprintf("refs/heads/%sx", value);
 		int valid = 0;

@@ -57,6 +57,9 @@ struct repo_conf {
 	                          (default PADDOCK_GIT_TOKEN) */
 	char *ssh_key;         /* ssh-key: private key file for ssh://, or NULL
 	                          (then the SSH agent) */
+	char *ssh_known_hosts; /* ssh-known-hosts: the known_hosts file SSH host
+	                          keys are checked against, or NULL
+	                          (~/.ssh/known_hosts, /etc/ssh/ssh_known_hosts) */
 	char *branch_prefix;   /* branch-prefix: default "paddock/" */
 	char **protected_;     /* protected: glob patterns of branches never
 	                          pushed (the default branch always is) */

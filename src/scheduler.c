@@ -606,6 +606,8 @@ int scheduler_run(const struct config *cfg, const char *data_dir,
 		fprintf(o->progress, _("%d task(s) left active by a stopped paddock are now lost\n"),
 		        lost);
 	sandbox_janitor();
+	if (store_forget_sandboxes(s.st, e) < 0)
+		fprintf(stderr, "paddock: %s\n", e->msg);
 
 	sigset_t mask, old;
 	sigemptyset(&mask);

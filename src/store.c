@@ -603,6 +603,11 @@ int store_task_set_sandbox_kept(struct store *s, const char *id, int kept, struc
 	return rc;
 }
 
+int store_forget_sandboxes(struct store *s, struct err *e)
+{
+	return exec(s, "UPDATE tasks SET sandbox_kept = 0 WHERE sandbox_kept != 0", e);
+}
+
 int store_round_begin(struct store *s, const char *id, int n, const char *from, struct err *e)
 {
 	sqlite3_stmt *st;

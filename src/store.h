@@ -112,6 +112,8 @@ int store_task_cancel(struct store *s, const char *id, const char *actor, struct
 int store_task_set(struct store *s, const char *id, const char *column, const char *value,
                    struct err *e);
 int store_task_set_sandbox_kept(struct store *s, const char *id, int kept, struct err *e);
+/* No sandbox survives its scheduler: clears sandbox_kept everywhere. */
+int store_forget_sandboxes(struct store *s, struct err *e);
 /* Starts round n (from = where it starts), or updates its head and gate
  * when it exists (head and gate may be NULL to leave them). */
 int store_round_begin(struct store *s, const char *id, int n, const char *from,
