@@ -41,17 +41,21 @@ struct worker {
 	int round;                 /* the round it runs */
 };
 
-struct sched {
+struct scheduler {
 	const struct config *cfg;
-	const char *data_dir;
-	const struct scheduler_opts *o;
+	char *data_dir;
+	FILE *progress;
 	struct store *st;
 	struct worker *w;
 	size_t nw;
-	int sfd;
-	int stop;
+	int sfd;                   /* signalfd for SIGCHLD */
+	sigset_t oldmask;
+	int lockfd;
+	double last_poll;
+	int waiting;               /* requests for changes waiting for a worker */
 	int stopping;              /* shutting down: ends are "lost" */
 };
+#define sched scheduler
 
 static double mono(void)
 {
@@ -92,13 +96,13 @@ int scheduler_lock(const char *data_dir, int *fd_out, struct err *e)
 
 static void progress(struct sched *s, const char *id, const char *what, const char *detail)
 {
-	if (!s->o->progress)
+	if (!s->progress)
 		return;
 	if (detail)
-		fprintf(s->o->progress, "%s  %-9s  %s\n", id, what, detail);
+		fprintf(s->progress, "%s  %-9s  %s\n", id, what, detail);
 	else
-		fprintf(s->o->progress, "%s  %s\n", id, what);
-	fflush(s->o->progress);
+		fprintf(s->progress, "%s  %s\n", id, what);
+	fflush(s->progress);
 }
 
 static void transition(struct sched *s, const char *id, enum task_status to,
@@ -531,10 +535,8 @@ static int pending_count(struct sched *s)
 static void handle_signals(struct sched *s)
 {
 	struct signalfd_siginfo si;
-	while (read(s->sfd, &si, sizeof si) == sizeof si) {
-		if (si.ssi_signo == SIGINT || si.ssi_signo == SIGTERM)
-			s->stop = 1;
-	}
+	while (read(s->sfd, &si, sizeof si) == sizeof si)
+		;
 	int status;
 	pid_t pid;
 	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
@@ -583,79 +585,151 @@ static void shutdown_workers(struct sched *s)
 	sandbox_janitor();
 }
 
-int scheduler_run(const struct config *cfg, const char *data_dir,
-                  const struct scheduler_opts *o, struct err *e)
+int scheduler_open(struct scheduler **out, const struct config *cfg, const char *data_dir,
+                   FILE *progress, struct err *e)
 {
 	int lockfd;
 	if (sandbox_preflight(e) < 0)
 		return err_prefix(e, _("cannot run tasks"));
 	if (scheduler_lock(data_dir, &lockfd, e) < 0)
 		return -1;
-	struct sched s = { .cfg = cfg, .data_dir = data_dir, .o = o, .sfd = -1 };
+	struct sched *s = xcalloc(1, sizeof *s);
+	s->cfg = cfg;
+	s->data_dir = xstrdup(data_dir);
+	s->progress = progress;
+	s->lockfd = lockfd;
+	s->sfd = -1;
 	char *db = paths_join(data_dir, "paddock.db", NULL);
-	int rc = store_open(&s.st, db, e);
+	int rc = store_open(&s->st, db, e);
 	free(db);
 	if (rc < 0) {
 		close(lockfd);
+		free(s->data_dir);
+		free(s);
 		return -1;
 	}
 	/* Whatever a dead owner left active is lost; its sandboxes are gone
 	 * with its processes, and the janitor removes their cgroups. */
-	int lost = store_mark_active_lost(s.st, _("paddock stopped while the task was active"), e);
-	if (lost > 0 && o->progress)
-		fprintf(o->progress, _("%d task(s) left active by a stopped paddock are now lost\n"),
+	int lost = store_mark_active_lost(s->st, _("paddock stopped while the task was active"), e);
+	if (lost > 0 && progress)
+		fprintf(progress, _("%d task(s) left active by a stopped paddock are now lost\n"),
 		        lost);
 	sandbox_janitor();
-	if (store_forget_sandboxes(s.st, e) < 0)
+	if (store_forget_sandboxes(s->st, e) < 0)
 		fprintf(stderr, "paddock: %s\n", e->msg);
 
-	sigset_t mask, old;
+	/* Children are reaped from the loop, through a signalfd. */
+	sigset_t mask;
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &mask, &s->oldmask);
+	s->sfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+	*out = s;
+	return 0;
+}
+
+size_t scheduler_pollfds(struct scheduler *s, struct pollfd *out, size_t max)
+{
+	size_t n = 0;
+	if (n < max) {
+		out[n].fd = s->sfd;
+		out[n].events = POLLIN;
+		out[n].revents = 0;
+		n++;
+	}
+	for (size_t i = 0; i < s->nw && n < max; i++) {
+		out[n].fd = s->w[i].fd;
+		out[n].events = POLLIN;
+		out[n].revents = 0;
+		n++;
+	}
+	return n;
+}
+
+void scheduler_step(struct scheduler *s, const struct pollfd *fds, size_t n)
+{
+	/* Reports first, then children: a supervisor's last lines are read
+	 * before it is reaped. */
+	for (size_t k = 0; k < n; k++) {
+		if (!fds[k].revents || fds[k].fd == s->sfd)
+			continue;
+		for (size_t i = 0; i < s->nw; i++)
+			if (s->w[i].fd == fds[k].fd && s->w[i].fd >= 0)
+				worker_read(s, &s->w[i]);
+	}
+	handle_signals(s);
+	double now = mono();
+	if (now - s->last_poll >= POLL_MS / 1000.0) {
+		s->last_poll = now;
+		s->waiting = start_requested(s);
+		while (busy_workers(s) < s->cfg->workers && start_one(s))
+			;
+		check_cancels(s);
+		release_decided(s);
+		recover_pushing(s);
+	}
+}
+
+int scheduler_idle(struct scheduler *s)
+{
+	/* Sandboxes kept at the gate are not work in progress. */
+	return busy_workers(s) == 0 && s->waiting == 0 && queued_count(s) == 0 &&
+	       !pending_count(s);
+}
+
+int scheduler_busy(struct scheduler *s)
+{
+	return busy_workers(s);
+}
+
+void scheduler_close(struct scheduler *s)
+{
+	if (!s)
+		return;
+	shutdown_workers(s);
+	close(s->sfd);
+	sigprocmask(SIG_SETMASK, &s->oldmask, NULL);
+	free(s->w);
+	store_close(s->st);
+	close(s->lockfd);
+	free(s->data_dir);
+	free(s);
+}
+
+int scheduler_run(const struct config *cfg, const char *data_dir,
+                  const struct scheduler_opts *o, struct err *e)
+{
+	struct scheduler *s;
+	if (scheduler_open(&s, cfg, data_dir, o->progress, e) < 0)
+		return -1;
+	sigset_t mask, old;
+	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGTERM);
 	sigprocmask(SIG_BLOCK, &mask, &old);
-	s.sfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
-
-	double last_poll = 0;
-	while (!s.stop) {
-		double now = mono();
-		if (now - last_poll >= POLL_MS / 1000.0) {
-			last_poll = now;
-			int waiting = start_requested(&s);
-			while (busy_workers(&s) < cfg->workers && start_one(&s))
-				;
-			check_cancels(&s);
-			release_decided(&s);
-			recover_pushing(&s);
-			/* Sandboxes kept at the gate are not work in progress. */
-			if (o->until_idle && busy_workers(&s) == 0 && waiting == 0 &&
-			    queued_count(&s) == 0 && !pending_count(&s))
-				break;
-		}
-		struct pollfd *pfd = xcalloc(s.nw + 1, sizeof *pfd);
-		pfd[0].fd = s.sfd;
+	int tfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+	int stop = 0;
+	while (!stop) {
+		scheduler_step(s, NULL, 0);
+		if (o->until_idle && scheduler_idle(s))
+			break;
+		size_t max = s->nw + 2;
+		struct pollfd *pfd = xcalloc(max, sizeof *pfd);
+		pfd[0].fd = tfd;
 		pfd[0].events = POLLIN;
-		for (size_t i = 0; i < s.nw; i++) {
-			pfd[i + 1].fd = s.w[i].fd;
-			pfd[i + 1].events = POLLIN;
-		}
-		size_t nw = s.nw;
-		int n = poll(pfd, nw + 1, POLL_MS);
-		if (n > 0) {
-			for (size_t i = 0; i < nw; i++)
-				if (pfd[i + 1].revents && s.w[i].fd >= 0)
-					worker_read(&s, &s.w[i]);
-			if (pfd[0].revents)
-				handle_signals(&s);
+		size_t n = 1 + scheduler_pollfds(s, pfd + 1, max - 1);
+		if (poll(pfd, n, POLL_MS) > 0) {
+			if (pfd[0].revents) {
+				struct signalfd_siginfo si;
+				while (read(tfd, &si, sizeof si) == sizeof si)
+					stop = 1;
+			}
+			scheduler_step(s, pfd + 1, n - 1);
 		}
 		free(pfd);
 	}
-	shutdown_workers(&s);
-	close(s.sfd);
+	scheduler_close(s);
+	close(tfd);
 	sigprocmask(SIG_SETMASK, &old, NULL);
-	free(s.w);
-	store_close(s.st);
-	close(lockfd);
 	return 0;
 }

@@ -5,9 +5,13 @@
 #ifndef PADDOCK_SCHEDULER_H
 #define PADDOCK_SCHEDULER_H
 
+#include <poll.h>
+#include <stddef.h>
 #include <stdio.h>
 #include "config.h"
 #include "err.h"
+
+struct scheduler;
 
 struct scheduler_opts {
 	int until_idle;        /* return when nothing is queued or active */
@@ -16,8 +20,29 @@ struct scheduler_opts {
 
 /* Takes the owner lock; fails with a message when another process holds it. */
 int scheduler_lock(const char *data_dir, int *fd_out, struct err *e);
-/* Runs until SIGINT/SIGTERM (or idle, with until_idle).  Takes the lock,
- * marks tasks left active by a dead owner as lost and runs the janitor. */
+/* The scheduler as a part of another event loop (the dashboard hosts it):
+ * open takes the lock, marks tasks left active by a dead owner as lost,
+ * runs the janitor and blocks SIGCHLD (reaped through a signalfd among its
+ * fds).  progress, if set, gets one line per transition.  The scheduler
+ * owns nothing of the caller's. */
+int scheduler_open(struct scheduler **out, const struct config *cfg, const char *data_dir,
+                   FILE *progress, struct err *e);
+/* Fills out (at most max) with the fds to poll for input; returns how many. */
+size_t scheduler_pollfds(struct scheduler *s, struct pollfd *out, size_t max);
+/* Handles what poll reported in fds (n may be 0), reaps children, and at
+ * most every 200 ms looks at the store: starts queued tasks and requested
+ * rounds, acts on cancels and decisions.  Never blocks: poll with a
+ * timeout of 200 ms or less. */
+void scheduler_step(struct scheduler *s, const struct pollfd *fds, size_t n);
+/* 1 when nothing is queued, running or waiting (kept gates do not count). */
+int scheduler_idle(struct scheduler *s);
+/* Tasks being worked on now. */
+int scheduler_busy(struct scheduler *s);
+/* Stops the supervisors (their tasks become lost, kept gates are torn
+ * down), restores the signal mask, releases the lock; frees s. */
+void scheduler_close(struct scheduler *s);
+
+/* Runs until SIGINT/SIGTERM (or idle, with until_idle). */
 int scheduler_run(const struct config *cfg, const char *data_dir,
                   const struct scheduler_opts *o, struct err *e);
 

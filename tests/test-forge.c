@@ -1,10 +1,13 @@
 /* test-forge: which branches may be pushed, and forge_push for real to a
  * bare repo by path: creation, no-op, fast-forward, a remote branch moved
  * by someone else, refusals before any network access; the pull request
- * errors that need no server (the HTTP contract is in tests/push.test). */
+ * errors that need no server (the HTTP contract is in tests/push.test);
+ * SSH host keys against known_hosts files made by ssh-keygen (pushes over
+ * SSH to a real sshd are in tests/ssh.test). */
 #include "autoconfig.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -257,6 +260,287 @@ static void test_push(void)
 	unsetenv("FORGE_TEST_PUSH_TOKEN");
 }
 
+static void test_ssh_port(void)
+{
+	is_int(forge_ssh_port("ssh://git@example.com:2222/x.git"), 2222, "ssh:// with a port");
+	is_int(forge_ssh_port("ssh://example.com/x.git"), 22, "ssh:// without a port: 22");
+	is_int(forge_ssh_port("ssh://git@example.com:/x.git"), 22, "an empty port: 22");
+	is_int(forge_ssh_port("git@example.com:owner/x.git"), 22, "scp-like syntax: 22");
+	is_int(forge_ssh_port("ssh://[::1]:2200/x.git"), 2200, "an IPv6 address with a port");
+	is_int(forge_ssh_port("ssh://git@[::1]/x.git"), 22, "an IPv6 address without a port");
+	is_int(forge_ssh_port("git+ssh://h:7/x"), 7, "git+ssh://");
+	is_int(forge_ssh_port("ssh+git://h:8/x"), 8, "ssh+git://");
+	is_int(forge_ssh_port("ssh://a@b@h:5/x"), 5, "the host follows the last '@'");
+	is_int(forge_ssh_port("ssh://h:99999/x"), -1, "a port over 65535 is refused");
+	is_int(forge_ssh_port("ssh://h:0/x"), -1, "port 0 is refused");
+	is_int(forge_ssh_port("ssh://h:22a/x"), -1, "a port that is not a number is refused");
+	is_int(forge_ssh_port("ssh://[::1/x"), -1, "an unclosed '[' is refused");
+}
+
+/* The raw key blob of an OpenSSH .pub file (the base64 field decoded). */
+static size_t pub_blob(const char *pubfile, unsigned char *out, size_t max)
+{
+	char line[4096];
+	FILE *f = fopen(pubfile, "r");
+	size_t n = 0;
+	uint32_t acc = 0;
+	int bits = 0;
+	if (!f)
+		return 0;
+	if (!fgets(line, sizeof line, f)) {
+		fclose(f);
+		return 0;
+	}
+	fclose(f);
+	char *b = strchr(line, ' ');
+	for (b = b ? b + 1 : line; *b && *b != ' ' && *b != '\n' && *b != '='; b++) {
+		const char *tab = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+		const char *c = strchr(tab, *b);
+		if (!c)
+			return 0;
+		acc = acc << 6 | (uint32_t)(c - tab);
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			if (n < max)
+				out[n++] = (unsigned char)(acc >> bits);
+		}
+	}
+	return n;
+}
+
+/* "KEYTYPE BASE64" of a .pub file, in a static buffer. */
+static const char *pub_key(const char *pubfile)
+{
+	return out("cut -d' ' -f1,2 '%s'", pubfile);
+}
+
+static void test_ssh_host_known(void)
+{
+	struct repo_conf r;
+	struct err e;
+	unsigned char hk[2048], other[2048], ec256[2048], ec384[2048], rsa[2048];
+	size_t hklen, otherlen, ec256len, ec384len, rsalen;
+	char *kh = xasprintf("%s/known_hosts", T);
+	char *home = xasprintf("%s/home", T);
+	char *want;
+
+	if (sh("command -v ssh-keygen >/dev/null") != 0) {
+		ok(1, "# SKIP ssh-keygen is not installed");
+		free(kh);
+		free(home);
+		return;
+	}
+	if (sh("cd '%s' && ssh-keygen -q -t ed25519 -N '' -f hk && "
+	       "ssh-keygen -q -t ed25519 -N '' -f other && "
+	       "ssh-keygen -q -t ecdsa -b 256 -N '' -f ec256 && "
+	       "ssh-keygen -q -t ecdsa -b 384 -N '' -f ec384 && "
+	       "ssh-keygen -q -t rsa -b 2048 -N '' -f rsa", T) != 0) {
+		ok(0, "ssh-keygen makes the test keys");
+		free(kh);
+		free(home);
+		return;
+	}
+#define BLOB(name, buf, len) do { \
+		char *pf = xasprintf("%s/" name ".pub", T); \
+		len = pub_blob(pf, buf, sizeof buf); \
+		free(pf); \
+	} while (0)
+	BLOB("hk", hk, hklen);
+	BLOB("other", other, otherlen);
+	BLOB("ec256", ec256, ec256len);
+	BLOB("ec384", ec384, ec384len);
+	BLOB("rsa", rsa, rsalen);
+#undef BLOB
+	is_int(hklen, 51, "an ed25519 key blob is 51 bytes");
+	/* 104 and 136 bytes: both base64 padding lengths are exercised. */
+	ok(ec256len % 3 != 0 && ec384len % 3 != 0 && ec256len % 3 != ec384len % 3,
+	   "the ECDSA blobs need one and two padding characters");
+
+	repo_init(&r, REMOTE);
+	r.ssh_known_hosts = kh;
+	char *hk_pub = xasprintf("%s/hk.pub", T), *other_pub = xasprintf("%s/other.pub", T);
+	char *ec256_pub = xasprintf("%s/ec256.pub", T), *ec384_pub = xasprintf("%s/ec384.pub", T);
+	char *rsa_pub = xasprintf("%s/rsa.pub", T);
+	char hkline[1024];
+	snprintf(hkline, sizeof hkline, "%s", pub_key(hk_pub));
+
+	/* No file at all: the host is not known. */
+	is_int(forge_ssh_host_known(&r, "127.0.0.1", 2222, hk, hklen, NULL, &e), -1,
+	       "no known_hosts file: refused");
+	want = xasprintf("the SSH host key of 127.0.0.1:2222 is not in %s; check the key "
+	                 "(ssh-ed25519) and add it (ssh-keyscan -p 2222 127.0.0.1 >> %s)", kh, kh);
+	is_str(e.msg, want, "... naming host:port, the file and the ssh-keyscan command");
+	free(want);
+
+	sh("printf '[127.0.0.1]:2222 %s\\n' '%s' >'%s'", hkline, kh);
+	is_int(forge_ssh_host_known(&r, "127.0.0.1", 2222, hk, hklen, NULL, &e), 0,
+	       "the key known for [127.0.0.1]:2222 is accepted");
+	is_int(forge_ssh_host_known(&r, "127.0.0.1", 22, hk, hklen, NULL, &e), -1,
+	       "... but not for port 22 (another entry name)");
+	ok(strstr(e.msg, "(ssh-keyscan 127.0.0.1 >> ") != NULL, "... with no -p for port 22: %s", e.msg);
+	is_int(forge_ssh_host_known(&r, "127.0.0.2", 2222, hk, hklen, NULL, &e), -1,
+	       "... nor for another host");
+	is_int(forge_ssh_host_known(&r, "127.0.0.1", 2222, other, otherlen, NULL, &e), -1,
+	       "another ed25519 key for the host is refused");
+	want = xasprintf("the SSH host key of 127.0.0.1:2222 does not match the key known for it "
+	                 "in %s: possible impostor; refusing to push (the server offered ssh-ed25519)",
+	                 kh);
+	is_str(e.msg, want, "... as a possible impostor");
+	free(want);
+	is_int(forge_ssh_host_known(&r, "127.0.0.1", 2222, rsa, rsalen, NULL, &e), -1,
+	       "a key of a type the file does not list for the host is refused");
+	ok(strstr(e.msg, "is not in") && strstr(e.msg, "only keys of other types"),
+	   "... as not known, saying the file has other types: %s", e.msg);
+
+	static const unsigned char fp[32] = { 0xff, 0x01 };
+	forge_ssh_host_known(&r, "127.0.0.1", 2222, other, otherlen, fp, &e);
+	ok(strstr(e.msg, "(the server offered ssh-ed25519 SHA256:/wEAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA)") != NULL,
+	   "the SHA-256 fingerprint, when given, is shown as ssh-keygen -l does: %s", e.msg);
+
+	/* Lines ssh-keygen itself has to understand. */
+	sh("printf 'other,[127.0.0.1]:2222 %s comment\\n' '%s' >'%s'", hkline, kh);
+	is_int(forge_ssh_host_known(&r, "127.0.0.1", 2222, hk, hklen, NULL, &e), 0,
+	       "a pattern list with a comment is understood");
+	sh("printf '[127.0.0.1]:2222 %s\\n' '%s' >'%s' && ssh-keygen -q -H -f '%s' >/dev/null 2>&1",
+	   hkline, kh, kh);
+	ok(strncmp(out("cat '%s'", kh), "|1|", 3) == 0, "ssh-keygen -H hashed the entry");
+	is_int(forge_ssh_host_known(&r, "127.0.0.1", 2222, hk, hklen, NULL, &e), 0,
+	       "a hashed entry is accepted");
+	is_int(forge_ssh_host_known(&r, "127.0.0.1", 2222, other, otherlen, NULL, &e), -1,
+	       "... and another key against it is a mismatch");
+	ok(strstr(e.msg, "possible impostor") != NULL, "... %s", e.msg);
+	sh("printf '[127.0.0.*]:2222 %s\\n' '%s' >'%s'", hkline, kh);
+	is_int(forge_ssh_host_known(&r, "127.0.0.9", 2222, hk, hklen, NULL, &e), 0,
+	       "a wildcard pattern is understood");
+	sh("printf '[127.0.0.*]:2222,![127.0.0.9]:2222 %s\\n' '%s' >'%s'", hkline, kh);
+	is_int(forge_ssh_host_known(&r, "127.0.0.9", 2222, hk, hklen, NULL, &e), -1,
+	       "a negated pattern is understood");
+	sh("printf '@cert-authority [127.0.0.1]:2222 %s\\n' '%s' >'%s'", hkline, kh);
+	is_int(forge_ssh_host_known(&r, "127.0.0.1", 2222, hk, hklen, NULL, &e), -1,
+	       "a @cert-authority entry is no match for a plain key");
+	sh("printf '[127.0.0.1]:2222 %s\\n@revoked * %s\\n' '%s' '%s' >'%s'", hkline, hkline, kh);
+	is_int(forge_ssh_host_known(&r, "127.0.0.1", 2222, hk, hklen, NULL, &e), -1,
+	       "a @revoked key is refused even when listed for the host");
+	want = xasprintf("the SSH host key of 127.0.0.1:2222 (ssh-ed25519) is marked @revoked in %s; "
+	                 "refusing to push", kh);
+	is_str(e.msg, want, "... saying so");
+	free(want);
+	sh("printf '[127.0.0.1]:2222 %s\\n@revoked * %s\\n' '%s' '%s' >'%s'", hkline,
+	   pub_key(other_pub), kh);
+	is_int(forge_ssh_host_known(&r, "127.0.0.1", 2222, hk, hklen, NULL, &e), 0,
+	       "another key's @revoked entry does not refuse this one");
+
+	/* Base64 with padding. */
+	sh("(printf '[::1]:2222 '; cut -d' ' -f1,2 '%s'; printf '[::1]:2222 '; "
+	   "cut -d' ' -f1,2 '%s') >'%s'", ec256_pub, ec384_pub, kh);
+	is_int(forge_ssh_host_known(&r, "::1", 2222, ec256, ec256len, NULL, &e), 0,
+	       "an ECDSA P-256 key (one '=') of [::1]:2222 is accepted");
+	is_int(forge_ssh_host_known(&r, "::1", 2222, ec384, ec384len, NULL, &e), 0,
+	       "an ECDSA P-384 key (two '=') is accepted");
+	is_int(forge_ssh_host_known(&r, "::1", 2222, hk, hklen, NULL, &e), -1,
+	       "an ed25519 key for it is not");
+	ok(strstr(e.msg, "the SSH host key of [::1]:2222 ") != NULL, "... shown as [::1]:2222: %s", e.msg);
+	sh("(printf '[::1]:2222 '; cut -d' ' -f1,2 '%s') >'%s'", rsa_pub, kh);
+	is_int(forge_ssh_host_known(&r, "::1", 2222, rsa, rsalen, NULL, &e), 0, "an RSA key is accepted");
+
+	/* Refusals before any lookup. */
+	is_int(forge_ssh_host_known(&r, "-oProxyCommand=x", 22, hk, hklen, NULL, &e), -1,
+	       "a host starting with '-' is refused");
+	is_int(forge_ssh_host_known(&r, "a,b", 22, hk, hklen, NULL, &e), -1,
+	       "a host that is a pattern list is refused");
+	is_int(forge_ssh_host_known(&r, "*", 22, hk, hklen, NULL, &e), -1, "a wildcard host is refused");
+	unsigned char junk[3] = { 0, 0, 0 };
+	is_int(forge_ssh_host_known(&r, "127.0.0.1", 22, junk, sizeof junk, NULL, &e), -1,
+	       "a blob that is no SSH key is refused");
+	ok(strstr(e.msg, "not a valid SSH public key") != NULL, "... saying so: %s", e.msg);
+
+	/* The default files: $HOME/.ssh/known_hosts, then the system's. */
+	const char *old_home = getenv("HOME");
+	char *saved_home = old_home ? xstrdup(old_home) : NULL;
+	setenv("HOME", home, 1);
+	r.ssh_known_hosts = NULL;
+	sh("mkdir -p '%s/.ssh' && printf 'git.example,[127.0.0.1]:2222 %s\\n' >'%s/.ssh/known_hosts'",
+	   home, hkline, home);
+	is_int(forge_ssh_host_known(&r, "127.0.0.1", 2222, hk, hklen, NULL, &e), 0,
+	       "without ssh-known-hosts, ~/.ssh/known_hosts is used");
+	is_int(forge_ssh_host_known(&r, "127.0.0.1", 2222, other, otherlen, NULL, &e), -1,
+	       "... and refuses another key");
+	want = xasprintf("in %s/.ssh/known_hosts: possible impostor", home);
+	ok(strstr(e.msg, want) != NULL, "... naming that file: %s", e.msg);
+	free(want);
+	is_int(forge_ssh_host_known(&r, "unknown.example", 22, hk, hklen, NULL, &e), -1,
+	       "an unknown host is refused");
+	want = xasprintf("the SSH host key of unknown.example:22 is not in %s/.ssh/known_hosts or "
+	                 "/etc/ssh/ssh_known_hosts; check the key (ssh-ed25519) and add it "
+	                 "(ssh-keyscan unknown.example >> %s/.ssh/known_hosts)", home, home);
+	is_str(e.msg, want, "... naming both default files");
+	free(want);
+	if (saved_home)
+		setenv("HOME", saved_home, 1);
+	else
+		unsetenv("HOME");
+	free(saved_home);
+
+	/* No ssh-keygen: refused, saying what to install. */
+	r.ssh_known_hosts = kh;
+	const char *old_path = getenv("PATH");
+	char *saved_path = old_path ? xstrdup(old_path) : NULL;
+	setenv("PATH", "/nonexistent", 1);
+	is_int(forge_ssh_host_known(&r, "::1", 2222, rsa, rsalen, NULL, &e), -1,
+	       "without ssh-keygen the key cannot be checked and is refused");
+	ok(strstr(e.msg, "ssh-keygen is not installed") != NULL, "... saying so: %s", e.msg);
+	if (saved_path)
+		setenv("PATH", saved_path, 1);
+	free(saved_path);
+
+	/* An SSH push's refusal comes from the host key check, before any
+	 * credential: a closed port is a network error, not a key error. */
+	struct repo_conf ssh;
+	repo_init(&ssh, REMOTE);
+	ssh.push_url = "ssh://git@127.0.0.1:1/demo.git";
+	ssh.ssh_known_hosts = kh;
+	char c[41];
+	snprintf(c, sizeof c, "%s", MAIN);
+	is_int(forge_push(DATA, &ssh, "paddock/ssh", c, &e), -1, "an SSH push to a closed port fails");
+	ok(strstr(e.msg, "ssh://git@") == NULL && strstr(e.msg, "127.0.0.1:1") != NULL,
+	   "... naming the URL without the user: %s", e.msg);
+
+	free(hk_pub);
+	free(other_pub);
+	free(ec256_pub);
+	free(ec384_pub);
+	free(rsa_pub);
+	free(kh);
+	free(home);
+}
+
+static void test_config_known_hosts(void)
+{
+	struct config c;
+	struct err e;
+	char *path = xasprintf("%s/config", T);
+	FILE *f = fopen(path, "w");
+	fprintf(f, "[repo \"demo\"]\n\turl = %s\n\tssh-known-hosts = /etc/paddock/known_hosts\n", REMOTE);
+	fclose(f);
+	is_int(config_load(&c, path, &e), 0, "ssh-known-hosts with an absolute path loads");
+	const struct repo_conf *r = config_find_repo(&c, "demo");
+	is_str(r && r->ssh_known_hosts ? r->ssh_known_hosts : "", "/etc/paddock/known_hosts",
+	       "... and is the repo's ssh_known_hosts");
+	config_free(&c);
+
+	f = fopen(path, "w");
+	fprintf(f, "[repo \"demo\"]\n\turl = %s\n\tssh-known-hosts = known_hosts\n", REMOTE);
+	fclose(f);
+	is_int(config_load(&c, path, &e), -1, "a relative ssh-known-hosts is an error");
+	char *want = xasprintf("%s:3: repo.demo.ssh-known-hosts: 'known_hosts' is not an absolute "
+	                       "path to a known_hosts file", path);
+	is_str(e.msg, want, "... at its file:line");
+	free(want);
+	config_free(&c);
+	free(path);
+}
+
 static void test_pull_request_errors(void)
 {
 	struct repo_conf r;
@@ -322,6 +606,9 @@ int main(void)
 	test_allowed();
 	test_push();
 	test_pull_request_errors();
+	test_ssh_port();
+	test_ssh_host_known();
+	test_config_known_hosts();
 
 	fsx_rm_rf(T, &e);
 	free(DATA);
