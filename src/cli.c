@@ -19,6 +19,7 @@
 #include "demo.h"
 #include "diff.h"
 #include "fsx.h"
+#include "dash.h"
 #include "gate.h"
 #include "i18n.h"
 #include "mirror.h"
@@ -1117,6 +1118,14 @@ static int cmd_demo(int argc, char **argv)
 		return die(1, "%s", e.msg);
 	}
 	store_close(s);
+	/* On a terminal the demo runs in the dashboard; elsewhere (scripts,
+	 * CI) it runs headless and prints what happened. */
+	if (getenv("PADDOCK_UI_SCRIPT") || (isatty(STDIN_FILENO) && isatty(STDOUT_FILENO))) {
+		rc = dash_main(&cfg, 1);
+		config_free(&cfg);
+		free(data);
+		return rc;
+	}
 	printf(_("paddock demo: queued two tasks on the demo repo (%s/demo):\n"
 	         "  %s  demo-fixer fixes the failing test; it should reach review\n"
 	         "  %s  demo-hasty makes an edit that breaks a test; it should fail at testing\n\n"),
@@ -1243,13 +1252,21 @@ static void usage(FILE *out)
 	fprintf(out, _("\n'paddock VERB --help' describes a verb; man paddock has the details.\n"));
 }
 
+/* The dashboard, `paddock` with no arguments. */
+static int cmd_dashboard(void)
+{
+	struct config cfg;
+	if (load_config(&cfg) < 0)
+		return EXIT_USAGE;
+	int rc = dash_main(&cfg, 0);
+	config_free(&cfg);
+	return rc;
+}
+
 int cli_main(int argc, char **argv)
 {
-	if (argc < 2) {
-		/* The dashboard arrives with the UI issue; until then, help. */
-		usage(stderr);
-		return EXIT_USAGE;
-	}
+	if (argc < 2)
+		return cmd_dashboard();
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
 		if (argc > 2 && verb_find(argv[2]))
 			return verb_help(verb_find(argv[2]), stdout);

@@ -297,8 +297,9 @@ static void config_repo_defaults(struct repo_conf *r)
 	if (!r->max_file_size)
 		r->max_file_size = 10ULL << 20;
 }
+static const char *const ui_keys[] = { "theme", "notify-command", NULL };
 static const char *const sections[] = {
-	"paddock", "limits", "sandbox", "repo", "agent", NULL };
+	"paddock", "limits", "sandbox", "repo", "agent", "ui", "bind", NULL };
 
 char *config_default_path(void)
 {
@@ -378,6 +379,13 @@ void config_free(struct config *c)
 		free(c->agents[i].resume);
 	}
 	free(c->agents);
+	free(c->ui_theme);
+	free(c->notify_command);
+	for (i = 0; i < c->nbinds; i++) {
+		free(c->binds[i].name);
+		free(c->binds[i].keys);
+	}
+	free(c->binds);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -872,7 +880,7 @@ static void config_entry(struct parse *p, const char *name, const char *value, i
 			if (sugg)
 				problem_add(p->ps, hl ? hl : line, _("unknown section '%s'; did you mean '%s'?"), section, sugg);
 			else
-				problem_add(p->ps, hl ? hl : line, _("unknown section '%s'; known sections are paddock, limits, sandbox, repo and agent"), section);
+				problem_add(p->ps, hl ? hl : line, _("unknown section '%s'; known sections are paddock, limits, sandbox, repo, agent, ui and bind"), section);
 		}
 		goto out;
 	}
@@ -895,7 +903,21 @@ static void config_entry(struct parse *p, const char *name, const char *value, i
 				    _("invalid %s name '%s': use up to 64 letters, digits, '.', '_' and '-', starting with a letter or digit"), section, sub);
 		goto out;
 	}
-	if (strcmp(section, "paddock") == 0)
+	if (strcmp(section, "bind") == 0) {
+		/* The dashboard checks the request names and keys. */
+		if (!value) {
+			problem_add(p->ps, line, _("'%s' needs a value: write %s = KEYS"), name, key);
+		} else {
+			p->c->binds = xrealloc(p->c->binds, (p->c->nbinds + 1) * sizeof *p->c->binds);
+			p->c->binds[p->c->nbinds].name = xstrdup(key);
+			p->c->binds[p->c->nbinds].keys = xstrdup(value);
+			p->c->nbinds++;
+		}
+		goto out;
+	}
+	if (strcmp(section, "ui") == 0)
+		known = ui_keys;
+	else if (strcmp(section, "paddock") == 0)
 		known = paddock_keys;
 	else if (strcmp(section, "limits") == 0)
 		known = limits_keys;
@@ -933,6 +955,12 @@ static void config_entry(struct parse *p, const char *name, const char *value, i
 			problem_add(p->ps, line, _("paddock.workers: '%s' is not a number from 1 to 64"), value);
 		else
 			p->c->workers = (int)v;
+	} else if (strcmp(section, "ui") == 0) {
+		char **dst = strcmp(key, "theme") == 0 ? &p->c->ui_theme : &p->c->notify_command;
+		if (dst == &p->c->ui_theme && (!config_name_valid(value)))
+			problem_add(p->ps, line, _("ui.theme: '%s' is not a theme name"), value);
+		else
+			config_set_str(dst, value);
 	} else if (strcmp(section, "limits") == 0) {
 		config_entry_limits(p, line, key, value);
 	} else if (strcmp(section, "sandbox") == 0) {

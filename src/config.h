@@ -84,8 +84,19 @@ struct agent_conf {
 	                          changes), or NULL: command again */
 };
 
+/* A key binding of the dashboard: [bind] REQUEST = KEYS. */
+struct bind_conf {
+	char *name;
+	char *keys;
+};
+
 struct config {
 	char *path;            /* the file read (may not exist) */
+	char *ui_theme;        /* ui.theme: the dashboard's theme (NULL: dark) */
+	char *notify_command;  /* ui.notify-command: run (sh -c) when a gate opens
+	                          or a task fails; PADDOCK_EVENT, PADDOCK_TASK_ID */
+	struct bind_conf *binds;
+	size_t nbinds;
 	int workers;           /* default 2 */
 	double gate_timeout;   /* paddock.gate-timeout: seconds a task's sandbox
 	                          is kept at review (default 24h; 0: never kept) */

@@ -161,10 +161,10 @@ int forge_branch_allowed(const struct repo_conf *r, const char *branch, struct e
 
 /* ---- SSH host keys ---- */
 
-/* libgit2 1.5 accepts any SSH host key unless the certificate callback
- * refuses it, so paddock checks the key itself against known_hosts files.
- * The files are read by OpenSSH's own parser (`ssh-keygen -F`), which knows
- * hashed entries, patterns, negations and markers. */
+/* paddock checks an SSH server's host key itself, against the repo's
+ * known_hosts files (see forge_certificate_check for why).  The files are
+ * read by OpenSSH's own parser (`ssh-keygen -F`), which knows hashed
+ * entries, patterns, negations and markers. */
 
 #define FORGE_KEYGEN_OUT_MAX (1u << 20)
 
@@ -578,11 +578,14 @@ refused:
 	return GIT_EAUTH;
 }
 
-/* The server's identity.  SSH: the host key must be in known_hosts
- * (forge_ssh_host_known); libgit2 1.5 calls this with valid = 0 for every
- * SSH key and would take GIT_PASSTHROUGH as "accept".  TLS: libgit2's own
- * verdict stands; for a certificate it found invalid (valid = 0),
- * GIT_PASSTHROUGH fails the connection with its error. */
+/* The server's identity.  SSH: paddock decides, never passing through:
+ * older libgit2 accepts any host key the callback does not refuse, and
+ * Debian's 1.5.1 checks only ~/.ssh/known_hosts (through libssh2, which
+ * knows neither ssh-known-hosts nor the system file) and says no more than
+ * "invalid or unknown remote ssh hostkey"; `valid` is that check's verdict
+ * and is not used.  TLS: libgit2's own verdict stands; for a certificate
+ * it found invalid (valid = 0), GIT_PASSTHROUGH fails the connection with
+ * its error. */
 static int forge_certificate_check(git_cert *cert, int valid, const char *host, void *payload)
 {
 	struct forge_push_state *st = payload;

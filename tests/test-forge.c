@@ -54,7 +54,7 @@ static int sh(const char *fmt, ...)
 static const char *out(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static const char *out(const char *fmt, ...)
 {
-	static char line[256];
+	static char line[2048];
 	va_list ap;
 	char *cmd;
 	va_start(ap, fmt);
@@ -71,6 +71,20 @@ static const char *out(const char *fmt, ...)
 	line[strcspn(line, "\n")] = 0;
 	free(cmd);
 	return line;
+}
+
+/* Writes a file (printf format). */
+static void write_file(const char *path, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void write_file(const char *path, const char *fmt, ...)
+{
+	va_list ap;
+	FILE *f = fopen(path, "w");
+	if (!f)
+		abort();
+	va_start(ap, fmt);
+	vfprintf(f, fmt, ap);
+	va_end(ap);
+	fclose(f);
 }
 
 /* The commit refs/heads/<branch> has on the remote ("" when none). */
@@ -324,25 +338,28 @@ static void test_ssh_host_known(void)
 	char *kh = xasprintf("%s/known_hosts", T);
 	char *home = xasprintf("%s/home", T);
 	char *want;
+	char *K = xasprintf("%s/keys", T);   /* the keys */
 
 	if (sh("command -v ssh-keygen >/dev/null") != 0) {
 		ok(1, "# SKIP ssh-keygen is not installed");
+		free(K);
 		free(kh);
 		free(home);
 		return;
 	}
-	if (sh("cd '%s' && ssh-keygen -q -t ed25519 -N '' -f hk && "
+	if (sh("mkdir '%s' && cd '%s' && ssh-keygen -q -t ed25519 -N '' -f hk && "
 	       "ssh-keygen -q -t ed25519 -N '' -f other && "
 	       "ssh-keygen -q -t ecdsa -b 256 -N '' -f ec256 && "
 	       "ssh-keygen -q -t ecdsa -b 384 -N '' -f ec384 && "
-	       "ssh-keygen -q -t rsa -b 2048 -N '' -f rsa", T) != 0) {
+	       "ssh-keygen -q -t rsa -b 2048 -N '' -f rsa", K, K) != 0) {
 		ok(0, "ssh-keygen makes the test keys");
+		free(K);
 		free(kh);
 		free(home);
 		return;
 	}
 #define BLOB(name, buf, len) do { \
-		char *pf = xasprintf("%s/" name ".pub", T); \
+		char *pf = xasprintf("%s/" name ".pub", K); \
 		len = pub_blob(pf, buf, sizeof buf); \
 		free(pf); \
 	} while (0)
@@ -359,9 +376,9 @@ static void test_ssh_host_known(void)
 
 	repo_init(&r, REMOTE);
 	r.ssh_known_hosts = kh;
-	char *hk_pub = xasprintf("%s/hk.pub", T), *other_pub = xasprintf("%s/other.pub", T);
-	char *ec256_pub = xasprintf("%s/ec256.pub", T), *ec384_pub = xasprintf("%s/ec384.pub", T);
-	char *rsa_pub = xasprintf("%s/rsa.pub", T);
+	char *hk_pub = xasprintf("%s/hk.pub", K), *other_pub = xasprintf("%s/other.pub", K);
+	char *ec256_pub = xasprintf("%s/ec256.pub", K), *ec384_pub = xasprintf("%s/ec384.pub", K);
+	char *rsa_pub = xasprintf("%s/rsa.pub", K);
 	char hkline[1024];
 	snprintf(hkline, sizeof hkline, "%s", pub_key(hk_pub));
 
@@ -373,7 +390,7 @@ static void test_ssh_host_known(void)
 	is_str(e.msg, want, "... naming host:port, the file and the ssh-keyscan command");
 	free(want);
 
-	sh("printf '[127.0.0.1]:2222 %s\\n' '%s' >'%s'", hkline, kh);
+	write_file(kh, "[127.0.0.1]:2222 %s\n", hkline);
 	is_int(forge_ssh_host_known(&r, "127.0.0.1", 2222, hk, hklen, NULL, &e), 0,
 	       "the key known for [127.0.0.1]:2222 is accepted");
 	is_int(forge_ssh_host_known(&r, "127.0.0.1", 22, hk, hklen, NULL, &e), -1,
@@ -395,45 +412,46 @@ static void test_ssh_host_known(void)
 
 	static const unsigned char fp[32] = { 0xff, 0x01 };
 	forge_ssh_host_known(&r, "127.0.0.1", 2222, other, otherlen, fp, &e);
-	ok(strstr(e.msg, "(the server offered ssh-ed25519 SHA256:/wEAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA)") != NULL,
+	ok(strstr(e.msg, "(the server offered ssh-ed25519 "
+	                 "SHA256:/wEAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA)") != NULL,
 	   "the SHA-256 fingerprint, when given, is shown as ssh-keygen -l does: %s", e.msg);
 
 	/* Lines ssh-keygen itself has to understand. */
-	sh("printf 'other,[127.0.0.1]:2222 %s comment\\n' '%s' >'%s'", hkline, kh);
+	write_file(kh, "other,[127.0.0.1]:2222 %s comment\n", hkline);
 	is_int(forge_ssh_host_known(&r, "127.0.0.1", 2222, hk, hklen, NULL, &e), 0,
 	       "a pattern list with a comment is understood");
-	sh("printf '[127.0.0.1]:2222 %s\\n' '%s' >'%s' && ssh-keygen -q -H -f '%s' >/dev/null 2>&1",
-	   hkline, kh, kh);
+	write_file(kh, "[127.0.0.1]:2222 %s\n", hkline);
+	sh("ssh-keygen -q -H -f '%s' >/dev/null 2>&1", kh);
 	ok(strncmp(out("cat '%s'", kh), "|1|", 3) == 0, "ssh-keygen -H hashed the entry");
 	is_int(forge_ssh_host_known(&r, "127.0.0.1", 2222, hk, hklen, NULL, &e), 0,
 	       "a hashed entry is accepted");
 	is_int(forge_ssh_host_known(&r, "127.0.0.1", 2222, other, otherlen, NULL, &e), -1,
 	       "... and another key against it is a mismatch");
 	ok(strstr(e.msg, "possible impostor") != NULL, "... %s", e.msg);
-	sh("printf '[127.0.0.*]:2222 %s\\n' '%s' >'%s'", hkline, kh);
+	write_file(kh, "[127.0.0.*]:2222 %s\n", hkline);
 	is_int(forge_ssh_host_known(&r, "127.0.0.9", 2222, hk, hklen, NULL, &e), 0,
 	       "a wildcard pattern is understood");
-	sh("printf '[127.0.0.*]:2222,![127.0.0.9]:2222 %s\\n' '%s' >'%s'", hkline, kh);
+	write_file(kh, "[127.0.0.*]:2222,![127.0.0.9]:2222 %s\n", hkline);
 	is_int(forge_ssh_host_known(&r, "127.0.0.9", 2222, hk, hklen, NULL, &e), -1,
 	       "a negated pattern is understood");
-	sh("printf '@cert-authority [127.0.0.1]:2222 %s\\n' '%s' >'%s'", hkline, kh);
+	write_file(kh, "@cert-authority [127.0.0.1]:2222 %s\n", hkline);
 	is_int(forge_ssh_host_known(&r, "127.0.0.1", 2222, hk, hklen, NULL, &e), -1,
 	       "a @cert-authority entry is no match for a plain key");
-	sh("printf '[127.0.0.1]:2222 %s\\n@revoked * %s\\n' '%s' '%s' >'%s'", hkline, hkline, kh);
+	write_file(kh, "[127.0.0.1]:2222 %s\n@revoked * %s\n", hkline, hkline);
 	is_int(forge_ssh_host_known(&r, "127.0.0.1", 2222, hk, hklen, NULL, &e), -1,
 	       "a @revoked key is refused even when listed for the host");
 	want = xasprintf("the SSH host key of 127.0.0.1:2222 (ssh-ed25519) is marked @revoked in %s; "
 	                 "refusing to push", kh);
 	is_str(e.msg, want, "... saying so");
 	free(want);
-	sh("printf '[127.0.0.1]:2222 %s\\n@revoked * %s\\n' '%s' '%s' >'%s'", hkline,
-	   pub_key(other_pub), kh);
+	write_file(kh, "[127.0.0.1]:2222 %s\n@revoked * %s\n", hkline, pub_key(other_pub));
 	is_int(forge_ssh_host_known(&r, "127.0.0.1", 2222, hk, hklen, NULL, &e), 0,
 	       "another key's @revoked entry does not refuse this one");
 
 	/* Base64 with padding. */
-	sh("(printf '[::1]:2222 '; cut -d' ' -f1,2 '%s'; printf '[::1]:2222 '; "
-	   "cut -d' ' -f1,2 '%s') >'%s'", ec256_pub, ec384_pub, kh);
+	char ecline[1024];
+	snprintf(ecline, sizeof ecline, "%s", pub_key(ec256_pub));
+	write_file(kh, "[::1]:2222 %s\n[::1]:2222 %s\n", ecline, pub_key(ec384_pub));
 	is_int(forge_ssh_host_known(&r, "::1", 2222, ec256, ec256len, NULL, &e), 0,
 	       "an ECDSA P-256 key (one '=') of [::1]:2222 is accepted");
 	is_int(forge_ssh_host_known(&r, "::1", 2222, ec384, ec384len, NULL, &e), 0,
@@ -441,7 +459,7 @@ static void test_ssh_host_known(void)
 	is_int(forge_ssh_host_known(&r, "::1", 2222, hk, hklen, NULL, &e), -1,
 	       "an ed25519 key for it is not");
 	ok(strstr(e.msg, "the SSH host key of [::1]:2222 ") != NULL, "... shown as [::1]:2222: %s", e.msg);
-	sh("(printf '[::1]:2222 '; cut -d' ' -f1,2 '%s') >'%s'", rsa_pub, kh);
+	write_file(kh, "[::1]:2222 %s\n", pub_key(rsa_pub));
 	is_int(forge_ssh_host_known(&r, "::1", 2222, rsa, rsalen, NULL, &e), 0, "an RSA key is accepted");
 
 	/* Refusals before any lookup. */
@@ -460,8 +478,10 @@ static void test_ssh_host_known(void)
 	char *saved_home = old_home ? xstrdup(old_home) : NULL;
 	setenv("HOME", home, 1);
 	r.ssh_known_hosts = NULL;
-	sh("mkdir -p '%s/.ssh' && printf 'git.example,[127.0.0.1]:2222 %s\\n' >'%s/.ssh/known_hosts'",
-	   home, hkline, home);
+	sh("mkdir -p '%s/.ssh'", home);
+	char *home_kh = xasprintf("%s/.ssh/known_hosts", home);
+	write_file(home_kh, "git.example,[127.0.0.1]:2222 %s\n", hkline);
+	free(home_kh);
 	is_int(forge_ssh_host_known(&r, "127.0.0.1", 2222, hk, hklen, NULL, &e), 0,
 	       "without ssh-known-hosts, ~/.ssh/known_hosts is used");
 	is_int(forge_ssh_host_known(&r, "127.0.0.1", 2222, other, otherlen, NULL, &e), -1,
@@ -511,6 +531,7 @@ static void test_ssh_host_known(void)
 	free(ec256_pub);
 	free(ec384_pub);
 	free(rsa_pub);
+	free(K);
 	free(kh);
 	free(home);
 }

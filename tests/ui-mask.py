@@ -1,0 +1,38 @@
+#!/usr/bin/env python3
+"""ui-mask: makes a dashboard screen dump comparable with a golden file.
+
+Task ids become ID1, ID2, ... in order of appearance (the same id the same
+name, padded to the id's width so columns stay put), commit ids become
+SHA, clock times and dates become placeholders.  Reads stdin, writes
+stdout."""
+import re
+import sys
+
+whole = sys.stdin.read()
+# The role spans after "--" are positions, not times: kept as they are.
+text, sep, roles = whole.partition("\n--\n")
+ids = {}
+
+
+def task_id(m):
+    s = m.group(0)
+    if s not in ids:
+        ids[s] = "ID%d" % (len(ids) + 1)
+    return ids[s].ljust(len(s))
+
+
+# Ids: 10 characters of paddock's base32 alphabet with at least one digit
+# and one letter, standing alone.
+text = re.sub(r"(?<![0-9a-z])(?=[0-9a-hjkmnp-tv-z]{10}(?![0-9a-z]))(?=[^\s]*[0-9])(?=[^\s]*[a-z])[0-9a-hjkmnp-tv-z]{10}",
+              task_id, text)
+text = re.sub(r"\b[0-9a-f]{12}\.\.[0-9a-f]{12}\b", "SHA12..SHA12" + " " * 14, text)
+# Commit ids, whole or cut at the screen's edge (12 hex digits or more).
+text = re.sub(r"\b[0-9a-f]*[0-9][0-9a-f]*[a-f][0-9a-f]*\b|\b[0-9a-f]*[a-f][0-9a-f]*[0-9][0-9a-f]*\b",
+              lambda m: ("SHA".ljust(len(m.group(0))) if len(m.group(0)) >= 12 else m.group(0)),
+              text)
+text = re.sub(r"in \d+\.\d+s", "in N.NNNs", text)
+text = re.sub(r"\b\d{4}-\d\d-\d\d \d\d:\d\d(:\d\d)?\b", lambda m: "DATE".ljust(len(m.group(0))), text)
+text = re.sub(r"(?<![\d:])\d{1,2}:\d\d(:\d\d)?(?![\d:])", lambda m: "T".ljust(len(m.group(0))), text)
+text = re.sub(r"\[paddock \d+\.\d\ds\]", "[paddock N.NNs]", text)
+text = re.sub(r"/tmp/paddock-test\.[A-Za-z0-9]+", "$T", text)
+sys.stdout.write(text + sep + roles)

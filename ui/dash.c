@@ -1,0 +1,880 @@
+#include "autoconfig.h"
+#include "dash.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "buf.h"
+#include "demo.h"
+#include "fsx.h"
+#include "i18n.h"
+#include "paths.h"
+#include "term.h"
+#include "theme.h"
+
+#define TICK_MS 200
+#define SCRIPT_IDLE_TIMEOUT 120.0
+
+/* The line editor at the bottom: :commands, searches, notes. */
+struct dash_input {
+	char *prompt;
+	struct buf text;
+	int multiline;
+	void (*done)(struct dash *d, void *arg, const char *text);
+	void *arg;
+};
+
+/* Slow work running in a forked child. */
+struct job {
+	pid_t pid;
+	int fd;
+	char *what;
+	struct buf out;
+};
+
+struct ui {
+	struct dash d;
+	struct theme *theme;
+	struct job jobs[8];
+	int njobs;
+	FILE *script;
+	int script_line;
+	char *script_path;
+	int sigfd;
+	/* Counts for the status bar and notifications. */
+	int running, review, queued, failed;
+	int known_review, known_failed;   /* for notifications */
+	int counts_valid;
+	char **history;                   /* : command history */
+	size_t nhistory;
+	int quit_asked;
+};
+
+static struct ui *ui_of(struct dash *d)
+{
+	return (struct ui *)d;
+}
+
+static double now_unix(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double mono(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void dash_message(struct dash *d, enum role role, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(d->message, sizeof d->message, fmt, ap);
+	va_end(ap);
+	/* One line: the status bar has one. */
+	for (char *p = d->message; *p; p++)
+		if (*p == '\n')
+			*p = ' ';
+	d->message_role = role;
+}
+
+static struct view *top(struct dash *d)
+{
+	return d->nviews ? d->stack[d->nviews - 1] : NULL;
+}
+
+int dash_open(struct dash *d, const struct view_ops *ops, const char *task_id)
+{
+	if (d->nviews == (int)(sizeof d->stack / sizeof d->stack[0]))
+		dash_close_top(d);
+	struct view *v = xcalloc(1, sizeof *v);
+	v->ops = ops;
+	v->d = d;
+	v->priv = ops->priv_size ? xcalloc(1, ops->priv_size) : NULL;
+	v->sel = 0;
+	if (task_id)
+		snprintf(v->task_id, sizeof v->task_id, "%s", task_id);
+	char msg[512] = "";
+	if (ops->open && ops->open(v, msg, sizeof msg) < 0) {
+		dash_message(d, ROLE_ERROR, "%s", msg);
+		if (ops->close)
+			ops->close(v);
+		free(v->priv);
+		free(v);
+		return -1;
+	}
+	d->stack[d->nviews++] = v;
+	return 0;
+}
+
+static void view_free(struct view *v)
+{
+	if (v->ops->close)
+		v->ops->close(v);
+	free(v->priv);
+	free(v);
+}
+
+void dash_close_top(struct dash *d)
+{
+	if (d->nviews <= 1)
+		return;
+	view_free(d->stack[--d->nviews]);
+}
+
+void dash_ask(struct dash *d, const char *prompt, int multiline, const char *initial,
+              void (*done)(struct dash *d, void *arg, const char *text), void *arg)
+{
+	if (d->input) {
+		buf_free(&d->input->text);
+		free(d->input->prompt);
+		free(d->input);
+	}
+	struct dash_input *in = xcalloc(1, sizeof *in);
+	in->prompt = xstrdup(prompt);
+	in->multiline = multiline;
+	in->done = done;
+	in->arg = arg;
+	if (initial)
+		buf_adds(&in->text, initial);
+	d->input = in;
+}
+
+static void input_finish(struct dash *d, int ok)
+{
+	struct dash_input *in = d->input;
+	d->input = NULL;
+	if (in->done)
+		in->done(d, in->arg, ok ? (in->text.data ? in->text.data : "") : NULL);
+	buf_free(&in->text);
+	free(in->prompt);
+	free(in);
+}
+
+/* ---- background jobs ---- */
+
+void dash_background(struct dash *d, const char *what,
+                     int (*fn)(struct dash *d, void *arg, char *msg, size_t msglen),
+                     void *arg)
+{
+	struct ui *u = ui_of(d);
+	if (u->njobs == (int)(sizeof u->jobs / sizeof u->jobs[0])) {
+		dash_message(d, ROLE_ERROR, _("too much is running in the background; try again "
+		                              "in a moment"));
+		return;
+	}
+	int p[2];
+	if (pipe2(p, O_CLOEXEC) < 0) {
+		dash_message(d, ROLE_ERROR, _("cannot start %s: %s"), what, strerror(errno));
+		return;
+	}
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0) {
+		close(p[0]);
+		close(p[1]);
+		dash_message(d, ROLE_ERROR, _("cannot start %s: %s"), what, strerror(errno));
+		return;
+	}
+	if (pid == 0) {
+		close(p[0]);
+		/* The child's work must not take the parent's signals' meaning. */
+		sigset_t none;
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		char msg[1024] = "";
+		int rc = fn(d, arg, msg, sizeof msg);
+		char out[1100];
+		int n = snprintf(out, sizeof out, "%c%s", rc == 0 ? '0' : '1', msg);
+		(void)fsx_write_all(p[1], out, (size_t)n);
+		_exit(0);
+	}
+	close(p[1]);
+	fcntl(p[0], F_SETFL, O_NONBLOCK);
+	struct job *j = &u->jobs[u->njobs++];
+	memset(j, 0, sizeof *j);
+	j->pid = pid;
+	j->fd = p[0];
+	j->what = xstrdup(what);
+	dash_message(d, ROLE_NOTICE, _("%s..."), what);
+}
+
+static void job_read(struct ui *u, int i)
+{
+	struct job *j = &u->jobs[i];
+	char tmp[1024];
+	ssize_t n;
+	while ((n = read(j->fd, tmp, sizeof tmp)) > 0)
+		buf_add(&j->out, tmp, (size_t)n);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	/* The end: the child wrote everything and exited. */
+	close(j->fd);
+	while (waitpid(j->pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	if (j->out.len > 0 && j->out.data[0] == '0')
+		dash_message(&u->d, ROLE_NOTICE, "%s", j->out.data + 1);
+	else if (j->out.len > 1)
+		dash_message(&u->d, ROLE_ERROR, "%s", j->out.data + 1);
+	else
+		dash_message(&u->d, ROLE_ERROR, _("%s failed"), j->what);
+	buf_free(&j->out);
+	free(j->what);
+	u->jobs[i] = u->jobs[--u->njobs];
+}
+
+/* ---- counts, notifications ---- */
+
+static void notify(struct ui *u, const char *event, const char *id)
+{
+	if (!u->d.script)
+		term_bell();
+	const char *cmd = u->d.cfg->notify_command;
+	if (!cmd || !*cmd)
+		return;
+	/* The command is the user's own configuration; the task id is ours
+	 * (never user text), passed in the environment. */
+	pid_t pid = fork();
+	if (pid == 0) {
+		setenv("PADDOCK_EVENT", event, 1);
+		setenv("PADDOCK_TASK_ID", id, 1);
+		int null = open("/dev/null", O_RDWR);
+		if (null >= 0) {
+			dup2(null, 0);
+			dup2(null, 1);
+		}
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+}
+
+static void update_counts(struct ui *u)
+{
+	struct task_row *rows;
+	size_t n;
+	struct err e = {{0}};
+	if (store_task_list(u->d.st, -1, &rows, &n, &e) < 0)
+		return;
+	int running = 0, review = 0, queued = 0, failed = 0;
+	for (size_t i = 0; i < n; i++) {
+		switch (rows[i].status) {
+		case TASK_QUEUED: queued++; break;
+		case TASK_REVIEW: review++; break;
+		case TASK_FAILED: failed++; break;
+		default:
+			running += task_status_is_active(rows[i].status);
+		}
+	}
+	if (u->counts_valid) {
+		/* A gate opened or a task failed since the last look. */
+		for (size_t i = 0; i < n; i++) {
+			if (rows[i].updated <= u->d.now - 5)
+				continue;
+			if (rows[i].status == TASK_REVIEW && review > u->known_review)
+				notify(u, "review", rows[i].id);
+			else if (rows[i].status == TASK_FAILED && failed > u->known_failed)
+				notify(u, "failed", rows[i].id);
+		}
+	}
+	u->counts_valid = 1;
+	u->known_review = review;
+	u->known_failed = failed;
+	u->running = running;
+	u->review = review;
+	u->queued = queued;
+	u->failed = failed;
+	task_rows_free(rows, n);
+}
+
+/* ---- drawing ---- */
+
+static void draw(struct ui *u)
+{
+	struct dash *d = &u->d;
+	struct screen *s = d->scr;
+	int w = screen_width(s), h = screen_height(s);
+	screen_clear(s);
+	struct view *v = top(d);
+	/* Title line. */
+	char title[256] = "paddock";
+	if (v && v->ops->title)
+		v->ops->title(v, title, sizeof title);
+	screen_fill(s, 0, 0, w, ROLE_TITLE);
+	screen_str(s, 0, 0, w, ROLE_TITLE, title);
+	const char *sched = d->sched ? "" : _("[scheduler: another process]");
+	int sw = screen_textwidth(sched, strlen(sched));
+	if (*sched && sw < w / 2)
+		screen_str(s, w - sw, 0, sw, ROLE_TITLE, sched);
+	/* Body. */
+	int bottom = h - 1;
+	int input_rows = 0;
+	if (d->input) {
+		input_rows = 1;
+		if (d->input->multiline) {
+			input_rows = 1;
+			for (size_t i = 0; i < d->input->text.len; i++)
+				input_rows += d->input->text.data[i] == '\n';
+			input_rows += 1;
+			if (input_rows > h / 2)
+				input_rows = h / 2;
+		}
+	}
+	int body_h = bottom - 1 - input_rows;
+	if (v && body_h > 0) {
+		v->height = body_h;
+		view_clamp(v);
+		v->ops->draw(v, s, 1, body_h);
+	}
+	/* Status bar: message, or counts. */
+	int sy = bottom - input_rows;
+	screen_fill(s, 0, sy, w, ROLE_STATUSBAR);
+	char counts[160];
+	snprintf(counts, sizeof counts, _("%d running  %d at review  %d queued  %d failed"),
+	         u->running, u->review, u->queued, u->failed);
+	int cw = screen_textwidth(counts, strlen(counts));
+	if (d->message[0]) {
+		screen_str(s, 0, sy, w - cw - 2 > 10 ? w - cw - 2 : w, d->message_role == ROLE_NORMAL ?
+		           ROLE_STATUSBAR : d->message_role, d->message);
+	}
+	if (cw < w)
+		screen_str(s, w - cw, sy, cw, ROLE_STATUSBAR, counts);
+	/* Input rows. */
+	if (d->input) {
+		int y = sy + 1;
+		const char *text = d->input->text.data ? d->input->text.data : "";
+		int pw = screen_str(s, 0, y, w, ROLE_PROMPT, d->input->prompt);
+		if (!d->input->multiline) {
+			int tw = screen_textwidth(text, strlen(text));
+			/* Keep the end visible when it is longer than the line. */
+			const char *shown = text;
+			while (tw > w - pw - 1 && *shown) {
+				tw -= screen_textwidth(shown, 1);
+				shown++;
+				while ((*shown & 0xc0) == 0x80)
+					shown++;
+			}
+			int used = screen_str(s, pw, y, w - pw, ROLE_NORMAL, shown);
+			screen_cursor(s, pw + used, y);
+		} else {
+			screen_str(s, pw + 1, y, w - pw - 1, ROLE_DIM,
+			           _("(Enter: new line, <C-d>: done, <Esc>: cancel)"));
+			const char *line = text;
+			int row = y + 1, lastx = 0;
+			/* The last lines that fit. */
+			int lines = 1;
+			for (const char *p = text; *p; p++)
+				lines += *p == '\n';
+			int skip = lines - (input_rows - 1);
+			for (int i = 0; i < skip && line; i++) {
+				line = strchr(line, '\n');
+				if (line)
+					line++;
+			}
+			while (line && row < h) {
+				size_t n = strcspn(line, "\n");
+				lastx = screen_text(s, 0, row, w, ROLE_NORMAL, line, n);
+				if (!line[n])
+					break;
+				line += n + 1;
+				row++;
+			}
+			screen_cursor(s, lastx, row < h ? row : h - 1);
+		}
+	}
+}
+
+/* ---- :commands ---- */
+
+static int save_display(struct ui *u, const char *arg)
+{
+	char path[1024];
+	int roles = 0;
+	if (sscanf(arg, "%1023s", path) != 1) {
+		dash_message(&u->d, ROLE_ERROR, _("usage: :save-display FILE [roles]"));
+		return -1;
+	}
+	roles = strstr(arg, " roles") != NULL;
+	FILE *f = fopen(path, "w");
+	if (!f) {
+		dash_message(&u->d, ROLE_ERROR, _("cannot write %s: %s"), path, strerror(errno));
+		return -1;
+	}
+	draw(u);
+	screen_dump(u->d.scr, f, roles);
+	fclose(f);
+	return 0;
+}
+
+static void open_task_view(struct dash *d, const struct view_ops *ops)
+{
+	struct view *v = top(d);
+	if (!v || !v->task_id[0]) {
+		dash_message(d, ROLE_ERROR, _("select a task first"));
+		return;
+	}
+	char id[TASK_ID_LEN + 1];
+	memcpy(id, v->task_id, sizeof id);
+	/* Switching between a task's views replaces, not stacks. */
+	if (v->ops != &view_tasks)
+		dash_close_top(d);
+	dash_open(d, ops, id);
+}
+
+static void run_command(struct ui *u, const char *line)
+{
+	struct dash *d = &u->d;
+	while (*line == ' ' || *line == ':')
+		line++;
+	char cmd[64] = "";
+	sscanf(line, "%63s", cmd);
+	const char *arg = line + strlen(cmd);
+	while (*arg == ' ')
+		arg++;
+	if (!*cmd)
+		return;
+	if (!strcmp(cmd, "q") || !strcmp(cmd, "quit")) {
+		d->quit = 1;
+	} else if (!strcmp(cmd, "save-display")) {
+		save_display(u, arg);
+	} else if (!strcmp(cmd, "theme")) {
+		char msg[512] = "";
+		struct theme *t = theme_load(arg, msg, sizeof msg);
+		if (!t) {
+			dash_message(d, ROLE_ERROR, "%s", msg);
+		} else {
+			theme_free(u->theme);
+			u->theme = t;
+			if (!d->script) {
+				theme_reset_pairs();
+				term_repaint();
+			}
+			dash_message(d, ROLE_NOTICE, _("theme %s"), arg);
+		}
+	} else if (!strcmp(cmd, "log") || !strcmp(cmd, "diff") || !strcmp(cmd, "gate")) {
+		open_task_view(d, !strcmp(cmd, "log") ? &view_log : !strcmp(cmd, "diff") ?
+		               &view_diff : &view_gate);
+	} else if (!strcmp(cmd, "help")) {
+		dash_open(d, &view_help, NULL);
+	} else if (!strcmp(cmd, "message")) {
+		dash_message(d, ROLE_NOTICE, "%s", arg);
+	} else if (!strcmp(cmd, "resize") && d->script) {
+		int w, h;
+		if (sscanf(arg, "%dx%d", &w, &h) == 2 && w > 0 && h > 0)
+			screen_resize(d->scr, w, h);
+	} else {
+		struct view *v = top(d);
+		/* A view may have :commands of its own (:filter, :round). */
+		if (v && v->ops->request && !strcmp(cmd, "filter")) {
+			dash_message(d, ROLE_ERROR, _("use f in the task list to filter"));
+		} else {
+			dash_message(d, ROLE_ERROR, _("unknown command :%s (try :help)"), cmd);
+		}
+	}
+}
+
+static void prompt_done(struct dash *d, void *arg, const char *text)
+{
+	(void)arg;
+	struct ui *u = ui_of(d);
+	if (!text || !*text)
+		return;
+	u->history = xrealloc(u->history, (u->nhistory + 1) * sizeof *u->history);
+	u->history[u->nhistory++] = xstrdup(text);
+	run_command(u, text);
+}
+
+/* ---- quitting ---- */
+
+static void quit_answer(struct dash *d, void *arg, const char *text)
+{
+	(void)arg;
+	struct ui *u = ui_of(d);
+	u->quit_asked = 0;
+	if (!text)
+		return;
+	if (text[0] == 's' || text[0] == 'S') {
+		d->quit = 1;
+	} else if (text[0] == 'w' || text[0] == 'W') {
+		u->quit_asked = 2;
+		dash_message(d, ROLE_NOTICE, _("quitting when the running tasks are done..."));
+	}
+}
+
+static void request_quit(struct ui *u)
+{
+	struct dash *d = &u->d;
+	if (d->sched && scheduler_busy(d->sched) > 0) {
+		char q[256];
+		snprintf(q, sizeof q, _("%d task(s) are running here: [w]ait for them, [s]top them "
+		                        "(they are recorded as lost, logs kept), or Esc: "),
+		         scheduler_busy(d->sched));
+		dash_ask(d, q, 0, NULL, quit_answer, NULL);
+		return;
+	}
+	d->quit = 1;
+}
+
+/* ---- keys ---- */
+
+static void input_key(struct ui *u, int key)
+{
+	struct dash_input *in = u->d.input;
+	if (key == KEYC_ESC) {
+		input_finish(&u->d, 0);
+	} else if (key == KEYC_ENTER && in->multiline) {
+		buf_addc(&in->text, '\n');
+	} else if (key == KEYC_ENTER || (key == KEYC_CTRL + 'd' && in->multiline)) {
+		input_finish(&u->d, 1);
+	} else if (key == KEYC_BACKSPACE) {
+		if (in->text.len) {
+			/* A whole UTF-8 character. */
+			do
+				in->text.len--;
+			while (in->text.len && (in->text.data[in->text.len] & 0xc0) == 0x80);
+			in->text.data[in->text.len] = '\0';
+		} else if (!in->multiline) {
+			input_finish(&u->d, 0);
+		}
+	} else if (key == KEYC_UP && !in->multiline && u->nhistory) {
+		buf_reset(&in->text);
+		buf_adds(&in->text, u->history[u->nhistory - 1]);
+	} else if (key >= 32 && key < KEY_CODE_BASE) {
+		char tmp[8];
+		keymap_key_name(key, tmp, sizeof tmp);
+		buf_adds(&in->text, key == ' ' ? " " : tmp);
+	}
+}
+
+static void handle_key(struct ui *u, int key)
+{
+	struct dash *d = &u->d;
+	if (d->input) {
+		input_key(u, key);
+		return;
+	}
+	struct view *v = top(d);
+	if (key == KEYC_RESIZE)
+		return;
+	if (key == KEYC_MOUSE && !d->script) {
+		int x, y, wheel;
+		term_mouse(&x, &y, &wheel);
+		if (v && wheel) {
+			enum request r = wheel < 0 ? REQ_MOVE_UP : REQ_MOVE_DOWN;
+			for (int i = 0; i < 3; i++)
+				if (!v->ops->request || !v->ops->request(v, r))
+					view_scroll(v, r);
+		} else if (v && y >= 1 && y <= v->height) {
+			v->sel = v->top + y - 1;
+			view_clamp(v);
+		}
+		return;
+	}
+	enum request r = keymap_lookup(d->keys, v ? v->ops->name : NULL, key);
+	if (r == REQ_NONE) {
+		char name[32];
+		keymap_key_name(key, name, sizeof name);
+		dash_message(d, ROLE_ERROR, _("%s does nothing here; ? lists the keys"), name);
+		return;
+	}
+	d->message[0] = '\0';
+	if (v && v->ops->request && v->ops->request(v, r))
+		return;
+	switch (r) {
+	case REQ_QUIT:
+		if (d->nviews > 1)
+			dash_close_top(d);
+		else
+			request_quit(u);
+		break;
+	case REQ_HELP:
+		dash_open(d, &view_help, NULL);
+		break;
+	case REQ_PROMPT:
+		dash_ask(d, ":", 0, NULL, prompt_done, NULL);
+		break;
+	case REQ_VIEW_LOG:
+		open_task_view(d, &view_log);
+		break;
+	case REQ_VIEW_DIFF:
+		open_task_view(d, &view_diff);
+		break;
+	case REQ_VIEW_GATE:
+		open_task_view(d, &view_gate);
+		break;
+	case REQ_NEXT_PANE:
+		if (v && v->task_id[0]) {
+			const struct view_ops *next = v->ops == &view_log ? &view_diff :
+			                              v->ops == &view_diff ? &view_gate : &view_log;
+			open_task_view(d, next);
+		}
+		break;
+	case REQ_REFRESH:
+		break;
+	default:
+		if (!v || !view_scroll(v, r))
+			dash_message(d, ROLE_ERROR, _("%s does nothing in this view"),
+			             keymap_request_name(r));
+	}
+}
+
+/* ---- script mode ---- */
+
+/* Turns one script line into keys or a command.  Returns 0 at the end. */
+static int script_step(struct ui *u)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	while ((n = getline(&line, &cap, u->script)) >= 0) {
+		u->script_line++;
+		while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+			line[--n] = '\0';
+		char *p = line;
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (!*p || *p == '#')
+			continue;
+		if (*p == ':' && !u->d.input) {
+			run_command(u, p + 1);
+		} else if (!strncmp(p, "type ", 5)) {
+			/* Text typed into the line editor, as is. */
+			for (const char *c = p + 5; *c;) {
+				const char *end;
+				int k = keymap_parse_key(c, &end);
+				if (k < 0)
+					break;
+				handle_key(u, k);
+				c = end;
+			}
+		} else {
+			/* Keys, as in the config: j j <Enter> */
+			while (*p) {
+				while (*p == ' ')
+					p++;
+				if (!*p)
+					break;
+				const char *end;
+				int k = keymap_parse_key(p, &end);
+				if (k < 0) {
+					fprintf(stderr, _("%s:%d: unknown key at '%s'\n"), u->script_path,
+					        u->script_line, p);
+					free(line);
+					return -1;
+				}
+				handle_key(u, k);
+				p = (char *)end;
+			}
+		}
+		free(line);
+		return 1;
+	}
+	free(line);
+	return 0;
+}
+
+static int idle(struct ui *u)
+{
+	return u->njobs == 0 && (!u->d.sched || scheduler_idle(u->d.sched));
+}
+
+/* ---- the loop ---- */
+
+static void refresh_views(struct ui *u)
+{
+	for (int i = 0; i < u->d.nviews; i++) {
+		struct view *v = u->d.stack[i];
+		if (v->ops->refresh)
+			v->ops->refresh(v);
+	}
+	update_counts(u);
+}
+
+static int run(struct ui *u)
+{
+	struct dash *d = &u->d;
+	double last_refresh = 0, idle_since = -1;
+	while (!d->quit) {
+		d->now = now_unix();
+		double m = mono();
+		if (m - last_refresh >= TICK_MS / 1000.0) {
+			refresh_views(u);
+			last_refresh = m;
+		}
+		if (u->quit_asked == 2 && (!d->sched || scheduler_busy(d->sched) == 0))
+			d->quit = 1;
+		if (!d->script) {
+			int w, h;
+			term_size(&w, &h);
+			if (w != screen_width(d->scr) || h != screen_height(d->scr))
+				screen_resize(d->scr, w, h);
+			draw(u);
+			term_draw(d->scr, u->theme);
+		} else if (idle(u)) {
+			/* A step runs once the UI has caught up with an idle
+			 * scheduler: one refresh after idleness began. */
+			if (idle_since < 0) {
+				idle_since = m;
+				last_refresh = 0;
+				continue;
+			}
+			refresh_views(u);
+			int rc = script_step(u);
+			if (rc <= 0)
+				return rc < 0 ? 1 : 0;
+			idle_since = -1;
+			continue;
+		} else if (idle_since >= 0 || m - last_refresh > SCRIPT_IDLE_TIMEOUT) {
+			idle_since = -1;
+		}
+		struct pollfd pfd[64];
+		size_t n = 0;
+		if (!d->script) {
+			pfd[n].fd = STDIN_FILENO;
+			pfd[n++].events = POLLIN;
+		}
+		pfd[n].fd = u->sigfd;
+		pfd[n++].events = POLLIN;
+		size_t jobs_at = n;
+		for (int i = 0; i < u->njobs && n < 48; i++) {
+			pfd[n].fd = u->jobs[i].fd;
+			pfd[n++].events = POLLIN;
+		}
+		size_t sched_at = n;
+		if (d->sched)
+			n += scheduler_pollfds(d->sched, pfd + n, 64 - n);
+		int rc = poll(pfd, n, TICK_MS);
+		if (rc < 0 && errno != EINTR)
+			break;
+		if (d->sched)
+			scheduler_step(d->sched, pfd + sched_at, n - sched_at);
+		for (size_t i = n; i-- > jobs_at;)
+			if (i < sched_at && pfd[i].revents)
+				job_read(u, (int)(i - jobs_at));
+		if (pfd[d->script ? 0 : 1].revents) {
+			struct signalfd_siginfo si;
+			while (read(u->sigfd, &si, sizeof si) == sizeof si)
+				if (si.ssi_signo != SIGWINCH)
+					d->quit = 1;
+		}
+		if (!d->script && pfd[0].revents) {
+			int key;
+			while ((key = term_getkey()) >= 0)
+				handle_key(u, key);
+		}
+	}
+	return 0;
+}
+
+int dash_main(struct config *cfg, int demo)
+{
+	struct ui *u = xcalloc(1, sizeof *u);
+	struct dash *d = &u->d;
+	struct err e = {{0}};
+	int rc = 1;
+	d->cfg = cfg;
+	d->data_dir = paths_data_dir_ensure(&e);
+	if (!d->data_dir) {
+		fprintf(stderr, "paddock: %s\n", e.msg);
+		free(u);
+		return 1;
+	}
+	char *db = paths_join(d->data_dir, "paddock.db", NULL);
+	int orc = store_open(&d->st, db, &e);
+	free(db);
+	if (orc < 0) {
+		fprintf(stderr, "paddock: %s\n", e.msg);
+		goto out;
+	}
+	d->keys = keymap_new();
+	for (size_t i = 0; i < cfg->nbinds; i++) {
+		char msg[256];
+		if (keymap_bind(d->keys, cfg->binds[i].name, cfg->binds[i].keys, msg, sizeof msg) < 0) {
+			fprintf(stderr, "paddock: %s\n", msg);
+			goto out;
+		}
+	}
+	const char *script = getenv("PADDOCK_UI_SCRIPT");
+	if (script && *script) {
+		d->script = 1;
+		u->script_path = xstrdup(script);
+		u->script = fopen(script, "r");
+		if (!u->script) {
+			fprintf(stderr, "paddock: cannot read %s: %s\n", script, strerror(errno));
+			goto out;
+		}
+	}
+	char msg[512] = "";
+	u->theme = theme_load(cfg->ui_theme ? cfg->ui_theme : "dark", msg, sizeof msg);
+	if (!u->theme) {
+		fprintf(stderr, "paddock: %s\n", msg);
+		goto out;
+	}
+	/* Host the scheduler unless another process does: then this is a
+	 * second dashboard working through the store. */
+	if (scheduler_open(&d->sched, cfg, d->data_dir, NULL, &e) < 0) {
+		d->sched = NULL;
+		dash_message(d, ROLE_NOTICE, "%s", e.msg);
+	}
+	sigset_t mask;
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGWINCH);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	u->sigfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (d->script) {
+		const char *size = getenv("PADDOCK_UI_SIZE");
+		int w = 100, h = 30;
+		if (size)
+			sscanf(size, "%dx%d", &w, &h);
+		d->scr = screen_new(w, h);
+	} else {
+		if (term_open(msg, sizeof msg) < 0) {
+			fprintf(stderr, "paddock: %s\n", msg);
+			goto out;
+		}
+		int w, h;
+		term_size(&w, &h);
+		d->scr = screen_new(w, h);
+	}
+	(void)demo;
+	dash_open(d, &view_tasks, NULL);
+	rc = run(u);
+out:
+	term_close();
+	if (d->sched)
+		scheduler_close(d->sched);
+	while (d->nviews)
+		view_free(d->stack[--d->nviews]);
+	if (d->input) {
+		buf_free(&d->input->text);
+		free(d->input->prompt);
+		free(d->input);
+	}
+	for (size_t i = 0; i < u->nhistory; i++)
+		free(u->history[i]);
+	free(u->history);
+	theme_free(u->theme);
+	screen_free(d->scr);
+	keymap_free(d->keys);
+	store_close(d->st);
+	if (u->script)
+		fclose(u->script);
+	free(u->script_path);
+	free(d->data_dir);
+	free(u);
+	return rc;
+}

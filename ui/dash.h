@@ -1,0 +1,64 @@
+/* dash: the dashboard, `paddock` with no arguments.
+ *
+ * One event loop (poll) over the keyboard, the scheduler it hosts (when no
+ * other process owns it) and a timer; everything slow (pushes, large
+ * diffs) runs off the loop.  Views read the store, which other processes
+ * (the CLI, another dashboard) change too.  Script mode (PADDOCK_UI_SCRIPT)
+ * reads keys and :commands from a file, draws on a virtual screen of a
+ * fixed size and waits until the scheduler and the UI are idle before each
+ * step, for golden-file tests. */
+#ifndef PADDOCK_UI_DASH_H
+#define PADDOCK_UI_DASH_H
+
+#include <stdarg.h>
+#include "config.h"
+#include "keymap.h"
+#include "role.h"
+#include "scheduler.h"
+#include "store.h"
+#include "view.h"
+
+struct theme;
+
+struct dash {
+	struct config *cfg;
+	char *data_dir;
+	struct store *st;
+	struct scheduler *sched;       /* NULL when another process runs it */
+	struct keymap *keys;
+	struct screen *scr;
+	struct view *stack[8];
+	int nviews;
+	char message[512];             /* the status bar's last message */
+	enum role message_role;
+	int quit;
+	int script;                    /* script mode (no terminal) */
+	double now;                    /* unix time of this loop turn */
+	/* A line editor at the bottom (prompt, search, notes). */
+	struct dash_input *input;
+};
+
+/* Runs the dashboard; returns the exit status. */
+int dash_main(struct config *cfg, int demo);
+
+/* Shows a message in the status bar. */
+void dash_message(struct dash *d, enum role role, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Opens a view on top (task_id may be NULL). */
+int dash_open(struct dash *d, const struct view_ops *ops, const char *task_id);
+/* Closes the top view (not the last one). */
+void dash_close_top(struct dash *d);
+
+/* Asks for a line of text at the bottom (prompt shown before it); done is
+ * called with the text, or NULL when cancelled.  multiline: Enter adds a
+ * line, <C-d> finishes (notes). */
+void dash_ask(struct dash *d, const char *prompt, int multiline, const char *initial,
+              void (*done)(struct dash *d, void *arg, const char *text), void *arg);
+/* Runs slow work (a push, a pull request) off the loop: fn runs in a
+ * forked child with the dashboard's store closed; its message and status
+ * come back to the status bar when it ends. */
+void dash_background(struct dash *d, const char *what,
+                     int (*fn)(struct dash *d, void *arg, char *msg, size_t msglen),
+                     void *arg);
+
+#endif

@@ -1,0 +1,764 @@
+#include "autoconfig.h"
+#include "view.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <jansson.h>
+#include "buf.h"
+#include "dash.h"
+#include "gate.h"
+#include "i18n.h"
+#include "paths.h"
+#include "store.h"
+
+/* gate view: the gate summary of one task (what `paddock show` prints
+ * under the task) as a scrollable list of lines, and the reviewer's
+ * actions on it.  Everything shown that an agent or a test wrote goes
+ * through screen_text, which makes control sequences inert. */
+
+enum gline_kind {
+	GL_PLAIN,
+	GL_FINDING,   /* a policy finding: OVERRIDE acts on it */
+	GL_TESTS,     /* a tests line: Enter opens the log */
+	GL_CHANGES    /* a diffstat line: Enter opens the diff */
+};
+
+struct gline {
+	const char *label;     /* translated label in the left column, or NULL */
+	char *text;
+	enum role role;
+	int indent;            /* extra columns before the text */
+	enum gline_kind kind;
+	char *finding;         /* GL_FINDING: its name */
+	int block, overridden; /* GL_FINDING: a block finding; overridden */
+};
+
+struct gate_priv {
+	struct gline *line;
+	int n, cap;
+	int labelw;            /* display width of the widest label */
+	uint64_t sig;          /* what the lines were built from */
+	int have;              /* sig and the fields below are valid */
+	enum task_status status;
+	int round;
+};
+
+/* ------------------------------------------------------------ lines */
+
+static void lines_free(struct gate_priv *p)
+{
+	for (int i = 0; i < p->n; i++) {
+		free(p->line[i].text);
+		free(p->line[i].finding);
+	}
+	free(p->line);
+	p->line = NULL;
+	p->n = p->cap = 0;
+}
+
+static struct gline *add_len(struct gate_priv *p, const char *label, enum role role,
+                             int indent, const char *text, size_t len)
+{
+	if (p->n == p->cap) {
+		p->cap = p->cap ? p->cap * 2 : 32;
+		p->line = xrealloc(p->line, (size_t)p->cap * sizeof *p->line);
+	}
+	struct gline *l = &p->line[p->n++];
+	memset(l, 0, sizeof *l);
+	l->label = label;
+	l->text = xstrndup(text ? text : "", text ? len : 0);
+	l->role = role;
+	l->indent = indent;
+	return l;
+}
+
+static struct gline *add(struct gate_priv *p, const char *label, enum role role, int indent,
+                         const char *text)
+{
+	return add_len(p, label, role, indent, text, text ? strlen(text) : 0);
+}
+
+/* Multi-line text: one line each, the label on the first only; a
+ * trailing newline adds no empty line. */
+static void add_block(struct gate_priv *p, const char *label, enum role role, int indent,
+                      enum gline_kind kind, const char *text)
+{
+	const char *s = text;
+	int first = 1;
+	while (*s) {
+		size_t n = strcspn(s, "\n");
+		add_len(p, first ? label : NULL, role, indent, s, n)->kind = kind;
+		first = 0;
+		s += n + (s[n] == '\n');
+	}
+	if (first)
+		add(p, label, role, indent, "")->kind = kind;
+}
+
+static enum role status_role(enum task_status s)
+{
+	switch (s) {
+	case TASK_QUEUED: return ROLE_TASK_QUEUED;
+	case TASK_PREPARING: case TASK_RUNNING: case TASK_TESTING: case TASK_PUSHING:
+		return ROLE_TASK_ACTIVE;
+	case TASK_REVIEW: return ROLE_TASK_REVIEW;
+	case TASK_DONE: return ROLE_TASK_DONE;
+	case TASK_FAILED: case TASK_LOST: return ROLE_TASK_FAILED;
+	default: return ROLE_TASK_ENDED;
+	}
+}
+
+static const char *jstr(json_t *o, const char *key)
+{
+	const char *v = json_string_value(json_object_get(o, key));
+	return v ? v : "";
+}
+
+static const char *tests_word(json_t *t)
+{
+	if (!json_is_true(json_object_get(t, "ran")))
+		return _("none");
+	return json_is_true(json_object_get(t, "passed")) ? _("passed") : _("failed");
+}
+
+static enum role tests_role(json_t *t)
+{
+	if (!json_is_true(json_object_get(t, "ran")))
+		return ROLE_DIM;
+	return json_is_true(json_object_get(t, "passed")) ? ROLE_GATE_OK : ROLE_ERROR;
+}
+
+/* One test run: its result, then the tail of its output and its log. */
+static void add_tests(struct gate_priv *p, const char *label, const char *which, json_t *t)
+{
+	struct buf b = {0};
+	buf_printf(&b, "%s %s", which, tests_word(t));
+	json_t *code = json_object_get(t, "exit");
+	if (json_is_integer(code) && json_integer_value(code) != 0)
+		buf_printf(&b, _(" (exit status %lld)"), (long long)json_integer_value(code));
+	add(p, label, tests_role(t), 0, b.data)->kind = GL_TESTS;
+	buf_free(&b);
+	const char *tail = jstr(t, "tail");
+	if (*tail)
+		add_block(p, NULL, ROLE_DIM, 2, GL_TESTS, tail);
+	const char *log = jstr(t, "log");
+	if (*log) {
+		char *s = xasprintf(_("log: %s"), log);
+		add(p, NULL, ROLE_DIM, 2, s)->kind = GL_TESTS;
+		free(s);
+	}
+}
+
+/* The keys of a request, for hints ("O"); the request's name when
+ * unbound. */
+static void keys_of(struct dash *d, enum request r, char *out, size_t len)
+{
+	out[0] = '\0';
+	if (d->keys)
+		keymap_keys_of(d->keys, r, out, len);
+	if (!out[0])
+		snprintf(out, len, ":%s", keymap_request_name(r));
+}
+
+static void add_hint(struct gate_priv *p, struct dash *d)
+{
+	static const struct { enum request r; const char *what; } acts[] = {
+		{ REQ_APPROVE, N_("approve") },
+		{ REQ_REQUEST_CHANGES, N_("request changes") },
+		{ REQ_PUSH, N_("push") },
+		{ REQ_REJECT, N_("reject") },
+		{ REQ_OVERRIDE, N_("override the selected finding") },
+	};
+	struct buf b = {0};
+	for (size_t i = 0; i < sizeof acts / sizeof acts[0]; i++) {
+		char k[64];
+		keys_of(d, acts[i].r, k, sizeof k);
+		buf_printf(&b, "%s%s %s", i ? "   " : "", k, _(acts[i].what));
+	}
+	add(p, NULL, ROLE_DIM, 0, b.data);
+	buf_free(&b);
+}
+
+/* The rounds in order, each with its work and the decisions on it. */
+static void add_rounds(struct gate_priv *p, struct store *st, const struct task_row *t)
+{
+	struct err e = {{0}};
+	struct task_round *r = NULL;
+	struct task_decision *d = NULL;
+	size_t nr = 0, nd = 0;
+	if (store_rounds(st, t->id, &r, &nr, &e) < 0 || store_decisions(st, t->id, &d, &nd, &e) < 0) {
+		task_rounds_free(r, nr);
+		add(p, _("rounds"), ROLE_ERROR, 0, e.msg);
+		return;
+	}
+	if (nr || nd)
+		add(p, _("rounds"), ROLE_HEADER, 0, "");
+	int last = nr ? r[nr - 1].n : (nd ? 1 : 0);
+	for (int n = 1; n <= last; n++) {
+		const struct task_round *rn = NULL;
+		for (size_t i = 0; i < nr; i++)
+			if (r[i].n == n)
+				rn = &r[i];
+		char *s;
+		if (rn && rn->head)
+			s = xasprintf("%d  %.12s..%.12s", n, rn->from ? rn->from : "?", rn->head);
+		else if (rn && !rn->ended)
+			s = xasprintf(_("%d  (running)"), n);
+		else
+			s = xasprintf(_("%d  (no work)"), n);
+		add(p, NULL, ROLE_NORMAL, 2, s);
+		free(s);
+		for (size_t k = 0; k < nd; k++) {
+			if (d[k].round != n)
+				continue;
+			char when[64];
+			time_t at = (time_t)d[k].at;
+			struct tm tm;
+			strftime(when, sizeof when, "%Y-%m-%d %H:%M", localtime_r(&at, &tm));
+			struct buf b = {0};
+			buf_printf(&b, _("%s  %s by %s"), when, d[k].action, d[k].actor);
+			/* Notes: the first line with the decision, the rest under it. */
+			const char *notes = d[k].notes ? d[k].notes : "";
+			size_t first = strcspn(notes, "\n");
+			if (first)
+				buf_printf(&b, ": %.*s", (int)first, notes);
+			add(p, NULL, ROLE_NORMAL, 5, b.data);
+			buf_free(&b);
+			if (notes[first] == '\n' && notes[first + 1])
+				add_block(p, NULL, ROLE_NORMAL, 7, GL_PLAIN, notes + first + 1);
+		}
+	}
+	task_rounds_free(r, nr);
+	task_decisions_free(d, nd);
+}
+
+/* Builds the lines from the task's row and its gate summary. */
+static void build(struct view *v, struct store *st, const struct task_row *t)
+{
+	struct gate_priv *p = v->priv;
+	lines_free(p);
+	p->status = t->status;
+	p->round = t->round;
+	struct err e = {{0}};
+	json_t *g = gate_summary(st, t, &e);
+
+	if (t->status == TASK_REVIEW && !t->pending)
+		add_hint(p, v->d);
+	add(p, _("status"), status_role(t->status), 0, task_status_name(t->status));
+	char *s = xasprintf("%d", t->round);
+	add(p, _("round"), ROLE_NORMAL, 0, s);
+	free(s);
+	if (t->sandbox_kept)
+		add(p, NULL, ROLE_DIM, 0, _("sandbox kept for the next round"));
+	if (t->pending)
+		add(p, NULL, ROLE_NOTICE, 0, _("changes requested; waiting for the scheduler"));
+	/* A rejected or cancelled task's "error" only says how it ended. */
+	if (t->error && *t->error)
+		add_block(p, _("error"), t->status == TASK_FAILED || t->status == TASK_LOST ?
+		          ROLE_ERROR : status_role(t->status), 0, GL_PLAIN, t->error);
+	const char *summary = t->summary && *t->summary ? t->summary : g ? jstr(g, "summary") : "";
+	if (*summary)
+		add_block(p, _("summary"), ROLE_NORMAL, 0, GL_PLAIN, summary);
+
+	if (g) {
+		const char *stat = jstr(g, "diffstat");
+		if (*stat)
+			add_block(p, _("changes"), ROLE_NORMAL, 0, GL_CHANGES, stat);
+		json_t *tests = json_object_get(g, "tests");
+		add_tests(p, _("tests"), _("before:"), json_object_get(tests, "before"));
+		add_tests(p, NULL, _("after:"), json_object_get(tests, "after"));
+
+		json_t *fa = json_object_get(g, "findings"), *f;
+		size_t i;
+		if (json_array_size(fa)) {
+			struct buf blocking = {0};
+			gate_blocking(g, &blocking);
+			char *head = blocking.len ? xasprintf(_("blocking: %s"), blocking.data)
+			                          : xstrdup("");
+			add(p, _("findings"), blocking.len ? ROLE_FINDING_BLOCK : ROLE_HEADER, 0, head);
+			free(head);
+			buf_free(&blocking);
+		}
+		json_array_foreach(fa, i, f) {
+			int block = !strcmp(jstr(f, "action"), "block");
+			int over = json_is_true(json_object_get(f, "overridden"));
+			struct buf b = {0};
+			buf_printf(&b, "%-5s  %s  %s", jstr(f, "action"), jstr(f, "name"),
+			           jstr(f, "detail"));
+			if (over)
+				buf_printf(&b, "  %s", _("[overridden]"));
+			/* A multi-line detail stays on its finding's line. */
+			for (size_t k = 0; k < b.len; k++)
+				if (b.data[k] == '\n')
+					b.data[k] = ' ';
+			struct gline *l = add(p, NULL, over ? ROLE_DIM : block ? ROLE_FINDING_BLOCK
+			                                                      : ROLE_FINDING_WARN,
+			                      2, b.data);
+			l->kind = GL_FINDING;
+			l->finding = xstrdup(jstr(f, "name"));
+			l->block = block;
+			l->overridden = over;
+			buf_free(&b);
+		}
+
+		json_t *c = json_object_get(g, "contract");
+		if (json_object_size(c)) {
+			const char *k;
+			json_t *val;
+			int all = 1;
+			struct buf b = {0};
+			json_object_foreach(c, k, val) {
+				buf_printf(&b, "%s%s: %s", b.len ? "  " : "", k,
+				           json_is_true(val) ? _("yes") : _("no"));
+				all &= json_is_true(val);
+			}
+			add(p, _("contract"), all ? ROLE_GATE_OK : ROLE_ERROR, 0, b.data);
+			buf_free(&b);
+		}
+	} else if (t->status != TASK_REVIEW) {
+		add(p, _("gate"), ROLE_DIM, 0, _("no gate summary yet"));
+	}
+	if (t->pr_url)
+		add(p, _("pull req"), ROLE_NORMAL, 0, t->pr_url);
+	if (t->pushed)
+		add(p, _("pushed"), ROLE_NORMAL, 0, t->pushed);
+	json_decref(g);
+	add_rounds(p, st, t);
+
+	p->labelw = 0;
+	for (int i = 0; i < p->n; i++)
+		if (p->line[i].label) {
+			int w = screen_textwidth(p->line[i].label, strlen(p->line[i].label));
+			if (w > p->labelw)
+				p->labelw = w;
+		}
+	v->lines = p->n;
+}
+
+/* ------------------------------------------------------------ loading */
+
+static void sig_mix(uint64_t *h, const void *data, size_t len)
+{
+	const unsigned char *c = data;
+	for (size_t i = 0; i < len; i++)
+		*h = (*h ^ c[i]) * 1099511628211ULL;
+	*h = (*h ^ 0xff) * 1099511628211ULL;
+}
+
+static void sig_str(uint64_t *h, const char *s)
+{
+	sig_mix(h, s ? s : "\1", s ? strlen(s) : 1);
+}
+
+/* What the lines depend on: the row (its `updated` moves with the status)
+ * and the decisions, which an override adds without a transition. */
+static uint64_t signature(struct store *st, const struct task_row *t)
+{
+	uint64_t h = 14695981039346656037ULL;
+	int ints[] = { (int)t->status, t->round, t->sandbox_kept };
+	sig_mix(&h, ints, sizeof ints);
+	sig_mix(&h, &t->updated, sizeof t->updated);
+	sig_str(&h, t->pending);
+	sig_str(&h, t->pr_url);
+	sig_str(&h, t->pushed);
+	sig_str(&h, t->summary);
+	sig_str(&h, t->error);
+	struct task_decision *d = NULL;
+	size_t nd = 0;
+	struct err e;
+	if (store_decisions(st, t->id, &d, &nd, &e) == 0) {
+		sig_mix(&h, &nd, sizeof nd);
+		task_decisions_free(d, nd);
+	}
+	return h;
+}
+
+/* The selected finding's name, to keep the selection on it. */
+static char *selected_finding(struct view *v)
+{
+	struct gate_priv *p = v->priv;
+	if (v->sel >= 0 && v->sel < p->n && p->line[v->sel].kind == GL_FINDING)
+		return xstrdup(p->line[v->sel].finding);
+	return NULL;
+}
+
+/* Reloads; rebuilds the lines when the task changed.  -1 with the
+ * store's message when the task cannot be read. */
+static int load(struct view *v, struct err *e)
+{
+	struct gate_priv *p = v->priv;
+	struct task_row t;
+	if (store_task_get(v->d->st, v->task_id, &t, e) < 0)
+		return -1;
+	uint64_t sig = signature(v->d->st, &t);
+	if (!p->have || sig != p->sig) {
+		char *keep = selected_finding(v);
+		int was = v->sel;
+		build(v, v->d->st, &t);
+		p->sig = sig;
+		p->have = 1;
+		snprintf(v->task_id, sizeof v->task_id, "%s", t.id);
+		v->sel = was < 0 ? 0 : was;
+		for (int i = 0; keep && i < p->n; i++)
+			if (p->line[i].kind == GL_FINDING && !strcmp(p->line[i].finding, keep))
+				v->sel = i;
+		free(keep);
+		if (v->sel >= v->lines)
+			v->sel = v->lines - 1;
+		view_clamp(v);
+	}
+	task_row_free(&t);
+	return 0;
+}
+
+static int gate_open(struct view *v, char *msg, size_t msglen)
+{
+	struct err e = {{0}};
+	v->sel = 0;
+	v->top = 0;
+	if (!v->task_id[0]) {
+		snprintf(msg, msglen, "%s", _("select a task to see its gate"));
+		return -1;
+	}
+	if (load(v, &e) < 0) {
+		snprintf(msg, msglen, "%s", e.msg);
+		return -1;
+	}
+	return 0;
+}
+
+static void gate_refresh(struct view *v)
+{
+	struct err e;
+	/* A task that vanished keeps its last lines on screen. */
+	load(v, &e);
+}
+
+static void gate_close(struct view *v)
+{
+	lines_free(v->priv);
+}
+
+static void gate_title(struct view *v, char *out, size_t len)
+{
+	struct gate_priv *p = v->priv;
+	if (!p->have) {
+		snprintf(out, len, _("gate %s"), v->task_id);
+		return;
+	}
+	snprintf(out, len, _("gate %s  %s  round %d"), v->task_id, task_status_name(p->status),
+	         p->round);
+}
+
+static void gate_draw(struct view *v, struct screen *s, int y, int h)
+{
+	struct gate_priv *p = v->priv;
+	int w = screen_width(s);
+	v->height = h;
+	view_clamp(v);
+	int textx = 1 + (p->labelw ? p->labelw + 2 : 0);
+	for (int r = 0; r < h; r++) {
+		int i = v->top + r;
+		if (i < 0 || i >= p->n)
+			break;
+		const struct gline *l = &p->line[i];
+		if (l->label)
+			screen_str(s, 1, y + r, p->labelw, ROLE_HEADER, l->label);
+		int x = textx + l->indent;
+		if (x < w && *l->text)
+			screen_str(s, x, y + r, -1, l->role, l->text);
+		if (i == v->sel)
+			screen_paint(s, 0, y + r, w, ROLE_CURSOR);
+	}
+}
+
+/* ------------------------------------------------------------ actions */
+
+static void gate_ctx_of(struct dash *d, struct store *st, struct gate_ctx *g)
+{
+	g->cfg = d->cfg;
+	g->data_dir = d->data_dir;
+	g->st = st;
+	g->actor = gate_actor();
+}
+
+/* A push or an approval in the dashboard's forked child.  The job lives
+ * in static storage: the child has its own copy, and the parent's stays
+ * valid whenever dash_background forks. */
+struct gate_job {
+	char id[TASK_ID_LEN + 1];
+	int approve;
+};
+
+static struct gate_job gate_jobs[8];
+static unsigned gate_njobs;
+
+/* "a\nb\n" -> "a; b" */
+static void one_line(const char *text, char *out, size_t len)
+{
+	struct buf b = {0};
+	const char *s = text ? text : "";
+	while (*s) {
+		size_t n = strcspn(s, "\n");
+		if (n) {
+			buf_adds(&b, b.len ? "; " : "");
+			buf_add(&b, s, n);
+		}
+		s += n + (s[n] == '\n');
+	}
+	snprintf(out, len, "%s", b.data ? b.data : "");
+	buf_free(&b);
+}
+
+static int gate_job_run(struct dash *d, void *arg, char *msg, size_t msglen)
+{
+	const struct gate_job *job = arg;
+	struct err e = {{0}};
+	struct store *st = NULL;
+	char *db = paths_join(d->data_dir, "paddock.db", NULL);
+	int rc = store_open(&st, db, &e);
+	free(db);
+	if (rc < 0) {
+		snprintf(msg, msglen, "%s", e.msg);
+		return -1;
+	}
+	struct gate_ctx g;
+	gate_ctx_of(d, st, &g);
+	struct buf out = {0};
+	rc = job->approve ? gate_approve(&g, job->id, NULL, &out, &e)
+	                  : gate_push(&g, job->id, &out, &e);
+	if (rc < 0) {
+		snprintf(msg, msglen, "%s", e.msg);
+	} else {
+		char facts[400];
+		one_line(out.data, facts, sizeof facts);
+		snprintf(msg, msglen, job->approve ? _("approved task %s: %s")
+		                                   : _("pushed task %s: %s"), job->id, facts);
+	}
+	buf_free(&out);
+	store_close(st);
+	return rc;
+}
+
+static void start_job(struct dash *d, const char *id, int approve)
+{
+	struct gate_job *job = &gate_jobs[gate_njobs++ % (sizeof gate_jobs / sizeof gate_jobs[0])];
+	snprintf(job->id, sizeof job->id, "%s", id);
+	job->approve = approve;
+	char what[128];
+	snprintf(what, sizeof what, approve ? _("approving task %s") : _("pushing task %s"), id);
+	dash_background(d, what, gate_job_run, job);
+}
+
+/* The question being asked (dash_ask asks one at a time). */
+static struct {
+	char id[TASK_ID_LEN + 1];
+	char *finding;
+} ask;
+
+static void ask_set(const char *id, const char *finding)
+{
+	snprintf(ask.id, sizeof ask.id, "%s", id);
+	free(ask.finding);
+	ask.finding = finding ? xstrdup(finding) : NULL;
+}
+
+static int blank(const char *s)
+{
+	return !s || strspn(s, " \t\r\n") == strlen(s);
+}
+
+static void cancelled(struct dash *d)
+{
+	dash_message(d, ROLE_DIM, "%s", _("cancelled"));
+}
+
+static void approve_done(struct dash *d, void *arg, const char *text)
+{
+	(void)arg;
+	if (!text || rpmatch(text) != 1) {
+		cancelled(d);
+		return;
+	}
+	start_job(d, ask.id, 1);
+}
+
+static void reject_done(struct dash *d, void *arg, const char *text)
+{
+	(void)arg;
+	if (!text) {
+		cancelled(d);
+		return;
+	}
+	struct gate_ctx g;
+	struct err e = {{0}};
+	gate_ctx_of(d, d->st, &g);
+	if (gate_reject(&g, ask.id, blank(text) ? NULL : text, &e) < 0)
+		dash_message(d, ROLE_ERROR, "%s", e.msg);
+	else
+		dash_message(d, ROLE_NOTICE, _("rejected task %s; its branch stays in the mirror"),
+		             ask.id);
+}
+
+static void changes_done(struct dash *d, void *arg, const char *text)
+{
+	(void)arg;
+	if (!text) {
+		cancelled(d);
+		return;
+	}
+	struct gate_ctx g;
+	struct err e = {{0}};
+	gate_ctx_of(d, d->st, &g);
+	if (gate_request_changes(&g, ask.id, text, &e) < 0)
+		dash_message(d, ROLE_ERROR, "%s", e.msg);
+	else
+		dash_message(d, ROLE_NOTICE, _("changes requested on task %s; its agent runs "
+		                               "another round"), ask.id);
+}
+
+static void override_done(struct dash *d, void *arg, const char *text)
+{
+	(void)arg;
+	if (!text || !ask.finding) {
+		cancelled(d);
+		free(ask.finding);
+		ask.finding = NULL;
+		return;
+	}
+	struct gate_ctx g;
+	struct err e = {{0}};
+	gate_ctx_of(d, d->st, &g);
+	if (gate_override(&g, ask.id, ask.finding, blank(text) ? NULL : text, &e) < 0)
+		dash_message(d, ROLE_ERROR, "%s", e.msg);
+	else
+		dash_message(d, ROLE_NOTICE, _("overrode finding %s of task %s"), ask.finding,
+		             ask.id);
+	free(ask.finding);
+	ask.finding = NULL;
+}
+
+/* Refuses an approval or a push at once when the task is not at review
+ * or a finding blocks it, rather than asking first; the engine checks
+ * again when it runs. */
+static int refused(struct view *v, const char *action)
+{
+	struct dash *d = v->d;
+	struct err e = {{0}};
+	struct task_row t;
+	if (store_task_get(d->st, v->task_id, &t, &e) < 0) {
+		dash_message(d, ROLE_ERROR, "%s", e.msg);
+		return 1;
+	}
+	int no = 1;
+	if (t.status != TASK_REVIEW) {
+		dash_message(d, ROLE_ERROR, _("cannot %s task %s: it is %s, not at review"), action,
+		             t.id, task_status_name(t.status));
+	} else if (t.pending) {
+		dash_message(d, ROLE_ERROR, _("cannot %s task %s: changes were requested and the "
+		                              "agent is about to run round %d"), action, t.id,
+		             t.round + 1);
+	} else {
+		json_t *g = gate_summary(d->st, &t, &e);
+		struct buf b = {0};
+		if (g)
+			gate_blocking(g, &b);
+		json_decref(g);
+		if (b.len) {
+			char k[64];
+			keys_of(d, REQ_OVERRIDE, k, sizeof k);
+			dash_message(d, ROLE_ERROR, _("cannot %s task %s: policy findings block it: "
+			                              "%s; select one and press %s to override it"),
+			             action, t.id, b.data, k);
+		} else {
+			no = 0;
+		}
+		buf_free(&b);
+	}
+	task_row_free(&t);
+	return no;
+}
+
+static void act_approve(struct view *v)
+{
+	if (refused(v, _("approve")))
+		return;
+	char q[256];
+	snprintf(q, sizeof q, _("approve task %s? (y/n) "), v->task_id);
+	ask_set(v->task_id, NULL);
+	dash_ask(v->d, q, 0, NULL, approve_done, NULL);
+}
+
+static void act_override(struct view *v)
+{
+	struct gate_priv *p = v->priv;
+	const struct gline *l = v->sel >= 0 && v->sel < p->n ? &p->line[v->sel] : NULL;
+	if (!l || l->kind != GL_FINDING) {
+		dash_message(v->d, ROLE_ERROR, "%s",
+		             _("select a block finding (move to its line), then override it"));
+		return;
+	}
+	if (!l->block) {
+		dash_message(v->d, ROLE_ERROR, _("finding %s only warns; there is nothing to "
+		                                 "override"), l->finding);
+		return;
+	}
+	if (l->overridden) {
+		dash_message(v->d, ROLE_ERROR, _("finding %s is already overridden"), l->finding);
+		return;
+	}
+	char q[512];
+	snprintf(q, sizeof q, _("override %s: why is it fine? (optional) "), l->finding);
+	ask_set(v->task_id, l->finding);
+	dash_ask(v->d, q, 0, NULL, override_done, NULL);
+}
+
+static int gate_request(struct view *v, enum request req)
+{
+	struct gate_priv *p = v->priv;
+	char q[256];
+	switch (req) {
+	case REQ_APPROVE:
+		act_approve(v);
+		return 1;
+	case REQ_PUSH:
+		if (!refused(v, _("push")))
+			start_job(v->d, v->task_id, 0);
+		return 1;
+	case REQ_REJECT:
+		snprintf(q, sizeof q, _("reject task %s; notes (optional): "), v->task_id);
+		ask_set(v->task_id, NULL);
+		dash_ask(v->d, q, 0, NULL, reject_done, NULL);
+		return 1;
+	case REQ_REQUEST_CHANGES:
+		snprintf(q, sizeof q, _("changes for task %s (what should the agent do?): "),
+		         v->task_id);
+		ask_set(v->task_id, NULL);
+		dash_ask(v->d, q, 1, NULL, changes_done, NULL);
+		return 1;
+	case REQ_OVERRIDE:
+		act_override(v);
+		return 1;
+	case REQ_ENTER:
+		if (v->sel >= 0 && v->sel < p->n && p->line[v->sel].kind == GL_TESTS)
+			dash_open(v->d, &view_log, v->task_id);
+		else if (v->sel >= 0 && v->sel < p->n && p->line[v->sel].kind == GL_CHANGES)
+			dash_open(v->d, &view_diff, v->task_id);
+		return 1;
+	default:
+		return view_scroll(v, req);
+	}
+}
+
+const struct view_ops view_gate = {
+	.name = "gate",
+	.priv_size = sizeof(struct gate_priv),
+	.open = gate_open,
+	.title = gate_title,
+	.draw = gate_draw,
+	.request = gate_request,
+	.refresh = gate_refresh,
+	.close = gate_close,
+};

@@ -1,0 +1,219 @@
+#include "autoconfig.h"
+#include "keymap.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "buf.h"
+
+#define MAX_KEYS 6
+
+struct binding {
+	int keys[MAX_KEYS];
+	int nkeys;
+};
+
+struct keymap {
+	struct binding b[REQ_N];
+};
+
+static const struct {
+	const char *name, *keys, *help;
+} info[REQ_N] = {
+	[REQ_NONE] = { "none", "", "" },
+#define REQ_ROW(id, name, keys, help) [REQ_##id] = { name, keys, help },
+	REQ_INFO(REQ_ROW)
+#undef REQ_ROW
+};
+
+static const struct {
+	const char *name;
+	int code;
+} named[] = {
+	{ "Up", KEYC_UP }, { "Down", KEYC_DOWN }, { "Left", KEYC_LEFT }, { "Right", KEYC_RIGHT },
+	{ "PageUp", KEYC_PGUP }, { "PageDown", KEYC_PGDN }, { "Home", KEYC_HOME },
+	{ "End", KEYC_END }, { "Enter", KEYC_ENTER }, { "Esc", KEYC_ESC }, { "Tab", KEYC_TAB },
+	{ "Backspace", KEYC_BACKSPACE }, { "Delete", KEYC_DELETE }, { "Space", ' ' },
+};
+
+/* Requests that exist only where there is text to search or follow; their
+ * keys mean something else elsewhere ("?" is help, "n" free). */
+static int search_request(enum request r)
+{
+	return r == REQ_SEARCH || r == REQ_SEARCH_BACK || r == REQ_FIND_NEXT ||
+	       r == REQ_FIND_PREV || r == REQ_FOLLOW;
+}
+
+/* Requests of the task list only ("n" is find-next elsewhere). */
+static int list_request(enum request r)
+{
+	return r == REQ_NEW_TASK || r == REQ_FILTER || r == REQ_CANCEL_TASK;
+}
+
+int keymap_parse_key(const char *p, const char **end)
+{
+	if (!*p)
+		return -1;
+	if (*p != '<' || !p[1] || !strchr(p, '>')) {
+		/* One UTF-8 character. */
+		unsigned char c = (unsigned char)*p;
+		size_t n = c < 0x80 ? 1 : c < 0xe0 ? 2 : c < 0xf0 ? 3 : 4;
+		unsigned v = n == 1 ? c : n == 2 ? c & 0x1f : n == 3 ? c & 0x0f : c & 0x07;
+		for (size_t i = 1; i < n; i++) {
+			if (((unsigned char)p[i] & 0xc0) != 0x80)
+				return -1;
+			v = (v << 6) | ((unsigned char)p[i] & 0x3f);
+		}
+		if (end)
+			*end = p + n;
+		return (int)v;
+	}
+	const char *close = strchr(p, '>');
+	size_t len = (size_t)(close - p - 1);
+	const char *name = p + 1;
+	int code = -1;
+	if (len == 3 && (name[0] == 'C' || name[0] == 'c') && name[1] == '-' &&
+	    name[2] >= 'a' && name[2] <= 'z')
+		code = KEYC_CTRL + name[2];
+	else if ((len == 2 || len == 3) && name[0] == 'F' && atoi(name + 1) >= 1 &&
+	         atoi(name + 1) <= 12)
+		code = KEYC_F1 + atoi(name + 1) - 1;
+	else
+		for (size_t i = 0; i < sizeof named / sizeof named[0]; i++)
+			if (strlen(named[i].name) == len && !strncasecmp(named[i].name, name, len))
+				code = named[i].code;
+	if (code >= 0 && end)
+		*end = close + 1;
+	return code;
+}
+
+void keymap_key_name(int key, char *out, size_t len)
+{
+	for (size_t i = 0; i < sizeof named / sizeof named[0]; i++)
+		if (named[i].code == key && key != ' ') {
+			snprintf(out, len, "<%s>", named[i].name);
+			return;
+		}
+	if (key == ' ')
+		snprintf(out, len, "<Space>");
+	else if (key >= KEYC_CTRL && key < KEYC_CTRL + 128)
+		snprintf(out, len, "<C-%c>", key - KEYC_CTRL);
+	else if (key >= KEYC_F1 && key < KEYC_F1 + 12)
+		snprintf(out, len, "<F%d>", key - KEYC_F1 + 1);
+	else if (key < 0x80)
+		snprintf(out, len, "%c", key);
+	else {
+		char u[5] = {0};
+		if (key < 0x800) {
+			u[0] = (char)(0xc0 | (key >> 6));
+			u[1] = (char)(0x80 | (key & 0x3f));
+		} else if (key < 0x10000) {
+			u[0] = (char)(0xe0 | (key >> 12));
+			u[1] = (char)(0x80 | ((key >> 6) & 0x3f));
+			u[2] = (char)(0x80 | (key & 0x3f));
+		} else {
+			u[0] = (char)(0xf0 | (key >> 18));
+			u[1] = (char)(0x80 | ((key >> 12) & 0x3f));
+			u[2] = (char)(0x80 | ((key >> 6) & 0x3f));
+			u[3] = (char)(0x80 | (key & 0x3f));
+		}
+		snprintf(out, len, "%s", u);
+	}
+}
+
+static int parse_keys(const char *keys, struct binding *b)
+{
+	b->nkeys = 0;
+	const char *p = keys;
+	while (*p) {
+		while (*p == ' ')
+			p++;
+		if (!*p)
+			break;
+		const char *end;
+		int k = keymap_parse_key(p, &end);
+		if (k < 0 || (*end && *end != ' '))
+			return -1;
+		if (b->nkeys < MAX_KEYS)
+			b->keys[b->nkeys++] = k;
+		p = end;
+	}
+	return 0;
+}
+
+struct keymap *keymap_new(void)
+{
+	struct keymap *k = xcalloc(1, sizeof *k);
+	for (int r = 1; r < REQ_N; r++)
+		if (parse_keys(info[r].keys, &k->b[r]) < 0)
+			abort();  /* a bug in REQ_INFO */
+	return k;
+}
+
+void keymap_free(struct keymap *k)
+{
+	free(k);
+}
+
+int keymap_bind(struct keymap *k, const char *name, const char *keys, char *msg, size_t msglen)
+{
+	for (int r = 1; r < REQ_N; r++) {
+		if (strcmp(info[r].name, name))
+			continue;
+		struct binding b;
+		if (parse_keys(keys, &b) < 0 || b.nkeys == 0) {
+			snprintf(msg, msglen, _("bind.%s: '%s' is not a list of keys (write them like "
+			                        "a, G, <C-l>, <Enter>, <F2>)"), name, keys);
+			return -1;
+		}
+		k->b[r] = b;
+		return 0;
+	}
+	snprintf(msg, msglen, _("bind.%s: there is no request named %s ('?' in the dashboard "
+	                        "lists them)"), name, name);
+	return -1;
+}
+
+enum request keymap_lookup(const struct keymap *k, const char *view, int key)
+{
+	int searchable = view && (!strcmp(view, "log") || !strcmp(view, "diff"));
+	enum request found = REQ_NONE;
+	for (int r = 1; r < REQ_N; r++) {
+		if (search_request((enum request)r) && !searchable)
+			continue;
+		if (list_request((enum request)r) && searchable)
+			continue;
+		for (int i = 0; i < k->b[r].nkeys; i++) {
+			if (k->b[r].keys[i] != key)
+				continue;
+			/* In a searchable view the search keys win over help. */
+			if (found == REQ_NONE || search_request((enum request)r))
+				found = (enum request)r;
+		}
+	}
+	return found;
+}
+
+void keymap_keys_of(const struct keymap *k, enum request r, char *out, size_t len)
+{
+	struct buf b = {0};
+	for (int i = 0; i < k->b[r].nkeys; i++) {
+		char name[32];
+		keymap_key_name(k->b[r].keys[i], name, sizeof name);
+		if (i)
+			buf_addc(&b, ' ');
+		buf_adds(&b, name);
+	}
+	snprintf(out, len, "%s", b.data ? b.data : "");
+	buf_free(&b);
+}
+
+const char *keymap_request_name(enum request r)
+{
+	return (unsigned)r < REQ_N ? info[r].name : "none";
+}
+
+const char *keymap_request_help(enum request r)
+{
+	return (unsigned)r < REQ_N ? _(info[r].help) : "";
+}

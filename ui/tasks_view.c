@@ -1,0 +1,336 @@
+/* The task list: every task, newest last, filtered by group; live. */
+#include "autoconfig.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "buf.h"
+#include "dash.h"
+#include "gate.h"
+#include "i18n.h"
+
+enum filter { FILTER_ALL, FILTER_ACTIVE, FILTER_REVIEW, FILTER_ENDED, FILTER_N };
+
+static const char *const filter_names[FILTER_N] = { "all", "active", "review", "ended" };
+
+struct tasks {
+	struct task_row *rows;     /* the shown ones, in order */
+	size_t n;
+	enum filter filter;
+	double signature;          /* sum of `updated`: cheap change check */
+	size_t total;
+	/* The new-task form. */
+	char *new_repo, *new_agent;
+};
+
+enum role tasks_status_role(enum task_status s);
+enum role tasks_status_role(enum task_status s)
+{
+	switch (s) {
+	case TASK_QUEUED: return ROLE_TASK_QUEUED;
+	case TASK_REVIEW: return ROLE_TASK_REVIEW;
+	case TASK_DONE: return ROLE_TASK_DONE;
+	case TASK_FAILED: case TASK_LOST: return ROLE_TASK_FAILED;
+	case TASK_REJECTED: case TASK_CANCELLED: return ROLE_TASK_ENDED;
+	default: return ROLE_TASK_ACTIVE;
+	}
+}
+
+static int shown(enum filter f, const struct task_row *t)
+{
+	switch (f) {
+	case FILTER_ACTIVE: return t->status == TASK_QUEUED || task_status_is_active(t->status);
+	case FILTER_REVIEW: return t->status == TASK_REVIEW;
+	case FILTER_ENDED: return task_status_is_terminal(t->status);
+	default: return 1;
+	}
+}
+
+static void load(struct view *v, int force)
+{
+	struct tasks *p = v->priv;
+	struct task_row *rows;
+	size_t n;
+	struct err e = {{0}};
+	if (store_task_list(v->d->st, -1, &rows, &n, &e) < 0) {
+		dash_message(v->d, ROLE_ERROR, "%s", e.msg);
+		return;
+	}
+	double sig = 0;
+	for (size_t i = 0; i < n; i++)
+		sig += rows[i].updated + (double)rows[i].status;
+	if (!force && sig == p->signature && n == p->total) {
+		task_rows_free(rows, n);
+		return;
+	}
+	p->signature = sig;
+	p->total = n;
+	/* The selection stays on its task. */
+	char keep[TASK_ID_LEN + 1] = "";
+	if (v->sel >= 0 && (size_t)v->sel < p->n)
+		memcpy(keep, p->rows[v->sel].id, sizeof keep);
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (shown(p->filter, &rows[i]))
+			rows[k++] = rows[i];
+		else
+			task_row_free(&rows[i]);
+	}
+	task_rows_free(p->rows, p->n);
+	p->rows = rows;
+	p->n = k;
+	v->lines = (int)k;
+	int sel = -1;
+	for (size_t i = 0; i < k && keep[0]; i++)
+		if (!strcmp(rows[i].id, keep))
+			sel = (int)i;
+	if (sel >= 0)
+		v->sel = sel;
+	else if (v->sel < 0 || v->sel >= v->lines)
+		v->sel = v->lines - 1;
+	view_clamp(v);
+	memcpy(v->task_id, v->sel >= 0 ? p->rows[v->sel].id : "", TASK_ID_LEN + 1);
+}
+
+static int tasks_open(struct view *v, char *msg, size_t msglen)
+{
+	(void)msg;
+	(void)msglen;
+	v->sel = -1;
+	load(v, 1);
+	return 0;
+}
+
+static void tasks_title(struct view *v, char *out, size_t len)
+{
+	struct tasks *p = v->priv;
+	snprintf(out, len, _("paddock  tasks: %s (%zu of %zu)"), _(filter_names[p->filter]),
+	         p->n, p->total);
+}
+
+static void elapsed(const struct task_row *t, double now, char *out, size_t len)
+{
+	double end = task_status_is_terminal(t->status) || t->status == TASK_REVIEW ?
+	             t->updated : now;
+	long s = (long)(end - t->created);
+	if (s < 0)
+		s = 0;
+	if (s >= 3600)
+		snprintf(out, len, "%ld:%02ld:%02ld", s / 3600, s / 60 % 60, s % 60);
+	else
+		snprintf(out, len, "%ld:%02ld", s / 60, s % 60);
+}
+
+static void tasks_draw(struct view *v, struct screen *s, int y, int h)
+{
+	struct tasks *p = v->priv;
+	int w = screen_width(s);
+	/* Column widths follow the translated headers. */
+	const char *hid = _("ID"), *hst = _("STATUS"), *hrepo = _("REPO"), *hag = _("AGENT"),
+	           *hr = _("RND"), *hel = _("TIME"), *htext = _("TASK");
+	int wid = TASK_ID_LEN, wst = 9, wrepo = 10, wag = 10, wr = 3, wel = 7;
+#define WIDEN(var, str) do { int tw_ = screen_textwidth(str, strlen(str)); if (tw_ > var) var = tw_; } while (0)
+	WIDEN(wid, hid);
+	WIDEN(wst, hst);
+	WIDEN(wrepo, hrepo);
+	WIDEN(wag, hag);
+	WIDEN(wr, hr);
+	WIDEN(wel, hel);
+#undef WIDEN
+	int xs[7], x = 0;
+	int widths[6] = { wid, wst, wrepo, wag, wr, wel };
+	for (int i = 0; i < 6; i++) {
+		xs[i] = x;
+		x += widths[i] + 2;
+	}
+	xs[6] = x;
+	const char *heads[7] = { hid, hst, hrepo, hag, hr, hel, htext };
+	screen_fill(s, 0, y, w, ROLE_HEADER);
+	for (int i = 0; i < 7; i++)
+		screen_str(s, xs[i], y, i < 6 ? widths[i] : w - xs[i], ROLE_HEADER, heads[i]);
+	v->height = h - 1;
+	view_clamp(v);
+	if (p->n == 0) {
+		screen_str(s, 1, y + 2, w - 1, ROLE_DIM, p->total ?
+		           _("no task matches the filter (f changes it)") :
+		           _("no tasks yet: n adds one, or run 'paddock demo'"));
+		return;
+	}
+	for (int row = 0; row < h - 1; row++) {
+		int i = v->top + row;
+		if (i >= (int)p->n)
+			break;
+		const struct task_row *t = &p->rows[i];
+		int ry = y + 1 + row;
+		char el[32], rnd[16];
+		elapsed(t, v->d->now, el, sizeof el);
+		snprintf(rnd, sizeof rnd, "%d", t->round ? t->round : 1);
+		screen_str(s, xs[0], ry, widths[0], ROLE_NORMAL, t->id);
+		screen_str(s, xs[1], ry, widths[1], tasks_status_role(t->status),
+		           task_status_name(t->status));
+		screen_str(s, xs[2], ry, widths[2], ROLE_NORMAL, t->repo);
+		screen_str(s, xs[3], ry, widths[3], ROLE_NORMAL, t->agent);
+		screen_str(s, xs[4], ry, widths[4], ROLE_NORMAL, rnd);
+		screen_str(s, xs[5], ry, widths[5], ROLE_NORMAL, el);
+		/* The first line of the text, cut to the width. */
+		size_t tl = strcspn(t->text, "\n");
+		screen_text(s, xs[6], ry, w - xs[6], ROLE_NORMAL, t->text, tl);
+		if (i == v->sel)
+			screen_paint(s, 0, ry, w, ROLE_CURSOR);
+	}
+}
+
+static void new_text(struct dash *d, void *arg, const char *text)
+{
+	struct view *v = arg;
+	struct tasks *p = v->priv;
+	if (text && strspn(text, " \t\n") != strlen(text)) {
+		char id[TASK_ID_LEN + 1];
+		struct err e = {{0}};
+		const struct repo_conf *r = config_find_repo(d->cfg, p->new_repo);
+		if (strlen(text) >= TASK_TEXT_MAX)
+			dash_message(d, ROLE_ERROR, _("the task text must be under 128 KiB"));
+		else if (store_task_add(d->st, p->new_repo, p->new_agent, text,
+		                        r ? r->branch_prefix : NULL, id, &e) < 0)
+			dash_message(d, ROLE_ERROR, "%s", e.msg);
+		else
+			dash_message(d, ROLE_NOTICE, _("task %s queued"), id);
+		load(v, 1);
+	} else if (text) {
+		dash_message(d, ROLE_ERROR, _("the task text is empty; nothing was queued"));
+	}
+	free(p->new_repo);
+	free(p->new_agent);
+	p->new_repo = p->new_agent = NULL;
+}
+
+static void new_agent(struct dash *d, void *arg, const char *text)
+{
+	struct view *v = arg;
+	struct tasks *p = v->priv;
+	const struct agent_conf *a = text && *text ? config_find_agent(d->cfg, text) :
+	                             text ? config_default_agent(d->cfg) : NULL;
+	if (!text)
+		return;
+	if (!a) {
+		dash_message(d, ROLE_ERROR, _("no agent named '%s' in the configuration"), text);
+		return;
+	}
+	p->new_agent = xstrdup(a->name);
+	dash_ask(d, _("what should the agent do? "), 1, NULL, new_text, v);
+}
+
+static void new_repo(struct dash *d, void *arg, const char *text)
+{
+	struct view *v = arg;
+	struct tasks *p = v->priv;
+	if (!text)
+		return;
+	const struct repo_conf *r = *text ? config_find_repo(d->cfg, text) :
+	                            d->cfg->nrepos == 1 ? &d->cfg->repos[0] : NULL;
+	if (!r) {
+		dash_message(d, ROLE_ERROR, *text ? _("no repo named '%s' in the configuration") :
+		             _("name the repo%s"), text);
+		return;
+	}
+	free(p->new_repo);
+	p->new_repo = xstrdup(r->name);
+	struct buf q = {0};
+	buf_printf(&q, _("agent ("));
+	for (size_t i = 0; i < d->cfg->nagents; i++)
+		buf_printf(&q, "%s%s", i ? ", " : "", d->cfg->agents[i].name);
+	buf_printf(&q, _("; Enter: the default): "));
+	dash_ask(d, q.data, 0, NULL, new_agent, v);
+	buf_free(&q);
+}
+
+static void cancel_answer(struct dash *d, void *arg, const char *text)
+{
+	char *id = arg;
+	if (text && (text[0] == 'y' || text[0] == 'Y')) {
+		struct err e = {{0}};
+		int r = store_task_cancel(d->st, id, gate_actor(), &e);
+		if (r < 0)
+			dash_message(d, ROLE_ERROR, "%s", e.msg);
+		else
+			dash_message(d, ROLE_NOTICE, r == 1 ? _("%s cancelled") :
+			             _("%s: cancel requested"), id);
+	}
+	free(id);
+}
+
+static int tasks_request(struct view *v, enum request req)
+{
+	struct tasks *p = v->priv;
+	struct dash *d = v->d;
+	const struct task_row *t = v->sel >= 0 && (size_t)v->sel < p->n ? &p->rows[v->sel] : NULL;
+	switch (req) {
+	case REQ_ENTER:
+		if (!t)
+			return 1;
+		dash_open(d, t->status == TASK_REVIEW ? &view_gate : &view_log, t->id);
+		return 1;
+	case REQ_FILTER:
+		p->filter = (p->filter + 1) % FILTER_N;
+		load(v, 1);
+		dash_message(d, ROLE_NOTICE, _("showing %s tasks"), _(filter_names[p->filter]));
+		return 1;
+	case REQ_NEW_TASK:
+		if (!d->cfg->nrepos) {
+			dash_message(d, ROLE_ERROR, _("no repo is configured; add a [repo \"NAME\"] "
+			                              "section to %s"), d->cfg->path);
+			return 1;
+		}
+		{
+			struct buf q = {0};
+			buf_printf(&q, _("repo ("));
+			for (size_t i = 0; i < d->cfg->nrepos; i++)
+				buf_printf(&q, "%s%s", i ? ", " : "", d->cfg->repos[i].name);
+			buf_adds(&q, "): ");
+			dash_ask(d, q.data, 0, d->cfg->nrepos == 1 ? d->cfg->repos[0].name : NULL,
+			         new_repo, v);
+			buf_free(&q);
+		}
+		return 1;
+	case REQ_CANCEL_TASK:
+		if (t) {
+			char q[128];
+			snprintf(q, sizeof q, _("cancel task %s? (y/n) "), t->id);
+			dash_ask(d, q, 0, NULL, cancel_answer, xstrdup(t->id));
+		}
+		return 1;
+	default:
+		if (view_scroll(v, req)) {
+			memcpy(v->task_id, v->sel >= 0 ? p->rows[v->sel].id : "", TASK_ID_LEN + 1);
+			return 1;
+		}
+		return 0;
+	}
+}
+
+static void tasks_refresh(struct view *v)
+{
+	load(v, 0);
+	struct tasks *p = v->priv;
+	memcpy(v->task_id, v->sel >= 0 && (size_t)v->sel < p->n ? p->rows[v->sel].id : "",
+	       TASK_ID_LEN + 1);
+}
+
+static void tasks_close(struct view *v)
+{
+	struct tasks *p = v->priv;
+	task_rows_free(p->rows, p->n);
+	free(p->new_repo);
+	free(p->new_agent);
+}
+
+const struct view_ops view_tasks = {
+	.name = "tasks",
+	.priv_size = sizeof(struct tasks),
+	.open = tasks_open,
+	.title = tasks_title,
+	.draw = tasks_draw,
+	.request = tasks_request,
+	.refresh = tasks_refresh,
+	.close = tasks_close,
+};

@@ -1,0 +1,35 @@
+#include "autoconfig.h"
+#include "view.h"
+
+int view_scroll(struct view *v, enum request req)
+{
+	int page = v->height > 1 ? v->height - 1 : 1;
+	switch (req) {
+	case REQ_MOVE_UP: v->sel--; break;
+	case REQ_MOVE_DOWN: v->sel++; break;
+	case REQ_PAGE_UP: v->sel -= page; v->top -= page; break;
+	case REQ_PAGE_DOWN: v->sel += page; v->top += page; break;
+	case REQ_FIRST: v->sel = 0; break;
+	case REQ_LAST: v->sel = v->lines - 1; break;
+	default: return 0;
+	}
+	view_clamp(v);
+	return 1;
+}
+
+void view_clamp(struct view *v)
+{
+	if (v->sel >= v->lines)
+		v->sel = v->lines - 1;
+	if (v->sel < 0)
+		v->sel = v->lines > 0 ? 0 : -1;
+	int h = v->height > 0 ? v->height : 1;
+	if (v->top > v->lines - h)
+		v->top = v->lines - h;
+	if (v->sel >= 0 && v->sel < v->top)
+		v->top = v->sel;
+	if (v->sel >= v->top + h)
+		v->top = v->sel - h + 1;
+	if (v->top < 0)
+		v->top = 0;
+}

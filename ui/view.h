@@ -1,0 +1,59 @@
+/* view: the generic view machinery.  Each view (tasks, log, diff, gate,
+ * help) is a `const struct view_ops` with designated initializers; the
+ * dashboard keeps a stack of open views and gives the top one the screen
+ * between the title line and the status bar. */
+#ifndef PADDOCK_UI_VIEW_H
+#define PADDOCK_UI_VIEW_H
+
+#include "keymap.h"
+#include "screen.h"
+#include "task.h"
+
+struct dash;
+struct view;
+
+struct view_ops {
+	const char *name;              /* keymap scope and :view name */
+	size_t priv_size;              /* zeroed private state, v->priv */
+	/* Loads the view (for v->task_id when it has one); -1 with a message
+	 * for the status bar. */
+	int (*open)(struct view *v, char *msg, size_t msglen);
+	/* The title line's text. */
+	void (*title)(struct view *v, char *out, size_t len);
+	/* Draws rows [y, y + h) of the screen. */
+	void (*draw)(struct view *v, struct screen *s, int y, int h);
+	/* Handles a request; returns 1 when handled, 0 to let the dashboard
+	 * handle it (move, quit, help, ...). */
+	int (*request)(struct view *v, enum request req);
+	/* The store or the files behind the view may have changed (called
+	 * a few times a second); cheap when nothing changed. */
+	void (*refresh)(struct view *v);
+	/* Frees the private state's contents (not v->priv itself). */
+	void (*close)(struct view *v);
+};
+
+struct view {
+	const struct view_ops *ops;
+	struct dash *d;
+	char task_id[TASK_ID_LEN + 1];  /* the task it shows, or "" */
+	void *priv;
+	/* A list of `lines` lines with a selection: the generic scrolling. */
+	int lines;
+	int top;                       /* first line shown */
+	int sel;                       /* selected line (-1: none) */
+	int height;                    /* rows it had when last drawn */
+};
+
+/* Moves sel/top for MOVE_UP/DOWN, PAGE_UP/DOWN, FIRST, LAST; 1 if it was
+ * one of them. */
+int view_scroll(struct view *v, enum request req);
+/* Keeps sel visible after lines or height changed. */
+void view_clamp(struct view *v);
+
+extern const struct view_ops view_tasks;
+extern const struct view_ops view_log;
+extern const struct view_ops view_diff;
+extern const struct view_ops view_gate;
+extern const struct view_ops view_help;
+
+#endif
