@@ -765,10 +765,10 @@ static int run(struct ui *u)
 		if (pfd[d->script ? 0 : 1].revents) {
 			struct signalfd_siginfo si;
 			while (read(u->sigfd, &si, sizeof si) == sizeof si)
-				if (si.ssi_signo != SIGWINCH)
-					d->quit = 1;
+				d->quit = 1;
 		}
-		if (!d->script && pfd[0].revents) {
+		if (!d->script) {
+			/* Also after a signal woke poll: a resize is a key. */
 			int key;
 			while ((key = term_getkey()) >= 0)
 				handle_key(u, key);
@@ -832,7 +832,7 @@ int dash_main(struct config *cfg, int demo)
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGHUP);
-	sigaddset(&mask, SIGWINCH);
+	/* SIGWINCH stays with ncurses, which turns it into KEY_RESIZE. */
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	u->sigfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
 	if (d->script) {

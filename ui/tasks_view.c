@@ -46,6 +46,14 @@ static int shown(enum filter f, const struct task_row *t)
 	}
 }
 
+/* The view's task is the selected one (for L, D, V and Tab). */
+static void select_task(struct view *v)
+{
+	struct tasks *p = v->priv;
+	snprintf(v->task_id, sizeof v->task_id, "%s",
+	         v->sel >= 0 && (size_t)v->sel < p->n ? p->rows[v->sel].id : "");
+}
+
 static void load(struct view *v, int force)
 {
 	struct tasks *p = v->priv;
@@ -89,7 +97,7 @@ static void load(struct view *v, int force)
 	else if (v->sel < 0 || v->sel >= v->lines)
 		v->sel = v->lines - 1;
 	view_clamp(v);
-	memcpy(v->task_id, v->sel >= 0 ? p->rows[v->sel].id : "", TASK_ID_LEN + 1);
+	select_task(v);
 }
 
 static int tasks_open(struct view *v, char *msg, size_t msglen)
@@ -301,7 +309,7 @@ static int tasks_request(struct view *v, enum request req)
 		return 1;
 	default:
 		if (view_scroll(v, req)) {
-			memcpy(v->task_id, v->sel >= 0 ? p->rows[v->sel].id : "", TASK_ID_LEN + 1);
+			select_task(v);
 			return 1;
 		}
 		return 0;
@@ -311,9 +319,7 @@ static int tasks_request(struct view *v, enum request req)
 static void tasks_refresh(struct view *v)
 {
 	load(v, 0);
-	struct tasks *p = v->priv;
-	memcpy(v->task_id, v->sel >= 0 && (size_t)v->sel < p->n ? p->rows[v->sel].id : "",
-	       TASK_ID_LEN + 1);
+	select_task(v);
 }
 
 static void tasks_close(struct view *v)
