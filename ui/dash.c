@@ -56,6 +56,9 @@ struct ui {
 	char **history;                   /* : command history */
 	size_t nhistory;
 	int quit_asked;
+	char *wait_text;                  /* script: wait until the screen shows it */
+	double wait_until;
+	int script_failed;                /* script: a step failed */
 };
 
 static struct ui *ui_of(struct dash *d)
@@ -469,6 +472,12 @@ static void run_command(struct ui *u, const char *line)
 		dash_open(d, &view_help, NULL);
 	} else if (!strcmp(cmd, "message")) {
 		dash_message(d, ROLE_NOTICE, "%s", arg);
+	} else if (!strcmp(cmd, "wait-for") && d->script) {
+		/* Work another process does (a second dashboard): wait until
+		 * the screen shows the text, for at most a minute. */
+		free(u->wait_text);
+		u->wait_text = xstrdup(arg);
+		u->wait_until = mono() + 60;
 	} else if (!strcmp(cmd, "resize") && d->script) {
 		int w, h;
 		if (sscanf(arg, "%dx%d", &w, &h) == 2 && w > 0 && h > 0)
@@ -684,8 +693,37 @@ static int script_step(struct ui *u)
 	return 0;
 }
 
+static int screen_shows(struct screen *s, const char *text)
+{
+	for (int y = 0; y < screen_height(s); y++) {
+		struct buf line = {0};
+		for (int x = 0; x < screen_width(s); x++)
+			buf_adds(&line, screen_cell(s, x, y, NULL));
+		int found = line.data && strstr(line.data, text);
+		buf_free(&line);
+		if (found)
+			return 1;
+	}
+	return 0;
+}
+
 static int idle(struct ui *u)
 {
+	if (u->wait_text) {
+		draw(u);
+		if (screen_shows(u->d.scr, u->wait_text)) {
+			free(u->wait_text);
+			u->wait_text = NULL;
+		} else if (mono() > u->wait_until) {
+			fprintf(stderr, _("%s:%d: the screen never showed '%s'\n"), u->script_path,
+			        u->script_line, u->wait_text);
+			free(u->wait_text);
+			u->wait_text = NULL;
+			u->script_failed = 1;
+			u->d.quit = 1;
+		}
+		return 0;
+	}
 	return u->njobs == 0 && (!u->d.sched || scheduler_idle(u->d.sched));
 }
 
@@ -853,6 +891,8 @@ int dash_main(struct config *cfg, int demo)
 	(void)demo;
 	dash_open(d, &view_tasks, NULL);
 	rc = run(u);
+	if (u->script_failed)
+		rc = 1;
 out:
 	term_close();
 	if (d->sched)
@@ -874,6 +914,7 @@ out:
 	if (u->script)
 		fclose(u->script);
 	free(u->script_path);
+	free(u->wait_text);
 	free(d->data_dir);
 	free(u);
 	return rc;
