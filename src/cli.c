@@ -441,11 +441,13 @@ static int cmd_add(int argc, char **argv)
 		if (optind != argc)
 			return die(EXIT_USAGE, _("give the task text either as TEXT or with --file, "
 			                         "not both"));
+		struct stat st;
+		if (strcmp(o.file, "-") != 0 && stat(o.file, &st) == 0 && S_ISREG(st.st_mode) &&
+		    st.st_size >= TASK_TEXT_MAX)
+			goto too_long;
 		if (strcmp(o.file, "-") == 0 ? read_stdin_text(&text) < 0
 		    : fsx_read_file(o.file, TASK_TEXT_MAX, &text, &e) < 0) {
 			buf_free(&text);
-			if (strstr(e.msg, "larger than"))
-				goto too_long;
 			return die(EXIT_USAGE, _("cannot read the task text: %s"),
 			           *e.msg ? e.msg : strerror(errno));
 		}
@@ -624,7 +626,7 @@ static int task_verb_begin(const char *name, int argc, char **argv, const char *
 	if (store_task_get(tv->s, argv[optind], &tv->t, &e) < 0) {
 		store_close(tv->s);
 		free(tv->data);
-		return die(strstr(e.msg, "not a task id") ? EXIT_USAGE : 1, "%s", e.msg);
+		return die(task_id_valid(argv[optind], 1) ? 1 : EXIT_USAGE, "%s", e.msg);
 	}
 	return -1;
 }
@@ -952,7 +954,7 @@ static int gate_verb(const char *name, int argc, char **argv, const char *allowe
 	struct buf out = {0};
 	struct task_row t;
 	if (store_task_get(s, id, &t, &e) < 0) {
-		rc = die(strstr(e.msg, "not a task id") ? EXIT_USAGE : 1, "%s", e.msg);
+		rc = die(task_id_valid(id, 1) ? 1 : EXIT_USAGE, "%s", e.msg);
 		goto out;
 	}
 	if (!strcmp(name, "approve"))

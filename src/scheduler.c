@@ -179,7 +179,16 @@ static void handle_line(struct sched *s, struct worker *w, char *line)
 			fprintf(stderr, "paddock: %s\n", e.msg);
 	} else if (!strcmp(line, "done")) {
 		w->finished = 1;
-		transition(s, w->id, TASK_REVIEW, NULL);
+		/* A cancel that arrived while the last step finished still
+		 * counts: the task does not open a gate. */
+		struct task_row t;
+		int cancel = 0;
+		if (store_task_get(s->st, w->id, &t, &e) == 0) {
+			cancel = t.cancel_requested;
+			task_row_free(&t);
+		}
+		transition(s, w->id, cancel ? TASK_CANCELLED : TASK_REVIEW,
+		           cancel ? _("cancelled while it ran") : NULL);
 	} else if (!strcmp(line, "nochange")) {
 		w->finished = 1;
 		transition(s, w->id, TASK_DONE, NULL);

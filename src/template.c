@@ -145,7 +145,9 @@ static int template_setup(const struct config *cfg, const struct repo_conf *r,
                           const char *sha, const char *dir, int log_fd, struct err *e)
 {
 	struct template_setup_report rep;
-	char *id = xasprintf("tpl-%.12s", sha);
+	/* Unique per process: another paddock (another data dir) may build
+	 * the same commit at the same moment. */
+	char *id = xasprintf("tpl-%ld-%.8s", (long)getpid(), sha);
 	int rc = template_sandbox(cfg, r->setup, id, 1, dir, log_fd, &rep, e);
 	free(id);
 	if (rc < 0)
@@ -347,7 +349,7 @@ int template_tests_before(const char *data_dir, const struct config *cfg,
 		goto out;
 	}
 	struct template_setup_report rep;
-	char *id = xasprintf("tst-%.12s", sha);
+	char *id = xasprintf("tst-%ld-%.8s", (long)getpid(), sha);
 	int trc = template_sandbox(cfg, r->test, id, 0, tpl, logfd, &rep, e);
 	free(id);
 	close(logfd);

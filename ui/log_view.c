@@ -32,7 +32,7 @@ struct logv {
 	int fd;
 	uint64_t size;                 /* bytes known */
 	uint64_t *marks;               /* marks[k] = offset of line k * EVERY */
-	size_t nmarks;
+	size_t nmarks, capmarks;
 	uint64_t scanned;              /* bytes indexed */
 	long lines;                    /* complete lines indexed */
 	int follow;
@@ -56,7 +56,10 @@ static void index_more(struct logv *p, uint64_t budget)
 			q++;
 			p->lines++;
 			if (p->lines % EVERY == 0) {
-				p->marks = xrealloc(p->marks, (p->nmarks + 1) * sizeof *p->marks);
+				if (p->nmarks == p->capmarks) {
+					p->capmarks = p->capmarks ? p->capmarks * 2 : 1024;
+					p->marks = xrealloc(p->marks, p->capmarks * sizeof *p->marks);
+				}
 				p->marks[p->nmarks++] = p->scanned + (uint64_t)(q - buf);
 			}
 		}

@@ -11,7 +11,8 @@
 
 enum filter { FILTER_ALL, FILTER_ACTIVE, FILTER_REVIEW, FILTER_ENDED, FILTER_N };
 
-static const char *const filter_names[FILTER_N] = { "all", "active", "review", "ended" };
+static const char *const filter_names[FILTER_N] = {
+	N_("all"), N_("active"), N_("review"), N_("ended") };
 
 struct tasks {
 	struct task_row *rows;     /* the shown ones, in order */
