@@ -32,19 +32,6 @@ static const char *forge_git_errmsg(void)
 	return ge && ge->message ? ge->message : _("unknown libgit2 error");
 }
 
-char *forge_url_display(const char *url)
-{
-	const char *scheme = strstr(url, "://");
-	if (!scheme)
-		return xstrdup(url);
-	const char *host = scheme + 3;
-	size_t hostlen = strcspn(host, "/");
-	const char *at = memchr(host, '@', hostlen);
-	if (!at)
-		return xstrdup(url);
-	return xasprintf("%.*s%s", (int)(host - url), url, at + 1);
-}
-
 /* Last line of defence: a message never carries a secret, even one that a
  * library echoed back (a URL with credentials, a token in a header). */
 static void forge_scrub(struct err *e, const char *secret)
@@ -771,7 +758,7 @@ int forge_push(const char *data_dir, const struct repo_conf *r, const char *bran
 	st.branch = branch;
 	st.token = config_repo_token(r);
 	st.refname = spec = xasprintf("refs/heads/%s", branch);
-	shown = forge_url_display(url);
+	shown = mirror_url_display(url);
 	mirror = mirror_path(data_dir, r->name);
 
 	/* Objects are immutable and refs are read once here, so no lock: a
@@ -1073,7 +1060,7 @@ int forge_open_pull_request(const struct repo_conf *r, const struct forge_pull_r
 	while (apilen && api[apilen - 1] == '/')
 		apilen--;
 	url = xasprintf("%.*s/repos/%s/pulls", (int)apilen, api, gr);
-	shown = forge_url_display(url);
+	shown = mirror_url_display(url);
 	req = json_pack("{s:s, s:s, s:s, s:s, s:b}", "title", pr->title, "head", pr->branch,
 	                "base", r->branch ? r->branch : "main", "body", pr->body ? pr->body : "",
 	                "draft", r->draft ? 1 : 0);

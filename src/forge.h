@@ -80,8 +80,5 @@ struct forge_pull_request {
 int forge_open_pull_request(const struct repo_conf *r, const struct forge_pull_request *pr,
                             char **url_out, struct err *e);
 
-/* The URL as shown to people: any user:password@ part is left out
- * (malloc'd). */
-char *forge_url_display(const char *url);
 
 #endif

@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include "forge.h"
 #include "fsx.h"
+#include "mirror.h"
 #include "i18n.h"
 #include "task.h"
 
@@ -207,7 +208,7 @@ static int push_task(const struct gate_ctx *g, const struct task_row *t, struct 
 	*lock_out = lock;
 	struct err ignored;
 	store_task_set(g->st, t->id, "pushed", t->head, &ignored);
-	char *shown = forge_url_display(r->push_url ? r->push_url : r->url);
+	char *shown = mirror_url_display(r->push_url ? r->push_url : r->url);
 	buf_printf(out, _("pushed %s to branch %s of %s\n"), t->head, t->branch, shown);
 	free(shown);
 	return 0;

@@ -37,8 +37,7 @@ static const char *mirror_git_errmsg(void)
 	return ge && ge->message ? ge->message : _("unknown libgit2 error");
 }
 
-/* The URL as shown in messages: any user:password@ part is left out. */
-static char *mirror_url_display(const char *url)
+char *mirror_url_display(const char *url)
 {
 	const char *scheme = strstr(url, "://");
 	if (!scheme)

@@ -43,6 +43,9 @@ struct mirror_git_cmd {
  * and *wstatus is the wait status. */
 int mirror_git_run(const struct mirror_git_cmd *c, int *wstatus, struct err *e);
 
+/* The URL as shown to people: any user:password@ part is left out
+ * (malloc'd). */
+char *mirror_url_display(const char *url);
 /* Points ref (under refs/paddock/) at sha in the mirror, creating or
  * moving it; paddock's own bookkeeping, never a remote ref. */
 int mirror_set_ref(const char *mirror, const char *ref, const char *sha, struct err *e);
