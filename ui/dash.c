@@ -372,7 +372,7 @@ static void draw(struct ui *u)
 			screen_cursor(s, pw + used, y);
 		} else {
 			screen_str(s, pw + 1, y, w - pw - 1, ROLE_DIM,
-			           _("(Enter: new line, <C-d>: done, <Esc>: cancel)"));
+			           _("(Enter: new line, <C-d>: done, <C-e>: $EDITOR, <Esc>: cancel)"));
 			const char *line = text;
 			int row = y + 1, lastx = 0;
 			/* The last lines that fit. */
@@ -483,10 +483,11 @@ static void run_command(struct ui *u, const char *line)
 		if (sscanf(arg, "%dx%d", &w, &h) == 2 && w > 0 && h > 0)
 			screen_resize(d->scr, w, h);
 	} else {
-		struct view *v = top(d);
-		/* A view may have :commands of its own (:filter, :round). */
-		if (v && v->ops->request && !strcmp(cmd, "filter")) {
-			dash_message(d, ROLE_ERROR, _("use f in the task list to filter"));
+		if (!strcmp(cmd, "filter")) {
+			/* The task list is always at the bottom of the stack. */
+			while (d->nviews > 1)
+				dash_close_top(d);
+			tasks_view_filter(d->stack[0], *arg ? arg : "all");
 		} else {
 			dash_message(d, ROLE_ERROR, _("unknown command :%s (try :help)"), cmd);
 		}
@@ -537,10 +538,71 @@ static void request_quit(struct ui *u)
 
 /* ---- keys ---- */
 
+/* The notes in $VISUAL or $EDITOR: the text so far goes in, what the
+ * editor leaves comes back (lines starting with '#' dropped). */
+static void input_external_editor(struct ui *u)
+{
+	struct dash_input *in = u->d.input;
+	const char *ed = getenv("VISUAL");
+	if (!ed || !*ed)
+		ed = getenv("EDITOR");
+	if (!ed || !*ed) {
+		dash_message(&u->d, ROLE_ERROR, _("set VISUAL or EDITOR to write notes in an editor"));
+		return;
+	}
+	char path[] = "/tmp/paddock-notes.XXXXXX";
+	int fd = mkstemp(path);
+	if (fd < 0) {
+		dash_message(&u->d, ROLE_ERROR, _("cannot create a file for the notes: %s"),
+		             strerror(errno));
+		return;
+	}
+	(void)fsx_write_all(fd, in->text.data ? in->text.data : "", in->text.len);
+	close(fd);
+	if (!u->d.script)
+		term_suspend();
+	char *cmd = xasprintf("%s \"$1\"", ed);
+	pid_t pid = fork();
+	if (pid == 0) {
+		sigset_t none;
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		execl("/bin/sh", "sh", "-c", cmd, "sh", path, (char *)NULL);
+		_exit(127);
+	}
+	int ws = 0;
+	while (pid > 0 && waitpid(pid, &ws, 0) < 0 && errno == EINTR)
+		;
+	free(cmd);
+	if (!u->d.script)
+		term_resume();
+	struct buf b = {0};
+	struct err e = {{0}};
+	if (pid < 0 || !WIFEXITED(ws) || WEXITSTATUS(ws) != 0) {
+		dash_message(&u->d, ROLE_ERROR, _("the editor (%s) failed; the notes are as they were"),
+		             ed);
+	} else if (fsx_read_file(path, TASK_TEXT_MAX, &b, &e) == 0) {
+		buf_reset(&in->text);
+		for (char *line = b.data; line && *line;) {
+			size_t n = strcspn(line, "\n");
+			if (line[0] != '#') {
+				buf_add(&in->text, line, n);
+				if (line[n])
+					buf_addc(&in->text, '\n');
+			}
+			line += n + (line[n] == '\n');
+		}
+	}
+	buf_free(&b);
+	unlink(path);
+}
+
 static void input_key(struct ui *u, int key)
 {
 	struct dash_input *in = u->d.input;
-	if (key == KEYC_ESC) {
+	if (key == KEYC_CTRL + 'e' && in->multiline) {
+		input_external_editor(u);
+	} else if (key == KEYC_ESC) {
 		input_finish(&u->d, 0);
 	} else if (key == KEYC_ENTER && in->multiline) {
 		buf_addc(&in->text, '\n');

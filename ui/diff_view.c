@@ -332,7 +332,16 @@ static int diff_load(struct view *v, enum drange r, int n, char *msg, size_t msg
 		free(mirror);
 		goto out;
 	}
-	int wrc = diff_write(mirror, from, to, f, &e);
+	/* The file list first (a diffstat, one line per file in the patch's
+	 * order: Enter on one jumps to it), then the patch. */
+	struct buf stat = {0};
+	int wrc = diff_stat(mirror, from, to, &stat, &e);
+	if (wrc == 0) {
+		fwrite(stat.data ? stat.data : "", 1, stat.len, f);
+		fputc('\n', f);
+		wrc = diff_write(mirror, from, to, f, &e);
+	}
+	buf_free(&stat);
 	fclose(f);
 	free(mirror);
 	if (wrc < 0) {
@@ -889,6 +898,12 @@ static int diff_request(struct view *v, enum request req)
 	}
 	case REQ_COMMENT:
 		diff_comment(v);
+		return 1;
+	case REQ_ENTER:
+		/* On the file list: to that file. */
+		if (p->nfiles > 0 && v->sel >= 0 && v->sel < p->nfiles &&
+		    v->sel < p->files[0].line)
+			diff_jump(v, p->files[v->sel].line);
 		return 1;
 	default:
 		return 0;

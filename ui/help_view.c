@@ -24,6 +24,7 @@ static void help_title(struct view *v, char *out, size_t len)
 static const char *const commands[] = {
 	N_(":theme NAME       switch the colour theme (dark, light, high-contrast, mono)"),
 	N_(":log :diff :gate  open a view of the selected task"),
+	N_(":filter NAME      show all, active, review or ended tasks"),
 	N_(":save-display F   write the screen to file F"),
 	N_(":help             this help"),
 	N_(":quit             quit"),

@@ -268,6 +268,23 @@ static void cancel_answer(struct dash *d, void *arg, const char *text)
 	free(id);
 }
 
+int tasks_view_filter(struct view *v, const char *name)
+{
+	struct tasks *p = v->priv;
+	for (int f = 0; f < FILTER_N; f++) {
+		if (strcmp(name, filter_names[f]) && strcmp(name, _(filter_names[f])))
+			continue;
+		p->filter = (enum filter)f;
+		load(v, 1);
+		select_task(v);
+		dash_message(v->d, ROLE_NOTICE, _("showing %s tasks"), _(filter_names[f]));
+		return 0;
+	}
+	dash_message(v->d, ROLE_ERROR, _("no filter named '%s'; filters are all, active, review "
+	                                 "and ended"), name);
+	return -1;
+}
+
 static int tasks_request(struct view *v, enum request req)
 {
 	struct tasks *p = v->priv;

@@ -186,6 +186,20 @@ void term_mouse(int *x, int *y, int *wheel)
 	         last_mouse.bstate & BUTTON5_PRESSED ? 1 : 0;
 }
 
+void term_suspend(void)
+{
+	if (open_)
+		endwin();
+}
+
+void term_resume(void)
+{
+	if (open_) {
+		clearok(curscr, TRUE);
+		refresh();
+	}
+}
+
 void term_repaint(void)
 {
 	if (open_)

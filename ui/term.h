@@ -21,6 +21,10 @@ void term_draw(const struct screen *s, struct theme *t);
 int term_getkey(void);
 /* After KEYC_MOUSE: where, and the wheel (-1 up, 1 down, 0 a click). */
 void term_mouse(int *x, int *y, int *wheel);
+/* Gives the terminal back for a while (an editor runs) and takes it
+ * again. */
+void term_suspend(void);
+void term_resume(void);
 /* Repaints everything on the next draw (after a theme switch). */
 void term_repaint(void);
 /* Rings the bell. */

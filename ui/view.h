@@ -50,6 +50,10 @@ int view_scroll(struct view *v, enum request req);
 /* Keeps sel visible after lines or height changed. */
 void view_clamp(struct view *v);
 
+/* :filter NAME on the task list (all, active, review, ended); -1 with a
+ * message when NAME is none of them. */
+int tasks_view_filter(struct view *v, const char *name);
+
 extern const struct view_ops view_tasks;
 extern const struct view_ops view_log;
 extern const struct view_ops view_diff;
