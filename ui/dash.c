@@ -646,9 +646,12 @@ static void handle_key(struct ui *u, int key)
 			for (int i = 0; i < 3; i++)
 				if (!v->ops->request || !v->ops->request(v, r))
 					view_scroll(v, r);
-		} else if (v && y >= 1 && y <= v->height) {
-			v->sel = v->top + y - 1;
+		} else if (v && y >= 1 + v->header_rows && y <= v->height + v->header_rows) {
+			v->sel = v->top + y - 1 - v->header_rows;
 			view_clamp(v);
+			/* The task list's selection is its task. */
+			if (v->ops == &view_tasks)
+				v->ops->request(v, REQ_NONE);
 		}
 		return;
 	}

@@ -106,6 +106,7 @@ static int tasks_open(struct view *v, char *msg, size_t msglen)
 	(void)msg;
 	(void)msglen;
 	v->sel = -1;
+	v->header_rows = 1;
 	load(v, 1);
 	return 0;
 }
@@ -291,6 +292,10 @@ static int tasks_request(struct view *v, enum request req)
 	struct dash *d = v->d;
 	const struct task_row *t = v->sel >= 0 && (size_t)v->sel < p->n ? &p->rows[v->sel] : NULL;
 	switch (req) {
+	case REQ_NONE:
+		/* The selection moved (a click): follow it. */
+		select_task(v);
+		return 1;
 	case REQ_ENTER:
 		if (!t)
 			return 1;

@@ -42,6 +42,8 @@ struct view {
 	int top;                       /* first line shown */
 	int sel;                       /* selected line (-1: none) */
 	int height;                    /* rows it had when last drawn */
+	int header_rows;               /* rows above line `top` (a click on row
+	                                  y selects top + y - 1 - header_rows) */
 };
 
 /* Moves sel/top for MOVE_UP/DOWN, PAGE_UP/DOWN, FIRST, LAST; 1 if it was
