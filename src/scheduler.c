@@ -54,6 +54,7 @@ struct scheduler {
 	double last_poll;
 	int waiting;               /* requests for changes waiting for a worker */
 	int stopping;              /* shutting down: ends are "lost" */
+	int requeue;               /* ... and first rounds are queued again */
 };
 #define sched scheduler
 
@@ -130,9 +131,15 @@ static void mark_lost(struct sched *s, const char *id)
 	if (store_task_get(s->st, id, &t, &e) < 0)
 		return;
 	if (task_status_is_active(t.status)) {
-		char *msg = xasprintf("%s: %s", task_status_name(t.status),
+		/* Asked to keep the work: a first round starts again later. */
+		int again = s->requeue && t.round <= 1;
+		char *msg = xasprintf("%s: %s", task_status_name(t.status), again ?
+		                      _("paddock was stopped while the task ran; it is queued "
+		                        "to run again") :
 		                      _("paddock was stopped while the task ran"));
 		transition(s, id, TASK_LOST, msg);
+		if (again)
+			transition(s, id, TASK_QUEUED, NULL);
 		free(msg);
 	}
 	task_row_free(&t);
@@ -358,6 +365,9 @@ static int start_one(struct sched *s)
 		return 1;
 	}
 	progress(s, t.id, "preparing", t.repo);
+	/* A task queued again starts without its last run's error. */
+	if (t.error && store_task_set(s->st, t.id, "error", NULL, &e) < 0)
+		fprintf(stderr, "paddock: %s\n", e.msg);
 	if (spawn(s, &t, 0, 1) < 0)
 		transition(s, t.id, TASK_FAILED, "preparing: cannot start a supervisor");
 	task_row_free(&t);
@@ -689,6 +699,11 @@ int scheduler_idle(struct scheduler *s)
 int scheduler_busy(struct scheduler *s)
 {
 	return busy_workers(s);
+}
+
+void scheduler_requeue_on_close(struct scheduler *s)
+{
+	s->requeue = 1;
 }
 
 void scheduler_close(struct scheduler *s)

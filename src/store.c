@@ -557,7 +557,7 @@ int store_mark_active_lost(struct store *s, const char *why, struct err *e)
 static int allowed_column(const char *c)
 {
 	static const char *const cols[] = { "summary", "pr_url", "pushed", "reviewed_head",
-	                                    "pending", NULL };
+	                                    "pending", "error", NULL };
 	for (size_t i = 0; cols[i]; i++)
 		if (!strcmp(cols[i], c))
 			return 1;

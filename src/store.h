@@ -108,7 +108,7 @@ int store_task_set_head(struct store *s, const char *id, const char *head, struc
  * A terminal task is refused with a message naming its status. */
 int store_task_cancel(struct store *s, const char *id, const char *actor, struct err *e);
 /* Sets a text column of the task: "summary", "pr_url", "pushed",
- * "reviewed_head", "pending" (value NULL clears it). */
+ * "reviewed_head", "pending", "error" (value NULL clears it). */
 int store_task_set(struct store *s, const char *id, const char *column, const char *value,
                    struct err *e);
 int store_task_set_sandbox_kept(struct store *s, const char *id, int kept, struct err *e);

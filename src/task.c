@@ -50,6 +50,8 @@ static const unsigned next[TASK_NSTATUS] = {
 	[TASK_REVIEW] = B(TASK_RUNNING) | B(TASK_PUSHING) | B(TASK_REJECTED) |
 	                B(TASK_CANCELLED) | B(TASK_DONE),
 	[TASK_PUSHING] = B(TASK_DONE) | B(TASK_REVIEW) | B(TASK_FAILED) | B(TASK_LOST),
+	/* A task stopped with paddock can be queued again. */
+	[TASK_LOST] = B(TASK_QUEUED),
 };
 
 int task_transition_allowed(enum task_status from, enum task_status to)

@@ -26,9 +26,12 @@ int main(void)
 	ok(task_transition_allowed(TASK_RUNNING, TASK_LOST), "running -> lost");
 	ok(!task_transition_allowed(TASK_QUEUED, TASK_REVIEW), "queued cannot jump to review");
 	ok(!task_transition_allowed(TASK_QUEUED, TASK_RUNNING), "queued cannot skip preparing");
-	/* Terminal states have no way out. */
+	/* Terminal states have no way out, but a lost task can be queued
+	 * again. */
+	ok(task_transition_allowed(TASK_LOST, TASK_QUEUED), "lost -> queued (again)");
+	ok(!task_transition_allowed(TASK_LOST, TASK_RUNNING), "lost cannot jump to running");
 	for (int from = 0; from < TASK_NSTATUS; from++) {
-		if (!task_status_is_terminal((enum task_status)from))
+		if (!task_status_is_terminal((enum task_status)from) || from == TASK_LOST)
 			continue;
 		int any = 0;
 		for (int to = 0; to < TASK_NSTATUS; to++)

@@ -515,6 +515,8 @@ static void quit_answer(struct dash *d, void *arg, const char *text)
 	if (!text)
 		return;
 	if (text[0] == 's' || text[0] == 'S') {
+		/* Nothing is lost: they run again when paddock runs next. */
+		scheduler_requeue_on_close(d->sched);
 		d->quit = 1;
 	} else if (text[0] == 'w' || text[0] == 'W') {
 		u->quit_asked = 2;
@@ -528,7 +530,7 @@ static void request_quit(struct ui *u)
 	if (d->sched && scheduler_busy(d->sched) > 0) {
 		char q[256];
 		snprintf(q, sizeof q, _("%d task(s) are running here: [w]ait for them, [s]top them "
-		                        "(they are recorded as lost, logs kept), or Esc: "),
+		                        "(queued to run again next time), or Esc: "),
 		         scheduler_busy(d->sched));
 		dash_ask(d, q, 0, NULL, quit_answer, NULL);
 		return;
