@@ -303,6 +303,11 @@ static void supervise(struct sched *s, struct task_row *t, int wfd, int cmdfd, i
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	signal(SIGCHLD, SIG_DFL);
+	/* Nothing of the host process but its two pipes: a dashboard's
+	 * pipes held open here would never see their end, and its store and
+	 * terminal are none of a task's business. */
+	int keep[] = { wfd, cmdfd };
+	fsx_close_from(3, keep, 2);
 	struct pipeline_job job = { .cfg = s->cfg, .data_dir = s->data_dir, .task = t,
 	                            .cmd_fd = cmdfd, .resume_round = resume };
 	/* _exit: the parent's store handle and stdio buffers are not ours. */

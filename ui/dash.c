@@ -960,6 +960,17 @@ int dash_main(struct config *cfg, int demo)
 	rc = run(u);
 	if (u->script_failed)
 		rc = 1;
+	/* For a script that failed or was stopped: where it was. */
+	const char *last = getenv("PADDOCK_UI_LAST");
+	if (d->script && last && *last) {
+		FILE *f = fopen(last, "w");
+		if (f) {
+			fprintf(f, "%s:%d\n", u->script_path, u->script_line);
+			draw(u);
+			screen_dump(d->scr, f, 0);
+			fclose(f);
+		}
+	}
 out:
 	term_close();
 	if (d->sched)
