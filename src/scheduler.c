@@ -130,7 +130,15 @@ static void mark_lost(struct sched *s, const char *id)
 	struct err e = {{0}};
 	if (store_task_get(s->st, id, &t, &e) < 0)
 		return;
-	if (task_status_is_active(t.status)) {
+	if (task_status_is_active(t.status) && s->requeue && t.round > 1 &&
+	    task_transition_allowed(t.status, TASK_REVIEW)) {
+		/* A later round that was stopped: its task goes back to the
+		 * gate with the last round's work, which is all there. */
+		char *msg = xasprintf(_("round %d was stopped with paddock; the task is back at "
+		                        "review with round %d's work"), t.round, t.round - 1);
+		transition(s, id, TASK_REVIEW, msg);
+		free(msg);
+	} else if (task_status_is_active(t.status)) {
 		/* Asked to keep the work: a first round starts again later. */
 		int again = s->requeue && t.round <= 1;
 		char *msg = xasprintf("%s: %s", task_status_name(t.status), again ?

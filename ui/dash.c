@@ -32,12 +32,16 @@ struct dash_input {
 	void *arg;
 };
 
-/* Slow work running in a forked child. */
+/* Slow work running in a forked child: a message for the status bar
+ * (dash_background), or data for a callback (dash_async). */
 struct job {
 	pid_t pid;
 	int fd;
 	char *what;
 	struct buf out;
+	void (*done)(struct dash *d, void *arg, const char *data, size_t len, int ok);
+	void *arg;
+	int forgotten;
 };
 
 struct ui {
@@ -214,10 +218,58 @@ void dash_background(struct dash *d, const char *what,
 	dash_message(d, ROLE_NOTICE, _("%s..."), what);
 }
 
+void dash_async(struct dash *d, int (*fn)(struct dash *d, void *arg, FILE *out),
+                void (*done)(struct dash *d, void *arg, const char *data, size_t len, int ok),
+                void *arg)
+{
+	struct ui *u = ui_of(d);
+	int p[2];
+	if (u->njobs == (int)(sizeof u->jobs / sizeof u->jobs[0]) || pipe2(p, O_CLOEXEC) < 0) {
+		done(d, arg, "", 0, 0);
+		return;
+	}
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0) {
+		close(p[0]);
+		close(p[1]);
+		done(d, arg, "", 0, 0);
+		return;
+	}
+	if (pid == 0) {
+		close(p[0]);
+		sigset_t none;
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		FILE *out = fdopen(p[1], "w");
+		int rc = out ? fn(d, arg, out) : -1;
+		if (out && fclose(out) != 0)
+			rc = -1;
+		_exit(rc == 0 ? 0 : 1);
+	}
+	close(p[1]);
+	fcntl(p[0], F_SETFL, O_NONBLOCK);
+	struct job *j = &u->jobs[u->njobs++];
+	memset(j, 0, sizeof *j);
+	j->pid = pid;
+	j->fd = p[0];
+	j->what = xstrdup("");
+	j->done = done;
+	j->arg = arg;
+}
+
+void dash_forget(struct dash *d, void *arg)
+{
+	struct ui *u = ui_of(d);
+	for (int i = 0; i < u->njobs; i++)
+		if (u->jobs[i].done && u->jobs[i].arg == arg)
+			u->jobs[i].forgotten = 1;
+}
+
 static void job_read(struct ui *u, int i)
 {
 	struct job *j = &u->jobs[i];
-	char tmp[1024];
+	char tmp[65536];
 	ssize_t n;
 	while ((n = read(j->fd, tmp, sizeof tmp)) > 0)
 		buf_add(&j->out, tmp, (size_t)n);
@@ -225,8 +277,19 @@ static void job_read(struct ui *u, int i)
 		return;
 	/* The end: the child wrote everything and exited. */
 	close(j->fd);
-	while (waitpid(j->pid, NULL, 0) < 0 && errno == EINTR)
+	int ws = 0;
+	while (waitpid(j->pid, &ws, 0) < 0 && errno == EINTR)
 		;
+	if (j->done) {
+		struct job done = *j;
+		u->jobs[i] = u->jobs[--u->njobs];
+		if (!done.forgotten)
+			done.done(&u->d, done.arg, done.out.data ? done.out.data : "", done.out.len,
+			          WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
+		buf_free(&done.out);
+		free(done.what);
+		return;
+	}
 	if (j->out.len > 0 && j->out.data[0] == '0')
 		dash_message(&u->d, ROLE_NOTICE, "%s", j->out.data + 1);
 	else if (j->out.len > 1)
@@ -249,18 +312,28 @@ static void notify(struct ui *u, const char *event, const char *id)
 		return;
 	/* The command is the user's own configuration; the task id is ours
 	 * (never user text), passed in the environment. */
+	/* Twice forked: the command is reaped by init, never left a zombie
+	 * here, and it writes nowhere near the screen. */
 	pid_t pid = fork();
 	if (pid == 0) {
+		if (fork() != 0)
+			_exit(0);
+		sigset_t none;
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
 		setenv("PADDOCK_EVENT", event, 1);
 		setenv("PADDOCK_TASK_ID", id, 1);
 		int null = open("/dev/null", O_RDWR);
 		if (null >= 0) {
 			dup2(null, 0);
 			dup2(null, 1);
+			dup2(null, 2);
 		}
 		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
 		_exit(127);
 	}
+	while (pid > 0 && waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
 }
 
 static void update_counts(struct ui *u)
@@ -316,7 +389,7 @@ static void draw(struct ui *u)
 		v->ops->title(v, title, sizeof title);
 	screen_fill(s, 0, 0, w, ROLE_TITLE);
 	screen_str(s, 0, 0, w, ROLE_TITLE, title);
-	const char *sched = d->sched ? "" : _("[scheduler: another process]");
+	const char *sched = d->sched ? "" : _("[no scheduler here]");
 	int sw = screen_textwidth(sched, strlen(sched));
 	if (*sched && sw < w / 2)
 		screen_str(s, w - sw, 0, sw, ROLE_TITLE, sched);
@@ -398,6 +471,8 @@ static void draw(struct ui *u)
 	}
 }
 
+static void request_quit(struct ui *u);
+
 /* ---- :commands ---- */
 
 static int save_display(struct ui *u, const char *arg)
@@ -448,7 +523,7 @@ static void run_command(struct ui *u, const char *line)
 	if (!*cmd)
 		return;
 	if (!strcmp(cmd, "q") || !strcmp(cmd, "quit")) {
-		d->quit = 1;
+		request_quit(u);
 	} else if (!strcmp(cmd, "save-display")) {
 		save_display(u, arg);
 	} else if (!strcmp(cmd, "theme")) {
@@ -725,14 +800,16 @@ static int script_step(struct ui *u)
 		if (*p == ':' && !u->d.input) {
 			run_command(u, p + 1);
 		} else if (!strncmp(p, "type ", 5)) {
-			/* Text typed into the line editor, as is. */
-			for (const char *c = p + 5; *c;) {
-				const char *end;
-				int k = keymap_parse_key(c, &end);
-				if (k < 0)
-					break;
-				handle_key(u, k);
-				c = end;
+			/* Text typed into the line editor, as is: one key per
+			 * character, "<" included. */
+			for (const unsigned char *c = (const unsigned char *)p + 5; *c;) {
+				size_t cl = *c < 0x80 ? 1 : *c < 0xe0 ? 2 : *c < 0xf0 ? 3 : 4;
+				unsigned k = cl == 1 ? *c : cl == 2 ? *c & 0x1f : cl == 3 ? *c & 0x0f :
+				             *c & 0x07;
+				for (size_t i = 1; i < cl && c[i]; i++)
+					k = (k << 6) | (c[i] & 0x3f);
+				handle_key(u, (int)k);
+				c += cl;
 			}
 		} else {
 			/* Keys, as in the config: j j <Enter> */
@@ -869,8 +946,12 @@ static int run(struct ui *u)
 				job_read(u, (int)(i - jobs_at));
 		if (pfd[d->script ? 0 : 1].revents) {
 			struct signalfd_siginfo si;
-			while (read(u->sigfd, &si, sizeof si) == sizeof si)
+			while (read(u->sigfd, &si, sizeof si) == sizeof si) {
+				/* Told to go: what runs is queued again, not lost. */
+				if (d->sched)
+					scheduler_requeue_on_close(d->sched);
 				d->quit = 1;
+			}
 		}
 		if (!d->script) {
 			/* Also after a signal woke poll: a resize is a key. */

@@ -11,6 +11,7 @@
 #define PADDOCK_UI_DASH_H
 
 #include <stdarg.h>
+#include <stdio.h>
 #include "config.h"
 #include "keymap.h"
 #include "role.h"
@@ -60,5 +61,14 @@ void dash_ask(struct dash *d, const char *prompt, int multiline, const char *ini
 void dash_background(struct dash *d, const char *what,
                      int (*fn)(struct dash *d, void *arg, char *msg, size_t msglen),
                      void *arg);
+
+/* Produces data off the loop (a large diff): fn runs in a forked child and
+ * writes to out; when it ends, done gets what it wrote (ok: fn returned
+ * 0).  dash_forget drops what is pending for arg (a view that closes):
+ * its done is not called. */
+void dash_async(struct dash *d, int (*fn)(struct dash *d, void *arg, FILE *out),
+                void (*done)(struct dash *d, void *arg, const char *data, size_t len, int ok),
+                void *arg);
+void dash_forget(struct dash *d, void *arg);
 
 #endif

@@ -79,6 +79,21 @@ struct diff_priv {
 	int back;                  /* the last search went backwards */
 	/* Drawing scratch: a role per byte of a line. */
 	unsigned char *rowrole;
+	/* A load in flight (off the loop): what it is for, and where the
+	 * selection should land when it arrives. */
+	int loading;
+	struct diff_pending *pending;
+};
+
+/* What a load computes in its child, and restores when it arrives. */
+struct diff_pending {
+	char *mirror, *from, *to;
+	enum drange range;
+	int round, task_round;
+	char *head, *reviewed;
+	char *keep_path;             /* the selected file's path, or NULL */
+	int keep_within, keep_onscreen;
+	int first;                   /* the view's first load */
 };
 
 /* ------------------------------------------------------------ parsing */
@@ -270,6 +285,43 @@ static void diff_unload(struct diff_priv *p)
 
 /* Loads the diff of range r (round n for RANGE_ROUND).  On failure the
  * view keeps what it showed and msg says why. */
+static void diff_pending_free(struct diff_pending *pd)
+{
+	if (!pd)
+		return;
+	free(pd->mirror);
+	free(pd->from);
+	free(pd->to);
+	free(pd->head);
+	free(pd->reviewed);
+	free(pd->keep_path);
+	free(pd);
+}
+
+/* In the child: the file list (a diffstat, one line per file in the
+ * patch's order: Enter on one jumps to it), then the patch. */
+static int diff_produce(struct dash *d, void *arg, FILE *out)
+{
+	(void)d;
+	struct view *v = arg;
+	struct diff_priv *p = v->priv;
+	struct diff_pending *pd = p->pending;
+	struct buf stat = {0};
+	struct err e = {{0}};
+	int rc = diff_stat(pd->mirror, pd->from, pd->to, &stat, &e);
+	if (rc == 0) {
+		fwrite(stat.data ? stat.data : "", 1, stat.len, out);
+		fputc('\n', out);
+		rc = diff_write(pd->mirror, pd->from, pd->to, out, &e);
+	}
+	buf_free(&stat);
+	if (rc < 0)
+		fprintf(out, "%s", e.msg);
+	return rc;
+}
+
+static void diff_arrived(struct dash *d, void *arg, const char *data, size_t len, int ok);
+
 static int diff_load(struct view *v, enum drange r, int n, char *msg, size_t msglen)
 {
 	struct diff_priv *p = v->priv;
@@ -323,50 +375,21 @@ static int diff_load(struct view *v, enum drange r, int n, char *msg, size_t msg
 		goto out;
 	}
 
-	char *mirror = mirror_path(d->data_dir, t.repo);
-	char *mem = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&mem, &len);
-	if (!f) {
-		snprintf(msg, msglen, _("cannot show the diff: out of memory"));
-		free(mirror);
-		goto out;
-	}
-	/* The file list first (a diffstat, one line per file in the patch's
-	 * order: Enter on one jumps to it), then the patch. */
-	struct buf stat = {0};
-	int wrc = diff_stat(mirror, from, to, &stat, &e);
-	if (wrc == 0) {
-		fwrite(stat.data ? stat.data : "", 1, stat.len, f);
-		fputc('\n', f);
-		wrc = diff_write(mirror, from, to, f, &e);
-	}
-	buf_free(&stat);
-	fclose(f);
-	free(mirror);
-	if (wrc < 0) {
-		snprintf(msg, msglen, "%s", e.msg);
-		free(mem);
-		goto out;
-	}
-
-	struct parsed ps;
-	diff_parse(mem, len, &ps);
-	diff_unload(p);
-	p->text = mem;
-	p->len = len;
-	p->lines = ps.lines;
-	p->nlines = ps.nlines;
-	p->files = ps.files;
-	p->nfiles = ps.nfiles;
-	p->range = r;
-	p->round = n;
-	p->task_round = t.round;
-	free(p->head);
-	free(p->reviewed);
-	p->head = t.head ? xstrdup(t.head) : NULL;
-	p->reviewed = t.reviewed_head ? xstrdup(t.reviewed_head) : NULL;
-	v->lines = p->nlines;
+	/* The diff itself is made off the loop: a large one must not stop
+	 * the screen.  diff_arrived installs it. */
+	struct diff_pending *pd = xcalloc(1, sizeof *pd);
+	pd->mirror = mirror_path(d->data_dir, t.repo);
+	pd->from = xstrdup(from);
+	pd->to = xstrdup(to);
+	pd->range = r;
+	pd->round = n;
+	pd->task_round = t.round;
+	pd->head = t.head ? xstrdup(t.head) : NULL;
+	pd->reviewed = t.reviewed_head ? xstrdup(t.reviewed_head) : NULL;
+	if (p->pending)
+		diff_pending_free(p->pending);
+	p->pending = pd;
+	p->loading = 1;
 	rc = 0;
 out:
 	task_rounds_free(rounds, nrounds);
@@ -380,29 +403,71 @@ static int diff_reload(struct view *v, enum drange r, int n, char *msg, size_t m
 {
 	struct diff_priv *p = v->priv;
 	int fi = v->sel >= 0 ? diff_file_of(p, v->sel) : -1;
-	char *path = fi >= 0 ? xstrdup(dfile_path(&p->files[fi])) : NULL;
-	int within = fi >= 0 ? v->sel - p->files[fi].line : 0, onscreen = v->sel - v->top;
 
-	if (diff_load(v, r, n, msg, msglen) < 0) {
-		free(path);
+	if (diff_load(v, r, n, msg, msglen) < 0)
 		return -1;
+	struct diff_pending *pd = p->pending;
+	pd->keep_path = fi >= 0 ? xstrdup(dfile_path(&p->files[fi])) : NULL;
+	pd->keep_within = fi >= 0 ? v->sel - p->files[fi].line : 0;
+	pd->keep_onscreen = v->sel - v->top;
+	dash_forget(v->d, v);
+	dash_async(v->d, diff_produce, diff_arrived, v);
+	return 0;
+}
+
+/* The diff made off the loop arrives: parse it and show it, keeping the
+ * selection on the same file where it is still there. */
+static void diff_arrived(struct dash *d, void *arg, const char *data, size_t len, int ok)
+{
+	struct view *v = arg;
+	struct diff_priv *p = v->priv;
+	struct diff_pending *pd = p->pending;
+	p->pending = NULL;
+	p->loading = 0;
+	if (!pd)
+		return;
+	if (!ok) {
+		dash_message(d, ROLE_ERROR, "%.*s", (int)(len > 400 ? 400 : len),
+		             len ? data : _("cannot make the diff"));
+		diff_pending_free(pd);
+		return;
 	}
+	char *mem = xmalloc(len + 1);
+	memcpy(mem, data, len);
+	mem[len] = '\0';
+	struct parsed ps;
+	diff_parse(mem, len, &ps);
+	diff_unload(p);
+	p->text = mem;
+	p->len = len;
+	p->lines = ps.lines;
+	p->nlines = ps.nlines;
+	p->files = ps.files;
+	p->nfiles = ps.nfiles;
+	p->range = pd->range;
+	p->round = pd->round;
+	p->task_round = pd->task_round;
+	free(p->head);
+	free(p->reviewed);
+	p->head = pd->head;
+	p->reviewed = pd->reviewed;
+	pd->head = pd->reviewed = NULL;
+	v->lines = p->nlines;
 	int sel = 0;
-	for (int i = 0; path && i < p->nfiles; i++)
-		if (!strcmp(dfile_path(&p->files[i]), path)) {
+	for (int i = 0; pd->keep_path && i < p->nfiles; i++)
+		if (!strcmp(dfile_path(&p->files[i]), pd->keep_path)) {
 			int end = i + 1 < p->nfiles ? p->files[i + 1].line : p->nlines;
-			sel = p->files[i].line + within;
+			sel = p->files[i].line + pd->keep_within;
 			if (sel >= end)
 				sel = end - 1;
 			break;
 		}
-	free(path);
 	v->sel = p->nlines ? sel : -1;
-	v->top = v->sel - (onscreen > 0 ? onscreen : 0);
+	v->top = v->sel - (pd->keep_onscreen > 0 ? pd->keep_onscreen : 0);
 	if (v->top < 0)
 		v->top = 0;
 	view_clamp(v);
-	return 0;
+	diff_pending_free(pd);
 }
 
 /* ------------------------------------------------------------ drawing */
@@ -540,7 +605,8 @@ static void diff_draw(struct view *v, struct screen *s, int y, int h)
 
 	v->height = h;
 	if (!p->nlines) {
-		screen_str(s, 0, y, w, ROLE_DIM, _("(no changes)"));
+		screen_str(s, 0, y, w, ROLE_DIM, p->loading ? _("loading the diff...") :
+		           _("(no changes)"));
 		return;
 	}
 	view_clamp(v);
@@ -568,7 +634,9 @@ static void diff_title(struct view *v, char *out, size_t len)
 	else
 		snprintf(range, sizeof(range), _("round %d"), p->task_round > 0 ? p->task_round : 1);
 	int fi = v->sel >= 0 ? diff_file_of(p, v->sel) : -1;
-	if (!p->nfiles)
+	if (!p->nfiles && p->loading)
+		snprintf(out, len, _("diff %s %s: loading..."), v->task_id, range);
+	else if (!p->nfiles)
 		snprintf(out, len, _("diff %s %s: no changes"), v->task_id, range);
 	else
 		snprintf(out, len, _("diff %s %s: file %d/%d %s"), v->task_id, range,
@@ -914,10 +982,13 @@ static int diff_request(struct view *v, enum request req)
 
 static int diff_open(struct view *v, char *msg, size_t msglen)
 {
+	struct diff_priv *p = v->priv;
 	if (diff_load(v, RANGE_ALL, 0, msg, msglen) < 0)
 		return -1;
+	p->pending->first = 1;
 	v->top = 0;
-	v->sel = v->lines ? 0 : -1;
+	v->sel = -1;
+	dash_async(v->d, diff_produce, diff_arrived, v);
 	return 0;
 }
 
@@ -928,7 +999,7 @@ static void diff_refresh(struct view *v)
 
 	/* A new round shows up in the store; looking once a second is
 	 * plenty. */
-	if (d->now && d->now - p->checked < 1.0 && d->now >= p->checked)
+	if (p->loading || (d->now && d->now - p->checked < 1.0 && d->now >= p->checked))
 		return;
 	p->checked = d->now;
 
@@ -960,6 +1031,9 @@ static void diff_refresh(struct view *v)
 static void diff_close(struct view *v)
 {
 	struct diff_priv *p = v->priv;
+	/* A load still in flight must not land on a closed view. */
+	dash_forget(v->d, v);
+	diff_pending_free(p->pending);
 	diff_unload(p);
 	free(p->head);
 	free(p->reviewed);

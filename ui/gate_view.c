@@ -602,6 +602,19 @@ static void reject_done(struct dash *d, void *arg, const char *text)
 		             ask.id);
 }
 
+/* Reject ends the task: asked first, like approve. */
+static void reject_confirm(struct dash *d, void *arg, const char *text)
+{
+	(void)arg;
+	if (!text || rpmatch(text) != 1) {
+		cancelled(d);
+		return;
+	}
+	char q[160];
+	snprintf(q, sizeof q, _("reject task %s; notes (optional): "), ask.id);
+	dash_ask(d, q, 0, NULL, reject_done, NULL);
+}
+
 static void changes_done(struct dash *d, void *arg, const char *text)
 {
 	(void)arg;
@@ -728,9 +741,9 @@ static int gate_request(struct view *v, enum request req)
 			start_job(v->d, v->task_id, 0);
 		return 1;
 	case REQ_REJECT:
-		snprintf(q, sizeof q, _("reject task %s; notes (optional): "), v->task_id);
+		snprintf(q, sizeof q, _("reject task %s? (y/n) "), v->task_id);
 		ask_set(v->task_id, NULL);
-		dash_ask(v->d, q, 0, NULL, reject_done, NULL);
+		dash_ask(v->d, q, 0, NULL, reject_confirm, NULL);
 		return 1;
 	case REQ_REQUEST_CHANGES:
 		snprintf(q, sizeof q, _("changes for task %s (what should the agent do?): "),

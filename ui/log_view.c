@@ -71,8 +71,11 @@ static void index_more(struct logv *p, uint64_t budget)
 /* Lines there are, counting a last line without its newline. */
 static long total_lines(struct logv *p)
 {
-	return p->lines + (p->scanned == p->size && p->size > 0 && p->scanned > 0 &&
-	                   (p->nmarks || p->lines >= 0) ? 0 : 0);
+	/* A last line without its newline counts too. */
+	char c = '\n';
+	if (p->size > 0 && pread(p->fd, &c, 1, (off_t)p->size - 1) != 1)
+		c = '\n';
+	return p->lines + (p->scanned == p->size && c != '\n');
 }
 
 static void stat_file(struct view *v)

@@ -257,7 +257,7 @@ static void new_repo(struct dash *d, void *arg, const char *text)
 static void cancel_answer(struct dash *d, void *arg, const char *text)
 {
 	char *id = arg;
-	if (text && (text[0] == 'y' || text[0] == 'Y')) {
+	if (text && rpmatch(text) == 1) {
 		struct err e = {{0}};
 		int r = store_task_cancel(d->st, id, gate_actor(), &e);
 		if (r < 0)
