@@ -20,6 +20,7 @@
 #include "diff.h"
 #include "fsx.h"
 #include "dash.h"
+#include "editor.h"
 #include "gate.h"
 #include "i18n.h"
 #include "mirror.h"
@@ -865,55 +866,25 @@ static char *read_notes(const struct opts *o, int editor_ok, const char *id, int
 	}
 	if (!editor_ok)
 		return NULL;
-	const char *ed = getenv("VISUAL");
-	if (!ed || !*ed)
-		ed = getenv("EDITOR");
-	if (!ed || !*ed) {
+	if (!editor_command()) {
 		die(EXIT_USAGE, _("no notes: give --notes TEXT or --notes-file FILE, or set "
 		                  "EDITOR to write them in an editor"));
 		return NULL;
 	}
-	char path[] = "/tmp/paddock-notes.XXXXXX";
-	int fd = mkstemp(path);
-	if (fd < 0) {
-		*code = die(1, _("cannot create a file for the notes: %s"), strerror(errno));
-		return NULL;
-	}
 	char *hdr = xasprintf(_("\n# Write what the agent should change in task %s.\n"
 	                        "# Lines starting with '#' are ignored; empty notes cancel.\n"), id);
-	(void)fsx_write_all(fd, hdr, strlen(hdr));
-	free(hdr);
-	close(fd);
-	/* As git does: the editor variable is a shell command line. */
-	char *cmd = xasprintf("%s \"$1\"", ed);
-	pid_t pid = fork();
-	if (pid == 0) {
-		execl("/bin/sh", "sh", "-c", cmd, "sh", path, (char *)NULL);
-		_exit(127);
-	}
-	int ws = 0;
-	while (pid > 0 && waitpid(pid, &ws, 0) < 0 && errno == EINTR)
-		;
-	free(cmd);
 	char *notes = NULL;
-	if (pid < 0 || !WIFEXITED(ws) || WEXITSTATUS(ws) != 0) {
-		*code = die(1, _("the editor (%s) failed; nothing was requested"), ed);
-	} else if (fsx_read_file(path, TASK_TEXT_MAX, &b, &e) == 0) {
-		struct buf kept = {0};
-		for (char *line = b.data; line && *line;) {
-			size_t n = strcspn(line, "\n");
-			if (line[0] != '#')
-				buf_add(&kept, line, n), buf_addc(&kept, '\n');
-			line += n + (line[n] == '\n');
-		}
-		if (kept.len && strspn(kept.data, " \t\n") != kept.len)
-			notes = buf_detach(&kept);
-		else
-			die(EXIT_USAGE, _("the notes are empty; nothing was requested"));
-		buf_free(&kept);
+	int rc = editor_edit(hdr, &notes, &e);
+	free(hdr);
+	if (rc < 0) {
+		*code = die(1, _("%s; nothing was requested"), e.msg);
+		return NULL;
 	}
-	buf_free(&b);
-	unlink(path);
+	if (strspn(notes, " \t\n") == strlen(notes)) {
+		free(notes);
+		die(EXIT_USAGE, _("the notes are empty; nothing was requested"));
+		return NULL;
+	}
 	return notes;
 }
 

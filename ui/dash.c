@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include "buf.h"
 #include "demo.h"
+#include "editor.h"
 #include "fsx.h"
 #include "i18n.h"
 #include "paths.h"
@@ -616,62 +617,28 @@ static void request_quit(struct ui *u)
 /* ---- keys ---- */
 
 /* The notes in $VISUAL or $EDITOR: the text so far goes in, what the
- * editor leaves comes back (lines starting with '#' dropped). */
+ * editor leaves comes back. */
 static void input_external_editor(struct ui *u)
 {
 	struct dash_input *in = u->d.input;
-	const char *ed = getenv("VISUAL");
-	if (!ed || !*ed)
-		ed = getenv("EDITOR");
-	if (!ed || !*ed) {
+	struct err e = {{0}};
+	char *text = NULL;
+	if (!editor_command()) {
 		dash_message(&u->d, ROLE_ERROR, _("set VISUAL or EDITOR to write notes in an editor"));
 		return;
 	}
-	char path[] = "/tmp/paddock-notes.XXXXXX";
-	int fd = mkstemp(path);
-	if (fd < 0) {
-		dash_message(&u->d, ROLE_ERROR, _("cannot create a file for the notes: %s"),
-		             strerror(errno));
-		return;
-	}
-	(void)fsx_write_all(fd, in->text.data ? in->text.data : "", in->text.len);
-	close(fd);
 	if (!u->d.script)
 		term_suspend();
-	char *cmd = xasprintf("%s \"$1\"", ed);
-	pid_t pid = fork();
-	if (pid == 0) {
-		sigset_t none;
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		execl("/bin/sh", "sh", "-c", cmd, "sh", path, (char *)NULL);
-		_exit(127);
-	}
-	int ws = 0;
-	while (pid > 0 && waitpid(pid, &ws, 0) < 0 && errno == EINTR)
-		;
-	free(cmd);
+	int rc = editor_edit(in->text.data ? in->text.data : "", &text, &e);
 	if (!u->d.script)
 		term_resume();
-	struct buf b = {0};
-	struct err e = {{0}};
-	if (pid < 0 || !WIFEXITED(ws) || WEXITSTATUS(ws) != 0) {
-		dash_message(&u->d, ROLE_ERROR, _("the editor (%s) failed; the notes are as they were"),
-		             ed);
-	} else if (fsx_read_file(path, TASK_TEXT_MAX, &b, &e) == 0) {
-		buf_reset(&in->text);
-		for (char *line = b.data; line && *line;) {
-			size_t n = strcspn(line, "\n");
-			if (line[0] != '#') {
-				buf_add(&in->text, line, n);
-				if (line[n])
-					buf_addc(&in->text, '\n');
-			}
-			line += n + (line[n] == '\n');
-		}
+	if (rc < 0) {
+		dash_message(&u->d, ROLE_ERROR, _("%s; the notes are as they were"), e.msg);
+		return;
 	}
-	buf_free(&b);
-	unlink(path);
+	buf_reset(&in->text);
+	buf_adds(&in->text, text);
+	free(text);
 }
 
 static void input_key(struct ui *u, int key)

@@ -1,0 +1,69 @@
+#include "autoconfig.h"
+#include "editor.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "buf.h"
+#include "fsx.h"
+#include "i18n.h"
+#include "task.h"
+
+const char *editor_command(void)
+{
+	const char *ed = getenv("VISUAL");
+	if (!ed || !*ed)
+		ed = getenv("EDITOR");
+	return ed && *ed ? ed : NULL;
+}
+
+int editor_edit(const char *initial, char **out, struct err *e)
+{
+	const char *ed = editor_command();
+	if (!ed)
+		return err_set(e, _("set VISUAL or EDITOR to write notes in an editor"));
+	char path[] = "/tmp/paddock-notes.XXXXXX";
+	int fd = mkstemp(path);
+	if (fd < 0)
+		return err_errno(e, _("cannot create a file for the notes"));
+	(void)fsx_write_all(fd, initial ? initial : "", initial ? strlen(initial) : 0);
+	close(fd);
+	char *cmd = xasprintf("%s \"$1\"", ed);
+	pid_t pid = fork();
+	if (pid == 0) {
+		/* The editor gets the signals a program expects. */
+		sigset_t none;
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		execl("/bin/sh", "sh", "-c", cmd, "sh", path, (char *)NULL);
+		_exit(127);
+	}
+	int ws = 0;
+	while (pid > 0 && waitpid(pid, &ws, 0) < 0 && errno == EINTR)
+		;
+	free(cmd);
+	int rc = -1;
+	struct buf b = {0};
+	if (pid < 0 || !WIFEXITED(ws) || WEXITSTATUS(ws) != 0) {
+		err_set(e, _("the editor (%s) failed"), ed);
+	} else if (fsx_read_file(path, TASK_TEXT_MAX, &b, e) == 0) {
+		struct buf kept = {0};
+		for (char *line = b.data; line && *line;) {
+			size_t n = strcspn(line, "\n");
+			if (line[0] != '#') {
+				buf_add(&kept, line, n);
+				if (line[n])
+					buf_addc(&kept, '\n');
+			}
+			line += n + (line[n] == '\n');
+		}
+		*out = buf_detach(&kept);
+		rc = 0;
+	}
+	buf_free(&b);
+	unlink(path);
+	return rc;
+}
