@@ -1,5 +1,6 @@
 #include "autoconfig.h"
 #include "config.h"
+#include "egress.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -15,6 +16,7 @@
 
 #include "agent.h"
 #include "buf.h"
+#include "fsx.h"
 #include "i18n.h"
 #include "units.h"
 
@@ -259,14 +261,26 @@ static int config_line(const struct spots *s, const char *section, const char *s
 
 static const char *const paddock_keys[] = { "workers", "gate-timeout", NULL };
 static const char *const limits_keys[] = {
-	"timeout", "memory", "pids", "disk", "output", "bundle", NULL };
+	"timeout", "memory", "pids", "disk", "output", "bundle", "budget", "budget-tokens", NULL };
+static const char *const endpoint_keys[] = { "kind", "upstream", "key-env", "key-file", "port",
+	NULL };
+static const char *const price_keys[] = { "input", "output", "cache-read", "cache-write", NULL };
+static const char *const gateway_keys[] = { "hosts-file", "dns", "ca-file", "allow-address",
+	"proxy-port", "max-body", "max-tunnels", NULL };
 static const char *const sandbox_keys[] = { "uid", "gid", NULL };
 static const char *const repo_keys[] = { "url", "branch", "test", "setup",
 	"push-url", "token-env", "ssh-key", "ssh-known-hosts", "branch-prefix", "protected",
 	"pull-request", "github-repo", "github-api", "github-token-env", "draft", "deny",
 	"max-file-size", "policy-paths", "policy-secrets", "policy-size", "policy-symlinks",
-	"policy-submodules", "policy-authors", NULL };
-static const char *const agent_keys[] = { "command", "resume", NULL };
+	"policy-submodules", "policy-authors", "allow-host", "setup-allow-host", NULL };
+static const char *const agent_keys[] = { "command", "resume", "kind", "endpoint", "package",
+	"model", NULL };
+static const char *const agent_kind_names[] = { "script", "claude", "codex", "pi", NULL };
+
+const char *config_agent_kind_name(enum agent_kind k)
+{
+	return (unsigned)k <= AGENT_PI ? agent_kind_names[k] : "?";
+}
 static const char *const policy_rule_names[POLICY_NRULES] = {
 	"paths", "secrets", "size", "symlinks", "submodules", "authors" };
 
@@ -299,7 +313,8 @@ static void config_repo_defaults(struct repo_conf *r)
 }
 static const char *const ui_keys[] = { "theme", "notify-command", NULL };
 static const char *const sections[] = {
-	"paddock", "limits", "sandbox", "repo", "agent", "ui", "bind", NULL };
+	"paddock", "limits", "sandbox", "repo", "agent", "ui", "bind", "endpoint", "price",
+	"gateway", NULL };
 
 char *config_default_path(void)
 {
@@ -320,6 +335,75 @@ char *config_default_path(void)
 	return xasprintf("%s/.config/paddock/config", home);
 }
 
+/* The ready-made agents: the pinned npm package `paddock agent install`
+ * fetches, driven headless with their own permission prompts off (the
+ * sandbox is the boundary).  Edited by [agent "NAME"] keys in the file. */
+static const struct builtin_agent {
+	const char *name, *endpoint, *package, *command, *resume;
+	enum agent_kind kind;
+} builtin_agents[] = {
+	{ "claude", "anthropic", "@anthropic-ai/claude-code@2.1.332",
+	  "claude -p {prompt} --output-format stream-json --verbose "
+	  "--dangerously-skip-permissions",
+	  "claude -p {prompt} --resume {session} --output-format stream-json --verbose "
+	  "--dangerously-skip-permissions", AGENT_CLAUDE },
+	{ "codex", "openai", "@openai/codex@0.171.0",
+	  "codex exec --json --skip-git-repo-check --dangerously-bypass-approvals-and-sandbox "
+	  "{prompt}",
+	  "codex exec --json --skip-git-repo-check --dangerously-bypass-approvals-and-sandbox "
+	  "resume {session} {prompt}", AGENT_CODEX },
+	{ "pi", "anthropic", "@mariozechner/pi-coding-agent@0.73.1",
+	  "pi --mode json -p {prompt}",
+	  "pi --mode json --session {session} -p {prompt}", AGENT_PI },
+};
+
+/* List prices (USD per million tokens, 2025); [price "MODEL"] overrides. */
+static const struct price_conf builtin_prices[] = {
+	{ "claude-opus-4*", 15, 75, 1.5, 18.75 },
+	{ "claude-sonnet-4*", 3, 15, 0.3, 3.75 },
+	{ "claude-haiku-4*", 1, 5, 0.1, 1.25 },
+	{ "claude-3-5-haiku*", 0.8, 4, 0.08, 1 },
+	{ "gpt-5*", 1.25, 10, 0.125, 0 },
+};
+
+static void config_add_builtins(struct config *c)
+{
+	static const struct { const char *name, *upstream, *key_env; enum endpoint_kind kind;
+	                      int port; } eps[] = {
+		{ "anthropic", "https://api.anthropic.com", "ANTHROPIC_API_KEY", ENDPOINT_ANTHROPIC,
+		  8081 },
+		{ "openai", "https://api.openai.com", "OPENAI_API_KEY", ENDPOINT_OPENAI, 8082 },
+	};
+	c->endpoints = xcalloc(2, sizeof *c->endpoints);
+	for (size_t i = 0; i < 2; i++) {
+		struct endpoint_conf *ep = &c->endpoints[c->nendpoints++];
+		ep->name = xstrdup(eps[i].name);
+		ep->upstream = xstrdup(eps[i].upstream);
+		ep->key_env = xstrdup(eps[i].key_env);
+		ep->kind = eps[i].kind;
+		ep->port = eps[i].port;
+	}
+	size_t na = sizeof builtin_agents / sizeof builtin_agents[0];
+	c->agents = xcalloc(na, sizeof *c->agents);
+	for (size_t i = 0; i < na; i++) {
+		struct agent_conf *a = &c->agents[c->nagents++];
+		a->name = xstrdup(builtin_agents[i].name);
+		a->command = xstrdup(builtin_agents[i].command);
+		a->resume = xstrdup(builtin_agents[i].resume);
+		a->endpoint = xstrdup(builtin_agents[i].endpoint);
+		a->package = xstrdup(builtin_agents[i].package);
+		a->kind = builtin_agents[i].kind;
+		a->builtin = 1;
+	}
+	size_t np = sizeof builtin_prices / sizeof builtin_prices[0];
+	c->prices = xcalloc(np, sizeof *c->prices);
+	for (size_t i = 0; i < np; i++) {
+		c->prices[i] = builtin_prices[i];
+		c->prices[i].model = xstrdup(builtin_prices[i].model);
+	}
+	c->nprices = np;
+}
+
 void config_init_defaults(struct config *c)
 {
 	memset(c, 0, sizeof(*c));
@@ -333,6 +417,11 @@ void config_init_defaults(struct config *c)
 	c->sandbox_uid = 64100;
 	c->sandbox_gid = 64100;
 	c->gate_timeout = 24 * 3600;
+	c->gw_dns = 1;
+	c->gw_proxy_port = 3128;
+	c->gw_max_body = 32ULL << 20;
+	c->gw_max_tunnels = 32;
+	config_add_builtins(c);
 }
 
 static void config_strv_free(char **v, size_t n)
@@ -360,6 +449,8 @@ static void config_repo_free(struct repo_conf *r)
 	free(r->github_api);
 	free(r->github_token_env);
 	config_strv_free(r->deny, r->ndeny);
+	config_strv_free(r->allow_hosts, r->nallow_hosts);
+	config_strv_free(r->setup_allow_hosts, r->nsetup_allow_hosts);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -377,8 +468,24 @@ void config_free(struct config *c)
 		free(c->agents[i].name);
 		free(c->agents[i].command);
 		free(c->agents[i].resume);
+		free(c->agents[i].endpoint);
+		free(c->agents[i].package);
+		free(c->agents[i].model);
 	}
 	free(c->agents);
+	for (i = 0; i < c->nendpoints; i++) {
+		free(c->endpoints[i].name);
+		free(c->endpoints[i].upstream);
+		free(c->endpoints[i].key_env);
+		free(c->endpoints[i].key_file);
+	}
+	free(c->endpoints);
+	for (i = 0; i < c->nprices; i++)
+		free(c->prices[i].model);
+	free(c->prices);
+	free(c->gw_hosts_file);
+	free(c->gw_ca_file);
+	config_strv_free(c->gw_allow_address, c->ngw_allow_address);
 	free(c->ui_theme);
 	free(c->notify_command);
 	for (i = 0; i < c->nbinds; i++) {
@@ -412,7 +519,60 @@ const struct agent_conf *config_default_agent(const struct config *c)
 	const struct agent_conf *a = config_find_agent(c, "default");
 	if (a)
 		return a;
+	/* The user's own first, then the ready-made ones. */
+	for (size_t i = 0; i < c->nagents; i++)
+		if (!c->agents[i].builtin)
+			return &c->agents[i];
 	return c->nagents ? &c->agents[0] : NULL;
+}
+
+const struct endpoint_conf *config_find_endpoint(const struct config *c, const char *name)
+{
+	for (size_t i = 0; name && i < c->nendpoints; i++)
+		if (strcmp(c->endpoints[i].name, name) == 0)
+			return &c->endpoints[i];
+	return NULL;
+}
+
+const struct price_conf *config_find_price(const struct config *c, const char *model)
+{
+	const struct price_conf *best = NULL;
+	size_t best_len = 0;
+	if (!model)
+		return NULL;
+	/* Later entries (the file's) win over earlier ones (built in). */
+	for (size_t i = c->nprices; i-- > 0;) {
+		const char *m = c->prices[i].model;
+		size_t n = strlen(m);
+		if (strcmp(m, model) == 0)
+			return &c->prices[i];
+		if (n && m[n - 1] == '*' && strncmp(m, model, n - 1) == 0 && n - 1 > best_len) {
+			best = &c->prices[i];
+			best_len = n - 1;
+		}
+	}
+	return best;
+}
+
+char *config_endpoint_key(const struct endpoint_conf *ep)
+{
+	if (ep->key_file) {
+		struct buf b = {0};
+		struct err e;
+		if (fsx_read_file(ep->key_file, 64 * 1024, &b, &e) < 0) {
+			buf_free(&b);
+			return NULL;
+		}
+		char *k = xstrndup(b.data ? b.data : "", strcspn(b.data ? b.data : "", "\r\n"));
+		buf_free(&b);
+		if (!*k) {
+			free(k);
+			return NULL;
+		}
+		return k;
+	}
+	const char *v = ep->key_env ? getenv(ep->key_env) : NULL;
+	return v && *v ? xstrdup(v) : NULL;
 }
 
 static char *config_dup_or_null(const char *s)
@@ -651,6 +811,12 @@ static void config_entry_limits(struct parse *p, int line, const char *key, cons
 		config_size_key(p, line, key, value, &l->output);
 	} else if (strcmp(key, "bundle") == 0) {
 		config_size_key(p, line, key, value, &l->bundle);
+	} else if (strcmp(key, "budget") == 0) {
+		if (units_parse_money(value, &l->budget) < 0)
+			problem_add(p->ps, line, _("limits.budget: '%s' is not an amount in US dollars; write for example 5 or 2.50 (0 for none)"), value);
+	} else if (strcmp(key, "budget-tokens") == 0) {
+		if (units_parse_count(value, &l->budget_tokens) < 0)
+			problem_add(p->ps, line, _("limits.budget-tokens: '%s' is not a number of tokens; write for example 200000, 500k or 2m (0 for none)"), value);
 	}
 }
 
@@ -745,6 +911,18 @@ static void config_entry_repo_more(struct parse *p, int line, struct repo_conf *
 			r->pull_request = NULL;
 		} else
 			problem_add(p->ps, line, _("repo.%s.pull-request: '%s' is not known; use github or none"), name, value);
+	} else if (strcmp(key, "allow-host") == 0 || strcmp(key, "setup-allow-host") == 0) {
+		struct egress_rule rule;
+		struct err e;
+		if (egress_rule_parse(value, &rule, &e) < 0) {
+			problem_add(p->ps, line, "repo.%s.%s: %s", name, key, e.msg);
+		} else {
+			egress_rule_free(&rule);
+			if (key[0] == 'a')
+				config_strv_add(&r->allow_hosts, &r->nallow_hosts, value);
+			else
+				config_strv_add(&r->setup_allow_hosts, &r->nsetup_allow_hosts, value);
+		}
 	} else if (strcmp(key, "github-repo") == 0) {
 		const char *slash = strchr(value, '/');
 		if (!slash || slash == value || !slash[1] || strchr(slash + 1, '/') ||
@@ -837,12 +1015,170 @@ static void config_entry_agent(struct parse *p, int line, const char *sub, const
 	struct agent_conf *a = config_agent_slot(p->c, sub);
 	char **dst = strcmp(key, "resume") == 0 ? &a->resume : &a->command;
 
+	a->builtin = 0;
+	if (strcmp(key, "kind") == 0) {
+		size_t k;
+		for (k = 0; agent_kind_names[k] && strcmp(agent_kind_names[k], value) != 0; k++)
+			;
+		if (!agent_kind_names[k])
+			problem_add(p->ps, line, _("agent.%s.kind: '%s' is not known; use script, claude, codex or pi"), sub, value);
+		else
+			a->kind = (enum agent_kind)k;
+		return;
+	}
+	if (strcmp(key, "endpoint") == 0 || strcmp(key, "package") == 0 ||
+	    strcmp(key, "model") == 0) {
+		char **d = key[0] == 'e' ? &a->endpoint : key[0] == 'p' ? &a->package : &a->model;
+		if (!value[0] || value[0] == '-' || strpbrk(value, " \t\n\"'\\"))
+			problem_add(p->ps, line, _("agent.%s.%s: '%s' must be one word that does not start with '-'"), sub, key, value);
+		else
+			config_set_str(d, value);
+		return;
+	}
+
 	if (agent_cmdline_parse(value, &cl, &e) < 0)
 		problem_add(p->ps, line, "agent.%s.%s: %s", sub, key, e.msg);
 	else
 		agent_cmdline_free(&cl);
 	free(*dst);
 	*dst = xstrdup(value);
+}
+
+static struct endpoint_conf *config_endpoint_slot(struct config *c, const char *name)
+{
+	for (size_t i = 0; i < c->nendpoints; i++)
+		if (strcmp(c->endpoints[i].name, name) == 0)
+			return &c->endpoints[i];
+	c->endpoints = xrealloc(c->endpoints, (c->nendpoints + 1) * sizeof(*c->endpoints));
+	struct endpoint_conf *ep = &c->endpoints[c->nendpoints++];
+	memset(ep, 0, sizeof *ep);
+	ep->name = xstrdup(name);
+	/* Local servers (llama.cpp, vLLM, Ollama) speak OpenAI's API. */
+	ep->kind = ENDPOINT_OPENAI;
+	return ep;
+}
+
+static int config_url_ok(const char *v)
+{
+	return (strncmp(v, "https://", 8) == 0 && v[8]) || (strncmp(v, "http://", 7) == 0 && v[7]);
+}
+
+static void config_entry_endpoint(struct parse *p, int line, const char *sub, const char *key,
+                                  const char *value)
+{
+	struct endpoint_conf *ep = config_endpoint_slot(p->c, sub);
+	unsigned long long v;
+
+	if (strcmp(key, "kind") == 0) {
+		if (strcmp(value, "anthropic") == 0)
+			ep->kind = ENDPOINT_ANTHROPIC;
+		else if (strcmp(value, "openai") == 0)
+			ep->kind = ENDPOINT_OPENAI;
+		else
+			problem_add(p->ps, line, _("endpoint.%s.kind: '%s' is not known; use anthropic or openai (any OpenAI-compatible server)"), sub, value);
+	} else if (strcmp(key, "upstream") == 0) {
+		if (!config_url_ok(value) || strpbrk(value, " \t\r\n"))
+			problem_add(p->ps, line, _("endpoint.%s.upstream: '%s' is not an http(s) URL such as https://api.anthropic.com"), sub, value);
+		else
+			config_set_str(&ep->upstream, value);
+	} else if (strcmp(key, "key-env") == 0) {
+		if (!config_env_name_valid(value))
+			problem_add(p->ps, line, _("endpoint.%s.key-env: '%s' is not a variable name"), sub, value);
+		else
+			config_set_str(&ep->key_env, value);
+	} else if (strcmp(key, "key-file") == 0) {
+		if (value[0] != '/')
+			problem_add(p->ps, line, _("endpoint.%s.key-file: '%s' is not an absolute path"), sub, value);
+		else
+			config_set_str(&ep->key_file, value);
+	} else if (strcmp(key, "port") == 0) {
+		if (config_parse_int(value, 1, 65535, &v) < 0)
+			problem_add(p->ps, line, _("endpoint.%s.port: '%s' is not a port from 1 to 65535"), sub, value);
+		else
+			ep->port = (int)v;
+	}
+}
+
+static void config_entry_price(struct parse *p, int line, const char *sub, const char *key,
+                               const char *value)
+{
+	struct price_conf *pr = NULL;
+	double v;
+	for (size_t i = 0; i < p->c->nprices; i++)
+		if (strcmp(p->c->prices[i].model, sub) == 0)
+			pr = &p->c->prices[i];
+	if (!pr) {
+		p->c->prices = xrealloc(p->c->prices, (p->c->nprices + 1) * sizeof(*p->c->prices));
+		pr = &p->c->prices[p->c->nprices++];
+		memset(pr, 0, sizeof *pr);
+		pr->model = xstrdup(sub);
+	}
+	if (units_parse_money(value, &v) < 0) {
+		problem_add(p->ps, line, _("price.%s.%s: '%s' is not a price in US dollars per million tokens (for example 3 or 0.30)"), sub, key, value);
+		return;
+	}
+	if (strcmp(key, "input") == 0)
+		pr->input = v;
+	else if (strcmp(key, "output") == 0)
+		pr->output = v;
+	else if (strcmp(key, "cache-read") == 0)
+		pr->cache_read = v;
+	else
+		pr->cache_write = v;
+}
+
+static void config_entry_gateway(struct parse *p, int line, const char *key, const char *value)
+{
+	struct config *c = p->c;
+	unsigned long long v;
+
+	if (strcmp(key, "hosts-file") == 0 || strcmp(key, "ca-file") == 0) {
+		if (value[0] != '/')
+			problem_add(p->ps, line, _("gateway.%s: '%s' is not an absolute path"), key, value);
+		else
+			config_set_str(key[0] == 'h' ? &c->gw_hosts_file : &c->gw_ca_file, value);
+	} else if (strcmp(key, "dns") == 0) {
+		int b;
+		if (git_config_parse_bool(&b, value) < 0)
+			problem_add(p->ps, line, _("gateway.dns: '%s' is not true or false"), value);
+		else
+			c->gw_dns = b;
+	} else if (strcmp(key, "allow-address") == 0) {
+		struct egress_cidr cidr;
+		if (egress_cidr_parse(value, &cidr) < 0)
+			problem_add(p->ps, line, _("gateway.allow-address: '%s' is not an address or CIDR such as 10.1.2.0/24 or fd00::/8"), value);
+		else
+			config_strv_add(&c->gw_allow_address, &c->ngw_allow_address, value);
+	} else if (strcmp(key, "proxy-port") == 0) {
+		if (config_parse_int(value, 1, 65535, &v) < 0)
+			problem_add(p->ps, line, _("gateway.proxy-port: '%s' is not a port from 1 to 65535"), value);
+		else
+			c->gw_proxy_port = (int)v;
+	} else if (strcmp(key, "max-body") == 0) {
+		uint64_t b;
+		if (units_parse_size(value, &b) < 0 || b < 1024)
+			problem_add(p->ps, line, _("gateway.max-body: '%s' is not a size of at least 1k (for example 32m)"), value);
+		else
+			c->gw_max_body = b;
+	} else if (strcmp(key, "max-tunnels") == 0) {
+		if (config_parse_int(value, 1, 1024, &v) < 0)
+			problem_add(p->ps, line, _("gateway.max-tunnels: '%s' is not a number from 1 to 1024"), value);
+		else
+			c->gw_max_tunnels = (int)v;
+	}
+}
+
+/* A [price "MODEL"] name: a model id, optionally ending in '*'. */
+static int config_model_name_valid(const char *s)
+{
+	size_t n = strlen(s);
+	if (n == 0 || n > 128 || s[0] == '*')
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!isalnum((unsigned char)s[i]) && !strchr("._:/@-", s[i]) &&
+		    !(s[i] == '*' && i == n - 1))
+			return 0;
+	return 1;
 }
 
 /* Checks one entry "section[.sub].key" = value found at its n-th
@@ -880,11 +1216,12 @@ static void config_entry(struct parse *p, const char *name, const char *value, i
 			if (sugg)
 				problem_add(p->ps, hl ? hl : line, _("unknown section '%s'; did you mean '%s'?"), section, sugg);
 			else
-				problem_add(p->ps, hl ? hl : line, _("unknown section '%s'; known sections are paddock, limits, sandbox, repo, agent, ui and bind"), section);
+				problem_add(p->ps, hl ? hl : line, _("unknown section '%s'; known sections are paddock, limits, sandbox, repo, agent, endpoint, price, gateway, ui and bind"), section);
 		}
 		goto out;
 	}
-	needs_sub = strcmp(section, "repo") == 0 || strcmp(section, "agent") == 0;
+	needs_sub = strcmp(section, "repo") == 0 || strcmp(section, "agent") == 0 ||
+	            strcmp(section, "endpoint") == 0 || strcmp(section, "price") == 0;
 	if (needs_sub && !sub) {
 		if (config_first_report(p, section, sub))
 			problem_add(p->ps, config_line(p->spots, section, NULL, NULL, 1),
@@ -897,7 +1234,8 @@ static void config_entry(struct parse *p, const char *name, const char *value, i
 				    _("[%s \"%s\"]: section %s takes no name; write [%s]"), section, sub, section, section);
 		goto out;
 	}
-	if (needs_sub && !config_name_valid(sub)) {
+	if (needs_sub && !(strcmp(section, "price") == 0 ? config_model_name_valid(sub)
+	                                                  : config_name_valid(sub))) {
 		if (config_first_report(p, section, sub))
 			problem_add(p->ps, config_line(p->spots, section, sub, NULL, 1),
 				    _("invalid %s name '%s': use up to 64 letters, digits, '.', '_' and '-', starting with a letter or digit"), section, sub);
@@ -925,6 +1263,12 @@ static void config_entry(struct parse *p, const char *name, const char *value, i
 		known = sandbox_keys;
 	else if (strcmp(section, "repo") == 0)
 		known = repo_keys;
+	else if (strcmp(section, "endpoint") == 0)
+		known = endpoint_keys;
+	else if (strcmp(section, "price") == 0)
+		known = price_keys;
+	else if (strcmp(section, "gateway") == 0)
+		known = gateway_keys;
 	else
 		known = agent_keys;
 	if (!config_in(key, known)) {
@@ -967,6 +1311,12 @@ static void config_entry(struct parse *p, const char *name, const char *value, i
 		config_entry_sandbox(p, line, key, value);
 	} else if (strcmp(section, "repo") == 0) {
 		config_entry_repo(p, line, sub, key, value);
+	} else if (strcmp(section, "endpoint") == 0) {
+		config_entry_endpoint(p, line, sub, key, value);
+	} else if (strcmp(section, "price") == 0) {
+		config_entry_price(p, line, sub, key, value);
+	} else if (strcmp(section, "gateway") == 0) {
+		config_entry_gateway(p, line, key, value);
 	} else {
 		config_entry_agent(p, line, sub, key, value);
 	}
@@ -1122,11 +1472,37 @@ static int config_parse(const char *path, struct config *c, struct problems *ps)
 				    _("repo '%s' opens pull requests on GitHub but names no repository; add github-repo = OWNER/NAME"),
 				    r->name);
 	}
-	for (i = 0; i < c->nagents; i++)
-		if (!c->agents[i].command)
-			problem_add(ps, config_line(&spots, "agent", c->agents[i].name, NULL, 1),
+	for (i = 0; i < c->nagents; i++) {
+		const struct agent_conf *a = &c->agents[i];
+		if (!a->command)
+			problem_add(ps, config_line(&spots, "agent", a->name, NULL, 1),
 				    _("agent '%s' has no command; add command = COMMAND under [agent \"%s\"]"),
-				    c->agents[i].name, c->agents[i].name);
+				    a->name, a->name);
+		if (a->endpoint && !config_find_endpoint(c, a->endpoint))
+			problem_add(ps, config_line(&spots, "agent", a->name, "endpoint", 1),
+				    _("agent '%s' uses endpoint '%s', which is not defined; add [endpoint \"%s\"] or use anthropic or openai"),
+				    a->name, a->endpoint, a->endpoint);
+	}
+	for (i = 0; i < c->nendpoints; i++) {
+		const struct endpoint_conf *ep = &c->endpoints[i];
+		if (!ep->upstream)
+			problem_add(ps, config_line(&spots, "endpoint", ep->name, NULL, 1),
+				    _("endpoint '%s' has no upstream; add upstream = URL under [endpoint \"%s\"]"),
+				    ep->name, ep->name);
+		if (!ep->port)
+			problem_add(ps, config_line(&spots, "endpoint", ep->name, NULL, 1),
+				    _("endpoint '%s' has no port; add port = N (the port the sandbox reaches it on, such as 8083)"),
+				    ep->name);
+		for (size_t j = 0; j < i; j++)
+			if (ep->port && c->endpoints[j].port == ep->port)
+				problem_add(ps, config_line(&spots, "endpoint", ep->name, "port", 1),
+					    _("endpoints '%s' and '%s' both use port %d; give each its own"),
+					    c->endpoints[j].name, ep->name, ep->port);
+		if (ep->port && ep->port == c->gw_proxy_port)
+			problem_add(ps, config_line(&spots, "endpoint", ep->name, "port", 1),
+				    _("endpoint '%s' uses port %d, which is the proxy's (gateway.proxy-port)"),
+				    ep->name, ep->port);
+	}
 out:
 	config_seen_free(&seen);
 	config_seen_free(&reported);

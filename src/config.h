@@ -9,7 +9,10 @@
  * Sections: [paddock] workers; [limits] timeout memory pids disk output
  * bundle (units.h syntax); [sandbox] uid gid (not 0); [repo "NAME"] url
  * (required) branch test setup; [agent "NAME"] command (required, split
- * as agent.h does).  Unknown sections and keys, [include] and keys outside
+ * as agent.h does); [endpoint "NAME"], [price "MODEL"] and [gateway] for
+ * the egress gateway (gateway.h).  Ready-made agents (claude, codex, pi)
+ * and endpoints (anthropic, openai) are added unless the file defines
+ * them.  Unknown sections and keys, [include] and keys outside
  * a section are errors.  Errors read "file:line: message"; the line of a
  * bad value is found by scanning the file (names compared as git does),
  * that of a syntax error comes from libgit2. */
@@ -28,6 +31,8 @@ struct limits {
 	uint64_t disk;         /* bytes (tmpfs size of the writable layer, /tmp, home) */
 	uint64_t output;       /* bytes of agent+test output kept in the log */
 	uint64_t bundle;       /* bytes: cap on the result bundle */
+	double budget;         /* USD a task may spend on model calls; 0: none */
+	uint64_t budget_tokens;/* model tokens (in + out) a task may use; 0: none */
 };
 
 /* What a policy rule does with a finding. */
@@ -75,13 +80,49 @@ struct repo_conf {
 	size_t ndeny;
 	uint64_t max_file_size;/* max-file-size: default 10m */
 	enum policy_action policy[POLICY_NRULES]; /* policy-<rule> */
+	/* Egress (gateway.h): allow-host / setup-allow-host entries,
+	 * "host", "*.suffix", "host:port" or "*.suffix:port". */
+	char **allow_hosts;
+	size_t nallow_hosts;
+	char **setup_allow_hosts;
+	size_t nsetup_allow_hosts;
 };
+
+/* How an agent is driven and how its output is read (adapter.h). */
+enum agent_kind { AGENT_SCRIPT, AGENT_CLAUDE, AGENT_CODEX, AGENT_PI };
 
 struct agent_conf {
 	char *name;            /* validated like repo names */
 	char *command;         /* command line (split without a shell) */
 	char *resume;          /* resume: command for later rounds (request
 	                          changes), or NULL: command again */
+	/* In command and resume, an argument {prompt} becomes the round's
+	 * prompt, {session} the session id the agent reported, {model} model. */
+	enum agent_kind kind;  /* kind: script (default), claude, codex, pi */
+	char *endpoint;        /* endpoint: the model endpoint it uses, or NULL */
+	char *package;         /* package: npm spec `paddock agent install` uses */
+	char *model;           /* model, or NULL */
+	int builtin;           /* a ready-made definition, not from the file */
+};
+
+/* A model endpoint: a reverse proxy on the sandbox's loopback that adds the
+ * key and forwards to the upstream ([endpoint "NAME"]; "anthropic" and
+ * "openai" are built in). */
+enum endpoint_kind { ENDPOINT_ANTHROPIC, ENDPOINT_OPENAI };
+struct endpoint_conf {
+	char *name;
+	enum endpoint_kind kind;  /* kind: anthropic or openai (API format) */
+	char *upstream;        /* upstream: base URL, e.g. https://api.anthropic.com */
+	char *key_env;         /* key-env: variable holding the key, or NULL */
+	char *key_file;        /* key-file: file holding the key, or NULL */
+	int port;              /* port: on the sandbox's 127.0.0.1 */
+};
+
+/* Prices of a model in USD per million tokens ([price "MODEL"]; MODEL may
+ * end in '*' to match a prefix). */
+struct price_conf {
+	char *model;
+	double input, output, cache_read, cache_write;
 };
 
 /* A key binding of the dashboard: [bind] REQUEST = KEYS. */
@@ -107,6 +148,20 @@ struct config {
 	size_t nrepos;
 	struct agent_conf *agents;
 	size_t nagents;
+	struct endpoint_conf *endpoints;
+	size_t nendpoints;
+	struct price_conf *prices;
+	size_t nprices;
+	/* [gateway] */
+	char *gw_hosts_file;   /* hosts-file: names resolved before (or instead
+	                          of) DNS, in /etc/hosts syntax */
+	int gw_dns;            /* dns: resolve names not in hosts-file (default 1) */
+	char *gw_ca_file;      /* ca-file: CA bundle for upstream TLS, or NULL */
+	char **gw_allow_address; /* allow-address: CIDRs allowed although internal */
+	size_t ngw_allow_address;
+	int gw_proxy_port;     /* proxy-port: the allowlisting proxy (3128) */
+	uint64_t gw_max_body;  /* max-body: request body cap (32m) */
+	int gw_max_tunnels;    /* max-tunnels: concurrent tunnels per task (32) */
 };
 
 /* Default config file path (malloc'd). */
@@ -134,6 +189,14 @@ const struct agent_conf *config_default_agent(const struct config *c);
  * (r->branch NULL means "main"); used by the demo. */
 void config_add_repo(struct config *c, const struct repo_conf *r);
 void config_add_agent(struct config *c, const char *name, const char *command);
+const struct endpoint_conf *config_find_endpoint(const struct config *c, const char *name);
+/* The price of model (exact name first, then the longest '*' prefix), or
+ * NULL. */
+const struct price_conf *config_find_price(const struct config *c, const char *model);
+/* The endpoint's key from paddock's environment or key file (malloc'd),
+ * or NULL when none is configured or set. */
+char *config_endpoint_key(const struct endpoint_conf *ep);
+const char *config_agent_kind_name(enum agent_kind k);
 /* "paths", "secrets", "size", "symlinks", "submodules", "authors". */
 const char *config_policy_rule_name(enum policy_rule r);
 /* The token for HTTPS pushes of r, from paddock's environment (NULL when

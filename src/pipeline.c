@@ -13,12 +13,14 @@
 #include <unistd.h>
 #include <jansson.h>
 #include <poll.h>
+#include "adapter.h"
 #include "agent.h"
 #include "buf.h"
 #include "bundle.h"
 #include "diff.h"
 #include "policy.h"
 #include "fsx.h"
+#include "gateway.h"
 #include "i18n.h"
 #include "mirror.h"
 #include "paths.h"
@@ -44,9 +46,22 @@ struct run {
 	char base[41];
 	char head[41];             /* the imported head of the latest round */
 	char *mirror;
+	struct gateway *gw;        /* the sandbox's way out, while it lives */
+	char *session;             /* the agent's session id, for resuming */
+	char *prompt_path;         /* the round's prompt (host file) */
+	char *agent_dir;           /* the installed agent, or NULL */
 };
 
 static volatile sig_atomic_t cancelled;
+static volatile sig_atomic_t over_budget;
+
+/* The gateway says the task has spent its budget. */
+static void on_budget(int sig)
+{
+	(void)sig;
+	over_budget = 1;
+	sandbox_request_cancel();
+}
 
 static void on_term(int sig)
 {
@@ -125,6 +140,13 @@ static int fail(struct run *r, const char *step, const char *msg)
 	logline(r, "%s: %s", step, msg);
 	report(r, "fail %s: %s", step, msg);
 	return 1;
+}
+
+/* fail() with the one-word reason that `paddock show` and the API give. */
+static int fail_reason(struct run *r, const char *reason, const char *step, const char *msg)
+{
+	report(r, "reason %s", reason);
+	return fail(r, step, msg);
 }
 
 /* Names the limits a failed command ran into. */
@@ -363,7 +385,7 @@ static int run_tests(struct run *r, struct sandbox *sb, struct tests_after *ta, 
 
 /* The agent's own summary: what it wrote to $PADDOCK_SUMMARY_FILE, else
  * the last lines it printed this round. */
-static char *agent_summary(struct run *r, struct sandbox *sb, off_t from)
+static char *agent_summary(struct run *r, struct sandbox *sb, off_t from, const char *final)
 {
 	struct err e = {{0}};
 	char *path = paths_join(r->task_dir, "summary", NULL);
@@ -376,6 +398,9 @@ static char *agent_summary(struct run *r, struct sandbox *sb, off_t from)
 	}
 	free(path);
 	buf_reset(&b);
+	/* The agent's final message, as its adapter read it. */
+	if (final && *final)
+		return xstrdup(final);
 	struct buf out = {0};
 	read_log_since(r, from, &out);
 	/* Our own marker lines are not the agent's words. */
@@ -411,6 +436,14 @@ static json_t *tests_json(int ran, int passed, int exited, int code, const char 
 static const char *action_name(enum policy_action a)
 {
 	return a == POLICY_BLOCK ? "block" : a == POLICY_WARN ? "warn" : "off";
+}
+
+/* USD the task may spend: its own budget, else the configuration's; 0 for
+ * none. */
+static double task_budget(const struct run *r)
+{
+	const struct task_row *t = r->job->task;
+	return t->budget >= 0 ? t->budget : r->job->cfg->limits.budget;
 }
 
 /* The gate summary of this round (gate.h reads it back). */
@@ -458,6 +491,17 @@ static char *gate_json(struct run *r, const char *from, const char *summary,
 	json_object_set_new(g, "findings", fa);
 	json_object_set_new(g, "contract", json_pack("{s:b,s:b,s:b}", "change", 1, "tests", 1,
 	                                             "bundle", 1));
+	if (r->gw) {
+		const struct gateway_stats *gs = gateway_stats(r->gw);
+		json_object_set_new(g, "usage", json_pack("{s:I,s:I,s:I,s:I,s:f,s:I,s:b,s:f}",
+			"input", (json_int_t)gs->total.input, "output", (json_int_t)gs->total.output,
+			"cache_read", (json_int_t)gs->total.cache_read,
+			"cache_write", (json_int_t)gs->total.cache_write, "cost", gs->cost,
+			"requests", (json_int_t)gs->requests, "priced", !gs->unpriced,
+			"budget", task_budget(r)));
+		json_object_set_new(g, "egress", json_pack("{s:I,s:I}", "allowed",
+			(json_int_t)gs->allowed, "refused", (json_int_t)gs->refused));
+	}
 	char *s = json_dumps(g, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	json_decref(g);
 	return s;
@@ -579,20 +623,87 @@ static int run_round(struct run *r, struct sandbox *sb, const struct agent_cmdli
 			return fail(r, "running", e.msg);
 	}
 	off_t start = lseek(r->log_fd, 0, SEEK_END);
-	if (sb_run(r, sb, (const char *const *)cl->argv, agent_env, r->deadline, &res, &e) < 0)
+	/* The prompt goes in as one argument where the command says {prompt}. */
+	struct buf ptext = {0};
+	if (fsx_read_file(r->prompt_path, 1 << 20, &ptext, &e) < 0)
 		return fail(r, "running", e.msg);
+	char **argv = adapter_argv(cl->argv, ptext.data ? ptext.data : "", r->session,
+	                           agent->model);
+	buf_free(&ptext);
+	const char *const *aenv = adapter_env(agent);
+	const char *const *genv = r->gw ? gateway_env(r->gw) : NULL;
+	size_t nenv = 0;
+	const char *env[96];
+	for (size_t i = 0; agent_env[i] && nenv < 32; i++)
+		env[nenv++] = agent_env[i];
+	for (size_t i = 0; aenv[i] && nenv < 64; i++)
+		env[nenv++] = aenv[i];
+	for (size_t i = 0; genv && genv[i] && nenv < 95; i++)
+		env[nenv++] = genv[i];
+	env[nenv] = NULL;
+	int rc = sb_run(r, sb, (const char *const *)argv, env, r->deadline, &res, &e);
+	adapter_argv_free(argv);
+	if (rc < 0)
+		return fail(r, "running", e.msg);
+
+	struct buf out = {0};
+	read_log_since(r, start, &out);
+	const struct gateway_stats *gs = r->gw ? gateway_stats(r->gw) : NULL;
+	struct adapter_result ar;
+	adapter_read(agent->kind, out.data ? out.data : "", out.len,
+	             res.end == SANDBOX_EXITED ? res.code : -1, gs ? gs->last_status : 0,
+	             gs ? gs->last_error : NULL, gs ? gs->last_message : NULL, &ar);
+	buf_free(&out);
+	if (ar.session && (!r->session || strcmp(ar.session, r->session) != 0)) {
+		free(r->session);
+		r->session = xstrdup(ar.session);
+		report(r, "session %s", ar.session);
+	}
+	if (over_budget || (gs && gs->over_budget)) {
+		char *msg = xasprintf(_("the task spent its budget (%.4f USD, %llu tokens; "
+		                        "limits.budget, limits.budget-tokens or add --budget)"),
+		                      gs ? gs->cost : 0.0,
+		                      gs ? (unsigned long long)usage_tokens(&gs->total) : 0ULL);
+		fail_reason(r, "budget", "running", msg);
+		free(msg);
+		adapter_result_free(&ar);
+		return 1;
+	}
 	if (res.end == SANDBOX_CANCELLED || cancelled) {
+		adapter_result_free(&ar);
 		report(r, "cancelled");
 		return 1;
 	}
 	char *problem = result_problem(r, _("the agent"), &res);
-	if (problem) {
-		fail(r, "running", problem);
+	if (res.end == SANDBOX_TIMEOUT) {
+		fail_reason(r, "timeout", "running", problem);
 		free(problem);
+		adapter_result_free(&ar);
+		return 1;
+	}
+	if (ar.outcome != ADAPTER_OK || problem) {
+		struct buf why = {0};
+		if (ar.outcome == ADAPTER_MODEL)
+			buf_printf(&why, _("the agent's model call failed (%s)"), ar.reason);
+		else if (problem)
+			buf_adds(&why, problem);
+		else
+			buf_adds(&why, _("the agent reported a failure"));
+		if (ar.error)
+			buf_printf(&why, ": %.400s", ar.error);
+		if (res.end == SANDBOX_EXITED && res.code == 127 && agent->kind != AGENT_SCRIPT &&
+		    !r->agent_dir)
+			buf_printf(&why, _("; the agent is not installed: run paddock agent install %s"),
+			           agent->name);
+		fail_reason(r, ar.reason ? ar.reason : "tool", "running", why.data);
+		buf_free(&why);
+		free(problem);
+		adapter_result_free(&ar);
 		return 1;
 	}
 	logline(r, "running: the agent finished");
-	char *summary = agent_summary(r, sb, start);
+	char *summary = agent_summary(r, sb, start, ar.final);
+	adapter_result_free(&ar);
 	report(r, "summary %s", summary);
 
 	report(r, "status testing");
@@ -635,7 +746,7 @@ static int run_round(struct run *r, struct sandbox *sb, const struct agent_cmdli
 		buf_printf(&why, _("tests failed: %s"), test_problem);
 		if (ta.tail && *ta.tail)
 			buf_printf(&why, "\n%s", ta.tail);
-		fail(r, "testing", why.data);
+		fail_reason(r, hrc == HANDOFF_NO_CHANGE ? "contract" : "tests", "testing", why.data);
 	} else {
 		logline(r, "hand-off: imported %s as %s (round %d)", r->head, t->branch, r->round);
 		char *g = gate_json(r, from, summary, before, &ta);
@@ -683,8 +794,10 @@ static int run_steps(struct run *r)
 		logline(r, "preparing: base commit %s (branch %s)", r->base, repo->branch);
 	}
 	char *tpl = NULL;
+	template_set_report_fd(r->report_fd);
 	if (template_ensure(job->data_dir, cfg, repo, r->base, r->log_fd, &tpl, &e) < 0)
-		return fail(r, "preparing", e.msg);
+		return fail_reason(r, strncmp(e.msg, "setup", 5) == 0 ? "setup" : "tool", "preparing",
+		                   e.msg);
 	struct template_tests before;
 	if (template_tests_before(job->data_dir, cfg, repo, r->base, tpl, &before, &e) < 0) {
 		/* The gate says so; the task itself can go on. */
@@ -718,6 +831,10 @@ static int run_steps(struct run *r)
 		files[nfiles++].host = cl.files[i];
 	for (size_t i = 0; i < rcl.nfiles; i++)
 		files[nfiles++].host = rcl.files[i];
+	r->prompt_path = prompt;
+	r->agent_dir = adapter_install_dir(job->data_dir, agent);
+	size_t nhome = 0;
+	struct sandbox_home_file *home = adapter_home_files(cfg, agent, &nhome);
 	struct sandbox_spec spec = {
 		.task_id = t->id,
 		.lower = tpl,
@@ -727,12 +844,39 @@ static int run_steps(struct run *r)
 		.files = files,
 		.nfiles = nfiles,
 		.prompt_file = prompt,
+		.agent_dir = r->agent_dir,
+		.home_files = home,
+		.nhome_files = nhome,
 	};
+	/* The agent's only way out: its model endpoint and the repo's
+	 * allowlist, through a gateway that holds the keys. */
+	struct gateway_policy gp = {
+		.cfg = cfg, .step = "agent",
+		.allow_hosts = (const char *const *)repo->allow_hosts,
+		.nallow_hosts = repo->nallow_hosts,
+		.model_endpoints = 1,
+		.endpoint = agent->endpoint,
+		.budget = t->budget >= 0 ? t->budget : cfg->limits.budget,
+		.budget_tokens = cfg->limits.budget_tokens,
+		.base = { t->usage.in, t->usage.out, t->usage.cache_read, t->usage.cache_write },
+		.base_cost = t->usage.cost,
+		.base_requests = t->usage.requests,
+		.base_unpriced = !t->usage.priced,
+		.notify_pid = getpid(),
+	};
+	free(r->session);
+	r->session = t->session ? xstrdup(t->session) : NULL;
 	const struct sandbox_backend *be = sandbox_backend_default();
 	struct sandbox *sb = NULL;
 	int result = 1, kept = 0;
 	char *problem = NULL;
-	if (write_prompt(r, NULL, prompt, &e) < 0 || be->create(&sb, &spec, &e) < 0) {
+	if (write_prompt(r, NULL, prompt, &e) < 0 || gateway_start(&gp, r->report_fd, &r->gw, &e) < 0) {
+		result = fail(r, "preparing", e.msg);
+		goto out;
+	}
+	spec.has_netns = 1;
+	spec.netns_fd = gateway_netns_fd(r->gw);
+	if (be->create(&sb, &spec, &e) < 0) {
 		result = fail(r, "preparing", e.msg);
 		goto out;
 	}
@@ -777,7 +921,16 @@ static int run_steps(struct run *r)
 	}
 out:
 	free(problem);
+	/* The gateway is our child: it goes first, so that the sandbox's
+	 * teardown does not wait for it. */
+	gateway_stop(r->gw);
+	r->gw = NULL;
 	be->destroy(sb);
+	adapter_home_free(home, nhome);
+	free(r->agent_dir);
+	r->agent_dir = NULL;
+	free(r->session);
+	r->session = NULL;
 	if (kept)
 		report(r, "released");
 	free(files);
@@ -798,6 +951,9 @@ int pipeline_run(const struct pipeline_job *job, int report_fd)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	struct sigaction sb_ = { .sa_handler = on_budget };
+	sigemptyset(&sb_.sa_mask);
+	sigaction(SIGUSR1, &sb_, NULL);
 
 	struct err e = {{0}};
 	r.task_dir = paths_join(job->data_dir, "tasks", job->task->id, NULL);

@@ -824,6 +824,10 @@ struct policy_secrets policy_secrets_collect(const struct config *cfg)
 	}
 	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
 		policy_secrets_add(&v, &s.n, getenv(vars[i]));
+	/* The model keys the gateway adds, whatever variable holds them. */
+	for (size_t i = 0; cfg && i < cfg->nendpoints; i++)
+		if (cfg->endpoints[i].key_env)
+			policy_secrets_add(&v, &s.n, getenv(cfg->endpoints[i].key_env));
 	s.values = v;
 	return s;
 }

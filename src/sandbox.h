@@ -22,7 +22,10 @@
  *   files[i].host    each listed host file, read-only, at the same path
  * The environment is cleared; PATH, HOME, USER, LANG, TMPDIR,
  * PADDOCK_PROMPT_FILE, PADDOCK_TASK_ID and cmd->env are set.  There is no
- * network (a new, empty network namespace). */
+ * network (a new, empty network namespace) unless spec->netns_fd names the
+ * namespace the gateway made (gateway.h), whose only way out is the
+ * gateway.  spec->agent_dir, when set, is shown read-only at
+ * /opt/paddock/agent, its bin/ first in PATH. */
 #ifndef PADDOCK_SANDBOX_H
 #define PADDOCK_SANDBOX_H
 
@@ -37,11 +40,17 @@
 #define SANDBOX_OUTDIR "/out"
 #define SANDBOX_HOME "/home/agent"
 #define SANDBOX_INNER_UID 1000
+#define SANDBOX_AGENT_DIR "/opt/paddock/agent"
 
 struct sandbox;
 
 struct sandbox_file {
 	const char *host;      /* absolute host path of a regular file */
+};
+
+struct sandbox_home_file {
+	const char *path;      /* relative, e.g. ".codex/config.toml" */
+	const char *content;
 };
 
 struct sandbox_spec {
@@ -55,6 +64,13 @@ struct sandbox_spec {
 	const struct sandbox_file *files;
 	size_t nfiles;
 	const char *prompt_file; /* host file shown at /paddock/prompt, or NULL */
+	int has_netns;         /* 1: run in netns_fd's network namespace */
+	int netns_fd;          /* (borrowed; the sandbox keeps its own copy) */
+	const char *agent_dir; /* host dir of an installed agent, or NULL */
+	/* Files written into the home before any command runs (the agent's
+	 * settings), owned by the sandbox user: paths relative to the home. */
+	const struct sandbox_home_file *home_files;
+	size_t nhome_files;
 };
 
 struct sandbox_cmd {

@@ -43,6 +43,7 @@
 #define RT_OUT RT "/out"
 #define RT_FILES RT "/files"
 #define RT_PROMPT RT "/prompt"
+#define RT_AGENT RT "/agent"
 
 #define SANDBOX_PATH "/usr/local/bin:/usr/bin:/bin"
 #define OUTPUT_MARKER "[paddock: output limit reached, the rest was dropped]\n"
@@ -58,6 +59,8 @@ struct sandbox {
 	int seccomp_fd;
 	char **file_paths;     /* files[i].host, bound from RT_FILES/<i> */
 	size_t nfiles;
+	int netns_fd;          /* the gateway's network namespace, or -1 */
+	int has_agent;         /* RT_AGENT holds an agent install */
 	int root_mounted, merged_mounted;
 };
 
@@ -250,14 +253,16 @@ static void build_argv(struct sandbox *sb, const struct sandbox_cmd *cmd,
 	av_add(a, "--unshare-ipc");
 	av_add(a, "--unshare-uts");
 	av_add(a, "--unshare-cgroup-try");
-	av_add(a, "--unshare-net");
+	if (sb->netns_fd < 0)
+		av_add(a, "--unshare-net");
 	av_add2(a, "--hostname", "sandbox");
 	av_add(a, "--die-with-parent");
 	av_add(a, "--new-session");
 	av_add2(a, "--cap-drop", "ALL");
 	/* --clearenv acts when parsed, so it must come before the --setenv's. */
 	av_add(a, "--clearenv");
-	av_add3(a, "--setenv", "PATH", SANDBOX_PATH);
+	av_add3(a, "--setenv", "PATH", sb->has_agent ? SANDBOX_AGENT_DIR "/bin:" SANDBOX_PATH
+	                                             : SANDBOX_PATH);
 	av_add3(a, "--setenv", "HOME", SANDBOX_HOME);
 	av_add3(a, "--setenv", "USER", "agent");
 	av_add3(a, "--setenv", "LOGNAME", "agent");
@@ -297,6 +302,8 @@ static void build_argv(struct sandbox *sb, const struct sandbox_cmd *cmd,
 		snprintf(src, sizeof src, RT_FILES "/%zu", i);
 		av_add3(a, "--ro-bind", src, sb->file_paths[i]);
 	}
+	if (sb->has_agent)
+		av_add3(a, "--ro-bind", RT_AGENT, SANDBOX_AGENT_DIR);
 	/* The root tmpfs (/, /etc, the mount points) is bwrap's, unsized: make
 	 * it read-only so that only the sized tmpfs takes writes. */
 	av_add2(a, "--remount-ro", "/");
@@ -318,6 +325,35 @@ static int copy_in(const char *src, const char *dst, uint64_t cap, mode_t mode, 
 	if (chmod(dst, mode) < 0)
 		return err_errno(e, _("cannot set the mode of %s"), dst);
 	return 0;
+}
+
+/* Writes an agent settings file under RT_HOME, creating its folders, all
+ * owned by the sandbox user.  Nothing of the sandbox exists yet, so no
+ * link can be in the way. */
+static int write_home_file(const struct sandbox_spec *spec, const struct sandbox_home_file *f,
+                           struct err *e)
+{
+	if (!f->path || f->path[0] == '/' || strstr(f->path, ".."))
+		return err_set(e, _("bad home file path %s"), f->path ? f->path : "(null)");
+	char *path = xasprintf(RT_HOME "/%s", f->path);
+	for (char *s = path + strlen(RT_HOME) + 1; (s = strchr(s, '/')); s++) {
+		*s = '\0';
+		if (mkdir(path, 0700) == 0 && chown(path, spec->uid, spec->gid) < 0) {
+			free(path);
+			return err_errno(e, _("cannot set up the sandbox's home"));
+		}
+		*s = '/';
+	}
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	size_t n = strlen(f->content);
+	int rc = fd >= 0 && write(fd, f->content, n) == (ssize_t)n &&
+	         fchown(fd, spec->uid, spec->gid) == 0 ? 0 : -1;
+	if (rc < 0)
+		err_errno(e, _("cannot write %s in the sandbox's home"), f->path);
+	if (fd >= 0)
+		close(fd);
+	free(path);
+	return rc;
 }
 
 static int setup_runtime(struct sandbox *sb, const struct sandbox_spec *spec, struct err *e)
@@ -383,6 +419,22 @@ static int setup_runtime(struct sandbox *sb, const struct sandbox_spec *spec, st
 	if (chmod(RT_FILES, 0555) < 0)
 		return err_errno(e, _("cannot set up %s"), RT_FILES);
 
+	if (spec->agent_dir) {
+		/* Bound here, in our private mount namespace, so that bwrap (as
+		 * the sandbox uid) needs no way through the data dir. */
+		if (mkdir_owned(RT_AGENT, 0755, 0, 0, e) < 0)
+			return -1;
+		if (mount(spec->agent_dir, RT_AGENT, NULL, MS_BIND | MS_REC, NULL) < 0 ||
+		    mount(NULL, RT_AGENT, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID |
+		          MS_NODEV, NULL) < 0)
+			return err_errno(e, _("cannot show the agent installed in %s to the sandbox"),
+			                 spec->agent_dir);
+		sb->has_agent = 1;
+	}
+	for (size_t i = 0; i < spec->nhome_files; i++)
+		if (write_home_file(spec, &spec->home_files[i], e) < 0)
+			return -1;
+
 	if (spec->workspace_direct) {
 		if (mount(spec->lower, RT_MERGED, NULL, MS_BIND | MS_REC, NULL) < 0)
 			return err_errno(e, _("cannot bind the workspace %s"), spec->lower);
@@ -431,6 +483,7 @@ static int bw_create(struct sandbox **out, const struct sandbox_spec *spec, stru
 	sb->gid = spec->gid;
 	sb->limits = spec->limits;
 	sb->seccomp_fd = -1;
+	sb->netns_fd = -1;
 	sb->nfiles = spec->nfiles;
 	sb->file_paths = xcalloc(spec->nfiles + 1, sizeof *sb->file_paths);
 	for (size_t i = 0; i < spec->nfiles; i++)
@@ -439,6 +492,13 @@ static int bw_create(struct sandbox **out, const struct sandbox_spec *spec, stru
 	sb->seccomp_fd = fd_high(seccomp_filter_fd(e));
 	if (sb->seccomp_fd < 0)
 		goto fail;
+	if (spec->has_netns) {
+		sb->netns_fd = fd_high(fcntl(spec->netns_fd, F_DUPFD_CLOEXEC, 0));
+		if (sb->netns_fd < 0) {
+			err_errno(e, _("cannot keep the sandbox's network namespace"));
+			goto fail;
+		}
+	}
 	if (cgroup_create(&sb->cg, spec->task_id, spec->limits.memory, spec->limits.pids, e) < 0)
 		goto fail;
 	if (setup_runtime(sb, spec, e) < 0)
@@ -489,6 +549,8 @@ static void bw_destroy(struct sandbox *sb)
 		umount2(RT, MNT_DETACH);
 	if (sb->seccomp_fd >= 0)
 		close(sb->seccomp_fd);
+	if (sb->netns_fd >= 0)
+		close(sb->netns_fd);
 	for (size_t i = 0; i < sb->nfiles; i++)
 		free(sb->file_paths[i]);
 	free(sb->file_paths);
@@ -500,7 +562,7 @@ static void bw_destroy(struct sandbox *sb)
 
 /* What a child that failed before exec tells the parent. */
 enum child_step {
-	STEP_CGROUP = 1, STEP_RLIMIT, STEP_FDS, STEP_IDS, STEP_PARENT, STEP_EXEC
+	STEP_CGROUP = 1, STEP_RLIMIT, STEP_FDS, STEP_IDS, STEP_PARENT, STEP_EXEC, STEP_NETNS
 };
 struct child_fail {
 	int step;
@@ -553,6 +615,9 @@ static void run_child(struct sandbox *sb, char *const argv[], int devnull, int o
 
 	if (cgroup_enter(sb->cg, getpid()) < 0)
 		child_fail(errw, STEP_CGROUP);
+	/* The gateway's namespace: joined while still root (CAP_SYS_ADMIN). */
+	if (sb->netns_fd >= 0 && setns(sb->netns_fd, CLONE_NEWNET) < 0)
+		child_fail(errw, STEP_NETNS);
 
 	rl.rlim_cur = rl.rlim_max = 0;
 	if (setrlimit(RLIMIT_CORE, &rl) < 0)
@@ -604,6 +669,7 @@ static const char *step_text(int step)
 	case STEP_IDS: return _("cannot drop to the sandbox uid");
 	case STEP_PARENT: return _("the supervisor went away");
 	case STEP_EXEC: return _("cannot run bubblewrap");
+	case STEP_NETNS: return _("cannot join the sandbox's network namespace");
 	default: return _("the command could not be started");
 	}
 }

@@ -1,5 +1,6 @@
 #include "autoconfig.h"
 #include "template.h"
+#include "gateway.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -59,6 +60,13 @@ out:
 	return rc;
 }
 
+static int template_report_fd = -1;
+
+void template_set_report_fd(int fd)
+{
+	template_report_fd = fd;
+}
+
 /* What the set-up child reports to the parent. */
 struct template_setup_report {
 	int started;
@@ -69,8 +77,8 @@ struct template_setup_report {
 /* In the forked child: one sandbox (it takes over this process's mount
  * namespace, which the supervisor needs for the task's own sandbox). */
 static void template_setup_child(int report_fd, const struct config *cfg,
-                                 const char *command, const char *id, int direct,
-                                 const char *dir, int log_fd)
+                                 const struct repo_conf *net, const char *command,
+                                 const char *id, int direct, const char *dir, int log_fd)
 {
 	const struct sandbox_backend *be = sandbox_backend_default();
 	struct template_setup_report rep;
@@ -89,11 +97,32 @@ static void template_setup_child(int report_fd, const struct config *cfg,
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	if (cfg->limits.timeout > 0)
 		cmd.deadline = (double)now.tv_sec + (double)now.tv_nsec / 1e9 + cfg->limits.timeout;
+	/* Set-up reaches its own allowlist (package registries) through a
+	 * proxy-only gateway; the tests get no network at all. */
+	struct gateway *gw = NULL;
+	if (net) {
+		struct gateway_policy gp = {
+			.cfg = cfg, .step = "setup",
+			.allow_hosts = (const char *const *)net->setup_allow_hosts,
+			.nallow_hosts = net->nsetup_allow_hosts,
+		};
+		if (gateway_start(&gp, template_report_fd >= 0 ? template_report_fd : log_fd,
+		                  &gw, &rep.e) < 0) {
+			(void)fsx_write_all(report_fd, &rep, sizeof rep);
+			_exit(0);
+		}
+		spec.has_netns = 1;
+		spec.netns_fd = gateway_netns_fd(gw);
+		cmd.env = gateway_env(gw);
+	}
 	if (be->create(&sb, &spec, &rep.e) == 0) {
 		if (be->run(sb, &cmd, &rep.res, &rep.e) == 0)
 			rep.started = 1;
+		gateway_stop(gw);
+		gw = NULL;
 		be->destroy(sb);
 	}
+	gateway_stop(gw);
 	(void)fsx_write_all(report_fd, &rep, sizeof rep);
 	_exit(0);
 }
@@ -101,8 +130,9 @@ static void template_setup_child(int report_fd, const struct config *cfg,
 /* Runs command in a sandbox of its own in a forked child (the caller's
  * mount namespace stays free for the task's sandbox): over dir itself
  * (direct) or over a throwaway overlay of it. */
-static int template_sandbox(const struct config *cfg, const char *command, const char *id,
-                            int direct, const char *dir, int log_fd,
+static int template_sandbox(const struct config *cfg, const struct repo_conf *net,
+                            const char *command, const char *id, int direct,
+                            const char *dir, int log_fd,
                             struct template_setup_report *out, struct err *e)
 {
 	struct template_setup_report rep;
@@ -121,7 +151,7 @@ static int template_sandbox(const struct config *cfg, const char *command, const
 	}
 	if (pid == 0) {
 		close(p[0]);
-		template_setup_child(p[1], cfg, command, id, direct, dir, log_fd);
+		template_setup_child(p[1], cfg, net, command, id, direct, dir, log_fd);
 	}
 	close(p[1]);
 	while (got < sizeof rep) {
@@ -148,7 +178,7 @@ static int template_setup(const struct config *cfg, const struct repo_conf *r,
 	/* Unique per process: another paddock (another data dir) may build
 	 * the same commit at the same moment. */
 	char *id = xasprintf("tpl-%ld-%.8s", (long)getpid(), sha);
-	int rc = template_sandbox(cfg, r->setup, id, 1, dir, log_fd, &rep, e);
+	int rc = template_sandbox(cfg, r, r->setup, id, 1, dir, log_fd, &rep, e);
 	free(id);
 	if (rc < 0)
 		return err_prefix(e, "setup");
@@ -350,7 +380,7 @@ int template_tests_before(const char *data_dir, const struct config *cfg,
 	}
 	struct template_setup_report rep;
 	char *id = xasprintf("tst-%ld-%.8s", (long)getpid(), sha);
-	int trc = template_sandbox(cfg, r->test, id, 0, tpl, logfd, &rep, e);
+	int trc = template_sandbox(cfg, NULL, r->test, id, 0, tpl, logfd, &rep, e);
 	free(id);
 	close(logfd);
 	if (trc < 0 || !rep.started) {

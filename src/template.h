@@ -11,6 +11,10 @@
 #include "config.h"
 #include "err.h"
 
+/* Where the set-up's gateway sends its egress lines (the supervisor's
+ * report pipe, pipeline.h); -1 (the default): the set-up log. */
+void template_set_report_fd(int fd);
+
 /* Ensures <data>/templates/<repo>/<sha> exists; *path_out is malloc'd.
  * Set-up output is appended to log_fd. */
 int template_ensure(const char *data_dir, const struct config *cfg,

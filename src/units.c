@@ -104,3 +104,56 @@ void units_format_size(uint64_t bytes, char *out, size_t outlen)
 	}
 	snprintf(out, outlen, "%llu", (unsigned long long)bytes);
 }
+
+int units_parse_money(const char *s, double *usd)
+{
+	uint64_t whole = 0, frac = 0, scale = 1;
+	const char *p = s;
+
+	if (*p == '$')
+		p++;
+	if (!isdigit((unsigned char)*p))
+		return -1;
+	for (; isdigit((unsigned char)*p); p++) {
+		whole = whole * 10 + (uint64_t)(*p - '0');
+		if (whole > 1000000000ULL)
+			return -1;
+	}
+	if (*p == '.') {
+		p++;
+		if (!isdigit((unsigned char)*p))
+			return -1;
+		for (; isdigit((unsigned char)*p); p++) {
+			if (scale >= 1000000)
+				return -1;
+			frac = frac * 10 + (uint64_t)(*p - '0');
+			scale *= 10;
+		}
+	}
+	if (*p)
+		return -1;
+	*usd = (double)whole + (double)frac / (double)scale;
+	return 0;
+}
+
+int units_parse_count(const char *s, uint64_t *n)
+{
+	uint64_t v = 0, mult = 1;
+	const char *p = s;
+
+	if (!isdigit((unsigned char)*p))
+		return -1;
+	for (; isdigit((unsigned char)*p); p++) {
+		v = v * 10 + (uint64_t)(*p - '0');
+		if (v > (1ULL << 53))
+			return -1;
+	}
+	if (*p == 'k' || *p == 'K')
+		mult = 1000, p++;
+	else if (*p == 'm' || *p == 'M')
+		mult = 1000000, p++;
+	if (*p || v > (1ULL << 53) / mult)
+		return -1;
+	*n = v * mult;
+	return 0;
+}

@@ -15,6 +15,12 @@ int units_parse_duration(const char *s, double *seconds);
  * "100", "100b").  Returns -1 for zero, signs, spaces, fractions, unknown
  * suffixes and values above 2^64-1; *bytes is then unchanged. */
 int units_parse_size(const char *s, uint64_t *bytes);
+/* US dollars: "5", "2.50", "$2.50", "0" (none); at most 1e9, at most six
+ * decimals.  -1 for signs, spaces, exponents and other text. */
+int units_parse_money(const char *s, double *usd);
+/* A count with an optional k or m suffix (powers of 1000): "200000",
+ * "500k", "2m", "0".  -1 for anything else or above 2^53. */
+int units_parse_count(const char *s, uint64_t *n);
 /* Formats bytes as "64m"/"2g"/"512k"/"100" into out (>= 32 bytes): the
  * largest unit that divides it exactly, so the text parses back. */
 void units_format_size(uint64_t bytes, char *out, size_t outlen);

@@ -1,0 +1,95 @@
+/* gateway: a sandbox's only way out (../shared/research/sandbox-security.md
+ * section 4).
+ *
+ * gateway_start() makes a new network namespace holding nothing but `lo`
+ * and, on its 127.0.0.1, listening sockets owned by a gateway process that
+ * paddock forks on the host side (it stays in the host's network):
+ *   - one per model endpoint (config.h endpoint_conf, e.g. 8081 Anthropic,
+ *     8082 OpenAI): plain-HTTP reverse proxies with a method and path
+ *     allowlist and a body cap; the auth headers the agent sent are
+ *     dropped and the real key from paddock's environment or key file is
+ *     added on the way out; forwarded with libcurl (TLS to https
+ *     upstreams); responses stream back as they arrive;
+ *   - the allowlisting proxy (gateway.proxy-port, 3128): CONNECT and
+ *     absolute-form http:// requests to hosts on the allowlist only
+ *     (egress.h), resolved here (gateway.hosts-file, then DNS unless
+ *     gateway.dns is off) and refused when an address is internal;
+ *     the connection goes to the address that was checked.
+ * The sandbox runs in that namespace (sandbox_spec.netns_fd): no other
+ * interface, no route, no resolver.  The listening socket a connection
+ * arrives on tells the gateway which task it serves.
+ *
+ * Every request and tunnel, allowed or refused, is reported to the
+ * scheduler as an `egress` line on report_fd; token usage read from model
+ * responses (usage.h) as `usage` lines with the task's running totals;
+ * a 429 or 529 from an upstream as a `pause` line (pipeline.h).  When the
+ * task's spending reaches its budget the gateway refuses further model
+ * requests and sends SIGUSR1 to notify_pid (the supervisor). */
+#ifndef PADDOCK_GATEWAY_H
+#define PADDOCK_GATEWAY_H
+
+#include <stdint.h>
+#include <sys/types.h>
+#include "config.h"
+#include "err.h"
+#include "usage.h"
+
+struct gateway_policy {
+	const struct config *cfg;
+	const char *step;              /* recorded with each request: "agent", "setup" */
+	const char *const *allow_hosts;/* egress.h rules for the proxy */
+	size_t nallow_hosts;
+	int model_endpoints;           /* 1: serve every configured endpoint; 0: the
+	                                  proxy only (setup) */
+	const char *endpoint;          /* the agent's endpoint (its variables point
+	                                  there), or NULL */
+	double budget;                 /* USD; 0: none */
+	uint64_t budget_tokens;        /* 0: none */
+	struct usage base;             /* spent by earlier rounds */
+	double base_cost;
+	uint64_t base_requests;
+	int base_unpriced;
+	pid_t notify_pid;              /* gets SIGUSR1 once over budget; 0: none */
+};
+
+/* What the gateway process saw, in memory shared with the caller. */
+struct gateway_stats {
+	struct usage total;            /* all rounds, base included */
+	double cost;
+	uint64_t requests;             /* model requests forwarded (all rounds) */
+	uint64_t allowed, refused;     /* requests and tunnels of this gateway */
+	int unpriced;                  /* a model without a price was used */
+	int over_budget;
+	int last_status;               /* HTTP status of the last model response */
+	char last_error[64];           /* its error type or code, or "" */
+	char last_message[160];        /* its error message, or "" */
+};
+
+struct gateway;
+
+/* Starts the gateway for one sandbox.  report_fd receives the lines. */
+int gateway_start(const struct gateway_policy *p, int report_fd, struct gateway **out,
+                  struct err *e);
+/* The network namespace to run the sandbox in (owned by g). */
+int gateway_netns_fd(const struct gateway *g);
+/* NAME=VALUE strings for the sandboxed command (NULL-terminated, owned by
+ * g): the endpoint's base URL and a placeholder key in the variables its
+ * agents read (ANTHROPIC_BASE_URL, OPENAI_BASE_URL, ...), and the proxy in
+ * HTTPS_PROXY, HTTP_PROXY and their lowercase forms. */
+const char *const *gateway_env(const struct gateway *g);
+/* The shared statistics (valid until gateway_stop). */
+const struct gateway_stats *gateway_stats(const struct gateway *g);
+/* Stops the gateway process and frees g.  NULL is fine. */
+void gateway_stop(struct gateway *g);
+
+/* The placeholder key the sandbox sees instead of a real one. */
+#define GATEWAY_PLACEHOLDER_KEY "paddock-placeholder-not-a-key"
+
+/* Runs the gateway loop in the calling process (what gateway_start's child
+ * does); exported for tests that drive the gateway without a sandbox:
+ * listen_fds are listening sockets, one per configured endpoint in config
+ * order (when model_endpoints is set) followed by the proxy's. */
+int gateway_serve(const struct gateway_policy *p, const int *listen_fds, size_t nfds,
+                  int report_fd, struct gateway_stats *stats);
+
+#endif
