@@ -62,46 +62,81 @@ void adapter_argv_free(char **argv)
 	free(argv);
 }
 
-/* Codex reads its model provider from $CODEX_HOME/config.toml; the
- * OPENAI_BASE_URL variable is ignored by recent versions. */
+static struct sandbox_home_file *home_one(const char *path, char *content, size_t *n)
+{
+	struct sandbox_home_file *f = xcalloc(1, sizeof *f);
+	f->path = xstrdup(path);
+	f->content = content;
+	*n = 1;
+	return f;
+}
+
+/* JSON text for a string value (the model name comes from the config). */
+static char *json_quote(const char *s)
+{
+	json_t *v = json_string(s ? s : "");
+	char *t = json_dumps(v, JSON_ENCODE_ANY);
+	json_decref(v);
+	return t ? t : xstrdup("\"\"");
+}
+
+/* Each agent learns the gateway's address from its own settings file
+ * where no variable does it: Codex ignores OPENAI_BASE_URL, pi and
+ * opencode take base URLs only from their config. */
 struct sandbox_home_file *adapter_home_files(const struct config *cfg,
                                              const struct agent_conf *a, size_t *n)
 {
 	*n = 0;
 	const struct endpoint_conf *ep = config_find_endpoint(cfg, a->endpoint);
-	if (a->kind == AGENT_CODEX && ep) {
-		struct sandbox_home_file *f = xcalloc(1, sizeof *f);
-		f->path = xstrdup(".codex/config.toml");
-		f->content = xasprintf(
+	if (!ep)
+		return NULL;
+	int anth = ep->kind == ENDPOINT_ANTHROPIC;
+	char *model = json_quote(a->model ? a->model : anth ? "claude-sonnet-4-5" : "gpt-5.5");
+	struct sandbox_home_file *f = NULL;
+	switch (a->kind) {
+	case AGENT_CODEX:
+		/* TOML basic strings take JSON's escapes. */
+		f = home_one(".codex/config.toml", xasprintf(
 			"# Written by paddock: the model goes through paddock's gateway.\n"
+			"model = %s\n"
 			"model_provider = \"paddock\"\n"
-			"%s%s%s"
 			"approval_policy = \"never\"\n"
 			"sandbox_mode = \"danger-full-access\"\n"
 			"check_for_update_on_startup = false\n"
 			"\n[model_providers.paddock]\n"
-			"name = \"paddock gateway\"\n"
+			"name = \"paddock\"\n"
 			"base_url = \"http://127.0.0.1:%d/v1\"\n"
 			"env_key = \"OPENAI_API_KEY\"\n"
 			"wire_api = \"responses\"\n"
-			"request_max_retries = 2\n"
-			"stream_max_retries = 2\n"
+			"request_max_retries = 1\n"
+			"stream_max_retries = 1\n"
+			"\n[features]\nplugins = false\nremote_plugin = false\n"
+			"in_app_updates = false\napps = false\n"
 			"\n[analytics]\nenabled = false\n"
-			"\n[otel]\nexporter = \"none\"\n",
-			a->model ? "model = \"" : "", a->model ? a->model : "", a->model ? "\"\n" : "",
-			ep->port);
-		*n = 1;
-		return f;
+			"\n[otel]\nexporter = \"none\"\nmetrics_exporter = \"none\"\n",
+			model, ep->port), n);
+		break;
+	case AGENT_PI:
+		f = home_one(".pi/agent/models.json", xasprintf(
+			"{\"providers\": {\"paddock\": {\"baseUrl\": \"http://127.0.0.1:%d%s\", "
+			"\"api\": \"%s\", \"apiKey\": \"%s\", "
+			"\"models\": [{\"id\": %s, \"contextWindow\": 200000, \"maxTokens\": 32000}]}}}\n",
+			ep->port, anth ? "" : "/v1", anth ? "anthropic-messages" : "openai-responses",
+			anth ? "ANTHROPIC_API_KEY" : "OPENAI_API_KEY", model), n);
+		break;
+	case AGENT_OPENCODE:
+		f = home_one(".config/opencode/opencode.json", xasprintf(
+			"{\"autoupdate\": false, \"share\": \"disabled\", \"model\": %s, "
+			"\"provider\": {\"%s\": {\"options\": {\"baseURL\": \"http://127.0.0.1:%d/v1\", "
+			"\"apiKey\": \"{env:%s}\"}}}}\n",
+			model, anth ? "anthropic" : "openai", ep->port,
+			anth ? "ANTHROPIC_API_KEY" : "OPENAI_API_KEY"), n);
+		break;
+	default:
+		break;
 	}
-	if (a->kind == AGENT_PI && ep) {
-		/* pi's own settings: no update check, no telemetry. */
-		struct sandbox_home_file *f = xcalloc(1, sizeof *f);
-		f->path = xstrdup(".pi/agent/settings.json");
-		f->content = xstrdup("{}\n");
-		*n = 1;
-		return f;
-	}
-	return NULL;
+	free(model);
+	return f;
 }
 
 void adapter_home_free(struct sandbox_home_file *f, size_t n)
@@ -117,6 +152,8 @@ const char *const *adapter_env(const struct agent_conf *a)
 {
 	static const char *const claude[] = {
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
+		/* Its default is 10 retries over minutes, 401s included. */
+		"CLAUDE_CODE_MAX_RETRIES=2",
 		"DISABLE_AUTOUPDATER=1",
 		"DISABLE_TELEMETRY=1",
 		"DISABLE_ERROR_REPORTING=1",
@@ -128,8 +165,12 @@ const char *const *adapter_env(const struct agent_conf *a)
 		"NO_COLOR=1",
 		NULL };
 	static const char *const pi[] = {
-		"PI_SKIP_VERSION_CHECK=1",
 		"PI_OFFLINE=1",
+		"NO_COLOR=1",
+		NULL };
+	static const char *const opencode[] = {
+		"OPENCODE_DISABLE_MODELS_FETCH=1",
+		"OPENCODE_DISABLE_AUTOUPDATE=1",
 		"NO_COLOR=1",
 		NULL };
 	static const char *const none[] = { NULL };
@@ -137,6 +178,7 @@ const char *const *adapter_env(const struct agent_conf *a)
 	case AGENT_CLAUDE: return claude;
 	case AGENT_CODEX: return codex;
 	case AGENT_PI: return pi;
+	case AGENT_OPENCODE: return opencode;
 	default: return none;
 	}
 }
@@ -174,10 +216,20 @@ static void read_claude(json_t *o, struct adapter_result *r, int *is_error)
 	const char *type = json_string_value(json_object_get(o, "type"));
 	set_str(&r->session, json_object_get(o, "session_id"));
 	if (type && strcmp(type, "result") == 0) {
+		/* subtype stays "success" on API errors: is_error tells. */
 		set_str(&r->final, json_object_get(o, "result"));
 		if (json_is_true(json_object_get(o, "is_error"))) {
 			*is_error = 1;
 			set_str(&r->error, json_object_get(o, "result"));
+			json_t *st = json_object_get(o, "api_error_status");
+			const char *term = json_string_value(json_object_get(o, "terminal_reason"));
+			if (json_is_integer(st) || (term && strcmp(term, "prompt_too_long") == 0)) {
+				*is_error = 2;  /* the model's failure, not a tool's */
+				if (term && strcmp(term, "prompt_too_long") == 0) {
+					free(r->error);
+					r->error = xstrdup("prompt is too long");
+				}
+			}
 			const char *sub = json_string_value(json_object_get(o, "subtype"));
 			if (!r->error && sub) {
 				free(r->error);
@@ -209,6 +261,27 @@ static void read_codex(json_t *o, struct adapter_result *r, int *is_error)
 			set_str(&r->error, json_object_get(err, "message"));
 	} else if (strcmp(type, "turn.completed") == 0) {
 		*is_error = 0;
+	}
+}
+
+/* opencode's run --format json: events with a sessionID; "text" parts;
+ * "error" events carry the API's failure. */
+static void read_opencode(json_t *o, struct adapter_result *r, int *is_error)
+{
+	const char *type = json_string_value(json_object_get(o, "type"));
+	set_str(&r->session, json_object_get(o, "sessionID"));
+	if (!type)
+		return;
+	json_t *part = json_object_get(o, "part");
+	if (strcmp(type, "text") == 0 && json_is_object(part))
+		set_str(&r->final, json_object_get(part, "text"));
+	if (strcmp(type, "error") == 0) {
+		*is_error = 1;
+		json_t *err = json_object_get(o, "error");
+		json_t *data = json_object_get(err, "data");
+		set_str(&r->error, json_object_get(data, "message"));
+		if (json_is_integer(json_object_get(data, "statusCode")))
+			*is_error = 2;
 	}
 }
 
@@ -286,6 +359,8 @@ void adapter_read(enum agent_kind kind, const char *out, size_t len, int exit_co
 						read_claude(o, r, &is_error);
 					else if (kind == AGENT_CODEX)
 						read_codex(o, r, &is_error);
+					else if (kind == AGENT_OPENCODE)
+						read_opencode(o, r, &is_error);
 					else
 						read_pi(o, r, &is_error);
 				}
@@ -307,7 +382,9 @@ void adapter_read(enum agent_kind kind, const char *out, size_t len, int exit_co
 		const char *e = r->error ? r->error : "";
 		r->outcome = ADAPTER_TOOL;
 		r->reason = "tool";
-		if (strstr(e, "API Error") || strstr(e, "api_error") || strstr(e, "model")) {
+		if (is_error == 2 || strstr(e, "API Error") || strstr(e, "api_error") ||
+		    strstr(e, "unexpected status") || strstr(e, "retry limit") ||
+		    strstr(e, "context window")) {
 			r->outcome = ADAPTER_MODEL;
 			r->reason = adapter_model_reason(0, e, e);
 		}
@@ -343,6 +420,77 @@ char *adapter_install_dir(const char *data_dir, const struct agent_conf *a)
 		return NULL;
 	}
 	return dir;
+}
+
+/* Claude Code and opencode ship their native binaries as packages of
+ * their own and a placeholder launcher that an install script replaces;
+ * the scripts do not run here (they would run as root on the host), so
+ * the command is linked to the binary itself, as those scripts would:
+ * the first candidate (relative to node_modules/.bin) that exists. */
+static int link_native(const char *prefix, const char *cmd, const char *const *cands,
+                       struct err *e)
+{
+	char *bin = paths_join(prefix, "node_modules", ".bin", NULL);
+	char *link = paths_join(bin, cmd, NULL);
+	int rc = -1;
+	for (size_t i = 0; cands[i] && rc < 0; i++) {
+		char *target = paths_join(bin, cands[i], NULL);
+		struct stat st;
+		if (stat(target, &st) == 0 && S_ISREG(st.st_mode)) {
+			unlink(link);
+			rc = symlink(cands[i], link) < 0 ? err_errno(e, _("cannot link %s"), link) : 0;
+			if (rc < 0) {
+				free(target);
+				break;
+			}
+		}
+		free(target);
+	}
+	if (rc < 0 && !e->msg[0])
+		err_set(e, _("the package has no %s binary for this machine"), cmd);
+	free(bin);
+	free(link);
+	return rc;
+}
+
+/* opencode's default x64 build needs AVX2; the baseline one does not. */
+static int cpu_has_avx2(void)
+{
+	struct buf b = {0};
+	struct err e;
+	int has = fsx_read_file("/proc/cpuinfo", 4 << 20, &b, &e) == 0 && b.data &&
+	          (strstr(b.data, " avx2 ") || strstr(b.data, " avx2\n"));
+	buf_free(&b);
+	return has;
+}
+
+static int link_agent_binary(const char *prefix, const struct agent_conf *a, struct err *e)
+{
+	e->msg[0] = '\0';
+	if (a->kind == AGENT_CLAUDE) {
+#if defined(__aarch64__)
+		static const char *const c[] = { "../@anthropic-ai/claude-code-linux-arm64/claude",
+			"../@anthropic-ai/claude-code-linux-arm64-musl/claude", NULL };
+#else
+		static const char *const c[] = { "../@anthropic-ai/claude-code-linux-x64/claude",
+			"../@anthropic-ai/claude-code-linux-x64-musl/claude", NULL };
+#endif
+		return link_native(prefix, "claude", c, e);
+	}
+	if (a->kind == AGENT_OPENCODE) {
+#if defined(__aarch64__)
+		static const char *const c[] = { "../opencode-linux-arm64/bin/opencode",
+			"../opencode-linux-arm64-musl/bin/opencode", NULL };
+		return link_native(prefix, "opencode", c, e);
+#else
+		static const char *const avx[] = { "../opencode-linux-x64/bin/opencode",
+			"../opencode-linux-x64-baseline/bin/opencode", NULL };
+		static const char *const base[] = { "../opencode-linux-x64-baseline/bin/opencode",
+			"../opencode-linux-x64/bin/opencode", NULL };
+		return link_native(prefix, "opencode", cpu_has_avx2() ? avx : base, e);
+#endif
+	}
+	return 0;
 }
 
 int adapter_install(const char *data_dir, const struct agent_conf *a, int out_fd,
@@ -395,6 +543,8 @@ int adapter_install(const char *data_dir, const struct agent_conf *a, int out_fd
 		fsx_rm_rf(tmp, &ignored);
 		goto out;
 	}
+	if (link_agent_binary(tmp, a, e) < 0)
+		goto out;
 	char *mark = paths_join(tmp, ".paddock-package", NULL);
 	char *line = xasprintf("%s\n", a->package);
 	int wrc = fsx_write_file(mark, line, strlen(line), 0644, e);

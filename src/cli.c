@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "adapter.h"
 #include "buf.h"
 #include "config.h"
 #include "demo.h"
@@ -30,6 +31,7 @@
 #include "scheduler.h"
 #include "store.h"
 #include "task.h"
+#include "units.h"
 
 struct verb {
 	const char *name;
@@ -78,11 +80,12 @@ struct opts {
 	const char *notes_file;
 	const char *round;
 	int since_review;
+	const char *budget;
 };
 
 enum { OPT_HELP = 'h', OPT_JSON = 'j', OPT_FOLLOW = 'f', OPT_REPO = 'r', OPT_AGENT = 'a',
        OPT_NOTES = 'm', OPT_UNTIL_IDLE = 1000, OPT_STATUS, OPT_FILE, OPT_NOTES_FILE,
-       OPT_ROUND, OPT_SINCE_REVIEW };
+       OPT_ROUND, OPT_SINCE_REVIEW, OPT_BUDGET };
 
 /* 1 if word is one of the space-separated words of list. */
 static int word_in(const char *list, const char *word)
@@ -110,6 +113,7 @@ static int parse_opts(const struct verb *v, int argc, char **argv, struct opts *
 		{ "notes-file", required_argument, NULL, OPT_NOTES_FILE },
 		{ "round", required_argument, NULL, OPT_ROUND },
 		{ "since-review", no_argument, NULL, OPT_SINCE_REVIEW },
+		{ "budget", required_argument, NULL, OPT_BUDGET },
 		{ NULL, 0, NULL, 0 },
 	};
 	memset(o, 0, sizeof *o);
@@ -149,6 +153,7 @@ static int parse_opts(const struct verb *v, int argc, char **argv, struct opts *
 		case OPT_NOTES_FILE: o->notes_file = optarg; break;
 		case OPT_ROUND: o->round = optarg; break;
 		case OPT_SINCE_REVIEW: o->since_review = 1; break;
+		case OPT_BUDGET: o->budget = optarg; break;
 		}
 	}
 	return -1;
@@ -215,7 +220,68 @@ static json_t *nullable(const char *s)
 	return s ? json_string(s) : json_null();
 }
 
-static json_t *task_json(const struct task_row *t)
+/* The budget that applies to t: its own (0: no limit), else the
+ * configuration's limits.budget (cfg NULL: not known).  *from is "task",
+ * "config", or NULL when neither gives one. */
+static double task_budget(const struct task_row *t, const struct config *cfg,
+                          const char **from)
+{
+	if (t->budget >= 0) {
+		*from = "task";
+		return t->budget;
+	}
+	if (cfg && cfg->limits.budget > 0) {
+		*from = "config";
+		return cfg->limits.budget;
+	}
+	*from = NULL;
+	return 0;
+}
+
+static json_t *usage_json(const struct task_usage *u)
+{
+	return json_pack("{s:I,s:I,s:I,s:I,s:I,s:f,s:b}",
+	                 "input", (json_int_t)u->in, "output", (json_int_t)u->out,
+	                 "cache_read", (json_int_t)u->cache_read,
+	                 "cache_write", (json_int_t)u->cache_write,
+	                 "requests", (json_int_t)u->requests, "cost", u->cost,
+	                 "priced", u->priced);
+}
+
+/* 1 if pause p holds t back: t has not ended and its agent uses p's
+ * endpoint. */
+static int pause_applies(const struct config *cfg, const struct task_row *t,
+                         const struct pause_row *p)
+{
+	const struct agent_conf *a = cfg ? config_find_agent(cfg, t->agent) : NULL;
+	return a && a->endpoint && !strcmp(a->endpoint, p->endpoint) &&
+	       !task_status_is_terminal(t->status);
+}
+
+static double wall_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Reads the configuration for what show and list add from it (the
+ * budget, the agents' endpoints); a broken one is not worth failing
+ * them for.  Returns 1 when cfg holds it (free it then), 0 when not. */
+static int config_soft(struct config *cfg)
+{
+	struct err e = {{0}};
+	if (config_load(cfg, NULL, &e) < 0) {
+		config_free(cfg);
+		return 0;
+	}
+	char *data = paths_data_dir();
+	demo_config_add(data, cfg);
+	free(data);
+	return 1;
+}
+
+static json_t *task_json(const struct task_row *t, const struct config *cfg)
 {
 	json_t *j = json_object();
 	json_object_set_new(j, "id", json_string(t->id));
@@ -237,6 +303,15 @@ static json_t *task_json(const struct task_row *t)
 	json_object_set_new(j, "pushed", nullable(t->pushed));
 	json_object_set_new(j, "sandbox_kept", json_boolean(t->sandbox_kept));
 	json_object_set_new(j, "pending", nullable(t->pending));
+	const char *from;
+	double budget = task_budget(t, cfg, &from);
+	json_object_set_new(j, "budget", budget > 0 ? json_real(budget) : json_null());
+	json_object_set_new(j, "budget_from", nullable(from));
+	json_object_set_new(j, "budget_tokens", cfg && cfg->limits.budget_tokens ?
+	                    json_integer((json_int_t)cfg->limits.budget_tokens) : json_null());
+	json_object_set_new(j, "usage", usage_json(&t->usage));
+	json_object_set_new(j, "reason", nullable(t->reason));
+	json_object_set_new(j, "session", nullable(t->session));
 	return j;
 }
 
@@ -259,10 +334,33 @@ static void put_str(FILE *out, const char *s)
 	put_text(out, s, strlen(s));
 }
 
-/* show --json: the task with its gate summary, rounds and decisions. */
-static json_t *task_json_full(struct store *s, const struct task_row *t)
+static json_t *egress_json(const struct egress_row *r)
 {
-	json_t *j = task_json(t);
+	json_t *o = json_object();
+	json_object_set_new(o, "round", json_integer(r->round));
+	json_object_set_new(o, "time", json_real(r->time));
+	json_object_set_new(o, "step", nullable(r->step));
+	json_object_set_new(o, "kind", nullable(r->kind));
+	json_object_set_new(o, "endpoint", nullable(r->endpoint));
+	json_object_set_new(o, "host", nullable(r->host));
+	json_object_set_new(o, "port", r->port ? json_integer(r->port) : json_null());
+	json_object_set_new(o, "method", nullable(r->method));
+	json_object_set_new(o, "path", nullable(r->path));
+	json_object_set_new(o, "status", r->status ? json_integer(r->status) : json_null());
+	json_object_set_new(o, "up", json_integer((json_int_t)r->up));
+	json_object_set_new(o, "down", json_integer((json_int_t)r->down));
+	json_object_set_new(o, "ms", json_real(r->ms));
+	json_object_set_new(o, "verdict", nullable(r->verdict));
+	json_object_set_new(o, "reason", nullable(r->reason));
+	return o;
+}
+
+/* show --json: the task with its gate summary, rounds, decisions, egress
+ * records and the pauses that hold it back. */
+static json_t *task_json_full(struct store *s, const struct task_row *t,
+                              const struct config *cfg)
+{
+	json_t *j = task_json(t, cfg);
 	struct err e = {{0}};
 	json_t *g = gate_summary(s, t, &e);
 	json_object_set_new(j, "gate", g ? g : json_null());
@@ -290,6 +388,29 @@ static json_t *task_json_full(struct store *s, const struct task_row *t)
 		task_decisions_free(d, nd);
 	}
 	json_object_set_new(j, "decisions", da);
+	struct egress_row *er;
+	size_t ne;
+	json_t *ea = json_array();
+	if (store_egress_list(s, t->id, &er, &ne, &e) == 0) {
+		for (size_t i = 0; i < ne; i++)
+			json_array_append_new(ea, egress_json(&er[i]));
+		store_egress_free(er, ne);
+	}
+	json_object_set_new(j, "egress", ea);
+	struct pause_row *p;
+	size_t np;
+	json_t *pa = json_array();
+	if (store_pauses_active(s, wall_now(), &p, &np, &e) == 0) {
+		for (size_t i = 0; i < np; i++)
+			if (pause_applies(cfg, t, &p[i]))
+				json_array_append_new(pa, json_pack("{s:s,s:f,s:o,s:o}", "endpoint",
+				                                    p[i].endpoint, "until", p[i].until,
+				                                    "status", p[i].status ?
+				                                    json_integer(p[i].status) : json_null(),
+				                                    "task", nullable(p[i].task_id)));
+		store_pauses_free(p, np);
+	}
+	json_object_set_new(j, "pauses", pa);
 	return j;
 }
 
@@ -414,6 +535,145 @@ static void show_gate(struct store *s, const struct task_row *t)
 	show_rounds(s, t);
 }
 
+/* "812 B", "1.2 KiB", "3.4 MiB" */
+static void human_bytes(uint64_t n, char *out, size_t len)
+{
+	static const char *const units[] = { "KiB", "MiB", "GiB", "TiB" };
+	if (n < 1024) {
+		snprintf(out, len, "%llu B", (unsigned long long)n);
+		return;
+	}
+	double v = (double)n / 1024;
+	size_t u = 0;
+	while (v >= 1024 && u + 1 < sizeof units / sizeof units[0]) {
+		v /= 1024;
+		u++;
+	}
+	snprintf(out, len, "%.1f %s", v, units[u]);
+}
+
+static void clock_time(double t, char *out, size_t len)
+{
+	time_t at = (time_t)t;
+	struct tm tm;
+	strftime(out, len, "%H:%M:%S", localtime_r(&at, &tm));
+}
+
+/* Budget, model usage, session and the pauses that hold the task back. */
+static void show_usage(struct store *s, const struct task_row *t, const struct config *cfg,
+                       int have_cfg)
+{
+	const char *from;
+	double budget = task_budget(t, cfg, &from);
+	printf("%-8s ", _("budget"));
+	if (budget > 0)
+		printf(from && !strcmp(from, "task") ? _("$%.2f (this task's)")
+		                                     : _("$%.2f (limits.budget)"), budget);
+	else if (from || have_cfg)
+		printf("%s", _("none"));
+	else
+		printf("%s", _("unknown (the configuration cannot be read)"));
+	if (cfg && cfg->limits.budget_tokens)
+		printf(_(", %llu tokens (limits.budget-tokens)"),
+		       (unsigned long long)cfg->limits.budget_tokens);
+	putchar('\n');
+	const struct task_usage *u = &t->usage;
+	printf("%-8s ", _("usage"));
+	if (!u->requests && !u->in && !u->out && !u->cache_read && !u->cache_write &&
+	    u->cost <= 0) {
+		printf("%s\n", _("none"));
+	} else {
+		printf(_("%llu tokens in, %llu out, cache %llu read, %llu written; %llu requests; "),
+		       (unsigned long long)u->in, (unsigned long long)u->out,
+		       (unsigned long long)u->cache_read, (unsigned long long)u->cache_write,
+		       (unsigned long long)u->requests);
+		if (u->priced)
+			printf("$%.4f\n", u->cost);
+		else if (u->cost > 0)
+			printf(_("$%.4f (some models not priced)\n"), u->cost);
+		else
+			printf("%s\n", _("not priced"));
+	}
+	if (t->session) {
+		printf("%-8s ", _("session"));
+		put_str(stdout, t->session);
+		putchar('\n');
+	}
+	struct err e = {{0}};
+	struct pause_row *p;
+	size_t np;
+	if (store_pauses_active(s, wall_now(), &p, &np, &e) < 0)
+		return;
+	for (size_t i = 0; i < np; i++) {
+		if (!pause_applies(cfg, t, &p[i]))
+			continue;
+		char when[32];
+		clock_time(p[i].until, when, sizeof when);
+		printf("%-8s ", _("paused"));
+		if (p[i].status)
+			printf(_("%s is paused until %s (HTTP %d)"), p[i].endpoint, when, p[i].status);
+		else
+			printf(_("%s is paused until %s"), p[i].endpoint, when);
+		if (t->status == TASK_QUEUED)
+			printf("%s", _("; the task starts after that"));
+		putchar('\n');
+	}
+	store_pauses_free(p, np);
+}
+
+/* Every request through the task's gateway, refused ones marked. */
+static void show_egress(struct store *s, const struct task_row *t)
+{
+	struct err e = {{0}};
+	struct egress_row *r;
+	size_t n;
+	if (store_egress_list(s, t->id, &r, &n, &e) < 0 || n == 0)
+		return;
+	size_t refused = 0;
+	for (size_t i = 0; i < n; i++)
+		refused += r[i].verdict && !strcmp(r[i].verdict, "refused");
+	printf("%-8s ", _("egress"));
+	printf(_("%zu allowed, %zu refused"), n - refused, refused);
+	putchar('\n');
+	for (size_t i = 0; i < n; i++) {
+		const struct egress_row *x = &r[i];
+		int no = x->verdict && !strcmp(x->verdict, "refused");
+		char when[32], up[32], down[32];
+		clock_time(x->time, when, sizeof when);
+		printf("  %s  ", when);
+		if (t->round > 1)
+			printf(_("round %d  "), x->round);
+		printf("%-5s  %-7s  %-6s  ", x->step ? x->step : "-",
+		       no ? _("REFUSED") : x->verdict ? _("allowed") : "?",
+		       x->kind ? x->kind : "-");
+		if (x->method) {
+			put_str(stdout, x->method);
+			putchar(' ');
+		}
+		put_str(stdout, x->host ? x->host : "?");
+		if (x->port)
+			printf(":%d", x->port);
+		if (x->path) {
+			putchar(' ');
+			put_str(stdout, x->path);
+		}
+		if (x->status)
+			printf("  %d", x->status);
+		if (x->up || x->down) {
+			human_bytes(x->up, up, sizeof up);
+			human_bytes(x->down, down, sizeof down);
+			printf(_("  %s up, %s down"), up, down);
+		}
+		if (x->ms > 0)
+			printf(_("  %.0f ms"), x->ms);
+		if (x->reason) {
+			printf("  ");
+			put_str(stdout, x->reason);
+		}
+		putchar('\n');
+	}
+	store_egress_free(r, n);
+}
 
 /* ---------------------------------------------------------------- add */
 
@@ -433,9 +693,13 @@ static int cmd_add(int argc, char **argv)
 {
 	const struct verb *v = verb_find("add");
 	struct opts o;
-	int rc = parse_opts(v, argc, argv, &o, "help json repo agent file");
+	int rc = parse_opts(v, argc, argv, &o, "help json repo agent file budget");
 	if (rc >= 0)
 		return rc;
+	double budget = -1;
+	if (o.budget && units_parse_money(o.budget, &budget) < 0)
+		return die(EXIT_USAGE, _("--budget %s: not an amount of US dollars; give it like "
+		                         "5, 2.50 or $2.50 (0: no limit)"), o.budget);
 	struct buf text = {0};
 	struct err e = {{0}};
 	if (o.file) {
@@ -516,11 +780,15 @@ static int cmd_add(int argc, char **argv)
 		goto out;
 	}
 	char id[TASK_ID_LEN + 1];
-	if (store_task_add(s, repo->name, agent->name, text.data, repo->branch_prefix, id, &e) < 0) {
+	if (store_task_add_budget(s, repo->name, agent->name, text.data, repo->branch_prefix,
+	                          budget, id, &e) < 0) {
 		rc = die(1, "%s", e.msg);
 	} else if (o.json) {
-		json_print(json_pack("{s:s,s:s,s:s,s:s}", "id", id, "status", "queued",
-		                     "repo", repo->name, "agent", agent->name));
+		json_t *j = json_pack("{s:s,s:s,s:s,s:s}", "id", id, "status", "queued",
+		                      "repo", repo->name, "agent", agent->name);
+		if (budget >= 0)
+			json_object_set_new(j, "budget", json_real(budget));
+		json_print(j);
 		rc = 0;
 	} else {
 		printf("%s\n", id);
@@ -575,10 +843,14 @@ static int cmd_list(int argc, char **argv)
 		return die(1, "%s", e.msg);
 	}
 	if (o.json) {
+		struct config cfg;
+		int have_cfg = config_soft(&cfg);
 		json_t *a = json_array();
 		for (size_t i = 0; i < n; i++)
-			json_array_append_new(a, task_json(&rows[i]));
+			json_array_append_new(a, task_json(&rows[i], have_cfg ? &cfg : NULL));
 		json_print(a);
+		if (have_cfg)
+			config_free(&cfg);
 	} else if (n == 0) {
 		printf(_("no tasks; add one with: paddock add --repo NAME \"what to do\"\n"));
 	} else {
@@ -646,8 +918,11 @@ static int cmd_show(int argc, char **argv)
 	if (rc >= 0)
 		return rc;
 	const struct task_row t = tv.t;
+	struct config cfg;
+	int have_cfg = config_soft(&cfg);
+	const struct config *conf = have_cfg ? &cfg : NULL;
 	if (tv.o.json) {
-		json_print(task_json_full(tv.s, &t));
+		json_print(task_json_full(tv.s, &t, conf));
 	} else {
 		char when[64];
 		time_t c = (time_t)t.created;
@@ -680,11 +955,17 @@ static int cmd_show(int argc, char **argv)
 				line += n + (line[n] == '\n');
 			}
 		}
+		if (t.reason)
+			printf("%-8s %s\n", _("reason"), t.reason);
 		printf("%-8s ", _("text"));
 		put_str(stdout, t.text);
 		putchar('\n');
+		show_usage(tv.s, &t, conf, have_cfg);
 		show_gate(tv.s, &t);
+		show_egress(tv.s, &t);
 	}
+	if (have_cfg)
+		config_free(&cfg);
 	task_verb_end(&tv);
 	return 0;
 }
@@ -1145,14 +1426,106 @@ static int cmd_config(int argc, char **argv)
 	return n ? 1 : 0;
 }
 
+/* ---------------------------------------------------------------- agent */
+
+/* The installed package of an agent ("" when not installed). */
+static char *agent_installed(const char *data, const struct agent_conf *a)
+{
+	char *dir = adapter_install_dir(data, a);
+	if (!dir)
+		return xstrdup("");
+	char *mark = paths_join(dir, ".paddock-package", NULL);
+	struct buf b = {0};
+	struct err e;
+	char *out = fsx_read_file(mark, 4096, &b, &e) == 0 && b.data
+	            ? xstrndup(b.data, strcspn(b.data, "\n")) : xstrdup("?");
+	buf_free(&b);
+	free(mark);
+	free(dir);
+	return out;
+}
+
+static int cmd_agent(int argc, char **argv)
+{
+	const struct verb *v = verb_find("agent");
+	struct opts o;
+	int rc = parse_opts(v, argc, argv, &o, "help json");
+	if (rc >= 0)
+		return rc;
+	rc = 0;
+	if (optind >= argc)
+		return bad_usage(v);
+	const char *sub = argv[optind];
+	int install = strcmp(sub, "install") == 0;
+	if (!(install && argc - optind == 2) && !(strcmp(sub, "list") == 0 && argc - optind == 1))
+		return bad_usage(v);
+	struct config cfg;
+	if (load_config(&cfg) < 0)
+		return EXIT_USAGE;
+	struct err e = {{0}};
+	char *data = paths_data_dir_ensure(&e);
+	if (!data) {
+		config_free(&cfg);
+		return die(1, "%s", e.msg);
+	}
+	if (install) {
+		const struct agent_conf *a = config_find_agent(&cfg, argv[optind + 1]);
+		if (!a)
+			rc = die(EXIT_USAGE, _("no agent named '%s' in the configuration; "
+			                       "'paddock agent list' lists them"), argv[optind + 1]);
+		else if (!a->package)
+			rc = die(EXIT_USAGE, _("agent '%s' has no package to install (it is a script); "
+			                       "set agent.%s.package to an npm package to install one"),
+			         a->name, a->name);
+		else {
+			fprintf(stderr, _("installing %s for agent %s...\n"), a->package, a->name);
+			fflush(stderr);
+			if (adapter_install(data, a, STDERR_FILENO, &e) < 0)
+				rc = die(1, "%s", e.msg);
+			else
+				printf(_("agent %s: %s installed\n"), a->name, a->package);
+		}
+	} else {
+		json_t *arr = o.json ? json_array() : NULL;
+		for (size_t i = 0; i < cfg.nagents; i++) {
+			const struct agent_conf *a = &cfg.agents[i];
+			char *inst = agent_installed(data, a);
+			if (arr) {
+				json_array_append_new(arr, json_pack("{s:s,s:s,s:s?,s:s?,s:s?,s:b,s:s?}",
+					"name", a->name, "kind", config_agent_kind_name(a->kind),
+					"endpoint", a->endpoint, "package", a->package, "model", a->model,
+					"builtin", a->builtin, "installed", *inst ? inst : NULL));
+			} else {
+				const char *state = !a->package ? _("script")
+				                    : *inst ? inst : _("not installed");
+				printf("%-10s %-8s %-10s %s\n", a->name, config_agent_kind_name(a->kind),
+				       a->endpoint ? a->endpoint : "-", state);
+			}
+			free(inst);
+		}
+		if (arr) {
+			char *txt = json_dumps(arr, JSON_INDENT(2));
+			puts(txt);
+			free(txt);
+			json_decref(arr);
+		}
+	}
+	free(data);
+	config_free(&cfg);
+	return rc;
+}
+
 /* ---------------------------------------------------------------- table */
 
 static const struct verb verbs[] = {
-	{ "add", cmd_add, N_("add [--repo NAME] [--agent NAME] [--json] (TEXT | --file FILE)"),
+	{ "add", cmd_add, N_("add [--repo NAME] [--agent NAME] [--budget USD] [--json] "
+	                     "(TEXT | --file FILE)"),
 	  N_("Queues a task and prints its id.  TEXT is what the agent should do (under\n"
 	     "128 KiB); --file reads it from FILE ('-' for standard input).\n"
 	     "  -r, --repo NAME    the repo, from the configuration (needed when there are several)\n"
 	     "  -a, --agent NAME   the agent (default: the agent named 'default', else the first)\n"
+	     "  --budget USD       what the task may spend on model calls (5, 2.50, $2.50; 0: no\n"
+	     "                     limit); default: limits.budget of the configuration\n"
 	     "  -j, --json         print {\"id\": ...} as JSON\n") },
 	{ "list", cmd_list, N_("list [--status STATUS] [--json]"),
 	  N_("Lists tasks, oldest first.\n"
@@ -1160,7 +1533,9 @@ static const struct verb verbs[] = {
 	     "  -j, --json         print a JSON array\n") },
 	{ "show", cmd_show, N_("show [--json] ID"),
 	  N_("Shows a task: status, steps with seconds since it was queued, branch, base and\n"
-	     "head commits, and the error of a failed task.  ID may be a unique prefix.\n"
+	     "head commits, the error of a failed task and why it failed, its budget, model\n"
+	     "usage and cost, the agent's session, pauses of its model endpoint, the gate and\n"
+	     "every request through its gateway.  ID may be a unique prefix.\n"
 	     "  -j, --json         print a JSON object (id, status, steps, branch, error, ...)\n") },
 	{ "log", cmd_log, N_("log [--follow] ID"),
 	  N_("Prints a task's sandbox output (agent, tests, hand-off).  On a terminal, escape\n"
@@ -1201,6 +1576,12 @@ static const struct verb verbs[] = {
 	{ "demo", cmd_demo, N_("demo"),
 	  N_("Makes a demo repo with a failing test and two scripted agents, queues a task\n"
 	     "for each and runs them: one reaches review with a fix, one fails at testing.\n") },
+	{ "agent", cmd_agent, N_("agent (list [--json] | install NAME)"),
+	  N_("Lists the agents of the configuration (the ready-made claude, codex, pi and\n"
+	     "opencode among them) with what is installed, or installs an agent's pinned\n"
+	     "npm package into paddock's data directory, where sandboxes see it read-only.\n"
+	     "Install scripts of the package are not run.\n"
+	     "  -j, --json         print a JSON array (list)\n") },
 	{ "config", cmd_config, N_("config check [FILE]"),
 	  N_("Checks the configuration file (default: $PADDOCK_CONFIG, else\n"
 	     "$XDG_CONFIG_HOME/paddock/config) and prints every problem as FILE:LINE: message.\n"

@@ -275,11 +275,12 @@ static const char *const repo_keys[] = { "url", "branch", "test", "setup",
 	"policy-submodules", "policy-authors", "allow-host", "setup-allow-host", NULL };
 static const char *const agent_keys[] = { "command", "resume", "kind", "endpoint", "package",
 	"model", NULL };
-static const char *const agent_kind_names[] = { "script", "claude", "codex", "pi", NULL };
+static const char *const agent_kind_names[] = { "script", "claude", "codex", "pi", "opencode",
+	NULL };
 
 const char *config_agent_kind_name(enum agent_kind k)
 {
-	return (unsigned)k <= AGENT_PI ? agent_kind_names[k] : "?";
+	return (unsigned)k <= AGENT_OPENCODE ? agent_kind_names[k] : "?";
 }
 static const char *const policy_rule_names[POLICY_NRULES] = {
 	"paths", "secrets", "size", "symlinks", "submodules", "authors" };
@@ -339,22 +340,27 @@ char *config_default_path(void)
  * fetches, driven headless with their own permission prompts off (the
  * sandbox is the boundary).  Edited by [agent "NAME"] keys in the file. */
 static const struct builtin_agent {
-	const char *name, *endpoint, *package, *command, *resume;
+	const char *name, *endpoint, *package, *model, *command, *resume;
 	enum agent_kind kind;
 } builtin_agents[] = {
-	{ "claude", "anthropic", "@anthropic-ai/claude-code@2.1.332",
-	  "claude -p {prompt} --output-format stream-json --verbose "
+	{ "claude", "anthropic", "@anthropic-ai/claude-code@2.1.332", NULL,
+	  "claude -p {prompt} --model {model} --output-format stream-json --verbose "
 	  "--dangerously-skip-permissions",
-	  "claude -p {prompt} --resume {session} --output-format stream-json --verbose "
-	  "--dangerously-skip-permissions", AGENT_CLAUDE },
-	{ "codex", "openai", "@openai/codex@0.171.0",
-	  "codex exec --json --skip-git-repo-check --dangerously-bypass-approvals-and-sandbox "
+	  "claude -p {prompt} --resume {session} --model {model} --output-format stream-json "
+	  "--verbose --dangerously-skip-permissions", AGENT_CLAUDE },
+	{ "codex", "openai", "@openai/codex@0.171.0", "gpt-5.5",
+	  "codex exec --json --dangerously-bypass-approvals-and-sandbox --skip-git-repo-check "
 	  "{prompt}",
-	  "codex exec --json --skip-git-repo-check --dangerously-bypass-approvals-and-sandbox "
+	  "codex exec --json --dangerously-bypass-approvals-and-sandbox --skip-git-repo-check "
 	  "resume {session} {prompt}", AGENT_CODEX },
-	{ "pi", "anthropic", "@mariozechner/pi-coding-agent@0.73.1",
-	  "pi --mode json -p {prompt}",
-	  "pi --mode json --session {session} -p {prompt}", AGENT_PI },
+	{ "pi", "anthropic", "@mariozechner/pi-coding-agent@0.73.1", "claude-sonnet-4-5",
+	  "pi --mode json --provider paddock --model {model} {prompt}",
+	  "pi --mode json --provider paddock --model {model} --session {session} {prompt}",
+	  AGENT_PI },
+	{ "opencode", "anthropic", "opencode-ai@1.18.33", "anthropic/claude-sonnet-4-5",
+	  "opencode run --format json --auto --model {model} {prompt}",
+	  "opencode run --format json --auto --model {model} --session {session} {prompt}",
+	  AGENT_OPENCODE },
 };
 
 /* List prices (USD per million tokens, 2025); [price "MODEL"] overrides. */
@@ -392,6 +398,7 @@ static void config_add_builtins(struct config *c)
 		a->resume = xstrdup(builtin_agents[i].resume);
 		a->endpoint = xstrdup(builtin_agents[i].endpoint);
 		a->package = xstrdup(builtin_agents[i].package);
+		a->model = builtin_agents[i].model ? xstrdup(builtin_agents[i].model) : NULL;
 		a->kind = builtin_agents[i].kind;
 		a->builtin = 1;
 	}
@@ -1021,7 +1028,7 @@ static void config_entry_agent(struct parse *p, int line, const char *sub, const
 		for (k = 0; agent_kind_names[k] && strcmp(agent_kind_names[k], value) != 0; k++)
 			;
 		if (!agent_kind_names[k])
-			problem_add(p->ps, line, _("agent.%s.kind: '%s' is not known; use script, claude, codex or pi"), sub, value);
+			problem_add(p->ps, line, _("agent.%s.kind: '%s' is not known; use script, claude, codex, pi or opencode"), sub, value);
 		else
 			a->kind = (enum agent_kind)k;
 		return;

@@ -10,7 +10,8 @@
  * bundle (units.h syntax); [sandbox] uid gid (not 0); [repo "NAME"] url
  * (required) branch test setup; [agent "NAME"] command (required, split
  * as agent.h does); [endpoint "NAME"], [price "MODEL"] and [gateway] for
- * the egress gateway (gateway.h).  Ready-made agents (claude, codex, pi)
+ * the egress gateway (gateway.h).  Ready-made agents (claude, codex, pi,
+ * opencode)
  * and endpoints (anthropic, openai) are added unless the file defines
  * them.  Unknown sections and keys, [include] and keys outside
  * a section are errors.  Errors read "file:line: message"; the line of a
@@ -89,7 +90,7 @@ struct repo_conf {
 };
 
 /* How an agent is driven and how its output is read (adapter.h). */
-enum agent_kind { AGENT_SCRIPT, AGENT_CLAUDE, AGENT_CODEX, AGENT_PI };
+enum agent_kind { AGENT_SCRIPT, AGENT_CLAUDE, AGENT_CODEX, AGENT_PI, AGENT_OPENCODE };
 
 struct agent_conf {
 	char *name;            /* validated like repo names */
@@ -98,7 +99,7 @@ struct agent_conf {
 	                          changes), or NULL: command again */
 	/* In command and resume, an argument {prompt} becomes the round's
 	 * prompt, {session} the session id the agent reported, {model} model. */
-	enum agent_kind kind;  /* kind: script (default), claude, codex, pi */
+	enum agent_kind kind;  /* kind: script (default), claude, codex, pi, opencode */
 	char *endpoint;        /* endpoint: the model endpoint it uses, or NULL */
 	char *package;         /* package: npm spec `paddock agent install` uses */
 	char *model;           /* model, or NULL */

@@ -178,7 +178,9 @@ int egress_url_parse(const char *url, char **host, int *port, int *is_ip, char *
 		*host = NULL;
 		return err_set(e, _("the target has a fragment"));
 	}
-	*path = *rest == '/' ? xstrdup(rest) : xasprintf("/%s", rest);
+	/* A fragment is the client's business, never sent. */
+	size_t plen = strcspn(rest, "#");
+	*path = *rest == '/' ? xstrndup(rest, plen) : xasprintf("/%.*s", (int)plen, rest);
 	return 0;
 }
 
@@ -307,6 +309,13 @@ static int v6_embedded_v4(const unsigned char *a6, unsigned char *v4)
 	static const unsigned char mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
 	static const unsigned char zero[12] = { 0 };
 	static const unsigned char nat64[12] = { 0, 0x64, 0xff, 0x9b, 0, 0, 0, 0, 0, 0, 0, 0 };
+	/* 64:ff9b:1::/48, NAT64 for local use: the IPv4 address is in the
+	 * last 32 bits too. */
+	static const unsigned char nat64l[6] = { 0, 0x64, 0xff, 0x9b, 0, 1 };
+	if (memcmp(a6, nat64l, 6) == 0) {
+		memcpy(v4, a6 + 12, 4);
+		return 1;
+	}
 	if (memcmp(a6, mapped, 12) == 0 || memcmp(a6, nat64, 12) == 0 ||
 	    (memcmp(a6, zero, 12) == 0 && (a6[12] | a6[13] | a6[14] | a6[15]) != 0 &&
 	     !(a6[12] == 0 && a6[13] == 0 && a6[14] == 0 && a6[15] == 1))) {
@@ -338,6 +347,9 @@ static const char *v4_internal(const unsigned char *a)
 		{ 0xa9fe0000, 16, "link-local" },
 		{ 0xac100000, 12, "private" },
 		{ 0xc0000000, 24, "IETF protocol assignments" },
+		{ 0xc0000200, 24, "documentation" },
+		{ 0xc6336400, 24, "documentation" },
+		{ 0xcb007100, 24, "documentation" },
 		{ 0xc0a80000, 16, "private" },
 		{ 0xc6120000, 15, "benchmarking" },
 		{ 0xe0000000, 4, "multicast" },

@@ -206,11 +206,21 @@ static json_t *jstr_or_null(const char *s, size_t max)
 	if (!s)
 		return json_null();
 	size_t n = strlen(s);
-	json_t *v = json_stringn_nocheck(s, n > max ? max : n);
-	/* Bytes that are not UTF-8 are dropped rather than sent raw. */
-	if (!v || !json_string_value(v))
-		return json_string("?");
-	return v;
+	if (n > max)
+		n = max;
+	json_t *v = json_stringn(s, n);
+	if (v)
+		return v;
+	/* Not UTF-8 (or cut inside a character): the bytes over 0x7f become
+	 * '?', so that the line is still written (json_dumps fails on a
+	 * string that is not UTF-8, and the whole line would be lost). */
+	char *t = xstrndup(s, n);
+	for (char *q = t; *q; q++)
+		if ((unsigned char)*q >= 0x80)
+			*q = '?';
+	v = json_string(t);
+	free(t);
+	return v ? v : json_string("?");
 }
 
 static void record(struct gw *g, struct conn *c, const char *verdict, const char *reason)
@@ -426,8 +436,19 @@ static int on_headers_complete(http_parser *hp)
 	struct conn *c = hp->data;
 	if (c->in_value || c->field.len)
 		hdr_flush(c);
+	/* RFC 9112 5.1: no whitespace between a field name and its colon;
+	 * "x-api-key :" must not pass as another header. */
+	for (size_t i = 0; i < c->nhdrs; i++)
+		if (strpbrk(c->hdrs[i].name, " \t"))
+			return -1;
 	c->http11 = hp->http_major == 1 && hp->http_minor >= 1;
 	c->keep_alive = http_should_keep_alive(hp);
+	/* The body is read here, not upstream: a client waiting for leave to
+	 * send it gets it at once. */
+	for (size_t i = 0; i < c->nhdrs; i++)
+		if (strcasecmp(c->hdrs[i].name, "expect") == 0 &&
+		    strcasecmp(c->hdrs[i].value, "100-continue") == 0 && c->http11)
+			out_add(c, "HTTP/1.1 100 Continue\r\n\r\n", 25);
 	/* CONNECT has no body; its bytes after the head belong to the tunnel. */
 	return hp->method == HTTP_CONNECT ? 1 : 0;
 }
@@ -564,12 +585,24 @@ static int route_check(enum endpoint_kind kind, const char *method, const char *
 {
 	const struct route *r = kind == ENDPOINT_ANTHROPIC ? anthropic_routes : openai_routes;
 	size_t plen = strcspn(url, "?#");
+	/* Plain segments only: no escapes an upstream might decode into
+	 * something else, no dot segments. */
+	for (size_t i = 0; i < plen; i++)
+		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/_.:-",
+		            url[i]))
+			return 404;
+	for (const char *q = url; q < url + plen; q++)
+		if (*q == '/' && q[1] == '.' && (q + 2 >= url + plen || q[2] == '/' ||
+		                                 (q[2] == '.' && (q + 3 >= url + plen || q[3] == '/'))))
+			return 404;
 	int path_known = 0;
 	for (; r->method; r++) {
 		size_t n = strlen(r->path);
 		int match = plen == n && strncmp(url, r->path, n) == 0;
 		if (!match && strcmp(r->path, "/v1/models") == 0 && plen > n + 1 &&
-		    strncmp(url, "/v1/models/", n + 1) == 0 && !memchr(url + n + 1, '/', plen - n - 1))
+		    strncmp(url, "/v1/models/", n + 1) == 0 && !memchr(url + n + 1, '/', plen - n - 1) &&
+		    !(plen == n + 2 && url[n + 1] == '.') &&
+		    !(plen == n + 3 && url[n + 1] == '.' && url[n + 2] == '.'))
 			match = 1;
 		if (!match)
 			continue;
@@ -726,7 +759,8 @@ static void model_done(struct gw *g, struct conn *c, CURLcode rc)
 	st->requests++;
 	st->last_status = c->resp_status;
 	snprintf(st->last_error, sizeof st->last_error, "%s", usage_parser_error(c->usage));
-	st->last_message[0] = '\0';
+	snprintf(st->last_message, sizeof st->last_message, "%s",
+	         usage_parser_error_message(c->usage));
 	if (c->resp_status == 429 || c->resp_status == 529)
 		pause_upstream(g, c);
 	c->status = c->resp_status;
@@ -826,6 +860,8 @@ static void model_request(struct gw *g, struct conn *c)
 		full = xasprintf("%.*s%s", (int)(ul - 1), ep->conf->upstream, url);
 	}
 	curl_easy_setopt(h, CURLOPT_URL, full);
+	/* Sent as checked: libcurl would turn /v1/models/.. into /v1/. */
+	curl_easy_setopt(h, CURLOPT_PATH_AS_IS, 1L);
 	free(full);
 	for (size_t i = 0; i < c->nhdrs; i++) {
 		if (hop_or_secret(c->hdrs[i].name))
@@ -843,6 +879,11 @@ static void model_request(struct gw *g, struct conn *c)
 		free(line);
 	}
 	c->req_headers = curl_slist_append(c->req_headers, "Expect:");
+	int has_ctype = 0;
+	for (size_t i = 0; i < c->nhdrs; i++)
+		has_ctype |= strcasecmp(c->hdrs[i].name, "content-type") == 0;
+	if (!has_ctype)  /* libcurl would add a form content type of its own */
+		c->req_headers = curl_slist_append(c->req_headers, "Content-Type:");
 	curl_easy_setopt(h, CURLOPT_HTTPHEADER, c->req_headers);
 	if (c->parser.method == HTTP_POST) {
 		curl_easy_setopt(h, CURLOPT_POST, 1L);
@@ -1213,6 +1254,8 @@ static void conn_read(struct gw *g, struct conn *c)
 		conn_parse(g, c);
 		return;
 	}
+	if (c->st == C_TUNNEL && c->tplain)
+		return;  /* one checked request per plain-HTTP connection: no raw bytes after it */
 	if (c->st == C_TUNNEL) {
 		buf_add(&c->uout, tmp, (size_t)n);
 		c->bytes_up += (size_t)n;

@@ -691,8 +691,7 @@ static int run_round(struct run *r, struct sandbox *sb, const struct agent_cmdli
 			buf_adds(&why, _("the agent reported a failure"));
 		if (ar.error)
 			buf_printf(&why, ": %.400s", ar.error);
-		if (res.end == SANDBOX_EXITED && res.code == 127 && agent->kind != AGENT_SCRIPT &&
-		    !r->agent_dir)
+		if (agent->package && !r->agent_dir)
 			buf_printf(&why, _("; the agent is not installed: run paddock agent install %s"),
 			           agent->name);
 		fail_reason(r, ar.reason ? ar.reason : "tool", "running", why.data);

@@ -25,7 +25,7 @@
  * network (a new, empty network namespace) unless spec->netns_fd names the
  * namespace the gateway made (gateway.h), whose only way out is the
  * gateway.  spec->agent_dir, when set, is shown read-only at
- * /opt/paddock/agent, its bin/ first in PATH. */
+ * /opt/paddock/agent, its node_modules/.bin first in PATH. */
 #ifndef PADDOCK_SANDBOX_H
 #define PADDOCK_SANDBOX_H
 

@@ -261,7 +261,7 @@ static void build_argv(struct sandbox *sb, const struct sandbox_cmd *cmd,
 	av_add2(a, "--cap-drop", "ALL");
 	/* --clearenv acts when parsed, so it must come before the --setenv's. */
 	av_add(a, "--clearenv");
-	av_add3(a, "--setenv", "PATH", sb->has_agent ? SANDBOX_AGENT_DIR "/bin:" SANDBOX_PATH
+	av_add3(a, "--setenv", "PATH", sb->has_agent ? SANDBOX_AGENT_DIR "/node_modules/.bin:" SANDBOX_PATH
 	                                             : SANDBOX_PATH);
 	av_add3(a, "--setenv", "HOME", SANDBOX_HOME);
 	av_add3(a, "--setenv", "USER", "agent");

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <jansson.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -57,6 +58,13 @@ struct scheduler {
 	int requeue;               /* ... and first rounds are queued again */
 };
 #define sched scheduler
+
+static double wall(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
 
 static double mono(void)
 {
@@ -170,6 +178,38 @@ static void unescape(char *s)
 	*o = '\0';
 }
 
+/* pause {"endpoint":E,"until":T,"status":N}: the endpoint asked to slow
+ * down; no task whose agent uses it starts before T. */
+static void handle_pause(struct sched *s, struct worker *w, const char *json)
+{
+	struct err e = {{0}};
+	json_error_t je;
+	json_t *j = json_loads(json, 0, &je);
+	const char *ep = json_string_value(json_object_get(j, "endpoint"));
+	json_t *until = json_object_get(j, "until");
+	json_t *status = json_object_get(j, "status");
+	if (!ep || !*ep || !json_is_number(until)) {
+		fprintf(stderr, "paddock: %s: %s\n", w->id,
+		        _("a pause report without an endpoint and an end was ignored"));
+	} else if (store_pause_set(s->st, ep, json_number_value(until),
+	                           json_is_integer(status) ? (int)json_integer_value(status) : 0,
+	                           w->id, &e) < 0) {
+		fprintf(stderr, "paddock: %s\n", e.msg);
+	} else {
+		char when[32];
+		time_t t = (time_t)json_number_value(until);
+		struct tm tm;
+		strftime(when, sizeof when, "%H:%M:%S", localtime_r(&t, &tm));
+		char *detail = json_is_integer(status)
+			? xasprintf(_("%s is paused until %s (HTTP %d)"), ep, when,
+			            (int)json_integer_value(status))
+			: xasprintf(_("%s is paused until %s"), ep, when);
+		progress(s, w->id, "paused", detail);
+		free(detail);
+	}
+	json_decref(j);
+}
+
 static void handle_line(struct sched *s, struct worker *w, char *line)
 {
 	struct err e = {{0}};
@@ -191,6 +231,22 @@ static void handle_line(struct sched *s, struct worker *w, char *line)
 			fprintf(stderr, "paddock: %s\n", e.msg);
 	} else if (!strncmp(line, "gate ", 5)) {
 		if (store_round_end(s->st, w->id, w->round, NULL, line + 5, &e) < 0)
+			fprintf(stderr, "paddock: %s\n", e.msg);
+	} else if (!strncmp(line, "egress ", 7)) {
+		if (store_egress_add(s->st, w->id, w->round, line + 7, &e) < 0)
+			fprintf(stderr, "paddock: %s: %s\n", w->id, e.msg);
+	} else if (!strncmp(line, "usage ", 6)) {
+		struct task_usage u;
+		if (store_usage_parse(line + 6, &u, &e) < 0 ||
+		    store_task_set_usage(s->st, w->id, &u, &e) < 0)
+			fprintf(stderr, "paddock: %s: %s\n", w->id, e.msg);
+	} else if (!strncmp(line, "pause ", 6)) {
+		handle_pause(s, w, line + 6);
+	} else if (!strncmp(line, "session ", 8)) {
+		if (store_task_set(s->st, w->id, "session", line + 8, &e) < 0)
+			fprintf(stderr, "paddock: %s\n", e.msg);
+	} else if (!strncmp(line, "reason ", 7)) {
+		if (store_task_set(s->st, w->id, "reason", line + 7, &e) < 0)
 			fprintf(stderr, "paddock: %s\n", e.msg);
 	} else if (!strcmp(line, "done")) {
 		w->finished = 1;
@@ -366,7 +422,9 @@ static int start_one(struct sched *s)
 {
 	struct task_row t;
 	struct err e = {{0}};
-	int rc = store_task_next_queued(s->st, &t, &e);
+	/* Tasks whose endpoint is paused wait; the next look (every
+	 * POLL_MS) starts them once the pause is over. */
+	int rc = store_task_next_startable(s->st, s->cfg, wall(), &t, NULL, &e);
 	if (rc <= 0) {
 		if (rc < 0)
 			fprintf(stderr, "paddock: %s\n", e.msg);
@@ -380,6 +438,8 @@ static int start_one(struct sched *s)
 	progress(s, t.id, "preparing", t.repo);
 	/* A task queued again starts without its last run's error. */
 	if (t.error && store_task_set(s->st, t.id, "error", NULL, &e) < 0)
+		fprintf(stderr, "paddock: %s\n", e.msg);
+	if (t.reason && store_task_set(s->st, t.id, "reason", NULL, &e) < 0)
 		fprintf(stderr, "paddock: %s\n", e.msg);
 	if (spawn(s, &t, 0, 1) < 0)
 		transition(s, t.id, TASK_FAILED, "preparing: cannot start a supervisor");

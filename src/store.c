@@ -1,6 +1,7 @@
 #include "autoconfig.h"
 #include "store.h"
 
+#include <jansson.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,6 +60,35 @@ static const char *const migrations[] = {
 	"  actor TEXT NOT NULL,"
 	"  at REAL NOT NULL,"
 	"  PRIMARY KEY (task_seq, n));",
+	/* 3: the egress gateway: budget, usage, session, failure reason,
+	 * egress records, endpoint pauses. */
+	"ALTER TABLE tasks ADD COLUMN budget REAL;"
+	"ALTER TABLE tasks ADD COLUMN tokens_in INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE tasks ADD COLUMN tokens_out INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE tasks ADD COLUMN tokens_cache_read INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE tasks ADD COLUMN tokens_cache_write INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE tasks ADD COLUMN requests INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE tasks ADD COLUMN cost REAL NOT NULL DEFAULT 0;"
+	"ALTER TABLE tasks ADD COLUMN priced INTEGER NOT NULL DEFAULT 1;"
+	"ALTER TABLE tasks ADD COLUMN session TEXT;"
+	"ALTER TABLE tasks ADD COLUMN reason TEXT;"
+	"CREATE TABLE egress ("
+	"  id INTEGER PRIMARY KEY,"
+	"  task_id TEXT NOT NULL,"
+	"  round INTEGER NOT NULL,"
+	"  time REAL NOT NULL,"
+	"  step TEXT, kind TEXT, endpoint TEXT, host TEXT, port INTEGER,"
+	"  method TEXT, path TEXT, status INTEGER,"
+	"  up INTEGER NOT NULL DEFAULT 0, down INTEGER NOT NULL DEFAULT 0,"
+	"  ms REAL NOT NULL DEFAULT 0,"
+	"  verdict TEXT, reason TEXT);"
+	"CREATE INDEX egress_task ON egress(task_id, id);"
+	"CREATE TABLE pauses ("
+	"  endpoint TEXT PRIMARY KEY,"
+	"  until REAL NOT NULL,"
+	"  status INTEGER,"
+	"  task_id TEXT,"
+	"  time REAL NOT NULL);",
 };
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))
 
@@ -178,6 +208,8 @@ void task_row_free(struct task_row *t)
 	free(t->pushed);
 	free(t->reviewed_head);
 	free(t->pending);
+	free(t->session);
+	free(t->reason);
 	memset(t, 0, sizeof *t);
 }
 
@@ -194,9 +226,17 @@ static char *col_str(sqlite3_stmt *st, int i)
 	return v ? xstrdup((const char *)v) : NULL;
 }
 
+static uint64_t col_u64(sqlite3_stmt *st, int i)
+{
+	sqlite3_int64 v = sqlite3_column_int64(st, i);
+	return v < 0 ? 0 : (uint64_t)v;
+}
+
 #define TASK_COLS "seq, id, text, repo, agent, base, branch, head, status, error, " \
                   "created, updated, cancel_requested, round, summary, pr_url, pushed, " \
-                  "reviewed_head, sandbox_kept, pending"
+                  "reviewed_head, sandbox_kept, pending, budget, tokens_in, tokens_out, " \
+                  "tokens_cache_read, tokens_cache_write, requests, cost, priced, session, " \
+                  "reason"
 
 static int load_steps(struct store *s, sqlite3_int64 seq, struct task_row *t, struct err *e)
 {
@@ -245,6 +285,17 @@ static int row_fill(struct store *s, sqlite3_stmt *st, struct task_row *t, struc
 	t->reviewed_head = col_str(st, 17);
 	t->sandbox_kept = sqlite3_column_int(st, 18);
 	t->pending = col_str(st, 19);
+	t->budget = sqlite3_column_type(st, 20) == SQLITE_NULL ? -1 :
+	            sqlite3_column_double(st, 20);
+	t->usage.in = col_u64(st, 21);
+	t->usage.out = col_u64(st, 22);
+	t->usage.cache_read = col_u64(st, 23);
+	t->usage.cache_write = col_u64(st, 24);
+	t->usage.requests = col_u64(st, 25);
+	t->usage.cost = sqlite3_column_double(st, 26);
+	t->usage.priced = sqlite3_column_int(st, 27);
+	t->session = col_str(st, 28);
+	t->reason = col_str(st, 29);
 	return load_steps(s, seq, t, e);
 }
 
@@ -268,12 +319,19 @@ static int add_step(struct store *s, const char *id, double at, enum task_status
 int store_task_add(struct store *s, const char *repo, const char *agent, const char *text,
                    const char *branch_prefix, char id_out[TASK_ID_LEN + 1], struct err *e)
 {
+	return store_task_add_budget(s, repo, agent, text, branch_prefix, -1, id_out, e);
+}
+
+int store_task_add_budget(struct store *s, const char *repo, const char *agent,
+                          const char *text, const char *branch_prefix, double budget,
+                          char id_out[TASK_ID_LEN + 1], struct err *e)
+{
 	if (exec(s, "BEGIN IMMEDIATE", e) < 0)
 		return -1;
 	sqlite3_stmt *st;
 	if (sqlite3_prepare_v2(s->db,
-	        "INSERT INTO tasks (id, text, repo, agent, branch, status, created, updated) "
-	        "VALUES (?, ?, ?, ?, ?, 'queued', ?, ?)", -1, &st, NULL) != SQLITE_OK) {
+	        "INSERT INTO tasks (id, text, repo, agent, branch, status, created, updated, "
+	        "budget) VALUES (?, ?, ?, ?, ?, 'queued', ?, ?, ?)", -1, &st, NULL) != SQLITE_OK) {
 		db_err(s, e, "add");
 		goto fail;
 	}
@@ -294,6 +352,10 @@ int store_task_add(struct store *s, const char *repo, const char *agent, const c
 		sqlite3_bind_text(st, 5, branch, -1, SQLITE_TRANSIENT);
 		sqlite3_bind_double(st, 6, t);
 		sqlite3_bind_double(st, 7, t);
+		if (budget < 0)
+			sqlite3_bind_null(st, 8);
+		else
+			sqlite3_bind_double(st, 8, budget);
 		int rc = sqlite3_step(st);
 		if (rc == SQLITE_DONE) {
 			memcpy(id_out, id, sizeof id);
@@ -557,7 +619,7 @@ int store_mark_active_lost(struct store *s, const char *why, struct err *e)
 static int allowed_column(const char *c)
 {
 	static const char *const cols[] = { "summary", "pr_url", "pushed", "reviewed_head",
-	                                    "pending", "error", NULL };
+	                                    "pending", "error", "session", "reason", NULL };
 	for (size_t i = 0; cols[i]; i++)
 		if (!strcmp(cols[i], c))
 			return 1;
@@ -794,7 +856,8 @@ int store_task_resume(struct store *s, const char *id, int *round_out, struct er
 	} else if (transition_locked(s, t.id, TASK_RUNNING, NULL, e) == 0) {
 		sqlite3_stmt *st;
 		if (sqlite3_prepare_v2(s->db, "UPDATE tasks SET round = round + 1, pending = NULL, "
-		                       "error = NULL WHERE id = ?", -1, &st, NULL) != SQLITE_OK) {
+		                       "error = NULL, reason = NULL WHERE id = ?", -1, &st,
+		                       NULL) != SQLITE_OK) {
 			db_err(s, e, "resume");
 		} else {
 			sqlite3_bind_text(st, 1, t.id, -1, SQLITE_STATIC);
@@ -814,4 +877,395 @@ out:
 		return -1;
 	}
 	return exec(s, "COMMIT", e);
+}
+
+int store_task_next_startable(struct store *s, const struct config *cfg, double now,
+                              struct task_row *t, double *blocked_until, struct err *e)
+{
+	if (blocked_until)
+		*blocked_until = 0;
+	struct pause_row *p;
+	size_t np;
+	if (store_pauses_active(s, now, &p, &np, e) < 0)
+		return -1;
+	if (np == 0)
+		return store_task_next_queued(s, t, e);
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db, "SELECT id, agent FROM tasks WHERE status = 'queued' "
+	                       "ORDER BY seq", -1, &st, NULL) != SQLITE_OK) {
+		store_pauses_free(p, np);
+		return db_err(s, e, "next");
+	}
+	char id[TASK_ID_LEN + 1] = "";
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		const char *agent = (const char *)sqlite3_column_text(st, 1);
+		const struct agent_conf *a = cfg && agent ? config_find_agent(cfg, agent) : NULL;
+		const struct pause_row *held = NULL;
+		for (size_t i = 0; a && a->endpoint && i < np; i++)
+			if (!strcmp(p[i].endpoint, a->endpoint))
+				held = &p[i];
+		if (!held) {
+			const unsigned char *v = sqlite3_column_text(st, 0);
+			snprintf(id, sizeof id, "%s", v ? (const char *)v : "");
+			break;
+		}
+		if (blocked_until && (*blocked_until == 0 || held->until < *blocked_until))
+			*blocked_until = held->until;
+	}
+	sqlite3_finalize(st);
+	store_pauses_free(p, np);
+	if (!id[0])
+		return 0;
+	return store_task_get(s, id, t, e) < 0 ? -1 : 1;
+}
+
+int store_task_set_budget(struct store *s, const char *id, double budget, struct err *e)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db, "UPDATE tasks SET budget = ? WHERE id = ?", -1, &st,
+	                       NULL) != SQLITE_OK)
+		return db_err(s, e, "update");
+	if (budget < 0)
+		sqlite3_bind_null(st, 1);
+	else
+		sqlite3_bind_double(st, 1, budget);
+	sqlite3_bind_text(st, 2, id, -1, SQLITE_STATIC);
+	int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : db_err(s, e, "update");
+	sqlite3_finalize(st);
+	if (rc == 0 && sqlite3_changes(s->db) == 0)
+		rc = err_set(e, _("no task %s"), id);
+	return rc;
+}
+
+/* SQLite integers are signed: counts beyond 2^63-1 are stored as that. */
+static sqlite3_int64 i64(uint64_t v)
+{
+	return v > (uint64_t)INT64_MAX ? INT64_MAX : (sqlite3_int64)v;
+}
+
+int store_task_set_usage(struct store *s, const char *id, const struct task_usage *u,
+                         struct err *e)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db, "UPDATE tasks SET tokens_in = ?, tokens_out = ?, "
+	                       "tokens_cache_read = ?, tokens_cache_write = ?, requests = ?, "
+	                       "cost = ?, priced = ? WHERE id = ?", -1, &st, NULL) != SQLITE_OK)
+		return db_err(s, e, "usage");
+	sqlite3_bind_int64(st, 1, i64(u->in));
+	sqlite3_bind_int64(st, 2, i64(u->out));
+	sqlite3_bind_int64(st, 3, i64(u->cache_read));
+	sqlite3_bind_int64(st, 4, i64(u->cache_write));
+	sqlite3_bind_int64(st, 5, i64(u->requests));
+	sqlite3_bind_double(st, 6, u->cost > 0 ? u->cost : 0);
+	sqlite3_bind_int(st, 7, u->priced != 0);
+	sqlite3_bind_text(st, 8, id, -1, SQLITE_STATIC);
+	int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : db_err(s, e, "usage");
+	sqlite3_finalize(st);
+	if (rc == 0 && sqlite3_changes(s->db) == 0)
+		rc = err_set(e, _("no task %s"), id);
+	return rc;
+}
+
+/* ---- reports from the gateway (JSON) ---- */
+
+/* Longest string kept from a report: a host or a path is never longer for
+ * a person, and a hostile request cannot grow the store by much. */
+#define REPORT_STR_MAX 1024
+
+static json_t *report_parse(const char *what, const char *text, struct err *e)
+{
+	json_error_t je;
+	json_t *j = json_loads(text ? text : "", JSON_REJECT_DUPLICATES, &je);
+	if (!j || !json_is_object(j)) {
+		json_decref(j);
+		err_set(e, _("%s report is not a JSON object: %s"), what,
+		        j ? _("another JSON value") : je.text);
+		return NULL;
+	}
+	return j;
+}
+
+/* A number field: 0 when missing or null.  -1 when not a number. */
+static int report_num(json_t *o, const char *what, const char *key, double *out,
+                      struct err *e)
+{
+	json_t *v = json_object_get(o, key);
+	*out = 0;
+	if (!v || json_is_null(v))
+		return 0;
+	if (!json_is_number(v))
+		return err_set(e, _("%s report: \"%s\" is not a number"), what, key);
+	*out = json_number_value(v);
+	return 0;
+}
+
+/* A count: a number, negative ones taken as 0. */
+static int report_count(json_t *o, const char *what, const char *key, uint64_t *out,
+                        struct err *e)
+{
+	double d;
+	if (report_num(o, what, key, &d, e) < 0)
+		return -1;
+	json_t *v = json_object_get(o, key);
+	if (json_is_integer(v))
+		*out = json_integer_value(v) > 0 ? (uint64_t)json_integer_value(v) : 0;
+	else
+		*out = d > 0 ? (d < 1.8e19 ? (uint64_t)d : UINT64_MAX) : 0;
+	return 0;
+}
+
+/* A string field, cut to REPORT_STR_MAX bytes on a character boundary:
+ * NULL when missing or null.  -1 when not a string. */
+static int report_str(json_t *o, const char *what, const char *key, char **out,
+                      struct err *e)
+{
+	json_t *v = json_object_get(o, key);
+	*out = NULL;
+	if (!v || json_is_null(v))
+		return 0;
+	if (!json_is_string(v))
+		return err_set(e, _("%s report: \"%s\" is not a string"), what, key);
+	const char *str = json_string_value(v);
+	size_t n = json_string_length(v);
+	if (n > REPORT_STR_MAX) {
+		n = REPORT_STR_MAX;
+		while (n > 0 && ((unsigned char)str[n] & 0xc0) == 0x80)
+			n--;
+	}
+	/* An embedded NUL (\u0000) ends the text. */
+	*out = xstrndup(str, strnlen(str, n));
+	return 0;
+}
+
+int store_usage_parse(const char *json, struct task_usage *u, struct err *e)
+{
+	json_t *j = report_parse("usage", json, e);
+	if (!j)
+		return -1;
+	memset(u, 0, sizeof *u);
+	u->priced = 1;
+	int rc = -1;
+	json_t *priced = json_object_get(j, "priced");
+	if (report_count(j, "usage", "input", &u->in, e) < 0 ||
+	    report_count(j, "usage", "output", &u->out, e) < 0 ||
+	    report_count(j, "usage", "cache_read", &u->cache_read, e) < 0 ||
+	    report_count(j, "usage", "cache_write", &u->cache_write, e) < 0 ||
+	    report_count(j, "usage", "requests", &u->requests, e) < 0 ||
+	    report_num(j, "usage", "cost", &u->cost, e) < 0)
+		goto out;
+	if (priced && !json_is_null(priced) && !json_is_boolean(priced)) {
+		err_set(e, _("%s report: \"%s\" is not true or false"), "usage", "priced");
+		goto out;
+	}
+	if (json_is_false(priced))
+		u->priced = 0;
+	if (!(u->cost >= 0))
+		u->cost = 0;
+	rc = 0;
+out:
+	json_decref(j);
+	return rc;
+}
+
+static void bind_str_or_null(sqlite3_stmt *st, int i, const char *v)
+{
+	if (v)
+		sqlite3_bind_text(st, i, v, -1, SQLITE_TRANSIENT);
+	else
+		sqlite3_bind_null(st, i);
+}
+
+int store_egress_add(struct store *s, const char *id, int round, const char *json,
+                     struct err *e)
+{
+	json_t *j = report_parse("egress", json, e);
+	if (!j)
+		return -1;
+	static const char *const strs[] = { "step", "kind", "endpoint", "host", "method", "path",
+	                                    "verdict", "reason" };
+	enum { NSTR = sizeof strs / sizeof strs[0] };
+	char *v[NSTR] = { 0 };
+	double time, port, status, ms;
+	uint64_t up, down;
+	int rc = -1;
+	for (size_t i = 0; i < NSTR; i++)
+		if (report_str(j, "egress", strs[i], &v[i], e) < 0)
+			goto out;
+	if (report_num(j, "egress", "time", &time, e) < 0 ||
+	    report_num(j, "egress", "port", &port, e) < 0 ||
+	    report_num(j, "egress", "status", &status, e) < 0 ||
+	    report_num(j, "egress", "ms", &ms, e) < 0 ||
+	    report_count(j, "egress", "up", &up, e) < 0 ||
+	    report_count(j, "egress", "down", &down, e) < 0)
+		goto out;
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db,
+	        "INSERT INTO egress (task_id, round, time, step, kind, endpoint, host, port, "
+	        "method, path, status, up, down, ms, verdict, reason) "
+	        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", -1, &st,
+	        NULL) != SQLITE_OK) {
+		db_err(s, e, "egress");
+		goto out;
+	}
+	sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+	sqlite3_bind_int(st, 2, round);
+	sqlite3_bind_double(st, 3, time > 0 ? time : now());
+	for (int i = 0; i < 4; i++)          /* step kind endpoint host */
+		bind_str_or_null(st, 4 + i, v[i]);
+	sqlite3_bind_int(st, 8, port > 0 && port < 65536 ? (int)port : 0);
+	bind_str_or_null(st, 9, v[4]);
+	bind_str_or_null(st, 10, v[5]);
+	if (status > 0 && status < 1000)
+		sqlite3_bind_int(st, 11, (int)status);
+	else
+		sqlite3_bind_null(st, 11);
+	sqlite3_bind_int64(st, 12, i64(up));
+	sqlite3_bind_int64(st, 13, i64(down));
+	sqlite3_bind_double(st, 14, ms > 0 ? ms : 0);
+	bind_str_or_null(st, 15, v[6]);
+	bind_str_or_null(st, 16, v[7]);
+	rc = sqlite3_step(st) == SQLITE_DONE ? 0 : db_err(s, e, "egress");
+	sqlite3_finalize(st);
+out:
+	for (size_t i = 0; i < NSTR; i++)
+		free(v[i]);
+	json_decref(j);
+	return rc;
+}
+
+int store_egress_list(struct store *s, const char *id, struct egress_row **out, size_t *n,
+                      struct err *e)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db,
+	        "SELECT id, round, time, step, kind, endpoint, host, port, method, path, status, "
+	        "up, down, ms, verdict, reason FROM egress WHERE task_id = ? ORDER BY id", -1,
+	        &st, NULL) != SQLITE_OK)
+		return db_err(s, e, "egress");
+	sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+	struct egress_row *v = NULL;
+	size_t cnt = 0, cap = 0;
+	int rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (cnt == cap) {
+			cap = cap ? cap * 2 : 16;
+			v = xrealloc(v, cap * sizeof *v);
+		}
+		struct egress_row *r = &v[cnt++];
+		r->id = sqlite3_column_int64(st, 0);
+		r->round = sqlite3_column_int(st, 1);
+		r->time = sqlite3_column_double(st, 2);
+		r->step = col_str(st, 3);
+		r->kind = col_str(st, 4);
+		r->endpoint = col_str(st, 5);
+		r->host = col_str(st, 6);
+		r->port = sqlite3_column_int(st, 7);
+		r->method = col_str(st, 8);
+		r->path = col_str(st, 9);
+		r->status = sqlite3_column_int(st, 10);
+		r->up = col_u64(st, 11);
+		r->down = col_u64(st, 12);
+		r->ms = sqlite3_column_double(st, 13);
+		r->verdict = col_str(st, 14);
+		r->reason = col_str(st, 15);
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		store_egress_free(v, cnt);
+		return db_err(s, e, "egress");
+	}
+	*out = v;
+	*n = cnt;
+	return 0;
+}
+
+void store_egress_free(struct egress_row *r, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(r[i].step);
+		free(r[i].kind);
+		free(r[i].endpoint);
+		free(r[i].host);
+		free(r[i].method);
+		free(r[i].path);
+		free(r[i].verdict);
+		free(r[i].reason);
+	}
+	free(r);
+}
+
+int store_pause_set(struct store *s, const char *endpoint, double until, int status,
+                    const char *task_id, struct err *e)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db,
+	        "INSERT INTO pauses (endpoint, until, status, task_id, time) VALUES (?, ?, ?, ?, ?) "
+	        "ON CONFLICT(endpoint) DO UPDATE SET until = excluded.until, "
+	        "status = excluded.status, task_id = excluded.task_id, time = excluded.time "
+	        "WHERE excluded.until > pauses.until", -1, &st, NULL) != SQLITE_OK)
+		return db_err(s, e, "pauses");
+	sqlite3_bind_text(st, 1, endpoint, -1, SQLITE_STATIC);
+	sqlite3_bind_double(st, 2, until);
+	sqlite3_bind_int(st, 3, status);
+	bind_str_or_null(st, 4, task_id);
+	sqlite3_bind_double(st, 5, now());
+	int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : db_err(s, e, "pauses");
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int store_pauses_active(struct store *s, double at, struct pause_row **out, size_t *n,
+                        struct err *e)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db, "SELECT endpoint, until, status, task_id, time FROM pauses "
+	                       "WHERE until > ? ORDER BY until, endpoint", -1, &st,
+	                       NULL) != SQLITE_OK)
+		return db_err(s, e, "pauses");
+	sqlite3_bind_double(st, 1, at);
+	struct pause_row *v = NULL;
+	size_t cnt = 0;
+	int rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		v = xrealloc(v, (cnt + 1) * sizeof *v);
+		v[cnt].endpoint = col_str(st, 0);
+		v[cnt].until = sqlite3_column_double(st, 1);
+		v[cnt].status = sqlite3_column_int(st, 2);
+		v[cnt].task_id = col_str(st, 3);
+		v[cnt].time = sqlite3_column_double(st, 4);
+		if (!v[cnt].endpoint)
+			v[cnt].endpoint = xstrdup("");
+		cnt++;
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		store_pauses_free(v, cnt);
+		return db_err(s, e, "pauses");
+	}
+	*out = v;
+	*n = cnt;
+	return 0;
+}
+
+void store_pauses_free(struct pause_row *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(p[i].endpoint);
+		free(p[i].task_id);
+	}
+	free(p);
+}
+
+int store_egress_count(struct store *s, const char *id, size_t *n, struct err *e)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db, "SELECT COUNT(*) FROM egress WHERE task_id = ?", -1, &st,
+	                       NULL) != SQLITE_OK)
+		return db_err(s, e, "egress");
+	sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+	int rc = sqlite3_step(st) == SQLITE_ROW ? 0 : db_err(s, e, "egress");
+	if (rc == 0)
+		*n = (size_t)sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return rc;
 }

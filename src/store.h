@@ -9,10 +9,21 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "config.h"
 #include "err.h"
 #include "task.h"
 
 struct store;
+
+/* A task's model use over all its rounds, as the gateway counts it. */
+struct task_usage {
+	uint64_t in, out;          /* input and output tokens */
+	uint64_t cache_read, cache_write;  /* prompt-cache tokens */
+	uint64_t requests;         /* model requests */
+	double cost;               /* USD of the priced models */
+	int priced;                /* 0 when some model had no price: cost
+	                              then covers only the priced ones */
+};
 
 struct task_step {
 	double at;                 /* seconds since the task was queued */
@@ -48,6 +59,45 @@ struct task_row {
 	int sandbox_kept;          /* the gate sandbox is alive */
 	char *pending;             /* "request-changes" waiting for the
 	                              scheduler, else NULL */
+	/* Egress (schema 3). */
+	double budget;             /* USD the task may spend: < 0 when none
+	                              was given (the config's limits.budget
+	                              applies), 0 for no limit */
+	struct task_usage usage;   /* cumulative, over all rounds */
+	char *session;             /* the agent's session id, or NULL */
+	char *reason;              /* why it failed, one word (budget, model-auth,
+	                              rate-limit, overloaded, context, model,
+	                              tool, timeout, tests, contract, setup),
+	                              or NULL */
+};
+
+/* One request through the task's gateway. */
+struct egress_row {
+	long long id;
+	int round;
+	double time;               /* unix time */
+	char *step;                /* agent, setup, tests */
+	char *kind;                /* model, tunnel, http */
+	char *endpoint;            /* the model endpoint's name, or NULL */
+	char *host;
+	int port;                  /* 0 when unknown */
+	char *method;              /* or NULL */
+	char *path;                /* NULL for tunnels */
+	int status;                /* HTTP status; 0 when none */
+	uint64_t up, down;         /* bytes sent upstream / received */
+	double ms;                 /* duration */
+	char *verdict;             /* allowed, refused */
+	char *reason;              /* why it was refused, or NULL */
+};
+
+/* An endpoint that asked paddock to slow down (HTTP 429 and the like):
+ * no task whose agent uses it starts before `until`. */
+struct pause_row {
+	char *endpoint;
+	double until;              /* unix time */
+	int status;                /* the HTTP status that caused it */
+	char *task_id;             /* the task that saw it, or NULL */
+	double time;               /* when it was reported */
 };
 
 /* One round of a task: the agent's work from `from` to `head`. */
@@ -85,6 +135,11 @@ int store_schema_version(struct store *s);
 int store_task_add(struct store *s, const char *repo, const char *agent,
                    const char *text, const char *branch_prefix,
                    char id_out[TASK_ID_LEN + 1], struct err *e);
+/* The same with the task's budget in USD (< 0: none given, the config's
+ * applies; 0: no limit). */
+int store_task_add_budget(struct store *s, const char *repo, const char *agent,
+                          const char *text, const char *branch_prefix, double budget,
+                          char id_out[TASK_ID_LEN + 1], struct err *e);
 /* Finds a task by id or unique id prefix.  Returns 0 and fills *t, or -1
  * with a message (no such task / ambiguous prefix). */
 int store_task_get(struct store *s, const char *id, struct task_row *t, struct err *e);
@@ -93,6 +148,14 @@ int store_task_list(struct store *s, int status, struct task_row **out, size_t *
                     struct err *e);
 /* The oldest queued task, if any: returns 1 and fills *t, 0 when none. */
 int store_task_next_queued(struct store *s, struct task_row *t, struct err *e);
+/* The oldest queued task that may start at unix time now: one whose agent
+ * (in cfg) uses no endpoint with an active pause (an agent that cfg does
+ * not know, or one without an endpoint, is never held back).  Returns 1
+ * and fills *t, 0 when none may start.  blocked_until, if not NULL, gets
+ * the earliest end of a pause that held a queued task back (0: none held
+ * back), for the caller's next look. */
+int store_task_next_startable(struct store *s, const struct config *cfg, double now,
+                              struct task_row *t, double *blocked_until, struct err *e);
 
 /* Moves a task to `to` in one transaction, appending a step stamped with
  * seconds since queued.  Fails (and changes nothing) when the task is not
@@ -108,10 +171,50 @@ int store_task_set_head(struct store *s, const char *id, const char *head, struc
  * A terminal task is refused with a message naming its status. */
 int store_task_cancel(struct store *s, const char *id, const char *actor, struct err *e);
 /* Sets a text column of the task: "summary", "pr_url", "pushed",
- * "reviewed_head", "pending", "error" (value NULL clears it). */
+ * "reviewed_head", "pending", "error", "session", "reason" (value NULL
+ * clears it). */
 int store_task_set(struct store *s, const char *id, const char *column, const char *value,
                    struct err *e);
 int store_task_set_sandbox_kept(struct store *s, const char *id, int kept, struct err *e);
+/* The task's budget in USD (< 0: none, the config's applies; 0: no limit). */
+int store_task_set_budget(struct store *s, const char *id, double budget, struct err *e);
+/* Replaces the task's usage with u (the gateway reports running totals). */
+int store_task_set_usage(struct store *s, const char *id, const struct task_usage *u,
+                         struct err *e);
+/* Parses a usage report, {"input":N,"output":N,"cache_read":N,
+ * "cache_write":N,"cost":USD,"requests":N,"priced":BOOL}, into *u (a
+ * missing field is 0, a missing priced is 1).  -1 when json is not an
+ * object or a field has the wrong type. */
+int store_usage_parse(const char *json, struct task_usage *u, struct err *e);
+
+/* Egress records (schema 3).  store_egress_add parses one record as the
+ * gateway reports it, {"time":T,"step":S,"kind":K,"endpoint":E,"host":H,
+ * "port":P,"method":M,"path":P,"status":N,"up":N,"down":N,"ms":N,
+ * "verdict":V,"reason":R} (null or missing fields are NULL or 0; strings
+ * are cut to 1 KiB), and stores it for round `round` of task id.  -1 when
+ * json is not an object or a field has the wrong type; nothing is stored
+ * then. */
+int store_egress_add(struct store *s, const char *id, int round, const char *json,
+                     struct err *e);
+/* The task's records, oldest first; *out (free with store_egress_free) is
+ * NULL when there are none. */
+int store_egress_list(struct store *s, const char *id, struct egress_row **out, size_t *n,
+                      struct err *e);
+void store_egress_free(struct egress_row *r, size_t n);
+/* How many records the task has (they are never removed: a cheap check
+ * for new ones). */
+int store_egress_count(struct store *s, const char *id, size_t *n, struct err *e);
+
+/* Pauses an endpoint until unix time `until` (status: the HTTP status;
+ * task_id: the task that saw it, may be NULL).  A pause never shortens an
+ * active one: an earlier `until` than the stored one is ignored. */
+int store_pause_set(struct store *s, const char *endpoint, double until, int status,
+                    const char *task_id, struct err *e);
+/* The pauses still active at unix time now (until > now), soonest end
+ * first; *out (free with store_pauses_free) is NULL when none. */
+int store_pauses_active(struct store *s, double now, struct pause_row **out, size_t *n,
+                        struct err *e);
+void store_pauses_free(struct pause_row *p, size_t n);
 /* No sandbox survives its scheduler: clears sandbox_kept everywhere. */
 int store_forget_sandboxes(struct store *s, struct err *e);
 /* Starts round n (from = where it starts), or updates its head and gate

@@ -19,6 +19,7 @@ struct usage_parser {
 	struct usage u;
 	char model[128];
 	char error[64];
+	char error_message[160];
 };
 
 struct usage_parser *usage_parser_new(int sse)
@@ -49,6 +50,11 @@ const char *usage_parser_model(const struct usage_parser *p)
 const char *usage_parser_error(const struct usage_parser *p)
 {
 	return p->error;
+}
+
+const char *usage_parser_error_message(const struct usage_parser *p)
+{
+	return p->error_message;
 }
 
 static uint64_t num(json_t *o, const char *key, int *found)
@@ -123,6 +129,9 @@ static void take_error(struct usage_parser *p, json_t *o)
 		type = json_object_get(err, "code");
 	if (json_is_string(type))
 		snprintf(p->error, sizeof p->error, "%s", json_string_value(type));
+	json_t *msg = json_is_object(err) ? json_object_get(err, "message") : NULL;
+	if (json_is_string(msg))
+		snprintf(p->error_message, sizeof p->error_message, "%s", json_string_value(msg));
 }
 
 /* One JSON object: an SSE event's data or a whole body. */

@@ -33,6 +33,8 @@ const char *usage_parser_model(const struct usage_parser *p);
 /* The error type an error response or event names ("rate_limit_error",
  * "overloaded_error", "invalid_request_error", ...) or "". */
 const char *usage_parser_error(const struct usage_parser *p);
+/* Its message (cut to 159 bytes), or "". */
+const char *usage_parser_error_message(const struct usage_parser *p);
 void usage_parser_free(struct usage_parser *p);
 
 /* USD for u at price (per million tokens); 0 when price is NULL. */

@@ -1,4 +1,5 @@
-/* Unit tests: the SQLite store (schema, tasks, transitions, steps). */
+/* Unit tests: the SQLite store (schema, tasks, transitions, steps, the
+ * gateway's records: usage, budget, egress, pauses). */
 #include "autoconfig.h"
 #include "store.h"
 
@@ -6,8 +7,223 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "buf.h"
 #include "fsx.h"
 #include "tap.h"
+
+/* The schema as paddock 0.x (version 2) left it, frozen here: a store
+ * from before the egress gateway. */
+static const char v2_schema[] =
+	"CREATE TABLE tasks (seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE,"
+	"  text TEXT NOT NULL, repo TEXT NOT NULL, agent TEXT NOT NULL,"
+	"  base TEXT, branch TEXT NOT NULL, head TEXT, status TEXT NOT NULL, error TEXT,"
+	"  created REAL NOT NULL, updated REAL NOT NULL,"
+	"  cancel_requested INTEGER NOT NULL DEFAULT 0);"
+	"CREATE INDEX tasks_status ON tasks(status, seq);"
+	"CREATE TABLE steps (task_seq INTEGER NOT NULL REFERENCES tasks(seq), n INTEGER NOT NULL,"
+	"  at REAL NOT NULL, status TEXT NOT NULL, PRIMARY KEY (task_seq, n));"
+	"ALTER TABLE tasks ADD COLUMN round INTEGER NOT NULL DEFAULT 1;"
+	"ALTER TABLE tasks ADD COLUMN summary TEXT;"
+	"ALTER TABLE tasks ADD COLUMN pr_url TEXT;"
+	"ALTER TABLE tasks ADD COLUMN pushed TEXT;"
+	"ALTER TABLE tasks ADD COLUMN reviewed_head TEXT;"
+	"ALTER TABLE tasks ADD COLUMN sandbox_kept INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE tasks ADD COLUMN pending TEXT;"
+	"CREATE TABLE rounds (task_seq INTEGER NOT NULL REFERENCES tasks(seq), n INTEGER NOT NULL,"
+	"  from_commit TEXT, head TEXT, gate TEXT, started REAL NOT NULL,"
+	"  ended REAL NOT NULL DEFAULT 0, PRIMARY KEY (task_seq, n));"
+	"CREATE TABLE decisions (task_seq INTEGER NOT NULL REFERENCES tasks(seq),"
+	"  n INTEGER NOT NULL, round INTEGER NOT NULL, action TEXT NOT NULL, notes TEXT,"
+	"  actor TEXT NOT NULL, at REAL NOT NULL, PRIMARY KEY (task_seq, n));"
+	"INSERT INTO tasks (id, text, repo, agent, branch, status, error, created, updated, round,"
+	"  summary) VALUES ('ab3de5gh7j', 'from before', 'demo', 'fixer', 'paddock/ab3de5gh7j',"
+	"  'failed', 'testing: boom', 1700000000, 1700000100, 2, 'did it');"
+	"INSERT INTO steps VALUES (1, 0, 0, 'queued');"
+	"INSERT INTO rounds VALUES (1, 1, 'aaaa', 'bbbb', '{}', 1700000000, 1700000050);"
+	"PRAGMA user_version = 2;";
+
+/* A store at version 2 with one task is brought to version 3 and keeps
+ * the task, with the new fields at their defaults. */
+static void test_migration(const char *dir)
+{
+	char db[256];
+	snprintf(db, sizeof db, "%s/old.db", dir);
+	sqlite3 *raw;
+	sqlite3_open(db, &raw);
+	ok(sqlite3_exec(raw, v2_schema, NULL, NULL, NULL) == SQLITE_OK, "a version-2 store");
+	sqlite3_close(raw);
+	struct store *s;
+	struct err e = {{0}};
+	is_int(store_open(&s, db, &e), 0, "a version-2 store opens (%s)", e.msg);
+	is_int(store_schema_version(s), 3, "and is migrated to version 3");
+	struct task_row t;
+	is_int(store_task_get(s, "ab3de5gh7j", &t, &e), 0, "its task is still there");
+	is_str(t.text, "from before", "with its text");
+	is_str(t.error, "testing: boom", "its error");
+	is_str(t.summary, "did it", "its summary");
+	ok(t.round == 2 && t.status == TASK_FAILED && t.nsteps == 1, "its round, status, steps");
+	ok(t.budget < 0, "no budget of its own: the config's applies");
+	ok(t.usage.requests == 0 && t.usage.in == 0 && t.usage.cost == 0 && t.usage.priced == 1,
+	   "usage zero and priced");
+	ok(!t.session && !t.reason, "no session, no reason");
+	task_row_free(&t);
+	struct task_round *r;
+	size_t nr;
+	store_rounds(s, "ab3de5gh7j", &r, &nr, &e);
+	ok(nr == 1 && r[0].head && !strcmp(r[0].head, "bbbb"), "its round is kept");
+	task_rounds_free(r, nr);
+	/* New tables work on a migrated store. */
+	is_int(store_egress_add(s, "ab3de5gh7j", 2, "{\"host\":\"x.example\"}", &e), 0,
+	       "egress can be recorded after the migration");
+	store_close(s);
+}
+
+static void test_gateway_records(struct store *s)
+{
+	struct err e = {{0}};
+	struct task_row t;
+	char a[TASK_ID_LEN + 1], b[TASK_ID_LEN + 1];
+
+	/* Budget. */
+	is_int(store_task_add_budget(s, "demo", "fixer", "budgeted", NULL, 2.5, a, &e), 0,
+	       "add a task with a budget");
+	store_task_get(s, a, &t, &e);
+	ok(t.budget == 2.5, "its budget is 2.5 (%g)", t.budget);
+	task_row_free(&t);
+	is_int(store_task_add(s, "demo", "fixer", "plain", NULL, b, &e), 0, "add one without");
+	store_task_get(s, b, &t, &e);
+	ok(t.budget < 0, "no budget: negative (%g)", t.budget);
+	task_row_free(&t);
+	is_int(store_task_set_budget(s, b, 0, &e), 0, "set a budget of 0 (no limit)");
+	store_task_get(s, b, &t, &e);
+	ok(t.budget == 0, "it reads back as 0");
+	task_row_free(&t);
+	store_task_set_budget(s, b, -1, &e);
+	store_task_get(s, b, &t, &e);
+	ok(t.budget < 0, "a negative budget clears it");
+	task_row_free(&t);
+	ok(store_task_set_budget(s, "zzzzzzzzzz", 1, &e) < 0 && strstr(e.msg, "no task"),
+	   "budget of an unknown task refused");
+
+	/* Usage: running totals replace what is stored. */
+	struct task_usage u;
+	is_int(store_usage_parse("{\"input\":1200,\"output\":340,\"cache_read\":5,"
+	                         "\"cache_write\":7,\"cost\":0.0087,\"requests\":3,"
+	                         "\"priced\":true}", &u, &e), 0, "parse a usage report");
+	ok(u.in == 1200 && u.out == 340 && u.cache_read == 5 && u.cache_write == 7 &&
+	   u.requests == 3 && u.cost == 0.0087 && u.priced == 1, "every field parsed");
+	is_int(store_task_set_usage(s, a, &u, &e), 0, "store it");
+	store_usage_parse("{\"input\":2000,\"output\":500,\"cost\":0.01,\"requests\":5,"
+	                  "\"priced\":false}", &u, &e);
+	is_int(store_task_set_usage(s, a, &u, &e), 0, "store the next totals");
+	store_task_get(s, a, &t, &e);
+	ok(t.usage.in == 2000 && t.usage.out == 500 && t.usage.requests == 5 &&
+	   t.usage.cache_read == 0 && t.usage.cost == 0.01 && t.usage.priced == 0,
+	   "the totals replaced the first ones, not added to them");
+	task_row_free(&t);
+	ok(store_usage_parse("[1,2]", &u, &e) < 0 && strstr(e.msg, "not a JSON object"),
+	   "a usage report that is not an object is refused (%s)", e.msg);
+	ok(store_usage_parse("{\"input\":\"lots\"}", &u, &e) < 0 && strstr(e.msg, "input"),
+	   "a usage field of the wrong type is refused, named (%s)", e.msg);
+	ok(store_usage_parse("{\"priced\":1}", &u, &e) < 0 && strstr(e.msg, "priced"),
+	   "priced must be true or false");
+
+	/* Session and reason through store_task_set. */
+	is_int(store_task_set(s, a, "session", "sess-123", &e), 0, "set the session");
+	is_int(store_task_set(s, a, "reason", "budget", &e), 0, "set the reason");
+	store_task_get(s, a, &t, &e);
+	is_str(t.session, "sess-123", "session read back");
+	is_str(t.reason, "budget", "reason read back");
+	task_row_free(&t);
+	ok(store_task_set(s, a, "budget", "1", &e) < 0, "store_task_set refuses other columns");
+
+	/* Egress records. */
+	size_t n = 99;
+	struct egress_row *r;
+	is_int(store_egress_list(s, a, &r, &n, &e), 0, "list with no records");
+	ok(n == 0 && r == NULL, "none yet");
+	is_int(store_egress_add(s, a, 1, "{\"time\":1764480000.12,\"step\":\"agent\","
+	       "\"kind\":\"model\",\"endpoint\":\"anthropic\",\"host\":\"api.anthropic.com\","
+	       "\"port\":443,\"method\":\"POST\",\"path\":\"/v1/messages\",\"status\":200,"
+	       "\"up\":1234,\"down\":5678,\"ms\":812,\"verdict\":\"allowed\",\"reason\":null}",
+	       &e), 0, "record an allowed model request");
+	is_int(store_egress_add(s, a, 2, "{\"time\":1764480001,\"step\":\"agent\","
+	       "\"kind\":\"tunnel\",\"endpoint\":null,\"host\":\"evil.example\",\"port\":443,"
+	       "\"method\":\"CONNECT\",\"path\":null,\"status\":403,\"up\":0,\"down\":0,"
+	       "\"ms\":1,\"verdict\":\"refused\",\"reason\":\"host not on the allowlist\"}",
+	       &e), 0, "record a refused tunnel");
+	ok(store_egress_add(s, a, 1, "not json", &e) < 0 && strstr(e.msg, "egress"),
+	   "malformed JSON refused (%s)", e.msg);
+	ok(store_egress_add(s, a, 1, "\"a string\"", &e) < 0 &&
+	   strstr(e.msg, "not a JSON object"), "a JSON value that is not an object refused");
+	ok(store_egress_add(s, a, 1, "{\"host\":42}", &e) < 0 && strstr(e.msg, "host"),
+	   "a field of the wrong type refused, named (%s)", e.msg);
+	/* A 5000-byte path (with multi-byte characters) is cut to 1 KiB. */
+	struct buf big = {0};
+	buf_adds(&big, "{\"host\":\"h.example\",\"path\":\"/");
+	for (int i = 0; i < 2500; i++)
+		buf_adds(&big, "\u00e9");
+	buf_adds(&big, "\"}");
+	is_int(store_egress_add(s, a, 1, big.data, &e), 0, "a long path is stored");
+	buf_free(&big);
+	is_int(store_egress_list(s, a, &r, &n, &e), 0, "list the records");
+	is_int((long long)n, 3, "three records (the refused lines stored nothing)");
+	if (n == 3) {
+		ok(r[0].round == 1 && r[0].time == 1764480000.12 && !strcmp(r[0].step, "agent") &&
+		   !strcmp(r[0].kind, "model") && !strcmp(r[0].endpoint, "anthropic") &&
+		   !strcmp(r[0].host, "api.anthropic.com") && r[0].port == 443 &&
+		   !strcmp(r[0].method, "POST") && !strcmp(r[0].path, "/v1/messages") &&
+		   r[0].status == 200 && r[0].up == 1234 && r[0].down == 5678 && r[0].ms == 812 &&
+		   !strcmp(r[0].verdict, "allowed") && !r[0].reason,
+		   "the first record, oldest first, with every field");
+		ok(r[1].round == 2 && !r[1].endpoint && !r[1].path && r[1].status == 403 &&
+		   !strcmp(r[1].verdict, "refused") &&
+		   !strcmp(r[1].reason, "host not on the allowlist"),
+		   "the refused one with its reason and round");
+		ok(r[2].path && strlen(r[2].path) <= 1024 && strlen(r[2].path) >= 1020 &&
+		   ((unsigned char)r[2].path[strlen(r[2].path) - 1] & 0xc0) == 0x80,
+		   "the long path is cut to 1 KiB on a character boundary (%zu)",
+		   r[2].path ? strlen(r[2].path) : 0);
+		ok(r[2].time > 1764480001, "a record without time gets the time it was stored");
+	}
+	store_egress_free(r, n);
+	size_t cnt = 0;
+	is_int(store_egress_count(s, a, &cnt, &e), 0, "count the records");
+	is_int((long long)cnt, 3, "three");
+	store_egress_list(s, b, &r, &n, &e);
+	ok(n == 0, "another task's records are its own");
+	store_egress_free(r, n);
+
+	/* Pauses. */
+	struct pause_row *p;
+	size_t np = 99;
+	is_int(store_pauses_active(s, 1000, &p, &np, &e), 0, "no pauses");
+	ok(np == 0 && !p, "none");
+	is_int(store_pause_set(s, "anthropic", 2000, 429, a, &e), 0, "pause anthropic until 2000");
+	is_int(store_pause_set(s, "openai", 1500, 503, NULL, &e), 0, "pause openai until 1500");
+	is_int(store_pauses_active(s, 1000, &p, &np, &e), 0, "active pauses at 1000");
+	ok(np == 2 && !strcmp(p[0].endpoint, "openai") && p[0].until == 1500 &&
+	   p[0].status == 503 && !p[0].task_id && !strcmp(p[1].endpoint, "anthropic") &&
+	   p[1].status == 429 && p[1].task_id && !strcmp(p[1].task_id, a),
+	   "both, soonest end first, with status and task");
+	store_pauses_free(p, np);
+	store_pauses_active(s, 1700, &p, &np, &e);
+	ok(np == 1 && !strcmp(p[0].endpoint, "anthropic"), "at 1700 openai's pause has expired");
+	store_pauses_free(p, np);
+	store_pauses_active(s, 2000, &p, &np, &e);
+	ok(np == 0, "at 2000 none is active (until is exclusive)");
+	store_pauses_free(p, np);
+	store_pause_set(s, "anthropic", 1800, 429, b, &e);
+	store_pauses_active(s, 1000, &p, &np, &e);
+	ok(np == 2 && p[1].until == 2000 && !strcmp(p[1].task_id, a),
+	   "an earlier end does not shorten a pause");
+	store_pauses_free(p, np);
+	store_pause_set(s, "anthropic", 2500, 529, b, &e);
+	store_pauses_active(s, 1000, &p, &np, &e);
+	ok(np == 2 && p[1].until == 2500 && p[1].status == 529 && !strcmp(p[1].task_id, b),
+	   "a later end extends it");
+	store_pauses_free(p, np);
+}
 
 int main(void)
 {
@@ -20,7 +236,7 @@ int main(void)
 	struct store *s;
 
 	is_int(store_open(&s, db, &e), 0, "open a new store");
-	is_int(store_schema_version(s), 2, "schema is at version 2");
+	is_int(store_schema_version(s), 3, "schema is at version 3");
 
 	char id1[TASK_ID_LEN + 1], id2[TASK_ID_LEN + 1];
 	is_int(store_task_add(s, "demo", "fixer", "Fix the bug", NULL, id1, &e), 0, "add a task");
@@ -168,7 +384,9 @@ int main(void)
 	   !strcmp(dd[0].notes, "rename x to y") && !strcmp(dd[0].actor, "alice"),
 	   "the request is recorded with round, notes and actor");
 	task_decisions_free(dd, nd);
+	test_gateway_records(s);
 	store_close(s);
+	test_migration(dir);
 
 	/* Reopening keeps everything and does not migrate again. */
 	is_int(store_open(&s, db, &e), 0, "reopen");

@@ -58,6 +58,7 @@ struct ui {
 	int running, review, queued, failed;
 	int known_review, known_failed;   /* for notifications */
 	int counts_valid;
+	char pauses[256];                 /* "anthropic paused until ..." or "" */
 	char **history;                   /* : command history */
 	size_t nhistory;
 	int quit_asked;
@@ -373,6 +374,28 @@ static void update_counts(struct ui *u)
 	u->queued = queued;
 	u->failed = failed;
 	task_rows_free(rows, n);
+	/* Endpoints that asked to slow down hold tasks back: say until when. */
+	struct pause_row *p;
+	size_t np;
+	u->pauses[0] = '\0';
+	if (store_pauses_active(u->d.st, u->d.now, &p, &np, &e) == 0) {
+		struct buf b = {0};
+		for (size_t i = 0; i < np; i++) {
+			char when[32];
+			time_t at = (time_t)p[i].until;
+			struct tm tm;
+			strftime(when, sizeof when, "%H:%M:%S", localtime_r(&at, &tm));
+			buf_adds(&b, i ? "; " : "");
+			if (p[i].status)
+				buf_printf(&b, _("%s paused until %s (%d)"), p[i].endpoint, when,
+				           p[i].status);
+			else
+				buf_printf(&b, _("%s paused until %s"), p[i].endpoint, when);
+		}
+		snprintf(u->pauses, sizeof u->pauses, "%s", b.data ? b.data : "");
+		buf_free(&b);
+		store_pauses_free(p, np);
+	}
 }
 
 /* ---- drawing ---- */
@@ -424,6 +447,9 @@ static void draw(struct ui *u)
 	if (d->message[0]) {
 		screen_str(s, 0, sy, w - cw - 2 > 10 ? w - cw - 2 : w, d->message_role == ROLE_NORMAL ?
 		           ROLE_STATUSBAR : d->message_role, d->message);
+	} else if (u->pauses[0]) {
+		/* Until a message takes its place. */
+		screen_str(s, 0, sy, w - cw - 2 > 10 ? w - cw - 2 : w, ROLE_NOTICE, u->pauses);
 	}
 	if (cw < w)
 		screen_str(s, w - cw, sy, cw, ROLE_STATUSBAR, counts);

@@ -234,6 +234,80 @@ static void add_rounds(struct gate_priv *p, struct store *st, const struct task_
 	task_decisions_free(d, nd);
 }
 
+/* The model use: tokens, requests, cost (and the budget that applies). */
+static void add_usage(struct gate_priv *p, const struct config *cfg, const struct task_row *t)
+{
+	const struct task_usage *u = &t->usage;
+	if (!u->requests && !u->in && !u->out && u->cost <= 0)
+		return;
+	struct buf b = {0};
+	buf_printf(&b, _("%llu tokens in, %llu out, cache %llu read, %llu written; "
+	                 "%llu requests; "),
+	           (unsigned long long)u->in, (unsigned long long)u->out,
+	           (unsigned long long)u->cache_read, (unsigned long long)u->cache_write,
+	           (unsigned long long)u->requests);
+	if (u->priced || u->cost > 0)
+		buf_printf(&b, "$%.4f", u->cost);
+	if (!u->priced)
+		buf_printf(&b, "%s%s", u->cost > 0 ? " " : "",
+		           u->cost > 0 ? _("(some models not priced)") : _("not priced"));
+	double budget = t->budget >= 0 ? t->budget : cfg ? cfg->limits.budget : 0;
+	if (budget > 0)
+		buf_printf(&b, _(" of $%.2f"), budget);
+	add(p, _("usage"), ROLE_NORMAL, 0, b.data);
+	buf_free(&b);
+}
+
+/* The egress summary: how many requests were allowed and refused, then
+ * each refused destination with how often and why. */
+static void add_egress(struct gate_priv *p, struct store *st, const struct task_row *t)
+{
+	struct err e = {{0}};
+	struct egress_row *r;
+	size_t n;
+	if (store_egress_list(st, t->id, &r, &n, &e) < 0) {
+		add(p, _("egress"), ROLE_ERROR, 0, e.msg);
+		return;
+	}
+	if (n == 0)
+		return;
+	size_t refused = 0;
+	for (size_t i = 0; i < n; i++)
+		refused += r[i].verdict && !strcmp(r[i].verdict, "refused");
+	char *s = xasprintf(_("%zu allowed, %zu refused"), n - refused, refused);
+	add(p, _("egress"), refused ? ROLE_FINDING_WARN : ROLE_NORMAL, 0, s);
+	free(s);
+	/* One line per refused destination, in the order first refused. */
+	for (size_t i = 0; i < n; i++) {
+		if (!r[i].verdict || strcmp(r[i].verdict, "refused"))
+			continue;
+		const char *host = r[i].host ? r[i].host : "?";
+		int seen = 0;
+		size_t times = 0;
+		for (size_t k = 0; k < n; k++) {
+			if (!r[k].verdict || strcmp(r[k].verdict, "refused") || r[k].port != r[i].port ||
+			    strcmp(r[k].host ? r[k].host : "?", host))
+				continue;
+			if (k < i)
+				seen = 1;
+			times++;
+		}
+		if (seen)
+			continue;
+		struct buf b = {0};
+		buf_printf(&b, "%s", host);
+		if (r[i].port)
+			buf_printf(&b, ":%d", r[i].port);
+		if (times > 1)
+			buf_printf(&b, _(" (%zu times)"), times);
+		if (r[i].reason)
+			buf_printf(&b, "  %s", r[i].reason);
+		add(p, NULL, ROLE_FINDING_WARN, 2, b.data);
+		buf_free(&b);
+	}
+	store_egress_free(r, n);
+}
+
 /* Builds the lines from the task's row and its gate summary. */
 static void build(struct view *v, struct store *st, const struct task_row *t)
 {
@@ -258,6 +332,8 @@ static void build(struct view *v, struct store *st, const struct task_row *t)
 	if (t->error && *t->error)
 		add_block(p, _("error"), t->status == TASK_FAILED || t->status == TASK_LOST ?
 		          ROLE_ERROR : status_role(t->status), 0, GL_PLAIN, t->error);
+	if (t->reason && *t->reason)
+		add(p, _("reason"), ROLE_ERROR, 0, t->reason);
 	const char *summary = t->summary && *t->summary ? t->summary : g ? jstr(g, "summary") : "";
 	if (*summary)
 		add_block(p, _("summary"), ROLE_NORMAL, 0, GL_PLAIN, summary);
@@ -320,6 +396,8 @@ static void build(struct view *v, struct store *st, const struct task_row *t)
 	} else if (t->status != TASK_REVIEW) {
 		add(p, _("gate"), ROLE_DIM, 0, _("no gate summary yet"));
 	}
+	add_usage(p, v->d->cfg, t);
+	add_egress(p, st, t);
 	if (t->pr_url)
 		add(p, _("pull req"), ROLE_NORMAL, 0, t->pr_url);
 	if (t->pushed)
@@ -357,6 +435,7 @@ static void sig_str(uint64_t *h, const char *s)
 static uint64_t signature(struct store *st, const struct task_row *t)
 {
 	uint64_t h = 14695981039346656037ULL;
+	struct err e;
 	int ints[] = { (int)t->status, t->round, t->sandbox_kept };
 	sig_mix(&h, ints, sizeof ints);
 	sig_mix(&h, &t->updated, sizeof t->updated);
@@ -365,9 +444,17 @@ static uint64_t signature(struct store *st, const struct task_row *t)
 	sig_str(&h, t->pushed);
 	sig_str(&h, t->summary);
 	sig_str(&h, t->error);
+	sig_str(&h, t->reason);
+	/* Usage and egress records come without a transition. */
+	uint64_t use[] = { t->usage.in, t->usage.out, t->usage.cache_read, t->usage.cache_write,
+	                   t->usage.requests, (uint64_t)t->usage.priced };
+	sig_mix(&h, use, sizeof use);
+	sig_mix(&h, &t->usage.cost, sizeof t->usage.cost);
+	size_t ne = 0;
+	if (store_egress_count(st, t->id, &ne, &e) == 0)
+		sig_mix(&h, &ne, sizeof ne);
 	struct task_decision *d = NULL;
 	size_t nd = 0;
-	struct err e;
 	if (store_decisions(st, t->id, &d, &nd, &e) == 0) {
 		sig_mix(&h, &nd, sizeof nd);
 		task_decisions_free(d, nd);
