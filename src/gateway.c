@@ -40,6 +40,7 @@
 #define PAUSE_DEFAULT 30.0
 #define PAUSE_MAX 3600.0
 #define CONNECT_TIMEOUT 30.0
+#define MAX_RECORDS 5000       /* egress lines per gateway */
 
 /* ---- the process-side state ---- */
 
@@ -74,6 +75,7 @@ struct gw {
 	struct usage done;     /* completed responses of this gateway */
 	double done_cost;
 	int budget_signalled;
+	unsigned long nrecords;
 };
 
 enum conn_state {
@@ -225,6 +227,16 @@ static json_t *jstr_or_null(const char *s, size_t max)
 
 static void record(struct gw *g, struct conn *c, const char *verdict, const char *reason)
 {
+	if (strcmp(verdict, "allowed") == 0)
+		g->stats->allowed++;
+	else
+		g->stats->refused++;
+	/* A sandbox that floods requests must not flood the store: past the
+	 * cap they are counted (gate summary) but no longer listed. */
+	if (++g->nrecords > MAX_RECORDS)
+		return;
+	if (g->nrecords == MAX_RECORDS)
+		reason = "record limit reached: later requests are counted, not listed";
 	json_t *o = json_object();
 	json_object_set_new(o, "time", json_real(now_real()));
 	json_object_set_new(o, "step", json_string(g->p->step ? g->p->step : "agent"));
@@ -243,10 +255,6 @@ static void record(struct gw *g, struct conn *c, const char *verdict, const char
 	json_object_set_new(o, "reason", jstr_or_null(reason, 300));
 	report_line(g, "egress", o);
 	json_decref(o);
-	if (strcmp(verdict, "allowed") == 0)
-		g->stats->allowed++;
-	else
-		g->stats->refused++;
 }
 
 static void report_usage(struct gw *g)
