@@ -1576,7 +1576,7 @@ static const struct verb verbs[] = {
 	{ "demo", cmd_demo, N_("demo"),
 	  N_("Makes a demo repo with a failing test and two scripted agents, queues a task\n"
 	     "for each and runs them: one reaches review with a fix, one fails at testing.\n") },
-	{ "agent", cmd_agent, N_("agent (list [--json] | install NAME)"),
+	{ "agent", cmd_agent, N_("agent [--json] (list | install NAME)"),
 	  N_("Lists the agents of the configuration (the ready-made claude, codex, pi and\n"
 	     "opencode among them) with what is installed, or installs an agent's pinned\n"
 	     "npm package into paddock's data directory, where sandboxes see it read-only.\n"

@@ -1241,8 +1241,13 @@ static void config_entry(struct parse *p, const char *name, const char *value, i
 				    _("[%s \"%s\"]: section %s takes no name; write [%s]"), section, sub, section, section);
 		goto out;
 	}
-	if (needs_sub && !(strcmp(section, "price") == 0 ? config_model_name_valid(sub)
-	                                                  : config_name_valid(sub))) {
+	if (strcmp(section, "price") == 0 && !config_model_name_valid(sub)) {
+		if (config_first_report(p, section, sub))
+			problem_add(p->ps, config_line(p->spots, section, sub, NULL, 1),
+				    _("invalid model name '%s': use up to 128 letters, digits, '.', '_', ':', '/', '@' and '-', optionally ending in '*'"), sub);
+		goto out;
+	}
+	if (needs_sub && strcmp(section, "price") != 0 && !config_name_valid(sub)) {
 		if (config_first_report(p, section, sub))
 			problem_add(p->ps, config_line(p->spots, section, sub, NULL, 1),
 				    _("invalid %s name '%s': use up to 64 letters, digits, '.', '_' and '-', starting with a letter or digit"), section, sub);

@@ -33,7 +33,8 @@ struct limits {
 	uint64_t output;       /* bytes of agent+test output kept in the log */
 	uint64_t bundle;       /* bytes: cap on the result bundle */
 	double budget;         /* USD a task may spend on model calls; 0: none */
-	uint64_t budget_tokens;/* model tokens (in + out) a task may use; 0: none */
+	uint64_t budget_tokens;/* model tokens (input, output and cache) a task may
+	                          use; 0: none */
 };
 
 /* What a policy rule does with a finding. */

@@ -30,6 +30,7 @@
 #include "buf.h"
 #include "egress.h"
 #include "i18n.h"
+#include "sandbox.h"
 
 /* Bytes buffered towards a slow reader before we stop reading the other
  * side (backpressure, so a stalled client cannot make us grow). */
@@ -1807,6 +1808,7 @@ int gateway_start(const struct gateway_policy *p, int report_fd, struct gateway 
 	for (size_t i = 0; i < nports; i++)
 		close(lfds[i]);
 	g->pid = pid;
+	sandbox_other_child(pid, 1);
 	g->env = make_env(p);
 	*out = g;
 	return 0;
@@ -1847,6 +1849,7 @@ void gateway_stop(struct gateway *g)
 			nanosleep(&ts, NULL);
 		}
 	}
+	sandbox_other_child(g->pid, 0);
 	if (g->netns_fd >= 0)
 		close(g->netns_fd);
 	for (size_t i = 0; g->env && g->env[i]; i++)

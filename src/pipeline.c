@@ -119,7 +119,7 @@ static void logline(struct run *r, const char *fmt, ...)
 {
 	struct buf b = {0};
 	va_list ap;
-	buf_printf(&b, "[paddock %.2fs] ", mono() - r->started);
+	buf_printf(&b, "[paddock %6.2fs] ", mono() - r->started);
 	va_start(ap, fmt);
 	int n = vsnprintf(NULL, 0, fmt, ap);
 	va_end(ap);

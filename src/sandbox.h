@@ -137,6 +137,11 @@ int sandbox_cancel_requested(void);
  * that says what is missing and what to do. */
 int sandbox_preflight(struct err *e);
 
+/* Tells the backend that pid, a child of this process, is not part of any
+ * sandbox (the gateway), so that waiting for a sandbox's leftovers does
+ * not wait for it (add 1), or that it is gone (add 0). */
+void sandbox_other_child(pid_t pid, int add);
+
 /* Kills and removes cgroups and runtime dirs left by tasks of a process
  * that died (start-up janitor).  Idempotent. */
 void sandbox_janitor(void);

@@ -520,15 +520,62 @@ fail:
  * namespace's init, which exits only once the kernel has reaped the whole
  * namespace.  So when this returns, nothing of the sandbox is left. */
 #define REAP_WAIT_MS 3000
+#define MAX_OTHER_CHILDREN 8
+static pid_t other_children[MAX_OTHER_CHILDREN];
+
+void sandbox_other_child(pid_t pid, int add)
+{
+	for (size_t i = 0; i < MAX_OTHER_CHILDREN; i++) {
+		if (add && other_children[i] == 0) {
+			other_children[i] = pid;
+			return;
+		}
+		if (!add && other_children[i] == pid) {
+			other_children[i] = 0;
+			return;
+		}
+	}
+}
+
+/* 1 when every living child of this process is one of the others (the
+ * kernel lists a task's children in /proc). */
+static int only_others_left(void)
+{
+	char path[64], buf[4096];
+	snprintf(path, sizeof path, "/proc/%ld/task/%ld/children", (long)getpid(), (long)getpid());
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n < 0 || n == sizeof buf - 1)
+		return 0;
+	buf[n] = '\0';
+	char *save = NULL;
+	for (char *t = strtok_r(buf, " \n", &save); t; t = strtok_r(NULL, " \n", &save)) {
+		pid_t pid = (pid_t)atol(t);
+		int other = 0;
+		for (size_t i = 0; i < MAX_OTHER_CHILDREN; i++)
+			other |= pid > 0 && other_children[i] == pid;
+		if (!other)
+			return 0;
+	}
+	return 1;
+}
+
 static void reap_sandbox_zombies(void)
 {
 	double until = mono_now() + REAP_WAIT_MS / 1000.0;
 	for (;;) {
 		pid_t pid = waitpid(-1, NULL, WNOHANG);
-		if (pid > 0)
+		if (pid > 0) {
+			sandbox_other_child(pid, 0);
 			continue;
+		}
 		if (pid < 0 && errno != EINTR)
 			return;          /* ECHILD: all gone */
+		if (only_others_left())
+			return;          /* what is left is not the sandbox's */
 		if (mono_now() > until)
 			return;
 		poll(NULL, 0, 5);

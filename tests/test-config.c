@@ -98,8 +98,21 @@ int main(void)
 	is_int(c.sandbox_uid, 64100, "default sandbox uid");
 	is_int(c.sandbox_gid, 64100, "default sandbox gid");
 	is_int(c.nrepos, 0, "no repos by default");
-	is_int(c.nagents, 0, "no agents by default");
-	ok(config_default_agent(&c) == NULL, "no default agent without agents");
+	/* The ready-made agents and endpoints (issue 5). */
+	is_int(c.nagents, 4, "four ready-made agents by default");
+	ok(config_find_agent(&c, "claude") && config_find_agent(&c, "claude")->builtin &&
+	   config_find_agent(&c, "claude")->kind == AGENT_CLAUDE &&
+	   strcmp(config_find_agent(&c, "claude")->endpoint, "anthropic") == 0,
+	   "claude is ready-made, on the anthropic endpoint");
+	ok(config_find_agent(&c, "codex") && config_find_agent(&c, "pi") &&
+	   config_find_agent(&c, "opencode"), "so are codex, pi and opencode");
+	ok(config_default_agent(&c) == config_find_agent(&c, "claude"),
+	   "without agents of the user's own, claude is the default");
+	ok(config_find_endpoint(&c, "anthropic") && config_find_endpoint(&c, "anthropic")->port == 8081 &&
+	   config_find_endpoint(&c, "openai") && config_find_endpoint(&c, "openai")->port == 8082,
+	   "the anthropic and openai endpoints are ready-made on 8081 and 8082");
+	is_int(c.gw_proxy_port, 3128, "the proxy listens on 3128");
+	ok(c.gw_dns == 1 && c.ngw_allow_address == 0, "names go to DNS; no internal address is allowed");
 
 	/* Missing file. */
 	{
@@ -176,9 +189,11 @@ int main(void)
 		    "[paddock]\nworkers = 5\n"), "", "git-config flavours load");
 	is_int(c.workers, 5, "last value wins, upper-case names accepted");
 	ok(c.limits.memory == 1ULL << 30, "key on the header line");
-	ok(c.nagents == 1 && strcmp(c.agents[0].name, "first") == 0 &&
-	   strcmp(c.agents[0].command, "one   two") == 0, "old-style [agent.first] and a continued value");
-	ok(config_default_agent(&c) == &c.agents[0], "first agent is the default without one named default");
+	ok(config_find_agent(&c, "first") &&
+	   strcmp(config_find_agent(&c, "first")->command, "one   two") == 0,
+	   "old-style [agent.first] and a continued value");
+	ok(config_default_agent(&c) == config_find_agent(&c, "first"),
+	   "the user's first agent is the default without one named default");
 
 	/* Semantic errors, with lines. */
 	is_str(load("[paddock]\n\tworkers = 0\n"),
@@ -200,7 +215,7 @@ int main(void)
 	is_str(load("[paddock]\nworkers = 2\n[limit]\nmemory = 1g\n"),
 	       "F:3: unknown section 'limit'; did you mean 'limits'?", "unknown section at its header line");
 	is_str(load("[colors]\nui = auto\n"),
-	       "F:1: unknown section 'colors'; known sections are paddock, limits, sandbox, repo, agent, ui and bind",
+	       "F:1: unknown section 'colors'; known sections are paddock, limits, sandbox, repo, agent, endpoint, price, gateway, ui and bind",
 	       "unknown section without a suggestion");
 	is_str(load("[sandbox]\nuid = 0\n"),
 	       "F:2: sandbox.uid = 0 would run agents as root; choose an unused unprivileged uid such as 64100",
@@ -289,7 +304,7 @@ int main(void)
 		       "F:5: limits.timeout: '-1' is not a duration; write a whole number of seconds with an optional s, m, h or d suffix (for example 30m)\n"
 		       "F:6: repo 'nourl' has no url; add url = PATH-OR-URL under [repo \"nourl\"]\n"
 		       "F:9: sandbox.uid = 0 would run agents as root; choose an unused unprivileged uid such as 64100\n"
-		       "F:10: unknown section 'bogus'; known sections are paddock, limits, sandbox, repo, agent, ui and bind\n",
+		       "F:10: unknown section 'bogus'; known sections are paddock, limits, sandbox, repo, agent, endpoint, price, gateway, ui and bind\n",
 		       "config_check lists every problem in line order, one per unknown section");
 		is_int(n, 6, "config_check counts six problems");
 		is_str(load("[paddock]\n\tworkers = 100\n[limits]\n\tmemroy = 4g\n"),
@@ -371,7 +386,7 @@ int main(void)
 		config_add_repo(&c, &rc);
 		config_add_agent(&c, "script", "echo two");
 		is_int(c.nrepos, 1, "same repo name replaces");
-		is_int(c.nagents, 1, "same agent name replaces");
+		is_int(c.nagents, 5, "same agent name replaces (beside the four ready-made)");
 		r = config_find_repo(&c, "demo");
 		ok(r && strcmp(r->url, "/srv/other.git") == 0 && strcmp(r->branch, "dev") == 0,
 		   "replaced repo has the new values");
@@ -404,5 +419,61 @@ int main(void)
 			ok(0, "cleanup");
 		free(cmd);
 	}
+	/* Egress, endpoints, prices, budgets (issue 5). */
+	is_str(load("[repo \"r\"]\nurl = /x\nallow-host = registry.npmjs.org\n"
+	            "allow-host = *.pythonhosted.org:443\nsetup-allow-host = pypi.org\n"
+	            "[limits]\nbudget = $2.50\nbudget-tokens = 500k\n"
+	            "[endpoint \"local\"]\nupstream = http://127.0.0.1:8080\nport = 8083\n"
+	            "[price \"qwen*\"]\ninput = 0\noutput = 0.1\n"
+	            "[gateway]\ndns = false\nallow-address = 10.1.0.0/16\nmax-body = 1m\n"
+	            "[agent \"qwen\"]\ncommand = pi {prompt}\nkind = pi\nendpoint = local\n"
+	            "model = qwen3-coder\n"), "", "the egress keys load");
+	const struct repo_conf *er = config_find_repo(&c, "r");
+	ok(er && er->nallow_hosts == 2 && er->nsetup_allow_hosts == 1 &&
+	   strcmp(er->setup_allow_hosts[0], "pypi.org") == 0, "agent and set-up allowlists apart");
+	ok(c.limits.budget == 2.5 && c.limits.budget_tokens == 500000, "budget $2.50 and 500k tokens");
+	const struct endpoint_conf *lep = config_find_endpoint(&c, "local");
+	ok(lep && lep->kind == ENDPOINT_OPENAI && lep->port == 8083,
+	   "a named endpoint speaks OpenAI's API unless told otherwise");
+	const struct price_conf *pq = config_find_price(&c, "qwen3-coder");
+	ok(pq && pq->output == 0.1, "a price matches a model by prefix");
+	ok(config_find_price(&c, "claude-sonnet-4-5-20250929") &&
+	   config_find_price(&c, "claude-sonnet-4-5-20250929")->input == 3,
+	   "the built-in price list covers claude-sonnet-4");
+	ok(!config_find_price(&c, "mystery-model"), "an unknown model has no price");
+	ok(!c.gw_dns && c.ngw_allow_address == 1 && c.gw_max_body == 1ULL << 20, "gateway keys");
+	const struct agent_conf *qa = config_find_agent(&c, "qwen");
+	ok(qa && qa->kind == AGENT_PI && strcmp(qa->model, "qwen3-coder") == 0 && !qa->builtin,
+	   "an agent of kind pi on the local endpoint");
+	is_str(load("[repo \"r\"]\nurl = /x\nallow-host = user@evil.test\n"),
+	       "F:3: repo.r.allow-host: the target has a user name (user@host), which is refused",
+	       "an allow-host with a user name is refused");
+	is_str(load("[repo \"r\"]\nurl = /x\nallow-host = *.*.test\n"),
+	       "F:3: repo.r.allow-host: '*.*.test' is not a host: write example.com, *.example.com, or either with :PORT",
+	       "a double wildcard is refused");
+	is_str(load("[limits]\nbudget = 1e3\n"),
+	       "F:2: limits.budget: '1e3' is not an amount in US dollars; write for example 5 or 2.50 (0 for none)",
+	       "a budget must be plain dollars");
+	is_str(load("[agent \"a\"]\ncommand = x\nendpoint = nowhere\n"),
+	       "F:3: agent 'a' uses endpoint 'nowhere', which is not defined; add [endpoint \"nowhere\"] or use anthropic or openai",
+	       "an agent on an undefined endpoint is refused");
+	is_str(load("[endpoint \"x\"]\nupstream = ftp://x\nport = 9000\n"),
+	       "F:2: endpoint.x.upstream: 'ftp://x' is not an http(s) URL such as https://api.anthropic.com",
+	       "an upstream must be http(s)");
+	is_str(load("[endpoint \"x\"]\nupstream = http://x\nport = 3128\n"),
+	       "F:3: endpoint 'x' uses port 3128, which is the proxy's (gateway.proxy-port)",
+	       "an endpoint cannot take the proxy's port");
+	is_str(load("[endpoint \"x\"]\nupstream = http://x\nport = 8081\n"),
+	       "F:3: endpoints 'anthropic' and 'x' both use port 8081; give each its own",
+	       "two endpoints cannot share a port");
+	is_str(load("[gateway]\nallow-address = 10.0.0.0/33\n"),
+	       "F:2: gateway.allow-address: '10.0.0.0/33' is not an address or CIDR such as 10.1.2.0/24 or fd00::/8",
+	       "a bad CIDR is refused");
+	is_str(load("[agent \"claude\"]\nmodel = claude-opus-4-1\n"), "",
+	       "a key of a ready-made agent can be changed alone");
+	ok(config_find_agent(&c, "claude")->kind == AGENT_CLAUDE &&
+	   strcmp(config_find_agent(&c, "claude")->model, "claude-opus-4-1") == 0 &&
+	   strstr(config_find_agent(&c, "claude")->command, "claude -p"),
+	   "the rest of its definition stays");
 	return tap_done();
 }
