@@ -1086,8 +1086,9 @@ static void config_entry_endpoint(struct parse *p, int line, const char *sub, co
 	} else if (strcmp(key, "upstream") == 0) {
 		if (!config_url_ok(value) || strpbrk(value, " \t\r\n"))
 			problem_add(p->ps, line, _("endpoint.%s.upstream: '%s' is not an http(s) URL such as https://api.anthropic.com"), sub, value);
-		else
-			config_set_str(&ep->upstream, value);
+		/* Kept all the same (the load fails): "has no upstream" would
+		 * be a second, wrong message. */
+		config_set_str(&ep->upstream, value);
 	} else if (strcmp(key, "key-env") == 0) {
 		if (!config_env_name_valid(value))
 			problem_add(p->ps, line, _("endpoint.%s.key-env: '%s' is not a variable name"), sub, value);

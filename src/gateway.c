@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 #include <curl/curl.h>
 #include <errno.h>
+#include <grp.h>
 #include <fcntl.h>
 #include <http_parser.h>
 #include <jansson.h>
@@ -1432,6 +1433,28 @@ static void gw_free(struct gw *g)
 	/* Lookups still running keep their memory: the process is ending. */
 }
 
+#define GATEWAY_UID 65534  /* nobody */
+
+static int gateway_drop_root(void)
+{
+	pid_t parent = getppid();
+	int deathsig = 0;
+	prctl(PR_GET_PDEATHSIG, &deathsig);
+	if (setgroups(0, NULL) < 0 || setresgid(GATEWAY_UID, GATEWAY_UID, GATEWAY_UID) < 0 ||
+	    setresuid(GATEWAY_UID, GATEWAY_UID, GATEWAY_UID) < 0)
+		return -1;
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return -1;
+	/* The uid change cleared the parent-death signal. */
+	if (deathsig) {
+		if (prctl(PR_SET_PDEATHSIG, deathsig) < 0)
+			return -1;
+		if (getppid() != parent)
+			_exit(1);
+	}
+	return 0;
+}
+
 int gateway_serve(const struct gateway_policy *p, const int *listen_fds, size_t nfds,
                   int report_fd, struct gateway_stats *stats)
 {
@@ -1456,6 +1479,13 @@ int gateway_serve(const struct gateway_policy *p, const int *listen_fds, size_t 
 	}
 	if (nfds != g.neps + 1) {
 		fprintf(stderr, "paddock gateway: %zu listeners for %zu endpoints\n", nfds, g.neps);
+		gw_free(&g);
+		return 1;
+	}
+	/* Everything root was needed for is open (keys, hosts file, our
+	 * listeners): what parses the sandbox's requests runs as nobody. */
+	if (getuid() == 0 && gateway_drop_root() < 0) {
+		fprintf(stderr, "paddock gateway: cannot drop root: %s\n", strerror(errno));
 		gw_free(&g);
 		return 1;
 	}

@@ -24,7 +24,9 @@
  * responses (usage.h) as `usage` lines with the task's running totals;
  * a 429 or 529 from an upstream as a `pause` line (pipeline.h).  When the
  * task's spending reaches its budget the gateway refuses further model
- * requests and sends SIGUSR1 to notify_pid (the supervisor). */
+ * requests and sets stats->over_budget, which the supervisor watches
+ * (sandbox_cancel_watch); the gateway runs as nobody and cannot signal
+ * it. */
 #ifndef PADDOCK_GATEWAY_H
 #define PADDOCK_GATEWAY_H
 
@@ -49,7 +51,8 @@ struct gateway_policy {
 	double base_cost;
 	uint64_t base_requests;
 	int base_unpriced;
-	pid_t notify_pid;              /* gets SIGUSR1 once over budget; 0: none */
+	pid_t notify_pid;              /* gets SIGUSR1 once over budget when the
+	                                  gateway may signal it; 0: none */
 };
 
 /* What the gateway process saw, in memory shared with the caller. */
@@ -59,7 +62,7 @@ struct gateway_stats {
 	uint64_t requests;             /* model requests forwarded (all rounds) */
 	uint64_t allowed, refused;     /* requests and tunnels of this gateway */
 	int unpriced;                  /* a model without a price was used */
-	int over_budget;
+	volatile int over_budget;      /* watched by the supervisor's sandbox loop */
 	int last_status;               /* HTTP status of the last model response */
 	char last_error[64];           /* its error type or code, or "" */
 	char last_message[160];        /* its error message, or "" */

@@ -53,15 +53,6 @@ struct run {
 };
 
 static volatile sig_atomic_t cancelled;
-static volatile sig_atomic_t over_budget;
-
-/* The gateway says the task has spent its budget. */
-static void on_budget(int sig)
-{
-	(void)sig;
-	over_budget = 1;
-	sandbox_request_cancel();
-}
 
 static void on_term(int sig)
 {
@@ -659,7 +650,7 @@ static int run_round(struct run *r, struct sandbox *sb, const struct agent_cmdli
 		r->session = xstrdup(ar.session);
 		report(r, "session %s", ar.session);
 	}
-	if (over_budget || (gs && gs->over_budget)) {
+	if (gs && gs->over_budget) {
 		char *msg = xasprintf(_("the task spent its budget (%.4f USD, %llu tokens; "
 		                        "limits.budget, limits.budget-tokens or add --budget)"),
 		                      gs ? gs->cost : 0.0,
@@ -861,7 +852,6 @@ static int run_steps(struct run *r)
 		.base_cost = t->usage.cost,
 		.base_requests = t->usage.requests,
 		.base_unpriced = !t->usage.priced,
-		.notify_pid = getpid(),
 	};
 	free(r->session);
 	r->session = t->session ? xstrdup(t->session) : NULL;
@@ -875,6 +865,8 @@ static int run_steps(struct run *r)
 	}
 	spec.has_netns = 1;
 	spec.netns_fd = gateway_netns_fd(r->gw);
+	/* Over budget: whatever runs in the sandbox is stopped. */
+	sandbox_cancel_watch(&gateway_stats(r->gw)->over_budget);
 	if (be->create(&sb, &spec, &e) < 0) {
 		result = fail(r, "preparing", e.msg);
 		goto out;
@@ -922,6 +914,7 @@ out:
 	free(problem);
 	/* The gateway is our child: it goes first, so that the sandbox's
 	 * teardown does not wait for it. */
+	sandbox_cancel_watch(NULL);
 	gateway_stop(r->gw);
 	r->gw = NULL;
 	be->destroy(sb);
@@ -950,9 +943,6 @@ int pipeline_run(const struct pipeline_job *job, int report_fd)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	struct sigaction sb_ = { .sa_handler = on_budget };
-	sigemptyset(&sb_.sa_mask);
-	sigaction(SIGUSR1, &sb_, NULL);
 
 	struct err e = {{0}};
 	r.task_dir = paths_join(job->data_dir, "tasks", job->task->id, NULL);

@@ -20,14 +20,21 @@ const struct sandbox_backend *sandbox_backend_default(void)
 	return sandbox_backend_bwrap();
 }
 
+static const volatile int *cancel_watch;
+
 void sandbox_request_cancel(void)
 {
 	cancel_flag = 1;
 }
 
+void sandbox_cancel_watch(const volatile int *flag)
+{
+	cancel_watch = flag;
+}
+
 int sandbox_cancel_requested(void)
 {
-	return cancel_flag != 0;
+	return cancel_flag != 0 || (cancel_watch && *cancel_watch);
 }
 
 /* 1 if the filesystem type is listed in /proc/filesystems. */

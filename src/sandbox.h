@@ -129,7 +129,11 @@ const struct sandbox_backend *sandbox_backend_default(void);
 /* Async-signal-safe: makes a run() in progress kill its command and return
  * SANDBOX_CANCELLED (the supervisor calls it from its SIGTERM handler). */
 void sandbox_request_cancel(void);
-/* 1 once sandbox_request_cancel() has been called (for backends). */
+/* Also cancels once *flag becomes non-zero (memory another process
+ * writes: the gateway's over-budget flag); NULL stops watching. */
+void sandbox_cancel_watch(const volatile int *flag);
+/* 1 once sandbox_request_cancel() has been called or the watched flag is
+ * set (for backends). */
 int sandbox_cancel_requested(void);
 
 /* Checks that sandboxes can be made here (bwrap present, running as root,

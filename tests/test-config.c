@@ -413,12 +413,6 @@ int main(void)
 	ok(config_name_valid("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"), "64 characters allowed");
 	ok(!config_name_valid("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"), "65 characters refused");
 
-	{
-		char *cmd = xasprintf("rm -rf %s", dir);
-		if (system(cmd) != 0)
-			ok(0, "cleanup");
-		free(cmd);
-	}
 	/* Egress, endpoints, prices, budgets (issue 5). */
 	is_str(load("[repo \"r\"]\nurl = /x\nallow-host = registry.npmjs.org\n"
 	            "allow-host = *.pythonhosted.org:443\nsetup-allow-host = pypi.org\n"
@@ -475,5 +469,13 @@ int main(void)
 	   strcmp(config_find_agent(&c, "claude")->model, "claude-opus-4-1") == 0 &&
 	   strstr(config_find_agent(&c, "claude")->command, "claude -p"),
 	   "the rest of its definition stays");
+	config_free(&c);
+
+	{
+		char *cmd = xasprintf("rm -rf %s", dir);
+		if (system(cmd) != 0)
+			ok(0, "cleanup");
+		free(cmd);
+	}
 	return tap_done();
 }
