@@ -536,6 +536,52 @@ static int gate_wait(struct run *r)
 	return next;
 }
 
+/* The agent's home outlives its sandbox: archived beside the task (inside
+ * the sandbox; the host only copies the bytes) when the sandbox goes after
+ * a round that reached review, and unpacked into the home of a sandbox
+ * rebuilt for a later round, so that the agent's session, and with it the
+ * conversation, can be resumed. */
+#define HOME_ARCHIVE_CAP (256ULL << 20)
+
+static void home_save(struct run *r, struct sandbox *sb)
+{
+	struct err e = {{0}};
+	struct sandbox_result res;
+	const char *argv[] = { "/bin/sh", "-c",
+		"tar -C \"$HOME\" --exclude=./.cache --exclude=./.npm -czf " SANDBOX_OUTDIR
+		"/home.tgz . 2>/dev/null", NULL };
+	char *host = paths_join(r->task_dir, "home.tgz", NULL);
+	if (sb_run(r, sb, argv, NULL, mono() + 60, &res, &e) == 0 && res.end == SANDBOX_EXITED &&
+	    res.code == 0 &&
+	    sandbox_backend_default()->copy_out(sb, SANDBOX_OUTDIR "/home.tgz", host,
+	                                        HOME_ARCHIVE_CAP, &e) == 0)
+		logline(r, "review: the agent's home is kept for a later round");
+	else
+		logline(r, "review: the agent's home could not be kept%s%s", e.msg[0] ? ": " : "",
+		        e.msg);
+	free(host);
+}
+
+/* 1 when the home was put back. */
+static int home_restore(struct run *r, struct sandbox *sb)
+{
+	struct err e = {{0}};
+	struct sandbox_result res;
+	char *host = paths_join(r->task_dir, "home.tgz", NULL);
+	struct stat st;
+	int ok = 0;
+	if (stat(host, &st) == 0 &&
+	    sandbox_backend_default()->copy_in(sb, host, SANDBOX_OUTDIR "/home.tgz", &e) == 0) {
+		const char *argv[] = { "/bin/sh", "-c",
+			"tar -C \"$HOME\" -xzf " SANDBOX_OUTDIR "/home.tgz; s=$?; rm -f "
+			SANDBOX_OUTDIR "/home.tgz; exit $s", NULL };
+		ok = sb_run(r, sb, argv, NULL, mono() + 60, &res, &e) == 0 &&
+		     res.end == SANDBOX_EXITED && res.code == 0;
+	}
+	free(host);
+	return ok;
+}
+
 /* A later round without the kept sandbox: the workspace is rebuilt at the
  * task's head from its last bundle. */
 static int rebuild_workspace(struct run *r, struct sandbox *sb, struct err *e)
@@ -877,6 +923,14 @@ static int run_steps(struct run *r)
 			result = fail(r, "preparing", e.msg);
 			goto out;
 		}
+		if (home_restore(r, sb)) {
+			logline(r, "preparing: the agent's home is back from the last round");
+		} else if (r->session && agent->kind != AGENT_SCRIPT) {
+			logline(r, "preparing: the agent's home was not kept; it starts a new "
+			        "conversation with the notes");
+			free(r->session);
+			r->session = NULL;
+		}
 	} else {
 		/* The task branch at the base, made current without touching
 		 * the index or the files: constant time whatever the repo's
@@ -894,14 +948,24 @@ static int run_steps(struct run *r)
 		}
 	}
 	for (;;) {
-		const struct agent_cmdline *use = r->round > 1 && agent->resume ? &rcl : &cl;
+		/* A real agent resumes only with a session; without one it starts
+		 * a new conversation (the work is on its branch). */
+		int resume = r->round > 1 && agent->resume &&
+		             (agent->kind == AGENT_SCRIPT || r->session);
+		const struct agent_cmdline *use = resume ? &rcl : &cl;
 		result = run_round(r, sb, use, &before);
-		if (result != 0 || cfg->gate_timeout <= 0 || job->cmd_fd < 0)
+		if (result != 0)
 			break;
+		if (cfg->gate_timeout <= 0 || job->cmd_fd < 0) {
+			home_save(r, sb);
+			break;
+		}
 		kept = 1;
 		int next = gate_wait(r);
-		if (!next)
+		if (!next) {
+			home_save(r, sb);
 			break;
+		}
 		/* The scheduler moved the task to running, round `next`. */
 		r->round = next;
 		r->deadline = mono() + cfg->limits.timeout;
