@@ -1,0 +1,73 @@
+#!/bin/sh
+# bench/gateway.sh [BUILD_DIR]: what the gateway costs a model call.  The
+# scripted model API serves the same requests twice in one run: straight
+# from a client on loopback (the baseline), then through the gateway's
+# Anthropic endpoint (key injection, header filtering, usage parsing,
+# libcurl to the upstream).  Prints requests per second over a keep-alive
+# connection, and the time to the last byte of a long streamed answer (about
+# 4 MB in server-sent events), each with its ratio gateway / direct.
+set -eu
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${1:-$root/build/check}
+T=$(mktemp -d /tmp/paddock-bench.XXXXXX)
+trap 'kill $(cat "$T"/*.pid 2>/dev/null) 2>/dev/null; rm -rf "$T"' EXIT
+
+# start NAME SCRIPT-TEXT: an upstream with that answer and a gateway to it;
+# sets NAME_up and NAME_gw to their ports.
+start() {
+	printf '%s\n' "$2" >"$T/$1.json"
+	python3 "$root/tests/model-api-server.py" --port 0 --port-file "$T/$1.up" \
+		--script "$T/$1.json" >/dev/null 2>&1 &
+	echo $! >"$T/$1-up.pid"
+	while [ ! -s "$T/$1.up" ]; do sleep 0.1; done
+	printf '[endpoint "anthropic"]\n\tupstream = http://127.0.0.1:%s\n[gateway]\n\tdns = false\n' \
+		"$(cat "$T/$1.up")" >"$T/$1.config"
+	ANTHROPIC_API_KEY=bench-key "$build/tests/gateway-serve" "$T/$1.config" none \
+		"$T/$1.ports" "$T/$1.report" >/dev/null 2>&1 &
+	echo $! >"$T/$1-gw.pid"
+	while ! grep -q '^proxy ' "$T/$1.ports" 2>/dev/null; do sleep 0.1; done
+	eval "$1_up=$(cat "$T/$1.up")"
+	eval "$1_gw=$(awk '$1 == "anthropic" {print $2}' "$T/$1.ports")"
+}
+start short '{"turns": [], "after": {"text": "ok", "usage": {"input_tokens": 10, "output_tokens": 2}}}'
+start long "$(python3 -c 'import json; print(json.dumps({"turns": [], "after": {"text": "word " * 800000}}))')"
+
+python3 - "$short_up" "$short_gw" "$long_up" "$long_gw" <<'PY'
+import http.client, json, socket, sys, time
+su, sg, lu, lg = (int(a) for a in sys.argv[1:5])
+def conn(port):
+    c = http.client.HTTPConnection("127.0.0.1", port)
+    c.connect()
+    # Head and body go out in separate writes: without this, Nagle and
+    # delayed ACKs add 40 ms to every call, on both paths.
+    c.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return c
+def body(stream):
+    return json.dumps({"model": "claude-bench", "max_tokens": 1024, "stream": stream,
+                       "messages": [{"role": "user", "content": "hi"}],
+                       "tools": [{"name": "Bash", "input_schema": {"type": "object"}}]})
+H = {"content-type": "application/json", "x-api-key": "placeholder"}
+def calls(port, n):
+    c = conn(port)
+    t0 = time.monotonic()
+    for _ in range(n):
+        c.request("POST", "/v1/messages", body(False), H)
+        r = c.getresponse(); r.read()
+        assert r.status == 200, r.status
+    return n / (time.monotonic() - t0)
+def stream(port):
+    c = conn(port)
+    t0 = time.monotonic()
+    c.request("POST", "/v1/messages", body(True), H)
+    r = c.getresponse(); n = len(r.read())
+    return time.monotonic() - t0, n
+calls(su, 30); calls(sg, 30)   # warm both paths
+best = lambda f, *a: max(f(*a) for _ in range(3))
+d = best(calls, su, 300); g = best(calls, sg, 300)
+print("keep-alive calls: direct %.0f/s, through the gateway %.0f/s" % (d, g))
+print("ratio gateway/direct (calls per second): %.2f" % (g / d))
+sd = min(stream(lu) for _ in range(3)); sgw = min(stream(lg) for _ in range(3))
+print("streamed answer (%.1f MB): direct %.3fs, through the gateway %.3fs"
+      % (sd[1] / 1e6, sd[0], sgw[0]))
+print("ratio gateway/direct (time to last byte): %.2f" % (sgw[0] / sd[0]))
+PY
