@@ -551,12 +551,12 @@ static void home_save(struct run *r, struct sandbox *sb)
 		"tar -C \"$HOME\" --exclude=./.cache --exclude=./.npm -czf " SANDBOX_OUTDIR
 		"/home.tgz . 2>/dev/null", NULL };
 	char *host = paths_join(r->task_dir, "home.tgz", NULL);
-	if (sb_run(r, sb, argv, NULL, mono() + 60, &res, &e) == 0 && res.end == SANDBOX_EXITED &&
-	    res.code == 0 &&
-	    sandbox_backend_default()->copy_out(sb, SANDBOX_OUTDIR "/home.tgz", host,
-	                                        HOME_ARCHIVE_CAP, &e) == 0)
-		logline(r, "review: the agent's home is kept for a later round");
-	else
+	/* Quiet when it works: the task is already at review, and a line now
+	 * would land in the log at no fixed moment. */
+	if (!(sb_run(r, sb, argv, NULL, mono() + 60, &res, &e) == 0 && res.end == SANDBOX_EXITED &&
+	      res.code == 0 &&
+	      sandbox_backend_default()->copy_out(sb, SANDBOX_OUTDIR "/home.tgz", host,
+	                                          HOME_ARCHIVE_CAP, &e) == 0))
 		logline(r, "review: the agent's home could not be kept%s%s", e.msg[0] ? ": " : "",
 		        e.msg);
 	free(host);
