@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "adapter.h"
+#include "api.h"
 #include "buf.h"
 #include "config.h"
 #include "demo.h"
@@ -30,6 +31,7 @@
 #include "sanitize.h"
 #include "scheduler.h"
 #include "store.h"
+#include "taskjson.h"
 #include "task.h"
 #include "units.h"
 
@@ -81,11 +83,13 @@ struct opts {
 	const char *round;
 	int since_review;
 	const char *budget;
+	const char *listen;
+	int routes;
 };
 
 enum { OPT_HELP = 'h', OPT_JSON = 'j', OPT_FOLLOW = 'f', OPT_REPO = 'r', OPT_AGENT = 'a',
        OPT_NOTES = 'm', OPT_UNTIL_IDLE = 1000, OPT_STATUS, OPT_FILE, OPT_NOTES_FILE,
-       OPT_ROUND, OPT_SINCE_REVIEW, OPT_BUDGET };
+       OPT_ROUND, OPT_SINCE_REVIEW, OPT_BUDGET, OPT_LISTEN, OPT_ROUTES };
 
 /* 1 if word is one of the space-separated words of list. */
 static int word_in(const char *list, const char *word)
@@ -114,6 +118,8 @@ static int parse_opts(const struct verb *v, int argc, char **argv, struct opts *
 		{ "round", required_argument, NULL, OPT_ROUND },
 		{ "since-review", no_argument, NULL, OPT_SINCE_REVIEW },
 		{ "budget", required_argument, NULL, OPT_BUDGET },
+		{ "listen", required_argument, NULL, OPT_LISTEN },
+		{ "routes", no_argument, NULL, OPT_ROUTES },
 		{ NULL, 0, NULL, 0 },
 	};
 	memset(o, 0, sizeof *o);
@@ -154,6 +160,8 @@ static int parse_opts(const struct verb *v, int argc, char **argv, struct opts *
 		case OPT_ROUND: o->round = optarg; break;
 		case OPT_SINCE_REVIEW: o->since_review = 1; break;
 		case OPT_BUDGET: o->budget = optarg; break;
+		case OPT_LISTEN: o->listen = optarg; break;
+		case OPT_ROUTES: o->routes = 1; break;
 		}
 	}
 	return -1;
@@ -205,66 +213,6 @@ static void json_print(json_t *j)
 	json_decref(j);
 }
 
-static json_t *steps_json(const struct task_row *t)
-{
-	json_t *a = json_array();
-	for (size_t i = 0; i < t->nsteps; i++) {
-		double at = (double)(long long)(t->steps[i].at * 1000 + 0.5) / 1000;
-		json_array_append_new(a, json_pack("[f,s]", at, task_status_name(t->steps[i].status)));
-	}
-	return a;
-}
-
-static json_t *nullable(const char *s)
-{
-	return s ? json_string(s) : json_null();
-}
-
-/* The budget that applies to t: its own (0: no limit), else the
- * configuration's limits.budget (cfg NULL: not known).  *from is "task",
- * "config", or NULL when neither gives one. */
-static double task_budget(const struct task_row *t, const struct config *cfg,
-                          const char **from)
-{
-	if (t->budget >= 0) {
-		*from = "task";
-		return t->budget;
-	}
-	if (cfg && cfg->limits.budget > 0) {
-		*from = "config";
-		return cfg->limits.budget;
-	}
-	*from = NULL;
-	return 0;
-}
-
-static json_t *usage_json(const struct task_usage *u)
-{
-	return json_pack("{s:I,s:I,s:I,s:I,s:I,s:f,s:b}",
-	                 "input", (json_int_t)u->in, "output", (json_int_t)u->out,
-	                 "cache_read", (json_int_t)u->cache_read,
-	                 "cache_write", (json_int_t)u->cache_write,
-	                 "requests", (json_int_t)u->requests, "cost", u->cost,
-	                 "priced", u->priced);
-}
-
-/* 1 if pause p holds t back: t has not ended and its agent uses p's
- * endpoint. */
-static int pause_applies(const struct config *cfg, const struct task_row *t,
-                         const struct pause_row *p)
-{
-	const struct agent_conf *a = cfg ? config_find_agent(cfg, t->agent) : NULL;
-	return a && a->endpoint && !strcmp(a->endpoint, p->endpoint) &&
-	       !task_status_is_terminal(t->status);
-}
-
-static double wall_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* Reads the configuration for what show and list add from it (the
  * budget, the agents' endpoints); a broken one is not worth failing
  * them for.  Returns 1 when cfg holds it (free it then), 0 when not. */
@@ -279,40 +227,6 @@ static int config_soft(struct config *cfg)
 	demo_config_add(data, cfg);
 	free(data);
 	return 1;
-}
-
-static json_t *task_json(const struct task_row *t, const struct config *cfg)
-{
-	json_t *j = json_object();
-	json_object_set_new(j, "id", json_string(t->id));
-	json_object_set_new(j, "status", json_string(task_status_name(t->status)));
-	json_object_set_new(j, "repo", json_string(t->repo));
-	json_object_set_new(j, "agent", json_string(t->agent));
-	json_object_set_new(j, "text", json_string(t->text));
-	json_object_set_new(j, "branch", json_string(t->branch));
-	json_object_set_new(j, "base", nullable(t->base));
-	json_object_set_new(j, "head", nullable(t->head));
-	json_object_set_new(j, "error", nullable(t->error));
-	json_object_set_new(j, "created", json_real(t->created));
-	json_object_set_new(j, "updated", json_real(t->updated));
-	json_object_set_new(j, "cancel_requested", json_boolean(t->cancel_requested));
-	json_object_set_new(j, "steps", steps_json(t));
-	json_object_set_new(j, "round", json_integer(t->round));
-	json_object_set_new(j, "summary", nullable(t->summary));
-	json_object_set_new(j, "pull_request", nullable(t->pr_url));
-	json_object_set_new(j, "pushed", nullable(t->pushed));
-	json_object_set_new(j, "sandbox_kept", json_boolean(t->sandbox_kept));
-	json_object_set_new(j, "pending", nullable(t->pending));
-	const char *from;
-	double budget = task_budget(t, cfg, &from);
-	json_object_set_new(j, "budget", budget > 0 ? json_real(budget) : json_null());
-	json_object_set_new(j, "budget_from", nullable(from));
-	json_object_set_new(j, "budget_tokens", cfg && cfg->limits.budget_tokens ?
-	                    json_integer((json_int_t)cfg->limits.budget_tokens) : json_null());
-	json_object_set_new(j, "usage", usage_json(&t->usage));
-	json_object_set_new(j, "reason", nullable(t->reason));
-	json_object_set_new(j, "session", nullable(t->session));
-	return j;
 }
 
 /* Untrusted text (task text, errors with test output) on a terminal goes
@@ -332,86 +246,6 @@ static void put_text(FILE *out, const char *s, size_t len)
 static void put_str(FILE *out, const char *s)
 {
 	put_text(out, s, strlen(s));
-}
-
-static json_t *egress_json(const struct egress_row *r)
-{
-	json_t *o = json_object();
-	json_object_set_new(o, "round", json_integer(r->round));
-	json_object_set_new(o, "time", json_real(r->time));
-	json_object_set_new(o, "step", nullable(r->step));
-	json_object_set_new(o, "kind", nullable(r->kind));
-	json_object_set_new(o, "endpoint", nullable(r->endpoint));
-	json_object_set_new(o, "host", nullable(r->host));
-	json_object_set_new(o, "port", r->port ? json_integer(r->port) : json_null());
-	json_object_set_new(o, "method", nullable(r->method));
-	json_object_set_new(o, "path", nullable(r->path));
-	json_object_set_new(o, "status", r->status ? json_integer(r->status) : json_null());
-	json_object_set_new(o, "up", json_integer((json_int_t)r->up));
-	json_object_set_new(o, "down", json_integer((json_int_t)r->down));
-	json_object_set_new(o, "ms", json_real(r->ms));
-	json_object_set_new(o, "verdict", nullable(r->verdict));
-	json_object_set_new(o, "reason", nullable(r->reason));
-	return o;
-}
-
-/* show --json: the task with its gate summary, rounds, decisions, egress
- * records and the pauses that hold it back. */
-static json_t *task_json_full(struct store *s, const struct task_row *t,
-                              const struct config *cfg)
-{
-	json_t *j = task_json(t, cfg);
-	struct err e = {{0}};
-	json_t *g = gate_summary(s, t, &e);
-	json_object_set_new(j, "gate", g ? g : json_null());
-	struct task_round *r;
-	size_t nr;
-	json_t *ra = json_array();
-	if (store_rounds(s, t->id, &r, &nr, &e) == 0) {
-		for (size_t i = 0; i < nr; i++)
-			json_array_append_new(ra, json_pack("{s:i,s:o,s:o,s:f,s:f}", "round", r[i].n,
-			                                    "from", nullable(r[i].from), "head",
-			                                    nullable(r[i].head), "started",
-			                                    r[i].started, "ended", r[i].ended));
-		task_rounds_free(r, nr);
-	}
-	json_object_set_new(j, "rounds", ra);
-	struct task_decision *d;
-	size_t nd;
-	json_t *da = json_array();
-	if (store_decisions(s, t->id, &d, &nd, &e) == 0) {
-		for (size_t i = 0; i < nd; i++)
-			json_array_append_new(da, json_pack("{s:i,s:s,s:o,s:s,s:f}", "round", d[i].round,
-			                                    "action", d[i].action, "notes",
-			                                    nullable(d[i].notes), "actor", d[i].actor,
-			                                    "at", d[i].at));
-		task_decisions_free(d, nd);
-	}
-	json_object_set_new(j, "decisions", da);
-	struct egress_row *er;
-	size_t ne;
-	json_t *ea = json_array();
-	if (store_egress_list(s, t->id, &er, &ne, &e) == 0) {
-		for (size_t i = 0; i < ne; i++)
-			json_array_append_new(ea, egress_json(&er[i]));
-		store_egress_free(er, ne);
-	}
-	json_object_set_new(j, "egress", ea);
-	struct pause_row *p;
-	size_t np;
-	json_t *pa = json_array();
-	if (store_pauses_active(s, wall_now(), &p, &np, &e) == 0) {
-		for (size_t i = 0; i < np; i++)
-			if (pause_applies(cfg, t, &p[i]))
-				json_array_append_new(pa, json_pack("{s:s,s:f,s:o,s:o}", "endpoint",
-				                                    p[i].endpoint, "until", p[i].until,
-				                                    "status", p[i].status ?
-				                                    json_integer(p[i].status) : json_null(),
-				                                    "task", nullable(p[i].task_id)));
-		store_pauses_free(p, np);
-	}
-	json_object_set_new(j, "pauses", pa);
-	return j;
 }
 
 /* Prints text under a label, continuation lines indented. */
@@ -564,7 +398,7 @@ static void show_usage(struct store *s, const struct task_row *t, const struct c
                        int have_cfg)
 {
 	const char *from;
-	double budget = task_budget(t, cfg, &from);
+	double budget = taskjson_budget(t, cfg, &from);
 	printf("%-8s ", _("budget"));
 	if (budget > 0)
 		printf(from && !strcmp(from, "task") ? _("$%.2f (this task's)")
@@ -602,10 +436,10 @@ static void show_usage(struct store *s, const struct task_row *t, const struct c
 	struct err e = {{0}};
 	struct pause_row *p;
 	size_t np;
-	if (store_pauses_active(s, wall_now(), &p, &np, &e) < 0)
+	if (store_pauses_active(s, taskjson_now(), &p, &np, &e) < 0)
 		return;
 	for (size_t i = 0; i < np; i++) {
-		if (!pause_applies(cfg, t, &p[i]))
+		if (!taskjson_pause_applies(cfg, t, &p[i]))
 			continue;
 		char when[32];
 		clock_time(p[i].until, when, sizeof when);
@@ -847,7 +681,7 @@ static int cmd_list(int argc, char **argv)
 		int have_cfg = config_soft(&cfg);
 		json_t *a = json_array();
 		for (size_t i = 0; i < n; i++)
-			json_array_append_new(a, task_json(&rows[i], have_cfg ? &cfg : NULL));
+			json_array_append_new(a, taskjson_task(&rows[i], have_cfg ? &cfg : NULL));
 		json_print(a);
 		if (have_cfg)
 			config_free(&cfg);
@@ -922,7 +756,7 @@ static int cmd_show(int argc, char **argv)
 	int have_cfg = config_soft(&cfg);
 	const struct config *conf = have_cfg ? &cfg : NULL;
 	if (tv.o.json) {
-		json_print(task_json_full(tv.s, &t, conf));
+		json_print(taskjson_full(tv.s, &t, conf));
 	} else {
 		char when[64];
 		time_t c = (time_t)t.created;
@@ -1295,14 +1129,24 @@ static int cmd_cancel(int argc, char **argv)
 
 /* ---------------------------------------------------------------- serve */
 
-static int run_scheduler(struct config *cfg, int until_idle)
+static int run_scheduler(struct config *cfg, int until_idle, const char *listen)
 {
 	struct err e = {{0}};
 	char *data = paths_data_dir_ensure(&e);
 	if (!data)
 		return die(1, "%s", e.msg);
+	/* The HTTP API answers beside the scheduler, from threads of its own. */
+	struct api *api = NULL;
+	if (listen) {
+		struct api_opts ao = { .listen = listen, .cfg = cfg, .data_dir = data };
+		if (api_start(&api, &ao, stdout, &e) < 0) {
+			free(data);
+			return die(1, _("the HTTP API: %s"), e.msg);
+		}
+	}
 	struct scheduler_opts so = { .until_idle = until_idle, .progress = stdout };
 	int rc = scheduler_run(cfg, data, &so, &e) < 0 ? die(1, "%s", e.msg) : 0;
+	api_stop(api);
 	free(data);
 	return rc;
 }
@@ -1311,15 +1155,21 @@ static int cmd_serve(int argc, char **argv)
 {
 	const struct verb *v = verb_find("serve");
 	struct opts o;
-	int rc = parse_opts(v, argc, argv, &o, "help until-idle");
+	int rc = parse_opts(v, argc, argv, &o, "help until-idle listen routes");
 	if (rc >= 0)
 		return rc;
+	if (o.routes) {
+		/* What the API answers, for checks against its description. */
+		for (const char *const *r = api_routes(); *r; r++)
+			puts(*r);
+		return 0;
+	}
 	if (optind != argc)
 		return bad_usage(v);
 	struct config cfg;
 	if (load_config(&cfg) < 0)
 		return EXIT_USAGE;
-	rc = run_scheduler(&cfg, o.until_idle);
+	rc = run_scheduler(&cfg, o.until_idle, o.listen ? o.listen : cfg.api_listen);
 	config_free(&cfg);
 	return rc;
 }
@@ -1385,7 +1235,7 @@ static int cmd_demo(int argc, char **argv)
 	         "  %s  demo-hasty makes an edit that breaks a test; it should fail at testing\n\n"),
 	       data, fix, brk);
 	fflush(stdout);
-	rc = run_scheduler(&cfg, 1);
+	rc = run_scheduler(&cfg, 1, NULL);
 	if (rc == 0) {
 		printf(_("\nWhat happened:\n"));
 		fflush(stdout);
@@ -1570,9 +1420,12 @@ static const struct verb verbs[] = {
 	     "  -m, --notes TEXT   why it is fine, recorded with the decision\n") },
 	{ "cancel", cmd_cancel, N_("cancel ID"),
 	  N_("Cancels a queued task at once, or asks the scheduler to stop a running one.\n") },
-	{ "serve", cmd_serve, N_("serve [--until-idle]"),
+	{ "serve", cmd_serve, N_("serve [--until-idle] [--listen ADDR:PORT]"),
 	  N_("Runs the scheduler without the dashboard until interrupted.\n"
-	     "  --until-idle       return when nothing is queued or running\n") },
+	     "  --until-idle       return when nothing is queued or running\n"
+	     "  --listen ADDR:PORT also answer the HTTP API there (default: api.listen of the\n"
+	     "                     configuration, else none); see paddock-api(7)\n"
+	     "  --routes           print the API's routes and exit\n") },
 	{ "demo", cmd_demo, N_("demo"),
 	  N_("Makes a demo repo with a failing test and two scripted agents, queues a task\n"
 	     "for each and runs them: one reaches review with a fix, one fails at testing.\n") },

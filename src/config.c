@@ -265,8 +265,12 @@ static const char *const limits_keys[] = {
 static const char *const endpoint_keys[] = { "kind", "upstream", "key-env", "key-file", "port",
 	NULL };
 static const char *const price_keys[] = { "input", "output", "cache-read", "cache-write", NULL };
+static const char *const api_keys[] = { "listen", "max-queue", "max-body", NULL };
+static const char *const token_keys[] = { "value-env", "value-file", "read-only", NULL };
 static const char *const gateway_keys[] = { "hosts-file", "dns", "ca-file", "allow-address",
 	"proxy-port", "max-body", "max-tunnels", NULL };
+static const char *const webhook_keys[] = { "url", "secret-env", "secret-file", "events",
+	"timeout", "attempts", NULL };
 static const char *const sandbox_keys[] = { "uid", "gid", NULL };
 static const char *const repo_keys[] = { "url", "branch", "test", "setup",
 	"push-url", "token-env", "ssh-key", "ssh-known-hosts", "branch-prefix", "protected",
@@ -315,7 +319,7 @@ static void config_repo_defaults(struct repo_conf *r)
 static const char *const ui_keys[] = { "theme", "notify-command", NULL };
 static const char *const sections[] = {
 	"paddock", "limits", "sandbox", "repo", "agent", "ui", "bind", "endpoint", "price",
-	"gateway", NULL };
+	"gateway", "api", "token", "webhook", NULL };
 
 char *config_default_path(void)
 {
@@ -428,6 +432,10 @@ void config_init_defaults(struct config *c)
 	c->gw_proxy_port = 3128;
 	c->gw_max_body = 32ULL << 20;
 	c->gw_max_tunnels = 32;
+	c->api_max_body = 1ULL << 20;
+	c->wh_events = CONFIG_WEBHOOK_ALL;
+	c->wh_timeout = 10;
+	c->wh_attempts = 8;
 	config_add_builtins(c);
 }
 
@@ -492,7 +500,17 @@ void config_free(struct config *c)
 	free(c->prices);
 	free(c->gw_hosts_file);
 	free(c->gw_ca_file);
+	free(c->api_listen);
+	for (i = 0; i < c->ntokens; i++) {
+		free(c->tokens[i].name);
+		free(c->tokens[i].value_env);
+		free(c->tokens[i].value_file);
+	}
+	free(c->tokens);
 	config_strv_free(c->gw_allow_address, c->ngw_allow_address);
+	free(c->wh_url);
+	free(c->wh_secret_env);
+	free(c->wh_secret_file);
 	free(c->ui_theme);
 	free(c->notify_command);
 	for (i = 0; i < c->nbinds; i++) {
@@ -772,6 +790,7 @@ struct parse {
 	/* Sections already reported, so one bad section header yields one
 	 * message, not one per key. */
 	struct seen *reported;
+	int wh_events_seen;    /* an events key was read: the default is off */
 };
 
 /* 1 the first time section/sub is reported. */
@@ -1176,6 +1195,125 @@ static void config_entry_gateway(struct parse *p, int line, const char *key, con
 	}
 }
 
+static void config_entry_api(struct parse *p, int line, const char *key, const char *value)
+{
+	struct config *c = p->c;
+	unsigned long long v;
+	if (strcmp(key, "listen") == 0) {
+		const char *colon = strrchr(value, ':');
+		if (!colon || colon == value || config_parse_int(colon + 1, 1, 65535, &v) < 0)
+			problem_add(p->ps, line, _("api.listen: '%s' is not ADDRESS:PORT such as 127.0.0.1:8700"), value);
+		else
+			config_set_str(&c->api_listen, value);
+	} else if (strcmp(key, "max-queue") == 0) {
+		if (config_parse_int(value, 0, 1000000, &v) < 0)
+			problem_add(p->ps, line, _("api.max-queue: '%s' is not a number from 0 (no limit) to 1000000"), value);
+		else
+			c->api_max_queue = (int)v;
+	} else if (strcmp(key, "max-body") == 0) {
+		uint64_t b;
+		if (units_parse_size(value, &b) < 0 || b < 1024)
+			problem_add(p->ps, line, _("api.max-body: '%s' is not a size of at least 1k (for example 1m)"), value);
+		else
+			c->api_max_body = b;
+	}
+}
+
+static void config_entry_token(struct parse *p, int line, const char *sub, const char *key,
+                               const char *value)
+{
+	struct config *c = p->c;
+	struct token_conf *t = NULL;
+	for (size_t i = 0; i < c->ntokens; i++)
+		if (strcmp(c->tokens[i].name, sub) == 0)
+			t = &c->tokens[i];
+	if (!t) {
+		c->tokens = xrealloc(c->tokens, (c->ntokens + 1) * sizeof *c->tokens);
+		t = &c->tokens[c->ntokens++];
+		memset(t, 0, sizeof *t);
+		t->name = xstrdup(sub);
+	}
+	if (strcmp(key, "value-env") == 0) {
+		if (!config_env_name_valid(value))
+			problem_add(p->ps, line, _("token.%s.value-env: '%s' is not a variable name"), sub, value);
+		else
+			config_set_str(&t->value_env, value);
+	} else if (strcmp(key, "value-file") == 0) {
+		if (value[0] != '/')
+			problem_add(p->ps, line, _("token.%s.value-file: '%s' is not an absolute path"), sub, value);
+		else
+			config_set_str(&t->value_file, value);
+	} else {
+		int b;
+		if (git_config_parse_bool(&b, value) < 0)
+			problem_add(p->ps, line, _("token.%s.read-only: '%s' is not true or false"), sub, value);
+		else
+			t->read_only = b;
+	}
+}
+
+char *config_token_value(const struct token_conf *t)
+{
+	struct endpoint_conf ep = { .key_env = t->value_env, .key_file = t->value_file };
+	return config_endpoint_key(&ep);
+}
+
+static void config_entry_webhook(struct parse *p, int line, const char *key, const char *value)
+{
+	struct config *c = p->c;
+	unsigned long long v;
+
+	if (strcmp(key, "url") == 0) {
+		if (!config_url_ok(value) || strpbrk(value, " \t\r\n"))
+			problem_add(p->ps, line, _("webhook.url: '%s' is not an http(s) URL such as https://chat.example.com/hooks/paddock"), value);
+		/* Kept all the same (the load fails): "has no url" would be a
+		 * second, wrong message. */
+		config_set_str(&c->wh_url, value);
+	} else if (strcmp(key, "secret-env") == 0) {
+		if (!config_env_name_valid(value))
+			problem_add(p->ps, line, _("webhook.secret-env: '%s' is not a variable name"), value);
+		else
+			config_set_str(&c->wh_secret_env, value);
+	} else if (strcmp(key, "secret-file") == 0) {
+		if (value[0] != '/')
+			problem_add(p->ps, line, _("webhook.secret-file: '%s' is not an absolute path"), value);
+		else
+			config_set_str(&c->wh_secret_file, value);
+	} else if (strcmp(key, "events") == 0) {
+		/* The first events line replaces the default; later ones add. */
+		if (!p->wh_events_seen)
+			c->wh_events = 0;
+		p->wh_events_seen = 1;
+		char *list = xstrdup(value), *save = NULL;
+		int any = 0;
+		for (char *tok = strtok_r(list, ", \t", &save); tok; tok = strtok_r(NULL, ", \t", &save)) {
+			any = 1;
+			if (strcmp(tok, "review") == 0)
+				c->wh_events |= CONFIG_WEBHOOK_REVIEW;
+			else if (strcmp(tok, "failed") == 0)
+				c->wh_events |= CONFIG_WEBHOOK_FAILED;
+			else if (strcmp(tok, "done") == 0)
+				c->wh_events |= CONFIG_WEBHOOK_DONE;
+			else
+				problem_add(p->ps, line, _("webhook.events: '%s' is not an event; use review, failed or done (several separated by commas)"), tok);
+		}
+		if (!any)
+			problem_add(p->ps, line, _("webhook.events: '%s' names no event; use review, failed or done (several separated by commas)"), value);
+		free(list);
+	} else if (strcmp(key, "timeout") == 0) {
+		double secs;
+		if (units_parse_duration(value, &secs) < 0 || secs < 1 || secs > 600)
+			problem_add(p->ps, line, _("webhook.timeout: '%s' is not a duration from 1s to 10m (for example 10s)"), value);
+		else
+			c->wh_timeout = secs;
+	} else if (strcmp(key, "attempts") == 0) {
+		if (config_parse_int(value, 1, 20, &v) < 0)
+			problem_add(p->ps, line, _("webhook.attempts: '%s' is not a number from 1 to 20"), value);
+		else
+			c->wh_attempts = (int)v;
+	}
+}
+
 /* A [price "MODEL"] name: a model id, optionally ending in '*'. */
 static int config_model_name_valid(const char *s)
 {
@@ -1224,12 +1362,13 @@ static void config_entry(struct parse *p, const char *name, const char *value, i
 			if (sugg)
 				problem_add(p->ps, hl ? hl : line, _("unknown section '%s'; did you mean '%s'?"), section, sugg);
 			else
-				problem_add(p->ps, hl ? hl : line, _("unknown section '%s'; known sections are paddock, limits, sandbox, repo, agent, endpoint, price, gateway, ui and bind"), section);
+				problem_add(p->ps, hl ? hl : line, _("unknown section '%s'; known sections are paddock, limits, sandbox, repo, agent, endpoint, price, gateway, api, token, webhook, ui and bind"), section);
 		}
 		goto out;
 	}
 	needs_sub = strcmp(section, "repo") == 0 || strcmp(section, "agent") == 0 ||
-	            strcmp(section, "endpoint") == 0 || strcmp(section, "price") == 0;
+	            strcmp(section, "endpoint") == 0 || strcmp(section, "price") == 0 ||
+	            strcmp(section, "token") == 0;
 	if (needs_sub && !sub) {
 		if (config_first_report(p, section, sub))
 			problem_add(p->ps, config_line(p->spots, section, NULL, NULL, 1),
@@ -1282,6 +1421,12 @@ static void config_entry(struct parse *p, const char *name, const char *value, i
 		known = price_keys;
 	else if (strcmp(section, "gateway") == 0)
 		known = gateway_keys;
+	else if (strcmp(section, "webhook") == 0)
+		known = webhook_keys;
+	else if (strcmp(section, "api") == 0)
+		known = api_keys;
+	else if (strcmp(section, "token") == 0)
+		known = token_keys;
 	else
 		known = agent_keys;
 	if (!config_in(key, known)) {
@@ -1330,6 +1475,12 @@ static void config_entry(struct parse *p, const char *name, const char *value, i
 		config_entry_price(p, line, sub, key, value);
 	} else if (strcmp(section, "gateway") == 0) {
 		config_entry_gateway(p, line, key, value);
+	} else if (strcmp(section, "api") == 0) {
+		config_entry_api(p, line, key, value);
+	} else if (strcmp(section, "token") == 0) {
+		config_entry_token(p, line, sub, key, value);
+	} else if (strcmp(section, "webhook") == 0) {
+		config_entry_webhook(p, line, key, value);
 	} else {
 		config_entry_agent(p, line, sub, key, value);
 	}
@@ -1496,6 +1647,11 @@ static int config_parse(const char *path, struct config *c, struct problems *ps)
 				    _("agent '%s' uses endpoint '%s', which is not defined; add [endpoint \"%s\"] or use anthropic or openai"),
 				    a->name, a->endpoint, a->endpoint);
 	}
+	for (i = 0; i < c->ntokens; i++)
+		if (!c->tokens[i].value_env && !c->tokens[i].value_file)
+			problem_add(ps, config_line(&spots, "token", c->tokens[i].name, NULL, 1),
+				    _("token '%s' has no value; add value-env = VARIABLE or value-file = PATH (never the token itself)"),
+				    c->tokens[i].name);
 	for (i = 0; i < c->nendpoints; i++) {
 		const struct endpoint_conf *ep = &c->endpoints[i];
 		if (!ep->upstream)
@@ -1516,6 +1672,12 @@ static int config_parse(const char *path, struct config *c, struct problems *ps)
 				    _("endpoint '%s' uses port %d, which is the proxy's (gateway.proxy-port)"),
 				    ep->name, ep->port);
 	}
+	if (c->wh_secret_env && c->wh_secret_file)
+		problem_add(ps, config_line(&spots, "webhook", NULL, "secret-file", 1),
+			    _("webhook: secret-env and secret-file are both set; keep one"));
+	if (!c->wh_url && config_line(&spots, "webhook", NULL, NULL, 1))
+		problem_add(ps, config_line(&spots, "webhook", NULL, NULL, 1),
+			    _("[webhook] has no url; add url = URL under [webhook] (the chat or service that receives the POSTs)"));
 out:
 	config_seen_free(&seen);
 	config_seen_free(&reported);

@@ -10,7 +10,8 @@
  * bundle (units.h syntax); [sandbox] uid gid (not 0); [repo "NAME"] url
  * (required) branch test setup; [agent "NAME"] command (required, split
  * as agent.h does); [endpoint "NAME"], [price "MODEL"] and [gateway] for
- * the egress gateway (gateway.h).  Ready-made agents (claude, codex, pi,
+ * the egress gateway (gateway.h); [webhook] for the JSON POSTs of
+ * webhook.h.  Ready-made agents (claude, codex, pi,
  * opencode)
  * and endpoints (anthropic, openai) are added unless the file defines
  * them.  Unknown sections and keys, [include] and keys outside
@@ -133,8 +134,23 @@ struct bind_conf {
 	char *keys;
 };
 
+/* An API token ([token "NAME"]): its name is the actor of the decisions
+ * it makes. */
+struct token_conf {
+	char *name;
+	char *value_env;       /* value-env: variable holding the token */
+	char *value_file;      /* value-file: file holding it */
+	int read_only;         /* read-only: GET only */
+};
+
 struct config {
 	char *path;            /* the file read (may not exist) */
+	/* [api] (api.h) */
+	char *api_listen;      /* listen: ADDR:PORT, or NULL (serve --listen) */
+	int api_max_queue;     /* max-queue: queued tasks before 429; 0: none */
+	uint64_t api_max_body; /* max-body: request body cap (1m) */
+	struct token_conf *tokens;
+	size_t ntokens;
 	char *ui_theme;        /* ui.theme: the dashboard's theme (NULL: dark) */
 	char *notify_command;  /* ui.notify-command: run (sh -c) when a gate opens
 	                          or a task fails; PADDOCK_EVENT, PADDOCK_TASK_ID */
@@ -164,6 +180,22 @@ struct config {
 	int gw_proxy_port;     /* proxy-port: the allowlisting proxy (3128) */
 	uint64_t gw_max_body;  /* max-body: request body cap (32m) */
 	int gw_max_tunnels;    /* max-tunnels: concurrent tunnels per task (32) */
+	/* [webhook] (webhook.h): off while wh_url is NULL. */
+	char *wh_url;          /* url: where the POSTs go (http or https) */
+	char *wh_secret_env;   /* secret-env: variable with the HMAC secret
+	                          (NULL: PADDOCK_WEBHOOK_SECRET) */
+	char *wh_secret_file;  /* secret-file: file with the secret, or NULL */
+	unsigned wh_events;    /* events: CONFIG_WEBHOOK_* bits (default all) */
+	double wh_timeout;     /* timeout: seconds per attempt (default 10) */
+	int wh_attempts;       /* attempts: tries before giving up (default 8) */
+};
+
+/* The events a webhook can be sent for (config.wh_events bits). */
+enum {
+	CONFIG_WEBHOOK_REVIEW = 1,  /* a gate opens: the task is at review */
+	CONFIG_WEBHOOK_FAILED = 2,  /* the task failed */
+	CONFIG_WEBHOOK_DONE = 4,    /* the task is done */
+	CONFIG_WEBHOOK_ALL = 7
 };
 
 /* Default config file path (malloc'd). */
@@ -199,6 +231,8 @@ const struct price_conf *config_find_price(const struct config *c, const char *m
  * or NULL when none is configured or set. */
 char *config_endpoint_key(const struct endpoint_conf *ep);
 const char *config_agent_kind_name(enum agent_kind k);
+/* The token's value from its variable or file (malloc'd), or NULL. */
+char *config_token_value(const struct token_conf *t);
 /* "paths", "secrets", "size", "symlinks", "submodules", "authors". */
 const char *config_policy_rule_name(enum policy_rule r);
 /* The token for HTTPS pushes of r, from paddock's environment (NULL when

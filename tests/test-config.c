@@ -215,7 +215,7 @@ int main(void)
 	is_str(load("[paddock]\nworkers = 2\n[limit]\nmemory = 1g\n"),
 	       "F:3: unknown section 'limit'; did you mean 'limits'?", "unknown section at its header line");
 	is_str(load("[colors]\nui = auto\n"),
-	       "F:1: unknown section 'colors'; known sections are paddock, limits, sandbox, repo, agent, endpoint, price, gateway, ui and bind",
+	       "F:1: unknown section 'colors'; known sections are paddock, limits, sandbox, repo, agent, endpoint, price, gateway, api, token, webhook, ui and bind",
 	       "unknown section without a suggestion");
 	is_str(load("[sandbox]\nuid = 0\n"),
 	       "F:2: sandbox.uid = 0 would run agents as root; choose an unused unprivileged uid such as 64100",
@@ -304,7 +304,7 @@ int main(void)
 		       "F:5: limits.timeout: '-1' is not a duration; write a whole number of seconds with an optional s, m, h or d suffix (for example 30m)\n"
 		       "F:6: repo 'nourl' has no url; add url = PATH-OR-URL under [repo \"nourl\"]\n"
 		       "F:9: sandbox.uid = 0 would run agents as root; choose an unused unprivileged uid such as 64100\n"
-		       "F:10: unknown section 'bogus'; known sections are paddock, limits, sandbox, repo, agent, endpoint, price, gateway, ui and bind\n",
+		       "F:10: unknown section 'bogus'; known sections are paddock, limits, sandbox, repo, agent, endpoint, price, gateway, api, token, webhook, ui and bind\n",
 		       "config_check lists every problem in line order, one per unknown section");
 		is_int(n, 6, "config_check counts six problems");
 		is_str(load("[paddock]\n\tworkers = 100\n[limits]\n\tmemroy = 4g\n"),

@@ -1,0 +1,1023 @@
+#include "autoconfig.h"
+#include "api.h"
+
+#include <arpa/inet.h>
+#include <curl/curl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <openssl/crypto.h>
+#include <openssl/sha.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "diff.h"
+#include "gate.h"
+#include "i18n.h"
+#include "mirror.h"
+#include "paths.h"
+#include "store.h"
+#include "task.h"
+#include "taskjson.h"
+
+#define PROMPT_MAX (128u * 1024)   /* like `paddock add`: under 128 KiB */
+#define PAGE_DEFAULT 50
+#define PAGE_MAX 500
+#define SSE_POLL_MS 200
+#define SSE_PING_S 15.0
+
+struct api_token {
+	char *name;
+	unsigned char hash[SHA256_DIGEST_LENGTH];
+	int read_only;
+};
+
+struct api {
+	struct MHD_Daemon *d;
+	const struct config *cfg;
+	char *data_dir;
+	char *db;
+	struct api_token *tokens;
+	size_t ntokens;
+	int port;
+	volatile int stopping;
+};
+
+static const char *const routes[] = {
+	"POST /tasks",
+	"GET /tasks",
+	"GET /tasks/{id}",
+	"GET /tasks/{id}/diff",
+	"GET /tasks/{id}/log",
+	"GET /tasks/{id}/events",
+	"POST /tasks/{id}/approve",
+	"POST /tasks/{id}/request-changes",
+	"POST /tasks/{id}/push",
+	"POST /tasks/{id}/reject",
+	"POST /tasks/{id}/cancel",
+	NULL,
+};
+
+const char *const *api_routes(void)
+{
+	return routes;
+}
+
+/* What one request accumulates across libmicrohttpd's calls. */
+struct req {
+	struct buf body;
+	int too_big;
+};
+
+/* ---- answers ---- */
+
+static enum MHD_Result send_buf(struct MHD_Connection *c, unsigned status, const char *ctype,
+                                char *data, size_t len)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer(len, data, MHD_RESPMEM_MUST_FREE);
+	MHD_add_response_header(r, "Content-Type", ctype);
+	MHD_add_response_header(r, "Cache-Control", "no-store");
+	enum MHD_Result rc = MHD_queue_response(c, status, r);
+	MHD_destroy_response(r);
+	return rc;
+}
+
+static enum MHD_Result send_json(struct MHD_Connection *c, unsigned status, json_t *j)
+{
+	char *s = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	json_decref(j);
+	if (!s)
+		s = xstrdup("{}");
+	size_t n = strlen(s);
+	s = xrealloc(s, n + 2);
+	s[n] = '\n';
+	s[n + 1] = '\0';
+	return send_buf(c, status, "application/json", s, n + 1);
+}
+
+/* {"error": "...", "code": "..."} plus the task's status for 409s. */
+static enum MHD_Result send_error(struct MHD_Connection *c, unsigned status, const char *code,
+                                  const char *state, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+static enum MHD_Result send_error(struct MHD_Connection *c, unsigned status, const char *code,
+                                  const char *state, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	json_t *j = json_pack("{s:s,s:s}", "error", msg, "code", code);
+	if (state)
+		json_object_set_new(j, "status", json_string(state));
+	return send_json(c, status, j);
+}
+
+/* ---- auth ---- */
+
+static void token_hash(const char *v, size_t n, unsigned char out[SHA256_DIGEST_LENGTH])
+{
+	SHA256((const unsigned char *)v, n, out);
+}
+
+/* The token the request carries, or NULL.  Every configured token is
+ * compared, each in constant time (on SHA-256 digests, so lengths leak
+ * nothing either). */
+static const struct api_token *auth(const struct api *a, struct MHD_Connection *c)
+{
+	const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
+	if (!h || strncasecmp(h, "Bearer ", 7) != 0)
+		return NULL;
+	const char *v = h + 7;
+	while (*v == ' ')
+		v++;
+	unsigned char got[SHA256_DIGEST_LENGTH];
+	token_hash(v, strlen(v), got);
+	const struct api_token *found = NULL;
+	for (size_t i = 0; i < a->ntokens; i++)
+		if (CRYPTO_memcmp(got, a->tokens[i].hash, sizeof got) == 0)
+			found = &a->tokens[i];
+	return found;
+}
+
+/* ---- helpers ---- */
+
+static struct store *open_store(const struct api *a, struct err *e)
+{
+	struct store *s = NULL;
+	if (store_open(&s, a->db, e) < 0)
+		return NULL;
+	return s;
+}
+
+static json_t *parse_body(struct req *rq, const char **why)
+{
+	json_error_t je;
+	static char msg[256];
+	if (!rq->body.len) {
+		*why = "the body is empty; send a JSON object";
+		return NULL;
+	}
+	json_t *j = json_loadb(rq->body.data, rq->body.len, 0, &je);
+	if (!j) {
+		snprintf(msg, sizeof msg, "the body is not JSON: %s (line %d, column %d)", je.text,
+		         je.line, je.column);
+		*why = msg;
+		return NULL;
+	}
+	if (!json_is_object(j)) {
+		json_decref(j);
+		*why = "the body must be a JSON object";
+		return NULL;
+	}
+	return j;
+}
+
+static const char *query(struct MHD_Connection *c, const char *key)
+{
+	return MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, key);
+}
+
+static int parse_uint(const char *s, long max, long *out)
+{
+	char *end;
+	if (!s || !*s || *s == '-' || *s == '+')
+		return -1;
+	errno = 0;
+	long v = strtol(s, &end, 10);
+	if (*end || errno || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* ---- routes ---- */
+
+static enum MHD_Result post_task(struct api *a, struct MHD_Connection *c, struct req *rq,
+                                 struct store *st)
+{
+	const struct config *cfg = a->cfg;
+	const char *why;
+	json_t *j = parse_body(rq, &why);
+	if (!j)
+		return send_error(c, 400, "bad_json", NULL, "%s", why);
+	json_t *jr = json_object_get(j, "repo"), *jt = json_object_get(j, "text");
+	json_t *ja = json_object_get(j, "agent"), *jb = json_object_get(j, "budget");
+	enum MHD_Result rc;
+	if ((jr && !json_is_string(jr)) || !json_is_string(jt) || (ja && !json_is_string(ja) &&
+	    !json_is_null(ja)) || (jb && !json_is_number(jb) && !json_is_null(jb))) {
+		rc = send_error(c, 400, "bad_field", NULL, "fields: \"text\" (string, required), "
+		                "\"repo\" and \"agent\" (strings), \"budget\" (number of US dollars)");
+		goto out;
+	}
+	const char *text = json_string_value(jt);
+	size_t tlen = json_string_length(jt);
+	if (tlen >= PROMPT_MAX) {
+		rc = send_error(c, 413, "prompt_too_large", NULL,
+		                "the task text is %zu bytes; it must be under 128 KiB", tlen);
+		goto out;
+	}
+	if (strspn(text, " \t\r\n") == tlen) {
+		rc = send_error(c, 400, "bad_field", NULL, "\"text\" is empty; say what the agent "
+		                "should do");
+		goto out;
+	}
+	const struct repo_conf *repo = NULL;
+	if (jr)
+		repo = config_find_repo(cfg, json_string_value(jr));
+	else if (cfg->nrepos == 1)
+		repo = &cfg->repos[0];
+	if (!repo) {
+		rc = jr ? send_error(c, 404, "no_such_repo", NULL, "no repo named '%s' in the "
+		                     "configuration", json_string_value(jr))
+		        : send_error(c, 400, "bad_field", NULL, "\"repo\" is needed: the "
+		                     "configuration has %zu repos", cfg->nrepos);
+		goto out;
+	}
+	const struct agent_conf *agent = ja && json_is_string(ja)
+	                                 ? config_find_agent(cfg, json_string_value(ja))
+	                                 : config_default_agent(cfg);
+	if (!agent) {
+		rc = ja && json_is_string(ja)
+		     ? send_error(c, 404, "no_such_agent", NULL, "no agent named '%s' in the "
+		                  "configuration", json_string_value(ja))
+		     : send_error(c, 400, "bad_field", NULL, "no agent is configured");
+		goto out;
+	}
+	double budget = -1;
+	if (jb && json_is_number(jb)) {
+		budget = json_number_value(jb);
+		if (budget < 0 || budget > 1e9) {
+			rc = send_error(c, 400, "bad_field", NULL, "\"budget\" must be from 0 (no "
+			                "limit) to 1000000000 US dollars");
+			goto out;
+		}
+	}
+	struct err e = {{0}};
+	if (cfg->api_max_queue > 0) {
+		struct task_row *rows;
+		size_t n;
+		if (store_task_list(st, TASK_QUEUED, &rows, &n, &e) < 0) {
+			rc = send_error(c, 500, "store", NULL, "%s", e.msg);
+			goto out;
+		}
+		task_rows_free(rows, n);
+		if (n >= (size_t)cfg->api_max_queue) {
+			rc = send_error(c, 429, "queue_full", NULL, "%zu tasks are queued (api.max-queue "
+			                "is %d); try again later", n, cfg->api_max_queue);
+			goto out;
+		}
+	}
+	char id[TASK_ID_LEN + 1];
+	if (store_task_add_budget(st, repo->name, agent->name, text, repo->branch_prefix, budget,
+	                          id, &e) < 0) {
+		rc = send_error(c, 500, "store", NULL, "%s", e.msg);
+		goto out;
+	}
+	char url[64];
+	snprintf(url, sizeof url, "/tasks/%s", id);
+	json_t *o = json_pack("{s:s,s:s,s:s}", "id", id, "status", "queued", "url", url);
+	char *txt = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	json_decref(o);
+	struct MHD_Response *r = MHD_create_response_from_buffer(strlen(txt), txt,
+	                                                         MHD_RESPMEM_MUST_FREE);
+	MHD_add_response_header(r, "Content-Type", "application/json");
+	MHD_add_response_header(r, "Location", url);
+	rc = MHD_queue_response(c, 202, r);
+	MHD_destroy_response(r);
+out:
+	json_decref(j);
+	return rc;
+}
+
+static enum MHD_Result get_tasks(struct api *a, struct MHD_Connection *c, struct store *st)
+{
+	const char *sts = query(c, "status");
+	int status = -1;
+	if (sts && (status = task_status_parse(sts)) < 0)
+		return send_error(c, 400, "bad_field", NULL, "status '%s' is not a task status", sts);
+	long limit = PAGE_DEFAULT, offset = 0;
+	if ((query(c, "limit") && parse_uint(query(c, "limit"), PAGE_MAX, &limit) < 0) ||
+	    limit < 1)
+		return send_error(c, 400, "bad_field", NULL, "limit must be from 1 to %d", PAGE_MAX);
+	if (query(c, "offset") && parse_uint(query(c, "offset"), 1L << 40, &offset) < 0)
+		return send_error(c, 400, "bad_field", NULL, "offset must be a whole number");
+	struct task_row *rows;
+	size_t n;
+	struct err e = {{0}};
+	if (store_task_list(st, status, &rows, &n, &e) < 0)
+		return send_error(c, 500, "store", NULL, "%s", e.msg);
+	json_t *arr = json_array();
+	for (size_t i = (size_t)offset; i < n && i < (size_t)(offset + limit); i++)
+		json_array_append_new(arr, taskjson_task(&rows[i], a->cfg));
+	json_t *j = json_pack("{s:o,s:I,s:I,s:I}", "tasks", arr, "total", (json_int_t)n,
+	                      "offset", (json_int_t)offset, "limit", (json_int_t)limit);
+	if ((size_t)(offset + limit) < n) {
+		char next[160];
+		snprintf(next, sizeof next, "/tasks?offset=%ld&limit=%ld%s%s", offset + limit, limit,
+		         sts ? "&status=" : "", sts ? sts : "");
+		json_object_set_new(j, "next", json_string(next));
+	} else {
+		json_object_set_new(j, "next", json_null());
+	}
+	task_rows_free(rows, n);
+	return send_json(c, 200, j);
+}
+
+static enum MHD_Result get_diff(struct api *a, struct MHD_Connection *c, struct store *st,
+                                const struct task_row *t)
+{
+	const char *round = query(c, "round"), *since = query(c, "since");
+	const char *from = t->base, *to = t->head;
+	struct task_round *r = NULL;
+	size_t nr = 0;
+	struct err e = {{0}};
+	enum MHD_Result rc;
+	if (round && since)
+		return send_error(c, 400, "bad_field", NULL, "give either round or since, not both");
+	if (since && strcmp(since, "review") != 0)
+		return send_error(c, 400, "bad_field", NULL, "since takes only 'review'");
+	if (round) {
+		long n;
+		if (parse_uint(round, 1 << 20, &n) < 0 || n < 1 || n > t->round)
+			return send_error(c, 400, "bad_field", NULL, "round: task %s has rounds 1 to %d",
+			                  t->id, t->round);
+		if (store_rounds(st, t->id, &r, &nr, &e) < 0)
+			return send_error(c, 500, "store", NULL, "%s", e.msg);
+		from = to = NULL;
+		for (size_t i = 0; i < nr; i++)
+			if (r[i].n == n) {
+				from = r[i].from;
+				to = r[i].head;
+			}
+	} else if (since) {
+		if (!t->reviewed_head) {
+			return send_error(c, 409, "not_reviewed", task_status_name(t->status),
+			                  "task %s has not been reviewed yet (no changes were requested)",
+			                  t->id);
+		}
+		from = t->reviewed_head;
+	}
+	if (!from || !to) {
+		rc = send_error(c, 409, "no_work", task_status_name(t->status), "task %s has no work "
+		                "to show yet (it is %s)", t->id, task_status_name(t->status));
+		task_rounds_free(r, nr);
+		return rc;
+	}
+	char *mirror = mirror_path(a->data_dir, t->repo);
+	char *mem = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&mem, &len);
+	int drc = diff_write(mirror, from, to, f, &e);
+	fclose(f);
+	free(mirror);
+	task_rounds_free(r, nr);
+	if (drc < 0) {
+		free(mem);
+		return send_error(c, 500, "diff", NULL, "%s", e.msg);
+	}
+	return send_buf(c, 200, "text/x-diff; charset=utf-8", mem, len);
+}
+
+/* "bytes=A-B", "bytes=A-", "bytes=-N" against size; -1 when not
+ * satisfiable or not understood. */
+static int parse_range(const char *h, off_t size, off_t *start, off_t *end)
+{
+	long long a = -1, b = -1;
+	if (strncmp(h, "bytes=", 6) != 0 || strchr(h, ','))
+		return -1;
+	const char *p = h + 6;
+	if (*p == '-') {
+		char *e;
+		long long n = strtoll(p + 1, &e, 10);
+		if (*e || n <= 0)
+			return -1;
+		a = size > n ? size - n : 0;
+		b = size - 1;
+	} else {
+		char *e;
+		a = strtoll(p, &e, 10);
+		if (*e != '-' || a < 0)
+			return -1;
+		if (e[1]) {
+			char *e2;
+			b = strtoll(e + 1, &e2, 10);
+			if (*e2 || b < a)
+				return -1;
+		} else {
+			b = size - 1;
+		}
+	}
+	if (a >= size)
+		return -1;
+	if (b >= size)
+		b = size - 1;
+	*start = a;
+	*end = b;
+	return 0;
+}
+
+static enum MHD_Result get_log(struct api *a, struct MHD_Connection *c, const struct task_row *t)
+{
+	char *path = paths_join(a->data_dir, "tasks", t->id, "log", NULL);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	free(path);
+	struct stat sb;
+	if (fd < 0 || fstat(fd, &sb) < 0) {
+		if (fd >= 0)
+			close(fd);
+		/* No log yet: an empty one. */
+		return send_buf(c, 200, "text/plain; charset=utf-8", xstrdup(""), 0);
+	}
+	off_t size = sb.st_size, start = 0, end = size - 1;
+	const char *range = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Range");
+	const char *off = query(c, "offset");
+	unsigned status = 200;
+	if (range) {
+		if (parse_range(range, size, &start, &end) < 0) {
+			close(fd);
+			struct MHD_Response *r = MHD_create_response_from_buffer(0, (void *)"",
+			                                                         MHD_RESPMEM_PERSISTENT);
+			char cr[64];
+			snprintf(cr, sizeof cr, "bytes */%lld", (long long)size);
+			MHD_add_response_header(r, "Content-Range", cr);
+			enum MHD_Result rc = MHD_queue_response(c, 416, r);
+			MHD_destroy_response(r);
+			return rc;
+		}
+		status = 206;
+	} else if (off) {
+		long o;
+		if (parse_uint(off, 1L << 62, &o) < 0) {
+			close(fd);
+			return send_error(c, 400, "bad_field", NULL, "offset must be a whole number");
+		}
+		start = o > size ? size : o;
+	}
+	uint64_t len = size > 0 && end >= start ? (uint64_t)(end - start + 1) : 0;
+	struct MHD_Response *r = MHD_create_response_from_fd_at_offset64(len, fd, (uint64_t)start);
+	MHD_add_response_header(r, "Content-Type", "text/plain; charset=utf-8");
+	MHD_add_response_header(r, "Accept-Ranges", "bytes");
+	char hdr[96];
+	if (status == 206) {
+		snprintf(hdr, sizeof hdr, "bytes %lld-%lld/%lld", (long long)start, (long long)end,
+		         (long long)size);
+		MHD_add_response_header(r, "Content-Range", hdr);
+	}
+	snprintf(hdr, sizeof hdr, "%lld", (long long)size);
+	MHD_add_response_header(r, "X-Log-Size", hdr);
+	enum MHD_Result rc = MHD_queue_response(c, status, r);
+	MHD_destroy_response(r);
+	return rc;
+}
+
+/* ---- events (server-sent) ---- */
+
+struct sse {
+	struct api *a;
+	struct store *st;
+	char id[TASK_ID_LEN + 1];
+	size_t nsteps;             /* steps already sent */
+	off_t logoff;              /* log bytes already sent (whole lines) */
+	struct buf out;
+	size_t out_off;
+	int ended;
+	double last;
+};
+
+static double now_mono(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void sse_event(struct sse *s, const char *type, json_t *data)
+{
+	char *txt = json_dumps(data, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	json_decref(data);
+	/* The id is where a stream resumes: steps sent, then log bytes sent. */
+	buf_printf(&s->out, "id: %zu.%lld\nevent: %s\ndata: %s\n\n", s->nsteps,
+	           (long long)s->logoff, type, txt ? txt : "{}");
+	free(txt);
+}
+
+static json_t *line_json(const char *p, size_t n)
+{
+	json_t *v = json_stringn(p, n);
+	if (v)
+		return v;
+	/* Not UTF-8: the bytes over 0x7f become U+FFFD. */
+	struct buf b = {0};
+	for (size_t i = 0; i < n; i++) {
+		if ((unsigned char)p[i] < 0x80)
+			buf_addc(&b, p[i]);
+		else
+			buf_adds(&b, "\xef\xbf\xbd");
+	}
+	v = json_stringn(b.data ? b.data : "", b.len);
+	buf_free(&b);
+	return v ? v : json_string("");
+}
+
+/* Looks once for what happened since the last look. */
+static void sse_poll(struct sse *s)
+{
+	struct err e = {{0}};
+	struct task_row t;
+	if (store_task_get(s->st, s->id, &t, &e) < 0) {
+		sse_event(s, "error", json_pack("{s:s}", "error", e.msg));
+		s->ended = 1;
+		return;
+	}
+	/* Log lines first: they come before the status they lead to. */
+	char *path = paths_join(s->a->data_dir, "tasks", t.id, "log", NULL);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	free(path);
+	if (fd >= 0) {
+		char chunk[65536];
+		ssize_t n = pread(fd, chunk, sizeof chunk, s->logoff);
+		close(fd);
+		size_t used = 0;
+		for (ssize_t i = 0; n > 0 && i < n; i++) {
+			if (chunk[i] != '\n')
+				continue;
+			const char *line = chunk + used;
+			size_t len = (size_t)i - used;
+			s->logoff += (off_t)(len + 1);
+			used = (size_t)i + 1;
+			sse_event(s, "log", json_pack("{s:o}", "line", line_json(line, len)));
+		}
+		/* A line longer than the chunk goes out in pieces. */
+		if (n == (ssize_t)sizeof chunk && used == 0) {
+			s->logoff += n;
+			sse_event(s, "log", json_pack("{s:o}", "line", line_json(chunk, (size_t)n)));
+		}
+	}
+	for (; s->nsteps < t.nsteps; ) {
+		const struct task_step *st = &t.steps[s->nsteps];
+		s->nsteps++;
+		sse_event(s, "status", json_pack("{s:s,s:s,s:f,s:o}", "id", t.id, "status",
+		                                 task_status_name(st->status), "at", st->at, "error",
+		                                 st->status == TASK_FAILED && t.error
+		                                 ? json_string(t.error) : json_null()));
+		if (st->status == TASK_REVIEW && s->nsteps == t.nsteps) {
+			json_t *g = gate_summary(s->st, &t, &e);
+			sse_event(s, "gate", json_pack("{s:s,s:i,s:o}", "id", t.id, "round", t.round,
+			                               "gate", g ? g : json_null()));
+		}
+	}
+	if (task_status_is_terminal(t.status) && s->nsteps >= t.nsteps) {
+		sse_event(s, "end", json_pack("{s:s,s:s}", "id", t.id, "status",
+		                              task_status_name(t.status)));
+		s->ended = 1;
+	}
+	task_row_free(&t);
+}
+
+static ssize_t sse_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	struct sse *s = cls;
+	(void)pos;
+	for (;;) {
+		if (s->out.len > s->out_off) {
+			size_t n = s->out.len - s->out_off;
+			if (n > max)
+				n = max;
+			memcpy(buf, s->out.data + s->out_off, n);
+			s->out_off += n;
+			if (s->out_off == s->out.len) {
+				buf_reset(&s->out);
+				s->out_off = 0;
+			}
+			s->last = now_mono();
+			return (ssize_t)n;
+		}
+		if (s->ended || s->a->stopping)
+			return MHD_CONTENT_READER_END_OF_STREAM;
+		sse_poll(s);
+		if (s->out.len)
+			continue;
+		if (now_mono() - s->last > SSE_PING_S) {
+			buf_adds(&s->out, ": ping\n\n");
+			continue;
+		}
+		struct timespec ts = { 0, SSE_POLL_MS * 1000000L };
+		nanosleep(&ts, NULL);
+	}
+}
+
+static void sse_free(void *cls)
+{
+	struct sse *s = cls;
+	store_close(s->st);
+	buf_free(&s->out);
+	free(s);
+}
+
+static enum MHD_Result get_events(struct api *a, struct MHD_Connection *c,
+                                  const struct task_row *t)
+{
+	struct sse *s = xcalloc(1, sizeof *s);
+	struct err e = {{0}};
+	s->a = a;
+	memcpy(s->id, t->id, sizeof s->id);
+	s->st = open_store(a, &e);
+	if (!s->st) {
+		free(s);
+		return send_error(c, 500, "store", NULL, "%s", e.msg);
+	}
+	/* Resuming: "STEPS.LOGBYTES" from the last event the client saw. */
+	const char *last = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Last-Event-ID");
+	if (!last)
+		last = query(c, "last_event_id");
+	if (last) {
+		unsigned long long ns, lo;
+		char extra;
+		if (sscanf(last, "%llu.%llu%c", &ns, &lo, &extra) != 2) {
+			sse_free(s);
+			return send_error(c, 400, "bad_field", NULL, "Last-Event-ID '%.40s' is not one "
+			                  "this server sent", last);
+		}
+		s->nsteps = (size_t)ns;
+		s->logoff = (off_t)lo;
+	}
+	s->last = now_mono();
+	buf_adds(&s->out, "retry: 2000\n\n");
+	struct MHD_Response *r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384,
+	                                                           sse_read, s, sse_free);
+	MHD_add_response_header(r, "Content-Type", "text/event-stream");
+	MHD_add_response_header(r, "Cache-Control", "no-store");
+	MHD_add_response_header(r, "X-Accel-Buffering", "no");
+	enum MHD_Result rc = MHD_queue_response(c, 200, r);
+	MHD_destroy_response(r);
+	return rc;
+}
+
+/* ---- decisions ---- */
+
+static enum MHD_Result decide(struct api *a, struct MHD_Connection *c, struct req *rq,
+                              struct store *st, const struct task_row *t, const char *action,
+                              const char *actor)
+{
+	struct err e = {{0}};
+	const char *notes = NULL;
+	json_t *j = NULL;
+	if (rq->body.len) {
+		const char *why;
+		j = parse_body(rq, &why);
+		if (!j)
+			return send_error(c, 400, "bad_json", NULL, "%s", why);
+		json_t *jn = json_object_get(j, "notes");
+		if (jn && !json_is_string(jn) && !json_is_null(jn)) {
+			json_decref(j);
+			return send_error(c, 400, "bad_field", NULL, "\"notes\" must be a string");
+		}
+		notes = jn ? json_string_value(jn) : NULL;
+	}
+	const char *state = task_status_name(t->status);
+	enum MHD_Result rc;
+	struct gate_ctx g = { .cfg = a->cfg, .data_dir = a->data_dir, .st = st, .actor = actor };
+	struct buf out = {0};
+	if (strcmp(action, "cancel") == 0) {
+		if (task_status_is_terminal(t->status)) {
+			rc = send_error(c, 409, "wrong_state", state, "task %s is %s; it cannot be "
+			                "cancelled", t->id, state);
+			goto out;
+		}
+		int r = store_task_cancel(st, t->id, actor, &e);
+		if (r < 0)
+			rc = send_error(c, 409, "wrong_state", state, "%s", e.msg);
+		else
+			rc = send_json(c, r == 1 ? 200 : 202, json_pack("{s:s,s:s}", "id", t->id,
+			               "status", r == 1 ? "cancelled" : "cancel requested"));
+		goto out;
+	}
+	if (t->status != TASK_REVIEW || (t->pending && strcmp(action, "request-changes") == 0)) {
+		rc = send_error(c, 409, "wrong_state", state, "task %s is %s%s; only a task at review "
+		                "can be %s", t->id, state, t->pending ? " (changes are pending)" : "",
+		                strcmp(action, "approve") == 0 ? "approved" :
+		                strcmp(action, "push") == 0 ? "pushed" :
+		                strcmp(action, "reject") == 0 ? "rejected" : "sent back");
+		goto out;
+	}
+	if (strcmp(action, "request-changes") == 0 &&
+	    (!notes || strspn(notes, " \t\r\n") == strlen(notes))) {
+		rc = send_error(c, 400, "bad_field", NULL, "\"notes\" are needed: say what the agent "
+		                "should change");
+		goto out;
+	}
+	if (strcmp(action, "approve") == 0 || strcmp(action, "push") == 0) {
+		/* A blocking policy finding is the task's state too. */
+		json_t *sum = gate_summary(st, t, &e);
+		struct buf blk = {0};
+		if (sum)
+			gate_blocking(sum, &blk);
+		json_decref(sum);
+		if (blk.len) {
+			rc = send_error(c, 409, "blocked", state, "blocked by policy findings: %s; "
+			                "override them first (paddock override)", blk.data);
+			buf_free(&blk);
+			goto out;
+		}
+		buf_free(&blk);
+	}
+	int r;
+	if (strcmp(action, "approve") == 0)
+		r = gate_approve(&g, t->id, notes, &out, &e);
+	else if (strcmp(action, "push") == 0)
+		r = gate_push(&g, t->id, &out, &e);
+	else if (strcmp(action, "reject") == 0)
+		r = gate_reject(&g, t->id, notes, &e);
+	else
+		r = gate_request_changes(&g, t->id, notes, &e);
+	if (r < 0) {
+		rc = send_error(c, strcmp(action, "approve") == 0 || strcmp(action, "push") == 0
+		                ? 502 : 409, strcmp(action, "approve") == 0 ||
+		                strcmp(action, "push") == 0 ? "push_failed" : "refused", state,
+		                "%s", e.msg);
+		goto out;
+	}
+	struct task_row after;
+	json_t *res = json_pack("{s:s}", "id", t->id);
+	if (store_task_get(st, t->id, &after, &e) == 0) {
+		json_object_set_new(res, "status", json_string(task_status_name(after.status)));
+		json_object_set_new(res, "pull_request", after.pr_url ? json_string(after.pr_url)
+		                                                      : json_null());
+		task_row_free(&after);
+	}
+	json_object_set_new(res, "output", json_string(out.data ? out.data : ""));
+	rc = send_json(c, strcmp(action, "request-changes") == 0 ? 202 : 200, res);
+out:
+	buf_free(&out);
+	json_decref(j);
+	return rc;
+}
+
+/* ---- dispatch ---- */
+
+static enum MHD_Result route(struct api *a, struct MHD_Connection *c, const char *url,
+                             const char *method, struct req *rq)
+{
+	int is_get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
+	int is_post = strcmp(method, "POST") == 0;
+	const char *actor = "api";
+	if (a->ntokens) {
+		const struct api_token *tok = auth(a, c);
+		if (!tok) {
+			struct MHD_Response *r;
+			char *body = xstrdup("{\"error\": \"a bearer token is needed (Authorization: "
+			                     "Bearer TOKEN)\", \"code\": \"unauthorized\"}\n");
+			r = MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_FREE);
+			MHD_add_response_header(r, "Content-Type", "application/json");
+			MHD_add_response_header(r, "WWW-Authenticate", "Bearer realm=\"paddock\"");
+			enum MHD_Result rc = MHD_queue_response(c, 401, r);
+			MHD_destroy_response(r);
+			return rc;
+		}
+		if (!is_get && tok->read_only)
+			return send_error(c, 403, "read_only", NULL, "token '%s' is read-only",
+			                  tok->name);
+		actor = tok->name;
+	}
+	if (rq->too_big)
+		return send_error(c, 413, "body_too_large", NULL, "the body is over %llu bytes "
+		                  "(api.max-body)", (unsigned long long)a->cfg->api_max_body);
+	/* /tasks, /tasks/ID, /tasks/ID/ACTION */
+	if (strncmp(url, "/tasks", 6) != 0 || (url[6] && url[6] != '/'))
+		return send_error(c, 404, "no_route", NULL, "no such route: %s %s", method, url);
+	const char *rest = url[6] ? url + 7 : "";
+	char id[64] = "", action[32] = "";
+	const char *slash = strchr(rest, '/');
+	size_t idlen = slash ? (size_t)(slash - rest) : strlen(rest);
+	if (idlen >= sizeof id || (slash && strlen(slash + 1) >= sizeof action) ||
+	    (slash && strchr(slash + 1, '/')))
+		return send_error(c, 404, "no_route", NULL, "no such route: %s %s", method, url);
+	memcpy(id, rest, idlen);
+	if (slash)
+		strcpy(action, slash + 1);
+	struct err e = {{0}};
+	struct store *st = open_store(a, &e);
+	if (!st)
+		return send_error(c, 500, "store", NULL, "%s", e.msg);
+	enum MHD_Result rc;
+	if (!*id) {
+		if (is_post)
+			rc = post_task(a, c, rq, st);
+		else if (is_get)
+			rc = get_tasks(a, c, st);
+		else
+			rc = send_error(c, 405, "method", NULL, "/tasks takes GET and POST");
+		store_close(st);
+		return rc;
+	}
+	static const char *const gets[] = { "", "diff", "log", "events", NULL };
+	static const char *const posts[] = { "approve", "request-changes", "push", "reject",
+	                                     "cancel", NULL };
+	int known_get = 0, known_post = 0;
+	for (size_t i = 0; gets[i]; i++)
+		known_get |= strcmp(action, gets[i]) == 0;
+	for (size_t i = 0; posts[i]; i++)
+		known_post |= strcmp(action, posts[i]) == 0;
+	if (!known_get && !known_post) {
+		store_close(st);
+		return send_error(c, 404, "no_route", NULL, "no such route: %s %s", method, url);
+	}
+	if ((known_get && !is_get) || (known_post && !is_post)) {
+		store_close(st);
+		return send_error(c, 405, "method", NULL, "%s takes %s", url, known_get ? "GET"
+		                                                                        : "POST");
+	}
+	struct task_row t;
+	if (store_task_get(st, id, &t, &e) < 0) {
+		store_close(st);
+		return send_error(c, 404, "no_such_task", NULL, "%s", e.msg);
+	}
+	if (!*action)
+		rc = send_json(c, 200, taskjson_full(st, &t, a->cfg));
+	else if (strcmp(action, "diff") == 0)
+		rc = get_diff(a, c, st, &t);
+	else if (strcmp(action, "log") == 0)
+		rc = get_log(a, c, &t);
+	else if (strcmp(action, "events") == 0)
+		rc = get_events(a, c, &t);
+	else
+		rc = decide(a, c, rq, st, &t, action, actor);
+	task_row_free(&t);
+	store_close(st);
+	return rc;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+                                  const char *method, const char *version,
+                                  const char *upload, size_t *upload_size, void **con_cls)
+{
+	struct api *a = cls;
+	(void)version;
+	struct req *rq = *con_cls;
+	if (!rq) {
+		rq = xcalloc(1, sizeof *rq);
+		*con_cls = rq;
+		return MHD_YES;
+	}
+	if (*upload_size) {
+		if (!rq->too_big && rq->body.len + *upload_size <= a->cfg->api_max_body)
+			buf_add(&rq->body, upload, *upload_size);
+		else {
+			rq->too_big = 1;
+			buf_free(&rq->body);
+		}
+		*upload_size = 0;
+		return MHD_YES;
+	}
+	return route(a, c, url, method, rq);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+	(void)cls;
+	(void)c;
+	(void)toe;
+	struct req *rq = *con_cls;
+	if (rq) {
+		buf_free(&rq->body);
+		free(rq);
+		*con_cls = NULL;
+	}
+}
+
+/* ---- start and stop ---- */
+
+static int parse_listen(const char *listen, struct sockaddr_storage *ss, socklen_t *len,
+                        int *loopback, struct err *e)
+{
+	char host[128];
+	const char *colon = strrchr(listen, ':');
+	if (!colon || (size_t)(colon - listen) >= sizeof host)
+		return err_set(e, _("'%s' is not ADDRESS:PORT (for example 127.0.0.1:8700)"), listen);
+	memcpy(host, listen, (size_t)(colon - listen));
+	host[colon - listen] = '\0';
+	char *end;
+	long port = strtol(colon + 1, &end, 10);
+	if (*end || port < 0 || port > 65535 || !colon[1])
+		return err_set(e, _("'%s': the port must be a number from 0 to 65535"), listen);
+	memset(ss, 0, sizeof *ss);
+	size_t hl = strlen(host);
+	if (hl >= 2 && host[0] == '[' && host[hl - 1] == ']') {
+		host[hl - 1] = '\0';
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
+		if (inet_pton(AF_INET6, host + 1, &s6->sin6_addr) != 1)
+			return err_set(e, _("'%s' is not an IPv6 address"), host + 1);
+		s6->sin6_family = AF_INET6;
+		s6->sin6_port = htons((uint16_t)port);
+		*len = sizeof *s6;
+		*loopback = IN6_IS_ADDR_LOOPBACK(&s6->sin6_addr);
+		return 0;
+	}
+	struct sockaddr_in *s4 = (struct sockaddr_in *)ss;
+	if (strcmp(host, "localhost") == 0)
+		strcpy(host, "127.0.0.1");
+	if (inet_pton(AF_INET, host, &s4->sin_addr) != 1)
+		return err_set(e, _("'%s' is not an IPv4 address (or [IPv6])"), host);
+	s4->sin_family = AF_INET;
+	s4->sin_port = htons((uint16_t)port);
+	*len = sizeof *s4;
+	*loopback = (ntohl(s4->sin_addr.s_addr) >> 24) == 127;
+	return 0;
+}
+
+int api_start(struct api **out, const struct api_opts *o, FILE *notice, struct err *e)
+{
+	*out = NULL;
+	struct sockaddr_storage ss;
+	socklen_t slen;
+	int loopback = 0;
+	if (parse_listen(o->listen, &ss, &slen, &loopback, e) < 0)
+		return -1;
+	struct api *a = xcalloc(1, sizeof *a);
+	a->cfg = o->cfg;
+	a->data_dir = xstrdup(o->data_dir);
+	a->db = paths_join(o->data_dir, "paddock.db", NULL);
+	for (size_t i = 0; i < o->cfg->ntokens; i++) {
+		char *v = config_token_value(&o->cfg->tokens[i]);
+		if (!v) {
+			err_set(e, _("token '%s' has no value: its variable or file is empty or missing"),
+			        o->cfg->tokens[i].name);
+			api_stop(a);
+			return -1;
+		}
+		a->tokens = xrealloc(a->tokens, (a->ntokens + 1) * sizeof *a->tokens);
+		struct api_token *t = &a->tokens[a->ntokens++];
+		t->name = xstrdup(o->cfg->tokens[i].name);
+		t->read_only = o->cfg->tokens[i].read_only;
+		token_hash(v, strlen(v), t->hash);
+		explicit_bzero(v, strlen(v));
+		free(v);
+	}
+	if (!loopback && !a->ntokens) {
+		err_set(e, _("%s is not a loopback address: configure a token ([token \"NAME\"] "
+		             "value-env = VARIABLE) before listening there"), o->listen);
+		api_stop(a);
+		return -1;
+	}
+	/* gate.h opens pull requests with libcurl from these threads. */
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION;
+	if (ss.ss_family == AF_INET6)
+		flags |= MHD_USE_IPv6;
+	a->d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, a,
+	                        MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+	                        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)60,
+	                        MHD_OPTION_CONNECTION_LIMIT, (unsigned)256,
+	                        MHD_OPTION_NOTIFY_COMPLETED, on_completed, a,
+	                        MHD_OPTION_END);
+	if (!a->d) {
+		err_set(e, _("cannot listen on %s: %s"), o->listen, strerror(errno ? errno : EADDRINUSE));
+		api_stop(a);
+		return -1;
+	}
+	const union MHD_DaemonInfo *info = MHD_get_daemon_info(a->d, MHD_DAEMON_INFO_BIND_PORT);
+	a->port = info ? info->port : 0;
+	if (notice) {
+		if (loopback)
+			fprintf(notice, _("paddock: the HTTP API listens on %s (port %d)%s\n"), o->listen,
+			        a->port, a->ntokens ? _("; every request needs a token") : "");
+		else
+			fprintf(notice, _("paddock: the HTTP API listens on %s (port %d), which is not "
+			                  "loopback: every request needs one of the %zu configured tokens\n"),
+			        o->listen, a->port, a->ntokens);
+		fflush(notice);
+	}
+	*out = a;
+	return 0;
+}
+
+int api_port(const struct api *a)
+{
+	return a->port;
+}
+
+void api_stop(struct api *a)
+{
+	if (!a)
+		return;
+	a->stopping = 1;
+	if (a->d)
+		MHD_stop_daemon(a->d);
+	for (size_t i = 0; i < a->ntokens; i++)
+		free(a->tokens[i].name);
+	free(a->tokens);
+	free(a->data_dir);
+	free(a->db);
+	free(a);
+}

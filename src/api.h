@@ -1,0 +1,42 @@
+/* api: the HTTP front door (doc/paddock-api.md), served with
+ * libmicrohttpd beside the scheduler by `paddock serve --listen`.
+ *
+ * It answers JSON and does what the CLI does with the same engine calls:
+ * tasks are added to the store (the scheduler picks them up), decisions go
+ * through gate.h, the task's JSON is taskjson.h's.  Every request opens
+ * its own store connection (SQLite WAL), so the API's threads and the
+ * scheduler never share one.
+ *
+ * Auth: bearer tokens from [token "NAME"] (compared in constant time, never
+ * logged); the token's name is the actor of the decisions it makes; a
+ * read-only token may only GET.  Without tokens the API answers only on a
+ * loopback address, without asking; a non-loopback address needs a token
+ * configured. */
+#ifndef PADDOCK_API_H
+#define PADDOCK_API_H
+
+#include <stdio.h>
+#include "config.h"
+#include "err.h"
+
+struct api;
+
+struct api_opts {
+	const char *listen;        /* "ADDR:PORT" (IPv4 or [IPv6]); port 0 picks one */
+	const struct config *cfg;  /* borrowed for the API's life */
+	const char *data_dir;
+};
+
+/* Starts serving in threads of its own.  notice gets one line saying where
+ * it listens (and that tokens are needed, when they are). */
+int api_start(struct api **out, const struct api_opts *o, FILE *notice, struct err *e);
+/* The port it listens on (after port 0). */
+int api_port(const struct api *a);
+/* Stops serving (open event streams end) and frees a.  NULL is fine. */
+void api_stop(struct api *a);
+
+/* The routes the server answers, "METHOD PATTERN" with {id} for the task
+ * id, NULL-terminated: the OpenAPI description is checked against it. */
+const char *const *api_routes(void);
+
+#endif

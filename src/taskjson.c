@@ -1,0 +1,183 @@
+#include "autoconfig.h"
+#include "taskjson.h"
+
+#include <string.h>
+#include <time.h>
+
+#include "gate.h"
+#include "task.h"
+
+static json_t *steps_json(const struct task_row *t)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; i < t->nsteps; i++) {
+		double at = (double)(long long)(t->steps[i].at * 1000 + 0.5) / 1000;
+		json_array_append_new(a, json_pack("[f,s]", at, task_status_name(t->steps[i].status)));
+	}
+	return a;
+}
+
+static json_t *nullable(const char *s)
+{
+	return s ? json_string(s) : json_null();
+}
+
+/* The budget that applies to t: its own (0: no limit), else the
+ * configuration's limits.budget (cfg NULL: not known).  *from is "task",
+ * "config", or NULL when neither gives one. */
+double taskjson_budget(const struct task_row *t, const struct config *cfg,
+                          const char **from)
+{
+	if (t->budget >= 0) {
+		*from = "task";
+		return t->budget;
+	}
+	if (cfg && cfg->limits.budget > 0) {
+		*from = "config";
+		return cfg->limits.budget;
+	}
+	*from = NULL;
+	return 0;
+}
+
+static json_t *usage_json(const struct task_usage *u)
+{
+	return json_pack("{s:I,s:I,s:I,s:I,s:I,s:f,s:b}",
+	                 "input", (json_int_t)u->in, "output", (json_int_t)u->out,
+	                 "cache_read", (json_int_t)u->cache_read,
+	                 "cache_write", (json_int_t)u->cache_write,
+	                 "requests", (json_int_t)u->requests, "cost", u->cost,
+	                 "priced", u->priced);
+}
+
+/* 1 if pause p holds t back: t has not ended and its agent uses p's
+ * endpoint. */
+int taskjson_pause_applies(const struct config *cfg, const struct task_row *t,
+                         const struct pause_row *p)
+{
+	const struct agent_conf *a = cfg ? config_find_agent(cfg, t->agent) : NULL;
+	return a && a->endpoint && !strcmp(a->endpoint, p->endpoint) &&
+	       !task_status_is_terminal(t->status);
+}
+
+double taskjson_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+json_t *taskjson_task(const struct task_row *t, const struct config *cfg)
+{
+	json_t *j = json_object();
+	json_object_set_new(j, "id", json_string(t->id));
+	json_object_set_new(j, "status", json_string(task_status_name(t->status)));
+	json_object_set_new(j, "repo", json_string(t->repo));
+	json_object_set_new(j, "agent", json_string(t->agent));
+	json_object_set_new(j, "text", json_string(t->text));
+	json_object_set_new(j, "branch", json_string(t->branch));
+	json_object_set_new(j, "base", nullable(t->base));
+	json_object_set_new(j, "head", nullable(t->head));
+	json_object_set_new(j, "error", nullable(t->error));
+	json_object_set_new(j, "created", json_real(t->created));
+	json_object_set_new(j, "updated", json_real(t->updated));
+	json_object_set_new(j, "cancel_requested", json_boolean(t->cancel_requested));
+	json_object_set_new(j, "steps", steps_json(t));
+	json_object_set_new(j, "round", json_integer(t->round));
+	json_object_set_new(j, "summary", nullable(t->summary));
+	json_object_set_new(j, "pull_request", nullable(t->pr_url));
+	json_object_set_new(j, "pushed", nullable(t->pushed));
+	json_object_set_new(j, "sandbox_kept", json_boolean(t->sandbox_kept));
+	json_object_set_new(j, "pending", nullable(t->pending));
+	const char *from;
+	double budget = taskjson_budget(t, cfg, &from);
+	json_object_set_new(j, "budget", budget > 0 ? json_real(budget) : json_null());
+	json_object_set_new(j, "budget_from", nullable(from));
+	json_object_set_new(j, "budget_tokens", cfg && cfg->limits.budget_tokens ?
+	                    json_integer((json_int_t)cfg->limits.budget_tokens) : json_null());
+	json_object_set_new(j, "usage", usage_json(&t->usage));
+	json_object_set_new(j, "reason", nullable(t->reason));
+	json_object_set_new(j, "session", nullable(t->session));
+	return j;
+}
+
+static json_t *egress_json(const struct egress_row *r)
+{
+	json_t *o = json_object();
+	json_object_set_new(o, "round", json_integer(r->round));
+	json_object_set_new(o, "time", json_real(r->time));
+	json_object_set_new(o, "step", nullable(r->step));
+	json_object_set_new(o, "kind", nullable(r->kind));
+	json_object_set_new(o, "endpoint", nullable(r->endpoint));
+	json_object_set_new(o, "host", nullable(r->host));
+	json_object_set_new(o, "port", r->port ? json_integer(r->port) : json_null());
+	json_object_set_new(o, "method", nullable(r->method));
+	json_object_set_new(o, "path", nullable(r->path));
+	json_object_set_new(o, "status", r->status ? json_integer(r->status) : json_null());
+	json_object_set_new(o, "up", json_integer((json_int_t)r->up));
+	json_object_set_new(o, "down", json_integer((json_int_t)r->down));
+	json_object_set_new(o, "ms", json_real(r->ms));
+	json_object_set_new(o, "verdict", nullable(r->verdict));
+	json_object_set_new(o, "reason", nullable(r->reason));
+	return o;
+}
+
+/* show --json: the task with its gate summary, rounds, decisions, egress
+ * records and the pauses that hold it back. */
+json_t *taskjson_full(struct store *s, const struct task_row *t,
+                      const struct config *cfg)
+{
+	json_t *j = taskjson_task(t, cfg);
+	struct err e = {{0}};
+	json_t *g = gate_summary(s, t, &e);
+	json_object_set_new(j, "gate", g ? g : json_null());
+	struct task_round *r;
+	size_t nr;
+	json_t *ra = json_array();
+	if (store_rounds(s, t->id, &r, &nr, &e) == 0) {
+		for (size_t i = 0; i < nr; i++)
+			json_array_append_new(ra, json_pack("{s:i,s:o,s:o,s:f,s:f}", "round", r[i].n,
+			                                    "from", nullable(r[i].from), "head",
+			                                    nullable(r[i].head), "started",
+			                                    r[i].started, "ended", r[i].ended));
+		task_rounds_free(r, nr);
+	}
+	json_object_set_new(j, "rounds", ra);
+	struct task_decision *d;
+	size_t nd;
+	json_t *da = json_array();
+	if (store_decisions(s, t->id, &d, &nd, &e) == 0) {
+		for (size_t i = 0; i < nd; i++)
+			json_array_append_new(da, json_pack("{s:i,s:s,s:o,s:s,s:f}", "round", d[i].round,
+			                                    "action", d[i].action, "notes",
+			                                    nullable(d[i].notes), "actor", d[i].actor,
+			                                    "at", d[i].at));
+		task_decisions_free(d, nd);
+	}
+	json_object_set_new(j, "decisions", da);
+	struct egress_row *er;
+	size_t ne;
+	json_t *ea = json_array();
+	if (store_egress_list(s, t->id, &er, &ne, &e) == 0) {
+		for (size_t i = 0; i < ne; i++)
+			json_array_append_new(ea, egress_json(&er[i]));
+		store_egress_free(er, ne);
+	}
+	json_object_set_new(j, "egress", ea);
+	struct pause_row *p;
+	size_t np;
+	json_t *pa = json_array();
+	if (store_pauses_active(s, taskjson_now(), &p, &np, &e) == 0) {
+		for (size_t i = 0; i < np; i++)
+			if (taskjson_pause_applies(cfg, t, &p[i]))
+				json_array_append_new(pa, json_pack("{s:s,s:f,s:o,s:o}", "endpoint",
+				                                    p[i].endpoint, "until", p[i].until,
+				                                    "status", p[i].status ?
+				                                    json_integer(p[i].status) : json_null(),
+				                                    "task", nullable(p[i].task_id)));
+		store_pauses_free(p, np);
+	}
+	json_object_set_new(j, "pauses", pa);
+	return j;
+}
+

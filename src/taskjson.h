@@ -1,0 +1,27 @@
+/* taskjson: the JSON form of a task, the same for `paddock show --json`,
+ * `paddock list --json` and the HTTP API (api.h). */
+#ifndef PADDOCK_TASKJSON_H
+#define PADDOCK_TASKJSON_H
+
+#include <jansson.h>
+#include "config.h"
+#include "store.h"
+
+/* The budget that applies to t: its own (0: no limit), else the
+ * configuration's limits.budget (cfg NULL: not known).  *from is "task",
+ * "config", or NULL when neither gives one. */
+double taskjson_budget(const struct task_row *t, const struct config *cfg, const char **from);
+/* 1 if pause p holds t back: t has not ended and its agent uses p's
+ * endpoint. */
+int taskjson_pause_applies(const struct config *cfg, const struct task_row *t,
+                           const struct pause_row *p);
+/* Unix time now. */
+double taskjson_now(void);
+/* The task row (list): id, status, steps, branch, usage, ...  New
+ * reference; cfg may be NULL. */
+json_t *taskjson_task(const struct task_row *t, const struct config *cfg);
+/* The task with its gate summary, rounds, decisions, egress records and
+ * the pauses that hold it back (show).  New reference. */
+json_t *taskjson_full(struct store *s, const struct task_row *t, const struct config *cfg);
+
+#endif
