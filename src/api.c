@@ -902,6 +902,12 @@ static int parse_listen(const char *listen, struct sockaddr_storage *ss, socklen
                         int *loopback, struct err *e)
 {
 	char host[128];
+	/* A bare port listens on loopback. */
+	if (*listen && strspn(listen, "0123456789") == strlen(listen)) {
+		static __thread char full[32];
+		snprintf(full, sizeof full, "127.0.0.1:%.6s", listen);
+		listen = full;
+	}
 	const char *colon = strrchr(listen, ':');
 	if (!colon || (size_t)(colon - listen) >= sizeof host)
 		return err_set(e, _("'%s' is not ADDRESS:PORT (for example 127.0.0.1:8700)"), listen);

@@ -22,7 +22,8 @@
 struct api;
 
 struct api_opts {
-	const char *listen;        /* "ADDR:PORT" (IPv4 or [IPv6]); port 0 picks one */
+	const char *listen;        /* "ADDR:PORT" (IPv4 or [IPv6]) or a bare PORT
+	                              (loopback); port 0 picks one */
 	const struct config *cfg;  /* borrowed for the API's life */
 	const char *data_dir;
 };

@@ -1201,7 +1201,10 @@ static void config_entry_api(struct parse *p, int line, const char *key, const c
 	unsigned long long v;
 	if (strcmp(key, "listen") == 0) {
 		const char *colon = strrchr(value, ':');
-		if (!colon || colon == value || config_parse_int(colon + 1, 1, 65535, &v) < 0)
+		if (strspn(value, "0123456789") == strlen(value) &&
+		    config_parse_int(value, 1, 65535, &v) == 0)
+			config_set_str(&c->api_listen, value);  /* a port on loopback */
+		else if (!colon || colon == value || config_parse_int(colon + 1, 1, 65535, &v) < 0)
 			problem_add(p->ps, line, _("api.listen: '%s' is not ADDRESS:PORT such as 127.0.0.1:8700"), value);
 		else
 			config_set_str(&c->api_listen, value);

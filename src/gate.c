@@ -12,6 +12,7 @@
 #include "mirror.h"
 #include "i18n.h"
 #include "task.h"
+#include "webhook.h"
 
 const char *gate_actor(void)
 {
@@ -274,6 +275,12 @@ int gate_approve(const struct gate_ctx *g, const char *id, const char *notes,
 	if (store_decision_add(g->st, t.id, "approve", notes, g->actor, e) < 0 ||
 	    store_task_transition(g->st, t.id, TASK_DONE, NULL, e) < 0)
 		goto out;
+	{
+		/* The "done" webhook: the scheduler owner sends it. */
+		struct err we = { { 0 } };
+		if (webhook_enqueue(g->cfg, g->st, t.id, TASK_DONE, &we) < 0)
+			buf_printf(out, _("the webhook could not be queued: %s\n"), we.msg);
+	}
 	rc = 0;
 out:
 	if (lock >= 0)

@@ -23,6 +23,7 @@
 #include "pipeline.h"
 #include "sandbox.h"
 #include "store.h"
+#include "webhook.h"
 
 /* How often the owner looks at the store for tasks added and cancelled
  * by other processes. */
@@ -56,6 +57,7 @@ struct scheduler {
 	int waiting;               /* requests for changes waiting for a worker */
 	int stopping;              /* shutting down: ends are "lost" */
 	int requeue;               /* ... and first rounds are queued again */
+	struct webhook *wh;        /* the webhook sender (webhook.h) */
 };
 #define sched scheduler
 
@@ -128,6 +130,9 @@ static void transition(struct sched *s, const char *id, enum task_status to,
 		first = xstrndup(error, strcspn(error, "\n"));
 	progress(s, id, task_status_name(to), first);
 	free(first);
+	/* A gate opens, a task fails or is done: the webhook, if any. */
+	if (webhook_enqueue(s->cfg, s->st, id, to, &e) < 0)
+		fprintf(stderr, "paddock: %s\n", e.msg);
 }
 
 /* Records a task as lost because paddock is stopping, naming the step it
@@ -716,6 +721,8 @@ int scheduler_open(struct scheduler **out, const struct config *cfg, const char 
 	sigaddset(&mask, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &mask, &s->oldmask);
 	s->sfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (webhook_open(&s->wh, cfg, s->st, progress, e) < 0)
+		fprintf(stderr, "paddock: %s\n", e->msg);
 	*out = s;
 	return 0;
 }
@@ -735,6 +742,7 @@ size_t scheduler_pollfds(struct scheduler *s, struct pollfd *out, size_t max)
 		out[n].revents = 0;
 		n++;
 	}
+	n += webhook_pollfds(s->wh, out + n, max - n);
 	return n;
 }
 
@@ -760,6 +768,7 @@ void scheduler_step(struct scheduler *s, const struct pollfd *fds, size_t n)
 		release_decided(s);
 		recover_pushing(s);
 	}
+	webhook_pump(s->wh, fds, n, wall());
 }
 
 int scheduler_idle(struct scheduler *s)
@@ -784,6 +793,7 @@ void scheduler_close(struct scheduler *s)
 	if (!s)
 		return;
 	shutdown_workers(s);
+	webhook_close(s->wh);
 	close(s->sfd);
 	sigprocmask(SIG_SETMASK, &s->oldmask, NULL);
 	free(s->w);
@@ -810,7 +820,7 @@ int scheduler_run(const struct config *cfg, const char *data_dir,
 		scheduler_step(s, NULL, 0);
 		if (o->until_idle && scheduler_idle(s))
 			break;
-		size_t max = s->nw + 2;
+		size_t max = s->nw + 2 + WEBHOOK_MAX_FDS;
 		struct pollfd *pfd = xcalloc(max, sizeof *pfd);
 		pfd[0].fd = tfd;
 		pfd[0].events = POLLIN;

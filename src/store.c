@@ -89,6 +89,21 @@ static const char *const migrations[] = {
 	"  status INTEGER,"
 	"  task_id TEXT,"
 	"  time REAL NOT NULL);",
+	/* 4: the webhook queue (webhook.h).  next_at NULL with delivered_at
+	 * NULL: given up. */
+	"CREATE TABLE webhooks ("
+	"  id INTEGER PRIMARY KEY,"
+	"  task_id TEXT NOT NULL,"
+	"  event TEXT NOT NULL,"
+	"  delivery TEXT NOT NULL,"
+	"  body TEXT NOT NULL,"
+	"  created REAL NOT NULL,"
+	"  attempts INTEGER NOT NULL DEFAULT 0,"
+	"  next_at REAL,"
+	"  last_error TEXT,"
+	"  delivered_at REAL);"
+	"CREATE INDEX webhooks_due ON webhooks(next_at) WHERE next_at IS NOT NULL;"
+	"CREATE INDEX webhooks_task ON webhooks(task_id, id);",
 };
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))
 
@@ -1268,4 +1283,150 @@ int store_egress_count(struct store *s, const char *id, size_t *n, struct err *e
 		*n = (size_t)sqlite3_column_int64(st, 0);
 	sqlite3_finalize(st);
 	return rc;
+}
+
+/* ---- the webhook queue (schema 4) ---- */
+
+int store_webhook_add(struct store *s, const char *task_id, const char *event,
+                      const char *delivery, const char *body, struct err *e)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db,
+	        "INSERT INTO webhooks (task_id, event, delivery, body, created, next_at) "
+	        "VALUES (?, ?, ?, ?, ?, ?)", -1, &st, NULL) != SQLITE_OK)
+		return db_err(s, e, "webhooks");
+	double t = now();
+	sqlite3_bind_text(st, 1, task_id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, event, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, delivery, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 4, body, -1, SQLITE_STATIC);
+	sqlite3_bind_double(st, 5, t);
+	sqlite3_bind_double(st, 6, t);
+	int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : db_err(s, e, "webhooks");
+	sqlite3_finalize(st);
+	return rc;
+}
+
+#define WEBHOOK_COLS "id, task_id, event, delivery, body, created, attempts, next_at, " \
+                     "last_error, delivered_at"
+
+static int webhook_rows(struct store *s, sqlite3_stmt *st, struct webhook_row **out,
+                        size_t *n, struct err *e)
+{
+	struct webhook_row *v = NULL;
+	size_t cnt = 0, cap = 0;
+	int rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (cnt == cap) {
+			cap = cap ? cap * 2 : 8;
+			v = xrealloc(v, cap * sizeof *v);
+		}
+		struct webhook_row *r = &v[cnt++];
+		r->id = sqlite3_column_int64(st, 0);
+		r->task_id = col_str(st, 1);
+		r->event = col_str(st, 2);
+		r->delivery = col_str(st, 3);
+		r->body = col_str(st, 4);
+		r->created = sqlite3_column_double(st, 5);
+		r->attempts = sqlite3_column_int(st, 6);
+		r->next_at = sqlite3_column_type(st, 7) == SQLITE_NULL ? 0 :
+		             sqlite3_column_double(st, 7);
+		r->last_error = col_str(st, 8);
+		r->delivered_at = sqlite3_column_type(st, 9) == SQLITE_NULL ? 0 :
+		                  sqlite3_column_double(st, 9);
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		store_webhooks_free(v, cnt);
+		return db_err(s, e, "webhooks");
+	}
+	*out = v;
+	*n = cnt;
+	return 0;
+}
+
+int store_webhook_due(struct store *s, double at, struct webhook_row **out, size_t *n,
+                      struct err *e)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db,
+	        "SELECT " WEBHOOK_COLS " FROM webhooks WHERE next_at IS NOT NULL AND next_at <= ? "
+	        "AND delivered_at IS NULL ORDER BY next_at, id LIMIT 64", -1, &st,
+	        NULL) != SQLITE_OK)
+		return db_err(s, e, "webhooks");
+	sqlite3_bind_double(st, 1, at);
+	return webhook_rows(s, st, out, n, e);
+}
+
+int store_webhook_next(struct store *s, double *at, struct err *e)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db,
+	        "SELECT MIN(next_at) FROM webhooks WHERE next_at IS NOT NULL "
+	        "AND delivered_at IS NULL", -1, &st, NULL) != SQLITE_OK)
+		return db_err(s, e, "webhooks");
+	int rc = sqlite3_step(st);
+	*at = rc == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL ?
+	      sqlite3_column_double(st, 0) : 0;
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW ? 0 : db_err(s, e, "webhooks");
+}
+
+int store_webhook_done(struct store *s, long long id, struct err *e)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db,
+	        "UPDATE webhooks SET attempts = attempts + 1, next_at = NULL, delivered_at = ? "
+	        "WHERE id = ?", -1, &st, NULL) != SQLITE_OK)
+		return db_err(s, e, "webhooks");
+	sqlite3_bind_double(st, 1, now());
+	sqlite3_bind_int64(st, 2, id);
+	int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : db_err(s, e, "webhooks");
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int store_webhook_retry(struct store *s, long long id, double next_at, const char *error,
+                        struct err *e)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db,
+	        "UPDATE webhooks SET attempts = attempts + 1, next_at = ?, last_error = ? "
+	        "WHERE id = ?", -1, &st, NULL) != SQLITE_OK)
+		return db_err(s, e, "webhooks");
+	if (next_at > 0)
+		sqlite3_bind_double(st, 1, next_at);
+	else
+		sqlite3_bind_null(st, 1);
+	bind_str_or_null(st, 2, error);
+	sqlite3_bind_int64(st, 3, id);
+	int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : db_err(s, e, "webhooks");
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int store_webhook_list(struct store *s, const char *task_id, struct webhook_row **out,
+                       size_t *n, struct err *e)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db, task_id ?
+	        "SELECT " WEBHOOK_COLS " FROM webhooks WHERE task_id = ? ORDER BY id" :
+	        "SELECT " WEBHOOK_COLS " FROM webhooks ORDER BY id", -1, &st,
+	        NULL) != SQLITE_OK)
+		return db_err(s, e, "webhooks");
+	if (task_id)
+		sqlite3_bind_text(st, 1, task_id, -1, SQLITE_STATIC);
+	return webhook_rows(s, st, out, n, e);
+}
+
+void store_webhooks_free(struct webhook_row *r, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(r[i].task_id);
+		free(r[i].event);
+		free(r[i].delivery);
+		free(r[i].body);
+		free(r[i].last_error);
+	}
+	free(r);
 }

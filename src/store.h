@@ -215,6 +215,44 @@ int store_pause_set(struct store *s, const char *endpoint, double until, int sta
 int store_pauses_active(struct store *s, double now, struct pause_row **out, size_t *n,
                         struct err *e);
 void store_pauses_free(struct pause_row *p, size_t n);
+/* The webhook queue (schema 4, webhook.h): one row per delivery, kept
+ * after it is delivered or given up. */
+struct webhook_row {
+	long long id;
+	char *task_id;
+	char *event;               /* review, failed, done */
+	char *delivery;            /* the delivery id (in the body and a header) */
+	char *body;                /* the JSON sent, byte for byte */
+	double created;            /* unix time it was queued */
+	int attempts;              /* tries made so far */
+	double next_at;            /* unix time of the next try; 0: none (delivered
+	                              or given up) */
+	char *last_error;          /* why the last failed try failed, or NULL */
+	double delivered_at;       /* unix time of the 2xx; 0 while not delivered */
+};
+
+/* Queues a delivery, due at once.  Strings are copied. */
+int store_webhook_add(struct store *s, const char *task_id, const char *event,
+                      const char *delivery, const char *body, struct err *e);
+/* Deliveries due at unix time `at` (next_at <= at, not delivered), soonest
+ * first, at most 64; *out (free with store_webhooks_free) is NULL when
+ * none. */
+int store_webhook_due(struct store *s, double at, struct webhook_row **out, size_t *n,
+                      struct err *e);
+/* The earliest next_at of the deliveries still to try (0: none). */
+int store_webhook_next(struct store *s, double *at, struct err *e);
+/* A try succeeded: attempts + 1, delivered now. */
+int store_webhook_done(struct store *s, long long id, struct err *e);
+/* A try failed with error: attempts + 1, next try at unix time next_at, or
+ * never again when next_at <= 0 (given up). */
+int store_webhook_retry(struct store *s, long long id, double next_at, const char *error,
+                        struct err *e);
+/* The task's deliveries (task_id NULL: all), oldest first; *out (free
+ * with store_webhooks_free) is NULL when none. */
+int store_webhook_list(struct store *s, const char *task_id, struct webhook_row **out,
+                       size_t *n, struct err *e);
+void store_webhooks_free(struct webhook_row *r, size_t n);
+
 /* No sandbox survives its scheduler: clears sandbox_kept everywhere. */
 int store_forget_sandboxes(struct store *s, struct err *e);
 /* Starts round n (from = where it starts), or updates its head and gate

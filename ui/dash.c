@@ -1,5 +1,6 @@
 #include "autoconfig.h"
 #include "dash.h"
+#include "api.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -499,6 +500,7 @@ static void draw(struct ui *u)
 }
 
 static void request_quit(struct ui *u);
+static struct api *dash_api;  /* the HTTP API, when configured */
 
 /* ---- :commands ---- */
 
@@ -1005,6 +1007,14 @@ int dash_main(struct config *cfg, int demo)
 	if (scheduler_open(&d->sched, cfg, d->data_dir, NULL, &e) < 0) {
 		d->sched = NULL;
 		dash_message(d, ROLE_NOTICE, "%s", e.msg);
+	} else if (cfg->api_listen) {
+		/* The HTTP API, when configured, answers beside the scheduler it
+		 * hosts (from threads of its own: the loop is not involved). */
+		struct api_opts ao = { .listen = cfg->api_listen, .cfg = cfg, .data_dir = d->data_dir };
+		if (api_start(&dash_api, &ao, NULL, &e) < 0)
+			dash_message(d, ROLE_ERROR, _("the HTTP API: %s"), e.msg);
+		else
+			dash_message(d, ROLE_NOTICE, _("the HTTP API listens on %s"), cfg->api_listen);
 	}
 	sigset_t mask;
 	sigemptyset(&mask);
@@ -1047,6 +1057,8 @@ int dash_main(struct config *cfg, int demo)
 	}
 out:
 	term_close();
+	api_stop(dash_api);
+	dash_api = NULL;
 	if (d->sched)
 		scheduler_close(d->sched);
 	while (d->nviews)

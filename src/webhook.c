@@ -1,0 +1,527 @@
+#include "autoconfig.h"
+#include "webhook.h"
+
+#include <curl/curl.h>
+#include <jansson.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+#include "buf.h"
+#include "fsx.h"
+#include "i18n.h"
+
+/* Deliveries sent at once; more wait for the next pump. */
+#define MAX_INFLIGHT 4
+/* How often the store is asked for due deliveries. */
+#define LOOK_EVERY 0.2
+/* The longest wait between two tries. */
+#define MAX_BACKOFF 600.0
+/* A secret file larger than this is a mistake. */
+#define MAX_SECRET (64 * 1024)
+
+static const char *const event_names[] = { "review", "failed", "done" };
+
+const char *webhook_event_name(enum webhook_event ev)
+{
+	return (unsigned)ev <= WEBHOOK_DONE ? event_names[ev] : "?";
+}
+
+int webhook_event_of(enum task_status to)
+{
+	switch (to) {
+	case TASK_REVIEW: return WEBHOOK_REVIEW;
+	case TASK_FAILED: return WEBHOOK_FAILED;
+	case TASK_DONE: return WEBHOOK_DONE;
+	default: return -1;
+	}
+}
+
+void webhook_sign(const void *key, size_t keylen, const char *body, size_t len,
+                  char out[WEBHOOK_SIG_LEN])
+{
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int mdlen = 0;
+	static const char hex[] = "0123456789abcdef";
+	/* HMAC() wants a non-NULL key even when it is empty. */
+	static const unsigned char none;
+	HMAC(EVP_sha256(), keylen ? key : &none, (int)keylen, (const unsigned char *)body, len,
+	     md, &mdlen);
+	memcpy(out, "sha256=", 7);
+	for (unsigned i = 0; i < 32; i++) {
+		out[7 + 2 * i] = hex[i < mdlen ? md[i] >> 4 : 0];
+		out[7 + 2 * i + 1] = hex[i < mdlen ? md[i] & 15 : 0];
+	}
+	out[WEBHOOK_SIG_LEN - 1] = '\0';
+}
+
+void webhook_delivery_id(char out[WEBHOOK_DELIVERY_LEN])
+{
+	unsigned char r[16];
+	size_t got = 0;
+	while (got < sizeof r) {
+		ssize_t n = getrandom(r + got, sizeof r - got, 0);
+		if (n > 0) {
+			got += (size_t)n;
+		} else {
+			/* Only an id, not a secret: the clock will do. */
+			struct timespec ts;
+			clock_gettime(CLOCK_REALTIME, &ts);
+			uint64_t v = (uint64_t)ts.tv_sec * 1000000007ULL ^ (uint64_t)ts.tv_nsec ^
+			             ((uint64_t)getpid() << 32);
+			for (; got < sizeof r; got++, v = v * 6364136223846793005ULL + 1)
+				r[got] = (unsigned char)(v >> 56);
+		}
+	}
+	r[6] = (unsigned char)((r[6] & 0x0f) | 0x40);   /* version 4 */
+	r[8] = (unsigned char)((r[8] & 0x3f) | 0x80);   /* RFC 4122 variant */
+	snprintf(out, WEBHOOK_DELIVERY_LEN,
+	         "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+	         r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10], r[11],
+	         r[12], r[13], r[14], r[15]);
+}
+
+static json_t *str_or_null(const char *s)
+{
+	return s ? json_string(s) : json_null();
+}
+
+char *webhook_payload(const struct task_row *t, enum webhook_event ev, double time,
+                      const char *delivery)
+{
+	char *url = xasprintf("/tasks/%s", t->id);
+	json_t *task = json_object();
+	json_object_set_new(task, "id", json_string(t->id));
+	json_object_set_new(task, "repo", str_or_null(t->repo));
+	json_object_set_new(task, "agent", str_or_null(t->agent));
+	json_object_set_new(task, "status", json_string(task_status_name(t->status)));
+	json_object_set_new(task, "branch", str_or_null(t->branch));
+	json_object_set_new(task, "head", str_or_null(t->head));
+	json_object_set_new(task, "pr_url", str_or_null(t->pr_url));
+	json_object_set_new(task, "error", str_or_null(t->error));
+	json_object_set_new(task, "reason", str_or_null(t->reason));
+	json_object_set_new(task, "round", json_integer(t->round));
+	json_object_set_new(task, "summary", str_or_null(t->summary));
+	json_object_set_new(task, "url", json_string(url));
+	json_t *j = json_object();
+	json_object_set_new(j, "event", json_string(webhook_event_name(ev)));
+	json_object_set_new(j, "task", task);
+	json_object_set_new(j, "time", json_integer((json_int_t)time));
+	json_object_set_new(j, "delivery", json_string(delivery));
+	char *text = json_dumps(j, JSON_COMPACT);
+	json_decref(j);
+	free(url);
+	/* json_dumps fails only without memory; invalid UTF-8 in a string
+	 * was refused by json_string, which left a null in its place. */
+	if (!text)
+		abort();
+	return text;
+}
+
+int webhook_enqueue(const struct config *cfg, struct store *st, const char *task_id,
+                    enum task_status to, struct err *e)
+{
+	int ev = webhook_event_of(to);
+	if (!cfg->wh_url || ev < 0 || !(cfg->wh_events & (1u << ev)))
+		return 0;
+	struct task_row t;
+	if (store_task_get(st, task_id, &t, e) < 0)
+		return -1;
+	char delivery[WEBHOOK_DELIVERY_LEN];
+	webhook_delivery_id(delivery);
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	char *body = webhook_payload(&t, (enum webhook_event)ev, (double)ts.tv_sec, delivery);
+	int rc = store_webhook_add(st, t.id, webhook_event_name((enum webhook_event)ev), delivery,
+	                           body, e);
+	free(body);
+	task_row_free(&t);
+	return rc;
+}
+
+/* ---- the sender ---- */
+
+struct transfer {
+	CURL *easy;
+	long long id;              /* the store row */
+	char *task_id;
+	char *event;
+	int attempts;              /* tries before this one */
+	char *body;
+	struct curl_slist *headers;
+	char errbuf[CURL_ERROR_SIZE];
+};
+
+struct sock {
+	curl_socket_t fd;
+	short events;
+};
+
+struct webhook {
+	const struct config *cfg;
+	struct store *st;
+	FILE *progress;
+	CURLM *multi;
+	char *secret;              /* NULL: unsigned */
+	size_t secret_len;
+	int held;                  /* the secret file cannot be read: send nothing */
+	char *shown;               /* scheme://host[:port] of the URL, for messages */
+	struct transfer *t[MAX_INFLIGHT];
+	int nt;
+	struct sock socks[WEBHOOK_MAX_FDS];
+	size_t nsocks;
+	double timer_at;           /* monotonic time curl wants to be called; < 0: none */
+	double last_look;          /* monotonic time of the last look at the store */
+};
+
+static double mono(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The URL without its path, query or user info: a chat's webhook URL
+ * often holds its secret in the path. */
+static char *url_shown(const char *url)
+{
+	const char *p = strstr(url, "://");
+	p = p ? p + 3 : url;
+	size_t n = strcspn(p, "/?#");
+	const char *at = memchr(p, '@', n);
+	const char *host = at ? at + 1 : p;
+	return xasprintf("%.*s%.*s", (int)(p - url), url, (int)(p + n - host), host);
+}
+
+static int sock_cb(CURL *easy, curl_socket_t fd, int what, void *userp, void *socketp)
+{
+	struct webhook *w = userp;
+	size_t i;
+	for (i = 0; i < w->nsocks && w->socks[i].fd != fd; i++)
+		;
+	if (what == CURL_POLL_REMOVE) {
+		if (i < w->nsocks)
+			w->socks[i] = w->socks[--w->nsocks];
+		return 0;
+	}
+	if (i == w->nsocks) {
+		/* More sockets than slots: the 200 ms timer still drives the
+		 * transfer, only later. */
+		if (w->nsocks == WEBHOOK_MAX_FDS)
+			return 0;
+		w->nsocks++;
+		w->socks[i].fd = fd;
+	}
+	w->socks[i].events = (short)((what & CURL_POLL_IN ? POLLIN : 0) |
+	                             (what & CURL_POLL_OUT ? POLLOUT : 0));
+	return 0;
+}
+
+static int timer_cb(CURLM *multi, long ms, void *userp)
+{
+	struct webhook *w = userp;
+	w->timer_at = ms < 0 ? -1 : mono() + (double)ms / 1000.0;
+	return 0;
+}
+
+static size_t discard(char *p, size_t size, size_t n, void *userp)
+{
+	return size * n;
+}
+
+static int read_secret(struct webhook *w, struct err *e)
+{
+	const struct config *c = w->cfg;
+	if (c->wh_secret_file) {
+		struct buf b = { 0 };
+		if (fsx_read_file(c->wh_secret_file, MAX_SECRET, &b, e) < 0) {
+			buf_free(&b);
+			return -1;
+		}
+		/* A trailing newline is the editor's, not the secret's. */
+		while (b.len && (b.data[b.len - 1] == '\n' || b.data[b.len - 1] == '\r'))
+			b.data[--b.len] = '\0';
+		if (!b.len) {
+			buf_free(&b);
+			return err_set(e, _("the secret file %s is empty"), c->wh_secret_file);
+		}
+		w->secret_len = b.len;
+		w->secret = buf_detach(&b);
+		return 0;
+	}
+	const char *v = getenv(c->wh_secret_env ? c->wh_secret_env : "PADDOCK_WEBHOOK_SECRET");
+	if (v && *v) {
+		w->secret = xstrdup(v);
+		w->secret_len = strlen(v);
+	}
+	return 0;
+}
+
+int webhook_open(struct webhook **out, const struct config *cfg, struct store *st,
+                 FILE *progress, struct err *e)
+{
+	struct webhook *w = xcalloc(1, sizeof *w);
+	w->cfg = cfg;
+	w->st = st;
+	w->progress = progress;
+	w->timer_at = -1;
+	*out = w;
+	if (!cfg->wh_url)
+		return 0;
+	w->shown = url_shown(cfg->wh_url);
+	struct err se = { { 0 } };
+	if (read_secret(w, &se) < 0) {
+		w->held = 1;
+		fprintf(stderr, _("paddock: webhook: %s; deliveries to %s stay queued until the "
+		                  "secret can be read and paddock is started again\n"),
+		        se.msg, w->shown);
+		return 0;
+	}
+	if (!w->secret)
+		fprintf(stderr, _("paddock: webhook: no secret is set (%s is empty), so deliveries "
+		                  "to %s are not signed; set it, or secret-file under [webhook]\n"),
+		        cfg->wh_secret_env ? cfg->wh_secret_env : "PADDOCK_WEBHOOK_SECRET",
+		        w->shown);
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK ||
+	    !(w->multi = curl_multi_init())) {
+		webhook_close(w);
+		*out = NULL;
+		return err_set(e, _("cannot start libcurl for webhooks"));
+	}
+	curl_multi_setopt(w->multi, CURLMOPT_SOCKETFUNCTION, sock_cb);
+	curl_multi_setopt(w->multi, CURLMOPT_SOCKETDATA, w);
+	curl_multi_setopt(w->multi, CURLMOPT_TIMERFUNCTION, timer_cb);
+	curl_multi_setopt(w->multi, CURLMOPT_TIMERDATA, w);
+	return 0;
+}
+
+size_t webhook_pollfds(struct webhook *w, struct pollfd *out, size_t max)
+{
+	size_t n = 0;
+	for (size_t i = 0; w && i < w->nsocks && n < max; i++, n++) {
+		out[n].fd = w->socks[i].fd;
+		out[n].events = w->socks[i].events;
+		out[n].revents = 0;
+	}
+	return n;
+}
+
+static void transfer_free(struct transfer *t)
+{
+	if (!t)
+		return;
+	if (t->easy)
+		curl_easy_cleanup(t->easy);
+	curl_slist_free_all(t->headers);
+	free(t->task_id);
+	free(t->event);
+	free(t->body);
+	free(t);
+}
+
+static int in_flight(struct webhook *w, long long id)
+{
+	for (int i = 0; i < w->nt; i++)
+		if (w->t[i]->id == id)
+			return 1;
+	return 0;
+}
+
+static void start(struct webhook *w, const struct webhook_row *r)
+{
+	struct transfer *t = xcalloc(1, sizeof *t);
+	t->id = r->id;
+	t->task_id = xstrdup(r->task_id);
+	t->event = xstrdup(r->event);
+	t->attempts = r->attempts;
+	t->body = xstrdup(r->body);
+	t->easy = curl_easy_init();
+	if (!t->easy) {
+		transfer_free(t);
+		return;
+	}
+	char *h;
+	t->headers = curl_slist_append(t->headers, "Content-Type: application/json");
+	/* No "Expect: 100-continue" round trip for larger bodies. */
+	t->headers = curl_slist_append(t->headers, "Expect:");
+	h = xasprintf("X-Paddock-Event: %s", r->event);
+	t->headers = curl_slist_append(t->headers, h);
+	free(h);
+	h = xasprintf("X-Paddock-Delivery: %s", r->delivery);
+	t->headers = curl_slist_append(t->headers, h);
+	free(h);
+	if (w->secret) {
+		char sig[WEBHOOK_SIG_LEN];
+		webhook_sign(w->secret, w->secret_len, t->body, strlen(t->body), sig);
+		h = xasprintf("X-Paddock-Signature: %s", sig);
+		t->headers = curl_slist_append(t->headers, h);
+		free(h);
+	}
+	CURL *c = t->easy;
+	curl_easy_setopt(c, CURLOPT_URL, w->cfg->wh_url);
+	curl_easy_setopt(c, CURLOPT_POST, 1L);
+	curl_easy_setopt(c, CURLOPT_POSTFIELDS, t->body);
+	curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)strlen(t->body));
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, t->headers);
+	curl_easy_setopt(c, CURLOPT_USERAGENT, PACKAGE_NAME "/" PACKAGE_VERSION);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, discard);
+	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, t->errbuf);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)(w->cfg->wh_timeout * 1000));
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	/* A redirect is a failure: the signed body goes nowhere else. */
+	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
+#if LIBCURL_VERSION_NUM >= 0x075500
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+#else
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+#endif
+	curl_easy_setopt(c, CURLOPT_PRIVATE, t);
+	if (curl_multi_add_handle(w->multi, c) != CURLM_OK) {
+		transfer_free(t);
+		return;
+	}
+	w->t[w->nt++] = t;
+}
+
+static void finished(struct webhook *w, struct transfer *t, CURLcode cc)
+{
+	long code = 0;
+	curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &code);
+	int tries = t->attempts + 1;
+	struct err e = { { 0 } };
+	if (cc == CURLE_OK && code >= 200 && code < 300) {
+		if (store_webhook_done(w->st, t->id, &e) < 0)
+			fprintf(stderr, "paddock: %s\n", e.msg);
+		else if (w->progress) {
+			fprintf(w->progress, _("%s  %-9s  %s delivered to %s (HTTP %ld, attempt %d)\n"),
+			        t->task_id, "webhook", t->event, w->shown, code, tries);
+			fflush(w->progress);
+		}
+		return;
+	}
+	char *why;
+	if (cc != CURLE_OK)
+		why = xstrdup(*t->errbuf ? t->errbuf : curl_easy_strerror(cc));
+	else if (code >= 300 && code < 400)
+		why = xasprintf(_("HTTP %ld (redirects are not followed)"), code);
+	else
+		why = xasprintf("HTTP %ld", code);
+	if (tries >= w->cfg->wh_attempts) {
+		fprintf(stderr, _("paddock: webhook %s of task %s to %s: %s; given up after %d "
+		                  "attempt(s)\n"), t->event, t->task_id, w->shown, why, tries);
+		if (store_webhook_retry(w->st, t->id, 0, why, &e) < 0)
+			fprintf(stderr, "paddock: %s\n", e.msg);
+	} else {
+		double wait = 1;
+		for (int i = 1; i < tries && wait < MAX_BACKOFF; i++)
+			wait *= 2;
+		if (wait > MAX_BACKOFF)
+			wait = MAX_BACKOFF;
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		double wall = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+		fprintf(stderr, _("paddock: webhook %s of task %s to %s: %s (attempt %d of %d); "
+		                  "next try in %.0fs\n"), t->event, t->task_id, w->shown, why, tries,
+		        w->cfg->wh_attempts, wait);
+		if (store_webhook_retry(w->st, t->id, wall + wait, why, &e) < 0)
+			fprintf(stderr, "paddock: %s\n", e.msg);
+	}
+	free(why);
+}
+
+static void collect(struct webhook *w)
+{
+	CURLMsg *m;
+	int left;
+	while ((m = curl_multi_info_read(w->multi, &left))) {
+		if (m->msg != CURLMSG_DONE)
+			continue;
+		struct transfer *t = NULL;
+		curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&t);
+		CURLcode cc = m->data.result;
+		curl_multi_remove_handle(w->multi, m->easy_handle);
+		if (!t)
+			continue;
+		finished(w, t, cc);
+		for (int i = 0; i < w->nt; i++)
+			if (w->t[i] == t) {
+				w->t[i] = w->t[--w->nt];
+				break;
+			}
+		transfer_free(t);
+	}
+}
+
+void webhook_pump(struct webhook *w, const struct pollfd *fds, size_t n, double now)
+{
+	if (!w || !w->multi || w->held)
+		return;
+	int running;
+	for (size_t k = 0; k < n; k++) {
+		if (!fds[k].revents)
+			continue;
+		for (size_t i = 0; i < w->nsocks; i++) {
+			if (w->socks[i].fd != fds[k].fd)
+				continue;
+			int ev = (fds[k].revents & POLLIN ? CURL_CSELECT_IN : 0) |
+			         (fds[k].revents & POLLOUT ? CURL_CSELECT_OUT : 0) |
+			         (fds[k].revents & (POLLERR | POLLHUP) ? CURL_CSELECT_ERR : 0);
+			curl_multi_socket_action(w->multi, fds[k].fd, ev, &running);
+			break;
+		}
+	}
+	double m = mono();
+	if (w->timer_at >= 0 && m >= w->timer_at) {
+		w->timer_at = -1;
+		curl_multi_socket_action(w->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+	}
+	collect(w);
+	if (m - w->last_look < LOOK_EVERY || w->nt >= MAX_INFLIGHT)
+		return;
+	w->last_look = m;
+	struct webhook_row *rows;
+	size_t nr;
+	struct err e = { { 0 } };
+	if (store_webhook_due(w->st, now, &rows, &nr, &e) < 0) {
+		fprintf(stderr, "paddock: %s\n", e.msg);
+		return;
+	}
+	int started = 0;
+	for (size_t i = 0; i < nr && w->nt < MAX_INFLIGHT; i++)
+		if (!in_flight(w, rows[i].id)) {
+			start(w, &rows[i]);
+			started = 1;
+		}
+	store_webhooks_free(rows, nr);
+	if (started) {
+		curl_multi_socket_action(w->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+		collect(w);
+	}
+}
+
+int webhook_busy(struct webhook *w)
+{
+	return w ? w->nt : 0;
+}
+
+void webhook_close(struct webhook *w)
+{
+	if (!w)
+		return;
+	for (int i = 0; i < w->nt; i++) {
+		curl_multi_remove_handle(w->multi, w->t[i]->easy);
+		transfer_free(w->t[i]);
+	}
+	if (w->multi)
+		curl_multi_cleanup(w->multi);
+	if (w->secret) {
+		explicit_bzero(w->secret, w->secret_len);
+		free(w->secret);
+	}
+	free(w->shown);
+	free(w);
+}
