@@ -397,8 +397,9 @@ static void finished(struct webhook *w, struct transfer *t, CURLcode cc)
 		if (store_webhook_done(w->st, t->id, &e) < 0)
 			fprintf(stderr, "paddock: %s\n", e.msg);
 		else if (w->progress) {
-			fprintf(w->progress, _("%s  %-9s  %s delivered to %s (HTTP %ld, attempt %d)\n"),
-			        t->task_id, "webhook", t->event, w->shown, code, tries);
+			fprintf(w->progress, "%s  %-9s  ", t->task_id, "webhook");
+			fprintf(w->progress, _("%s delivered to %s (HTTP %ld, attempt %d)\n"),
+			        t->event, w->shown, code, tries);
 			fflush(w->progress);
 		}
 		return;
