@@ -178,6 +178,20 @@ json_t *taskjson_full(struct store *s, const struct task_row *t,
 		store_pauses_free(p, np);
 	}
 	json_object_set_new(j, "pauses", pa);
+	struct webhook_row *w;
+	size_t nw;
+	json_t *wa = json_array();
+	if (store_webhook_list(s, t->id, &w, &nw, &e) == 0) {
+		for (size_t i = 0; i < nw; i++)
+			json_array_append_new(wa, json_pack("{s:s,s:s,s:i,s:f,s:o,s:o}", "event",
+			                      w[i].event, "delivery", w[i].delivery, "attempts",
+			                      w[i].attempts, "created", w[i].created, "delivered",
+			                      w[i].delivered_at > 0 ? json_real(w[i].delivered_at)
+			                                            : json_null(),
+			                      "last_error", nullable(w[i].last_error)));
+		store_webhooks_free(w, nw);
+	}
+	json_object_set_new(j, "webhooks", wa);
 	return j;
 }
 

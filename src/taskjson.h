@@ -20,8 +20,9 @@ double taskjson_now(void);
 /* The task row (list): id, status, steps, branch, usage, ...  New
  * reference; cfg may be NULL. */
 json_t *taskjson_task(const struct task_row *t, const struct config *cfg);
-/* The task with its gate summary, rounds, decisions, egress records and
- * the pauses that hold it back (show).  New reference. */
+/* The task with its gate summary, rounds, decisions, egress records, the
+ * pauses that hold it back and its webhook deliveries (show).  New
+ * reference. */
 json_t *taskjson_full(struct store *s, const struct task_row *t, const struct config *cfg);
 
 #endif
