@@ -491,6 +491,8 @@ struct sse {
 	struct buf out;
 	size_t out_off;
 	int ended;
+	int gate_due;              /* resumed right after a review step: its gate
+	                              event was not seen yet */
 	double last;
 };
 
@@ -505,10 +507,20 @@ static void sse_event(struct sse *s, const char *type, json_t *data)
 {
 	char *txt = json_dumps(data, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	json_decref(data);
-	/* The id is where a stream resumes: steps sent, then log bytes sent. */
-	buf_printf(&s->out, "id: %zu.%lld\nevent: %s\ndata: %s\n\n", s->nsteps,
-	           (long long)s->logoff, type, txt ? txt : "{}");
+	/* The id is where a stream resumes: steps sent, then log bytes sent;
+	 * ".g" once the gate of the last step sent went out too. */
+	buf_printf(&s->out, "id: %zu.%lld%s\nevent: %s\ndata: %s\n\n", s->nsteps,
+	           (long long)s->logoff, strcmp(type, "gate") == 0 ? ".g" : "", type,
+	           txt ? txt : "{}");
 	free(txt);
+}
+
+static void sse_gate(struct sse *s, const struct task_row *t)
+{
+	struct err e = {{0}};
+	json_t *g = gate_summary(s->st, t, &e);
+	sse_event(s, "gate", json_pack("{s:s,s:i,s:o}", "id", t->id, "round", t->round,
+	                               "gate", g ? g : json_null()));
 }
 
 static json_t *line_json(const char *p, size_t n)
@@ -538,6 +550,12 @@ static void sse_poll(struct sse *s)
 		sse_event(s, "error", json_pack("{s:s}", "error", e.msg));
 		s->ended = 1;
 		return;
+	}
+	if (s->gate_due) {
+		s->gate_due = 0;
+		if (s->nsteps > 0 && s->nsteps <= t.nsteps &&
+		    t.steps[s->nsteps - 1].status == TASK_REVIEW)
+			sse_gate(s, &t);
 	}
 	/* Log lines first: they come before the status they lead to. */
 	char *path = paths_join(s->a->data_dir, "tasks", t.id, "log", NULL);
@@ -570,11 +588,10 @@ static void sse_poll(struct sse *s)
 		                                 task_status_name(st->status), "at", st->at, "error",
 		                                 st->status == TASK_FAILED && t.error
 		                                 ? json_string(t.error) : json_null()));
-		if (st->status == TASK_REVIEW && s->nsteps == t.nsteps) {
-			json_t *g = gate_summary(s->st, &t, &e);
-			sse_event(s, "gate", json_pack("{s:s,s:i,s:o}", "id", t.id, "round", t.round,
-			                               "gate", g ? g : json_null()));
-		}
+		/* Each time the task reached review (the summary is its latest
+		 * round's). */
+		if (st->status == TASK_REVIEW)
+			sse_gate(s, &t);
 	}
 	if (task_status_is_terminal(t.status) && s->nsteps >= t.nsteps) {
 		sse_event(s, "end", json_pack("{s:s,s:s}", "id", t.id, "status",
@@ -642,14 +659,16 @@ static enum MHD_Result get_events(struct api *a, struct MHD_Connection *c,
 		last = query(c, "last_event_id");
 	if (last) {
 		unsigned long long ns, lo;
-		char extra;
-		if (sscanf(last, "%llu.%llu%c", &ns, &lo, &extra) != 2) {
+		char g = 0, extra;
+		int k = sscanf(last, "%llu.%llu.%c%c", &ns, &lo, &g, &extra);
+		if (!(k == 2 || (k == 3 && g == 'g'))) {
 			sse_free(s);
 			return send_error(c, 400, "bad_field", NULL, "Last-Event-ID '%.40s' is not one "
 			                  "this server sent", last);
 		}
 		s->nsteps = (size_t)ns;
 		s->logoff = (off_t)lo;
+		s->gate_due = k == 2;
 	}
 	s->last = now_mono();
 	buf_adds(&s->out, "retry: 2000\n\n");
@@ -902,12 +921,6 @@ static int parse_listen(const char *listen, struct sockaddr_storage *ss, socklen
                         int *loopback, struct err *e)
 {
 	char host[128];
-	/* A bare port listens on loopback. */
-	if (*listen && strspn(listen, "0123456789") == strlen(listen)) {
-		static __thread char full[32];
-		snprintf(full, sizeof full, "127.0.0.1:%.6s", listen);
-		listen = full;
-	}
 	const char *colon = strrchr(listen, ':');
 	if (!colon || (size_t)(colon - listen) >= sizeof host)
 		return err_set(e, _("'%s' is not ADDRESS:PORT (for example 127.0.0.1:8700)"), listen);
@@ -948,7 +961,13 @@ int api_start(struct api **out, const struct api_opts *o, FILE *notice, struct e
 	struct sockaddr_storage ss;
 	socklen_t slen;
 	int loopback = 0;
-	if (parse_listen(o->listen, &ss, &slen, &loopback, e) < 0)
+	const char *listen = o->listen;
+	char full[40];
+	if (*listen && strspn(listen, "0123456789") == strlen(listen)) {
+		snprintf(full, sizeof full, "127.0.0.1:%.6s", listen);
+		listen = full;
+	}
+	if (parse_listen(listen, &ss, &slen, &loopback, e) < 0)
 		return -1;
 	struct api *a = xcalloc(1, sizeof *a);
 	a->cfg = o->cfg;
@@ -972,7 +991,7 @@ int api_start(struct api **out, const struct api_opts *o, FILE *notice, struct e
 	}
 	if (!loopback && !a->ntokens) {
 		err_set(e, _("%s is not a loopback address: configure a token ([token \"NAME\"] "
-		             "value-env = VARIABLE) before listening there"), o->listen);
+		             "value-env = VARIABLE) before listening there"), listen);
 		api_stop(a);
 		return -1;
 	}
@@ -988,7 +1007,7 @@ int api_start(struct api **out, const struct api_opts *o, FILE *notice, struct e
 	                        MHD_OPTION_NOTIFY_COMPLETED, on_completed, a,
 	                        MHD_OPTION_END);
 	if (!a->d) {
-		err_set(e, _("cannot listen on %s: %s"), o->listen, strerror(errno ? errno : EADDRINUSE));
+		err_set(e, _("cannot listen on %s: %s"), listen, strerror(errno ? errno : EADDRINUSE));
 		api_stop(a);
 		return -1;
 	}
@@ -996,12 +1015,12 @@ int api_start(struct api **out, const struct api_opts *o, FILE *notice, struct e
 	a->port = info ? info->port : 0;
 	if (notice) {
 		if (loopback)
-			fprintf(notice, _("paddock: the HTTP API listens on %s (port %d)%s\n"), o->listen,
+			fprintf(notice, _("paddock: the HTTP API listens on %s (port %d)%s\n"), listen,
 			        a->port, a->ntokens ? _("; every request needs a token") : "");
 		else
 			fprintf(notice, _("paddock: the HTTP API listens on %s (port %d), which is not "
 			                  "loopback: every request needs one of the %zu configured tokens\n"),
-			        o->listen, a->port, a->ntokens);
+			        listen, a->port, a->ntokens);
 		fflush(notice);
 	}
 	*out = a;
