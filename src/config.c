@@ -579,25 +579,33 @@ const struct price_conf *config_find_price(const struct config *c, const char *m
 	return best;
 }
 
-char *config_endpoint_key(const struct endpoint_conf *ep)
+char *config_secret(const char *env, const char *file, struct err *e)
 {
-	if (ep->key_file) {
+	e->msg[0] = '\0';
+	if (file) {
 		struct buf b = {0};
-		struct err e;
-		if (fsx_read_file(ep->key_file, 64 * 1024, &b, &e) < 0) {
+		if (fsx_read_file(file, 64 * 1024, &b, e) < 0) {
 			buf_free(&b);
 			return NULL;
 		}
+		/* The first line: a trailing newline is the editor's. */
 		char *k = xstrndup(b.data ? b.data : "", strcspn(b.data ? b.data : "", "\r\n"));
 		buf_free(&b);
 		if (!*k) {
 			free(k);
+			err_set(e, _("the secret file %s is empty"), file);
 			return NULL;
 		}
 		return k;
 	}
-	const char *v = ep->key_env ? getenv(ep->key_env) : NULL;
+	const char *v = env ? getenv(env) : NULL;
 	return v && *v ? xstrdup(v) : NULL;
+}
+
+char *config_endpoint_key(const struct endpoint_conf *ep)
+{
+	struct err e;
+	return config_secret(ep->key_env, ep->key_file, &e);
 }
 
 static char *config_dup_or_null(const char *s)
@@ -1257,8 +1265,8 @@ static void config_entry_token(struct parse *p, int line, const char *sub, const
 
 char *config_token_value(const struct token_conf *t)
 {
-	struct endpoint_conf ep = { .key_env = t->value_env, .key_file = t->value_file };
-	return config_endpoint_key(&ep);
+	struct err e;
+	return config_secret(t->value_env, t->value_file, &e);
 }
 
 static void config_entry_webhook(struct parse *p, int line, const char *key, const char *value)

@@ -227,6 +227,10 @@ const struct endpoint_conf *config_find_endpoint(const struct config *c, const c
 /* The price of model (exact name first, then the longest '*' prefix), or
  * NULL. */
 const struct price_conf *config_find_price(const struct config *c, const char *model);
+/* A secret from the file (its first line) if file is set, else from the
+ * variable env (malloc'd); NULL when there is none, with e saying why when
+ * the file cannot be read or is empty (e->msg empty otherwise). */
+char *config_secret(const char *env, const char *file, struct err *e);
 /* The endpoint's key from paddock's environment or key file (malloc'd),
  * or NULL when none is configured or set. */
 char *config_endpoint_key(const struct endpoint_conf *ep);

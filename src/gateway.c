@@ -31,6 +31,7 @@
 #include "buf.h"
 #include "egress.h"
 #include "i18n.h"
+#include "pipeline.h"
 #include "sandbox.h"
 
 /* Bytes buffered towards a slow reader before we stop reading the other
@@ -76,7 +77,6 @@ struct gw {
 	struct gateway_stats *stats;
 	struct usage done;     /* completed responses of this gateway */
 	double done_cost;
-	int budget_signalled;
 	unsigned long nrecords;
 };
 
@@ -119,7 +119,8 @@ struct conn {
 	struct buf resp_head;  /* filtered response headers */
 	int resp_status;
 	int resp_started;      /* status line and headers sent to the client */
-	int resp_chunked;
+	int resp_chunked;      /* the answer to the client is chunked */
+	int resp_sse;          /* the upstream answers text/event-stream */
 	int paused;
 	double retry_after;    /* from the response, seconds; 0: none */
 	struct usage_parser *usage;
@@ -179,30 +180,14 @@ static void report_line(struct gw *g, const char *verb, json_t *o)
 	char *text = json_dumps(o, JSON_COMPACT);
 	if (!text)
 		return;
-	struct buf out = {0};
-	buf_adds(&out, verb);
-	buf_addc(&out, ' ');
-	for (const char *s = text; *s; s++) {
-		if (*s == '\n')
-			buf_adds(&out, "\\n");
-		else if (*s == '\\')
-			buf_adds(&out, "\\\\");
-		else
-			buf_addc(&out, *s);
-	}
-	buf_addc(&out, '\n');
+	char *line = xasprintf("%s %s", verb, text);
 	free(text);
-	if (out.len <= 4000) {
-		for (size_t off = 0; off < out.len;) {
-			ssize_t w = write(g->report_fd, out.data + off, out.len - off);
-			if (w < 0 && errno == EINTR)
-				continue;
-			if (w <= 0)
-				break;
-			off += (size_t)w;
-		}
-	}
-	buf_free(&out);
+	/* Only lines that go out in one write (escaping at most doubles
+	 * them; PIPE_BUF is 4096): a longer one could mix with the
+	 * supervisor's.  Fields are cut short enough for that. */
+	if (strlen(line) <= 2000)
+		pipeline_report_write(g->report_fd, line, strlen(line));
+	free(line);
 }
 
 static json_t *jstr_or_null(const char *s, size_t max)
@@ -274,6 +259,11 @@ static void report_usage(struct gw *g)
 	json_decref(o);
 }
 
+static uint64_t growth(uint64_t now, uint64_t before)
+{
+	return now > before ? now - before : 0;
+}
+
 /* Totals = what earlier rounds spent + completed responses + the ones
  * streaming now; checked against the budget after every change. */
 static void usage_changed(struct gw *g, struct conn *c)
@@ -284,12 +274,9 @@ static void usage_changed(struct gw *g, struct conn *c)
 		const struct price_conf *price = config_find_price(g->cfg, usage_parser_model(c->usage));
 		/* Only the growth since the last look is added. */
 		struct usage d = {
-			u->input - (u->input >= c->counted.input ? c->counted.input : u->input),
-			u->output - (u->output >= c->counted.output ? c->counted.output : u->output),
-			u->cache_read - (u->cache_read >= c->counted.cache_read ? c->counted.cache_read
-			                                                        : u->cache_read),
-			u->cache_write - (u->cache_write >= c->counted.cache_write
-			                  ? c->counted.cache_write : u->cache_write),
+			growth(u->input, c->counted.input), growth(u->output, c->counted.output),
+			growth(u->cache_read, c->counted.cache_read),
+			growth(u->cache_write, c->counted.cache_write),
 		};
 		usage_add(&st->total, &d);
 		st->cost += usage_cost(&d, price);
@@ -303,10 +290,6 @@ static void usage_changed(struct gw *g, struct conn *c)
 	if (over && !st->over_budget) {
 		st->over_budget = 1;
 		report_usage(g);
-		if (p->notify_pid > 0 && !g->budget_signalled) {
-			g->budget_signalled = 1;
-			kill(p->notify_pid, SIGUSR1);
-		}
 	}
 }
 
@@ -644,6 +627,7 @@ static size_t on_resp_header(char *data, size_t size, size_t nmemb, void *arg)
 	if (n >= 5 && strncmp(data, "HTTP/", 5) == 0) {
 		/* A new status line (after a 100 Continue, say): start over. */
 		buf_reset(&c->resp_head);
+		c->resp_sse = 0;
 		long code = 0;
 		curl_easy_getinfo(c->easy, CURLINFO_RESPONSE_CODE, &code);
 		const char *sp = memchr(data, ' ', n);
@@ -688,7 +672,7 @@ static size_t on_resp_header(char *data, size_t size, size_t nmemb, void *arg)
 	}
 	if (strcasecmp(name, "content-type") == 0 && vl >= 17 &&
 	    strncasecmp(v, "text/event-stream", 17) == 0)
-		c->resp_chunked |= 2;  /* marks SSE for the usage parser */
+		c->resp_sse = 1;
 	buf_add(&c->resp_head, name, nl);
 	buf_adds(&c->resp_head, ": ");
 	buf_add(&c->resp_head, v, vl);
@@ -701,8 +685,7 @@ static void resp_start(struct conn *c)
 	if (c->resp_started)
 		return;
 	c->resp_started = 1;
-	int sse = (c->resp_chunked & 2) != 0;
-	c->usage = usage_parser_new(sse);
+	c->usage = usage_parser_new(c->resp_sse);
 	/* HTTP/1.0 clients get the body up to the close. */
 	c->resp_chunked = c->http11 ? 1 : 0;
 	if (!c->http11)
@@ -796,7 +779,7 @@ static void model_done(struct gw *g, struct conn *c, CURLcode rc)
 	c->usage = NULL;
 	memset(&c->counted, 0, sizeof c->counted);
 	buf_free(&c->resp_head);
-	c->resp_started = c->resp_chunked = c->paused = 0;
+	c->resp_started = c->resp_chunked = c->resp_sse = c->paused = 0;
 	c->resp_status = 0;
 	if (c->st != C_FLUSH_CLOSE) {
 		c->st = C_READ;
@@ -1752,30 +1735,23 @@ static char **make_env(const struct gateway_policy *p)
 	const struct endpoint_conf *agent_ep = config_find_endpoint(cfg, p->endpoint);
 	int have_a = 0, have_o = 0;
 	/* The agent's own endpoint first, so that it wins for its kind. */
-	for (int pass = 0; pass < 2; pass++) {
-		for (size_t i = 0; i < cfg->nendpoints; i++) {
-			const struct endpoint_conf *ep = &cfg->endpoints[i];
-			if ((pass == 0) != (ep == agent_ep))
-				continue;
-			if (pass == 0 || 1) {
-				char *up = xstrdup(ep->name);
-				for (char *q = up; *q; q++)
-					*q = (*q >= 'a' && *q <= 'z') ? (char)(*q - 32)
-					     : (*q == '-' || *q == '.') ? '_' : *q;
-				if (pass == 0 || ep != agent_ep)
-					env_add(&env, &n, xasprintf("PADDOCK_ENDPOINT_%s=http://127.0.0.1:%d",
-					                            up, ep->port));
-				free(up);
-			}
-			if (ep->kind == ENDPOINT_ANTHROPIC && !have_a) {
-				have_a = 1;
-				env_add(&env, &n, xasprintf("ANTHROPIC_BASE_URL=http://127.0.0.1:%d", ep->port));
-				env_add(&env, &n, xstrdup("ANTHROPIC_API_KEY=" GATEWAY_PLACEHOLDER_KEY));
-			} else if (ep->kind == ENDPOINT_OPENAI && !have_o) {
-				have_o = 1;
-				env_add(&env, &n, xasprintf("OPENAI_BASE_URL=http://127.0.0.1:%d/v1", ep->port));
-				env_add(&env, &n, xstrdup("OPENAI_API_KEY=" GATEWAY_PLACEHOLDER_KEY));
-			}
+	for (size_t k = 0; k <= cfg->nendpoints; k++) {
+		const struct endpoint_conf *ep = k == 0 ? agent_ep : &cfg->endpoints[k - 1];
+		if (!ep || (k > 0 && ep == agent_ep))
+			continue;
+		char *up = xstrdup(ep->name);
+		for (char *q = up; *q; q++)
+			*q = (*q >= 'a' && *q <= 'z') ? (char)(*q - 32) : (*q == '-' || *q == '.') ? '_' : *q;
+		env_add(&env, &n, xasprintf("PADDOCK_ENDPOINT_%s=http://127.0.0.1:%d", up, ep->port));
+		free(up);
+		if (ep->kind == ENDPOINT_ANTHROPIC && !have_a) {
+			have_a = 1;
+			env_add(&env, &n, xasprintf("ANTHROPIC_BASE_URL=http://127.0.0.1:%d", ep->port));
+			env_add(&env, &n, xstrdup("ANTHROPIC_API_KEY=" GATEWAY_PLACEHOLDER_KEY));
+		} else if (ep->kind == ENDPOINT_OPENAI && !have_o) {
+			have_o = 1;
+			env_add(&env, &n, xasprintf("OPENAI_BASE_URL=http://127.0.0.1:%d/v1", ep->port));
+			env_add(&env, &n, xstrdup("OPENAI_API_KEY=" GATEWAY_PLACEHOLDER_KEY));
 		}
 	}
 	return env;

@@ -51,8 +51,6 @@ struct gateway_policy {
 	double base_cost;
 	uint64_t base_requests;
 	int base_unpriced;
-	pid_t notify_pid;              /* gets SIGUSR1 once over budget when the
-	                                  gateway may signal it; 0: none */
 };
 
 /* What the gateway process saw, in memory shared with the caller. */

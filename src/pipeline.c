@@ -68,6 +68,24 @@ static double mono(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+int pipeline_report_write(int fd, const char *text, size_t len)
+{
+	/* One event per line: newlines inside a message travel escaped. */
+	struct buf out = {0};
+	for (size_t i = 0; i < len; i++) {
+		if (text[i] == '\n')
+			buf_adds(&out, "\\n");
+		else if (text[i] == '\\')
+			buf_adds(&out, "\\\\");
+		else
+			buf_addc(&out, text[i]);
+	}
+	buf_addc(&out, '\n');
+	int rc = fsx_write_all(fd, out.data, out.len);
+	buf_free(&out);
+	return rc;
+}
+
 static void report(struct run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void report(struct run *r, const char *fmt, ...)
 {
@@ -81,26 +99,7 @@ static void report(struct run *r, const char *fmt, ...)
 	vsnprintf(b.data, (size_t)n + 1, fmt, ap);
 	va_end(ap);
 	b.len = (size_t)n;
-	/* One event per line: newlines inside a message travel escaped. */
-	struct buf out = {0};
-	for (size_t i = 0; i < b.len; i++) {
-		if (b.data[i] == '\n')
-			buf_adds(&out, "\\n");
-		else if (b.data[i] == '\\')
-			buf_adds(&out, "\\\\");
-		else
-			buf_addc(&out, b.data[i]);
-	}
-	buf_addc(&out, '\n');
-	for (size_t off = 0; off < out.len;) {
-		ssize_t w = write(r->report_fd, out.data + off, out.len - off);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			break;
-		off += (size_t)w;
-	}
-	buf_free(&out);
+	pipeline_report_write(r->report_fd, b.data, b.len);
 	buf_free(&b);
 }
 

@@ -35,6 +35,11 @@ struct pipeline_job {
 	                              sandbox rebuilt at the task's head */
 };
 
+/* Writes one report line (text without its newline) to fd, escaped as
+ * above, in one write when it fits PIPE_BUF, so that lines from the
+ * supervisor and its gateway never mix.  Returns -1 when it could not. */
+int pipeline_report_write(int fd, const char *text, size_t len);
+
 /* Runs the whole task; returns the supervisor's exit status. */
 int pipeline_run(const struct pipeline_job *job, int report_fd);
 

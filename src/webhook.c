@@ -22,7 +22,6 @@
 /* The longest wait between two tries. */
 #define MAX_BACKOFF 600.0
 /* A secret file larger than this is a mistake. */
-#define MAX_SECRET (64 * 1024)
 
 static const char *const event_names[] = { "review", "failed", "done" };
 
@@ -236,28 +235,11 @@ static size_t discard(char *p, size_t size, size_t n, void *userp)
 static int read_secret(struct webhook *w, struct err *e)
 {
 	const struct config *c = w->cfg;
-	if (c->wh_secret_file) {
-		struct buf b = { 0 };
-		if (fsx_read_file(c->wh_secret_file, MAX_SECRET, &b, e) < 0) {
-			buf_free(&b);
-			return -1;
-		}
-		/* A trailing newline is the editor's, not the secret's. */
-		while (b.len && (b.data[b.len - 1] == '\n' || b.data[b.len - 1] == '\r'))
-			b.data[--b.len] = '\0';
-		if (!b.len) {
-			buf_free(&b);
-			return err_set(e, _("the secret file %s is empty"), c->wh_secret_file);
-		}
-		w->secret_len = b.len;
-		w->secret = buf_detach(&b);
-		return 0;
-	}
-	const char *v = getenv(c->wh_secret_env ? c->wh_secret_env : "PADDOCK_WEBHOOK_SECRET");
-	if (v && *v) {
-		w->secret = xstrdup(v);
-		w->secret_len = strlen(v);
-	}
+	w->secret = config_secret(c->wh_secret_env ? c->wh_secret_env : "PADDOCK_WEBHOOK_SECRET",
+	                          c->wh_secret_file, e);
+	if (!w->secret)
+		return e->msg[0] ? -1 : 0;
+	w->secret_len = strlen(w->secret);
 	return 0;
 }
 
