@@ -1316,11 +1316,22 @@ static void tunnel_progress(struct gw *g, struct conn *c)
 	(void)g;
 }
 
-static void conn_finish(struct gw *g, struct conn *c)
+static void conn_finish(struct gw *g, struct conn *c, const char *why)
 {
 	/* Tunnels are recorded when they end, with their byte counts. */
 	if ((c->kind && strcmp(c->kind, "model") != 0) && c->tunnel_counted && c->ufd >= 0)
 		record(g, c, "allowed", NULL);
+	/* A model response cut short (the agent hung up once it had the last
+	 * event, or the sandbox ended) still spent tokens: count what streamed
+	 * through, so the task's usage matches what the upstream bills. */
+	if (c->easy && c->usage) {
+		if (usage_parser_finish(c->usage))
+			usage_changed(g, c);
+		g->stats->requests++;
+		c->status = c->resp_status;
+		record(g, c, "allowed", why);
+		report_usage(g);
+	}
 }
 
 static volatile sig_atomic_t gw_stop;
@@ -1592,7 +1603,7 @@ int gateway_serve(const struct gateway_policy *p, const int *listen_fds, size_t 
 			if (c->st == C_READ && c->in.len && !c->msg_done)
 				conn_parse(&g, c);
 			if (c->st == C_DEAD) {
-				conn_finish(&g, c);
+				conn_finish(&g, c, "the agent closed the connection first");
 				*pp = c->next;
 				g.nconns--;
 				conn_free(&g, c);
@@ -1601,6 +1612,9 @@ int gateway_serve(const struct gateway_policy *p, const int *listen_fds, size_t 
 			pp = &c->next;
 		}
 	}
+	/* Stopped with the sandbox: what was still open is recorded too. */
+	for (struct conn *c = g.conns; c; c = c->next)
+		conn_finish(&g, c, "the sandbox ended first");
 	free(wf);
 	free(owner);
 	free(which);
