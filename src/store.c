@@ -183,10 +183,22 @@ int store_open(struct store **out, const char *path, struct err *e)
 	}
 	/* Other processes (CLI verbs, dashboards) write too: wait for them. */
 	sqlite3_busy_timeout(s->db, 10000);
-	if (exec(s, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;"
-	            "PRAGMA foreign_keys = ON;", e) < 0 || migrate(s, e) < 0) {
-		store_close(s);
-		return -1;
+	/* Two processes opening a new store at once (serve, and an add right
+	 * after it) race to switch it to WAL, and SQLite answers the loser
+	 * SQLITE_BUSY without waiting (its busy handler would deadlock there):
+	 * try again for as long as the busy timeout. */
+	struct timespec pause = { 0, 20 * 1000 * 1000 };
+	for (int tries = 0;; tries++) {
+		if (exec(s, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;"
+		            "PRAGMA foreign_keys = ON;", e) == 0 && migrate(s, e) == 0)
+			break;
+		int code = sqlite3_errcode(s->db) & 0xff;
+		if ((code != SQLITE_BUSY && code != SQLITE_LOCKED) || tries >= 500) {
+			store_close(s);
+			return -1;
+		}
+		memset(e, 0, sizeof *e);
+		nanosleep(&pause, NULL);
 	}
 	*out = s;
 	return 0;
