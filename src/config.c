@@ -268,7 +268,7 @@ static const char *const price_keys[] = { "input", "output", "cache-read", "cach
 static const char *const api_keys[] = { "listen", "max-queue", "max-body", NULL };
 static const char *const token_keys[] = { "value-env", "value-file", "read-only", NULL };
 static const char *const gateway_keys[] = { "hosts-file", "dns", "ca-file", "allow-address",
-	"proxy-port", "max-body", "max-tunnels", NULL };
+	"proxy-port", "max-body", "max-tunnels", "network", NULL };
 static const char *const webhook_keys[] = { "url", "secret-env", "secret-file", "events",
 	"timeout", "attempts", NULL };
 static const char *const sandbox_keys[] = { "uid", "gid", NULL };
@@ -1195,6 +1195,15 @@ static void config_entry_gateway(struct parse *p, int line, const char *key, con
 			problem_add(p->ps, line, _("gateway.max-body: '%s' is not a size of at least 1k (for example 32m)"), value);
 		else
 			c->gw_max_body = b;
+	} else if (strcmp(key, "network") == 0) {
+		if (strcmp(value, "auto") == 0)
+			c->gw_network = GW_NETWORK_AUTO;
+		else if (strcmp(value, "namespace") == 0)
+			c->gw_network = GW_NETWORK_NAMESPACE;
+		else if (strcmp(value, "bridge") == 0)
+			c->gw_network = GW_NETWORK_BRIDGE;
+		else
+			problem_add(p->ps, line, _("gateway.network: '%s' is not auto, namespace or bridge"), value);
 	} else if (strcmp(key, "max-tunnels") == 0) {
 		if (config_parse_int(value, 1, 1024, &v) < 0)
 			problem_add(p->ps, line, _("gateway.max-tunnels: '%s' is not a number from 1 to 1024"), value);

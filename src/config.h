@@ -143,6 +143,9 @@ struct token_conf {
 	int read_only;         /* read-only: GET only */
 };
 
+/* gateway.network (gateway.h): auto tries the namespace, then the bridge. */
+enum gw_network { GW_NETWORK_AUTO, GW_NETWORK_NAMESPACE, GW_NETWORK_BRIDGE };
+
 struct config {
 	char *path;            /* the file read (may not exist) */
 	/* [api] (api.h) */
@@ -180,6 +183,7 @@ struct config {
 	int gw_proxy_port;     /* proxy-port: the allowlisting proxy (3128) */
 	uint64_t gw_max_body;  /* max-body: request body cap (32m) */
 	int gw_max_tunnels;    /* max-tunnels: concurrent tunnels per task (32) */
+	int gw_network;        /* network: how the sandbox reaches the gateway */
 	/* [webhook] (webhook.h): off while wh_url is NULL. */
 	char *wh_url;          /* url: where the POSTs go (http or https) */
 	char *wh_secret_env;   /* secret-env: variable with the HMAC secret

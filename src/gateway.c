@@ -24,6 +24,8 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -1629,6 +1631,9 @@ int gateway_serve(const struct gateway_policy *p, const int *listen_fds, size_t 
 struct gateway {
 	pid_t pid;
 	int netns_fd;
+	char *bridge_dir;      /* bridge: the host dir of our unix sockets */
+	char *bridge_ports;    /* bridge: "8081,8082,3128" */
+	char *note;            /* why the bridge stands in for the namespace */
 	struct gateway_stats *stats;
 	char **env;
 };
@@ -1640,7 +1645,7 @@ static void netns_child(int sock, const int *ports, size_t nports)
 	int fds[MAX_ADDRS + 2];
 	size_t nfd = 0;
 	if (unshare(CLONE_NEWNET) < 0)
-		_exit(10);
+		_exit(errno == EPERM ? 9 : 10);
 	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	struct ifreq ifr;
 	memset(&ifr, 0, sizeof ifr);
@@ -1715,6 +1720,9 @@ static int make_netns(const int *ports, size_t nports, int *listen_fds, int *net
 	struct cmsghdr *cm = r == 1 ? CMSG_FIRSTHDR(&msg) : NULL;
 	if (!cm || cm->cmsg_type != SCM_RIGHTS || cm->cmsg_len != CMSG_LEN(sizeof(int) * nfd)) {
 		int code = WIFEXITED(status) ? WEXITSTATUS(status) : 0;
+		if (code == 9 || code == 10)
+			return err_set(e, _("cannot create a network namespace (%s)"),
+			               code == 9 ? strerror(EPERM) : _("unshare failed"));
 		return err_set(e, _("cannot create the sandbox's network (step %d): paddock must "
 		                    "run as root, and the ports of the endpoints must be distinct"),
 		               code);
@@ -1725,6 +1733,62 @@ static int make_netns(const int *ports, size_t nports, int *listen_fds, int *net
 		listen_fds[i] = fds[i];
 	*netns_fd = fds[nports];
 	return 0;
+}
+
+static void bridge_remove(const char *dir, const int *ports, size_t nports)
+{
+	for (size_t i = 0; i < nports; i++) {
+		char *path = xasprintf("%s/%d", dir, ports[i]);
+		unlink(path);
+		free(path);
+	}
+	rmdir(dir);
+}
+
+/* The fallback: our listeners are unix sockets in a new host dir that only
+ * root and the sandbox's uid can enter; the sandbox sees the dir and
+ * paddock-bridge relays its own 127.0.0.1 ports to them. */
+static int make_bridge(const struct config *cfg, const int *ports, size_t nports, int *listen_fds,
+                       char **dir_out, struct err *e)
+{
+	char tmpl[] = "/tmp/paddock-gateway-XXXXXX";
+	char *dir = mkdtemp(tmpl);
+	size_t made = 0;
+	if (!dir)
+		return err_errno(e, _("cannot create the gateway's socket folder in /tmp"));
+	for (; made < nports; made++) {
+		struct sockaddr_un a = { .sun_family = AF_UNIX };
+		snprintf(a.sun_path, sizeof a.sun_path, "%s/%d", dir, ports[made]);
+		int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) < 0 || listen(fd, 64) < 0 ||
+		    chown(a.sun_path, cfg->sandbox_uid, cfg->sandbox_gid) < 0 ||
+		    chmod(a.sun_path, 0600) < 0) {
+			err_errno(e, _("cannot create the gateway's socket %s"), a.sun_path);
+			if (fd >= 0)
+				close(fd);
+			goto fail;
+		}
+		listen_fds[made] = fd;
+	}
+	if (chown(dir, cfg->sandbox_uid, cfg->sandbox_gid) < 0) {
+		err_errno(e, _("cannot hand %s to the sandbox's user"), dir);
+		goto fail;
+	}
+	*dir_out = xstrdup(dir);
+	return 0;
+fail:
+	for (size_t i = 0; i < made; i++)
+		close(listen_fds[i]);
+	bridge_remove(dir, ports, nports);
+	return -1;
+}
+
+static char *ports_list(const int *ports, size_t nports)
+{
+	struct buf b = { 0 };
+	for (size_t i = 0; i < nports; i++)
+		buf_printf(&b, "%s%d", i ? "," : "", ports[i]);
+	return buf_detach(&b);
 }
 
 static void env_add(char ***env, size_t *n, char *kv)
@@ -1794,20 +1858,37 @@ int gateway_start(const struct gateway_policy *p, int report_fd, struct gateway 
 		return err_set(e, _("cannot start the gateway: %s"), strerror(errno));
 	}
 	memset(g->stats, 0, sizeof *g->stats);
-	if (make_netns(ports, nports, lfds, &g->netns_fd, e) < 0) {
+	int made = -1;
+	if (cfg->gw_network != GW_NETWORK_BRIDGE) {
+		made = make_netns(ports, nports, lfds, &g->netns_fd, e);
+		/* Where no namespace can be made for the sandbox to join (a
+		 * container that forbids it), bwrap can still make one of its own. */
+		if (made < 0 && cfg->gw_network == GW_NETWORK_AUTO) {
+			g->note = xasprintf(_("the sandbox reaches the gateway through paddock-bridge: %s"),
+			                    e->msg);
+			memset(e, 0, sizeof *e);
+		}
+	}
+	if (made < 0 && cfg->gw_network != GW_NETWORK_NAMESPACE) {
+		made = make_bridge(cfg, ports, nports, lfds, &g->bridge_dir, e);
+		if (made == 0)
+			g->bridge_ports = ports_list(ports, nports);
+	}
+	if (made < 0) {
 		munmap(g->stats, sizeof *g->stats);
+		free(g->note);
 		free(g);
 		return -1;
 	}
 	pid_t parent = getpid();
 	pid_t pid = fork();
 	if (pid < 0) {
+		int saved = errno;
 		for (size_t i = 0; i < nports; i++)
 			close(lfds[i]);
-		close(g->netns_fd);
-		munmap(g->stats, sizeof *g->stats);
-		free(g);
-		return err_set(e, _("cannot start the gateway: %s"), strerror(errno));
+		g->pid = -1;
+		gateway_stop(g);
+		return err_set(e, _("cannot start the gateway: %s"), strerror(saved));
 	}
 	if (pid == 0) {
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -1834,9 +1915,17 @@ int gateway_start(const struct gateway_policy *p, int report_fd, struct gateway 
 	return 0;
 }
 
-int gateway_netns_fd(const struct gateway *g)
+void gateway_sandbox_spec(const struct gateway *g, struct sandbox_spec *spec)
 {
-	return g ? g->netns_fd : -1;
+	spec->has_netns = g->netns_fd >= 0;
+	spec->netns_fd = g->netns_fd;
+	spec->bridge_dir = g->bridge_dir;
+	spec->bridge_ports = g->bridge_ports;
+}
+
+const char *gateway_note(const struct gateway *g)
+{
+	return g ? g->note : NULL;
 }
 
 const char *const *gateway_env(const struct gateway *g)
@@ -1869,9 +1958,20 @@ void gateway_stop(struct gateway *g)
 			nanosleep(&ts, NULL);
 		}
 	}
-	sandbox_other_child(g->pid, 0);
+	if (g->pid > 0)
+		sandbox_other_child(g->pid, 0);
 	if (g->netns_fd >= 0)
 		close(g->netns_fd);
+	if (g->bridge_dir) {
+		int ports[MAX_ADDRS + 1];
+		size_t n = 0;
+		for (char *p = g->bridge_ports, *end; p && *p && n <= MAX_ADDRS; p = *end ? end + 1 : end)
+			ports[n++] = (int)strtol(p, &end, 10);
+		bridge_remove(g->bridge_dir, ports, n);
+	}
+	free(g->bridge_dir);
+	free(g->bridge_ports);
+	free(g->note);
 	for (size_t i = 0; g->env && g->env[i]; i++)
 		free(g->env[i]);
 	free(g->env);

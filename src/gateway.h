@@ -19,6 +19,13 @@
  * interface, no route, no resolver.  The listening socket a connection
  * arrives on tells the gateway which task it serves.
  *
+ * The bridge (gateway.network = bridge, or auto where no namespace can be
+ * made): the listeners are unix sockets named after their ports in a new
+ * /tmp dir owned by the sandbox's uid, mode 0700; bwrap gives the sandbox
+ * a namespace of its own (only `lo`), and paddock-bridge, started before
+ * each command inside it, relays its 127.0.0.1 ports to those sockets.
+ * The policy is the gateway's either way. 
+ *
  * Every request and tunnel, allowed or refused, is reported to the
  * scheduler as an `egress` line on report_fd; token usage read from model
  * responses (usage.h) as `usage` lines with the task's running totals;
@@ -34,6 +41,7 @@
 #include <sys/types.h>
 #include "config.h"
 #include "err.h"
+#include "sandbox.h"
 #include "usage.h"
 
 struct gateway_policy {
@@ -71,8 +79,13 @@ struct gateway;
 /* Starts the gateway for one sandbox.  report_fd receives the lines. */
 int gateway_start(const struct gateway_policy *p, int report_fd, struct gateway **out,
                   struct err *e);
-/* The network namespace to run the sandbox in (owned by g). */
-int gateway_netns_fd(const struct gateway *g);
+/* Points spec at the gateway: the network namespace to run in, or, for
+ * the bridge, the socket dir and ports (owned by g, valid until
+ * gateway_stop). */
+void gateway_sandbox_spec(const struct gateway *g, struct sandbox_spec *spec);
+/* Why the bridge stands in for the namespace gateway.network asked for
+ * ("auto" and no namespace could be made), or NULL; for the task log. */
+const char *gateway_note(const struct gateway *g);
 /* NAME=VALUE strings for the sandboxed command (NULL-terminated, owned by
  * g): the endpoint's base URL and a placeholder key in the variables its
  * agents read (ANTHROPIC_BASE_URL, OPENAI_BASE_URL, ...), and the proxy in

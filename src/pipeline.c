@@ -908,8 +908,9 @@ static int run_steps(struct run *r)
 		result = fail(r, "preparing", e.msg);
 		goto out;
 	}
-	spec.has_netns = 1;
-	spec.netns_fd = gateway_netns_fd(r->gw);
+	gateway_sandbox_spec(r->gw, &spec);
+	if (gateway_note(r->gw))
+		logline(r, "preparing: %s", gateway_note(r->gw));
 	/* Over budget: whatever runs in the sandbox is stopped. */
 	sandbox_cancel_watch(&gateway_stats(r->gw)->over_budget);
 	if (be->create(&sb, &spec, &e) < 0) {

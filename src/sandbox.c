@@ -126,3 +126,21 @@ const char *sandbox_end_describe(const struct sandbox_result *r, char *buf, size
 	}
 	return buf;
 }
+
+char *sandbox_bridge_path(void)
+{
+	char exe[4096];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (n > 0) {
+		exe[n] = '\0';
+		char *slash = strrchr(exe, '/');
+		if (slash) {
+			*slash = '\0';
+			char *here = xasprintf("%s/paddock-bridge", exe);
+			if (access(here, X_OK) == 0)
+				return here;
+			free(here);
+		}
+	}
+	return xstrdup(PKGLIBEXECDIR "/paddock-bridge");
+}

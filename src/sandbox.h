@@ -24,7 +24,7 @@
  * PADDOCK_PROMPT_FILE, PADDOCK_TASK_ID and cmd->env are set.  There is no
  * network (a new, empty network namespace) unless spec->netns_fd names the
  * namespace the gateway made (gateway.h), whose only way out is the
- * gateway.  spec->agent_dir, when set, is shown read-only at
+ * gateway, or spec->bridge_dir its sockets.  spec->agent_dir, when set, is shown read-only at
  * /opt/paddock/agent, its node_modules/.bin first in PATH. */
 #ifndef PADDOCK_SANDBOX_H
 #define PADDOCK_SANDBOX_H
@@ -41,6 +41,8 @@
 #define SANDBOX_HOME "/home/agent"
 #define SANDBOX_INNER_UID 1000
 #define SANDBOX_AGENT_DIR "/opt/paddock/agent"
+#define SANDBOX_GATEWAY_DIR "/paddock/gateway"
+#define SANDBOX_BRIDGE "/paddock/bridge"
 
 struct sandbox;
 
@@ -66,6 +68,13 @@ struct sandbox_spec {
 	const char *prompt_file; /* host file shown at /paddock/prompt, or NULL */
 	int has_netns;         /* 1: run in netns_fd's network namespace */
 	int netns_fd;          /* (borrowed; the sandbox keeps its own copy) */
+	/* The gateway's bridge (gateway.h), when there is no netns to join:
+	 * bwrap makes a namespace of its own, the host dir of the gateway's
+	 * unix sockets is shown read-only at SANDBOX_GATEWAY_DIR, and every
+	 * command runs under paddock-bridge, which relays these 127.0.0.1
+	 * ports ("8081,3128") to them.  NULL: none. */
+	const char *bridge_dir;
+	const char *bridge_ports;
 	const char *agent_dir; /* host dir of an installed agent, or NULL */
 	/* Files written into the home before any command runs (the agent's
 	 * settings), owned by the sandbox user: paths relative to the home. */
@@ -145,6 +154,9 @@ int sandbox_preflight(struct err *e);
  * sandbox (the gateway), so that waiting for a sandbox's leftovers does
  * not wait for it (add 1), or that it is gone (add 0). */
 void sandbox_other_child(pid_t pid, int add);
+/* The paddock-bridge program: next to the running paddock (a build tree),
+ * else in PKGLIBEXECDIR.  Newly allocated. */
+char *sandbox_bridge_path(void);
 
 /* Kills and removes cgroups and runtime dirs left by tasks of a process
  * that died (start-up janitor).  Idempotent. */

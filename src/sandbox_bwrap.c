@@ -44,6 +44,8 @@
 #define RT_FILES RT "/files"
 #define RT_PROMPT RT "/prompt"
 #define RT_AGENT RT "/agent"
+#define RT_GATEWAY RT "/gateway"
+#define RT_BRIDGE RT "/bridge"
 
 #define SANDBOX_PATH "/usr/local/bin:/usr/bin:/bin"
 #define OUTPUT_MARKER "[paddock: output limit reached, the rest was dropped]\n"
@@ -61,6 +63,7 @@ struct sandbox {
 	size_t nfiles;
 	int netns_fd;          /* the gateway's network namespace, or -1 */
 	int has_agent;         /* RT_AGENT holds an agent install */
+	char *bridge_ports;    /* bridge: RT_GATEWAY holds the gateway's sockets */
 	int root_mounted, merged_mounted;
 };
 
@@ -304,12 +307,22 @@ static void build_argv(struct sandbox *sb, const struct sandbox_cmd *cmd,
 	}
 	if (sb->has_agent)
 		av_add3(a, "--ro-bind", RT_AGENT, SANDBOX_AGENT_DIR);
+	if (sb->bridge_ports) {
+		av_add3(a, "--ro-bind", RT_GATEWAY, SANDBOX_GATEWAY_DIR);
+		av_add3(a, "--ro-bind", RT_BRIDGE, SANDBOX_BRIDGE);
+	}
 	/* The root tmpfs (/, /etc, the mount points) is bwrap's, unsized: make
 	 * it read-only so that only the sized tmpfs takes writes. */
 	av_add2(a, "--remount-ro", "/");
 	av_add2(a, "--chdir", SANDBOX_WORKDIR);
 	av_fd(a, "--add-seccomp-fd", sb->seccomp_fd, NULL);
 	av_add(a, "--");
+	if (sb->bridge_ports) {
+		av_add(a, SANDBOX_BRIDGE);
+		av_add(a, SANDBOX_GATEWAY_DIR);
+		av_add(a, sb->bridge_ports);
+		av_add(a, "--");
+	}
 	for (size_t i = 0; cmd->argv[i]; i++)
 		av_add(a, cmd->argv[i]);
 }
@@ -430,6 +443,22 @@ static int setup_runtime(struct sandbox *sb, const struct sandbox_spec *spec, st
 			return err_errno(e, _("cannot show the agent installed in %s to the sandbox"),
 			                 spec->agent_dir);
 		sb->has_agent = 1;
+	}
+	if (spec->bridge_dir) {
+		char *bridge = sandbox_bridge_path();
+		int rc = mkdir_owned(RT_GATEWAY, 0755, 0, 0, e);
+		if (rc == 0 && (mount(spec->bridge_dir, RT_GATEWAY, NULL, MS_BIND, NULL) < 0 ||
+		                mount(NULL, RT_GATEWAY, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY |
+		                      MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0))
+			rc = err_errno(e, _("cannot show the gateway's sockets in %s to the sandbox"),
+			               spec->bridge_dir);
+		if (rc == 0 && copy_in(bridge, RT_BRIDGE, 16 * 1024 * 1024, 0555, e) < 0)
+			rc = err_prefix(e, _("cannot copy %s into the sandbox (is paddock installed "
+			                     "whole?)"), bridge);
+		free(bridge);
+		if (rc < 0)
+			return -1;
+		sb->bridge_ports = xstrdup(spec->bridge_ports);
 	}
 	for (size_t i = 0; i < spec->nhome_files; i++)
 		if (write_home_file(spec, &spec->home_files[i], e) < 0)
@@ -602,6 +631,7 @@ static void bw_destroy(struct sandbox *sb)
 		free(sb->file_paths[i]);
 	free(sb->file_paths);
 	free(sb->task_id);
+	free(sb->bridge_ports);
 	free(sb);
 }
 

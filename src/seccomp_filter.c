@@ -40,7 +40,8 @@ static const unsigned long clone_ns_flags[] = {
 
 /* Socket families a coding agent needs; every other one is refused
  * (AF_PACKET, AF_VSOCK, AF_ALG, AF_TIPC, ... have a history of kernel
- * bugs).  There is no host socket to reach, so AF_UNIX stays. */
+ * bugs).  AF_UNIX stays: the only host sockets in reach are the
+ * gateway's own, under the bridge (gateway.h), and they apply its policy. */
 static int family_allowed(int f)
 {
 	return f == AF_UNIX || f == AF_INET || f == AF_INET6 || f == AF_NETLINK;

@@ -111,8 +111,7 @@ static void template_setup_child(int report_fd, const struct config *cfg,
 			(void)fsx_write_all(report_fd, &rep, sizeof rep);
 			_exit(0);
 		}
-		spec.has_netns = 1;
-		spec.netns_fd = gateway_netns_fd(gw);
+		gateway_sandbox_spec(gw, &spec);
 		cmd.env = gateway_env(gw);
 	}
 	if (be->create(&sb, &spec, &rep.e) == 0) {

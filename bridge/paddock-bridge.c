@@ -1,0 +1,277 @@
+/* paddock-bridge: the sandbox end of the gateway's fallback network
+ * (../shared/research/sandbox-security.md section 4.1, "Fallback").
+ *
+ *   paddock-bridge DIR PORT[,PORT...] -- COMMAND [ARG...]
+ *
+ * Runs inside a sandbox that bubblewrap gave a network namespace of its
+ * own (only `lo`, no route).  It listens on 127.0.0.1:PORT for each PORT
+ * and relays every connection to the unix socket DIR/PORT, which the
+ * gateway holds on the host side; then it runs COMMAND and exits the way
+ * COMMAND does.  It holds no secret and no privilege: it runs as the
+ * sandbox's user, and what it relays is what the agent could send to the
+ * sockets itself.  Only libc, so that it runs on any sandbox's /usr. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define MAX_PORTS 16
+#define MAX_PAIRS 256
+#define BUF_SIZE 65536
+
+struct half {
+	char buf[BUF_SIZE];
+	size_t len, off;
+	int eof;        /* the reading side ended: shut the other's write side once drained */
+	int shut;
+};
+
+struct pair {
+	int in, out;    /* in: the sandbox's TCP connection; out: the gateway's socket */
+	struct half up, down;   /* up: in -> out; down: out -> in */
+};
+
+static int sig_pipe[2] = { -1, -1 };
+static pid_t child = -1;
+
+static void on_signal(int sig)
+{
+	int saved = errno;
+	if (sig == SIGCHLD) {
+		char c = 0;
+		(void)!write(sig_pipe[1], &c, 1);
+	} else if (child > 0) {
+		kill(child, sig);
+	}
+	errno = saved;
+}
+
+static void die(const char *what)
+{
+	fprintf(stderr, "paddock-bridge: %s: %s\n", what, strerror(errno));
+	exit(126);
+}
+
+static int listen_on(int port)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0), one = 1;
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+	                         .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	if (fd < 0)
+		die("socket");
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+	if (bind(fd, (struct sockaddr *)&a, sizeof a) < 0 || listen(fd, 64) < 0) {
+		fprintf(stderr, "paddock-bridge: cannot listen on 127.0.0.1:%d: %s\n", port,
+		        strerror(errno));
+		exit(126);
+	}
+	return fd;
+}
+
+static int connect_gateway(const char *dir, int port)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	if ((size_t)snprintf(a.sun_path, sizeof a.sun_path, "%s/%d", dir, port) >= sizeof a.sun_path)
+		return -1;
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	if (connect(fd, (struct sockaddr *)&a, sizeof a) < 0) {
+		close(fd);
+		return -1;
+	}
+	fcntl(fd, F_SETFL, O_NONBLOCK);
+	return fd;
+}
+
+/* Moves what `from` has into h, and what h holds into `to`.  -1 when the
+ * pair is done with (an error, or both directions ended). */
+static int pump(int from, int to, struct half *h, short rev_from)
+{
+	if ((rev_from & (POLLIN | POLLHUP | POLLERR)) && !h->eof && h->len == 0) {
+		ssize_t n = read(from, h->buf, sizeof h->buf);
+		if (n > 0) {
+			h->len = (size_t)n;
+			h->off = 0;
+		} else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+			h->eof = 1;
+		}
+	}
+	while (h->off < h->len) {
+		ssize_t n = write(to, h->buf + h->off, h->len - h->off);
+		if (n < 0) {
+			if (errno == EAGAIN || errno == EINTR)
+				break;
+			return -1;
+		}
+		h->off += (size_t)n;
+	}
+	if (h->off == h->len)
+		h->len = h->off = 0;
+	if (h->eof && h->len == 0 && !h->shut) {
+		shutdown(to, SHUT_WR);
+		h->shut = 1;
+	}
+	return 0;
+}
+
+static void pair_close(struct pair *p)
+{
+	close(p->in);
+	close(p->out);
+	p->in = p->out = -1;
+}
+
+static int exit_like(int status)
+{
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status)) {
+		int sig = WTERMSIG(status);
+		signal(sig, SIG_DFL);
+		sigset_t s;
+		sigemptyset(&s);
+		sigaddset(&s, sig);
+		sigprocmask(SIG_UNBLOCK, &s, NULL);
+		kill(getpid(), sig);
+		return 128 + sig;
+	}
+	return 1;
+}
+
+int main(int argc, char **argv)
+{
+	int ports[MAX_PORTS], lfd[MAX_PORTS];
+	size_t nports = 0;
+	struct pair *pairs;
+	size_t npairs = 0;
+
+	if (argc < 5 || strcmp(argv[3], "--") != 0) {
+		fprintf(stderr, "usage: paddock-bridge DIR PORT[,PORT...] -- COMMAND [ARG...]\n");
+		return 126;
+	}
+	const char *dir = argv[1];
+	for (char *s = argv[2], *end; *s; s = *end ? end + 1 : end) {
+		long p = strtol(s, &end, 10);
+		if (end == s || (*end && *end != ',') || p < 1 || p > 65535 || nports == MAX_PORTS) {
+			fprintf(stderr, "paddock-bridge: bad port list \"%s\"\n", argv[2]);
+			return 126;
+		}
+		ports[nports++] = (int)p;
+	}
+	for (size_t i = 0; i < nports; i++)
+		lfd[i] = listen_on(ports[i]);
+
+	if (pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
+		die("pipe");
+	struct sigaction sa = { .sa_handler = on_signal, .sa_flags = SA_RESTART };
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGCHLD, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	child = fork();
+	if (child < 0)
+		die("fork");
+	if (child == 0) {
+		/* The command gets the signal dispositions it would have had. */
+		signal(SIGPIPE, SIG_DFL);
+		signal(SIGCHLD, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGHUP, SIG_DFL);
+		execvp(argv[4], argv + 4);
+		fprintf(stderr, "paddock-bridge: cannot run %s: %s\n", argv[4], strerror(errno));
+		_exit(errno == ENOENT ? 127 : 126);
+	}
+
+	pairs = calloc(MAX_PAIRS, sizeof *pairs);
+	if (!pairs)
+		die("calloc");
+	struct pollfd *pfd = calloc(1 + MAX_PORTS + 2 * MAX_PAIRS, sizeof *pfd);
+	if (!pfd)
+		die("calloc");
+	for (;;) {
+		int status;
+		pid_t w = waitpid(child, &status, WNOHANG);
+		if (w == child)
+			return exit_like(status);
+		size_t n = 0;
+		pfd[n++] = (struct pollfd){ .fd = sig_pipe[0], .events = POLLIN };
+		for (size_t i = 0; i < nports; i++)
+			pfd[n++] = (struct pollfd){ .fd = lfd[i],
+			                            .events = npairs < MAX_PAIRS ? POLLIN : 0 };
+		for (size_t i = 0; i < npairs; i++) {
+			struct pair *p = &pairs[i];
+			pfd[n++] = (struct pollfd){
+				.fd = p->in,
+				.events = (short)((!p->up.eof && !p->up.len ? POLLIN : 0) |
+				                  (p->down.len ? POLLOUT : 0)) };
+			pfd[n++] = (struct pollfd){
+				.fd = p->out,
+				.events = (short)((!p->down.eof && !p->down.len ? POLLIN : 0) |
+				                  (p->up.len ? POLLOUT : 0)) };
+		}
+		if (poll(pfd, n, 1000) < 0 && errno != EINTR)
+			die("poll");
+		if (pfd[0].revents) {
+			char drain[64];
+			while (read(sig_pipe[0], drain, sizeof drain) > 0)
+				;
+		}
+		for (size_t i = 0; i < nports; i++) {
+			if (!(pfd[1 + i].revents & POLLIN))
+				continue;
+			int c = accept4(lfd[i], NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+			if (c < 0)
+				continue;
+			int g = connect_gateway(dir, ports[i]);
+			if (g < 0) {
+				/* The gateway is gone: the client sees a closed connection. */
+				close(c);
+				continue;
+			}
+			int one = 1;
+			setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+			memset(&pairs[npairs], 0, sizeof pairs[npairs]);
+			pairs[npairs].in = c;
+			pairs[npairs].out = g;
+			npairs++;
+		}
+		size_t base = 1 + nports;
+		for (size_t i = 0; i < npairs; i++) {
+			struct pair *p = &pairs[i];
+			/* npairs grew above: the new pairs were not polled this time. */
+			if (p->in < 0 || base + 2 * i + 1 >= n)
+				continue;
+			short rin = pfd[base + 2 * i].revents, rout = pfd[base + 2 * i + 1].revents;
+			int err = pump(p->in, p->out, &p->up, rin) < 0 ||
+			          pump(p->out, p->in, &p->down, rout) < 0;
+			/* A hang-up after the end of what it sent: that side is gone
+			 * both ways (and would keep waking poll). */
+			int in_gone = (rin & (POLLHUP | POLLERR)) && p->up.eof;
+			int out_gone = (rout & (POLLHUP | POLLERR)) && p->down.eof && p->down.shut;
+			if (err || (p->up.shut && p->down.shut) || in_gone || out_gone ||
+			    ((rin | rout) & POLLNVAL))
+				pair_close(p);
+		}
+		/* Compacts the closed pairs away. */
+		size_t k = 0;
+		for (size_t i = 0; i < npairs; i++)
+			if (pairs[i].in >= 0)
+				pairs[k++] = pairs[i];
+		npairs = k;
+	}
+}
