@@ -955,6 +955,26 @@ static int parse_listen(const char *listen, struct sockaddr_storage *ss, socklen
 	return 0;
 }
 
+/* A bare port means 127.0.0.1:PORT. */
+static int parse_listen_arg(const char *listen, struct sockaddr_storage *ss, socklen_t *len,
+                            int *loopback, struct err *e)
+{
+	char full[40];
+	if (*listen && strspn(listen, "0123456789") == strlen(listen)) {
+		snprintf(full, sizeof full, "127.0.0.1:%.6s", listen);
+		listen = full;
+	}
+	return parse_listen(listen, ss, len, loopback, e);
+}
+
+int api_listen_check(const char *listen, struct err *e)
+{
+	struct sockaddr_storage ss;
+	socklen_t slen;
+	int loopback;
+	return parse_listen_arg(listen, &ss, &slen, &loopback, e);
+}
+
 int api_start(struct api **out, const struct api_opts *o, FILE *notice, struct err *e)
 {
 	*out = NULL;
@@ -962,12 +982,7 @@ int api_start(struct api **out, const struct api_opts *o, FILE *notice, struct e
 	socklen_t slen;
 	int loopback = 0;
 	const char *listen = o->listen;
-	char full[40];
-	if (*listen && strspn(listen, "0123456789") == strlen(listen)) {
-		snprintf(full, sizeof full, "127.0.0.1:%.6s", listen);
-		listen = full;
-	}
-	if (parse_listen(listen, &ss, &slen, &loopback, e) < 0)
+	if (parse_listen_arg(listen, &ss, &slen, &loopback, e) < 0)
 		return -1;
 	struct api *a = xcalloc(1, sizeof *a);
 	a->cfg = o->cfg;

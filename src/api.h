@@ -31,6 +31,9 @@ struct api_opts {
 /* Starts serving in threads of its own.  notice gets one line saying where
  * it listens (and that tokens are needed, when they are). */
 int api_start(struct api **out, const struct api_opts *o, FILE *notice, struct err *e);
+/* 0 if listen is an address api_start can take (ADDR:PORT, [V6]:PORT or a
+ * bare port); else -1 with the reason. */
+int api_listen_check(const char *listen, struct err *e);
 /* The port it listens on (after port 0). */
 int api_port(const struct api *a);
 /* Stops serving (open event streams end) and frees a.  NULL is fine. */

@@ -1166,6 +1166,9 @@ static int cmd_serve(int argc, char **argv)
 	}
 	if (optind != argc)
 		return bad_usage(v);
+	struct err e = {{0}};
+	if (o.listen && api_listen_check(o.listen, &e) < 0)
+		return die(EXIT_USAGE, _("--listen: %s"), e.msg);
 	struct config cfg;
 	if (load_config(&cfg) < 0)
 		return EXIT_USAGE;
