@@ -5,7 +5,8 @@
 # Anthropic endpoint (key injection, header filtering, usage parsing,
 # libcurl to the upstream).  Prints requests per second over a keep-alive
 # connection, and the time to the last byte of a long streamed answer (about
-# 4 MB in server-sent events), each with its ratio gateway / direct.
+# 4 MB in server-sent events), each with its ratio gateway / direct; then
+# the same through paddock-bridge against the gateway (as root).
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$root/build/check}
@@ -70,4 +71,66 @@ sd = min(stream(lu) for _ in range(3)); sgw = min(stream(lg) for _ in range(3))
 print("streamed answer (%.1f MB): direct %.3fs, through the gateway %.3fs"
       % (sd[1] / 1e6, sd[0], sgw[0]))
 print("ratio gateway/direct (time to last byte): %.2f" % (sgw[0] / sd[0]))
+PY
+
+# The bridge (gateway.network = bridge): paddock-bridge in a network
+# namespace of its own, relaying to a gateway on unix sockets, against the
+# TCP gateway above, in the same run.  Needs root (unshare -n).
+if [ "$(id -u)" -ne 0 ] || ! command -v unshare >/dev/null || ! command -v ip >/dev/null; then
+	echo "bridge: skipped (needs root, unshare and ip)"
+	exit 0
+fi
+mkdir -p "$T/sock/short" "$T/sock/long"
+for name in short long; do
+	ANTHROPIC_API_KEY=bench-key "$build/tests/gateway-serve" "$T/$name.config" none \
+		"$T/$name-unix.ports" "$T/$name-unix.report" --unix "$T/sock/$name" >/dev/null 2>&1 &
+	echo $! >"$T/$name-unix.pid"
+done
+while ! grep -q '^proxy ' "$T/short-unix.ports" 2>/dev/null ||
+      ! grep -q '^proxy ' "$T/long-unix.ports" 2>/dev/null; do sleep 0.1; done
+cat >"$T/client.py" <<'PY'
+import http.client, json, socket, sys, time
+what, port = sys.argv[1], int(sys.argv[2])
+def conn():
+    c = http.client.HTTPConnection("127.0.0.1", port)
+    c.connect()
+    c.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return c
+def body(stream):
+    return json.dumps({"model": "claude-bench", "max_tokens": 1024, "stream": stream,
+                       "messages": [{"role": "user", "content": "hi"}],
+                       "tools": [{"name": "Bash", "input_schema": {"type": "object"}}]})
+H = {"content-type": "application/json", "x-api-key": "placeholder"}
+def calls(n):
+    c = conn()
+    t0 = time.monotonic()
+    for _ in range(n):
+        c.request("POST", "/v1/messages", body(False), H)
+        r = c.getresponse(); r.read()
+        assert r.status == 200, r.status
+    return n / (time.monotonic() - t0)
+def stream():
+    c = conn()
+    t0 = time.monotonic()
+    c.request("POST", "/v1/messages", body(True), H)
+    r = c.getresponse(); r.read()
+    return time.monotonic() - t0
+if what == "calls":
+    calls(30)
+    print(max(calls(300) for _ in range(3)))
+else:
+    print(min(stream() for _ in range(3)))
+PY
+# The unix-socket gateways listen at the configured ports' names (8081).
+tcp_calls=$(python3 "$T/client.py" calls "$short_gw")
+bridge_calls=$(unshare -n sh -c "ip link set lo up && '$build/paddock-bridge' '$T/sock/short' 8081,3128 -- python3 '$T/client.py' calls 8081")
+tcp_stream=$(python3 "$T/client.py" stream "$long_gw")
+bridge_stream=$(unshare -n sh -c "ip link set lo up && '$build/paddock-bridge' '$T/sock/long' 8081,3128 -- python3 '$T/client.py' stream 8081")
+python3 - "$tcp_calls" "$bridge_calls" "$tcp_stream" "$bridge_stream" <<'PY'
+import sys
+tc, bc, ts, bs = (float(a) for a in sys.argv[1:5])
+print("keep-alive calls: gateway %.0f/s, through paddock-bridge %.0f/s" % (tc, bc))
+print("ratio bridge/gateway (calls per second): %.2f" % (bc / tc))
+print("streamed answer: gateway %.3fs, through paddock-bridge %.3fs" % (ts, bs))
+print("ratio bridge/gateway (time to last byte): %.2f" % (bs / ts))
 PY

@@ -3,9 +3,11 @@
  * by gateway.test through real sandboxes).
  *
  *   gateway-serve CONFIG REPO PORTFILE REPORTFILE [--setup] [--budget USD]
- *                 [--budget-tokens N]
+ *                 [--budget-tokens N] [--unix DIR]
  * Writes "NAME PORT" per endpoint and "proxy PORT" to PORTFILE, the report
- * lines to REPORTFILE, and serves until SIGTERM. */
+ * lines to REPORTFILE, and serves until SIGTERM.  With --unix, listens as
+ * the bridge's gateway does: unix sockets DIR/PORT, for the configured
+ * ports (bench/gateway.sh puts paddock-bridge in front). */
 #include "autoconfig.h"
 
 #include <arpa/inet.h>
@@ -15,14 +17,29 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "config.h"
 #include "gateway.h"
 #include "units.h"
 
+static const char *unix_dir;
+
+static int listen_unix(int port)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	snprintf(a.sun_path, sizeof a.sun_path, "%s/%d", unix_dir, port);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) < 0 || listen(fd, 64) < 0)
+		return -1;
+	return fd;
+}
+
 static int listen_any(int *port)
 {
+	if (unix_dir)
+		return listen_unix(*port);
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	socklen_t len = sizeof a;
@@ -65,6 +82,8 @@ int main(int argc, char **argv)
 			units_parse_money(argv[++i], &p.budget);
 		} else if (strcmp(argv[i], "--budget-tokens") == 0 && i + 1 < argc) {
 			units_parse_count(argv[++i], &p.budget_tokens);
+		} else if (strcmp(argv[i], "--unix") == 0 && i + 1 < argc) {
+			unix_dir = argv[++i];
 		}
 	}
 	int fds[64];
@@ -73,11 +92,11 @@ int main(int argc, char **argv)
 	if (!pf)
 		return 1;
 	for (size_t i = 0; p.model_endpoints && i < cfg.nendpoints; i++) {
-		int port;
+		int port = cfg.endpoints[i].port;
 		fds[n++] = listen_any(&port);
 		fprintf(pf, "%s %d\n", cfg.endpoints[i].name, port);
 	}
-	int port;
+	int port = cfg.gw_proxy_port;
 	fds[n++] = listen_any(&port);
 	fprintf(pf, "proxy %d\n", port);
 	fclose(pf);
