@@ -30,7 +30,7 @@
 #define BUF_SIZE 65536
 
 struct half {
-	char buf[BUF_SIZE];
+	char *buf;      /* BUF_SIZE bytes, while the pair is open */
 	size_t len, off;
 	int eof;        /* the reading side ended: shut the other's write side once drained */
 	int shut;
@@ -99,7 +99,7 @@ static int connect_gateway(const char *dir, int port)
 static int pump(int from, int to, struct half *h, short rev_from)
 {
 	if ((rev_from & (POLLIN | POLLHUP | POLLERR)) && !h->eof && h->len == 0) {
-		ssize_t n = read(from, h->buf, sizeof h->buf);
+		ssize_t n = read(from, h->buf, BUF_SIZE);
 		if (n > 0) {
 			h->len = (size_t)n;
 			h->off = 0;
@@ -130,6 +130,9 @@ static void pair_close(struct pair *p)
 	close(p->in);
 	close(p->out);
 	p->in = p->out = -1;
+	free(p->up.buf);
+	free(p->down.buf);
+	p->up.buf = p->down.buf = NULL;
 }
 
 static int exit_like(int status)
@@ -206,8 +209,13 @@ int main(int argc, char **argv)
 	for (;;) {
 		int status;
 		pid_t w = waitpid(child, &status, WNOHANG);
-		if (w == child)
+		if (w == child) {
+			for (size_t i = 0; i < npairs; i++)
+				pair_close(&pairs[i]);
+			free(pairs);
+			free(pfd);
 			return exit_like(status);
+		}
 		size_t n = 0;
 		pfd[n++] = (struct pollfd){ .fd = sig_pipe[0], .events = POLLIN };
 		for (size_t i = 0; i < nports; i++)
@@ -245,9 +253,16 @@ int main(int argc, char **argv)
 			}
 			int one = 1;
 			setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-			memset(&pairs[npairs], 0, sizeof pairs[npairs]);
-			pairs[npairs].in = c;
-			pairs[npairs].out = g;
+			struct pair *np = &pairs[npairs];
+			memset(np, 0, sizeof *np);
+			np->in = c;
+			np->out = g;
+			np->up.buf = malloc(BUF_SIZE);
+			np->down.buf = malloc(BUF_SIZE);
+			if (!np->up.buf || !np->down.buf) {
+				pair_close(np);
+				continue;
+			}
 			npairs++;
 		}
 		size_t base = 1 + nports;
