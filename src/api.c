@@ -25,6 +25,7 @@
 #include "i18n.h"
 #include "mirror.h"
 #include "paths.h"
+#include "sanitize.h"
 #include "store.h"
 #include "task.h"
 #include "taskjson.h"
@@ -528,14 +529,9 @@ static json_t *line_json(const char *p, size_t n)
 	json_t *v = json_stringn(p, n);
 	if (v)
 		return v;
-	/* Not UTF-8: the bytes over 0x7f become U+FFFD. */
+	/* Not UTF-8: the bad bytes become U+FFFD. */
 	struct buf b = {0};
-	for (size_t i = 0; i < n; i++) {
-		if ((unsigned char)p[i] < 0x80)
-			buf_addc(&b, p[i]);
-		else
-			buf_adds(&b, "\xef\xbf\xbd");
-	}
+	sanitize_utf8_repair(p, n, &b);
 	v = json_stringn(b.data ? b.data : "", b.len);
 	buf_free(&b);
 	return v ? v : json_string("");

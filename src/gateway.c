@@ -35,6 +35,7 @@
 #include "i18n.h"
 #include "pipeline.h"
 #include "sandbox.h"
+#include "sanitize.h"
 
 /* Bytes buffered towards a slow reader before we stop reading the other
  * side (backpressure, so a stalled client cannot make us grow). */
@@ -202,15 +203,12 @@ static json_t *jstr_or_null(const char *s, size_t max)
 	json_t *v = json_stringn(s, n);
 	if (v)
 		return v;
-	/* Not UTF-8 (or cut inside a character): the bytes over 0x7f become
-	 * '?', so that the line is still written (json_dumps fails on a
-	 * string that is not UTF-8, and the whole line would be lost). */
-	char *t = xstrndup(s, n);
-	for (char *q = t; *q; q++)
-		if ((unsigned char)*q >= 0x80)
-			*q = '?';
-	v = json_string(t);
-	free(t);
+	/* Not UTF-8 (or cut inside a character): json_dumps would fail and
+	 * the whole line be lost, so the bad bytes become U+FFFD. */
+	struct buf b = { 0 };
+	sanitize_utf8_repair(s, n, &b);
+	v = json_stringn(b.data ? b.data : "", b.len);
+	buf_free(&b);
 	return v ? v : json_string("?");
 }
 

@@ -203,3 +203,20 @@ void sanitize_text(const char *in, size_t len, int keep_sgr, struct buf *out)
 		}
 	}
 }
+
+void sanitize_utf8_repair(const char *in, size_t len, struct buf *out)
+{
+	const unsigned char *p = (const unsigned char *)in;
+	size_t i = 0;
+	while (i < len) {
+		uint32_t cp;
+		size_t n = sanitize_utf8(p + i, len - i, &cp);
+		if (n == 0) {
+			buf_add(out, replacement, 3);
+			i++;
+		} else {
+			buf_add(out, p + i, n);
+			i += n;
+		}
+	}
+}

@@ -27,4 +27,9 @@
 
 void sanitize_text(const char *in, size_t len, int keep_sgr, struct buf *out);
 
+/* Only the UTF-8 repair of sanitize_text, for text bound for JSON (which
+ * must be UTF-8) rather than a terminal: valid UTF-8 and every control
+ * pass unchanged, each invalid byte becomes U+FFFD.  Appends to out. */
+void sanitize_utf8_repair(const char *in, size_t len, struct buf *out);
+
 #endif

@@ -117,6 +117,17 @@ int main(void)
 		ok(!strchr(r, 0x1b) && !strchr(r, 0x07) && !strstr(r, "\xc2\x9b") && !strstr(r, "\xc2\x9d"),
 		   "a hostile mix leaves no ESC, BEL or C1 introducer: %s", r);
 	}
+	/* The UTF-8 repair alone, for JSON. */
+	{
+		struct buf b = { 0 };
+		const char in[] = "caf\xc3\xa9 \xff \xe6\xbc \x1b[1m \xf0\x9f\x98\x80 \xc3";
+		sanitize_utf8_repair(in, sizeof in - 1, &b);
+		is_str(b.data, "caf\xc3\xa9 \xef\xbf\xbd \xef\xbf\xbd\xef\xbf\xbd \x1b[1m "
+		               "\xf0\x9f\x98\x80 \xef\xbf\xbd",
+		       "repair: valid characters and controls pass, each bad byte (a stray 0xff, a cut "
+		       "character) becomes U+FFFD");
+		buf_free(&b);
+	}
 	san("", 0, 0);
 	return tap_done();
 }
