@@ -367,8 +367,12 @@ static const struct builtin_agent {
 	  AGENT_OPENCODE },
 };
 
-/* List prices (USD per million tokens, 2025); [price "MODEL"] overrides. */
+/* List prices (USD per million tokens, 2025); [price "MODEL"] overrides.
+ * claude-opus-5*: the input and output prices that Claude Code 2.1.332
+ * itself charges claude-opus-5-5, its default model, in its reported
+ * costs (cost basis "list"); cache at the usual 0.1 and 1.25 times input. */
 static const struct price_conf builtin_prices[] = {
+	{ "claude-opus-5*", 4, 20, 0.4, 5 },
 	{ "claude-opus-4*", 15, 75, 1.5, 18.75 },
 	{ "claude-sonnet-4*", 3, 15, 0.3, 3.75 },
 	{ "claude-haiku-4*", 1, 5, 0.1, 1.25 },

@@ -280,12 +280,25 @@ static void usage_changed(struct gw *g, struct conn *c)
 		};
 		usage_add(&st->total, &d);
 		st->cost += usage_cost(&d, price);
-		if (!price && usage_tokens(&d) > 0)
+		if (!price && usage_tokens(&d) > 0) {
 			st->unpriced = 1;
+			/* A budget in USD cannot be kept without a price: stop here
+			 * rather than let the task spend without a limit. */
+			if (g->p->budget > 0 && !st->unpriced_model[0]) {
+				const char *m = usage_parser_model(c->usage);
+				snprintf(st->unpriced_model, sizeof st->unpriced_model, "%s",
+				         m && *m ? m : "(unnamed)");
+				/* The upstream's words, bound for messages and JSON. */
+				for (char *q = st->unpriced_model; *q; q++)
+					if (*q < 0x21 || *q > 0x7e || *q == '"' || *q == '\\')
+						*q = '?';
+			}
+		}
 		c->counted = *u;
 	}
 	const struct gateway_policy *p = g->p;
 	int over = (p->budget > 0 && st->cost >= p->budget) ||
+	           (p->budget > 0 && st->unpriced_model[0]) ||
 	           (p->budget_tokens > 0 && usage_tokens(&st->total) >= p->budget_tokens);
 	if (over && !st->over_budget) {
 		st->over_budget = 1;
@@ -826,6 +839,15 @@ static void model_request(struct gw *g, struct conn *c)
 		answer(c, rc, rc == 404 ? "paddock gateway: this path is not forwarded"
 		                        : "paddock gateway: this method is not forwarded here");
 		record(g, c, "refused", rc == 404 ? "path not allowed" : "method not allowed");
+		return;
+	}
+	if (g->stats->over_budget && g->stats->unpriced_model[0]) {
+		char msg[300];
+		snprintf(msg, sizeof msg, "paddock gateway: the model %s has no price, so this "
+		         "task's budget in USD cannot be kept; no more model requests are forwarded",
+		         g->stats->unpriced_model);
+		answer(c, 403, msg);
+		record(g, c, "refused", "budget: a model without a price");
 		return;
 	}
 	if (g->stats->over_budget) {

@@ -68,6 +68,8 @@ struct gateway_stats {
 	uint64_t requests;             /* model requests forwarded (all rounds) */
 	uint64_t allowed, refused;     /* requests and tunnels of this gateway */
 	int unpriced;                  /* a model without a price was used */
+	char unpriced_model[64];       /* the first one, when it stopped a budget in
+	                                  USD (over_budget is set), or "" */
 	volatile int over_budget;      /* watched by the supervisor's sandbox loop */
 	int last_status;               /* HTTP status of the last model response */
 	char last_error[64];           /* its error type or code, or "" */

@@ -695,6 +695,16 @@ static int run_round(struct run *r, struct sandbox *sb, const struct agent_cmdli
 		r->session = xstrdup(ar.session);
 		report(r, "session %s", ar.session);
 	}
+	if (gs && gs->over_budget && gs->unpriced_model[0]) {
+		char *msg = xasprintf(_("the model %s has no price, so the task's budget in USD "
+		                        "cannot be kept; add [price \"%s\"] to the configuration, "
+		                        "or use limits.budget-tokens"),
+		                      gs->unpriced_model, gs->unpriced_model);
+		fail_reason(r, "budget", "running", msg);
+		free(msg);
+		adapter_result_free(&ar);
+		return 1;
+	}
 	if (gs && gs->over_budget) {
 		char *msg = xasprintf(_("the task spent its budget (%.4f USD, %llu tokens; "
 		                        "limits.budget, limits.budget-tokens or add --budget)"),
