@@ -3,6 +3,7 @@
 
 #include <arpa/inet.h>
 #include <curl/curl.h>
+#include <dirent.h>
 #include <errno.h>
 #include <grp.h>
 #include <fcntl.h>
@@ -1801,6 +1802,75 @@ fail:
 		close(listen_fds[i]);
 	bridge_remove(dir, ports, nports);
 	return -1;
+}
+
+/* 1 if the unix socket `name` in dirfd refuses connections (nobody
+ * listens: its gateway is dead). */
+static int socket_dead(int dirfd, const char *name)
+{
+	char path[64];
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	/* /proc/self/fd/N/NAME reaches the entry without following the
+	 * folder's path again. */
+	if ((size_t)snprintf(path, sizeof path, "/proc/self/fd/%d/%s", dirfd, name) >= sizeof path ||
+	    strlen(path) >= sizeof a.sun_path)
+		return 0;
+	memcpy(a.sun_path, path, strlen(path) + 1);
+	/* Non-blocking: a listener with a full backlog would hold a blocking
+	 * connect (and serve's start) indefinitely; EAGAIN means alive. */
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return 0;
+	int dead = connect(fd, (struct sockaddr *)&a, sizeof a) < 0 && errno == ECONNREFUSED;
+	close(fd);
+	return dead;
+}
+
+void gateway_janitor(void)
+{
+	DIR *tmp = opendir("/tmp");
+	if (!tmp)
+		return;
+	struct dirent *de;
+	while ((de = readdir(tmp))) {
+		if (strncmp(de->d_name, "paddock-gateway-", 16) != 0)
+			continue;
+		int dfd = openat(dirfd(tmp), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (dfd < 0)
+			continue;
+		/* Ours hold only sockets named after ports; a folder with
+		 * anything else, or a live socket, is left alone, and so is one
+		 * changed in the last minute (a gateway may be binding in it:
+		 * a socket bound and not yet listening refuses too). */
+		struct stat dst;
+		if (fstat(dfd, &dst) < 0 || time(NULL) - dst.st_mtime < 60) {
+			close(dfd);
+			continue;
+		}
+		DIR *d = fdopendir(dup(dfd));
+		int stale = d != NULL, n = 0;
+		struct dirent *e;
+		while (stale && (e = readdir(d))) {
+			struct stat st;
+			if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+				continue;
+			n++;
+			stale = strspn(e->d_name, "0123456789") == strlen(e->d_name) &&
+			        fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+			        S_ISSOCK(st.st_mode) && socket_dead(dfd, e->d_name);
+		}
+		if (stale && n > 0) {
+			rewinddir(d);
+			while ((e = readdir(d)))
+				if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+					unlinkat(dfd, e->d_name, 0);
+			unlinkat(dirfd(tmp), de->d_name, AT_REMOVEDIR);
+		}
+		if (d)
+			closedir(d);
+		close(dfd);
+	}
+	closedir(tmp);
 }
 
 static char *ports_list(const int *ports, size_t nports)

@@ -98,6 +98,10 @@ const struct gateway_stats *gateway_stats(const struct gateway *g);
 /* Stops the gateway process and frees g.  NULL is fine. */
 void gateway_stop(struct gateway *g);
 
+/* Removes the bridge socket folders in /tmp that a killed supervisor left
+ * (every socket in them refuses connections); live ones stay. */
+void gateway_janitor(void);
+
 /* The placeholder key the sandbox sees instead of a real one. */
 #define GATEWAY_PLACEHOLDER_KEY "paddock-placeholder-not-a-key"
 

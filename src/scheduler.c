@@ -18,6 +18,7 @@
 #include "buf.h"
 #include "fsx.h"
 #include "gate.h"
+#include "gateway.h"
 #include "i18n.h"
 #include "paths.h"
 #include "pipeline.h"
@@ -678,8 +679,10 @@ static void shutdown_workers(struct sched *s)
 		free(pfd);
 		handle_signals(s);
 	}
-	/* A supervisor killed before it finished leaves its cgroups. */
+	/* A supervisor killed before it finished leaves its cgroups (and,
+	 * with the bridge, its socket folder). */
 	sandbox_janitor();
+	gateway_janitor();
 }
 
 int scheduler_open(struct scheduler **out, const struct config *cfg, const char *data_dir,
@@ -712,6 +715,7 @@ int scheduler_open(struct scheduler **out, const struct config *cfg, const char 
 		fprintf(progress, _("%d task(s) left active by a stopped paddock are now lost\n"),
 		        lost);
 	sandbox_janitor();
+	gateway_janitor();
 	if (store_forget_sandboxes(s->st, e) < 0)
 		fprintf(stderr, "paddock: %s\n", e->msg);
 
