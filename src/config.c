@@ -268,7 +268,7 @@ static const char *const price_keys[] = { "input", "output", "cache-read", "cach
 static const char *const api_keys[] = { "listen", "max-queue", "max-body", NULL };
 static const char *const token_keys[] = { "value-env", "value-file", "read-only", NULL };
 static const char *const gateway_keys[] = { "hosts-file", "dns", "ca-file", "allow-address",
-	"proxy-port", "max-body", "max-tunnels", "network", NULL };
+	"proxy-port", "max-body", "max-tunnels", "network", "tunnel-idle", NULL };
 static const char *const webhook_keys[] = { "url", "secret-env", "secret-file", "events",
 	"timeout", "attempts", NULL };
 static const char *const sandbox_keys[] = { "uid", "gid", NULL };
@@ -434,6 +434,7 @@ void config_init_defaults(struct config *c)
 	c->gate_timeout = 24 * 3600;
 	c->gw_dns = 1;
 	c->gw_proxy_port = 3128;
+	c->gw_tunnel_idle = 600;
 	c->gw_max_body = 32ULL << 20;
 	c->gw_max_tunnels = 32;
 	c->api_max_body = 1ULL << 20;
@@ -1199,6 +1200,14 @@ static void config_entry_gateway(struct parse *p, int line, const char *key, con
 			problem_add(p->ps, line, _("gateway.max-body: '%s' is not a size of at least 1k (for example 32m)"), value);
 		else
 			c->gw_max_body = b;
+	} else if (strcmp(key, "tunnel-idle") == 0) {
+		double secs;
+		if (strcmp(value, "0") == 0)
+			c->gw_tunnel_idle = 0;
+		else if (units_parse_duration(value, &secs) < 0)
+			problem_add(p->ps, line, _("gateway.tunnel-idle: '%s' is not a duration such as 10m or 90s (0 for no limit)"), value);
+		else
+			c->gw_tunnel_idle = secs;
 	} else if (strcmp(key, "network") == 0) {
 		if (strcmp(value, "auto") == 0)
 			c->gw_network = GW_NETWORK_AUTO;

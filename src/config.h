@@ -184,6 +184,8 @@ struct config {
 	uint64_t gw_max_body;  /* max-body: request body cap (32m) */
 	int gw_max_tunnels;    /* max-tunnels: concurrent tunnels per task (32) */
 	int gw_network;        /* network: how the sandbox reaches the gateway */
+	double gw_tunnel_idle; /* tunnel-idle: seconds a tunnel may move nothing
+	                          (600); 0: no limit */
 	/* [webhook] (webhook.h): off while wh_url is NULL. */
 	char *wh_url;          /* url: where the POSTs go (http or https) */
 	char *wh_secret_env;   /* secret-env: variable with the HMAC secret

@@ -150,6 +150,9 @@ struct conn {
 	int status;
 	uint64_t bytes_up, bytes_down;
 	int tunnel_counted;
+	uint64_t idle_bytes;   /* bytes_up + bytes_down when they last moved */
+	double idle_since;
+	const char *end_reason;/* why paddock ended a tunnel, for its record */
 };
 
 struct lookup {
@@ -1343,7 +1346,7 @@ static void conn_finish(struct gw *g, struct conn *c, const char *why)
 {
 	/* Tunnels are recorded when they end, with their byte counts. */
 	if ((c->kind && strcmp(c->kind, "model") != 0) && c->tunnel_counted && c->ufd >= 0)
-		record(g, c, "allowed", NULL);
+		record(g, c, "allowed", c->end_reason);
 	/* A model response cut short (the agent hung up once it had the last
 	 * event, or the sandbox ended) still spent tokens: count what streamed
 	 * through, so the task's usage matches what the upstream bills. */
@@ -1617,6 +1620,19 @@ int gateway_serve(const struct gateway_policy *p, const int *listen_fds, size_t 
 				c->st = C_DEAD;
 			if (c->st == C_TUNNEL)
 				tunnel_progress(&g, c);
+			/* A tunnel that moves nothing holds one of max-tunnels for
+			 * good: closed after gateway.tunnel-idle. */
+			if (c->st == C_TUNNEL) {
+				uint64_t moved = c->bytes_up + c->bytes_down;
+				if (moved != c->idle_bytes || c->idle_since == 0) {
+					c->idle_bytes = moved;
+					c->idle_since = t;
+				} else if (p->cfg->gw_tunnel_idle > 0 &&
+				           t - c->idle_since >= p->cfg->gw_tunnel_idle) {
+					c->end_reason = "closed after gateway.tunnel-idle without traffic";
+					c->st = C_DEAD;
+				}
+			}
 			if (c->paused && c->easy && c->out.len - c->out_off < OUT_HIGH / 2) {
 				c->paused = 0;
 				curl_easy_pause(c->easy, CURLPAUSE_CONT);
