@@ -33,67 +33,17 @@ start() {
 start short '{"turns": [], "after": {"text": "ok", "usage": {"input_tokens": 10, "output_tokens": 2}}}'
 start long "$(python3 -c 'import json; print(json.dumps({"turns": [], "after": {"text": "word " * 800000}}))')"
 
-python3 - "$short_up" "$short_gw" "$long_up" "$long_gw" <<'PY'
-import http.client, json, socket, sys, time
-su, sg, lu, lg = (int(a) for a in sys.argv[1:5])
-def conn(port):
-    c = http.client.HTTPConnection("127.0.0.1", port)
-    c.connect()
-    # Head and body go out in separate writes: without this, Nagle and
-    # delayed ACKs add 40 ms to every call, on both paths.
-    c.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    return c
-def body(stream):
-    return json.dumps({"model": "claude-bench", "max_tokens": 1024, "stream": stream,
-                       "messages": [{"role": "user", "content": "hi"}],
-                       "tools": [{"name": "Bash", "input_schema": {"type": "object"}}]})
-H = {"content-type": "application/json", "x-api-key": "placeholder"}
-def calls(port, n):
-    c = conn(port)
-    t0 = time.monotonic()
-    for _ in range(n):
-        c.request("POST", "/v1/messages", body(False), H)
-        r = c.getresponse(); r.read()
-        assert r.status == 200, r.status
-    return n / (time.monotonic() - t0)
-def stream(port):
-    c = conn(port)
-    t0 = time.monotonic()
-    c.request("POST", "/v1/messages", body(True), H)
-    r = c.getresponse(); n = len(r.read())
-    return time.monotonic() - t0, n
-calls(su, 30); calls(sg, 30)   # warm both paths
-best = lambda f, *a: max(f(*a) for _ in range(3))
-d = best(calls, su, 300); g = best(calls, sg, 300)
-print("keep-alive calls: direct %.0f/s, through the gateway %.0f/s" % (d, g))
-print("ratio gateway/direct (calls per second): %.2f" % (g / d))
-sd = min(stream(lu) for _ in range(3)); sgw = min(stream(lg) for _ in range(3))
-print("streamed answer (%.1f MB): direct %.3fs, through the gateway %.3fs"
-      % (sd[1] / 1e6, sd[0], sgw[0]))
-print("ratio gateway/direct (time to last byte): %.2f" % (sgw[0] / sd[0]))
-PY
-
-# The bridge (gateway.network = bridge): paddock-bridge in a network
-# namespace of its own, relaying to a gateway on unix sockets, against the
-# TCP gateway above, in the same run.  Needs root (unshare -n).
-if [ "$(id -u)" -ne 0 ] || ! command -v unshare >/dev/null || ! command -v ip >/dev/null; then
-	echo "bridge: skipped (needs root, unshare and ip)"
-	exit 0
-fi
-mkdir -p "$T/sock/short" "$T/sock/long"
-for name in short long; do
-	ANTHROPIC_API_KEY=bench-key "$build/tests/gateway-serve" "$T/$name.config" none \
-		"$T/$name-unix.ports" "$T/$name-unix.report" --unix "$T/sock/$name" >/dev/null 2>&1 &
-	echo $! >"$T/$name-unix.pid"
-done
-while ! grep -q '^proxy ' "$T/short-unix.ports" 2>/dev/null ||
-      ! grep -q '^proxy ' "$T/long-unix.ports" 2>/dev/null; do sleep 0.1; done
+# One client for every path: "calls PORT" prints the best keep-alive
+# calls per second of three runs, "stream PORT" the best time to the last
+# byte of a streamed answer and its size.
 cat >"$T/client.py" <<'PY'
 import http.client, json, socket, sys, time
 what, port = sys.argv[1], int(sys.argv[2])
 def conn():
     c = http.client.HTTPConnection("127.0.0.1", port)
     c.connect()
+    # Head and body go out in separate writes: without this, Nagle and
+    # delayed ACKs add 40 ms to every call, on both paths.
     c.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     return c
 def body(stream):
@@ -113,19 +63,47 @@ def stream():
     c = conn()
     t0 = time.monotonic()
     c.request("POST", "/v1/messages", body(True), H)
-    r = c.getresponse(); r.read()
-    return time.monotonic() - t0
+    r = c.getresponse(); n = len(r.read())
+    return time.monotonic() - t0, n
 if what == "calls":
     calls(30)
     print(max(calls(300) for _ in range(3)))
 else:
-    print(min(stream() for _ in range(3)))
+    print("%f %d" % min(stream() for _ in range(3)))
 PY
+client() { python3 "$T/client.py" "$@"; }
+python3 - "$(client calls "$short_up")" "$(client calls "$short_gw")" \
+	"$(client stream "$long_up")" "$(client stream "$long_gw")" <<'PY'
+import sys
+d, g = float(sys.argv[1]), float(sys.argv[2])
+sd, n = float(sys.argv[3].split()[0]), int(sys.argv[3].split()[1])
+sg = float(sys.argv[4].split()[0])
+print("keep-alive calls: direct %.0f/s, through the gateway %.0f/s" % (d, g))
+print("ratio gateway/direct (calls per second): %.2f" % (g / d))
+print("streamed answer (%.1f MB): direct %.3fs, through the gateway %.3fs" % (n / 1e6, sd, sg))
+print("ratio gateway/direct (time to last byte): %.2f" % (sg / sd))
+PY
+
+# The bridge (gateway.network = bridge): paddock-bridge in a network
+# namespace of its own, relaying to a gateway on unix sockets, against the
+# TCP gateway above, in the same run.  Needs root (unshare -n).
+if [ "$(id -u)" -ne 0 ] || ! command -v unshare >/dev/null || ! command -v ip >/dev/null; then
+	echo "bridge: skipped (needs root, unshare and ip)"
+	exit 0
+fi
+mkdir -p "$T/sock/short" "$T/sock/long"
+for name in short long; do
+	ANTHROPIC_API_KEY=bench-key "$build/tests/gateway-serve" "$T/$name.config" none \
+		"$T/$name-unix.ports" "$T/$name-unix.report" --unix "$T/sock/$name" >/dev/null 2>&1 &
+	echo $! >"$T/$name-unix.pid"
+done
+while ! grep -q '^proxy ' "$T/short-unix.ports" 2>/dev/null ||
+      ! grep -q '^proxy ' "$T/long-unix.ports" 2>/dev/null; do sleep 0.1; done
 # The unix-socket gateways listen at the configured ports' names (8081).
-tcp_calls=$(python3 "$T/client.py" calls "$short_gw")
+tcp_calls=$(client calls "$short_gw")
 bridge_calls=$(unshare -n sh -c "ip link set lo up && '$build/paddock-bridge' '$T/sock/short' 8081,3128 -- python3 '$T/client.py' calls 8081")
-tcp_stream=$(python3 "$T/client.py" stream "$long_gw")
-bridge_stream=$(unshare -n sh -c "ip link set lo up && '$build/paddock-bridge' '$T/sock/long' 8081,3128 -- python3 '$T/client.py' stream 8081")
+tcp_stream=$(client stream "$long_gw" | cut -d' ' -f1)
+bridge_stream=$(unshare -n sh -c "ip link set lo up && '$build/paddock-bridge' '$T/sock/long' 8081,3128 -- python3 '$T/client.py' stream 8081" | cut -d' ' -f1)
 python3 - "$tcp_calls" "$bridge_calls" "$tcp_stream" "$bridge_stream" <<'PY'
 import sys
 tc, bc, ts, bs = (float(a) for a in sys.argv[1:5])

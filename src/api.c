@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "clock.h"
 #include "diff.h"
 #include "gate.h"
 #include "i18n.h"
@@ -497,13 +498,6 @@ struct sse {
 	double last;
 };
 
-static double now_mono(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static void sse_event(struct sse *s, const char *type, json_t *data)
 {
 	char *txt = json_dumps(data, JSON_COMPACT | JSON_PRESERVE_ORDER);
@@ -524,18 +518,6 @@ static void sse_gate(struct sse *s, const struct task_row *t)
 	                               "gate", g ? g : json_null()));
 }
 
-static json_t *line_json(const char *p, size_t n)
-{
-	json_t *v = json_stringn(p, n);
-	if (v)
-		return v;
-	/* Not UTF-8: the bad bytes become U+FFFD. */
-	struct buf b = {0};
-	sanitize_utf8_repair(p, n, &b);
-	v = json_stringn(b.data ? b.data : "", b.len);
-	buf_free(&b);
-	return v ? v : json_string("");
-}
 
 /* Looks once for what happened since the last look. */
 static void sse_poll(struct sse *s)
@@ -569,12 +551,12 @@ static void sse_poll(struct sse *s)
 			size_t len = (size_t)i - used;
 			s->logoff += (off_t)(len + 1);
 			used = (size_t)i + 1;
-			sse_event(s, "log", json_pack("{s:o}", "line", line_json(line, len)));
+			sse_event(s, "log", json_pack("{s:o}", "line", sanitize_json_string(line, len)));
 		}
 		/* A line longer than the chunk goes out in pieces. */
 		if (n == (ssize_t)sizeof chunk && used == 0) {
 			s->logoff += n;
-			sse_event(s, "log", json_pack("{s:o}", "line", line_json(chunk, (size_t)n)));
+			sse_event(s, "log", json_pack("{s:o}", "line", sanitize_json_string(chunk, (size_t)n)));
 		}
 	}
 	for (; s->nsteps < t.nsteps; ) {
@@ -612,7 +594,7 @@ static ssize_t sse_read(void *cls, uint64_t pos, char *buf, size_t max)
 				buf_reset(&s->out);
 				s->out_off = 0;
 			}
-			s->last = now_mono();
+			s->last = clock_mono();
 			return (ssize_t)n;
 		}
 		if (s->ended || s->a->stopping)
@@ -620,7 +602,7 @@ static ssize_t sse_read(void *cls, uint64_t pos, char *buf, size_t max)
 		sse_poll(s);
 		if (s->out.len)
 			continue;
-		if (now_mono() - s->last > SSE_PING_S) {
+		if (clock_mono() - s->last > SSE_PING_S) {
 			buf_adds(&s->out, ": ping\n\n");
 			continue;
 		}
@@ -666,7 +648,7 @@ static enum MHD_Result get_events(struct api *a, struct MHD_Connection *c,
 		s->logoff = (off_t)lo;
 		s->gate_due = k == 2;
 	}
-	s->last = now_mono();
+	s->last = clock_mono();
 	buf_adds(&s->out, "retry: 2000\n\n");
 	struct MHD_Response *r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384,
 	                                                           sse_read, s, sse_free);

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "clock.h"
 #include "i18n.h"
 
 #ifndef CGROUP2_SUPER_MAGIC
@@ -118,9 +119,7 @@ static void sleep_ms(long ms)
 
 static double now_ms(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+	return clock_mono() * 1e3;
 }
 
 /* ---- where our own cgroups are ---- */

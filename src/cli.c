@@ -17,6 +17,7 @@
 #include "adapter.h"
 #include "api.h"
 #include "buf.h"
+#include "clock.h"
 #include "config.h"
 #include "demo.h"
 #include "diff.h"
@@ -436,7 +437,7 @@ static void show_usage(struct store *s, const struct task_row *t, const struct c
 	struct err e = {{0}};
 	struct pause_row *p;
 	size_t np;
-	if (store_pauses_active(s, taskjson_now(), &p, &np, &e) < 0)
+	if (store_pauses_active(s, clock_wall(), &p, &np, &e) < 0)
 		return;
 	for (size_t i = 0; i < np; i++) {
 		if (!taskjson_pause_applies(cfg, t, &p[i]))

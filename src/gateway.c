@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "clock.h"
 #include "egress.h"
 #include "i18n.h"
 #include "pipeline.h"
@@ -164,20 +165,6 @@ struct lookup {
 	char *name;
 };
 
-static double now_real(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static double now_mono(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* ---- reports ---- */
 
 /* One line to the scheduler, escaped as pipeline.h says; writes under
@@ -202,18 +189,8 @@ static json_t *jstr_or_null(const char *s, size_t max)
 	if (!s)
 		return json_null();
 	size_t n = strlen(s);
-	if (n > max)
-		n = max;
-	json_t *v = json_stringn(s, n);
-	if (v)
-		return v;
-	/* Not UTF-8 (or cut inside a character): json_dumps would fail and
-	 * the whole line be lost, so the bad bytes become U+FFFD. */
-	struct buf b = { 0 };
-	sanitize_utf8_repair(s, n, &b);
-	v = json_stringn(b.data ? b.data : "", b.len);
-	buf_free(&b);
-	return v ? v : json_string("?");
+	/* Cut inside a character, the string is repaired, not lost. */
+	return sanitize_json_string(s, n > max ? max : n);
 }
 
 static void record(struct gw *g, struct conn *c, const char *verdict, const char *reason)
@@ -229,7 +206,7 @@ static void record(struct gw *g, struct conn *c, const char *verdict, const char
 	if (g->nrecords == MAX_RECORDS)
 		reason = "record limit reached: later requests are counted, not listed";
 	json_t *o = json_object();
-	json_object_set_new(o, "time", json_real(now_real()));
+	json_object_set_new(o, "time", json_real(clock_wall()));
 	json_object_set_new(o, "step", json_string(g->p->step ? g->p->step : "agent"));
 	json_object_set_new(o, "kind", json_string(c->kind ? c->kind : "http"));
 	json_object_set_new(o, "endpoint", c->ep >= 0 ? json_string(g->eps[c->ep].conf->name)
@@ -241,7 +218,7 @@ static void record(struct gw *g, struct conn *c, const char *verdict, const char
 	json_object_set_new(o, "status", c->status ? json_integer(c->status) : json_null());
 	json_object_set_new(o, "up", json_integer((json_int_t)c->bytes_up));
 	json_object_set_new(o, "down", json_integer((json_int_t)c->bytes_down));
-	json_object_set_new(o, "ms", json_integer((json_int_t)((now_mono() - c->t0) * 1000)));
+	json_object_set_new(o, "ms", json_integer((json_int_t)((clock_mono() - c->t0) * 1000)));
 	json_object_set_new(o, "verdict", json_string(verdict));
 	json_object_set_new(o, "reason", jstr_or_null(reason, 300));
 	report_line(g, "egress", o);
@@ -519,7 +496,7 @@ static void request_reset(struct conn *c)
 	c->status = 0;
 	c->bytes_up = c->bytes_down = 0;
 	c->kind = NULL;
-	c->t0 = now_mono();
+	c->t0 = clock_mono();
 }
 
 /* ---- connections ---- */
@@ -534,7 +511,7 @@ static struct conn *conn_new(struct gw *g, int fd, int ep)
 	c->st = C_READ;
 	http_parser_init(&c->parser, HTTP_REQUEST);
 	c->parser.data = c;
-	c->t0 = now_mono();
+	c->t0 = clock_mono();
 	c->next = g->conns;
 	g->conns = c;
 	g->nconns++;
@@ -683,7 +660,7 @@ static size_t on_resp_header(char *data, size_t size, size_t nmemb, void *arg)
 		double secs = strtod(tmp, &end);
 		if (end == tmp) {
 			time_t t = curl_getdate(tmp, NULL);
-			secs = t > 0 ? (double)t - now_real() : 0;
+			secs = t > 0 ? (double)t - clock_wall() : 0;
 		}
 		c->retry_after = secs > 0 ? secs : 0;
 	}
@@ -741,7 +718,7 @@ static void pause_upstream(struct gw *g, struct conn *c)
 	if (secs > PAUSE_MAX)
 		secs = PAUSE_MAX;
 	json_t *o = json_pack("{s:s, s:f, s:i}", "endpoint", g->eps[c->ep].conf->name, "until",
-	                      now_real() + secs, "status", c->resp_status);
+	                      clock_wall() + secs, "status", c->resp_status);
 	report_line(g, "pause", o);
 	json_decref(o);
 }
@@ -1174,7 +1151,7 @@ static void start_connect(struct gw *g, struct conn *c)
 		if (errno == EINPROGRESS) {
 			c->ufd = fd;
 			c->st = C_CONNECTING;
-			c->deadline = now_mono() + CONNECT_TIMEOUT;
+			c->deadline = clock_mono() + CONNECT_TIMEOUT;
 			return;
 		}
 		close(fd);
@@ -1606,7 +1583,7 @@ int gateway_serve(const struct gateway_policy *p, const int *listen_fds, size_t 
 			}
 		}
 		lookups_poll(&g);
-		double t = now_mono();
+		double t = clock_mono();
 		struct conn **pp = &g.conns;
 		while (*pp) {
 			struct conn *c = *pp;
@@ -1669,7 +1646,9 @@ struct gateway {
 	pid_t pid;
 	int netns_fd;
 	char *bridge_dir;      /* bridge: the host dir of our unix sockets */
-	char *bridge_ports;    /* bridge: "8081,8082,3128" */
+	char *bridge_ports;    /* bridge: "8081,8082,3128", for paddock-bridge */
+	int ports[MAX_ADDRS + 1];  /* the listeners' ports */
+	size_t nports;
 	char *note;            /* why the bridge stands in for the namespace */
 	struct gateway_stats *stats;
 	char **env;
@@ -1957,6 +1936,8 @@ int gateway_start(const struct gateway_policy *p, int report_fd, struct gateway 
 	ports[nports++] = cfg->gw_proxy_port;
 	struct gateway *g = xcalloc(1, sizeof *g);
 	g->netns_fd = -1;
+	memcpy(g->ports, ports, nports * sizeof *ports);
+	g->nports = nports;
 	g->stats = mmap(NULL, sizeof *g->stats, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
 	                -1, 0);
 	if (g->stats == MAP_FAILED) {
@@ -2068,13 +2049,8 @@ void gateway_stop(struct gateway *g)
 		sandbox_other_child(g->pid, 0);
 	if (g->netns_fd >= 0)
 		close(g->netns_fd);
-	if (g->bridge_dir) {
-		int ports[MAX_ADDRS + 1];
-		size_t n = 0;
-		for (char *p = g->bridge_ports, *end; p && *p && n <= MAX_ADDRS; p = *end ? end + 1 : end)
-			ports[n++] = (int)strtol(p, &end, 10);
-		bridge_remove(g->bridge_dir, ports, n);
-	}
+	if (g->bridge_dir)
+		bridge_remove(g->bridge_dir, g->ports, g->nports);
 	free(g->bridge_dir);
 	free(g->bridge_ports);
 	free(g->note);

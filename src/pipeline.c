@@ -17,6 +17,7 @@
 #include "agent.h"
 #include "buf.h"
 #include "bundle.h"
+#include "clock.h"
 #include "diff.h"
 #include "policy.h"
 #include "fsx.h"
@@ -61,13 +62,6 @@ static void on_term(int sig)
 	sandbox_request_cancel();
 }
 
-static double mono(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 int pipeline_report_write(int fd, const char *text, size_t len)
 {
 	/* One event per line: newlines inside a message travel escaped. */
@@ -109,7 +103,7 @@ static void logline(struct run *r, const char *fmt, ...)
 {
 	struct buf b = {0};
 	va_list ap;
-	buf_printf(&b, "[paddock %6.2fs] ", mono() - r->started);
+	buf_printf(&b, "[paddock %6.2fs] ", clock_mono() - r->started);
 	va_start(ap, fmt);
 	int n = vsnprintf(NULL, 0, fmt, ap);
 	va_end(ap);
@@ -254,7 +248,7 @@ static int handoff(struct run *r, struct sandbox *sb, struct err *e)
 	struct sandbox_result res;
 	/* The hand-off gets its own few minutes: a task that used all its time
 	 * still hands back what it did. */
-	double deadline = mono() + 300;
+	double deadline = clock_mono() + 300;
 	logline(r, "hand-off: committing and bundling the work");
 	int rc = sb_run(r, sb, argv, NULL, deadline, &res, e);
 	free(script);
@@ -502,13 +496,13 @@ static char *gate_json(struct run *r, const char *from, const char *summary,
 static int gate_wait(struct run *r)
 {
 	const struct pipeline_job *job = r->job;
-	double until = mono() + job->cfg->gate_timeout;
+	double until = clock_mono() + job->cfg->gate_timeout;
 	struct buf in = {0};
 	int next = 0;
 	logline(r, "review: the sandbox is kept for the reviewer (paddock.gate-timeout)");
 	report(r, "kept");
 	while (!cancelled && job->cmd_fd >= 0) {
-		double left = until - mono();
+		double left = until - clock_mono();
 		if (left <= 0) {
 			logline(r, "review: gate timeout; the sandbox is torn down, the branch stays");
 			break;
@@ -552,7 +546,7 @@ static void home_save(struct run *r, struct sandbox *sb)
 	char *host = paths_join(r->task_dir, "home.tgz", NULL);
 	/* Quiet when it works: the task is already at review, and a line now
 	 * would land in the log at no fixed moment. */
-	if (!(sb_run(r, sb, argv, NULL, mono() + 60, &res, &e) == 0 && res.end == SANDBOX_EXITED &&
+	if (!(sb_run(r, sb, argv, NULL, clock_mono() + 60, &res, &e) == 0 && res.end == SANDBOX_EXITED &&
 	      res.code == 0 &&
 	      sandbox_backend_default()->copy_out(sb, SANDBOX_OUTDIR "/home.tgz", host,
 	                                          HOME_ARCHIVE_CAP, &e) == 0))
@@ -574,7 +568,7 @@ static int home_restore(struct run *r, struct sandbox *sb)
 		const char *argv[] = { "/bin/sh", "-c",
 			"tar -C \"$HOME\" -xzf " SANDBOX_OUTDIR "/home.tgz; s=$?; rm -f "
 			SANDBOX_OUTDIR "/home.tgz; exit $s", NULL };
-		ok = sb_run(r, sb, argv, NULL, mono() + 60, &res, &e) == 0 &&
+		ok = sb_run(r, sb, argv, NULL, clock_mono() + 60, &res, &e) == 0 &&
 		     res.end == SANDBOX_EXITED && res.code == 0;
 	}
 	free(host);
@@ -695,21 +689,15 @@ static int run_round(struct run *r, struct sandbox *sb, const struct agent_cmdli
 		r->session = xstrdup(ar.session);
 		report(r, "session %s", ar.session);
 	}
-	if (gs && gs->over_budget && gs->unpriced_model[0]) {
-		char *msg = xasprintf(_("the model %s has no price, so the task's budget in USD "
-		                        "cannot be kept; add [price \"%s\"] to the configuration, "
-		                        "or use limits.budget-tokens"),
-		                      gs->unpriced_model, gs->unpriced_model);
-		fail_reason(r, "budget", "running", msg);
-		free(msg);
-		adapter_result_free(&ar);
-		return 1;
-	}
 	if (gs && gs->over_budget) {
-		char *msg = xasprintf(_("the task spent its budget (%.4f USD, %llu tokens; "
-		                        "limits.budget, limits.budget-tokens or add --budget)"),
-		                      gs ? gs->cost : 0.0,
-		                      gs ? (unsigned long long)usage_tokens(&gs->total) : 0ULL);
+		char *msg = gs->unpriced_model[0]
+			? xasprintf(_("the model %s has no price, so the task's budget in USD "
+			              "cannot be kept; add [price \"%s\"] to the configuration, "
+			              "or use limits.budget-tokens"),
+			            gs->unpriced_model, gs->unpriced_model)
+			: xasprintf(_("the task spent its budget (%.4f USD, %llu tokens; "
+			              "limits.budget, limits.budget-tokens or add --budget)"),
+			            gs->cost, (unsigned long long)usage_tokens(&gs->total));
 		fail_reason(r, "budget", "running", msg);
 		free(msg);
 		adapter_result_free(&ar);
@@ -927,7 +915,7 @@ static int run_steps(struct run *r)
 		result = fail(r, "preparing", e.msg);
 		goto out;
 	}
-	r->deadline = mono() + cfg->limits.timeout;
+	r->deadline = clock_mono() + cfg->limits.timeout;
 	if (job->resume_round) {
 		if (rebuild_workspace(r, sb, &e) < 0) {
 			result = fail(r, "preparing", e.msg);
@@ -978,7 +966,7 @@ static int run_steps(struct run *r)
 		}
 		/* The scheduler moved the task to running, round `next`. */
 		r->round = next;
-		r->deadline = mono() + cfg->limits.timeout;
+		r->deadline = clock_mono() + cfg->limits.timeout;
 		if (write_prompt(r, sb, prompt, &e) < 0) {
 			result = fail(r, "running", e.msg);
 			break;
@@ -1011,7 +999,7 @@ out:
 int pipeline_run(const struct pipeline_job *job, int report_fd)
 {
 	struct run r = { .job = job, .report_fd = report_fd, .log_fd = -1,
-	                 .started = mono() };
+	                 .started = clock_mono() };
 	struct sigaction sa = { .sa_handler = on_term };
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGTERM, &sa, NULL);

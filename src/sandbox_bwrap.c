@@ -26,6 +26,7 @@
 
 #include "buf.h"
 #include "cgroup.h"
+#include "clock.h"
 #include "fsx.h"
 #include "i18n.h"
 #include "seccomp_filter.h"
@@ -68,13 +69,6 @@ struct sandbox {
 };
 
 /* ---- helpers ---- */
-
-static double mono_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* Moves fd above 2 so that dup2 onto 0..2 in the child never clobbers it. */
 static int fd_high(int fd)
@@ -594,7 +588,7 @@ static int only_others_left(void)
 
 static void reap_sandbox_zombies(void)
 {
-	double until = mono_now() + REAP_WAIT_MS / 1000.0;
+	double until = clock_mono() + REAP_WAIT_MS / 1000.0;
 	for (;;) {
 		pid_t pid = waitpid(-1, NULL, WNOHANG);
 		if (pid > 0) {
@@ -605,7 +599,7 @@ static void reap_sandbox_zombies(void)
 			return;          /* ECHILD: all gone */
 		if (only_others_left())
 			return;          /* what is left is not the sandbox's */
-		if (mono_now() > until)
+		if (clock_mono() > until)
 			return;
 		poll(NULL, 0, 5);
 	}
@@ -899,7 +893,7 @@ static int bw_run(struct sandbox *sb, const struct sandbox_cmd *cmd, struct sand
 
 		if (!eof) {
 			if (killed == SANDBOX_EXITED && cmd->deadline > 0) {
-				double left = cmd->deadline - mono_now();
+				double left = cmd->deadline - clock_mono();
 				if (left < POLL_MS / 1000.0)
 					timeout = left > 0 ? (int)(left * 1000) + 1 : 0;
 			}
@@ -924,21 +918,21 @@ static int bw_run(struct sandbox *sb, const struct sandbox_cmd *cmd, struct sand
 		if (killed == SANDBOX_EXITED) {
 			if (sandbox_cancel_requested())
 				killed = SANDBOX_CANCELLED;
-			else if (cmd->deadline > 0 && mono_now() >= cmd->deadline)
+			else if (cmd->deadline > 0 && clock_mono() >= cmd->deadline)
 				killed = SANDBOX_TIMEOUT;
 		}
 		if (killed != SANDBOX_EXITED && kill_time == 0) {
 			kill(pid, SIGKILL);
 			cgroup_kill_all(sb->cg);
-			kill_time = mono_now();
+			kill_time = clock_mono();
 		}
 		if (exited && !eof) {
 			/* The command is gone but something (a daemon it left)
 			 * still holds the pipe: kill it, then drain to EOF. */
 			if (kill_time == 0) {
 				cgroup_kill_all(sb->cg);
-				kill_time = mono_now();
-			} else if (mono_now() - kill_time > DRAIN_AFTER_KILL_MS / 1000.0) {
+				kill_time = clock_mono();
+			} else if (clock_mono() - kill_time > DRAIN_AFTER_KILL_MS / 1000.0) {
 				break;  /* a writer outside the cgroup; stop waiting */
 			}
 		}

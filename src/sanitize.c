@@ -220,3 +220,15 @@ void sanitize_utf8_repair(const char *in, size_t len, struct buf *out)
 		}
 	}
 }
+
+json_t *sanitize_json_string(const char *in, size_t len)
+{
+	json_t *v = json_stringn(in, len);
+	if (v)
+		return v;
+	struct buf b = { 0 };
+	sanitize_utf8_repair(in, len, &b);
+	v = json_stringn(b.data ? b.data : "", b.len);
+	buf_free(&b);
+	return v ? v : json_string("");
+}

@@ -22,6 +22,7 @@
 #ifndef PADDOCK_SANITIZE_H
 #define PADDOCK_SANITIZE_H
 
+#include <jansson.h>
 #include <stddef.h>
 #include "buf.h"
 
@@ -31,5 +32,9 @@ void sanitize_text(const char *in, size_t len, int keep_sgr, struct buf *out);
  * must be UTF-8) rather than a terminal: valid UTF-8 and every control
  * pass unchanged, each invalid byte becomes U+FFFD.  Appends to out. */
 void sanitize_utf8_repair(const char *in, size_t len, struct buf *out);
+
+/* A JSON string of len bytes that may not be UTF-8 (json_dumps would fail
+ * on them): repaired as sanitize_utf8_repair does.  New reference. */
+json_t *sanitize_json_string(const char *in, size_t len);
 
 #endif

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "buf.h"
+#include "clock.h"
 #include "fsx.h"
 #include "gate.h"
 #include "gateway.h"
@@ -61,20 +62,6 @@ struct scheduler {
 	struct webhook *wh;        /* the webhook sender (webhook.h) */
 };
 #define sched scheduler
-
-static double wall(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static double mono(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 int scheduler_lock(const char *data_dir, int *fd_out, struct err *e)
 {
@@ -430,7 +417,7 @@ static int start_one(struct sched *s)
 	struct err e = {{0}};
 	/* Tasks whose endpoint is paused wait; the next look (every
 	 * POLL_MS) starts them once the pause is over. */
-	int rc = store_task_next_startable(s->st, s->cfg, wall(), &t, NULL, &e);
+	int rc = store_task_next_startable(s->st, s->cfg, clock_wall(), &t, NULL, &e);
 	if (rc <= 0) {
 		if (rc < 0)
 			fprintf(stderr, "paddock: %s\n", e.msg);
@@ -569,7 +556,7 @@ static void release_decided(struct sched *s)
 
 static void check_cancels(struct sched *s)
 {
-	double now = mono();
+	double now = clock_mono();
 	for (size_t i = 0; i < s->nw; i++) {
 		struct worker *w = &s->w[i];
 		if (w->term_sent) {
@@ -655,10 +642,10 @@ static void shutdown_workers(struct sched *s)
 	s->stopping = 1;
 	for (size_t i = 0; i < s->nw; i++)
 		kill(s->w[i].pid, SIGTERM);
-	double deadline = mono() + KILL_GRACE;
+	double deadline = clock_mono() + KILL_GRACE;
 	int killed = 0;
 	while (s->nw) {
-		if (!killed && mono() > deadline) {
+		if (!killed && clock_mono() > deadline) {
 			for (size_t i = 0; i < s->nw; i++)
 				kill(s->w[i].pid, SIGKILL);
 			killed = 1;
@@ -762,7 +749,7 @@ void scheduler_step(struct scheduler *s, const struct pollfd *fds, size_t n)
 				worker_read(s, &s->w[i]);
 	}
 	handle_signals(s);
-	double now = mono();
+	double now = clock_mono();
 	if (now - s->last_poll >= POLL_MS / 1000.0) {
 		s->last_poll = now;
 		s->waiting = start_requested(s);
@@ -772,7 +759,7 @@ void scheduler_step(struct scheduler *s, const struct pollfd *fds, size_t n)
 		release_decided(s);
 		recover_pushing(s);
 	}
-	webhook_pump(s->wh, fds, n, wall());
+	webhook_pump(s->wh, fds, n, clock_wall());
 }
 
 int scheduler_idle(struct scheduler *s)

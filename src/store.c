@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 #include "buf.h"
+#include "clock.h"
 #include "i18n.h"
 
 struct store {
@@ -106,13 +107,6 @@ static const char *const migrations[] = {
 	"CREATE INDEX webhooks_task ON webhooks(task_id, id);",
 };
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static int db_err(struct store *s, struct err *e, const char *what)
 {
@@ -362,7 +356,7 @@ int store_task_add_budget(struct store *s, const char *repo, const char *agent,
 		db_err(s, e, "add");
 		goto fail;
 	}
-	double t = now();
+	double t = clock_wall();
 	/* A collision of two random ids is astronomically rare; the UNIQUE
 	 * constraint turns it into a retry, never a reused id. */
 	for (int tries = 0;; tries++) {
@@ -523,7 +517,7 @@ static int transition_locked(struct store *s, const char *id, enum task_status t
 	                       NULL) != SQLITE_OK)
 		return db_err(s, e, "transition");
 	sqlite3_bind_text(st, 1, task_status_name(to), -1, SQLITE_STATIC);
-	sqlite3_bind_double(st, 2, now());
+	sqlite3_bind_double(st, 2, clock_wall());
 	if (error)
 		sqlite3_bind_text(st, 3, error, -1, SQLITE_STATIC);
 	else
@@ -532,7 +526,7 @@ static int transition_locked(struct store *s, const char *id, enum task_status t
 	int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : db_err(s, e, "transition");
 	sqlite3_finalize(st);
 	/* Milliseconds are enough for a person. */
-	double at = (double)(long long)((now() - created) * 1000 + 0.5) / 1000;
+	double at = (double)(long long)((clock_wall() - created) * 1000 + 0.5) / 1000;
 	if (rc == 0)
 		rc = add_step(s, id, at < 0 ? 0 : at, to, e);
 	return rc;
@@ -709,7 +703,7 @@ int store_round_begin(struct store *s, const char *id, int n, const char *from, 
 		sqlite3_bind_text(st, 2, from, -1, SQLITE_STATIC);
 	else
 		sqlite3_bind_null(st, 2);
-	sqlite3_bind_double(st, 3, now());
+	sqlite3_bind_double(st, 3, clock_wall());
 	sqlite3_bind_text(st, 4, id, -1, SQLITE_STATIC);
 	int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : db_err(s, e, "rounds");
 	sqlite3_finalize(st);
@@ -733,7 +727,7 @@ int store_round_end(struct store *s, const char *id, int n, const char *head,
 		sqlite3_bind_text(st, 2, gate, -1, SQLITE_STATIC);
 	else
 		sqlite3_bind_null(st, 2);
-	sqlite3_bind_double(st, 3, now());
+	sqlite3_bind_double(st, 3, clock_wall());
 	sqlite3_bind_int(st, 4, n);
 	sqlite3_bind_text(st, 5, id, -1, SQLITE_STATIC);
 	int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : db_err(s, e, "rounds");
@@ -803,7 +797,7 @@ static int decision_insert(struct store *s, const char *id, const char *action,
 	else
 		sqlite3_bind_null(st, 2);
 	sqlite3_bind_text(st, 3, actor, -1, SQLITE_STATIC);
-	sqlite3_bind_double(st, 4, now());
+	sqlite3_bind_double(st, 4, clock_wall());
 	sqlite3_bind_text(st, 5, id, -1, SQLITE_STATIC);
 	int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : db_err(s, e, "decisions");
 	sqlite3_finalize(st);
@@ -1136,7 +1130,7 @@ int store_egress_add(struct store *s, const char *id, int round, const char *jso
 	}
 	sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
 	sqlite3_bind_int(st, 2, round);
-	sqlite3_bind_double(st, 3, time > 0 ? time : now());
+	sqlite3_bind_double(st, 3, time > 0 ? time : clock_wall());
 	for (int i = 0; i < 4; i++)          /* step kind endpoint host */
 		bind_str_or_null(st, 4 + i, v[i]);
 	sqlite3_bind_int(st, 8, port > 0 && port < 65536 ? (int)port : 0);
@@ -1235,7 +1229,7 @@ int store_pause_set(struct store *s, const char *endpoint, double until, int sta
 	sqlite3_bind_double(st, 2, until);
 	sqlite3_bind_int(st, 3, status);
 	bind_str_or_null(st, 4, task_id);
-	sqlite3_bind_double(st, 5, now());
+	sqlite3_bind_double(st, 5, clock_wall());
 	int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : db_err(s, e, "pauses");
 	sqlite3_finalize(st);
 	return rc;
@@ -1307,7 +1301,7 @@ int store_webhook_add(struct store *s, const char *task_id, const char *event,
 	        "INSERT INTO webhooks (task_id, event, delivery, body, created, next_at) "
 	        "VALUES (?, ?, ?, ?, ?, ?)", -1, &st, NULL) != SQLITE_OK)
 		return db_err(s, e, "webhooks");
-	double t = now();
+	double t = clock_wall();
 	sqlite3_bind_text(st, 1, task_id, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 2, event, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 3, delivery, -1, SQLITE_STATIC);
@@ -1391,7 +1385,7 @@ int store_webhook_done(struct store *s, long long id, struct err *e)
 	        "UPDATE webhooks SET attempts = attempts + 1, next_at = NULL, delivered_at = ? "
 	        "WHERE id = ?", -1, &st, NULL) != SQLITE_OK)
 		return db_err(s, e, "webhooks");
-	sqlite3_bind_double(st, 1, now());
+	sqlite3_bind_double(st, 1, clock_wall());
 	sqlite3_bind_int64(st, 2, id);
 	int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : db_err(s, e, "webhooks");
 	sqlite3_finalize(st);

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "gate.h"
 #include "task.h"
 
@@ -58,13 +59,6 @@ int taskjson_pause_applies(const struct config *cfg, const struct task_row *t,
 	const struct agent_conf *a = cfg ? config_find_agent(cfg, t->agent) : NULL;
 	return a && a->endpoint && !strcmp(a->endpoint, p->endpoint) &&
 	       !task_status_is_terminal(t->status);
-}
-
-double taskjson_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 json_t *taskjson_task(const struct task_row *t, const struct config *cfg)
@@ -167,7 +161,7 @@ json_t *taskjson_full(struct store *s, const struct task_row *t,
 	struct pause_row *p;
 	size_t np;
 	json_t *pa = json_array();
-	if (store_pauses_active(s, taskjson_now(), &p, &np, &e) == 0) {
+	if (store_pauses_active(s, clock_wall(), &p, &np, &e) == 0) {
 		for (size_t i = 0; i < np; i++)
 			if (taskjson_pause_applies(cfg, t, &p[i]))
 				json_array_append_new(pa, json_pack("{s:s,s:f,s:o,s:o}", "endpoint",

@@ -15,8 +15,6 @@ double taskjson_budget(const struct task_row *t, const struct config *cfg, const
  * endpoint. */
 int taskjson_pause_applies(const struct config *cfg, const struct task_row *t,
                            const struct pause_row *p);
-/* Unix time now. */
-double taskjson_now(void);
 /* The task row (list): id, status, steps, branch, usage, ...  New
  * reference; cfg may be NULL. */
 json_t *taskjson_task(const struct task_row *t, const struct config *cfg);

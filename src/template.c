@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "clock.h"
 #include "fsx.h"
 #include "i18n.h"
 #include "mirror.h"
@@ -85,7 +86,6 @@ static void template_setup_child(int report_fd, const struct config *cfg,
 	struct sandbox *sb = NULL;
 	const char *argv[] = { "/bin/sh", "-c", command, NULL };
 	uint64_t used = 0;
-	struct timespec now;
 	struct sandbox_spec spec = {
 		.task_id = id, .lower = dir, .workspace_direct = direct,
 		.uid = cfg->sandbox_uid, .gid = cfg->sandbox_gid, .limits = cfg->limits,
@@ -94,9 +94,8 @@ static void template_setup_child(int report_fd, const struct config *cfg,
 
 	memset(&rep, 0, sizeof rep);
 	prctl(PR_SET_PDEATHSIG, SIGTERM);
-	clock_gettime(CLOCK_MONOTONIC, &now);
 	if (cfg->limits.timeout > 0)
-		cmd.deadline = (double)now.tv_sec + (double)now.tv_nsec / 1e9 + cfg->limits.timeout;
+		cmd.deadline = clock_mono() + cfg->limits.timeout;
 	/* Set-up reaches its own allowlist (package registries) through a
 	 * proxy-only gateway; the tests get no network at all. */
 	struct gateway *gw = NULL;

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "buf.h"
+#include "clock.h"
 #include "fsx.h"
 #include "i18n.h"
 
@@ -132,9 +133,8 @@ int webhook_enqueue(const struct config *cfg, struct store *st, const char *task
 		return -1;
 	char delivery[WEBHOOK_DELIVERY_LEN];
 	webhook_delivery_id(delivery);
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	char *body = webhook_payload(&t, (enum webhook_event)ev, (double)ts.tv_sec, delivery);
+	char *body = webhook_payload(&t, (enum webhook_event)ev, (double)(long long)clock_wall(),
+	                             delivery);
 	int rc = store_webhook_add(st, t.id, webhook_event_name((enum webhook_event)ev), delivery,
 	                           body, e);
 	free(body);
@@ -177,13 +177,6 @@ struct webhook {
 	double last_look;          /* monotonic time of the last look at the store */
 };
 
-static double mono(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* The URL without its path, query or user info: a chat's webhook URL
  * often holds its secret in the path. */
 static char *url_shown(const char *url)
@@ -223,7 +216,7 @@ static int sock_cb(CURL *easy, curl_socket_t fd, int what, void *userp, void *so
 static int timer_cb(CURLM *multi, long ms, void *userp)
 {
 	struct webhook *w = userp;
-	w->timer_at = ms < 0 ? -1 : mono() + (double)ms / 1000.0;
+	w->timer_at = ms < 0 ? -1 : clock_mono() + (double)ms / 1000.0;
 	return 0;
 }
 
@@ -404,9 +397,7 @@ static void finished(struct webhook *w, struct transfer *t, CURLcode cc)
 			wait *= 2;
 		if (wait > MAX_BACKOFF)
 			wait = MAX_BACKOFF;
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		double wall = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+		double wall = clock_wall();
 		fprintf(stderr, _("paddock: webhook %s of task %s to %s: %s (attempt %d of %d); "
 		                  "next try in %.0fs\n"), t->event, t->task_id, w->shown, why, tries,
 		        w->cfg->wh_attempts, wait);
@@ -457,7 +448,7 @@ void webhook_pump(struct webhook *w, const struct pollfd *fds, size_t n, double 
 			break;
 		}
 	}
-	double m = mono();
+	double m = clock_mono();
 	if (w->timer_at >= 0 && m >= w->timer_at) {
 		w->timer_at = -1;
 		curl_multi_socket_action(w->multi, CURL_SOCKET_TIMEOUT, 0, &running);

@@ -460,6 +460,16 @@ int main(void)
 	is_str(load("[endpoint \"x\"]\nupstream = http://x\nport = 8081\n"),
 	       "F:3: endpoints 'anthropic' and 'x' both use port 8081; give each its own",
 	       "two endpoints cannot share a port");
+	is_str(load("[gateway]\nnetwork = bridge\ntunnel-idle = 90s\n"), "", "network and tunnel-idle load");
+	ok(c.gw_network == GW_NETWORK_BRIDGE && c.gw_tunnel_idle == 90, "the bridge, and 90 s idle tunnels");
+	is_str(load("[gateway]\ntunnel-idle = 0\n"), "", "tunnel-idle 0 loads");
+	ok(c.gw_tunnel_idle == 0 && c.gw_network == GW_NETWORK_AUTO, "no idle limit; the network is auto by default");
+	is_str(load("[gateway]\nnetwork = slirp\n"),
+	       "F:2: gateway.network: 'slirp' is not auto, namespace or bridge",
+	       "an unknown network is refused and the choices named");
+	is_str(load("[gateway]\ntunnel-idle = soon\n"),
+	       "F:2: gateway.tunnel-idle: 'soon' is not a duration such as 10m or 90s (0 for no limit)",
+	       "a tunnel-idle that is not a duration is refused");
 	is_str(load("[gateway]\nallow-address = 10.0.0.0/33\n"),
 	       "F:2: gateway.allow-address: '10.0.0.0/33' is not an address or CIDR such as 10.1.2.0/24 or fd00::/8",
 	       "a bad CIDR is refused");

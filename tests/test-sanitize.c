@@ -128,6 +128,12 @@ int main(void)
 		       "character) becomes U+FFFD");
 		buf_free(&b);
 	}
+	{
+		json_t *v = sanitize_json_string("a\xff" "b", 3);
+		is_str(json_string_value(v), "a\xef\xbf\xbd" "b",
+		       "a JSON string of bytes that are not UTF-8 is repaired, not lost");
+		json_decref(v);
+	}
 	san("", 0, 0);
 	return tap_done();
 }

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "buf.h"
+#include "clock.h"
 #include "demo.h"
 #include "editor.h"
 #include "fsx.h"
@@ -71,20 +72,6 @@ struct ui {
 static struct ui *ui_of(struct dash *d)
 {
 	return (struct ui *)d;
-}
-
-static double now_unix(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static double mono(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 void dash_message(struct dash *d, enum role role, const char *fmt, ...)
@@ -581,7 +568,7 @@ static void run_command(struct ui *u, const char *line)
 		 * the screen shows the text, for at most a minute. */
 		free(u->wait_text);
 		u->wait_text = xstrdup(arg);
-		u->wait_until = mono() + 60;
+		u->wait_until = clock_mono() + 60;
 	} else if (!strcmp(cmd, "resize") && d->script) {
 		int w, h;
 		if (sscanf(arg, "%dx%d", &w, &h) == 2 && w > 0 && h > 0)
@@ -853,7 +840,7 @@ static int idle(struct ui *u)
 		if (screen_shows(u->d.scr, u->wait_text)) {
 			free(u->wait_text);
 			u->wait_text = NULL;
-		} else if (mono() > u->wait_until) {
+		} else if (clock_mono() > u->wait_until) {
 			fprintf(stderr, _("%s:%d: the screen never showed '%s'\n"), u->script_path,
 			        u->script_line, u->wait_text);
 			free(u->wait_text);
@@ -883,8 +870,8 @@ static int run(struct ui *u)
 	struct dash *d = &u->d;
 	double last_refresh = 0, idle_since = -1;
 	while (!d->quit) {
-		d->now = now_unix();
-		double m = mono();
+		d->now = clock_wall();
+		double m = clock_mono();
 		if (m - last_refresh >= TICK_MS / 1000.0) {
 			refresh_views(u);
 			last_refresh = m;
