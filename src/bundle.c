@@ -24,6 +24,14 @@
 #define BUNDLE_HEADER_READ (64 * 1024)
 /* Seconds of CPU and wall clock for each git command of the check. */
 #define BUNDLE_GIT_TIMEOUT 300
+/* What one allocation of git's may take at least (arrays for a large
+ * repository's trees), whatever the blob cap. */
+#define BUNDLE_ALLOC_MIN (64ULL << 20)
+/* Memory of a checking git besides its objects in flight. */
+#define BUNDLE_MEM_BASE (256ULL << 20)
+/* index-pack resolves deltas in this many threads, each holding a base and
+ * a result, whatever the number of CPUs. */
+#define BUNDLE_INDEX_THREADS 2
 
 /* ---- header ---- */
 
@@ -241,18 +249,90 @@ struct bundle_ctx {
 	char *env_objdir;
 	char *env_alt;
 	char *env_gitdir;
+	/* Bounds for every git that reads the bundle's objects (0: none).
+	 * alloc_limit is git's GIT_ALLOC_LIMIT, the most one allocation may
+	 * take, so an object that unpacks to more fails before it is
+	 * unpacked; max_memory and max_file are rlimits (mirror_git_cmd). */
+	uint64_t alloc_limit;
+	uint64_t max_memory;
+	uint64_t max_file;
+	char *env_alloc;
+	char **files;           /* the pack files in the quarantine (names) */
+	size_t nfiles;
+	char *idx;              /* the path of its .idx */
 };
 
-/* Runs git in the mirror with the quarantine as its object directory. */
-static int bundle_git(struct bundle_ctx *cx, const char *const *argv, int in_fd, int out_fd,
-                      struct buf *out, struct buf *errb, int *wstatus, struct err *e)
+/* Runs git in the mirror with the quarantine as its object directory, or
+ * (quarantine 0) in the mirror alone, under the bundle's limits. */
+static int bundle_git_in(struct bundle_ctx *cx, int quarantine, const char *const *argv,
+                         int in_fd, int out_fd, struct buf *out, struct buf *errb,
+                         int *wstatus, struct err *e)
 {
-	const char *env[] = { cx->env_gitdir, cx->env_objdir, cx->env_alt, NULL };
+	/* Every blob held in memory, none streamed: so GIT_ALLOC_LIMIT stops
+	 * a large one before it is inflated. */
+	const char *limits[] = { cx->env_alloc, "GIT_CONFIG_COUNT=1",
+		"GIT_CONFIG_KEY_0=core.bigFileThreshold",
+		"GIT_CONFIG_VALUE_0=9223372036854775807", NULL };
+	const char *env[8];
+	size_t n = 0;
+
+	env[n++] = cx->env_gitdir;
+	if (quarantine) {
+		env[n++] = cx->env_objdir;
+		env[n++] = cx->env_alt;
+	}
+	for (size_t i = 0; cx->env_alloc && limits[i]; i++)
+		env[n++] = limits[i];
+	env[n] = NULL;
 	struct mirror_git_cmd c = {
 		.argv = argv, .env = env, .cwd = cx->mirror, .in_fd = in_fd, .out_fd = out_fd,
 		.out = out, .err = errb, .timeout = BUNDLE_GIT_TIMEOUT,
+		.max_memory = cx->max_memory, .max_file = cx->max_file,
 	};
 	return mirror_git_run(&c, wstatus, e);
+}
+
+static int bundle_git(struct bundle_ctx *cx, const char *const *argv, int in_fd, int out_fd,
+                      struct buf *out, struct buf *errb, int *wstatus, struct err *e)
+{
+	return bundle_git_in(cx, 1, argv, in_fd, out_fd, out, errb, wstatus, e);
+}
+
+/* The bounds for a pack of nobj objects in pack_len bytes. */
+static void bundle_set_limits(struct bundle_ctx *cx, const struct bundle_limits *lim,
+                              uint32_t nobj, uint64_t pack_len)
+{
+	uint64_t n = nobj < pack_len ? nobj : pack_len;  /* an object takes a byte at least */
+
+	if (lim->max_blob) {
+		/* One blob under the cap (plus the NUL git adds), or index-pack's
+		 * arrays of per-object entries, whichever is more. */
+		uint64_t a = BUNDLE_ALLOC_MIN;
+		if (lim->max_blob + (1 << 20) > a)
+			a = lim->max_blob + (1 << 20);
+		if (n * 256 > a)
+			a = n * 256;
+		cx->alloc_limit = a;
+		cx->env_alloc = xasprintf("GIT_ALLOC_LIMIT=%" PRIu64, a);
+		/* Per thread a delta's base and result, and the base cache. */
+		cx->max_memory = BUNDLE_MEM_BASE + (2 * BUNDLE_INDEX_THREADS + 1) * a;
+	}
+	if (lim->max_bytes)
+		/* The pack, the bases --fix-thin appends to it, the object lists. */
+		cx->max_file = 2 * lim->max_bytes + (64ULL << 20) + n * 512;
+}
+
+static void bundle_ctx_free(struct bundle_ctx *cx)
+{
+	free(cx->quarantine);
+	free(cx->env_gitdir);
+	free(cx->env_objdir);
+	free(cx->env_alt);
+	free(cx->env_alloc);
+	for (size_t i = 0; i < cx->nfiles; i++)
+		free(cx->files[i]);
+	free(cx->files);
+	free(cx->idx);
 }
 
 static int bundle_killed_by_limit(int ws)
@@ -280,8 +360,32 @@ static char *bundle_stderr_line(const char *s, const char *prefix)
 	return found;
 }
 
-static int bundle_index_pack_error(const char *stderr_text, int ws, uint64_t cap,
-                                   struct err *e)
+/* A memory or file bound of ours that git ran into, as the message;
+ * 0 when it was something else. */
+static int bundle_limit_error(const struct bundle_ctx *cx, const char *s, int ws, struct err *e)
+{
+	char sz[32];
+
+	if (s && cx->alloc_limit && strstr(s, "attempting to allocate ")) {
+		bundle_size(cx->alloc_limit, sz, sizeof sz);
+		return err_set(e, _("bundle refused: an object in its pack unpacks to more than %s"),
+		               sz);
+	}
+	if (s && cx->max_memory && (strstr(s, "Out of memory") ||
+	                            strstr(s, "Cannot allocate memory"))) {
+		bundle_size(cx->max_memory, sz, sizeof sz);
+		return err_set(e, _("bundle refused: checking its pack needs more than %s of memory"),
+		               sz);
+	}
+	if (cx->max_file && WIFSIGNALED(ws) && WTERMSIG(ws) == SIGXFSZ) {
+		bundle_size(cx->max_file, sz, sizeof sz);
+		return err_set(e, _("bundle refused: checking its pack writes more than %s"), sz);
+	}
+	return 0;
+}
+
+static int bundle_index_pack_error(const struct bundle_ctx *cx, const char *stderr_text, int ws,
+                                   uint64_t cap, struct err *e)
 {
 	char capbuf[32];
 	const char *s = stderr_text ? stderr_text : "";
@@ -289,6 +393,8 @@ static int bundle_index_pack_error(const char *stderr_text, int ws, uint64_t cap
 	if (bundle_killed_by_limit(ws))
 		return err_set(e, _("bundle refused: checking the pack took over %d seconds"),
 		               BUNDLE_GIT_TIMEOUT);
+	if (bundle_limit_error(cx, s, ws, e) < 0)
+		return -1;
 	if (strstr(s, "hasDotgit"))
 		return err_set(e, _("bundle refused: a tree contains a .git entry (hasDotgit)"));
 	if (strstr(s, "exceeds maximum allowed size")) {
@@ -324,11 +430,14 @@ static int bundle_index_pack_error(const char *stderr_text, int ws, uint64_t cap
 }
 
 /* git's error for an auxiliary command, as one line. */
-static int bundle_git_failed(const char *what, int ws, const struct buf *errb, struct err *e)
+static int bundle_git_failed(const struct bundle_ctx *cx, const char *what, int ws,
+                             const struct buf *errb, struct err *e)
 {
 	if (bundle_killed_by_limit(ws))
 		return err_set(e, _("bundle refused: %s took over %d seconds"), what,
 		               BUNDLE_GIT_TIMEOUT);
+	if (bundle_limit_error(cx, errb->data, ws, e) < 0)
+		return -1;
 	char *line = bundle_stderr_line(errb->data, "fatal: ");
 	if (!line)
 		line = bundle_stderr_line(errb->data, "error: ");
@@ -367,7 +476,7 @@ static int bundle_check_tip(struct bundle_ctx *cx, const char *tip, const char *
 		goto out;
 	}
 	if (!WIFEXITED(ws) || WEXITSTATUS(ws) != 0) {
-		bundle_git_failed("git merge-base", ws, &errb, e);
+		bundle_git_failed(cx, "git merge-base", ws, &errb, e);
 		goto out;
 	}
 	rc = 0;
@@ -377,13 +486,78 @@ out:
 	return rc;
 }
 
+/* ---- the pack's objects ---- */
+
+/* Object ids, binary, sorted for lookups. */
+struct bundle_ids {
+	unsigned char (*id)[20];
+	size_t n;
+};
+
+static int bundle_hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+/* The 40-digit id at the start of s; -1 if there is none. */
+static int bundle_parse_id(const char *s, unsigned char id[20])
+{
+	for (int i = 0; i < 20; i++) {
+		int hi = bundle_hexval(s[2 * i]), lo = hi < 0 ? -1 : bundle_hexval(s[2 * i + 1]);
+		if (hi < 0 || lo < 0)
+			return -1;
+		id[i] = (unsigned char)(hi << 4 | lo);
+	}
+	return 0;
+}
+
+static int bundle_id_cmp(const void *a, const void *b)
+{
+	return memcmp(a, b, 20);
+}
+
+/* A memory file holding b, read from its start. */
+static int bundle_memfd(const char *name, const struct buf *b, struct err *e)
+{
+	int fd = memfd_create(name, MFD_CLOEXEC);
+	size_t off = 0;
+
+	if (fd < 0)
+		return err_errno(e, _("cannot create a memory file"));
+	while (off < b->len) {
+		ssize_t n = write(fd, b->data + off, b->len - off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			err_errno(e, _("cannot create a memory file"));
+			close(fd);
+			return -1;
+		}
+		off += (size_t)n;
+	}
+	if (lseek(fd, 0, SEEK_SET) < 0) {
+		err_errno(e, _("cannot create a memory file"));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* The objects the tip brings (reachable from it and not from base): each
+ * blob under the cap, named by its path when over it.  Their ids are
+ * added to reach. */
 static int bundle_check_sizes(struct bundle_ctx *cx, const char *tip, const char *base,
-                              uint64_t max_blob, struct err *e)
+                              uint64_t max_blob, struct bundle_ids *reach, struct err *e)
 {
 	const char *revlist[] = { "rev-list", "--objects", tip, "--not", base, "--", NULL };
 	const char *batch[] = { "cat-file",
 		"--batch-check=%(objecttype) %(objectsize) %(objectname) %(rest)", NULL };
 	struct buf out = {0}, errb = {0};
+	size_t alloc = 0;
 	int ws, rc = -1;
 	int list = memfd_create("rev-list", MFD_CLOEXEC);
 
@@ -392,7 +566,7 @@ static int bundle_check_sizes(struct bundle_ctx *cx, const char *tip, const char
 	if (bundle_git(cx, revlist, -1, list, NULL, &errb, &ws, e) < 0)
 		goto out;
 	if (!WIFEXITED(ws) || WEXITSTATUS(ws) != 0) {
-		bundle_git_failed("git rev-list", ws, &errb, e);
+		bundle_git_failed(cx, "git rev-list", ws, &errb, e);
 		goto out;
 	}
 	if (lseek(list, 0, SEEK_SET) < 0) {
@@ -403,7 +577,7 @@ static int bundle_check_sizes(struct bundle_ctx *cx, const char *tip, const char
 	if (bundle_git(cx, batch, list, -1, &out, &errb, &ws, e) < 0)
 		goto out;
 	if (!WIFEXITED(ws) || WEXITSTATUS(ws) != 0) {
-		bundle_git_failed("git cat-file", ws, &errb, e);
+		bundle_git_failed(cx, "git cat-file", ws, &errb, e);
 		goto out;
 	}
 	for (char *line = out.data; line && *line;) {
@@ -425,6 +599,12 @@ static int bundle_check_sizes(struct bundle_ctx *cx, const char *tip, const char
 			        pathat && line[pathat] ? line + pathat : name, sz, cap);
 			goto out;
 		}
+		if (reach->n == alloc) {
+			alloc = alloc ? 2 * alloc : 256;
+			reach->id = xrealloc(reach->id, alloc * sizeof *reach->id);
+		}
+		if (bundle_parse_id(name, reach->id[reach->n]) == 0)
+			reach->n++;
 		line = nl ? nl + 1 : NULL;
 	}
 	rc = 0;
@@ -432,6 +612,125 @@ out:
 	close(list);
 	buf_free(&out);
 	buf_free(&errb);
+	return rc;
+}
+
+/* Every object of the pack that the tip does not bring must already be in
+ * the mirror (a base that --fix-thin added, or a copy): the whole pack
+ * moves into the mirror, and no object the tip does not reach may come in
+ * with it, whatever its size.  reach is sorted here. */
+static int bundle_check_unreachable(struct bundle_ctx *cx, const char *ref,
+                                    struct bundle_ids *reach, struct err *e)
+{
+	const char *showidx[] = { "show-index", NULL };
+	const char *present[] = { "cat-file", "--batch-check=%(objectname)", NULL };
+	const char *sizes[] = { "cat-file",
+		"--batch-check=%(objectname) %(objecttype) %(objectsize)", NULL };
+	struct buf out = {0}, errb = {0}, extra = {0}, missing = {0};
+	size_t nmissing = 0;
+	int ws, rc = -1, fd = -1;
+
+	if (reach->n)
+		qsort(reach->id, reach->n, sizeof *reach->id, bundle_id_cmp);
+	fd = open(cx->idx, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0) {
+		err_errno(e, _("cannot read %s"), cx->idx);
+		goto out;
+	}
+	if (bundle_git(cx, showidx, fd, -1, &out, &errb, &ws, e) < 0)
+		goto out;
+	if (!WIFEXITED(ws) || WEXITSTATUS(ws) != 0) {
+		bundle_git_failed(cx, "git show-index", ws, &errb, e);
+		goto out;
+	}
+	/* "<offset> <id> (<crc>)" */
+	for (const char *line = out.data; line && *line;) {
+		size_t n = strcspn(line, "\n");
+		const char *sp = memchr(line, ' ', n);
+		unsigned char id[20];
+		if (!sp || (size_t)(line + n - sp) < 41 || bundle_parse_id(sp + 1, id) < 0) {
+			err_set(e, _("bundle check: cannot read the pack's index (git show-index: %.*s)"),
+			        (int)(n > 80 ? 80 : n), line);
+			goto out;
+		}
+		if (!reach->n || !bsearch(id, reach->id, reach->n, sizeof *reach->id, bundle_id_cmp)) {
+			buf_add(&extra, sp + 1, 40);
+			buf_addc(&extra, '\n');
+		}
+		line += n;
+		if (*line)
+			line++;
+	}
+	if (!extra.len) {
+		rc = 0;
+		goto out;
+	}
+
+	/* Which of them the mirror lacks: "<id> missing". */
+	close(fd);
+	fd = bundle_memfd("extra", &extra, e);
+	if (fd < 0)
+		goto out;
+	buf_reset(&out);
+	buf_reset(&errb);
+	if (bundle_git_in(cx, 0, present, fd, -1, &out, &errb, &ws, e) < 0)
+		goto out;
+	if (!WIFEXITED(ws) || WEXITSTATUS(ws) != 0) {
+		bundle_git_failed(cx, "git cat-file", ws, &errb, e);
+		goto out;
+	}
+	for (const char *line = out.data; line && *line;) {
+		size_t n = strcspn(line, "\n");
+		if (n == 48 && memcmp(line + 40, " missing", 8) == 0) {
+			buf_add(&missing, line, 41);
+			missing.data[missing.len - 1] = '\n';
+			nmissing++;
+		}
+		line += n;
+		if (*line)
+			line++;
+	}
+	if (!nmissing) {
+		rc = 0;
+		goto out;
+	}
+
+	/* Refused: the message names the largest. */
+	close(fd);
+	fd = bundle_memfd("missing", &missing, e);
+	if (fd < 0)
+		goto out;
+	buf_reset(&out);
+	buf_reset(&errb);
+	if (bundle_git(cx, sizes, fd, -1, &out, &errb, &ws, e) < 0)
+		goto out;
+	char big_id[41] = "?", big_type[16] = "?", sz[32];
+	unsigned long long big = 0;
+	for (char *line = out.data; line && *line;) {
+		char *nl = strchr(line, '\n');
+		char id[64], type[16];
+		unsigned long long size;
+		if (nl)
+			*nl = '\0';
+		if (sscanf(line, "%63s %15s %llu", id, type, &size) == 3 && size >= big &&
+		    strlen(id) == 40) {
+			big = size;
+			memcpy(big_id, id, 41);
+			memcpy(big_type, type, sizeof big_type);
+		}
+		line = nl ? nl + 1 : NULL;
+	}
+	bundle_size(big, sz, sizeof sz);
+	err_set(e, _("bundle refused: %s does not reach %zu of the objects in its pack "
+	             "(the largest, %.12s, is a %s of %s); a bundle may carry only the objects "
+	             "of its new commits"), ref, nmissing, big_id, big_type, sz);
+out:
+	if (fd >= 0)
+		close(fd);
+	buf_free(&out);
+	buf_free(&errb);
+	buf_free(&extra);
+	buf_free(&missing);
 	return rc;
 }
 
@@ -447,6 +746,52 @@ static int bundle_pack_rank(const char *name)
 	return 1;
 }
 
+/* The files index-pack wrote into the quarantine: regular files only,
+ * asked with fstatat where the filesystem does not say (DT_UNKNOWN);
+ * exactly one pack and its index. */
+static int bundle_list_pack(struct bundle_ctx *cx, struct err *e)
+{
+	char *src = xasprintf("%s/pack", cx->quarantine);
+	size_t npack = 0, nidx = 0;
+	int rc = -1;
+	DIR *d = opendir(src);
+	struct dirent *de;
+
+	if (!d) {
+		err_errno(e, _("cannot read %s"), src);
+		goto out;
+	}
+	while ((de = readdir(d))) {
+		struct stat st;
+		if (strncmp(de->d_name, "pack-", 5) != 0)
+			continue;
+		if (de->d_type != DT_REG &&
+		    (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		     !S_ISREG(st.st_mode)))
+			continue;
+		int rank = bundle_pack_rank(de->d_name);
+		if (rank == 0)
+			npack++;
+		if (rank == 2) {
+			nidx++;
+			free(cx->idx);
+			cx->idx = xasprintf("%s/%s", src, de->d_name);
+		}
+		cx->files = xrealloc(cx->files, (cx->nfiles + 1) * sizeof *cx->files);
+		cx->files[cx->nfiles++] = xstrdup(de->d_name);
+	}
+	closedir(d);
+	if (npack != 1 || nidx != 1) {
+		err_set(e, _("bundle check: git index-pack left %zu packs and %zu pack indexes in %s; "
+		             "expected one of each"), npack, nidx, src);
+		goto out;
+	}
+	rc = 0;
+out:
+	free(src);
+	return rc;
+}
+
 static void bundle_unmove(char **moved, size_t nmoved)
 {
 	for (size_t i = nmoved; i-- > 0;)
@@ -460,32 +805,19 @@ static int bundle_move_pack(struct bundle_ctx *cx, char ***moved_out, size_t *nm
 {
 	char *src = xasprintf("%s/pack", cx->quarantine);
 	char *dst = xasprintf("%s/objects/pack", cx->mirror);
-	char **names = NULL, **moved = NULL;
-	size_t nnames = 0, nmoved = 0;
+	char **moved = NULL;
+	size_t nmoved = 0;
 	int rc = -1;
-	DIR *d = opendir(src);
-	struct dirent *de;
 
-	if (!d) {
-		err_errno(e, _("cannot read %s"), src);
-		goto out;
-	}
-	while ((de = readdir(d))) {
-		if (strncmp(de->d_name, "pack-", 5) != 0 || de->d_type != DT_REG)
-			continue;
-		names = xrealloc(names, (nnames + 1) * sizeof *names);
-		names[nnames++] = xstrdup(de->d_name);
-	}
-	closedir(d);
 	if (fsx_mkdir_p(dst, 0755, e) < 0)
 		goto out;
-	moved = xcalloc(nnames + 1, sizeof *moved);
+	moved = xcalloc(cx->nfiles + 1, sizeof *moved);
 	for (int rank = 0; rank < 3; rank++) {
-		for (size_t i = 0; i < nnames; i++) {
-			if (bundle_pack_rank(names[i]) != rank)
+		for (size_t i = 0; i < cx->nfiles; i++) {
+			if (bundle_pack_rank(cx->files[i]) != rank)
 				continue;
-			char *from = xasprintf("%s/%s", src, names[i]);
-			char *to = xasprintf("%s/%s", dst, names[i]);
+			char *from = xasprintf("%s/%s", src, cx->files[i]);
+			char *to = xasprintf("%s/%s", dst, cx->files[i]);
 			struct stat st;
 			if (lstat(to, &st) == 0) {
 				/* The same pack (same name, same content) is already there. */
@@ -514,11 +846,41 @@ out:
 			free(moved[i]);
 		free(moved);
 	}
-	for (size_t i = 0; i < nnames; i++)
-		free(names[i]);
-	free(names);
 	free(src);
 	free(dst);
+	return rc;
+}
+
+/* After the move, before the ref: the mirror itself (no quarantine) has
+ * every object the tip needs, so that the ref never names missing ones. */
+static int bundle_check_moved(struct bundle_ctx *cx, const char *tip, const char *base,
+                              struct err *e)
+{
+	const char *argv[] = { "rev-list", "--objects", "--quiet", tip, "--not", base, "--", NULL };
+	struct buf errb = {0};
+	int ws, rc = -1;
+
+	if (bundle_git_in(cx, 0, argv, -1, -1, NULL, &errb, &ws, e) < 0)
+		goto out;
+	if (bundle_killed_by_limit(ws)) {
+		bundle_git_failed(cx, "git rev-list", ws, &errb, e);
+		goto out;
+	}
+	if (bundle_limit_error(cx, errb.data, ws, e) < 0)
+		goto out;
+	if (!WIFEXITED(ws) || WEXITSTATUS(ws) != 0) {
+		char *line = bundle_stderr_line(errb.data, "fatal: ");
+		if (!line)
+			line = bundle_stderr_line(errb.data, "error: ");
+		err_set(e, _("bundle check: after the move into the mirror, objects of %.12s are "
+		             "missing (%s); nothing was imported"), tip,
+		        line ? line : _("git gave no message"));
+		free(line);
+		goto out;
+	}
+	rc = 0;
+out:
+	buf_free(&errb);
 	return rc;
 }
 
@@ -551,6 +913,7 @@ int bundle_import(const char *mirror, const char *path, const char *expected_ref
 {
 	struct bundle_header h = {0};
 	struct bundle_ctx cx = { .mirror = mirror };
+	struct bundle_ids reach = {0};
 	struct buf hdr = {0}, errb = {0};
 	struct stat st;
 	char **moved = NULL;
@@ -632,6 +995,7 @@ int bundle_import(const char *mirror, const char *path, const char *expected_ref
 		goto out;
 	}
 	memcpy(tip, h.refs[0].sha, 41);
+	bundle_set_limits(&cx, lim, nobj, (uint64_t)st.st_size - h.pack_offset);
 
 	lockfd = mirror_lock(mirror, e);
 	if (lockfd < 0)
@@ -674,7 +1038,10 @@ int bundle_import(const char *mirror, const char *path, const char *expected_ref
 		char maxarg[64];
 		uint64_t cap = lim->max_bytes ? lim->max_bytes : (uint64_t)st.st_size;
 		snprintf(maxarg, sizeof maxarg, "--max-input-size=%" PRIu64, cap);
-		const char *ip[] = { "index-pack", "--stdin", "--fix-thin", "--strict", maxarg, NULL };
+		char threads[32];
+		snprintf(threads, sizeof threads, "--threads=%d", BUNDLE_INDEX_THREADS);
+		const char *ip[] = { "index-pack", "--stdin", "--fix-thin", "--strict", maxarg,
+		                     threads, NULL };
 		if (lseek(fd, (off_t)h.pack_offset, SEEK_SET) < 0) {
 			err_errno(e, _("cannot read %s"), path);
 			goto out;
@@ -686,20 +1053,30 @@ int bundle_import(const char *mirror, const char *path, const char *expected_ref
 		if (bundle_git(&cx, ip, fd, -1, NULL, &errb, &ws, e) < 0)
 			goto out;
 		if (!WIFEXITED(ws) || WEXITSTATUS(ws) != 0) {
-			bundle_index_pack_error(errb.data, ws, cap, e);
+			bundle_index_pack_error(&cx, errb.data, ws, cap, e);
 			goto out;
 		}
 	}
 
-	/* 4. Tip, ancestry and sizes, reading the quarantine and the mirror. */
+	if (bundle_list_pack(&cx, e) < 0)
+		goto out;
+
+	/* 4. Tip, ancestry, sizes, and nothing the tip does not reach,
+	 * reading the quarantine and the mirror. */
 	if (bundle_check_tip(&cx, tip, base, e) < 0)
 		goto out;
-	if (bundle_check_sizes(&cx, tip, base, lim->max_blob, e) < 0)
+	if (bundle_check_sizes(&cx, tip, base, lim->max_blob, &reach, e) < 0)
+		goto out;
+	if (bundle_check_unreachable(&cx, expected_ref, &reach, e) < 0)
 		goto out;
 
 	/* 5. Into the mirror: objects, then the ref (never overwritten). */
 	if (bundle_move_pack(&cx, &moved, &nmoved, e) < 0)
 		goto out;
+	if (bundle_check_moved(&cx, tip, base, e) < 0) {
+		bundle_unmove(moved, nmoved);
+		goto out;
+	}
 	if (git_repository_open_bare(&repo, mirror) < 0 || git_oid_fromstr(&oid, tip) < 0 ||
 	    git_reference_create(&ref, repo, dest_ref, &oid, 0, "paddock: import bundle") < 0) {
 		const git_error *ge = git_error_last();
@@ -724,10 +1101,8 @@ out:
 		close(lockfd);
 	if (fd >= 0)
 		close(fd);
-	free(cx.quarantine);
-	free(cx.env_gitdir);
-	free(cx.env_objdir);
-	free(cx.env_alt);
+	bundle_ctx_free(&cx);
+	free(reach.id);
 	buf_free(&hdr);
 	buf_free(&errb);
 	bundle_header_free(&h);

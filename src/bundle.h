@@ -4,8 +4,12 @@
  * bundle packs in `bundle verify` (research section 2.7), and libgit2 1.5
  * cannot read bundles, so: the header is parsed here, strictly; the pack is
  * fed to `git index-pack --stdin --fix-thin --strict` into a quarantine
- * object directory; the ref, base and sizes are checked; only then are the
- * objects moved into the mirror and the task ref written.  Any failure
+ * object directory; the ref, base and sizes are checked, and that the pack
+ * holds nothing the ref does not reach; only then are the objects moved
+ * into the mirror and the task ref written.  Every git that reads the
+ * bundle's objects runs under limits of memory (one object, and in all),
+ * CPU time and file size derived from the caps, so a pack that is small
+ * but unpacks to far more is refused at a bounded cost.  Any failure
  * leaves the mirror unchanged. */
 #ifndef PADDOCK_BUNDLE_H
 #define PADDOCK_BUNDLE_H
@@ -41,14 +45,16 @@ void bundle_header_free(struct bundle_header *h);
 struct bundle_limits {
 	uint64_t max_bytes;          /* the bundle file (and index-pack's input) */
 	uint32_t max_objects;        /* objects in the pack (its header's count) */
-	uint64_t max_blob;           /* any one new blob */
+	uint64_t max_blob;           /* any one new blob; also bounds what one object
+	                              * may unpack to while the pack is checked */
 };
 
 /* Checks the bundle at path and imports it into the bare mirror: exactly
  * one ref, equal to expected_ref; prerequisites only `base`; the tip a
  * descendant of base; objects checked strictly (no .git entries and the
- * other fsck checks); sizes under lim.  On success the tip is written to
- * dest_ref in the mirror and to head_out. */
+ * other fsck checks); sizes under lim; every object of the pack reachable
+ * from the tip or already in the mirror.  On success the tip is written
+ * to dest_ref in the mirror and to head_out. */
 int bundle_import(const char *mirror, const char *path, const char *expected_ref,
                   const char *base, const char *dest_ref,
                   const struct bundle_limits *lim, char head_out[41], struct err *e);

@@ -299,6 +299,22 @@ static void mirror_read_back(int fd, struct buf *b)
 	}
 }
 
+/* Lowers a resource limit in a child before execve; async-signal-safe.
+ * Limits already lower stay. */
+static int mirror_lower_limit(int resource, uint64_t soft, uint64_t hard)
+{
+	struct rlimit rl;
+	if (getrlimit(resource, &rl) < 0)
+		return -1;
+	if (rl.rlim_max == RLIM_INFINITY || rl.rlim_max > hard)
+		rl.rlim_max = (rlim_t)hard;
+	if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > soft)
+		rl.rlim_cur = (rlim_t)soft;
+	if (rl.rlim_cur > rl.rlim_max)
+		rl.rlim_cur = rl.rlim_max;
+	return setrlimit(resource, &rl);
+}
+
 int mirror_git_run(const struct mirror_git_cmd *c, int *wstatus, struct err *e)
 {
 	static const char *const base_env[] = {
@@ -377,11 +393,21 @@ int mirror_git_run(const struct mirror_git_cmd *c, int *wstatus, struct err *e)
 		syscall(SYS_close_range, 3U, ~0U, 0U);
 		if (c->cwd && chdir(c->cwd) < 0)
 			_exit(127);
+		/* SIGXCPU and SIGXFSZ would dump core into cwd, the mirror. */
+		signal(SIGXCPU, SIG_DFL);
+		signal(SIGXFSZ, SIG_DFL);
+		if (mirror_lower_limit(RLIMIT_CORE, 0, 0) < 0)
+			_exit(127);
 		if (c->timeout) {
-			struct rlimit rl = { c->timeout, c->timeout + 1 };
-			setrlimit(RLIMIT_CPU, &rl);
+			if (mirror_lower_limit(RLIMIT_CPU, c->timeout, c->timeout + 1) < 0)
+				_exit(127);
 			alarm(c->timeout);
 		}
+		if (c->max_memory &&
+		    mirror_lower_limit(RLIMIT_DATA, c->max_memory, c->max_memory) < 0)
+			_exit(127);
+		if (c->max_file && mirror_lower_limit(RLIMIT_FSIZE, c->max_file, c->max_file) < 0)
+			_exit(127);
 		execve(GIT_PATH, (char *const *)argv, (char *const *)envp);
 		_exit(127);
 	}

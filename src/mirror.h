@@ -6,6 +6,8 @@
 #ifndef PADDOCK_MIRROR_H
 #define PADDOCK_MIRROR_H
 
+#include <stdint.h>
+
 #include "buf.h"
 #include "config.h"
 #include "err.h"
@@ -27,8 +29,8 @@ int mirror_lock(const char *mirror, struct err *e);
 
 /* Runs the git CLI (GIT_PATH) directly, never through a shell, with a clean
  * environment: no system or global config, no prompts, no replace objects,
- * LC_ALL=C, plus c->env.  The template and bundle code use it for what
- * libgit2 1.5 cannot do (strict index-pack, checkouts). */
+ * LC_ALL=C, plus c->env; no core dumps.  The template and bundle code use
+ * it for what libgit2 1.5 cannot do (strict index-pack, checkouts). */
 struct mirror_git_cmd {
 	const char *const *argv;   /* arguments after "git", NULL-terminated */
 	const char *const *env;    /* extra NAME=VALUE, NULL-terminated, or NULL */
@@ -38,6 +40,14 @@ struct mirror_git_cmd {
 	struct buf *out;           /* stdout when out_fd is -1; NULL: discarded */
 	struct buf *err;           /* stderr (NULL: discarded) */
 	unsigned timeout;          /* seconds of CPU time and of wall clock; 0: none */
+	/* For a git that reads untrusted data; 0: no limit.  max_memory is
+	 * RLIMIT_DATA (heap and other private writable memory): unlike
+	 * RLIMIT_AS it leaves out the pack files git maps, which are as large
+	 * as the mirror.  max_file is RLIMIT_FSIZE, the largest file git may
+	 * write (its stdout into a memory file too); past it git dies of
+	 * SIGXFSZ. */
+	uint64_t max_memory;
+	uint64_t max_file;
 };
 /* Returns -1 (with e set) only when git could not be started; otherwise 0
  * and *wstatus is the wait status. */

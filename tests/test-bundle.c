@@ -2,13 +2,18 @@
  * bundles and a real mirror, and the diff of an imported bundle. */
 #include "autoconfig.h"
 
+#include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "buf.h"
@@ -28,6 +33,65 @@ static char BASE[41];
 #define SHA_A "1111111111111111111111111111111111111111"
 #define SHA_B "2222222222222222222222222222222222222222"
 #define REF "refs/heads/paddock/x"
+
+/* ---- a filesystem as some report it ----
+ *
+ * opendir, readdir and closedir of this program wrap libc's, so that
+ * bundle_import can be shown directories as a filesystem that reports
+ * DT_UNKNOWN for every entry does (XFS without ftype, many FUSE and
+ * network filesystems), or a quarantine whose listing shows no pack. */
+static int fs_unknown_types;  /* every entry's d_type is DT_UNKNOWN */
+static int fs_hide_pack;      /* the next quarantine pack folder opened lists no pack-* */
+static DIR *hidden_dir;
+
+static void *libc_fn(const char *name)
+{
+	void *f = dlsym(RTLD_NEXT, name);
+	if (!f)
+		abort();
+	return f;
+}
+
+DIR *opendir(const char *name)
+{
+	DIR *(*real)(const char *);
+	void *f = libc_fn("opendir");
+	memcpy(&real, &f, sizeof real);
+	DIR *d = real(name);
+	size_t n = strlen(name);
+	if (d && fs_hide_pack && strstr(name, "/objects/incoming-") && n > 5 &&
+	    strcmp(name + n - 5, "/pack") == 0) {
+		hidden_dir = d;
+		fs_hide_pack = 0;
+	}
+	return d;
+}
+
+struct dirent *readdir(DIR *d)
+{
+	struct dirent *(*real)(DIR *);
+	void *f = libc_fn("readdir");
+	struct dirent *de;
+	memcpy(&real, &f, sizeof real);
+	while ((de = real(d))) {
+		if (d == hidden_dir && strncmp(de->d_name, "pack-", 5) == 0)
+			continue;
+		if (fs_unknown_types)
+			de->d_type = DT_UNKNOWN;
+		return de;
+	}
+	return NULL;
+}
+
+int closedir(DIR *d)
+{
+	int (*real)(DIR *);
+	void *f = libc_fn("closedir");
+	memcpy(&real, &f, sizeof real);
+	if (d == hidden_dir)
+		hidden_dir = NULL;
+	return real(d);
+}
 
 /* ---- helpers ---- */
 
@@ -252,6 +316,113 @@ static void hostile(const char *path, const struct bundle_limits *lim, const cha
 	char *after = mirror_state();
 	refused(rc, &e, want, what);
 	is_str(after, before, "%s: the mirror is unchanged", what);
+	/* One that got in does not make the next ones fail. */
+	if (rc == 0)
+		sh("git -C '%s' update-ref -d refs/paddock/tasks/hostile", MIRROR);
+}
+
+/* A bundle of tip (based on BASE) whose pack also holds the objects named
+ * in extra, as a graft in the agent's repository makes `git bundle create`
+ * write one. */
+static int smuggle_bundle(const char *name, const char *tip, const char *extra)
+{
+	return sh("cd '%s' && { printf '# v2 git bundle\\n-%s\\n%s " REF "\\n\\n' && "
+	          "{ git rev-list --objects %s ^main | cut -c1-40; printf '%%s\\n' %s; } | "
+	          "git pack-objects -q --stdout; } > '%s/%s'", WORK, BASE, tip, tip, extra, T, name);
+}
+
+/* A bundle whose pack is a blob of 1 MiB of zeros and a chain of deltas,
+ * each twice its base (copies of it), up to 1 GiB: a few KiB in all. */
+static const char delta_bomb_py[] =
+	"import hashlib, sys, zlib\n"
+	"out, base, tip, ref = sys.argv[1:5]\n"
+	"def more(b, n):\n"
+	"    while n:\n"
+	"        b[-1] |= 0x80; b.append(n & 0x7f); n >>= 7\n"
+	"    return bytes(b)\n"
+	"def varint(n):\n"
+	"    return more(bytearray([n & 0x7f]), n >> 7)\n"
+	"def obj_header(t, n):\n"
+	"    return more(bytearray([(t << 4) | (n & 15)]), n >> 4)\n"
+	"def ofs(n):\n"
+	"    b = bytearray([n & 0x7f]); n >>= 7\n"
+	"    while n:\n"
+	"        n -= 1; b.insert(0, 0x80 | (n & 0x7f)); n >>= 7\n"
+	"    return bytes(b)\n"
+	"def copy(off, size):\n"
+	"    cmd, args = 0x80, bytearray()\n"
+	"    for i in range(4):\n"
+	"        if (off >> 8 * i) & 0xff: cmd |= 1 << i; args.append((off >> 8 * i) & 0xff)\n"
+	"    for i in range(3):\n"
+	"        if (size >> 8 * i) & 0xff: cmd |= 0x10 << i; args.append((size >> 8 * i) & 0xff)\n"
+	"    return bytes([cmd]) + bytes(args)\n"
+	"size, depth, chunk = 1 << 20, 10, 8 << 20\n"
+	"pack = bytearray(b'PACK' + (2).to_bytes(4, 'big') + (depth + 1).to_bytes(4, 'big'))\n"
+	"prev = len(pack)\n"
+	"pack += obj_header(3, size) + zlib.compress(bytes(size), 9)\n"
+	"for k in range(depth):\n"
+	"    here = len(pack)\n"
+	"    d = bytearray(varint(size) + varint(2 * size))\n"
+	"    for _ in range(2):\n"
+	"        for off in range(0, size, chunk):\n"
+	"            d += copy(off, min(chunk, size - off))\n"
+	"    pack += obj_header(6, len(d)) + ofs(here - prev) + zlib.compress(bytes(d), 9)\n"
+	"    prev, size = here, 2 * size\n"
+	"pack += hashlib.sha1(pack).digest()\n"
+	"with open(out, 'wb') as f:\n"
+	"    f.write(('# v2 git bundle\\n-' + base + '\\n' + tip + ' ' + ref + '\\n\\n').encode() + pack)\n";
+
+/* mirror_git_run's bounds for a git that reads untrusted data. */
+static void test_git_limits(void)
+{
+	const char *hash[] = { "hash-object", "-t", "blob", "--literally", "--stdin", NULL };
+	struct buf errb = {0};
+	struct err e;
+	int ws = 0, rc;
+	/* 96 MiB of zeros, which git reads into memory (--literally). */
+	int in = memfd_create("zeros", MFD_CLOEXEC);
+	if (in < 0 || ftruncate(in, 96 << 20) < 0) {
+		ok(0, "memory file for the limits");
+		return;
+	}
+	struct mirror_git_cmd c = { .argv = hash, .in_fd = in, .out_fd = -1, .err = &errb,
+	                            .timeout = 60 };
+	rc = mirror_git_run(&c, &ws, &e);
+	ok(rc == 0 && WIFEXITED(ws) && WEXITSTATUS(ws) == 0,
+	   "git hashes 96 MiB read into memory without a memory limit");
+	lseek(in, 0, SEEK_SET);
+	buf_reset(&errb);
+	c.max_memory = 32 << 20;
+	/* valgrind keeps RLIMIT_DATA for itself (it emulates it), so a child
+	 * it does not trace runs without one. */
+	const char *preload = getenv("LD_PRELOAD");
+	if (preload && strstr(preload, "vgpreload")) {
+		ok(1, "with max_memory 32 MiB, git runs out of memory # SKIP under valgrind");
+	} else {
+		rc = mirror_git_run(&c, &ws, &e);
+		ok(rc == 0 && WIFEXITED(ws) && WEXITSTATUS(ws) != 0 && errb.data &&
+		   strstr(errb.data, "Out of memory"),
+		   "with max_memory 32 MiB, git runs out of memory");
+		printf("#   %s", errb.data ? errb.data : "(no message)\n");
+	}
+	close(in);
+
+	char *blob = sh_out("head -c 2097152 /dev/urandom | git -C '%s' hash-object -w --stdin", WORK);
+	const char *cat[] = { "cat-file", "blob", blob, NULL };
+	int out = memfd_create("blob", MFD_CLOEXEC);
+	struct mirror_git_cmd c2 = { .argv = cat, .cwd = WORK, .in_fd = -1, .out_fd = out,
+	                             .err = &errb, .timeout = 60, .max_file = 1 << 20 };
+	rc = mirror_git_run(&c2, &ws, &e);
+	ok(rc == 0 && WIFSIGNALED(ws) && WTERMSIG(ws) == SIGXFSZ,
+	   "with max_file 1 MiB, git writing 2 MiB to its stdout file dies of SIGXFSZ");
+	c2.max_file = 0;
+	if (ftruncate(out, 0) < 0 || lseek(out, 0, SEEK_SET) < 0)
+		printf("# cannot empty the memory file: %s\n", strerror(errno));
+	rc = mirror_git_run(&c2, &ws, &e);
+	ok(rc == 0 && WIFEXITED(ws) && WEXITSTATUS(ws) == 0 && lseek(out, 0, SEEK_END) == 2097152,
+	   "without it, the 2 MiB are written");
+	close(out);
+	buf_free(&errb);
 }
 
 /* Points the agent's branch at commit and bundles it (extra: more args). */
@@ -351,6 +522,7 @@ int main(void)
 	char *good = sh_out("git -C '%s' rev-parse HEAD", WORK);
 	char *good1 = sh_out("git -C '%s' rev-parse HEAD~1", WORK);
 	make_bundle("good.bundle", good, REF " ^" "main");
+	test_git_limits();
 
 	/* Wrong ref, extra ref. */
 	sh("cd '%s' && git branch other %s && git bundle create -q '%s/wrongref.bundle' other ^main "
@@ -419,6 +591,65 @@ int main(void)
 		hostile(p, &l, "its pack holds 3 objects; the cap is 2", "too many objects");
 	}
 
+	/* Objects the tip does not reach: the whole pack moves into the mirror,
+	 * so none of them may come in, whatever its size. */
+	{
+		char *junk = sh_out(
+			"cd '%s' && b=$(printf 'smuggled\\n' | git hash-object -w --stdin) && "
+			"t=$(printf '100644 blob %%s\\tpayload\\n' $b | git mktree) && "
+			"c=$(git commit-tree $t -m junk) && echo $c $t $b", WORK);
+		smuggle_bundle("junk.bundle", good, junk);
+		p = keep(xasprintf("%s/junk.bundle", T));
+		hostile(p, &LIM, "bundle refused: " REF " does not reach 3 of the objects in its pack",
+		        "an unreachable commit, tree and blob in the pack");
+		char *blob = sh_out("cd '%s' && head -c 3145728 /dev/urandom | "
+		                    "git hash-object -w --stdin", WORK);
+		smuggle_bundle("unreachable-blob.bundle", good, blob);
+		p = keep(xasprintf("%s/unreachable-blob.bundle", T));
+		struct bundle_limits l = LIM;
+		l.max_blob = 2 << 20;
+		hostile(p, &l, keep(xasprintf("does not reach 1 of the objects in its pack (the largest, "
+		                              "%.12s, is a blob of 3 MiB)", blob)),
+		        "an unreachable 3 MiB blob under a 2 MiB cap");
+	}
+
+	/* Small bundles that unpack to far more: refused before they are
+	 * unpacked (git's allocations are capped), at a bounded cost. */
+	{
+		struct bundle_limits l = { .max_bytes = 1 << 20, .max_objects = 100000,
+		                           .max_blob = 2 << 20 };
+		struct stat st;
+		char *zeros = sh_out(
+			"cd '%s' && z=$(head -c 209715200 /dev/zero | git hash-object -w --stdin) && "
+			"t=$( (git ls-tree main; printf '100644 blob %%s\\tzeros.bin\\n' $z) | git mktree) && "
+			"git commit-tree $t -p main -m zeros", WORK);
+		make_bundle("zeros.bundle", zeros, REF " ^main");
+		p = keep(xasprintf("%s/zeros.bundle", T));
+		if (stat(p, &st) < 0)
+			st.st_size = -1;
+		ok(st.st_size >= 0 && st.st_size < 1 << 20,
+		   "a blob of 200 MiB of zeros makes a bundle under 1 MiB (%lld bytes)",
+		   (long long)st.st_size);
+		hostile(p, &l, "bundle refused: an object in its pack unpacks to more than 64 MiB",
+		        "a 200 MiB blob of zeros under a 2 MiB blob cap");
+
+		char *py = keep(xasprintf("%s/delta-bomb.py", T));
+		FILE *f = fopen(py, "w");
+		if (f) {
+			fputs(delta_bomb_py, f);
+			fclose(f);
+		}
+		p = keep(xasprintf("%s/delta-bomb.bundle", T));
+		sh("python3 '%s' '%s' %s %s " REF, py, p, BASE, good);
+		if (stat(p, &st) < 0)
+			st.st_size = -1;
+		ok(st.st_size >= 0 && st.st_size < 16 << 10,
+		   "a chain of deltas that doubles 1 MiB to 1 GiB makes a bundle under 16 KiB "
+		   "(%lld bytes)", (long long)st.st_size);
+		hostile(p, &l, "bundle refused: an object in its pack unpacks to more than 64 MiB",
+		        "a doubling chain of deltas");
+	}
+
 	/* Not a regular file. */
 	p = keep(xasprintf("%s/link.bundle", T));
 	char *goodpath = keep(xasprintf("%s/good.bundle", T));
@@ -455,6 +686,57 @@ int main(void)
 	p = keep(xasprintf("%s/round1.bundle", T));
 	rc = bundle_import(MIRROR, p, REF, BASE, "refs/paddock/tasks/t1-r1", &LIM, head, &e);
 	ok(rc == 0, "a bundle whose objects are partly in the mirror is imported");
+
+	/* Objects the mirror already has may come along (a thin pack's bases
+	 * are added to it): imported. */
+	{
+		char *dup = sh_out(
+			"cd '%s' && b=$(printf 'dup\\n' | git hash-object -w --stdin) && "
+			"t=$( (git ls-tree %s; printf '100644 blob %%s\\tdup.txt\\n' $b) | git mktree) && "
+			"git commit-tree $t -p %s -m dup", WORK, good, good);
+		char *extra = sh_out("git -C '%s' rev-parse 'main^{tree}' main:a.txt | tr '\\n' ' '",
+		                     WORK);
+		smuggle_bundle("dup.bundle", dup, extra);
+		p = keep(xasprintf("%s/dup.bundle", T));
+		rc = bundle_import(MIRROR, p, REF, BASE, "refs/paddock/tasks/t1-dup", &LIM, head, &e);
+		ok(rc == 0, "a pack that also holds objects the mirror has is imported");
+		if (rc < 0)
+			printf("# %s\n", e.msg);
+	}
+
+	/* A filesystem that reports DT_UNKNOWN for every directory entry. */
+	{
+		char *unk = sh_out(
+			"cd '%s' && b=$(printf 'unknown d_type\\n' | git hash-object -w --stdin) && "
+			"t=$( (git ls-tree %s; printf '100644 blob %%s\\tunknown.txt\\n' $b) | git mktree) && "
+			"git commit-tree $t -p %s -m unknown", WORK, good, good);
+		make_bundle("unknown.bundle", unk, REF " ^main");
+		p = keep(xasprintf("%s/unknown.bundle", T));
+		fs_unknown_types = 1;
+		rc = bundle_import(MIRROR, p, REF, BASE, "refs/paddock/tasks/t1-unknown", &LIM, head, &e);
+		fs_unknown_types = 0;
+		ok(rc == 0, "DT_UNKNOWN: the bundle is imported");
+		if (rc < 0)
+			printf("# %s\n", e.msg);
+		is_str(sh_out("git -C '%s' cat-file -t %s 2>&1", MIRROR, unk), "commit",
+		       "DT_UNKNOWN: its commit is in the mirror");
+		is_str(sh_out("git -C '%s' fsck --strict --no-dangling 2>&1 && echo fsck-ok", MIRROR),
+		       "fsck-ok", "DT_UNKNOWN: the mirror passes git fsck");
+	}
+
+	/* A quarantine whose listing shows no pack: refused, no ref. */
+	{
+		char *hid = sh_out(
+			"cd '%s' && b=$(printf 'hidden\\n' | git hash-object -w --stdin) && "
+			"t=$( (git ls-tree %s; printf '100644 blob %%s\\thidden.txt\\n' $b) | git mktree) && "
+			"git commit-tree $t -p %s -m hidden", WORK, good, good);
+		make_bundle("hidden.bundle", hid, REF " ^main");
+		p = keep(xasprintf("%s/hidden.bundle", T));
+		fs_hide_pack = 1;
+		hostile(p, &LIM, "git index-pack left 0 packs and 0 pack indexes",
+		        "pack files missing from the quarantine's listing");
+		fs_hide_pack = 0;
+	}
 
 	/* diff_write and diff_stat of the import. */
 	{
