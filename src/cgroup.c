@@ -29,15 +29,20 @@
  * processes (or parallel test runs) never kill each other's tasks. */
 #define CGROUP_LOCK_DIR "/run/paddock-cgroups"
 #define KILL_WAIT_MS 5000
+/* The CPU limit is a quota of cpus * CPU_PERIOD_US per period. */
+#define CPU_PERIOD_US 100000
+#define CPU_QUOTA_MIN_US 1000  /* the kernel's smallest quota */
 
-enum { V1_MEMORY, V1_PIDS, V1_FREEZER, V1_N };
-static const char *const v1_names[V1_N] = { "memory", "pids", "freezer" };
+/* The janitor goes from the last to the first: freezer first. */
+enum { V1_MEMORY, V1_PIDS, V1_CPU, V1_FREEZER, V1_N };
+static const char *const v1_names[V1_N] = { "memory", "pids", "cpu", "freezer" };
 
 struct cgroup {
 	int v2;
 	char *dir[V1_N];   /* v1: one dir per controller; v2: dir[0] only */
 	char *lock_path;
 	int lock_fd;
+	int cpu_limited;   /* a cpu quota is set */
 };
 
 /* ---- small file helpers ---- */
@@ -409,8 +414,83 @@ static int mkdir_fresh(const char *dir, struct err *e)
 	                      "with cgroup memory and pids controllers)"), dir);
 }
 
-int cgroup_create(struct cgroup **out, const char *name, uint64_t memory, long pids,
+static long long cpu_quota_us(double cpus)
+{
+	long long q = (long long)(cpus * CPU_PERIOD_US + 0.5);
+	return q < CPU_QUOTA_MIN_US ? CPU_QUOTA_MIN_US : q;
+}
+
+/* Why a CPU limit that was asked for cannot be set. */
+static int cpu_missing(struct err *e, const char *where)
+{
+	return err_set(e, _("limits.cpus is set, but the cgroup cpu controller cannot be used "
+	                    "(%s); make it available (cgroup v1: mounted at "
+	                    "/sys/fs/cgroup/cpu; v2: enabled in the cgroup above paddock's), or "
+	                    "remove limits.cpus to rely on each process's CPU time limit"),
+	               where);
+}
+
+/* cpu.max in the v2 group; without the controller: an error only when
+ * required. */
+static int v2_cpu(struct cgroup *cg, const char *parent, double cpus, int required,
                   struct err *e)
+{
+	char val[64];
+
+	/* Apart from memory and pids, so that a refusal of cpu (real-time
+	 * threads with RT_GROUP_SCHED) does not cost those. */
+	write_str(parent, "cgroup.subtree_control", "+cpu");
+	snprintf(val, sizeof val, "%lld %d", cpu_quota_us(cpus), CPU_PERIOD_US);
+	if (write_str(cg->dir[0], "cpu.max", val) == 0) {
+		cg->cpu_limited = 1;
+		return 0;
+	}
+	return required ? cpu_missing(e, cg->dir[0]) : 0;
+}
+
+/* The v1 cpu group with its quota; without the controller (or when the
+ * quota is refused, e.g. above the quota of paddock's own group): an error
+ * only when required. */
+static int v1_cpu(struct cgroup *cg, const char *name, double cpus, int required,
+                  struct err *e)
+{
+	char *base = own_dir("cpu"), *dir, val[64];
+	struct err ignored;
+	int shared = 0;
+
+	if (!base)
+		return required ? cpu_missing(e, _("not mounted")) : 0;
+	dir = xasprintf("%s/%s%s", base, CGROUP_PREFIX, name);
+	free(base);
+	/* cpu mounted together with memory or pids: one directory */
+	for (int i = 0; i < V1_N; i++)
+		if (i != V1_CPU && cg->dir[i] && strcmp(cg->dir[i], dir) == 0)
+			shared = 1;
+	if (!shared && mkdir_fresh(dir, required ? e : &ignored) < 0) {
+		free(dir);
+		return required ? -1 : 0;
+	}
+	cg->dir[V1_CPU] = dir;
+	snprintf(val, sizeof val, "%d", CPU_PERIOD_US);
+	if (write_str(dir, "cpu.cfs_period_us", val) == 0) {
+		snprintf(val, sizeof val, "%lld", cpu_quota_us(cpus));
+		if (write_str(dir, "cpu.cfs_quota_us", val) == 0) {
+			cg->cpu_limited = 1;
+			return 0;
+		}
+	}
+	if (required)
+		err_errno(e, _("cannot set limits.cpus as cpu.cfs_quota_us in %s (is the CPU "
+		               "limit of paddock's own cgroup lower?)"), dir);
+	if (!shared)
+		rmdir_retry(dir);
+	free(dir);
+	cg->dir[V1_CPU] = NULL;
+	return required ? -1 : 0;
+}
+
+int cgroup_create(struct cgroup **out, const char *name, uint64_t memory, long pids,
+                  double cpus, int cpus_required, struct err *e)
 {
 	struct cgroup *cg;
 	char val[64], *v2dir = NULL;
@@ -445,9 +525,15 @@ int cgroup_create(struct cgroup **out, const char *name, uint64_t memory, long p
 		 * ("no internal processes"): preflight explains that. */
 		write_str(v2dir, "cgroup.subtree_control", "+memory +pids");
 		cg->dir[0] = xasprintf("%s/%s%s", v2dir, CGROUP_PREFIX, name);
-		free(v2dir);
-		if (mkdir_fresh(cg->dir[0], e) < 0)
+		if (mkdir_fresh(cg->dir[0], e) < 0) {
+			free(v2dir);
 			goto fail;
+		}
+		if (cpus > 0 && v2_cpu(cg, v2dir, cpus, cpus_required, e) < 0) {
+			free(v2dir);
+			goto fail_rm;
+		}
+		free(v2dir);
 		snprintf(val, sizeof val, "%" PRIu64, memory);
 		if (memory && write_str(cg->dir[0], "memory.max", val) < 0) {
 			err_errno(e, _("cannot set memory.max in %s"), cg->dir[0]);
@@ -464,7 +550,10 @@ int cgroup_create(struct cgroup **out, const char *name, uint64_t memory, long p
 	}
 
 	for (int i = 0; i < V1_N; i++) {
-		char *base = own_dir(v1_names[i]);
+		char *base;
+		if (i == V1_CPU)
+			continue;  /* below, once the others are there */
+		base = own_dir(v1_names[i]);
 		if (!base) {
 			if (i == V1_FREEZER)
 				continue;  /* kill then works without freezing */
@@ -503,6 +592,8 @@ int cgroup_create(struct cgroup **out, const char *name, uint64_t memory, long p
 		err_errno(e, _("cannot set pids.max in %s"), cg->dir[V1_PIDS]);
 		goto fail_rm;
 	}
+	if (cpus > 0 && v1_cpu(cg, name, cpus, cpus_required, e) < 0)
+		goto fail_rm;
 	*out = cg;
 	return 0;
 
@@ -524,6 +615,11 @@ int cgroup_enter(struct cgroup *cg, pid_t pid)
 		if (cg->dir[i] && write_str(cg->dir[i], "cgroup.procs", val) < 0)
 			return -1;
 	return 0;
+}
+
+int cgroup_cpu_limited(struct cgroup *cg)
+{
+	return cg && cg->cpu_limited;
 }
 
 int cgroup_count(struct cgroup *cg)
@@ -661,6 +757,8 @@ int cgroup_preflight(struct err *e)
 			free(v2dir);
 			return -1;
 		}
+		/* cpu is optional: cgroup_create decides what its absence means. */
+		write_str(v2dir, "cgroup.subtree_control", "+cpu");
 		free(v2dir);
 		return 0;
 	}

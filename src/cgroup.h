@@ -1,5 +1,7 @@
-/* cgroup: one task's control groups (v1 controllers memory, pids, freezer;
- * or one cgroup v2 directory), created below paddock's own cgroup. */
+/* cgroup: one task's control groups (v1 controllers memory, pids, freezer,
+ * cpu; or one cgroup v2 directory), created below paddock's own cgroup.
+ * memory and pids are required; freezer (v1) and cpu are used where the
+ * host has them. */
 #ifndef PADDOCK_CGROUP_H
 #define PADDOCK_CGROUP_H
 
@@ -9,9 +11,15 @@
 
 struct cgroup;
 
-/* Creates the task's cgroups named paddock-<name> with the given limits. */
+/* Creates the task's cgroups named paddock-<name> with the given limits
+ * (memory 0, pids 0: none).  cpus > 0 caps the CPU time of the whole group
+ * at cpus CPUs (v2 cpu.max, v1 cpu.cfs_quota_us per 100 ms period); when
+ * the host has no usable cpu controller, that is an error if cpus_required,
+ * else the group has no CPU cap (see cgroup_cpu_limited). */
 int cgroup_create(struct cgroup **out, const char *name, uint64_t memory, long pids,
-                  struct err *e);
+                  double cpus, int cpus_required, struct err *e);
+/* 1 when the group's CPU time is capped by the cgroup cpu controller. */
+int cgroup_cpu_limited(struct cgroup *cg);
 /* Moves pid into every controller's cgroup (call in the child before exec). */
 int cgroup_enter(struct cgroup *cg, pid_t pid);
 /* Number of processes still in the cgroup. */
@@ -25,7 +33,8 @@ uint64_t cgroup_pids_refused(struct cgroup *cg);
 void cgroup_destroy(struct cgroup *cg);
 /* Removes every paddock-* cgroup left under paddock's cgroup (janitor). */
 void cgroup_janitor(void);
-/* 0 when memory and pids cgroups can be made here, else -1 and why. */
+/* 0 when memory and pids cgroups can be made here, else -1 and why (a
+ * missing cpu controller is not a failure here: cgroup_create decides). */
 int cgroup_preflight(struct err *e);
 
 #endif

@@ -50,6 +50,10 @@
 
 #define SANDBOX_PATH "/usr/local/bin:/usr/bin:/bin"
 #define OUTPUT_MARKER "[paddock: output limit reached, the rest was dropped]\n"
+#define CPU_NOTE "[paddock: no cgroup cpu controller here: limits.cpus only caps each " \
+	"process's CPU time]\n"
+/* Seconds of CPU time a process may use beyond its sandbox's share. */
+#define CPU_SLACK_S 2
 #define POLL_MS 100
 #define DRAIN_AFTER_KILL_MS 2000
 
@@ -66,6 +70,7 @@ struct sandbox {
 	int has_agent;         /* RT_AGENT holds an agent install */
 	char *bridge_ports;    /* bridge: RT_GATEWAY holds the gateway's sockets */
 	int root_mounted, merged_mounted;
+	int cpu_noted;         /* CPU_NOTE is in the log */
 };
 
 /* ---- helpers ---- */
@@ -522,7 +527,8 @@ static int bw_create(struct sandbox **out, const struct sandbox_spec *spec, stru
 			goto fail;
 		}
 	}
-	if (cgroup_create(&sb->cg, spec->task_id, spec->limits.memory, spec->limits.pids, e) < 0)
+	if (cgroup_create(&sb->cg, spec->task_id, spec->limits.memory, spec->limits.pids,
+	                  spec->limits.cpus, spec->limits.cpus_set, e) < 0)
 		goto fail;
 	if (setup_runtime(sb, spec, e) < 0)
 		goto fail;
@@ -669,8 +675,23 @@ static int cmp_int(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* RLIMIT_CPU of a command's processes (0: none): no process may use more
+ * CPU time than the whole sandbox gets until the deadline (limits.cpus *
+ * seconds left, or * limits.timeout without a deadline).  The cgroup's
+ * quota makes it unreachable; without a cpu controller it is the limit. */
+static rlim_t cpu_rlimit(const struct sandbox *sb, const struct sandbox_cmd *cmd)
+{
+	double left = cmd->deadline > 0 ? cmd->deadline - clock_mono() : sb->limits.timeout;
+
+	if (sb->limits.cpus <= 0 || (cmd->deadline <= 0 && left <= 0))
+		return 0;
+	if (left < 0)
+		left = 0;
+	return (rlim_t)(left * sb->limits.cpus) + 1 + CPU_SLACK_S;
+}
+
 static void run_child(struct sandbox *sb, char *const argv[], int devnull, int outw,
-                      int errw, const int data[DATA_N], pid_t parent)
+                      int errw, const int data[DATA_N], pid_t parent, rlim_t cpu_secs)
 {
 	static char *const envp[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL };
 	int keep[DATA_N + 2];
@@ -699,6 +720,14 @@ static void run_child(struct sandbox *sb, char *const argv[], int devnull, int o
 	rl.rlim_cur = rl.rlim_max = sb->limits.disk;
 	if (setrlimit(RLIMIT_FSIZE, &rl) < 0)
 		child_fail(errw, STEP_RLIMIT);
+	if (cpu_secs) {
+		/* SIGXCPU at the limit, SIGKILL a second later for a process
+		 * that ignores it. */
+		rl.rlim_cur = cpu_secs;
+		rl.rlim_max = cpu_secs + 1;
+		if (setrlimit(RLIMIT_CPU, &rl) < 0)
+			child_fail(errw, STEP_RLIMIT);
+	}
 
 	if (dup2(devnull, 0) < 0 || dup2(outw, 1) < 0 || dup2(outw, 2) < 0)
 		child_fail(errw, STEP_FDS);
@@ -816,6 +845,7 @@ static int bw_run(struct sandbox *sb, const struct sandbox_cmd *cmd, struct sand
 	int status = 0, exited = 0, eof = 0, rc = -1;
 	double kill_time = 0;
 	pid_t pid, parent = getpid();
+	rlim_t cpu_secs;
 	struct child_fail cf;
 	ssize_t got;
 	struct statvfs vfs;
@@ -853,6 +883,7 @@ static int bw_run(struct sandbox *sb, const struct sandbox_cmd *cmd, struct sand
 	build_argv(sb, cmd, data, &av);
 	oom0 = cgroup_oom_kills(sb->cg);
 	pids0 = cgroup_pids_refused(sb->cg);
+	cpu_secs = cpu_rlimit(sb, cmd);
 
 	pid = fork();
 	if (pid < 0) {
@@ -860,7 +891,7 @@ static int bw_run(struct sandbox *sb, const struct sandbox_cmd *cmd, struct sand
 		goto out;
 	}
 	if (pid == 0)
-		run_child(sb, av.v, devnull, outp[1], errp[1], data, parent);
+		run_child(sb, av.v, devnull, outp[1], errp[1], data, parent, cpu_secs);
 
 	close(outp[1]);
 	outp[1] = -1;
@@ -886,6 +917,11 @@ static int bw_run(struct sandbox *sb, const struct sandbox_cmd *cmd, struct sand
 	d.used = cmd->output_used ? cmd->output_used : &local_used;
 	d.capped = 0;
 	d.last = 0;
+	if (sb->limits.cpus > 0 && !cgroup_cpu_limited(sb->cg) && !sb->cpu_noted) {
+		/* Said once per sandbox, in the log of its first command. */
+		drain_chunk(&d, CPU_NOTE, sizeof CPU_NOTE - 1);
+		sb->cpu_noted = 1;
+	}
 
 	for (;;) {
 		struct pollfd pfd = { outp[0], POLLIN, 0 };

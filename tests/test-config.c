@@ -479,6 +479,105 @@ int main(void)
 	   strcmp(config_find_agent(&c, "claude")->model, "claude-opus-4-1") == 0 &&
 	   strstr(config_find_agent(&c, "claude")->command, "claude -p"),
 	   "the rest of its definition stays");
+
+	/* limits.cpus (issue 10): a decimal number of CPUs, 0 for none;
+	 * default half the online CPUs, rounded up. */
+	{
+		long online = sysconf(_SC_NPROCESSORS_ONLN);
+		config_free(&c);
+		config_init_defaults(&c);
+		ok(c.limits.cpus == (double)(online > 1 ? (online + 1) / 2 : 1) && !c.limits.cpus_set,
+		   "default cpus: half of the %ld online CPUs, rounded up (%g)", online, c.limits.cpus);
+		is_str(load("[limits]\ncpus = 1.5\n"), "", "cpus = 1.5 loads");
+		ok(c.limits.cpus == 1.5 && c.limits.cpus_set, "1.5 CPUs, set by the file");
+		is_str(load("[limits]\ncpus = 0.25\n"), "", "cpus = 0.25 loads");
+		ok(c.limits.cpus == 0.25, "a quarter of a CPU");
+		is_str(load("[limits]\ncpus = 0\n"), "", "cpus = 0 loads");
+		ok(c.limits.cpus == 0 && c.limits.cpus_set, "0: no CPU limit");
+		is_str(load("[limits]\ncpus = 2\n"), "", "a whole number loads");
+		ok(c.limits.cpus == 2, "2 CPUs");
+		static const char *const bad[] = { "-1", "abc", "1e3", ".5", "1.", "0.001", "5000",
+			"1.5 cpus", "none", "0x2", "inf", "" };
+		for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+			char *text = xasprintf("[limits]\n\tcpus = %s\n", bad[i]);
+			char *want = xasprintf("F:2: limits.cpus: '%s' is not a number of CPUs; write for example 2 or 1.5 (from 0.01 to 4096, or 0 for no limit)", bad[i]);
+			is_str(load(text), want, "cpus = '%s' is refused", bad[i]);
+			free(text);
+			free(want);
+		}
+		const char *path = fixture("[paddock]\nworkers = 1\n[limits]\n\tcpus = 4096\n");
+		char *want = xasprintf("F:4: warning: limits.cpus = 4096 is more than the %ld CPUs of this machine; a task may use them all\n", online);
+		is_str(check(path, &n), want, "config check warns of more CPUs than the machine has");
+		is_int(n, 0, "but counts no problem");
+		free(want);
+	}
+
+	/* agent.NAME.files, and the host files an agent's command names. */
+	{
+		char *script = xasprintf("%s/agent.sh", dir), *data = xasprintf("%s/data.txt", dir);
+		char *text, *want;
+		const struct agent_conf *ac;
+		FILE *f = fopen(script, "w");
+		fputs("#!/bin/sh\n", f);
+		fclose(f);
+		f = fopen(data, "w");
+		fclose(f);
+
+		text = xasprintf("[agent \"x\"]\ncommand = %s\nfiles = %s '/opt/a b/c.json'\n"
+		                 "files = /etc/agent.conf\n", script, data);
+		is_str(load(text), "", "files: several paths in a value, quoted, and repeated");
+		free(text);
+		ac = config_find_agent(&c, "x");
+		ok(ac && ac->nfiles == 3 && strcmp(ac->files[0], data) == 0 &&
+		   strcmp(ac->files[1], "/opt/a b/c.json") == 0 &&
+		   strcmp(ac->files[2], "/etc/agent.conf") == 0, "three files, in order");
+		is_str(load("[agent \"x\"]\ncommand = a\nfiles = conf.json\n"),
+		       "F:3: agent.x.files: 'conf.json' is not an absolute, normalised path outside /proc, /dev and /sys; name each host file by its full path",
+		       "a relative path is refused");
+		is_str(load("[agent \"x\"]\ncommand = a\nfiles = /proc/self/environ\n"),
+		       "F:3: agent.x.files: '/proc/self/environ' is not an absolute, normalised path outside /proc, /dev and /sys; name each host file by its full path",
+		       "a path under /proc is refused");
+		is_str(load("[agent \"x\"]\ncommand = a\nfiles = /opt/../etc/shadow\n"),
+		       "F:3: agent.x.files: '/opt/../etc/shadow' is not an absolute, normalised path outside /proc, /dev and /sys; name each host file by its full path",
+		       "a path with .. is refused");
+		is_str(load("[agent \"x\"]\ncommand = a\nfiles = '/a\n"),
+		       "F:3: agent.x.files: ''/a' is not a list of absolute paths; write for example files = /opt/agent/config.json /opt/agent/lib.py",
+		       "an unterminated quote is refused");
+
+		/* The host checks are config check's (and the preparing step's). */
+		text = xasprintf("[agent \"x\"]\ncommand = %s %s\n", script, data);
+		is_str(load(text), "", "config_load leaves the host files to the step that uses them");
+		want = xasprintf("F:2: agent.x.command: %s is a host file but not the agent's script; the sandbox is shown only the files an agent lists: add it to agent.x.files (read-only inside), or remove it from the command\n", data);
+		is_str(check(fixture(text), &n), want,
+		       "config check refuses a host file the command names but the agent does not list");
+		is_int(n, 1, "one problem");
+		free(text);
+		free(want);
+		text = xasprintf("[agent \"x\"]\ncommand = /bin/sh %s --data %s\nfiles = %s\n", script,
+		                 data, data);
+		is_str(check(fixture(text), &n), "", "listed, it is fine; the interpreter's script needs no listing");
+		is_int(n, 0, "no problem");
+		free(text);
+		text = xasprintf("[agent \"x\"]\ncommand = %s\n\n\tresume = %s --resume %s\n", script,
+		                 script, data);
+		want = xasprintf("F:4: agent.x.resume: %s is a host file but not the agent's script; the sandbox is shown only the files an agent lists: add it to agent.x.files (read-only inside), or remove it from the command\n", data);
+		is_str(check(fixture(text), &n), want, "the resume command is checked too, at its line");
+		free(text);
+		free(want);
+		text = xasprintf("[agent \"x\"]\ncommand = %s\nfiles = %s/missing.json\nfiles = %s\n",
+		                 script, dir, dir);
+		want = xasprintf("F:3: agent.x.files: cannot use %s/missing.json (No such file or directory); list existing regular files only\n"
+		                 "F:3: agent.x.files: %s is not a regular file; list files, not folders or devices\n",
+		                 dir, dir);
+		is_str(check(fixture(text), &n), want, "config check refuses listed files that are missing or folders");
+		is_int(n, 2, "two problems");
+		free(text);
+		free(want);
+		unlink(script);
+		unlink(data);
+		free(script);
+		free(data);
+	}
 	config_free(&c);
 
 	{
