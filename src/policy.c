@@ -96,12 +96,13 @@ static const char *policy_git_errmsg(void)
 
 /* ---- text ---- */
 
-/* Untrusted text made safe for one line on a terminal: sanitized, with
- * newline and tab (which sanitize_text keeps) in caret notation, and cut at
- * max bytes (0: no limit) on a character boundary. */
+/* Untrusted text made safe for one line on a terminal and readable in
+ * full: the visible rendering (sanitize.h: an escape sequence shows as
+ * "^[]0;...^G", a bidi control as "<U+202E>", newline and tab as "^J" and
+ * "^I"), cut at max bytes (0: no limit) on a character boundary. */
 static char *policy_clean(const char *s, size_t len, size_t max)
 {
-	struct buf san = { 0 }, out = { 0 };
+	struct buf out = { 0 };
 	int cut = 0;
 
 	if (max && len > max) {
@@ -110,18 +111,9 @@ static char *policy_clean(const char *s, size_t len, size_t max)
 		len = max;
 		cut = 1;
 	}
-	sanitize_text(s, len, 0, &san);
-	for (size_t i = 0; i < san.len; i++) {
-		if (san.data[i] == '\n')
-			buf_adds(&out, "^J");
-		else if (san.data[i] == '\t')
-			buf_adds(&out, "^I");
-		else
-			buf_addc(&out, san.data[i]);
-	}
+	sanitize_visible(s, len, 0, &out, NULL);
 	if (cut)
 		buf_adds(&out, "...");
-	buf_free(&san);
 	return buf_detach(&out);
 }
 
@@ -519,13 +511,124 @@ static int policy_line_secret(struct policy_ctx *c, const char *line, size_t len
 	return -1;
 }
 
-static int policy_check_secrets(struct policy_ctx *c, git_diff *diff, size_t idx,
-                                const git_diff_delta *d, const char *path, struct err *e)
+/* What one rule found in a file's added lines: how many lines, the first
+ * one and what it held. */
+struct policy_hits {
+	size_t count;
+	int first_line;
+	int first_kind;                /* secrets: a pattern index or
+	                                  POLICY_NPATTERNS (a held value) */
+	struct sanitize_hidden first;  /* controls, invisible */
+};
+
+static void policy_hit(struct policy_hits *h, int line, int kind, const struct sanitize_hidden *x)
+{
+	if (h->count++ == 0) {
+		h->first_line = line;
+		h->first_kind = kind;
+		if (x)
+			h->first = *x;
+	}
+}
+
+/* "an escape sequence (U+001B ESCAPE)" */
+static void policy_hidden_what(const struct sanitize_hidden *x, char *out, size_t outlen)
+{
+	const char *kind;
+	char name[80];
+
+	switch (x->kind) {
+	case SANITIZE_HIDDEN_ESCAPE:
+		kind = _("an escape sequence");
+		break;
+	case SANITIZE_HIDDEN_CONTROL:
+		kind = _("a control character");
+		break;
+	case SANITIZE_HIDDEN_BIDI:
+		kind = _("a bidi control");
+		break;
+	default:
+		kind = _("an invisible character");
+		break;
+	}
+	sanitize_describe(x->cp, name, sizeof(name));
+	snprintf(out, outlen, "%s (%s)", kind, name);
+}
+
+/* A path that holds escapes, controls, bidi controls or invisible
+ * characters: the diff and the gate show them as marks, this says so
+ * where the reviewer decides. */
+static void policy_check_path_chars(struct policy_ctx *c, const char *path)
+{
+	struct sanitize_hidden ctl, inv;
+	char what[160];
+
+	sanitize_scan(path, strlen(path), SANITIZE_SCAN_PATH, &ctl, &inv);
+	if (ctl.kind != SANITIZE_HIDDEN_NONE && policy_on(c, POLICY_CONTROLS)) {
+		policy_hidden_what(&ctl, what, sizeof(what));
+		policy_add(c, POLICY_CONTROLS, path, NULL, _("the path holds %s"), what);
+	}
+	if (inv.kind != SANITIZE_HIDDEN_NONE && policy_on(c, POLICY_INVISIBLE)) {
+		policy_hidden_what(&inv, what, sizeof(what));
+		policy_add(c, POLICY_INVISIBLE, path, NULL, _("the path holds %s"), what);
+	}
+}
+
+static void policy_report_secrets(struct policy_ctx *c, const char *path,
+                                  const struct policy_hits *h)
+{
+	if (h->count == 0)
+		return;
+	if (h->count == 1 && h->first_kind == (int)POLICY_NPATTERNS)
+		policy_add(c, POLICY_SECRETS, path, NULL,
+		           _("contains the value of a credential paddock holds (line %d)"),
+		           h->first_line);
+	else if (h->count == 1)
+		policy_add(c, POLICY_SECRETS, path, NULL, _("looks like %s (line %d)"),
+		           _(policy_secret_patterns[h->first_kind].kind), h->first_line);
+	else
+		policy_add(c, POLICY_SECRETS, path, NULL,
+		           _("%zu lines look like secrets (first: line %d, %s)"), h->count,
+		           h->first_line,
+		           h->first_kind == (int)POLICY_NPATTERNS
+		           ? _("the value of a credential paddock holds")
+		           : _(policy_secret_patterns[h->first_kind].kind));
+}
+
+static void policy_report_hidden(struct policy_ctx *c, enum policy_rule rule, const char *path,
+                                 const struct policy_hits *h)
+{
+	char what[160];
+
+	if (h->count == 0)
+		return;
+	policy_hidden_what(&h->first, what, sizeof(what));
+	if (h->count == 1)
+		policy_add(c, rule, path, NULL, _("holds %s (line %d)"), what, h->first_line);
+	else if (rule == POLICY_CONTROLS)
+		policy_add(c, rule, path, NULL,
+		           _("%zu lines hold escape sequences, controls or bidi controls "
+		             "(first: line %d, %s)"), h->count, h->first_line, what);
+	else
+		policy_add(c, rule, path, NULL,
+		           _("%zu lines hold invisible characters (first: line %d, %s)"), h->count,
+		           h->first_line, what);
+}
+
+/* The rules on added lines (secrets, controls, invisible), in one pass
+ * over the file's patch: at most one finding per rule and file. */
+static int policy_check_lines(struct policy_ctx *c, git_diff *diff, size_t idx,
+                              const git_diff_delta *d, const char *path, struct err *e)
 {
 	git_patch *patch = NULL;
-	size_t nhunks, count = 0;
-	int first_kind = -1, first_line = 0;
+	size_t nhunks;
+	struct policy_hits sec = { 0 }, ctl = { 0 }, inv = { 0 };
+	int want_sec = policy_on(c, POLICY_SECRETS);
+	int want_ctl = policy_on(c, POLICY_CONTROLS);
+	int want_inv = policy_on(c, POLICY_INVISIBLE);
 
+	if (!want_sec && !want_ctl && !want_inv)
+		return 0;
 	if (!policy_is_file(d->new_file.mode) && d->new_file.mode != GIT_FILEMODE_LINK)
 		return 0;
 	if (git_patch_from_diff(&patch, diff, idx) < 0)
@@ -538,36 +641,29 @@ static int policy_check_secrets(struct policy_ctx *c, git_diff *diff, size_t idx
 		int nlines = git_patch_num_lines_in_hunk(patch, h);
 		for (int l = 0; l < nlines; l++) {
 			const git_diff_line *line;
-			int kind;
 			if (git_patch_get_line_in_hunk(&line, patch, h, (size_t)l) < 0)
 				continue;
 			if (line->origin != GIT_DIFF_LINE_ADDITION)
 				continue;
-			kind = policy_line_secret(c, line->content, line->content_len);
-			if (kind < 0)
-				continue;
-			if (count++ == 0) {
-				first_kind = kind;
-				first_line = line->new_lineno;
+			if (want_sec) {
+				int kind = policy_line_secret(c, line->content, line->content_len);
+				if (kind >= 0)
+					policy_hit(&sec, line->new_lineno, kind, NULL);
+			}
+			if (want_ctl || want_inv) {
+				struct sanitize_hidden hc, hi;
+				sanitize_scan(line->content, line->content_len, 0, &hc, &hi);
+				if (want_ctl && hc.kind != SANITIZE_HIDDEN_NONE)
+					policy_hit(&ctl, line->new_lineno, 0, &hc);
+				if (want_inv && hi.kind != SANITIZE_HIDDEN_NONE)
+					policy_hit(&inv, line->new_lineno, 0, &hi);
 			}
 		}
 	}
 	git_patch_free(patch);
-	if (count == 0)
-		return 0;
-	if (count == 1 && first_kind == (int)POLICY_NPATTERNS)
-		policy_add(c, POLICY_SECRETS, path, NULL,
-		           _("contains the value of a credential paddock holds (line %d)"),
-		           first_line);
-	else if (count == 1)
-		policy_add(c, POLICY_SECRETS, path, NULL, _("looks like %s (line %d)"),
-		           _(policy_secret_patterns[first_kind].kind), first_line);
-	else
-		policy_add(c, POLICY_SECRETS, path, NULL,
-		           _("%zu lines look like secrets (first: line %d, %s)"), count, first_line,
-		           first_kind == (int)POLICY_NPATTERNS
-		           ? _("the value of a credential paddock holds")
-		           : _(policy_secret_patterns[first_kind].kind));
+	policy_report_secrets(c, path, &sec);
+	policy_report_hidden(c, POLICY_CONTROLS, path, &ctl);
+	policy_report_hidden(c, POLICY_INVISIBLE, path, &inv);
 	return 0;
 }
 
@@ -595,7 +691,11 @@ static int policy_check_delta(struct policy_ctx *c, git_diff *diff, size_t idx, 
 		return -1;
 	if (policy_on(c, POLICY_SYMLINKS) && policy_check_symlink(c, d, path, e) < 0)
 		return -1;
-	if (policy_on(c, POLICY_SECRETS) && policy_check_secrets(c, diff, idx, d, path, e) < 0)
+	/* A path the change adds: an old name is not the agent's doing. */
+	if (d->status == GIT_DELTA_ADDED &&
+	    (policy_on(c, POLICY_CONTROLS) || policy_on(c, POLICY_INVISIBLE)))
+		policy_check_path_chars(c, path);
+	if (policy_check_lines(c, diff, idx, d, path, e) < 0)
 		return -1;
 	return 0;
 }

@@ -13,7 +13,8 @@ struct policy_finding {
 	enum policy_rule rule;
 	enum policy_action action;     /* POLICY_WARN or POLICY_BLOCK */
 	char *path;                    /* the file concerned ("" for a commit
-	                                  author), sanitized: safe to print */
+	                                  author), rendered by sanitize_visible:
+	                                  safe to print, every byte shown */
 	char *detail;                  /* what was found, one line, safe to print
 	                                  (never the secret itself) */
 	char *name;                    /* "<rule>:<path>" (or "authors:<email>"),
@@ -43,15 +44,26 @@ struct policy_secrets {
  *   symlinks   a symlink whose target is absolute or leaves the repository;
  *   submodules a gitlink added, changed or removed, or .gitmodules added
  *              or changed;
+ *   controls   an added line or an added path that holds an escape
+ *              sequence (ESC, or a C1 introducer such as U+009B), another
+ *              control character (a CR inside a line, backspace, NUL, any
+ *              C1 control, DEL; not tab, form feed or the CR of a CRLF
+ *              line; in a path every control counts) or a bidi control
+ *              (U+202A..U+202E, U+2066..U+2069, U+200E, U+200F, U+061C);
+ *   invisible  an added line or an added path that holds an invisible
+ *              character (zero-width, word joiner, BOM, soft hyphen, tag
+ *              characters, variation selectors: sanitize.h's list);
  *   authors    a commit whose author is not "paddock agent
  *              <agent@paddock.invalid>" (the sandbox's identity).
  * Deny globs match the whole path: `**` is any number of components, `*`
  * and `?` do not cross '/', `[...]` is a set; a leading '/' is ignored and
  * a trailing '/' means everything below.  Added, changed and deleted paths
- * count.  The secret scan reads added lines of text files (binary files
- * and blobs over 64 MiB are not read), at most one finding per file (the
- * first line and the number of lines); literal values shorter than 8 bytes
- * are not looked for.  Authors: one finding per distinct author email.
+ * count.  The line scans (secrets, controls, invisible) read added lines
+ * of text files (binary files and blobs over 64 MiB are not read), at most
+ * one finding per rule and file (the first line, what it holds, and the
+ * number of lines); literal values shorter than 8 bytes are not looked
+ * for.  Paths and details show what they hold in sanitize_visible's
+ * rendering (an ESC as "^[", a bidi control as "<U+202E>").  Authors: one finding per distinct author email.
  * Rules set to off are skipped.  Findings are appended to *out (realloc'd;
  * *n updated), sorted by rule, then path.  On error *out and *n are
  * unchanged. */

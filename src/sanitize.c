@@ -2,6 +2,9 @@
 #include "sanitize.h"
 
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 /* Longest SGR parameter string passed through; a longer one is dropped (no
  * real colour change needs it, and it bounds what a hostile writer can
@@ -231,4 +234,332 @@ json_t *sanitize_json_string(const char *in, size_t len)
 	v = json_stringn(b.data ? b.data : "", b.len);
 	buf_free(&b);
 	return v ? v : json_string("");
+}
+
+/* ---- the visible rendering ---- */
+
+enum vis_kind {
+	VK_TEXT,       /* printable: shown as it is */
+	VK_TAB,
+	VK_NL,
+	VK_CR,
+	VK_CTRL,       /* another C0 control or DEL */
+	VK_SEQ,        /* an escape sequence (or a lone ESC), whole */
+	VK_C1,         /* a C1 control that starts no sequence */
+	VK_BIDI,
+	VK_INVIS,
+	VK_BAD         /* one byte of invalid UTF-8 */
+};
+
+struct vis_tok {
+	enum vis_kind kind;
+	size_t len;
+	uint32_t cp;
+};
+
+/* The class of a valid character from U+0080 up (sanitize.h lists them).
+ * Variation selectors are VK_INVIS here; vis_next lets one U+FE0E or
+ * U+FE0F after a visible character pass. */
+static enum vis_kind vis_class(uint32_t cp)
+{
+	if (cp <= 0x9f)
+		return VK_C1;
+	if (cp == 0x061c || cp == 0x200e || cp == 0x200f || (cp >= 0x202a && cp <= 0x202e) ||
+	    (cp >= 0x2066 && cp <= 0x2069))
+		return VK_BIDI;
+	if (cp == 0x00ad || cp == 0x034f || cp == 0x115f || cp == 0x1160 || cp == 0x17b4 ||
+	    cp == 0x17b5 || (cp >= 0x180b && cp <= 0x180f) || (cp >= 0x200b && cp <= 0x200d) ||
+	    cp == 0x2028 || cp == 0x2029 || (cp >= 0x2060 && cp <= 0x206f) || cp == 0x3164 ||
+	    (cp >= 0xfe00 && cp <= 0xfe0f) || cp == 0xfeff || cp == 0xffa0 ||
+	    (cp >= 0xfff9 && cp <= 0xfffb) || (cp >= 0x1bca0 && cp <= 0x1bca3) ||
+	    (cp >= 0x1d173 && cp <= 0x1d17a) || (cp >= 0xe0000 && cp <= 0xe0fff))
+		return VK_INVIS;
+	return VK_TEXT;
+}
+
+/* The token at p[i] (i < n).  after_text: the token before it was a
+ * printable character (a variation selector U+FE0E or U+FE0F then
+ * passes). */
+static void vis_next(const unsigned char *p, size_t n, size_t i, int after_text,
+                     struct vis_tok *t)
+{
+	unsigned char c = p[i];
+	int sgr_ok;
+	unsigned char final;
+
+	t->cp = c;
+	t->len = 1;
+	if (c >= 0x20 && c < 0x7f) {
+		size_t run = i + 1;
+		while (run < n && p[run] >= 0x20 && p[run] < 0x7f)
+			run++;
+		t->kind = VK_TEXT;
+		t->len = run - i;
+		t->cp = p[run - 1];
+		return;
+	}
+	if (c == '\t' || c == '\n' || c == '\r') {
+		t->kind = c == '\t' ? VK_TAB : c == '\n' ? VK_NL : VK_CR;
+		return;
+	}
+	if (c == 0x1b) {
+		/* The same extents as sanitize_text drops. */
+		unsigned char next = i + 1 < n ? p[i + 1] : 0;
+		size_t end = i + 1;
+		if (next == '[') {
+			end = sanitize_csi(p, n, i + 2, &sgr_ok, &final);
+		} else if (next == ']' || next == 'P' || next == 'X' || next == '^' ||
+		           next == '_') {
+			end = sanitize_string(p, n, i + 2);
+		} else if (next >= 0x20 && next <= 0x2f) {
+			end = i + 1;
+			while (end < n && p[end] >= 0x20 && p[end] <= 0x2f)
+				end++;
+			if (end < n && p[end] >= 0x30 && p[end] <= 0x7e)
+				end++;
+		} else if (next >= 0x30 && next <= 0x7e) {
+			end = i + 2;
+		}
+		t->kind = VK_SEQ;
+		t->len = end - i;
+		return;
+	}
+	if (c < 0x20 || c == 0x7f) {
+		t->kind = VK_CTRL;
+		return;
+	}
+	uint32_t cp;
+	size_t len = sanitize_utf8(p + i, n - i, &cp);
+	if (len == 0) {
+		t->kind = VK_BAD;
+		return;
+	}
+	t->cp = cp;
+	t->len = len;
+	if (cp == 0x9b) {
+		t->kind = VK_SEQ;
+		t->len = sanitize_csi(p, n, i + len, &sgr_ok, &final) - i;
+	} else if (cp == 0x9d || cp == 0x90 || cp == 0x98 || cp == 0x9e || cp == 0x9f) {
+		t->kind = VK_SEQ;
+		t->len = sanitize_string(p, n, i + len) - i;
+	} else if ((cp == 0xfe0e || cp == 0xfe0f) && after_text) {
+		t->kind = VK_TEXT;
+	} else {
+		t->kind = cp < 0x80 ? VK_TEXT : vis_class(cp);
+	}
+}
+
+/* Appends a piece to segs, joining it to the last one of its kind. */
+static void vis_seg(struct sanitize_segs *segs, size_t out, size_t len, size_t in, size_t in_len,
+                    int mark)
+{
+	if (!segs || (len == 0 && in_len == 0))
+		return;
+	if (segs->n) {
+		struct sanitize_seg *l = &segs->v[segs->n - 1];
+		if (l->mark == mark && l->out + l->len == out && l->in + l->in_len == in) {
+			l->len += len;
+			l->in_len += in_len;
+			return;
+		}
+	}
+	if (segs->n == segs->cap) {
+		segs->cap = segs->cap ? 2 * segs->cap : 16;
+		segs->v = xrealloc(segs->v, segs->cap * sizeof(*segs->v));
+	}
+	segs->v[segs->n++] = (struct sanitize_seg){ out, len, in, in_len, mark };
+}
+
+/* Bytes p[i..end) as one mark: every byte that is not printable text
+ * becomes its caret, <U+...> or <0x..> form. */
+static void vis_mark_bytes(const unsigned char *p, size_t i, size_t end, struct buf *out)
+{
+	while (i < end) {
+		unsigned char c = p[i];
+		uint32_t cp;
+		size_t len;
+		if (c >= 0x20 && c < 0x7f) {
+			buf_addc(out, (char)c);
+			i++;
+		} else if (c < 0x20 || c == 0x7f) {
+			sanitize_caret(out, c);
+			i++;
+		} else if ((len = sanitize_utf8(p + i, end - i, &cp)) == 0) {
+			buf_printf(out, "<0x%02X>", (unsigned)c);
+			i++;
+		} else {
+			if (vis_class(cp) == VK_TEXT)
+				buf_add(out, p + i, len);
+			else
+				buf_printf(out, "<U+%04X>", (unsigned)cp);
+			i += len;
+		}
+	}
+}
+
+size_t sanitize_visible(const char *in, size_t len, int flags, struct buf *out,
+                        struct sanitize_segs *segs)
+{
+	const unsigned char *p = (const unsigned char *)in;
+	size_t i = 0, marks = 0;
+	int after_text = 0;
+
+	buf_grow(out, len);
+	out->data[out->len] = '\0';
+	if (!in)
+		return 0;
+	while (i < len) {
+		struct vis_tok t;
+		size_t at = out->len;
+		int mark = 1;
+
+		vis_next(p, len, i, after_text, &t);
+		switch (t.kind) {
+		case VK_TEXT:
+			buf_add(out, p + i, t.len);
+			mark = 0;
+			break;
+		case VK_TAB:
+		case VK_NL:
+			if (flags & (t.kind == VK_TAB ? SANITIZE_KEEP_TAB : SANITIZE_KEEP_NEWLINE)) {
+				buf_addc(out, (char)p[i]);
+				mark = 0;
+			} else {
+				sanitize_caret(out, p[i]);
+			}
+			break;
+		case VK_CR:
+		case VK_CTRL:
+		case VK_SEQ:
+			vis_mark_bytes(p, i, i + t.len, out);
+			break;
+		case VK_C1:
+		case VK_BIDI:
+		case VK_INVIS:
+			buf_printf(out, "<U+%04X>", (unsigned)t.cp);
+			break;
+		case VK_BAD:
+			buf_printf(out, "<0x%02X>", (unsigned)p[i]);
+			break;
+		}
+		marks += mark;
+		vis_seg(segs, at, out->len - at, i, t.len, mark);
+		/* A passing variation selector is not itself a base for the
+		 * next one. */
+		after_text = t.kind == VK_TEXT && t.cp != 0xfe0e && t.cp != 0xfe0f;
+		i += t.len;
+	}
+	return marks;
+}
+
+void sanitize_segs_free(struct sanitize_segs *s)
+{
+	free(s->v);
+	memset(s, 0, sizeof(*s));
+}
+
+void sanitize_scan(const char *in, size_t len, int flags, struct sanitize_hidden *ctl,
+                   struct sanitize_hidden *inv)
+{
+	const unsigned char *p = (const unsigned char *)in;
+	int path = flags & SANITIZE_SCAN_PATH;
+	int after_text = 0;
+	size_t i = 0;
+
+	ctl->kind = inv->kind = SANITIZE_HIDDEN_NONE;
+	ctl->cp = inv->cp = 0;
+	ctl->off = inv->off = 0;
+	while (in && i < len &&
+	       (ctl->kind == SANITIZE_HIDDEN_NONE || inv->kind == SANITIZE_HIDDEN_NONE)) {
+		struct vis_tok t;
+		enum sanitize_hidden_kind k = SANITIZE_HIDDEN_NONE;
+
+		vis_next(p, len, i, after_text, &t);
+		switch (t.kind) {
+		case VK_TAB:
+		case VK_NL:
+			k = path ? SANITIZE_HIDDEN_CONTROL : SANITIZE_HIDDEN_NONE;
+			break;
+		case VK_CR:
+			/* CRLF files are ordinary; a CR elsewhere lets later
+			 * text overwrite the line on a terminal. */
+			if (path || !(i + 1 == len || p[i + 1] == '\n'))
+				k = SANITIZE_HIDDEN_CONTROL;
+			break;
+		case VK_CTRL:
+			/* Form feed: the page breaks of older sources. */
+			if (path || t.cp != 0x0c)
+				k = SANITIZE_HIDDEN_CONTROL;
+			break;
+		case VK_SEQ:
+			k = SANITIZE_HIDDEN_ESCAPE;
+			break;
+		case VK_C1:
+			k = SANITIZE_HIDDEN_CONTROL;
+			break;
+		case VK_BIDI:
+			k = SANITIZE_HIDDEN_BIDI;
+			break;
+		case VK_INVIS:
+			k = SANITIZE_HIDDEN_INVISIBLE;
+			break;
+		case VK_TEXT:
+		case VK_BAD:
+			break;
+		}
+		struct sanitize_hidden *slot = k == SANITIZE_HIDDEN_INVISIBLE ? inv : ctl;
+		if (k != SANITIZE_HIDDEN_NONE && slot->kind == SANITIZE_HIDDEN_NONE) {
+			slot->kind = k;
+			slot->cp = t.cp;
+			slot->off = i;
+		}
+		after_text = t.kind == VK_TEXT && t.cp != 0xfe0e && t.cp != 0xfe0f;
+		i += t.len;
+	}
+}
+
+void sanitize_describe(uint32_t cp, char *out, size_t outlen)
+{
+	static const struct {
+		uint32_t cp;
+		const char *name;
+	} names[] = {
+		{ 0x00, "NULL" }, { 0x07, "BELL" }, { 0x08, "BACKSPACE" }, { 0x09, "TAB" },
+		{ 0x0a, "LINE FEED" }, { 0x0b, "LINE TABULATION" }, { 0x0c, "FORM FEED" },
+		{ 0x0d, "CARRIAGE RETURN" }, { 0x1b, "ESCAPE" }, { 0x7f, "DELETE" },
+		{ 0x85, "NEXT LINE" }, { 0x90, "DEVICE CONTROL STRING" },
+		{ 0x9b, "CONTROL SEQUENCE INTRODUCER" }, { 0x9c, "STRING TERMINATOR" },
+		{ 0x9d, "OPERATING SYSTEM COMMAND" }, { 0x9e, "PRIVACY MESSAGE" },
+		{ 0x9f, "APPLICATION PROGRAM COMMAND" }, { 0x98, "START OF STRING" },
+		{ 0xad, "SOFT HYPHEN" }, { 0x34f, "COMBINING GRAPHEME JOINER" },
+		{ 0x61c, "ARABIC LETTER MARK" }, { 0x115f, "HANGUL CHOSEONG FILLER" },
+		{ 0x1160, "HANGUL JUNGSEONG FILLER" }, { 0x180e, "MONGOLIAN VOWEL SEPARATOR" },
+		{ 0x200b, "ZERO WIDTH SPACE" }, { 0x200c, "ZERO WIDTH NON-JOINER" },
+		{ 0x200d, "ZERO WIDTH JOINER" }, { 0x200e, "LEFT-TO-RIGHT MARK" },
+		{ 0x200f, "RIGHT-TO-LEFT MARK" }, { 0x2028, "LINE SEPARATOR" },
+		{ 0x2029, "PARAGRAPH SEPARATOR" }, { 0x202a, "LEFT-TO-RIGHT EMBEDDING" },
+		{ 0x202b, "RIGHT-TO-LEFT EMBEDDING" }, { 0x202c, "POP DIRECTIONAL FORMATTING" },
+		{ 0x202d, "LEFT-TO-RIGHT OVERRIDE" }, { 0x202e, "RIGHT-TO-LEFT OVERRIDE" },
+		{ 0x2060, "WORD JOINER" }, { 0x2061, "FUNCTION APPLICATION" },
+		{ 0x2062, "INVISIBLE TIMES" }, { 0x2063, "INVISIBLE SEPARATOR" },
+		{ 0x2064, "INVISIBLE PLUS" }, { 0x2066, "LEFT-TO-RIGHT ISOLATE" },
+		{ 0x2067, "RIGHT-TO-LEFT ISOLATE" }, { 0x2068, "FIRST STRONG ISOLATE" },
+		{ 0x2069, "POP DIRECTIONAL ISOLATE" }, { 0x3164, "HANGUL FILLER" },
+		{ 0xfeff, "ZERO WIDTH NO-BREAK SPACE" }, { 0xffa0, "HALFWIDTH HANGUL FILLER" },
+	};
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (names[i].cp == cp) {
+			snprintf(out, outlen, "U+%04X %s", (unsigned)cp, names[i].name);
+			return;
+		}
+	if (cp >= 0xfe00 && cp <= 0xfe0f)
+		snprintf(out, outlen, "U+%04X VARIATION SELECTOR-%u", (unsigned)cp,
+		         (unsigned)(cp - 0xfe00 + 1));
+	else if (cp >= 0xe0100 && cp <= 0xe01ef)
+		snprintf(out, outlen, "U+%04X VARIATION SELECTOR-%u", (unsigned)cp,
+		         (unsigned)(cp - 0xe0100 + 17));
+	else if (cp >= 0xe0000 && cp <= 0xe007f)
+		snprintf(out, outlen, "U+%04X TAG", (unsigned)cp);
+	else
+		snprintf(out, outlen, "U+%04X", (unsigned)cp);
 }

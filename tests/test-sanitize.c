@@ -19,6 +19,165 @@ static const char *san(const char *s, size_t len, int keep_sgr)
 #define S(s) san((s), (size_t)-1, 0)
 #define SK(s) san((s), (size_t)-1, 1)
 
+/* sanitize_visible of s (len bytes, or strlen), with flags; the pieces in
+ * segs when asked. */
+static struct sanitize_segs VS;
+static size_t VN;
+static const char *vis_f(const char *s, size_t len, int flags)
+{
+	static struct buf b;
+	buf_free(&b);
+	memset(&b, 0, sizeof(b));
+	sanitize_segs_free(&VS);
+	VN = sanitize_visible(s, len == (size_t)-1 ? strlen(s) : len, flags, &b, &VS);
+	return b.data ? b.data : "";
+}
+#define V(s) vis_f((s), (size_t)-1, SANITIZE_KEEP_TAB | SANITIZE_KEEP_NEWLINE)
+#define VP(s) vis_f((s), (size_t)-1, 0)
+
+static void test_visible(void)
+{
+	/* Printable text passes; tab and newline when asked. */
+	is_str(V("plain text, caf\xc3\xa9 \xe6\xbc\xa2 \xf0\x9f\x98\x80\n\tindent\n"),
+	       "plain text, caf\xc3\xa9 \xe6\xbc\xa2 \xf0\x9f\x98\x80\n\tindent\n",
+	       "visible: printable text, wide characters, tab and newline pass");
+	is_int(VN, 0, "visible: no marks in plain text");
+	is_str(VP("a\tb\nc"), "a^Ib^Jc", "visible: without the flags tab and newline are ^I and ^J");
+
+	/* The example of the issue: the title sequence is shown, not dropped. */
+	is_str(V("echo \"building\"\x1b]0;$(payload)\x07\n"), "echo \"building\"^[]0;$(payload)^G\n",
+	       "visible: an OSC title with BEL shows whole, its payload readable");
+	is_int(VN, 1, "visible: that is one mark");
+	ok(VS.n == 3 && !VS.v[0].mark && VS.v[1].mark && !VS.v[2].mark &&
+	   VS.v[1].out == 15 && VS.v[1].len == 17 && VS.v[1].in == 15 && VS.v[1].in_len == 15,
+	   "visible: pieces: plain, the mark (its 15 input bytes as 17 bytes of text), plain");
+	is_str(V("a\x1b]2;title\x1b\\b"), "a^[]2;title^[\\b", "visible: OSC ended by ESC \\ (ST) shows whole");
+	is_str(V("a\x1b]52;c;cm0gLXJmIH4K\x07" "b"), "a^[]52;c;cm0gLXJmIH4K^Gb", "visible: an OSC 52 clipboard write");
+	is_str(V("a\x1b]0;never ends"), "a^[]0;never ends", "visible: an OSC cut off by the end shows up to it");
+	is_str(V("a\x1b]0;x\nnext\n"), "a^[]0;x\nnext\n", "visible: an unterminated OSC ends at the newline");
+	is_str(V("a\x1b[1;31mred\x1b[0m b\x1b[2J"), "a^[[1;31mred^[[0m b^[[2J",
+	       "visible: CSI (SGR, clear screen) show whole");
+	is_int(VN, 3, "visible: three sequences, three marks");
+	is_str(V("a\x1b[12"), "a^[[12", "visible: a CSI cut off by the end");
+	is_str(V("a\x1bP+q544e\x1b\\b\x1b" "c\x1b(0x"), "a^[P+q544e^[\\b^[c^[(0x",
+	       "visible: DCS, ESC c and a charset designation show whole");
+	is_str(V("end\x1b"), "end^[", "visible: a lone ESC");
+
+	/* C1 controls: the 8-bit introducers start sequences. */
+	is_str(V("a\xc2\x9b" "2Jb"), "a<U+009B>2Jb", "visible: 8-bit CSI shows whole");
+	is_str(V("a\xc2\x9d" "0;t\xc2\x9c" "b"), "a<U+009D>0;t<U+009C>b", "visible: 8-bit OSC ended by 8-bit ST");
+	is_str(V("a\xc2\x85" "b"), "a<U+0085>b", "visible: C1 NEL");
+	ok(VS.n == 3 && VS.v[1].mark && VS.v[1].in == 1 && VS.v[1].in_len == 2, "visible: the mark is the two bytes of U+0085");
+
+	/* C0 controls, CR. */
+	is_str(V("a\a\b\x7f\x0c"), "a^G^H^?^L", "visible: BEL, BS, DEL and FF in caret notation");
+	is_str(V("crlf\r\nlone\rx"), "crlf^M\nlone^Mx", "visible: every CR shows, even in CRLF");
+	is_str(vis_f("a\0b", 3, 0), "a^@b", "visible: NUL does not end the text");
+
+	/* Bidi controls: the Trojan Source set. */
+	is_str(V("if (a) { /* \xe2\x80\xae } \xe2\x81\xa6 */ }"), "if (a) { /* <U+202E> } <U+2066> */ }",
+	       "visible: RLO and LRI are marks");
+	is_str(V("\xe2\x80\xaa\xe2\x80\xab\xe2\x80\xac\xe2\x80\xad\xe2\x81\xa7\xe2\x81\xa8\xe2\x81\xa9\xe2\x80\x8e\xe2\x80\x8f\xd8\x9c"),
+	       "<U+202A><U+202B><U+202C><U+202D><U+2067><U+2068><U+2069><U+200E><U+200F><U+061C>",
+	       "visible: every bidi control of the set");
+	ok(VS.n == 1 && VS.v[0].mark && VS.v[0].in_len == 29, "visible: adjacent marks are one piece");
+
+	/* Invisible characters. */
+	is_str(V("pass\xe2\x80\x8bword \xe2\x80\x8c\xe2\x80\x8d\xe2\x81\xa0\xef\xbb\xbf\xc2\xad\xe1\xa0\x8e"),
+	       "pass<U+200B>word <U+200C><U+200D><U+2060><U+FEFF><U+00AD><U+180E>",
+	       "visible: zero-width space, joiners, word joiner, BOM, soft hyphen, Mongolian vowel separator");
+	is_str(V("x\xf3\xa0\x81\x81\xf3\xa0\x81\xbf"), "x<U+E0041><U+E007F>", "visible: tag characters");
+	is_str(V("\xe2\x9d\xa4\xef\xb8\x8f ok"), "\xe2\x9d\xa4\xef\xb8\x8f ok",
+	       "visible: one emoji style selector after a character passes (as in most emoji)");
+	is_str(V("\xe2\x9d\xa4\xef\xb8\x8f\xef\xb8\x8f"), "\xe2\x9d\xa4\xef\xb8\x8f<U+FE0F>",
+	       "visible: a second selector in a row is a mark");
+	is_str(V("a\xef\xb8\x80\xf3\xa0\x84\x80"), "a<U+FE00><U+E0100>",
+	       "visible: other variation selectors are marks (they can carry hidden bytes)");
+	is_str(V("\xef\xb8\x8fx"), "<U+FE0F>x", "visible: a selector at the start is a mark");
+
+	/* Invalid UTF-8: each byte, with its value. */
+	is_str(V("caf\xe9 \xff\xfe \xe6\xbc"), "caf<0xE9> <0xFF><0xFE> <0xE6><0xBC>",
+	       "visible: invalid bytes show their values, a cut character too");
+	is_str(V("a\x9b" "31mb"), "a<0x9B>31mb", "visible: a raw 0x9b byte is a bad byte, not a CSI");
+	is_str(V("\xed\xa0\x80"), "<0xED><0xA0><0x80>", "visible: a surrogate");
+
+	/* Inside a sequence, every byte is still visible. */
+	is_str(V("\x1b]0;\xe2\x80\xae\xff\x01\xc3\xa9\x07"), "^[]0;<U+202E><0xFF>^A\xc3\xa9^G",
+	       "visible: a bidi control, a bad byte and a control inside an OSC are marks too");
+
+	/* A path (no flags): nothing may move the cursor. */
+	is_str(VP("src/\x1b[2Jevil\ttab\nname\xe2\x80\xae.txt"), "src/^[[2Jevil^Itab^Jname<U+202E>.txt",
+	       "visible: a path with an escape, a tab, a newline and a bidi control");
+
+	{
+		/* Nothing dangerous survives, and nothing is dropped: every
+		 * input byte is in a piece. */
+		const char *mix = "x\x1b]0;t\x07\x1b[2J\xc2\x9b" "1m\x1b" "c\x07\xc2\x9d" "52;c;x\xc2\x9c"
+		                  "\x1bP1\x1b\\y\xe2\x80\xae\xe2\x80\x8b\r\x08";
+		const char *r = V(mix);
+		size_t covered = 0, outlen = 0;
+		int bidi = 0;
+		for (size_t k = 0; k < VS.n; k++) {
+			covered += VS.v[k].in_len;
+			outlen += VS.v[k].len;
+		}
+		bidi = strstr(r, "\xe2\x80\xae") != NULL || strstr(r, "\xe2\x80\x8b") != NULL;
+		ok(!strchr(r, 0x1b) && !strchr(r, 0x07) && !strchr(r, '\r') && !strchr(r, 0x08) &&
+		   !strstr(r, "\xc2\x9b") && !strstr(r, "\xc2\x9d") && !bidi,
+		   "visible: a hostile mix leaves no ESC, BEL, CR, BS, C1 or bidi byte");
+		ok(covered == strlen(mix) && outlen == strlen(r), "visible: the pieces cover input and output");
+	}
+	{
+		struct buf b = { 0 };
+		buf_adds(&b, "keep:");
+		sanitize_visible("\x07", 1, 0, &b, NULL);
+		is_str(b.data, "keep:^G", "visible: appends, pieces are optional");
+		buf_free(&b);
+	}
+	vis_f("", 0, 0);
+	sanitize_segs_free(&VS);
+}
+
+static void test_scan(void)
+{
+	struct sanitize_hidden c, i;
+	char d[64];
+
+#define SCAN(s, f) sanitize_scan((s), strlen(s), (f), &c, &i)
+	SCAN("plain\ttext\r\n\x0c" "caf\xc3\xa9 \xe2\x9d\xa4\xef\xb8\x8f \xff\n", 0);
+	ok(c.kind == SANITIZE_HIDDEN_NONE && i.kind == SANITIZE_HIDDEN_NONE,
+	   "scan: tab, CRLF, form feed, accents, an emoji with its selector, a bad byte: nothing");
+	SCAN("ab\x1b]0;x\x07", 0);
+	ok(c.kind == SANITIZE_HIDDEN_ESCAPE && c.cp == 0x1b && c.off == 2, "scan: ESC at offset 2");
+	SCAN("ab\xc2\x9b" "2J", 0);
+	ok(c.kind == SANITIZE_HIDDEN_ESCAPE && c.cp == 0x9b, "scan: the 8-bit CSI is an escape");
+	SCAN("a\rb", 0);
+	ok(c.kind == SANITIZE_HIDDEN_CONTROL && c.cp == '\r', "scan: a CR inside a line is a control");
+	SCAN("a\r", 0);
+	ok(c.kind == SANITIZE_HIDDEN_NONE, "scan: a CR at the end is not");
+	SCAN("a\bb", 0);
+	ok(c.kind == SANITIZE_HIDDEN_CONTROL && c.cp == 8, "scan: backspace is a control");
+	SCAN("a\xc2\x85", 0);
+	ok(c.kind == SANITIZE_HIDDEN_CONTROL && c.cp == 0x85, "scan: a C1 control");
+	SCAN("x \xe2\x80\x8b y \xe2\x80\xae", 0);
+	ok(c.kind == SANITIZE_HIDDEN_BIDI && c.cp == 0x202e && c.off == 8 &&
+	   i.kind == SANITIZE_HIDDEN_INVISIBLE && i.cp == 0x200b && i.off == 2,
+	   "scan: both the bidi control and the zero-width space, with offsets");
+	SCAN("a\tb", SANITIZE_SCAN_PATH);
+	ok(c.kind == SANITIZE_HIDDEN_CONTROL && c.cp == '\t', "scan: a tab in a path is a control");
+	SCAN("a\x0c", SANITIZE_SCAN_PATH);
+	ok(c.kind == SANITIZE_HIDDEN_CONTROL, "scan: a form feed in a path is a control");
+#undef SCAN
+	sanitize_describe(0x202e, d, sizeof d);
+	is_str(d, "U+202E RIGHT-TO-LEFT OVERRIDE", "describe: a bidi control by name");
+	sanitize_describe(0x1b, d, sizeof d);
+	is_str(d, "U+001B ESCAPE", "describe: ESC");
+	sanitize_describe(0xfe0f, d, sizeof d);
+	is_str(d, "U+FE0F VARIATION SELECTOR-16", "describe: a variation selector");
+	sanitize_describe(0x11, d, sizeof d);
+	is_str(d, "U+0011", "describe: no name, the code point");
+}
+
 int main(void)
 {
 	/* Plain text. */
@@ -135,5 +294,7 @@ int main(void)
 		json_decref(v);
 	}
 	san("", 0, 0);
+	test_visible();
+	test_scan();
 	return tap_done();
 }

@@ -53,8 +53,8 @@ static const struct wspans wspans_none;
 enum drange { RANGE_ALL, RANGE_ROUND, RANGE_REVIEW };
 
 /* Bytes of a line that drawing looks at: enough for any terminal width
- * even when escape sequences (dropped) take room; the rest of a huge line
- * is never sanitized on each redraw. */
+ * (marks only make text wider); the rest of a huge line is never
+ * rendered on each redraw. */
 #define DRAW_MAX 16384
 #define TAB_WIDTH 8
 
@@ -573,27 +573,47 @@ static void diff_draw_line(struct view *v, struct screen *s, int y, int w, int i
 		}
 	}
 
+	/* What the reviewer approves is shown whole: escape sequences,
+	 * controls, bidi and invisible characters as marks (sanitize.h) in
+	 * the escaped role, nothing dropped.  Plain pieces keep their bytes'
+	 * roles. */
+	struct buf vis = {0};
+	struct sanitize_segs segs = {0};
+	sanitize_visible(text, n, SANITIZE_KEEP_TAB, &vis, &segs);
+
 	/* Runs of one role, tabs expanded from the start of the content (past
 	 * the marker) so code keeps its alignment. */
 	int body = l->kind == DL_CTX || l->kind == DL_ADD || l->kind == DL_DEL;
 	int x = 0;
-	size_t at = 0;
-	while (at < n && x < w) {
-		if (text[at] == '\t') {
-			int col = x - body, to = body + (col / TAB_WIDTH + 1) * TAB_WIDTH;
-			if (to > w)
-				to = w;
-			screen_fill(s, x, y, to - x, (enum role)roles[at]);
-			x = to;
-			at++;
+	for (size_t k = 0; k < segs.n && x < w; k++) {
+		const struct sanitize_seg *g = &segs.v[k];
+		const char *out = vis.data + g->out;
+		if (g->mark) {
+			x += screen_text(s, x, y, w - x, ROLE_ESCAPED, out, g->len);
 			continue;
 		}
-		size_t end = at + 1;
-		while (end < n && roles[end] == roles[at] && text[end] != '\t')
-			end++;
-		x += screen_text(s, x, y, w - x, (enum role)roles[at], text + at, end - at);
-		at = end;
+		size_t at = 0;
+		while (at < g->len && x < w) {
+			enum role r = (enum role)roles[g->in + at];
+			if (out[at] == '\t') {
+				int col = x - body, to = body + (col / TAB_WIDTH + 1) * TAB_WIDTH;
+				if (to > w)
+					to = w;
+				screen_fill(s, x, y, to - x, r);
+				x = to;
+				at++;
+				continue;
+			}
+			size_t end = at + 1;
+			while (end < g->len && roles[g->in + end] == roles[g->in + at] &&
+			       out[end] != '\t')
+				end++;
+			x += screen_text(s, x, y, w - x, r, out + at, end - at);
+			at = end;
+		}
 	}
+	buf_free(&vis);
+	sanitize_segs_free(&segs);
 	if (x < w && base != ROLE_NORMAL)
 		screen_fill(s, x, y, w - x, base);
 }
@@ -638,9 +658,15 @@ static void diff_title(struct view *v, char *out, size_t len)
 		snprintf(out, len, _("diff %s %s: loading..."), v->task_id, range);
 	else if (!p->nfiles)
 		snprintf(out, len, _("diff %s %s: no changes"), v->task_id, range);
-	else
+	else {
+		/* The path as the diff shows it: every byte visible. */
+		const char *path = dfile_path(&p->files[fi < 0 ? 0 : fi]);
+		struct buf vp = {0};
+		sanitize_visible(path, strlen(path), 0, &vp, NULL);
 		snprintf(out, len, _("diff %s %s: file %d/%d %s"), v->task_id, range,
-		         fi < 0 ? 1 : fi + 1, p->nfiles, dfile_path(&p->files[fi < 0 ? 0 : fi]));
+		         fi < 0 ? 1 : fi + 1, p->nfiles, vp.data);
+		buf_free(&vp);
+	}
 }
 
 /* ------------------------------------------------------------ requests */
@@ -899,13 +925,16 @@ static void diff_comment(struct view *v)
 
 	const struct dline *l = &p->lines[i];
 	const char *path = l->kind == DL_DEL ? p->files[fi].old_path : dfile_path(&p->files[fi]);
-	/* Quoted as the reviewer sees it: no escape sequences in a note. */
-	struct buf q = {0};
+	/* Quoted as the reviewer sees it: escape sequences and hidden
+	 * characters as their marks, none raw in a note. */
+	struct buf q = {0}, qp = {0};
 	size_t raw = l->len - 1;
 	if (raw && p->text[l->off + raw] == '\r')
 		raw--;     /* a CRLF file's line */
 	size_t qn = raw > NOTE_QUOTE_MAX * 4 ? NOTE_QUOTE_MAX * 4 : raw;
-	sanitize_text(p->text + l->off + 1, qn, 0, &q);
+	sanitize_visible(p->text + l->off + 1, qn, SANITIZE_KEEP_TAB, &q, NULL);
+	sanitize_visible(path, strlen(path), 0, &qp, NULL);
+	path = qp.data;
 	qn = q.len;
 	int cut = qn > NOTE_QUOTE_MAX || raw > NOTE_QUOTE_MAX * 4;
 	if (qn > NOTE_QUOTE_MAX) {
@@ -916,6 +945,7 @@ static void diff_comment(struct view *v)
 	char *initial = xasprintf("%s:%ld: %.*s%s\n\n", path, ln, (int)qn, q.data ? q.data : "",
 	                          cut ? "..." : "");
 	buf_free(&q);
+	buf_free(&qp);
 	dash_ask(d, _("note for the agent (<C-d> sends it, <Esc> cancels):"), 1, initial,
 	         diff_note_done, note);
 	free(initial);

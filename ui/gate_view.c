@@ -11,12 +11,15 @@
 #include "gate.h"
 #include "i18n.h"
 #include "paths.h"
+#include "sanitize.h"
 #include "store.h"
 
 /* gate view: the gate summary of one task (what `paddock show` prints
  * under the task) as a scrollable list of lines, and the reviewer's
  * actions on it.  Everything shown that an agent or a test wrote goes
- * through screen_text, which makes control sequences inert. */
+ * through screen_text, which makes control sequences inert; what the
+ * reviewer approves (summary, changed paths, findings) shows every byte,
+ * hidden ones as marks (sanitize_visible). */
 
 enum gline_kind {
 	GL_PLAIN,
@@ -33,6 +36,9 @@ struct gline {
 	enum gline_kind kind;
 	char *finding;         /* GL_FINDING: its name */
 	int block, overridden; /* GL_FINDING: a block finding; overridden */
+	int visible;           /* what a reviewer approves (the agent's summary,
+	                          the changed paths, findings): every byte shown,
+	                          hidden ones as marks in the escaped role */
 };
 
 struct gate_priv {
@@ -320,6 +326,12 @@ static void build(struct view *v, struct store *st, const struct task_row *t)
 
 	if (t->status == TASK_REVIEW && !t->pending)
 		add_hint(p, v->d);
+	/* The agent's run and the clean one disagree: the first thing said. */
+	const char *mismatch = gate_mismatch(g);
+	if (mismatch)
+		add_block(p, _("warning"), json_is_true(json_object_get(json_object_get(
+		          json_object_get(g, "tests"), "after"), "passed")) ? ROLE_NOTICE : ROLE_ERROR,
+		          0, GL_TESTS, mismatch);
 	add(p, _("status"), status_role(t->status), 0, task_status_name(t->status));
 	char *s = xasprintf("%d", t->round);
 	add(p, _("round"), ROLE_NORMAL, 0, s);
@@ -335,16 +347,32 @@ static void build(struct view *v, struct store *st, const struct task_row *t)
 	if (t->reason && *t->reason)
 		add(p, _("reason"), ROLE_ERROR, 0, t->reason);
 	const char *summary = t->summary && *t->summary ? t->summary : g ? jstr(g, "summary") : "";
-	if (*summary)
+	if (*summary) {
+		int from = p->n;
 		add_block(p, _("summary"), ROLE_NORMAL, 0, GL_PLAIN, summary);
+		for (int k = from; k < p->n; k++)
+			p->line[k].visible = 1;
+	}
 
 	if (g) {
 		const char *stat = jstr(g, "diffstat");
-		if (*stat)
+		if (*stat) {
+			int from = p->n;
 			add_block(p, _("changes"), ROLE_NORMAL, 0, GL_CHANGES, stat);
+			for (int k = from; k < p->n; k++)
+				p->line[k].visible = 1;
+		}
 		json_t *tests = json_object_get(g, "tests");
 		add_tests(p, _("tests"), _("before:"), json_object_get(tests, "before"));
-		add_tests(p, NULL, _("after:"), json_object_get(tests, "after"));
+		json_t *after = json_object_get(tests, "after");
+		add_tests(p, NULL, json_is_true(json_object_get(after, "verified")) ?
+		          _("after (clean checkout):") : _("after:"), after);
+		json_t *agent = json_object_get(tests, "agent");
+		if (json_is_true(json_object_get(agent, "ran"))) {
+			char *a = xasprintf("%s %s", _("agent's run:"), tests_word(agent));
+			add(p, NULL, tests_role(agent), 0, a)->kind = GL_TESTS;
+			free(a);
+		}
 
 		json_t *fa = json_object_get(g, "findings"), *f;
 		size_t i;
@@ -373,6 +401,7 @@ static void build(struct view *v, struct store *st, const struct task_row *t)
 			                                                      : ROLE_FINDING_WARN,
 			                      2, b.data);
 			l->kind = GL_FINDING;
+			l->visible = 1;
 			l->finding = xstrdup(jstr(f, "name"));
 			l->block = block;
 			l->overridden = over;
@@ -539,6 +568,21 @@ static void gate_title(struct view *v, char *out, size_t len)
 	         p->round);
 }
 
+/* Text drawn with its hidden characters as marks (sanitize_visible) in
+ * the escaped role, the rest in role. */
+static void draw_visible(struct screen *s, int x, int y, enum role role, const char *text)
+{
+	struct buf vis = {0};
+	struct sanitize_segs segs = {0};
+	int w = screen_width(s);
+	sanitize_visible(text, strlen(text), SANITIZE_KEEP_TAB, &vis, &segs);
+	for (size_t k = 0; k < segs.n && x < w; k++)
+		x += screen_text(s, x, y, w - x, segs.v[k].mark ? ROLE_ESCAPED : role,
+		                 vis.data + segs.v[k].out, segs.v[k].len);
+	buf_free(&vis);
+	sanitize_segs_free(&segs);
+}
+
 static void gate_draw(struct view *v, struct screen *s, int y, int h)
 {
 	struct gate_priv *p = v->priv;
@@ -554,7 +598,9 @@ static void gate_draw(struct view *v, struct screen *s, int y, int h)
 		if (l->label)
 			screen_str(s, 1, y + r, p->labelw, ROLE_HEADER, l->label);
 		int x = textx + l->indent;
-		if (x < w && *l->text)
+		if (x < w && *l->text && l->visible)
+			draw_visible(s, x, y + r, l->role, l->text);
+		else if (x < w && *l->text)
 			screen_str(s, x, y + r, -1, l->role, l->text);
 		if (i == v->sel)
 			screen_paint(s, 0, y + r, w, ROLE_CURSOR);

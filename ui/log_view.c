@@ -4,8 +4,9 @@
  * 256th line, built a slice at a time between key presses, so a 1 GiB log
  * opens at once and memory stays small.  In follow mode (the default
  * while the task runs) the last lines are found by reading backwards from
- * the end.  Lines are drawn through the screen, which makes escape
- * sequences visible text. */
+ * the end.  Lines are drawn through the screen: SGR colours and
+ * attributes are drawn as such, every other escape sequence is removed
+ * and control characters show in caret notation (screen_text_sgr). */
 #include "autoconfig.h"
 
 #define PCRE2_CODE_UNIT_WIDTH 8
@@ -226,7 +227,7 @@ static void log_draw(struct view *v, struct screen *s, int y, int h)
 		enum role role = ROLE_NORMAL;
 		if (line.len >= 9 && !memcmp(line.data, "[paddock ", 9))
 			role = ROLE_LOG_MARKER;
-		screen_text(s, 0, y + row, w, role, line.data ? line.data : "", line.len);
+		screen_text_sgr(s, 0, y + row, w, role, line.data ? line.data : "", line.len);
 		if (p->re && line.len) {
 			pcre2_match_data *md = pcre2_match_data_create_from_pattern(p->re, NULL);
 			if (pcre2_match(p->re, (PCRE2_SPTR)line.data, line.len, 0, 0, md, NULL) >= 0) {

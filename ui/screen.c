@@ -14,6 +14,7 @@ struct cell {
 	char text[16];
 	unsigned char role;
 	unsigned char wide_tail;
+	unsigned sgr;              /* screen.h's packed SGR look, 0: none */
 };
 
 struct screen {
@@ -62,6 +63,7 @@ void screen_clear(struct screen *s)
 		strcpy(s->cells[i].text, " ");
 		s->cells[i].role = ROLE_NORMAL;
 		s->cells[i].wide_tail = 0;
+		s->cells[i].sgr = 0;
 	}
 	s->cx = s->cy = -1;
 }
@@ -150,6 +152,7 @@ int screen_text(struct screen *s, int x, int y, int maxw, enum role role, const 
 			strcpy(c->text, " ");
 			c->role = (unsigned char)role;
 			c->wide_tail = 0;
+			c->sgr = 0;
 			col++;
 			break;
 		}
@@ -159,12 +162,14 @@ int screen_text(struct screen *s, int x, int y, int maxw, enum role role, const 
 		c->text[n < sizeof c->text ? n : sizeof c->text - 1] = '\0';
 		c->role = (unsigned char)role;
 		c->wide_tail = 0;
+		c->sgr = 0;
 		if (cw == 2) {
 			unwide(s, col + 1, y);
 			struct cell *t = at(s, col + 1, y);
 			t->text[0] = '\0';
 			t->role = (unsigned char)role;
 			t->wide_tail = 1;
+			t->sgr = 0;
 		}
 		col += cw;
 		i += n;
@@ -172,6 +177,223 @@ int screen_text(struct screen *s, int x, int y, int maxw, enum role role, const 
 	buf_free(&clean);
 	buf_free(&vis);
 	return col - x;
+}
+
+/* ---- SGR looks (log lines) ---- */
+
+/* The xterm 256-colour index nearest to an RGB colour: the 6x6x6 cube or
+ * the grey ramp. */
+static int sgr_rgb_index(int r, int g, int b)
+{
+	static const int level[6] = { 0, 95, 135, 175, 215, 255 };
+	int ci[3], v[3] = { r, g, b }, best, bestd, d;
+
+	for (int k = 0; k < 3; k++) {
+		ci[k] = 0;
+		for (int l = 1; l < 6; l++)
+			if (abs(level[l] - v[k]) < abs(level[ci[k]] - v[k]))
+				ci[k] = l;
+	}
+	best = 16 + 36 * ci[0] + 6 * ci[1] + ci[2];
+	bestd = 0;
+	for (int k = 0; k < 3; k++)
+		bestd += (level[ci[k]] - v[k]) * (level[ci[k]] - v[k]);
+	for (int gi = 0; gi < 24; gi++) {
+		int gv = 8 + 10 * gi;
+		d = (gv - r) * (gv - r) + (gv - g) * (gv - g) + (gv - b) * (gv - b);
+		if (d < bestd) {
+			bestd = d;
+			best = 232 + gi;
+		}
+	}
+	return best;
+}
+
+#define SGR_FIELDS 32
+#define SGR_SUBS 8
+
+/* One ';'-separated field of an SGR sequence: its ':'-separated numbers
+ * (an empty one is 0). */
+struct sgr_field {
+	int v[SGR_SUBS];
+	int n;
+};
+
+static int sgr_clamp(int v)
+{
+	return v < 0 ? 0 : v > 255 ? 255 : v;
+}
+
+/* Applies the parameters p[0..n) of one SGR sequence to *fg, *bg and
+ * *attrs.  Unknown parameters are ignored; a malformed colour ends the
+ * sequence. */
+static void sgr_apply(const char *p, size_t n, int *fg, int *bg, unsigned *attrs)
+{
+	struct sgr_field f[SGR_FIELDS];
+	int nf = 0;
+	size_t i = 0;
+
+	memset(f, 0, sizeof(f));
+	while (nf < SGR_FIELDS) {
+		struct sgr_field *cur = &f[nf++];
+		cur->n = 1;
+		while (i < n && p[i] != ';') {
+			if (p[i] == ':') {
+				if (cur->n < SGR_SUBS)
+					cur->n++;
+			} else if (cur->v[cur->n - 1] < 100000) {
+				cur->v[cur->n - 1] = cur->v[cur->n - 1] * 10 + (p[i] - '0');
+			}
+			i++;
+		}
+		if (i >= n)
+			break;
+		i++;   /* the ';' */
+	}
+	for (int k = 0; k < nf; k++) {
+		int a = f[k].v[0];
+		int *slot = a == 38 ? fg : bg;
+		if (f[k].n > 1) {
+			/* ITU form: 38:5:N, 38:2::R:G:B (or 38:2:R:G:B), 4:N. */
+			const struct sgr_field *c = &f[k];
+			if ((a == 38 || a == 48) && c->v[1] == 5 && c->n >= 3)
+				*slot = sgr_clamp(c->v[2]);
+			else if ((a == 38 || a == 48) && c->v[1] == 2 && c->n >= 5)
+				*slot = sgr_rgb_index(sgr_clamp(c->v[c->n - 3]), sgr_clamp(c->v[c->n - 2]),
+				                      sgr_clamp(c->v[c->n - 1]));
+			else if (a == 4)
+				*attrs = c->v[1] ? *attrs | SCREEN_SGR_UNDERLINE
+				                 : *attrs & ~SCREEN_SGR_UNDERLINE;
+			continue;
+		}
+		if (a == 38 || a == 48) {
+			if (k + 2 < nf && f[k + 1].v[0] == 5) {
+				*slot = sgr_clamp(f[k + 2].v[0]);
+				k += 2;
+			} else if (k + 4 < nf && f[k + 1].v[0] == 2) {
+				*slot = sgr_rgb_index(sgr_clamp(f[k + 2].v[0]), sgr_clamp(f[k + 3].v[0]),
+				                      sgr_clamp(f[k + 4].v[0]));
+				k += 4;
+			} else {
+				return;
+			}
+			continue;
+		}
+		switch (a) {
+		case 0: *fg = *bg = -1; *attrs = 0; break;
+		case 1: *attrs |= SCREEN_SGR_BOLD; break;
+		case 2: *attrs |= SCREEN_SGR_DIM; break;
+		case 3: *attrs |= SCREEN_SGR_ITALIC; break;
+		case 4: *attrs |= SCREEN_SGR_UNDERLINE; break;
+		case 7: *attrs |= SCREEN_SGR_REVERSE; break;
+		case 22: *attrs &= ~(SCREEN_SGR_BOLD | SCREEN_SGR_DIM); break;
+		case 23: *attrs &= ~SCREEN_SGR_ITALIC; break;
+		case 24: *attrs &= ~SCREEN_SGR_UNDERLINE; break;
+		case 27: *attrs &= ~SCREEN_SGR_REVERSE; break;
+		case 39: *fg = -1; break;
+		case 49: *bg = -1; break;
+		default:
+			if (a >= 30 && a <= 37)
+				*fg = a - 30;
+			else if (a >= 40 && a <= 47)
+				*bg = a - 40;
+			else if (a >= 90 && a <= 97)
+				*fg = a - 90 + 8;
+			else if (a >= 100 && a <= 107)
+				*bg = a - 100 + 8;
+			/* 5, 6 (blink), 8 (conceal), 9 and the rest: not drawn. */
+			break;
+		}
+	}
+}
+
+static unsigned sgr_pack(int fg, int bg, unsigned attrs)
+{
+	/* Text the colour of its background would be hidden. */
+	if (fg >= 0 && fg == bg)
+		bg = -1;
+	return (unsigned)(fg + 1) | (unsigned)(bg + 1) << 9 | attrs;
+}
+
+int screen_text_sgr(struct screen *s, int x, int y, int maxw, enum role role, const char *text,
+                    size_t len)
+{
+	struct buf clean = {0};
+	int fg = -1, bg = -1, col = x;
+	unsigned attrs = 0, look = 0;
+	size_t i = 0, start = 0;
+
+	if (y < 0 || y >= s->h || x >= s->w)
+		return 0;
+	/* Every ESC that keep_sgr leaves starts a 7-bit SGR: ESC [ [0-9;:]* m. */
+	sanitize_text(text, len, 1, &clean);
+	for (;;) {
+		if (i < clean.len && clean.data[i] != 0x1b) {
+			i++;
+			continue;
+		}
+		if (i > start) {
+			int room = maxw < 0 ? -1 : maxw - (col - x);
+			int used = room == 0 ? 0 : screen_text(s, col, y, room, role, clean.data + start,
+			                                       i - start);
+			for (int k = 0; look && k < used; k++) {
+				struct cell *c = at(s, col + k, y);
+				if (c)
+					c->sgr = look;
+			}
+			col += used;
+		}
+		if (i >= clean.len)
+			break;
+		size_t end = i + 2;
+		while (end < clean.len && clean.data[end] != 'm')
+			end++;
+		sgr_apply(clean.data + i + 2, end - (i + 2), &fg, &bg, &attrs);
+		look = fg < 0 && bg < 0 && !attrs ? 0 : sgr_pack(fg, bg, attrs);
+		i = start = end + 1;
+	}
+	buf_free(&clean);
+	return col - x;
+}
+
+unsigned screen_cell_sgr(const struct screen *s, int x, int y)
+{
+	if (x < 0 || y < 0 || x >= s->w || y >= s->h)
+		return 0;
+	return s->cells[y * s->w + x].sgr;
+}
+
+/* "red", "bright-cyan", "color208": as theme files name colours. */
+static void sgr_color_name(int c, struct buf *out)
+{
+	static const char *const names[8] = { "black", "red", "green", "yellow", "blue",
+	                                       "magenta", "cyan", "white" };
+	if (c < 8)
+		buf_adds(out, names[c]);
+	else if (c < 16)
+		buf_printf(out, "bright-%s", names[c - 8]);
+	else
+		buf_printf(out, "color%d", c);
+}
+
+static void sgr_describe(unsigned v, struct buf *out)
+{
+	static const struct { unsigned bit; const char *name; } a[] = {
+		{ SCREEN_SGR_BOLD, "bold" }, { SCREEN_SGR_DIM, "dim" },
+		{ SCREEN_SGR_ITALIC, "italic" }, { SCREEN_SGR_UNDERLINE, "underline" },
+		{ SCREEN_SGR_REVERSE, "reverse" },
+	};
+	if (SCREEN_SGR_FG(v) >= 0) {
+		buf_adds(out, " fg=");
+		sgr_color_name(SCREEN_SGR_FG(v), out);
+	}
+	if (SCREEN_SGR_BG(v) >= 0) {
+		buf_adds(out, " bg=");
+		sgr_color_name(SCREEN_SGR_BG(v), out);
+	}
+	for (size_t k = 0; k < sizeof(a) / sizeof(a[0]); k++)
+		if (v & a[k].bit)
+			buf_printf(out, " %s", a[k].name);
 }
 
 int screen_str(struct screen *s, int x, int y, int maxw, enum role role, const char *text)
@@ -189,6 +411,7 @@ void screen_fill(struct screen *s, int x, int y, int w, enum role role)
 		strcpy(c->text, " ");
 		c->role = (unsigned char)role;
 		c->wide_tail = 0;
+		c->sgr = 0;
 	}
 }
 
@@ -199,6 +422,7 @@ void screen_paint(struct screen *s, int x, int y, int w, enum role role)
 		if (!c)
 			break;
 		c->role = (unsigned char)role;
+		c->sgr = 0;
 	}
 }
 
@@ -250,6 +474,22 @@ void screen_dump(const struct screen *s, FILE *out, int roles)
 				end++;
 			if (r != ROLE_NORMAL)
 				fprintf(out, "%d:%d-%d %s\n", y, x, end, role_name((enum role)r));
+			x = end + 1;
+		}
+	}
+	for (int y = 0; y < s->h; y++) {
+		int x = 0;
+		while (x < s->w) {
+			unsigned v = s->cells[y * s->w + x].sgr;
+			int end = x;
+			while (end + 1 < s->w && s->cells[y * s->w + end + 1].sgr == v)
+				end++;
+			if (v) {
+				struct buf d = {0};
+				sgr_describe(v, &d);
+				fprintf(out, "%d:%d-%d sgr%s\n", y, x, end, d.data ? d.data : "");
+				buf_free(&d);
+			}
 			x = end + 1;
 		}
 	}

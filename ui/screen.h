@@ -2,10 +2,13 @@
  *
  * Views draw into a screen; the terminal (term.h) copies it to curses, and
  * script mode dumps it to a file (text, plus the role of each cell) for
- * golden-file tests.  Text written here is untrusted: every control
- * character or escape sequence is shown as visible text (sanitize.h),
+ * golden-file tests.  Text written here is untrusted: control characters
+ * show as visible text and escape sequences are removed (sanitize_text;
+ * a log line's SGR colours become the cells' look, screen_text_sgr),
  * invalid UTF-8 becomes U+FFFD, and wide characters take their real width
- * (wcwidth), so nothing an agent prints reaches the terminal raw. */
+ * (wcwidth), so nothing an agent prints reaches the terminal raw.  Views
+ * that show what a reviewer approves render it with sanitize_visible
+ * first, so that nothing is dropped. */
 #ifndef PADDOCK_UI_SCREEN_H
 #define PADDOCK_UI_SCREEN_H
 
@@ -31,11 +34,20 @@ void screen_clear(struct screen *s);
  * that does not fit is replaced by a space.  Returns the columns used. */
 int screen_text(struct screen *s, int x, int y, int maxw, enum role role,
                 const char *text, size_t len);
+/* Like screen_text, for a log line: its SGR sequences (colours, bold,
+ * dim, italic, underline, reverse; sanitize_text's keep_sgr) give the
+ * cells after them a look, within this call; every other sequence is still
+ * removed.  Concealed and blinking text are not drawn as such, and a
+ * background equal to the foreground is dropped, so that no text is
+ * hidden.  Returns the columns used. */
+int screen_text_sgr(struct screen *s, int x, int y, int maxw, enum role role,
+                    const char *text, size_t len);
 /* Like screen_text with a NUL-terminated string. */
 int screen_str(struct screen *s, int x, int y, int maxw, enum role role, const char *text);
 /* Sets the role of w cells from (x, y), writing spaces where empty. */
 void screen_fill(struct screen *s, int x, int y, int w, enum role role);
-/* Changes the role of w cells from (x, y), keeping their text. */
+/* Changes the role of w cells from (x, y), keeping their text (the
+ * role's look replaces any SGR look). */
 void screen_paint(struct screen *s, int x, int y, int w, enum role role);
 /* Where the terminal's cursor should be (x < 0: hidden). */
 void screen_cursor(struct screen *s, int x, int y);
@@ -45,9 +57,23 @@ void screen_get_cursor(const struct screen *s, int *x, int *y);
  * character) and role. */
 const char *screen_cell(const struct screen *s, int x, int y, enum role *role);
 
+/* The look an SGR sequence gave a cell, packed: 0 for none (the role's
+ * look).  Colours are 0-255 (xterm's 256, 24-bit ones taken to the
+ * nearest), -1 for the role's own. */
+#define SCREEN_SGR_FG(v) ((int)((v) & 0x1ffu) - 1)
+#define SCREEN_SGR_BG(v) ((int)(((v) >> 9) & 0x1ffu) - 1)
+#define SCREEN_SGR_BOLD (1u << 18)
+#define SCREEN_SGR_DIM (1u << 19)
+#define SCREEN_SGR_ITALIC (1u << 20)
+#define SCREEN_SGR_UNDERLINE (1u << 21)
+#define SCREEN_SGR_REVERSE (1u << 22)
+unsigned screen_cell_sgr(const struct screen *s, int x, int y);
+
 /* Dumps the screen: each row's text with trailing blanks removed; then,
  * when roles is set, a line "--" and for each row the runs of cells whose
- * role is not NORMAL as "ROW:FROM-TO ROLE" (columns 0-based, inclusive). */
+ * role is not NORMAL as "ROW:FROM-TO ROLE" (columns 0-based, inclusive),
+ * then the runs with an SGR look as "ROW:FROM-TO sgr fg=red bg=color236
+ * bold" (colours named as in theme files). */
 void screen_dump(const struct screen *s, FILE *out, int roles);
 
 /* Display width of UTF-8 text as screen_text would draw it. */

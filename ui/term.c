@@ -114,8 +114,11 @@ void term_draw(const struct screen *s, struct theme *t)
 			const char *text = screen_cell(s, x, y, &r);
 			if (!*text)
 				continue;  /* the right half of a wide character */
-			int a = t ? theme_attr(t, r) : (r == ROLE_CURSOR || r == ROLE_STATUSBAR ?
-			                                 (int)A_REVERSE : 0);
+			unsigned sgr = screen_cell_sgr(s, x, y);
+			int a = t && sgr ? theme_sgr_attr(t, r, SCREEN_SGR_FG(sgr), SCREEN_SGR_BG(sgr),
+			                                  sgr)
+			      : t ? theme_attr(t, r) : (r == ROLE_CURSOR || r == ROLE_STATUSBAR ?
+			                                (int)A_REVERSE : 0);
 			attrset(a);
 			/* The bottom right cell would scroll some terminals. */
 			if (y == h - 1 && x == w - 1)

@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include "buf.h"
 #include "i18n.h"
+#include "screen.h"
 
 #ifndef PKGDATADIR
 #define PKGDATADIR "/usr/local/share/paddock"
@@ -871,6 +872,43 @@ int theme_attr(struct theme *t, enum role r)
 	t->attr[r] = attr;
 	t->cached[r] = 1;
 	return attr;
+}
+
+int theme_sgr_attr(struct theme *t, enum role r, int fg, int bg, unsigned attrs)
+{
+	struct theme_style st;
+	int attr;
+
+	if (r < 0 || r >= ROLE_N)
+		r = ROLE_NORMAL;
+	/* The role's own look first: starts colours and sets the defaults. */
+	(void)theme_attr(t, r);
+	theme_style(t, r, theme_term.level, &st);
+	attr = st.attrs;
+	if (attrs & SCREEN_SGR_BOLD)
+		attr |= (int)A_BOLD;
+	if (attrs & SCREEN_SGR_DIM)
+		attr |= (int)A_DIM;
+	if (attrs & SCREEN_SGR_ITALIC)
+		attr |= (int)A_ITALIC;
+	if (attrs & SCREEN_SGR_UNDERLINE)
+		attr |= (int)A_UNDERLINE;
+	if (attrs & SCREEN_SGR_REVERSE)
+		attr |= (int)A_REVERSE;
+	if (theme_term.level == THEME_MONO)
+		return attr;
+	if (fg >= 0) {
+		st.fg = (struct theme_color){ THEME_INDEX, fg, 0 };
+		theme_fit(&st.fg, theme_term.level);
+		if (st.fg.bold)
+			attr |= (int)A_BOLD;
+	}
+	if (bg >= 0) {
+		st.bg = (struct theme_color){ THEME_INDEX, bg, 0 };
+		theme_fit(&st.bg, theme_term.level);
+	}
+	return attr | (int)COLOR_PAIR(theme_pair(theme_curses_color(&st.fg),
+	                                         theme_curses_color(&st.bg)));
 }
 
 void theme_reset_pairs(void)

@@ -27,9 +27,9 @@
  * every theme: theme_attr allocates them lazily (one pair per distinct
  * fg/bg), starts colours on first use (start_color, and
  * assume_default_colors with normal's colours), and theme_reset_pairs
- * forgets them all (switching theme).  Only theme_attr and
- * theme_reset_pairs touch curses; everything else is pure, for tests and
- * script mode. */
+ * forgets them all (switching theme).  Only theme_attr, theme_sgr_attr
+ * and theme_reset_pairs touch curses; everything else is pure, for tests
+ * and script mode. */
 #ifndef PADDOCK_UI_THEME_H
 #define PADDOCK_UI_THEME_H
 
@@ -104,6 +104,12 @@ void theme_style(const struct theme *t, enum role r, enum theme_level level,
 /* Curses attributes for drawing role r: COLOR_PAIR(n) | A_BOLD | ...
  * Needs curses started (initscr or newterm). */
 int theme_attr(struct theme *t, enum role r);
+/* Curses attributes for a cell of role r with an SGR look from a log line
+ * (screen.h: fg and bg 0-255 or -1 for the role's own, attrs its
+ * SCREEN_SGR_* bits): the colours fitted to the terminal as theme colours
+ * are, the role's attributes plus the SGR ones.  Without colours only the
+ * attributes.  Needs curses started. */
+int theme_sgr_attr(struct theme *t, enum role r, int fg, int bg, unsigned attrs);
 /* Forgets every colour pair and the level; the next theme_attr starts
  * over.  Call when switching theme, then redraw everything. */
 void theme_reset_pairs(void);
