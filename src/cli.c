@@ -33,6 +33,7 @@
 #include "scheduler.h"
 #include "store.h"
 #include "taskjson.h"
+#include "template.h"
 #include "task.h"
 #include "units.h"
 
@@ -86,11 +87,14 @@ struct opts {
 	const char *budget;
 	const char *listen;
 	int routes;
+	const char *older_than;
+	int dry_run;
 };
 
 enum { OPT_HELP = 'h', OPT_JSON = 'j', OPT_FOLLOW = 'f', OPT_REPO = 'r', OPT_AGENT = 'a',
        OPT_NOTES = 'm', OPT_UNTIL_IDLE = 1000, OPT_STATUS, OPT_FILE, OPT_NOTES_FILE,
-       OPT_ROUND, OPT_SINCE_REVIEW, OPT_BUDGET, OPT_LISTEN, OPT_ROUTES };
+       OPT_ROUND, OPT_SINCE_REVIEW, OPT_BUDGET, OPT_LISTEN, OPT_ROUTES, OPT_OLDER_THAN,
+       OPT_DRY_RUN };
 
 /* 1 if word is one of the space-separated words of list. */
 static int word_in(const char *list, const char *word)
@@ -121,13 +125,17 @@ static int parse_opts(const struct verb *v, int argc, char **argv, struct opts *
 		{ "budget", required_argument, NULL, OPT_BUDGET },
 		{ "listen", required_argument, NULL, OPT_LISTEN },
 		{ "routes", no_argument, NULL, OPT_ROUTES },
+		{ "older-than", required_argument, NULL, OPT_OLDER_THAN },
+		{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
 		{ NULL, 0, NULL, 0 },
 	};
 	memset(o, 0, sizeof *o);
-	optind = 1;
+	/* GNU getopt permutes: options may come after operands, as in git;
+	 * "--" ends them.  optind 0 makes it start over for each verb. */
+	optind = 0;
 	opterr = 0;
 	int c;
-	while ((c = getopt_long(argc, argv, "+hjfr:a:m:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "hjfr:a:m:", longopts, NULL)) != -1) {
 		const char *name = NULL;
 		for (const struct option *lo = longopts; lo->name; lo++)
 			if (lo->val == c)
@@ -163,6 +171,8 @@ static int parse_opts(const struct verb *v, int argc, char **argv, struct opts *
 		case OPT_BUDGET: o->budget = optarg; break;
 		case OPT_LISTEN: o->listen = optarg; break;
 		case OPT_ROUTES: o->routes = 1; break;
+		case OPT_OLDER_THAN: o->older_than = optarg; break;
+		case OPT_DRY_RUN: o->dry_run = 1; break;
 		}
 	}
 	return -1;
@@ -249,7 +259,41 @@ static void put_str(FILE *out, const char *s)
 	put_text(out, s, strlen(s));
 }
 
-/* Prints text under a label, continuation lines indented. */
+/* Text a reviewer approves (a diff, the agent's summary, changed paths,
+ * findings) on a terminal: every byte visible, escape sequences, controls,
+ * bidi and invisible characters as marks (sanitize_visible), drawn in
+ * reverse video where colours are welcome (not NO_COLOR, not TERM=dumb).
+ * Pipes get the bytes as stored: a diff stays a patch. */
+static void put_visible(FILE *out, const char *s, size_t len, int flags)
+{
+	if (!isatty(fileno(out))) {
+		fwrite(s, 1, len, out);
+		return;
+	}
+	const char *nc = getenv("NO_COLOR"), *term = getenv("TERM");
+	int colour = !(nc && *nc) && term && *term && strcmp(term, "dumb") != 0;
+	struct buf b = {0};
+	struct sanitize_segs segs = {0};
+	sanitize_visible(s, len, flags, &b, &segs);
+	for (size_t i = 0; i < segs.n; i++) {
+		const struct sanitize_seg *g = &segs.v[i];
+		if (g->mark && colour)
+			fputs("\033[7m", out);
+		fwrite(b.data + g->out, 1, g->len, out);
+		if (g->mark && colour)
+			fputs("\033[27m", out);
+	}
+	buf_free(&b);
+	sanitize_segs_free(&segs);
+}
+
+static void put_visible_str(FILE *out, const char *s)
+{
+	put_visible(out, s, strlen(s), SANITIZE_KEEP_TAB | SANITIZE_KEEP_NEWLINE);
+}
+
+/* Prints text a reviewer approves under a label, continuation lines
+ * indented. */
 static void put_block(const char *label, const char *text)
 {
 	printf("%-8s ", label);
@@ -258,7 +302,7 @@ static void put_block(const char *label, const char *text)
 		size_t n = strcspn(line, "\n");
 		if (!first)
 			printf("%-8s   ", "");
-		put_text(stdout, line, n);
+		put_visible(stdout, line, n, SANITIZE_KEEP_TAB);
 		putchar('\n');
 		line += n + (line[n] == '\n');
 	}
@@ -325,6 +369,10 @@ static void show_gate(struct store *s, const struct task_row *t)
 {
 	struct err e = {{0}};
 	json_t *g = gate_summary(s, t, &e);
+	/* A mismatch between the agent's run and the clean one comes first. */
+	const char *mismatch = gate_mismatch(g);
+	if (mismatch)
+		put_block(_("warning"), mismatch);
 	if (t->pr_url)
 		printf("%-8s %s\n", _("pull req"), t->pr_url);
 	if (t->pushed)
@@ -344,8 +392,14 @@ static void show_gate(struct store *s, const struct task_row *t)
 		put_block(_("changes"), stat);
 	json_t *tests = json_object_get(g, "tests");
 	json_t *tb = json_object_get(tests, "before"), *ta = json_object_get(tests, "after");
-	printf("%-8s %s %s, %s %s\n", _("tests"), _("before:"), tests_word(tb), _("after:"),
+	json_t *tg = json_object_get(tests, "agent");
+	printf("%-8s %s %s, %s %s", _("tests"), _("before:"), tests_word(tb), _("after:"),
 	       tests_word(ta));
+	if (json_is_true(json_object_get(ta, "verified")))
+		printf(" %s", _("(verified on a clean checkout)"));
+	if (json_is_true(json_object_get(tg, "ran")))
+		printf(", %s %s", _("agent's run:"), tests_word(tg));
+	putchar('\n');
 	const char *lb = json_string_value(json_object_get(tb, "log"));
 	const char *la = json_string_value(json_object_get(ta, "log"));
 	if (lb && *lb)
@@ -359,9 +413,9 @@ static void show_gate(struct store *s, const struct task_row *t)
 		printf("%s\n", _("findings"));
 	json_array_foreach(fa, i, f) {
 		printf("  %-5s  ", json_string_value(json_object_get(f, "action")));
-		put_str(stdout, json_string_value(json_object_get(f, "name")));
+		put_visible_str(stdout, json_string_value(json_object_get(f, "name")));
 		printf("  ");
-		put_str(stdout, json_string_value(json_object_get(f, "detail")));
+		put_visible_str(stdout, json_string_value(json_object_get(f, "detail")));
 		if (json_is_true(json_object_get(f, "overridden")))
 			printf("  %s", _("[overridden]"));
 		putchar('\n');
@@ -793,7 +847,7 @@ static int cmd_show(int argc, char **argv)
 		if (t.reason)
 			printf("%-8s %s\n", _("reason"), t.reason);
 		printf("%-8s ", _("text"));
-		put_str(stdout, t.text);
+		put_visible_str(stdout, t.text);
 		putchar('\n');
 		show_usage(tv.s, &t, conf, have_cfg);
 		show_gate(tv.s, &t);
@@ -941,7 +995,7 @@ static int cmd_diff(int argc, char **argv)
 			rc = die(1, "%s", e.msg);
 		} else {
 			fclose(f);
-			put_text(stdout, mem, len);
+			put_visible(stdout, mem, len, SANITIZE_KEEP_TAB | SANITIZE_KEEP_NEWLINE);
 		}
 		free(mem);
 		free(mirror);
@@ -1299,6 +1353,99 @@ static char *agent_installed(const char *data, const struct agent_conf *a)
 	return out;
 }
 
+static json_t *template_json(const struct template_info *t, const char *state)
+{
+	return json_pack("{s:s,s:s,s:s,s:s,s:I,s:I,s:b,s:s?}", "repo", t->repo, "name", t->name,
+	                 "commit", t->sha, "path", t->path, "bytes", (json_int_t)t->bytes,
+	                 "last_used", (json_int_t)t->last_used, "in_use", t->in_use,
+	                 "state", state);
+}
+
+static int cmd_template(int argc, char **argv)
+{
+	const struct verb *v = verb_find("template");
+	struct opts o;
+	int rc = parse_opts(v, argc, argv, &o, "help json older-than dry-run");
+	if (rc >= 0)
+		return rc;
+	if (optind >= argc)
+		return bad_usage(v);
+	const char *sub = argv[optind];
+	int prune = strcmp(sub, "prune") == 0;
+	if (argc - optind != 1 || (!prune && strcmp(sub, "list") != 0) ||
+	    (!prune && (o.older_than || o.dry_run)))
+		return bad_usage(v);
+	double age = 0;
+	if (o.older_than && strcmp(o.older_than, "0") != 0 &&
+	    (units_parse_duration(o.older_than, &age) < 0 || age < 0))
+		return die(EXIT_USAGE, _("--older-than: '%s' is not a duration (for example 7d, "
+		                         "12h or 0)"), o.older_than);
+	if (prune && !o.older_than) {
+		struct config cfg;
+		if (config_soft(&cfg)) {
+			age = cfg.template_max_age;
+			config_free(&cfg);
+		}
+	}
+	struct err e = {{0}};
+	char *data = paths_data_dir();
+	struct template_info *t = NULL;
+	size_t n = 0;
+	if (template_list(data, 1, &t, &n, &e) < 0) {
+		free(data);
+		return die(1, "%s", e.msg);
+	}
+	json_t *arr = o.json ? json_array() : NULL;
+	time_t now = time(NULL);
+	rc = 0;
+	if (!arr && !prune && n)
+		printf("%-12s %-14s %-12s %9s  %-16s %s\n", _("REPO"), _("COMMIT"), _("SET-UP"),
+		       _("SIZE"), _("LAST USED"), _("STATE"));
+	uint64_t freed = 0;
+	size_t removed = 0;
+	for (size_t i = 0; i < n; i++) {
+		const char *state = t[i].in_use ? "in-use" : "idle";
+		if (prune) {
+			if (t[i].in_use || difftime(now, t[i].last_used) < age)
+				continue;
+			state = o.dry_run ? "would-remove" : "removed";
+			if (!o.dry_run && template_remove(data, &t[i], &e) < 0) {
+				rc = die(1, "%s", e.msg);
+				continue;
+			}
+			removed++;
+			freed += t[i].bytes;
+		}
+		if (arr) {
+			json_array_append_new(arr, template_json(&t[i], state));
+			continue;
+		}
+		char size[32], when[32];
+		units_format_size(t[i].bytes, size, sizeof size);
+		strftime(when, sizeof when, "%Y-%m-%d %H:%M", localtime(&t[i].last_used));
+		if (prune) {
+			printf(o.dry_run ? _("would remove %s/%s (%s, last used %s)\n")
+			                 : _("removed %s/%s (%s, last used %s)\n"),
+			       t[i].repo, t[i].name, size, when);
+			continue;
+		}
+		const char *key = strlen(t[i].name) > 41 ? t[i].name + 41 : "-";
+		printf("%-12s %-14.12s %-12s %9s  %-16s %s\n", t[i].repo, t[i].sha, key, size, when,
+		       t[i].in_use ? _("in use") : _("idle"));
+	}
+	if (arr) {
+		json_print(arr);
+	} else if (prune) {
+		char size[32];
+		units_format_size(freed, size, sizeof size);
+		printf(o.dry_run ? _("%zu templates would be removed (%s)\n")
+		                 : _("%zu templates removed (%s freed)\n"), removed, size);
+	}
+	template_list_free(t, n);
+	free(data);
+	return rc;
+}
+
 static int cmd_agent(int argc, char **argv)
 {
 	const struct verb *v = verb_find("agent");
@@ -1392,8 +1539,9 @@ static const struct verb verbs[] = {
 	     "every request through its gateway.  ID may be a unique prefix.\n"
 	     "  -j, --json         print a JSON object (id, status, steps, branch, error, ...)\n") },
 	{ "log", cmd_log, N_("log [--follow] ID"),
-	  N_("Prints a task's sandbox output (agent, tests, hand-off).  On a terminal, escape\n"
-	     "sequences other than colours are shown as visible text.\n"
+	  N_("Prints a task's sandbox output (agent, tests, hand-off).  On a terminal,\n"
+	     "colours are kept, other escape sequences are removed and control characters\n"
+	     "show as ^X.\n"
 	     "  -f, --follow       keep printing as the task runs, until it stops\n") },
 	{ "diff", cmd_diff, N_("diff [--round N | --since-review] ID"),
 	  N_("Prints the task's change (base..head) from paddock's mirror.\n"
@@ -1439,6 +1587,14 @@ static const struct verb verbs[] = {
 	     "npm package into paddock's data directory, where sandboxes see it read-only.\n"
 	     "Install scripts of the package are not run.\n"
 	     "  -j, --json         print a JSON array (list)\n") },
+	{ "template", cmd_template, N_("template [--json] (list | prune [--older-than AGE] [--dry-run])"),
+	  N_("Lists the templates (one read-only checkout per repo, base commit and set-up,\n"
+	     "the lower layer of every task's workspace) with their size, last use and\n"
+	     "whether a process holds them, or removes those no process holds.\n"
+	     "  --older-than AGE   prune only templates last used longer ago than AGE\n"
+	     "                     (e.g. 7d; default: paddock.template-max-age, else 0)\n"
+	     "  --dry-run          print what prune would remove, remove nothing\n"
+	     "  -j, --json         print a JSON array\n") },
 	{ "config", cmd_config, N_("config check [FILE]"),
 	  N_("Checks the configuration file (default: $PADDOCK_CONFIG, else\n"
 	     "$XDG_CONFIG_HOME/paddock/config) and prints every problem as FILE:LINE: message.\n"

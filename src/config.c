@@ -259,9 +259,11 @@ static int config_line(const struct spots *s, const char *section, const char *s
 
 /* ---- defaults, lookups, additions ---- */
 
-static const char *const paddock_keys[] = { "workers", "gate-timeout", NULL };
+static const char *const paddock_keys[] = { "workers", "gate-timeout", "template-max-age",
+                                             NULL };
 static const char *const limits_keys[] = {
-	"timeout", "memory", "pids", "disk", "output", "bundle", "budget", "budget-tokens", NULL };
+	"timeout", "memory", "pids", "disk", "output", "bundle", "budget", "budget-tokens", "cpus",
+	NULL };
 static const char *const endpoint_keys[] = { "kind", "upstream", "key-env", "key-file", "port",
 	NULL };
 static const char *const price_keys[] = { "input", "output", "cache-read", "cache-write", NULL };
@@ -276,9 +278,10 @@ static const char *const repo_keys[] = { "url", "branch", "test", "setup",
 	"push-url", "token-env", "ssh-key", "ssh-known-hosts", "branch-prefix", "protected",
 	"pull-request", "github-repo", "github-api", "github-token-env", "draft", "deny",
 	"max-file-size", "policy-paths", "policy-secrets", "policy-size", "policy-symlinks",
-	"policy-submodules", "policy-authors", "allow-host", "setup-allow-host", NULL };
+	"policy-submodules", "policy-controls", "policy-invisible", "policy-authors", "allow-host",
+	"setup-allow-host", NULL };
 static const char *const agent_keys[] = { "command", "resume", "kind", "endpoint", "package",
-	"model", NULL };
+	"model", "files", NULL };
 static const char *const agent_kind_names[] = { "script", "claude", "codex", "pi", "opencode",
 	NULL };
 
@@ -287,7 +290,7 @@ const char *config_agent_kind_name(enum agent_kind k)
 	return (unsigned)k <= AGENT_OPENCODE ? agent_kind_names[k] : "?";
 }
 static const char *const policy_rule_names[POLICY_NRULES] = {
-	"paths", "secrets", "size", "symlinks", "submodules", "authors" };
+	"paths", "secrets", "size", "symlinks", "submodules", "controls", "invisible", "authors" };
 
 const char *config_policy_rule_name(enum policy_rule r)
 {
@@ -419,6 +422,14 @@ static void config_add_builtins(struct config *c)
 	c->nprices = np;
 }
 
+/* Half the online CPUs, rounded up: a task leaves room for its
+ * neighbours on a shared host. */
+static double config_default_cpus(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n > 1 ? (double)((n + 1) / 2) : 1;
+}
+
 void config_init_defaults(struct config *c)
 {
 	memset(c, 0, sizeof(*c));
@@ -429,9 +440,11 @@ void config_init_defaults(struct config *c)
 	c->limits.disk = 2ULL << 30;
 	c->limits.output = 64ULL << 20;
 	c->limits.bundle = 200ULL << 20;
+	c->limits.cpus = config_default_cpus();
 	c->sandbox_uid = 64100;
 	c->sandbox_gid = 64100;
 	c->gate_timeout = 24 * 3600;
+	c->template_max_age = 7 * 24 * 3600;
 	c->gw_dns = 1;
 	c->gw_proxy_port = 3128;
 	c->gw_tunnel_idle = 600;
@@ -491,6 +504,7 @@ void config_free(struct config *c)
 		free(c->agents[i].endpoint);
 		free(c->agents[i].package);
 		free(c->agents[i].model);
+		config_strv_free(c->agents[i].files, c->agents[i].nfiles);
 	}
 	free(c->agents);
 	for (i = 0; i < c->nendpoints; i++) {
@@ -627,10 +641,12 @@ static struct repo_conf *config_repo_slot(struct config *c, const char *name)
 	c->repos = xrealloc(c->repos, (c->nrepos + 1) * sizeof(*c->repos));
 	memset(&c->repos[c->nrepos], 0, sizeof(*c->repos));
 	c->repos[c->nrepos].name = xstrdup(name);
-	/* Every rule blocks by default but the author check, which warns:
-	 * agents often commit as themselves. */
+	/* Every rule blocks by default but the author check, which warns
+	 * (agents often commit as themselves), and invisible characters,
+	 * which ordinary text holds too (a BOM, an emoji's joiner). */
 	for (int rule = 0; rule < POLICY_NRULES; rule++)
-		c->repos[c->nrepos].policy[rule] = rule == POLICY_AUTHORS ? POLICY_WARN : POLICY_BLOCK;
+		c->repos[c->nrepos].policy[rule] =
+			rule == POLICY_AUTHORS || rule == POLICY_INVISIBLE ? POLICY_WARN : POLICY_BLOCK;
 	return &c->repos[c->nrepos++];
 }
 
@@ -826,6 +842,31 @@ static void config_size_key(struct parse *p, int line, const char *key,
 		*dst = v;
 }
 
+/* A plain decimal number of CPUs: 0 or 0.01 to 4096 (the cgroup quota
+ * is cpus * 100 ms per 100 ms, at least 1 ms). */
+static int config_parse_cpus(const char *s, double *out)
+{
+	double v = 0, scale = 1;
+	int digits = 0;
+
+	for (; isdigit((unsigned char)*s) && digits < 9; s++, digits++)
+		v = v * 10 + (*s - '0');
+	if (!digits)
+		return -1;
+	if (*s == '.') {
+		s++;
+		if (!isdigit((unsigned char)*s))
+			return -1;
+		for (; isdigit((unsigned char)*s); s++)
+			if (scale > 1e-9)
+				v += (*s - '0') * (scale /= 10);
+	}
+	if (*s || (v != 0 && v < 0.01) || v > 4096)
+		return -1;
+	*out = v;
+	return 0;
+}
+
 static void config_entry_limits(struct parse *p, int line, const char *key, const char *value)
 {
 	struct limits *l = &p->c->limits;
@@ -856,6 +897,14 @@ static void config_entry_limits(struct parse *p, int line, const char *key, cons
 	} else if (strcmp(key, "budget-tokens") == 0) {
 		if (units_parse_count(value, &l->budget_tokens) < 0)
 			problem_add(p->ps, line, _("limits.budget-tokens: '%s' is not a number of tokens; write for example 200000, 500k or 2m (0 for none)"), value);
+	} else if (strcmp(key, "cpus") == 0) {
+		double cpus;
+		if (config_parse_cpus(value, &cpus) < 0) {
+			problem_add(p->ps, line, _("limits.cpus: '%s' is not a number of CPUs; write for example 2 or 1.5 (from 0.01 to 4096, or 0 for no limit)"), value);
+		} else {
+			l->cpus = cpus;
+			l->cpus_set = 1;
+		}
 	}
 }
 
@@ -1046,6 +1095,27 @@ static void config_entry_repo(struct parse *p, int line, const char *sub,
 	*dst = value[0] || dst == &r->url ? xstrdup(value) : NULL;
 }
 
+/* files = PATH...: may be repeated; each value holds one or more paths,
+ * split like a command (quote a path with spaces). */
+static void config_agent_files(struct parse *p, int line, struct agent_conf *a,
+                               const char *value)
+{
+	struct agent_cmdline words;
+	struct err e;
+
+	if (agent_cmdline_parse(value, &words, &e) < 0) {
+		problem_add(p->ps, line, _("agent.%s.files: '%s' is not a list of absolute paths; write for example files = /opt/agent/config.json /opt/agent/lib.py"), a->name, value);
+		return;
+	}
+	for (size_t i = 0; i < words.argc; i++) {
+		if (!agent_file_path_ok(words.argv[i]))
+			problem_add(p->ps, line, _("agent.%s.files: '%s' is not an absolute, normalised path outside /proc, /dev and /sys; name each host file by its full path"), a->name, words.argv[i]);
+		else
+			config_strv_add(&a->files, &a->nfiles, words.argv[i]);
+	}
+	agent_cmdline_free(&words);
+}
+
 static void config_entry_agent(struct parse *p, int line, const char *sub, const char *key,
                                const char *value)
 {
@@ -1072,6 +1142,10 @@ static void config_entry_agent(struct parse *p, int line, const char *sub, const
 			problem_add(p->ps, line, _("agent.%s.%s: '%s' must be one word that does not start with '-'"), sub, key, value);
 		else
 			config_set_str(d, value);
+		return;
+	}
+	if (strcmp(key, "files") == 0) {
+		config_agent_files(p, line, a, value);
 		return;
 	}
 
@@ -1476,6 +1550,16 @@ static void config_entry(struct parse *p, const char *name, const char *value, i
 		problem_add(p->ps, line, _("'%s' needs a value: write %s = VALUE"), name, key);
 		goto out;
 	}
+	if (strcmp(section, "paddock") == 0 && strcmp(key, "template-max-age") == 0) {
+		double secs;
+		if (strcmp(value, "0") == 0 || strcmp(value, "never") == 0)
+			p->c->template_max_age = 0;
+		else if (units_parse_duration(value, &secs) < 0 || secs <= 0)
+			problem_add(p->ps, line, _("paddock.template-max-age: '%s' is not a duration (for example 7d, or never to keep templates)"), value);
+		else
+			p->c->template_max_age = secs;
+		goto out;
+	}
 	if (strcmp(section, "paddock") == 0 && strcmp(key, "gate-timeout") == 0) {
 		double secs;
 		if (strcmp(value, "0") == 0)
@@ -1597,9 +1681,43 @@ static int config_read(const char *path, struct buf *text)
 	return 0;
 }
 
-/* Parses path into c and collects every problem.  Returns 1 when the file
- * does not exist, else 0. */
-static int config_parse(const char *path, struct config *c, struct problems *ps)
+/* The checks of config_check on this host (agent files and the host files
+ * agent commands name; a CPU limit above the machine's) that config_load
+ * leaves to the step that uses them.  Warnings go to warn. */
+static void config_host_checks(const struct config *c, const struct spots *spots,
+                               struct problems *ps, struct problems *warn)
+{
+	long online = sysconf(_SC_NPROCESSORS_ONLN);
+
+	for (size_t i = 0; i < c->nagents; i++) {
+		const struct agent_conf *a = &c->agents[i];
+		const char *keys[2] = { "command", "resume" };
+		const char *cmds[2] = { a->command, a->resume };
+		struct err e;
+		for (size_t k = 0; k < 2; k++) {
+			struct agent_cmdline cl;
+			if (!cmds[k] || agent_cmdline_parse(cmds[k], &cl, &e) < 0)
+				continue;  /* reported already */
+			if (agent_check_named(a->name, keys[k], &cl, a->files, a->nfiles, &e) < 0)
+				problem_add(ps, config_line(spots, "agent", a->name, keys[k], 1), "%s",
+				            e.msg);
+			agent_cmdline_free(&cl);
+		}
+		for (size_t f = 0; f < a->nfiles; f++)
+			if (agent_check_listed(a->name, a->files[f], &e) < 0)
+				problem_add(ps, config_line(spots, "agent", a->name, "files", 1), "%s",
+				            e.msg);
+	}
+	if (c->limits.cpus_set && online > 0 && c->limits.cpus > (double)online)
+		problem_add(warn, config_line(spots, "limits", NULL, "cpus", 1),
+		            _("warning: limits.cpus = %g is more than the %ld CPUs of this machine; a task may use them all"),
+		            c->limits.cpus, online);
+}
+
+/* Parses path into c and collects every problem; with warn, also runs
+ * config_host_checks.  Returns 1 when the file does not exist, else 0. */
+static int config_parse(const char *path, struct config *c, struct problems *ps,
+                        struct problems *warn)
 {
 	struct buf text = { 0 };
 	struct spots spots = { 0 };
@@ -1711,6 +1829,8 @@ static int config_parse(const char *path, struct config *c, struct problems *ps)
 	if (!c->wh_url && config_line(&spots, "webhook", NULL, NULL, 1))
 		problem_add(ps, config_line(&spots, "webhook", NULL, NULL, 1),
 			    _("[webhook] has no url; add url = URL under [webhook] (the chat or service that receives the POSTs)"));
+	if (warn)
+		config_host_checks(c, &spots, ps, warn);
 out:
 	config_seen_free(&seen);
 	config_seen_free(&reported);
@@ -1738,7 +1858,7 @@ int config_load(struct config *c, const char *path, struct err *e)
 
 	config_init_defaults(c);
 	c->path = file;
-	config_parse(file, c, &ps);
+	config_parse(file, c, &ps, NULL);
 	if (ps.n > 0) {
 		char *text = config_problem_text(file, &ps.v[0]);
 		err_set(e, "%s", text);
@@ -1756,22 +1876,29 @@ int config_load(struct config *c, const char *path, struct err *e)
 
 int config_check(const char *path, FILE *out)
 {
-	struct problems ps = { 0 };
+	struct problems ps = { 0 }, warn = { 0 };
 	struct config c;
 	char *file = path ? xstrdup(path) : config_default_path();
 	size_t i;
 	int count;
 
 	config_init_defaults(&c);
-	if (config_parse(file, &c, &ps) == 1 && path)
+	if (config_parse(file, &c, &ps, &warn) == 1 && path)
 		problem_add(&ps, 0, _("no such file; create it or name another file"));
 	for (i = 0; i < ps.n; i++) {
 		char *text = config_problem_text(file, &ps.v[i]);
 		fprintf(out, "%s\n", text);
 		free(text);
 	}
+	/* Warnings are printed, not counted. */
+	for (i = 0; i < warn.n; i++) {
+		char *text = config_problem_text(file, &warn.v[i]);
+		fprintf(out, "%s\n", text);
+		free(text);
+	}
 	count = (int)ps.n;
 	problems_free(&ps);
+	problems_free(&warn);
 	config_free(&c);
 	free(file);
 	return count;

@@ -7,9 +7,9 @@
  * config that owns all its strings; free it with config_free.
  *
  * Sections: [paddock] workers; [limits] timeout memory pids disk output
- * bundle (units.h syntax); [sandbox] uid gid (not 0); [repo "NAME"] url
+ * bundle (units.h syntax) cpus; [sandbox] uid gid (not 0); [repo "NAME"] url
  * (required) branch test setup; [agent "NAME"] command (required, split
- * as agent.h does); [endpoint "NAME"], [price "MODEL"] and [gateway] for
+ * as agent.h does) files; [endpoint "NAME"], [price "MODEL"] and [gateway] for
  * the egress gateway (gateway.h); [webhook] for the JSON POSTs of
  * webhook.h.  Ready-made agents (claude, codex, pi,
  * opencode)
@@ -36,6 +36,12 @@ struct limits {
 	double budget;         /* USD a task may spend on model calls; 0: none */
 	uint64_t budget_tokens;/* model tokens (input, output and cache) a task may
 	                          use; 0: none */
+	double cpus;           /* CPUs a sandbox may use (cpu cgroup quota; each
+	                          process's RLIMIT_CPU as a backstop); 0: none.
+	                          Default: half the online CPUs, rounded up */
+	int cpus_set;          /* cpus came from the file: without a cgroup cpu
+	                          controller the task then fails instead of
+	                          relying on the backstop alone */
 };
 
 /* What a policy rule does with a finding. */
@@ -49,6 +55,10 @@ enum policy_rule {
 	POLICY_SIZE,           /* a file over max_file_size */
 	POLICY_SYMLINKS,       /* a symlink pointing outside the repository */
 	POLICY_SUBMODULES,     /* a submodule (gitlink or .gitmodules) change */
+	POLICY_CONTROLS,       /* an added line or a path with an escape
+	                          sequence, a control or a bidi control */
+	POLICY_INVISIBLE,      /* an added line or a path with an invisible
+	                          character (zero-width, tag, ...) */
 	POLICY_AUTHORS,        /* a commit author other than the agent identity */
 	POLICY_NRULES
 };
@@ -105,6 +115,11 @@ struct agent_conf {
 	char *endpoint;        /* endpoint: the model endpoint it uses, or NULL */
 	char *package;         /* package: npm spec `paddock agent install` uses */
 	char *model;           /* model, or NULL */
+	char **files;          /* files: absolute paths of host files shown to
+	                          its sandbox (read-only, same path) besides its
+	                          script; the only other host files its command
+	                          and resume may name (agent.h) */
+	size_t nfiles;
 	int builtin;           /* a ready-made definition, not from the file */
 };
 
@@ -160,6 +175,9 @@ struct config {
 	struct bind_conf *binds;
 	size_t nbinds;
 	int workers;           /* default 2 */
+	double template_max_age; /* paddock.template-max-age: seconds after its
+	                            last use that serve prunes a template no
+	                            task holds; 0: never */
 	double gate_timeout;   /* paddock.gate-timeout: seconds a task's sandbox
 	                          is kept at review (default 24h; 0: never kept) */
 	struct limits limits;
@@ -214,8 +232,11 @@ void config_init_defaults(struct config *c);
  * of them. */
 int config_load(struct config *c, const char *path, struct err *e);
 /* Checks path and prints every problem as "file:line: message" to out, in
- * line order (one per unknown or misnamed section).  Returns the number of
- * problems (0 when the file is good).  A missing file is a problem when
+ * line order (one per unknown or misnamed section).  Beyond what
+ * config_load refuses, it checks the host: each agent's files exist as
+ * regular files, and its command and resume name no host file it does not
+ * list (agent_sandbox_files, which the task's preparing step applies
+ * again).  Returns the number of problems (0 when the file is good).  A missing file is a problem when
  * path names it, not when path is NULL (the default file is optional). */
 int config_check(const char *path, FILE *out);
 void config_free(struct config *c);

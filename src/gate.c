@@ -365,3 +365,19 @@ int gate_override(const struct gate_ctx *g, const char *id, const char *finding,
 	task_row_free(&t);
 	return rc;
 }
+
+const char *gate_mismatch(json_t *summary)
+{
+	json_t *tests = json_object_get(summary, "tests");
+	if (!json_is_true(json_object_get(tests, "mismatch")))
+		return NULL;
+	json_t *after = json_object_get(tests, "after");
+	/* Short lines: the gate shows them whole at 80 columns. */
+	if (json_is_true(json_object_get(after, "passed")))
+		return _("the tests failed in the agent's sandbox\n"
+		         "but pass on a clean checkout of its commit");
+	return _("the tests passed in the agent's sandbox\n"
+	         "but FAIL on a clean checkout of its commit:\n"
+	         "something the agent left outside the repository\n"
+	         "made them pass");
+}

@@ -52,6 +52,11 @@ int gate_override(const struct gate_ctx *g, const char *id, const char *finding,
  * findings overridden in that round; NULL (and no error) when there is
  * none.  New reference. */
 json_t *gate_summary(struct store *st, const struct task_row *t, struct err *e);
+/* When the tests' verified result (a clean checkout of the head) and the
+ * agent's own run disagree, a sentence that says which way, in lines of
+ * at most 60 columns (translated, static); else NULL.  summary may be
+ * NULL. */
+const char *gate_mismatch(json_t *summary);
 /* Names of block findings not overridden, ", "-separated (empty: none). */
 void gate_blocking(json_t *summary, struct buf *out);
 

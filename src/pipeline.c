@@ -51,6 +51,7 @@ struct run {
 	char *session;             /* the agent's session id, for resuming */
 	char *prompt_path;         /* the round's prompt (host file) */
 	char *agent_dir;           /* the installed agent, or NULL */
+	const char *tpl;           /* the template of the base (verification) */
 };
 
 static volatile sig_atomic_t cancelled;
@@ -208,21 +209,36 @@ static int sb_run(struct run *r, struct sandbox *sb, const char *const *argv,
  * host. */
 static char *handoff_script(const char *id, const char *base)
 {
+	/* Runs with sandbox_git_env(): nothing of the agent's home (a global
+	 * gitconfig's filters, aliases, includes) reaches these commands. */
 	return xasprintf(
 		"set -e\n"
 		"cd " SANDBOX_WORKDIR "\n"
-		"g() { git -c core.hooksPath=/dev/null -c core.fsmonitor= \"$@\"; }\n"
+		"g() { git -c core.hooksPath=/dev/null -c core.fsmonitor=false \"$@\"; }\n"
 		"g rev-parse --verify -q HEAD >/dev/null 2>&1 || exit %d\n"
 		/* The agent's processes are gone; its repository configuration
-		 * (clean/smudge filters, attributes files, ...) would run its code
-		 * during the hand-off, outside its time limit: set it aside. */
-		"gd=$(g rev-parse --git-dir)\n"
-		"mv -f \"$gd/config\" \"$gd/config.agent\" 2>/dev/null || true\n"
-		"printf '[core]\\n\\trepositoryformatversion = 0\\n\\tfilemode = true\\n"
+		 * (clean/smudge filters, includes, attributes files, ...) would run
+		 * its code during the hand-off, outside its time limit: set it
+		 * aside, in the common dir too (a planted commondir file). */
+		"for d in \"$(g rev-parse --git-dir)\" \"$(g rev-parse --git-common-dir)\"; do\n"
+		"  [ -f \"$d/config.agent\" ] || mv -f \"$d/config\" \"$d/config.agent\" 2>/dev/null || true\n"
+		"  rm -f \"$d/config\" \"$d/config.worktree\" \"$d/info/attributes\"\n"
+		"  printf '[core]\\n\\trepositoryformatversion = 0\\n\\tfilemode = true\\n"
 		"\\tbare = false\\n\\tcheckStat = minimal\\n\\ttrustCtime = false\\n' "
-		"> \"$gd/config\"\n"
-		"rm -f \"$gd/info/attributes\"\n"
+		"> \"$d/config\"\n"
+		"done\n"
 		"g add -A\n"
+		/* Tracked files the repo's set-up changed (template.h): where
+		 * they still hold what set-up left, the commit keeps the base's
+		 * version, so that only the agent's changes are committed. */
+		"bl=\"$(g rev-parse --git-dir)/info/paddock-baseline\"\n"
+		"if [ -s \"$bl\" ]; then\n"
+		"  while IFS= read -r l; do\n"
+		"    s=${l%%%% *}; p=${l#* }\n"
+		"    c=$(g rev-parse -q --verify \":0:$p\" 2>/dev/null) || c=%040d\n"
+		"    if [ \"$c\" = \"$s\" ]; then g --literal-pathspecs reset -q %s -- \"$p\"; fi\n"
+		"  done < \"$bl\"\n"
+		"fi\n"
 		"if ! g diff --cached --quiet; then\n"
 		"  g commit -q --no-verify --author 'paddock agent <agent@paddock.invalid>' "
 		"-m 'Work of paddock task %s'\n"
@@ -235,7 +251,7 @@ static char *handoff_script(const char *id, const char *base)
 		"fi\n"
 		"rm -f " SANDBOX_OUTDIR "/result.bundle\n"
 		"g bundle create -q " SANDBOX_OUTDIR "/result.bundle refs/heads/paddock/%s ^%s\n",
-		HANDOFF_NO_REPO, id, id, base, id, base, id, HANDOFF_NO_CHANGE, id, base);
+		HANDOFF_NO_REPO, 0, base, id, id, base, id, base, id, HANDOFF_NO_CHANGE, id, base);
 }
 
 /* Returns 0 with r->head set, HANDOFF_NO_CHANGE, or -1 with a message. */
@@ -250,7 +266,7 @@ static int handoff(struct run *r, struct sandbox *sb, struct err *e)
 	 * still hands back what it did. */
 	double deadline = clock_mono() + 300;
 	logline(r, "hand-off: committing and bundling the work");
-	int rc = sb_run(r, sb, argv, NULL, deadline, &res, e);
+	int rc = sb_run(r, sb, argv, sandbox_git_env(), deadline, &res, e);
 	free(script);
 	if (rc < 0)
 		return -1;
@@ -317,9 +333,54 @@ static void read_log_since(struct run *r, off_t from, struct buf *out)
 struct tests_after {
 	int ran, passed, exited, code;
 	char *tail;
+	char *log;                 /* where the whole output is, or NULL */
 };
 
-/* Runs the repo's tests; *problem is the failure message or NULL. */
+static void tests_after_free(struct tests_after *ta)
+{
+	free(ta->tail);
+	free(ta->log);
+	memset(ta, 0, sizeof *ta);
+}
+
+/* Fills ta from a finished test run whose output went to the log from
+ * offset start on; *problem is the failure message or NULL. */
+static void tests_outcome(struct run *r, const struct sandbox_result *res, off_t start,
+                          struct tests_after *ta, char **problem)
+{
+	struct buf out = {0}, tail = {0};
+	read_log_since(r, start, &out);
+	testreport_tail(out.data ? out.data : "", out.len, 15, &tail);
+	ta->ran = 1;
+	ta->exited = res->end == SANDBOX_EXITED;
+	ta->code = res->code;
+	ta->tail = buf_detach(&tail);
+	ta->log = paths_join(r->task_dir, "log", NULL);
+	char *p = result_problem(r, _("the tests"), res);
+	ta->passed = p == NULL;
+	*problem = NULL;
+	if (!p) {
+		buf_free(&out);
+		return;
+	}
+	struct buf msg = {0}, names = {0};
+	int nfail = testreport_failures(out.data ? out.data : "", out.len, &names);
+	if (res->end == SANDBOX_EXITED && nfail == 1)
+		buf_printf(&msg, _("%s failed (the tests exited with status %d)"), names.data,
+		           res->code);
+	else if (res->end == SANDBOX_EXITED && nfail > 1)
+		buf_printf(&msg, _("%d tests failed: %s (the tests exited with status %d)"),
+		           nfail, names.data, res->code);
+	else
+		buf_adds(&msg, p);
+	*problem = buf_detach(&msg);
+	free(p);
+	buf_free(&out);
+	buf_free(&names);
+}
+
+/* Runs the repo's tests in the agent's sandbox (the agent's run);
+ * *problem is the failure message or NULL. */
 static int run_tests(struct run *r, struct sandbox *sb, struct tests_after *ta, char **problem,
                      struct err *e)
 {
@@ -330,40 +391,39 @@ static int run_tests(struct run *r, struct sandbox *sb, struct tests_after *ta, 
 		logline(r, "testing: no test command configured for repo %s", repo->name);
 		return 0;
 	}
-	logline(r, "testing: %s", repo->test);
+	logline(r, "testing: the agent's run, in its sandbox: %s", repo->test);
 	off_t start = lseek(r->log_fd, 0, SEEK_END);
 	const char *argv[] = { "/bin/sh", "-c", repo->test, NULL };
 	static const char *const env[] = { "PADDOCK_STEP=test", NULL };
 	struct sandbox_result res;
 	if (sb_run(r, sb, argv, env, r->deadline, &res, e) < 0)
 		return -1;
-	struct buf out = {0}, tail = {0};
-	read_log_since(r, start, &out);
-	testreport_tail(out.data ? out.data : "", out.len, 15, &tail);
-	ta->ran = 1;
-	ta->exited = res.end == SANDBOX_EXITED;
-	ta->code = res.code;
-	ta->tail = buf_detach(&tail);
-	char *p = result_problem(r, _("the tests"), &res);
-	ta->passed = p == NULL;
-	if (!p) {
-		buf_free(&out);
+	tests_outcome(r, &res, start, ta, problem);
+	return 0;
+}
+
+/* The result the gate and the contract use: the repo's tests on a clean
+ * checkout of the imported head, in a fresh sandbox over the template
+ * with an empty home and nothing of the agent's (template_verify). */
+static int verify_tests(struct run *r, struct tests_after *ta, char **problem, struct err *e)
+{
+	const struct repo_conf *repo = config_find_repo(r->job->cfg, r->job->task->repo);
+	*problem = NULL;
+	memset(ta, 0, sizeof *ta);
+	if (!repo->test)
 		return 0;
-	}
-	struct buf msg = {0}, names = {0};
-	int nfail = testreport_failures(out.data ? out.data : "", out.len, &names);
-	if (res.end == SANDBOX_EXITED && nfail == 1)
-		buf_printf(&msg, _("%s failed (the tests exited with status %d)"), names.data,
-		           res.code);
-	else if (res.end == SANDBOX_EXITED && nfail > 1)
-		buf_printf(&msg, _("%d tests failed: %s (the tests exited with status %d)"),
-		           nfail, names.data, res.code);
-	else
-		buf_adds(&msg, p);
-	*problem = buf_detach(&msg);
-	free(p);
-	buf_free(&out);
-	buf_free(&names);
+	logline(r, "verifying: the tests on a clean checkout of %.12s (a fresh sandbox, an "
+	        "empty home): %s", r->head, repo->test);
+	off_t start = lseek(r->log_fd, 0, SEEK_END);
+	char *bundle = paths_join(r->task_dir, "result.bundle", NULL);
+	struct sandbox_result res;
+	int rc = template_verify(r->job->cfg, repo, r->tpl, r->job->task->id, bundle, r->head,
+	                         r->log_fd, &res, e);
+	free(bundle);
+	if (rc < 0)
+		return -1;
+	tests_outcome(r, &res, start, ta, problem);
+	logline(r, "verifying: %s", ta->passed ? "passed" : "failed");
 	return 0;
 }
 
@@ -432,7 +492,8 @@ static double task_budget(const struct run *r)
 
 /* The gate summary of this round (gate.h reads it back). */
 static char *gate_json(struct run *r, const char *from, const char *summary,
-                       const struct template_tests *before, const struct tests_after *after)
+                       const struct template_tests *before, const struct tests_after *agent,
+                       const struct tests_after *after)
 {
 	const struct task_row *t = r->job->task;
 	const struct repo_conf *repo = config_find_repo(r->job->cfg, t->repo);
@@ -448,13 +509,19 @@ static char *gate_json(struct run *r, const char *from, const char *summary,
 		buf_printf(&stat, "(%s)", e.msg);
 	json_object_set_new(g, "diffstat", json_string(stat.data ? stat.data : ""));
 	buf_free(&stat);
-	char *log = paths_join(r->task_dir, "log", NULL);
-	json_object_set_new(g, "tests", json_pack("{s:o,s:o}",
+	/* "after" is the verified result (a clean checkout of the head);
+	 * "agent" what the tests did in the agent's own sandbox. */
+	json_t *ja = tests_json(after->ran, after->passed, after->exited, after->code,
+	                        after->tail, after->log);
+	if (after->ran)
+		json_object_set_new(ja, "verified", json_true());
+	json_object_set_new(g, "tests", json_pack("{s:o,s:o,s:o,s:b}",
 		"before", tests_json(before->ran, before->passed, before->exited, before->code,
 		                     before->tail, before->log),
-		"after", tests_json(after->ran, after->passed, after->exited, after->code,
-		                    after->tail, log)));
-	free(log);
+		"after", ja,
+		"agent", tests_json(agent->ran, agent->passed, agent->exited, agent->code,
+		                    agent->tail, agent->log),
+		"mismatch", agent->ran && after->ran && agent->passed != after->passed));
 	json_t *fa = json_array();
 	struct policy_finding *f = NULL;
 	size_t nf = 0;
@@ -587,11 +654,11 @@ static int rebuild_workspace(struct run *r, struct sandbox *sb, struct err *e)
 		return -1;
 	char *script = xasprintf("git -c core.hooksPath=/dev/null fetch -q " SANDBOX_OUTDIR
 	                         "/resume.bundle refs/heads/paddock/%s:refs/heads/paddock/%s && "
-	                         "git -c core.hooksPath=/dev/null checkout -q paddock/%s && "
+	                         "git -c core.hooksPath=/dev/null checkout -q -f paddock/%s && "
 	                         "rm -f " SANDBOX_OUTDIR "/resume.bundle", t->id, t->id, t->id);
 	const char *argv[] = { "/bin/sh", "-c", script, NULL };
 	struct sandbox_result res;
-	rc = sb_run(r, sb, argv, NULL, r->deadline, &res, e);
+	rc = sb_run(r, sb, argv, sandbox_git_env(), r->deadline, &res, e);
 	free(script);
 	if (rc < 0)
 		return -1;
@@ -740,8 +807,9 @@ static int run_round(struct run *r, struct sandbox *sb, const struct agent_cmdli
 	report(r, "summary %s", summary);
 
 	report(r, "status testing");
-	struct tests_after ta;
-	char *test_problem = NULL;
+	struct tests_after ta, va;
+	char *test_problem = NULL, *verify_problem = NULL;
+	memset(&va, 0, sizeof va);
 	if (run_tests(r, sb, &ta, &test_problem, &e) < 0) {
 		free(summary);
 		return fail(r, "testing", e.msg);
@@ -749,7 +817,7 @@ static int run_round(struct run *r, struct sandbox *sb, const struct agent_cmdli
 	if (cancelled) {
 		free(summary);
 		free(test_problem);
-		free(ta.tail);
+		tests_after_free(&ta);
 		report(r, "cancelled");
 		return 1;
 	}
@@ -760,7 +828,12 @@ static int run_round(struct run *r, struct sandbox *sb, const struct agent_cmdli
 	struct buf why = {0};
 	if (hrc == 0)
 		report(r, "head %s", r->head);
-	if (hrc == HANDOFF_NO_CHANGE && !test_problem) {
+	/* The imported commit's tests, on a clean checkout: this is the
+	 * result the contract and the gate use. */
+	int vrc = hrc == 0 ? verify_tests(r, &va, &verify_problem, &e) : 0;
+	if (hrc == 0 && vrc == 0 && cancelled) {
+		report(r, "cancelled");
+	} else if (hrc == HANDOFF_NO_CHANGE && !test_problem) {
 		/* The agent found nothing to change: its explanation ends the
 		 * task, with no branch. */
 		logline(r, "hand-off: no change; the agent's explanation ends the task");
@@ -771,18 +844,38 @@ static int run_round(struct run *r, struct sandbox *sb, const struct agent_cmdli
 		if (test_problem)
 			buf_printf(&why, _("; tests failed: %s"), test_problem);
 		fail(r, "hand-off", why.data);
-	} else if (test_problem || hrc == HANDOFF_NO_CHANGE) {
+	} else if (vrc < 0) {
+		/* Unverified tests are not a result a reviewer can trust. */
+		buf_printf(&why, _("the tests could not be verified on a clean checkout: %s"), e.msg);
+		fail(r, "testing", why.data);
+	} else if (hrc == HANDOFF_NO_CHANGE || (va.ran ? !va.passed : test_problem != NULL)) {
 		/* The output contract: name every part that is missing. */
+		const char *failed = va.ran ? verify_problem : test_problem;
+		const char *tail = va.ran ? va.tail : ta.tail;
 		buf_adds(&why, _("contract not satisfied: "));
 		if (hrc == HANDOFF_NO_CHANGE)
 			buf_adds(&why, _("no change; "));
-		buf_printf(&why, _("tests failed: %s"), test_problem);
-		if (ta.tail && *ta.tail)
-			buf_printf(&why, "\n%s", ta.tail);
+		if (va.ran && ta.passed)
+			buf_printf(&why, _("the tests pass in the agent's sandbox but fail on a clean "
+			                   "checkout of its commit: %s"), failed);
+		else
+			buf_printf(&why, _("tests failed: %s"), failed);
+		if (tail && *tail)
+			buf_printf(&why, "\n%s", tail);
+		if (hrc == 0) {
+			/* The work was imported: its gate summary says what the
+			 * reviewer would have seen, the mismatch first. */
+			char *g = gate_json(r, from, summary, before, &ta, &va);
+			report(r, "gate %s", g ? g : "{}");
+			free(g);
+		}
 		fail_reason(r, hrc == HANDOFF_NO_CHANGE ? "contract" : "tests", "testing", why.data);
 	} else {
+		if (va.ran && !ta.passed)
+			logline(r, "verifying: the tests failed in the agent's sandbox but pass on a "
+			        "clean checkout; the gate uses the clean result");
 		logline(r, "hand-off: imported %s as %s (round %d)", r->head, t->branch, r->round);
-		char *g = gate_json(r, from, summary, before, &ta);
+		char *g = gate_json(r, from, summary, before, &ta, &va);
 		report(r, "gate %s", g ? g : "{}");
 		free(g);
 		report(r, "done");
@@ -791,7 +884,9 @@ static int run_round(struct run *r, struct sandbox *sb, const struct agent_cmdli
 	buf_free(&why);
 	free(summary);
 	free(test_problem);
-	free(ta.tail);
+	free(verify_problem);
+	tests_after_free(&ta);
+	tests_after_free(&va);
 	return result;
 }
 
@@ -831,6 +926,7 @@ static int run_steps(struct run *r)
 	if (template_ensure(job->data_dir, cfg, repo, r->base, r->log_fd, &tpl, &e) < 0)
 		return fail_reason(r, strncmp(e.msg, "setup", 5) == 0 ? "setup" : "tool", "preparing",
 		                   e.msg);
+	r->tpl = tpl;
 	struct template_tests before;
 	if (template_tests_before(job->data_dir, cfg, repo, r->base, tpl, &before, &e) < 0) {
 		/* The gate says so; the task itself can go on. */
@@ -858,12 +954,23 @@ static int run_steps(struct run *r)
 		return fail(r, "preparing", e.msg);
 	}
 	char *prompt = paths_join(r->task_dir, "prompt", NULL);
-	struct sandbox_file *files = xcalloc(cl.nfiles + rcl.nfiles + 1, sizeof *files);
+	/* The agent's script and listed files; a command that names another
+	 * host file fails here, as config check says. */
+	const char **hosts = NULL;
 	size_t nfiles = 0;
-	for (size_t i = 0; i < cl.nfiles; i++)
-		files[nfiles++].host = cl.files[i];
-	for (size_t i = 0; i < rcl.nfiles; i++)
-		files[nfiles++].host = rcl.files[i];
+	if (agent_sandbox_files(agent->name, &cl, &rcl, agent->files, agent->nfiles, &hosts,
+	                        &nfiles, &e) < 0) {
+		free(prompt);
+		free(tpl);
+		template_tests_free(&before);
+		agent_cmdline_free(&cl);
+		agent_cmdline_free(&rcl);
+		return fail(r, "preparing", e.msg);
+	}
+	struct sandbox_file *files = xcalloc(nfiles + 1, sizeof *files);
+	for (size_t i = 0; i < nfiles; i++)
+		files[i].host = hosts[i];
+	free(hosts);
 	r->prompt_path = prompt;
 	r->agent_dir = adapter_install_dir(job->data_dir, agent);
 	size_t nhome = 0;
@@ -938,7 +1045,7 @@ static int run_steps(struct run *r)
 		                         r->base, t->id);
 		const char *co[] = { "/bin/sh", "-c", script, NULL };
 		struct sandbox_result res;
-		int rc = sb_run(r, sb, co, NULL, r->deadline, &res, &e);
+		int rc = sb_run(r, sb, co, sandbox_git_env(), r->deadline, &res, &e);
 		free(script);
 		if (rc < 0 || (problem = result_problem(r, _("creating the task branch"), &res))) {
 			result = fail(r, "preparing", rc < 0 ? e.msg : problem);

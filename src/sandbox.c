@@ -37,6 +37,36 @@ int sandbox_cancel_requested(void)
 	return cancel_flag != 0 || (cancel_watch && *cancel_watch);
 }
 
+const char *const *sandbox_git_env(void)
+{
+	/* GIT_CONFIG_COUNT settings rank above the repository's own config, so
+	 * a hostile .git/config cannot turn hooks or fsmonitor back on. */
+	static const char *const env[] = {
+		"HOME=/nonexistent",
+		"XDG_CONFIG_HOME=/nonexistent",
+		"GIT_CONFIG_GLOBAL=/dev/null",
+		"GIT_CONFIG_NOSYSTEM=1",
+		"GIT_ATTR_NOSYSTEM=1",
+		"GIT_NO_REPLACE_OBJECTS=1",
+		"GIT_TERMINAL_PROMPT=0",
+		"GIT_PAGER=cat",
+		"PAGER=cat",
+		"GIT_AUTHOR_NAME=paddock agent",
+		"GIT_AUTHOR_EMAIL=agent@paddock.invalid",
+		"GIT_COMMITTER_NAME=paddock agent",
+		"GIT_COMMITTER_EMAIL=agent@paddock.invalid",
+		"GIT_CONFIG_COUNT=6",
+		"GIT_CONFIG_KEY_0=core.hooksPath", "GIT_CONFIG_VALUE_0=/dev/null",
+		"GIT_CONFIG_KEY_1=core.fsmonitor", "GIT_CONFIG_VALUE_1=false",
+		"GIT_CONFIG_KEY_2=core.attributesFile", "GIT_CONFIG_VALUE_2=/dev/null",
+		"GIT_CONFIG_KEY_3=core.pager", "GIT_CONFIG_VALUE_3=cat",
+		"GIT_CONFIG_KEY_4=safe.directory", "GIT_CONFIG_VALUE_4=*",
+		"GIT_CONFIG_KEY_5=core.sshCommand", "GIT_CONFIG_VALUE_5=false",
+		NULL,
+	};
+	return env;
+}
+
 /* 1 if the filesystem type is listed in /proc/filesystems. */
 static int fs_supported(const char *type)
 {

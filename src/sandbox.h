@@ -145,6 +145,13 @@ void sandbox_cancel_watch(const volatile int *flag);
  * set (for backends). */
 int sandbox_cancel_requested(void);
 
+/* The environment for every git command paddock itself runs in a
+ * workspace (hand-off, rebuild, verification, template baseline): no
+ * home, no global or system configuration or attributes, hooks, fsmonitor
+ * and pager off, paddock's identity.  Nothing the agent left in $HOME or
+ * ~/.config reaches these commands.  NULL-terminated, static. */
+const char *const *sandbox_git_env(void);
+
 /* Checks that sandboxes can be made here (bwrap present, running as root,
  * cgroups for memory and pids, overlayfs).  Fails closed with a message
  * that says what is missing and what to do. */

@@ -25,6 +25,7 @@
 #include "pipeline.h"
 #include "sandbox.h"
 #include "store.h"
+#include "template.h"
 #include "webhook.h"
 
 /* How often the owner looks at the store for tasks added and cancelled
@@ -56,6 +57,7 @@ struct scheduler {
 	sigset_t oldmask;
 	int lockfd;
 	double last_poll;
+	double next_prune;         /* when the template janitor runs next */
 	int waiting;               /* requests for changes waiting for a worker */
 	int stopping;              /* shutting down: ends are "lost" */
 	int requeue;               /* ... and first rounds are queued again */
@@ -758,6 +760,20 @@ void scheduler_step(struct scheduler *s, const struct pollfd *fds, size_t n)
 		check_cancels(s);
 		release_decided(s);
 		recover_pushing(s);
+	}
+	if (s->cfg->template_max_age > 0 && now >= s->next_prune) {
+		/* Hourly, in a child: removing a large template must not hold
+		 * the loop (or the dashboard that hosts it); the reaper in
+		 * handle_signals collects it. */
+		s->next_prune = now + 3600;
+		fflush(NULL);
+		pid_t pid = fork();
+		if (pid == 0) {
+			/* None of the loop's locks, pipes or sockets. */
+			close_range(3, ~0U, 0);
+			template_prune_unused(s->data_dir, s->cfg->template_max_age);
+			_exit(0);
+		}
 	}
 	webhook_pump(s->wh, fds, n, clock_wall());
 }

@@ -2,6 +2,7 @@
 #include "template.h"
 #include "gateway.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -12,6 +13,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <sys/types.h>
 #include <unistd.h>
 
 #include "buf.h"
@@ -68,54 +70,85 @@ void template_set_report_fd(int fd)
 	template_report_fd = fd;
 }
 
-/* What the set-up child reports to the parent. */
+/* One command of a throwaway sandbox's job. */
+struct template_step {
+	const char *command;           /* /bin/sh -c command */
+	const char *const *env;        /* extra env, or NULL (then the job's) */
+};
+
+/* What runs in one throwaway sandbox: a file copied in first, then the
+ * steps in order, each until one does not exit 0. */
+struct template_job {
+	const struct repo_conf *net;   /* set-up's allowlist; NULL: no network */
+	const char *id;
+	int direct;                    /* 1: over dir itself, not an overlay */
+	const char *dir;
+	int log_fd;
+	const char *copy_host, *copy_inside;
+	struct template_step steps[2];
+	size_t nsteps;
+};
+
+/* What the child reports to the parent: how far it got and how the last
+ * step that ran ended. */
 struct template_setup_report {
-	int started;
-	struct sandbox_result res;
+	int started;                   /* steps that ran */
+	struct sandbox_result res;     /* of the last one */
 	struct err e;
 };
 
 /* In the forked child: one sandbox (it takes over this process's mount
  * namespace, which the supervisor needs for the task's own sandbox). */
 static void template_setup_child(int report_fd, const struct config *cfg,
-                                 const struct repo_conf *net, const char *command,
-                                 const char *id, int direct, const char *dir, int log_fd)
+                                 const struct template_job *job)
 {
 	const struct sandbox_backend *be = sandbox_backend_default();
 	struct template_setup_report rep;
 	struct sandbox *sb = NULL;
-	const char *argv[] = { "/bin/sh", "-c", command, NULL };
 	uint64_t used = 0;
 	struct sandbox_spec spec = {
-		.task_id = id, .lower = dir, .workspace_direct = direct,
+		.task_id = job->id, .lower = job->dir, .workspace_direct = job->direct,
 		.uid = cfg->sandbox_uid, .gid = cfg->sandbox_gid, .limits = cfg->limits,
 	};
-	struct sandbox_cmd cmd = { .argv = argv, .out_fd = log_fd, .output_used = &used };
+	const char *const *net_env = NULL;
 
 	memset(&rep, 0, sizeof rep);
 	prctl(PR_SET_PDEATHSIG, SIGTERM);
-	if (cfg->limits.timeout > 0)
-		cmd.deadline = clock_mono() + cfg->limits.timeout;
+	double deadline = cfg->limits.timeout > 0 ? clock_mono() + cfg->limits.timeout : 0;
 	/* Set-up reaches its own allowlist (package registries) through a
 	 * proxy-only gateway; the tests get no network at all. */
 	struct gateway *gw = NULL;
-	if (net) {
+	if (job->net) {
 		struct gateway_policy gp = {
 			.cfg = cfg, .step = "setup",
-			.allow_hosts = (const char *const *)net->setup_allow_hosts,
-			.nallow_hosts = net->nsetup_allow_hosts,
+			.allow_hosts = (const char *const *)job->net->setup_allow_hosts,
+			.nallow_hosts = job->net->nsetup_allow_hosts,
 		};
-		if (gateway_start(&gp, template_report_fd >= 0 ? template_report_fd : log_fd,
+		if (gateway_start(&gp, template_report_fd >= 0 ? template_report_fd : job->log_fd,
 		                  &gw, &rep.e) < 0) {
 			(void)fsx_write_all(report_fd, &rep, sizeof rep);
 			_exit(0);
 		}
 		gateway_sandbox_spec(gw, &spec);
-		cmd.env = gateway_env(gw);
+		net_env = gateway_env(gw);
 	}
 	if (be->create(&sb, &spec, &rep.e) == 0) {
-		if (be->run(sb, &cmd, &rep.res, &rep.e) == 0)
-			rep.started = 1;
+		if (!job->copy_host ||
+		    be->copy_in(sb, job->copy_host, job->copy_inside, &rep.e) == 0) {
+			for (size_t i = 0; i < job->nsteps; i++) {
+				const char *argv[] = { "/bin/sh", "-c", job->steps[i].command, NULL };
+				struct sandbox_cmd cmd = {
+					.argv = argv, .out_fd = job->log_fd, .output_used = &used,
+					.deadline = deadline,
+					.env = job->steps[i].env ? job->steps[i].env : net_env,
+				};
+				if (be->run(sb, &cmd, &rep.res, &rep.e) < 0)
+					break;
+				rep.started++;
+				if (rep.res.end != SANDBOX_EXITED || rep.res.code != 0)
+					break;
+			}
+		}
 		gateway_stop(gw);
 		gw = NULL;
 		be->destroy(sb);
@@ -125,12 +158,9 @@ static void template_setup_child(int report_fd, const struct config *cfg,
 	_exit(0);
 }
 
-/* Runs command in a sandbox of its own in a forked child (the caller's
- * mount namespace stays free for the task's sandbox): over dir itself
- * (direct) or over a throwaway overlay of it. */
-static int template_sandbox(const struct config *cfg, const struct repo_conf *net,
-                            const char *command, const char *id, int direct,
-                            const char *dir, int log_fd,
+/* Runs a job in a sandbox of its own in a forked child (the caller's
+ * mount namespace stays free for the task's sandbox). */
+static int template_sandbox(const struct config *cfg, const struct template_job *job,
                             struct template_setup_report *out, struct err *e)
 {
 	struct template_setup_report rep;
@@ -149,13 +179,21 @@ static int template_sandbox(const struct config *cfg, const struct repo_conf *ne
 	}
 	if (pid == 0) {
 		close(p[0]);
-		template_setup_child(p[1], cfg, net, command, id, direct, dir, log_fd);
+		template_setup_child(p[1], cfg, job);
 	}
 	close(p[1]);
+	int told = 0;
 	while (got < sizeof rep) {
 		ssize_t n = read(p[0], (char *)&rep + got, sizeof rep - got);
-		if (n < 0 && errno == EINTR)
+		if (n < 0 && errno == EINTR) {
+			/* A cancelled task stops its throwaway sandbox too (the child
+			 * keeps the supervisor's SIGTERM handler). */
+			if (!told && sandbox_cancel_requested()) {
+				kill(pid, SIGTERM);
+				told = 1;
+			}
 			continue;
+		}
 		if (n <= 0)
 			break;
 		got += (size_t)n;
@@ -169,6 +207,27 @@ static int template_sandbox(const struct config *cfg, const struct repo_conf *ne
 	return 0;
 }
 
+/* After set-up, inside its sandbox: the state it left is the baseline, so
+ * that no task commits it.  Untracked files and folders go to the
+ * template's info/exclude (anchored, glob characters escaped; a name with
+ * a newline cannot be written there and stays visible); tracked files it
+ * changed are listed with the blob they hold now in info/paddock-baseline,
+ * which the hand-off reads.  The index is refreshed so that tasks do not
+ * re-read files set-up only touched. */
+static const char template_baseline_script[] =
+	"set -e\n"
+	"gd=$(git rev-parse --git-dir)\n"
+	"mkdir -p \"$gd/info\"\n"
+	"git update-index -q --refresh >/dev/null 2>&1 || true\n"
+	"git ls-files -z --others --directory --exclude-standard | "
+	"sed -z '/\\n/d; s/[][*?\\\\]/\\\\&/g; s/^[#!]/\\\\&/; s/ $/\\\\ /; s|^|/|' | "
+	"tr '\\0' '\\n' >> \"$gd/info/exclude\"\n"
+	"git diff-files -z --name-only | xargs -0r sh -c 'for p; do "
+	"case \"$p\" in *\"\n\"*) continue ;; esac; "
+	"if [ -e \"$p\" ] || [ -L \"$p\" ]; then s=$(git hash-object -- \"$p\"); "
+	"else s=0000000000000000000000000000000000000000; fi; "
+	"printf \"%s %s\\n\" \"$s\" \"$p\"; done' sh > \"$gd/info/paddock-baseline\"\n";
+
 static int template_setup(const struct config *cfg, const struct repo_conf *r,
                           const char *sha, const char *dir, int log_fd, struct err *e)
 {
@@ -176,7 +235,12 @@ static int template_setup(const struct config *cfg, const struct repo_conf *r,
 	/* Unique per process: another paddock (another data dir) may build
 	 * the same commit at the same moment. */
 	char *id = xasprintf("tpl-%ld-%.8s", (long)getpid(), sha);
-	int rc = template_sandbox(cfg, r, r->setup, id, 1, dir, log_fd, &rep, e);
+	struct template_job job = {
+		.net = r, .id = id, .direct = 1, .dir = dir, .log_fd = log_fd,
+		.steps = { { r->setup, NULL }, { template_baseline_script, sandbox_git_env() } },
+		.nsteps = 2,
+	};
+	int rc = template_sandbox(cfg, &job, &rep, e);
 	free(id);
 	if (rc < 0)
 		return err_prefix(e, "setup");
@@ -186,10 +250,13 @@ static int template_setup(const struct config *cfg, const struct repo_conf *r,
 	}
 	if (rep.res.end == SANDBOX_EXITED && rep.res.code == 0)
 		return 0;
-	if (rep.res.end == SANDBOX_EXITED)
-		return err_set(e, _("setup: command failed (exit %d); see the log"), rep.res.code);
 	char how[128];
 	sandbox_end_describe(&rep.res, how, sizeof how);
+	if (rep.started == 2)
+		return err_set(e, _("setup: recording the files the set-up left failed (%s); "
+		                    "see the log"), how);
+	if (rep.res.end == SANDBOX_EXITED)
+		return err_set(e, _("setup: command failed (exit %d); see the log"), rep.res.code);
 	return err_set(e, _("setup: command failed (%s); see the log"), how);
 }
 
@@ -199,14 +266,16 @@ static int template_build(const char *data_dir, const struct config *cfg,
 {
 	char *mirror = mirror_path(data_dir, r->name);
 	int rc = -1;
-	/* --no-hardlinks: the template is chowned to the sandbox uid and the
-	 * set-up command may write to it; hardlinked object files would give
-	 * that uid the mirror's objects too. */
-	const char *clone[] = { "-c", "core.hooksPath=/dev/null", "clone", "-q", "--local",
-		"--no-hardlinks", "--no-checkout", "--", mirror, tmp, NULL };
+	/* Only the base commit's history: a fetch (never clone --local, which
+	 * copies every object) of that one commit, so that no other task's
+	 * imported work, failed or rejected, is readable from a template. */
+	const char *init[] = { "init", "-q", "--", tmp, NULL };
+	const char *fetch[] = { "-c", "core.hooksPath=/dev/null", "-C", tmp, "fetch", "-q",
+		"--no-tags", "--no-write-fetch-head",
+		"--upload-pack=git -c uploadpack.allowAnySHA1InWant=true upload-pack",
+		"--", mirror, sha, NULL };
 	const char *checkout[] = { "-c", "core.hooksPath=/dev/null", "-C", tmp, "checkout", "-q",
 		"--detach", sha, "--", NULL };
-	const char *rmremote[] = { "-C", tmp, "remote", "remove", "origin", NULL };
 	const char *nogc[] = { "-C", tmp, "config", "gc.auto", "0", NULL };
 	/* Seen through a task's overlay, files keep their size and mtime but
 	 * not their inode number: with the default checks git would re-read
@@ -215,15 +284,15 @@ static int template_build(const char *data_dir, const struct config *cfg,
 	const char *noctime[] = { "-C", tmp, "config", "core.trustCtime", "false", NULL };
 
 	/* Under the mirror's lock: a fetch or bundle import in progress would
-	 * otherwise be copied half-done (clone --local copies objects/). */
+	 * otherwise be read half-done. */
 	int mlock = mirror_lock(mirror, e);
 	if (mlock < 0)
 		goto out;
-	int cloned = template_git("git clone", clone, e);
+	int fetched = template_git("git init", init, e) == 0 &&
+		template_git("git fetch", fetch, e) == 0;
 	close(mlock);
-	if (cloned < 0 ||
+	if (!fetched ||
 	    template_git("git checkout", checkout, e) < 0 ||
-	    template_git("git remote remove", rmremote, e) < 0 ||
 	    template_git("git config", nogc, e) < 0 ||
 	    template_git("git config", minstat, e) < 0 ||
 	    template_git("git config", noctime, e) < 0)
@@ -253,14 +322,49 @@ out:
 	return rc;
 }
 
+char *template_name(const struct repo_conf *r, const char *sha)
+{
+	/* FNV-1a over the set-up command and its allowlist: a change to either
+	 * makes a new template, and the old one ages out. */
+	uint64_t h = 1469598103934665603ULL;
+	const char *parts[2] = { "setup", r->setup ? r->setup : "" };
+	for (size_t i = 0; i < 2 + r->nsetup_allow_hosts; i++) {
+		const char *p = i < 2 ? parts[i] : r->setup_allow_hosts[i - 2];
+		for (; *p; p++)
+			h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+		h = (h ^ 0) * 1099511628211ULL;
+	}
+	return xasprintf("%s-%012llx", sha, (unsigned long long)(h & 0xffffffffffffULL));
+}
+
+/* Templates this process uses: a shared lock on <name>.use each, held
+ * until the process exits, so that `template prune` leaves them. */
+static int template_use(const char *dir, const char *name)
+{
+	char *use = xasprintf("%s/%s.use", dir, name);
+	int fd = open(use, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	free(use);
+	if (fd < 0)
+		return -1;
+	while (flock(fd, LOCK_SH) < 0)
+		if (errno != EINTR) {
+			close(fd);
+			return -1;
+		}
+	/* Its mtime is the template's last use. */
+	futimens(fd, NULL);
+	return fd;
+}
+
 int template_ensure(const char *data_dir, const struct config *cfg,
                     const struct repo_conf *r, const char *sha, int log_fd,
                     char **path_out, struct err *e)
 {
 	char *dir = xasprintf("%s/templates/%s", data_dir, r->name);
-	char *final = xasprintf("%s/%s", dir, sha);
-	char *tmp = xasprintf("%s/%s.tmp", dir, sha);
-	char *lock = xasprintf("%s/%s.lock", dir, sha);
+	char *name = template_sha_valid(sha) ? template_name(r, sha) : xstrdup(sha);
+	char *final = xasprintf("%s/%s", dir, name);
+	char *tmp = xasprintf("%s/%s.tmp", dir, name);
+	char *lock = xasprintf("%s/%s.lock", dir, name);
 	int lockfd = -1, rc = -1;
 	struct stat st;
 
@@ -280,6 +384,12 @@ int template_ensure(const char *data_dir, const struct config *cfg,
 			err_errno(e, _("cannot lock %s"), lock);
 			goto out;
 		}
+	}
+	/* Taken under the build lock, which prune takes too: a template is
+	 * never removed between being found here and being used. */
+	if (template_use(dir, name) < 0) {
+		err_errno(e, _("cannot lock %s/%s.use"), dir, name);
+		goto out;
 	}
 	/* Built by someone else (or earlier): reuse it. */
 	if (lstat(final, &st) == 0 && S_ISDIR(st.st_mode)) {
@@ -309,6 +419,7 @@ out:
 	if (lockfd >= 0)
 		close(lockfd);
 	free(dir);
+	free(name);
 	free(tmp);
 	free(lock);
 	return rc;
@@ -358,9 +469,11 @@ int template_tests_before(const char *data_dir, const struct config *cfg,
 	memset(out, 0, sizeof *out);
 	if (!r->test)
 		return 0;
-	char *cache = xasprintf("%s/templates/%s/%s.tests", data_dir, r->name, sha);
-	char *logpath = xasprintf("%s/templates/%s/%s.tests.log", data_dir, r->name, sha);
-	char *lock = xasprintf("%s/templates/%s/%s.lock", data_dir, r->name, sha);
+	char *name = template_name(r, sha);
+	char *cache = xasprintf("%s/templates/%s/%s.tests", data_dir, r->name, name);
+	char *logpath = xasprintf("%s/templates/%s/%s.tests.log", data_dir, r->name, name);
+	char *lock = xasprintf("%s/templates/%s/%s.lock", data_dir, r->name, name);
+	free(name);
 	int rc = -1, lockfd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (lockfd < 0 || flock(lockfd, LOCK_EX) < 0) {
 		err_errno(e, _("cannot lock %s"), lock);
@@ -378,7 +491,11 @@ int template_tests_before(const char *data_dir, const struct config *cfg,
 	}
 	struct template_setup_report rep;
 	char *id = xasprintf("tst-%ld-%.8s", (long)getpid(), sha);
-	int trc = template_sandbox(cfg, NULL, r->test, id, 0, tpl, logfd, &rep, e);
+	struct template_job job = {
+		.id = id, .dir = tpl, .log_fd = logfd,
+		.steps = { { r->test, NULL } }, .nsteps = 1,
+	};
+	int trc = template_sandbox(cfg, &job, &rep, e);
 	free(id);
 	close(logfd);
 	if (trc < 0 || !rep.started) {
@@ -405,4 +522,226 @@ out:
 	free(logpath);
 	free(lock);
 	return rc;
+}
+
+int template_verify(const struct config *cfg, const struct repo_conf *r, const char *tpl,
+                    const char *task_id, const char *bundle, const char *head, int log_fd,
+                    struct sandbox_result *res, struct err *e)
+{
+	static const char *const test_env[] = { "PADDOCK_STEP=test", NULL };
+	struct template_setup_report rep;
+	char *id = xasprintf("vfy-%ld-%.8s", (long)getpid(), head);
+	/* paddock's own git (sandbox_git_env) in paddock's own template: the
+	 * agent's configuration, hooks and home are not there. */
+	char *checkout = xasprintf("set -e\n"
+		"git fetch -q --no-write-fetch-head " SANDBOX_OUTDIR
+		"/verify.bundle refs/heads/paddock/%s\n"
+		"git checkout -q -f --detach %s\n"
+		"rm -f " SANDBOX_OUTDIR "/verify.bundle\n", task_id, head);
+	struct template_job job = {
+		.id = id, .dir = tpl, .log_fd = log_fd,
+		.copy_host = bundle, .copy_inside = SANDBOX_OUTDIR "/verify.bundle",
+		.steps = { { checkout, sandbox_git_env() }, { r->test, test_env } },
+		.nsteps = 2,
+	};
+	int rc = template_sandbox(cfg, &job, &rep, e);
+	free(id);
+	free(checkout);
+	if (rc < 0)
+		return -1;
+	if (!rep.started) {
+		*e = rep.e;
+		return -1;
+	}
+	if (rep.started == 1 && (rep.res.end != SANDBOX_EXITED || rep.res.code != 0)) {
+		char how[128];
+		sandbox_end_describe(&rep.res, how, sizeof how);
+		return err_set(e, _("checking out %.12s in a clean sandbox failed (%s); see the log"),
+		               head, how);
+	}
+	*res = rep.res;
+	return 0;
+}
+
+/* ---- template list and prune ---- */
+
+static int template_name_parse(const char *name, char sha[41])
+{
+	size_t n = strlen(name);
+	if (n < 40)
+		return -1;
+	memcpy(sha, name, 40);
+	sha[40] = '\0';
+	if (!template_sha_valid(sha))
+		return -1;
+	if (n == 40)
+		return 0;
+	/* <sha>-<key>, nothing else (not .lock, .tests, .tmp) */
+	if (name[40] != '-' || n != 53)
+		return -1;
+	for (size_t i = 41; i < n; i++)
+		if (!strchr("0123456789abcdef", name[i]))
+			return -1;
+	return 0;
+}
+
+static uint64_t template_du(const char *path)
+{
+	uint64_t total = 0;
+	DIR *d = opendir(path);
+	if (!d)
+		return 0;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		char *p = xasprintf("%s/%s", path, de->d_name);
+		struct stat st;
+		if (lstat(p, &st) == 0) {
+			total += (uint64_t)st.st_blocks * 512;
+			if (S_ISDIR(st.st_mode))
+				total += template_du(p);
+		}
+		free(p);
+	}
+	closedir(d);
+	return total;
+}
+
+/* 1 when some process holds the template (building or using it). */
+static int template_busy(const char *dir, const char *name)
+{
+	int busy = 0;
+	const char *ext[] = { "lock", "use" };
+	for (int i = 0; i < 2 && !busy; i++) {
+		char *p = xasprintf("%s/%s.%s", dir, name, ext[i]);
+		int fd = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		free(p);
+		if (fd < 0)
+			continue;
+		busy = flock(fd, LOCK_EX | LOCK_NB) < 0 && errno == EWOULDBLOCK;
+		close(fd);
+	}
+	return busy;
+}
+
+int template_list(const char *data_dir, int with_size, struct template_info **out,
+                  size_t *nout, struct err *e)
+{
+	char *top = xasprintf("%s/templates", data_dir);
+	struct template_info *v = NULL;
+	size_t n = 0;
+	*out = NULL;
+	*nout = 0;
+	DIR *d = opendir(top);
+	if (!d) {
+		int gone = errno == ENOENT;
+		if (!gone)
+			err_errno(e, _("cannot read %s"), top);
+		free(top);
+		return gone ? 0 : -1;
+	}
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		char *rdir = xasprintf("%s/%s", top, de->d_name);
+		DIR *rd = opendir(rdir);
+		struct dirent *te;
+		while (rd && (te = readdir(rd))) {
+			char sha[41];
+			struct stat st;
+			char *path = xasprintf("%s/%s", rdir, te->d_name);
+			if (template_name_parse(te->d_name, sha) < 0 || lstat(path, &st) < 0 ||
+			    !S_ISDIR(st.st_mode)) {
+				free(path);
+				continue;
+			}
+			v = xrealloc(v, (n + 1) * sizeof *v);
+			struct template_info *t = &v[n++];
+			memset(t, 0, sizeof *t);
+			t->repo = xstrdup(de->d_name);
+			t->name = xstrdup(te->d_name);
+			memcpy(t->sha, sha, sizeof sha);
+			t->path = path;
+			char *use = xasprintf("%s/%s.use", rdir, te->d_name);
+			struct stat us;
+			t->last_used = stat(use, &us) == 0 ? us.st_mtime : st.st_mtime;
+			free(use);
+			t->in_use = template_busy(rdir, te->d_name);
+			if (with_size)
+				t->bytes = template_du(path);
+		}
+		if (rd)
+			closedir(rd);
+		free(rdir);
+	}
+	closedir(d);
+	free(top);
+	*out = v;
+	*nout = n;
+	return 0;
+}
+
+void template_list_free(struct template_info *t, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(t[i].repo);
+		free(t[i].name);
+		free(t[i].path);
+	}
+	free(t);
+}
+
+int template_remove(const char *data_dir, const struct template_info *t, struct err *e)
+{
+	char *dir = xasprintf("%s/templates/%s", data_dir, t->repo);
+	char *lock = xasprintf("%s/%s.lock", dir, t->name);
+	char *use = xasprintf("%s/%s.use", dir, t->name);
+	int rc = -1, lfd = -1, ufd = -1;
+	/* Both locks, without waiting: a build or a task holds it otherwise. */
+	lfd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	ufd = open(use, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (lfd < 0 || ufd < 0 || flock(lfd, LOCK_EX | LOCK_NB) < 0 ||
+	    flock(ufd, LOCK_EX | LOCK_NB) < 0) {
+		err_set(e, _("template %s of repo %s is in use; it is kept"), t->name, t->repo);
+		goto out;
+	}
+	static const char *const side[] = { "tests", "tests.log", "tmp" };
+	for (size_t i = 0; i < sizeof side / sizeof *side; i++) {
+		char *p = xasprintf("%s/%s.%s", dir, t->name, side[i]);
+		struct err ignored;
+		fsx_rm_rf(p, &ignored);
+		free(p);
+	}
+	if (fsx_rm_rf(t->path, e) < 0)
+		goto out;
+	/* The lock files stay: a process that opened one before this would
+	 * otherwise lock a file nobody else sees. */
+	rc = 0;
+out:
+	if (lfd >= 0)
+		close(lfd);
+	if (ufd >= 0)
+		close(ufd);
+	free(dir);
+	free(lock);
+	free(use);
+	return rc;
+}
+
+size_t template_prune_unused(const char *data_dir, double max_age)
+{
+	struct template_info *t = NULL;
+	size_t n = 0, removed = 0;
+	struct err e = {{0}};
+	if (template_list(data_dir, 0, &t, &n, &e) < 0)
+		return 0;
+	time_t now = time(NULL);
+	for (size_t i = 0; i < n; i++)
+		if (!t[i].in_use && difftime(now, t[i].last_used) >= max_age &&
+		    template_remove(data_dir, &t[i], &e) == 0)
+			removed++;
+	template_list_free(t, n);
+	return removed;
 }

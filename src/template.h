@@ -1,22 +1,34 @@
-/* template: read-only checkouts of a base commit, one per (repo, commit),
- * the lower layer of every task's workspace.
+/* template: read-only checkouts of a base commit, one per (repo, commit,
+ * set-up), the lower layer of every task's workspace.
  *
- * Built once: a local clone of the mirror without remotes or credentials,
- * checked out detached at the commit, owned by the sandbox uid; then the
- * repo's `setup` command runs in a sandbox with the template writable.
- * Concurrent callers wait on a flock; a failed build leaves nothing. */
+ * Built once: a repository holding only the base commit's history (fetched
+ * from the mirror, so no other task's work is in it), checked out detached
+ * at the commit, owned by the sandbox uid; then the repo's `setup` command
+ * runs in a sandbox with the template writable, and what it left (build
+ * output, caches) is recorded as the baseline that no task commits.
+ * Concurrent callers wait on a flock; a failed build leaves nothing.
+ * Layout: <data>/templates/<repo>/<sha>-<key> (key: a hash of the set-up
+ * command and its allowlist), beside it <name>.lock (building), <name>.use
+ * (a shared lock per process that uses it; its mtime is the last use),
+ * <name>.tests and <name>.tests.log (the tests before). */
 #ifndef PADDOCK_TEMPLATE_H
 #define PADDOCK_TEMPLATE_H
 
 #include "config.h"
 #include "err.h"
+#include "sandbox.h"
+#include <time.h>
 
 /* Where the set-up's gateway sends its egress lines (the supervisor's
  * report pipe, pipeline.h); -1 (the default): the set-up log. */
 void template_set_report_fd(int fd);
 
-/* Ensures <data>/templates/<repo>/<sha> exists; *path_out is malloc'd.
- * Set-up output is appended to log_fd. */
+/* "<sha>-<key>": the template's name for the repo's set-up.  Malloc'd. */
+char *template_name(const struct repo_conf *r, const char *sha);
+
+/* Ensures the template of sha exists; *path_out is malloc'd.  The calling
+ * process holds it (template prune keeps it) until it exits.  Set-up
+ * output is appended to log_fd. */
 int template_ensure(const char *data_dir, const struct config *cfg,
                     const struct repo_conf *r, const char *sha, int log_fd,
                     char **path_out, struct err *e);
@@ -36,5 +48,35 @@ int template_tests_before(const char *data_dir, const struct config *cfg,
                           const struct repo_conf *r, const char *sha, const char *tpl,
                           struct template_tests *out, struct err *e);
 void template_tests_free(struct template_tests *t);
+
+/* Verifies an imported commit: the repo's test command on a clean
+ * checkout of `head` in a fresh sandbox over the template tpl (its own
+ * throwaway overlay, an empty home, no network, the same limits), the
+ * bundle at `bundle` (refs/heads/paddock/<task_id>) fetched and checked
+ * out by git with paddock's configuration only (sandbox_git_env).  Output
+ * goes to log_fd.  0 with *res the tests' end; -1 with e when the tests
+ * could not be run. */
+int template_verify(const struct config *cfg, const struct repo_conf *r, const char *tpl,
+                    const char *task_id, const char *bundle, const char *head, int log_fd,
+                    struct sandbox_result *res, struct err *e);
+
+struct template_info {
+	char *repo;
+	char *name;                /* <sha>-<key> (or <sha>: made before keys) */
+	char sha[41];
+	char *path;
+	time_t last_used;
+	uint64_t bytes;            /* disk used (with_size), else 0 */
+	int in_use;                /* a process builds or uses it now */
+};
+/* Every template under data_dir; *out is malloc'd (template_list_free). */
+int template_list(const char *data_dir, int with_size, struct template_info **out,
+                  size_t *nout, struct err *e);
+void template_list_free(struct template_info *t, size_t n);
+/* Removes every template no process holds that was last used more than
+ * max_age seconds ago (serve's janitor); returns how many. */
+size_t template_prune_unused(const char *data_dir, double max_age);
+/* Removes one template (and its tests cache) unless a process holds it. */
+int template_remove(const char *data_dir, const struct template_info *t, struct err *e);
 
 #endif
