@@ -171,6 +171,10 @@ static char *result_problem(struct run *r, const char *what, const struct sandbo
 		break;
 	case SANDBOX_SIGNALED:
 		buf_printf(&b, _("%s was killed by signal %d"), what, res->code);
+		/* SIGXCPU comes from the RLIMIT_CPU backstop of limits.cpus. */
+		if (res->code == SIGXCPU)
+			buf_printf(&b, _("; it used all the CPU time its share allows until the "
+			                 "timeout (limits.cpus, limits.timeout)"));
 		break;
 	case SANDBOX_TIMEOUT:
 		buf_printf(&b, _("%s timed out: the task ran longer than %.0f seconds "
