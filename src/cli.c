@@ -1406,7 +1406,7 @@ static int cmd_template(int argc, char **argv)
 	for (size_t i = 0; i < n; i++) {
 		const char *state = t[i].in_use ? "in-use" : "idle";
 		if (prune) {
-			if (t[i].in_use || difftime(now, t[i].last_used) < age)
+			if (!template_stale(&t[i], now, age))
 				continue;
 			state = o.dry_run ? "would-remove" : "removed";
 			if (!o.dry_run && template_remove(data, &t[i], &e) < 0) {

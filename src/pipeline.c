@@ -214,47 +214,47 @@ static int sb_run(struct run *r, struct sandbox *sb, const char *const *argv,
 static char *handoff_script(const char *id, const char *base)
 {
 	/* Runs with sandbox_git_env(): nothing of the agent's home (a global
-	 * gitconfig's filters, aliases, includes) reaches these commands. */
+	 * gitconfig's filters, aliases, includes) reaches these commands, and
+	 * hooks and fsmonitor stay off whatever the repository says. */
 	return xasprintf(
 		"set -e\n"
 		"cd " SANDBOX_WORKDIR "\n"
-		"g() { git -c core.hooksPath=/dev/null -c core.fsmonitor=false \"$@\"; }\n"
-		"g rev-parse --verify -q HEAD >/dev/null 2>&1 || exit %d\n"
+		"git rev-parse --verify -q HEAD >/dev/null 2>&1 || exit %d\n"
 		/* The agent's processes are gone; its repository configuration
 		 * (clean/smudge filters, includes, attributes files, ...) would run
 		 * its code during the hand-off, outside its time limit: set it
 		 * aside, in the common dir too (a planted commondir file). */
-		"for d in \"$(g rev-parse --git-dir)\" \"$(g rev-parse --git-common-dir)\"; do\n"
+		"for d in \"$(git rev-parse --git-dir)\" \"$(git rev-parse --git-common-dir)\"; do\n"
 		"  [ -f \"$d/config.agent\" ] || mv -f \"$d/config\" \"$d/config.agent\" 2>/dev/null || true\n"
 		"  rm -f \"$d/config\" \"$d/config.worktree\" \"$d/info/attributes\"\n"
 		"  printf '[core]\\n\\trepositoryformatversion = 0\\n\\tfilemode = true\\n"
 		"\\tbare = false\\n\\tcheckStat = minimal\\n\\ttrustCtime = false\\n' "
 		"> \"$d/config\"\n"
 		"done\n"
-		"g add -A\n"
+		"git add -A\n"
 		/* Tracked files the repo's set-up changed (template.h): where
 		 * they still hold what set-up left, the commit keeps the base's
 		 * version, so that only the agent's changes are committed. */
-		"bl=\"$(g rev-parse --git-dir)/info/paddock-baseline\"\n"
+		"bl=\"$(git rev-parse --git-dir)/info/paddock-baseline\"\n"
 		"if [ -s \"$bl\" ]; then\n"
 		"  while IFS= read -r l; do\n"
 		"    s=${l%%%% *}; p=${l#* }\n"
-		"    c=$(g rev-parse -q --verify \":0:$p\" 2>/dev/null) || c=%040d\n"
-		"    if [ \"$c\" = \"$s\" ]; then g --literal-pathspecs reset -q %s -- \"$p\"; fi\n"
+		"    c=$(git rev-parse -q --verify \":0:$p\" 2>/dev/null) || c=%040d\n"
+		"    if [ \"$c\" = \"$s\" ]; then git --literal-pathspecs reset -q %s -- \"$p\"; fi\n"
 		"  done < \"$bl\"\n"
 		"fi\n"
-		"if ! g diff --cached --quiet; then\n"
-		"  g commit -q --no-verify --author 'paddock agent <agent@paddock.invalid>' "
+		"if ! git diff --cached --quiet; then\n"
+		"  git commit -q --no-verify --author 'paddock agent <agent@paddock.invalid>' "
 		"-m 'Work of paddock task %s'\n"
 		"fi\n"
-		"g update-ref refs/heads/paddock/%s HEAD\n"
+		"git update-ref refs/heads/paddock/%s HEAD\n"
 		/* Commits that add up to nothing are no change either. */
-		"if [ \"$(g rev-list --count %s..refs/heads/paddock/%s)\" = 0 ] || "
-		"g diff --quiet %s refs/heads/paddock/%s; then\n"
+		"if [ \"$(git rev-list --count %s..refs/heads/paddock/%s)\" = 0 ] || "
+		"git diff --quiet %s refs/heads/paddock/%s; then\n"
 		"  exit %d\n"
 		"fi\n"
 		"rm -f " SANDBOX_OUTDIR "/result.bundle\n"
-		"g bundle create -q " SANDBOX_OUTDIR "/result.bundle refs/heads/paddock/%s ^%s\n",
+		"git bundle create -q " SANDBOX_OUTDIR "/result.bundle refs/heads/paddock/%s ^%s\n",
 		HANDOFF_NO_REPO, 0, base, id, id, base, id, base, id, HANDOFF_NO_CHANGE, id, base);
 }
 
@@ -656,9 +656,9 @@ static int rebuild_workspace(struct run *r, struct sandbox *sb, struct err *e)
 	free(bundle);
 	if (rc < 0)
 		return -1;
-	char *script = xasprintf("git -c core.hooksPath=/dev/null fetch -q " SANDBOX_OUTDIR
+	char *script = xasprintf("git fetch -q " SANDBOX_OUTDIR
 	                         "/resume.bundle refs/heads/paddock/%s:refs/heads/paddock/%s && "
-	                         "git -c core.hooksPath=/dev/null checkout -q -f paddock/%s && "
+	                         "git checkout -q -f paddock/%s && "
 	                         "rm -f " SANDBOX_OUTDIR "/resume.bundle", t->id, t->id, t->id);
 	const char *argv[] = { "/bin/sh", "-c", script, NULL };
 	struct sandbox_result res;

@@ -770,7 +770,7 @@ void scheduler_step(struct scheduler *s, const struct pollfd *fds, size_t n)
 		pid_t pid = fork();
 		if (pid == 0) {
 			/* None of the loop's locks, pipes or sockets. */
-			close_range(3, ~0U, 0);
+			fsx_close_from(3, NULL, 0);
 			template_prune_unused(s->data_dir, s->cfg->template_max_age);
 			_exit(0);
 		}

@@ -730,6 +730,11 @@ out:
 	return rc;
 }
 
+int template_stale(const struct template_info *t, time_t now, double max_age)
+{
+	return !t->in_use && difftime(now, t->last_used) >= max_age;
+}
+
 size_t template_prune_unused(const char *data_dir, double max_age)
 {
 	struct template_info *t = NULL;
@@ -739,8 +744,7 @@ size_t template_prune_unused(const char *data_dir, double max_age)
 		return 0;
 	time_t now = time(NULL);
 	for (size_t i = 0; i < n; i++)
-		if (!t[i].in_use && difftime(now, t[i].last_used) >= max_age &&
-		    template_remove(data_dir, &t[i], &e) == 0)
+		if (template_stale(&t[i], now, max_age) && template_remove(data_dir, &t[i], &e) == 0)
 			removed++;
 	template_list_free(t, n);
 	return removed;

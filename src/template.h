@@ -73,8 +73,10 @@ struct template_info {
 int template_list(const char *data_dir, int with_size, struct template_info **out,
                   size_t *nout, struct err *e);
 void template_list_free(struct template_info *t, size_t n);
-/* Removes every template no process holds that was last used more than
- * max_age seconds ago (serve's janitor); returns how many. */
+/* 1 when prune may remove t at `now`: no process holds it and it was last
+ * used max_age seconds ago or longer. */
+int template_stale(const struct template_info *t, time_t now, double max_age);
+/* Removes every stale template (serve's janitor); returns how many. */
 size_t template_prune_unused(const char *data_dir, double max_age);
 /* Removes one template (and its tests cache) unless a process holds it. */
 int template_remove(const char *data_dir, const struct template_info *t, struct err *e);
