@@ -123,14 +123,21 @@ static void logline(struct run *r, const char *fmt, ...)
 static int fail(struct run *r, const char *step, const char *msg)
 {
 	logline(r, "%s: %s", step, msg);
-	report(r, "fail %s: %s", step, msg);
+	/* A step that ended because the task was cancelled (its sandbox
+	 * command stopped, a git child killed) ends the task as cancelled,
+	 * not failed: the user asked for it. */
+	if (cancelled)
+		report(r, "cancelled");
+	else
+		report(r, "fail %s: %s", step, msg);
 	return 1;
 }
 
 /* fail() with the one-word reason that `paddock show` and the API give. */
 static int fail_reason(struct run *r, const char *reason, const char *step, const char *msg)
 {
-	report(r, "reason %s", reason);
+	if (!cancelled)
+		report(r, "reason %s", reason);
 	return fail(r, step, msg);
 }
 
