@@ -66,6 +66,7 @@ static const char *const routes[] = {
 	"POST /tasks/{id}/push",
 	"POST /tasks/{id}/reject",
 	"POST /tasks/{id}/cancel",
+	"POST /tasks/{id}/follow-up",
 	NULL,
 };
 
@@ -164,12 +165,20 @@ static struct store *open_store(const struct api *a, struct err *e)
 static json_t *parse_body(struct req *rq, const char **why)
 {
 	json_error_t je;
-	static char msg[256];
+	static _Thread_local char msg[256];  /* a thread per connection */
 	if (!rq->body.len) {
 		*why = "the body is empty; send a JSON object";
 		return NULL;
 	}
 	json_t *j = json_loadb(rq->body.data, rq->body.len, 0, &je);
+	if (!j && json_error_code(&je) == json_error_null_character) {
+		/* Task texts and notes are text: a NUL (\u0000) would cut them. */
+		snprintf(msg, sizeof msg, "a string of the body contains a NUL byte (\\u0000) at "
+		         "line %d, column %d; task texts and notes must be text", je.line,
+		         je.column);
+		*why = msg;
+		return NULL;
+	}
 	if (!j) {
 		snprintf(msg, sizeof msg, "the body is not JSON: %s (line %d, column %d)", je.text,
 		         je.line, je.column);
@@ -203,6 +212,24 @@ static int parse_uint(const char *s, long max, long *out)
 }
 
 /* ---- routes ---- */
+
+/* 202 with {"id", "status": "queued", "url"} and Location: a task was
+ * queued. */
+static enum MHD_Result send_queued(struct MHD_Connection *c, const char *id)
+{
+	char url[64];
+	snprintf(url, sizeof url, "/tasks/%s", id);
+	json_t *o = json_pack("{s:s,s:s,s:s}", "id", id, "status", "queued", "url", url);
+	char *txt = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	json_decref(o);
+	struct MHD_Response *r = MHD_create_response_from_buffer(strlen(txt), txt,
+	                                                         MHD_RESPMEM_MUST_FREE);
+	MHD_add_response_header(r, "Content-Type", "application/json");
+	MHD_add_response_header(r, "Location", url);
+	enum MHD_Result rc = MHD_queue_response(c, 202, r);
+	MHD_destroy_response(r);
+	return rc;
+}
 
 static enum MHD_Result post_task(struct api *a, struct MHD_Connection *c, struct req *rq,
                                  struct store *st)
@@ -285,17 +312,7 @@ static enum MHD_Result post_task(struct api *a, struct MHD_Connection *c, struct
 		rc = send_error(c, 500, "store", NULL, "%s", e.msg);
 		goto out;
 	}
-	char url[64];
-	snprintf(url, sizeof url, "/tasks/%s", id);
-	json_t *o = json_pack("{s:s,s:s,s:s}", "id", id, "status", "queued", "url", url);
-	char *txt = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-	json_decref(o);
-	struct MHD_Response *r = MHD_create_response_from_buffer(strlen(txt), txt,
-	                                                         MHD_RESPMEM_MUST_FREE);
-	MHD_add_response_header(r, "Content-Type", "application/json");
-	MHD_add_response_header(r, "Location", url);
-	rc = MHD_queue_response(c, 202, r);
-	MHD_destroy_response(r);
+	rc = send_queued(c, id);
 out:
 	json_decref(j);
 	return rc;
@@ -668,6 +685,7 @@ static enum MHD_Result decide(struct api *a, struct MHD_Connection *c, struct re
 {
 	struct err e = {{0}};
 	const char *notes = NULL;
+	int again = 0;
 	json_t *j = NULL;
 	if (rq->body.len) {
 		const char *why;
@@ -680,7 +698,34 @@ static enum MHD_Result decide(struct api *a, struct MHD_Connection *c, struct re
 			return send_error(c, 400, "bad_field", NULL, "\"notes\" must be a string");
 		}
 		notes = jn ? json_string_value(jn) : NULL;
+		json_t *ja = json_object_get(j, "again");
+		if (ja && !json_is_boolean(ja)) {
+			json_decref(j);
+			return send_error(c, 400, "bad_field", NULL, "\"again\" must be true or false");
+		}
+		again = json_is_true(ja);
 	}
+	if (again && (notes || strcmp(action, "request-changes") != 0)) {
+		json_decref(j);
+		return send_error(c, 400, "bad_field", NULL, "\"again\" sends the last notes of "
+		                  "a request for changes again; give it without \"notes\"");
+	}
+	struct task_row fresh;
+	int have_fresh = 0;
+	if (t->status == TASK_PUSHING && gate_push_lock_free(a->data_dir, t->id)) {
+		/* A push left by a dead process: where it got to decides what
+		 * the task is now. */
+		struct gate_ctx rg = { .cfg = a->cfg, .data_dir = a->data_dir, .st = st,
+		                       .actor = actor };
+		struct buf said = {0};
+		gate_recover_push(&rg, t->id, &said, &e);
+		buf_free(&said);
+		if (store_task_get(st, t->id, &fresh, &e) == 0) {
+			have_fresh = 1;
+			t = &fresh;
+		}
+	}
+	char *again_notes = NULL;
 	const char *state = task_status_name(t->status);
 	enum MHD_Result rc;
 	struct gate_ctx g = { .cfg = a->cfg, .data_dir = a->data_dir, .st = st, .actor = actor };
@@ -691,7 +736,7 @@ static enum MHD_Result decide(struct api *a, struct MHD_Connection *c, struct re
 			                "cancelled", t->id, state);
 			goto out;
 		}
-		int r = store_task_cancel(st, t->id, actor, &e);
+		int r = gate_cancel(&g, t->id, &e);
 		if (r < 0)
 			rc = send_error(c, 409, "wrong_state", state, "%s", e.msg);
 		else
@@ -706,6 +751,13 @@ static enum MHD_Result decide(struct api *a, struct MHD_Connection *c, struct re
 		                strcmp(action, "push") == 0 ? "pushed" :
 		                strcmp(action, "reject") == 0 ? "rejected" : "sent back");
 		goto out;
+	}
+	if (again) {
+		if (!(again_notes = gate_last_notes(st, t->id, &e))) {
+			rc = send_error(c, 409, "refused", state, "%s", e.msg);
+			goto out;
+		}
+		notes = again_notes;
 	}
 	if (strcmp(action, "request-changes") == 0 &&
 	    (!notes || strspn(notes, " \t\r\n") == strlen(notes))) {
@@ -756,6 +808,46 @@ static enum MHD_Result decide(struct api *a, struct MHD_Connection *c, struct re
 	rc = send_json(c, strcmp(action, "request-changes") == 0 ? 202 : 200, res);
 out:
 	buf_free(&out);
+	free(again_notes);
+	if (have_fresh)
+		task_row_free(&fresh);
+	json_decref(j);
+	return rc;
+}
+
+/* POST /tasks/ID/follow-up {"notes": TEXT}: 202 with the new task's id,
+ * as POST /tasks answers. */
+static enum MHD_Result follow_up(struct api *a, struct MHD_Connection *c, struct req *rq,
+                                 struct store *st, const struct task_row *t,
+                                 const char *actor)
+{
+	const char *why;
+	json_t *j = parse_body(rq, &why);
+	if (!j)
+		return send_error(c, 400, "bad_json", NULL, "%s", why);
+	json_t *jn = json_object_get(j, "notes");
+	const char *notes = json_string_value(jn);
+	enum MHD_Result rc;
+	struct err e = {{0}};
+	char nid[TASK_ID_LEN + 1];
+	struct gate_ctx g = { .cfg = a->cfg, .data_dir = a->data_dir, .st = st, .actor = actor };
+	size_t queued = 0;
+	if (a->cfg->api_max_queue > 0) {
+		struct task_row *rows;
+		if (store_task_list(st, TASK_QUEUED, &rows, &queued, &e) == 0)
+			task_rows_free(rows, queued);
+	}
+	if (!json_is_string(jn) || strspn(notes, " \t\r\n") == strlen(notes)) {
+		rc = send_error(c, 400, "bad_field", NULL, "\"notes\" are needed: say what the "
+		                "agent should do next");
+	} else if (a->cfg->api_max_queue > 0 && queued >= (size_t)a->cfg->api_max_queue) {
+		rc = send_error(c, 429, "queue_full", NULL, "%zu tasks are queued (api.max-queue "
+		                "is %d); try again later", queued, a->cfg->api_max_queue);
+	} else if (gate_follow_up(&g, t->id, notes, nid, &e) < 0) {
+		rc = send_error(c, 409, "wrong_state", task_status_name(t->status), "%s", e.msg);
+	} else {
+		rc = send_queued(c, nid);
+	}
 	json_decref(j);
 	return rc;
 }
@@ -819,7 +911,7 @@ static enum MHD_Result route(struct api *a, struct MHD_Connection *c, const char
 	}
 	static const char *const gets[] = { "", "diff", "log", "events", NULL };
 	static const char *const posts[] = { "approve", "request-changes", "push", "reject",
-	                                     "cancel", NULL };
+	                                     "cancel", "follow-up", NULL };
 	int known_get = 0, known_post = 0;
 	for (size_t i = 0; gets[i]; i++)
 		known_get |= strcmp(action, gets[i]) == 0;
@@ -847,6 +939,8 @@ static enum MHD_Result route(struct api *a, struct MHD_Connection *c, const char
 		rc = get_log(a, c, &t);
 	else if (strcmp(action, "events") == 0)
 		rc = get_events(a, c, &t);
+	else if (strcmp(action, "follow-up") == 0)
+		rc = follow_up(a, c, rq, st, &t, actor);
 	else
 		rc = decide(a, c, rq, st, &t, action, actor);
 	task_row_free(&t);

@@ -489,6 +489,78 @@ static int v1_cpu(struct cgroup *cg, const char *name, double cpus, int required
 	return required ? -1 : 0;
 }
 
+/* The lock file lists the cgroup's directories, one per line: a janitor
+ * started in another cgroup (a restart from a systemd unit after a shell)
+ * still finds them. */
+static void record_dirs(struct cgroup *cg)
+{
+	struct buf b = {0};
+	for (int i = 0; i < V1_N; i++)
+		if (cg->dir[i])
+			buf_printf(&b, "%s\n", cg->dir[i]);
+	if (ftruncate(cg->lock_fd, 0) < 0 || pwrite(cg->lock_fd, b.data ? b.data : "", b.len, 0) < 0) {
+		/* Without it, only the janitor's own cgroup is searched. */
+	}
+	buf_free(&b);
+}
+
+/* The directories a lock file recorded, for a lock no process holds. */
+static void janitor_recorded(void)
+{
+	DIR *d = opendir(CGROUP_LOCK_DIR);
+	struct dirent *de;
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		size_t n = strlen(de->d_name);
+		if (strncmp(de->d_name, CGROUP_PREFIX, strlen(CGROUP_PREFIX)) != 0 || n < 6 ||
+		    strcmp(de->d_name + n - 5, ".lock") != 0)
+			continue;
+		char *lock = xasprintf("%s/%s", CGROUP_LOCK_DIR, de->d_name);
+		int fd = open(lock, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+		if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) < 0) {
+			if (fd >= 0)
+				close(fd);  /* its supervisor is alive */
+			free(lock);
+			continue;
+		}
+		char text[8192];
+		ssize_t got = pread(fd, text, sizeof text - 1, 0);
+		text[got > 0 ? got : 0] = '\0';
+		char *v1[V1_N] = { NULL };
+		char *save = NULL;
+		for (char *line = strtok_r(text, "\n", &save); line;
+		     line = strtok_r(NULL, "\n", &save)) {
+			const char *base = strrchr(line, '/');
+			/* Only what paddock makes: a paddock-* directory under
+			 * /sys/fs/cgroup, never a path a stray file names. */
+			if (strncmp(line, "/sys/fs/cgroup/", 15) != 0 || strstr(line, "/../") ||
+			    !base || strncmp(base + 1, CGROUP_PREFIX, strlen(CGROUP_PREFIX)) != 0)
+				continue;
+			char probe[4096];
+			snprintf(probe, sizeof probe, "%s/cgroup.events", line);
+			if (access(probe, F_OK) == 0) {
+				v2_kill(line);
+				rmdir_retry(line);
+				continue;
+			}
+			for (int i = 0; i < V1_N; i++) {
+				size_t k = strlen(v1_names[i]);
+				if (!strncmp(line + 15, v1_names[i], k) && line[15 + k] == '/')
+					v1[i] = line;
+			}
+		}
+		v1_kill(v1);
+		for (int i = V1_N; i-- > 0;)
+			if (v1[i])
+				rmdir_retry(v1[i]);
+		unlink(lock);
+		close(fd);
+		free(lock);
+	}
+	closedir(d);
+}
+
 int cgroup_create(struct cgroup **out, const char *name, uint64_t memory, long pids,
                   double cpus, int cpus_required, struct err *e)
 {
@@ -545,6 +617,7 @@ int cgroup_create(struct cgroup **out, const char *name, uint64_t memory, long p
 			err_errno(e, _("cannot set pids.max in %s"), cg->dir[0]);
 			goto fail_rm;
 		}
+		record_dirs(cg);
 		*out = cg;
 		return 0;
 	}
@@ -594,6 +667,7 @@ int cgroup_create(struct cgroup **out, const char *name, uint64_t memory, long p
 	}
 	if (cpus > 0 && v1_cpu(cg, name, cpus, cpus_required, e) < 0)
 		goto fail_rm;
+	record_dirs(cg);
 	*out = cg;
 	return 0;
 
@@ -716,6 +790,8 @@ static void janitor_dir(const char *base, int v2)
 void cgroup_janitor(void)
 {
 	char *v2dir = NULL;
+
+	janitor_recorded();
 
 	if (v2_usable(&v2dir)) {
 		janitor_dir(v2dir, 1);

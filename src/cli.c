@@ -89,12 +89,14 @@ struct opts {
 	int routes;
 	const char *older_than;
 	int dry_run;
+	int failed;
+	int again;
 };
 
 enum { OPT_HELP = 'h', OPT_JSON = 'j', OPT_FOLLOW = 'f', OPT_REPO = 'r', OPT_AGENT = 'a',
        OPT_NOTES = 'm', OPT_UNTIL_IDLE = 1000, OPT_STATUS, OPT_FILE, OPT_NOTES_FILE,
        OPT_ROUND, OPT_SINCE_REVIEW, OPT_BUDGET, OPT_LISTEN, OPT_ROUTES, OPT_OLDER_THAN,
-       OPT_DRY_RUN };
+       OPT_DRY_RUN, OPT_FAILED, OPT_AGAIN };
 
 /* 1 if word is one of the space-separated words of list. */
 static int word_in(const char *list, const char *word)
@@ -127,6 +129,8 @@ static int parse_opts(const struct verb *v, int argc, char **argv, struct opts *
 		{ "routes", no_argument, NULL, OPT_ROUTES },
 		{ "older-than", required_argument, NULL, OPT_OLDER_THAN },
 		{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
+		{ "failed", no_argument, NULL, OPT_FAILED },
+		{ "again", no_argument, NULL, OPT_AGAIN },
 		{ NULL, 0, NULL, 0 },
 	};
 	memset(o, 0, sizeof *o);
@@ -173,6 +177,8 @@ static int parse_opts(const struct verb *v, int argc, char **argv, struct opts *
 		case OPT_ROUTES: o->routes = 1; break;
 		case OPT_OLDER_THAN: o->older_than = optarg; break;
 		case OPT_DRY_RUN: o->dry_run = 1; break;
+		case OPT_FAILED: o->failed = 1; break;
+		case OPT_AGAIN: o->again = 1; break;
 		}
 	}
 	return -1;
@@ -194,17 +200,24 @@ static int load_config(struct config *c)
 	return 0;
 }
 
-static struct store *open_store(char **data_out)
+/* Opens the store; with create 0 (verbs that read, or act on a task that
+ * must exist) a data directory without one is an error and nothing is
+ * made, so that a mistyped PADDOCK_HOME leaves no new store behind. */
+static struct store *open_store(char **data_out, int create)
 {
 	struct err e = {{0}};
-	char *data = paths_data_dir_ensure(&e);
+	char *data = create ? paths_data_dir_ensure(&e) : paths_data_dir();
 	if (!data) {
 		die(1, "%s", e.msg);
 		return NULL;
 	}
 	char *db = paths_join(data, "paddock.db", NULL);
 	struct store *s = NULL;
-	if (store_open(&s, db, &e) < 0)
+	struct stat st;
+	if (!create && stat(db, &st) < 0 && (errno == ENOENT || errno == ENOTDIR))
+		die(1, _("no paddock data in %s; check PADDOCK_HOME (it names the data "
+		         "directory), or queue a first task with 'paddock add'"), data);
+	else if (store_open(&s, db, &e) < 0)
 		die(1, "%s", e.msg);
 	free(db);
 	if (data_out && s)
@@ -663,7 +676,7 @@ static int cmd_add(int argc, char **argv)
 		goto out;
 	}
 	char *data = NULL;
-	struct store *s = open_store(&data);
+	struct store *s = open_store(&data, 1);
 	if (!s) {
 		rc = 1;
 		goto out;
@@ -721,7 +734,7 @@ static int cmd_list(int argc, char **argv)
 		return die(EXIT_USAGE, _("unknown status '%s'; statuses are queued, preparing, "
 		                         "running, testing, review, pushing, done, failed, "
 		                         "rejected, cancelled, lost"), o.status);
-	struct store *s = open_store(NULL);
+	struct store *s = open_store(NULL, 0);
 	if (!s)
 		return 1;
 	struct task_row *rows;
@@ -750,6 +763,9 @@ static int cmd_list(int argc, char **argv)
 			first_line(rows[i].text, 60, text, sizeof text);
 			printf("%-10s  %-9s  %-12s  %-12s  ", rows[i].id,
 			       task_status_name(rows[i].status), rows[i].repo, rows[i].agent);
+			/* A follow-up names the task it continues. */
+			if (rows[i].follow_of)
+				printf(_("(follows %s) "), rows[i].follow_of);
 			put_str(stdout, text);
 			putchar('\n');
 		}
@@ -769,6 +785,16 @@ struct task_verb {
 	struct task_row t;
 };
 
+/* -1 for an id that may name a task, else the exit status of bad usage:
+ * a malformed id is that whether or not there is a store. */
+static int id_usage(const char *id)
+{
+	if (task_id_valid(id, 1))
+		return -1;
+	return die(EXIT_USAGE, _("'%s' is not a task id (ids look like %s); 'paddock list' "
+	                         "shows them"), id, "k3x9m2qa7d");
+}
+
 /* Parses the options and the ID, opens the store and loads the task.
  * Returns -1 to go on (then call task_verb_end), else an exit status. */
 static int task_verb_begin(const char *name, int argc, char **argv, const char *allowed,
@@ -781,7 +807,9 @@ static int task_verb_begin(const char *name, int argc, char **argv, const char *
 		return rc;
 	if (optind != argc - 1)
 		return bad_usage(v);
-	tv->s = open_store(&tv->data);
+	if ((rc = id_usage(argv[optind])) >= 0)
+		return rc;
+	tv->s = open_store(&tv->data, 0);
 	if (!tv->s)
 		return 1;
 	struct err e = {{0}};
@@ -846,6 +874,24 @@ static int cmd_show(int argc, char **argv)
 		}
 		if (t.reason)
 			printf("%-8s %s\n", _("reason"), t.reason);
+		if (t.attempts > 1)
+			printf("%-8s %d\n", _("attempts"), t.attempts);
+		if (t.failed_round) {
+			/* The round after this one did not reach review: what
+			 * it did and why are the reviewer's to see. */
+			printf("%-8s ", _("failed"));
+			printf(_("round %d did not reach review: "), t.failed_round);
+			put_visible_str(stdout, t.failed_why ? t.failed_why : "?");
+			putchar('\n');
+			if (t.failed_head) {
+				printf("%-8s ", "");
+				printf(_("its work: paddock diff --failed %s\n"), t.id);
+			}
+			printf("%-8s ", "");
+			printf(_("send the notes again: paddock request-changes --again %s\n"), t.id);
+		}
+		if (t.follow_of)
+			printf("%-8s %s\n", _("follows"), t.follow_of);
 		printf("%-8s ", _("text"));
 		put_visible_str(stdout, t.text);
 		putchar('\n');
@@ -939,15 +985,25 @@ static int cmd_log(int argc, char **argv)
 static int cmd_diff(int argc, char **argv)
 {
 	struct task_verb tv;
-	int rc = task_verb_begin("diff", argc, argv, "help round since-review", &tv);
+	int rc = task_verb_begin("diff", argc, argv, "help round since-review failed", &tv);
 	if (rc >= 0)
 		return rc;
 	rc = 0;
 	const struct task_row t = tv.t;
 	struct err e = {{0}};
 	char *from = t.base ? xstrdup(t.base) : NULL, *to = t.head ? xstrdup(t.head) : NULL;
-	if (tv.o.round && tv.o.since_review) {
-		rc = die(EXIT_USAGE, _("give either --round or --since-review, not both"));
+	if (!!tv.o.round + tv.o.since_review + tv.o.failed > 1) {
+		rc = die(EXIT_USAGE, _("give one of --round, --since-review and --failed"));
+	} else if (tv.o.failed) {
+		/* The round that did not reach review, from the reviewed head. */
+		if (!t.failed_round)
+			rc = die(1, _("task %s has no failed round; 'paddock show %s' says where it "
+			              "is"), t.id, t.id);
+		else if (!t.failed_head)
+			rc = die(1, _("round %d of task %s failed before its work was handed back; "
+			              "'paddock log %s' shows what it did"), t.failed_round, t.id, t.id);
+		free(to);
+		to = t.failed_head ? xstrdup(t.failed_head) : NULL;
 	} else if (tv.o.round) {
 		/* One round: from where it started to its head. */
 		char *end;
@@ -1032,6 +1088,19 @@ static char *read_notes(const struct opts *o, int editor_ok, const char *id, int
 			buf_free(&b);
 			return NULL;
 		}
+		/* Refused as task texts are: a NUL would cut the notes short
+		 * unseen, and standard input stops reading at the limit. */
+		const char *bad = b.len >= TASK_TEXT_MAX
+		                  ? _("the notes are 128 KiB or more; they must be shorter")
+		                  : memchr(b.data ? b.data : "", '\0', b.len)
+		                  ? _("the notes contain a NUL byte; they must be text")
+		                  : strspn(b.data ? b.data : "", " \t\r\n") == b.len
+		                  ? _("the notes are empty; say what the agent should change") : NULL;
+		if (bad) {
+			die(EXIT_USAGE, "%s", bad);
+			buf_free(&b);
+			return NULL;
+		}
 		return buf_detach(&b);
 	}
 	if (!editor_ok)
@@ -1070,9 +1139,17 @@ static int gate_verb(const char *name, int argc, char **argv, const char *allowe
 	if (argc - optind != want)
 		return bad_usage(v);
 	const char *id = argv[optind];
+	if ((rc = id_usage(id)) >= 0)
+		return rc;
 	char *notes = NULL;
 	int code;
-	if (!strcmp(name, "request-changes")) {
+	if (o.again && (o.notes || o.notes_file || strcmp(name, "request-changes"))) {
+		fprintf(stderr, _("paddock %s: --again sends the last notes again; give it "
+		                  "without --notes or --notes-file\n"), name);
+		return bad_usage(v);
+	} else if (o.again) {
+		/* read from the store below */
+	} else if (!strcmp(name, "request-changes")) {
 		if (!(notes = read_notes(&o, 1, id, &code)))
 			return code;
 	} else if ((o.notes || o.notes_file) && !(notes = read_notes(&o, 0, id, &code))) {
@@ -1084,7 +1161,7 @@ static int gate_verb(const char *name, int argc, char **argv, const char *allowe
 		return EXIT_USAGE;
 	}
 	char *data = NULL;
-	struct store *s = open_store(&data);
+	struct store *s = open_store(&data, 0);
 	if (!s) {
 		config_free(&cfg);
 		free(notes);
@@ -1096,6 +1173,11 @@ static int gate_verb(const char *name, int argc, char **argv, const char *allowe
 	struct task_row t;
 	if (store_task_get(s, id, &t, &e) < 0) {
 		rc = die(task_id_valid(id, 1) ? 1 : EXIT_USAGE, "%s", e.msg);
+		goto out;
+	}
+	if (o.again && !(notes = gate_last_notes(s, t.id, &e))) {
+		rc = die(1, "%s", e.msg);
+		task_row_free(&t);
 		goto out;
 	}
 	if (!strcmp(name, "approve"))
@@ -1152,12 +1234,74 @@ static int cmd_reject(int argc, char **argv)
 
 static int cmd_request_changes(int argc, char **argv)
 {
-	return gate_verb("request-changes", argc, argv, "help notes notes-file");
+	return gate_verb("request-changes", argc, argv, "help notes notes-file again");
 }
 
 static int cmd_override(int argc, char **argv)
 {
 	return gate_verb("override", argc, argv, "help notes notes-file");
+}
+
+/* ---------------------------------------------------------------- follow-up */
+
+static int cmd_follow_up(int argc, char **argv)
+{
+	const struct verb *v = verb_find("follow-up");
+	struct opts o;
+	int rc = parse_opts(v, argc, argv, &o, "help json notes notes-file");
+	if (rc >= 0)
+		return rc;
+	if (argc - optind != 1)
+		return bad_usage(v);
+	const char *id = argv[optind];
+	int code;
+	char *notes = read_notes(&o, 1, id, &code);
+	if (!notes)
+		return code;
+	struct config cfg;
+	if (load_config(&cfg) < 0) {
+		free(notes);
+		return EXIT_USAGE;
+	}
+	char *data = NULL;
+	struct store *s = open_store(&data, 0);
+	if (!s) {
+		config_free(&cfg);
+		free(notes);
+		return 1;
+	}
+	struct gate_ctx g = { .cfg = &cfg, .data_dir = data, .st = s, .actor = gate_actor() };
+	struct err e = {{0}};
+	struct task_row t;
+	char nid[TASK_ID_LEN + 1];
+	if (store_task_get(s, id, &t, &e) < 0) {
+		rc = die(task_id_valid(id, 1) ? 1 : EXIT_USAGE, "%s", e.msg);
+	} else {
+		if (gate_follow_up(&g, t.id, notes, nid, &e) < 0) {
+			rc = die(1, "%s", e.msg);
+		} else if (o.json) {
+			struct task_row n;
+			rc = 0;
+			if (store_task_get(s, nid, &n, &e) == 0) {
+				json_t *j = taskjson_task(&n, &cfg);
+				json_dumpf(j, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+				putchar('\n');
+				json_decref(j);
+				task_row_free(&n);
+			}
+		} else {
+			rc = 0;
+			printf("%s\n", nid);
+			fprintf(stderr, _("queued %s: it follows up %s on branch %s\n"), nid, t.id,
+			        t.branch);
+		}
+		task_row_free(&t);
+	}
+	store_close(s);
+	free(data);
+	config_free(&cfg);
+	free(notes);
+	return rc;
 }
 
 /* ---------------------------------------------------------------- cancel */
@@ -1171,7 +1315,19 @@ static int cmd_cancel(int argc, char **argv)
 	rc = 0;
 	const struct task_row t = tv.t;
 	struct err e = {{0}};
-	int r = store_task_cancel(tv.s, t.id, gate_actor(), &e);
+	int r;
+	struct config cfg;
+	if (t.status == TASK_PUSHING && gate_push_lock_free(tv.data, t.id) &&
+	    load_config(&cfg) == 0) {
+		/* A push left by a dead process: gate_cancel finds out where it
+		 * got to first (that needs the repo's push configuration). */
+		struct gate_ctx g = { .cfg = &cfg, .data_dir = tv.data, .st = tv.s,
+		                      .actor = gate_actor() };
+		r = gate_cancel(&g, t.id, &e);
+		config_free(&cfg);
+	} else {
+		r = store_task_cancel(tv.s, t.id, gate_actor(), &e);
+	}
 	if (r < 0)
 		rc = die(1, "%s", e.msg);
 	else if (r == 1)
@@ -1263,7 +1419,7 @@ static int cmd_demo(int argc, char **argv)
 		return die(1, _("demo: %s"), e.msg);
 	}
 	close(lockfd);
-	struct store *s = open_store(NULL);
+	struct store *s = open_store(NULL, 1);
 	if (!s) {
 		config_free(&cfg);
 		free(data);
@@ -1543,10 +1699,11 @@ static const struct verb verbs[] = {
 	     "colours are kept, other escape sequences are removed and control characters\n"
 	     "show as ^X.\n"
 	     "  -f, --follow       keep printing as the task runs, until it stops\n") },
-	{ "diff", cmd_diff, N_("diff [--round N | --since-review] ID"),
+	{ "diff", cmd_diff, N_("diff [--round N | --since-review | --failed] ID"),
 	  N_("Prints the task's change (base..head) from paddock's mirror.\n"
 	     "  --round N          only what round N changed\n"
-	     "  --since-review     only what changed since changes were last requested\n") },
+	     "  --since-review     only what changed since changes were last requested\n"
+	     "  --failed           what the round that did not reach review did\n") },
 	{ "approve", cmd_approve, N_("approve [--notes TEXT] ID"),
 	  N_("Pushes the task's branch with paddock's credentials, opens the pull request\n"
 	     "when the repo has one configured, tears the sandbox down; the task is done.\n"
@@ -1560,16 +1717,27 @@ static const struct verb verbs[] = {
 	     "  -m, --notes TEXT   why, recorded with the decision\n"
 	     "  --notes-file FILE  the notes from FILE ('-' for standard input)\n") },
 	{ "request-changes", cmd_request_changes,
-	  N_("request-changes [--notes TEXT | --notes-file FILE] ID"),
+	  N_("request-changes [--notes TEXT | --notes-file FILE | --again] ID"),
 	  N_("Sends the task back to its agent with notes: the agent continues in the same\n"
 	     "sandbox (round N+1), then tests, hand-off and the gate again.  Without --notes\n"
 	     "or --notes-file, $VISUAL or $EDITOR opens for the notes.\n"
 	     "  -m, --notes TEXT   the notes\n"
-	     "  --notes-file FILE  the notes from FILE ('-' for standard input)\n") },
+	     "  --notes-file FILE  the notes from FILE ('-' for standard input)\n"
+	     "  --again            the last notes again (after a round that did not reach\n"
+	     "                     review)\n") },
 	{ "override", cmd_override, N_("override [--notes TEXT] ID FINDING"),
 	  N_("Overrides a blocking policy finding of the task's current round by its name\n"
 	     "(as 'paddock show' lists it, e.g. secrets:config/key.pem); recorded.\n"
 	     "  -m, --notes TEXT   why it is fine, recorded with the decision\n") },
+	{ "follow-up", cmd_follow_up,
+	  N_("follow-up [--notes TEXT | --notes-file FILE] [--json] ID"),
+	  N_("Queues a new task that follows up a finished one (done, failed, rejected):\n"
+	     "the agent continues the task's conversation on its branch, with the notes as\n"
+	     "its prompt.  Prints the new task's id.  Without --notes or --notes-file,\n"
+	     "$VISUAL or $EDITOR opens for the notes.\n"
+	     "  -m, --notes TEXT   the notes\n"
+	     "  --notes-file FILE  the notes from FILE ('-' for standard input)\n"
+	     "  --json             print the new task as JSON\n") },
 	{ "cancel", cmd_cancel, N_("cancel ID"),
 	  N_("Cancels a queued task at once, or asks the scheduler to stop a running one.\n") },
 	{ "serve", cmd_serve, N_("serve [--until-idle] [--listen ADDR:PORT]"),
@@ -1637,6 +1805,11 @@ int cli_main(int argc, char **argv)
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
 		if (argc > 2 && verb_find(argv[2]))
 			return verb_help(verb_find(argv[2]), stdout);
+		if (argc > 2) {
+			fprintf(stderr, _("paddock: '%s' is not a verb.\n"), argv[2]);
+			usage(stderr);
+			return EXIT_USAGE;
+		}
 		usage(stdout);
 		return 0;
 	}

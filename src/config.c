@@ -18,6 +18,8 @@
 #include "buf.h"
 #include "fsx.h"
 #include "i18n.h"
+#include "mirror.h"
+#include "sandbox.h"
 #include "units.h"
 
 /* Largest config file read: far more than any real configuration. */
@@ -260,7 +262,7 @@ static int config_line(const struct spots *s, const char *section, const char *s
 /* ---- defaults, lookups, additions ---- */
 
 static const char *const paddock_keys[] = { "workers", "gate-timeout", "template-max-age",
-                                             NULL };
+                                             "max-attempts", NULL };
 static const char *const limits_keys[] = {
 	"timeout", "memory", "pids", "disk", "output", "bundle", "budget", "budget-tokens", "cpus",
 	NULL };
@@ -434,6 +436,7 @@ void config_init_defaults(struct config *c)
 {
 	memset(c, 0, sizeof(*c));
 	c->workers = 2;
+	c->max_attempts = 3;
 	c->limits.timeout = 30 * 60;
 	c->limits.memory = 4ULL << 30;
 	c->limits.pids = 512;
@@ -1568,6 +1571,12 @@ static void config_entry(struct parse *p, const char *name, const char *value, i
 			problem_add(p->ps, line, _("paddock.gate-timeout: '%s' is not a duration (for example 24h, or 0 to tear sandboxes down at once)"), value);
 		else
 			p->c->gate_timeout = secs;
+	} else if (strcmp(section, "paddock") == 0 && strcmp(key, "max-attempts") == 0) {
+		unsigned long long v;
+		if (config_parse_int(value, 1, 100, &v) < 0)
+			problem_add(p->ps, line, _("paddock.max-attempts: '%s' is not a number from 1 to 100"), value);
+		else
+			p->c->max_attempts = (int)v;
 	} else if (strcmp(section, "paddock") == 0) {
 		unsigned long long v;
 		if (config_parse_int(value, 1, 64, &v) < 0)
@@ -1681,6 +1690,91 @@ static int config_read(const char *path, struct buf *text)
 	return 0;
 }
 
+/* 1 when name (versioned: python3.11) runs the script its first operand
+ * names, as agent.c decides which host file is an agent's script. */
+static int config_is_interpreter(const char *argv0)
+{
+	static const char *const names[] = { "sh", "bash", "dash", "zsh", "ksh", "mksh", "fish",
+		"python", "pypy", "node", "nodejs", "perl", "ruby", "php", "lua", "tclsh", NULL };
+	const char *base = strrchr(argv0, '/');
+	if (base && argv0[0] != '/')
+		return 0;
+	base = base ? base + 1 : argv0;
+	size_t len = strlen(base);
+	while (len > 0 && ((base[len - 1] >= '0' && base[len - 1] <= '9') || base[len - 1] == '.'))
+		len--;
+	for (size_t i = 0; names[i]; i++)
+		if (strlen(names[i]) == len && strncmp(base, names[i], len) == 0)
+			return 1;
+	return 0;
+}
+
+/* 1 when path lies in what the sandbox makes itself (the checkout, the
+ * home, the output, paddock's files): no host file can tell. */
+static int config_sandbox_own(const char *path)
+{
+	static const char *const tops[] = { SANDBOX_WORKDIR, SANDBOX_HOME, SANDBOX_OUTDIR,
+	                                    "/paddock", "/opt/paddock", NULL };
+	for (size_t i = 0; tops[i]; i++) {
+		size_t n = strlen(tops[i]);
+		if (strncmp(path, tops[i], n) == 0 && (path[n] == '/' || path[n] == '\0'))
+			return 1;
+	}
+	return 0;
+}
+
+/* -1 when the program an agent's command (key) runs cannot run in the
+ * sandbox: an absolute path that does not exist or is not executable (a
+ * host file is copied in with its mode), a name on no directory of the
+ * sandbox's PATH (the host's /usr, read-only), or the script an
+ * interpreter is given that does not exist.  An agent with a package runs
+ * the installed package's program instead; paths relative to the task's
+ * checkout are not checked. */
+static int config_agent_program(const struct agent_conf *a, const char *key,
+                                const struct agent_cmdline *cl, struct err *e)
+{
+	static const char *const path_dirs[] = { "/usr/local/bin", "/usr/bin", "/bin", NULL };
+	const char *prog = cl->argv[0];
+	struct stat st;
+	if (a->package || strchr(prog, '{') || config_sandbox_own(prog))
+		return 0;
+	if (prog[0] == '/') {
+		if (stat(prog, &st) < 0)
+			return err_set(e, _("agent.%s.%s: %s does not exist; fix the path, or install "
+			                    "the program there"), a->name, key, prog);
+		if (!S_ISREG(st.st_mode) || !(st.st_mode & S_IXUSR))
+			return err_set(e, _("agent.%s.%s: %s is not an executable file; make it "
+			                    "executable (chmod +x) or run it with its interpreter, "
+			                    "as in command = /bin/sh %s"), a->name, key, prog, prog);
+	} else if (!strchr(prog, '/')) {
+		int found = 0;
+		for (size_t i = 0; path_dirs[i] && !found; i++) {
+			char *p = xasprintf("%s/%s", path_dirs[i], prog);
+			found = stat(p, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0111);
+			free(p);
+		}
+		if (!found)
+			return err_set(e, _("agent.%s.%s: '%s' is not a program on the sandbox's PATH "
+			                    "(/usr/local/bin:/usr/bin:/bin, from this host's /usr); "
+			                    "install it there, or give the program's full path"),
+			               a->name, key, prog);
+	}
+	if (!config_is_interpreter(prog))
+		return 0;
+	size_t i = 1;
+	while (i < cl->argc && cl->argv[i][0] == '-' && strcmp(cl->argv[i], "--") != 0)
+		i++;
+	if (i < cl->argc && strcmp(cl->argv[i], "--") == 0)
+		i++;
+	/* A script the interpreter runs from the host must be there now. */
+	const char *script = i < cl->argc ? cl->argv[i] : NULL;
+	if (script && script[0] == '/' && !strchr(script, '{') && !config_sandbox_own(script) &&
+	    stat(script, &st) < 0 && (errno == ENOENT || errno == ENOTDIR))
+		return err_set(e, _("agent.%s.%s: the script %s does not exist; fix the path in "
+		                    "the command"), a->name, key, script);
+	return 0;
+}
+
 /* The checks of config_check on this host (agent files and the host files
  * agent commands name; a CPU limit above the machine's) that config_load
  * leaves to the step that uses them.  Warnings go to warn. */
@@ -1688,6 +1782,20 @@ static void config_host_checks(const struct config *c, const struct spots *spots
                                struct problems *ps, struct problems *warn)
 {
 	long online = sysconf(_SC_NPROCESSORS_ONLN);
+
+	/* A local path that is not there fails every task of the repo; a
+	 * warning only, as the repository may be made later. */
+	for (size_t i = 0; i < c->nrepos; i++) {
+		const struct repo_conf *r = &c->repos[i];
+		const char *keys[2] = { "url", "push-url" };
+		const char *urls[2] = { r->url, r->push_url };
+		for (size_t k = 0; k < 2; k++) {
+			struct err e;
+			if (urls[k] && mirror_local_url_check(r->name, keys[k], urls[k], &e) < 0)
+				problem_add(warn, config_line(spots, "repo", r->name, keys[k], 1),
+				            _("warning: %s"), e.msg);
+		}
+	}
 
 	for (size_t i = 0; i < c->nagents; i++) {
 		const struct agent_conf *a = &c->agents[i];
@@ -1698,7 +1806,8 @@ static void config_host_checks(const struct config *c, const struct spots *spots
 			struct agent_cmdline cl;
 			if (!cmds[k] || agent_cmdline_parse(cmds[k], &cl, &e) < 0)
 				continue;  /* reported already */
-			if (agent_check_named(a->name, keys[k], &cl, a->files, a->nfiles, &e) < 0)
+			if (agent_check_named(a->name, keys[k], &cl, a->files, a->nfiles, &e) < 0 ||
+			    config_agent_program(a, keys[k], &cl, &e) < 0)
 				problem_add(ps, config_line(spots, "agent", a->name, keys[k], 1), "%s",
 				            e.msg);
 			agent_cmdline_free(&cl);

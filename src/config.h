@@ -175,6 +175,9 @@ struct config {
 	struct bind_conf *binds;
 	size_t nbinds;
 	int workers;           /* default 2 */
+	int max_attempts;      /* paddock.max-attempts: starts of a first round
+	                          that paddock's death interrupted before the
+	                          task fails with reason crashed (default 3) */
 	double template_max_age; /* paddock.template-max-age: seconds after its
 	                            last use that serve prunes a template no
 	                            task holds; 0: never */

@@ -751,6 +751,8 @@ int forge_push(const char *data_dir, const struct repo_conf *r, const char *bran
 	if (!url || !*url)
 		return err_set(e, _("repo %s has no url to push to; set push-url in the config"),
 		               r->name);
+	if (mirror_local_url_check(r->name, r->push_url ? "push-url" : "url", url, e) < 0)
+		return -1;
 
 	git_libgit2_init();
 	st.r = r;
@@ -1148,5 +1150,77 @@ out:
 	free(url);
 	free(shown);
 	buf_free(&h.body);
+	return rc;
+}
+
+int forge_remote_branch(const char *data_dir, const struct repo_conf *r, const char *branch,
+                        char sha_out[41], struct err *e)
+{
+	struct forge_push_state st;
+	git_remote_callbacks cbs;
+	git_remote *remote = NULL;
+	const git_remote_head **heads = NULL;
+	size_t nheads = 0;
+	const char *url = r->push_url ? r->push_url : r->url;
+	int rc = -1, connected = 0;
+
+	memset(&st, 0, sizeof st);
+	if (!url || !*url)
+		return err_set(e, _("repo %s has no url to push to; set push-url in the config"),
+		               r->name);
+	if (mirror_local_url_check(r->name, r->push_url ? "push-url" : "url", url, e) < 0)
+		return -1;
+	git_libgit2_init();
+	st.r = r;
+	st.url = url;
+	st.branch = branch;
+	st.token = config_repo_token(r);
+	char *spec = xasprintf("refs/heads/%s", branch);
+	st.refname = spec;
+	char *shown = mirror_url_display(url);
+	char *mirror = mirror_path(data_dir, r->name);
+	if (git_repository_open_bare(&st.repo, mirror) < 0) {
+		err_set(e, _("cannot open the mirror %s: %s"), mirror, forge_git_errmsg());
+		goto out;
+	}
+	if (git_remote_create_anonymous(&remote, st.repo, url) < 0) {
+		err_set(e, _("cannot reach %s: %s; check [repo \"%s\"] push-url (or url)"),
+		        shown, forge_git_errmsg(), r->name);
+		forge_scrub(e, st.token);
+		goto out;
+	}
+	git_remote_init_callbacks(&cbs, GIT_REMOTE_CALLBACKS_VERSION);
+	cbs.credentials = forge_credentials;
+	cbs.certificate_check = forge_certificate_check;
+	cbs.payload = &st;
+	/* The push direction: the same credentials as the push it checks. */
+	if (git_remote_connect(remote, GIT_DIRECTION_PUSH, &cbs, NULL, NULL) < 0) {
+		forge_push_error(&st, shown, _("cannot connect"), e);
+		goto out;
+	}
+	connected = 1;
+	if (git_remote_ls(&heads, &nheads, remote) < 0) {
+		forge_push_error(&st, shown, _("cannot list the remote's branches"), e);
+		goto out;
+	}
+	rc = 0;
+	for (size_t i = 0; i < nheads; i++)
+		if (strcmp(heads[i]->name, spec) == 0) {
+			git_oid_tostr(sha_out, 41, &heads[i]->oid);
+			rc = 1;
+		}
+out:
+	if (connected)
+		git_remote_disconnect(remote);
+	git_remote_free(remote);
+	git_repository_free(st.repo);
+	free(st.moved);
+	free(st.rejected);
+	free(st.hostkey);
+	free(spec);
+	free(shown);
+	free(mirror);
+	git_error_clear();
+	git_libgit2_shutdown();
 	return rc;
 }

@@ -38,6 +38,12 @@ int forge_branch_allowed(const struct repo_conf *r, const char *branch, struct e
  * call it off any UI loop. */
 int forge_push(const char *data_dir, const struct repo_conf *r, const char *branch,
                const char *commit, struct err *e);
+/* Where branch is on the push remote (push-url, else url), with the same
+ * credentials and checks as forge_push: 1 and its commit in sha_out, 0
+ * when the remote has no such branch, -1 on error.  Blocks on the
+ * network: call it off any UI loop. */
+int forge_remote_branch(const char *data_dir, const struct repo_conf *r, const char *branch,
+                        char sha_out[41], struct err *e);
 
 /* The port an SSH remote URL connects to: the one in ssh://[user@]host:PORT/
  * (also ssh+git://, git+ssh://, [v6-address]:PORT), else 22 (scp-like

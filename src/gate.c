@@ -75,6 +75,20 @@ static int at_review(const struct gate_ctx *g, const char *id, const char *actio
 {
 	if (store_task_get(g->st, id, t, e) < 0)
 		return -1;
+	if (t->status == TASK_PUSHING && gate_push_lock_free(g->data_dir, t->id)) {
+		/* Left pushing by a process that died: whoever touches the
+		 * task next finds out where the push got to. */
+		struct buf said = {0};
+		struct err re = {{0}};
+		char tid[TASK_ID_LEN + 1];
+		memcpy(tid, t->id, sizeof tid);
+		task_row_free(t);
+		/* What happened is in the task (pushed, its error). */
+		gate_recover_push(g, tid, &said, &re);
+		buf_free(&said);
+		if (store_task_get(g->st, tid, t, e) < 0)
+			return -1;
+	}
 	if (t->status != TASK_REVIEW) {
 		const char *what;
 		switch (t->status) {
@@ -177,11 +191,41 @@ static int check_findings(const struct gate_ctx *g, const struct task_row *t,
 	return 0;
 }
 
+/* The push lock file says what the push is for ("approve ACTOR" or "push
+ * ACTOR"), so that whoever finds it left by a dead process can finish it
+ * (gate_recover_push). */
+static void push_intent_write(int lock, const char *action, const char *actor)
+{
+	char *line = xasprintf("%s %s\n", action, actor);
+	if (ftruncate(lock, 0) < 0 || pwrite(lock, line, strlen(line), 0) < 0) {
+		/* Without it, recovery treats the push as a plain push. */
+	}
+	free(line);
+}
+
+static void push_intent_read(int lock, char action[16], char actor[256])
+{
+	char buf[300];
+	ssize_t n = pread(lock, buf, sizeof buf - 1, 0);
+	buf[n > 0 ? n : 0] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	char *sp = strchr(buf, ' ');
+	snprintf(action, 16, "%s", "push");
+	snprintf(actor, 256, "%s", gate_actor());
+	if (sp) {
+		*sp = '\0';
+		if (!strcmp(buf, "approve"))
+			snprintf(action, 16, "%s", "approve");
+		if (sp[1])
+			snprintf(actor, 256, "%s", sp + 1);
+	}
+}
+
 /* review -> pushing, and the push.  On success the task is still pushing
  * and *lock_out holds its push lock: the caller moves it on (review or
  * done), then closes the lock. */
-static int push_task(const struct gate_ctx *g, const struct task_row *t, struct buf *out,
-                     int *lock_out, struct err *e)
+static int push_task(const struct gate_ctx *g, const struct task_row *t, const char *action,
+                     struct buf *out, int *lock_out, struct err *e)
 {
 	const struct repo_conf *r = config_find_repo(g->cfg, t->repo);
 	if (!r)
@@ -194,6 +238,7 @@ static int push_task(const struct gate_ctx *g, const struct task_row *t, struct 
 	int lock = gate_push_lock(g->data_dir, t->id, e);
 	if (lock < 0)
 		return -1;
+	push_intent_write(lock, action, g->actor);
 	if (store_task_transition(g->st, t->id, TASK_PUSHING, NULL, e) < 0) {
 		close(lock);
 		return -1;
@@ -239,6 +284,10 @@ static char *pr_body(const struct task_row *t, json_t *summary)
 	return buf_detach(&b);
 }
 
+static int approve_finish(const struct gate_ctx *g, const struct task_row *tr,
+                          const char *notes, const char *actor, struct buf *out,
+                          struct err *e);
+
 int gate_approve(const struct gate_ctx *g, const char *id, const char *notes,
                  struct buf *out, struct err *e)
 {
@@ -248,10 +297,24 @@ int gate_approve(const struct gate_ctx *g, const char *id, const char *notes,
 	int rc = -1, lock = -1;
 	if (check_findings(g, &t, _("approve"), e) < 0)
 		goto out;
-	if (push_task(g, &t, out, &lock, e) < 0)
+	if (push_task(g, &t, "approve", out, &lock, e) < 0)
 		goto out;
+	rc = approve_finish(g, &t, notes, g->actor, out, e);
+out:
+	if (lock >= 0)
+		close(lock);
+	task_row_free(&t);
+	return rc;
+}
+
+/* After the push of an approve: the pull request (when configured and
+ * not open yet), the decision, done. */
+static int approve_finish(const struct gate_ctx *g, const struct task_row *tr,
+                          const char *notes, const char *actor, struct buf *out, struct err *e)
+{
+	const struct task_row t = *tr;
 	const struct repo_conf *r = config_find_repo(g->cfg, t.repo);
-	if (r->pull_request && !t.pr_url) {
+	if (r && r->pull_request && !t.pr_url) {
 		struct err pe = {{0}};
 		json_t *s = gate_summary(g->st, &t, &pe);
 		char *title = pr_title(t.text);
@@ -272,19 +335,79 @@ int gate_approve(const struct gate_ctx *g, const char *id, const char *notes,
 		free(body);
 		json_decref(s);
 	}
-	if (store_decision_add(g->st, t.id, "approve", notes, g->actor, e) < 0 ||
+	if (store_decision_add(g->st, t.id, "approve", notes, actor, e) < 0 ||
 	    store_task_transition(g->st, t.id, TASK_DONE, NULL, e) < 0)
-		goto out;
-	{
-		/* The "done" webhook: the scheduler owner sends it. */
-		struct err we = { { 0 } };
-		if (webhook_enqueue(g->cfg, g->st, t.id, TASK_DONE, &we) < 0)
-			buf_printf(out, _("the webhook could not be queued: %s\n"), we.msg);
+		return -1;
+	/* The "done" webhook: the scheduler owner sends it. */
+	struct err we = { { 0 } };
+	if (webhook_enqueue(g->cfg, g->st, t.id, TASK_DONE, &we) < 0)
+		buf_printf(out, _("the webhook could not be queued: %s\n"), we.msg);
+	return 0;
+}
+
+int gate_recover_push(const struct gate_ctx *g, const char *id, struct buf *out,
+                      struct err *e)
+{
+	struct task_row t;
+	if (store_task_get(g->st, id, &t, e) < 0)
+		return -1;
+	if (t.status != TASK_PUSHING) {
+		task_row_free(&t);
+		return 0;
 	}
-	rc = 0;
-out:
-	if (lock >= 0)
+	struct err le;
+	int lock = gate_push_lock(g->data_dir, t.id, &le);
+	if (lock < 0) {
+		task_row_free(&t);
+		return 0;            /* the push is alive */
+	}
+	/* Under the lock, the state again: another process may have
+	 * finished it a moment ago. */
+	task_row_free(&t);
+	int rc = -1;
+	if (store_task_get(g->st, id, &t, e) < 0) {
 		close(lock);
+		return -1;
+	}
+	if (t.status != TASK_PUSHING) {
+		rc = 0;
+		goto out;
+	}
+	char action[16], actor[256];
+	push_intent_read(lock, action, actor);
+	const struct repo_conf *r = config_find_repo(g->cfg, t.repo);
+	char sha[41] = "";
+	struct err ne = {{0}};
+	int found = r && t.head ? forge_remote_branch(g->data_dir, r, t.branch, sha, &ne) : -1;
+	if (found == 1 && !strcmp(sha, t.head)) {
+		/* The remote took it before the pusher died: record it and
+		 * finish what it was for. */
+		store_task_set(g->st, t.id, "pushed", t.head, &ne);
+		free(t.pushed);
+		t.pushed = xstrdup(t.head);
+		buf_printf(out, _("task %s: the interrupted push had arrived: branch %s is at "
+		                  "%.12s\n"), t.id, t.branch, t.head);
+		if (!strcmp(action, "approve")) {
+			rc = approve_finish(g, &t, NULL, actor, out, e);
+		} else {
+			rc = store_decision_add(g->st, t.id, "push", NULL, actor, e) == 0 &&
+			     store_task_transition(g->st, t.id, TASK_REVIEW, NULL, e) == 0 ? 0 : -1;
+		}
+	} else {
+		char *why = found < 0
+			? xasprintf(_("pushing: the push did not complete, and whether it arrived "
+			              "could not be checked (%s); push again"),
+			            r ? ne.msg : _("the repo is no longer in the configuration"))
+			: xasprintf(_("pushing: the push did not complete (the remote branch %s is "
+			              "%s); push or approve again"), t.branch,
+			            found == 1 ? _("somewhere else") : _("not there"));
+		rc = store_task_transition(g->st, t.id, TASK_REVIEW, why, e);
+		if (rc == 0)
+			buf_printf(out, _("task %s: %s\n"), t.id, why);
+		free(why);
+	}
+out:
+	close(lock);
 	task_row_free(&t);
 	return rc;
 }
@@ -295,7 +418,8 @@ int gate_push(const struct gate_ctx *g, const char *id, struct buf *out, struct 
 	if (at_review(g, id, _("push"), &t, e) < 0)
 		return -1;
 	int rc = -1, lock = -1;
-	if (check_findings(g, &t, _("push"), e) == 0 && push_task(g, &t, out, &lock, e) == 0 &&
+	if (check_findings(g, &t, _("push"), e) == 0 &&
+	    push_task(g, &t, "push", out, &lock, e) == 0 &&
 	    store_decision_add(g->st, t.id, "push", NULL, g->actor, e) == 0 &&
 	    store_task_transition(g->st, t.id, TASK_REVIEW, NULL, e) == 0)
 		rc = 0;
@@ -313,6 +437,53 @@ int gate_reject(const struct gate_ctx *g, const char *id, const char *notes, str
 	int rc = store_decision_add(g->st, t.id, "reject", notes, g->actor, e) == 0 &&
 	         store_task_transition(g->st, t.id, TASK_REJECTED, _("rejected at review"), e) == 0
 	         ? 0 : -1;
+	task_row_free(&t);
+	return rc;
+}
+
+int gate_follow_up(const struct gate_ctx *g, const char *id, const char *notes,
+                   char id_out[TASK_ID_LEN + 1], struct err *e)
+{
+	if (!notes || strspn(notes, " \t\r\n") == strlen(notes))
+		return err_set(e, _("the notes are empty; say what the agent should do next"));
+	if (store_task_follow_up(g->st, id, notes, id_out, e) < 0)
+		return -1;
+	struct err ignored;
+	/* The parent says where its work went on. */
+	store_decision_add(g->st, id, "follow-up", id_out, g->actor, &ignored);
+	return 0;
+}
+
+char *gate_last_notes(struct store *st, const char *id, struct err *e)
+{
+	struct task_decision *d;
+	size_t n;
+	if (store_decisions(st, id, &d, &n, e) < 0)
+		return NULL;
+	char *notes = NULL;
+	for (size_t i = n; i-- > 0 && !notes;)
+		if (!strcmp(d[i].action, "request-changes") && d[i].notes)
+			notes = xstrdup(d[i].notes);
+	task_decisions_free(d, n);
+	if (!notes)
+		err_set(e, _("task %s has no earlier notes to send again; give them with --notes"),
+		        id);
+	return notes;
+}
+
+int gate_cancel(const struct gate_ctx *g, const char *id, struct err *e)
+{
+	struct task_row t;
+	if (store_task_get(g->st, id, &t, e) < 0)
+		return -1;
+	if (t.status == TASK_PUSHING && gate_push_lock_free(g->data_dir, t.id)) {
+		/* A dead push first: the task is then at review or done. */
+		struct buf said = {0};
+		struct err re = {{0}};
+		gate_recover_push(g, t.id, &said, &re);
+		buf_free(&said);
+	}
+	int rc = store_task_cancel(g->st, t.id, g->actor, e);
 	task_row_free(&t);
 	return rc;
 }

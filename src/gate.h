@@ -29,6 +29,16 @@ int gate_push_lock(const char *data_dir, const char *id, struct err *e);
 /* 1 when no process pushes the task now. */
 int gate_push_lock_free(const char *data_dir, const char *id);
 
+/* A task left pushing by a process that died (its push lock is free):
+ * asks the remote where the branch is.  At the task's head: the push is
+ * recorded and what it was for finishes (an approve: the pull request,
+ * the decision, done; a push: the decision, back at review).  Anywhere
+ * else, or when the remote cannot be asked: back at review with "the
+ * push did not complete" as the task's error.  What happened is appended
+ * to out.  0 with nothing done when the task is not pushing or its push
+ * is alive.  Blocks on the network. */
+int gate_recover_push(const struct gate_ctx *g, const char *id, struct buf *out,
+                      struct err *e);
 /* The user name of this process (for decisions). */
 const char *gate_actor(void);
 
@@ -41,6 +51,17 @@ int gate_approve(const struct gate_ctx *g, const char *id, const char *notes,
 int gate_push(const struct gate_ctx *g, const char *id, struct buf *out, struct err *e);
 /* Ends the task without pushing; the branch stays in the mirror. */
 int gate_reject(const struct gate_ctx *g, const char *id, const char *notes, struct err *e);
+/* Cancels the task (store_task_cancel: 1 cancelled, 2 requested), after
+ * recovering a push left by a dead process (gate_recover_push). */
+int gate_cancel(const struct gate_ctx *g, const char *id, struct err *e);
+/* Queues a follow-up of a finished task (store_task_follow_up) with notes
+ * (non-empty) as its prompt; the new id goes to id_out. */
+int gate_follow_up(const struct gate_ctx *g, const char *id, const char *notes,
+                   char id_out[TASK_ID_LEN + 1], struct err *e);
+/* The notes of the task's last request for changes (free them), for
+ * sending them again after the round they asked for did not reach
+ * review; NULL with a message when there are none. */
+char *gate_last_notes(struct store *st, const char *id, struct err *e);
 /* Sends the task back to its agent with notes (non-empty). */
 int gate_request_changes(const struct gate_ctx *g, const char *id, const char *notes,
                          struct err *e);

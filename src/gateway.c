@@ -1835,10 +1835,11 @@ void gateway_janitor(void)
 			continue;
 		/* Ours hold only sockets named after ports; a folder with
 		 * anything else, or a live socket, is left alone, and so is one
-		 * changed in the last minute (a gateway may be binding in it:
-		 * a socket bound and not yet listening refuses too). */
+		 * changed in the last seconds (a gateway may be binding in it:
+		 * a socket bound and not yet listening refuses too; binding
+		 * takes microseconds). */
 		struct stat dst;
-		if (fstat(dfd, &dst) < 0 || time(NULL) - dst.st_mtime < 60) {
+		if (fstat(dfd, &dst) < 0 || time(NULL) - dst.st_mtime < 5) {
 			close(dfd);
 			continue;
 		}

@@ -1,6 +1,7 @@
 #include "autoconfig.h"
 #include "mirror.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <git2.h>
@@ -48,6 +49,25 @@ char *mirror_url_display(const char *url)
 	if (!at)
 		return xstrdup(url);
 	return xasprintf("%.*s%s", (int)(host - url), url, at + 1);
+}
+
+int mirror_local_url_check(const char *repo, const char *key, const char *url,
+                           struct err *e)
+{
+	const char *path = url;
+	if (strncmp(url, "file://", 7) == 0)
+		path = url + 7;
+	else if (strstr(url, "://"))
+		return 0;
+	else if (strchr(url, ':') && strchr(url, ':') < (strchr(url, '/') ? strchr(url, '/')
+	                                                 : url + strlen(url)))
+		return 0;  /* host:path, as git reads it: ssh */
+	struct stat st;
+	if (*path && (stat(path, &st) == 0 || (errno != ENOENT && errno != ENOTDIR)))
+		return 0;
+	return err_set(e, _("repo %s: no repository at %s; fix %s in [repo \"%s\"] of the "
+	                    "configuration (a local path must name an existing git "
+	                    "repository)"), repo, path, key, repo);
 }
 
 int mirror_lock(const char *mirror, struct err *e)
@@ -219,7 +239,8 @@ int mirror_update(const char *data_dir, const struct repo_conf *r, struct err *e
 	struct stat st;
 
 	git_libgit2_init();
-	if (fsx_mkdir_p(dir, 0755, e) < 0)
+	if (mirror_local_url_check(r->name, "url", r->url, e) < 0 ||
+	    fsx_mkdir_p(dir, 0755, e) < 0)
 		goto out;
 	lockfd = mirror_lock(mirror, e);
 	if (lockfd < 0)
@@ -459,4 +480,66 @@ int mirror_set_ref(const char *mirror, const char *ref, const char *sha, struct 
 	git_repository_free(repo);
 	git_libgit2_shutdown();
 	return rc;
+}
+
+int mirror_retire_ref(const char *mirror, const char *ref, const char *keep_as,
+                      struct err *e)
+{
+	git_repository *repo = NULL;
+	git_reference *r = NULL, *moved = NULL;
+	int rc = 0;
+	if (strncmp(ref, "refs/paddock/", 13) != 0 || strncmp(keep_as, "refs/paddock/", 13) != 0)
+		return err_set(e, "mirror: %s or %s is not a paddock ref", ref, keep_as);
+	git_libgit2_init();
+	if (git_repository_open_bare(&repo, mirror) < 0) {
+		rc = -1;
+	} else if (git_reference_lookup(&r, repo, ref) == 0) {
+		/* force: an older attempt's ref of the same name goes. */
+		if (git_reference_rename(&moved, r, keep_as, 1, "paddock: earlier attempt") < 0)
+			rc = -1;
+	}
+	if (rc < 0) {
+		const git_error *ge = git_error_last();
+		err_set(e, _("cannot move %s aside in the mirror %s: %s"), ref, mirror,
+		        ge && ge->message ? ge->message : "?");
+	}
+	git_reference_free(moved);
+	git_reference_free(r);
+	git_repository_free(repo);
+	git_libgit2_shutdown();
+	return rc;
+}
+
+int mirror_janitor(const char *data_dir)
+{
+	char *top = xasprintf("%s/mirrors", data_dir);
+	DIR *d = opendir(top);
+	int removed = 0;
+	struct dirent *de;
+	while (d && (de = readdir(d))) {
+		size_t n = strlen(de->d_name);
+		if (de->d_name[0] == '.' || n < 5 || strcmp(de->d_name + n - 4, ".git") != 0)
+			continue;
+		char *objects = xasprintf("%s/%s/objects", top, de->d_name);
+		DIR *od = opendir(objects);
+		struct dirent *oe;
+		while (od && (oe = readdir(od))) {
+			if (strncmp(oe->d_name, "incoming-", 9) != 0)
+				continue;
+			/* A quarantine of an import whose process died: its
+			 * objects never reached the mirror. */
+			char *q = xasprintf("%s/%s", objects, oe->d_name);
+			struct err e = {{0}};
+			if (fsx_rm_rf(q, &e) == 0)
+				removed++;
+			free(q);
+		}
+		if (od)
+			closedir(od);
+		free(objects);
+	}
+	if (d)
+		closedir(d);
+	free(top);
+	return removed;
 }

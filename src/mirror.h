@@ -56,8 +56,25 @@ int mirror_git_run(const struct mirror_git_cmd *c, int *wstatus, struct err *e);
 /* The URL as shown to people: any user:password@ part is left out
  * (malloc'd). */
 char *mirror_url_display(const char *url);
+/* -1 with "repo NAME: no repository at PATH; fix KEY ..." when url (the
+ * repo's key "url" or "push-url") is a local path, absolute, relative or
+ * file://, that does not exist (libgit2 would call it an unsupported URL
+ * protocol); 0 for any other url. */
+int mirror_local_url_check(const char *repo, const char *key, const char *url,
+                           struct err *e);
 /* Points ref (under refs/paddock/) at sha in the mirror, creating or
  * moving it; paddock's own bookkeeping, never a remote ref. */
 int mirror_set_ref(const char *mirror, const char *ref, const char *sha, struct err *e);
+/* Renames ref to keep_as (both under refs/paddock/), replacing keep_as;
+ * nothing to do (0) when ref does not exist.  A round's ref left by an
+ * attempt that did not reach review moves aside this way, so that the
+ * round's next attempt can import and the old work stays reachable. */
+/* Removes the import quarantines (objects/incoming-*) that a dead process
+ * left in the mirrors of data_dir; only while no import can run (the
+ * scheduler owner at start-up: imports run in its supervisors).  Returns
+ * how many. */
+int mirror_janitor(const char *data_dir);
+int mirror_retire_ref(const char *mirror, const char *ref, const char *keep_as,
+                      struct err *e);
 
 #endif

@@ -297,6 +297,9 @@ static int handoff(struct run *r, struct sandbox *sb, struct err *e)
 	char *task_ref = mirror_task_ref(t->id);
 	char *expected = xasprintf("refs/heads/paddock/%s", t->id);
 	char head[41];
+	/* A new file, never the last round's rewritten: that one may be
+	 * linked as round-N.bundle (keep_round_bundle). */
+	unlink(bundle);
 	rc = sandbox_backend_default()->copy_out(sb, SANDBOX_OUTDIR "/result.bundle", bundle,
 	                                         cfg->limits.bundle, e);
 	if (rc == 0) {
@@ -306,7 +309,14 @@ static int handoff(struct run *r, struct sandbox *sb, struct err *e)
 			.max_blob = cfg->limits.bundle,
 		};
 		logline(r, "hand-off: checking the bundle and importing it into the mirror");
-		rc = bundle_import(r->mirror, bundle, expected, r->base, round_ref, &lim, head, e);
+		/* An earlier attempt of this round (interrupted, or failed
+		 * after its import) left its ref: it moves aside. */
+		char *aside = xasprintf("refs/paddock/failed/%s/%d", t->id, r->round);
+		rc = mirror_retire_ref(r->mirror, round_ref, aside, e);
+		free(aside);
+		if (rc == 0)
+			rc = bundle_import(r->mirror, bundle, expected, r->base, round_ref, &lim,
+			                   head, e);
 	}
 	/* refs/paddock/tasks/<id> follows the latest round. */
 	if (rc == 0 && (rc = mirror_set_ref(r->mirror, task_ref, head, e)) == 0)
@@ -367,7 +377,7 @@ static void tests_outcome(struct run *r, const struct sandbox_result *res, off_t
 	ta->code = res->code;
 	ta->tail = buf_detach(&tail);
 	ta->log = paths_join(r->task_dir, "log", NULL);
-	char *p = result_problem(r, _("the tests"), res);
+	char *p = result_problem(r, _("the test command"), res);
 	ta->passed = p == NULL;
 	*problem = NULL;
 	if (!p) {
@@ -622,15 +632,60 @@ static void home_save(struct run *r, struct sandbox *sb)
 		"tar -C \"$HOME\" --exclude=./.cache --exclude=./.npm -czf " SANDBOX_OUTDIR
 		"/home.tgz . 2>/dev/null", NULL };
 	char *host = paths_join(r->task_dir, "home.tgz", NULL);
-	/* Quiet when it works: the task is already at review, and a line now
-	 * would land in the log at no fixed moment. */
+	char *tmp = paths_join(r->task_dir, "home.tgz.tmp", NULL);
+	/* Written beside and renamed: a kill mid-copy leaves the last
+	 * round's archive whole. */
 	if (!(sb_run(r, sb, argv, NULL, clock_mono() + 60, &res, &e) == 0 && res.end == SANDBOX_EXITED &&
 	      res.code == 0 &&
-	      sandbox_backend_default()->copy_out(sb, SANDBOX_OUTDIR "/home.tgz", host,
-	                                          HOME_ARCHIVE_CAP, &e) == 0))
-		logline(r, "review: the agent's home could not be kept%s%s", e.msg[0] ? ": " : "",
+	      sandbox_backend_default()->copy_out(sb, SANDBOX_OUTDIR "/home.tgz", tmp,
+	                                          HOME_ARCHIVE_CAP, &e) == 0 &&
+	      rename(tmp, host) == 0)) {
+		unlink(tmp);
+		logline(r, "hand-off: the agent's home could not be kept%s%s", e.msg[0] ? ": " : "",
 		        e.msg);
+	} else {
+		/* The session that goes with this home: a later round that
+		 * fails may leave the task's session pointing elsewhere. */
+		char *sess = paths_join(r->task_dir, "home.session", NULL);
+		if (r->session)
+			fsx_write_file(sess, r->session, strlen(r->session), 0600, &e);
+		else
+			unlink(sess);
+		free(sess);
+	}
+	free(tmp);
 	free(host);
+}
+
+/* The session saved with the home archive of task_dir, when there is one:
+ * it replaces r->session. */
+static void home_session(struct run *r, const char *task_dir)
+{
+	char *sess = paths_join(task_dir, "home.session", NULL);
+	struct buf b = {0};
+	struct err e = {{0}};
+	if (fsx_read_file(sess, 4096, &b, &e) == 0 && b.len) {
+		free(r->session);
+		r->session = buf_detach(&b);
+	}
+	buf_free(&b);
+	free(sess);
+}
+
+/* The bundle of a round that reached review stays as round-N.bundle: a
+ * later round that fails or is interrupted leaves the task at this
+ * round, and a sandbox rebuilt for it starts from this work. */
+static void keep_round_bundle(struct run *r)
+{
+	char name[32];
+	snprintf(name, sizeof name, "round-%d.bundle", r->round);
+	char *bundle = paths_join(r->task_dir, "result.bundle", NULL);
+	char *keep = paths_join(r->task_dir, name, NULL);
+	unlink(keep);
+	if (link(bundle, keep) < 0)
+		logline(r, "hand-off: cannot keep %s: %s", keep, strerror(errno));
+	free(bundle);
+	free(keep);
 }
 
 /* 1 when the home was put back. */
@@ -658,7 +713,15 @@ static int home_restore(struct run *r, struct sandbox *sb)
 static int rebuild_workspace(struct run *r, struct sandbox *sb, struct err *e)
 {
 	const struct task_row *t = r->job->task;
-	char *bundle = paths_join(r->task_dir, "result.bundle", NULL);
+	/* The bundle of the round the task is at (the reviewed one), not the
+	 * last one written: that may be a later round's that failed. */
+	char name[32];
+	snprintf(name, sizeof name, "round-%d.bundle", t->round - 1);
+	char *bundle = paths_join(r->task_dir, name, NULL);
+	if (access(bundle, F_OK) < 0) {
+		free(bundle);
+		bundle = paths_join(r->task_dir, "result.bundle", NULL);
+	}
 	int rc = sandbox_backend_default()->copy_in(sb, bundle, SANDBOX_OUTDIR "/resume.bundle", e);
 	free(bundle);
 	if (rc < 0)
@@ -707,6 +770,47 @@ static int write_prompt(struct run *r, struct sandbox *sb, const char *prompt, s
 
 /* One round: agent, tests, hand-off, contract, gate summary.  Returns 0
  * when the task reached review, 1 when it ended (failed, done, cancelled). */
+/* After the agent failed: when its command's program (or the script an
+ * interpreter was given) is not there, a sentence that says so (free it),
+ * else NULL.  Only on failure: it costs a sandbox command. */
+static char *agent_missing(struct run *r, struct sandbox *sb, const struct agent_cmdline *cl)
+{
+	if (!cl->argc)
+		return NULL;
+	const char *script = cl->argc > 1 ? cl->argv[1] : "";
+	const char *argv[] = { "/bin/sh", "-c",
+		"p=$1\n"
+		"case $p in\n"
+		"*/*) [ -x \"$p\" ] || { [ -e \"$p\" ] && exit 126; exit 127; } ;;\n"
+		"*) command -v \"$p\" >/dev/null 2>&1 || exit 127 ;;\n"
+		"esac\n"
+		"case ${p##*/} in\n"
+		"sh|bash|dash|python|python3|node|perl|ruby)\n"
+		"  case $2 in ''|-*|\\{*) ;; *) [ -e \"$2\" ] || exit 125 ;; esac ;;\n"
+		"esac\n"
+		"exit 0\n", "check", cl->argv[0], script, NULL };
+	struct sandbox_result res;
+	struct err e = {{0}};
+	if (sb_run(r, sb, argv, NULL, clock_mono() + 10, &res, &e) < 0 ||
+	    res.end != SANDBOX_EXITED)
+		return NULL;
+	switch (res.code) {
+	case 127:
+		return xasprintf(_("the agent's command %s was not found in the sandbox; check the "
+		                   "command of [agent \"%s\"] ('paddock config check' names the "
+		                   "problem)"), cl->argv[0], r->job->task->agent);
+	case 126:
+		return xasprintf(_("the agent's command %s is not executable in the sandbox; check "
+		                   "the command of [agent \"%s\"]"), cl->argv[0],
+		                 r->job->task->agent);
+	case 125:
+		return xasprintf(_("the agent's command %s %s was not found: there is no %s in "
+		                   "the sandbox; check the command and files of [agent \"%s\"]"),
+		                 cl->argv[0], script, script, r->job->task->agent);
+	}
+	return NULL;
+}
+
 static int run_round(struct run *r, struct sandbox *sb, const struct agent_cmdline *cl,
                      const struct template_tests *before)
 {
@@ -719,9 +823,12 @@ static int run_round(struct run *r, struct sandbox *sb, const struct agent_cmdli
 		report(r, "status running");
 	logline(r, "running: round %d, agent %s: %s", r->round, agent->name,
 	        r->round > 1 && agent->resume ? agent->resume : agent->command);
-	char round_env[32];
+	char round_env[32], attempt_env[32];
 	snprintf(round_env, sizeof round_env, "PADDOCK_ROUND=%d", r->round);
-	const char *agent_env[] = { "PADDOCK_STEP=agent", round_env,
+	/* Round 1 runs again after paddock died under it (max-attempts). */
+	snprintf(attempt_env, sizeof attempt_env, "PADDOCK_ATTEMPT=%d",
+	         r->round == 1 && r->job->task->attempts > 0 ? r->job->task->attempts : 1);
+	const char *agent_env[] = { "PADDOCK_STEP=agent", round_env, attempt_env,
 	                            "PADDOCK_SUMMARY_FILE=" SANDBOX_OUTDIR "/summary.md", NULL };
 	struct sandbox_result res;
 	if (r->round > 1) {
@@ -795,7 +902,12 @@ static int run_round(struct run *r, struct sandbox *sb, const struct agent_cmdli
 	}
 	if (ar.outcome != ADAPTER_OK || problem) {
 		struct buf why = {0};
-		if (ar.outcome == ADAPTER_MODEL)
+		char *missing = NULL;
+		if (ar.outcome != ADAPTER_MODEL && res.end == SANDBOX_EXITED && res.code != 0)
+			missing = agent_missing(r, sb, cl);
+		if (missing)
+			buf_adds(&why, missing);
+		else if (ar.outcome == ADAPTER_MODEL)
 			buf_printf(&why, _("the agent's model call failed (%s)"), ar.reason);
 		else if (problem)
 			buf_adds(&why, problem);
@@ -808,6 +920,7 @@ static int run_round(struct run *r, struct sandbox *sb, const struct agent_cmdli
 			           agent->name);
 		fail_reason(r, ar.reason ? ar.reason : "tool", "running", why.data);
 		buf_free(&why);
+		free(missing);
 		free(problem);
 		adapter_result_free(&ar);
 		return 1;
@@ -889,6 +1002,11 @@ static int run_round(struct run *r, struct sandbox *sb, const struct agent_cmdli
 		char *g = gate_json(r, from, summary, before, &ta, &va);
 		report(r, "gate %s", g ? g : "{}");
 		free(g);
+		/* Before the gate opens: whatever stops paddock from here on
+		 * (a kill, a stop between rounds) finds the conversation and the
+		 * round's work kept, so a later round resumes both. */
+		home_save(r, sb);
+		keep_round_bundle(r);
 		report(r, "done");
 		result = 0;
 	}
@@ -923,6 +1041,13 @@ static int run_steps(struct run *r)
 			return fail(r, "preparing", _("the task has no work to continue from"));
 		memcpy(r->base, t->base, 41);
 		memcpy(r->head, t->head, 41);
+	} else if (t->follow_of && t->base && strlen(t->base) == 40) {
+		/* A follow-up starts on its parent's work, which is in the
+		 * mirror already: no fetch. */
+		memcpy(r->base, t->base, 41);
+		report(r, "base %s", r->base);
+		logline(r, "preparing: a follow-up of task %s: base commit %s (its work)",
+		        t->follow_of, r->base);
 	} else {
 		logline(r, "preparing: updating the mirror of %s from %s", repo->name, repo->url);
 		if (mirror_update(job->data_dir, repo, &e) < 0)
@@ -1040,6 +1165,7 @@ static int run_steps(struct run *r)
 			goto out;
 		}
 		if (home_restore(r, sb)) {
+			home_session(r, r->task_dir);
 			logline(r, "preparing: the agent's home is back from the last round");
 		} else if (r->session && agent->kind != AGENT_SCRIPT) {
 			logline(r, "preparing: the agent's home was not kept; it starts a new "
@@ -1062,26 +1188,47 @@ static int run_steps(struct run *r)
 			result = fail(r, "preparing", rc < 0 ? e.msg : problem);
 			goto out;
 		}
+		if (t->follow_of) {
+			/* The parent's conversation: its home, and its session
+			 * (copied when the task was added). */
+			char *mine = paths_join(r->task_dir, "home.tgz", NULL);
+			char *theirs = paths_join(job->data_dir, "tasks", t->follow_of, "home.tgz",
+			                          NULL);
+			if (access(mine, F_OK) < 0)
+				fsx_copy_regular(theirs, mine, HOME_ARCHIVE_CAP, 0600, &e);
+			free(mine);
+			free(theirs);
+			if (home_restore(r, sb)) {
+				char *pdir = paths_join(job->data_dir, "tasks", t->follow_of, NULL);
+				home_session(r, pdir);
+				free(pdir);
+				logline(r, "preparing: the agent's home is back from task %s",
+				        t->follow_of);
+			} else if (r->session && agent->kind != AGENT_SCRIPT) {
+				logline(r, "preparing: task %s's agent home was not kept; it starts a "
+				        "new conversation", t->follow_of);
+				free(r->session);
+				r->session = NULL;
+			}
+		}
 	}
 	for (;;) {
 		/* A real agent resumes only with a session; without one it starts
 		 * a new conversation (the work is on its branch). */
-		int resume = r->round > 1 && agent->resume &&
+		int resume = (r->round > 1 || t->follow_of) && agent->resume &&
 		             (agent->kind == AGENT_SCRIPT || r->session);
 		const struct agent_cmdline *use = resume ? &rcl : &cl;
 		result = run_round(r, sb, use, &before);
 		if (result != 0)
 			break;
-		if (cfg->gate_timeout <= 0 || job->cmd_fd < 0) {
-			home_save(r, sb);
+		if (cfg->gate_timeout <= 0 || job->cmd_fd < 0)
 			break;
-		}
 		kept = 1;
+		/* The home was saved when the round reached review; nothing
+		 * runs in the sandbox while it waits at the gate. */
 		int next = gate_wait(r);
-		if (!next) {
-			home_save(r, sb);
+		if (!next)
 			break;
-		}
 		/* The scheduler moved the task to running, round `next`. */
 		r->round = next;
 		r->deadline = clock_mono() + cfg->limits.timeout;

@@ -5,7 +5,9 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +23,7 @@
 #include "gate.h"
 #include "gateway.h"
 #include "i18n.h"
+#include "mirror.h"
 #include "paths.h"
 #include "pipeline.h"
 #include "sandbox.h"
@@ -58,9 +61,11 @@ struct scheduler {
 	int lockfd;
 	double last_poll;
 	double next_prune;         /* when the template janitor runs next */
+	struct reconcile *reconcile; /* the thread reconciling dead pushes */
+	pthread_t reconcile_thread;
 	int waiting;               /* requests for changes waiting for a worker */
-	int stopping;              /* shutting down: ends are "lost" */
-	int requeue;               /* ... and first rounds are queued again */
+	int stopping;              /* shutting down: tasks stopped are
+	                              interrupted, not failed */
 	struct webhook *wh;        /* the webhook sender (webhook.h) */
 };
 #define sched scheduler
@@ -125,35 +130,45 @@ static void transition(struct sched *s, const char *id, enum task_status to,
 		fprintf(stderr, "paddock: %s\n", e.msg);
 }
 
-/* Records a task as lost because paddock is stopping, naming the step it
- * was in. */
-static void mark_lost(struct sched *s, const char *id)
+/* Progress and webhook of a move the store made itself (recovery). */
+static void moved(struct sched *s, const char *id, enum task_status to, const char *detail)
 {
-	struct task_row t;
 	struct err e = {{0}};
-	if (store_task_get(s->st, id, &t, &e) < 0)
+	char *first = detail ? xstrndup(detail, strcspn(detail, "\n")) : NULL;
+	progress(s, id, task_status_name(to), first);
+	free(first);
+	if (webhook_enqueue(s->cfg, s->st, id, to, &e) < 0)
+		fprintf(stderr, "paddock: %s\n", e.msg);
+}
+
+/* The process of an active task stopped before it ended the task:
+ * planned when paddock itself is stopping.  Nothing reviewed is lost: a
+ * later round goes back to review with the round before, a first round
+ * is queued again (store_task_interrupted). */
+static void interrupted(struct sched *s, const char *id, int planned, const char *why)
+{
+	struct err e = {{0}};
+	enum task_status to;
+	if (store_task_interrupted(s->st, id, planned, s->cfg->max_attempts, why, &to, &e) < 0) {
+		fprintf(stderr, "paddock: %s\n", e.msg);
 		return;
-	if (task_status_is_active(t.status) && s->requeue && t.round > 1 &&
-	    task_transition_allowed(t.status, TASK_REVIEW)) {
-		/* A later round that was stopped: its task goes back to the
-		 * gate with the last round's work, which is all there. */
-		char *msg = xasprintf(_("round %d was stopped with paddock; the task is back at "
-		                        "review with round %d's work"), t.round, t.round - 1);
-		transition(s, id, TASK_REVIEW, msg);
-		free(msg);
-	} else if (task_status_is_active(t.status)) {
-		/* Asked to keep the work: a first round starts again later. */
-		int again = s->requeue && t.round <= 1;
-		char *msg = xasprintf("%s: %s", task_status_name(t.status), again ?
-		                      _("paddock was stopped while the task ran; it is queued "
-		                        "to run again") :
-		                      _("paddock was stopped while the task ran"));
-		transition(s, id, TASK_LOST, msg);
-		if (again)
-			transition(s, id, TASK_QUEUED, NULL);
-		free(msg);
 	}
-	task_row_free(&t);
+	moved(s, id, to, why);
+}
+
+/* Round N > 1 failed: the task goes back to review with round N - 1,
+ * round N's failure on the gate. */
+static void round_failed(struct sched *s, const char *id, const char *why)
+{
+	struct err e = {{0}};
+	if (store_task_rollback_round(s->st, id, why, &e) < 0) {
+		fprintf(stderr, "paddock: %s\n", e.msg);
+		transition(s, id, TASK_FAILED, why);
+		return;
+	}
+	char *detail = xasprintf(_("the round failed; back at the round before: %s"), why);
+	moved(s, id, TASK_REVIEW, detail);
+	free(detail);
 }
 
 static void unescape(char *s)
@@ -268,10 +283,15 @@ static void handle_line(struct sched *s, struct worker *w, char *line)
 			fprintf(stderr, "paddock: %s\n", e.msg);
 	} else if (!strncmp(line, "fail ", 5)) {
 		w->finished = 1;
-		transition(s, w->id, TASK_FAILED, line + 5);
+		if (s->stopping)
+			interrupted(s, w->id, 1, _("paddock was stopped while the task ran"));
+		else if (w->round > 1)
+			round_failed(s, w->id, line + 5);
+		else
+			transition(s, w->id, TASK_FAILED, line + 5);
 	} else if (!strcmp(line, "cancelled") && s->stopping) {
 		w->finished = 1;
-		mark_lost(s, w->id);
+		interrupted(s, w->id, 1, _("paddock was stopped while the task ran"));
 	} else if (!strcmp(line, "cancelled")) {
 		w->finished = 1;
 		transition(s, w->id, TASK_CANCELLED, _("cancelled while it ran"));
@@ -328,17 +348,20 @@ static void worker_reap(struct sched *s, size_t i, int status)
 		struct task_row t;
 		struct err e = {{0}};
 		if (s->stopping) {
-			mark_lost(s, w->id);
+			interrupted(s, w->id, 1, _("paddock was stopped while the task ran"));
 		} else if (store_task_get(s->st, w->id, &t, &e) == 0) {
 			if (t.cancel_requested)
 				transition(s, w->id, TASK_CANCELLED, _("cancelled while it ran"));
-			else if (task_status_is_active(t.status)) {
-				char *msg = xasprintf("%s: %s", task_status_name(t.status), why);
-				transition(s, w->id, TASK_FAILED, msg);
-				free(msg);
-			}
+			else if (task_status_is_active(t.status) && t.status != TASK_PUSHING)
+				/* Killed from outside: the task is tried again
+				 * (or goes back to its last review), as after
+				 * a crash of paddock itself. */
+				interrupted(s, w->id, 0, why);
 			task_row_free(&t);
 		}
+		/* Its cgroups outlive it (their lock is free now). */
+		if (!s->stopping)
+			sandbox_janitor();
 	}
 	if (w->at_gate) {
 		struct err e = {{0}};
@@ -425,17 +448,13 @@ static int start_one(struct sched *s)
 			fprintf(stderr, "paddock: %s\n", e.msg);
 		return 0;
 	}
-	if (store_task_transition(s->st, t.id, TASK_PREPARING, NULL, &e) < 0) {
+	if (store_task_start(s->st, t.id, &e) < 0) {
 		/* Cancelled by another process in the meantime. */
 		task_row_free(&t);
 		return 1;
 	}
+	t.attempts++;              /* as store_task_start counted it */
 	progress(s, t.id, "preparing", t.repo);
-	/* A task queued again starts without its last run's error. */
-	if (t.error && store_task_set(s->st, t.id, "error", NULL, &e) < 0)
-		fprintf(stderr, "paddock: %s\n", e.msg);
-	if (t.reason && store_task_set(s->st, t.id, "reason", NULL, &e) < 0)
-		fprintf(stderr, "paddock: %s\n", e.msg);
 	if (spawn(s, &t, 0, 1) < 0)
 		transition(s, t.id, TASK_FAILED, "preparing: cannot start a supervisor");
 	task_row_free(&t);
@@ -472,12 +491,24 @@ static int write_notes(struct sched *s, const char *id, int round, struct err *e
 			notes = d[i].notes ? d[i].notes : "";
 			break;
 		}
+	/* The round's last attempt failed or was interrupted: the agent
+	 * hears why, with the notes. */
+	struct task_row t;
+	struct buf text = {0};
+	if (store_task_get(s->st, id, &t, e) == 0) {
+		if (t.failed_round == round && t.failed_why)
+			buf_printf(&text, _("Your last attempt at this round did not reach review: "
+			                    "%s\n\nThe reviewer's notes:\n\n"), t.failed_why);
+		task_row_free(&t);
+	}
+	buf_adds(&text, notes);
 	char name[32];
 	snprintf(name, sizeof name, "notes-%d", round);
 	char *dir = paths_join(s->data_dir, "tasks", id, NULL);
 	char *path = paths_join(dir, name, NULL);
 	int rc = fsx_mkdir_p(dir, 0700, e) == 0 ?
-		fsx_write_file(path, notes, strlen(notes), 0600, e) : -1;
+		fsx_write_file(path, text.data ? text.data : "", text.len, 0600, e) : -1;
+	buf_free(&text);
 	free(dir);
 	free(path);
 	task_decisions_free(d, n);
@@ -590,19 +621,93 @@ static int queued_count(struct sched *s)
 	return (int)n;
 }
 
-/* A task left at pushing by a process that died goes back to review (its
- * push may or may not have arrived; pushing again is safe). */
+/* The reconciler's work: the ids to look at, its own store connection
+ * (SQLite connections are per thread; a forked child could not open the
+ * store its parent has open). */
+struct reconcile {
+	const struct config *cfg;
+	char *data_dir;
+	char (*ids)[TASK_ID_LEN + 1];
+	size_t n;
+	FILE *progress;
+	atomic_int done;
+};
+
+static void *reconcile_run(void *arg)
+{
+	struct reconcile *rc = arg;
+	struct store *st;
+	struct err e = {{0}};
+	char *db = paths_join(rc->data_dir, "paddock.db", NULL);
+	if (store_open(&st, db, &e) == 0) {
+		struct gate_ctx g = { .cfg = rc->cfg, .data_dir = rc->data_dir, .st = st,
+		                      .actor = gate_actor() };
+		for (size_t i = 0; i < rc->n; i++) {
+			struct buf out = {0};
+			/* What happened is in the task (pushed, its error). */
+			if (gate_recover_push(&g, rc->ids[i], &out, &e) == 0 && out.len &&
+			    rc->progress) {
+				fputs(out.data, rc->progress);
+				fflush(rc->progress);
+			}
+			buf_free(&out);
+		}
+		store_close(st);
+	}
+	free(db);
+	atomic_store(&rc->done, 1);
+	return NULL;
+}
+
+static void reconcile_join(struct sched *s)
+{
+	if (!s->reconcile)
+		return;
+	pthread_join(s->reconcile_thread, NULL);
+	free(s->reconcile->data_dir);
+	free(s->reconcile->ids);
+	free(s->reconcile);
+	s->reconcile = NULL;
+}
+
+/* A task left at pushing by a process that died is reconciled with the
+ * remote (gate_recover_push) in a thread: it asks the network, and the
+ * loop (perhaps a dashboard's) must not wait for it. */
 static void recover_pushing(struct sched *s)
 {
+	if (s->reconcile) {
+		if (!atomic_load(&s->reconcile->done))
+			return;
+		reconcile_join(s);
+	}
 	struct task_row *rows;
 	size_t n;
 	struct err e = {{0}};
 	if (store_task_list(s->st, TASK_PUSHING, &rows, &n, &e) < 0)
 		return;
-	for (size_t i = 0; i < n; i++)
-		if (gate_push_lock_free(s->data_dir, rows[i].id))
-			transition(s, rows[i].id, TASK_REVIEW, NULL);
+	struct reconcile *rc = xcalloc(1, sizeof *rc);
+	for (size_t i = 0; i < n; i++) {
+		if (!gate_push_lock_free(s->data_dir, rows[i].id))
+			continue;
+		rc->ids = xrealloc(rc->ids, (rc->n + 1) * sizeof *rc->ids);
+		memcpy(rc->ids[rc->n++], rows[i].id, TASK_ID_LEN + 1);
+	}
 	task_rows_free(rows, n);
+	if (!rc->n) {
+		free(rc);
+		return;
+	}
+	rc->cfg = s->cfg;
+	rc->data_dir = xstrdup(s->data_dir);
+	rc->progress = s->progress;
+	atomic_init(&rc->done, 0);
+	if (pthread_create(&s->reconcile_thread, NULL, reconcile_run, rc) != 0) {
+		free(rc->data_dir);
+		free(rc->ids);
+		free(rc);
+		return;
+	}
+	s->reconcile = rc;
 }
 
 static int pending_count(struct sched *s)
@@ -638,7 +743,8 @@ static void handle_signals(struct sched *s)
 
 /* On shutdown the supervisors are asked to stop (SIGTERM: each tears its
  * sandbox down), then killed after a grace period; their tasks are
- * recorded as lost with the reason, never silently dropped. */
+ * interrupted (store_task_interrupted): queued again or back at review,
+ * never silently dropped. */
 static void shutdown_workers(struct sched *s)
 {
 	s->stopping = 1;
@@ -697,14 +803,24 @@ int scheduler_open(struct scheduler **out, const struct config *cfg, const char 
 		free(s);
 		return -1;
 	}
-	/* Whatever a dead owner left active is lost; its sandboxes are gone
-	 * with its processes, and the janitor removes their cgroups. */
-	int lost = store_mark_active_lost(s->st, _("paddock stopped while the task was active"), e);
-	if (lost > 0 && progress)
-		fprintf(progress, _("%d task(s) left active by a stopped paddock are now lost\n"),
-		        lost);
+	/* Whatever a dead owner left active is recovered: its sandboxes are
+	 * gone with its processes (the janitor removes their cgroups), its
+	 * first rounds run again, its later rounds go back to review. */
+	struct store_recovery rec;
+	if (store_recover_active(s->st, cfg->max_attempts,
+	                         _("paddock stopped while the task ran"), &rec, e) < 0)
+		fprintf(stderr, "paddock: %s\n", e->msg);
+	else if (progress && rec.queued + rec.review + rec.failed + rec.cancelled + rec.lost)
+		fprintf(progress, _("recovered the tasks a stopped paddock left: %d queued again, "
+		                    "%d back at review, %d failed after too many attempts, "
+		                    "%d cancelled, %d lost\n"),
+		        rec.queued, rec.review, rec.failed, rec.cancelled, rec.lost);
 	sandbox_janitor();
 	gateway_janitor();
+	/* Imports and template builds run in this owner's supervisors, and
+	 * none runs yet: their leftovers are a dead owner's. */
+	mirror_janitor(data_dir);
+	template_janitor(data_dir);
 	if (store_forget_sandboxes(s->st, e) < 0)
 		fprintf(stderr, "paddock: %s\n", e->msg);
 
@@ -790,16 +906,12 @@ int scheduler_busy(struct scheduler *s)
 	return busy_workers(s);
 }
 
-void scheduler_requeue_on_close(struct scheduler *s)
-{
-	s->requeue = 1;
-}
-
 void scheduler_close(struct scheduler *s)
 {
 	if (!s)
 		return;
 	shutdown_workers(s);
+	reconcile_join(s);
 	webhook_close(s->wh);
 	close(s->sfd);
 	sigprocmask(SIG_SETMASK, &s->oldmask, NULL);

@@ -38,12 +38,9 @@ void scheduler_step(struct scheduler *s, const struct pollfd *fds, size_t n);
 int scheduler_idle(struct scheduler *s);
 /* Tasks being worked on now. */
 int scheduler_busy(struct scheduler *s);
-/* Makes scheduler_close queue the tasks it stops again (first rounds; a
- * later round's task stays lost at its last head), so that nothing is
- * lost when a dashboard quits while tasks run. */
-void scheduler_requeue_on_close(struct scheduler *s);
-/* Stops the supervisors (their tasks become lost, kept gates are torn
- * down), restores the signal mask, releases the lock; frees s. */
+/* Stops the supervisors (their first rounds are queued again, later
+ * rounds go back to review, kept gates are torn down), restores the
+ * signal mask, releases the lock; frees s. */
 void scheduler_close(struct scheduler *s);
 
 /* Runs until SIGINT/SIGTERM (or idle, with until_idle). */

@@ -1,12 +1,15 @@
 #include "autoconfig.h"
 #include "store.h"
 
+#include <errno.h>
 #include <jansson.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 #include <time.h>
+#include <unistd.h>
 #include "buf.h"
 #include "clock.h"
 #include "i18n.h"
@@ -105,11 +108,65 @@ static const char *const migrations[] = {
 	"  delivered_at REAL);"
 	"CREATE INDEX webhooks_due ON webhooks(next_at) WHERE next_at IS NOT NULL;"
 	"CREATE INDEX webhooks_task ON webhooks(task_id, id);",
+	/* 5: recovery: attempts of a first round, the last later round that
+	 * failed (the task went back to review with the one before), and
+	 * follow-ups of finished tasks. */
+	"ALTER TABLE tasks ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE tasks ADD COLUMN failed_round INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE tasks ADD COLUMN failed_head TEXT;"
+	"ALTER TABLE tasks ADD COLUMN failed_why TEXT;"
+	"ALTER TABLE tasks ADD COLUMN follow_of TEXT;"
+	"UPDATE tasks SET attempts = 1 WHERE status != 'queued';",
 };
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))
 
+/* SQLite's "disk I/O error" or "unable to open database file" leaves a
+ * person guessing: when the data directory is the cause (read-only, full,
+ * not writable), say so and what to do.  SQLite rolls the change back, so
+ * what was stored before stays.  Returns 1 when it set e. */
+static int os_err(struct store *s, struct err *e)
+{
+	if (!s->db)
+		return 0;
+	int code = sqlite3_errcode(s->db) & 0xff;
+	/* The OS error is kept from the last I/O failure: only these codes
+	 * come with a fresh one. */
+	int sys = code == SQLITE_IOERR || code == SQLITE_CANTOPEN || code == SQLITE_FULL
+	          ? sqlite3_system_errno(s->db) : 0;
+	const char *slash = strrchr(s->path, '/');
+	char *dir = !slash ? xstrdup(".")
+	            : xstrndup(s->path, slash == s->path ? 1 : (size_t)(slash - s->path));
+	/* SQLite falls back to opening read-only, so its errno may be that
+	 * fallback's (ENOENT for the -wal file): look at the directory too. */
+	int io = code == SQLITE_IOERR || code == SQLITE_CANTOPEN || code == SQLITE_READONLY;
+	struct statvfs vfs;
+	int ro = io && statvfs(dir, &vfs) == 0 && (vfs.f_flag & ST_RDONLY);
+	int denied = 0;
+	if (io && !ro && access(dir, W_OK) < 0)
+		denied = errno == EACCES;
+	else if (io && !ro && access(s->path, W_OK) < 0)
+		denied = errno == EACCES;
+	int set = 1;
+	if (code == SQLITE_FULL || sys == ENOSPC || sys == EDQUOT)
+		err_set(e, _("no space left on the device of the data directory %s; free some "
+		             "space there and try again (nothing stored was lost)"), dir);
+	else if (ro || sys == EROFS)
+		err_set(e, _("the data directory %s is read-only; make it writable, or set "
+		             "PADDOCK_HOME to another directory"), dir);
+	else if (sys == EACCES || sys == EPERM || denied)
+		err_set(e, _("the data directory %s or its store cannot be written (permission "
+		             "denied); let this user write there, or set PADDOCK_HOME to another "
+		             "directory"), dir);
+	else
+		set = 0;
+	free(dir);
+	return set;
+}
+
 static int db_err(struct store *s, struct err *e, const char *what)
 {
+	if (os_err(s, e))
+		return -1;
 	return err_set(e, _("store %s: %s: %s"), s->path, what, sqlite3_errmsg(s->db));
 }
 
@@ -117,7 +174,8 @@ static int exec(struct store *s, const char *sql, struct err *e)
 {
 	char *msg = NULL;
 	if (sqlite3_exec(s->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
-		err_set(e, _("store %s: %s"), s->path, msg ? msg : "?");
+		if (!os_err(s, e))
+			err_set(e, _("store %s: %s"), s->path, msg ? msg : "?");
 		sqlite3_free(msg);
 		return -1;
 	}
@@ -170,8 +228,9 @@ int store_open(struct store **out, const char *path, struct err *e)
 	s->path = xstrdup(path);
 	if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
 	                    SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
-		err_set(e, _("cannot open the store %s: %s"), path,
-		        s->db ? sqlite3_errmsg(s->db) : "out of memory");
+		if (!os_err(s, e))
+			err_set(e, _("cannot open the store %s: %s"), path,
+			        s->db ? sqlite3_errmsg(s->db) : "out of memory");
 		store_close(s);
 		return -1;
 	}
@@ -231,6 +290,9 @@ void task_row_free(struct task_row *t)
 	free(t->pending);
 	free(t->session);
 	free(t->reason);
+	free(t->failed_head);
+	free(t->failed_why);
+	free(t->follow_of);
 	memset(t, 0, sizeof *t);
 }
 
@@ -257,7 +319,7 @@ static uint64_t col_u64(sqlite3_stmt *st, int i)
                   "created, updated, cancel_requested, round, summary, pr_url, pushed, " \
                   "reviewed_head, sandbox_kept, pending, budget, tokens_in, tokens_out, " \
                   "tokens_cache_read, tokens_cache_write, requests, cost, priced, session, " \
-                  "reason"
+                  "reason, attempts, failed_round, failed_head, failed_why, follow_of"
 
 static int load_steps(struct store *s, sqlite3_int64 seq, struct task_row *t, struct err *e)
 {
@@ -317,6 +379,11 @@ static int row_fill(struct store *s, sqlite3_stmt *st, struct task_row *t, struc
 	t->usage.priced = sqlite3_column_int(st, 27);
 	t->session = col_str(st, 28);
 	t->reason = col_str(st, 29);
+	t->attempts = sqlite3_column_int(st, 30);
+	t->failed_round = sqlite3_column_int(st, 31);
+	t->failed_head = col_str(st, 32);
+	t->failed_why = col_str(st, 33);
+	t->follow_of = col_str(st, 34);
 	return load_steps(s, seq, t, e);
 }
 
@@ -343,12 +410,28 @@ int store_task_add(struct store *s, const char *repo, const char *agent, const c
 	return store_task_add_budget(s, repo, agent, text, branch_prefix, -1, id_out, e);
 }
 
+/* Inside a transaction: inserts the task and its first step. */
+static int add_locked(struct store *s, const char *repo, const char *agent,
+                      const char *text, const char *branch_prefix, double budget,
+                      char id_out[TASK_ID_LEN + 1], struct err *e);
+
 int store_task_add_budget(struct store *s, const char *repo, const char *agent,
                           const char *text, const char *branch_prefix, double budget,
                           char id_out[TASK_ID_LEN + 1], struct err *e)
 {
 	if (exec(s, "BEGIN IMMEDIATE", e) < 0)
 		return -1;
+	if (add_locked(s, repo, agent, text, branch_prefix, budget, id_out, e) < 0) {
+		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+		return -1;
+	}
+	return exec(s, "COMMIT", e);
+}
+
+static int add_locked(struct store *s, const char *repo, const char *agent,
+                      const char *text, const char *branch_prefix, double budget,
+                      char id_out[TASK_ID_LEN + 1], struct err *e)
+{
 	sqlite3_stmt *st;
 	if (sqlite3_prepare_v2(s->db,
 	        "INSERT INTO tasks (id, text, repo, agent, branch, status, created, updated, "
@@ -391,9 +474,8 @@ int store_task_add_budget(struct store *s, const char *repo, const char *agent,
 	sqlite3_finalize(st);
 	if (add_step(s, id_out, 0, TASK_QUEUED, e) < 0)
 		goto fail;
-	return exec(s, "COMMIT", e);
+	return 0;
 fail:
-	sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 	return -1;
 }
 
@@ -607,34 +689,268 @@ out:
 	return exec(s, "COMMIT", e) < 0 ? -1 : rc;
 }
 
-int store_mark_active_lost(struct store *s, const char *why, struct err *e)
+/* Runs one UPDATE with the task id bound last; binds: text values (NULL
+ * binds NULL) then ints. */
+static int update_task(struct store *s, const char *sql, const char *id, struct err *e,
+                       int ntext, const char *const *texts, int nint, const int *ints)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
+		return db_err(s, e, "update");
+	int k = 1;
+	for (int i = 0; i < ntext; i++, k++)
+		if (texts[i])
+			sqlite3_bind_text(st, k, texts[i], -1, SQLITE_TRANSIENT);
+		else
+			sqlite3_bind_null(st, k);
+	for (int i = 0; i < nint; i++, k++)
+		sqlite3_bind_int(st, k, ints[i]);
+	sqlite3_bind_text(st, k, id, -1, SQLITE_STATIC);
+	int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : db_err(s, e, "update");
+	sqlite3_finalize(st);
+	return rc;
+}
+
+/* The summary in a gate summary's JSON, or NULL. */
+static char *gate_summary_text(const char *gate)
+{
+	json_t *g = gate ? json_loads(gate, 0, NULL) : NULL;
+	const char *v = json_string_value(json_object_get(g, "summary"));
+	char *out = v ? xstrdup(v) : NULL;
+	json_decref(g);
+	return out;
+}
+
+/* Inside a transaction: round t->round (> 1) did not reach review; the
+ * task goes back to review with round - 1, which did. */
+static int rollback_locked(struct store *s, const struct task_row *t, const char *why,
+                           struct err *e)
+{
+	struct task_round *r;
+	size_t n;
+	if (store_rounds(s, t->id, &r, &n, e) < 0)
+		return -1;
+	const struct task_round *prev = NULL, *cur = NULL;
+	for (size_t i = 0; i < n; i++) {
+		if (r[i].n == t->round - 1)
+			prev = &r[i];
+		if (r[i].n == t->round)
+			cur = &r[i];
+	}
+	int rc = -1;
+	if (!prev || !prev->head) {
+		err_set(e, _("task %s: round %d has no work to go back to"), t->id, t->round - 1);
+		goto out;
+	}
+	char *summary = gate_summary_text(prev->gate);
+	const char *texts[] = { prev->head, summary ? summary : t->summary,
+	                        cur ? cur->head : NULL, why };
+	const int ints[] = { t->round - 1, t->round };
+	rc = update_task(s, "UPDATE tasks SET head = ?, summary = ?, failed_head = ?, "
+	                 "failed_why = ?, round = ?, failed_round = ?, pending = NULL, "
+	                 "error = NULL, reason = NULL, sandbox_kept = 0, cancel_requested = 0 "
+	                 "WHERE id = ?", t->id, e, 4, texts, 2, ints);
+	free(summary);
+	/* The round starts afresh when changes are requested again. */
+	if (rc == 0) {
+		const int nr[] = { t->round };
+		rc = update_task(s, "DELETE FROM rounds WHERE n = ? AND task_seq = "
+		                 "(SELECT seq FROM tasks WHERE id = ?)", t->id, e, 0, NULL, 1, nr);
+	}
+	if (rc == 0)
+		rc = transition_locked(s, t->id, TASK_REVIEW, NULL, e);
+out:
+	task_rounds_free(r, n);
+	return rc;
+}
+
+int store_task_rollback_round(struct store *s, const char *id, const char *why,
+                              struct err *e)
+{
+	if (exec(s, "BEGIN IMMEDIATE", e) < 0)
+		return -1;
+	struct task_row t;
+	int rc = -1;
+	if (store_task_get(s, id, &t, e) == 0) {
+		if (t.round < 2 || !task_status_is_active(t.status) || t.status == TASK_PUSHING)
+			err_set(e, _("task %s is %s in round %d; it has no earlier round to go back to"),
+			        t.id, task_status_name(t.status), t.round);
+		else
+			rc = rollback_locked(s, &t, why, e);
+		task_row_free(&t);
+	}
+	if (rc < 0) {
+		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+		return -1;
+	}
+	return exec(s, "COMMIT", e);
+}
+
+int store_task_follow_up(struct store *s, const char *parent, const char *text,
+                         char id_out[TASK_ID_LEN + 1], struct err *e)
+{
+	struct task_row p;
+	if (store_task_get(s, parent, &p, e) < 0)
+		return -1;
+	int rc = -1;
+	if (p.status != TASK_DONE && p.status != TASK_FAILED && p.status != TASK_REJECTED) {
+		err_set(e, _("task %s is %s; only a finished task (done, failed or rejected) can be "
+		             "followed up%s"), p.id, task_status_name(p.status),
+		        p.status == TASK_REVIEW ? _(": request changes instead") : "");
+		goto out;
+	}
+	/* The branch name without the id: the follow-up's work goes on the
+	 * same branch, after the parent's. */
+	const char *base = p.head ? p.head : p.base;
+	if (!base) {
+		err_set(e, _("task %s never got a base commit; add a new task instead"), p.id);
+		goto out;
+	}
+	char prefix[256];
+	size_t bl = strlen(p.branch), il = strlen(p.id);
+	snprintf(prefix, sizeof prefix, "%.*s", bl >= il && !strcmp(p.branch + bl - il, p.id) ?
+	         (int)(bl - il) : 0, p.branch);
+	if (exec(s, "BEGIN IMMEDIATE", e) < 0)
+		goto out;
+	const char *texts[] = { p.id, base, p.branch, p.session, p.pr_url, p.pushed };
+	if (add_locked(s, p.repo, p.agent, text, *prefix ? prefix : NULL, p.budget, id_out,
+	               e) < 0 ||
+	    update_task(s, "UPDATE tasks SET follow_of = ?, base = ?, branch = ?, session = ?, "
+	                "pr_url = ?, pushed = ? WHERE id = ?", id_out, e, 6, texts, 0,
+	                NULL) < 0) {
+		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+		goto out;
+	}
+	rc = exec(s, "COMMIT", e);
+out:
+	task_row_free(&p);
+	return rc;
+}
+
+int store_task_start(struct store *s, const char *id, struct err *e)
+{
+	if (exec(s, "BEGIN IMMEDIATE", e) < 0)
+		return -1;
+	int rc = transition_locked(s, id, TASK_PREPARING, NULL, e);
+	/* A task queued again starts without its last run's error. */
+	if (rc == 0)
+		rc = update_task(s, "UPDATE tasks SET attempts = attempts + 1, error = NULL, "
+		                 "reason = NULL WHERE id = ?", id, e, 0, NULL, 0, NULL);
+	if (rc < 0) {
+		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+		return -1;
+	}
+	return exec(s, "COMMIT", e);
+}
+
+/* Inside a transaction: what becomes of one active task whose process
+ * stopped (see store_task_interrupted). */
+static int interrupted_locked(struct store *s, const struct task_row *t, int planned,
+                              int max_attempts, const char *why, enum task_status *to,
+                              struct err *e)
+{
+	const char *step = task_status_name(t->status);
+	char *msg;
+	int rc;
+	if (t->cancel_requested) {
+		*to = TASK_CANCELLED;
+		return transition_locked(s, t->id, TASK_CANCELLED, _("cancelled while it ran"), e);
+	}
+	if (t->round > 1) {
+		*to = TASK_REVIEW;
+		msg = xasprintf(_("%s: round %d was interrupted (%s); the task is back at review "
+		                  "with round %d's work, and the notes can be sent again"),
+		                step, t->round, why, t->round - 1);
+		rc = rollback_locked(s, t, msg, e);
+		free(msg);
+		if (rc == 0)
+			return 0;
+		/* No reviewed work to go back to: nothing can be recovered. */
+		*to = TASK_LOST;
+		msg = xasprintf("%s: %s", step, why);
+		rc = transition_locked(s, t->id, TASK_LOST, msg, e);
+		free(msg);
+		return rc;
+	}
+	/* A planned stop does not use up an attempt. */
+	int attempts = planned && t->attempts > 0 ? t->attempts - 1 : t->attempts;
+	if (!planned && max_attempts > 0 && attempts >= max_attempts) {
+		*to = TASK_FAILED;
+		msg = xasprintf(_("%s: %s; the task was tried %d times (paddock.max-attempts = %d), "
+		                  "every time interrupted"), step, why, attempts, max_attempts);
+		rc = transition_locked(s, t->id, TASK_FAILED, msg, e);
+		free(msg);
+		const char *texts[] = { "crashed" };
+		return rc < 0 ? -1 : update_task(s, "UPDATE tasks SET reason = ? WHERE id = ?",
+		                                 t->id, e, 1, texts, 0, NULL);
+	}
+	*to = TASK_QUEUED;
+	msg = xasprintf(_("%s: %s; queued again (attempt %d of %d)"), step, why, attempts + 1,
+	                max_attempts);
+	const int ints[] = { attempts };
+	rc = update_task(s, "UPDATE tasks SET attempts = ?, sandbox_kept = 0 WHERE id = ?", t->id,
+	                 e, 0, NULL, 1, ints);
+	if (rc == 0)
+		rc = transition_locked(s, t->id, TASK_QUEUED, msg, e);
+	free(msg);
+	return rc;
+}
+
+int store_task_interrupted(struct store *s, const char *id, int planned, int max_attempts,
+                           const char *why, enum task_status *to, struct err *e)
+{
+	if (exec(s, "BEGIN IMMEDIATE", e) < 0)
+		return -1;
+	struct task_row t;
+	int rc = -1;
+	enum task_status dummy;
+	if (store_task_get(s, id, &t, e) == 0) {
+		if (!task_status_is_active(t.status) || t.status == TASK_PUSHING)
+			err_set(e, _("task %s is %s, not interrupted"), t.id, task_status_name(t.status));
+		else
+			rc = interrupted_locked(s, &t, planned, max_attempts, why, to ? to : &dummy, e);
+		task_row_free(&t);
+	}
+	if (rc < 0) {
+		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+		return -1;
+	}
+	return exec(s, "COMMIT", e);
+}
+
+int store_recover_active(struct store *s, int max_attempts, const char *why,
+                         struct store_recovery *out, struct err *e)
 {
 	struct task_row *rows;
 	size_t n;
+	memset(out, 0, sizeof *out);
 	if (exec(s, "BEGIN IMMEDIATE", e) < 0)
 		return -1;
 	if (store_task_list(s, -1, &rows, &n, e) < 0) {
 		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 		return -1;
 	}
-	int count = 0;
 	for (size_t i = 0; i < n; i++) {
-		/* Pushes run in the process that decided (gate.h); the
-		 * scheduler recovers those whose pusher died. */
+		/* Pushes run in the process that decided (gate.h); whoever
+		 * touches a task whose pusher died reconciles it. */
 		if (!task_status_is_active(rows[i].status) || rows[i].status == TASK_PUSHING)
 			continue;
-		char *msg = xasprintf("%s: %s", task_status_name(rows[i].status), why);
-		int rc = transition_locked(s, rows[i].id, TASK_LOST, msg, e);
-		free(msg);
-		if (rc < 0) {
+		enum task_status to;
+		if (interrupted_locked(s, &rows[i], 0, max_attempts, why, &to, e) < 0) {
 			task_rows_free(rows, n);
 			sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 			return -1;
 		}
-		count++;
+		switch (to) {
+		case TASK_QUEUED: out->queued++; break;
+		case TASK_REVIEW: out->review++; break;
+		case TASK_FAILED: out->failed++; break;
+		case TASK_CANCELLED: out->cancelled++; break;
+		default: out->lost++; break;
+		}
 	}
 	task_rows_free(rows, n);
-	return exec(s, "COMMIT", e) < 0 ? -1 : count;
+	return exec(s, "COMMIT", e);
 }
 
 static int allowed_column(const char *c)
@@ -877,7 +1193,8 @@ int store_task_resume(struct store *s, const char *id, int *round_out, struct er
 	} else if (transition_locked(s, t.id, TASK_RUNNING, NULL, e) == 0) {
 		sqlite3_stmt *st;
 		if (sqlite3_prepare_v2(s->db, "UPDATE tasks SET round = round + 1, pending = NULL, "
-		                       "error = NULL, reason = NULL WHERE id = ?", -1, &st,
+		                       "error = NULL, reason = NULL, failed_round = 0, "
+		                       "failed_head = NULL, failed_why = NULL WHERE id = ?", -1, &st,
 		                       NULL) != SQLITE_OK) {
 			db_err(s, e, "resume");
 		} else {

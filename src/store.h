@@ -67,8 +67,17 @@ struct task_row {
 	char *session;             /* the agent's session id, or NULL */
 	char *reason;              /* why it failed, one word (budget, model-auth,
 	                              rate-limit, overloaded, context, model,
-	                              tool, timeout, tests, contract, setup),
-	                              or NULL */
+	                              tool, timeout, tests, contract, setup,
+	                              crashed), or NULL */
+	/* Recovery (schema 5). */
+	int attempts;              /* times round 1 was started */
+	int failed_round;          /* a later round that failed or was
+	                              interrupted, the task back at the round
+	                              before it; 0 when none (cleared when the
+	                              next round starts) */
+	char *failed_head;         /* that round's imported work, or NULL */
+	char *failed_why;          /* "<step>: <why>" of that round */
+	char *follow_of;           /* the task this one follows up, or NULL */
 };
 
 /* One request through the task's gateway. */
@@ -276,9 +285,36 @@ int store_task_request_changes(struct store *s, const char *id, const char *note
 /* The scheduler starts a requested round: review -> running, round + 1,
  * pending cleared, round n+1 begun from the current head. */
 int store_task_resume(struct store *s, const char *id, int *round_out, struct err *e);
-/* Marks every active task but those pushing as lost (start-up of the
- * scheduler owner).
- * Returns the number of tasks marked, or -1. */
-int store_mark_active_lost(struct store *s, const char *why, struct err *e);
+/* A new task that follows up a finished one (done, failed, rejected): the
+ * same repo, agent, budget, branch, pull request and agent session; its
+ * base is the parent's head (or base when it has none), so that the agent
+ * continues the conversation on the work.  text is the follow-up's
+ * prompt. */
+int store_task_follow_up(struct store *s, const char *parent, const char *text,
+                         char id_out[TASK_ID_LEN + 1], struct err *e);
+/* Moves a queued task to preparing and counts the attempt, clearing the
+ * last run's error and reason. */
+int store_task_start(struct store *s, const char *id, struct err *e);
+/* Round N > 1 of an active task failed (why: "<step>: <why>"): the task
+ * goes back to review at round N - 1 with its head, summary and gate;
+ * failed_round, failed_head and failed_why keep what round N did; round
+ * N's row is removed so that it starts afresh. */
+int store_task_rollback_round(struct store *s, const char *id, const char *why,
+                              struct err *e);
+/* The process that ran an active task (not pushing) stopped (why says
+ * how).  A cancel requested ends it cancelled; a later round goes back to
+ * review with the round before (store_task_rollback_round), or to lost
+ * when that has no work; a first round is queued again, or fails with
+ * reason "crashed" once it was started max_attempts times (a planned stop
+ * does not use an attempt up).  *to (may be NULL) gets the new status. */
+int store_task_interrupted(struct store *s, const char *id, int planned, int max_attempts,
+                           const char *why, enum task_status *to, struct err *e);
+struct store_recovery {
+	int queued, review, failed, cancelled, lost;
+};
+/* store_task_interrupted for every active task but those pushing, in one
+ * transaction (start-up of the scheduler owner: their process died). */
+int store_recover_active(struct store *s, int max_attempts, const char *why,
+                         struct store_recovery *out, struct err *e);
 
 #endif

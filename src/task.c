@@ -39,14 +39,16 @@ int task_status_is_active(enum task_status s)
 
 /* The life of DESIGN.md: forward through the steps, failed/cancelled/lost
  * from any active step, and the gate's ways out (review -> running is a
- * request for changes). */
+ * request for changes).  Recovery: an interrupted first round is queued
+ * again, an interrupted or failed later round goes back to review. */
 static const unsigned next[TASK_NSTATUS] = {
 	[TASK_QUEUED] = B(TASK_PREPARING) | B(TASK_CANCELLED) | B(TASK_LOST),
-	[TASK_PREPARING] = B(TASK_RUNNING) | B(TASK_FAILED) | B(TASK_CANCELLED) | B(TASK_LOST),
+	[TASK_PREPARING] = B(TASK_RUNNING) | B(TASK_FAILED) | B(TASK_CANCELLED) | B(TASK_LOST) |
+	                   B(TASK_QUEUED) | B(TASK_REVIEW),
 	[TASK_RUNNING] = B(TASK_TESTING) | B(TASK_REVIEW) | B(TASK_DONE) | B(TASK_FAILED) |
-	                 B(TASK_CANCELLED) | B(TASK_LOST),
+	                 B(TASK_CANCELLED) | B(TASK_LOST) | B(TASK_QUEUED),
 	[TASK_TESTING] = B(TASK_RUNNING) | B(TASK_REVIEW) | B(TASK_DONE) | B(TASK_FAILED) |
-	                 B(TASK_CANCELLED) | B(TASK_LOST),
+	                 B(TASK_CANCELLED) | B(TASK_LOST) | B(TASK_QUEUED),
 	[TASK_REVIEW] = B(TASK_RUNNING) | B(TASK_PUSHING) | B(TASK_REJECTED) |
 	                B(TASK_CANCELLED) | B(TASK_DONE),
 	[TASK_PUSHING] = B(TASK_DONE) | B(TASK_REVIEW) | B(TASK_FAILED) | B(TASK_LOST),

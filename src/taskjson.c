@@ -92,6 +92,12 @@ json_t *taskjson_task(const struct task_row *t, const struct config *cfg)
 	json_object_set_new(j, "usage", usage_json(&t->usage));
 	json_object_set_new(j, "reason", nullable(t->reason));
 	json_object_set_new(j, "session", nullable(t->session));
+	json_object_set_new(j, "attempts", json_integer(t->attempts));
+	json_object_set_new(j, "failed_round", t->failed_round ?
+		json_pack("{s:i,s:o,s:o}", "round", t->failed_round, "head",
+		          nullable(t->failed_head), "error", nullable(t->failed_why)) :
+		json_null());
+	json_object_set_new(j, "follow_of", nullable(t->follow_of));
 	return j;
 }
 

@@ -749,3 +749,49 @@ size_t template_prune_unused(const char *data_dir, double max_age)
 	template_list_free(t, n);
 	return removed;
 }
+
+int template_janitor(const char *data_dir)
+{
+	char *top = xasprintf("%s/templates", data_dir);
+	DIR *d = opendir(top);
+	int removed = 0;
+	struct dirent *de;
+	while (d && (de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		char *rdir = xasprintf("%s/%s", top, de->d_name);
+		DIR *rd = opendir(rdir);
+		struct dirent *te;
+		while (rd && (te = readdir(rd))) {
+			size_t n = strlen(te->d_name);
+			if (n < 5 || strcmp(te->d_name + n - 4, ".tmp") != 0)
+				continue;
+			/* A build's work in progress: its builder holds the
+			 * template's lock; one nobody holds was left by a
+			 * process that died. */
+			char *name = xstrndup(te->d_name, n - 4);
+			char *lock = xasprintf("%s/%s.lock", rdir, name);
+			int fd = open(lock, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+			/* No lock file at all: no builder can be at work. */
+			if ((fd < 0 && errno == ENOENT) ||
+			    (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0)) {
+				char *tmp = xasprintf("%s/%s", rdir, te->d_name);
+				struct err e = {{0}};
+				if (fsx_rm_rf(tmp, &e) == 0)
+					removed++;
+				free(tmp);
+			}
+			if (fd >= 0)
+				close(fd);
+			free(lock);
+			free(name);
+		}
+		if (rd)
+			closedir(rd);
+		free(rdir);
+	}
+	if (d)
+		closedir(d);
+	free(top);
+	return removed;
+}

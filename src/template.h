@@ -76,6 +76,9 @@ void template_list_free(struct template_info *t, size_t n);
 /* 1 when prune may remove t at `now`: no process holds it and it was last
  * used max_age seconds ago or longer. */
 int template_stale(const struct template_info *t, time_t now, double max_age);
+/* Removes the unfinished builds (<name>.tmp) whose builder died (its
+ * lock is free); returns how many. */
+int template_janitor(const char *data_dir);
 /* Removes every stale template (serve's janitor); returns how many. */
 size_t template_prune_unused(const char *data_dir, double max_age);
 /* Removes one template (and its tests cache) unless a process holds it. */

@@ -520,6 +520,7 @@ int main(void)
 		FILE *f = fopen(script, "w");
 		fputs("#!/bin/sh\n", f);
 		fclose(f);
+		chmod(script, 0755);  /* config check refuses a program it cannot run */
 		f = fopen(data, "w");
 		fclose(f);
 

@@ -55,7 +55,7 @@ static void test_migration(const char *dir)
 	struct store *s;
 	struct err e = {{0}};
 	is_int(store_open(&s, db, &e), 0, "a version-2 store opens (%s)", e.msg);
-	is_int(store_schema_version(s), 4, "and is migrated to version 4");
+	is_int(store_schema_version(s), 5, "and is migrated to version 5");
 	struct task_row t;
 	is_int(store_task_get(s, "ab3de5gh7j", &t, &e), 0, "its task is still there");
 	is_str(t.text, "from before", "with its text");
@@ -66,6 +66,8 @@ static void test_migration(const char *dir)
 	ok(t.usage.requests == 0 && t.usage.in == 0 && t.usage.cost == 0 && t.usage.priced == 1,
 	   "usage zero and priced");
 	ok(!t.session && !t.reason, "no session, no reason");
+	ok(t.attempts == 1 && t.failed_round == 0 && !t.failed_head && !t.follow_of,
+	   "a task that had started counts one attempt; no failed round, no follow-up");
 	task_row_free(&t);
 	struct task_round *r;
 	size_t nr;
@@ -236,7 +238,7 @@ int main(void)
 	struct store *s;
 
 	is_int(store_open(&s, db, &e), 0, "open a new store");
-	is_int(store_schema_version(s), 4, "schema is at version 4");
+	is_int(store_schema_version(s), 5, "schema is at version 5");
 
 	char id1[TASK_ID_LEN + 1], id2[TASK_ID_LEN + 1];
 	is_int(store_task_add(s, "demo", "fixer", "Fix the bug", NULL, id1, &e), 0, "add a task");
@@ -277,9 +279,9 @@ int main(void)
 	/* Transitions and steps. */
 	is_int(store_task_transition(s, id1, TASK_PREPARING, NULL, &e), 0, "-> preparing");
 	is_int(store_task_transition(s, id1, TASK_RUNNING, NULL, &e), 0, "-> running");
-	ok(store_task_transition(s, id1, TASK_QUEUED, NULL, &e) < 0 &&
-	   strstr(e.msg, "running") && strstr(e.msg, "queued"),
-	   "running -> queued refused, naming both (%s)", e.msg);
+	ok(store_task_transition(s, id1, TASK_PREPARING, NULL, &e) < 0 &&
+	   strstr(e.msg, "running") && strstr(e.msg, "preparing"),
+	   "running -> preparing refused, naming both (%s)", e.msg);
 	is_int(store_task_set_base(s, id1, "0123456789012345678901234567890123456789", &e), 0,
 	       "set base");
 	is_int(store_task_transition(s, id1, TASK_FAILED, "testing: test_x failed", &e), 0,
@@ -317,11 +319,13 @@ int main(void)
 	ok(t.cancel_requested && t.status == TASK_PREPARING, "request recorded, status kept");
 	task_row_free(&t);
 
-	/* Start-up: active tasks become lost. */
-	is_int(store_mark_active_lost(s, "paddock stopped", &e), 1, "one active task marked lost");
+	/* Start-up: an active task whose cancel was requested is cancelled. */
+	struct store_recovery rec;
+	is_int(store_recover_active(s, 3, "paddock stopped", &rec, &e), 0, "recovery runs");
+	ok(rec.cancelled == 1 && rec.queued + rec.review + rec.failed + rec.lost == 0,
+	   "one task recovered, as cancelled");
 	store_task_get(s, id3, &t, &e);
-	is_str(task_status_name(t.status), "lost", "it is lost");
-	ok(t.error && strstr(t.error, "preparing: paddock stopped"), "error names the step");
+	is_str(task_status_name(t.status), "cancelled", "the cancel requested before the stop holds");
 	task_row_free(&t);
 
 	struct task_row *rows;
@@ -330,9 +334,42 @@ int main(void)
 	is_int((long long)n, 3, "three tasks listed");
 	ok(n == 3 && !strcmp(rows[0].id, id1) && !strcmp(rows[2].id, id3), "oldest first");
 	task_rows_free(rows, n);
-	is_int(store_task_list(s, TASK_CANCELLED, &rows, &n, &e), 0, "list by status");
-	ok(n == 1 && !strcmp(rows[0].id, id2), "only the cancelled one");
+	is_int(store_task_list(s, TASK_FAILED, &rows, &n, &e), 0, "list by status");
+	ok(n == 1 && !strcmp(rows[0].id, id1), "only the failed one");
 	task_rows_free(rows, n);
+
+	/* Start-up: a first round interrupted is queued again, attempts
+	 * counted, until max-attempts; then it fails with reason crashed. */
+	char a[TASK_ID_LEN + 1];
+	store_task_add(s, "demo", "fixer", "crashy", NULL, a, &e);
+	for (int k = 1; k <= 3; k++) {
+		is_int(store_task_start(s, a, &e), 0, "start %d", k);
+		store_task_transition(s, a, TASK_RUNNING, NULL, &e);
+		is_int(store_recover_active(s, 3, "paddock stopped", &rec, &e), 0, "recovery %d", k);
+		store_task_get(s, a, &t, &e);
+		if (k < 3)
+			ok(t.status == TASK_QUEUED && t.attempts == k && rec.queued == 1 &&
+			   t.error && strstr(t.error, "running: paddock stopped"),
+			   "attempt %d interrupted: queued again, %d attempt(s) counted (%s)", k,
+			   t.attempts, t.error ? t.error : "no error");
+		else
+			ok(t.status == TASK_FAILED && t.reason && !strcmp(t.reason, "crashed") &&
+			   rec.failed == 1 && strstr(t.error, "tried 3 times"),
+			   "after 3 attempts it fails, reason crashed (%s)", t.error ? t.error : "");
+		task_row_free(&t);
+	}
+	/* A planned stop does not use an attempt up. */
+	char pl[TASK_ID_LEN + 1];
+	store_task_add(s, "demo", "fixer", "planned", NULL, pl, &e);
+	store_task_start(s, pl, &e);
+	enum task_status to;
+	is_int(store_task_interrupted(s, pl, 1, 3, "stopped", &to, &e), 0, "a planned stop");
+	store_task_get(s, pl, &t, &e);
+	ok(to == TASK_QUEUED && t.status == TASK_QUEUED && t.attempts == 0,
+	   "a planned stop queues it again without using an attempt (%d)", t.attempts);
+	task_row_free(&t);
+	ok(store_task_interrupted(s, pl, 1, 3, "stopped", &to, &e) < 0,
+	   "a queued task is not interrupted (%s)", e.msg);
 
 	/* The gate: rounds, decisions, a request for changes and its round. */
 	char g[TASK_ID_LEN + 1];
@@ -384,6 +421,41 @@ int main(void)
 	   !strcmp(dd[0].notes, "rename x to y") && !strcmp(dd[0].actor, "alice"),
 	   "the request is recorded with round, notes and actor");
 	task_decisions_free(dd, nd);
+
+	/* Round 2 interrupted at start-up: back at review with round 1's
+	 * head, summary and gate; round 2's work and why are kept. */
+	store_task_set(s, g, "summary", "round two summary", &e);
+	store_task_set_head(s, g, "3333333333333333333333333333333333333333", &e);
+	store_round_end(s, g, 2, "3333333333333333333333333333333333333333", NULL, &e);
+	is_int(store_recover_active(s, 3, "paddock stopped", &rec, &e), 0, "recovery of round 2");
+	is_int(rec.review, 1, "one task back at review");
+	store_task_get(s, g, &t, &e);
+	ok(t.status == TASK_REVIEW && t.round == 1 &&
+	   !strcmp(t.head, "2222222222222222222222222222222222222222"),
+	   "back at review, round 1, at round 1's head");
+	ok(t.failed_round == 2 && t.failed_head &&
+	   !strcmp(t.failed_head, "3333333333333333333333333333333333333333") && t.failed_why &&
+	   strstr(t.failed_why, "round 2 was interrupted"),
+	   "round 2's work and why are kept (%s)", t.failed_why ? t.failed_why : "none");
+	task_row_free(&t);
+	is_int(store_rounds(s, g, &rr, &nr, &e), 0, "rounds");
+	ok(nr == 1 && rr[0].n == 1 && rr[0].gate, "round 2 is gone from the rounds; round 1 kept");
+	task_rounds_free(rr, nr);
+	is_int(store_task_request_changes(s, g, "rename x to y", "alice", &e), 0,
+	       "changes can be requested again");
+	is_int(store_task_resume(s, g, &round, &e), 0, "and round 2 runs again");
+	store_task_get(s, g, &t, &e);
+	ok(round == 2 && t.round == 2 && t.failed_round == 0 && !t.failed_head && !t.failed_why,
+	   "round 2 again; the failed round's record is cleared");
+	task_row_free(&t);
+	/* A failed round 2 goes back to review too. */
+	is_int(store_task_rollback_round(s, g, "testing: tests failed", &e), 0, "round 2 fails");
+	store_task_get(s, g, &t, &e);
+	ok(t.status == TASK_REVIEW && t.round == 1 && t.failed_round == 2 &&
+	   !strcmp(t.failed_why, "testing: tests failed") && !t.failed_head,
+	   "back at review with round 1; the failure is kept");
+	task_row_free(&t);
+	ok(store_task_rollback_round(s, g, "x", &e) < 0, "a task at review has nothing to roll back");
 	test_gateway_records(s);
 	store_close(s);
 	test_migration(dir);

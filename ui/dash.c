@@ -606,8 +606,8 @@ static void quit_answer(struct dash *d, void *arg, const char *text)
 	if (!text)
 		return;
 	if (text[0] == 's' || text[0] == 'S') {
-		/* Nothing is lost: they run again when paddock runs next. */
-		scheduler_requeue_on_close(d->sched);
+		/* Nothing is lost: they run again when paddock runs next
+		 * (scheduler_close). */
 		d->quit = 1;
 	} else if (text[0] == 'w' || text[0] == 'W') {
 		u->quit_asked = 2;
@@ -929,9 +929,8 @@ static int run(struct ui *u)
 		if (pfd[d->script ? 0 : 1].revents) {
 			struct signalfd_siginfo si;
 			while (read(u->sigfd, &si, sizeof si) == sizeof si) {
-				/* Told to go: what runs is queued again, not lost. */
-				if (d->sched)
-					scheduler_requeue_on_close(d->sched);
+				/* Told to go: what runs is queued again, not
+				 * lost (scheduler_close). */
 				d->quit = 1;
 			}
 		}

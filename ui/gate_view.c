@@ -332,6 +332,17 @@ static void build(struct view *v, struct store *st, const struct task_row *t)
 		add_block(p, _("warning"), json_is_true(json_object_get(json_object_get(
 		          json_object_get(g, "tests"), "after"), "passed")) ? ROLE_NOTICE : ROLE_ERROR,
 		          0, GL_TESTS, mismatch);
+	if (t->failed_round) {
+		/* The round after this one did not reach review: right under
+		 * the actions, since it is why the task is back here. */
+		char k[64];
+		keys_of(v->d, REQ_REQUEST_CHANGES, k, sizeof k);
+		char *f = xasprintf(_("round %d did not reach review; round %d's work is here.\n"
+		                      "%s: send the notes again\n%s"), t->failed_round, t->round, k,
+		                    t->failed_why ? t->failed_why : "?");
+		add_block(p, _("failed"), ROLE_ERROR, 0, GL_PLAIN, f);
+		free(f);
+	}
 	add(p, _("status"), status_role(t->status), 0, task_status_name(t->status));
 	char *s = xasprintf("%d", t->round);
 	add(p, _("round"), ROLE_NORMAL, 0, s);
@@ -765,6 +776,23 @@ static void changes_done(struct dash *d, void *arg, const char *text)
 		                               "another round"), ask.id);
 }
 
+static void follow_up_done(struct dash *d, void *arg, const char *text)
+{
+	(void)arg;
+	if (!text) {
+		cancelled(d);
+		return;
+	}
+	struct gate_ctx g;
+	struct err e = {{0}};
+	char nid[TASK_ID_LEN + 1];
+	gate_ctx_of(d, d->st, &g);
+	if (gate_follow_up(&g, ask.id, text, nid, &e) < 0)
+		dash_message(d, ROLE_ERROR, "%s", e.msg);
+	else
+		dash_message(d, ROLE_NOTICE, _("queued %s: it follows up task %s"), nid, ask.id);
+}
+
 static void override_done(struct dash *d, void *arg, const char *text)
 {
 	(void)arg;
@@ -878,11 +906,29 @@ static int gate_request(struct view *v, enum request req)
 		ask_set(v->task_id, NULL);
 		dash_ask(v->d, q, 0, NULL, reject_confirm, NULL);
 		return 1;
-	case REQ_REQUEST_CHANGES:
+	case REQ_REQUEST_CHANGES: {
+		/* After a round that did not reach review, its notes are ready
+		 * to send again: one more key. */
+		struct task_row t;
+		struct err e = {{0}};
+		char *again = NULL;
+		if (store_task_get(v->d->st, v->task_id, &t, &e) == 0) {
+			if (t.failed_round)
+				again = gate_last_notes(v->d->st, t.id, &e);
+			task_row_free(&t);
+		}
 		snprintf(q, sizeof q, _("changes for task %s (what should the agent do?): "),
 		         v->task_id);
 		ask_set(v->task_id, NULL);
-		dash_ask(v->d, q, 1, NULL, changes_done, NULL);
+		dash_ask(v->d, q, 1, again, changes_done, NULL);
+		free(again);
+		return 1;
+	}
+	case REQ_FOLLOW_UP:
+		snprintf(q, sizeof q, _("follow up task %s (what should the agent do next?): "),
+		         v->task_id);
+		ask_set(v->task_id, NULL);
+		dash_ask(v->d, q, 1, NULL, follow_up_done, NULL);
 		return 1;
 	case REQ_OVERRIDE:
 		act_override(v);

@@ -44,6 +44,7 @@
 	X(REQUEST_CHANGES, "request-changes", "r",              N_("request changes with notes")) \
 	X(PUSH,            "push",            "P",              N_("push the branch now")) \
 	X(REJECT,          "reject",          "X",              N_("reject the task")) \
+	X(FOLLOW_UP,       "follow-up",       "U",              N_("follow up a finished task with notes")) \
 	X(OVERRIDE,        "override",        "O",              N_("override the selected finding")) \
 	X(CANCEL_TASK,     "cancel-task",     "C",              N_("cancel the selected task")) \
 	X(NEW_TASK,        "new-task",        "n",              N_("add a new task")) \
