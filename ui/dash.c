@@ -779,7 +779,9 @@ static int script_step(struct ui *u)
 			p++;
 		if (!*p || *p == '#')
 			continue;
-		if (*p == ':' && !u->d.input) {
+		/* In the line editor ':' is text, but a script may still save
+		 * the screen there (to show what the editor holds). */
+		if (*p == ':' && (!u->d.input || !strncmp(p, ":save-display ", 14))) {
 			run_command(u, p + 1);
 		} else if (!strncmp(p, "type ", 5)) {
 			/* Text typed into the line editor, as is: one key per

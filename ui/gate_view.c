@@ -337,9 +337,14 @@ static void build(struct view *v, struct store *st, const struct task_row *t)
 		 * the actions, since it is why the task is back here. */
 		char k[64];
 		keys_of(v->d, REQ_REQUEST_CHANGES, k, sizeof k);
+		/* Its first line says why; the test output after it is in
+		 * the log. */
+		const char *why = t->failed_why ? t->failed_why : "?";
+		char *first = xstrndup(why, strcspn(why, "\n"));
 		char *f = xasprintf(_("round %d did not reach review; round %d's work is here.\n"
 		                      "%s: send the notes again\n%s"), t->failed_round, t->round, k,
-		                    t->failed_why ? t->failed_why : "?");
+		                    first);
+		free(first);
 		add_block(p, _("failed"), ROLE_ERROR, 0, GL_PLAIN, f);
 		free(f);
 	}
