@@ -526,7 +526,15 @@ static void janitor_recorded(void)
 		}
 		char text[8192];
 		ssize_t got = pread(fd, text, sizeof text - 1, 0);
-		text[got > 0 ? got : 0] = '\0';
+		if (got <= 0) {
+			/* Nothing recorded: a cgroup being made right now (its
+			 * maker opens the file, then locks it), or one of the
+			 * janitor's own cgroup, which janitor_dir handles. */
+			close(fd);
+			free(lock);
+			continue;
+		}
+		text[got] = '\0';
 		char *v1[V1_N] = { NULL };
 		char *save = NULL;
 		for (char *line = strtok_r(text, "\n", &save); line;
@@ -579,15 +587,32 @@ int cgroup_create(struct cgroup **out, const char *name, uint64_t memory, long p
 		goto fail;
 	}
 	cg->lock_path = lock_path_for(name);
-	cg->lock_fd = open(cg->lock_path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (cg->lock_fd < 0) {
-		err_errno(e, _("cannot open the cgroup lock %s"), cg->lock_path);
-		goto fail;
-	}
-	if (flock(cg->lock_fd, LOCK_EX | LOCK_NB) < 0) {
-		err_set(e, _("the cgroup %s%s is in use by another running task; choose "
-		             "another task name or wait for it to finish"), CGROUP_PREFIX, name);
-		goto fail;
+	for (int tries = 0;; tries++) {
+		cg->lock_fd = open(cg->lock_path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+		if (cg->lock_fd < 0) {
+			err_errno(e, _("cannot open the cgroup lock %s"), cg->lock_path);
+			goto fail;
+		}
+		if (flock(cg->lock_fd, LOCK_EX | LOCK_NB) < 0) {
+			err_set(e, _("the cgroup %s%s is in use by another running task; choose "
+			             "another task name or wait for it to finish"), CGROUP_PREFIX,
+			        name);
+			goto fail;
+		}
+		/* A janitor may have taken the new file for a stale one and
+		 * removed it between our open and our lock: a lock on a file
+		 * no longer there protects nothing, so open it again. */
+		struct stat held, named;
+		if (fstat(cg->lock_fd, &held) == 0 && stat(cg->lock_path, &named) == 0 &&
+		    held.st_ino == named.st_ino && held.st_dev == named.st_dev)
+			break;
+		close(cg->lock_fd);
+		cg->lock_fd = -1;
+		if (tries >= 10) {
+			err_set(e, _("the cgroup lock %s keeps being removed; is another paddock "
+			             "cleaning up?"), cg->lock_path);
+			goto fail;
+		}
 	}
 
 	if (v2_usable(&v2dir)) {
