@@ -876,7 +876,7 @@ static int cmd_show(int argc, char **argv)
 			printf("%-8s %s\n", _("reason"), t.reason);
 		if (t.attempts > 1)
 			printf("%-8s %d\n", _("attempts"), t.attempts);
-		if (t.failed_round) {
+		if (t.failed_round && t.status == TASK_REVIEW) {
 			/* The round after this one did not reach review: what
 			 * it did and why are the reviewer's to see. */
 			printf("%-8s ", _("failed"));

@@ -332,7 +332,7 @@ static void build(struct view *v, struct store *st, const struct task_row *t)
 		add_block(p, _("warning"), json_is_true(json_object_get(json_object_get(
 		          json_object_get(g, "tests"), "after"), "passed")) ? ROLE_NOTICE : ROLE_ERROR,
 		          0, GL_TESTS, mismatch);
-	if (t->failed_round) {
+	if (t->failed_round && t->status == TASK_REVIEW) {
 		/* The round after this one did not reach review: right under
 		 * the actions, since it is why the task is back here. */
 		char k[64];
