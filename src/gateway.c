@@ -1773,15 +1773,21 @@ static int make_bridge(const struct config *cfg, const int *ports, size_t nports
 	if (!dir)
 		return err_errno(e, _("cannot create the gateway's socket folder in /tmp"));
 	for (; made < nports; made++) {
+		/* Bound and listening under a dot name first, then renamed: a
+		 * socket named after its port always listens while its gateway
+		 * lives, so the janitor can tell a dead one at any moment. */
 		struct sockaddr_un a = { .sun_family = AF_UNIX };
-		snprintf(a.sun_path, sizeof a.sun_path, "%s/%d", dir, ports[made]);
+		char final[sizeof a.sun_path];
+		snprintf(a.sun_path, sizeof a.sun_path, "%s/.%d", dir, ports[made]);
+		snprintf(final, sizeof final, "%s/%d", dir, ports[made]);
 		int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 		if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) < 0 || listen(fd, 64) < 0 ||
 		    chown(a.sun_path, cfg->sandbox_uid, cfg->sandbox_gid) < 0 ||
-		    chmod(a.sun_path, 0600) < 0) {
-			err_errno(e, _("cannot create the gateway's socket %s"), a.sun_path);
+		    chmod(a.sun_path, 0600) < 0 || rename(a.sun_path, final) < 0) {
+			err_errno(e, _("cannot create the gateway's socket %s"), final);
 			if (fd >= 0)
 				close(fd);
+			unlink(a.sun_path);
 			goto fail;
 		}
 		listen_fds[made] = fd;
@@ -1833,16 +1839,17 @@ void gateway_janitor(void)
 		int dfd = openat(dirfd(tmp), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (dfd < 0)
 			continue;
-		/* Ours hold only sockets named after ports; a folder with
-		 * anything else, or a live socket, is left alone, and so is one
-		 * changed in the last seconds (a gateway may be binding in it:
-		 * a socket bound and not yet listening refuses too; binding
-		 * takes microseconds). */
+		/* Ours hold only sockets named after ports, which listen as
+		 * long as their gateway lives (make_bridge renames them into
+		 * place once they listen); a folder with anything else, or a
+		 * live socket, is left alone.  A ".PORT" socket is one being
+		 * made: stale only in a folder untouched for a minute. */
 		struct stat dst;
-		if (fstat(dfd, &dst) < 0 || time(NULL) - dst.st_mtime < 5) {
+		if (fstat(dfd, &dst) < 0) {
 			close(dfd);
 			continue;
 		}
+		int old = time(NULL) - dst.st_mtime >= 60;
 		DIR *d = fdopendir(dup(dfd));
 		int stale = d != NULL, n = 0;
 		struct dirent *e;
@@ -1851,9 +1858,11 @@ void gateway_janitor(void)
 			if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 				continue;
 			n++;
-			stale = strspn(e->d_name, "0123456789") == strlen(e->d_name) &&
+			const char *num = e->d_name + (e->d_name[0] == '.');
+			stale = *num && strspn(num, "0123456789") == strlen(num) &&
 			        fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-			        S_ISSOCK(st.st_mode) && socket_dead(dfd, e->d_name);
+			        S_ISSOCK(st.st_mode) &&
+			        (num == e->d_name ? socket_dead(dfd, e->d_name) : old);
 		}
 		if (stale && n > 0) {
 			rewinddir(d);

@@ -52,6 +52,7 @@ struct run {
 	char *prompt_path;         /* the round's prompt (host file) */
 	char *agent_dir;           /* the installed agent, or NULL */
 	const char *tpl;           /* the template of the base (verification) */
+	int reason_sent;           /* a failure reason was reported */
 };
 
 static volatile sig_atomic_t cancelled;
@@ -126,18 +127,26 @@ static int fail(struct run *r, const char *step, const char *msg)
 	/* A step that ended because the task was cancelled (its sandbox
 	 * command stopped, a git child killed) ends the task as cancelled,
 	 * not failed: the user asked for it. */
-	if (cancelled)
+	if (cancelled) {
 		report(r, "cancelled");
-	else
-		report(r, "fail %s: %s", step, msg);
+		return 1;
+	}
+	/* Every failure has its one-word reason: the step's, unless a
+	 * closer one was given (fail_reason). */
+	if (!r->reason_sent)
+		report(r, "reason %s", !strcmp(step, "running") ? "tool" :
+		       !strcmp(step, "testing") ? "tests" : step);
+	report(r, "fail %s: %s", step, msg);
 	return 1;
 }
 
 /* fail() with the one-word reason that `paddock show` and the API give. */
 static int fail_reason(struct run *r, const char *reason, const char *step, const char *msg)
 {
-	if (!cancelled)
+	if (!cancelled) {
 		report(r, "reason %s", reason);
+		r->reason_sent = 1;
+	}
 	return fail(r, step, msg);
 }
 
@@ -1274,6 +1283,7 @@ int pipeline_run(const struct pipeline_job *job, int report_fd)
 	struct err e = {{0}};
 	r.task_dir = paths_join(job->data_dir, "tasks", job->task->id, NULL);
 	if (fsx_mkdir_p(r.task_dir, 0700, &e) < 0) {
+		report(&r, "reason preparing");
 		report(&r, "fail preparing: %s", e.msg);
 		free(r.task_dir);
 		return 1;
@@ -1282,6 +1292,7 @@ int pipeline_run(const struct pipeline_job *job, int report_fd)
 	r.log_fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
 	free(log);
 	if (r.log_fd < 0) {
+		report(&r, "reason preparing");
 		report(&r, "fail preparing: %s", strerror(errno));
 		free(r.task_dir);
 		return 1;

@@ -455,8 +455,10 @@ static int start_one(struct sched *s)
 	}
 	t.attempts++;              /* as store_task_start counted it */
 	progress(s, t.id, "preparing", t.repo);
-	if (spawn(s, &t, 0, 1) < 0)
+	if (spawn(s, &t, 0, 1) < 0) {
+		store_task_set(s->st, t.id, "reason", "preparing", &e);
 		transition(s, t.id, TASK_FAILED, "preparing: cannot start a supervisor");
+	}
 	task_row_free(&t);
 	return 1;
 }
