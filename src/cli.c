@@ -1116,7 +1116,7 @@ static char *read_notes(const struct opts *o, int editor_ok, const char *id, int
 	int rc = editor_edit(hdr, &notes, &e);
 	free(hdr);
 	if (rc < 0) {
-		*code = die(1, _("%s; nothing was requested"), e.msg);
+		*code = die(rc == -2 ? EXIT_USAGE : 1, _("%s; nothing was requested"), e.msg);
 		return NULL;
 	}
 	if (strspn(notes, " \t\n") == strlen(notes)) {

@@ -49,7 +49,13 @@ int editor_edit(const char *initial, char **out, struct err *e)
 	struct buf b = {0};
 	if (pid < 0 || !WIFEXITED(ws) || WEXITSTATUS(ws) != 0) {
 		err_set(e, _("the editor (%s) failed"), ed);
-	} else if (fsx_read_file(path, TASK_TEXT_MAX, &b, e) == 0) {
+	} else if (fsx_read_file(path, TASK_TEXT_MAX, &b, e) < 0) {
+		/* reported */
+	} else if (b.len && memchr(b.data, '\0', b.len)) {
+		/* The text would be cut there without a word. */
+		err_set(e, _("the text from the editor holds a NUL byte; remove it and try again"));
+		rc = -2;
+	} else {
 		struct buf kept = {0};
 		for (char *line = b.data; line && *line;) {
 			size_t n = strcspn(line, "\n");

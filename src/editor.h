@@ -10,8 +10,8 @@ const char *editor_command(void);
 /* Runs the editor (a shell command line, as git does) on a temporary file
  * that holds `initial`.  On success *out is what the editor left there,
  * lines starting with '#' dropped (malloc'd).  -1 with a message when no
- * editor is set, the file cannot be made or the editor fails; *out is then
- * untouched. */
+ * editor is set, the file cannot be made or the editor fails, -2 when it
+ * left a NUL byte (bad input); *out is then untouched. */
 int editor_edit(const char *initial, char **out, struct err *e);
 
 #endif
