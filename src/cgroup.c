@@ -593,7 +593,13 @@ int cgroup_create(struct cgroup **out, const char *name, uint64_t memory, long p
 			err_errno(e, _("cannot open the cgroup lock %s"), cg->lock_path);
 			goto fail;
 		}
-		if (flock(cg->lock_fd, LOCK_EX | LOCK_NB) < 0) {
+		/* A janitor in another paddock may hold it for a moment to see
+		 * whether it is stale: wait a little before calling it taken. */
+		int locked = 0;
+		for (int k = 0; k < 100 && !(locked = flock(cg->lock_fd, LOCK_EX | LOCK_NB) == 0);
+		     k++)
+			sleep_ms(20);
+		if (!locked) {
 			err_set(e, _("the cgroup %s%s is in use by another running task; choose "
 			             "another task name or wait for it to finish"), CGROUP_PREFIX,
 			        name);

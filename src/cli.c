@@ -879,9 +879,14 @@ static int cmd_show(int argc, char **argv)
 		if (t.failed_round && t.status == TASK_REVIEW) {
 			/* The round after this one did not reach review: what
 			 * it did and why are the reviewer's to see. */
-			printf("%-8s ", _("failed"));
+			printf("%-8s ", _("retry"));
 			printf(_("round %d did not reach review: "), t.failed_round);
-			put_visible_str(stdout, t.failed_why ? t.failed_why : "?");
+			/* Its first line; the test output after it is in the log
+			 * and in --json. */
+			const char *why = t.failed_why ? t.failed_why : "?";
+			char *first = xstrndup(why, strcspn(why, "\n"));
+			put_visible_str(stdout, first);
+			free(first);
 			putchar('\n');
 			if (t.failed_head) {
 				printf("%-8s ", "");

@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,7 +101,7 @@ struct template_setup_report {
 /* In the forked child: one sandbox (it takes over this process's mount
  * namespace, which the supervisor needs for the task's own sandbox). */
 static void template_setup_child(int report_fd, const struct config *cfg,
-                                 const struct template_job *job)
+                                 const struct template_job *job, pid_t parent)
 {
 	const struct sandbox_backend *be = sandbox_backend_default();
 	struct template_setup_report rep;
@@ -113,7 +114,12 @@ static void template_setup_child(int report_fd, const struct config *cfg,
 	const char *const *net_env = NULL;
 
 	memset(&rep, 0, sizeof rep);
-	prctl(PR_SET_PDEATHSIG, SIGTERM);
+	/* SIGKILL, not SIGTERM: this child keeps the supervisor's SIGTERM
+	 * handler, which only sets a flag, and a child stuck somewhere
+	 * would outlive its supervisor holding the template's lock. */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
+		_exit(1);
 	double deadline = cfg->limits.timeout > 0 ? clock_mono() + cfg->limits.timeout : 0;
 	/* Set-up reaches its own allowlist (package registries) through a
 	 * proxy-only gateway; the tests get no network at all. */
@@ -171,6 +177,7 @@ static int template_sandbox(const struct config *cfg, const struct template_job 
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return err_errno(e, _("cannot create a pipe"));
 	fflush(NULL);
+	pid_t parent = getpid();
 	pid = fork();
 	if (pid < 0) {
 		close(p[0]);
@@ -179,21 +186,33 @@ static int template_sandbox(const struct config *cfg, const struct template_job 
 	}
 	if (pid == 0) {
 		close(p[0]);
-		template_setup_child(p[1], cfg, job);
+		template_setup_child(p[1], cfg, job, parent);
 	}
 	close(p[1]);
-	int told = 0;
+	int told = 0, killed = 0;
+	/* The child keeps its own time limit; this one is for a child that
+	 * hangs before it can (a minute past it). */
+	double until = clock_mono() + (cfg->limits.timeout > 0 ? cfg->limits.timeout : 86400) + 60;
 	while (got < sizeof rep) {
-		ssize_t n = read(p[0], (char *)&rep + got, sizeof rep - got);
-		if (n < 0 && errno == EINTR) {
-			/* A cancelled task stops its throwaway sandbox too (the child
-			 * keeps the supervisor's SIGTERM handler). */
-			if (!told && sandbox_cancel_requested()) {
-				kill(pid, SIGTERM);
-				told = 1;
-			}
-			continue;
+		struct pollfd pfd = { .fd = p[0], .events = POLLIN };
+		int pr = poll(&pfd, 1, 1000);
+		if (pr < 0 && errno != EINTR)
+			break;
+		/* A cancelled task stops its throwaway sandbox too (the child
+		 * keeps the supervisor's SIGTERM handler). */
+		if (!told && sandbox_cancel_requested()) {
+			kill(pid, SIGTERM);
+			told = 1;
 		}
+		if (!killed && clock_mono() > until) {
+			kill(pid, SIGKILL);
+			killed = 1;
+		}
+		if (pr <= 0)
+			continue;
+		ssize_t n = read(p[0], (char *)&rep + got, sizeof rep - got);
+		if (n < 0 && errno == EINTR)
+			continue;
 		if (n <= 0)
 			break;
 		got += (size_t)n;

@@ -341,11 +341,12 @@ static void build(struct view *v, struct store *st, const struct task_row *t)
 		 * the log. */
 		const char *why = t->failed_why ? t->failed_why : "?";
 		char *first = xstrndup(why, strcspn(why, "\n"));
-		char *f = xasprintf(_("round %d did not reach review; round %d's work is here.\n"
+		char *f = xasprintf(_("round %d did not reach review;\n"
+		                      "this is round %d's work.\n"
 		                      "%s: send the notes again\n%s"), t->failed_round, t->round, k,
 		                    first);
 		free(first);
-		add_block(p, _("failed"), ROLE_ERROR, 0, GL_PLAIN, f);
+		add_block(p, _("retry"), ROLE_ERROR, 0, GL_PLAIN, f);
 		free(f);
 	}
 	add(p, _("status"), status_role(t->status), 0, task_status_name(t->status));
