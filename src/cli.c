@@ -1132,6 +1132,26 @@ static char *read_notes(const struct opts *o, int editor_ok, const char *id, int
 	return notes;
 }
 
+/* What follow-up prints: the new id (the new task with --json), and on
+ * standard error where it goes on. */
+static void follow_up_print(const struct config *cfg, struct store *s,
+                            const struct task_row *t, const char *nid, int json)
+{
+	struct task_row n;
+	struct err e = {{0}};
+	if (!json) {
+		printf("%s\n", nid);
+		fprintf(stderr, _("queued %s: it follows up %s on branch %s\n"), nid, t->id,
+		        t->branch);
+	} else if (store_task_get(s, nid, &n, &e) == 0) {
+		json_t *j = taskjson_task(&n, cfg);
+		json_dumpf(j, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+		putchar('\n');
+		json_decref(j);
+		task_row_free(&n);
+	}
+}
+
 /* Runs one gate action on the task named by the operand(s). */
 static int gate_verb(const char *name, int argc, char **argv, const char *allowed)
 {
@@ -1154,7 +1174,7 @@ static int gate_verb(const char *name, int argc, char **argv, const char *allowe
 		return bad_usage(v);
 	} else if (o.again) {
 		/* read from the store below */
-	} else if (!strcmp(name, "request-changes")) {
+	} else if (!strcmp(name, "request-changes") || !strcmp(name, "follow-up")) {
 		if (!(notes = read_notes(&o, 1, id, &code)))
 			return code;
 	} else if ((o.notes || o.notes_file) && !(notes = read_notes(&o, 0, id, &code))) {
@@ -1176,6 +1196,7 @@ static int gate_verb(const char *name, int argc, char **argv, const char *allowe
 	struct err e = {{0}};
 	struct buf out = {0};
 	struct task_row t;
+	char nid[TASK_ID_LEN + 1];
 	if (store_task_get(s, id, &t, &e) < 0) {
 		rc = die(task_id_valid(id, 1) ? 1 : EXIT_USAGE, "%s", e.msg);
 		goto out;
@@ -1193,6 +1214,8 @@ static int gate_verb(const char *name, int argc, char **argv, const char *allowe
 		rc = gate_reject(&g, t.id, notes, &e);
 	else if (!strcmp(name, "request-changes"))
 		rc = gate_request_changes(&g, t.id, notes, &e);
+	else if (!strcmp(name, "follow-up"))
+		rc = gate_follow_up(&g, t.id, notes, nid, &e);
 	else
 		rc = gate_override(&g, t.id, argv[optind + 1], notes, &e);
 	fputs(out.data ? out.data : "", stdout);
@@ -1209,6 +1232,8 @@ static int gate_verb(const char *name, int argc, char **argv, const char *allowe
 		else if (!strcmp(name, "request-changes"))
 			printf(_("%s: changes requested; the agent runs round %d when the scheduler "
 			         "picks it up\n"), t.id, t.round + 1);
+		else if (!strcmp(name, "follow-up"))
+			follow_up_print(&cfg, s, &t, nid, o.json);
 		else
 			printf(_("%s: finding %s overridden\n"), t.id, argv[optind + 1]);
 	}
@@ -1251,62 +1276,7 @@ static int cmd_override(int argc, char **argv)
 
 static int cmd_follow_up(int argc, char **argv)
 {
-	const struct verb *v = verb_find("follow-up");
-	struct opts o;
-	int rc = parse_opts(v, argc, argv, &o, "help json notes notes-file");
-	if (rc >= 0)
-		return rc;
-	if (argc - optind != 1)
-		return bad_usage(v);
-	const char *id = argv[optind];
-	int code;
-	char *notes = read_notes(&o, 1, id, &code);
-	if (!notes)
-		return code;
-	struct config cfg;
-	if (load_config(&cfg) < 0) {
-		free(notes);
-		return EXIT_USAGE;
-	}
-	char *data = NULL;
-	struct store *s = open_store(&data, 0);
-	if (!s) {
-		config_free(&cfg);
-		free(notes);
-		return 1;
-	}
-	struct gate_ctx g = { .cfg = &cfg, .data_dir = data, .st = s, .actor = gate_actor() };
-	struct err e = {{0}};
-	struct task_row t;
-	char nid[TASK_ID_LEN + 1];
-	if (store_task_get(s, id, &t, &e) < 0) {
-		rc = die(task_id_valid(id, 1) ? 1 : EXIT_USAGE, "%s", e.msg);
-	} else {
-		if (gate_follow_up(&g, t.id, notes, nid, &e) < 0) {
-			rc = die(1, "%s", e.msg);
-		} else if (o.json) {
-			struct task_row n;
-			rc = 0;
-			if (store_task_get(s, nid, &n, &e) == 0) {
-				json_t *j = taskjson_task(&n, &cfg);
-				json_dumpf(j, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-				putchar('\n');
-				json_decref(j);
-				task_row_free(&n);
-			}
-		} else {
-			rc = 0;
-			printf("%s\n", nid);
-			fprintf(stderr, _("queued %s: it follows up %s on branch %s\n"), nid, t.id,
-			        t.branch);
-		}
-		task_row_free(&t);
-	}
-	store_close(s);
-	free(data);
-	config_free(&cfg);
-	free(notes);
-	return rc;
+	return gate_verb("follow-up", argc, argv, "help json notes notes-file");
 }
 
 /* ---------------------------------------------------------------- cancel */

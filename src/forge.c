@@ -728,6 +728,37 @@ static void forge_temp_ref_remove(struct forge_push_state *st, const char *mirro
 	close(lock);
 }
 
+/* Connects to the push remote (push-url, else url) of st with the push's
+ * credentials and checks, and lists its refs into heads.  *connected is
+ * set once there is a connection to close; cbs must outlive it. */
+static int forge_connect_ls(struct forge_push_state *st, const char *shown, git_remote **remote,
+                            git_remote_callbacks *cbs, int *connected,
+                            const git_remote_head ***heads, size_t *nheads, struct err *e)
+{
+	if (git_remote_create_anonymous(remote, st->repo, st->url) < 0) {
+		err_set(e, _("cannot push to %s: %s; check [repo \"%s\"] push-url (or url)"),
+		        shown, forge_git_errmsg(), st->r->name);
+		forge_scrub(e, st->token);
+		return -1;
+	}
+	git_remote_init_callbacks(cbs, GIT_REMOTE_CALLBACKS_VERSION);
+	cbs->credentials = forge_credentials;
+	cbs->certificate_check = forge_certificate_check;
+	cbs->push_negotiation = forge_push_negotiation;
+	cbs->push_update_reference = forge_push_update_reference;
+	cbs->payload = st;
+	if (git_remote_connect(*remote, GIT_DIRECTION_PUSH, cbs, NULL, NULL) < 0) {
+		forge_push_error(st, shown, _("cannot connect"), e);
+		return -1;
+	}
+	*connected = 1;
+	if (git_remote_ls(heads, nheads, *remote) < 0) {
+		forge_push_error(st, shown, _("cannot list the remote's branches"), e);
+		return -1;
+	}
+	return 0;
+}
+
 int forge_push(const char *data_dir, const struct repo_conf *r, const char *branch,
                const char *commit, struct err *e)
 {
@@ -785,29 +816,9 @@ int forge_push(const char *data_dir, const struct repo_conf *r, const char *bran
 	}
 	git_oid_tostr(hex, sizeof hex, &st.ours);
 
-	if (git_remote_create_anonymous(&remote, st.repo, url) < 0) {
-		err_set(e, _("cannot push to %s: %s; check [repo \"%s\"] push-url (or url)"),
-		        shown, forge_git_errmsg(), r->name);
-		forge_scrub(e, st.token);
-		goto out;
-	}
-	git_remote_init_callbacks(&cbs, GIT_REMOTE_CALLBACKS_VERSION);
-	cbs.credentials = forge_credentials;
-	cbs.certificate_check = forge_certificate_check;
-	cbs.push_negotiation = forge_push_negotiation;
-	cbs.push_update_reference = forge_push_update_reference;
-	cbs.payload = &st;
-
 	/* One connection: read the remote's refs, decide, then push. */
-	if (git_remote_connect(remote, GIT_DIRECTION_PUSH, &cbs, NULL, NULL) < 0) {
-		forge_push_error(&st, shown, _("cannot connect"), e);
+	if (forge_connect_ls(&st, shown, &remote, &cbs, &connected, &heads, &nheads, e) < 0)
 		goto out;
-	}
-	connected = 1;
-	if (git_remote_ls(&heads, &nheads, remote) < 0) {
-		forge_push_error(&st, shown, _("cannot list the remote's branches"), e);
-		goto out;
-	}
 	for (size_t i = 0; i < nheads; i++) {
 		/* The remote's own default branch is never ours to push. */
 		if (strcmp(heads[i]->name, "HEAD") == 0 && heads[i]->symref_target &&
@@ -1183,26 +1194,9 @@ int forge_remote_branch(const char *data_dir, const struct repo_conf *r, const c
 		err_set(e, _("cannot open the mirror %s: %s"), mirror, forge_git_errmsg());
 		goto out;
 	}
-	if (git_remote_create_anonymous(&remote, st.repo, url) < 0) {
-		err_set(e, _("cannot reach %s: %s; check [repo \"%s\"] push-url (or url)"),
-		        shown, forge_git_errmsg(), r->name);
-		forge_scrub(e, st.token);
-		goto out;
-	}
-	git_remote_init_callbacks(&cbs, GIT_REMOTE_CALLBACKS_VERSION);
-	cbs.credentials = forge_credentials;
-	cbs.certificate_check = forge_certificate_check;
-	cbs.payload = &st;
 	/* The push direction: the same credentials as the push it checks. */
-	if (git_remote_connect(remote, GIT_DIRECTION_PUSH, &cbs, NULL, NULL) < 0) {
-		forge_push_error(&st, shown, _("cannot connect"), e);
+	if (forge_connect_ls(&st, shown, &remote, &cbs, &connected, &heads, &nheads, e) < 0)
 		goto out;
-	}
-	connected = 1;
-	if (git_remote_ls(&heads, &nheads, remote) < 0) {
-		forge_push_error(&st, shown, _("cannot list the remote's branches"), e);
-		goto out;
-	}
 	rc = 0;
 	for (size_t i = 0; i < nheads; i++)
 		if (strcmp(heads[i]->name, spec) == 0) {

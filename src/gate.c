@@ -69,23 +69,30 @@ static const char *jstr(json_t *o, const char *key)
 	return v ? v : "";
 }
 
+/* A task left pushing by a process that died: whoever touches it next
+ * finds out where the push got to (gate_recover_push; what happened is in
+ * the task: pushed, its error).  1 when it did, and t is then stale. */
+static int recover_dead_push(const struct gate_ctx *g, const struct task_row *t)
+{
+	if (t->status != TASK_PUSHING || !gate_push_lock_free(g->data_dir, t->id))
+		return 0;
+	struct buf said = {0};
+	struct err re = {{0}};
+	gate_recover_push(g, t->id, &said, &re);
+	buf_free(&said);
+	return 1;
+}
+
 /* Loads the task and checks it is at review with nothing pending. */
 static int at_review(const struct gate_ctx *g, const char *id, const char *action,
                      struct task_row *t, struct err *e)
 {
 	if (store_task_get(g->st, id, t, e) < 0)
 		return -1;
-	if (t->status == TASK_PUSHING && gate_push_lock_free(g->data_dir, t->id)) {
-		/* Left pushing by a process that died: whoever touches the
-		 * task next finds out where the push got to. */
-		struct buf said = {0};
-		struct err re = {{0}};
+	if (recover_dead_push(g, t)) {
 		char tid[TASK_ID_LEN + 1];
 		memcpy(tid, t->id, sizeof tid);
 		task_row_free(t);
-		/* What happened is in the task (pushed, its error). */
-		gate_recover_push(g, tid, &said, &re);
-		buf_free(&said);
 		if (store_task_get(g->st, tid, t, e) < 0)
 			return -1;
 	}
@@ -476,13 +483,7 @@ int gate_cancel(const struct gate_ctx *g, const char *id, struct err *e)
 	struct task_row t;
 	if (store_task_get(g->st, id, &t, e) < 0)
 		return -1;
-	if (t.status == TASK_PUSHING && gate_push_lock_free(g->data_dir, t.id)) {
-		/* A dead push first: the task is then at review or done. */
-		struct buf said = {0};
-		struct err re = {{0}};
-		gate_recover_push(g, t.id, &said, &re);
-		buf_free(&said);
-	}
+	recover_dead_push(g, &t);
 	int rc = store_task_cancel(g->st, t.id, g->actor, e);
 	task_row_free(&t);
 	return rc;

@@ -111,6 +111,19 @@ static void progress(struct sched *s, const char *id, const char *what, const ch
 	fflush(s->progress);
 }
 
+/* Progress and webhook of a move made in the store. */
+static void moved(struct sched *s, const char *id, enum task_status to, const char *detail)
+{
+	struct err e = {{0}};
+	/* Only the first line of an error goes to the progress output. */
+	char *first = detail ? xstrndup(detail, strcspn(detail, "\n")) : NULL;
+	progress(s, id, task_status_name(to), first);
+	free(first);
+	/* A gate opens, a task fails or is done: the webhook, if any. */
+	if (webhook_enqueue(s->cfg, s->st, id, to, &e) < 0)
+		fprintf(stderr, "paddock: %s\n", e.msg);
+}
+
 static void transition(struct sched *s, const char *id, enum task_status to,
                        const char *error)
 {
@@ -119,26 +132,7 @@ static void transition(struct sched *s, const char *id, enum task_status to,
 		fprintf(stderr, "paddock: %s\n", e.msg);
 		return;
 	}
-	/* Only the first line of an error goes to the progress output. */
-	char *first = NULL;
-	if (error)
-		first = xstrndup(error, strcspn(error, "\n"));
-	progress(s, id, task_status_name(to), first);
-	free(first);
-	/* A gate opens, a task fails or is done: the webhook, if any. */
-	if (webhook_enqueue(s->cfg, s->st, id, to, &e) < 0)
-		fprintf(stderr, "paddock: %s\n", e.msg);
-}
-
-/* Progress and webhook of a move the store made itself (recovery). */
-static void moved(struct sched *s, const char *id, enum task_status to, const char *detail)
-{
-	struct err e = {{0}};
-	char *first = detail ? xstrndup(detail, strcspn(detail, "\n")) : NULL;
-	progress(s, id, task_status_name(to), first);
-	free(first);
-	if (webhook_enqueue(s->cfg, s->st, id, to, &e) < 0)
-		fprintf(stderr, "paddock: %s\n", e.msg);
+	moved(s, id, to, error);
 }
 
 /* The process of an active task stopped before it ended the task:
