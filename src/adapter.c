@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "child.h"
 #include "fsx.h"
 #include "gateway.h"
 #include "i18n.h"
@@ -410,7 +411,7 @@ char *adapter_install_dir(const char *data_dir, const struct agent_conf *a)
 {
 	if (!a->package)
 		return NULL;
-	char *dir = paths_join(data_dir, "agents", a->name, NULL);
+	char *dir = paths_agent_dir(data_dir, a->name);
 	char *bin = paths_join(dir, "node_modules", ".bin", NULL);
 	struct stat st;
 	int ok = stat(bin, &st) == 0 && S_ISDIR(st.st_mode);
@@ -500,8 +501,8 @@ int adapter_install(const char *data_dir, const struct agent_conf *a, int out_fd
 		return err_set(e, _("agent '%s' names no package to install; set agent.%s.package "
 		                    "to an npm package such as @anthropic-ai/claude-code@2.1.332"),
 		               a->name, a->name);
-	char *agents = paths_join(data_dir, "agents", NULL);
-	char *dir = paths_join(agents, a->name, NULL);
+	char *agents = paths_agents_dir(data_dir);
+	char *dir = paths_agent_dir(data_dir, a->name);
 	char *tmp = xasprintf("%s.tmp-%ld", dir, (long)getpid());
 	char *old = xasprintf("%s.old-%ld", dir, (long)getpid());
 	int rc = -1;
@@ -514,25 +515,16 @@ int adapter_install(const char *data_dir, const struct agent_conf *a, int out_fd
 		err_errno(e, _("cannot create %s"), tmp);
 		goto out;
 	}
-	pid_t pid = fork();
-	if (pid < 0) {
-		err_errno(e, _("cannot run npm"));
-		goto out;
-	}
-	if (pid == 0) {
-		umask(022);
-		if (dup2(out_fd, 1) < 0 || dup2(out_fd, 2) < 0 || chdir(tmp) < 0)
-			_exit(127);
-		/* No install scripts: they would run as root on the host.  The
-		 * agents ship their binaries as packages of their own. */
-		execlp("npm", "npm", "install", "--prefix", tmp, "--no-audit", "--no-fund",
-		       "--no-save", "--ignore-scripts", "--omit=dev", "--loglevel=error",
-		       a->package, (char *)NULL);
-		_exit(127);
-	}
-	int status;
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
+	/* No install scripts: they would run as root on the host.  The
+	 * agents ship their binaries as packages of their own. */
+	const char *argv[] = { "npm", "install", "--prefix", tmp, "--no-audit", "--no-fund",
+	                       "--no-save", "--ignore-scripts", "--omit=dev", "--loglevel=error",
+	                       a->package, NULL };
+	struct child ch = { .argv = argv, .cwd = tmp, .stdio = { CHILD_INHERIT, out_fd, out_fd } };
+	mode_t mask = umask(022);
+	int status = child_start(&ch, NULL) < 0 ? (ch.exec_errno == ENOENT ? 127 << 8 : -1)
+	                                        : child_finish(&ch);
+	umask(mask);
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
 		if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
 			err_set(e, _("npm was not found; install Node.js and npm (apt-get install npm)"));

@@ -125,6 +125,29 @@ static enum MHD_Result send_error(struct MHD_Connection *c, unsigned status, con
 	return send_json(c, status, j);
 }
 
+/* The answer to an error of the engine, from its kind (err.h) alone: the
+ * one place that turns a kind into an HTTP status and an error code
+ * (doc/paddock-api.json).  state, the task's status, goes with the answers
+ * about a task (409, 502). */
+static enum MHD_Result send_err(struct MHD_Connection *c, const struct err *e,
+                                const char *state)
+{
+	unsigned status = 500;
+	const char *code = "store";
+	switch (e->kind) {
+	case ERR_NOT_FOUND:   status = 404; code = "no_such_task"; break;
+	case ERR_INVALID:     status = 400; code = "bad_field"; break;
+	case ERR_WRONG_STATE: status = 409; code = "wrong_state"; break;
+	case ERR_BLOCKED:     status = 409; code = "blocked"; break;
+	case ERR_CONFLICT:    status = 409; code = "refused"; break;
+	case ERR_REMOTE:      status = 502; code = "push_failed"; break;
+	case ERR_UNAVAILABLE: status = 503; code = "unavailable"; break;
+	case ERR_INTERNAL:    break;
+	}
+	return send_error(c, status, code, status == 409 || status == 502 ? state : NULL, "%s",
+	                  e->msg);
+}
+
 /* ---- auth ---- */
 
 static void token_hash(const char *v, size_t n, unsigned char out[SHA256_DIGEST_LENGTH])
@@ -296,7 +319,7 @@ static enum MHD_Result post_task(struct api *a, struct MHD_Connection *c, struct
 		struct task_row *rows;
 		size_t n;
 		if (store_task_list(st, TASK_QUEUED, &rows, &n, &e) < 0) {
-			rc = send_error(c, 500, "store", NULL, "%s", e.msg);
+			rc = send_err(c, &e, NULL);
 			goto out;
 		}
 		task_rows_free(rows, n);
@@ -309,7 +332,7 @@ static enum MHD_Result post_task(struct api *a, struct MHD_Connection *c, struct
 	char id[TASK_ID_LEN + 1];
 	if (store_task_add_budget(st, repo->name, agent->name, text, repo->branch_prefix, budget,
 	                          id, &e) < 0) {
-		rc = send_error(c, 500, "store", NULL, "%s", e.msg);
+		rc = send_err(c, &e, NULL);
 		goto out;
 	}
 	rc = send_queued(c, id);
@@ -334,7 +357,7 @@ static enum MHD_Result get_tasks(struct api *a, struct MHD_Connection *c, struct
 	size_t n;
 	struct err e = {{0}};
 	if (store_task_list(st, status, &rows, &n, &e) < 0)
-		return send_error(c, 500, "store", NULL, "%s", e.msg);
+		return send_err(c, &e, NULL);
 	json_t *arr = json_array();
 	for (size_t i = (size_t)offset; i < n && i < (size_t)(offset + limit); i++)
 		json_array_append_new(arr, taskjson_task(&rows[i], a->cfg));
@@ -371,7 +394,7 @@ static enum MHD_Result get_diff(struct api *a, struct MHD_Connection *c, struct 
 			return send_error(c, 400, "bad_field", NULL, "round: task %s has rounds 1 to %d",
 			                  t->id, t->round);
 		if (store_rounds(st, t->id, &r, &nr, &e) < 0)
-			return send_error(c, 500, "store", NULL, "%s", e.msg);
+			return send_err(c, &e, NULL);
 		from = to = NULL;
 		for (size_t i = 0; i < nr; i++)
 			if (r[i].n == n) {
@@ -447,7 +470,7 @@ static int parse_range(const char *h, off_t size, off_t *start, off_t *end)
 
 static enum MHD_Result get_log(struct api *a, struct MHD_Connection *c, const struct task_row *t)
 {
-	char *path = paths_join(a->data_dir, "tasks", t->id, "log", NULL);
+	char *path = paths_task_log(a->data_dir, t->id);
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	free(path);
 	struct stat sb;
@@ -530,7 +553,7 @@ static void sse_event(struct sse *s, const char *type, json_t *data)
 static void sse_gate(struct sse *s, const struct task_row *t)
 {
 	struct err e = {{0}};
-	json_t *g = gate_summary(s->st, t, &e);
+	json_t *g = gate_summary_json(s->st, t, &e);
 	sse_event(s, "gate", json_pack("{s:s,s:i,s:o}", "id", t->id, "round", t->round,
 	                               "gate", g ? g : json_null()));
 }
@@ -553,7 +576,7 @@ static void sse_poll(struct sse *s)
 			sse_gate(s, &t);
 	}
 	/* Log lines first: they come before the status they lead to. */
-	char *path = paths_join(s->a->data_dir, "tasks", t.id, "log", NULL);
+	char *path = paths_task_log(s->a->data_dir, t.id);
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	free(path);
 	if (fd >= 0) {
@@ -646,7 +669,7 @@ static enum MHD_Result get_events(struct api *a, struct MHD_Connection *c,
 	s->st = open_store(a, &e);
 	if (!s->st) {
 		free(s);
-		return send_error(c, 500, "store", NULL, "%s", e.msg);
+		return send_err(c, &e, NULL);
 	}
 	/* Resuming: "STEPS.LOGBYTES" from the last event the client saw. */
 	const char *last = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Last-Event-ID");
@@ -730,55 +753,23 @@ static enum MHD_Result decide(struct api *a, struct MHD_Connection *c, struct re
 	enum MHD_Result rc;
 	struct gate_ctx g = { .cfg = a->cfg, .data_dir = a->data_dir, .st = st, .actor = actor };
 	struct buf out = {0};
+	/* The gate checks the task's state (and its findings, and the notes)
+	 * and says by the error's kind what stood in the way (send_err). */
 	if (strcmp(action, "cancel") == 0) {
-		if (task_status_is_terminal(t->status)) {
-			rc = send_error(c, 409, "wrong_state", state, "task %s is %s; it cannot be "
-			                "cancelled", t->id, state);
-			goto out;
-		}
 		int r = gate_cancel(&g, t->id, &e);
 		if (r < 0)
-			rc = send_error(c, 409, "wrong_state", state, "%s", e.msg);
+			rc = send_err(c, &e, state);
 		else
 			rc = send_json(c, r == 1 ? 200 : 202, json_pack("{s:s,s:s}", "id", t->id,
 			               "status", r == 1 ? "cancelled" : "cancel requested"));
 		goto out;
 	}
-	if (t->status != TASK_REVIEW || (t->pending && strcmp(action, "request-changes") == 0)) {
-		rc = send_error(c, 409, "wrong_state", state, "task %s is %s%s; only a task at review "
-		                "can be %s", t->id, state, t->pending ? " (changes are pending)" : "",
-		                strcmp(action, "approve") == 0 ? "approved" :
-		                strcmp(action, "push") == 0 ? "pushed" :
-		                strcmp(action, "reject") == 0 ? "rejected" : "sent back");
-		goto out;
-	}
 	if (again) {
 		if (!(again_notes = gate_last_notes(st, t->id, &e))) {
-			rc = send_error(c, 409, "refused", state, "%s", e.msg);
+			rc = send_err(c, &e, state);
 			goto out;
 		}
 		notes = again_notes;
-	}
-	if (strcmp(action, "request-changes") == 0 &&
-	    (!notes || strspn(notes, " \t\r\n") == strlen(notes))) {
-		rc = send_error(c, 400, "bad_field", NULL, "\"notes\" are needed: say what the agent "
-		                "should change");
-		goto out;
-	}
-	if (strcmp(action, "approve") == 0 || strcmp(action, "push") == 0) {
-		/* A blocking policy finding is the task's state too. */
-		json_t *sum = gate_summary(st, t, &e);
-		struct buf blk = {0};
-		if (sum)
-			gate_blocking(sum, &blk);
-		json_decref(sum);
-		if (blk.len) {
-			rc = send_error(c, 409, "blocked", state, "blocked by policy findings: %s; "
-			                "override them first (paddock override)", blk.data);
-			buf_free(&blk);
-			goto out;
-		}
-		buf_free(&blk);
 	}
 	int r;
 	if (strcmp(action, "approve") == 0)
@@ -790,10 +781,7 @@ static enum MHD_Result decide(struct api *a, struct MHD_Connection *c, struct re
 	else
 		r = gate_request_changes(&g, t->id, notes, &e);
 	if (r < 0) {
-		rc = send_error(c, strcmp(action, "approve") == 0 || strcmp(action, "push") == 0
-		                ? 502 : 409, strcmp(action, "approve") == 0 ||
-		                strcmp(action, "push") == 0 ? "push_failed" : "refused", state,
-		                "%s", e.msg);
+		rc = send_err(c, &e, state);
 		goto out;
 	}
 	struct task_row after;
@@ -844,7 +832,7 @@ static enum MHD_Result follow_up(struct api *a, struct MHD_Connection *c, struct
 		rc = send_error(c, 429, "queue_full", NULL, "%zu tasks are queued (api.max-queue "
 		                "is %d); try again later", queued, a->cfg->api_max_queue);
 	} else if (gate_follow_up(&g, t->id, notes, nid, &e) < 0) {
-		rc = send_error(c, 409, "wrong_state", task_status_name(t->status), "%s", e.msg);
+		rc = send_err(c, &e, task_status_name(t->status));
 	} else {
 		rc = send_queued(c, nid);
 	}
@@ -897,7 +885,7 @@ static enum MHD_Result route(struct api *a, struct MHD_Connection *c, const char
 	struct err e = {{0}};
 	struct store *st = open_store(a, &e);
 	if (!st)
-		return send_error(c, 500, "store", NULL, "%s", e.msg);
+		return send_err(c, &e, NULL);
 	enum MHD_Result rc;
 	if (!*id) {
 		if (is_post)
@@ -929,7 +917,10 @@ static enum MHD_Result route(struct api *a, struct MHD_Connection *c, const char
 	struct task_row t;
 	if (store_task_get(st, id, &t, &e) < 0) {
 		store_close(st);
-		return send_error(c, 404, "no_such_task", NULL, "%s", e.msg);
+		/* A path with an id that no task can have names no task. */
+		if (e.kind == ERR_INVALID)
+			err_kind_mark(&e, ERR_NOT_FOUND);
+		return send_err(c, &e, NULL);
 	}
 	if (!*action)
 		rc = send_json(c, 200, taskjson_full(st, &t, a->cfg));
@@ -1059,7 +1050,7 @@ int api_start(struct api **out, const struct api_opts *o, FILE *notice, struct e
 	struct api *a = xcalloc(1, sizeof *a);
 	a->cfg = o->cfg;
 	a->data_dir = xstrdup(o->data_dir);
-	a->db = paths_join(o->data_dir, "paddock.db", NULL);
+	a->db = paths_db(o->data_dir);
 	for (size_t i = 0; i < o->cfg->ntokens; i++) {
 		char *v = config_token_value(&o->cfg->tokens[i]);
 		if (!v) {

@@ -1,4 +1,4 @@
-/* api: the HTTP front door (doc/paddock-api.md), served with
+/* api: the HTTP front door (doc/paddock-api.7), served with
  * libmicrohttpd beside the scheduler by `paddock serve --listen`.
  *
  * It answers JSON and does what the CLI does with the same engine calls:

@@ -6,6 +6,7 @@
 #ifndef PADDOCK_BUF_H
 #define PADDOCK_BUF_H
 
+#include <stdarg.h>
 #include <stddef.h>
 
 struct buf {
@@ -20,6 +21,8 @@ void buf_adds(struct buf *b, const char *s);
 void buf_addc(struct buf *b, char c);
 void buf_printf(struct buf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+void buf_vprintf(struct buf *b, const char *fmt, va_list ap)
+	__attribute__((format(printf, 2, 0)));
 void buf_reset(struct buf *b);
 void buf_free(struct buf *b);
 /* Returns data (never NULL) and leaves b empty; caller frees. */

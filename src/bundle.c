@@ -80,6 +80,140 @@ static uint32_t bundle_be32(const unsigned char *p)
 	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
+/* Refuses a header line that git could read differently from us (overlong,
+ * CR, NUL), and a header that ends before its blank line. */
+static int header_line_check(const char *line, size_t n, int has_nl, size_t lineno,
+                             struct err *e)
+{
+	if (n > BUNDLE_MAX_LINE) {
+		err_set(e, _("bundle refused: header line %zu is over %d bytes"),
+		        lineno + 1, BUNDLE_MAX_LINE);
+		return -1;
+	}
+	if (memchr(line, '\r', n)) {
+		err_set(e, _("bundle refused: header line %zu contains a carriage return"),
+		        lineno + 1);
+		return -1;
+	}
+	if (memchr(line, '\0', n)) {
+		err_set(e, _("bundle refused: header line %zu contains a NUL byte"),
+		        lineno + 1);
+		return -1;
+	}
+	if (!has_nl) {
+		if (lineno == 0)
+			err_set(e, _("bundle refused: not a git bundle (no signature line)"));
+		else
+			err_set(e, _("bundle refused: the header is truncated "
+			             "(no blank line before the pack)"));
+		return -1;
+	}
+	return 0;
+}
+
+/* The first line; a v3 bundle may list capabilities next. */
+static int header_signature(struct bundle_header *h, const char *line, size_t n,
+                            int *in_caps, struct err *e)
+{
+	if (n == 15 && memcmp(line, "# v2 git bundle", 15) == 0)
+		h->version = 2;
+	else if (n == 15 && memcmp(line, "# v3 git bundle", 15) == 0) {
+		h->version = 3;
+		*in_caps = 1;
+	} else {
+		err_set(e, _("bundle refused: not a git v2 or v3 bundle "
+		             "(bad signature line)"));
+		return -1;
+	}
+	return 0;
+}
+
+/* "@..." lines: only the sha1 object format is accepted, since everything
+ * downstream assumes 40-digit ids and a complete pack. */
+static int header_capability(const char *line, size_t n, size_t lineno, int in_caps,
+                             struct err *e)
+{
+	if (!in_caps) {
+		err_set(e, _("bundle refused: unexpected capability line %zu"), lineno);
+		return -1;
+	}
+	if (n == 19 && memcmp(line, "@object-format=sha1", 19) == 0)
+		return 0;
+	if (n > 15 && memcmp(line, "@object-format=", 15) == 0) {
+		err_set(e, _("bundle refused: it uses the %.*s object format; "
+		             "only sha1 is supported"),
+		        (int)(n - 15), line + 15);
+		return -1;
+	}
+	if (n >= 7 && memcmp(line, "@filter", 7) == 0 &&
+	    (n == 7 || line[7] == '=')) {
+		err_set(e, _("bundle refused: it is a partial bundle (@filter); "
+		             "a complete bundle is needed"));
+		return -1;
+	}
+	err_set(e, _("bundle refused: unknown capability %.*s"),
+	        (int)(n > 64 ? 64 : n), line);
+	return -1;
+}
+
+/* "-<id>" or "-<id> <comment>"; prerequisites come before any ref. */
+static int header_prereq(struct bundle_header *h, const char *line, size_t n,
+                         size_t lineno, int *seen_body, struct err *e)
+{
+	size_t idlen = n - 1;
+	const char *sp = memchr(line + 1, ' ', n - 1);
+	if (sp)
+		idlen = (size_t)(sp - (line + 1));
+	if (*seen_body > 1 || !bundle_is_hex40(line + 1, idlen)) {
+		err_set(e, _("bundle refused: malformed prerequisite on header line %zu"),
+		        lineno);
+		return -1;
+	}
+	*seen_body = 1;
+	h->prereqs = xrealloc(h->prereqs, (h->nprereqs + 1) * sizeof *h->prereqs);
+	memcpy(h->prereqs[h->nprereqs], line + 1, 40);
+	h->prereqs[h->nprereqs][40] = '\0';
+	h->nprereqs++;
+	return 0;
+}
+
+/* "<id> <refname>" */
+static int header_ref(struct bundle_header *h, const char *line, size_t n,
+                      size_t lineno, int *seen_body, struct err *e)
+{
+	if (n < 42 || line[40] != ' ' || !bundle_is_hex40(line, 40)) {
+		err_set(e, _("bundle refused: malformed ref line %zu "
+		             "(expected \"<commit id> <ref name>\")"), lineno);
+		return -1;
+	}
+	if (!bundle_refname_valid(line + 41, n - 41)) {
+		err_set(e, _("bundle refused: invalid ref name on header line %zu"), lineno);
+		return -1;
+	}
+	*seen_body = 2;
+	h->refs = xrealloc(h->refs, (h->nrefs + 1) * sizeof *h->refs);
+	memcpy(h->refs[h->nrefs].sha, line, 40);
+	h->refs[h->nrefs].sha[40] = '\0';
+	h->refs[h->nrefs].name = xstrndup(line + 41, n - 41);
+	h->nrefs++;
+	return 0;
+}
+
+/* The pack right after the blank line, in a version index-pack reads. */
+static int header_pack_check(const char *data, size_t len, size_t pos, struct err *e)
+{
+	if (len - pos < 12 || memcmp(data + pos, "PACK", 4) != 0) {
+		err_set(e, _("bundle refused: there is no pack after the header"));
+		return -1;
+	}
+	uint32_t version = bundle_be32((const unsigned char *)data + pos + 4);
+	if (version != 2 && version != 3) {
+		err_set(e, _("bundle refused: unsupported pack version %" PRIu32), version);
+		return -1;
+	}
+	return 0;
+}
+
 int bundle_header_parse(const char *data, size_t len, struct bundle_header *h,
                         struct err *e)
 {
@@ -92,29 +226,8 @@ int bundle_header_parse(const char *data, size_t len, struct bundle_header *h,
 		size_t n = nl ? (size_t)(nl - (data + pos)) : len - pos;
 		const char *line = data + pos;
 
-		if (n > BUNDLE_MAX_LINE) {
-			err_set(e, _("bundle refused: header line %zu is over %d bytes"),
-			        lineno + 1, BUNDLE_MAX_LINE);
+		if (header_line_check(line, n, nl != NULL, lineno, e) < 0)
 			goto fail;
-		}
-		if (memchr(line, '\r', n)) {
-			err_set(e, _("bundle refused: header line %zu contains a carriage return"),
-			        lineno + 1);
-			goto fail;
-		}
-		if (memchr(line, '\0', n)) {
-			err_set(e, _("bundle refused: header line %zu contains a NUL byte"),
-			        lineno + 1);
-			goto fail;
-		}
-		if (!nl) {
-			if (lineno == 0)
-				err_set(e, _("bundle refused: not a git bundle (no signature line)"));
-			else
-				err_set(e, _("bundle refused: the header is truncated "
-				             "(no blank line before the pack)"));
-			goto fail;
-		}
 		if (++lineno > BUNDLE_MAX_LINES) {
 			err_set(e, _("bundle refused: the header has over %d lines"),
 			        BUNDLE_MAX_LINES);
@@ -123,89 +236,28 @@ int bundle_header_parse(const char *data, size_t len, struct bundle_header *h,
 		pos += n + 1;
 
 		if (lineno == 1) {
-			if (n == 15 && memcmp(line, "# v2 git bundle", 15) == 0)
-				h->version = 2;
-			else if (n == 15 && memcmp(line, "# v3 git bundle", 15) == 0) {
-				h->version = 3;
-				in_caps = 1;
-			} else {
-				err_set(e, _("bundle refused: not a git v2 or v3 bundle "
-				             "(bad signature line)"));
+			if (header_signature(h, line, n, &in_caps, e) < 0)
 				goto fail;
-			}
 			continue;
 		}
 		if (n == 0)
 			break;
 		if (line[0] == '@') {
-			if (!in_caps) {
-				err_set(e, _("bundle refused: unexpected capability line %zu"),
-				        lineno);
+			if (header_capability(line, n, lineno, in_caps, e) < 0)
 				goto fail;
-			}
-			if (n == 19 && memcmp(line, "@object-format=sha1", 19) == 0)
-				continue;
-			if (n > 15 && memcmp(line, "@object-format=", 15) == 0) {
-				err_set(e, _("bundle refused: it uses the %.*s object format; "
-				             "only sha1 is supported"),
-				        (int)(n - 15), line + 15);
-				goto fail;
-			}
-			if (n >= 7 && memcmp(line, "@filter", 7) == 0 &&
-			    (n == 7 || line[7] == '=')) {
-				err_set(e, _("bundle refused: it is a partial bundle (@filter); "
-				             "a complete bundle is needed"));
-				goto fail;
-			}
-			err_set(e, _("bundle refused: unknown capability %.*s"),
-			        (int)(n > 64 ? 64 : n), line);
-			goto fail;
+			continue;
 		}
 		in_caps = 0;
 		if (line[0] == '-') {
-			/* "-<id>" or "-<id> <comment>" */
-			size_t idlen = n - 1;
-			const char *sp = memchr(line + 1, ' ', n - 1);
-			if (sp)
-				idlen = (size_t)(sp - (line + 1));
-			if (seen_body > 1 || !bundle_is_hex40(line + 1, idlen)) {
-				err_set(e, _("bundle refused: malformed prerequisite on header line %zu"),
-				        lineno);
+			if (header_prereq(h, line, n, lineno, &seen_body, e) < 0)
 				goto fail;
-			}
-			seen_body = 1;
-			h->prereqs = xrealloc(h->prereqs, (h->nprereqs + 1) * sizeof *h->prereqs);
-			memcpy(h->prereqs[h->nprereqs], line + 1, 40);
-			h->prereqs[h->nprereqs][40] = '\0';
-			h->nprereqs++;
 			continue;
 		}
-		/* "<id> <refname>" */
-		if (n < 42 || line[40] != ' ' || !bundle_is_hex40(line, 40)) {
-			err_set(e, _("bundle refused: malformed ref line %zu "
-			             "(expected \"<commit id> <ref name>\")"), lineno);
+		if (header_ref(h, line, n, lineno, &seen_body, e) < 0)
 			goto fail;
-		}
-		if (!bundle_refname_valid(line + 41, n - 41)) {
-			err_set(e, _("bundle refused: invalid ref name on header line %zu"), lineno);
-			goto fail;
-		}
-		seen_body = 2;
-		h->refs = xrealloc(h->refs, (h->nrefs + 1) * sizeof *h->refs);
-		memcpy(h->refs[h->nrefs].sha, line, 40);
-		h->refs[h->nrefs].sha[40] = '\0';
-		h->refs[h->nrefs].name = xstrndup(line + 41, n - 41);
-		h->nrefs++;
 	}
-	if (len - pos < 12 || memcmp(data + pos, "PACK", 4) != 0) {
-		err_set(e, _("bundle refused: there is no pack after the header"));
+	if (header_pack_check(data, len, pos, e) < 0)
 		goto fail;
-	}
-	uint32_t version = bundle_be32((const unsigned char *)data + pos + 4);
-	if (version != 2 && version != 3) {
-		err_set(e, _("bundle refused: unsupported pack version %" PRIu32), version);
-		goto fail;
-	}
 	h->pack_offset = pos;
 	return 0;
 fail:
@@ -907,99 +959,112 @@ static int bundle_refuse_refs(const struct bundle_header *h, const char *expecte
 	return -1;
 }
 
-int bundle_import(const char *mirror, const char *path, const char *expected_ref,
-                  const char *base, const char *dest_ref,
-                  const struct bundle_limits *lim, char head_out[41], struct err *e)
+/* What the caller names must be exact before anything is read. */
+static int import_check_args(const char *base, const char *dest_ref, struct err *e)
 {
-	struct bundle_header h = {0};
-	struct bundle_ctx cx = { .mirror = mirror };
-	struct bundle_ids reach = {0};
-	struct buf hdr = {0}, errb = {0};
-	struct stat st;
-	char **moved = NULL;
-	size_t nmoved = 0;
-	int fd = -1, lockfd = -1, rc = -1, ws, valid = 0;
-	git_repository *repo = NULL;
-	git_reference *ref = NULL;
-	git_oid oid;
-	char tip[41];
+	int valid = 0;
 
-	git_libgit2_init();
 	if (!bundle_is_hex40(base, strlen(base))) {
 		err_set(e, _("bundle check: the base %s is not a full commit id"), base);
-		goto out;
+		return -1;
 	}
 	if (git_reference_name_is_valid(&valid, dest_ref) < 0 || !valid) {
 		err_set(e, _("bundle check: %s is not a valid ref name"), dest_ref);
-		goto out;
+		return -1;
 	}
+	return 0;
+}
 
-	/* 1. A regular file under the cap, never through a symlink, never
-	 * blocking on a FIFO. */
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+/* A regular file under the cap, never through a symlink, never blocking
+ * on a FIFO.  Returns the open file, or -1. */
+static int import_open(const char *path, const struct bundle_limits *lim, struct stat *st,
+                       struct err *e)
+{
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0) {
 		if (errno == ELOOP)
 			err_set(e, _("bundle refused: %s is a symlink"), path);
 		else
 			err_errno(e, _("bundle refused: cannot open %s"), path);
-		goto out;
+		return -1;
 	}
-	if (fstat(fd, &st) < 0) {
+	if (fstat(fd, st) < 0) {
 		err_errno(e, _("cannot read %s"), path);
-		goto out;
+		goto fail;
 	}
-	if (!S_ISREG(st.st_mode)) {
+	if (!S_ISREG(st->st_mode)) {
 		err_set(e, _("bundle refused: %s is not a regular file (%s)"), path,
-		        S_ISFIFO(st.st_mode) ? _("a FIFO") : S_ISDIR(st.st_mode) ? _("a directory") :
-		        S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? _("a device") : _("special"));
-		goto out;
+		        S_ISFIFO(st->st_mode) ? _("a FIFO") : S_ISDIR(st->st_mode) ? _("a directory") :
+		        S_ISCHR(st->st_mode) || S_ISBLK(st->st_mode) ? _("a device") : _("special"));
+		goto fail;
 	}
-	if (lim->max_bytes && (uint64_t)st.st_size > lim->max_bytes) {
+	if (lim->max_bytes && (uint64_t)st->st_size > lim->max_bytes) {
 		char sz[32], cap[32];
-		bundle_size((uint64_t)st.st_size, sz, sizeof sz);
+		bundle_size((uint64_t)st->st_size, sz, sizeof sz);
 		bundle_size(lim->max_bytes, cap, sizeof cap);
 		err_set(e, _("bundle refused: %s is over the %s cap"), sz, cap);
-		goto out;
+		goto fail;
 	}
+	return fd;
+fail:
+	close(fd);
+	return -1;
+}
 
-	/* 2. The header, strictly. */
-	buf_grow(&hdr, BUNDLE_HEADER_READ);
-	while (hdr.len < BUNDLE_HEADER_READ) {
-		ssize_t n = pread(fd, hdr.data + hdr.len, BUNDLE_HEADER_READ - hdr.len,
-		                  (off_t)hdr.len);
+/* The first BUNDLE_HEADER_READ bytes (fewer for a small file). */
+static int import_read_head(int fd, const char *path, struct buf *hdr, struct err *e)
+{
+	buf_grow(hdr, BUNDLE_HEADER_READ);
+	while (hdr->len < BUNDLE_HEADER_READ) {
+		ssize_t n = pread(fd, hdr->data + hdr->len, BUNDLE_HEADER_READ - hdr->len,
+		                  (off_t)hdr->len);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
 			err_errno(e, _("cannot read %s"), path);
-			goto out;
+			return -1;
 		}
 		if (n == 0)
 			break;
-		hdr.len += (size_t)n;
+		hdr->len += (size_t)n;
 	}
-	if (bundle_header_parse(hdr.data, hdr.len, &h, e) < 0)
-		goto out;
-	if (bundle_refuse_refs(&h, expected_ref, e) < 0)
-		goto out;
-	for (size_t i = 0; i < h.nprereqs; i++) {
-		if (strcmp(h.prereqs[i], base) != 0) {
+	return 0;
+}
+
+/* The header, strictly: the one expected ref, based on the task's base,
+ * and a pack under the object cap.  Sets *nobj to the pack's count. */
+static int import_check_header(const struct buf *hdr, struct bundle_header *h,
+                               const char *expected_ref, const char *base,
+                               const struct bundle_limits *lim, uint32_t *nobj,
+                               struct err *e)
+{
+	if (bundle_header_parse(hdr->data, hdr->len, h, e) < 0)
+		return -1;
+	if (bundle_refuse_refs(h, expected_ref, e) < 0)
+		return -1;
+	for (size_t i = 0; i < h->nprereqs; i++) {
+		if (strcmp(h->prereqs[i], base) != 0) {
 			err_set(e, _("bundle refused: it is not based on the task's base commit %.12s "
-			             "(it needs %.12s)"), base, h.prereqs[i]);
-			goto out;
+			             "(it needs %.12s)"), base, h->prereqs[i]);
+			return -1;
 		}
 	}
-	uint32_t nobj = bundle_be32((const unsigned char *)hdr.data + h.pack_offset + 8);
-	if (lim->max_objects && nobj > lim->max_objects) {
+	*nobj = bundle_be32((const unsigned char *)hdr->data + h->pack_offset + 8);
+	if (lim->max_objects && *nobj > lim->max_objects) {
 		err_set(e, _("bundle refused: its pack holds %" PRIu32 " objects; the cap is %" PRIu32),
-		        nobj, lim->max_objects);
-		goto out;
+		        *nobj, lim->max_objects);
+		return -1;
 	}
-	memcpy(tip, h.refs[0].sha, 41);
-	bundle_set_limits(&cx, lim, nobj, (uint64_t)st.st_size - h.pack_offset);
+	return 0;
+}
 
-	lockfd = mirror_lock(mirror, e);
-	if (lockfd < 0)
-		goto out;
+/* Under the mirror lock: an import never replaces a ref. */
+static int import_check_dest(const char *mirror, const char *dest_ref, struct err *e)
+{
+	git_repository *repo = NULL;
+	git_reference *ref = NULL;
+	int rc = -1;
+
 	if (git_repository_open_bare(&repo, mirror) < 0) {
 		const git_error *ge = git_error_last();
 		err_set(e, _("cannot open the mirror %s: %s"), mirror,
@@ -1010,54 +1075,146 @@ int bundle_import(const char *mirror, const char *path, const char *expected_ref
 		err_set(e, _("bundle check: %s already exists in the mirror"), dest_ref);
 		goto out;
 	}
+	rc = 0;
+out:
+	git_reference_free(ref);
 	git_repository_free(repo);
-	repo = NULL;
+	return rc;
+}
 
-	/* 3. The pack into a quarantine inside the mirror's objects (a rename
-	 * away from the real thing), strictly checked. */
-	cx.quarantine = xasprintf("%s/objects/incoming-XXXXXX", mirror);
-	if (!mkdtemp(cx.quarantine)) {
+/* A quarantine inside the mirror's objects (a rename away from the real
+ * thing), and the environment that makes git write there and read both. */
+static int import_quarantine(struct bundle_ctx *cx, const char *mirror, struct err *e)
+{
+	cx->quarantine = xasprintf("%s/objects/incoming-XXXXXX", mirror);
+	if (!mkdtemp(cx->quarantine)) {
 		err_errno(e, _("cannot create a quarantine directory in %s/objects"), mirror);
-		free(cx.quarantine);
-		cx.quarantine = NULL;
+		free(cx->quarantine);
+		cx->quarantine = NULL;
+		return -1;
+	}
+	char *packdir = xasprintf("%s/pack", cx->quarantine);
+	int mk = mkdir(packdir, 0755);
+	free(packdir);
+	if (mk < 0) {
+		err_errno(e, _("cannot create a quarantine directory in %s/objects"), mirror);
+		return -1;
+	}
+	cx->env_gitdir = xasprintf("GIT_DIR=%s", mirror);
+	cx->env_objdir = xasprintf("GIT_OBJECT_DIRECTORY=%s", cx->quarantine);
+	cx->env_alt = xasprintf("GIT_ALTERNATE_OBJECT_DIRECTORIES=%s/objects", mirror);
+	return 0;
+}
+
+/* index-pack --strict of the pack into the quarantine, reading it
+ * straight from the file. */
+static int import_index_pack(struct bundle_ctx *cx, int fd, const char *path,
+                             size_t pack_offset, uint64_t cap, struct err *e)
+{
+	struct buf errb = {0};
+	char maxarg[64], threads[32];
+	int ws, rc = -1;
+
+	snprintf(maxarg, sizeof maxarg, "--max-input-size=%" PRIu64, cap);
+	snprintf(threads, sizeof threads, "--threads=%d", BUNDLE_INDEX_THREADS);
+	const char *ip[] = { "index-pack", "--stdin", "--fix-thin", "--strict", maxarg,
+	                     threads, NULL };
+	if (lseek(fd, (off_t)pack_offset, SEEK_SET) < 0) {
+		err_errno(e, _("cannot read %s"), path);
 		goto out;
 	}
-	{
-		char *packdir = xasprintf("%s/pack", cx.quarantine);
-		int mk = mkdir(packdir, 0755);
-		free(packdir);
-		if (mk < 0) {
-			err_errno(e, _("cannot create a quarantine directory in %s/objects"), mirror);
-			goto out;
-		}
+	/* index-pack reads the pack straight from the file. */
+	int flags = fcntl(fd, F_GETFL);
+	if (flags >= 0)
+		fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+	if (bundle_git(cx, ip, fd, -1, NULL, &errb, &ws, e) < 0)
+		goto out;
+	if (!WIFEXITED(ws) || WEXITSTATUS(ws) != 0) {
+		bundle_index_pack_error(cx, errb.data, ws, cap, e);
+		goto out;
 	}
-	cx.env_gitdir = xasprintf("GIT_DIR=%s", mirror);
-	cx.env_objdir = xasprintf("GIT_OBJECT_DIRECTORY=%s", cx.quarantine);
-	cx.env_alt = xasprintf("GIT_ALTERNATE_OBJECT_DIRECTORIES=%s/objects", mirror);
-	{
-		char maxarg[64];
-		uint64_t cap = lim->max_bytes ? lim->max_bytes : (uint64_t)st.st_size;
-		snprintf(maxarg, sizeof maxarg, "--max-input-size=%" PRIu64, cap);
-		char threads[32];
-		snprintf(threads, sizeof threads, "--threads=%d", BUNDLE_INDEX_THREADS);
-		const char *ip[] = { "index-pack", "--stdin", "--fix-thin", "--strict", maxarg,
-		                     threads, NULL };
-		if (lseek(fd, (off_t)h.pack_offset, SEEK_SET) < 0) {
-			err_errno(e, _("cannot read %s"), path);
-			goto out;
-		}
-		/* index-pack reads the pack straight from the file. */
-		int flags = fcntl(fd, F_GETFL);
-		if (flags >= 0)
-			fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
-		if (bundle_git(&cx, ip, fd, -1, NULL, &errb, &ws, e) < 0)
-			goto out;
-		if (!WIFEXITED(ws) || WEXITSTATUS(ws) != 0) {
-			bundle_index_pack_error(&cx, errb.data, ws, cap, e);
-			goto out;
-		}
-	}
+	rc = 0;
+out:
+	buf_free(&errb);
+	return rc;
+}
 
+/* Into the mirror: objects, then the ref (never overwritten); the objects
+ * go back out if the ref cannot follow. */
+static int import_publish(struct bundle_ctx *cx, const char *tip, const char *base,
+                          const char *dest_ref, struct err *e)
+{
+	git_repository *repo = NULL;
+	git_reference *ref = NULL;
+	git_oid oid;
+	char **moved = NULL;
+	size_t nmoved = 0;
+	int rc = -1;
+
+	if (bundle_move_pack(cx, &moved, &nmoved, e) < 0)
+		goto out;
+	if (bundle_check_moved(cx, tip, base, e) < 0) {
+		bundle_unmove(moved, nmoved);
+		goto out;
+	}
+	if (git_repository_open_bare(&repo, cx->mirror) < 0 || git_oid_fromstr(&oid, tip) < 0 ||
+	    git_reference_create(&ref, repo, dest_ref, &oid, 0, "paddock: import bundle") < 0) {
+		const git_error *ge = git_error_last();
+		err_set(e, _("bundle check: cannot write %s in the mirror: %s"), dest_ref,
+		        ge && ge->message ? ge->message : "?");
+		bundle_unmove(moved, nmoved);
+		goto out;
+	}
+	rc = 0;
+out:
+	for (size_t i = 0; i < nmoved; i++)
+		free(moved[i]);
+	free(moved);
+	git_reference_free(ref);
+	git_repository_free(repo);
+	return rc;
+}
+
+int bundle_import(const char *mirror, const char *path, const char *expected_ref,
+                  const char *base, const char *dest_ref,
+                  const struct bundle_limits *lim, char head_out[41], struct err *e)
+{
+	struct bundle_header h = {0};
+	struct bundle_ctx cx = { .mirror = mirror };
+	struct bundle_ids reach = {0};
+	struct buf hdr = {0};
+	struct stat st;
+	int fd = -1, lockfd = -1, rc = -1;
+	uint32_t nobj;
+	char tip[41];
+
+	git_libgit2_init();
+	if (import_check_args(base, dest_ref, e) < 0)
+		goto out;
+
+	/* 1. The file; 2. its header. */
+	fd = import_open(path, lim, &st, e);
+	if (fd < 0)
+		goto out;
+	if (import_read_head(fd, path, &hdr, e) < 0)
+		goto out;
+	if (import_check_header(&hdr, &h, expected_ref, base, lim, &nobj, e) < 0)
+		goto out;
+	memcpy(tip, h.refs[0].sha, 41);
+	bundle_set_limits(&cx, lim, nobj, (uint64_t)st.st_size - h.pack_offset);
+
+	lockfd = mirror_lock(mirror, e);
+	if (lockfd < 0)
+		goto out;
+	if (import_check_dest(mirror, dest_ref, e) < 0)
+		goto out;
+
+	/* 3. The pack into a quarantine, strictly checked. */
+	if (import_quarantine(&cx, mirror, e) < 0)
+		goto out;
+	if (import_index_pack(&cx, fd, path, h.pack_offset,
+	                      lim->max_bytes ? lim->max_bytes : (uint64_t)st.st_size, e) < 0)
+		goto out;
 	if (bundle_list_pack(&cx, e) < 0)
 		goto out;
 
@@ -1070,21 +1227,9 @@ int bundle_import(const char *mirror, const char *path, const char *expected_ref
 	if (bundle_check_unreachable(&cx, expected_ref, &reach, e) < 0)
 		goto out;
 
-	/* 5. Into the mirror: objects, then the ref (never overwritten). */
-	if (bundle_move_pack(&cx, &moved, &nmoved, e) < 0)
+	/* 5. Into the mirror. */
+	if (import_publish(&cx, tip, base, dest_ref, e) < 0)
 		goto out;
-	if (bundle_check_moved(&cx, tip, base, e) < 0) {
-		bundle_unmove(moved, nmoved);
-		goto out;
-	}
-	if (git_repository_open_bare(&repo, mirror) < 0 || git_oid_fromstr(&oid, tip) < 0 ||
-	    git_reference_create(&ref, repo, dest_ref, &oid, 0, "paddock: import bundle") < 0) {
-		const git_error *ge = git_error_last();
-		err_set(e, _("bundle check: cannot write %s in the mirror: %s"), dest_ref,
-		        ge && ge->message ? ge->message : "?");
-		bundle_unmove(moved, nmoved);
-		goto out;
-	}
 	memcpy(head_out, tip, 41);
 	rc = 0;
 out:
@@ -1092,11 +1237,6 @@ out:
 		struct err ignored;
 		fsx_rm_rf(cx.quarantine, &ignored);
 	}
-	for (size_t i = 0; i < nmoved; i++)
-		free(moved[i]);
-	free(moved);
-	git_reference_free(ref);
-	git_repository_free(repo);
 	if (lockfd >= 0)
 		close(lockfd);
 	if (fd >= 0)
@@ -1104,7 +1244,6 @@ out:
 	bundle_ctx_free(&cx);
 	free(reach.id);
 	buf_free(&hdr);
-	buf_free(&errb);
 	bundle_header_free(&h);
 	git_libgit2_shutdown();
 	return rc;

@@ -1,7 +1,8 @@
 /* bundle: checks and imports the git bundle a sandbox hands back.
  *
  * The bundle is hostile.  git 2.39 neither fscks bundle fetches nor checks
- * bundle packs in `bundle verify` (research section 2.7), and libgit2 1.5
+ * bundle packs in `bundle verify` (a truncated pack and a .git tree entry
+ * both pass), and libgit2 1.5
  * cannot read bundles, so: the header is parsed here, strictly; the pack is
  * fed to `git index-pack --stdin --fix-thin --strict` into a quarantine
  * object directory; the ref, base and sizes are checked, and that the pack

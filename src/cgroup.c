@@ -569,11 +569,133 @@ static void janitor_recorded(void)
 	closedir(d);
 }
 
+/* Takes the cgroup's lock file, which says the name is ours while we run
+ * (and lets a janitor tell a live cgroup from a stale one). */
+static int cg_lock(struct cgroup *cg, const char *name, struct err *e)
+{
+	if (mkdir(CGROUP_LOCK_DIR, 0700) < 0 && errno != EEXIST)
+		return err_errno(e, _("cannot create %s"), CGROUP_LOCK_DIR);
+	cg->lock_path = lock_path_for(name);
+	for (int tries = 0;; tries++) {
+		cg->lock_fd = open(cg->lock_path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+		if (cg->lock_fd < 0)
+			return err_errno(e, _("cannot open the cgroup lock %s"), cg->lock_path);
+		/* A janitor in another paddock may hold it for a moment to see
+		 * whether it is stale: wait a little before calling it taken. */
+		int locked = 0;
+		for (int k = 0; k < 100 && !(locked = flock(cg->lock_fd, LOCK_EX | LOCK_NB) == 0);
+		     k++)
+			sleep_ms(20);
+		if (!locked)
+			return err_set(e, _("the cgroup %s%s is in use by another running task; "
+			                    "choose another task name or wait for it to finish"),
+			               CGROUP_PREFIX, name);
+		/* A janitor may have taken the new file for a stale one and
+		 * removed it between our open and our lock: a lock on a file
+		 * no longer there protects nothing, so open it again. */
+		struct stat held, named;
+		if (fstat(cg->lock_fd, &held) == 0 && stat(cg->lock_path, &named) == 0 &&
+		    held.st_ino == named.st_ino && held.st_dev == named.st_dev)
+			return 0;
+		close(cg->lock_fd);
+		cg->lock_fd = -1;
+		if (tries >= 10)
+			return err_set(e, _("the cgroup lock %s keeps being removed; is another "
+			                    "paddock cleaning up?"), cg->lock_path);
+	}
+}
+
+/* The v2 group under v2dir with its limits.  On failure, cg->dir[0] is
+ * set only when the directory was made (the caller removes it). */
+static int v2_create(struct cgroup *cg, const char *v2dir, const char *name,
+                     uint64_t memory, long pids, double cpus, int cpus_required,
+                     struct err *e)
+{
+	char val[64];
+
+	/* Enable the controllers for our children; fails with EBUSY when
+	 * our own cgroup holds processes and is not the root
+	 * ("no internal processes"): preflight explains that. */
+	write_str(v2dir, "cgroup.subtree_control", "+memory +pids");
+	cg->dir[0] = xasprintf("%s/%s%s", v2dir, CGROUP_PREFIX, name);
+	if (mkdir_fresh(cg->dir[0], e) < 0) {
+		free(cg->dir[0]);
+		cg->dir[0] = NULL;
+		return -1;
+	}
+	if (cpus > 0 && v2_cpu(cg, v2dir, cpus, cpus_required, e) < 0)
+		return -1;
+	snprintf(val, sizeof val, "%" PRIu64, memory);
+	if (memory && write_str(cg->dir[0], "memory.max", val) < 0)
+		return err_errno(e, _("cannot set memory.max in %s"), cg->dir[0]);
+	write_str(cg->dir[0], "memory.swap.max", "0");  /* absent without swap */
+	snprintf(val, sizeof val, "%ld", pids);
+	if (pids > 0 && write_str(cg->dir[0], "pids.max", val) < 0)
+		return err_errno(e, _("cannot set pids.max in %s"), cg->dir[0]);
+	return 0;
+}
+
+/* One v1 group per controller but cpu (made by v1_cpu once the others are
+ * there); a missing freezer is fine, kill then works without freezing. */
+static int v1_dirs(struct cgroup *cg, const char *name, struct err *e)
+{
+	for (int i = 0; i < V1_N; i++) {
+		char *base;
+		if (i == V1_CPU)
+			continue;
+		base = own_dir(v1_names[i]);
+		if (!base) {
+			if (i == V1_FREEZER)
+				continue;
+			return err_set(e, _("no cgroup %s controller is mounted; the sandbox needs "
+			                    "cgroup memory and pids controllers (v1 or v2)"),
+			               v1_names[i]);
+		}
+		cg->dir[i] = xasprintf("%s/%s%s", base, CGROUP_PREFIX, name);
+		free(base);
+		if (mkdir_fresh(cg->dir[i], e) < 0) {
+			free(cg->dir[i]);
+			cg->dir[i] = NULL;
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Memory (with swap, where accounted), pids and cpu of the v1 groups. */
+static int v1_limits(struct cgroup *cg, const char *name, uint64_t memory, long pids,
+                     double cpus, int cpus_required, struct err *e)
+{
+	char val[64];
+
+	if (memory) {
+		char path[4096];
+		snprintf(val, sizeof val, "%" PRIu64, memory);
+		/* memsw must stay >= limit_in_bytes: raise memsw first when it
+		 * exists (it starts at "unlimited", so setting limit first works
+		 * too; the order matters only when lowering). */
+		if (write_str(cg->dir[V1_MEMORY], "memory.limit_in_bytes", val) < 0)
+			return err_errno(e, _("cannot set memory.limit_in_bytes in %s"),
+			                 cg->dir[V1_MEMORY]);
+		snprintf(path, sizeof path, "%s/memory.memsw.limit_in_bytes", cg->dir[V1_MEMORY]);
+		if (access(path, F_OK) == 0 &&
+		    write_str(cg->dir[V1_MEMORY], "memory.memsw.limit_in_bytes", val) < 0)
+			return err_errno(e, _("cannot set memory.memsw.limit_in_bytes in %s"),
+			                 cg->dir[V1_MEMORY]);
+	}
+	snprintf(val, sizeof val, "%ld", pids);
+	if (pids > 0 && write_str(cg->dir[V1_PIDS], "pids.max", val) < 0)
+		return err_errno(e, _("cannot set pids.max in %s"), cg->dir[V1_PIDS]);
+	if (cpus > 0 && v1_cpu(cg, name, cpus, cpus_required, e) < 0)
+		return -1;
+	return 0;
+}
+
 int cgroup_create(struct cgroup **out, const char *name, uint64_t memory, long pids,
                   double cpus, int cpus_required, struct err *e)
 {
 	struct cgroup *cg;
-	char val[64], *v2dir = NULL;
+	char *v2dir = NULL;
 
 	*out = NULL;
 	if (!name_valid(name))
@@ -581,123 +703,19 @@ int cgroup_create(struct cgroup **out, const char *name, uint64_t memory, long p
 		                    "'-' only)"), name ? name : "");
 	cg = xcalloc(1, sizeof *cg);
 	cg->lock_fd = -1;
-
-	if (mkdir(CGROUP_LOCK_DIR, 0700) < 0 && errno != EEXIST) {
-		err_errno(e, _("cannot create %s"), CGROUP_LOCK_DIR);
+	if (cg_lock(cg, name, e) < 0)
 		goto fail;
-	}
-	cg->lock_path = lock_path_for(name);
-	for (int tries = 0;; tries++) {
-		cg->lock_fd = open(cg->lock_path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-		if (cg->lock_fd < 0) {
-			err_errno(e, _("cannot open the cgroup lock %s"), cg->lock_path);
-			goto fail;
-		}
-		/* A janitor in another paddock may hold it for a moment to see
-		 * whether it is stale: wait a little before calling it taken. */
-		int locked = 0;
-		for (int k = 0; k < 100 && !(locked = flock(cg->lock_fd, LOCK_EX | LOCK_NB) == 0);
-		     k++)
-			sleep_ms(20);
-		if (!locked) {
-			err_set(e, _("the cgroup %s%s is in use by another running task; choose "
-			             "another task name or wait for it to finish"), CGROUP_PREFIX,
-			        name);
-			goto fail;
-		}
-		/* A janitor may have taken the new file for a stale one and
-		 * removed it between our open and our lock: a lock on a file
-		 * no longer there protects nothing, so open it again. */
-		struct stat held, named;
-		if (fstat(cg->lock_fd, &held) == 0 && stat(cg->lock_path, &named) == 0 &&
-		    held.st_ino == named.st_ino && held.st_dev == named.st_dev)
-			break;
-		close(cg->lock_fd);
-		cg->lock_fd = -1;
-		if (tries >= 10) {
-			err_set(e, _("the cgroup lock %s keeps being removed; is another paddock "
-			             "cleaning up?"), cg->lock_path);
-			goto fail;
-		}
-	}
 
 	if (v2_usable(&v2dir)) {
 		cg->v2 = 1;
-		/* Enable the controllers for our children; fails with EBUSY when
-		 * our own cgroup holds processes and is not the root
-		 * ("no internal processes"): preflight explains that. */
-		write_str(v2dir, "cgroup.subtree_control", "+memory +pids");
-		cg->dir[0] = xasprintf("%s/%s%s", v2dir, CGROUP_PREFIX, name);
-		if (mkdir_fresh(cg->dir[0], e) < 0) {
-			free(v2dir);
-			goto fail;
-		}
-		if (cpus > 0 && v2_cpu(cg, v2dir, cpus, cpus_required, e) < 0) {
-			free(v2dir);
-			goto fail_rm;
-		}
+		int rc = v2_create(cg, v2dir, name, memory, pids, cpus, cpus_required, e);
 		free(v2dir);
-		snprintf(val, sizeof val, "%" PRIu64, memory);
-		if (memory && write_str(cg->dir[0], "memory.max", val) < 0) {
-			err_errno(e, _("cannot set memory.max in %s"), cg->dir[0]);
+		if (rc < 0)
 			goto fail_rm;
-		}
-		write_str(cg->dir[0], "memory.swap.max", "0");  /* absent without swap */
-		snprintf(val, sizeof val, "%ld", pids);
-		if (pids > 0 && write_str(cg->dir[0], "pids.max", val) < 0) {
-			err_errno(e, _("cannot set pids.max in %s"), cg->dir[0]);
-			goto fail_rm;
-		}
-		record_dirs(cg);
-		*out = cg;
-		return 0;
-	}
-
-	for (int i = 0; i < V1_N; i++) {
-		char *base;
-		if (i == V1_CPU)
-			continue;  /* below, once the others are there */
-		base = own_dir(v1_names[i]);
-		if (!base) {
-			if (i == V1_FREEZER)
-				continue;  /* kill then works without freezing */
-			err_set(e, _("no cgroup %s controller is mounted; the sandbox needs cgroup "
-			             "memory and pids controllers (v1 or v2)"), v1_names[i]);
-			goto fail_rm;
-		}
-		cg->dir[i] = xasprintf("%s/%s%s", base, CGROUP_PREFIX, name);
-		free(base);
-		if (mkdir_fresh(cg->dir[i], e) < 0) {
-			free(cg->dir[i]);
-			cg->dir[i] = NULL;
-			goto fail_rm;
-		}
-	}
-	if (memory) {
-		char path[4096];
-		snprintf(val, sizeof val, "%" PRIu64, memory);
-		/* memsw must stay >= limit_in_bytes: raise memsw first when it
-		 * exists (it starts at "unlimited", so setting limit first works
-		 * too; the order matters only when lowering). */
-		if (write_str(cg->dir[V1_MEMORY], "memory.limit_in_bytes", val) < 0) {
-			err_errno(e, _("cannot set memory.limit_in_bytes in %s"), cg->dir[V1_MEMORY]);
-			goto fail_rm;
-		}
-		snprintf(path, sizeof path, "%s/memory.memsw.limit_in_bytes", cg->dir[V1_MEMORY]);
-		if (access(path, F_OK) == 0 &&
-		    write_str(cg->dir[V1_MEMORY], "memory.memsw.limit_in_bytes", val) < 0) {
-			err_errno(e, _("cannot set memory.memsw.limit_in_bytes in %s"),
-			          cg->dir[V1_MEMORY]);
-			goto fail_rm;
-		}
-	}
-	snprintf(val, sizeof val, "%ld", pids);
-	if (pids > 0 && write_str(cg->dir[V1_PIDS], "pids.max", val) < 0) {
-		err_errno(e, _("cannot set pids.max in %s"), cg->dir[V1_PIDS]);
+	} else if (v1_dirs(cg, name, e) < 0 ||
+	           v1_limits(cg, name, memory, pids, cpus, cpus_required, e) < 0) {
 		goto fail_rm;
 	}
-	if (cpus > 0 && v1_cpu(cg, name, cpus, cpus_required, e) < 0)
-		goto fail_rm;
 	record_dirs(cg);
 	*out = cg;
 	return 0;

@@ -6,11 +6,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <git2.h>
+#include <pthread.h>
 #include <pwd.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -18,7 +21,6 @@
 #include "buf.h"
 #include "fsx.h"
 #include "i18n.h"
-#include "mirror.h"
 #include "sandbox.h"
 #include "units.h"
 
@@ -261,29 +263,6 @@ static int config_line(const struct spots *s, const char *section, const char *s
 
 /* ---- defaults, lookups, additions ---- */
 
-static const char *const paddock_keys[] = { "workers", "gate-timeout", "template-max-age",
-                                             "max-attempts", NULL };
-static const char *const limits_keys[] = {
-	"timeout", "memory", "pids", "disk", "output", "bundle", "budget", "budget-tokens", "cpus",
-	NULL };
-static const char *const endpoint_keys[] = { "kind", "upstream", "key-env", "key-file", "port",
-	NULL };
-static const char *const price_keys[] = { "input", "output", "cache-read", "cache-write", NULL };
-static const char *const api_keys[] = { "listen", "max-queue", "max-body", NULL };
-static const char *const token_keys[] = { "value-env", "value-file", "read-only", NULL };
-static const char *const gateway_keys[] = { "hosts-file", "dns", "ca-file", "allow-address",
-	"proxy-port", "max-body", "max-tunnels", "network", "tunnel-idle", NULL };
-static const char *const webhook_keys[] = { "url", "secret-env", "secret-file", "events",
-	"timeout", "attempts", NULL };
-static const char *const sandbox_keys[] = { "uid", "gid", NULL };
-static const char *const repo_keys[] = { "url", "branch", "test", "setup",
-	"push-url", "token-env", "ssh-key", "ssh-known-hosts", "branch-prefix", "protected",
-	"pull-request", "github-repo", "github-api", "github-token-env", "draft", "deny",
-	"max-file-size", "policy-paths", "policy-secrets", "policy-size", "policy-symlinks",
-	"policy-submodules", "policy-controls", "policy-invisible", "policy-authors", "allow-host",
-	"setup-allow-host", NULL };
-static const char *const agent_keys[] = { "command", "resume", "kind", "endpoint", "package",
-	"model", "files", NULL };
 static const char *const agent_kind_names[] = { "script", "claude", "codex", "pi", "opencode",
 	NULL };
 
@@ -321,10 +300,6 @@ static void config_repo_defaults(struct repo_conf *r)
 	if (!r->max_file_size)
 		r->max_file_size = 10ULL << 20;
 }
-static const char *const ui_keys[] = { "theme", "notify-command", NULL };
-static const char *const sections[] = {
-	"paddock", "limits", "sandbox", "repo", "agent", "ui", "bind", "endpoint", "price",
-	"gateway", "api", "token", "webhook", NULL };
 
 char *config_default_path(void)
 {
@@ -345,83 +320,67 @@ char *config_default_path(void)
 	return xasprintf("%s/.config/paddock/config", home);
 }
 
-/* The ready-made agents: the pinned npm package `paddock agent install`
- * fetches, driven headless with their own permission prompts off (the
- * sandbox is the boundary).  Edited by [agent "NAME"] keys in the file. */
-static const struct builtin_agent {
-	const char *name, *endpoint, *package, *model, *command, *resume;
-	enum agent_kind kind;
-} builtin_agents[] = {
-	{ "claude", "anthropic", "@anthropic-ai/claude-code@2.1.332", NULL,
-	  "claude -p {prompt} --model {model} --output-format stream-json --verbose "
-	  "--dangerously-skip-permissions",
-	  "claude -p {prompt} --resume {session} --model {model} --output-format stream-json "
-	  "--verbose --dangerously-skip-permissions", AGENT_CLAUDE },
-	{ "codex", "openai", "@openai/codex@0.171.0", "gpt-5.5",
-	  "codex exec --json --dangerously-bypass-approvals-and-sandbox --skip-git-repo-check "
-	  "{prompt}",
-	  "codex exec --json --dangerously-bypass-approvals-and-sandbox --skip-git-repo-check "
-	  "resume {session} {prompt}", AGENT_CODEX },
-	{ "pi", "anthropic", "@mariozechner/pi-coding-agent@0.73.1", "claude-sonnet-4-5",
-	  "pi --mode json --provider paddock --model {model} {prompt}",
-	  "pi --mode json --provider paddock --model {model} --session {session} {prompt}",
-	  AGENT_PI },
-	{ "opencode", "anthropic", "opencode-ai@1.18.33", "anthropic/claude-sonnet-4-5",
-	  "opencode run --format json --auto --model {model} {prompt}",
-	  "opencode run --format json --auto --model {model} --session {session} {prompt}",
-	  AGENT_OPENCODE },
-};
+static char *config_dup_or_null(const char *s)
+{
+	return s ? xstrdup(s) : NULL;
+}
 
-/* List prices (USD per million tokens, 2025); [price "MODEL"] overrides.
- * claude-opus-5*: the input and output prices that Claude Code 2.1.332
- * itself charges claude-opus-5-5, its default model, in its reported
- * costs (cost basis "list"); cache at the usual 0.1 and 1.25 times input. */
-static const struct price_conf builtin_prices[] = {
-	{ "claude-opus-5*", 4, 20, 0.4, 5 },
-	{ "claude-opus-4*", 15, 75, 1.5, 18.75 },
-	{ "claude-sonnet-4*", 3, 15, 0.3, 3.75 },
-	{ "claude-haiku-4*", 1, 5, 0.1, 1.25 },
-	{ "claude-3-5-haiku*", 0.8, 4, 0.08, 1 },
-	{ "gpt-5*", 1.25, 10, 0.125, 0 },
-};
+static void config_set_str(char **dst, const char *value)
+{
+	free(*dst);
+	*dst = xstrdup(value);
+}
+
+static void config_strv_add(char ***v, size_t *n, const char *value)
+{
+	*v = xrealloc(*v, (*n + 1) * sizeof(**v));
+	(*v)[(*n)++] = xstrdup(value);
+}
+
+/* The ready-made agents, endpoints and prices: data/builtin.conf, which
+ * make turns into the C string config_builtin_text.  They are parsed once
+ * per process, by the parser of the user's file, and every configuration
+ * starts from a copy. */
+#include "data/builtin-conf.h"
+
+static struct config builtin_conf;
+static pthread_once_t builtin_once = PTHREAD_ONCE_INIT;
+static void config_builtin_parse(void);
 
 static void config_add_builtins(struct config *c)
 {
-	static const struct { const char *name, *upstream, *key_env; enum endpoint_kind kind;
-	                      int port; } eps[] = {
-		{ "anthropic", "https://api.anthropic.com", "ANTHROPIC_API_KEY", ENDPOINT_ANTHROPIC,
-		  8081 },
-		{ "openai", "https://api.openai.com", "OPENAI_API_KEY", ENDPOINT_OPENAI, 8082 },
-	};
-	c->endpoints = xcalloc(2, sizeof *c->endpoints);
-	for (size_t i = 0; i < 2; i++) {
+	pthread_once(&builtin_once, config_builtin_parse);
+	const struct config *b = &builtin_conf;
+	c->endpoints = xcalloc(b->nendpoints ? b->nendpoints : 1, sizeof *c->endpoints);
+	for (size_t i = 0; i < b->nendpoints; i++) {
 		struct endpoint_conf *ep = &c->endpoints[c->nendpoints++];
-		ep->name = xstrdup(eps[i].name);
-		ep->upstream = xstrdup(eps[i].upstream);
-		ep->key_env = xstrdup(eps[i].key_env);
-		ep->kind = eps[i].kind;
-		ep->port = eps[i].port;
+		*ep = b->endpoints[i];
+		ep->name = xstrdup(ep->name);
+		ep->upstream = config_dup_or_null(ep->upstream);
+		ep->key_env = config_dup_or_null(ep->key_env);
+		ep->key_file = config_dup_or_null(ep->key_file);
 	}
-	size_t na = sizeof builtin_agents / sizeof builtin_agents[0];
-	c->agents = xcalloc(na, sizeof *c->agents);
-	for (size_t i = 0; i < na; i++) {
+	c->agents = xcalloc(b->nagents ? b->nagents : 1, sizeof *c->agents);
+	for (size_t i = 0; i < b->nagents; i++) {
 		struct agent_conf *a = &c->agents[c->nagents++];
-		a->name = xstrdup(builtin_agents[i].name);
-		a->command = xstrdup(builtin_agents[i].command);
-		a->resume = xstrdup(builtin_agents[i].resume);
-		a->endpoint = xstrdup(builtin_agents[i].endpoint);
-		a->package = xstrdup(builtin_agents[i].package);
-		a->model = builtin_agents[i].model ? xstrdup(builtin_agents[i].model) : NULL;
-		a->kind = builtin_agents[i].kind;
-		a->builtin = 1;
+		*a = b->agents[i];
+		a->name = xstrdup(a->name);
+		a->command = config_dup_or_null(a->command);
+		a->resume = config_dup_or_null(a->resume);
+		a->endpoint = config_dup_or_null(a->endpoint);
+		a->package = config_dup_or_null(a->package);
+		a->model = config_dup_or_null(a->model);
+		a->files = NULL;
+		a->nfiles = 0;
+		for (size_t f = 0; f < b->agents[i].nfiles; f++)
+			config_strv_add(&a->files, &a->nfiles, b->agents[i].files[f]);
 	}
-	size_t np = sizeof builtin_prices / sizeof builtin_prices[0];
-	c->prices = xcalloc(np, sizeof *c->prices);
-	for (size_t i = 0; i < np; i++) {
-		c->prices[i] = builtin_prices[i];
-		c->prices[i].model = xstrdup(builtin_prices[i].model);
+	c->prices = xcalloc(b->nprices ? b->nprices : 1, sizeof *c->prices);
+	for (size_t i = 0; i < b->nprices; i++) {
+		c->prices[i] = b->prices[i];
+		c->prices[i].model = xstrdup(b->prices[i].model);
 	}
-	c->nprices = np;
+	c->nprices = b->nprices;
 }
 
 /* Half the online CPUs, rounded up: a task leaves room for its
@@ -444,6 +403,7 @@ void config_init_defaults(struct config *c)
 	c->limits.output = 64ULL << 20;
 	c->limits.bundle = 200ULL << 20;
 	c->limits.cpus = config_default_cpus();
+	c->sandbox_backend = xstrdup("bwrap");
 	c->sandbox_uid = 64100;
 	c->sandbox_gid = 64100;
 	c->gate_timeout = 24 * 3600;
@@ -534,6 +494,7 @@ void config_free(struct config *c)
 	free(c->wh_secret_env);
 	free(c->wh_secret_file);
 	free(c->ui_theme);
+	free(c->sandbox_backend);
 	free(c->notify_command);
 	for (i = 0; i < c->nbinds; i++) {
 		free(c->binds[i].name);
@@ -628,11 +589,6 @@ char *config_endpoint_key(const struct endpoint_conf *ep)
 {
 	struct err e;
 	return config_secret(ep->key_env, ep->key_file, &e);
-}
-
-static char *config_dup_or_null(const char *s)
-{
-	return s ? xstrdup(s) : NULL;
 }
 
 static struct repo_conf *config_repo_slot(struct config *c, const char *name)
@@ -743,29 +699,6 @@ static size_t config_distance(const char *a, const char *b)
 	return row[lb];
 }
 
-/* The known word closest to s (a typo suggestion), or NULL. */
-static const char *config_suggest(const char *s, const char *const *known)
-{
-	const char *best = NULL;
-	size_t bestd = 3;   /* at most two edits away */
-	for (; *known; known++) {
-		size_t d = config_distance(s, *known);
-		if (d < bestd) {
-			bestd = d;
-			best = *known;
-		}
-	}
-	return best;
-}
-
-static int config_in(const char *s, const char *const *list)
-{
-	for (; *list; list++)
-		if (strcmp(s, *list) == 0)
-			return 1;
-	return 0;
-}
-
 /* Strict decimal in [lo, hi]. */
 static int config_parse_int(const char *s, unsigned long long lo,
 			    unsigned long long hi, unsigned long long *out)
@@ -835,15 +768,74 @@ static int config_first_report(struct parse *p, const char *section, const char 
 	return first;
 }
 
-static void config_size_key(struct parse *p, int line, const char *key,
-			    const char *value, uint64_t *dst)
-{
-	uint64_t v;
-	if (units_parse_size(value, &v) < 0)
-		problem_add(p->ps, line, _("limits.%s: '%s' is not a size; write a whole number of bytes with an optional k, m, g or t suffix (for example 4g or 512m)"), key, value);
-	else
-		*dst = v;
-}
+/* ---- the key table: types and handlers ---- */
+
+/* One entry of the file, as the code that reads its value sees it. */
+struct entry {
+	struct parse *p;
+	int line;
+	const struct config_key *k;
+	const char *name;      /* section[.sub].key, as messages name it */
+	const char *value;
+	void *obj;             /* what the section's keys set: the config, or the
+	                          named repo, agent, endpoint, price or token */
+};
+
+/* How a key's value is read.  config_set_typed checks the simple types
+ * and stores them at config_key.off in the section's object, with a
+ * message that names the key; a KT_CUSTOM key has a handler of its own. */
+enum key_type {
+	KT_INT,        /* int: a whole number from lo to hi */
+	KT_PORT,       /* int: 1 to 65535 */
+	KT_BOOL,       /* int: a boolean as git reads it */
+	KT_SIZE,       /* uint64_t: a size (units.h) of at least lo bytes */
+	KT_PATH,       /* char *: an absolute path */
+	KT_ENV,        /* char *: an environment variable name */
+	KT_WORD,       /* char *: one word that does not start with '-' */
+	KT_PRICE,      /* double: US dollars per million tokens */
+	KT_TEXT,       /* char *: any text */
+	KT_OPT_TEXT,   /* char *: any text; empty means none (NULL) */
+	KT_CUSTOM      /* set reads it */
+};
+
+/* A key of the file.  The table of them, config_keys, is the one list of
+ * keys: config_entry dispatches with it, unknown keys get suggestions from
+ * it, and config_write_man writes the keys' part of paddock-config(5) from
+ * it (doc, def, group and help are man(7) markup, in English). */
+struct config_key {
+	const char *section;
+	const char *key;
+	enum key_type type;
+	size_t off;                  /* typed keys: offset in the section's object */
+	unsigned long long lo, hi;   /* KT_INT: the range; KT_SIZE: the minimum */
+	void (*set)(const struct entry *en);  /* KT_CUSTOM */
+	const char *doc;             /* the value's form; NULL: the type's */
+	const char *def;             /* the default in words; NULL: required (a
+	                                text that starts with "required" is
+	                                printed as it is) */
+	const char *group;           /* a paragraph before the key, or NULL */
+	const char *help;            /* what the key does */
+};
+
+/* A section of the file. */
+struct config_section {
+	const char *name;
+	int named;                   /* needs a name: [repo "NAME"] */
+	int any_key;                 /* [bind]: every key is a request's name */
+	/* The object of a named section's keys, made on first use; NULL: the
+	 * keys set the config itself. */
+	void *(*slot)(struct config *c, const char *sub);
+	const char *title;           /* the manual's .SS line */
+	const char *intro;           /* its text before the keys, or NULL */
+};
+
+#define FIELD(en, type) ((type *)(void *)((char *)(en)->obj + (en)->k->off))
+#define CFG(field) offsetof(struct config, field)
+#define REPO(field) offsetof(struct repo_conf, field)
+#define AGENT(field) offsetof(struct agent_conf, field)
+#define ENDPOINT(field) offsetof(struct endpoint_conf, field)
+#define PRICE(field) offsetof(struct price_conf, field)
+#define TOKEN(field) offsetof(struct token_conf, field)
 
 /* A plain decimal number of CPUs: 0 or 0.01 to 4096 (the cgroup quota
  * is cpus * 100 ms per 100 ms, at least 1 ms). */
@@ -870,69 +862,6 @@ static int config_parse_cpus(const char *s, double *out)
 	return 0;
 }
 
-static void config_entry_limits(struct parse *p, int line, const char *key, const char *value)
-{
-	struct limits *l = &p->c->limits;
-	unsigned long long v;
-
-	if (strcmp(key, "timeout") == 0) {
-		double secs;
-		if (units_parse_duration(value, &secs) < 0)
-			problem_add(p->ps, line, _("limits.timeout: '%s' is not a duration; write a whole number of seconds with an optional s, m, h or d suffix (for example 30m)"), value);
-		else
-			l->timeout = secs;
-	} else if (strcmp(key, "memory") == 0) {
-		config_size_key(p, line, key, value, &l->memory);
-	} else if (strcmp(key, "pids") == 0) {
-		if (config_parse_int(value, 1, 4194304, &v) < 0)
-			problem_add(p->ps, line, _("limits.pids: '%s' is not a number of processes from 1 to 4194304"), value);
-		else
-			l->pids = (long)v;
-	} else if (strcmp(key, "disk") == 0) {
-		config_size_key(p, line, key, value, &l->disk);
-	} else if (strcmp(key, "output") == 0) {
-		config_size_key(p, line, key, value, &l->output);
-	} else if (strcmp(key, "bundle") == 0) {
-		config_size_key(p, line, key, value, &l->bundle);
-	} else if (strcmp(key, "budget") == 0) {
-		if (units_parse_money(value, &l->budget) < 0)
-			problem_add(p->ps, line, _("limits.budget: '%s' is not an amount in US dollars; write for example 5 or 2.50 (0 for none)"), value);
-	} else if (strcmp(key, "budget-tokens") == 0) {
-		if (units_parse_count(value, &l->budget_tokens) < 0)
-			problem_add(p->ps, line, _("limits.budget-tokens: '%s' is not a number of tokens; write for example 200000, 500k or 2m (0 for none)"), value);
-	} else if (strcmp(key, "cpus") == 0) {
-		double cpus;
-		if (config_parse_cpus(value, &cpus) < 0) {
-			problem_add(p->ps, line, _("limits.cpus: '%s' is not a number of CPUs; write for example 2 or 1.5 (from 0.01 to 4096, or 0 for no limit)"), value);
-		} else {
-			l->cpus = cpus;
-			l->cpus_set = 1;
-		}
-	}
-}
-
-static void config_entry_sandbox(struct parse *p, int line, const char *key, const char *value)
-{
-	unsigned long long v;
-	int is_uid = strcmp(key, "uid") == 0;
-
-	if (value[0] == '0' && value[1] == '\0') {
-		problem_add(p->ps, line, is_uid
-			    ? _("sandbox.uid = 0 would run agents as root; choose an unused unprivileged uid such as 64100")
-			    : _("sandbox.gid = 0 would give agents the root group; choose an unused unprivileged gid such as 64100"));
-		return;
-	}
-	/* (uid_t)-1 means "no change" to chown and setresuid. */
-	if (config_parse_int(value, 1, 4294967294ULL, &v) < 0) {
-		problem_add(p->ps, line, _("sandbox.%s: '%s' is not a number from 1 to 4294967294"), key, value);
-		return;
-	}
-	if (is_uid)
-		p->c->sandbox_uid = (uid_t)v;
-	else
-		p->c->sandbox_gid = (gid_t)v;
-}
-
 static int config_env_name_valid(const char *s)
 {
 	if (!s[0] || !(isalpha((unsigned char)s[0]) || s[0] == '_'))
@@ -943,485 +872,9 @@ static int config_env_name_valid(const char *s)
 	return 1;
 }
 
-static void config_set_str(char **dst, const char *value)
-{
-	free(*dst);
-	*dst = xstrdup(value);
-}
-
-static void config_strv_add(char ***v, size_t *n, const char *value)
-{
-	*v = xrealloc(*v, (*n + 1) * sizeof(**v));
-	(*v)[(*n)++] = xstrdup(value);
-}
-
-/* The repo keys of pushing, pull requests and policy. */
-static void config_entry_repo_more(struct parse *p, int line, struct repo_conf *r,
-                                   const char *key, const char *value)
-{
-	const char *name = r->name;
-	if (strcmp(key, "push-url") == 0) {
-		if (value[0] == '\0' || value[0] == '-' || strstr(value, "::"))
-			problem_add(p->ps, line, _("repo.%s.push-url: '%s' is not a usable path or URL; use a path, file://, https:// or ssh:// URL"), name, value);
-		else
-			config_set_str(&r->push_url, value);
-	} else if (strcmp(key, "token-env") == 0 || strcmp(key, "github-token-env") == 0) {
-		if (!config_env_name_valid(value))
-			problem_add(p->ps, line, _("repo.%s.%s: '%s' is not an environment variable name; name the variable that holds the token, for example GITHUB_TOKEN (never the token itself)"), name, key, value);
-		else
-			config_set_str(key[0] == 't' ? &r->token_env : &r->github_token_env, value);
-	} else if (strcmp(key, "ssh-key") == 0) {
-		if (value[0] != '/')
-			problem_add(p->ps, line, _("repo.%s.ssh-key: '%s' is not an absolute path to a private key file"), name, value);
-		else
-			config_set_str(&r->ssh_key, value);
-	} else if (strcmp(key, "ssh-known-hosts") == 0) {
-		if (value[0] != '/')
-			problem_add(p->ps, line, _("repo.%s.ssh-known-hosts: '%s' is not an absolute path to a known_hosts file"), name, value);
-		else
-			config_set_str(&r->ssh_known_hosts, value);
-	} else if (strcmp(key, "branch-prefix") == 0) {
-		char *ref = xasprintf("refs/heads/%sx", value);
-		int valid = 0;
-		if (value[0] == '-' || value[0] == '\0' ||
-		    git_reference_name_is_valid(&valid, ref) < 0 || !valid)
-			problem_add(p->ps, line, _("repo.%s.branch-prefix: '%s' does not make valid branch names"), name, value);
-		else
-			config_set_str(&r->branch_prefix, value);
-		free(ref);
-	} else if (strcmp(key, "protected") == 0) {
-		if (!value[0])
-			problem_add(p->ps, line, _("repo.%s.protected: give a branch name or a glob pattern such as release/*"), name);
-		else
-			config_strv_add(&r->protected_, &r->nprotected, value);
-	} else if (strcmp(key, "pull-request") == 0) {
-		if (strcmp(value, "github") == 0)
-			config_set_str(&r->pull_request, value);
-		else if (strcmp(value, "none") == 0) {
-			free(r->pull_request);
-			r->pull_request = NULL;
-		} else
-			problem_add(p->ps, line, _("repo.%s.pull-request: '%s' is not known; use github or none"), name, value);
-	} else if (strcmp(key, "allow-host") == 0 || strcmp(key, "setup-allow-host") == 0) {
-		struct egress_rule rule;
-		struct err e;
-		if (egress_rule_parse(value, &rule, &e) < 0) {
-			problem_add(p->ps, line, "repo.%s.%s: %s", name, key, e.msg);
-		} else {
-			egress_rule_free(&rule);
-			if (key[0] == 'a')
-				config_strv_add(&r->allow_hosts, &r->nallow_hosts, value);
-			else
-				config_strv_add(&r->setup_allow_hosts, &r->nsetup_allow_hosts, value);
-		}
-	} else if (strcmp(key, "github-repo") == 0) {
-		const char *slash = strchr(value, '/');
-		if (!slash || slash == value || !slash[1] || strchr(slash + 1, '/') ||
-		    strspn(value, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./") != strlen(value))
-			problem_add(p->ps, line, _("repo.%s.github-repo: '%s' is not OWNER/NAME"), name, value);
-		else
-			config_set_str(&r->github_repo, value);
-	} else if (strcmp(key, "github-api") == 0) {
-		if (strncmp(value, "https://", 8) != 0 && strncmp(value, "http://", 7) != 0)
-			problem_add(p->ps, line, _("repo.%s.github-api: '%s' is not an http(s) URL; for GitHub Enterprise it looks like https://HOST/api/v3"), name, value);
-		else
-			config_set_str(&r->github_api, value);
-	} else if (strcmp(key, "draft") == 0) {
-		int b;
-		if (git_config_parse_bool(&b, value) < 0)
-			problem_add(p->ps, line, _("repo.%s.draft: '%s' is not true or false"), name, value);
-		else
-			r->draft = b;
-	} else if (strcmp(key, "deny") == 0) {
-		if (!value[0])
-			problem_add(p->ps, line, _("repo.%s.deny: give a path or a glob pattern such as secrets/**"), name);
-		else
-			config_strv_add(&r->deny, &r->ndeny, value);
-	} else if (strcmp(key, "max-file-size") == 0) {
-		uint64_t v;
-		if (units_parse_size(value, &v) < 0)
-			problem_add(p->ps, line, _("repo.%s.max-file-size: '%s' is not a size (for example 10m)"), name, value);
-		else
-			r->max_file_size = v;
-	} else if (strncmp(key, "policy-", 7) == 0) {
-		int rule = -1;
-		for (int i = 0; i < POLICY_NRULES; i++)
-			if (strcmp(key + 7, policy_rule_names[i]) == 0)
-				rule = i;
-		if (rule < 0)
-			return;
-		if (strcmp(value, "block") == 0)
-			r->policy[rule] = POLICY_BLOCK;
-		else if (strcmp(value, "warn") == 0)
-			r->policy[rule] = POLICY_WARN;
-		else if (strcmp(value, "off") == 0)
-			r->policy[rule] = POLICY_OFF;
-		else
-			problem_add(p->ps, line, _("repo.%s.%s: '%s' is not block, warn or off"), name, key, value);
-	}
-}
-
-static void config_entry_repo(struct parse *p, int line, const char *sub,
-			      const char *key, const char *value)
-{
-	struct repo_conf *r = config_repo_slot(p->c, sub);
-	char **dst = NULL;
-
-	if (strcmp(key, "url") == 0) {
-		/* "ext::" and other remote helpers run commands. */
-		if (value[0] == '\0' || value[0] == '-' || strstr(value, "::")) {
-			problem_add(p->ps, line, _("repo.%s.url: '%s' is not a usable path or URL; use a path, file://, https:// or ssh:// URL"), sub, value);
-			/* Stored all the same: the load fails anyway, and
-			 * "has no url" would be a second, wrong message. */
-		}
-		dst = &r->url;
-	} else if (strcmp(key, "branch") == 0) {
-		char *ref = xasprintf("refs/heads/%s", value);
-		int valid = 0;
-		if (value[0] == '-' || git_reference_name_is_valid(&valid, ref) < 0 || !valid) {
-			problem_add(p->ps, line, _("repo.%s.branch: '%s' is not a valid branch name"), sub, value);
-			free(ref);
-			return;
-		}
-		free(ref);
-		dst = &r->branch;
-	} else if (strcmp(key, "test") == 0) {
-		dst = &r->test;
-	} else if (strcmp(key, "setup") == 0) {
-		dst = &r->setup;
-	} else {
-		config_entry_repo_more(p, line, r, key, value);
-		return;
-	}
-	free(*dst);
-	/* An empty test or setup means none. */
-	*dst = value[0] || dst == &r->url ? xstrdup(value) : NULL;
-}
-
-/* files = PATH...: may be repeated; each value holds one or more paths,
- * split like a command (quote a path with spaces). */
-static void config_agent_files(struct parse *p, int line, struct agent_conf *a,
-                               const char *value)
-{
-	struct agent_cmdline words;
-	struct err e;
-
-	if (agent_cmdline_parse(value, &words, &e) < 0) {
-		problem_add(p->ps, line, _("agent.%s.files: '%s' is not a list of absolute paths; write for example files = /opt/agent/config.json /opt/agent/lib.py"), a->name, value);
-		return;
-	}
-	for (size_t i = 0; i < words.argc; i++) {
-		if (!agent_file_path_ok(words.argv[i]))
-			problem_add(p->ps, line, _("agent.%s.files: '%s' is not an absolute, normalised path outside /proc, /dev and /sys; name each host file by its full path"), a->name, words.argv[i]);
-		else
-			config_strv_add(&a->files, &a->nfiles, words.argv[i]);
-	}
-	agent_cmdline_free(&words);
-}
-
-static void config_entry_agent(struct parse *p, int line, const char *sub, const char *key,
-                               const char *value)
-{
-	struct agent_cmdline cl;
-	struct err e;
-	struct agent_conf *a = config_agent_slot(p->c, sub);
-	char **dst = strcmp(key, "resume") == 0 ? &a->resume : &a->command;
-
-	a->builtin = 0;
-	if (strcmp(key, "kind") == 0) {
-		size_t k;
-		for (k = 0; agent_kind_names[k] && strcmp(agent_kind_names[k], value) != 0; k++)
-			;
-		if (!agent_kind_names[k])
-			problem_add(p->ps, line, _("agent.%s.kind: '%s' is not known; use script, claude, codex, pi or opencode"), sub, value);
-		else
-			a->kind = (enum agent_kind)k;
-		return;
-	}
-	if (strcmp(key, "endpoint") == 0 || strcmp(key, "package") == 0 ||
-	    strcmp(key, "model") == 0) {
-		char **d = key[0] == 'e' ? &a->endpoint : key[0] == 'p' ? &a->package : &a->model;
-		if (!value[0] || value[0] == '-' || strpbrk(value, " \t\n\"'\\"))
-			problem_add(p->ps, line, _("agent.%s.%s: '%s' must be one word that does not start with '-'"), sub, key, value);
-		else
-			config_set_str(d, value);
-		return;
-	}
-	if (strcmp(key, "files") == 0) {
-		config_agent_files(p, line, a, value);
-		return;
-	}
-
-	if (agent_cmdline_parse(value, &cl, &e) < 0)
-		problem_add(p->ps, line, "agent.%s.%s: %s", sub, key, e.msg);
-	else
-		agent_cmdline_free(&cl);
-	free(*dst);
-	*dst = xstrdup(value);
-}
-
-static struct endpoint_conf *config_endpoint_slot(struct config *c, const char *name)
-{
-	for (size_t i = 0; i < c->nendpoints; i++)
-		if (strcmp(c->endpoints[i].name, name) == 0)
-			return &c->endpoints[i];
-	c->endpoints = xrealloc(c->endpoints, (c->nendpoints + 1) * sizeof(*c->endpoints));
-	struct endpoint_conf *ep = &c->endpoints[c->nendpoints++];
-	memset(ep, 0, sizeof *ep);
-	ep->name = xstrdup(name);
-	/* Local servers (llama.cpp, vLLM, Ollama) speak OpenAI's API. */
-	ep->kind = ENDPOINT_OPENAI;
-	return ep;
-}
-
 static int config_url_ok(const char *v)
 {
 	return (strncmp(v, "https://", 8) == 0 && v[8]) || (strncmp(v, "http://", 7) == 0 && v[7]);
-}
-
-static void config_entry_endpoint(struct parse *p, int line, const char *sub, const char *key,
-                                  const char *value)
-{
-	struct endpoint_conf *ep = config_endpoint_slot(p->c, sub);
-	unsigned long long v;
-
-	if (strcmp(key, "kind") == 0) {
-		if (strcmp(value, "anthropic") == 0)
-			ep->kind = ENDPOINT_ANTHROPIC;
-		else if (strcmp(value, "openai") == 0)
-			ep->kind = ENDPOINT_OPENAI;
-		else
-			problem_add(p->ps, line, _("endpoint.%s.kind: '%s' is not known; use anthropic or openai (any OpenAI-compatible server)"), sub, value);
-	} else if (strcmp(key, "upstream") == 0) {
-		if (!config_url_ok(value) || strpbrk(value, " \t\r\n"))
-			problem_add(p->ps, line, _("endpoint.%s.upstream: '%s' is not an http(s) URL such as https://api.anthropic.com"), sub, value);
-		/* Kept all the same (the load fails): "has no upstream" would
-		 * be a second, wrong message. */
-		config_set_str(&ep->upstream, value);
-	} else if (strcmp(key, "key-env") == 0) {
-		if (!config_env_name_valid(value))
-			problem_add(p->ps, line, _("endpoint.%s.key-env: '%s' is not a variable name"), sub, value);
-		else
-			config_set_str(&ep->key_env, value);
-	} else if (strcmp(key, "key-file") == 0) {
-		if (value[0] != '/')
-			problem_add(p->ps, line, _("endpoint.%s.key-file: '%s' is not an absolute path"), sub, value);
-		else
-			config_set_str(&ep->key_file, value);
-	} else if (strcmp(key, "port") == 0) {
-		if (config_parse_int(value, 1, 65535, &v) < 0)
-			problem_add(p->ps, line, _("endpoint.%s.port: '%s' is not a port from 1 to 65535"), sub, value);
-		else
-			ep->port = (int)v;
-	}
-}
-
-static void config_entry_price(struct parse *p, int line, const char *sub, const char *key,
-                               const char *value)
-{
-	struct price_conf *pr = NULL;
-	double v;
-	for (size_t i = 0; i < p->c->nprices; i++)
-		if (strcmp(p->c->prices[i].model, sub) == 0)
-			pr = &p->c->prices[i];
-	if (!pr) {
-		p->c->prices = xrealloc(p->c->prices, (p->c->nprices + 1) * sizeof(*p->c->prices));
-		pr = &p->c->prices[p->c->nprices++];
-		memset(pr, 0, sizeof *pr);
-		pr->model = xstrdup(sub);
-	}
-	if (units_parse_money(value, &v) < 0) {
-		problem_add(p->ps, line, _("price.%s.%s: '%s' is not a price in US dollars per million tokens (for example 3 or 0.30)"), sub, key, value);
-		return;
-	}
-	if (strcmp(key, "input") == 0)
-		pr->input = v;
-	else if (strcmp(key, "output") == 0)
-		pr->output = v;
-	else if (strcmp(key, "cache-read") == 0)
-		pr->cache_read = v;
-	else
-		pr->cache_write = v;
-}
-
-static void config_entry_gateway(struct parse *p, int line, const char *key, const char *value)
-{
-	struct config *c = p->c;
-	unsigned long long v;
-
-	if (strcmp(key, "hosts-file") == 0 || strcmp(key, "ca-file") == 0) {
-		if (value[0] != '/')
-			problem_add(p->ps, line, _("gateway.%s: '%s' is not an absolute path"), key, value);
-		else
-			config_set_str(key[0] == 'h' ? &c->gw_hosts_file : &c->gw_ca_file, value);
-	} else if (strcmp(key, "dns") == 0) {
-		int b;
-		if (git_config_parse_bool(&b, value) < 0)
-			problem_add(p->ps, line, _("gateway.dns: '%s' is not true or false"), value);
-		else
-			c->gw_dns = b;
-	} else if (strcmp(key, "allow-address") == 0) {
-		struct egress_cidr cidr;
-		if (egress_cidr_parse(value, &cidr) < 0)
-			problem_add(p->ps, line, _("gateway.allow-address: '%s' is not an address or CIDR such as 10.1.2.0/24 or fd00::/8"), value);
-		else
-			config_strv_add(&c->gw_allow_address, &c->ngw_allow_address, value);
-	} else if (strcmp(key, "proxy-port") == 0) {
-		if (config_parse_int(value, 1, 65535, &v) < 0)
-			problem_add(p->ps, line, _("gateway.proxy-port: '%s' is not a port from 1 to 65535"), value);
-		else
-			c->gw_proxy_port = (int)v;
-	} else if (strcmp(key, "max-body") == 0) {
-		uint64_t b;
-		if (units_parse_size(value, &b) < 0 || b < 1024)
-			problem_add(p->ps, line, _("gateway.max-body: '%s' is not a size of at least 1k (for example 32m)"), value);
-		else
-			c->gw_max_body = b;
-	} else if (strcmp(key, "tunnel-idle") == 0) {
-		double secs;
-		if (strcmp(value, "0") == 0)
-			c->gw_tunnel_idle = 0;
-		else if (units_parse_duration(value, &secs) < 0)
-			problem_add(p->ps, line, _("gateway.tunnel-idle: '%s' is not a duration such as 10m or 90s (0 for no limit)"), value);
-		else
-			c->gw_tunnel_idle = secs;
-	} else if (strcmp(key, "network") == 0) {
-		if (strcmp(value, "auto") == 0)
-			c->gw_network = GW_NETWORK_AUTO;
-		else if (strcmp(value, "namespace") == 0)
-			c->gw_network = GW_NETWORK_NAMESPACE;
-		else if (strcmp(value, "bridge") == 0)
-			c->gw_network = GW_NETWORK_BRIDGE;
-		else
-			problem_add(p->ps, line, _("gateway.network: '%s' is not auto, namespace or bridge"), value);
-	} else if (strcmp(key, "max-tunnels") == 0) {
-		if (config_parse_int(value, 1, 1024, &v) < 0)
-			problem_add(p->ps, line, _("gateway.max-tunnels: '%s' is not a number from 1 to 1024"), value);
-		else
-			c->gw_max_tunnels = (int)v;
-	}
-}
-
-static void config_entry_api(struct parse *p, int line, const char *key, const char *value)
-{
-	struct config *c = p->c;
-	unsigned long long v;
-	if (strcmp(key, "listen") == 0) {
-		const char *colon = strrchr(value, ':');
-		if (strspn(value, "0123456789") == strlen(value) &&
-		    config_parse_int(value, 1, 65535, &v) == 0)
-			config_set_str(&c->api_listen, value);  /* a port on loopback */
-		else if (!colon || colon == value || config_parse_int(colon + 1, 1, 65535, &v) < 0)
-			problem_add(p->ps, line, _("api.listen: '%s' is not ADDRESS:PORT such as 127.0.0.1:8700"), value);
-		else
-			config_set_str(&c->api_listen, value);
-	} else if (strcmp(key, "max-queue") == 0) {
-		if (config_parse_int(value, 0, 1000000, &v) < 0)
-			problem_add(p->ps, line, _("api.max-queue: '%s' is not a number from 0 (no limit) to 1000000"), value);
-		else
-			c->api_max_queue = (int)v;
-	} else if (strcmp(key, "max-body") == 0) {
-		uint64_t b;
-		if (units_parse_size(value, &b) < 0 || b < 1024)
-			problem_add(p->ps, line, _("api.max-body: '%s' is not a size of at least 1k (for example 1m)"), value);
-		else
-			c->api_max_body = b;
-	}
-}
-
-static void config_entry_token(struct parse *p, int line, const char *sub, const char *key,
-                               const char *value)
-{
-	struct config *c = p->c;
-	struct token_conf *t = NULL;
-	for (size_t i = 0; i < c->ntokens; i++)
-		if (strcmp(c->tokens[i].name, sub) == 0)
-			t = &c->tokens[i];
-	if (!t) {
-		c->tokens = xrealloc(c->tokens, (c->ntokens + 1) * sizeof *c->tokens);
-		t = &c->tokens[c->ntokens++];
-		memset(t, 0, sizeof *t);
-		t->name = xstrdup(sub);
-	}
-	if (strcmp(key, "value-env") == 0) {
-		if (!config_env_name_valid(value))
-			problem_add(p->ps, line, _("token.%s.value-env: '%s' is not a variable name"), sub, value);
-		else
-			config_set_str(&t->value_env, value);
-	} else if (strcmp(key, "value-file") == 0) {
-		if (value[0] != '/')
-			problem_add(p->ps, line, _("token.%s.value-file: '%s' is not an absolute path"), sub, value);
-		else
-			config_set_str(&t->value_file, value);
-	} else {
-		int b;
-		if (git_config_parse_bool(&b, value) < 0)
-			problem_add(p->ps, line, _("token.%s.read-only: '%s' is not true or false"), sub, value);
-		else
-			t->read_only = b;
-	}
-}
-
-char *config_token_value(const struct token_conf *t)
-{
-	struct err e;
-	return config_secret(t->value_env, t->value_file, &e);
-}
-
-static void config_entry_webhook(struct parse *p, int line, const char *key, const char *value)
-{
-	struct config *c = p->c;
-	unsigned long long v;
-
-	if (strcmp(key, "url") == 0) {
-		if (!config_url_ok(value) || strpbrk(value, " \t\r\n"))
-			problem_add(p->ps, line, _("webhook.url: '%s' is not an http(s) URL such as https://chat.example.com/hooks/paddock"), value);
-		/* Kept all the same (the load fails): "has no url" would be a
-		 * second, wrong message. */
-		config_set_str(&c->wh_url, value);
-	} else if (strcmp(key, "secret-env") == 0) {
-		if (!config_env_name_valid(value))
-			problem_add(p->ps, line, _("webhook.secret-env: '%s' is not a variable name"), value);
-		else
-			config_set_str(&c->wh_secret_env, value);
-	} else if (strcmp(key, "secret-file") == 0) {
-		if (value[0] != '/')
-			problem_add(p->ps, line, _("webhook.secret-file: '%s' is not an absolute path"), value);
-		else
-			config_set_str(&c->wh_secret_file, value);
-	} else if (strcmp(key, "events") == 0) {
-		/* The first events line replaces the default; later ones add. */
-		if (!p->wh_events_seen)
-			c->wh_events = 0;
-		p->wh_events_seen = 1;
-		char *list = xstrdup(value), *save = NULL;
-		int any = 0;
-		for (char *tok = strtok_r(list, ", \t", &save); tok; tok = strtok_r(NULL, ", \t", &save)) {
-			any = 1;
-			if (strcmp(tok, "review") == 0)
-				c->wh_events |= CONFIG_WEBHOOK_REVIEW;
-			else if (strcmp(tok, "failed") == 0)
-				c->wh_events |= CONFIG_WEBHOOK_FAILED;
-			else if (strcmp(tok, "done") == 0)
-				c->wh_events |= CONFIG_WEBHOOK_DONE;
-			else
-				problem_add(p->ps, line, _("webhook.events: '%s' is not an event; use review, failed or done (several separated by commas)"), tok);
-		}
-		if (!any)
-			problem_add(p->ps, line, _("webhook.events: '%s' names no event; use review, failed or done (several separated by commas)"), value);
-		free(list);
-	} else if (strcmp(key, "timeout") == 0) {
-		double secs;
-		if (units_parse_duration(value, &secs) < 0 || secs < 1 || secs > 600)
-			problem_add(p->ps, line, _("webhook.timeout: '%s' is not a duration from 1s to 10m (for example 10s)"), value);
-		else
-			c->wh_timeout = secs;
-	} else if (strcmp(key, "attempts") == 0) {
-		if (config_parse_int(value, 1, 20, &v) < 0)
-			problem_add(p->ps, line, _("webhook.attempts: '%s' is not a number from 1 to 20"), value);
-		else
-			c->wh_attempts = (int)v;
-	}
 }
 
 /* A [price "MODEL"] name: a model id, optionally ending in '*'. */
@@ -1437,16 +890,1765 @@ static int config_model_name_valid(const char *s)
 	return 1;
 }
 
+/* The typed keys: checked, and stored in the section's object. */
+static void config_set_typed(const struct entry *en)
+{
+	const struct config_key *k = en->k;
+	const char *v = en->value;
+	struct problems *ps = en->p->ps;
+	unsigned long long n;
+	uint64_t size;
+	double usd;
+	int b;
+
+	switch (k->type) {
+	case KT_INT:
+		if (config_parse_int(v, k->lo, k->hi, &n) < 0)
+			problem_add(ps, en->line, _("%s: '%s' is not a number from %llu to %llu"),
+			            en->name, v, k->lo, k->hi);
+		else
+			*FIELD(en, int) = (int)n;
+		break;
+	case KT_PORT:
+		if (config_parse_int(v, 1, 65535, &n) < 0)
+			problem_add(ps, en->line, _("%s: '%s' is not a port from 1 to 65535"), en->name, v);
+		else
+			*FIELD(en, int) = (int)n;
+		break;
+	case KT_BOOL:
+		if (git_config_parse_bool(&b, v) < 0)
+			problem_add(ps, en->line, _("%s: '%s' is not true or false"), en->name, v);
+		else
+			*FIELD(en, int) = b;
+		break;
+	case KT_SIZE:
+		if (units_parse_size(v, &size) == 0 && size >= k->lo) {
+			*FIELD(en, uint64_t) = size;
+		} else if (k->lo) {
+			char least[32];
+			units_format_size(k->lo, least, sizeof least);
+			problem_add(ps, en->line, _("%s: '%s' is not a size of at least %s (for example %s)"),
+			            en->name, v, least, k->def ? k->def : least);
+		} else {
+			problem_add(ps, en->line, _("%s: '%s' is not a size; write a whole number of bytes with an optional k, m, g or t suffix (for example 4g or 512m)"),
+			            en->name, v);
+		}
+		break;
+	case KT_PATH:
+		if (v[0] != '/')
+			problem_add(ps, en->line, _("%s: '%s' is not an absolute path"), en->name, v);
+		else
+			config_set_str(FIELD(en, char *), v);
+		break;
+	case KT_ENV:
+		if (!config_env_name_valid(v))
+			problem_add(ps, en->line, _("%s: '%s' is not a variable name"), en->name, v);
+		else
+			config_set_str(FIELD(en, char *), v);
+		break;
+	case KT_WORD:
+		if (!v[0] || v[0] == '-' || strpbrk(v, " \t\n\"'\\"))
+			problem_add(ps, en->line, _("%s: '%s' must be one word that does not start with '-'"),
+			            en->name, v);
+		else
+			config_set_str(FIELD(en, char *), v);
+		break;
+	case KT_PRICE:
+		if (units_parse_money(v, &usd) < 0)
+			problem_add(ps, en->line, _("%s: '%s' is not a price in US dollars per million tokens (for example 3 or 0.30)"),
+			            en->name, v);
+		else
+			*FIELD(en, double) = usd;
+		break;
+	case KT_TEXT:
+		config_set_str(FIELD(en, char *), v);
+		break;
+	case KT_OPT_TEXT:
+		free(*FIELD(en, char *));
+		*FIELD(en, char *) = v[0] ? xstrdup(v) : NULL;
+		break;
+	case KT_CUSTOM:
+		k->set(en);
+		break;
+	}
+}
+
+/* [paddock] */
+
+static void config_set_template_max_age(const struct entry *en)
+{
+	struct config *c = en->obj;
+	double secs;
+	if (strcmp(en->value, "0") == 0 || strcmp(en->value, "never") == 0)
+		c->template_max_age = 0;
+	else if (units_parse_duration(en->value, &secs) < 0 || secs <= 0)
+		problem_add(en->p->ps, en->line, _("paddock.template-max-age: '%s' is not a duration (for example 7d, or never to keep templates)"), en->value);
+	else
+		c->template_max_age = secs;
+}
+
+static void config_set_gate_timeout(const struct entry *en)
+{
+	struct config *c = en->obj;
+	double secs;
+	if (strcmp(en->value, "0") == 0)
+		c->gate_timeout = 0;
+	else if (units_parse_duration(en->value, &secs) < 0)
+		problem_add(en->p->ps, en->line, _("paddock.gate-timeout: '%s' is not a duration (for example 24h, or 0 to tear sandboxes down at once)"), en->value);
+	else
+		c->gate_timeout = secs;
+}
+
+/* [limits] */
+
+static void config_set_timeout(const struct entry *en)
+{
+	struct config *c = en->obj;
+	double secs;
+	if (units_parse_duration(en->value, &secs) < 0)
+		problem_add(en->p->ps, en->line, _("limits.timeout: '%s' is not a duration; write a whole number of seconds with an optional s, m, h or d suffix (for example 30m)"), en->value);
+	else
+		c->limits.timeout = secs;
+}
+
+static void config_set_pids(const struct entry *en)
+{
+	struct config *c = en->obj;
+	unsigned long long v;
+	if (config_parse_int(en->value, 1, 4194304, &v) < 0)
+		problem_add(en->p->ps, en->line, _("limits.pids: '%s' is not a number of processes from 1 to 4194304"), en->value);
+	else
+		c->limits.pids = (long)v;
+}
+
+static void config_set_cpus(const struct entry *en)
+{
+	struct config *c = en->obj;
+	double cpus;
+	if (config_parse_cpus(en->value, &cpus) < 0) {
+		problem_add(en->p->ps, en->line, _("limits.cpus: '%s' is not a number of CPUs; write for example 2 or 1.5 (from 0.01 to 4096, or 0 for no limit)"), en->value);
+	} else {
+		c->limits.cpus = cpus;
+		c->limits.cpus_set = 1;
+	}
+}
+
+static void config_set_budget(const struct entry *en)
+{
+	struct config *c = en->obj;
+	if (units_parse_money(en->value, &c->limits.budget) < 0)
+		problem_add(en->p->ps, en->line, _("limits.budget: '%s' is not an amount in US dollars; write for example 5 or 2.50 (0 for none)"), en->value);
+}
+
+static void config_set_budget_tokens(const struct entry *en)
+{
+	struct config *c = en->obj;
+	if (units_parse_count(en->value, &c->limits.budget_tokens) < 0)
+		problem_add(en->p->ps, en->line, _("limits.budget-tokens: '%s' is not a number of tokens; write for example 200000, 500k or 2m (0 for none)"), en->value);
+}
+
+/* [sandbox] uid and gid */
+
+static void config_set_ugid(const struct entry *en)
+{
+	struct config *c = en->obj;
+	unsigned long long v;
+	int is_uid = strcmp(en->k->key, "uid") == 0;
+
+	if (strcmp(en->value, "0") == 0) {
+		problem_add(en->p->ps, en->line, is_uid
+			    ? _("sandbox.uid = 0 would run agents as root; choose an unused unprivileged uid such as 64100")
+			    : _("sandbox.gid = 0 would give agents the root group; choose an unused unprivileged gid such as 64100"));
+		return;
+	}
+	/* (uid_t)-1 means "no change" to chown and setresuid. */
+	if (config_parse_int(en->value, 1, 4294967294ULL, &v) < 0) {
+		problem_add(en->p->ps, en->line, _("sandbox.%s: '%s' is not a number from 1 to 4294967294"), en->k->key, en->value);
+		return;
+	}
+	if (is_uid)
+		c->sandbox_uid = (uid_t)v;
+	else
+		c->sandbox_gid = (gid_t)v;
+}
+
+/* [repo "NAME"] */
+
+static void config_set_repo_url(const struct entry *en)
+{
+	struct repo_conf *r = en->obj;
+	/* "ext::" and other remote helpers run commands. */
+	if (en->value[0] == '\0' || en->value[0] == '-' || strstr(en->value, "::"))
+		problem_add(en->p->ps, en->line, _("repo.%s.url: '%s' is not a usable path or URL; use a path, file://, https:// or ssh:// URL"), r->name, en->value);
+	/* Stored all the same: the load fails anyway, and "has no url" would
+	 * be a second, wrong message. */
+	config_set_str(&r->url, en->value);
+}
+
+static void config_set_repo_branch(const struct entry *en)
+{
+	struct repo_conf *r = en->obj;
+	char *ref = xasprintf("refs/heads/%s", en->value);
+	int valid = 0;
+	if (en->value[0] == '-' || git_reference_name_is_valid(&valid, ref) < 0 || !valid)
+		problem_add(en->p->ps, en->line, _("repo.%s.branch: '%s' is not a valid branch name"), r->name, en->value);
+	else
+		config_set_str(&r->branch, en->value);
+	free(ref);
+}
+
+static void config_set_repo_push_url(const struct entry *en)
+{
+	struct repo_conf *r = en->obj;
+	if (en->value[0] == '\0' || en->value[0] == '-' || strstr(en->value, "::"))
+		problem_add(en->p->ps, en->line, _("repo.%s.push-url: '%s' is not a usable path or URL; use a path, file://, https:// or ssh:// URL"), r->name, en->value);
+	else
+		config_set_str(&r->push_url, en->value);
+}
+
+/* token-env, github-token-env */
+static void config_set_token_env(const struct entry *en)
+{
+	struct repo_conf *r = en->obj;
+	if (!config_env_name_valid(en->value))
+		problem_add(en->p->ps, en->line, _("repo.%s.%s: '%s' is not an environment variable name; name the variable that holds the token, for example GITHUB_TOKEN (never the token itself)"), r->name, en->k->key, en->value);
+	else
+		config_set_str(FIELD(en, char *), en->value);
+}
+
+/* ssh-key, ssh-known-hosts */
+static void config_set_ssh_file(const struct entry *en)
+{
+	struct repo_conf *r = en->obj;
+	if (en->value[0] == '/')
+		config_set_str(FIELD(en, char *), en->value);
+	else if (strcmp(en->k->key, "ssh-key") == 0)
+		problem_add(en->p->ps, en->line, _("repo.%s.ssh-key: '%s' is not an absolute path to a private key file"), r->name, en->value);
+	else
+		problem_add(en->p->ps, en->line, _("repo.%s.ssh-known-hosts: '%s' is not an absolute path to a known_hosts file"), r->name, en->value);
+}
+
+static void config_set_branch_prefix(const struct entry *en)
+{
+	struct repo_conf *r = en->obj;
+	char *ref = xasprintf("refs/heads/%sx", en->value);
+	int valid = 0;
+	if (en->value[0] == '-' || en->value[0] == '\0' ||
+	    git_reference_name_is_valid(&valid, ref) < 0 || !valid)
+		problem_add(en->p->ps, en->line, _("repo.%s.branch-prefix: '%s' does not make valid branch names"), r->name, en->value);
+	else
+		config_set_str(&r->branch_prefix, en->value);
+	free(ref);
+}
+
+static void config_set_protected(const struct entry *en)
+{
+	struct repo_conf *r = en->obj;
+	if (!en->value[0])
+		problem_add(en->p->ps, en->line, _("repo.%s.protected: give a branch name or a glob pattern such as release/*"), r->name);
+	else
+		config_strv_add(&r->protected_, &r->nprotected, en->value);
+}
+
+static void config_set_pull_request(const struct entry *en)
+{
+	struct repo_conf *r = en->obj;
+	if (strcmp(en->value, "github") == 0) {
+		config_set_str(&r->pull_request, en->value);
+	} else if (strcmp(en->value, "none") == 0) {
+		free(r->pull_request);
+		r->pull_request = NULL;
+	} else {
+		problem_add(en->p->ps, en->line, _("repo.%s.pull-request: '%s' is not known; use github or none"), r->name, en->value);
+	}
+}
+
+static void config_set_github_repo(const struct entry *en)
+{
+	struct repo_conf *r = en->obj;
+	const char *value = en->value, *slash = strchr(value, '/');
+	if (!slash || slash == value || !slash[1] || strchr(slash + 1, '/') ||
+	    strspn(value, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./") != strlen(value))
+		problem_add(en->p->ps, en->line, _("repo.%s.github-repo: '%s' is not OWNER/NAME"), r->name, value);
+	else
+		config_set_str(&r->github_repo, value);
+}
+
+static void config_set_github_api(const struct entry *en)
+{
+	struct repo_conf *r = en->obj;
+	if (strncmp(en->value, "https://", 8) != 0 && strncmp(en->value, "http://", 7) != 0)
+		problem_add(en->p->ps, en->line, _("repo.%s.github-api: '%s' is not an http(s) URL; for GitHub Enterprise it looks like https://HOST/api/v3"), r->name, en->value);
+	else
+		config_set_str(&r->github_api, en->value);
+}
+
+static void config_set_deny(const struct entry *en)
+{
+	struct repo_conf *r = en->obj;
+	if (!en->value[0])
+		problem_add(en->p->ps, en->line, _("repo.%s.deny: give a path or a glob pattern such as secrets/**"), r->name);
+	else
+		config_strv_add(&r->deny, &r->ndeny, en->value);
+}
+
+/* policy-RULE */
+static void config_set_policy(const struct entry *en)
+{
+	struct repo_conf *r = en->obj;
+	int rule = -1;
+	for (int i = 0; i < POLICY_NRULES; i++)
+		if (strcmp(en->k->key + strlen("policy-"), policy_rule_names[i]) == 0)
+			rule = i;
+	if (rule < 0)
+		return;
+	if (strcmp(en->value, "block") == 0)
+		r->policy[rule] = POLICY_BLOCK;
+	else if (strcmp(en->value, "warn") == 0)
+		r->policy[rule] = POLICY_WARN;
+	else if (strcmp(en->value, "off") == 0)
+		r->policy[rule] = POLICY_OFF;
+	else
+		problem_add(en->p->ps, en->line, _("repo.%s.%s: '%s' is not block, warn or off"), r->name, en->k->key, en->value);
+}
+
+/* allow-host, setup-allow-host */
+static void config_set_allow_host(const struct entry *en)
+{
+	struct repo_conf *r = en->obj;
+	struct egress_rule rule;
+	struct err e;
+	if (egress_rule_parse(en->value, &rule, &e) < 0) {
+		problem_add(en->p->ps, en->line, "%s: %s", en->name, e.msg);
+		return;
+	}
+	egress_rule_free(&rule);
+	if (strcmp(en->k->key, "allow-host") == 0)
+		config_strv_add(&r->allow_hosts, &r->nallow_hosts, en->value);
+	else
+		config_strv_add(&r->setup_allow_hosts, &r->nsetup_allow_hosts, en->value);
+}
+
+/* [agent "NAME"] */
+
+/* command, resume */
+static void config_set_agent_command(const struct entry *en)
+{
+	struct agent_cmdline cl;
+	struct err e;
+	if (agent_cmdline_parse(en->value, &cl, &e) < 0)
+		problem_add(en->p->ps, en->line, "%s: %s", en->name, e.msg);
+	else
+		agent_cmdline_free(&cl);
+	config_set_str(FIELD(en, char *), en->value);
+}
+
+/* files = PATH...: may be repeated; each value holds one or more paths,
+ * split like a command (quote a path with spaces). */
+static void config_set_agent_files(const struct entry *en)
+{
+	struct agent_conf *a = en->obj;
+	struct agent_cmdline words;
+	struct err e;
+
+	if (agent_cmdline_parse(en->value, &words, &e) < 0) {
+		problem_add(en->p->ps, en->line, _("agent.%s.files: '%s' is not a list of absolute paths; write for example files = /opt/agent/config.json /opt/agent/lib.py"), a->name, en->value);
+		return;
+	}
+	for (size_t i = 0; i < words.argc; i++) {
+		if (!agent_file_path_ok(words.argv[i]))
+			problem_add(en->p->ps, en->line, _("agent.%s.files: '%s' is not an absolute, normalised path outside /proc, /dev and /sys; name each host file by its full path"), a->name, words.argv[i]);
+		else
+			config_strv_add(&a->files, &a->nfiles, words.argv[i]);
+	}
+	agent_cmdline_free(&words);
+}
+
+static void config_set_agent_kind(const struct entry *en)
+{
+	struct agent_conf *a = en->obj;
+	size_t k;
+	for (k = 0; agent_kind_names[k] && strcmp(agent_kind_names[k], en->value) != 0; k++)
+		;
+	if (!agent_kind_names[k])
+		problem_add(en->p->ps, en->line, _("agent.%s.kind: '%s' is not known; use script, claude, codex, pi or opencode"), a->name, en->value);
+	else
+		a->kind = (enum agent_kind)k;
+}
+
+/* [endpoint "NAME"] */
+
+static void config_set_endpoint_kind(const struct entry *en)
+{
+	struct endpoint_conf *ep = en->obj;
+	if (strcmp(en->value, "anthropic") == 0)
+		ep->kind = ENDPOINT_ANTHROPIC;
+	else if (strcmp(en->value, "openai") == 0)
+		ep->kind = ENDPOINT_OPENAI;
+	else
+		problem_add(en->p->ps, en->line, _("endpoint.%s.kind: '%s' is not known; use anthropic or openai (any OpenAI-compatible server)"), ep->name, en->value);
+}
+
+static void config_set_upstream(const struct entry *en)
+{
+	struct endpoint_conf *ep = en->obj;
+	if (!config_url_ok(en->value) || strpbrk(en->value, " \t\r\n"))
+		problem_add(en->p->ps, en->line, _("endpoint.%s.upstream: '%s' is not an http(s) URL such as https://api.anthropic.com"), ep->name, en->value);
+	/* Kept all the same (the load fails): "has no upstream" would be a
+	 * second, wrong message. */
+	config_set_str(&ep->upstream, en->value);
+}
+
+/* [gateway] */
+
+static void config_set_allow_address(const struct entry *en)
+{
+	struct config *c = en->obj;
+	struct egress_cidr cidr;
+	if (egress_cidr_parse(en->value, &cidr) < 0)
+		problem_add(en->p->ps, en->line, _("gateway.allow-address: '%s' is not an address or CIDR such as 10.1.2.0/24 or fd00::/8"), en->value);
+	else
+		config_strv_add(&c->gw_allow_address, &c->ngw_allow_address, en->value);
+}
+
+static void config_set_tunnel_idle(const struct entry *en)
+{
+	struct config *c = en->obj;
+	double secs;
+	if (strcmp(en->value, "0") == 0)
+		c->gw_tunnel_idle = 0;
+	else if (units_parse_duration(en->value, &secs) < 0)
+		problem_add(en->p->ps, en->line, _("gateway.tunnel-idle: '%s' is not a duration such as 10m or 90s (0 for no limit)"), en->value);
+	else
+		c->gw_tunnel_idle = secs;
+}
+
+static void config_set_network(const struct entry *en)
+{
+	struct config *c = en->obj;
+	if (strcmp(en->value, "auto") == 0)
+		c->gw_network = GW_NETWORK_AUTO;
+	else if (strcmp(en->value, "namespace") == 0)
+		c->gw_network = GW_NETWORK_NAMESPACE;
+	else if (strcmp(en->value, "bridge") == 0)
+		c->gw_network = GW_NETWORK_BRIDGE;
+	else
+		problem_add(en->p->ps, en->line, _("gateway.network: '%s' is not auto, namespace or bridge"), en->value);
+}
+
+/* [api] */
+
+static void config_set_listen(const struct entry *en)
+{
+	struct config *c = en->obj;
+	const char *value = en->value, *colon = strrchr(value, ':');
+	unsigned long long v;
+	if (strspn(value, "0123456789") == strlen(value) &&
+	    config_parse_int(value, 1, 65535, &v) == 0)
+		config_set_str(&c->api_listen, value);  /* a port on loopback */
+	else if (!colon || colon == value || config_parse_int(colon + 1, 1, 65535, &v) < 0)
+		problem_add(en->p->ps, en->line, _("api.listen: '%s' is not ADDRESS:PORT such as 127.0.0.1:8700"), value);
+	else
+		config_set_str(&c->api_listen, value);
+}
+
+static void config_set_max_queue(const struct entry *en)
+{
+	struct config *c = en->obj;
+	unsigned long long v;
+	if (config_parse_int(en->value, 0, 1000000, &v) < 0)
+		problem_add(en->p->ps, en->line, _("api.max-queue: '%s' is not a number from 0 (no limit) to 1000000"), en->value);
+	else
+		c->api_max_queue = (int)v;
+}
+
+/* [webhook] */
+
+static void config_set_webhook_url(const struct entry *en)
+{
+	struct config *c = en->obj;
+	if (!config_url_ok(en->value) || strpbrk(en->value, " \t\r\n"))
+		problem_add(en->p->ps, en->line, _("webhook.url: '%s' is not an http(s) URL such as https://chat.example.com/hooks/paddock"), en->value);
+	/* Kept all the same (the load fails): "has no url" would be a second,
+	 * wrong message. */
+	config_set_str(&c->wh_url, en->value);
+}
+
+static void config_set_webhook_events(const struct entry *en)
+{
+	struct config *c = en->obj;
+	struct parse *p = en->p;
+	char *list, *save = NULL;
+	int any = 0;
+
+	/* The first events line replaces the default; later ones add. */
+	if (!p->wh_events_seen)
+		c->wh_events = 0;
+	p->wh_events_seen = 1;
+	list = xstrdup(en->value);
+	for (char *tok = strtok_r(list, ", \t", &save); tok; tok = strtok_r(NULL, ", \t", &save)) {
+		any = 1;
+		if (strcmp(tok, "review") == 0)
+			c->wh_events |= CONFIG_WEBHOOK_REVIEW;
+		else if (strcmp(tok, "failed") == 0)
+			c->wh_events |= CONFIG_WEBHOOK_FAILED;
+		else if (strcmp(tok, "done") == 0)
+			c->wh_events |= CONFIG_WEBHOOK_DONE;
+		else
+			problem_add(p->ps, en->line, _("webhook.events: '%s' is not an event; use review, failed or done (several separated by commas)"), tok);
+	}
+	if (!any)
+		problem_add(p->ps, en->line, _("webhook.events: '%s' names no event; use review, failed or done (several separated by commas)"), en->value);
+	free(list);
+}
+
+static void config_set_webhook_timeout(const struct entry *en)
+{
+	struct config *c = en->obj;
+	double secs;
+	if (units_parse_duration(en->value, &secs) < 0 || secs < 1 || secs > 600)
+		problem_add(en->p->ps, en->line, _("webhook.timeout: '%s' is not a duration from 1s to 10m (for example 10s)"), en->value);
+	else
+		c->wh_timeout = secs;
+}
+
+/* [ui] */
+
+static void config_set_theme(const struct entry *en)
+{
+	struct config *c = en->obj;
+	if (!config_name_valid(en->value))
+		problem_add(en->p->ps, en->line, _("ui.theme: '%s' is not a theme name"), en->value);
+	else
+		config_set_str(&c->ui_theme, en->value);
+}
+
+/* The objects of named sections, made on first use. */
+
+static void *config_slot_repo(struct config *c, const char *name)
+{
+	return config_repo_slot(c, name);
+}
+
+static void *config_slot_agent(struct config *c, const char *name)
+{
+	struct agent_conf *a = config_agent_slot(c, name);
+	/* The file's now, even when it only changes a key of a ready-made
+	 * one (config_builtin_parse marks those afterwards). */
+	a->builtin = 0;
+	return a;
+}
+
+static void *config_slot_endpoint(struct config *c, const char *name)
+{
+	for (size_t i = 0; i < c->nendpoints; i++)
+		if (strcmp(c->endpoints[i].name, name) == 0)
+			return &c->endpoints[i];
+	c->endpoints = xrealloc(c->endpoints, (c->nendpoints + 1) * sizeof(*c->endpoints));
+	struct endpoint_conf *ep = &c->endpoints[c->nendpoints++];
+	memset(ep, 0, sizeof *ep);
+	ep->name = xstrdup(name);
+	/* Local servers (llama.cpp, vLLM, Ollama) speak OpenAI's API. */
+	ep->kind = ENDPOINT_OPENAI;
+	return ep;
+}
+
+static void *config_slot_price(struct config *c, const char *model)
+{
+	for (size_t i = 0; i < c->nprices; i++)
+		if (strcmp(c->prices[i].model, model) == 0)
+			return &c->prices[i];
+	c->prices = xrealloc(c->prices, (c->nprices + 1) * sizeof(*c->prices));
+	struct price_conf *pr = &c->prices[c->nprices++];
+	memset(pr, 0, sizeof *pr);
+	pr->model = xstrdup(model);
+	return pr;
+}
+
+static void *config_slot_token(struct config *c, const char *name)
+{
+	for (size_t i = 0; i < c->ntokens; i++)
+		if (strcmp(c->tokens[i].name, name) == 0)
+			return &c->tokens[i];
+	c->tokens = xrealloc(c->tokens, (c->ntokens + 1) * sizeof *c->tokens);
+	struct token_conf *t = &c->tokens[c->ntokens++];
+	memset(t, 0, sizeof *t);
+	t->name = xstrdup(name);
+	return t;
+}
+
+char *config_token_value(const struct token_conf *t)
+{
+	struct err e;
+	return config_secret(t->value_env, t->value_file, &e);
+}
+
+/* ---- the tables ---- */
+
+/* The sections, in the manual's order. */
+static const struct config_section config_sections[] = {
+	{ .name = "paddock", .title = "[paddock]" },
+	{ .name = "limits", .title = "[limits]",
+	  .intro = "The limits of each task's sandbox.\n"
+	           ".BR paddock (1),\n"
+	           "section\n"
+	           ".BR \"THE SANDBOX\" ,\n"
+	           "says what happens when one is hit; the task's error names the key.\n" },
+	{ .name = "sandbox", .title = "[sandbox]" },
+	{ .name = "repo", .named = 1, .slot = config_slot_repo,
+	  .title = "[repo \\(dq\\fIname\\fP\\(dq]",
+	  .intro = "A repository that tasks can work on, named with\n"
+	           ".B paddock add \\-\\-repo\n"
+	           ".IR name .\n" },
+	{ .name = "agent", .named = 1, .slot = config_slot_agent,
+	  .title = "[agent \\(dq\\fIname\\fP\\(dq]",
+	  .intro = "An agent, named with\n"
+	           ".B paddock add \\-\\-agent\n"
+	           ".IR name .\n"
+	           "A task that names none gets the agent called\n"
+	           ".BR default ,\n"
+	           "else the first agent of the file, else\n"
+	           ".BR claude .\n"
+	           "The agents\n"
+	           ".BR claude ,\n"
+	           ".BR codex ,\n"
+	           ".B pi\n"
+	           "and\n"
+	           ".B opencode\n"
+	           "are ready-made (see\n"
+	           ".BR \"READY-MADE AGENTS\" );\n"
+	           "a section with one of their names changes only the keys it sets.\n" },
+	{ .name = "endpoint", .named = 1, .slot = config_slot_endpoint,
+	  .title = "[endpoint \\(dq\\fIname\\fP\\(dq]",
+	  .intro = "A model endpoint: a port on the sandbox's 127.0.0.1 where the task's gateway\n"
+	           "takes requests of a model API and forwards them to the upstream, with the\n"
+	           "real key (see\n"
+	           ".BR EGRESS ).\n"
+	           ".B anthropic\n"
+	           "and\n"
+	           ".B openai\n"
+	           "are ready-made (see\n"
+	           ".BR \"READY-MADE AGENTS\" );\n"
+	           "a section with one of their names changes only the keys it sets.\n" },
+	{ .name = "price", .named = 1, .slot = config_slot_price,
+	  .title = "[price \\(dq\\fImodel\\fP\\(dq]",
+	  .intro = "What a model costs, in US dollars per million tokens (see\n"
+	           ".BR \"BUDGETS AND PRICES\" ).\n"
+	           ".I model\n"
+	           "is the model's name as the API's responses give it, such as\n"
+	           ".BR claude\\-sonnet\\-4\\-5\\-20250929 ,\n"
+	           "or a prefix that ends in\n"
+	           ".BR * ,\n"
+	           "such as\n"
+	           ".BR claude\\-sonnet\\-4* .\n"
+	           "A section with the name of a built-in price changes only the keys it sets;\n"
+	           "in another, the keys not set are 0.\n" },
+	{ .name = "gateway", .title = "[gateway]",
+	  .intro = "The gateway that is each sandbox's only way out (see\n"
+	           ".BR EGRESS ).\n" },
+	{ .name = "webhook", .title = "[webhook]",
+	  .intro = "A URL that gets a JSON\n"
+	           ".B POST\n"
+	           "when a gate opens (a task reaches review), when a task fails and when a task\n"
+	           "is done: a chat's incoming webhook, or a service of your own.\n"
+	           "Without\n"
+	           ".BR url ,\n"
+	           "no webhook is sent.\n"
+	           "See\n"
+	           ".B WEBHOOKS\n"
+	           "for the body, the headers and the signature.\n" },
+	{ .name = "api", .title = "[api]",
+	  .intro = "The HTTP API of\n"
+	           ".B paddock serve\n"
+	           "(see\n"
+	           ".BR paddock\\-api (7)).\n" },
+	{ .name = "token", .named = 1, .slot = config_slot_token,
+	  .title = "[token \\(dq\\fIname\\fP\\(dq]",
+	  .intro = "A token of the HTTP API (see\n"
+	           ".BR paddock\\-api (7),\n"
+	           "section\n"
+	           ".BR AUTHENTICATION ).\n"
+	           "When at least one is configured, every request needs one.\n"
+	           "The section's name is the actor of the decisions that the token makes.\n"
+	           "The token is never written in the file itself: give one of\n"
+	           ".B value\\-env\n"
+	           "and\n"
+	           ".BR value\\-file .\n" },
+	{ .name = "ui", .title = "[ui]",
+	  .intro = "The dashboard (see\n"
+	           ".BR paddock (1),\n"
+	           "section\n"
+	           ".BR \"THE DASHBOARD\" ),\n"
+	           "read when it starts.\n" },
+	{ .name = "bind", .any_key = 1, .title = "[bind]" },
+};
+
+/* The keys, in the manual's order: by section, then as the manual
+ * presents them. */
+static const struct config_key config_keys[] = {
+	/* [paddock] */
+	{ .section = "paddock", .key = "workers", .type = KT_INT,
+	  .off = CFG(workers), .lo = 1, .hi = 64,
+	  .def = "2",
+	  .help = "How many tasks run at once.\n"
+	          "Queued tasks start first in, first out, as workers come free.\n"
+	          "A sandbox kept at the review gate does not take a worker.\n" },
+	{ .section = "paddock", .key = "template-max-age", .type = KT_CUSTOM,
+	  .set = config_set_template_max_age,
+	  .doc = "duration, or never",
+	  .def = "7d",
+	  .help = "How long a template (the read-only checkout of a base commit that task\n"
+	          "workspaces stand on) is kept after its last use:\n"
+	          ".B paddock serve\n"
+	          "and the dashboard remove, every hour, the templates no process holds that\n"
+	          "were last used longer ago.\n"
+	          ".B never\n"
+	          "(or\n"
+	          ".BR 0 )\n"
+	          "keeps them;\n"
+	          ".B paddock template prune\n"
+	          "removes them by hand.\n" },
+	{ .section = "paddock", .key = "max-attempts", .type = KT_INT,
+	  .off = CFG(max_attempts), .lo = 1, .hi = 100,
+	  .def = "3",
+	  .help = "How often a task's first round is started when\n"
+	          ".B paddock\n"
+	          "stops under it (kill \\-9, a crash) before the task fails with reason\n"
+	          ".B crashed\n"
+	          "(see RECOVERY in\n"
+	          ".BR paddock (1)).\n"
+	          "A planned stop (SIGTERM, quitting the dashboard) does not count.\n" },
+	{ .section = "paddock", .key = "gate-timeout", .type = KT_CUSTOM,
+	  .set = config_set_gate_timeout,
+	  .doc = "duration, or 0",
+	  .def = "24h",
+	  .help = "How long a task's sandbox is kept while the task waits at review, counted\n"
+	          "from when its round reached review.\n"
+	          "Then the sandbox is torn down; the task stays at review with its branch in\n"
+	          ".BR paddock 's\n"
+	          "mirror and can still be approved, pushed or rejected, and a later request\n"
+	          "for changes runs in a sandbox rebuilt at the task's head, with the agent's\n"
+	          "home as the round left it (archived when it reached review).\n"
+	          ".B 0\n"
+	          "keeps no sandbox.\n"
+	          "See\n"
+	          ".BR paddock (1),\n"
+	          "section\n"
+	          ".BR \"THE REVIEW GATE\" .\n" },
+	/* [limits] */
+	{ .section = "limits", .key = "timeout", .type = KT_CUSTOM,
+	  .set = config_set_timeout,
+	  .doc = "duration",
+	  .def = "30m",
+	  .help = "Wall-clock time for a task's commands in the sandbox together: creating the\n"
+	          "branch, the agent and the tests.\n"
+	          "At the deadline everything in the sandbox is killed and the task fails.\n"
+	          "The hand-off that follows gets 5 minutes of its own.\n"
+	          "A repository's\n"
+	          ".B setup\n"
+	          "command gets its own\n"
+	          ".BR timeout .\n" },
+	{ .section = "limits", .key = "memory", .type = KT_SIZE,
+	  .off = CFG(limits.memory),
+	  .def = "4g",
+	  .help = "Memory of all of the sandbox's processes together (a memory cgroup, with no\n"
+	          "swap).\n"
+	          "Files written in the sandbox live in memory (tmpfs) and count too.\n" },
+	{ .section = "limits", .key = "pids", .type = KT_CUSTOM,
+	  .set = config_set_pids,
+	  .doc = "integer, 1 to 4194304",
+	  .def = "512",
+	  .help = "Processes and threads in the sandbox at once (a pids cgroup).\n" },
+	{ .section = "limits", .key = "cpus", .type = KT_CUSTOM,
+	  .set = config_set_cpus,
+	  .doc = "decimal number, 0.01 to 4096, or 0",
+	  .def = "half the online CPUs, rounded up",
+	  .help = "CPU time of all of the sandbox's processes together, in CPUs, however many\n"
+	          "processes they start: with\n"
+	          ".B cpus = 1.5\n"
+	          "they get at most 150 ms of CPU time in every 100 ms (a cpu cgroup:\n"
+	          ".I cpu.max\n"
+	          "on cgroup v2,\n"
+	          ".I cpu.cfs_quota_us\n"
+	          "on v1), so that tasks leave the rest of a shared host to their neighbours.\n"
+	          "As a backstop, no process may use more CPU time than the whole sandbox could\n"
+	          "until the timeout\n"
+	          ".RB ( cpus\n"
+	          "times the seconds left, and a few seconds more): beyond it the process is\n"
+	          "killed with\n"
+	          "SIGXCPU (and SIGKILL a second later).\n"
+	          "The repository's set-up and the tests of the base commit run under the same\n"
+	          "limit.\n"
+	          "More CPUs than the machine has is allowed (the task may then use them all);\n"
+	          ".B paddock config check\n"
+	          "warns of it.\n"
+	          ".B 0\n"
+	          "means no limit.\n"
+	          "Where the host has no cgroup cpu controller to use, a task fails at\n"
+	          "preparing when the file sets\n"
+	          ".BR cpus ,\n"
+	          "and says so; with the default, only the per-process backstop holds, and the\n"
+	          "task's log says that on its first line.\n" },
+	{ .section = "limits", .key = "disk", .type = KT_SIZE,
+	  .off = CFG(limits.disk),
+	  .def = "2g",
+	  .help = "Size of the tmpfs that holds everything the sandbox can write: the\n"
+	          "workspace's changes,\n"
+	          ".IR /home/agent ,\n"
+	          ".I /tmp\n"
+	          "and\n"
+	          ".IR /out .\n" },
+	{ .section = "limits", .key = "output", .type = KT_SIZE,
+	  .off = CFG(limits.output),
+	  .def = "64m",
+	  .help = "Bytes of output that a task's commands may write to its log, all of them\n"
+	          "together.\n"
+	          "At the cap the command is stopped and the task fails.\n" },
+	{ .section = "limits", .key = "bundle", .type = KT_SIZE,
+	  .off = CFG(limits.bundle),
+	  .def = "200m",
+	  .help = "Largest bundle the hand-off may hand back, and largest file in it.\n" },
+	{ .section = "limits", .key = "budget", .type = KT_CUSTOM,
+	  .set = config_set_budget,
+	  .doc = "amount, or 0",
+	  .def = "0",
+	  .help = "What a task may spend on model calls, in US dollars, over all its rounds,\n"
+	          "as the gateway prices them (see\n"
+	          ".BR \"BUDGETS AND PRICES\" ).\n"
+	          "When the task's spending reaches it, the gateway refuses further model\n"
+	          "requests, the agent is stopped and the task fails at running with the reason\n"
+	          ".BR budget .\n"
+	          ".B paddock add \\-\\-budget\n"
+	          "sets another amount for one task.\n"
+	          ".B 0\n"
+	          "means no limit.\n" },
+	{ .section = "limits", .key = "budget-tokens", .type = KT_CUSTOM,
+	  .set = config_set_budget_tokens,
+	  .doc = "count, or 0",
+	  .def = "0",
+	  .help = "The same for tokens: input, output and prompt-cache tokens, read and written,\n"
+	          "all counted, over all rounds; for example\n"
+	          ".BR 2m .\n"
+	          "It also stops the use of models that have no price.\n"
+	          ".B 0\n"
+	          "means no limit.\n" },
+	/* [sandbox] */
+	{ .section = "sandbox", .key = "backend", .type = KT_WORD,
+	  .off = CFG(sandbox_backend),
+	  .def = "bwrap",
+	  .help = "What makes the sandboxes:\n"
+	          ".B bwrap\n"
+	          "(bubblewrap; see\n"
+	          ".BR paddock (1),\n"
+	          "section\n"
+	          ".BR \"THE SANDBOX\" ),\n"
+	          "the only backend there is now.\n"
+	          "A name that is not a backend stops\n"
+	          ".B paddock serve\n"
+	          "and the dashboard's scheduler with a message.\n" },
+	{ .section = "sandbox", .key = "uid", .type = KT_CUSTOM,
+	  .set = config_set_ugid,
+	  .doc = "integer, 1 to 4294967294",
+	  .def = "64100",
+	  .help = "The host uid that sandboxes run as (uid 1000 inside).\n"
+	          "Choose one that no user and no file on the host uses: templates are owned by\n"
+	          "it, and so is whatever the sandbox writes.\n"
+	          "0 is refused.\n" },
+	{ .section = "sandbox", .key = "gid", .type = KT_CUSTOM,
+	  .set = config_set_ugid,
+	  .doc = "integer, 1 to 4294967294",
+	  .def = "64100",
+	  .help = "The host gid that sandboxes run as (gid 1000 inside), chosen as\n"
+	          ".B uid\n"
+	          "is.\n"
+	          "0 is refused.\n" },
+	/* [repo] */
+	{ .section = "repo", .key = "url", .type = KT_CUSTOM,
+	  .set = config_set_repo_url,
+	  .doc = "string",
+	  .help = "Where\n"
+	          ".B paddock\n"
+	          "fetches the repository from: a local path (best absolute, since a relative\n"
+	          "one is taken from the scheduler's working directory), a\n"
+	          ".B file://\n"
+	          "URL, or an\n"
+	          ".B https://\n"
+	          "URL.\n"
+	          "Over https,\n"
+	          ".B paddock\n"
+	          "sends\n"
+	          ".B PADDOCK_GIT_TOKEN\n"
+	          "from its environment when the server asks for credentials.\n"
+	          "A value that is empty, starts with\n"
+	          ".BR \\- ,\n"
+	          "or contains\n"
+	          ".B ::\n"
+	          "(a git remote helper, which would run a command) is refused.\n"
+	          "When the url changes,\n"
+	          ".BR paddock 's\n"
+	          "mirror fetches from the new one.\n"
+	          "A local path where there is nothing fails the task at preparing with\n"
+	          ".RI \\(dq \"no repository at \" path \\(dq\n"
+	          "(and an approve or push with a\n"
+	          ".B push\\-url\n"
+	          "like it the same way);\n"
+	          ".B paddock config check\n"
+	          "warns about both.\n" },
+	{ .section = "repo", .key = "branch", .type = KT_CUSTOM,
+	  .set = config_set_repo_branch,
+	  .doc = "string",
+	  .def = "main",
+	  .help = "The branch that tasks start from.\n"
+	          "A task's base is the branch's tip when the task is prepared.\n"
+	          "It must be a valid git branch name and must not start with\n"
+	          ".BR \\- .\n" },
+	{ .section = "repo", .key = "test", .type = KT_OPT_TEXT,
+	  .off = REPO(test),
+	  .doc = "shell command",
+	  .def = "none",
+	  .help = "Run with\n"
+	          ".B /bin/sh \\-c\n"
+	          "in the task's sandbox, in\n"
+	          ".IR /work ,\n"
+	          "after the agent, with\n"
+	          ".B PADDOCK_STEP=test\n"
+	          "in its environment.\n"
+	          "It runs twice: in the agent's sandbox (the agent's run), then, after the\n"
+	          "hand-off, on a clean checkout of the imported commit in a fresh sandbox over\n"
+	          "the template with an empty home, no network and the same limits (the\n"
+	          "verified run, with its own\n"
+	          ".BR limits.timeout ).\n"
+	          "A status other than 0 in the verified run fails the task at testing (the\n"
+	          "agent's run alone never decides); its error names the failed\n"
+	          "tests when it can find them in the output (Python unittest and pytest, Go,\n"
+	          "TAP, Rust, Jest and Mocha styles) and ends with the last lines of the output.\n"
+	          "The agent's run shares the task's\n"
+	          ".BR limits.timeout .\n"
+	          "It also runs once on each base commit, in a sandbox of its own, for the\n"
+	          "\\(lqtests before\\(rq of the gate summary; that result does not fail a task.\n"
+	          "Empty means none: the task passes testing.\n" },
+	{ .section = "repo", .key = "setup", .type = KT_OPT_TEXT,
+	  .off = REPO(setup),
+	  .doc = "shell command",
+	  .def = "none",
+	  .help = "Run with\n"
+	          ".B /bin/sh \\-c\n"
+	          "once per base commit and set-up (a changed\n"
+	          ".B setup\n"
+	          "or\n"
+	          ".B setup\\-allow\\-host\n"
+	          "builds a new template), when the template checkout of that commit is made, in\n"
+	          "a sandbox where the template is writable at\n"
+	          ".IR /work ,\n"
+	          "with the same limits as a task and a\n"
+	          ".B limits.timeout\n"
+	          "of its own.\n"
+	          "Its output goes to the log of the task that needed the template.\n"
+	          "When it fails, that task fails at preparing and no template is kept.\n"
+	          "What it leaves is the template's baseline, which no task commits: untracked\n"
+	          "files and folders (anchored in the template's\n"
+	          ".IR .git/info/exclude ),\n"
+	          "and tracked files it changed, which keep the base's version in a task's\n"
+	          "commit while they hold what the set-up left.\n"
+	          "Its only network is a proxy to the hosts of\n"
+	          ".B setup\\-allow\\-host\n"
+	          "(see\n"
+	          ".BR EGRESS ):\n"
+	          "without them, it has none, and cannot download dependencies.\n"
+	          "Empty means none.\n" },
+	{ .section = "repo", .key = "push-url", .type = KT_CUSTOM,
+	  .set = config_set_repo_push_url,
+	  .doc = "string",
+	  .def = "the url",
+	  .group = "Pushing (see\n"
+	           ".BR paddock (1),\n"
+	           "section\n"
+	           ".BR \"PUSH AND PULL REQUESTS\" ):\n",
+	  .help = "Where\n"
+	          ".B paddock approve\n"
+	          "and\n"
+	          ".B paddock push\n"
+	          "push the task's branch: a local path, a\n"
+	          ".B file://\n"
+	          "URL, an\n"
+	          ".B https://\n"
+	          "URL or an\n"
+	          ".B ssh://\n"
+	          "URL.\n"
+	          "A value that is empty, starts with\n"
+	          ".BR \\- ,\n"
+	          "or contains\n"
+	          ".B ::\n"
+	          "is refused.\n" },
+	{ .section = "repo", .key = "token-env", .type = KT_CUSTOM,
+	  .off = REPO(token_env), .set = config_set_token_env,
+	  .doc = "environment variable name",
+	  .def = "PADDOCK_GIT_TOKEN",
+	  .help = "The environment variable that holds the token sent to an https server that\n"
+	          "asks for credentials when a branch is pushed (as the password of user\n"
+	          ".BR \\%x\\-access\\-token ).\n"
+	          "Name the variable, never the token itself: the token is read from the\n"
+	          "environment of the process that pushes and never written anywhere.\n"
+	          "Fetching the mirror always uses\n"
+	          ".BR PADDOCK_GIT_TOKEN .\n" },
+	{ .section = "repo", .key = "ssh-key", .type = KT_CUSTOM,
+	  .off = REPO(ssh_key), .set = config_set_ssh_file,
+	  .doc = "absolute path",
+	  .def = "the SSH agent",
+	  .help = "The private key file, without a passphrase, for pushing over SSH; the\n"
+	          ".I .pub\n"
+	          "file beside it is used when it can be read.\n"
+	          "Without it,\n"
+	          ".B paddock\n"
+	          "asks the SSH agent of\n"
+	          ".BR SSH_AUTH_SOCK .\n" },
+	{ .section = "repo", .key = "ssh-known-hosts", .type = KT_CUSTOM,
+	  .off = REPO(ssh_known_hosts), .set = config_set_ssh_file,
+	  .doc = "absolute path",
+	  .def = "the user's and the system's",
+	  .help = "The known_hosts file that the SSH server's host key is checked against\n"
+	          "when a branch is pushed over SSH, read with OpenSSH's own parser (hashed\n"
+	          "entries and patterns work); without it,\n"
+	          ".I ~/.ssh/known_hosts\n"
+	          "and\n"
+	          ".IR /etc/ssh/ssh_known_hosts .\n"
+	          "A server whose key is not there, or differs, is refused.\n" },
+	{ .section = "repo", .key = "branch-prefix", .type = KT_CUSTOM,
+	  .set = config_set_branch_prefix,
+	  .doc = "string",
+	  .def = "paddock/",
+	  .help = "The start of every task branch:\n"
+	          ".B paddock\n"
+	          "names a task's branch with the prefix followed by the task id when the task\n"
+	          "is added, and pushes only branches that start with the prefix.\n"
+	          "It must make valid git branch names and must not start with\n"
+	          ".BR \\- .\n"
+	          "A change applies to tasks added after it; the pushes of older tasks, whose\n"
+	          "branches do not start with the new prefix, are refused.\n" },
+	{ .section = "repo", .key = "protected", .type = KT_CUSTOM,
+	  .set = config_set_protected,
+	  .doc = "glob, may be repeated",
+	  .def = "none",
+	  .help = "A pattern of branches that\n"
+	          ".B paddock\n"
+	          "never pushes to, such as\n"
+	          ".B release/*\n"
+	          "or\n"
+	          ".BR stable .\n"
+	          "The repository's\n"
+	          ".B branch\n"
+	          "and the branch the remote's HEAD names are always protected.\n" },
+	{ .section = "repo", .key = "pull-request", .type = KT_CUSTOM,
+	  .set = config_set_pull_request,
+	  .doc = "github or none",
+	  .def = "none",
+	  .group = "Pull requests:\n",
+	  .help = "With\n"
+	          ".BR github ,\n"
+	          ".B paddock approve\n"
+	          "opens a pull request on GitHub (or GitHub Enterprise, see\n"
+	          ".BR github\\-api )\n"
+	          "after it pushes, from the task's branch into the repository's\n"
+	          ".BR branch .\n" },
+	{ .section = "repo", .key = "github-repo", .type = KT_CUSTOM,
+	  .set = config_set_github_repo,
+	  .doc = "OWNER/NAME",
+	  .def = "required for pull requests",
+	  .help = "The repository on GitHub, such as\n"
+	          ".BR acme/shop :\n"
+	          "letters, digits,\n"
+	          ".BR \\- ,\n"
+	          ".B _\n"
+	          "and\n"
+	          ".BR . ,\n"
+	          "with one\n"
+	          ".BR / .\n"
+	          "Without it, opening a pull request fails (after the push).\n" },
+	{ .section = "repo", .key = "github-api", .type = KT_CUSTOM,
+	  .set = config_set_github_api,
+	  .doc = "URL",
+	  .def = "https://api.github.com",
+	  .help = "The base URL of the REST API; for GitHub Enterprise,\n"
+	          ".BI https:// host /api/v3\\fR.\\fP\n"
+	          "It must start with\n"
+	          ".B https://\n"
+	          ".RB ( http://\n"
+	          "is accepted, but the token is sent over plain http only to 127.0.0.1,\n"
+	          ".B localhost\n"
+	          "or [::1]).\n" },
+	{ .section = "repo", .key = "github-token-env", .type = KT_CUSTOM,
+	  .off = REPO(github_token_env), .set = config_set_token_env,
+	  .doc = "environment variable name",
+	  .def = "GITHUB_TOKEN",
+	  .help = "The environment variable that holds the token that opens pull requests; it\n"
+	          "needs write access to the repository's pull requests.\n" },
+	{ .section = "repo", .key = "draft", .type = KT_BOOL,
+	  .off = REPO(draft),
+	  .def = "false",
+	  .help = "Opens pull requests as drafts.\n" },
+	{ .section = "repo", .key = "deny", .type = KT_CUSTOM,
+	  .set = config_set_deny,
+	  .doc = "glob, may be repeated",
+	  .def = "none",
+	  .group = "Policy on what agents bring back (see\n"
+	           ".BR paddock (1),\n"
+	           "section\n"
+	           ".BR POLICY ):\n",
+	  .help = "A path pattern added to the deny list of the\n"
+	          ".B paths\n"
+	          "rule, such as\n"
+	          ".B secrets/**\n"
+	          "or\n"
+	          ".BR **/*.sqlite .\n"
+	          "A leading\n"
+	          ".B /\n"
+	          "is ignored, a trailing\n"
+	          ".B /\n"
+	          "means everything below, and\n"
+	          ".B **\n"
+	          "counts only as a whole part\n"
+	          ".RB ( a/**/b ).\n"
+	          "The defaults (CI definitions such as\n"
+	          ".B .github/workflows/**\n"
+	          "and build output such as\n"
+	          ".BR **/node_modules/** )\n"
+	          "cannot be removed.\n" },
+	{ .section = "repo", .key = "max-file-size", .type = KT_SIZE,
+	  .off = REPO(max_file_size),
+	  .def = "10m",
+	  .help = "The largest new or changed file that the\n"
+	          ".B size\n"
+	          "rule lets through.\n" },
+	{ .section = "repo", .key = "policy-paths", .type = KT_CUSTOM,
+	  .set = config_set_policy,
+	  .doc = "block, warn or off",
+	  .def = "block",
+	  .help = "What the rule on paths (a new or changed path on the deny list, see\n"
+	          ".BR deny )\n"
+	          "does with a finding:\n"
+	          ".B block\n"
+	          "stops\n"
+	          ".B paddock approve\n"
+	          "and\n"
+	          ".B paddock push\n"
+	          "until a reviewer overrides the finding by name,\n"
+	          ".B warn\n"
+	          "only shows it in the gate summary, and\n"
+	          ".B off\n"
+	          "skips the rule.\n"
+	          "See\n"
+	          ".BR paddock (1),\n"
+	          "section\n"
+	          ".BR POLICY ,\n"
+	          "for each rule.\n" },
+	{ .section = "repo", .key = "policy-secrets", .type = KT_CUSTOM,
+	  .set = config_set_policy,
+	  .doc = "block, warn or off",
+	  .def = "block",
+	  .help = "The same for the rule on added lines that look like a secret.\n" },
+	{ .section = "repo", .key = "policy-size", .type = KT_CUSTOM,
+	  .set = config_set_policy,
+	  .doc = "block, warn or off",
+	  .def = "block",
+	  .help = "The same for the rule on files over\n"
+	          ".BR max\\-file\\-size .\n" },
+	{ .section = "repo", .key = "policy-symlinks", .type = KT_CUSTOM,
+	  .set = config_set_policy,
+	  .doc = "block, warn or off",
+	  .def = "block",
+	  .help = "The same for the rule on symlinks that point outside the repository.\n" },
+	{ .section = "repo", .key = "policy-submodules", .type = KT_CUSTOM,
+	  .set = config_set_policy,
+	  .doc = "block, warn or off",
+	  .def = "block",
+	  .help = "The same for the rule on submodule changes (a gitlink or\n"
+	          ".IR .gitmodules ).\n" },
+	{ .section = "repo", .key = "policy-controls", .type = KT_CUSTOM,
+	  .set = config_set_policy,
+	  .doc = "block, warn or off",
+	  .def = "block",
+	  .help = "The same for the rule on escape sequences, control characters and bidi\n"
+	          "controls (\\(dqTrojan Source\\(dq) in added lines and added paths.\n" },
+	{ .section = "repo", .key = "policy-invisible", .type = KT_CUSTOM,
+	  .set = config_set_policy,
+	  .doc = "block, warn or off",
+	  .def = "warn",
+	  .help = "The same for the rule on invisible characters (zero-width space and\n"
+	          "joiners, byte order mark, soft hyphen, tag characters, variation selectors)\n"
+	          "in added lines and added paths, which warns by default: ordinary text holds\n"
+	          "some of them.\n" },
+	{ .section = "repo", .key = "policy-authors", .type = KT_CUSTOM,
+	  .set = config_set_policy,
+	  .doc = "block, warn or off",
+	  .def = "warn",
+	  .help = "The same for the rule on commit authors other than the sandbox's identity,\n"
+	          "which warns by default: an agent may commit under its own name.\n" },
+	{ .section = "repo", .key = "allow-host", .type = KT_CUSTOM,
+	  .set = config_set_allow_host,
+	  .doc = "host rule, may be repeated",
+	  .def = "none",
+	  .group = "Network (see\n"
+	           ".BR EGRESS ):\n",
+	  .help = "A host that the agents of this repository's tasks may reach through the\n"
+	          "gateway's proxy:\n"
+	          ".B registry.npmjs.org\n"
+	          "(that name),\n"
+	          ".B *.pythonhosted.org\n"
+	          "(any name below it, not the name itself),\n"
+	          "either with\n"
+	          ".BI : port\n"
+	          "for that port only, or an IP address, which allows requests to that address\n"
+	          "as such.\n"
+	          "Without a port, a rule allows port 443, and port 80 for plain\n"
+	          ".B http://\n"
+	          "requests.\n"
+	          "Names must be ASCII: write an internationalised name in its\n"
+	          ".B xn\\-\\-\n"
+	          "form.\n"
+	          "Nothing is allowed by default, and the model endpoints need no rule.\n" },
+	{ .section = "repo", .key = "setup-allow-host", .type = KT_CUSTOM,
+	  .set = config_set_allow_host,
+	  .doc = "host rule, may be repeated",
+	  .def = "none",
+	  .help = "The same for the repository's\n"
+	          ".B setup\n"
+	          "command, which reaches only these hosts (not those of\n"
+	          ".BR allow\\-host ),\n"
+	          "such as the package registry that it installs dependencies from.\n" },
+	/* [agent] */
+	{ .section = "agent", .key = "command", .type = KT_CUSTOM,
+	  .off = AGENT(command), .set = config_set_agent_command,
+	  .doc = "command line",
+	  .def = "required but for a ready-made agent",
+	  .help = "The agent's command, run in the task's sandbox, in\n"
+	          ".I /work\n"
+	          "on the task's branch, with\n"
+	          ".B PADDOCK_STEP=agent\n"
+	          "in its environment.\n"
+	          "The task text is in the file named by\n"
+	          ".B PADDOCK_PROMPT_FILE\n"
+	          ".RI ( /paddock/prompt ),\n"
+	          "and the task id in\n"
+	          ".BR PADDOCK_TASK_ID .\n"
+	          "It is split into words, but no shell runs it, and the words\n"
+	          ".BR {prompt} ,\n"
+	          ".B {session}\n"
+	          "and\n"
+	          ".B {model}\n"
+	          "in it are replaced; see\n"
+	          ".B AGENT COMMANDS\n"
+	          "for how, for the host files it may name, and for what ends a round.\n" },
+	{ .section = "agent", .key = "resume", .type = KT_CUSTOM,
+	  .off = AGENT(resume), .set = config_set_agent_command,
+	  .doc = "command line",
+	  .def = "the command",
+	  .help = "The command for later rounds, run when a reviewer asks for changes, in the\n"
+	          "same sandbox (or a rebuilt one, see\n"
+	          ".BR paddock.gate\\-timeout ),\n"
+	          "with the reviewer's notes in the file named by\n"
+	          ".B PADDOCK_PROMPT_FILE\n"
+	          "and\n"
+	          ".B PADDOCK_ROUND\n"
+	          "set to 2 or more.\n"
+	          "It is split and run as\n"
+	          ".B command\n"
+	          "is; its script is shown to the sandbox, and the other host files it names\n"
+	          "must be in\n"
+	          ".BR files ,\n"
+	          "the same way.\n"
+	          "Use it to continue the agent's conversation, for example with an option that\n"
+	          "resumes the last session, or with\n"
+	          ".BR {session} .\n"
+	          "Without it,\n"
+	          ".B command\n"
+	          "runs again.\n" },
+	{ .section = "agent", .key = "files", .type = KT_CUSTOM,
+	  .set = config_set_agent_files,
+	  .doc = "absolute paths, may be repeated",
+	  .def = "none",
+	  .help = "Host files shown read-only to the agent's sandbox at the same path, besides\n"
+	          "its script (each copied in when the sandbox is made, at most\n"
+	          ".B limits.disk\n"
+	          "in size): settings or data the agent reads, and every host file that\n"
+	          ".B command\n"
+	          "or\n"
+	          ".B resume\n"
+	          "names.\n"
+	          "One value may hold several paths, split as\n"
+	          ".B command\n"
+	          "is (quote a path with spaces).\n"
+	          "Each must be the absolute, normalised path of a regular file outside\n"
+	          ".IR /proc ,\n"
+	          ".I /dev\n"
+	          "and\n"
+	          ".IR /sys ;\n"
+	          ".B paddock config check\n"
+	          "and the task's preparing step refuse one that is missing or not a regular\n"
+	          "file.\n" },
+	{ .section = "agent", .key = "kind", .type = KT_CUSTOM,
+	  .set = config_set_agent_kind,
+	  .doc = "script, claude, codex, pi or opencode",
+	  .def = "script",
+	  .help = "How the agent is driven and how its output is read.\n"
+	          "A\n"
+	          ".B script\n"
+	          "is judged by its exit status alone.\n"
+	          "The other kinds are the agents of\n"
+	          ".BR \"READY-MADE AGENTS\" ,\n"
+	          "whatever the section's name: their JSON output tells whether the round\n"
+	          "succeeded (an agent that exits 0 after a failed model call has failed), why\n"
+	          "it failed (the reasons\n"
+	          ".BR model\\-auth ,\n"
+	          ".BR rate\\-limit ,\n"
+	          ".BR overloaded ,\n"
+	          ".B context\n"
+	          "and\n"
+	          ".B model\n"
+	          "for a model call,\n"
+	          ".B tool\n"
+	          "for the agent or its tools; see\n"
+	          ".BR \"paddock show\" ),\n"
+	          "the session id that\n"
+	          ".B {session}\n"
+	          "gives to the next round, and its final message, which is the round's summary\n"
+	          "when it wrote no summary file.\n"
+	          "Before it runs,\n"
+	          ".B paddock\n"
+	          "writes the settings file of its kind in its home, with the port of its\n"
+	          "endpoint and its model, and sets the variables of its kind.\n" },
+	{ .section = "agent", .key = "endpoint", .type = KT_WORD,
+	  .off = AGENT(endpoint),
+	  .doc = "endpoint name",
+	  .def = "none",
+	  .help = "The model endpoint the agent uses, an\n"
+	          ".BI \"[endpoint \\(dq\" name \\(dq]\n"
+	          "section or a ready-made one\n"
+	          ".RB ( anthropic ,\n"
+	          ".BR openai ).\n"
+	          "The settings file of its kind and, ahead of the other endpoints of the same\n"
+	          "kind,\n"
+	          ".B ANTHROPIC_BASE_URL\n"
+	          "or\n"
+	          ".B OPENAI_BASE_URL\n"
+	          "point there (see\n"
+	          ".BR EGRESS ),\n"
+	          "and a pause of that endpoint holds the agent's queued tasks back.\n"
+	          "Every endpoint is reachable from every agent's sandbox all the same.\n" },
+	{ .section = "agent", .key = "model", .type = KT_WORD,
+	  .off = AGENT(model),
+	  .def = "none",
+	  .help = "The model, given to\n"
+	          ".B {model}\n"
+	          "and written into the settings file of the kinds\n"
+	          ".BR codex ,\n"
+	          ".B pi\n"
+	          "and\n"
+	          ".BR opencode ;\n"
+	          "one word that does not start with\n"
+	          ".BR \\- ,\n"
+	          "such as\n"
+	          ".BR claude\\-sonnet\\-4\\-5 .\n"
+	          "Without it,\n"
+	          ".B {model}\n"
+	          "is left out and the agent uses its own default\n"
+	          "(those settings files name\n"
+	          ".B claude\\-sonnet\\-4\\-5\n"
+	          "or\n"
+	          ".BR gpt\\-5.5 ).\n" },
+	{ .section = "agent", .key = "package", .type = KT_WORD,
+	  .off = AGENT(package),
+	  .doc = "npm package",
+	  .def = "none",
+	  .help = "What\n"
+	          ".B paddock agent install\n"
+	          ".I name\n"
+	          "installs with\n"
+	          ".BR npm (1)\n"
+	          "into the data directory, best with a pinned version, such as\n"
+	          ".BR @anthropic\\-ai/claude\\-code@2.1.332 :\n"
+	          "the output that\n"
+	          ".B paddock\n"
+	          "reads may change from one version to the next.\n"
+	          "The sandbox sees the installed package read-only at\n"
+	          ".IR /opt/paddock/agent ,\n"
+	          "with its\n"
+	          ".I node_modules/.bin\n"
+	          "first in\n"
+	          ".BR PATH .\n"
+	          "When an agent with a package that is not installed fails, its error says to\n"
+	          "install it.\n" },
+	/* [endpoint] */
+	{ .section = "endpoint", .key = "kind", .type = KT_CUSTOM,
+	  .set = config_set_endpoint_kind,
+	  .doc = "anthropic or openai",
+	  .def = "openai",
+	  .help = "The API:\n"
+	          ".B anthropic\n"
+	          "for Anthropic's Messages API,\n"
+	          ".B openai\n"
+	          "for OpenAI's API and the servers that speak it (such as llama.cpp, vLLM,\n"
+	          "Ollama or LiteLLM).\n"
+	          "It decides the paths that are forwarded, the header that carries the key\n"
+	          ".RB ( x\\-api\\-key\n"
+	          "or\n"
+	          ".BR \"Authorization: Bearer\" )\n"
+	          "and the variables that name the endpoint in the sandbox.\n" },
+	{ .section = "endpoint", .key = "upstream", .type = KT_CUSTOM,
+	  .set = config_set_upstream,
+	  .doc = "http or https URL",
+	  .help = "Where the requests go.\n"
+	          "The path that the agent asked for is appended, so give the base without\n"
+	          ".BR /v1 :\n"
+	          ".BR https://api.anthropic.com ,\n"
+	          ".BR http://10.1.2.3:8000 .\n"
+	          "It may be an internal address (a model server on the local network);\n"
+	          "over\n"
+	          ".B http://\n"
+	          "the key travels in the clear.\n" },
+	{ .section = "endpoint", .key = "key-env", .type = KT_ENV,
+	  .off = ENDPOINT(key_env),
+	  .def = "none",
+	  .help = "The variable in\n"
+	          ".BR paddock 's\n"
+	          "environment that holds the key\n"
+	          ".RB ( ANTHROPIC_API_KEY\n"
+	          "and\n"
+	          ".B OPENAI_API_KEY\n"
+	          "for the ready-made endpoints).\n"
+	          "Name the variable, never the key itself.\n" },
+	{ .section = "endpoint", .key = "key-file", .type = KT_PATH,
+	  .off = ENDPOINT(key_file),
+	  .def = "none",
+	  .help = "A file whose first line is the key; it wins over\n"
+	          ".BR key\\-env .\n"
+	          "It is read by\n"
+	          ".B paddock\n"
+	          "(as root) each time a task's gateway starts, so it can be readable by root\n"
+	          "alone.\n"
+	          ".IP\n"
+	          "Without a key, requests go out without one: right for a local server that\n"
+	          "needs none; an API that needs one answers 401, and the task fails with the\n"
+	          "reason\n"
+	          ".BR model\\-auth .\n" },
+	{ .section = "endpoint", .key = "port", .type = KT_PORT,
+	  .off = ENDPOINT(port),
+	  .help = "The port on the sandbox's 127.0.0.1, such as 8083.\n"
+	          "Each endpoint needs its own, other than\n"
+	          ".BR gateway.proxy\\-port ;\n"
+	          "the ready-made ones use 8081 and 8082.\n" },
+	/* [price] */
+	{ .section = "price", .key = "input", .type = KT_PRICE,
+	  .off = PRICE(input),
+	  .def = "0",
+	  .help = "Input tokens other than those read from or written to the prompt cache.\n" },
+	{ .section = "price", .key = "output", .type = KT_PRICE,
+	  .off = PRICE(output),
+	  .def = "0",
+	  .help = "Output tokens, the model's thinking included.\n" },
+	{ .section = "price", .key = "cache-read", .type = KT_PRICE,
+	  .off = PRICE(cache_read),
+	  .def = "0",
+	  .help = "Input tokens read from the prompt cache.\n" },
+	{ .section = "price", .key = "cache-write", .type = KT_PRICE,
+	  .off = PRICE(cache_write),
+	  .def = "0",
+	  .help = "Input tokens written to the prompt cache.\n" },
+	/* [gateway] */
+	{ .section = "gateway", .key = "hosts-file", .type = KT_PATH,
+	  .off = CFG(gw_hosts_file),
+	  .def = "none",
+	  .help = "Names that the gateway resolves itself, before DNS, in the syntax of\n"
+	          ".BR hosts (5):\n"
+	          "an address, then names, one address a line;\n"
+	          ".B #\n"
+	          "starts a comment.\n"
+	          "It applies to the proxy's hosts and to the endpoints' upstreams.\n"
+	          "It is read each time a task's gateway starts; a file that cannot be read\n"
+	          "fails the task at preparing.\n" },
+	{ .section = "gateway", .key = "dns", .type = KT_BOOL,
+	  .off = CFG(gw_dns),
+	  .def = "true",
+	  .help = "Looks up names that the hosts file does not list with the host's resolver.\n"
+	          "With\n"
+	          ".BR false ,\n"
+	          "only the names in\n"
+	          ".B hosts\\-file\n"
+	          "(and IP addresses) can be reached.\n" },
+	{ .section = "gateway", .key = "ca-file", .type = KT_PATH,
+	  .off = CFG(gw_ca_file),
+	  .def = "the system's",
+	  .help = "The CA certificates, in PEM, that the TLS certificates of the endpoints'\n"
+	          "https upstreams are checked against, for an upstream behind a company CA.\n"
+	          "The proxy does not look into TLS: a tunnel goes from the sandbox to the host\n"
+	          "it named.\n" },
+	{ .section = "gateway", .key = "allow-address", .type = KT_CUSTOM,
+	  .set = config_set_allow_address,
+	  .doc = "address or CIDR, may be repeated",
+	  .def = "none",
+	  .help = "An internal address or range that the proxy may connect to all the same,\n"
+	          "such as\n"
+	          ".B 10.1.2.0/24\n"
+	          "for a package mirror on the local network, or\n"
+	          ".BR fd00::/8 .\n" },
+	{ .section = "gateway", .key = "proxy-port", .type = KT_PORT,
+	  .off = CFG(gw_proxy_port),
+	  .def = "3128",
+	  .help = "The proxy's port on the sandbox's 127.0.0.1.\n" },
+	{ .section = "gateway", .key = "max-body", .type = KT_SIZE,
+	  .off = CFG(gw_max_body), .lo = 1024,
+	  .def = "32m",
+	  .help = "The largest request body that the gateway takes, for a model endpoint or a\n"
+	          "plain\n"
+	          ".B http://\n"
+	          "request through the proxy; a larger one is answered with 413.\n" },
+	{ .section = "gateway", .key = "max-tunnels", .type = KT_INT,
+	  .off = CFG(gw_max_tunnels), .lo = 1, .hi = 1024,
+	  .def = "32",
+	  .help = "Connections through the proxy open at once, per task; the next one is\n"
+	          "answered with 429.\n" },
+	{ .section = "gateway", .key = "tunnel-idle", .type = KT_CUSTOM,
+	  .set = config_set_tunnel_idle,
+	  .doc = "duration, or 0",
+	  .def = "10m",
+	  .help = "A tunnel through the proxy that moves no byte either way for this long is\n"
+	          "closed, so that forgotten connections do not hold\n"
+	          ".B max\\-tunnels\n"
+	          "for good; its record says so.\n" },
+	{ .section = "gateway", .key = "network", .type = KT_CUSTOM,
+	  .set = config_set_network,
+	  .doc = "auto, namespace or bridge",
+	  .def = "auto",
+	  .help = "How a sandbox reaches its gateway.\n"
+	          ".B namespace\n"
+	          "makes a network namespace holding only\n"
+	          ".B lo\n"
+	          "for each sandbox, with the gateway's listeners on its 127.0.0.1;\n"
+	          "a sandbox joins it.\n"
+	          ".B bridge\n"
+	          "puts the gateway's listeners in a new folder under\n"
+	          ".I /tmp\n"
+	          "as unix sockets, readable only by\n"
+	          ".B sandbox.uid\n"
+	          "and root; bubblewrap gives the sandbox a namespace of its own\n"
+	          "(only\n"
+	          ".BR lo ),\n"
+	          "the folder is shown read-only at\n"
+	          ".IR /paddock/gateway ,\n"
+	          "and\n"
+	          ".BR paddock\\-bridge ,\n"
+	          "run before each command in the sandbox, relays the same 127.0.0.1 ports to\n"
+	          "those sockets.\n"
+	          "The policy, the records and the sandbox's view are the same either way.\n"
+	          ".B auto\n"
+	          "uses the namespace, and the bridge where none can be made (a container\n"
+	          "whose seccomp profile forbids new network namespaces); the task log says so.\n" },
+	/* [webhook] */
+	{ .section = "webhook", .key = "url", .type = KT_CUSTOM,
+	  .set = config_set_webhook_url,
+	  .doc = "http or https URL",
+	  .help = "Where the POSTs go, such as\n"
+	          ".BR https://chat.example.com/hooks/paddock .\n"
+	          "It is sent as written, query included; messages show only its scheme, host\n"
+	          "and port, as a chat's URL often holds its own secret.\n"
+	          "Redirects are not followed: a 3xx answer is a failed attempt.\n" },
+	{ .section = "webhook", .key = "secret-env", .type = KT_ENV,
+	  .off = CFG(wh_secret_env),
+	  .def = "PADDOCK_WEBHOOK_SECRET",
+	  .help = "The variable in the environment of the process that runs the scheduler\n"
+	          ".RB ( \"paddock serve\" ,\n"
+	          "or the dashboard) that holds the secret the body is signed with.\n"
+	          "When it is unset or empty, the POSTs carry no signature, and\n"
+	          ".B paddock\n"
+	          "says so once when the scheduler starts.\n" },
+	{ .section = "webhook", .key = "secret-file", .type = KT_PATH,
+	  .off = CFG(wh_secret_file),
+	  .def = "none",
+	  .help = "A file that holds the secret instead (a trailing newline is not part of\n"
+	          "it); not together with\n"
+	          ".BR secret\\-env .\n"
+	          "It is read once when the scheduler starts; when it cannot be read, nothing\n"
+	          "is sent, unsigned or not: the deliveries stay queued until it can and\n"
+	          ".B paddock\n"
+	          "is started again.\n" },
+	{ .section = "webhook", .key = "events", .type = KT_CUSTOM,
+	  .set = config_set_webhook_events,
+	  .doc = "review, failed, done",
+	  .def = "all three",
+	  .help = "The events that are sent: one per line\n"
+	          ".RB ( \"events = review\" ,\n"
+	          "then\n"
+	          ".BR \"events = done\" ),\n"
+	          "or several separated by commas\n"
+	          ".RB ( \"events = failed, done\" ).\n" },
+	{ .section = "webhook", .key = "timeout", .type = KT_CUSTOM,
+	  .set = config_set_webhook_timeout,
+	  .doc = "duration, 1s to 10m",
+	  .def = "10s",
+	  .help = "How long one attempt may take, connection included.\n" },
+	{ .section = "webhook", .key = "attempts", .type = KT_INT,
+	  .off = CFG(wh_attempts), .lo = 1, .hi = 20,
+	  .def = "8",
+	  .help = "Tries before a delivery is given up.\n" },
+	/* [api] */
+	{ .section = "api", .key = "listen", .type = KT_CUSTOM,
+	  .set = config_set_listen,
+	  .doc = "ADDR:PORT, or PORT",
+	  .def = "none",
+	  .help = "Where\n"
+	          ".B paddock serve\n"
+	          "(and the dashboard) answer the API when\n"
+	          ".B \\-\\-listen\n"
+	          "is not given: an address and a port, such as\n"
+	          ".BR 127.0.0.1:8700 ,\n"
+	          "or a port alone, on the loopback address.\n"
+	          "Without a\n"
+	          ".B [token]\n"
+	          "section the API asks for no token and answers only on a loopback address.\n" },
+	{ .section = "api", .key = "max-queue", .type = KT_CUSTOM,
+	  .set = config_set_max_queue,
+	  .doc = "integer, 0 to 1000000",
+	  .def = "0",
+	  .help = "The queued tasks at which\n"
+	          ".B POST /tasks\n"
+	          "answers 429;\n"
+	          ".B 0\n"
+	          "means no limit.\n" },
+	{ .section = "api", .key = "max-body", .type = KT_SIZE,
+	  .off = CFG(api_max_body), .lo = 1024,
+	  .def = "1m",
+	  .help = "The largest request body; a larger one is answered with 413.\n" },
+	/* [token] */
+	{ .section = "token", .key = "value-env", .type = KT_ENV,
+	  .off = TOKEN(value_env),
+	  .def = "none",
+	  .help = "The variable, in the environment of\n"
+	          ".BR \"paddock serve\" ,\n"
+	          "that holds the token.\n"
+	          "Name the variable, never the token itself.\n" },
+	{ .section = "token", .key = "value-file", .type = KT_PATH,
+	  .off = TOKEN(value_file),
+	  .def = "none",
+	  .help = "A file that holds the token instead (a trailing newline is not part of it);\n"
+	          "it wins over\n"
+	          ".BR value\\-env .\n" },
+	{ .section = "token", .key = "read-only", .type = KT_BOOL,
+	  .off = TOKEN(read_only),
+	  .def = "false",
+	  .help = "The token may only\n"
+	          ".BR GET :\n"
+	          "anything else is answered with 403 and changes nothing.\n" },
+	/* [ui] */
+	{ .section = "ui", .key = "theme", .type = KT_CUSTOM,
+	  .set = config_set_theme,
+	  .doc = "theme name",
+	  .def = "dark",
+	  .help = "The dashboard's theme:\n"
+	          ".BR dark ,\n"
+	          ".BR light ,\n"
+	          ".BR high\\-contrast ,\n"
+	          ".B mono\n"
+	          "or a theme of the user's; see\n"
+	          ".BR paddock (1),\n"
+	          "section\n"
+	          ".BR THEMES .\n"
+	          "A name is up to 64 letters, digits,\n"
+	          ".BR . ,\n"
+	          ".B _\n"
+	          "and\n"
+	          ".BR \\- ,\n"
+	          "starting with a letter or digit.\n"
+	          ".B paddock config check\n"
+	          "checks the name only: a theme that cannot be found or has an error stops\n"
+	          "the dashboard when it starts (exit status 1).\n" },
+	{ .section = "ui", .key = "notify-command", .type = KT_TEXT,
+	  .off = CFG(notify_command),
+	  .doc = "shell command",
+	  .def = "none",
+	  .help = "Run with\n"
+	          ".B /bin/sh \\-c\n"
+	          "by the dashboard when a task reaches review or fails, with\n"
+	          ".B PADDOCK_EVENT\n"
+	          ".RB ( review\n"
+	          "or\n"
+	          ".BR failed )\n"
+	          "and\n"
+	          ".B PADDOCK_TASK_ID\n"
+	          "in its environment and standard input and output on\n"
+	          ".IR /dev/null ;\n"
+	          "the dashboard does not wait for it.\n"
+	          "For example\n"
+	          ".RS\n"
+	          ".PP\n"
+	          ".EX\n"
+	          "notify\\-command = notify\\-send paddock \\e\\(dq$PADDOCK_EVENT $PADDOCK_TASK_ID\\e\\(dq\n"
+	          ".EE\n"
+	          ".RE\n"
+	          ".IP\n"
+	          "(the quotes escaped, since the file's syntax takes plain double quotes away).\n"
+	          "The terminal's bell rings either way.\n" },
+};
+
+/* ---- dispatch ---- */
+
+static const struct config_section *config_section_find(const char *name)
+{
+	for (size_t i = 0; i < sizeof config_sections / sizeof config_sections[0]; i++)
+		if (strcmp(config_sections[i].name, name) == 0)
+			return &config_sections[i];
+	return NULL;
+}
+
+static const struct config_key *config_key_find(const char *section, const char *key)
+{
+	for (size_t i = 0; i < sizeof config_keys / sizeof config_keys[0]; i++)
+		if (strcmp(config_keys[i].section, section) == 0 && strcmp(config_keys[i].key, key) == 0)
+			return &config_keys[i];
+	return NULL;
+}
+
+/* The section closest to s (a typo suggestion), or NULL. */
+static const char *config_suggest_section(const char *s)
+{
+	const char *best = NULL;
+	size_t bestd = 3;   /* at most two edits away */
+	for (size_t i = 0; i < sizeof config_sections / sizeof config_sections[0]; i++) {
+		size_t d = config_distance(s, config_sections[i].name);
+		if (d < bestd) {
+			bestd = d;
+			best = config_sections[i].name;
+		}
+	}
+	return best;
+}
+
+/* The key of section closest to s, or NULL. */
+static const char *config_suggest_key(const char *section, const char *s)
+{
+	const char *best = NULL;
+	size_t bestd = 3;
+	for (size_t i = 0; i < sizeof config_keys / sizeof config_keys[0]; i++) {
+		if (strcmp(config_keys[i].section, section) != 0)
+			continue;
+		size_t d = config_distance(s, config_keys[i].key);
+		if (d < bestd) {
+			bestd = d;
+			best = config_keys[i].key;
+		}
+	}
+	return best;
+}
+
 /* Checks one entry "section[.sub].key" = value found at its n-th
- * occurrence. */
+ * occurrence, and stores it. */
 static void config_entry(struct parse *p, const char *name, const char *value, int n)
 {
 	const char *dot1 = strchr(name, '.'), *dot2 = strrchr(name, '.');
+	const struct config_section *sec;
+	const struct config_key *k;
 	char *section, *sub = NULL;
 	const char *key;
-	const char *const *known = NULL;
 	const char *sugg;
-	int line, needs_sub;
+	int line;
 
 	if (!dot1) {
 		line = config_line(p->spots, "", NULL, name, n);
@@ -1465,10 +2667,11 @@ static void config_entry(struct parse *p, const char *name, const char *value, i
 				    _("[%s] is not supported; put every setting in this file"), section);
 		goto out;
 	}
-	if (!config_in(section, sections)) {
+	sec = config_section_find(section);
+	if (!sec) {
 		if (config_first_report(p, section, sub)) {
 			int hl = config_line(p->spots, section, sub, NULL, 1);
-			sugg = config_suggest(section, sections);
+			sugg = config_suggest_section(section);
 			if (sugg)
 				problem_add(p->ps, hl ? hl : line, _("unknown section '%s'; did you mean '%s'?"), section, sugg);
 			else
@@ -1476,16 +2679,13 @@ static void config_entry(struct parse *p, const char *name, const char *value, i
 		}
 		goto out;
 	}
-	needs_sub = strcmp(section, "repo") == 0 || strcmp(section, "agent") == 0 ||
-	            strcmp(section, "endpoint") == 0 || strcmp(section, "price") == 0 ||
-	            strcmp(section, "token") == 0;
-	if (needs_sub && !sub) {
+	if (sec->named && !sub) {
 		if (config_first_report(p, section, sub))
 			problem_add(p->ps, config_line(p->spots, section, NULL, NULL, 1),
 				    _("[%s] needs a name: write [%s \"NAME\"]"), section, section);
 		goto out;
 	}
-	if (!needs_sub && sub) {
+	if (!sec->named && sub) {
 		if (config_first_report(p, section, sub))
 			problem_add(p->ps, config_line(p->spots, section, sub, NULL, 1),
 				    _("[%s \"%s\"]: section %s takes no name; write [%s]"), section, sub, section, section);
@@ -1497,14 +2697,14 @@ static void config_entry(struct parse *p, const char *name, const char *value, i
 				    _("invalid model name '%s': use up to 128 letters, digits, '.', '_', ':', '/', '@' and '-', optionally ending in '*'"), sub);
 		goto out;
 	}
-	if (needs_sub && strcmp(section, "price") != 0 && !config_name_valid(sub)) {
+	if (sec->named && strcmp(section, "price") != 0 && !config_name_valid(sub)) {
 		if (config_first_report(p, section, sub))
 			problem_add(p->ps, config_line(p->spots, section, sub, NULL, 1),
 				    _("invalid %s name '%s': use up to 64 letters, digits, '.', '_' and '-', starting with a letter or digit"), section, sub);
 		goto out;
 	}
-	if (strcmp(section, "bind") == 0) {
-		/* The dashboard checks the request names and keys. */
+	if (sec->any_key) {
+		/* [bind]: the dashboard checks the request names and keys. */
 		if (!value) {
 			problem_add(p->ps, line, _("'%s' needs a value: write %s = KEYS"), name, key);
 		} else {
@@ -1515,32 +2715,9 @@ static void config_entry(struct parse *p, const char *name, const char *value, i
 		}
 		goto out;
 	}
-	if (strcmp(section, "ui") == 0)
-		known = ui_keys;
-	else if (strcmp(section, "paddock") == 0)
-		known = paddock_keys;
-	else if (strcmp(section, "limits") == 0)
-		known = limits_keys;
-	else if (strcmp(section, "sandbox") == 0)
-		known = sandbox_keys;
-	else if (strcmp(section, "repo") == 0)
-		known = repo_keys;
-	else if (strcmp(section, "endpoint") == 0)
-		known = endpoint_keys;
-	else if (strcmp(section, "price") == 0)
-		known = price_keys;
-	else if (strcmp(section, "gateway") == 0)
-		known = gateway_keys;
-	else if (strcmp(section, "webhook") == 0)
-		known = webhook_keys;
-	else if (strcmp(section, "api") == 0)
-		known = api_keys;
-	else if (strcmp(section, "token") == 0)
-		known = token_keys;
-	else
-		known = agent_keys;
-	if (!config_in(key, known)) {
-		sugg = config_suggest(key, known);
+	k = config_key_find(section, key);
+	if (!k) {
+		sugg = config_suggest_key(section, key);
 		if (sugg && sub)
 			problem_add(p->ps, line, _("unknown key '%s'; did you mean '%s.%s.%s'?"), name, section, sub, sugg);
 		else if (sugg)
@@ -1553,62 +2730,10 @@ static void config_entry(struct parse *p, const char *name, const char *value, i
 		problem_add(p->ps, line, _("'%s' needs a value: write %s = VALUE"), name, key);
 		goto out;
 	}
-	if (strcmp(section, "paddock") == 0 && strcmp(key, "template-max-age") == 0) {
-		double secs;
-		if (strcmp(value, "0") == 0 || strcmp(value, "never") == 0)
-			p->c->template_max_age = 0;
-		else if (units_parse_duration(value, &secs) < 0 || secs <= 0)
-			problem_add(p->ps, line, _("paddock.template-max-age: '%s' is not a duration (for example 7d, or never to keep templates)"), value);
-		else
-			p->c->template_max_age = secs;
-		goto out;
-	}
-	if (strcmp(section, "paddock") == 0 && strcmp(key, "gate-timeout") == 0) {
-		double secs;
-		if (strcmp(value, "0") == 0)
-			p->c->gate_timeout = 0;
-		else if (units_parse_duration(value, &secs) < 0)
-			problem_add(p->ps, line, _("paddock.gate-timeout: '%s' is not a duration (for example 24h, or 0 to tear sandboxes down at once)"), value);
-		else
-			p->c->gate_timeout = secs;
-	} else if (strcmp(section, "paddock") == 0 && strcmp(key, "max-attempts") == 0) {
-		unsigned long long v;
-		if (config_parse_int(value, 1, 100, &v) < 0)
-			problem_add(p->ps, line, _("paddock.max-attempts: '%s' is not a number from 1 to 100"), value);
-		else
-			p->c->max_attempts = (int)v;
-	} else if (strcmp(section, "paddock") == 0) {
-		unsigned long long v;
-		if (config_parse_int(value, 1, 64, &v) < 0)
-			problem_add(p->ps, line, _("paddock.workers: '%s' is not a number from 1 to 64"), value);
-		else
-			p->c->workers = (int)v;
-	} else if (strcmp(section, "ui") == 0) {
-		char **dst = strcmp(key, "theme") == 0 ? &p->c->ui_theme : &p->c->notify_command;
-		if (dst == &p->c->ui_theme && (!config_name_valid(value)))
-			problem_add(p->ps, line, _("ui.theme: '%s' is not a theme name"), value);
-		else
-			config_set_str(dst, value);
-	} else if (strcmp(section, "limits") == 0) {
-		config_entry_limits(p, line, key, value);
-	} else if (strcmp(section, "sandbox") == 0) {
-		config_entry_sandbox(p, line, key, value);
-	} else if (strcmp(section, "repo") == 0) {
-		config_entry_repo(p, line, sub, key, value);
-	} else if (strcmp(section, "endpoint") == 0) {
-		config_entry_endpoint(p, line, sub, key, value);
-	} else if (strcmp(section, "price") == 0) {
-		config_entry_price(p, line, sub, key, value);
-	} else if (strcmp(section, "gateway") == 0) {
-		config_entry_gateway(p, line, key, value);
-	} else if (strcmp(section, "api") == 0) {
-		config_entry_api(p, line, key, value);
-	} else if (strcmp(section, "token") == 0) {
-		config_entry_token(p, line, sub, key, value);
-	} else if (strcmp(section, "webhook") == 0) {
-		config_entry_webhook(p, line, key, value);
-	} else {
-		config_entry_agent(p, line, sub, key, value);
+	{
+		struct entry en = { .p = p, .line = line, .k = k, .name = name, .value = value,
+		                    .obj = sec->slot ? sec->slot(p->c, sub) : p->c };
+		config_set_typed(&en);
 	}
 out:
 	free(section);
@@ -1775,6 +2900,25 @@ static int config_agent_program(const struct agent_conf *a, const char *key,
 	return 0;
 }
 
+int config_local_url_check(const char *repo, const char *key, const char *url,
+                           struct err *e)
+{
+	const char *path = url;
+	if (strncmp(url, "file://", 7) == 0)
+		path = url + 7;
+	else if (strstr(url, "://"))
+		return 0;
+	else if (strchr(url, ':') && strchr(url, ':') < (strchr(url, '/') ? strchr(url, '/')
+	                                                 : url + strlen(url)))
+		return 0;  /* host:path, as git reads it: ssh */
+	struct stat st;
+	if (*path && (stat(path, &st) == 0 || (errno != ENOENT && errno != ENOTDIR)))
+		return 0;
+	return err_set(e, _("repo %s: no repository at %s; fix %s in [repo \"%s\"] of the "
+	                    "configuration (a local path must name an existing git "
+	                    "repository)"), repo, path, key, repo);
+}
+
 /* The checks of config_check on this host (agent files and the host files
  * agent commands name; a CPU limit above the machine's) that config_load
  * leaves to the step that uses them.  Warnings go to warn. */
@@ -1791,7 +2935,7 @@ static void config_host_checks(const struct config *c, const struct spots *spots
 		const char *urls[2] = { r->url, r->push_url };
 		for (size_t k = 0; k < 2; k++) {
 			struct err e;
-			if (urls[k] && mirror_local_url_check(r->name, keys[k], urls[k], &e) < 0)
+			if (urls[k] && config_local_url_check(r->name, keys[k], urls[k], &e) < 0)
 				problem_add(warn, config_line(spots, "repo", r->name, keys[k], 1),
 				            _("warning: %s"), e.msg);
 		}
@@ -1823,12 +2967,13 @@ static void config_host_checks(const struct config *c, const struct spots *spots
 		            c->limits.cpus, online);
 }
 
-/* Parses path into c and collects every problem; with warn, also runs
- * config_host_checks.  Returns 1 when the file does not exist, else 0. */
-static int config_parse(const char *path, struct config *c, struct problems *ps,
-                        struct problems *warn)
+static char *config_problem_text(const char *path, const struct problem *pr);
+
+/* Parses text, which libgit2 reads again from path, into c and collects
+ * every problem; with warn, also runs config_host_checks. */
+static void config_parse_text(const char *path, const char *text, size_t len, struct config *c,
+                              struct problems *ps, struct problems *warn)
 {
-	struct buf text = { 0 };
 	struct spots spots = { 0 };
 	struct seen seen = { 0 }, reported = { 0 };
 	struct parse p = { 0 };
@@ -1836,20 +2981,8 @@ static int config_parse(const char *path, struct config *c, struct problems *ps,
 	git_config_iterator *it = NULL;
 	git_config_entry *entry;
 	size_t i;
-	int missing = 0;
 
-	if (config_read(path, &text) < 0) {
-		if (errno == ENOENT) {
-			missing = 1;
-		} else {
-			char *why = xstrdup(strerror(errno));
-			problem_add(ps, 0, _("cannot read the configuration: %s"), why);
-			free(why);
-		}
-		buf_free(&text);
-		return missing;
-	}
-	config_scan(text.data ? text.data : "", text.len, &spots);
+	config_scan(text, len, &spots);
 	/* libgit2 would read included files before we see the entries: refuse
 	 * includes without following them. */
 	for (i = 0; i < spots.n; i++) {
@@ -1859,8 +2992,7 @@ static int config_parse(const char *path, struct config *c, struct problems *ps,
 				    _("[%s] is not supported; put every setting in this file"),
 				    spots.v[i].section);
 			spots_free(&spots);
-			buf_free(&text);
-			return 0;
+			return;
 		}
 	}
 	git_libgit2_init();
@@ -1947,10 +3079,102 @@ out:
 	git_config_free(cfg);
 	git_libgit2_shutdown();
 	spots_free(&spots);
-	buf_free(&text);
 	if (ps->n > 1)
 		qsort(ps->v, ps->n, sizeof(*ps->v), problem_cmp);
+}
+
+/* Parses the file at path into c and collects every problem; with warn,
+ * also runs config_host_checks.  Returns 1 when the file does not exist,
+ * else 0. */
+static int config_parse(const char *path, struct config *c, struct problems *ps,
+                        struct problems *warn)
+{
+	struct buf text = { 0 };
+
+	if (config_read(path, &text) < 0) {
+		int missing = errno == ENOENT;
+		if (!missing) {
+			char *why = xstrdup(strerror(errno));
+			problem_add(ps, 0, _("cannot read the configuration: %s"), why);
+			free(why);
+		}
+		buf_free(&text);
+		return missing;
+	}
+	config_parse_text(path, text.data ? text.data : "", text.len, c, ps, warn);
+	buf_free(&text);
 	return 0;
+}
+
+/* Parses text, which is no file, into c: libgit2 reads it from a memfd
+ * (or, where /proc is missing, from a temporary file). */
+static void config_parse_string(const char *text, struct config *c, struct problems *ps)
+{
+	char path[64], *tmp = NULL;
+	size_t len = strlen(text);
+	int fd = memfd_create("paddock-builtin.conf", MFD_CLOEXEC);
+
+	if (fd >= 0) {
+		snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+		if (access(path, R_OK) < 0) {
+			close(fd);
+			fd = -1;
+		}
+	}
+	if (fd < 0) {
+		const char *dir = getenv("TMPDIR");
+		tmp = xasprintf("%s/paddock-builtin.XXXXXX", dir && dir[0] == '/' ? dir : "/tmp");
+		fd = mkostemp(tmp, O_CLOEXEC);
+		if (fd < 0) {
+			char *why = xstrdup(strerror(errno));
+			problem_add(ps, 0, _("cannot write the built-in definitions to %s: %s"), tmp, why);
+			free(why);
+			free(tmp);
+			return;
+		}
+		snprintf(path, sizeof path, "%s", tmp);
+	}
+	if (fsx_write_all(fd, text, len) < 0) {
+		char *why = xstrdup(strerror(errno));
+		problem_add(ps, 0, _("cannot write the built-in definitions to %s: %s"), path, why);
+		free(why);
+	} else {
+		config_parse_text(tmp ? tmp : path, text, len, c, ps, NULL);
+	}
+	if (tmp)
+		unlink(tmp);
+	free(tmp);
+	close(fd);
+}
+
+/* Parses the built-in definitions once per process (pthread_once). */
+static void config_builtin_parse(void)
+{
+	struct problems ps = { 0 };
+	config_parse_string(config_builtin_text, &builtin_conf, &ps);
+	/* There are none: tests/test-config runs config_builtin_check. */
+	problems_free(&ps);
+	for (size_t i = 0; i < builtin_conf.nagents; i++)
+		builtin_conf.agents[i].builtin = 1;
+}
+
+int config_builtin_check(FILE *out)
+{
+	struct problems ps = { 0 };
+	struct config c;
+	int n;
+
+	memset(&c, 0, sizeof c);
+	config_parse_string(config_builtin_text, &c, &ps);
+	for (size_t i = 0; i < ps.n; i++) {
+		char *text = config_problem_text("builtin.conf", &ps.v[i]);
+		fprintf(out, "%s\n", text);
+		free(text);
+	}
+	n = (int)ps.n;
+	problems_free(&ps);
+	config_free(&c);
+	return n;
 }
 
 static char *config_problem_text(const char *path, const struct problem *pr)
@@ -2011,4 +3235,103 @@ int config_check(const char *path, FILE *out)
 	config_free(&c);
 	free(file);
 	return count;
+}
+
+/* ---- the manual ---- */
+
+/* The form of k's value in words, as the manual gives it. */
+static const char *config_key_type(const struct config_key *k, char *buf, size_t n)
+{
+	if (k->doc)
+		return k->doc;
+	switch (k->type) {
+	case KT_INT:
+		snprintf(buf, n, "integer, %llu to %llu", k->lo, k->hi);
+		return buf;
+	case KT_PORT:
+		return "integer, 1 to 65535";
+	case KT_BOOL:
+		return "boolean";
+	case KT_SIZE:
+		if (k->lo) {
+			char least[32];
+			units_format_size(k->lo, least, sizeof least);
+			snprintf(buf, n, "size, at least %s", least);
+			return buf;
+		}
+		return "size";
+	case KT_PATH:
+		return "absolute path";
+	case KT_ENV:
+		return "environment variable name";
+	case KT_WORD:
+		return "word";
+	case KT_PRICE:
+		return "amount";
+	case KT_TEXT:
+	case KT_OPT_TEXT:
+		return "string";
+	case KT_CUSTOM:
+		break;
+	}
+	return NULL;
+}
+
+int config_key_info(size_t i, struct config_key_info *info)
+{
+	const struct config_key *k;
+
+	if (i >= sizeof config_keys / sizeof config_keys[0])
+		return -1;
+	k = &config_keys[i];
+	memset(info, 0, sizeof *info);
+	info->section = k->section;
+	info->key = k->key;
+	info->type = config_key_type(k, info->type_buf, sizeof info->type_buf);
+	info->def = k->def;
+	info->help = k->help;
+	return 0;
+}
+
+/* Writes man(7) text that is not already a line of its own. */
+static void config_man_text(FILE *out, const char *text)
+{
+	size_t n = strlen(text);
+	fputs(text, out);
+	if (n && text[n - 1] != '\n')
+		fputc('\n', out);
+}
+
+void config_write_man(FILE *out)
+{
+	for (size_t s = 0; s < sizeof config_sections / sizeof config_sections[0]; s++) {
+		const struct config_section *sec = &config_sections[s];
+		int any = 0;
+		for (size_t i = 0; i < sizeof config_keys / sizeof config_keys[0]; i++) {
+			const struct config_key *k = &config_keys[i];
+			char buf[64];
+			if (strcmp(k->section, sec->name) != 0)
+				continue;
+			if (!any++) {
+				fprintf(out, ".SS %s\n", sec->title);
+				if (sec->intro)
+					config_man_text(out, sec->intro);
+			}
+			if (k->group) {
+				fputs(".PP\n", out);
+				config_man_text(out, k->group);
+			}
+			/* The key in bold, its form and default after it. */
+			fputs(".TP\n.BR ", out);
+			for (const char *c = k->key; *c; c++) {
+				if (*c == '-')
+					fputc('\\', out);
+				fputc(*c, out);
+			}
+			fprintf(out, " \" (%s; %s%s)\"\n", config_key_type(k, buf, sizeof buf),
+			        !k->def ? "required" : strncmp(k->def, "required", 8) == 0 ? "" : "default ",
+			        k->def ? k->def : "");
+			config_man_text(out, k->help);
+		}
+	}
 }

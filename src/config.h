@@ -11,11 +11,15 @@
  * (required) branch test setup; [agent "NAME"] command (required, split
  * as agent.h does) files; [endpoint "NAME"], [price "MODEL"] and [gateway] for
  * the egress gateway (gateway.h); [webhook] for the JSON POSTs of
- * webhook.h.  Ready-made agents (claude, codex, pi,
- * opencode)
- * and endpoints (anthropic, openai) are added unless the file defines
- * them.  Unknown sections and keys, [include] and keys outside
- * a section are errors.  Errors read "file:line: message"; the line of a
+ * webhook.h; [api] and [token "NAME"] for api.h; [ui] and [bind] for the
+ * dashboard.  One table in config.c lists every key with its type, default
+ * and help: the parser dispatches with it, unknown keys get suggestions
+ * from it, and config_write_man writes paddock-config(5)'s list of keys.
+ * The ready-made agents (claude, codex, pi, opencode), endpoints
+ * (anthropic, openai) and prices are data/builtin.conf, in this syntax,
+ * built into the program and parsed once per process; a section of the
+ * file with one of their names changes only the keys it sets.  Unknown
+ * sections and keys, [include] and keys outside a section are errors.  Errors read "file:line: message"; the line of a
  * bad value is found by scanning the file (names compared as git does),
  * that of a syntax error comes from libgit2. */
 #ifndef PADDOCK_CONFIG_H
@@ -25,24 +29,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 #include "err.h"
-
-struct limits {
-	double timeout;        /* seconds of wall clock for the sandbox steps */
-	uint64_t memory;       /* bytes (memory cgroup) */
-	long pids;             /* processes (pids cgroup) */
-	uint64_t disk;         /* bytes (tmpfs size of the writable layer, /tmp, home) */
-	uint64_t output;       /* bytes of agent+test output kept in the log */
-	uint64_t bundle;       /* bytes: cap on the result bundle */
-	double budget;         /* USD a task may spend on model calls; 0: none */
-	uint64_t budget_tokens;/* model tokens (input, output and cache) a task may
-	                          use; 0: none */
-	double cpus;           /* CPUs a sandbox may use (cpu cgroup quota; each
-	                          process's RLIMIT_CPU as a backstop); 0: none.
-	                          Default: half the online CPUs, rounded up */
-	int cpus_set;          /* cpus came from the file: without a cgroup cpu
-	                          controller the task then fails instead of
-	                          relying on the backstop alone */
-};
+#include "quota.h"
 
 /* What a policy rule does with a finding. */
 enum policy_action { POLICY_OFF, POLICY_WARN, POLICY_BLOCK };
@@ -184,6 +171,7 @@ struct config {
 	double gate_timeout;   /* paddock.gate-timeout: seconds a task's sandbox
 	                          is kept at review (default 24h; 0: never kept) */
 	struct limits limits;
+	char *sandbox_backend; /* sandbox.backend: sandbox.h's backend name ("bwrap") */
 	uid_t sandbox_uid;     /* unprivileged host uid the sandbox runs as */
 	gid_t sandbox_gid;
 	struct repo_conf *repos;
@@ -227,7 +215,8 @@ enum {
 
 /* Default config file path (malloc'd). */
 char *config_default_path(void);
-/* Built-in defaults (no repos, no agents); c need not be initialised. */
+/* Built-in defaults (no repos; the ready-made agents, endpoints and
+ * prices); c need not be initialised. */
 void config_init_defaults(struct config *c);
 /* Loads path (NULL: default path); c need not be initialised.  On error,
  * e holds "file:line: message" for the first problem (in line order) and c
@@ -275,5 +264,34 @@ const char *config_repo_token(const struct repo_conf *r);
 const char *config_repo_github_token(const struct repo_conf *r);
 /* 1 if name is a valid repo/agent name. */
 int config_name_valid(const char *name);
+
+/* One key of the key table, as paddock-config(5) documents it. */
+struct config_key_info {
+	const char *section;   /* "paddock", "repo", ... */
+	const char *key;
+	const char *type;      /* the form of its value: "integer, 1 to 64" */
+	const char *def;       /* its default in words, or NULL: required */
+	const char *help;      /* man(7) markup, in English */
+	char type_buf[64];
+};
+/* Fills info with the i-th key (from 0), in the manual's order; -1 past
+ * the last one. */
+int config_key_info(size_t i, struct config_key_info *info);
+/* Writes the key table as man(7) markup: a .SS per section, a .TP per key
+ * with its type, default and help.  doc/paddock-config.5 holds it between
+ * the lines BEGIN GENERATED KEYS and END GENERATED KEYS (make
+ * update-config-man). */
+void config_write_man(FILE *out);
+/* Parses the built-in definitions (data/builtin.conf) as a file is parsed,
+ * prints each problem as "builtin.conf:LINE: message" to out and returns
+ * their number (0: they are good). */
+int config_builtin_check(FILE *out);
+
+/* -1 with "repo NAME: no repository at PATH; fix KEY ..." when url (the
+ * repo's key "url" or "push-url") is a local path, absolute, relative or
+ * file://, that does not exist (libgit2 would call it an unsupported URL
+ * protocol); 0 for any other url. */
+int config_local_url_check(const char *repo, const char *key, const char *url,
+                           struct err *e);
 
 #endif

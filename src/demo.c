@@ -160,7 +160,7 @@ out:
 
 int demo_prepare(const char *data_dir, struct config *cfg, struct err *e)
 {
-	char *dir = paths_join(data_dir, "demo", NULL);
+	char *dir = paths_demo_dir(data_dir);
 	char *repo = paths_join(dir, "demo.git", NULL);
 	char *agents = paths_join(dir, "agents", NULL);
 	char *fix = paths_join(agents, "fix.sh", NULL);
@@ -191,7 +191,7 @@ out:
 
 void demo_config_add(const char *data_dir, struct config *cfg)
 {
-	char *dir = paths_join(data_dir, "demo", NULL);
+	char *dir = paths_demo_dir(data_dir);
 	char *repo = paths_join(dir, "demo.git", NULL);
 	char *fix = paths_join(dir, "agents", "fix.sh", NULL);
 	char *hasty = paths_join(dir, "agents", "hasty.sh", NULL);

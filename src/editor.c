@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "buf.h"
+#include "child.h"
 #include "fsx.h"
 #include "i18n.h"
 #include "task.h"
@@ -32,22 +33,14 @@ int editor_edit(const char *initial, char **out, struct err *e)
 	(void)fsx_write_all(fd, initial ? initial : "", initial ? strlen(initial) : 0);
 	close(fd);
 	char *cmd = xasprintf("%s \"$1\"", ed);
-	pid_t pid = fork();
-	if (pid == 0) {
-		/* The editor gets the signals a program expects. */
-		sigset_t none;
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		execl("/bin/sh", "sh", "-c", cmd, "sh", path, (char *)NULL);
-		_exit(127);
-	}
-	int ws = 0;
-	while (pid > 0 && waitpid(pid, &ws, 0) < 0 && errno == EINTR)
-		;
+	/* The editor gets the signals a program expects (child.h). */
+	const char *argv[] = { "/bin/sh", "-c", cmd, "sh", path, NULL };
+	struct child ch = { .argv = argv };
+	int ws = child_start(&ch, NULL) < 0 ? -1 : child_finish(&ch);
 	free(cmd);
 	int rc = -1;
 	struct buf b = {0};
-	if (pid < 0 || !WIFEXITED(ws) || WEXITSTATUS(ws) != 0) {
+	if (ws == -1 || !WIFEXITED(ws) || WEXITSTATUS(ws) != 0) {
 		err_set(e, _("the editor (%s) failed"), ed);
 	} else if (fsx_read_file(path, TASK_TEXT_MAX, &b, e) < 0) {
 		/* reported */

@@ -1,6 +1,6 @@
 /* egress: the decisions of the gateway's allowlisting proxy, kept apart
- * from its sockets so that each can be tested alone
- * (../shared/research/sandbox-security.md section 4.2).
+ * from its sockets so that each can be tested alone (the rules as users
+ * write them: paddock-config(5), EGRESS).
  *
  * A host name from a request is normalised before it is compared: ASCII
  * only (internationalised names must come in their xn-- form), lowercased,

@@ -7,8 +7,10 @@
 
 int err_setv(struct err *e, const char *fmt, va_list ap)
 {
-	if (e)
+	if (e) {
 		vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+		e->kind = ERR_INTERNAL;
+	}
 	return -1;
 }
 
@@ -21,6 +23,22 @@ int err_set(struct err *e, const char *fmt, ...)
 	return -1;
 }
 
+int err_kind_set(struct err *e, enum err_kind kind, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	err_setv(e, fmt, ap);
+	va_end(ap);
+	return err_kind_mark(e, kind);
+}
+
+int err_kind_mark(struct err *e, enum err_kind kind)
+{
+	if (e)
+		e->kind = kind;
+	return -1;
+}
+
 int err_errno(struct err *e, const char *fmt, ...)
 {
 	int saved = errno;
@@ -28,7 +46,7 @@ int err_errno(struct err *e, const char *fmt, ...)
 	if (!e)
 		return -1;
 	va_start(ap, fmt);
-	vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+	err_setv(e, fmt, ap);
 	va_end(ap);
 	size_t n = strlen(e->msg);
 	snprintf(e->msg + n, sizeof e->msg - n, ": %s", strerror(saved));
@@ -54,6 +72,8 @@ int err_prefix(struct err *e, const char *fmt, ...)
 
 void err_clear(struct err *e)
 {
-	if (e)
+	if (e) {
 		e->msg[0] = '\0';
+		e->kind = ERR_INTERNAL;
+	}
 }

@@ -2,7 +2,11 @@
  *
  * Engine functions that can fail take a `struct err *` last, return -1 (or
  * NULL) on failure and leave a complete, translated, one-line message in it
- * that says what went wrong and, where possible, what to do. */
+ * that says what went wrong and, where possible, what to do.
+ *
+ * The message has a kind too, set where the error is made, so that a caller
+ * that answers for it (the HTTP API's status, the CLI's exit status) need
+ * not find out a second time what went wrong. */
 #ifndef PADDOCK_ERR_H
 #define PADDOCK_ERR_H
 
@@ -10,19 +14,48 @@
 
 #define ERR_MAX 2048
 
-struct err {
-	char msg[ERR_MAX];
+enum err_kind {
+	ERR_INTERNAL = 0,  /* anything else: the store, a file, a process failed
+	                      (the kind of a zeroed struct err and of err_set) */
+	ERR_NOT_FOUND,     /* no such thing: no task has the id, or more than one
+	                      has the prefix */
+	ERR_INVALID,       /* the request itself is wrong: a malformed id, empty
+	                      notes, a finding that is not there */
+	ERR_WRONG_STATE,   /* the task is not in a state that allows it */
+	ERR_BLOCKED,       /* policy findings of the task block it */
+	ERR_CONFLICT,      /* something else stands in the way: another process
+	                      pushes the task, no notes to send again, a finding
+	                      overridden already */
+	ERR_UNAVAILABLE,   /* paddock cannot do it now (the store is busy); try
+	                      again later */
+	ERR_REMOTE,        /* a push to the repo's remote (or the forge) failed or
+	                      could not be made */
 };
 
-/* Sets the message (printf format).  Always returns -1 so callers can write
- * `return err_set(e, ...)`.  e may be NULL. */
+struct err {
+	/* One anonymous member with kind first: the `{{0}}` that callers write
+	 * zeroes all of it, without a missing-initializer warning. */
+	struct {
+		enum err_kind kind;
+		char msg[ERR_MAX];
+	};
+};
+
+/* Sets the message (printf format), kind ERR_INTERNAL.  Always returns -1
+ * so callers can write `return err_set(e, ...)`.  e may be NULL. */
 int err_set(struct err *e, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 int err_setv(struct err *e, const char *fmt, va_list ap);
+/* Like err_set, with the kind. */
+int err_kind_set(struct err *e, enum err_kind kind, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Gives the message already in e the kind (an error passed on from a lower
+ * layer that the caller knows more about).  Returns -1; e may be NULL. */
+int err_kind_mark(struct err *e, enum err_kind kind);
 /* Like err_set, appending ": strerror(errno)". */
 int err_errno(struct err *e, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
-/* Prefixes the current message with "prefix: ". */
+/* Prefixes the current message with "prefix: "; the kind stays. */
 int err_prefix(struct err *e, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void err_clear(struct err *e);

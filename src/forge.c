@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "child.h"
 #include "i18n.h"
 #include "mirror.h"
 
@@ -260,40 +261,21 @@ static int forge_find_keygen(char *out, size_t n)
 static int forge_keygen_lookup(const char *keygen, const char *pattern, const char *file,
                                struct buf *out, struct err *e)
 {
-	char *argv[] = { (char *)"ssh-keygen", (char *)"-F", (char *)pattern, (char *)"-f",
-	                 (char *)file, NULL };
-	char *envp[] = { (char *)"LC_ALL=C", (char *)"PATH=/usr/bin:/bin", NULL };
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t at;
-	sigset_t none, dfl;
-	int p[2], ws = 0;
-	pid_t pid;
+	const char *argv[] = { keygen, "-F", pattern, "-f", file, NULL };
+	const char *envp[] = { "LC_ALL=C", "PATH=/usr/bin:/bin", NULL };
+	int p[2];
 
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return err_errno(e, _("cannot check the SSH host key: cannot make a pipe"));
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	posix_spawn_file_actions_adddup2(&fa, p[1], 1);
-	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-#if defined(__GLIBC__) && __GLIBC_PREREQ(2, 34)
 	/* None of paddock's descriptors (sockets, locks) reach the child. */
-	posix_spawn_file_actions_addclosefrom_np(&fa, 3);
-#endif
-	posix_spawnattr_init(&at);
-	sigemptyset(&none);
-	sigemptyset(&dfl);
-	sigaddset(&dfl, SIGPIPE);
-	posix_spawnattr_setsigmask(&at, &none);
-	posix_spawnattr_setsigdefault(&at, &dfl);
-	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-	int rc = posix_spawn(&pid, keygen, &fa, &at, argv, envp);
-	posix_spawn_file_actions_destroy(&fa);
-	posix_spawnattr_destroy(&at);
+	struct child ch = { .argv = argv, .env = envp, .stdio = { CHILD_NULL, p[1], CHILD_NULL },
+	                    .flags = CHILD_CLOSE_FDS };
+	int rc = child_start(&ch, NULL);
 	close(p[1]);
-	if (rc != 0) {
+	if (rc < 0) {
 		close(p[0]);
 		return err_set(e, _("cannot check the SSH host key: cannot run %s: %s"), keygen,
-		               strerror(rc));
+		               strerror(ch.exec_errno ? ch.exec_errno : errno));
 	}
 	for (;;) {
 		char chunk[4096];
@@ -307,11 +289,7 @@ static int forge_keygen_lookup(const char *keygen, const char *pattern, const ch
 			buf_add(out, chunk, (size_t)n);
 	}
 	close(p[0]);
-	while (waitpid(pid, &ws, 0) < 0) {
-		if (errno != EINTR)
-			return err_errno(e, _("cannot check the SSH host key: cannot wait for %s"),
-			                 keygen);
-	}
+	int ws = child_finish(&ch);
 	if (!WIFEXITED(ws))
 		return err_set(e, _("cannot check the SSH host key: %s -F died of signal %d"),
 		               keygen, WTERMSIG(ws));
@@ -782,7 +760,7 @@ int forge_push(const char *data_dir, const struct repo_conf *r, const char *bran
 	if (!url || !*url)
 		return err_set(e, _("repo %s has no url to push to; set push-url in the config"),
 		               r->name);
-	if (mirror_local_url_check(r->name, r->push_url ? "push-url" : "url", url, e) < 0)
+	if (config_local_url_check(r->name, r->push_url ? "push-url" : "url", url, e) < 0)
 		return -1;
 
 	git_libgit2_init();
@@ -1033,26 +1011,12 @@ static int forge_pr_error(const struct repo_conf *r, const char *api, long statu
 	return -1;
 }
 
-int forge_open_pull_request(const struct repo_conf *r, const struct forge_pull_request *pr,
-                            char **url_out, struct err *e)
+/* What must hold before anything is sent: a well-formed OWNER/NAME (it
+ * goes into the URL), a branch, a title, a token, and https for it. */
+static int forge_pr_check(const struct repo_conf *r, const struct forge_pull_request *pr,
+                          const char *token, const char *var, const char *api,
+                          struct err *e)
 {
-	const char *token = config_repo_github_token(r);
-	const char *var = r->github_token_env ? r->github_token_env : "GITHUB_TOKEN";
-	const char *api = r->github_api && *r->github_api ? r->github_api : "https://api.github.com";
-	struct forge_http h;
-	struct curl_slist *hdrs = NULL;
-	char errbuf[CURL_ERROR_SIZE] = "";
-	char *url = NULL, *auth = NULL, *payload = NULL, *shown = NULL;
-	json_t *req = NULL, *resp = NULL;
-	CURL *c = NULL;
-	long status = 0;
-	int rc = -1, global = 0;
-	size_t apilen = strlen(api);
-
-	memset(&h, 0, sizeof h);
-	h.ratelimit_remaining = -1;
-	h.retry_after = -1;
-	*url_out = NULL;
 	const char *gr = r->github_repo;
 	const char *slash = gr ? strchr(gr, '/') : NULL;
 	if (!gr || !slash || slash == gr || !slash[1] || strchr(slash + 1, '/') ||
@@ -1069,15 +1033,94 @@ int forge_open_pull_request(const struct repo_conf *r, const struct forge_pull_r
 	if (strncmp(api, "https://", 8) != 0 && !forge_is_loopback_http(api))
 		return err_set(e, _("refusing to send the GitHub token over plain http to %s; "
 		                    "use an https:// github-api"), api);
+	return 0;
+}
+
+/* The request's JSON, or NULL when jansson refuses a string (not UTF-8). */
+static char *forge_pr_payload(const struct repo_conf *r, const struct forge_pull_request *pr)
+{
+	json_t *req = json_pack("{s:s, s:s, s:s, s:s, s:b}", "title", pr->title,
+	                        "head", pr->branch, "base", r->branch ? r->branch : "main",
+	                        "body", pr->body ? pr->body : "", "draft", r->draft ? 1 : 0);
+	char *payload = req ? json_dumps(req, JSON_COMPACT) : NULL;
+	json_decref(req);
+	return payload;
+}
+
+/* The POST to the pulls endpoint, its answer into h. */
+static void forge_pr_setopt(CURL *c, const char *url, struct curl_slist *hdrs,
+                            const char *payload, struct forge_http *h, char *errbuf)
+{
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
+	curl_easy_setopt(c, CURLOPT_USERAGENT, "paddock/" PACKAGE_VERSION);
+	curl_easy_setopt(c, CURLOPT_POST, 1L);
+	curl_easy_setopt(c, CURLOPT_POSTFIELDS, payload);
+	curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)strlen(payload));
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, forge_http_write);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, h);
+	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, forge_http_header);
+	curl_easy_setopt(c, CURLOPT_HEADERDATA, h);
+	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT, FORGE_HTTP_TIMEOUT);
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 10L);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	/* No redirects: the Authorization header stays with this host. */
+	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
+#if LIBCURL_VERSION_NUM >= 0x075500
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+#else
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+#endif
+}
+
+/* The new pull request's address from a 2xx answer. */
+static int forge_pr_html_url(const struct forge_http *h, long status, const char *branch,
+                             const char *gr, char **url_out, struct err *e)
+{
+	json_error_t je;
+	json_t *resp = h->body.data ? json_loadb(h->body.data, h->body.len, 0, &je) : NULL;
+	const char *html = json_string_value(json_object_get(resp, "html_url"));
+	int rc = -1;
+
+	if (!html || !*html)
+		err_set(e, _("GitHub answered %ld to the pull request for %s without its html_url; "
+		             "look for it on %s"), status, branch, gr);
+	else {
+		*url_out = xstrdup(html);
+		rc = 0;
+	}
+	json_decref(resp);
+	return rc;
+}
+
+int forge_open_pull_request(const struct repo_conf *r, const struct forge_pull_request *pr,
+                            char **url_out, struct err *e)
+{
+	const char *token = config_repo_github_token(r);
+	const char *var = r->github_token_env ? r->github_token_env : "GITHUB_TOKEN";
+	const char *api = r->github_api && *r->github_api ? r->github_api : "https://api.github.com";
+	struct forge_http h;
+	struct curl_slist *hdrs = NULL;
+	char errbuf[CURL_ERROR_SIZE] = "";
+	char *url = NULL, *auth = NULL, *payload = NULL, *shown = NULL;
+	CURL *c = NULL;
+	long status = 0;
+	int rc = -1, global = 0;
+	size_t apilen = strlen(api);
+
+	memset(&h, 0, sizeof h);
+	h.ratelimit_remaining = -1;
+	h.retry_after = -1;
+	*url_out = NULL;
+	if (forge_pr_check(r, pr, token, var, api, e) < 0)
+		return -1;
 
 	while (apilen && api[apilen - 1] == '/')
 		apilen--;
-	url = xasprintf("%.*s/repos/%s/pulls", (int)apilen, api, gr);
+	url = xasprintf("%.*s/repos/%s/pulls", (int)apilen, api, r->github_repo);
 	shown = mirror_url_display(url);
-	req = json_pack("{s:s, s:s, s:s, s:s, s:b}", "title", pr->title, "head", pr->branch,
-	                "base", r->branch ? r->branch : "main", "body", pr->body ? pr->body : "",
-	                "draft", r->draft ? 1 : 0);
-	payload = req ? json_dumps(req, JSON_COMPACT) : NULL;
+	payload = forge_pr_payload(r, pr);
 	if (!payload) {
 		err_set(e, _("cannot build the pull request: the title or body is not valid UTF-8"));
 		goto out;
@@ -1099,27 +1142,7 @@ int forge_open_pull_request(const struct repo_conf *r, const struct forge_pull_r
 	hdrs = curl_slist_append(hdrs, "X-GitHub-Api-Version: 2022-11-28");
 	hdrs = curl_slist_append(hdrs, "Content-Type: application/json");
 	hdrs = curl_slist_append(hdrs, "Expect:");
-	curl_easy_setopt(c, CURLOPT_URL, url);
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
-	curl_easy_setopt(c, CURLOPT_USERAGENT, "paddock/" PACKAGE_VERSION);
-	curl_easy_setopt(c, CURLOPT_POST, 1L);
-	curl_easy_setopt(c, CURLOPT_POSTFIELDS, payload);
-	curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)strlen(payload));
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, forge_http_write);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, &h);
-	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, forge_http_header);
-	curl_easy_setopt(c, CURLOPT_HEADERDATA, &h);
-	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT, FORGE_HTTP_TIMEOUT);
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 10L);
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	/* No redirects: the Authorization header stays with this host. */
-	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
-#if LIBCURL_VERSION_NUM >= 0x075500
-	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-#else
-	curl_easy_setopt(c, CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
-#endif
+	forge_pr_setopt(c, url, hdrs, payload, &h, errbuf);
 	CURLcode cc = curl_easy_perform(c);
 	if (cc != CURLE_OK && !(cc == CURLE_WRITE_ERROR && h.truncated)) {
 		err_set(e, _("cannot reach GitHub at %s: %s; check github-api and the network"),
@@ -1133,16 +1156,7 @@ int forge_open_pull_request(const struct repo_conf *r, const struct forge_pull_r
 		forge_scrub(e, token);
 		goto out;
 	}
-	json_error_t je;
-	resp = h.body.data ? json_loadb(h.body.data, h.body.len, 0, &je) : NULL;
-	const char *html = json_string_value(json_object_get(resp, "html_url"));
-	if (!html || !*html) {
-		err_set(e, _("GitHub answered %ld to the pull request for %s without its html_url; "
-		             "look for it on %s"), status, pr->branch, gr);
-		goto out;
-	}
-	*url_out = xstrdup(html);
-	rc = 0;
+	rc = forge_pr_html_url(&h, status, pr->branch, r->github_repo, url_out, e);
 out:
 	if (auth) {
 		explicit_bzero(auth, strlen(auth));
@@ -1155,8 +1169,6 @@ out:
 		curl_easy_cleanup(c);
 	if (global)
 		curl_global_cleanup();
-	json_decref(req);
-	json_decref(resp);
 	free(payload);
 	free(url);
 	free(shown);
@@ -1179,7 +1191,7 @@ int forge_remote_branch(const char *data_dir, const struct repo_conf *r, const c
 	if (!url || !*url)
 		return err_set(e, _("repo %s has no url to push to; set push-url in the config"),
 		               r->name);
-	if (mirror_local_url_check(r->name, r->push_url ? "push-url" : "url", url, e) < 0)
+	if (config_local_url_check(r->name, r->push_url ? "push-url" : "url", url, e) < 0)
 		return -1;
 	git_libgit2_init();
 	st.r = r;

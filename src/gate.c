@@ -10,9 +10,10 @@
 #include "forge.h"
 #include "fsx.h"
 #include "mirror.h"
+#include "move.h"
 #include "i18n.h"
+#include "paths.h"
 #include "task.h"
-#include "webhook.h"
 
 const char *gate_actor(void)
 {
@@ -27,22 +28,18 @@ const char *gate_actor(void)
 	return name;
 }
 
-static char *push_lock_path(const char *data_dir, const char *id)
-{
-	return xasprintf("%s/tasks/%s/push.lock", data_dir, id);
-}
-
 int gate_push_lock(const char *data_dir, const char *id, struct err *e)
 {
-	char *dir = xasprintf("%s/tasks/%s", data_dir, id);
-	char *path = push_lock_path(data_dir, id);
+	char *dir = paths_task_dir(data_dir, id);
+	char *path = paths_task_push_lock(data_dir, id);
 	int fd = -1;
 	if (fsx_mkdir_p(dir, 0700, e) == 0) {
 		fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 		if (fd < 0) {
 			err_errno(e, _("cannot open %s"), path);
 		} else if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
-			err_set(e, _("a push of task %s is already in progress"), id);
+			err_kind_set(e, ERR_CONFLICT, _("a push of task %s is already in progress"),
+			             id);
 			close(fd);
 			fd = -1;
 		}
@@ -62,11 +59,12 @@ int gate_push_lock_free(const char *data_dir, const char *id)
 	return 1;
 }
 
-/* A string member of a JSON object, "" when absent. */
-static const char *jstr(json_t *o, const char *key)
+/* A move at the gate (move.h): the webhook follows, no progress line. */
+static int gate_move(const struct gate_ctx *g, const char *id, enum task_status to,
+                     const char *why, struct err *e)
 {
-	const char *v = json_string_value(json_object_get(o, key));
-	return v ? v : "";
+	struct mover mv = { .cfg = g->cfg, .st = g->st };
+	return move_task(&mv, id, to, why, e);
 }
 
 /* A task left pushing by a process that died: whoever touches it next
@@ -108,89 +106,41 @@ static int at_review(const struct gate_ctx *g, const char *id, const char *actio
 		default:
 			what = _("it has ended; add a new task to try again");
 		}
-		err_set(e, _("cannot %s task %s: it is %s; %s"), action, t->id,
-		        task_status_name(t->status), what);
+		err_kind_set(e, ERR_WRONG_STATE, _("cannot %s task %s: it is %s; %s"), action,
+		             t->id, task_status_name(t->status), what);
 		task_row_free(t);
 		return -1;
 	}
 	if (t->pending) {
-		err_set(e, _("cannot %s task %s: changes were requested and the agent is about "
-		             "to run round %d"), action, t->id, t->round + 1);
+		err_kind_set(e, ERR_WRONG_STATE, _("cannot %s task %s: changes were requested and "
+		             "the agent is about to run round %d"), action, t->id, t->round + 1);
 		task_row_free(t);
 		return -1;
 	}
 	if (!t->head) {
-		err_set(e, _("cannot %s task %s: it has no work"), action, t->id);
+		err_kind_set(e, ERR_WRONG_STATE, _("cannot %s task %s: it has no work"), action,
+		             t->id);
 		task_row_free(t);
 		return -1;
 	}
 	return 0;
 }
 
-json_t *gate_summary(struct store *st, const struct task_row *t, struct err *e)
-{
-	struct task_round *r;
-	size_t n;
-	if (store_rounds(st, t->id, &r, &n, e) < 0)
-		return NULL;
-	json_t *g = NULL;
-	for (size_t i = n; i-- > 0 && !g;)
-		if (r[i].gate)
-			g = json_loads(r[i].gate, 0, NULL);
-	task_rounds_free(r, n);
-	if (!g)
-		return NULL;
-	int round = (int)json_integer_value(json_object_get(g, "round"));
-	struct task_decision *d;
-	size_t nd;
-	if (store_decisions(st, t->id, &d, &nd, e) < 0) {
-		json_decref(g);
-		return NULL;
-	}
-	json_t *f;
-	size_t i;
-	json_array_foreach(json_object_get(g, "findings"), i, f) {
-		const char *name = json_string_value(json_object_get(f, "name"));
-		int over = 0;
-		for (size_t k = 0; k < nd && name; k++) {
-			if (d[k].round != round || strcmp(d[k].action, "override") || !d[k].notes)
-				continue;
-			size_t len = strcspn(d[k].notes, "\n");
-			over |= strlen(name) == len && !strncmp(d[k].notes, name, len);
-		}
-		json_object_set_new(f, "overridden", json_boolean(over));
-	}
-	task_decisions_free(d, nd);
-	return g;
-}
-
-void gate_blocking(json_t *summary, struct buf *out)
-{
-	json_t *f;
-	size_t i;
-	json_array_foreach(json_object_get(summary, "findings"), i, f) {
-		if (strcmp(jstr(f, "action"), "block") ||
-		    json_is_true(json_object_get(f, "overridden")))
-			continue;
-		if (out->len)
-			buf_adds(out, ", ");
-		buf_adds(out, (*jstr(f, "name") ? jstr(f, "name") : "?"));
-	}
-}
-
 /* Refuses a push while a block finding stands. */
 static int check_findings(const struct gate_ctx *g, const struct task_row *t,
                           const char *action, struct err *e)
 {
-	json_t *s = gate_summary(g->st, t, e);
+	struct gate_summary s;
+	/* A summary that cannot be read cannot say nothing blocks. */
+	if (gate_summary_load(g->st, t, &s, e) < 0)
+		return -1;
 	struct buf b = {0};
-	if (s)
-		gate_blocking(s, &b);
-	json_decref(s);
+	gate_blocking(&s, &b);
+	gate_summary_free(&s);
 	if (b.len) {
-		err_set(e, _("cannot %s task %s: policy findings block it: %s. Look at them with "
-		             "'paddock show %s'; override one with 'paddock override %s NAME' if it "
-		             "is fine"), action, t->id, b.data, t->id, t->id);
+		err_kind_set(e, ERR_BLOCKED, _("cannot %s task %s: policy findings block it: %s. "
+		             "Look at them with 'paddock show %s'; override one with 'paddock "
+		             "override %s NAME' if it is fine"), action, t->id, b.data, t->id, t->id);
 		buf_free(&b);
 		return -1;
 	}
@@ -236,27 +186,27 @@ static int push_task(const struct gate_ctx *g, const struct task_row *t, const c
 {
 	const struct repo_conf *r = config_find_repo(g->cfg, t->repo);
 	if (!r)
-		return err_set(e, _("cannot push task %s: repo %s is no longer in the "
-		                    "configuration"), t->id, t->repo);
+		return err_kind_set(e, ERR_REMOTE, _("cannot push task %s: repo %s is no longer in "
+		                    "the configuration"), t->id, t->repo);
 	if (forge_branch_allowed(r, t->branch, e) < 0)
-		return -1;
+		return err_kind_mark(e, ERR_REMOTE);
 	/* The lock says a push is alive: the scheduler puts a task whose
 	 * pusher died back at review (gate_push_lock_free). */
 	int lock = gate_push_lock(g->data_dir, t->id, e);
 	if (lock < 0)
 		return -1;
 	push_intent_write(lock, action, g->actor);
-	if (store_task_transition(g->st, t->id, TASK_PUSHING, NULL, e) < 0) {
+	if (gate_move(g, t->id, TASK_PUSHING, NULL, e) < 0) {
 		close(lock);
 		return -1;
 	}
 	struct err pe = {{0}};
 	if (forge_push(g->data_dir, r, t->branch, t->head, &pe) < 0) {
 		struct err ignored;
-		store_task_transition(g->st, t->id, TASK_REVIEW, NULL, &ignored);
+		gate_move(g, t->id, TASK_REVIEW, NULL, &ignored);
 		close(lock);
-		return err_set(e, _("push of task %s failed: %s (the task is still at review)"),
-		               t->id, pe.msg);
+		return err_kind_set(e, ERR_REMOTE, _("push of task %s failed: %s (the task is "
+		                    "still at review)"), t->id, pe.msg);
 	}
 	*lock_out = lock;
 	struct err ignored;
@@ -278,15 +228,13 @@ static char *pr_title(const char *text)
 	return xstrndup(text, n);
 }
 
-static char *pr_body(const struct task_row *t, json_t *summary)
+static char *pr_body(const struct task_row *t, const struct gate_summary *summary)
 {
 	struct buf b = {0};
-	const char *s = json_string_value(json_object_get(summary, "summary"));
+	const char *s = summary->summary;
 	buf_printf(&b, "%s\n\n", s && *s ? s : t->summary ? t->summary : "");
-	json_t *after = json_object_get(json_object_get(summary, "tests"), "after");
-	if (json_is_true(json_object_get(after, "ran")))
-		buf_printf(&b, "Tests: %s.\n", json_is_true(json_object_get(after, "passed")) ?
-		           "passed" : "failed");
+	if (summary->tests.after.ran)
+		buf_printf(&b, "Tests: %s.\n", summary->tests.after.passed ? "passed" : "failed");
 	buf_printf(&b, "\nOpened by paddock for task `%s` (round %d).\n", t->id, t->round);
 	return buf_detach(&b);
 }
@@ -323,9 +271,11 @@ static int approve_finish(const struct gate_ctx *g, const struct task_row *tr,
 	const struct repo_conf *r = config_find_repo(g->cfg, t.repo);
 	if (r && r->pull_request && !t.pr_url) {
 		struct err pe = {{0}};
-		json_t *s = gate_summary(g->st, &t, &pe);
+		struct gate_summary s;
+		/* Without the summary, the body has the task's. */
+		gate_summary_load(g->st, &t, &s, &pe);
 		char *title = pr_title(t.text);
-		char *body = pr_body(&t, s);
+		char *body = pr_body(&t, &s);
 		struct forge_pull_request pr = { .branch = t.branch, .title = title, .body = body };
 		char *url = NULL;
 		if (forge_open_pull_request(r, &pr, &url, &pe) == 0) {
@@ -340,15 +290,11 @@ static int approve_finish(const struct gate_ctx *g, const struct task_row *tr,
 		free(url);
 		free(title);
 		free(body);
-		json_decref(s);
+		gate_summary_free(&s);
 	}
 	if (store_decision_add(g->st, t.id, "approve", notes, actor, e) < 0 ||
-	    store_task_transition(g->st, t.id, TASK_DONE, NULL, e) < 0)
+	    gate_move(g, t.id, TASK_DONE, NULL, e) < 0)
 		return -1;
-	/* The "done" webhook: the scheduler owner sends it. */
-	struct err we = { { 0 } };
-	if (webhook_enqueue(g->cfg, g->st, t.id, TASK_DONE, &we) < 0)
-		buf_printf(out, _("the webhook could not be queued: %s\n"), we.msg);
 	return 0;
 }
 
@@ -398,7 +344,7 @@ int gate_recover_push(const struct gate_ctx *g, const char *id, struct buf *out,
 			rc = approve_finish(g, &t, NULL, actor, out, e);
 		} else {
 			rc = store_decision_add(g->st, t.id, "push", NULL, actor, e) == 0 &&
-			     store_task_transition(g->st, t.id, TASK_REVIEW, NULL, e) == 0 ? 0 : -1;
+			     gate_move(g, t.id, TASK_REVIEW, NULL, e) == 0 ? 0 : -1;
 		}
 	} else {
 		char *why = found < 0
@@ -408,7 +354,7 @@ int gate_recover_push(const struct gate_ctx *g, const char *id, struct buf *out,
 			: xasprintf(_("pushing: the push did not complete (the remote branch %s is "
 			              "%s); push or approve again"), t.branch,
 			            found == 1 ? _("somewhere else") : _("not there"));
-		rc = store_task_transition(g->st, t.id, TASK_REVIEW, why, e);
+		rc = gate_move(g, t.id, TASK_REVIEW, why, e);
 		if (rc == 0)
 			buf_printf(out, _("task %s: %s\n"), t.id, why);
 		free(why);
@@ -428,7 +374,7 @@ int gate_push(const struct gate_ctx *g, const char *id, struct buf *out, struct 
 	if (check_findings(g, &t, _("push"), e) == 0 &&
 	    push_task(g, &t, "push", out, &lock, e) == 0 &&
 	    store_decision_add(g->st, t.id, "push", NULL, g->actor, e) == 0 &&
-	    store_task_transition(g->st, t.id, TASK_REVIEW, NULL, e) == 0)
+	    gate_move(g, t.id, TASK_REVIEW, NULL, e) == 0)
 		rc = 0;
 	if (lock >= 0)
 		close(lock);
@@ -442,7 +388,7 @@ int gate_reject(const struct gate_ctx *g, const char *id, const char *notes, str
 	if (at_review(g, id, _("reject"), &t, e) < 0)
 		return -1;
 	int rc = store_decision_add(g->st, t.id, "reject", notes, g->actor, e) == 0 &&
-	         store_task_transition(g->st, t.id, TASK_REJECTED, _("rejected at review"), e) == 0
+	         gate_move(g, t.id, TASK_REJECTED, _("rejected at review"), e) == 0
 	         ? 0 : -1;
 	task_row_free(&t);
 	return rc;
@@ -452,7 +398,8 @@ int gate_follow_up(const struct gate_ctx *g, const char *id, const char *notes,
                    char id_out[TASK_ID_LEN + 1], struct err *e)
 {
 	if (!notes || strspn(notes, " \t\r\n") == strlen(notes))
-		return err_set(e, _("the notes are empty; say what the agent should do next"));
+		return err_kind_set(e, ERR_INVALID, _("the notes are empty; say what the agent "
+		                    "should do next"));
 	if (store_task_follow_up(g->st, id, notes, id_out, e) < 0)
 		return -1;
 	struct err ignored;
@@ -473,8 +420,8 @@ char *gate_last_notes(struct store *st, const char *id, struct err *e)
 			notes = xstrdup(d[i].notes);
 	task_decisions_free(d, n);
 	if (!notes)
-		err_set(e, _("task %s has no earlier notes to send again; give them with --notes"),
-		        id);
+		err_kind_set(e, ERR_CONFLICT, _("task %s has no earlier notes to send again; give "
+		             "them with --notes"), id);
 	return notes;
 }
 
@@ -484,7 +431,8 @@ int gate_cancel(const struct gate_ctx *g, const char *id, struct err *e)
 	if (store_task_get(g->st, id, &t, e) < 0)
 		return -1;
 	recover_dead_push(g, &t);
-	int rc = store_task_cancel(g->st, t.id, g->actor, e);
+	struct mover mv = { .cfg = g->cfg, .st = g->st };
+	int rc = move_cancel(&mv, t.id, g->actor, e);
 	task_row_free(&t);
 	return rc;
 }
@@ -492,12 +440,14 @@ int gate_cancel(const struct gate_ctx *g, const char *id, struct err *e)
 int gate_request_changes(const struct gate_ctx *g, const char *id, const char *notes,
                          struct err *e)
 {
-	if (!notes || strspn(notes, " \t\r\n") == strlen(notes))
-		return err_set(e, _("the notes are empty; say what the agent should change"));
+	/* The state first: what the task is says more than the notes. */
 	struct task_row t;
 	if (at_review(g, id, _("request changes on"), &t, e) < 0)
 		return -1;
 	task_row_free(&t);
+	if (!notes || strspn(notes, " \t\r\n") == strlen(notes))
+		return err_kind_set(e, ERR_INVALID, _("the notes are empty; say what the agent "
+		                    "should change"));
 	return store_task_request_changes(g->st, id, notes, g->actor, e);
 }
 
@@ -508,44 +458,364 @@ int gate_override(const struct gate_ctx *g, const char *id, const char *finding,
 	if (at_review(g, id, _("override a finding of"), &t, e) < 0)
 		return -1;
 	int rc = -1;
-	json_t *s = gate_summary(g->st, &t, e);
-	json_t *f, *hit = NULL;
-	size_t i;
-	json_array_foreach(json_object_get(s, "findings"), i, f)
-		if (!strcmp(jstr(f, "name"), finding))
-			hit = f;
+	struct gate_summary s;
+	const struct gate_finding *hit = NULL;
+	if (gate_summary_load(g->st, &t, &s, e) < 0) {
+		task_row_free(&t);
+		return -1;
+	}
+	for (size_t i = 0; i < s.nfindings; i++)
+		if (s.findings[i].name && !strcmp(s.findings[i].name, finding))
+			hit = &s.findings[i];
 	if (!hit) {
 		struct buf names = {0};
-		json_array_foreach(json_object_get(s, "findings"), i, f) {
+		for (size_t i = 0; i < s.nfindings; i++) {
+			const char *name = s.findings[i].name;
 			buf_adds(&names, names.len ? ", " : "");
-			buf_adds(&names, (*jstr(f, "name") ? jstr(f, "name") : "?"));
+			buf_adds(&names, name && *name ? name : "?");
 		}
-		err_set(e, _("task %s has no finding named '%s' in round %d%s%s"), t.id, finding,
-		        t.round, names.len ? _("; its findings are: ") : _("; it has none"),
-		        names.len ? names.data : "");
+		err_kind_set(e, ERR_INVALID, _("task %s has no finding named '%s' in round %d%s%s"),
+		             t.id, finding, t.round,
+		             names.len ? _("; its findings are: ") : _("; it has none"),
+		             names.len ? names.data : "");
 		buf_free(&names);
-	} else if (strcmp(jstr(hit, "action"), "block")) {
-		err_set(e, _("finding '%s' only warns; it does not block anything"), finding);
-	} else if (json_is_true(json_object_get(hit, "overridden"))) {
-		err_set(e, _("finding '%s' is already overridden"), finding);
+	} else if (hit->action != POLICY_BLOCK) {
+		err_kind_set(e, ERR_INVALID, _("finding '%s' only warns; it does not block "
+		             "anything"), finding);
+	} else if (hit->overridden) {
+		err_kind_set(e, ERR_CONFLICT, _("finding '%s' is already overridden"), finding);
 	} else {
 		char *text = xasprintf("%s%s%s", finding, notes ? "\n" : "", notes ? notes : "");
 		rc = store_decision_add(g->st, t.id, "override", text, g->actor, e);
 		free(text);
 	}
-	json_decref(s);
+	gate_summary_free(&s);
 	task_row_free(&t);
 	return rc;
 }
 
-const char *gate_mismatch(json_t *summary)
+/* ---------------------------------------------------------- gate summary */
+
+const char *gate_action_name(enum policy_action a)
 {
-	json_t *tests = json_object_get(summary, "tests");
-	if (!json_is_true(json_object_get(tests, "mismatch")))
+	return a == POLICY_BLOCK ? "block" : a == POLICY_WARN ? "warn" : "off";
+}
+
+void gate_summary_add_finding(struct gate_summary *s, const char *name, const char *rule,
+                              enum policy_action action, const char *path,
+                              const char *detail)
+{
+	s->findings = xrealloc(s->findings, (s->nfindings + 1) * sizeof *s->findings);
+	s->findings[s->nfindings++] = (struct gate_finding){
+		.name = xstrdup(name ? name : ""), .rule = xstrdup(rule ? rule : ""),
+		.action = action, .path = xstrdup(path ? path : ""),
+		.detail = xstrdup(detail ? detail : ""),
+	};
+}
+
+static void tests_free(struct gate_tests *t)
+{
+	free(t->tail);
+	free(t->log);
+}
+
+void gate_summary_free(struct gate_summary *s)
+{
+	free(s->branch);
+	free(s->from);
+	free(s->head);
+	free(s->summary);
+	free(s->diffstat);
+	tests_free(&s->tests.before);
+	tests_free(&s->tests.after);
+	tests_free(&s->tests.agent);
+	for (size_t i = 0; i < s->nfindings; i++) {
+		free(s->findings[i].name);
+		free(s->findings[i].rule);
+		free(s->findings[i].path);
+		free(s->findings[i].detail);
+	}
+	free(s->findings);
+	memset(s, 0, sizeof *s);
+}
+
+static const char *or_empty(const char *s)
+{
+	return s ? s : "";
+}
+
+/* A member that is absent when the string is NULL (json_string(NULL) is
+ * NULL, which json_object_set_new refuses). */
+static void set_str(json_t *o, const char *key, const char *s)
+{
+	json_object_set_new(o, key, json_string(s));
+}
+
+/* One test run: whether it passed, its exit status, the tail of its
+ * output and where the whole log is. */
+static json_t *tests_to_json(const struct gate_tests *t)
+{
+	if (!t->ran)
+		return json_pack("{s:b}", "ran", 0);
+	json_t *j = json_pack("{s:b,s:b,s:s,s:s}", "ran", 1, "passed", t->passed, "tail",
+	                      or_empty(t->tail), "log", or_empty(t->log));
+	json_object_set_new(j, "exit", t->exited ? json_integer(t->code) : json_null());
+	if (t->verified)
+		json_object_set_new(j, "verified", json_true());
+	return j;
+}
+
+json_t *gate_summary_to_json(const struct gate_summary *s)
+{
+	json_t *g = json_object();
+	json_object_set_new(g, "round", json_integer(s->round));
+	set_str(g, "branch", s->branch);
+	set_str(g, "from", s->from);
+	set_str(g, "head", s->head);
+	set_str(g, "summary", or_empty(s->summary));
+	set_str(g, "diffstat", or_empty(s->diffstat));
+	json_object_set_new(g, "tests", json_pack("{s:o,s:o,s:o,s:b}",
+		"before", tests_to_json(&s->tests.before), "after", tests_to_json(&s->tests.after),
+		"agent", tests_to_json(&s->tests.agent), "mismatch", s->tests.mismatch));
+	json_t *fa = json_array();
+	for (size_t i = 0; i < s->nfindings; i++) {
+		const struct gate_finding *f = &s->findings[i];
+		json_array_append_new(fa, json_pack("{s:s,s:s,s:s,s:s,s:s}", "name",
+		                                    or_empty(f->name), "rule", or_empty(f->rule),
+		                                    "action", gate_action_name(f->action),
+		                                    "path", or_empty(f->path),
+		                                    "detail", or_empty(f->detail)));
+	}
+	json_object_set_new(g, "findings", fa);
+	if (s->has_contract)
+		json_object_set_new(g, "contract", json_pack("{s:b,s:b,s:b}",
+			"change", s->contract.change, "tests", s->contract.tests,
+			"bundle", s->contract.bundle));
+	if (s->has_usage)
+		json_object_set_new(g, "usage", json_pack("{s:I,s:I,s:I,s:I,s:f,s:I,s:b,s:f}",
+			"input", (json_int_t)s->usage.input, "output", (json_int_t)s->usage.output,
+			"cache_read", (json_int_t)s->usage.cache_read,
+			"cache_write", (json_int_t)s->usage.cache_write, "cost", s->usage.cost,
+			"requests", (json_int_t)s->usage.requests, "priced", s->usage.priced,
+			"budget", s->usage.budget));
+	if (s->has_egress)
+		json_object_set_new(g, "egress", json_pack("{s:I,s:I}",
+			"allowed", (json_int_t)s->egress.allowed,
+			"refused", (json_int_t)s->egress.refused));
+	return g;
+}
+
+/* Members of another type read as missing, as they always have. */
+static char *get_str(json_t *o, const char *key)
+{
+	const char *v = json_string_value(json_object_get(o, key));
+	return v ? xstrdup(v) : NULL;
+}
+
+static int get_bool(json_t *o, const char *key)
+{
+	return json_is_true(json_object_get(o, key));
+}
+
+static uint64_t get_count(json_t *o, const char *key)
+{
+	json_int_t v = json_integer_value(json_object_get(o, key));
+	return v > 0 ? (uint64_t)v : 0;
+}
+
+static void tests_parse(json_t *o, struct gate_tests *t)
+{
+	t->ran = get_bool(o, "ran");
+	t->passed = get_bool(o, "passed");
+	json_t *code = json_object_get(o, "exit");
+	t->exited = json_is_integer(code);
+	t->code = (int)json_integer_value(code);
+	t->verified = get_bool(o, "verified");
+	t->tail = get_str(o, "tail");
+	t->log = get_str(o, "log");
+}
+
+static enum policy_action action_parse(const char *a)
+{
+	return !a ? POLICY_OFF : !strcmp(a, "block") ? POLICY_BLOCK :
+	       !strcmp(a, "warn") ? POLICY_WARN : POLICY_OFF;
+}
+
+static void summary_parse(json_t *g, struct gate_summary *s)
+{
+	memset(s, 0, sizeof *s);
+	s->round = (int)json_integer_value(json_object_get(g, "round"));
+	s->branch = get_str(g, "branch");
+	s->from = get_str(g, "from");
+	s->head = get_str(g, "head");
+	s->summary = get_str(g, "summary");
+	s->diffstat = get_str(g, "diffstat");
+	json_t *tests = json_object_get(g, "tests");
+	tests_parse(json_object_get(tests, "before"), &s->tests.before);
+	tests_parse(json_object_get(tests, "after"), &s->tests.after);
+	tests_parse(json_object_get(tests, "agent"), &s->tests.agent);
+	s->tests.mismatch = get_bool(tests, "mismatch");
+	json_t *f;
+	size_t i;
+	json_array_foreach(json_object_get(g, "findings"), i, f) {
+		char *name = get_str(f, "name"), *rule = get_str(f, "rule");
+		char *path = get_str(f, "path"), *detail = get_str(f, "detail");
+		s->findings = xrealloc(s->findings, (s->nfindings + 1) * sizeof *s->findings);
+		s->findings[s->nfindings++] = (struct gate_finding){
+			.name = name, .rule = rule, .path = path, .detail = detail,
+			.action = action_parse(json_string_value(json_object_get(f, "action"))),
+			.overridden = get_bool(f, "overridden"),
+		};
+	}
+	json_t *c = json_object_get(g, "contract");
+	if (json_object_size(c)) {
+		s->has_contract = 1;
+		s->contract.change = get_bool(c, "change");
+		s->contract.tests = get_bool(c, "tests");
+		s->contract.bundle = get_bool(c, "bundle");
+	}
+	json_t *u = json_object_get(g, "usage");
+	if (json_is_object(u)) {
+		s->has_usage = 1;
+		s->usage.input = get_count(u, "input");
+		s->usage.output = get_count(u, "output");
+		s->usage.cache_read = get_count(u, "cache_read");
+		s->usage.cache_write = get_count(u, "cache_write");
+		s->usage.requests = get_count(u, "requests");
+		s->usage.cost = json_number_value(json_object_get(u, "cost"));
+		s->usage.priced = get_bool(u, "priced");
+		s->usage.budget = json_number_value(json_object_get(u, "budget"));
+	}
+	json_t *eg = json_object_get(g, "egress");
+	if (json_is_object(eg)) {
+		s->has_egress = 1;
+		s->egress.allowed = get_count(eg, "allowed");
+		s->egress.refused = get_count(eg, "refused");
+	}
+}
+
+/* The summary is the "gate" report of the round (report.h). */
+static json_t *summary_load(const char *json, struct err *e)
+{
+	json_error_t je;
+	json_t *g = json_loads(json ? json : "", 0, &je);
+	if (!json_is_object(g)) {
+		err_set(e, _("%s report is not a JSON object: %s"), "gate",
+		        g ? _("another JSON value") : je.text);
+		json_decref(g);
 		return NULL;
-	json_t *after = json_object_get(tests, "after");
+	}
+	return g;
+}
+
+int gate_summary_parse(const char *json, struct gate_summary *out, struct err *e)
+{
+	memset(out, 0, sizeof *out);
+	json_t *g = summary_load(json, e);
+	if (!g)
+		return -1;
+	summary_parse(g, out);
+	json_decref(g);
+	return 0;
+}
+
+/* The latest round's summary; a round whose summary cannot be read
+ * counts as having none.  NULL with *rc 0 when there is none, -1 when
+ * the store cannot be read. */
+static json_t *latest_summary(struct store *st, const struct task_row *t, int *rc,
+                              struct err *e)
+{
+	struct task_round *r;
+	size_t n;
+	*rc = -1;
+	if (store_rounds(st, t->id, &r, &n, e) < 0)
+		return NULL;
+	*rc = 0;
+	json_t *g = NULL;
+	struct err ignored;
+	for (size_t i = n; i-- > 0 && !g;)
+		if (r[i].gate)
+			g = summary_load(r[i].gate, &ignored);
+	task_rounds_free(r, n);
+	return g;
+}
+
+/* Whether the finding named name was overridden in round: an override
+ * decision's notes start with the finding's name on a line of its own. */
+static int overridden(const struct task_decision *d, size_t nd, int round, const char *name)
+{
+	int over = 0;
+	for (size_t k = 0; k < nd && name; k++) {
+		if (d[k].round != round || strcmp(d[k].action, "override") || !d[k].notes)
+			continue;
+		size_t len = strcspn(d[k].notes, "\n");
+		over |= strlen(name) == len && !strncmp(d[k].notes, name, len);
+	}
+	return over;
+}
+
+int gate_summary_load(struct store *st, const struct task_row *t, struct gate_summary *out,
+                      struct err *e)
+{
+	memset(out, 0, sizeof *out);
+	int rc;
+	json_t *g = latest_summary(st, t, &rc, e);
+	if (!g)
+		return rc;
+	summary_parse(g, out);
+	json_decref(g);
+	struct task_decision *d;
+	size_t nd;
+	if (store_decisions(st, t->id, &d, &nd, e) < 0) {
+		gate_summary_free(out);
+		return -1;
+	}
+	for (size_t i = 0; i < out->nfindings; i++)
+		out->findings[i].overridden = overridden(d, nd, out->round, out->findings[i].name);
+	task_decisions_free(d, nd);
+	return 1;
+}
+
+json_t *gate_summary_json(struct store *st, const struct task_row *t, struct err *e)
+{
+	int rc;
+	json_t *g = latest_summary(st, t, &rc, e);
+	if (!g)
+		return NULL;
+	int round = (int)json_integer_value(json_object_get(g, "round"));
+	struct task_decision *d;
+	size_t nd;
+	if (store_decisions(st, t->id, &d, &nd, e) < 0) {
+		json_decref(g);
+		return NULL;
+	}
+	json_t *f;
+	size_t i;
+	json_array_foreach(json_object_get(g, "findings"), i, f)
+		json_object_set_new(f, "overridden", json_boolean(overridden(d, nd, round,
+			json_string_value(json_object_get(f, "name")))));
+	task_decisions_free(d, nd);
+	return g;
+}
+
+void gate_blocking(const struct gate_summary *s, struct buf *out)
+{
+	for (size_t i = 0; s && i < s->nfindings; i++) {
+		const struct gate_finding *f = &s->findings[i];
+		if (f->action != POLICY_BLOCK || f->overridden)
+			continue;
+		if (out->len)
+			buf_adds(out, ", ");
+		buf_adds(out, f->name && *f->name ? f->name : "?");
+	}
+}
+
+const char *gate_mismatch(const struct gate_summary *s)
+{
+	if (!s || !s->tests.mismatch)
+		return NULL;
 	/* Short lines: the gate shows them whole at 80 columns. */
-	if (json_is_true(json_object_get(after, "passed")))
+	if (s->tests.after.passed)
 		return _("the tests failed in the agent's sandbox\n"
 		         "but pass on a clean checkout of its commit");
 	return _("the tests passed in the agent's sandbox\n"

@@ -10,6 +10,7 @@
 #ifndef PADDOCK_GATE_H
 #define PADDOCK_GATE_H
 
+#include <stdint.h>
 #include <jansson.h>
 #include "buf.h"
 #include "config.h"
@@ -69,16 +70,102 @@ int gate_request_changes(const struct gate_ctx *g, const char *id, const char *n
 int gate_override(const struct gate_ctx *g, const char *id, const char *finding,
                   const char *notes, struct err *e);
 
-/* The gate summary of the task's latest round, with "overridden" set on
- * findings overridden in that round; NULL (and no error) when there is
- * none.  New reference. */
-json_t *gate_summary(struct store *st, const struct task_row *t, struct err *e);
+/* ---- the gate summary of a round ----
+ * What the reviewer decides on: the pipeline fills one when a round's
+ * work is imported, the store keeps it per round as JSON
+ * (gate_summary_to_json), `paddock show --json` and the API print that
+ * JSON, and the gate, `paddock show` and the dashboard read it back
+ * (gate_summary_load).  Strings are owned (gate_summary_free); NULL reads
+ * as "". */
+
+/* One run of the repo's test command. */
+struct gate_tests {
+	int ran;                   /* 0: no test command (nothing below is set) */
+	int passed;
+	int exited;                /* 1: it exited with status code; 0: it was
+	                              killed or timed out ("exit": null) */
+	int code;
+	int verified;              /* tests.after: run on a clean checkout of the
+	                              head (template_verify) */
+	char *tail;                /* the output's last lines, sanitized */
+	char *log;                 /* where the whole output is */
+};
+
+/* A policy finding (policy.h). */
+struct gate_finding {
+	char *name;                /* "rule:path", what an override names */
+	char *rule;                /* config_policy_rule_name(), or "policy" for
+	                              a check that could not run */
+	enum policy_action action; /* POLICY_BLOCK or POLICY_WARN */
+	char *path;                /* the file concerned ("" for an author) */
+	char *detail;
+	int overridden;            /* overridden in the summary's round
+	                              (gate_summary_load; never stored) */
+};
+
+struct gate_summary {
+	int round;
+	char *branch, *from, *head;  /* NULL: not in the JSON */
+	char *summary;             /* the agent's own summary */
+	char *diffstat;            /* diff --stat of base..head */
+	struct {
+		struct gate_tests before;  /* on the base (the template's run) */
+		struct gate_tests after;   /* on a clean checkout of the head: the
+		                              result the gate and the contract use */
+		struct gate_tests agent;   /* in the agent's own sandbox */
+		int mismatch;              /* after and agent disagree */
+	} tests;
+	struct gate_finding *findings;
+	size_t nfindings;
+	int has_contract;          /* 0: a summary from before the contract */
+	struct {
+		int change, tests, bundle;
+	} contract;
+	int has_usage;             /* the round ran behind a gateway */
+	struct {
+		uint64_t input, output, cache_read, cache_write, requests;
+		double cost;           /* USD */
+		int priced;            /* every model used has a price */
+		double budget;         /* USD the task may spend; 0: no limit */
+	} usage;
+	int has_egress;
+	struct {
+		uint64_t allowed, refused;
+	} egress;
+};
+
+/* Appends a finding to s (copies of the strings). */
+void gate_summary_add_finding(struct gate_summary *s, const char *name, const char *rule,
+                              enum policy_action action, const char *path,
+                              const char *detail);
+/* The JSON the store keeps (and show --json and the API print), keys in
+ * their documented order (doc/paddock-api.json, "Gate"); "overridden" is
+ * not part of it.  New reference. */
+json_t *gate_summary_to_json(const struct gate_summary *s);
+/* Parses a stored summary into out (zeroed first; gate_summary_free it
+ * either way).  A missing member takes its default (a summary from an
+ * older paddock: no "agent" run, no "mismatch", no "contract", no
+ * "usage"), and so does one of another type, as readers have always
+ * taken it.  -1 when json is not a JSON object. */
+int gate_summary_parse(const char *json, struct gate_summary *out, struct err *e);
+void gate_summary_free(struct gate_summary *s);
+/* The summary of the task's latest round that has one, each finding's
+ * "overridden" set from the decisions of that round: 1 with out filled,
+ * 0 when there is none (out is then empty), -1 when the store cannot be
+ * read. */
+int gate_summary_load(struct store *st, const struct task_row *t, struct gate_summary *out,
+                      struct err *e);
+/* The same summary as JSON, as stored, with "overridden" (true or false)
+ * added to each finding, for the JSON outputs (show --json, the API);
+ * NULL (and no error) when there is none.  New reference. */
+json_t *gate_summary_json(struct store *st, const struct task_row *t, struct err *e);
+/* "block", "warn" or "off". */
+const char *gate_action_name(enum policy_action a);
 /* When the tests' verified result (a clean checkout of the head) and the
  * agent's own run disagree, a sentence that says which way, in lines of
- * at most 60 columns (translated, static); else NULL.  summary may be
- * NULL. */
-const char *gate_mismatch(json_t *summary);
+ * at most 60 columns (translated, static); else NULL.  s may be NULL. */
+const char *gate_mismatch(const struct gate_summary *s);
 /* Names of block findings not overridden, ", "-separated (empty: none). */
-void gate_blocking(json_t *summary, struct buf *out);
+void gate_blocking(const struct gate_summary *s, struct buf *out);
 
 #endif

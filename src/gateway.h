@@ -1,5 +1,5 @@
-/* gateway: a sandbox's only way out (../shared/research/sandbox-security.md
- * section 4).
+/* gateway: a sandbox's only way out (paddock(1), THE SANDBOX;
+ * paddock-config(5), EGRESS).
  *
  * gateway_start() makes a new network namespace holding nothing but `lo`
  * and, on its 127.0.0.1, listening sockets owned by a gateway process that
@@ -29,7 +29,7 @@
  * Every request and tunnel, allowed or refused, is reported to the
  * scheduler as an `egress` line on report_fd; token usage read from model
  * responses (usage.h) as `usage` lines with the task's running totals;
- * a 429 or 529 from an upstream as a `pause` line (pipeline.h).  When the
+ * a 429 or 529 from an upstream as a `pause` line (report.h).  When the
  * task's spending reaches its budget the gateway refuses further model
  * requests and sets stats->over_budget, which the supervisor watches
  * (sandbox_cancel_watch); the gateway runs as nobody and cannot signal

@@ -17,14 +17,16 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "child.h"
 #include "fsx.h"
 #include "i18n.h"
+#include "paths.h"
 
 #define MIRROR_FETCHSPEC "+refs/heads/*:refs/heads/*"
 
 char *mirror_path(const char *data_dir, const char *repo_name)
 {
-	return xasprintf("%s/mirrors/%s.git", data_dir, repo_name);
+	return paths_mirror(data_dir, repo_name);
 }
 
 char *mirror_task_ref(const char *task_id)
@@ -49,25 +51,6 @@ char *mirror_url_display(const char *url)
 	if (!at)
 		return xstrdup(url);
 	return xasprintf("%.*s%s", (int)(host - url), url, at + 1);
-}
-
-int mirror_local_url_check(const char *repo, const char *key, const char *url,
-                           struct err *e)
-{
-	const char *path = url;
-	if (strncmp(url, "file://", 7) == 0)
-		path = url + 7;
-	else if (strstr(url, "://"))
-		return 0;
-	else if (strchr(url, ':') && strchr(url, ':') < (strchr(url, '/') ? strchr(url, '/')
-	                                                 : url + strlen(url)))
-		return 0;  /* host:path, as git reads it: ssh */
-	struct stat st;
-	if (*path && (stat(path, &st) == 0 || (errno != ENOENT && errno != ENOTDIR)))
-		return 0;
-	return err_set(e, _("repo %s: no repository at %s; fix %s in [repo \"%s\"] of the "
-	                    "configuration (a local path must name an existing git "
-	                    "repository)"), repo, path, key, repo);
 }
 
 int mirror_lock(const char *mirror, struct err *e)
@@ -233,13 +216,13 @@ out:
 
 int mirror_update(const char *data_dir, const struct repo_conf *r, struct err *e)
 {
-	char *dir = xasprintf("%s/mirrors", data_dir);
+	char *dir = paths_mirrors_dir(data_dir);
 	char *mirror = mirror_path(data_dir, r->name);
 	int lockfd = -1, rc = -1;
 	struct stat st;
 
 	git_libgit2_init();
-	if (mirror_local_url_check(r->name, "url", r->url, e) < 0 ||
+	if (config_local_url_check(r->name, "url", r->url, e) < 0 ||
 	    fsx_mkdir_p(dir, 0755, e) < 0)
 		goto out;
 	lockfd = mirror_lock(mirror, e);
@@ -320,22 +303,6 @@ static void mirror_read_back(int fd, struct buf *b)
 	}
 }
 
-/* Lowers a resource limit in a child before execve; async-signal-safe.
- * Limits already lower stay. */
-static int mirror_lower_limit(int resource, uint64_t soft, uint64_t hard)
-{
-	struct rlimit rl;
-	if (getrlimit(resource, &rl) < 0)
-		return -1;
-	if (rl.rlim_max == RLIM_INFINITY || rl.rlim_max > hard)
-		rl.rlim_max = (rlim_t)hard;
-	if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > soft)
-		rl.rlim_cur = (rlim_t)soft;
-	if (rl.rlim_cur > rl.rlim_max)
-		rl.rlim_cur = rl.rlim_max;
-	return setrlimit(resource, &rl);
-}
-
 int mirror_git_run(const struct mirror_git_cmd *c, int *wstatus, struct err *e)
 {
 	static const char *const base_env[] = {
@@ -351,14 +318,13 @@ int mirror_git_run(const struct mirror_git_cmd *c, int *wstatus, struct err *e)
 	size_t nargs = 0, nenv = 0, i;
 	const char **argv, **envp;
 	int in_fd = -1, out_fd = -1, err_fd = -1, null_fd = -1, rc = -1;
-	pid_t pid;
 
 	while (c->argv[nargs])
 		nargs++;
 	while (c->env && c->env[nenv])
 		nenv++;
 	argv = xcalloc(nargs + 2, sizeof *argv);
-	argv[0] = "git";
+	argv[0] = GIT_PATH;
 	for (i = 0; i < nargs; i++)
 		argv[i + 1] = c->argv[i];
 	envp = xcalloc(sizeof base_env / sizeof *base_env + nenv + 1, sizeof *envp);
@@ -391,57 +357,28 @@ int mirror_git_run(const struct mirror_git_cmd *c, int *wstatus, struct err *e)
 		}
 	}
 
-	pid = fork();
-	if (pid < 0) {
-		err_errno(e, _("cannot start git"));
+	/* SIGXCPU and SIGXFSZ (at their default in the child) would dump
+	 * core into cwd, the mirror: no core. */
+	struct child_limit limits[4] = { { RLIMIT_CORE, 0, 0 } };
+	size_t nlimits = 1;
+	if (c->timeout)
+		limits[nlimits++] = (struct child_limit){ RLIMIT_CPU, c->timeout, c->timeout + 1 };
+	if (c->max_memory)
+		limits[nlimits++] = (struct child_limit){ RLIMIT_DATA, c->max_memory, c->max_memory };
+	if (c->max_file)
+		limits[nlimits++] = (struct child_limit){ RLIMIT_FSIZE, c->max_file, c->max_file };
+	struct child ch = { .argv = argv, .env = envp, .cwd = c->cwd,
+	                    .stdio = { in_fd, out_fd, err_fd >= 0 ? err_fd : null_fd },
+	                    .limits = limits, .nlimits = nlimits, .alarm = c->timeout,
+	                    .flags = CHILD_DIE_WITH_PARENT | CHILD_CLOSE_FDS };
+	if (child_start(&ch, NULL) < 0) {
+		if (ch.exec_errno == ENOENT || ch.exec_errno == EACCES)
+			err_set(e, _("cannot run %s; install git (apt-get install git)"), GIT_PATH);
+		else
+			err_errno(e, _("cannot start git"));
 		goto out;
 	}
-	if (pid == 0) {
-		/* Only async-signal-safe calls until execve. */
-		sigset_t none;
-		int efd = err_fd >= 0 ? err_fd : null_fd;
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		signal(SIGALRM, SIG_DFL);
-		signal(SIGPIPE, SIG_DFL);
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		/* dup2 to fds 0-2 in an order that cannot clobber a source. */
-		int fds[3] = { fcntl(in_fd, F_DUPFD_CLOEXEC, 3), fcntl(out_fd, F_DUPFD_CLOEXEC, 3),
-		               fcntl(efd, F_DUPFD_CLOEXEC, 3) };
-		if (fds[0] < 0 || fds[1] < 0 || fds[2] < 0 ||
-		    dup2(fds[0], 0) < 0 || dup2(fds[1], 1) < 0 || dup2(fds[2], 2) < 0)
-			_exit(127);
-		syscall(SYS_close_range, 3U, ~0U, 0U);
-		if (c->cwd && chdir(c->cwd) < 0)
-			_exit(127);
-		/* SIGXCPU and SIGXFSZ would dump core into cwd, the mirror. */
-		signal(SIGXCPU, SIG_DFL);
-		signal(SIGXFSZ, SIG_DFL);
-		if (mirror_lower_limit(RLIMIT_CORE, 0, 0) < 0)
-			_exit(127);
-		if (c->timeout) {
-			if (mirror_lower_limit(RLIMIT_CPU, c->timeout, c->timeout + 1) < 0)
-				_exit(127);
-			alarm(c->timeout);
-		}
-		if (c->max_memory &&
-		    mirror_lower_limit(RLIMIT_DATA, c->max_memory, c->max_memory) < 0)
-			_exit(127);
-		if (c->max_file && mirror_lower_limit(RLIMIT_FSIZE, c->max_file, c->max_file) < 0)
-			_exit(127);
-		execve(GIT_PATH, (char *const *)argv, (char *const *)envp);
-		_exit(127);
-	}
-	while (waitpid(pid, wstatus, 0) < 0) {
-		if (errno != EINTR) {
-			err_errno(e, _("cannot wait for git"));
-			goto out;
-		}
-	}
-	if (WIFEXITED(*wstatus) && WEXITSTATUS(*wstatus) == 127 && access(GIT_PATH, X_OK) < 0) {
-		err_set(e, _("cannot run %s; install git (apt-get install git)"), GIT_PATH);
-		goto out;
-	}
+	*wstatus = child_finish(&ch);
 	if (c->out_fd < 0 && c->out)
 		mirror_read_back(out_fd, c->out);
 	if (c->err)
@@ -512,7 +449,7 @@ int mirror_retire_ref(const char *mirror, const char *ref, const char *keep_as,
 
 int mirror_janitor(const char *data_dir)
 {
-	char *top = xasprintf("%s/mirrors", data_dir);
+	char *top = paths_mirrors_dir(data_dir);
 	DIR *d = opendir(top);
 	int removed = 0;
 	struct dirent *de;

@@ -56,12 +56,6 @@ int mirror_git_run(const struct mirror_git_cmd *c, int *wstatus, struct err *e);
 /* The URL as shown to people: any user:password@ part is left out
  * (malloc'd). */
 char *mirror_url_display(const char *url);
-/* -1 with "repo NAME: no repository at PATH; fix KEY ..." when url (the
- * repo's key "url" or "push-url") is a local path, absolute, relative or
- * file://, that does not exist (libgit2 would call it an unsupported URL
- * protocol); 0 for any other url. */
-int mirror_local_url_check(const char *repo, const char *key, const char *url,
-                           struct err *e);
 /* Points ref (under refs/paddock/) at sha in the mirror, creating or
  * moving it; paddock's own bookkeeping, never a remote ref. */
 int mirror_set_ref(const char *mirror, const char *ref, const char *sha, struct err *e);

@@ -3,6 +3,7 @@
 
 #include <pwd.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,11 +45,13 @@ char *paths_join(const char *first, ...)
 char *paths_data_dir_ensure(struct err *e)
 {
 	char *d = paths_data_dir();
-	static const char *const subdirs[] = { "mirrors", "templates", "tasks" };
+	static char *(*const subdirs[])(const char *) = {
+		paths_mirrors_dir, paths_templates_dir, paths_tasks_dir
+	};
 	if (fsx_mkdir_p(d, 0700, e) < 0)
 		goto fail;
 	for (size_t i = 0; i < sizeof subdirs / sizeof subdirs[0]; i++) {
-		char *p = paths_join(d, subdirs[i], NULL);
+		char *p = subdirs[i](d);
 		int rc = fsx_mkdir_p(p, 0700, e);
 		free(p);
 		if (rc < 0)
@@ -59,4 +62,113 @@ fail:
 	err_prefix(e, _("data directory %s (set PADDOCK_HOME to use another)"), d);
 	free(d);
 	return NULL;
+}
+
+char *paths_db(const char *data)
+{
+	return paths_join(data, "paddock.db", NULL);
+}
+
+char *paths_scheduler_lock(const char *data)
+{
+	return paths_join(data, "scheduler.lock", NULL);
+}
+
+char *paths_mirrors_dir(const char *data)
+{
+	return paths_join(data, "mirrors", NULL);
+}
+
+char *paths_mirror(const char *data, const char *repo)
+{
+	return xasprintf("%s/mirrors/%s.git", data, repo);
+}
+
+char *paths_templates_dir(const char *data)
+{
+	return paths_join(data, "templates", NULL);
+}
+
+char *paths_template_repo_dir(const char *data, const char *repo)
+{
+	return paths_join(data, "templates", repo, NULL);
+}
+
+char *paths_agents_dir(const char *data)
+{
+	return paths_join(data, "agents", NULL);
+}
+
+char *paths_agent_dir(const char *data, const char *agent)
+{
+	return paths_join(data, "agents", agent, NULL);
+}
+
+char *paths_demo_dir(const char *data)
+{
+	return paths_join(data, "demo", NULL);
+}
+
+char *paths_tasks_dir(const char *data)
+{
+	return paths_join(data, "tasks", NULL);
+}
+
+char *paths_task_dir(const char *data, const char *id)
+{
+	return paths_join(data, "tasks", id, NULL);
+}
+
+static char *task_file(const char *data, const char *id, const char *name)
+{
+	return paths_join(data, "tasks", id, name, NULL);
+}
+
+char *paths_task_log(const char *data, const char *id)
+{
+	return task_file(data, id, "log");
+}
+
+char *paths_task_prompt(const char *data, const char *id)
+{
+	return task_file(data, id, "prompt");
+}
+
+char *paths_task_summary(const char *data, const char *id)
+{
+	return task_file(data, id, "summary");
+}
+
+char *paths_task_bundle(const char *data, const char *id)
+{
+	return task_file(data, id, "result.bundle");
+}
+
+char *paths_task_round_bundle(const char *data, const char *id, int round)
+{
+	char name[32];
+	snprintf(name, sizeof name, "round-%d.bundle", round);
+	return task_file(data, id, name);
+}
+
+char *paths_task_notes(const char *data, const char *id, int round)
+{
+	char name[32];
+	snprintf(name, sizeof name, "notes-%d", round);
+	return task_file(data, id, name);
+}
+
+char *paths_task_home(const char *data, const char *id)
+{
+	return task_file(data, id, "home.tgz");
+}
+
+char *paths_task_home_session(const char *data, const char *id)
+{
+	return task_file(data, id, "home.session");
+}
+
+char *paths_task_push_lock(const char *data, const char *id)
+{
+	return task_file(data, id, "push.lock");
 }

@@ -1,13 +1,32 @@
 /* paths: where paddock keeps its state.
  *
  * Data directory: $PADDOCK_HOME, else $XDG_DATA_HOME/paddock, else
- * ~/.local/share/paddock.  Layout (every name below the data dir comes from
- * paddock, never from user text):
- *   paddock.db                 the store
- *   scheduler.lock             flock held by the scheduler owner
- *   mirrors/<repo>.git         bare mirrors
- *   templates/<repo>/<sha>/    read-only checkouts of a base commit
- *   tasks/<id>/                log, prompt, result.bundle, ... */
+ * ~/.local/share/paddock.  Its layout is written down here once, and only the
+ * functions named beside it build its paths (every name below the data dir
+ * comes from paddock, never from user text):
+ *   paddock.db               the store                        paths_db
+ *   scheduler.lock           the scheduler owner's flock      paths_scheduler_lock
+ *   mirrors/                                                  paths_mirrors_dir
+ *     <repo>.git             a bare mirror                    paths_mirror
+ *   templates/                                                paths_templates_dir
+ *     <repo>/                checkouts of base commits        paths_template_repo_dir
+ *       <sha>-<key> and its .tmp .lock .use .tests .tests.log (template.c names them)
+ *   agents/                                                   paths_agents_dir
+ *     <name>/                an installed agent package       paths_agent_dir
+ *   demo/                    paddock demo's repo and agents   paths_demo_dir
+ *   tasks/                                                    paths_tasks_dir
+ *     <id>/                  one task                         paths_task_dir
+ *       log                  what the task did                paths_task_log
+ *       prompt               the round's prompt               paths_task_prompt
+ *       summary              the agent's summary              paths_task_summary
+ *       result.bundle        the latest round's work          paths_task_bundle
+ *       round-<n>.bundle     a round that reached review      paths_task_round_bundle
+ *       notes-<n>            the notes that asked for round n paths_task_notes
+ *       home.tgz             the agent's home at review       paths_task_home
+ *       home.session         its session id                   paths_task_home_session
+ *       push.lock            held while a push runs           paths_task_push_lock
+ *
+ * Each of them returns a malloc'd path and creates nothing. */
 #ifndef PADDOCK_PATHS_H
 #define PADDOCK_PATHS_H
 
@@ -18,7 +37,31 @@ char *paths_data_dir(void);
 /* Creates the data directory and its fixed subdirectories (mode 0700 for
  * the top).  Returns the path (malloc'd) or NULL. */
 char *paths_data_dir_ensure(struct err *e);
-/* Joins data dir components: paths_join(a, b, ..., NULL), malloc'd. */
+/* Joins path components: paths_join(a, b, ..., NULL), malloc'd. */
 char *paths_join(const char *first, ...);
+
+/* Below the data directory `data` (the layout above). */
+char *paths_db(const char *data);
+char *paths_scheduler_lock(const char *data);
+char *paths_mirrors_dir(const char *data);
+char *paths_mirror(const char *data, const char *repo);
+char *paths_templates_dir(const char *data);
+char *paths_template_repo_dir(const char *data, const char *repo);
+char *paths_agents_dir(const char *data);
+char *paths_agent_dir(const char *data, const char *agent);
+char *paths_demo_dir(const char *data);
+char *paths_tasks_dir(const char *data);
+
+/* Below the directory of task id. */
+char *paths_task_dir(const char *data, const char *id);
+char *paths_task_log(const char *data, const char *id);
+char *paths_task_prompt(const char *data, const char *id);
+char *paths_task_summary(const char *data, const char *id);
+char *paths_task_bundle(const char *data, const char *id);
+char *paths_task_round_bundle(const char *data, const char *id, int round);
+char *paths_task_notes(const char *data, const char *id, int round);
+char *paths_task_home(const char *data, const char *id);
+char *paths_task_home_session(const char *data, const char *id);
+char *paths_task_push_lock(const char *data, const char *id);
 
 #endif

@@ -21,10 +21,12 @@
 #include "diff.h"
 #include "policy.h"
 #include "fsx.h"
+#include "gate.h"
 #include "gateway.h"
 #include "i18n.h"
 #include "mirror.h"
 #include "paths.h"
+#include "report.h"
 #include "sandbox.h"
 #include "template.h"
 #include "testreport.h"
@@ -64,41 +66,6 @@ static void on_term(int sig)
 	sandbox_request_cancel();
 }
 
-int pipeline_report_write(int fd, const char *text, size_t len)
-{
-	/* One event per line: newlines inside a message travel escaped. */
-	struct buf out = {0};
-	for (size_t i = 0; i < len; i++) {
-		if (text[i] == '\n')
-			buf_adds(&out, "\\n");
-		else if (text[i] == '\\')
-			buf_adds(&out, "\\\\");
-		else
-			buf_addc(&out, text[i]);
-	}
-	buf_addc(&out, '\n');
-	int rc = fsx_write_all(fd, out.data, out.len);
-	buf_free(&out);
-	return rc;
-}
-
-static void report(struct run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void report(struct run *r, const char *fmt, ...)
-{
-	struct buf b = {0};
-	va_list ap;
-	va_start(ap, fmt);
-	int n = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	buf_grow(&b, (size_t)n + 2);
-	va_start(ap, fmt);
-	vsnprintf(b.data, (size_t)n + 1, fmt, ap);
-	va_end(ap);
-	b.len = (size_t)n;
-	pipeline_report_write(r->report_fd, b.data, b.len);
-	buf_free(&b);
-}
-
 /* A marker line in the task log, so that a reader sees the steps. */
 static void logline(struct run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void logline(struct run *r, const char *fmt, ...)
@@ -128,15 +95,15 @@ static int fail(struct run *r, const char *step, const char *msg)
 	 * command stopped, a git child killed) ends the task as cancelled,
 	 * not failed: the user asked for it. */
 	if (cancelled) {
-		report(r, "cancelled");
+		report_send(r->report_fd, REPORT_CANCELLED, NULL);
 		return 1;
 	}
 	/* Every failure has its one-word reason: the step's, unless a
 	 * closer one was given (fail_reason). */
 	if (!r->reason_sent)
-		report(r, "reason %s", !strcmp(step, "running") ? "tool" :
-		       !strcmp(step, "testing") ? "tests" : step);
-	report(r, "fail %s: %s", step, msg);
+		report_send(r->report_fd, REPORT_REASON, !strcmp(step, "running") ? "tool" :
+		            !strcmp(step, "testing") ? "tests" : step);
+	report_sendf(r->report_fd, REPORT_FAIL, "%s: %s", step, msg);
 	return 1;
 }
 
@@ -144,7 +111,7 @@ static int fail(struct run *r, const char *step, const char *msg)
 static int fail_reason(struct run *r, const char *reason, const char *step, const char *msg)
 {
 	if (!cancelled) {
-		report(r, "reason %s", reason);
+		report_send(r->report_fd, REPORT_REASON, reason);
 		r->reason_sent = 1;
 	}
 	return fail(r, step, msg);
@@ -220,7 +187,7 @@ static int sb_run(struct run *r, struct sandbox *sb, const char *const *argv,
 		.output_used = &r->output_used,
 		.deadline = deadline,
 	};
-	return sandbox_backend_default()->run(sb, &cmd, res, e);
+	return r->job->be->run(sb, &cmd, res, e);
 }
 
 /* The hand-off, inside the sandbox: commit what is left uncommitted, point
@@ -301,7 +268,7 @@ static int handoff(struct run *r, struct sandbox *sb, struct err *e)
 		free(p);
 		return -1;
 	}
-	char *bundle = paths_join(r->task_dir, "result.bundle", NULL);
+	char *bundle = paths_task_bundle(r->job->data_dir, t->id);
 	char *round_ref = xasprintf("refs/paddock/rounds/%s/%d", t->id, r->round);
 	char *task_ref = mirror_task_ref(t->id);
 	char *expected = xasprintf("refs/heads/paddock/%s", t->id);
@@ -309,7 +276,7 @@ static int handoff(struct run *r, struct sandbox *sb, struct err *e)
 	/* A new file, never the last round's rewritten: that one may be
 	 * linked as round-N.bundle (keep_round_bundle). */
 	unlink(bundle);
-	rc = sandbox_backend_default()->copy_out(sb, SANDBOX_OUTDIR "/result.bundle", bundle,
+	rc = r->job->be->copy_out(sb, SANDBOX_OUTDIR "/result.bundle", bundle,
 	                                         cfg->limits.bundle, e);
 	if (rc == 0) {
 		struct bundle_limits lim = {
@@ -346,7 +313,7 @@ static void read_log_since(struct run *r, off_t from, struct buf *out)
 		return;
 	if (end - from > 256 * 1024)
 		from = end - 256 * 1024;
-	char *path = paths_join(r->task_dir, "log", NULL);
+	char *path = paths_task_log(r->job->data_dir, r->job->task->id);
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	free(path);
 	if (fd < 0)
@@ -385,7 +352,7 @@ static void tests_outcome(struct run *r, const struct sandbox_result *res, off_t
 	ta->exited = res->end == SANDBOX_EXITED;
 	ta->code = res->code;
 	ta->tail = buf_detach(&tail);
-	ta->log = paths_join(r->task_dir, "log", NULL);
+	ta->log = paths_task_log(r->job->data_dir, r->job->task->id);
 	char *p = result_problem(r, _("the test command"), res);
 	ta->passed = p == NULL;
 	*problem = NULL;
@@ -445,10 +412,11 @@ static int verify_tests(struct run *r, struct tests_after *ta, char **problem, s
 	logline(r, "verifying: the tests on a clean checkout of %.12s (a fresh sandbox, an "
 	        "empty home): %s", r->head, repo->test);
 	off_t start = lseek(r->log_fd, 0, SEEK_END);
-	char *bundle = paths_join(r->task_dir, "result.bundle", NULL);
+	char *bundle = paths_task_bundle(r->job->data_dir, r->job->task->id);
 	struct sandbox_result res;
-	int rc = template_verify(r->job->cfg, repo, r->tpl, r->job->task->id, bundle, r->head,
-	                         r->log_fd, &res, e);
+	struct template_ctx tc = { .data_dir = r->job->data_dir, .cfg = r->job->cfg,
+	                           .be = r->job->be, .log_fd = r->log_fd, .report_fd = -1 };
+	int rc = template_verify(&tc, repo, r->tpl, r->job->task->id, bundle, r->head, &res, e);
 	free(bundle);
 	if (rc < 0)
 		return -1;
@@ -462,9 +430,9 @@ static int verify_tests(struct run *r, struct tests_after *ta, char **problem, s
 static char *agent_summary(struct run *r, struct sandbox *sb, off_t from, const char *final)
 {
 	struct err e = {{0}};
-	char *path = paths_join(r->task_dir, "summary", NULL);
+	char *path = paths_task_summary(r->job->data_dir, r->job->task->id);
 	struct buf b = {0};
-	if (sandbox_backend_default()->copy_out(sb, SANDBOX_OUTDIR "/summary.md", path,
+	if (r->job->be->copy_out(sb, SANDBOX_OUTDIR "/summary.md", path,
 	                                        64 * 1024, &e) == 0 &&
 	    fsx_read_file(path, 64 * 1024, &b, &e) == 0 && b.len) {
 		free(path);
@@ -494,22 +462,18 @@ static char *agent_summary(struct run *r, struct sandbox *sb, off_t from, const 
 	return buf_detach(&b);
 }
 
-/* One test run for the gate: whether it passed, its exit status, the
- * tail of its output and where the whole log is. */
-static json_t *tests_json(int ran, int passed, int exited, int code, const char *tail,
-                          const char *log)
+static char *dup_or_null(const char *s)
 {
-	if (!ran)
-		return json_pack("{s:b}", "ran", 0);
-	json_t *j = json_pack("{s:b,s:b,s:s,s:s}", "ran", 1, "passed", passed, "tail",
-	                      tail ? tail : "", "log", log ? log : "");
-	json_object_set_new(j, "exit", exited ? json_integer(code) : json_null());
-	return j;
+	return s ? xstrdup(s) : NULL;
 }
 
-static const char *action_name(enum policy_action a)
+/* One test run for the gate: whether it passed, its exit status, the
+ * tail of its output and where the whole log is. */
+static void gate_tests_fill(struct gate_tests *g, int ran, int passed, int exited, int code,
+                            const char *tail, const char *log)
 {
-	return a == POLICY_BLOCK ? "block" : a == POLICY_WARN ? "warn" : "off";
+	*g = (struct gate_tests){ .ran = ran, .passed = passed, .exited = exited, .code = code,
+	                          .tail = dup_or_null(tail), .log = dup_or_null(log) };
 }
 
 /* USD the task may spend: its own budget, else the configuration's; 0 for
@@ -520,7 +484,7 @@ static double task_budget(const struct run *r)
 	return t->budget >= 0 ? t->budget : r->job->cfg->limits.budget;
 }
 
-/* The gate summary of this round (gate.h reads it back). */
+/* The gate summary of this round, as the store keeps it (gate.h). */
 static char *gate_json(struct run *r, const char *from, const char *summary,
                        const struct template_tests *before, const struct tests_after *agent,
                        const struct tests_after *after)
@@ -528,63 +492,57 @@ static char *gate_json(struct run *r, const char *from, const char *summary,
 	const struct task_row *t = r->job->task;
 	const struct repo_conf *repo = config_find_repo(r->job->cfg, t->repo);
 	struct err e = {{0}};
-	json_t *g = json_object();
-	json_object_set_new(g, "round", json_integer(r->round));
-	json_object_set_new(g, "branch", json_string(t->branch));
-	json_object_set_new(g, "from", json_string(from));
-	json_object_set_new(g, "head", json_string(r->head));
-	json_object_set_new(g, "summary", json_string(summary ? summary : ""));
+	struct gate_summary g = {
+		.round = r->round, .branch = dup_or_null(t->branch), .from = dup_or_null(from),
+		.head = dup_or_null(r->head), .summary = xstrdup(summary ? summary : ""),
+	};
 	struct buf stat = {0};
 	if (diff_stat(r->mirror, r->base, r->head, &stat, &e) < 0)
 		buf_printf(&stat, "(%s)", e.msg);
-	json_object_set_new(g, "diffstat", json_string(stat.data ? stat.data : ""));
+	g.diffstat = xstrdup(stat.data ? stat.data : "");
 	buf_free(&stat);
 	/* "after" is the verified result (a clean checkout of the head);
 	 * "agent" what the tests did in the agent's own sandbox. */
-	json_t *ja = tests_json(after->ran, after->passed, after->exited, after->code,
-	                        after->tail, after->log);
-	if (after->ran)
-		json_object_set_new(ja, "verified", json_true());
-	json_object_set_new(g, "tests", json_pack("{s:o,s:o,s:o,s:b}",
-		"before", tests_json(before->ran, before->passed, before->exited, before->code,
-		                     before->tail, before->log),
-		"after", ja,
-		"agent", tests_json(agent->ran, agent->passed, agent->exited, agent->code,
-		                    agent->tail, agent->log),
-		"mismatch", agent->ran && after->ran && agent->passed != after->passed));
-	json_t *fa = json_array();
+	gate_tests_fill(&g.tests.before, before->ran, before->passed, before->exited, before->code,
+	                before->tail, before->log);
+	gate_tests_fill(&g.tests.after, after->ran, after->passed, after->exited, after->code,
+	                after->tail, after->log);
+	g.tests.after.verified = after->ran;
+	gate_tests_fill(&g.tests.agent, agent->ran, agent->passed, agent->exited, agent->code,
+	                agent->tail, agent->log);
+	g.tests.mismatch = agent->ran && after->ran && agent->passed != after->passed;
 	struct policy_finding *f = NULL;
 	size_t nf = 0;
 	struct policy_secrets sec = policy_secrets_collect(r->job->cfg);
 	if (policy_check(r->mirror, r->base, r->head, repo, &sec, &f, &nf, &e) < 0) {
 		/* A check that cannot run blocks: nothing unchecked is pushed. */
-		json_array_append_new(fa, json_pack("{s:s,s:s,s:s,s:s,s:s}", "name", "policy:error",
-		                                    "rule", "policy", "action", "block", "path", "",
-		                                    "detail", e.msg));
+		gate_summary_add_finding(&g, "policy:error", "policy", POLICY_BLOCK, "", e.msg);
 	}
 	free((void *)sec.values);
 	for (size_t i = 0; i < nf; i++)
-		json_array_append_new(fa, json_pack("{s:s,s:s,s:s,s:s,s:s}", "name", f[i].name,
-		                                    "rule", config_policy_rule_name(f[i].rule),
-		                                    "action", action_name(f[i].action),
-		                                    "path", f[i].path, "detail", f[i].detail));
+		gate_summary_add_finding(&g, f[i].name, config_policy_rule_name(f[i].rule),
+		                         f[i].action, f[i].path, f[i].detail);
 	policy_findings_free(f, nf);
-	json_object_set_new(g, "findings", fa);
-	json_object_set_new(g, "contract", json_pack("{s:b,s:b,s:b}", "change", 1, "tests", 1,
-	                                             "bundle", 1));
+	g.has_contract = 1;
+	g.contract.change = g.contract.tests = g.contract.bundle = 1;
 	if (r->gw) {
 		const struct gateway_stats *gs = gateway_stats(r->gw);
-		json_object_set_new(g, "usage", json_pack("{s:I,s:I,s:I,s:I,s:f,s:I,s:b,s:f}",
-			"input", (json_int_t)gs->total.input, "output", (json_int_t)gs->total.output,
-			"cache_read", (json_int_t)gs->total.cache_read,
-			"cache_write", (json_int_t)gs->total.cache_write, "cost", gs->cost,
-			"requests", (json_int_t)gs->requests, "priced", !gs->unpriced,
-			"budget", task_budget(r)));
-		json_object_set_new(g, "egress", json_pack("{s:I,s:I}", "allowed",
-			(json_int_t)gs->allowed, "refused", (json_int_t)gs->refused));
+		g.has_usage = g.has_egress = 1;
+		g.usage.input = gs->total.input;
+		g.usage.output = gs->total.output;
+		g.usage.cache_read = gs->total.cache_read;
+		g.usage.cache_write = gs->total.cache_write;
+		g.usage.cost = gs->cost;
+		g.usage.requests = gs->requests;
+		g.usage.priced = !gs->unpriced;
+		g.usage.budget = task_budget(r);
+		g.egress.allowed = gs->allowed;
+		g.egress.refused = gs->refused;
 	}
-	char *s = json_dumps(g, JSON_COMPACT | JSON_PRESERVE_ORDER);
-	json_decref(g);
+	json_t *j = gate_summary_to_json(&g);
+	gate_summary_free(&g);
+	char *s = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	json_decref(j);
 	return s;
 }
 
@@ -597,7 +555,7 @@ static int gate_wait(struct run *r)
 	struct buf in = {0};
 	int next = 0;
 	logline(r, "review: the sandbox is kept for the reviewer (paddock.gate-timeout)");
-	report(r, "kept");
+	report_send(r->report_fd, REPORT_KEPT, NULL);
 	while (!cancelled && job->cmd_fd >= 0) {
 		double left = until - clock_mono();
 		if (left <= 0) {
@@ -640,13 +598,13 @@ static void home_save(struct run *r, struct sandbox *sb)
 	const char *argv[] = { "/bin/sh", "-c",
 		"tar -C \"$HOME\" --exclude=./.cache --exclude=./.npm -czf " SANDBOX_OUTDIR
 		"/home.tgz . 2>/dev/null", NULL };
-	char *host = paths_join(r->task_dir, "home.tgz", NULL);
-	char *tmp = paths_join(r->task_dir, "home.tgz.tmp", NULL);
+	char *host = paths_task_home(r->job->data_dir, r->job->task->id);
+	char *tmp = xasprintf("%s.tmp", host);
 	/* Written beside and renamed: a kill mid-copy leaves the last
 	 * round's archive whole. */
 	if (!(sb_run(r, sb, argv, NULL, clock_mono() + 60, &res, &e) == 0 && res.end == SANDBOX_EXITED &&
 	      res.code == 0 &&
-	      sandbox_backend_default()->copy_out(sb, SANDBOX_OUTDIR "/home.tgz", tmp,
+	      r->job->be->copy_out(sb, SANDBOX_OUTDIR "/home.tgz", tmp,
 	                                          HOME_ARCHIVE_CAP, &e) == 0 &&
 	      rename(tmp, host) == 0)) {
 		unlink(tmp);
@@ -655,7 +613,7 @@ static void home_save(struct run *r, struct sandbox *sb)
 	} else {
 		/* The session that goes with this home: a later round that
 		 * fails may leave the task's session pointing elsewhere. */
-		char *sess = paths_join(r->task_dir, "home.session", NULL);
+		char *sess = paths_task_home_session(r->job->data_dir, r->job->task->id);
 		if (r->session)
 			fsx_write_file(sess, r->session, strlen(r->session), 0600, &e);
 		else
@@ -666,11 +624,11 @@ static void home_save(struct run *r, struct sandbox *sb)
 	free(host);
 }
 
-/* The session saved with the home archive of task_dir, when there is one:
+/* The session saved with the home archive of task id, when there is one:
  * it replaces r->session. */
-static void home_session(struct run *r, const char *task_dir)
+static void home_session(struct run *r, const char *id)
 {
-	char *sess = paths_join(task_dir, "home.session", NULL);
+	char *sess = paths_task_home_session(r->job->data_dir, id);
 	struct buf b = {0};
 	struct err e = {{0}};
 	if (fsx_read_file(sess, 4096, &b, &e) == 0 && b.len) {
@@ -686,10 +644,8 @@ static void home_session(struct run *r, const char *task_dir)
  * round, and a sandbox rebuilt for it starts from this work. */
 static void keep_round_bundle(struct run *r)
 {
-	char name[32];
-	snprintf(name, sizeof name, "round-%d.bundle", r->round);
-	char *bundle = paths_join(r->task_dir, "result.bundle", NULL);
-	char *keep = paths_join(r->task_dir, name, NULL);
+	char *bundle = paths_task_bundle(r->job->data_dir, r->job->task->id);
+	char *keep = paths_task_round_bundle(r->job->data_dir, r->job->task->id, r->round);
 	unlink(keep);
 	if (link(bundle, keep) < 0)
 		logline(r, "hand-off: cannot keep %s: %s", keep, strerror(errno));
@@ -702,11 +658,11 @@ static int home_restore(struct run *r, struct sandbox *sb)
 {
 	struct err e = {{0}};
 	struct sandbox_result res;
-	char *host = paths_join(r->task_dir, "home.tgz", NULL);
+	char *host = paths_task_home(r->job->data_dir, r->job->task->id);
 	struct stat st;
 	int ok = 0;
 	if (stat(host, &st) == 0 &&
-	    sandbox_backend_default()->copy_in(sb, host, SANDBOX_OUTDIR "/home.tgz", &e) == 0) {
+	    r->job->be->copy_in(sb, host, SANDBOX_OUTDIR "/home.tgz", &e) == 0) {
 		const char *argv[] = { "/bin/sh", "-c",
 			"tar -C \"$HOME\" -xzf " SANDBOX_OUTDIR "/home.tgz; s=$?; rm -f "
 			SANDBOX_OUTDIR "/home.tgz; exit $s", NULL };
@@ -724,14 +680,12 @@ static int rebuild_workspace(struct run *r, struct sandbox *sb, struct err *e)
 	const struct task_row *t = r->job->task;
 	/* The bundle of the round the task is at (the reviewed one), not the
 	 * last one written: that may be a later round's that failed. */
-	char name[32];
-	snprintf(name, sizeof name, "round-%d.bundle", t->round - 1);
-	char *bundle = paths_join(r->task_dir, name, NULL);
+	char *bundle = paths_task_round_bundle(r->job->data_dir, t->id, t->round - 1);
 	if (access(bundle, F_OK) < 0) {
 		free(bundle);
-		bundle = paths_join(r->task_dir, "result.bundle", NULL);
+		bundle = paths_task_bundle(r->job->data_dir, t->id);
 	}
-	int rc = sandbox_backend_default()->copy_in(sb, bundle, SANDBOX_OUTDIR "/resume.bundle", e);
+	int rc = r->job->be->copy_in(sb, bundle, SANDBOX_OUTDIR "/resume.bundle", e);
 	free(bundle);
 	if (rc < 0)
 		return -1;
@@ -763,9 +717,7 @@ static int write_prompt(struct run *r, struct sandbox *sb, const char *prompt, s
 	const struct task_row *t = r->job->task;
 	if (r->round == 1)
 		return fsx_write_file(prompt, t->text, strlen(t->text), 0644, e);
-	char name[32];
-	snprintf(name, sizeof name, "notes-%d", r->round);
-	char *notes = paths_join(r->task_dir, name, NULL);
+	char *notes = paths_task_notes(r->job->data_dir, t->id, r->round);
 	struct buf b = {0};
 	int rc = fsx_read_file(notes, 1 << 20, &b, e);
 	free(notes);
@@ -773,7 +725,7 @@ static int write_prompt(struct run *r, struct sandbox *sb, const char *prompt, s
 		rc = fsx_write_file(prompt, b.data ? b.data : "", b.len, 0644, e);
 	buf_free(&b);
 	if (rc == 0 && sb)
-		rc = sandbox_backend_default()->copy_in(sb, prompt, SANDBOX_PROMPT, e);
+		rc = r->job->be->copy_in(sb, prompt, SANDBOX_PROMPT, e);
 	return rc;
 }
 
@@ -820,18 +772,49 @@ static char *agent_missing(struct run *r, struct sandbox *sb, const struct agent
 	return NULL;
 }
 
-static int run_round(struct run *r, struct sandbox *sb, const struct agent_cmdline *cl,
-                     const struct template_tests *before)
+/* What the steps of one round share, and round_free releases. */
+struct round {
+	struct run *r;
+	struct sandbox *sb;
+	const struct agent_cmdline *cl;
+	const struct template_tests *before;
+	const struct agent_conf *agent;
+	struct err e;
+	char from[41];             /* the commit the round starts from */
+	off_t start;               /* the log's end when the agent began */
+	struct sandbox_result res; /* the agent's run */
+	struct adapter_result ar;  /* what its adapter read from that run */
+	char *problem;             /* what went wrong in that run, or NULL */
+	char *summary;             /* the agent's summary of the round */
+	struct tests_after ta, va; /* the tests in its sandbox; on a clean checkout */
+	char *test_problem, *verify_problem;
+	int hrc, vrc;              /* the hand-off's result; the verification's */
+};
+
+/* The round begins: its status, its log line, no summary of the last one. */
+static int round_start(struct round *rd)
 {
-	const struct task_row *t = r->job->task;
-	const struct agent_conf *agent = config_find_agent(r->job->cfg, t->agent);
-	struct err e = {{0}};
-	char from[41];
-	memcpy(from, r->round == 1 ? r->base : r->head, sizeof from);
+	struct run *r = rd->r;
+	memcpy(rd->from, r->round == 1 ? r->base : r->head, sizeof rd->from);
 	if (r->round == 1)
-		report(r, "status running");
-	logline(r, "running: round %d, agent %s: %s", r->round, agent->name,
-	        r->round > 1 && agent->resume ? agent->resume : agent->command);
+		report_send(r->report_fd, REPORT_STATUS, "running");
+	logline(r, "running: round %d, agent %s: %s", r->round, rd->agent->name,
+	        r->round > 1 && rd->agent->resume ? rd->agent->resume : rd->agent->command);
+	if (r->round > 1) {
+		/* A summary left by the last round must not speak for this one. */
+		const char *rm[] = { "rm", "-f", SANDBOX_OUTDIR "/summary.md", NULL };
+		if (sb_run(r, rd->sb, rm, NULL, r->deadline, &rd->res, &rd->e) < 0)
+			return fail(r, "running", rd->e.msg);
+	}
+	return 0;
+}
+
+/* The agent's run: its command line with the prompt, and its environment
+ * (the round's, its adapter's, the gateway's). */
+static int round_agent(struct round *rd)
+{
+	struct run *r = rd->r;
+	const struct agent_conf *agent = rd->agent;
 	char round_env[32], attempt_env[32];
 	snprintf(round_env, sizeof round_env, "PADDOCK_ROUND=%d", r->round);
 	/* Round 1 runs again after paddock died under it (max-attempts). */
@@ -839,19 +822,12 @@ static int run_round(struct run *r, struct sandbox *sb, const struct agent_cmdli
 	         r->round == 1 && r->job->task->attempts > 0 ? r->job->task->attempts : 1);
 	const char *agent_env[] = { "PADDOCK_STEP=agent", round_env, attempt_env,
 	                            "PADDOCK_SUMMARY_FILE=" SANDBOX_OUTDIR "/summary.md", NULL };
-	struct sandbox_result res;
-	if (r->round > 1) {
-		/* A summary left by the last round must not speak for this one. */
-		const char *rm[] = { "rm", "-f", SANDBOX_OUTDIR "/summary.md", NULL };
-		if (sb_run(r, sb, rm, NULL, r->deadline, &res, &e) < 0)
-			return fail(r, "running", e.msg);
-	}
-	off_t start = lseek(r->log_fd, 0, SEEK_END);
+	rd->start = lseek(r->log_fd, 0, SEEK_END);
 	/* The prompt goes in as one argument where the command says {prompt}. */
 	struct buf ptext = {0};
-	if (fsx_read_file(r->prompt_path, 1 << 20, &ptext, &e) < 0)
-		return fail(r, "running", e.msg);
-	char **argv = adapter_argv(cl->argv, ptext.data ? ptext.data : "", r->session,
+	if (fsx_read_file(r->prompt_path, 1 << 20, &ptext, &rd->e) < 0)
+		return fail(r, "running", rd->e.msg);
+	char **argv = adapter_argv(rd->cl->argv, ptext.data ? ptext.data : "", r->session,
 	                           agent->model);
 	buf_free(&ptext);
 	const char *const *aenv = adapter_env(agent);
@@ -865,23 +841,30 @@ static int run_round(struct run *r, struct sandbox *sb, const struct agent_cmdli
 	for (size_t i = 0; genv && genv[i] && nenv < 95; i++)
 		env[nenv++] = genv[i];
 	env[nenv] = NULL;
-	int rc = sb_run(r, sb, (const char *const *)argv, env, r->deadline, &res, &e);
+	int rc = sb_run(r, rd->sb, (const char *const *)argv, env, r->deadline, &rd->res, &rd->e);
 	adapter_argv_free(argv);
 	if (rc < 0)
-		return fail(r, "running", e.msg);
+		return fail(r, "running", rd->e.msg);
+	return 0;
+}
 
+/* What the agent's run came to, as its adapter reads it: a new session is
+ * reported; a spent budget or a cancel ends the task. */
+static int round_outcome(struct round *rd)
+{
+	struct run *r = rd->r;
 	struct buf out = {0};
-	read_log_since(r, start, &out);
+	read_log_since(r, rd->start, &out);
 	const struct gateway_stats *gs = r->gw ? gateway_stats(r->gw) : NULL;
-	struct adapter_result ar;
-	adapter_read(agent->kind, out.data ? out.data : "", out.len,
-	             res.end == SANDBOX_EXITED ? res.code : -1, gs ? gs->last_status : 0,
-	             gs ? gs->last_error : NULL, gs ? gs->last_message : NULL, &ar);
+	adapter_read(rd->agent->kind, out.data ? out.data : "", out.len,
+	             rd->res.end == SANDBOX_EXITED ? rd->res.code : -1, gs ? gs->last_status : 0,
+	             gs ? gs->last_error : NULL, gs ? gs->last_message : NULL, &rd->ar);
 	buf_free(&out);
-	if (ar.session && (!r->session || strcmp(ar.session, r->session) != 0)) {
+	const char *session = rd->ar.session;
+	if (session && (!r->session || strcmp(session, r->session) != 0)) {
 		free(r->session);
-		r->session = xstrdup(ar.session);
-		report(r, "session %s", ar.session);
+		r->session = xstrdup(session);
+		report_send(r->report_fd, REPORT_SESSION, session);
 	}
 	if (gs && gs->over_budget) {
 		char *msg = gs->unpriced_model[0]
@@ -894,153 +877,253 @@ static int run_round(struct run *r, struct sandbox *sb, const struct agent_cmdli
 			            gs->cost, (unsigned long long)usage_tokens(&gs->total));
 		fail_reason(r, "budget", "running", msg);
 		free(msg);
-		adapter_result_free(&ar);
 		return 1;
 	}
-	if (res.end == SANDBOX_CANCELLED || cancelled) {
-		adapter_result_free(&ar);
-		report(r, "cancelled");
+	if (rd->res.end == SANDBOX_CANCELLED || cancelled) {
+		report_send(r->report_fd, REPORT_CANCELLED, NULL);
 		return 1;
 	}
-	char *problem = result_problem(r, _("the agent"), &res);
-	if (res.end == SANDBOX_TIMEOUT) {
-		fail_reason(r, "timeout", "running", problem);
-		free(problem);
-		adapter_result_free(&ar);
-		return 1;
-	}
-	if (ar.outcome != ADAPTER_OK || problem) {
-		struct buf why = {0};
-		char *missing = NULL;
-		if (ar.outcome != ADAPTER_MODEL && res.end == SANDBOX_EXITED && res.code != 0)
-			missing = agent_missing(r, sb, cl);
-		if (missing)
-			buf_adds(&why, missing);
-		else if (ar.outcome == ADAPTER_MODEL)
-			buf_printf(&why, _("the agent's model call failed (%s)"), ar.reason);
-		else if (problem)
-			buf_adds(&why, problem);
-		else
-			buf_adds(&why, _("the agent reported a failure"));
-		if (ar.error)
-			buf_printf(&why, ": %.400s", ar.error);
-		if (agent->package && !r->agent_dir)
-			buf_printf(&why, _("; the agent is not installed: run paddock agent install %s"),
-			           agent->name);
-		fail_reason(r, ar.reason ? ar.reason : "tool", "running", why.data);
-		buf_free(&why);
-		free(missing);
-		free(problem);
-		adapter_result_free(&ar);
-		return 1;
-	}
-	logline(r, "running: the agent finished");
-	char *summary = agent_summary(r, sb, start, ar.final);
-	adapter_result_free(&ar);
-	report(r, "summary %s", summary);
+	return 0;
+}
 
-	report(r, "status testing");
-	struct tests_after ta, va;
-	char *test_problem = NULL, *verify_problem = NULL;
-	memset(&va, 0, sizeof va);
-	if (run_tests(r, sb, &ta, &test_problem, &e) < 0) {
-		free(summary);
-		return fail(r, "testing", e.msg);
-	}
+/* An agent that timed out or failed ends the task, with the closest
+ * reason: a missing command, the model, how it ended, or its own word. */
+static int round_failure(struct round *rd)
+{
+	struct run *r = rd->r;
+	const struct adapter_result *ar = &rd->ar;
+	const struct sandbox_result *res = &rd->res;
+	rd->problem = result_problem(r, _("the agent"), res);
+	if (res->end == SANDBOX_TIMEOUT)
+		return fail_reason(r, "timeout", "running", rd->problem);
+	if (ar->outcome == ADAPTER_OK && !rd->problem)
+		return 0;
+	struct buf why = {0};
+	char *missing = NULL;
+	if (ar->outcome != ADAPTER_MODEL && res->end == SANDBOX_EXITED && res->code != 0)
+		missing = agent_missing(r, rd->sb, rd->cl);
+	if (missing)
+		buf_adds(&why, missing);
+	else if (ar->outcome == ADAPTER_MODEL)
+		buf_printf(&why, _("the agent's model call failed (%s)"), ar->reason);
+	else if (rd->problem)
+		buf_adds(&why, rd->problem);
+	else
+		buf_adds(&why, _("the agent reported a failure"));
+	if (ar->error)
+		buf_printf(&why, ": %.400s", ar->error);
+	if (rd->agent->package && !r->agent_dir)
+		buf_printf(&why, _("; the agent is not installed: run paddock agent install %s"),
+		           rd->agent->name);
+	fail_reason(r, ar->reason ? ar->reason : "tool", "running", why.data);
+	buf_free(&why);
+	free(missing);
+	return 1;
+}
+
+/* The agent finished: its summary of the round. */
+static int round_summary(struct round *rd)
+{
+	struct run *r = rd->r;
+	logline(r, "running: the agent finished");
+	rd->summary = agent_summary(r, rd->sb, rd->start, rd->ar.final);
+	adapter_result_free(&rd->ar);
+	report_send(r->report_fd, REPORT_SUMMARY, rd->summary);
+	return 0;
+}
+
+/* The tests in the agent's own sandbox. */
+static int round_tests(struct round *rd)
+{
+	struct run *r = rd->r;
+	report_send(r->report_fd, REPORT_STATUS, "testing");
+	if (run_tests(r, rd->sb, &rd->ta, &rd->test_problem, &rd->e) < 0)
+		return fail(r, "testing", rd->e.msg);
 	if (cancelled) {
-		free(summary);
-		free(test_problem);
-		tests_after_free(&ta);
-		report(r, "cancelled");
+		report_send(r->report_fd, REPORT_CANCELLED, NULL);
 		return 1;
 	}
+	return 0;
+}
+
+/* The hand-off and the verification; round_contract judges both. */
+static int round_handoff(struct round *rd)
+{
+	struct run *r = rd->r;
 	/* Work is handed back even when the tests failed, so that `paddock
 	 * diff` can show what the agent did. */
-	int hrc = handoff(r, sb, &e);
-	int result = 1;
-	struct buf why = {0};
-	if (hrc == 0)
-		report(r, "head %s", r->head);
+	rd->hrc = handoff(r, rd->sb, &rd->e);
+	if (rd->hrc == 0)
+		report_send(r->report_fd, REPORT_HEAD, r->head);
 	/* The imported commit's tests, on a clean checkout: this is the
 	 * result the contract and the gate use. */
-	int vrc = hrc == 0 ? verify_tests(r, &va, &verify_problem, &e) : 0;
+	rd->vrc = rd->hrc == 0 ? verify_tests(r, &rd->va, &rd->verify_problem, &rd->e) : 0;
+	return 0;
+}
+
+/* The output contract, not satisfied: name every part that is missing. */
+static int contract_failed(struct round *rd)
+{
+	struct run *r = rd->r;
+	const struct tests_after *ta = &rd->ta, *va = &rd->va;
+	const char *failed = va->ran ? rd->verify_problem : rd->test_problem;
+	const char *tail = va->ran ? va->tail : ta->tail;
+	struct buf why = {0};
+	buf_adds(&why, _("contract not satisfied: "));
+	if (rd->hrc == HANDOFF_NO_CHANGE)
+		buf_adds(&why, _("no change; "));
+	if (va->ran && ta->passed)
+		buf_printf(&why, _("the tests pass in the agent's sandbox but fail on a clean "
+		                   "checkout of its commit: %s"), failed);
+	else
+		buf_printf(&why, _("tests failed: %s"), failed);
+	if (tail && *tail)
+		buf_printf(&why, "\n%s", tail);
+	if (rd->hrc == 0) {
+		/* The work was imported: its gate summary says what the
+		 * reviewer would have seen, the mismatch first. */
+		char *g = gate_json(r, rd->from, rd->summary, rd->before, &rd->ta, &rd->va);
+		report_send(r->report_fd, REPORT_GATE, g ? g : "{}");
+		free(g);
+	}
+	fail_reason(r, rd->hrc == HANDOFF_NO_CHANGE ? "contract" : "tests", "testing", why.data);
+	buf_free(&why);
+	return 1;
+}
+
+/* What the hand-off and the tests came to: a cancel, no change, a failed
+ * hand-off or verification, or the contract not satisfied end the task. */
+static int round_contract(struct round *rd)
+{
+	struct run *r = rd->r;
+	int hrc = rd->hrc, vrc = rd->vrc;
+	struct buf why = {0};
 	if (hrc == 0 && vrc == 0 && cancelled) {
-		report(r, "cancelled");
-	} else if (hrc == HANDOFF_NO_CHANGE && !test_problem) {
+		report_send(r->report_fd, REPORT_CANCELLED, NULL);
+	} else if (hrc == HANDOFF_NO_CHANGE && !rd->test_problem) {
 		/* The agent found nothing to change: its explanation ends the
 		 * task, with no branch. */
 		logline(r, "hand-off: no change; the agent's explanation ends the task");
-		report(r, "nochange");
+		report_send(r->report_fd, REPORT_NOCHANGE, NULL);
 	} else if (hrc < 0) {
 		/* Name every missing part: the failed tests too. */
-		buf_adds(&why, e.msg);
-		if (test_problem)
-			buf_printf(&why, _("; tests failed: %s"), test_problem);
+		buf_adds(&why, rd->e.msg);
+		if (rd->test_problem)
+			buf_printf(&why, _("; tests failed: %s"), rd->test_problem);
 		fail(r, "hand-off", why.data);
 	} else if (vrc < 0) {
 		/* Unverified tests are not a result a reviewer can trust. */
-		buf_printf(&why, _("the tests could not be verified on a clean checkout: %s"), e.msg);
+		buf_printf(&why, _("the tests could not be verified on a clean checkout: %s"),
+		           rd->e.msg);
 		fail(r, "testing", why.data);
-	} else if (hrc == HANDOFF_NO_CHANGE || (va.ran ? !va.passed : test_problem != NULL)) {
-		/* The output contract: name every part that is missing. */
-		const char *failed = va.ran ? verify_problem : test_problem;
-		const char *tail = va.ran ? va.tail : ta.tail;
-		buf_adds(&why, _("contract not satisfied: "));
-		if (hrc == HANDOFF_NO_CHANGE)
-			buf_adds(&why, _("no change; "));
-		if (va.ran && ta.passed)
-			buf_printf(&why, _("the tests pass in the agent's sandbox but fail on a clean "
-			                   "checkout of its commit: %s"), failed);
-		else
-			buf_printf(&why, _("tests failed: %s"), failed);
-		if (tail && *tail)
-			buf_printf(&why, "\n%s", tail);
-		if (hrc == 0) {
-			/* The work was imported: its gate summary says what the
-			 * reviewer would have seen, the mismatch first. */
-			char *g = gate_json(r, from, summary, before, &ta, &va);
-			report(r, "gate %s", g ? g : "{}");
-			free(g);
-		}
-		fail_reason(r, hrc == HANDOFF_NO_CHANGE ? "contract" : "tests", "testing", why.data);
+	} else if (hrc == HANDOFF_NO_CHANGE ||
+	           (rd->va.ran ? !rd->va.passed : rd->test_problem != NULL)) {
+		contract_failed(rd);
 	} else {
-		if (va.ran && !ta.passed)
-			logline(r, "verifying: the tests failed in the agent's sandbox but pass on a "
-			        "clean checkout; the gate uses the clean result");
-		logline(r, "hand-off: imported %s as %s (round %d)", r->head, t->branch, r->round);
-		char *g = gate_json(r, from, summary, before, &ta, &va);
-		report(r, "gate %s", g ? g : "{}");
-		free(g);
-		/* Before the gate opens: whatever stops paddock from here on
-		 * (a kill, a stop between rounds) finds the conversation and the
-		 * round's work kept, so a later round resumes both. */
-		home_save(r, sb);
-		keep_round_bundle(r);
-		report(r, "done");
-		result = 0;
+		return 0;
 	}
 	buf_free(&why);
-	free(summary);
-	free(test_problem);
-	free(verify_problem);
-	tests_after_free(&ta);
-	tests_after_free(&va);
-	return result;
+	return 1;
 }
 
-static int run_steps(struct run *r)
+/* The round's work is imported and its tests pass: the gate summary, and
+ * what a later round needs kept. */
+static int round_gate(struct round *rd)
 {
+	struct run *r = rd->r;
+	if (rd->va.ran && !rd->ta.passed)
+		logline(r, "verifying: the tests failed in the agent's sandbox but pass on a "
+		        "clean checkout; the gate uses the clean result");
+	logline(r, "hand-off: imported %s as %s (round %d)", r->head, r->job->task->branch,
+	        r->round);
+	char *g = gate_json(r, rd->from, rd->summary, rd->before, &rd->ta, &rd->va);
+	report_send(r->report_fd, REPORT_GATE, g ? g : "{}");
+	free(g);
+	/* Before the gate opens: whatever stops paddock from here on
+	 * (a kill, a stop between rounds) finds the conversation and the
+	 * round's work kept, so a later round resumes both. */
+	home_save(r, rd->sb);
+	keep_round_bundle(r);
+	report_send(r->report_fd, REPORT_DONE, NULL);
+	return 0;
+}
+
+/* One round's steps, in order; each returns 0 to go on, or ends the task
+ * (it reported how: fail, cancelled, no change) and returns 1. */
+static const struct round_step_def {
+	const char *name;
+	int (*run)(struct round *);
+} round_steps[] = {
+	{ "start", round_start },       /* status, log line, last round's summary gone */
+	{ "agent", round_agent },       /* the agent's run */
+	{ "outcome", round_outcome },   /* session, budget, cancel */
+	{ "failure", round_failure },   /* timeout, the agent's failure */
+	{ "summary", round_summary },   /* the agent's summary */
+	{ "tests", round_tests },       /* the tests in its sandbox */
+	{ "hand-off", round_handoff },  /* the hand-off and the verification */
+	{ "contract", round_contract }, /* what they came to */
+	{ "gate", round_gate },         /* the gate summary; the home and bundle kept */
+};
+
+static void round_free(struct round *rd)
+{
+	adapter_result_free(&rd->ar);
+	free(rd->problem);
+	free(rd->summary);
+	free(rd->test_problem);
+	free(rd->verify_problem);
+	tests_after_free(&rd->ta);
+	tests_after_free(&rd->va);
+}
+
+/* Runs one round to the gate: 0 when it got there, 1 when the task ended. */
+static int run_round(struct run *r, struct sandbox *sb, const struct agent_cmdline *cl,
+                     const struct template_tests *before)
+{
+	struct round rd = {
+		.r = r, .sb = sb, .cl = cl, .before = before,
+		.agent = config_find_agent(r->job->cfg, r->job->task->agent),
+	};
+	int rc = 0;
+	for (size_t i = 0; i < sizeof round_steps / sizeof *round_steps && rc == 0; i++)
+		rc = round_steps[i].run(&rd);
+	round_free(&rd);
+	return rc;
+}
+
+/* What the steps of one task share, and steps_free releases. */
+struct steps {
+	struct run *r;
+	const struct repo_conf *repo;
+	const struct agent_conf *agent;
+	struct err e;
+	char *tpl;                    /* the template of the base */
+	struct template_tests before; /* the tests on the base */
+	struct agent_cmdline cl, rcl; /* the agent's command; its resume command */
+	char *prompt;
+	struct sandbox_file *files;
+	size_t nfiles;
+	struct sandbox_home_file *home;
+	size_t nhome;
+	struct sandbox_spec spec;
+	struct gateway_policy gp;
+	struct sandbox *sb;
+	int kept;                     /* the sandbox was kept at the gate */
+	char *problem;
+};
+
+/* The base: the round's work when resumed, a follow-up's parent's work,
+ * else the repo's branch in a freshly updated mirror. */
+static int step_base(struct steps *s)
+{
+	struct run *r = s->r;
 	const struct pipeline_job *job = r->job;
 	const struct task_row *t = job->task;
-	const struct config *cfg = job->cfg;
-	struct err e = {{0}};
-	const struct repo_conf *repo = config_find_repo(cfg, t->repo);
-	const struct agent_conf *agent = config_find_agent(cfg, t->agent);
-
+	const struct repo_conf *repo = s->repo;
 	if (!repo)
 		return fail(r, "preparing", _("the repo is no longer in the configuration; "
 		                              "add it back or cancel the task"));
-	if (!agent)
+	if (!s->agent)
 		return fail(r, "preparing", _("the agent is no longer in the configuration; "
 		                              "add it back or cancel the task"));
 	r->mirror = mirror_path(job->data_dir, repo->name);
@@ -1054,93 +1137,100 @@ static int run_steps(struct run *r)
 		/* A follow-up starts on its parent's work, which is in the
 		 * mirror already: no fetch. */
 		memcpy(r->base, t->base, 41);
-		report(r, "base %s", r->base);
+		report_send(r->report_fd, REPORT_BASE, r->base);
 		logline(r, "preparing: a follow-up of task %s: base commit %s (its work)",
 		        t->follow_of, r->base);
 	} else {
 		logline(r, "preparing: updating the mirror of %s from %s", repo->name, repo->url);
-		if (mirror_update(job->data_dir, repo, &e) < 0)
-			return fail(r, "preparing", e.msg);
-		if (mirror_resolve_branch(r->mirror, repo->branch, r->base, &e) < 0)
-			return fail(r, "preparing", e.msg);
-		report(r, "base %s", r->base);
+		if (mirror_update(job->data_dir, repo, &s->e) < 0)
+			return fail(r, "preparing", s->e.msg);
+		if (mirror_resolve_branch(r->mirror, repo->branch, r->base, &s->e) < 0)
+			return fail(r, "preparing", s->e.msg);
+		report_send(r->report_fd, REPORT_BASE, r->base);
 		logline(r, "preparing: base commit %s (branch %s)", r->base, repo->branch);
 	}
-	char *tpl = NULL;
-	template_set_report_fd(r->report_fd);
-	if (template_ensure(job->data_dir, cfg, repo, r->base, r->log_fd, &tpl, &e) < 0)
-		return fail_reason(r, strncmp(e.msg, "setup", 5) == 0 ? "setup" : "tool", "preparing",
-		                   e.msg);
-	r->tpl = tpl;
-	struct template_tests before;
-	if (template_tests_before(job->data_dir, cfg, repo, r->base, tpl, &before, &e) < 0) {
+	return 0;
+}
+
+/* The base's template, and its tests before the agent's work. */
+static int step_template(struct steps *s)
+{
+	struct run *r = s->r;
+	const struct pipeline_job *job = r->job;
+	struct template_ctx tc = { .data_dir = job->data_dir, .cfg = job->cfg, .be = job->be,
+	                           .log_fd = r->log_fd, .report_fd = r->report_fd };
+	if (template_ensure(&tc, s->repo, r->base, &s->tpl, &s->e) < 0)
+		return fail_reason(r, strncmp(s->e.msg, "setup", 5) == 0 ? "setup" : "tool",
+		                   "preparing", s->e.msg);
+	r->tpl = s->tpl;
+	if (template_tests_before(&tc, s->repo, r->base, s->tpl, &s->before, &s->e) < 0) {
 		/* The gate says so; the task itself can go on. */
-		logline(r, "preparing: %s", e.msg);
-		memset(&before, 0, sizeof before);
+		logline(r, "preparing: %s", s->e.msg);
+		memset(&s->before, 0, sizeof s->before);
 	}
 	if (cancelled) {
-		free(tpl);
-		template_tests_free(&before);
-		report(r, "cancelled");
+		report_send(r->report_fd, REPORT_CANCELLED, NULL);
 		return 1;
 	}
+	return 0;
+}
 
-	struct agent_cmdline cl, rcl;
-	memset(&rcl, 0, sizeof rcl);
-	if (agent_cmdline_parse(agent->command, &cl, &e) < 0) {
-		free(tpl);
-		template_tests_free(&before);
-		return fail(r, "preparing", e.msg);
-	}
-	if (agent->resume && agent_cmdline_parse(agent->resume, &rcl, &e) < 0) {
-		free(tpl);
-		template_tests_free(&before);
-		agent_cmdline_free(&cl);
-		return fail(r, "preparing", e.msg);
-	}
-	char *prompt = paths_join(r->task_dir, "prompt", NULL);
+/* The agent's command lines, its files and home, and the sandbox's spec. */
+static int step_agent(struct steps *s)
+{
+	struct run *r = s->r;
+	const struct pipeline_job *job = r->job;
+	const struct task_row *t = job->task;
+	const struct config *cfg = job->cfg;
+	const struct agent_conf *agent = s->agent;
+	if (agent_cmdline_parse(agent->command, &s->cl, &s->e) < 0)
+		return fail(r, "preparing", s->e.msg);
+	if (agent->resume && agent_cmdline_parse(agent->resume, &s->rcl, &s->e) < 0)
+		return fail(r, "preparing", s->e.msg);
+	s->prompt = paths_task_prompt(job->data_dir, t->id);
 	/* The agent's script and listed files; a command that names another
 	 * host file fails here, as config check says. */
 	const char **hosts = NULL;
-	size_t nfiles = 0;
-	if (agent_sandbox_files(agent->name, &cl, &rcl, agent->files, agent->nfiles, &hosts,
-	                        &nfiles, &e) < 0) {
-		free(prompt);
-		free(tpl);
-		template_tests_free(&before);
-		agent_cmdline_free(&cl);
-		agent_cmdline_free(&rcl);
-		return fail(r, "preparing", e.msg);
-	}
-	struct sandbox_file *files = xcalloc(nfiles + 1, sizeof *files);
-	for (size_t i = 0; i < nfiles; i++)
-		files[i].host = hosts[i];
+	if (agent_sandbox_files(agent->name, &s->cl, &s->rcl, agent->files, agent->nfiles,
+	                        &hosts, &s->nfiles, &s->e) < 0)
+		return fail(r, "preparing", s->e.msg);
+	s->files = xcalloc(s->nfiles + 1, sizeof *s->files);
+	for (size_t i = 0; i < s->nfiles; i++)
+		s->files[i].host = hosts[i];
 	free(hosts);
-	r->prompt_path = prompt;
+	r->prompt_path = s->prompt;
 	r->agent_dir = adapter_install_dir(job->data_dir, agent);
-	size_t nhome = 0;
-	struct sandbox_home_file *home = adapter_home_files(cfg, agent, &nhome);
-	struct sandbox_spec spec = {
+	s->home = adapter_home_files(cfg, agent, &s->nhome);
+	s->spec = (struct sandbox_spec){
 		.task_id = t->id,
-		.lower = tpl,
+		.lower = s->tpl,
 		.uid = cfg->sandbox_uid,
 		.gid = cfg->sandbox_gid,
 		.limits = cfg->limits,
-		.files = files,
-		.nfiles = nfiles,
-		.prompt_file = prompt,
+		.files = s->files,
+		.nfiles = s->nfiles,
+		.prompt_file = s->prompt,
 		.agent_dir = r->agent_dir,
-		.home_files = home,
-		.nhome_files = nhome,
+		.home_files = s->home,
+		.nhome_files = s->nhome,
 	};
+	return 0;
+}
+
+/* The prompt, and the gateway the sandbox's network goes through. */
+static int step_gateway(struct steps *s)
+{
+	struct run *r = s->r;
+	const struct task_row *t = r->job->task;
+	const struct config *cfg = r->job->cfg;
 	/* The agent's only way out: its model endpoint and the repo's
 	 * allowlist, through a gateway that holds the keys. */
-	struct gateway_policy gp = {
+	s->gp = (struct gateway_policy){
 		.cfg = cfg, .step = "agent",
-		.allow_hosts = (const char *const *)repo->allow_hosts,
-		.nallow_hosts = repo->nallow_hosts,
+		.allow_hosts = (const char *const *)s->repo->allow_hosts,
+		.nallow_hosts = s->repo->nallow_hosts,
 		.model_endpoints = 1,
-		.endpoint = agent->endpoint,
+		.endpoint = s->agent->endpoint,
 		.budget = t->budget >= 0 ? t->budget : cfg->limits.budget,
 		.budget_tokens = cfg->limits.budget_tokens,
 		.base = { t->usage.in, t->usage.out, t->usage.cache_read, t->usage.cache_write },
@@ -1150,124 +1240,179 @@ static int run_steps(struct run *r)
 	};
 	free(r->session);
 	r->session = t->session ? xstrdup(t->session) : NULL;
-	const struct sandbox_backend *be = sandbox_backend_default();
-	struct sandbox *sb = NULL;
-	int result = 1, kept = 0;
-	char *problem = NULL;
-	if (write_prompt(r, NULL, prompt, &e) < 0 || gateway_start(&gp, r->report_fd, &r->gw, &e) < 0) {
-		result = fail(r, "preparing", e.msg);
-		goto out;
-	}
-	gateway_sandbox_spec(r->gw, &spec);
+	if (write_prompt(r, NULL, s->prompt, &s->e) < 0 ||
+	    gateway_start(&s->gp, r->report_fd, &r->gw, &s->e) < 0)
+		return fail(r, "preparing", s->e.msg);
+	gateway_sandbox_spec(r->gw, &s->spec);
 	if (gateway_note(r->gw))
 		logline(r, "preparing: %s", gateway_note(r->gw));
 	/* Over budget: whatever runs in the sandbox is stopped. */
 	sandbox_cancel_watch(&gateway_stats(r->gw)->over_budget);
-	if (be->create(&sb, &spec, &e) < 0) {
-		result = fail(r, "preparing", e.msg);
-		goto out;
+	return 0;
+}
+
+/* The sandbox; the task's time starts with it. */
+static int step_sandbox(struct steps *s)
+{
+	struct run *r = s->r;
+	if (r->job->be->create(&s->sb, &s->spec, &s->e) < 0)
+		return fail(r, "preparing", s->e.msg);
+	r->deadline = clock_mono() + r->job->cfg->limits.timeout;
+	return 0;
+}
+
+/* The workspace: rebuilt from the rounds before when resumed, else the
+ * task branch at the base. */
+static int step_workspace(struct steps *s)
+{
+	struct run *r = s->r;
+	const struct task_row *t = r->job->task;
+	if (r->job->resume_round) {
+		if (rebuild_workspace(r, s->sb, &s->e) < 0)
+			return fail(r, "preparing", s->e.msg);
+		return 0;
 	}
-	r->deadline = clock_mono() + cfg->limits.timeout;
+	/* The task branch at the base, made current without touching
+	 * the index or the files: constant time whatever the repo's
+	 * size. */
+	char *script = xasprintf("git update-ref refs/heads/paddock/%s %s && "
+	                         "git symbolic-ref HEAD refs/heads/paddock/%s", t->id,
+	                         r->base, t->id);
+	const char *co[] = { "/bin/sh", "-c", script, NULL };
+	struct sandbox_result res;
+	int rc = sb_run(r, s->sb, co, sandbox_git_env(), r->deadline, &res, &s->e);
+	free(script);
+	if (rc < 0 || (s->problem = result_problem(r, _("creating the task branch"), &res)))
+		return fail(r, "preparing", rc < 0 ? s->e.msg : s->problem);
+	return 0;
+}
+
+/* The agent's home: back from the last round when resumed, from the
+ * parent task for a follow-up; without it, no session to resume. */
+static int step_home(struct steps *s)
+{
+	struct run *r = s->r;
+	const struct pipeline_job *job = r->job;
+	const struct task_row *t = job->task;
 	if (job->resume_round) {
-		if (rebuild_workspace(r, sb, &e) < 0) {
-			result = fail(r, "preparing", e.msg);
-			goto out;
-		}
-		if (home_restore(r, sb)) {
-			home_session(r, r->task_dir);
+		if (home_restore(r, s->sb)) {
+			home_session(r, t->id);
 			logline(r, "preparing: the agent's home is back from the last round");
-		} else if (r->session && agent->kind != AGENT_SCRIPT) {
+		} else if (r->session && s->agent->kind != AGENT_SCRIPT) {
 			logline(r, "preparing: the agent's home was not kept; it starts a new "
 			        "conversation with the notes");
 			free(r->session);
 			r->session = NULL;
 		}
-	} else {
-		/* The task branch at the base, made current without touching
-		 * the index or the files: constant time whatever the repo's
-		 * size. */
-		char *script = xasprintf("git update-ref refs/heads/paddock/%s %s && "
-		                         "git symbolic-ref HEAD refs/heads/paddock/%s", t->id,
-		                         r->base, t->id);
-		const char *co[] = { "/bin/sh", "-c", script, NULL };
-		struct sandbox_result res;
-		int rc = sb_run(r, sb, co, sandbox_git_env(), r->deadline, &res, &e);
-		free(script);
-		if (rc < 0 || (problem = result_problem(r, _("creating the task branch"), &res))) {
-			result = fail(r, "preparing", rc < 0 ? e.msg : problem);
-			goto out;
-		}
-		if (t->follow_of) {
-			/* The parent's conversation: its home, and its session
-			 * (copied when the task was added). */
-			char *mine = paths_join(r->task_dir, "home.tgz", NULL);
-			char *theirs = paths_join(job->data_dir, "tasks", t->follow_of, "home.tgz",
-			                          NULL);
-			if (access(mine, F_OK) < 0)
-				fsx_copy_regular(theirs, mine, HOME_ARCHIVE_CAP, 0600, &e);
-			free(mine);
-			free(theirs);
-			if (home_restore(r, sb)) {
-				char *pdir = paths_join(job->data_dir, "tasks", t->follow_of, NULL);
-				home_session(r, pdir);
-				free(pdir);
-				logline(r, "preparing: the agent's home is back from task %s",
-				        t->follow_of);
-			} else if (r->session && agent->kind != AGENT_SCRIPT) {
-				logline(r, "preparing: task %s's agent home was not kept; it starts a "
-				        "new conversation", t->follow_of);
-				free(r->session);
-				r->session = NULL;
-			}
-		}
+		return 0;
 	}
+	if (!t->follow_of)
+		return 0;
+	/* The parent's conversation: its home, and its session
+	 * (copied when the task was added). */
+	char *mine = paths_task_home(job->data_dir, t->id);
+	char *theirs = paths_task_home(job->data_dir, t->follow_of);
+	if (access(mine, F_OK) < 0)
+		fsx_copy_regular(theirs, mine, HOME_ARCHIVE_CAP, 0600, &s->e);
+	free(mine);
+	free(theirs);
+	if (home_restore(r, s->sb)) {
+		home_session(r, t->follow_of);
+		logline(r, "preparing: the agent's home is back from task %s", t->follow_of);
+	} else if (r->session && s->agent->kind != AGENT_SCRIPT) {
+		logline(r, "preparing: task %s's agent home was not kept; it starts a "
+		        "new conversation", t->follow_of);
+		free(r->session);
+		r->session = NULL;
+	}
+	return 0;
+}
+
+/* The rounds, with the gate between them; returns the last round's end. */
+static int step_rounds(struct steps *s)
+{
+	struct run *r = s->r;
+	const struct pipeline_job *job = r->job;
+	const struct task_row *t = job->task;
+	const struct agent_conf *agent = s->agent;
 	for (;;) {
 		/* A real agent resumes only with a session; without one it starts
 		 * a new conversation (the work is on its branch). */
 		int resume = (r->round > 1 || t->follow_of) && agent->resume &&
 		             (agent->kind == AGENT_SCRIPT || r->session);
-		const struct agent_cmdline *use = resume ? &rcl : &cl;
-		result = run_round(r, sb, use, &before);
+		int result = run_round(r, s->sb, resume ? &s->rcl : &s->cl, &s->before);
 		if (result != 0)
-			break;
-		if (cfg->gate_timeout <= 0 || job->cmd_fd < 0)
-			break;
-		kept = 1;
+			return result;
+		if (job->cfg->gate_timeout <= 0 || job->cmd_fd < 0)
+			return 0;
+		s->kept = 1;
 		/* The home was saved when the round reached review; nothing
 		 * runs in the sandbox while it waits at the gate. */
 		int next = gate_wait(r);
 		if (!next)
-			break;
+			return 0;
 		/* The scheduler moved the task to running, round `next`. */
 		r->round = next;
-		r->deadline = clock_mono() + cfg->limits.timeout;
-		if (write_prompt(r, sb, prompt, &e) < 0) {
-			result = fail(r, "running", e.msg);
-			break;
-		}
+		r->deadline = clock_mono() + job->cfg->limits.timeout;
+		if (write_prompt(r, s->sb, s->prompt, &s->e) < 0)
+			return fail(r, "running", s->e.msg);
 	}
-out:
-	free(problem);
+}
+
+/* One task's steps, in order; each returns 0 to go on, or ends the task (it
+ * reported how: fail, cancelled, ...) and returns the supervisor's status. */
+static const struct task_step_def {
+	const char *name;
+	int (*run)(struct steps *);
+} task_steps[] = {
+	{ "base", step_base },           /* resumed, a follow-up's, or the mirror's branch */
+	{ "template", step_template },   /* the template and the tests before */
+	{ "agent", step_agent },         /* the agent's command lines and files */
+	{ "gateway", step_gateway },     /* the prompt and the gateway */
+	{ "sandbox", step_sandbox },     /* the sandbox */
+	{ "workspace", step_workspace }, /* rebuilt, or the task branch */
+	{ "home", step_home },           /* the agent's home and session */
+	{ "rounds", step_rounds },       /* the rounds and the gate between them */
+};
+
+/* Whatever the steps made, whichever step ended the task. */
+static void steps_free(struct steps *s)
+{
+	struct run *r = s->r;
+	free(s->problem);
 	/* The gateway is our child: it goes first, so that the sandbox's
 	 * teardown does not wait for it. */
 	sandbox_cancel_watch(NULL);
 	gateway_stop(r->gw);
 	r->gw = NULL;
-	be->destroy(sb);
-	adapter_home_free(home, nhome);
+	r->job->be->destroy(s->sb);
+	adapter_home_free(s->home, s->nhome);
 	free(r->agent_dir);
 	r->agent_dir = NULL;
 	free(r->session);
 	r->session = NULL;
-	if (kept)
-		report(r, "released");
-	free(files);
-	free(prompt);
-	free(tpl);
-	template_tests_free(&before);
-	agent_cmdline_free(&cl);
-	agent_cmdline_free(&rcl);
-	return result;
+	if (s->kept)
+		report_send(r->report_fd, REPORT_RELEASED, NULL);
+	free(s->files);
+	free(s->prompt);
+	free(s->tpl);
+	template_tests_free(&s->before);
+	agent_cmdline_free(&s->cl);
+	agent_cmdline_free(&s->rcl);
+}
+
+static int run_steps(struct run *r)
+{
+	struct steps s = {
+		.r = r,
+		.repo = config_find_repo(r->job->cfg, r->job->task->repo),
+		.agent = config_find_agent(r->job->cfg, r->job->task->agent),
+	};
+	int rc = 0;
+	for (size_t i = 0; i < sizeof task_steps / sizeof *task_steps && rc == 0; i++)
+		rc = task_steps[i].run(&s);
+	steps_free(&s);
+	return rc;
 }
 
 int pipeline_run(const struct pipeline_job *job, int report_fd)
@@ -1281,19 +1426,19 @@ int pipeline_run(const struct pipeline_job *job, int report_fd)
 	signal(SIGPIPE, SIG_IGN);
 
 	struct err e = {{0}};
-	r.task_dir = paths_join(job->data_dir, "tasks", job->task->id, NULL);
+	r.task_dir = paths_task_dir(job->data_dir, job->task->id);
 	if (fsx_mkdir_p(r.task_dir, 0700, &e) < 0) {
-		report(&r, "reason preparing");
-		report(&r, "fail preparing: %s", e.msg);
+		report_send(report_fd, REPORT_REASON, "preparing");
+		report_sendf(report_fd, REPORT_FAIL, "preparing: %s", e.msg);
 		free(r.task_dir);
 		return 1;
 	}
-	char *log = paths_join(r.task_dir, "log", NULL);
+	char *log = paths_task_log(job->data_dir, job->task->id);
 	r.log_fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
 	free(log);
 	if (r.log_fd < 0) {
-		report(&r, "reason preparing");
-		report(&r, "fail preparing: %s", strerror(errno));
+		report_send(report_fd, REPORT_REASON, "preparing");
+		report_sendf(report_fd, REPORT_FAIL, "preparing: %s", strerror(errno));
 		free(r.task_dir);
 		return 1;
 	}

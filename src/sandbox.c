@@ -10,14 +10,19 @@
 #include <unistd.h>
 
 #include "buf.h"
-#include "cgroup.h"
 #include "i18n.h"
 
 static volatile sig_atomic_t cancel_flag;
 
-const struct sandbox_backend *sandbox_backend_default(void)
+const struct sandbox_backend *sandbox_backend_find(const char *name, struct err *e)
 {
-	return sandbox_backend_bwrap();
+	const struct sandbox_backend *all[] = { sandbox_backend_bwrap() };
+	for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+		if (name && !strcmp(all[i]->name, name))
+			return all[i];
+	err_set(e, _("unknown sandbox backend '%s'; set [sandbox] backend to bwrap"),
+	        name ? name : "");
+	return NULL;
 }
 
 static const volatile int *cancel_watch;
@@ -67,65 +72,6 @@ const char *const *sandbox_git_env(void)
 	return env;
 }
 
-/* 1 if the filesystem type is listed in /proc/filesystems. */
-static int fs_supported(const char *type)
-{
-	FILE *f = fopen("/proc/filesystems", "re");
-	char line[256];
-	int found = 0;
-
-	if (!f)
-		return 0;
-	while (!found && fgets(line, sizeof line, f)) {
-		char *name = strrchr(line, '\t');
-		name = name ? name + 1 : line;
-		name[strcspn(name, "\n")] = 0;
-		found = strcmp(name, type) == 0;
-	}
-	fclose(f);
-	return found;
-}
-
-int sandbox_preflight(struct err *e)
-{
-	struct stat st;
-	FILE *f;
-
-	if (stat(BWRAP_PATH, &st) < 0 || !S_ISREG(st.st_mode) || access(BWRAP_PATH, X_OK) < 0)
-		return err_set(e, _("bubblewrap (%s) is missing or not executable; install it "
-		                    "(apt-get install bubblewrap) and reconfigure paddock"),
-		               BWRAP_PATH);
-	if (geteuid() != 0)
-		return err_set(e, _("the sandbox must drop to an unprivileged uid, which needs "
-		                    "root; run paddock as root, e.g. with sudo"));
-	/* bwrap is not setuid here: it needs unprivileged user namespaces. */
-	f = fopen("/proc/sys/user/max_user_namespaces", "re");
-	if (f) {
-		long n = -1;
-		if (fscanf(f, "%ld", &n) == 1 && n == 0) {
-			fclose(f);
-			return err_set(e, _("user namespaces are disabled (user.max_user_namespaces "
-			                    "is 0), which bubblewrap needs; enable them with "
-			                    "sysctl -w user.max_user_namespaces=10000"));
-		}
-		fclose(f);
-	}
-	if (cgroup_preflight(e) < 0)
-		return -1;
-	if (!fs_supported("overlay"))
-		return err_set(e, _("the kernel does not support overlayfs, which the sandbox "
-		                    "uses for the workspace; load it with modprobe overlay"));
-	if (!fs_supported("tmpfs"))
-		return err_set(e, _("the kernel does not support tmpfs, which the sandbox needs"));
-	return 0;
-}
-
-void sandbox_janitor(void)
-{
-	/* Mounts live in each supervisor's private mount namespace and vanish
-	 * with it, so only cgroups can outlive a task. */
-	cgroup_janitor();
-}
 
 const char *sandbox_end_describe(const struct sandbox_result *r, char *buf, size_t len)
 {

@@ -2,8 +2,8 @@
  * interface (create, run a command, copy a file out, destroy) so that other
  * backends (Kubernetes) can be added without touching the scheduler.
  *
- * The bubblewrap backend (sandbox_bwrap.c) follows
- * ../shared/research/sandbox-security.md section 3: the calling process
+ * The bubblewrap backend (sandbox_bwrap.c; what a user is told:
+ * paddock(1), THE SANDBOX): the calling process
  * (the task's supervisor, root) unshares a private mount namespace in
  * create(), mounts one size-capped tmpfs for everything writable (overlay
  * upper and work dirs, /home/agent, /tmp, /out) and an overlay of it over
@@ -32,7 +32,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
-#include "config.h"
+#include "quota.h"
 #include "err.h"
 
 #define SANDBOX_WORKDIR "/work"
@@ -130,10 +130,21 @@ struct sandbox_backend {
 	               struct err *e);
 	/* Kills everything left, removes cgroups; frees sb.  NULL is fine. */
 	void (*destroy)(struct sandbox *sb);
+	/* Checks that sandboxes can be made here; fails closed with a
+	 * message that says what is missing and what to do. */
+	int (*preflight)(struct err *e);
+	/* Removes what sandboxes of a process that died left behind
+	 * (start-up janitor).  Idempotent. */
+	void (*janitor)(void);
 };
 
+/* bubblewrap (sandbox_bwrap.c): bwrap present, running as root, cgroups for
+ * memory and pids, overlayfs; its janitor kills and removes the cgroups of
+ * tasks of a process that died (mounts vanish with their supervisor). */
 const struct sandbox_backend *sandbox_backend_bwrap(void);
-const struct sandbox_backend *sandbox_backend_default(void);
+/* The backend called name (config's [sandbox] backend), or NULL with a
+ * message naming the backends there are. */
+const struct sandbox_backend *sandbox_backend_find(const char *name, struct err *e);
 
 /* Async-signal-safe: makes a run() in progress kill its command and return
  * SANDBOX_CANCELLED (the supervisor calls it from its SIGTERM handler). */
@@ -152,22 +163,9 @@ int sandbox_cancel_requested(void);
  * ~/.config reaches these commands.  NULL-terminated, static. */
 const char *const *sandbox_git_env(void);
 
-/* Checks that sandboxes can be made here (bwrap present, running as root,
- * cgroups for memory and pids, overlayfs).  Fails closed with a message
- * that says what is missing and what to do. */
-int sandbox_preflight(struct err *e);
-
-/* Tells the backend that pid, a child of this process, is not part of any
- * sandbox (the gateway), so that waiting for a sandbox's leftovers does
- * not wait for it (add 1), or that it is gone (add 0). */
-void sandbox_other_child(pid_t pid, int add);
 /* The paddock-bridge program: next to the running paddock (a build tree),
  * else in PKGLIBEXECDIR.  Newly allocated. */
 char *sandbox_bridge_path(void);
-
-/* Kills and removes cgroups and runtime dirs left by tasks of a process
- * that died (start-up janitor).  Idempotent. */
-void sandbox_janitor(void);
 
 /* A human phrase for a result, e.g. "exited with status 1", "killed by
  * signal 9", "timed out". */

@@ -1,5 +1,5 @@
-/* The bubblewrap sandbox backend; see sandbox.h and
- * ../shared/research/sandbox-security.md section 3. */
+/* The bubblewrap sandbox backend; see sandbox.h and paddock(1), THE
+ * SANDBOX. */
 #include "autoconfig.h"
 #include "sandbox.h"
 
@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "child.h"
 #include "cgroup.h"
 #include "clock.h"
 #include "fsx.h"
@@ -543,72 +544,15 @@ fail:
 	return -1;
 }
 
-/* Waits (up to REAP_WAIT_MS) until every child of this process is reaped.
- * The supervisor has no children but the sandbox's: bwrap, and, as a
+/* Waits (up to 3 s) until every child of this process that is not one
+ * of its own (child.h: the gateway, a template builder) is reaped.  The
+ * supervisor's other children are the sandbox's: bwrap, and, as a
  * subreaper, whatever of the sandbox was orphaned, such as the pid
  * namespace's init, which exits only once the kernel has reaped the whole
  * namespace.  So when this returns, nothing of the sandbox is left. */
-#define REAP_WAIT_MS 3000
-#define MAX_OTHER_CHILDREN 8
-static pid_t other_children[MAX_OTHER_CHILDREN];
-
-void sandbox_other_child(pid_t pid, int add)
-{
-	for (size_t i = 0; i < MAX_OTHER_CHILDREN; i++) {
-		if (add && other_children[i] == 0) {
-			other_children[i] = pid;
-			return;
-		}
-		if (!add && other_children[i] == pid) {
-			other_children[i] = 0;
-			return;
-		}
-	}
-}
-
-/* 1 when every living child of this process is one of the others (the
- * kernel lists a task's children in /proc). */
-static int only_others_left(void)
-{
-	char path[64], buf[4096];
-	snprintf(path, sizeof path, "/proc/%ld/task/%ld/children", (long)getpid(), (long)getpid());
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n < 0 || n == sizeof buf - 1)
-		return 0;
-	buf[n] = '\0';
-	char *save = NULL;
-	for (char *t = strtok_r(buf, " \n", &save); t; t = strtok_r(NULL, " \n", &save)) {
-		pid_t pid = (pid_t)atol(t);
-		int other = 0;
-		for (size_t i = 0; i < MAX_OTHER_CHILDREN; i++)
-			other |= pid > 0 && other_children[i] == pid;
-		if (!other)
-			return 0;
-	}
-	return 1;
-}
-
 static void reap_sandbox_zombies(void)
 {
-	double until = clock_mono() + REAP_WAIT_MS / 1000.0;
-	for (;;) {
-		pid_t pid = waitpid(-1, NULL, WNOHANG);
-		if (pid > 0) {
-			sandbox_other_child(pid, 0);
-			continue;
-		}
-		if (pid < 0 && errno != EINTR)
-			return;          /* ECHILD: all gone */
-		if (only_others_left())
-			return;          /* what is left is not the sandbox's */
-		if (clock_mono() > until)
-			return;
-		poll(NULL, 0, 5);
-	}
+	child_reap_strays(3.0);
 }
 
 static void bw_destroy(struct sandbox *sb)
@@ -637,43 +581,10 @@ static void bw_destroy(struct sandbox *sb)
 
 /* ---- run ---- */
 
-/* What a child that failed before exec tells the parent. */
-enum child_step {
-	STEP_CGROUP = 1, STEP_RLIMIT, STEP_FDS, STEP_IDS, STEP_PARENT, STEP_EXEC, STEP_NETNS
+/* The steps of bw_enter, each with its own message (step_text). */
+enum bw_step {
+	STEP_CGROUP = 1, STEP_RLIMIT, STEP_FDS, STEP_IDS, STEP_PARENT, STEP_NETNS
 };
-struct child_fail {
-	int step;
-	int err;
-};
-
-static void child_fail(int fd, int step)
-{
-	struct child_fail f = { step, errno };
-	(void)!write(fd, &f, sizeof f);
-	_exit(127);
-}
-
-/* Closes every fd >= 3 not listed in keep (sorted ascending). */
-static void close_others(const int *keep, size_t n)
-{
-	unsigned int lo = 3;
-	for (size_t i = 0; i <= n; i++) {
-		unsigned int hi = i < n ? (unsigned int)keep[i] : ~0U;
-		if (i < n && keep[i] < 3)
-			continue;
-		if (hi > lo && syscall(SYS_close_range, lo, hi - 1, 0) < 0) {
-			for (unsigned int fd = lo; fd < hi && fd < 65536; fd++)
-				close((int)fd);
-		}
-		lo = hi + 1;
-	}
-}
-
-static int cmp_int(const void *a, const void *b)
-{
-	int x = *(const int *)a, y = *(const int *)b;
-	return (x > y) - (x < y);
-}
 
 /* RLIMIT_CPU of a command's processes (0: none): no process may use more
  * CPU time than the whole sandbox gets until the deadline (limits.cpus *
@@ -690,74 +601,46 @@ static rlim_t cpu_rlimit(const struct sandbox *sb, const struct sandbox_cmd *cmd
 	return (rlim_t)(left * sb->limits.cpus) + 1 + CPU_SLACK_S;
 }
 
-static void run_child(struct sandbox *sb, char *const argv[], int devnull, int outw,
-                      int errw, const int data[DATA_N], pid_t parent, rlim_t cpu_secs)
+struct bw_child {
+	struct sandbox *sb;
+	pid_t parent;
+};
+
+/* In the command's child, last before bwrap runs (child.h: signals at
+ * their default, fds 0-2 and the kept ones in place, core, file size and
+ * CPU limited): into the cgroup and the gateway's network namespace
+ * while still root (CAP_SYS_ADMIN), then down to the sandbox uid.
+ * Async-signal-safe calls only. */
+static int bw_enter(void *arg)
 {
-	static char *const envp[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL };
-	int keep[DATA_N + 2];
-	size_t nkeep = 0;
-	struct rlimit rl;
-	sigset_t none;
-
-	/* The supervisor's handlers and ignored signals must not leak in. */
-	for (int s = 1; s < NSIG; s++)
-		signal(s, SIG_DFL);
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-
+	const struct bw_child *bc = arg;
+	struct sandbox *sb = bc->sb;
 	if (cgroup_enter(sb->cg, getpid()) < 0)
-		child_fail(errw, STEP_CGROUP);
-	/* The gateway's namespace: joined while still root (CAP_SYS_ADMIN). */
-	if (sb->netns_fd >= 0 && setns(sb->netns_fd, CLONE_NEWNET) < 0)
-		child_fail(errw, STEP_NETNS);
-
-	rl.rlim_cur = rl.rlim_max = 0;
-	if (setrlimit(RLIMIT_CORE, &rl) < 0)
-		child_fail(errw, STEP_RLIMIT);
-	rl.rlim_cur = rl.rlim_max = 4096;
-	if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
-		child_fail(errw, STEP_RLIMIT);
-	rl.rlim_cur = rl.rlim_max = sb->limits.disk;
-	if (setrlimit(RLIMIT_FSIZE, &rl) < 0)
-		child_fail(errw, STEP_RLIMIT);
-	if (cpu_secs) {
-		/* SIGXCPU at the limit, SIGKILL a second later for a process
-		 * that ignores it. */
-		rl.rlim_cur = cpu_secs;
-		rl.rlim_max = cpu_secs + 1;
-		if (setrlimit(RLIMIT_CPU, &rl) < 0)
-			child_fail(errw, STEP_RLIMIT);
+		return STEP_CGROUP;
+	if (sb->netns_fd >= 0) {
+		if (setns(sb->netns_fd, CLONE_NEWNET) < 0)
+			return STEP_NETNS;
+		close(sb->netns_fd);  /* kept for this moment only: not the sandbox's */
 	}
-
-	if (dup2(devnull, 0) < 0 || dup2(outw, 1) < 0 || dup2(outw, 2) < 0)
-		child_fail(errw, STEP_FDS);
-	keep[nkeep++] = sb->seccomp_fd;
-	for (int i = 0; i < DATA_N; i++)
-		keep[nkeep++] = data[i];
-	keep[nkeep++] = errw;  /* close-on-exec: tells the parent exec worked */
-	qsort(keep, nkeep, sizeof keep[0], cmp_int);
-	close_others(keep, nkeep);
-	for (size_t i = 0; i < nkeep; i++)
-		if (keep[i] != errw && fcntl(keep[i], F_SETFD, 0) < 0)
-			child_fail(errw, STEP_FDS);
+	struct rlimit rl = { 4096, 4096 };
+	if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return STEP_RLIMIT;
 	/* The filter's offset is shared with earlier runs' children. */
 	if (lseek(sb->seccomp_fd, 0, SEEK_SET) != 0)
-		child_fail(errw, STEP_FDS);
-
+		return STEP_FDS;
 	if (setgroups(0, NULL) < 0 || setresgid(sb->gid, sb->gid, sb->gid) < 0 ||
 	    setresuid(sb->uid, sb->uid, sb->uid) < 0)
-		child_fail(errw, STEP_IDS);
-	if (getuid() != sb->uid || geteuid() != sb->uid || getgid() != sb->gid)
-		child_fail(errw, STEP_IDS);
-	/* Set after the uid change, which clears it. */
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent) {
-		errno = ESRCH;
-		child_fail(errw, STEP_PARENT);
+		return STEP_IDS;
+	if (getuid() != sb->uid || geteuid() != sb->uid || getgid() != sb->gid) {
+		errno = EPERM;
+		return STEP_IDS;
 	}
-	if (chdir("/") < 0)
-		child_fail(errw, STEP_FDS);
-	execve(BWRAP_PATH, argv, envp);
-	child_fail(errw, STEP_EXEC);
+	/* Set after the uid change, which clears it. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != bc->parent) {
+		errno = ESRCH;
+		return STEP_PARENT;
+	}
+	return 0;
 }
 
 static const char *step_text(int step)
@@ -768,7 +651,7 @@ static const char *step_text(int step)
 	case STEP_FDS: return _("cannot set up the command's file descriptors");
 	case STEP_IDS: return _("cannot drop to the sandbox uid");
 	case STEP_PARENT: return _("the supervisor went away");
-	case STEP_EXEC: return _("cannot run bubblewrap");
+	case 0: return _("cannot run bubblewrap");
 	case STEP_NETNS: return _("cannot join the sandbox's network namespace");
 	default: return _("the command could not be started");
 	}
@@ -830,124 +713,141 @@ static int drain_read(struct drain *d, int fd)
 	return hit ? 2 : 0;
 }
 
-static int bw_run(struct sandbox *sb, const struct sandbox_cmd *cmd, struct sandbox_result *r,
-                  struct err *e)
+static int run_check_cmd(const struct sandbox_cmd *cmd, struct err *e)
 {
-	int data[DATA_N] = { -1, -1, -1, -1 };
-	static const char *const data_text[DATA_N] = { passwd_data, group_data, hosts_data,
-	                                               gitconfig_data };
-	static const char *const data_name[DATA_N] = { "passwd", "group", "hosts", "gitconfig" };
-	int outp[2] = { -1, -1 }, errp[2] = { -1, -1 }, devnull = -1;
-	struct argv_b av = { 0 };
-	struct drain d;
-	uint64_t local_used = 0, oom0, pids0;
-	enum sandbox_end killed = SANDBOX_EXITED;
-	int status = 0, exited = 0, eof = 0, rc = -1;
-	double kill_time = 0;
-	pid_t pid, parent = getpid();
-	rlim_t cpu_secs;
-	struct child_fail cf;
-	ssize_t got;
-	struct statvfs vfs;
-
-	memset(r, 0, sizeof *r);
 	if (!cmd->argv || !cmd->argv[0])
 		return err_set(e, _("no command to run in the sandbox"));
 	for (size_t i = 0; cmd->env && cmd->env[i]; i++)
 		if (!setenv_ok(cmd->env[i]))
 			return err_set(e, _("invalid environment entry \"%s\" (expected NAME=VALUE)"),
 			               cmd->env[i]);
-	if (sandbox_cancel_requested()) {
-		r->end = SANDBOX_CANCELLED;
-		return 0;
-	}
+	return 0;
+}
+
+/* The files bwrap puts in place (data[]), the output pipe and the
+ * command's stdin, all above the descriptors the command may use. */
+static int run_fds(int data[DATA_N], int outp[2], int *devnull, struct err *e)
+{
+	static const char *const data_text[DATA_N] = { passwd_data, group_data, hosts_data,
+	                                               gitconfig_data };
+	static const char *const data_name[DATA_N] = { "passwd", "group", "hosts", "gitconfig" };
 
 	for (int i = 0; i < DATA_N; i++)
 		if ((data[i] = data_fd(data_name[i], data_text[i], e)) < 0)
-			goto out;
-	if (pipe2(outp, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
-		err_errno(e, _("cannot create a pipe"));
-		goto out;
-	}
+			return -1;
+	if (pipe2(outp, O_CLOEXEC) < 0)
+		return err_errno(e, _("cannot create a pipe"));
 	outp[0] = fd_high(outp[0]);
 	outp[1] = fd_high(outp[1]);
-	errp[0] = fd_high(errp[0]);
-	errp[1] = fd_high(errp[1]);
-	devnull = fd_high(open("/dev/null", O_RDWR | O_CLOEXEC));
-	if (outp[0] < 0 || outp[1] < 0 || errp[0] < 0 || errp[1] < 0 || devnull < 0) {
-		err_errno(e, _("cannot set up the command's file descriptors"));
-		goto out;
-	}
+	*devnull = fd_high(open("/dev/null", O_RDWR | O_CLOEXEC));
+	if (outp[0] < 0 || outp[1] < 0 || *devnull < 0)
+		return err_errno(e, _("cannot set up the command's file descriptors"));
 	/* Only our end is non-blocking; the command's stdout stays blocking. */
 	fcntl(outp[0], F_SETFL, fcntl(outp[0], F_GETFL) | O_NONBLOCK);
-	build_argv(sb, cmd, data, &av);
-	oom0 = cgroup_oom_kills(sb->cg);
-	pids0 = cgroup_pids_refused(sb->cg);
-	cpu_secs = cpu_rlimit(sb, cmd);
+	return 0;
+}
 
-	pid = fork();
-	if (pid < 0) {
-		err_errno(e, _("cannot fork"));
-		goto out;
-	}
-	if (pid == 0)
-		run_child(sb, av.v, devnull, outp[1], errp[1], data, parent, cpu_secs);
-
-	close(outp[1]);
-	outp[1] = -1;
-	close(errp[1]);
-	errp[1] = -1;
-	do
-		got = read(errp[0], &cf, sizeof cf);
-	while (got < 0 && errno == EINTR);
-	if (got == (ssize_t)sizeof cf) {
-		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-			;
+/* Starts bwrap with av, output into *out_wr, which is closed here, started
+ * or not, so that EOF comes once the command's own writers are gone.
+ * keep, limits and bc are read by child_start only. */
+static int run_start(struct sandbox *sb, const struct sandbox_cmd *cmd,
+                     const struct argv_b *av, const int data[DATA_N], int devnull,
+                     int *out_wr, struct child *ch, struct err *e)
+{
+	static const char *const envp[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL };
+	rlim_t cpu_secs = cpu_rlimit(sb, cmd);
+	int keep[DATA_N + 2];
+	size_t nkeep = 0;
+	keep[nkeep++] = sb->seccomp_fd;
+	for (int i = 0; i < DATA_N; i++)
+		keep[nkeep++] = data[i];
+	if (sb->netns_fd >= 0)
+		keep[nkeep++] = sb->netns_fd;
+	struct child_limit limits[3] = { { RLIMIT_CORE, 0, 0 },
+	                                 { RLIMIT_FSIZE, sb->limits.disk, sb->limits.disk } };
+	/* SIGXCPU at the limit, SIGKILL a second later for a process that
+	 * ignores it. */
+	if (cpu_secs)
+		limits[2] = (struct child_limit){ RLIMIT_CPU, cpu_secs, cpu_secs + 1 };
+	struct bw_child bc = { .sb = sb, .parent = getpid() };
+	*ch = (struct child){ .argv = (const char *const *)av->v, .env = envp, .cwd = "/",
+	                      .stdio = { devnull, *out_wr, *out_wr }, .keep = keep,
+	                      .nkeep = nkeep, .limits = limits, .nlimits = cpu_secs ? 3 : 2,
+	                      .flags = CHILD_CLOSE_FDS, .setup = bw_enter, .arg = &bc };
+	int started = child_start(ch, NULL);
+	close(*out_wr);
+	*out_wr = -1;
+	if (started < 0) {
 		cgroup_kill_all(sb->cg);
-		errno = cf.err;
-		if (cf.step == STEP_EXEC)
-			err_errno(e, "%s (%s)", step_text(cf.step), BWRAP_PATH);
+		errno = ch->exec_errno;
+		if (ch->exec_step == 0)
+			err_errno(e, "%s (%s)", step_text(0), BWRAP_PATH);
 		else
-			err_errno(e, "%s", step_text(cf.step));
-		goto out;
+			err_errno(e, "%s", step_text(ch->exec_step));
+		return -1;
 	}
+	return 0;
+}
 
-	d.out_fd = cmd->out_fd;
-	d.cap = sb->limits.output;
-	d.used = cmd->output_used ? cmd->output_used : &local_used;
-	d.capped = 0;
-	d.last = 0;
+/* The command's log, within the output cap shared by the task's commands. */
+static void run_drain_init(struct sandbox *sb, const struct sandbox_cmd *cmd,
+                           struct drain *d, uint64_t *local_used)
+{
+	d->out_fd = cmd->out_fd;
+	d->cap = sb->limits.output;
+	d->used = cmd->output_used ? cmd->output_used : local_used;
+	d->capped = 0;
+	d->last = 0;
 	if (sb->limits.cpus > 0 && !cgroup_cpu_limited(sb->cg) && !sb->cpu_noted) {
 		/* Said once per sandbox, in the log of its first command. */
-		drain_chunk(&d, CPU_NOTE, sizeof CPU_NOTE - 1);
+		drain_chunk(d, CPU_NOTE, sizeof CPU_NOTE - 1);
 		sb->cpu_noted = 1;
 	}
+}
+
+/* Waits for output up to POLL_MS (less when the deadline is nearer and
+ * still counts) and copies it; returns as drain_read, 0 when none came. */
+static int run_poll_output(const struct sandbox_cmd *cmd, int fd, struct drain *d,
+                           int deadline_counts)
+{
+	struct pollfd pfd = { fd, POLLIN, 0 };
+	int timeout = POLL_MS;
+
+	if (deadline_counts && cmd->deadline > 0) {
+		double left = cmd->deadline - clock_mono();
+		if (left < POLL_MS / 1000.0)
+			timeout = left > 0 ? (int)(left * 1000) + 1 : 0;
+	}
+	if (poll(&pfd, 1, timeout) > 0)
+		return drain_read(d, fd);
+	return 0;
+}
+
+/* Copies the output until the command has ended and the pipe is at EOF,
+ * killing it at the deadline, on a cancel or at the output cap.  Returns
+ * why it was killed (SANDBOX_EXITED: it was not), its wait status in
+ * *status. */
+static enum sandbox_end run_wait(struct sandbox *sb, const struct sandbox_cmd *cmd,
+                                 struct child *ch, int fd, struct drain *d, int *status)
+{
+	enum sandbox_end killed = SANDBOX_EXITED;
+	int exited = 0, eof = 0;
+	double kill_time = 0;
 
 	for (;;) {
-		struct pollfd pfd = { outp[0], POLLIN, 0 };
-		int timeout = POLL_MS;
-
 		if (!eof) {
-			if (killed == SANDBOX_EXITED && cmd->deadline > 0) {
-				double left = cmd->deadline - clock_mono();
-				if (left < POLL_MS / 1000.0)
-					timeout = left > 0 ? (int)(left * 1000) + 1 : 0;
-			}
-			if (poll(&pfd, 1, timeout) > 0) {
-				int dr = drain_read(&d, outp[0]);
-				if (dr == 1)
-					eof = 1;
-				else if (dr == 2 && killed == SANDBOX_EXITED)
-					killed = SANDBOX_OUTPUT_LIMIT;
-			}
+			int dr = run_poll_output(cmd, fd, d, killed == SANDBOX_EXITED);
+			if (dr == 1)
+				eof = 1;
+			else if (dr == 2 && killed == SANDBOX_EXITED)
+				killed = SANDBOX_OUTPUT_LIMIT;
 		} else if (!exited) {
 			struct timespec ts = { 0, 10 * 1000000L };
 			nanosleep(&ts, NULL);
 		}
-		if (!exited) {
-			pid_t w = waitpid(pid, &status, WNOHANG);
-			if (w == pid)
-				exited = 1;
+		if (!exited && child_poll(ch)) {
+			*status = ch->status;
+			exited = 1;
 		}
 		if (exited && eof)
 			break;
@@ -958,7 +858,7 @@ static int bw_run(struct sandbox *sb, const struct sandbox_cmd *cmd, struct sand
 				killed = SANDBOX_TIMEOUT;
 		}
 		if (killed != SANDBOX_EXITED && kill_time == 0) {
-			kill(pid, SIGKILL);
+			child_kill(ch, SIGKILL);
 			cgroup_kill_all(sb->cg);
 			kill_time = clock_mono();
 		}
@@ -973,9 +873,15 @@ static int bw_run(struct sandbox *sb, const struct sandbox_cmd *cmd, struct sand
 			}
 		}
 	}
-	/* Daemons and orphans must not outlive a command. */
-	cgroup_kill_all(sb->cg);
-	reap_sandbox_zombies();
+	return killed;
+}
+
+/* How the command ended, and which limits it ran into: counters that
+ * grew during the run, or a full disk now. */
+static void run_result(struct sandbox *sb, struct sandbox_result *r, enum sandbox_end killed,
+                       int status, uint64_t oom0, uint64_t pids0)
+{
+	struct statvfs vfs;
 
 	if (killed != SANDBOX_EXITED) {
 		r->end = killed;
@@ -993,18 +899,48 @@ static int bw_run(struct sandbox *sb, const struct sandbox_cmd *cmd, struct sand
 		r->hit |= SANDBOX_HIT_PIDS;
 	if (statvfs(RT, &vfs) == 0 && (vfs.f_bavail == 0 || (vfs.f_files && vfs.f_favail == 0)))
 		r->hit |= SANDBOX_HIT_DISK;
+}
+
+static int bw_run(struct sandbox *sb, const struct sandbox_cmd *cmd, struct sandbox_result *r,
+                  struct err *e)
+{
+	int data[DATA_N] = { -1, -1, -1, -1 };
+	int outp[2] = { -1, -1 }, devnull = -1;
+	struct argv_b av = { 0 };
+	struct child ch;
+	struct drain d;
+	uint64_t local_used = 0, oom0, pids0;
+	int status = 0, rc = -1;
+
+	memset(r, 0, sizeof *r);
+	if (run_check_cmd(cmd, e) < 0)
+		return -1;
+	if (sandbox_cancel_requested()) {
+		r->end = SANDBOX_CANCELLED;
+		return 0;
+	}
+	if (run_fds(data, outp, &devnull, e) < 0)
+		goto out;
+	build_argv(sb, cmd, data, &av);
+	oom0 = cgroup_oom_kills(sb->cg);
+	pids0 = cgroup_pids_refused(sb->cg);
+	if (run_start(sb, cmd, &av, data, devnull, &outp[1], &ch, e) < 0)
+		goto out;
+	run_drain_init(sb, cmd, &d, &local_used);
+	enum sandbox_end killed = run_wait(sb, cmd, &ch, outp[0], &d, &status);
+	/* Daemons and orphans must not outlive a command. */
+	cgroup_kill_all(sb->cg);
+	reap_sandbox_zombies();
+	run_result(sb, r, killed, status, oom0, pids0);
 	rc = 0;
 
 out:
 	for (int i = 0; i < DATA_N; i++)
 		if (data[i] >= 0)
 			close(data[i]);
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < 2; i++)
 		if (outp[i] >= 0)
 			close(outp[i]);
-		if (errp[i] >= 0)
-			close(errp[i]);
-	}
 	if (devnull >= 0)
 		close(devnull);
 	av_free(&av);
@@ -1187,6 +1123,66 @@ done:
 	return rc;
 }
 
+/* 1 if the filesystem type is listed in /proc/filesystems. */
+static int fs_supported(const char *type)
+{
+	FILE *f = fopen("/proc/filesystems", "re");
+	char line[256];
+	int found = 0;
+
+	if (!f)
+		return 0;
+	while (!found && fgets(line, sizeof line, f)) {
+		char *name = strrchr(line, '\t');
+		name = name ? name + 1 : line;
+		name[strcspn(name, "\n")] = 0;
+		found = strcmp(name, type) == 0;
+	}
+	fclose(f);
+	return found;
+}
+
+static int bw_preflight(struct err *e)
+{
+	struct stat st;
+	FILE *f;
+
+	if (stat(BWRAP_PATH, &st) < 0 || !S_ISREG(st.st_mode) || access(BWRAP_PATH, X_OK) < 0)
+		return err_set(e, _("bubblewrap (%s) is missing or not executable; install it "
+		                    "(apt-get install bubblewrap) and reconfigure paddock"),
+		               BWRAP_PATH);
+	if (geteuid() != 0)
+		return err_set(e, _("the sandbox must drop to an unprivileged uid, which needs "
+		                    "root; run paddock as root, e.g. with sudo"));
+	/* bwrap is not setuid here: it needs unprivileged user namespaces. */
+	f = fopen("/proc/sys/user/max_user_namespaces", "re");
+	if (f) {
+		long n = -1;
+		if (fscanf(f, "%ld", &n) == 1 && n == 0) {
+			fclose(f);
+			return err_set(e, _("user namespaces are disabled (user.max_user_namespaces "
+			                    "is 0), which bubblewrap needs; enable them with "
+			                    "sysctl -w user.max_user_namespaces=10000"));
+		}
+		fclose(f);
+	}
+	if (cgroup_preflight(e) < 0)
+		return -1;
+	if (!fs_supported("overlay"))
+		return err_set(e, _("the kernel does not support overlayfs, which the sandbox "
+		                    "uses for the workspace; load it with modprobe overlay"));
+	if (!fs_supported("tmpfs"))
+		return err_set(e, _("the kernel does not support tmpfs, which the sandbox needs"));
+	return 0;
+}
+
+static void bw_janitor(void)
+{
+	/* Mounts live in each supervisor's private mount namespace and vanish
+	 * with it, so only cgroups can outlive a task. */
+	cgroup_janitor();
+}
+
 static const struct sandbox_backend bwrap_backend = {
 	.name = "bwrap",
 	.create = bw_create,
@@ -1194,6 +1190,8 @@ static const struct sandbox_backend bwrap_backend = {
 	.copy_out = bw_copy_out,
 	.copy_in = bw_copy_in,
 	.destroy = bw_destroy,
+	.preflight = bw_preflight,
+	.janitor = bw_janitor,
 };
 
 const struct sandbox_backend *sandbox_backend_bwrap(void)

@@ -18,14 +18,17 @@
 #include <time.h>
 #include <unistd.h>
 #include "buf.h"
+#include "child.h"
 #include "clock.h"
 #include "fsx.h"
 #include "gate.h"
 #include "gateway.h"
 #include "i18n.h"
 #include "mirror.h"
+#include "move.h"
 #include "paths.h"
 #include "pipeline.h"
+#include "report.h"
 #include "sandbox.h"
 #include "store.h"
 #include "template.h"
@@ -67,12 +70,14 @@ struct scheduler {
 	int stopping;              /* shutting down: tasks stopped are
 	                              interrupted, not failed */
 	struct webhook *wh;        /* the webhook sender (webhook.h) */
+	struct mover mv;           /* every move of a task (move.h) */
+	const struct sandbox_backend *be; /* makes the sandboxes (sandbox.h) */
 };
 #define sched scheduler
 
 int scheduler_lock(const char *data_dir, int *fd_out, struct err *e)
 {
-	char *path = paths_join(data_dir, "scheduler.lock", NULL);
+	char *path = paths_scheduler_lock(data_dir);
 	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0) {
 		err_errno(e, _("cannot open %s"), path);
@@ -102,37 +107,16 @@ int scheduler_lock(const char *data_dir, int *fd_out, struct err *e)
 
 static void progress(struct sched *s, const char *id, const char *what, const char *detail)
 {
-	if (!s->progress)
-		return;
-	if (detail)
-		fprintf(s->progress, "%s  %-9s  %s\n", id, what, detail);
-	else
-		fprintf(s->progress, "%s  %s\n", id, what);
-	fflush(s->progress);
+	move_progress(&s->mv, id, what, detail);
 }
 
-/* Progress and webhook of a move made in the store. */
-static void moved(struct sched *s, const char *id, enum task_status to, const char *detail)
-{
-	struct err e = {{0}};
-	/* Only the first line of an error goes to the progress output. */
-	char *first = detail ? xstrndup(detail, strcspn(detail, "\n")) : NULL;
-	progress(s, id, task_status_name(to), first);
-	free(first);
-	/* A gate opens, a task fails or is done: the webhook, if any. */
-	if (webhook_enqueue(s->cfg, s->st, id, to, &e) < 0)
-		fprintf(stderr, "paddock: %s\n", e.msg);
-}
-
+/* A move of the scheduler's (move.h); one it cannot make is said. */
 static void transition(struct sched *s, const char *id, enum task_status to,
                        const char *error)
 {
 	struct err e = {{0}};
-	if (store_task_transition(s->st, id, to, error, &e) < 0) {
+	if (move_task(&s->mv, id, to, error, &e) < 0)
 		fprintf(stderr, "paddock: %s\n", e.msg);
-		return;
-	}
-	moved(s, id, to, error);
 }
 
 /* The process of an active task stopped before it ended the task:
@@ -142,12 +126,8 @@ static void transition(struct sched *s, const char *id, enum task_status to,
 static void interrupted(struct sched *s, const char *id, int planned, const char *why)
 {
 	struct err e = {{0}};
-	enum task_status to;
-	if (store_task_interrupted(s->st, id, planned, s->cfg->max_attempts, why, &to, &e) < 0) {
+	if (move_interrupted(&s->mv, id, planned, why, NULL, &e) < 0)
 		fprintf(stderr, "paddock: %s\n", e.msg);
-		return;
-	}
-	moved(s, id, to, why);
 }
 
 /* Round N > 1 failed: the task goes back to review with round N - 1,
@@ -155,36 +135,17 @@ static void interrupted(struct sched *s, const char *id, int planned, const char
 static void round_failed(struct sched *s, const char *id, const char *why)
 {
 	struct err e = {{0}};
-	if (store_task_rollback_round(s->st, id, why, &e) < 0) {
+	char *detail = xasprintf(_("the round failed; back at the round before: %s"), why);
+	if (move_rollback_round(&s->mv, id, why, detail, &e) < 0) {
 		fprintf(stderr, "paddock: %s\n", e.msg);
 		transition(s, id, TASK_FAILED, why);
-		return;
 	}
-	char *detail = xasprintf(_("the round failed; back at the round before: %s"), why);
-	moved(s, id, TASK_REVIEW, detail);
 	free(detail);
-}
-
-static void unescape(char *s)
-{
-	char *o = s;
-	for (; *s; s++) {
-		if (*s == '\\' && s[1] == 'n') {
-			*o++ = '\n';
-			s++;
-		} else if (*s == '\\' && s[1] == '\\') {
-			*o++ = '\\';
-			s++;
-		} else {
-			*o++ = *s;
-		}
-	}
-	*o = '\0';
 }
 
 /* pause {"endpoint":E,"until":T,"status":N}: the endpoint asked to slow
  * down; no task whose agent uses it starts before T. */
-static void handle_pause(struct sched *s, struct worker *w, const char *json)
+static void on_pause(struct sched *s, struct worker *w, const char *json)
 {
 	struct err e = {{0}};
 	json_error_t je;
@@ -214,82 +175,161 @@ static void handle_pause(struct sched *s, struct worker *w, const char *json)
 	json_decref(j);
 }
 
-static void handle_line(struct sched *s, struct worker *w, char *line)
+/* ---- the report lines (report.h), one handler each ---- */
+
+static void say(struct err *e, const char *id)
+{
+	fprintf(stderr, "paddock: %s: %s\n", id, e->msg);
+}
+
+static void on_status(struct sched *s, struct worker *w, const char *arg)
+{
+	int st = task_status_parse(arg);
+	if (st >= 0)
+		transition(s, w->id, (enum task_status)st, NULL);
+}
+
+static void on_base(struct sched *s, struct worker *w, const char *arg)
 {
 	struct err e = {{0}};
-	unescape(line);
-	if (!strncmp(line, "status ", 7)) {
-		int st = task_status_parse(line + 7);
-		if (st >= 0)
-			transition(s, w->id, (enum task_status)st, NULL);
-	} else if (!strncmp(line, "base ", 5)) {
-		if (store_task_set_base(s->st, w->id, line + 5, &e) < 0 ||
-		    store_round_begin(s->st, w->id, 1, line + 5, &e) < 0)
-			fprintf(stderr, "paddock: %s\n", e.msg);
-	} else if (!strncmp(line, "head ", 5)) {
-		if (store_task_set_head(s->st, w->id, line + 5, &e) < 0 ||
-		    store_round_end(s->st, w->id, w->round, line + 5, NULL, &e) < 0)
-			fprintf(stderr, "paddock: %s\n", e.msg);
-	} else if (!strncmp(line, "summary ", 8)) {
-		if (store_task_set(s->st, w->id, "summary", line + 8, &e) < 0)
-			fprintf(stderr, "paddock: %s\n", e.msg);
-	} else if (!strncmp(line, "gate ", 5)) {
-		if (store_round_end(s->st, w->id, w->round, NULL, line + 5, &e) < 0)
-			fprintf(stderr, "paddock: %s\n", e.msg);
-	} else if (!strncmp(line, "egress ", 7)) {
-		if (store_egress_add(s->st, w->id, w->round, line + 7, &e) < 0)
-			fprintf(stderr, "paddock: %s: %s\n", w->id, e.msg);
-	} else if (!strncmp(line, "usage ", 6)) {
-		struct task_usage u;
-		if (store_usage_parse(line + 6, &u, &e) < 0 ||
-		    store_task_set_usage(s->st, w->id, &u, &e) < 0)
-			fprintf(stderr, "paddock: %s: %s\n", w->id, e.msg);
-	} else if (!strncmp(line, "pause ", 6)) {
-		handle_pause(s, w, line + 6);
-	} else if (!strncmp(line, "session ", 8)) {
-		if (store_task_set(s->st, w->id, "session", line + 8, &e) < 0)
-			fprintf(stderr, "paddock: %s\n", e.msg);
-	} else if (!strncmp(line, "reason ", 7)) {
-		if (store_task_set(s->st, w->id, "reason", line + 7, &e) < 0)
-			fprintf(stderr, "paddock: %s\n", e.msg);
-	} else if (!strcmp(line, "done")) {
-		w->finished = 1;
-		/* A cancel that arrived while the last step finished still
-		 * counts: the task does not open a gate. */
-		struct task_row t;
-		int cancel = 0;
-		if (store_task_get(s->st, w->id, &t, &e) == 0) {
-			cancel = t.cancel_requested;
-			task_row_free(&t);
-		}
-		transition(s, w->id, cancel ? TASK_CANCELLED : TASK_REVIEW,
-		           cancel ? _("cancelled while it ran") : NULL);
-	} else if (!strcmp(line, "nochange")) {
-		w->finished = 1;
-		transition(s, w->id, TASK_DONE, NULL);
-	} else if (!strcmp(line, "kept")) {
-		w->at_gate = 1;
-		if (store_task_set_sandbox_kept(s->st, w->id, 1, &e) < 0)
-			fprintf(stderr, "paddock: %s\n", e.msg);
-	} else if (!strcmp(line, "released")) {
-		w->at_gate = 0;
-		if (store_task_set_sandbox_kept(s->st, w->id, 0, &e) < 0)
-			fprintf(stderr, "paddock: %s\n", e.msg);
-	} else if (!strncmp(line, "fail ", 5)) {
-		w->finished = 1;
-		if (s->stopping)
-			interrupted(s, w->id, 1, _("paddock was stopped while the task ran"));
-		else if (w->round > 1)
-			round_failed(s, w->id, line + 5);
-		else
-			transition(s, w->id, TASK_FAILED, line + 5);
-	} else if (!strcmp(line, "cancelled") && s->stopping) {
-		w->finished = 1;
-		interrupted(s, w->id, 1, _("paddock was stopped while the task ran"));
-	} else if (!strcmp(line, "cancelled")) {
-		w->finished = 1;
-		transition(s, w->id, TASK_CANCELLED, _("cancelled while it ran"));
+	if (store_task_set_base(s->st, w->id, arg, &e) < 0 ||
+	    store_round_begin(s->st, w->id, 1, arg, &e) < 0)
+		say(&e, w->id);
+}
+
+static void on_head(struct sched *s, struct worker *w, const char *arg)
+{
+	struct err e = {{0}};
+	if (store_task_set_head(s->st, w->id, arg, &e) < 0 ||
+	    store_round_end(s->st, w->id, w->round, arg, NULL, &e) < 0)
+		say(&e, w->id);
+}
+
+static void set_column(struct sched *s, struct worker *w, const char *column, const char *v)
+{
+	struct err e = {{0}};
+	if (store_task_set(s->st, w->id, column, v, &e) < 0)
+		say(&e, w->id);
+}
+
+static void on_summary(struct sched *s, struct worker *w, const char *arg)
+{
+	set_column(s, w, "summary", arg);
+}
+
+static void on_session(struct sched *s, struct worker *w, const char *arg)
+{
+	set_column(s, w, "session", arg);
+}
+
+static void on_reason(struct sched *s, struct worker *w, const char *arg)
+{
+	set_column(s, w, "reason", arg);
+}
+
+static void on_gate(struct sched *s, struct worker *w, const char *arg)
+{
+	struct err e = {{0}};
+	if (store_round_end(s->st, w->id, w->round, NULL, arg, &e) < 0)
+		say(&e, w->id);
+}
+
+static void on_egress(struct sched *s, struct worker *w, const char *arg)
+{
+	struct err e = {{0}};
+	if (store_egress_add(s->st, w->id, w->round, arg, &e) < 0)
+		say(&e, w->id);
+}
+
+static void on_usage(struct sched *s, struct worker *w, const char *arg)
+{
+	struct err e = {{0}};
+	struct task_usage u;
+	if (store_usage_parse(arg, &u, &e) < 0 || store_task_set_usage(s->st, w->id, &u, &e) < 0)
+		say(&e, w->id);
+}
+
+static void on_done(struct sched *s, struct worker *w, const char *arg)
+{
+	(void)arg;
+	struct err e = {{0}};
+	w->finished = 1;
+	/* A cancel that arrived while the last step finished still counts:
+	 * the task does not open a gate. */
+	struct task_row t;
+	int cancel = 0;
+	if (store_task_get(s->st, w->id, &t, &e) == 0) {
+		cancel = t.cancel_requested;
+		task_row_free(&t);
 	}
+	transition(s, w->id, cancel ? TASK_CANCELLED : TASK_REVIEW,
+	           cancel ? _("cancelled while it ran") : NULL);
+}
+
+static void on_nochange(struct sched *s, struct worker *w, const char *arg)
+{
+	(void)arg;
+	w->finished = 1;
+	transition(s, w->id, TASK_DONE, NULL);
+}
+
+static void on_kept(struct sched *s, struct worker *w, const char *arg)
+{
+	(void)arg;
+	struct err e = {{0}};
+	w->at_gate = 1;
+	if (store_task_set_sandbox_kept(s->st, w->id, 1, &e) < 0)
+		say(&e, w->id);
+}
+
+static void on_released(struct sched *s, struct worker *w, const char *arg)
+{
+	(void)arg;
+	struct err e = {{0}};
+	w->at_gate = 0;
+	if (store_task_set_sandbox_kept(s->st, w->id, 0, &e) < 0)
+		say(&e, w->id);
+}
+
+static void on_fail(struct sched *s, struct worker *w, const char *arg)
+{
+	w->finished = 1;
+	if (s->stopping)
+		interrupted(s, w->id, 1, _("paddock was stopped while the task ran"));
+	else if (w->round > 1)
+		round_failed(s, w->id, arg);
+	else
+		transition(s, w->id, TASK_FAILED, arg);
+}
+
+static void on_cancelled(struct sched *s, struct worker *w, const char *arg)
+{
+	(void)arg;
+	w->finished = 1;
+	if (s->stopping)
+		interrupted(s, w->id, 1, _("paddock was stopped while the task ran"));
+	else
+		transition(s, w->id, TASK_CANCELLED, _("cancelled while it ran"));
+}
+
+/* Generated from REPORT_INFO: a verb without its on_<verb> does not
+ * compile. */
+static void (*const on_report[REPORT_N])(struct sched *, struct worker *, const char *) = {
+#define REPORT_HANDLER(ID, name, arg, doc) [REPORT_##ID] = on_##name,
+	REPORT_INFO(REPORT_HANDLER)
+#undef REPORT_HANDLER
+};
+
+static void handle_line(struct sched *s, struct worker *w, char *line)
+{
+	enum report_verb v;
+	const char *arg;
+	if (report_parse(line, &v, &arg) < 0) {
+		fprintf(stderr, "paddock: %s: %s\n", w->id,
+		        _("a report line that is not in the protocol was ignored"));
+		return;
+	}
+	on_report[v](s, w, arg);
 }
 
 /* Returns 1 after reading data, 0 when nothing is there now, -1 at the
@@ -355,7 +395,7 @@ static void worker_reap(struct sched *s, size_t i, int status)
 		}
 		/* Its cgroups outlive it (their lock is free now). */
 		if (!s->stopping)
-			sandbox_janitor();
+			s->be->janitor();
 	}
 	if (w->at_gate) {
 		struct err e = {{0}};
@@ -367,27 +407,36 @@ static void worker_reap(struct sched *s, size_t i, int status)
 	s->w[i] = s->w[--s->nw];
 }
 
-static void supervise(struct sched *s, struct task_row *t, int wfd, int cmdfd, int resume,
-                      pid_t parent)
+struct supervise_arg {
+	struct sched *s;
+	struct task_row *t;
+	int wfd, cmdfd, resume;
+};
+
+/* In the supervisor (a child that dies with the scheduler: nothing of a
+ * task may outlive paddock), with nothing of the host
+ * process but its two pipes: a dashboard's pipes held open here would
+ * never see their end, and its store and terminal are none of a task's
+ * business. */
+static int supervise(void *arg)
 {
-	/* The supervisor dies with the scheduler: nothing of a task may
-	 * outlive paddock (research 3.5). */
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (getppid() != parent)
-		_exit(1);
-	sigset_t none;
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
+	struct supervise_arg *a = arg;
 	signal(SIGCHLD, SIG_DFL);
-	/* Nothing of the host process but its two pipes: a dashboard's
-	 * pipes held open here would never see their end, and its store and
-	 * terminal are none of a task's business. */
-	int keep[] = { wfd, cmdfd };
-	fsx_close_from(3, keep, 2);
-	struct pipeline_job job = { .cfg = s->cfg, .data_dir = s->data_dir, .task = t,
-	                            .cmd_fd = cmdfd, .resume_round = resume };
-	/* _exit: the parent's store handle and stdio buffers are not ours. */
-	_exit(pipeline_run(&job, wfd));
+	struct pipeline_job job = { .cfg = a->s->cfg, .be = a->s->be,
+	                            .data_dir = a->s->data_dir, .task = a->t,
+	                            .cmd_fd = a->cmdfd, .resume_round = a->resume };
+	return pipeline_run(&job, a->wfd);
+}
+
+static void on_supervisor_exit(pid_t pid, int status, void *owner)
+{
+	struct sched *s = owner;
+	for (size_t i = 0; i < s->nw; i++) {
+		if (s->w[i].pid == pid) {
+			worker_reap(s, i, status);
+			return;
+		}
+	}
 }
 
 /* Forks the supervisor of task t (round `resume`, or a new task when 0). */
@@ -401,21 +450,20 @@ static int spawn(struct sched *s, struct task_row *t, int resume, int round)
 		close(p[1]);
 		return -1;
 	}
-	fflush(NULL);
-	pid_t parent = getpid();
-	pid_t pid = fork();
-	if (pid < 0) {
+	struct supervise_arg a = { .s = s, .t = t, .wfd = p[1], .cmdfd = c[0], .resume = resume };
+	int keep[] = { p[1], c[0] };
+	struct child ch = { .fn = supervise, .arg = &a, .keep = keep, .nkeep = 2,
+	                    .flags = CHILD_DIE_WITH_PARENT | CHILD_CLOSE_FDS,
+	                    .on_exit = on_supervisor_exit, .owner = s };
+	struct err e = {{0}};
+	if (child_start(&ch, &e) < 0) {
 		close(p[0]);
 		close(p[1]);
 		close(c[0]);
 		close(c[1]);
 		return -1;
 	}
-	if (pid == 0) {
-		close(p[0]);
-		close(c[1]);
-		supervise(s, t, p[1], c[0], resume, parent);
-	}
+	pid_t pid = ch.pid;
 	close(p[1]);
 	close(c[0]);
 	fcntl(p[0], F_SETFL, O_NONBLOCK);
@@ -430,25 +478,63 @@ static int spawn(struct sched *s, struct task_row *t, int resume, int round)
 	return 0;
 }
 
+int scheduler_next_startable(struct store *st, const struct config *cfg, double now,
+                             struct task_row *t, double *blocked_until, struct err *e)
+{
+	if (blocked_until)
+		*blocked_until = 0;
+	struct pause_row *p;
+	size_t np;
+	if (store_pauses_active(st, now, &p, &np, e) < 0)
+		return -1;
+	if (np == 0) {
+		store_pauses_free(p, np);
+		return store_task_next_queued(st, t, e);
+	}
+	struct task_row *rows;
+	size_t n;
+	if (store_task_list(st, TASK_QUEUED, &rows, &n, e) < 0) {
+		store_pauses_free(p, np);
+		return -1;
+	}
+	int found = 0;
+	for (size_t i = 0; i < n && !found; i++) {
+		const struct agent_conf *a = cfg ? config_find_agent(cfg, rows[i].agent) : NULL;
+		const struct pause_row *held = NULL;
+		for (size_t k = 0; a && a->endpoint && k < np; k++)
+			if (!strcmp(p[k].endpoint, a->endpoint))
+				held = &p[k];
+		if (!held) {
+			*t = rows[i];
+			memset(&rows[i], 0, sizeof rows[i]);
+			found = 1;
+		} else if (blocked_until && (*blocked_until == 0 || held->until < *blocked_until)) {
+			*blocked_until = held->until;
+		}
+	}
+	task_rows_free(rows, n);
+	store_pauses_free(p, np);
+	return found;
+}
+
 static int start_one(struct sched *s)
 {
 	struct task_row t;
 	struct err e = {{0}};
 	/* Tasks whose endpoint is paused wait; the next look (every
 	 * POLL_MS) starts them once the pause is over. */
-	int rc = store_task_next_startable(s->st, s->cfg, clock_wall(), &t, NULL, &e);
+	int rc = scheduler_next_startable(s->st, s->cfg, clock_wall(), &t, NULL, &e);
 	if (rc <= 0) {
 		if (rc < 0)
 			fprintf(stderr, "paddock: %s\n", e.msg);
 		return 0;
 	}
-	if (store_task_start(s->st, t.id, &e) < 0) {
+	if (move_start(&s->mv, t.id, t.repo, &e) < 0) {
 		/* Cancelled by another process in the meantime. */
 		task_row_free(&t);
 		return 1;
 	}
 	t.attempts++;              /* as store_task_start counted it */
-	progress(s, t.id, "preparing", t.repo);
 	if (spawn(s, &t, 0, 1) < 0) {
 		store_task_set(s->st, t.id, "reason", "preparing", &e);
 		transition(s, t.id, TASK_FAILED, "preparing: cannot start a supervisor");
@@ -498,10 +584,8 @@ static int write_notes(struct sched *s, const char *id, int round, struct err *e
 		task_row_free(&t);
 	}
 	buf_adds(&text, notes);
-	char name[32];
-	snprintf(name, sizeof name, "notes-%d", round);
-	char *dir = paths_join(s->data_dir, "tasks", id, NULL);
-	char *path = paths_join(dir, name, NULL);
+	char *dir = paths_task_dir(s->data_dir, id);
+	char *path = paths_task_notes(s->data_dir, id, round);
 	int rc = fsx_mkdir_p(dir, 0700, e) == 0 ?
 		fsx_write_file(path, text.data ? text.data : "", text.len, 0600, e) : -1;
 	buf_free(&text);
@@ -535,11 +619,10 @@ static int start_requested(struct sched *s)
 		}
 		int round;
 		if (write_notes(s, t->id, t->round + 1, &e) < 0 ||
-		    store_task_resume(s->st, t->id, &round, &e) < 0) {
+		    move_resume(&s->mv, t->id, &round, &e) < 0) {
 			fprintf(stderr, "paddock: %s\n", e.msg);
 			continue;
 		}
-		progress(s, t->id, "running", _("changes requested"));
 		if (w) {
 			char cmd[32];
 			int len = snprintf(cmd, sizeof cmd, "resume %d\n", round);
@@ -634,7 +717,7 @@ static void *reconcile_run(void *arg)
 	struct reconcile *rc = arg;
 	struct store *st;
 	struct err e = {{0}};
-	char *db = paths_join(rc->data_dir, "paddock.db", NULL);
+	char *db = paths_db(rc->data_dir);
 	if (store_open(&st, db, &e) == 0) {
 		struct gate_ctx g = { .cfg = rc->cfg, .data_dir = rc->data_dir, .st = st,
 		                      .actor = gate_actor() };
@@ -725,16 +808,9 @@ static void handle_signals(struct sched *s)
 	struct signalfd_siginfo si;
 	while (read(s->sfd, &si, sizeof si) == sizeof si)
 		;
-	int status;
-	pid_t pid;
-	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
-		for (size_t i = 0; i < s->nw; i++) {
-			if (s->w[i].pid == pid) {
-				worker_reap(s, i, status);
-				break;
-			}
-		}
-	}
+	/* Each ended child goes to its owner: the supervisors to
+	 * on_supervisor_exit, a hosting dashboard's jobs to the dashboard. */
+	child_reap();
 }
 
 /* On shutdown the supervisors are asked to stop (SIGTERM: each tears its
@@ -772,7 +848,7 @@ static void shutdown_workers(struct sched *s)
 	}
 	/* A supervisor killed before it finished leaves its cgroups (and,
 	 * with the bridge, its socket folder). */
-	sandbox_janitor();
+	s->be->janitor();
 	gateway_janitor();
 }
 
@@ -780,17 +856,19 @@ int scheduler_open(struct scheduler **out, const struct config *cfg, const char 
                    FILE *progress, struct err *e)
 {
 	int lockfd;
-	if (sandbox_preflight(e) < 0)
+	const struct sandbox_backend *be = sandbox_backend_find(cfg->sandbox_backend, e);
+	if (!be || be->preflight(e) < 0)
 		return err_prefix(e, _("cannot run tasks"));
 	if (scheduler_lock(data_dir, &lockfd, e) < 0)
 		return -1;
 	struct sched *s = xcalloc(1, sizeof *s);
 	s->cfg = cfg;
+	s->be = be;
 	s->data_dir = xstrdup(data_dir);
 	s->progress = progress;
 	s->lockfd = lockfd;
 	s->sfd = -1;
-	char *db = paths_join(data_dir, "paddock.db", NULL);
+	char *db = paths_db(data_dir);
 	int rc = store_open(&s->st, db, e);
 	free(db);
 	if (rc < 0) {
@@ -799,6 +877,7 @@ int scheduler_open(struct scheduler **out, const struct config *cfg, const char 
 		free(s);
 		return -1;
 	}
+	s->mv = (struct mover){ .cfg = cfg, .st = s->st, .progress = progress };
 	/* Whatever a dead owner left active is recovered: its sandboxes are
 	 * gone with its processes (the janitor removes their cgroups), its
 	 * first rounds run again, its later rounds go back to review. */
@@ -811,7 +890,7 @@ int scheduler_open(struct scheduler **out, const struct config *cfg, const char 
 		                    "%d back at review, %d failed after too many attempts, "
 		                    "%d cancelled, %d lost\n"),
 		        rec.queued, rec.review, rec.failed, rec.cancelled, rec.lost);
-	sandbox_janitor();
+	be->janitor();
 	gateway_janitor();
 	/* Imports and template builds run in this owner's supervisors, and
 	 * none runs yet: their leftovers are a dead owner's. */
@@ -851,6 +930,18 @@ size_t scheduler_pollfds(struct scheduler *s, struct pollfd *out, size_t max)
 	return n;
 }
 
+static int prune_templates(void *arg)
+{
+	struct sched *s = arg;
+	template_prune_unused(s->data_dir, s->cfg->template_max_age);
+	return 0;
+}
+
+static void on_prune_exit(pid_t pid, int status, void *owner)
+{
+	(void)pid, (void)status, (void)owner;
+}
+
 void scheduler_step(struct scheduler *s, const struct pollfd *fds, size_t n)
 {
 	/* Reports first, then children: a supervisor's last lines are read
@@ -878,14 +969,12 @@ void scheduler_step(struct scheduler *s, const struct pollfd *fds, size_t n)
 		 * the loop (or the dashboard that hosts it); the reaper in
 		 * handle_signals collects it. */
 		s->next_prune = now + 3600;
-		fflush(NULL);
-		pid_t pid = fork();
-		if (pid == 0) {
-			/* None of the loop's locks, pipes or sockets. */
-			fsx_close_from(3, NULL, 0);
-			template_prune_unused(s->data_dir, s->cfg->template_max_age);
-			_exit(0);
-		}
+		/* None of the loop's locks, pipes or sockets. */
+		struct child ch = { .fn = prune_templates, .arg = s, .flags = CHILD_CLOSE_FDS,
+		                    .on_exit = on_prune_exit };
+		struct err e = {{0}};
+		if (child_start(&ch, &e) < 0)
+			fprintf(stderr, "paddock: %s\n", e.msg);
 	}
 	webhook_pump(s->wh, fds, n, clock_wall());
 }

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include "config.h"
 #include "err.h"
+#include "store.h"
 
 struct scheduler;
 
@@ -20,6 +21,15 @@ struct scheduler_opts {
 
 /* Takes the owner lock; fails with a message when another process holds it. */
 int scheduler_lock(const char *data_dir, int *fd_out, struct err *e);
+
+/* The endpoint-pause policy: the oldest queued task in st that may start
+ * at unix time now, one whose agent (in cfg) uses no endpoint with an
+ * active pause (an agent that cfg does not know, or one without an
+ * endpoint, is never held back).  Returns 1 and fills *t, 0 when none may
+ * start.  blocked_until, if not NULL, gets the earliest end of a pause
+ * that held a queued task back (0: none held back). */
+int scheduler_next_startable(struct store *st, const struct config *cfg, double now,
+                             struct task_row *t, double *blocked_until, struct err *e);
 /* The scheduler as a part of another event loop (the dashboard hosts it):
  * open takes the lock, marks tasks left active by a dead owner as lost,
  * runs the janitor and blocks SIGCHLD (reaped through a signalfd among its

@@ -1,8 +1,8 @@
-/* seccomp_filter: the syscall filter every sandbox runs under (libseccomp),
- * per research section 3.3: default allow; EPERM for mount-family,
- * namespace creation, keyctl, bpf, perf_event_open, userfaultfd, io_uring,
- * module and kexec calls, TIOCSTI/TIOCLINUX ioctls and exotic socket
- * families; clone3 gets ENOSYS; foreign architectures are killed. */
+/* seccomp_filter: the syscall filter every sandbox runs under (libseccomp):
+ * default allow; EPERM for mount-family, namespace creation, keyctl, bpf,
+ * perf_event_open, userfaultfd, io_uring, module and kexec calls,
+ * TIOCSTI/TIOCLINUX ioctls and exotic socket families; clone3 gets
+ * ENOSYS; foreign architectures are killed. */
 #ifndef PADDOCK_SECCOMP_FILTER_H
 #define PADDOCK_SECCOMP_FILTER_H
 

@@ -482,8 +482,8 @@ fail:
 int store_task_get(struct store *s, const char *id, struct task_row *t, struct err *e)
 {
 	if (!task_id_valid(id, 1))
-		return err_set(e, _("'%s' is not a task id (ids look like %s); "
-		                    "'paddock list' shows them"), id, "k3x9m2qa7d");
+		return err_kind_set(e, ERR_INVALID, _("'%s' is not a task id (ids look like %s); "
+		                                      "'paddock list' shows them"), id, "k3x9m2qa7d");
 	sqlite3_stmt *st;
 	if (sqlite3_prepare_v2(s->db, "SELECT " TASK_COLS " FROM tasks WHERE id >= ? AND "
 	                       "id < ? ORDER BY id LIMIT 2", -1, &st, NULL) != SQLITE_OK)
@@ -496,14 +496,16 @@ int store_task_get(struct store *s, const char *id, struct task_row *t, struct e
 	sqlite3_bind_text(st, 2, hi, -1, SQLITE_STATIC);
 	int rc = -1;
 	if (sqlite3_step(st) != SQLITE_ROW) {
-		err_set(e, _("no task %s; 'paddock list' shows the tasks"), id);
+		err_kind_set(e, ERR_NOT_FOUND, _("no task %s; 'paddock list' shows the tasks"), id);
 	} else {
 		char first[TASK_ID_LEN + 1];
 		snprintf(first, sizeof first, "%s", (const char *)sqlite3_column_text(st, 1));
 		rc = row_fill(s, st, t, e);
 		if (rc == 0 && sqlite3_step(st) == SQLITE_ROW) {
-			err_set(e, _("task id prefix %s is ambiguous (%s, %s, ...); type more of it"),
-			        id, first, (const char *)sqlite3_column_text(st, 1));
+			/* Not found: no one task has the prefix. */
+			err_kind_set(e, ERR_NOT_FOUND, _("task id prefix %s is ambiguous (%s, %s, "
+			             "...); type more of it"), id, first,
+			             (const char *)sqlite3_column_text(st, 1));
 			task_row_free(t);
 			rc = -1;
 		}
@@ -577,7 +579,7 @@ static int read_status(struct store *s, const char *id, enum task_status *status
 		*created = sqlite3_column_double(st, 1);
 		rc = 0;
 	} else {
-		err_set(e, _("no task %s"), id);
+		err_kind_set(e, ERR_NOT_FOUND, _("no task %s"), id);
 	}
 	sqlite3_finalize(st);
 	return rc;
@@ -591,8 +593,8 @@ static int transition_locked(struct store *s, const char *id, enum task_status t
 	if (read_status(s, id, &from, &created, e) < 0)
 		return -1;
 	if (!task_transition_allowed(from, to))
-		return err_set(e, _("task %s is %s; it cannot become %s"), id,
-		               task_status_name(from), task_status_name(to));
+		return err_kind_set(e, ERR_WRONG_STATE, _("task %s is %s; it cannot become %s"), id,
+		                    task_status_name(from), task_status_name(to));
 	sqlite3_stmt *st;
 	if (sqlite3_prepare_v2(s->db, "UPDATE tasks SET status = ?, updated = ?, "
 	                       "error = COALESCE(?, error) WHERE id = ?", -1, &st,
@@ -637,7 +639,7 @@ static int set_col(struct store *s, const char *sql, const char *id, const char 
 	int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : db_err(s, e, "update");
 	sqlite3_finalize(st);
 	if (rc == 0 && sqlite3_changes(s->db) == 0)
-		rc = err_set(e, _("no task %s"), id);
+		rc = err_kind_set(e, ERR_NOT_FOUND, _("no task %s"), id);
 	return rc;
 }
 
@@ -669,15 +671,15 @@ int store_task_cancel(struct store *s, const char *id, const char *actor, struct
 		                       _("cancelled before it started") :
 		                       _("cancelled at review"), e) < 0 ? -1 : 1;
 	} else if (from == TASK_PUSHING) {
-		err_set(e, _("task %s is being pushed; it cannot be cancelled now (it goes back "
-		             "to review or to done in a moment)"), id);
+		err_kind_set(e, ERR_WRONG_STATE, _("task %s is being pushed; it cannot be cancelled "
+		             "now (it goes back to review or to done in a moment)"), id);
 	} else if (task_status_is_active(from)) {
 		/* The scheduler owner stops the supervisor and records the end. */
 		rc = set_col(s, "UPDATE tasks SET cancel_requested = (? IS NOT NULL) "
 		             "WHERE id = ?", id, "1", e) < 0 ? -1 : 2;
 	} else {
-		err_set(e, _("task %s is already %s; there is nothing to cancel"), id,
-		        task_status_name(from));
+		err_kind_set(e, ERR_WRONG_STATE, _("task %s is already %s; there is nothing to "
+		             "cancel"), id, task_status_name(from));
 	}
 out:
 	if (rc > 0 && decision_insert(s, id, "cancel", NULL, actor, e) < 0)
@@ -739,7 +741,8 @@ static int rollback_locked(struct store *s, const struct task_row *t, const char
 	}
 	int rc = -1;
 	if (!prev || !prev->head) {
-		err_set(e, _("task %s: round %d has no work to go back to"), t->id, t->round - 1);
+		err_kind_set(e, ERR_WRONG_STATE, _("task %s: round %d has no work to go back to"),
+		             t->id, t->round - 1);
 		goto out;
 	}
 	char *summary = gate_summary_text(prev->gate);
@@ -773,8 +776,9 @@ int store_task_rollback_round(struct store *s, const char *id, const char *why,
 	int rc = -1;
 	if (store_task_get(s, id, &t, e) == 0) {
 		if (t.round < 2 || !task_status_is_active(t.status) || t.status == TASK_PUSHING)
-			err_set(e, _("task %s is %s in round %d; it has no earlier round to go back to"),
-			        t.id, task_status_name(t.status), t.round);
+			err_kind_set(e, ERR_WRONG_STATE, _("task %s is %s in round %d; it has no "
+			             "earlier round to go back to"), t.id, task_status_name(t.status),
+			             t.round);
 		else
 			rc = rollback_locked(s, &t, why, e);
 		task_row_free(&t);
@@ -794,16 +798,18 @@ int store_task_follow_up(struct store *s, const char *parent, const char *text,
 		return -1;
 	int rc = -1;
 	if (p.status != TASK_DONE && p.status != TASK_FAILED && p.status != TASK_REJECTED) {
-		err_set(e, _("task %s is %s; only a finished task (done, failed or rejected) can be "
-		             "followed up%s"), p.id, task_status_name(p.status),
-		        p.status == TASK_REVIEW ? _(": request changes instead") : "");
+		err_kind_set(e, ERR_WRONG_STATE, _("task %s is %s; only a finished task (done, "
+		             "failed or rejected) can be followed up%s"), p.id,
+		             task_status_name(p.status),
+		             p.status == TASK_REVIEW ? _(": request changes instead") : "");
 		goto out;
 	}
 	/* The branch name without the id: the follow-up's work goes on the
 	 * same branch, after the parent's. */
 	const char *base = p.head ? p.head : p.base;
 	if (!base) {
-		err_set(e, _("task %s never got a base commit; add a new task instead"), p.id);
+		err_kind_set(e, ERR_WRONG_STATE, _("task %s never got a base commit; add a new task "
+		             "instead"), p.id);
 		goto out;
 	}
 	char prefix[256];
@@ -906,7 +912,8 @@ int store_task_interrupted(struct store *s, const char *id, int planned, int max
 	enum task_status dummy;
 	if (store_task_get(s, id, &t, e) == 0) {
 		if (!task_status_is_active(t.status) || t.status == TASK_PUSHING)
-			err_set(e, _("task %s is %s, not interrupted"), t.id, task_status_name(t.status));
+			err_kind_set(e, ERR_WRONG_STATE, _("task %s is %s, not interrupted"), t.id,
+			             task_status_name(t.status));
 		else
 			rc = interrupted_locked(s, &t, planned, max_attempts, why, to ? to : &dummy, e);
 		task_row_free(&t);
@@ -984,7 +991,7 @@ int store_task_set(struct store *s, const char *id, const char *column, const ch
 	if (sqlite3_step(st) != SQLITE_DONE)
 		rc = db_err(s, e, "update");
 	else if (sqlite3_changes(s->db) == 0)
-		rc = err_set(e, _("no task %s"), id);
+		rc = err_kind_set(e, ERR_NOT_FOUND, _("no task %s"), id);
 	sqlite3_finalize(st);
 	return rc;
 }
@@ -1162,11 +1169,11 @@ int store_task_request_changes(struct store *s, const char *id, const char *note
 	if (store_task_get(s, id, &t, e) < 0)
 		goto out;
 	if (t.status != TASK_REVIEW)
-		err_set(e, _("task %s is %s; changes can be requested only at review"), t.id,
-		        task_status_name(t.status));
+		err_kind_set(e, ERR_WRONG_STATE, _("task %s is %s; changes can be requested only "
+		             "at review"), t.id, task_status_name(t.status));
 	else if (t.pending)
-		err_set(e, _("task %s already has changes requested; they start when the "
-		             "scheduler picks them up"), t.id);
+		err_kind_set(e, ERR_WRONG_STATE, _("task %s already has changes requested; they "
+		             "start when the scheduler picks them up"), t.id);
 	else if (decision_insert(s, t.id, "request-changes", notes, actor, e) == 0 &&
 	         store_task_set(s, t.id, "pending", "request-changes", e) == 0 &&
 	         store_task_set(s, t.id, "reviewed_head", t.head, e) == 0)
@@ -1189,7 +1196,7 @@ int store_task_resume(struct store *s, const char *id, int *round_out, struct er
 	if (store_task_get(s, id, &t, e) < 0)
 		goto out;
 	if (!t.pending) {
-		err_set(e, _("task %s has no changes requested"), t.id);
+		err_kind_set(e, ERR_WRONG_STATE, _("task %s has no changes requested"), t.id);
 	} else if (transition_locked(s, t.id, TASK_RUNNING, NULL, e) == 0) {
 		sqlite3_stmt *st;
 		if (sqlite3_prepare_v2(s->db, "UPDATE tasks SET round = round + 1, pending = NULL, "
@@ -1217,46 +1224,6 @@ out:
 	return exec(s, "COMMIT", e);
 }
 
-int store_task_next_startable(struct store *s, const struct config *cfg, double now,
-                              struct task_row *t, double *blocked_until, struct err *e)
-{
-	if (blocked_until)
-		*blocked_until = 0;
-	struct pause_row *p;
-	size_t np;
-	if (store_pauses_active(s, now, &p, &np, e) < 0)
-		return -1;
-	if (np == 0)
-		return store_task_next_queued(s, t, e);
-	sqlite3_stmt *st;
-	if (sqlite3_prepare_v2(s->db, "SELECT id, agent FROM tasks WHERE status = 'queued' "
-	                       "ORDER BY seq", -1, &st, NULL) != SQLITE_OK) {
-		store_pauses_free(p, np);
-		return db_err(s, e, "next");
-	}
-	char id[TASK_ID_LEN + 1] = "";
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		const char *agent = (const char *)sqlite3_column_text(st, 1);
-		const struct agent_conf *a = cfg && agent ? config_find_agent(cfg, agent) : NULL;
-		const struct pause_row *held = NULL;
-		for (size_t i = 0; a && a->endpoint && i < np; i++)
-			if (!strcmp(p[i].endpoint, a->endpoint))
-				held = &p[i];
-		if (!held) {
-			const unsigned char *v = sqlite3_column_text(st, 0);
-			snprintf(id, sizeof id, "%s", v ? (const char *)v : "");
-			break;
-		}
-		if (blocked_until && (*blocked_until == 0 || held->until < *blocked_until))
-			*blocked_until = held->until;
-	}
-	sqlite3_finalize(st);
-	store_pauses_free(p, np);
-	if (!id[0])
-		return 0;
-	return store_task_get(s, id, t, e) < 0 ? -1 : 1;
-}
-
 int store_task_set_budget(struct store *s, const char *id, double budget, struct err *e)
 {
 	sqlite3_stmt *st;
@@ -1271,7 +1238,7 @@ int store_task_set_budget(struct store *s, const char *id, double budget, struct
 	int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : db_err(s, e, "update");
 	sqlite3_finalize(st);
 	if (rc == 0 && sqlite3_changes(s->db) == 0)
-		rc = err_set(e, _("no task %s"), id);
+		rc = err_kind_set(e, ERR_NOT_FOUND, _("no task %s"), id);
 	return rc;
 }
 
@@ -1300,7 +1267,7 @@ int store_task_set_usage(struct store *s, const char *id, const struct task_usag
 	int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : db_err(s, e, "usage");
 	sqlite3_finalize(st);
 	if (rc == 0 && sqlite3_changes(s->db) == 0)
-		rc = err_set(e, _("no task %s"), id);
+		rc = err_kind_set(e, ERR_NOT_FOUND, _("no task %s"), id);
 	return rc;
 }
 

@@ -157,14 +157,6 @@ int store_task_list(struct store *s, int status, struct task_row **out, size_t *
                     struct err *e);
 /* The oldest queued task, if any: returns 1 and fills *t, 0 when none. */
 int store_task_next_queued(struct store *s, struct task_row *t, struct err *e);
-/* The oldest queued task that may start at unix time now: one whose agent
- * (in cfg) uses no endpoint with an active pause (an agent that cfg does
- * not know, or one without an endpoint, is never held back).  Returns 1
- * and fills *t, 0 when none may start.  blocked_until, if not NULL, gets
- * the earliest end of a pause that held a queued task back (0: none held
- * back), for the caller's next look. */
-int store_task_next_startable(struct store *s, const struct config *cfg, double now,
-                              struct task_row *t, double *blocked_until, struct err *e);
 
 /* Moves a task to `to` in one transaction, appending a step stamped with
  * seconds since queued.  Fails (and changes nothing) when the task is not

@@ -37,10 +37,11 @@ int task_status_is_active(enum task_status s)
 
 #define B(s) (1u << (s))
 
-/* The life of DESIGN.md: forward through the steps, failed/cancelled/lost
- * from any active step, and the gate's ways out (review -> running is a
- * request for changes).  Recovery: an interrupted first round is queued
- * again, an interrupted or failed later round goes back to review. */
+/* A task's life (paddock(1), "One task's life"): forward through the
+ * steps, failed/cancelled/lost from any active step, and the gate's
+ * ways out (review -> running is a request for changes).  Recovery: an
+ * interrupted first round is queued again, an interrupted or failed later
+ * round goes back to review. */
 static const unsigned next[TASK_NSTATUS] = {
 	[TASK_QUEUED] = B(TASK_PREPARING) | B(TASK_CANCELLED) | B(TASK_LOST),
 	[TASK_PREPARING] = B(TASK_RUNNING) | B(TASK_FAILED) | B(TASK_CANCELLED) | B(TASK_LOST) |

@@ -129,7 +129,7 @@ json_t *taskjson_full(struct store *s, const struct task_row *t,
 {
 	json_t *j = taskjson_task(t, cfg);
 	struct err e = {{0}};
-	json_t *g = gate_summary(s, t, &e);
+	json_t *g = gate_summary_json(s, t, &e);
 	json_object_set_new(j, "gate", g ? g : json_null());
 	struct task_round *r;
 	size_t nr;

@@ -18,10 +18,12 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "child.h"
 #include "clock.h"
 #include "fsx.h"
 #include "i18n.h"
 #include "mirror.h"
+#include "paths.h"
 #include "sandbox.h"
 #include "testreport.h"
 
@@ -64,13 +66,6 @@ out:
 	return rc;
 }
 
-static int template_report_fd = -1;
-
-void template_set_report_fd(int fd)
-{
-	template_report_fd = fd;
-}
-
 /* One command of a throwaway sandbox's job. */
 struct template_step {
 	const char *command;           /* /bin/sh -c command */
@@ -80,11 +75,13 @@ struct template_step {
 /* What runs in one throwaway sandbox: a file copied in first, then the
  * steps in order, each until one does not exit 0. */
 struct template_job {
+	const struct sandbox_backend *be;
 	const struct repo_conf *net;   /* set-up's allowlist; NULL: no network */
 	const char *id;
 	int direct;                    /* 1: over dir itself, not an overlay */
 	const char *dir;
 	int log_fd;
+	int report_fd;                 /* the set-up gateway's egress lines; -1: log_fd */
 	const char *copy_host, *copy_inside;
 	struct template_step steps[2];
 	size_t nsteps;
@@ -98,12 +95,24 @@ struct template_setup_report {
 	struct err e;
 };
 
+struct template_child {
+	int result_fd;                 /* the pipe the report goes back on */
+	const struct config *cfg;
+	const struct template_job *job;
+};
+
 /* In the forked child: one sandbox (it takes over this process's mount
- * namespace, which the supervisor needs for the task's own sandbox). */
-static void template_setup_child(int report_fd, const struct config *cfg,
-                                 const struct template_job *job, pid_t parent)
+ * namespace, which the supervisor needs for the task's own sandbox).  It
+ * dies with its supervisor (SIGKILL, not SIGTERM: it keeps the
+ * supervisor's SIGTERM handler, which only sets a flag, and a child stuck
+ * somewhere would outlive its supervisor holding the template's lock). */
+static int template_setup_child(void *arg)
 {
-	const struct sandbox_backend *be = sandbox_backend_default();
+	const struct template_child *tc = arg;
+	int result_fd = tc->result_fd;
+	const struct config *cfg = tc->cfg;
+	const struct template_job *job = tc->job;
+	const struct sandbox_backend *be = job->be;
 	struct template_setup_report rep;
 	struct sandbox *sb = NULL;
 	uint64_t used = 0;
@@ -114,12 +123,6 @@ static void template_setup_child(int report_fd, const struct config *cfg,
 	const char *const *net_env = NULL;
 
 	memset(&rep, 0, sizeof rep);
-	/* SIGKILL, not SIGTERM: this child keeps the supervisor's SIGTERM
-	 * handler, which only sets a flag, and a child stuck somewhere
-	 * would outlive its supervisor holding the template's lock. */
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (getppid() != parent)
-		_exit(1);
 	double deadline = cfg->limits.timeout > 0 ? clock_mono() + cfg->limits.timeout : 0;
 	/* Set-up reaches its own allowlist (package registries) through a
 	 * proxy-only gateway; the tests get no network at all. */
@@ -130,10 +133,10 @@ static void template_setup_child(int report_fd, const struct config *cfg,
 			.allow_hosts = (const char *const *)job->net->setup_allow_hosts,
 			.nallow_hosts = job->net->nsetup_allow_hosts,
 		};
-		if (gateway_start(&gp, template_report_fd >= 0 ? template_report_fd : job->log_fd,
+		if (gateway_start(&gp, job->report_fd >= 0 ? job->report_fd : job->log_fd,
 		                  &gw, &rep.e) < 0) {
-			(void)fsx_write_all(report_fd, &rep, sizeof rep);
-			_exit(0);
+			(void)fsx_write_all(result_fd, &rep, sizeof rep);
+			return 0;
 		}
 		gateway_sandbox_spec(gw, &spec);
 		net_env = gateway_env(gw);
@@ -160,8 +163,8 @@ static void template_setup_child(int report_fd, const struct config *cfg,
 		be->destroy(sb);
 	}
 	gateway_stop(gw);
-	(void)fsx_write_all(report_fd, &rep, sizeof rep);
-	_exit(0);
+	(void)fsx_write_all(result_fd, &rep, sizeof rep);
+	return 0;
 }
 
 /* Runs a job in a sandbox of its own in a forked child (the caller's
@@ -170,23 +173,18 @@ static int template_sandbox(const struct config *cfg, const struct template_job 
                             struct template_setup_report *out, struct err *e)
 {
 	struct template_setup_report rep;
-	int p[2], ws;
+	int p[2];
 	size_t got = 0;
-	pid_t pid;
 
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return err_errno(e, _("cannot create a pipe"));
-	fflush(NULL);
-	pid_t parent = getpid();
-	pid = fork();
-	if (pid < 0) {
+	struct template_child tc = { .result_fd = p[1], .cfg = cfg, .job = job };
+	struct child ch = { .fn = template_setup_child, .arg = &tc,
+	                    .flags = CHILD_DIE_WITH_PARENT };
+	if (child_start(&ch, e) < 0) {
 		close(p[0]);
 		close(p[1]);
-		return err_errno(e, _("cannot fork for a sandbox"));
-	}
-	if (pid == 0) {
-		close(p[0]);
-		template_setup_child(p[1], cfg, job, parent);
+		return -1;
 	}
 	close(p[1]);
 	int told = 0, killed = 0;
@@ -201,11 +199,11 @@ static int template_sandbox(const struct config *cfg, const struct template_job 
 		/* A cancelled task stops its throwaway sandbox too (the child
 		 * keeps the supervisor's SIGTERM handler). */
 		if (!told && sandbox_cancel_requested()) {
-			kill(pid, SIGTERM);
+			child_kill(&ch, SIGTERM);
 			told = 1;
 		}
 		if (!killed && clock_mono() > until) {
-			kill(pid, SIGKILL);
+			child_kill(&ch, SIGKILL);
 			killed = 1;
 		}
 		if (pr <= 0)
@@ -218,8 +216,7 @@ static int template_sandbox(const struct config *cfg, const struct template_job 
 		got += (size_t)n;
 	}
 	close(p[0]);
-	while (waitpid(pid, &ws, 0) < 0 && errno == EINTR)
-		;
+	child_finish(&ch);
 	if (got != sizeof rep)
 		return err_set(e, _("the sandbox process died; see the log"));
 	*out = rep;
@@ -247,19 +244,20 @@ static const char template_baseline_script[] =
 	"else s=0000000000000000000000000000000000000000; fi; "
 	"printf \"%s %s\\n\" \"$s\" \"$p\"; done' sh > \"$gd/info/paddock-baseline\"\n";
 
-static int template_setup(const struct config *cfg, const struct repo_conf *r,
-                          const char *sha, const char *dir, int log_fd, struct err *e)
+static int template_setup(const struct template_ctx *tc, const struct repo_conf *r,
+                          const char *sha, const char *dir, struct err *e)
 {
 	struct template_setup_report rep;
 	/* Unique per process: another paddock (another data dir) may build
 	 * the same commit at the same moment. */
 	char *id = xasprintf("tpl-%ld-%.8s", (long)getpid(), sha);
 	struct template_job job = {
-		.net = r, .id = id, .direct = 1, .dir = dir, .log_fd = log_fd,
+		.be = tc->be, .net = r, .id = id, .direct = 1, .dir = dir, .log_fd = tc->log_fd,
+		.report_fd = tc->report_fd,
 		.steps = { { r->setup, NULL }, { template_baseline_script, sandbox_git_env() } },
 		.nsteps = 2,
 	};
-	int rc = template_sandbox(cfg, &job, &rep, e);
+	int rc = template_sandbox(tc->cfg, &job, &rep, e);
 	free(id);
 	if (rc < 0)
 		return err_prefix(e, "setup");
@@ -279,10 +277,11 @@ static int template_setup(const struct config *cfg, const struct repo_conf *r,
 	return err_set(e, _("setup: command failed (%s); see the log"), how);
 }
 
-static int template_build(const char *data_dir, const struct config *cfg,
-                          const struct repo_conf *r, const char *sha, const char *tmp,
-                          int log_fd, struct err *e)
+static int template_build(const struct template_ctx *tc, const struct repo_conf *r,
+                          const char *sha, const char *tmp, struct err *e)
 {
+	const char *data_dir = tc->data_dir;
+	const struct config *cfg = tc->cfg;
 	char *mirror = mirror_path(data_dir, r->name);
 	int rc = -1;
 	/* Only the base commit's history: a fetch (never clone --local, which
@@ -333,7 +332,7 @@ static int template_build(const char *data_dir, const struct config *cfg,
 	free(index);
 	if (!chowned)
 		goto out;
-	if (r->setup && *r->setup && template_setup(cfg, r, sha, tmp, log_fd, e) < 0)
+	if (r->setup && *r->setup && template_setup(tc, r, sha, tmp, e) < 0)
 		goto out;
 	rc = 0;
 out:
@@ -375,11 +374,11 @@ static int template_use(const char *dir, const char *name)
 	return fd;
 }
 
-int template_ensure(const char *data_dir, const struct config *cfg,
-                    const struct repo_conf *r, const char *sha, int log_fd,
+int template_ensure(const struct template_ctx *tc, const struct repo_conf *r, const char *sha,
                     char **path_out, struct err *e)
 {
-	char *dir = xasprintf("%s/templates/%s", data_dir, r->name);
+	const char *data_dir = tc->data_dir;
+	char *dir = paths_template_repo_dir(data_dir, r->name);
 	char *name = template_sha_valid(sha) ? template_name(r, sha) : xstrdup(sha);
 	char *final = xasprintf("%s/%s", dir, name);
 	char *tmp = xasprintf("%s/%s.tmp", dir, name);
@@ -418,7 +417,7 @@ int template_ensure(const char *data_dir, const struct config *cfg,
 	/* A build that died half-way. */
 	if (fsx_rm_rf(tmp, e) < 0)
 		goto out;
-	if (template_build(data_dir, cfg, r, sha, tmp, log_fd, e) < 0) {
+	if (template_build(tc, r, sha, tmp, e) < 0) {
 		struct err ignored;
 		fsx_rm_rf(tmp, &ignored);
 		goto out;
@@ -481,17 +480,20 @@ static int template_tests_load(const char *cache, const char *logpath,
 	return 0;
 }
 
-int template_tests_before(const char *data_dir, const struct config *cfg,
-                          const struct repo_conf *r, const char *sha, const char *tpl,
-                          struct template_tests *out, struct err *e)
+int template_tests_before(const struct template_ctx *tc, const struct repo_conf *r,
+                          const char *sha, const char *tpl, struct template_tests *out,
+                          struct err *e)
 {
+	const char *data_dir = tc->data_dir;
 	memset(out, 0, sizeof *out);
 	if (!r->test)
 		return 0;
 	char *name = template_name(r, sha);
-	char *cache = xasprintf("%s/templates/%s/%s.tests", data_dir, r->name, name);
-	char *logpath = xasprintf("%s/templates/%s/%s.tests.log", data_dir, r->name, name);
-	char *lock = xasprintf("%s/templates/%s/%s.lock", data_dir, r->name, name);
+	char *dir = paths_template_repo_dir(data_dir, r->name);
+	char *cache = xasprintf("%s/%s.tests", dir, name);
+	char *logpath = xasprintf("%s/%s.tests.log", dir, name);
+	char *lock = xasprintf("%s/%s.lock", dir, name);
+	free(dir);
 	free(name);
 	int rc = -1, lockfd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (lockfd < 0 || flock(lockfd, LOCK_EX) < 0) {
@@ -511,10 +513,10 @@ int template_tests_before(const char *data_dir, const struct config *cfg,
 	struct template_setup_report rep;
 	char *id = xasprintf("tst-%ld-%.8s", (long)getpid(), sha);
 	struct template_job job = {
-		.id = id, .dir = tpl, .log_fd = logfd,
+		.be = tc->be, .id = id, .dir = tpl, .log_fd = logfd, .report_fd = -1,
 		.steps = { { r->test, NULL } }, .nsteps = 1,
 	};
-	int trc = template_sandbox(cfg, &job, &rep, e);
+	int trc = template_sandbox(tc->cfg, &job, &rep, e);
 	free(id);
 	close(logfd);
 	if (trc < 0 || !rep.started) {
@@ -543,8 +545,8 @@ out:
 	return rc;
 }
 
-int template_verify(const struct config *cfg, const struct repo_conf *r, const char *tpl,
-                    const char *task_id, const char *bundle, const char *head, int log_fd,
+int template_verify(const struct template_ctx *tc, const struct repo_conf *r, const char *tpl,
+                    const char *task_id, const char *bundle, const char *head,
                     struct sandbox_result *res, struct err *e)
 {
 	static const char *const test_env[] = { "PADDOCK_STEP=test", NULL };
@@ -558,12 +560,12 @@ int template_verify(const struct config *cfg, const struct repo_conf *r, const c
 		"git checkout -q -f --detach %s\n"
 		"rm -f " SANDBOX_OUTDIR "/verify.bundle\n", task_id, head);
 	struct template_job job = {
-		.id = id, .dir = tpl, .log_fd = log_fd,
+		.be = tc->be, .id = id, .dir = tpl, .log_fd = tc->log_fd, .report_fd = -1,
 		.copy_host = bundle, .copy_inside = SANDBOX_OUTDIR "/verify.bundle",
 		.steps = { { checkout, sandbox_git_env() }, { r->test, test_env } },
 		.nsteps = 2,
 	};
-	int rc = template_sandbox(cfg, &job, &rep, e);
+	int rc = template_sandbox(tc->cfg, &job, &rep, e);
 	free(id);
 	free(checkout);
 	if (rc < 0)
@@ -647,7 +649,7 @@ static int template_busy(const char *dir, const char *name)
 int template_list(const char *data_dir, int with_size, struct template_info **out,
                   size_t *nout, struct err *e)
 {
-	char *top = xasprintf("%s/templates", data_dir);
+	char *top = paths_templates_dir(data_dir);
 	struct template_info *v = NULL;
 	size_t n = 0;
 	*out = NULL;
@@ -714,7 +716,7 @@ void template_list_free(struct template_info *t, size_t n)
 
 int template_remove(const char *data_dir, const struct template_info *t, struct err *e)
 {
-	char *dir = xasprintf("%s/templates/%s", data_dir, t->repo);
+	char *dir = paths_template_repo_dir(data_dir, t->repo);
 	char *lock = xasprintf("%s/%s.lock", dir, t->name);
 	char *use = xasprintf("%s/%s.use", dir, t->name);
 	int rc = -1, lfd = -1, ufd = -1;
@@ -771,7 +773,7 @@ size_t template_prune_unused(const char *data_dir, double max_age)
 
 int template_janitor(const char *data_dir)
 {
-	char *top = xasprintf("%s/templates", data_dir);
+	char *top = paths_templates_dir(data_dir);
 	DIR *d = opendir(top);
 	int removed = 0;
 	struct dirent *de;

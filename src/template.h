@@ -19,18 +19,22 @@
 #include "sandbox.h"
 #include <time.h>
 
-/* Where the set-up's gateway sends its egress lines (the supervisor's
- * report pipe, pipeline.h); -1 (the default): the set-up log. */
-void template_set_report_fd(int fd);
-
 /* "<sha>-<key>": the template's name for the repo's set-up.  Malloc'd. */
 char *template_name(const struct repo_conf *r, const char *sha);
 
+/* Where templates are built and used; borrowed. */
+struct template_ctx {
+	const char *data_dir;
+	const struct config *cfg;
+	const struct sandbox_backend *be;  /* makes the throwaway sandboxes */
+	int log_fd;            /* set-up and verification output is appended here */
+	int report_fd;         /* the set-up gateway's egress lines (the
+	                          supervisor's report pipe, report.h); -1: log_fd */
+};
+
 /* Ensures the template of sha exists; *path_out is malloc'd.  The calling
- * process holds it (template prune keeps it) until it exits.  Set-up
- * output is appended to log_fd. */
-int template_ensure(const char *data_dir, const struct config *cfg,
-                    const struct repo_conf *r, const char *sha, int log_fd,
+ * process holds it (template prune keeps it) until it exits. */
+int template_ensure(const struct template_ctx *tc, const struct repo_conf *r, const char *sha,
                     char **path_out, struct err *e);
 
 /* The repo's tests on the base commit ("tests before"), run once per base
@@ -44,9 +48,9 @@ struct template_tests {
 	char *log;                 /* path of the whole output */
 };
 
-int template_tests_before(const char *data_dir, const struct config *cfg,
-                          const struct repo_conf *r, const char *sha, const char *tpl,
-                          struct template_tests *out, struct err *e);
+int template_tests_before(const struct template_ctx *tc, const struct repo_conf *r,
+                          const char *sha, const char *tpl, struct template_tests *out,
+                          struct err *e);
 void template_tests_free(struct template_tests *t);
 
 /* Verifies an imported commit: the repo's test command on a clean
@@ -54,10 +58,10 @@ void template_tests_free(struct template_tests *t);
  * throwaway overlay, an empty home, no network, the same limits), the
  * bundle at `bundle` (refs/heads/paddock/<task_id>) fetched and checked
  * out by git with paddock's configuration only (sandbox_git_env).  Output
- * goes to log_fd.  0 with *res the tests' end; -1 with e when the tests
- * could not be run. */
-int template_verify(const struct config *cfg, const struct repo_conf *r, const char *tpl,
-                    const char *task_id, const char *bundle, const char *head, int log_fd,
+ * goes to tc->log_fd.  0 with *res the tests' end; -1 with e when the
+ * tests could not be run. */
+int template_verify(const struct template_ctx *tc, const struct repo_conf *r, const char *tpl,
+                    const char *task_id, const char *bundle, const char *head,
                     struct sandbox_result *res, struct err *e);
 
 struct template_info {

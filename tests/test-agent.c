@@ -12,6 +12,7 @@
 #include "buf.h"
 #include "err.h"
 #include "tap.h"
+#include "testlib.h"
 
 /* argv joined with '|' for comparison, or "ERR: msg". */
 static char *split(const char *cmd)
@@ -123,9 +124,7 @@ static void fails(const char *cmd, const char *substr, const char *what)
 
 int main(void)
 {
-	char dir[] = "/tmp/test-agent.XXXXXX";
-	char *script, *other, *cmd, *link;
-	FILE *f;
+	char *dir, *script, *other, *cmd, *link;
 
 	SPLIT("claude -p --verbose", "claude|-p|--verbose", "plain words");
 	SPLIT("  a \t b\n c  ", "a|b|c", "runs of spaces, tabs and newlines separate words");
@@ -150,16 +149,12 @@ int main(void)
 	FAILS("echo abc\\", "backslash", "trailing backslash refused");
 
 	/* Files. */
-	if (!mkdtemp(dir))
-		return 1;
-	script = xasprintf("%s/agent.sh", dir);
-	other = xasprintf("%s/with space.json", dir);
-	link = xasprintf("%s/link-to-sh", dir);
-	f = fopen(script, "w");
-	fputs("#!/bin/sh\n", f);
-	fclose(f);
-	f = fopen(other, "w");
-	fclose(f);
+	dir = testlib_tmpdir("agent");
+	script = testlib_fmt("%s/agent.sh", dir);
+	other = testlib_fmt("%s/with space.json", dir);
+	link = testlib_fmt("%s/link-to-sh", dir);
+	testlib_write_file(script, "#!/bin/sh\n");
+	testlib_write(other, "", 0);
 	if (symlink("/usr/bin/env", link) != 0)
 		return 1;
 
@@ -305,12 +300,6 @@ int main(void)
 		free(cmd);
 	}
 
-	unlink(script);
-	unlink(other);
-	unlink(link);
-	rmdir(dir);
-	free(script);
-	free(other);
-	free(link);
+	testlib_end();
 	return tap_done();
 }

@@ -5,7 +5,6 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,9 +20,9 @@
 #include "config.h"
 #include "diff.h"
 #include "err.h"
-#include "fsx.h"
 #include "mirror.h"
 #include "tap.h"
+#include "testlib.h"
 
 static char *T;          /* scratch dir */
 static char *MIRROR;
@@ -95,80 +94,10 @@ int closedir(DIR *d)
 
 /* ---- helpers ---- */
 
-/* Strings made by the test live until the end (keeps it leak-free under
- * LeakSanitizer without a free() after every check). */
-static char **kept;
-static size_t nkept;
-
-static char *keep(char *s)
-{
-	kept = xrealloc(kept, (nkept + 1) * sizeof *kept);
-	kept[nkept++] = s;
-	return s;
-}
-
-static void keep_free(void)
-{
-	for (size_t i = 0; i < nkept; i++)
-		free(kept[i]);
-	free(kept);
-}
-
-/* libgit2 1.5's git_regexp_match leaks its pcre2 match data when nothing
- * matches (config lookups); not ours to fix.  This test uses pcre2 only
- * through libgit2, and the stacks stop in libpcre2 (no frame pointers). */
-const char *__lsan_default_suppressions(void);
-const char *__lsan_default_suppressions(void)
-{
-	return "leak:libpcre2-8.so\n";
-}
-
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...)
-{
-	va_list ap;
-	char *cmd;
-	va_start(ap, fmt);
-	if (vasprintf(&cmd, fmt, ap) < 0)
-		abort();
-	va_end(ap);
-	int rc = system(cmd);
-	if (rc != 0)
-		printf("# command failed (%d): %s\n", rc, cmd);
-	free(cmd);
-	return rc;
-}
-
-/* stdout of a shell command, trailing newline removed (malloc'd). */
-static char *sh_out(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *sh_out(const char *fmt, ...)
-{
-	va_list ap;
-	char *cmd, chunk[4096];
-	struct buf b = {0};
-	size_t n;
-	va_start(ap, fmt);
-	if (vasprintf(&cmd, fmt, ap) < 0)
-		abort();
-	va_end(ap);
-	FILE *p = popen(cmd, "r");
-	if (!p)
-		abort();
-	while ((n = fread(chunk, 1, sizeof chunk, p)) > 0)
-		buf_add(&b, chunk, n);
-	pclose(p);
-	free(cmd);
-	char *s = keep(buf_detach(&b));
-	size_t len = strlen(s);
-	while (len && s[len - 1] == '\n')
-		s[--len] = '\0';
-	return s;
-}
-
 /* Everything a bundle import could change in the mirror. */
 static char *mirror_state(void)
 {
-	return sh_out("cd '%s' && git for-each-ref && find objects | sort && ls", MIRROR);
+	return testlib_sh_out("cd '%s' && git for-each-ref && find objects | sort && ls", MIRROR);
 }
 
 /* 1 if text has a line that starts with prefix and ends with suffix. */
@@ -318,7 +247,7 @@ static void hostile(const char *path, const struct bundle_limits *lim, const cha
 	is_str(after, before, "%s: the mirror is unchanged", what);
 	/* One that got in does not make the next ones fail. */
 	if (rc == 0)
-		sh("git -C '%s' update-ref -d refs/paddock/tasks/hostile", MIRROR);
+		testlib_sh("git -C '%s' update-ref -d refs/paddock/tasks/hostile", MIRROR);
 }
 
 /* A bundle of tip (based on BASE) whose pack also holds the objects named
@@ -326,9 +255,10 @@ static void hostile(const char *path, const struct bundle_limits *lim, const cha
  * write one. */
 static int smuggle_bundle(const char *name, const char *tip, const char *extra)
 {
-	return sh("cd '%s' && { printf '# v2 git bundle\\n-%s\\n%s " REF "\\n\\n' && "
-	          "{ git rev-list --objects %s ^main | cut -c1-40; printf '%%s\\n' %s; } | "
-	          "git pack-objects -q --stdout; } > '%s/%s'", WORK, BASE, tip, tip, extra, T, name);
+	return testlib_sh("cd '%s' && { printf '# v2 git bundle\\n-%s\\n%s " REF "\\n\\n' && "
+	                  "{ git rev-list --objects %s ^main | cut -c1-40; printf '%%s\\n' %s; } | "
+	                  "git pack-objects -q --stdout; } > '%s/%s'",
+	                  WORK, BASE, tip, tip, extra, T, name);
 }
 
 /* A bundle whose pack is a blob of 1 MiB of zeros and a chain of deltas,
@@ -407,7 +337,8 @@ static void test_git_limits(void)
 	}
 	close(in);
 
-	char *blob = sh_out("head -c 2097152 /dev/urandom | git -C '%s' hash-object -w --stdin", WORK);
+	char *blob = testlib_sh_out("head -c 2097152 /dev/urandom | "
+	                            "git -C '%s' hash-object -w --stdin", WORK);
 	const char *cat[] = { "cat-file", "blob", blob, NULL };
 	int out = memfd_create("blob", MFD_CLOEXEC);
 	struct mirror_git_cmd c2 = { .argv = cat, .cwd = WORK, .in_fd = -1, .out_fd = out,
@@ -428,72 +359,61 @@ static void test_git_limits(void)
 /* Points the agent's branch at commit and bundles it (extra: more args). */
 static int make_bundle(const char *name, const char *commit, const char *extra)
 {
-	return sh("cd '%s' && git update-ref " REF " %s && git bundle create -q '%s/%s' %s 2>/dev/null",
-	          WORK, commit, T, name, extra);
+	return testlib_sh("cd '%s' && git update-ref " REF " %s && "
+	                  "git bundle create -q '%s/%s' %s 2>/dev/null",
+	                  WORK, commit, T, name, extra);
 }
 
 int main(void)
 {
-	char tmpl[] = "/tmp/paddock-test-bundle-XXXXXX";
 	struct err e;
 
-	setenv("GIT_CONFIG_NOSYSTEM", "1", 1);
-	setenv("GIT_CONFIG_GLOBAL", "/dev/null", 1);
-	setenv("GIT_AUTHOR_NAME", "Test", 1);
-	setenv("GIT_AUTHOR_EMAIL", "test@example.invalid", 1);
-	setenv("GIT_COMMITTER_NAME", "Test", 1);
-	setenv("GIT_COMMITTER_EMAIL", "test@example.invalid", 1);
-	setenv("GIT_AUTHOR_DATE", "2024-01-01T00:00:00Z", 1);
-	setenv("GIT_COMMITTER_DATE", "2024-01-01T00:00:00Z", 1);
-	unsetenv("PADDOCK_GIT_TOKEN");
+	testlib_git_env("Test", "test@example.invalid", "2024-01-01T00:00:00Z");
 
 	test_header();
 
-	T = mkdtemp(tmpl);
-	if (!T) {
-		printf("Bail out! mkdtemp: %s\n", strerror(errno));
-		return 1;
-	}
-	char *data = keep(xasprintf("%s/data", T));
-	WORK = keep(xasprintf("%s/work", T));
+	T = testlib_tmpdir("bundle");
+	char *data = testlib_fmt("%s/data", T);
+	WORK = testlib_fmt("%s/work", T);
 
 	/* Upstream with two commits on main. */
-	if (sh("set -e; cd '%s' && git init -q -b main up && cd up && "
-	       "printf 'one\\ntwo\\nthree\\n' > a.txt && "
-	       "printf 'line 1\\nline 2\\nline 3\\nline 4\\nline 5\\nline 6\\n' > b.txt && "
-	       "git add . && git commit -q -m first && echo 4 >> a.txt && git commit -qam second",
-	       T) != 0) {
+	if (testlib_sh("set -e; cd '%s' && git init -q -b main up && cd up && "
+	               "printf 'one\\ntwo\\nthree\\n' > a.txt && "
+	               "printf 'line 1\\nline 2\\nline 3\\nline 4\\nline 5\\nline 6\\n' > b.txt && "
+	               "git add . && git commit -q -m first && "
+	               "echo 4 >> a.txt && git commit -qam second", T) != 0) {
 		printf("Bail out! cannot create the upstream repo\n");
 		return 1;
 	}
 
 	/* mirror_update: clone, then fetch. */
-	char *upurl = keep(xasprintf("%s/up", T));
+	char *upurl = testlib_fmt("%s/up", T);
 	struct repo_conf rc_demo = { .name = "demo", .url = upurl, .branch = "main" };
-	MIRROR = keep(mirror_path(data, "demo"));
-	is_str(MIRROR, sh_out("printf %%s '%s/mirrors/demo.git'", data), "mirror_path");
+	MIRROR = testlib_keep(mirror_path(data, "demo"));
+	is_str(MIRROR, testlib_sh_out("printf %%s '%s/mirrors/demo.git'", data), "mirror_path");
 	int rc = mirror_update(data, &rc_demo, &e);
 	ok(rc == 0, "mirror_update clones the mirror");
 	if (rc < 0)
 		printf("# %s\n", e.msg);
 	char sha[41] = "";
 	rc = mirror_resolve_branch(MIRROR, "main", sha, &e);
-	char *up_main = sh_out("git -C '%s/up' rev-parse main", T);
+	char *up_main = testlib_sh_out("git -C '%s/up' rev-parse main", T);
 	ok(rc == 0, "mirror_resolve_branch main");
 	is_str(sha, up_main, "the mirror's main is upstream's main");
-	is_str(sh_out("git -C '%s' rev-parse --is-bare-repository", MIRROR), "true",
+	is_str(testlib_sh_out("git -C '%s' rev-parse --is-bare-repository", MIRROR), "true",
 	       "the mirror is bare");
-	sh("cd '%s/up' && echo five >> a.txt && git commit -qam third && git branch feature", T);
-	up_main = sh_out("git -C '%s/up' rev-parse main", T);
-	sh("git -C '%s' update-ref refs/paddock/tasks/old main~1", MIRROR);
+	testlib_sh("cd '%s/up' && echo five >> a.txt && git commit -qam third && "
+	           "git branch feature", T);
+	up_main = testlib_sh_out("git -C '%s/up' rev-parse main", T);
+	testlib_sh("git -C '%s' update-ref refs/paddock/tasks/old main~1", MIRROR);
 	rc = mirror_update(data, &rc_demo, &e);
 	ok(rc == 0, "mirror_update fetches");
 	rc = mirror_resolve_branch(MIRROR, "main", sha, &e);
 	is_str(sha, up_main, "the fetch moved main");
 	ok(mirror_resolve_branch(MIRROR, "feature", sha, &e) == 0, "the fetch brought a new branch");
-	is_str(sh_out("git -C '%s' for-each-ref --format='%%(refname)' refs/paddock/", MIRROR),
-	       "refs/paddock/tasks/old", "the fetch kept refs/paddock/*");
-	sh("git -C '%s' update-ref -d refs/paddock/tasks/old", MIRROR);
+	is_str(testlib_sh_out("git -C '%s' for-each-ref --format='%%(refname)' refs/paddock/",
+	                      MIRROR), "refs/paddock/tasks/old", "the fetch kept refs/paddock/*");
+	testlib_sh("git -C '%s' update-ref -d refs/paddock/tasks/old", MIRROR);
 	rc = mirror_resolve_branch(MIRROR, "nope", sha, &e);
 	refused(rc, &e, "branch nope was not found", "resolving a missing branch");
 	{
@@ -504,36 +424,38 @@ int main(void)
 		   !strstr(e.msg, "unsupported URL protocol"),
 		   "the message says which config entry to fix, not libgit2's protocol error");
 		struct stat st;
-		ok(stat(keep(mirror_path(data, "gone")), &st) < 0 && errno == ENOENT,
+		ok(stat(testlib_keep(mirror_path(data, "gone")), &st) < 0 && errno == ENOENT,
 		   "a failed clone leaves no mirror");
 	}
-	char *task_ref = keep(mirror_task_ref("t1"));
+	char *task_ref = testlib_keep(mirror_task_ref("t1"));
 	is_str(task_ref, "refs/paddock/tasks/t1", "mirror_task_ref");
 
 	strcpy(BASE, up_main);
 
 	/* The agent's work: modify a.txt, rename b.txt, add c.txt. */
-	if (sh("set -e; cd '%s' && git clone -q up work && cd work && git checkout -q -b paddock/x && "
-	       "sed -i 's/two/TWO/' a.txt && git mv b.txt d.txt && echo new > c.txt && git add . && "
-	       "git commit -q -m 'agent work' && echo more >> c.txt && git commit -qam 'more work'",
-	       T) != 0) {
+	if (testlib_sh("set -e; cd '%s' && git clone -q up work && cd work && "
+	               "git checkout -q -b paddock/x && sed -i 's/two/TWO/' a.txt && "
+	               "git mv b.txt d.txt && echo new > c.txt && git add . && "
+	               "git commit -q -m 'agent work' && echo more >> c.txt && "
+	               "git commit -qam 'more work'", T) != 0) {
 		printf("Bail out! cannot create the work repo\n");
 		return 1;
 	}
-	char *good = sh_out("git -C '%s' rev-parse HEAD", WORK);
-	char *good1 = sh_out("git -C '%s' rev-parse HEAD~1", WORK);
+	char *good = testlib_sh_out("git -C '%s' rev-parse HEAD", WORK);
+	char *good1 = testlib_sh_out("git -C '%s' rev-parse HEAD~1", WORK);
 	make_bundle("good.bundle", good, REF " ^" "main");
 	test_git_limits();
 
 	/* Wrong ref, extra ref. */
-	sh("cd '%s' && git branch other %s && git bundle create -q '%s/wrongref.bundle' other ^main "
-	   "2>/dev/null", WORK, good, T);
-	char *p = keep(xasprintf("%s/wrongref.bundle", T));
+	testlib_sh("cd '%s' && git branch other %s && "
+	           "git bundle create -q '%s/wrongref.bundle' other ^main 2>/dev/null",
+	           WORK, good, T);
+	char *p = testlib_fmt("%s/wrongref.bundle", T);
 	hostile(p, &LIM, "it carries refs/heads/other; expected only " REF, "wrong ref");
-	sh("cd '%s' && git checkout -q -b extra main && echo x > x.txt && git add x.txt && "
-	   "git commit -qm extra && git checkout -q paddock/x", WORK);
+	testlib_sh("cd '%s' && git checkout -q -b extra main && echo x > x.txt && git add x.txt && "
+	           "git commit -qm extra && git checkout -q paddock/x", WORK);
 	make_bundle("extraref.bundle", good, REF " extra ^main");
-	p = keep(xasprintf("%s/extraref.bundle", T));
+	p = testlib_fmt("%s/extraref.bundle", T);
 	hostile(p, &LIM, "it carries 2 refs (", "an extra ref");
 	{
 		char head[41];
@@ -544,42 +466,42 @@ int main(void)
 
 	/* Wrong base: a prerequisite that is not the base; unrelated history. */
 	make_bundle("wrongbase.bundle", good, REF " ^" "HEAD~1");
-	p = keep(xasprintf("%s/wrongbase.bundle", T));
+	p = testlib_fmt("%s/wrongbase.bundle", T);
 	hostile(p, &LIM, "not based on the task's base commit", "a prerequisite that is not the base");
-	sh("set -e; cd '%s' && git init -q -b paddock/x unrel && cd unrel && echo z > z && git add z && "
-	   "git commit -qm unrelated && git bundle create -q ../unrelated.bundle paddock/x 2>/dev/null",
-	   T);
-	p = keep(xasprintf("%s/unrelated.bundle", T));
+	testlib_sh("set -e; cd '%s' && git init -q -b paddock/x unrel && cd unrel && "
+	           "echo z > z && git add z && git commit -qm unrelated && "
+	           "git bundle create -q ../unrelated.bundle paddock/x 2>/dev/null", T);
+	p = testlib_fmt("%s/unrelated.bundle", T);
 	hostile(p, &LIM, "not based on the task's base commit", "unrelated history");
 
 	/* Truncated. */
-	sh("cd '%s' && head -c $(( $(stat -c %%s good.bundle) - 40 )) good.bundle > truncated.bundle",
-	   T);
-	p = keep(xasprintf("%s/truncated.bundle", T));
+	testlib_sh("cd '%s' && head -c $(( $(stat -c %%s good.bundle) - 40 )) good.bundle "
+	           "> truncated.bundle", T);
+	p = testlib_fmt("%s/truncated.bundle", T);
 	hostile(p, &LIM, "bundle refused: truncated pack", "a truncated bundle");
 
-	/* A tree with a .git entry and its case and NTFS short-name variants
-	 * (test 39 of the research). */
+	/* A tree with a .git entry and its case and NTFS short-name variants,
+	 * which git 2.39's `bundle verify` and fetch let through. */
 	static const char *const dotgits[] = { ".git", ".GIT", "git~1" };
 	for (size_t i = 0; i < sizeof dotgits / sizeof *dotgits; i++) {
-		char *dotgit = sh_out(
+		char *dotgit = testlib_sh_out(
 			"cd '%s' && b=$(printf '[core]\\n\\tfsmonitor = touch /tmp/pwned\\n' | git hash-object -w --stdin) && "
 			"t1=$(printf '100644 blob %%s\\tconfig\\n' $b | git mktree) && "
 			"t2=$( (git ls-tree main; printf '040000 tree %%s\\t%s\\n' $t1) | git mktree) && "
 			"git commit-tree $t2 -p main -m dotgit", WORK, dotgits[i]);
 		make_bundle("dotgit.bundle", dotgit, REF " ^main");
-		p = keep(xasprintf("%s/dotgit.bundle", T));
-		char *what = keep(xasprintf("a tree entry named %s", dotgits[i]));
+		p = testlib_fmt("%s/dotgit.bundle", T);
+		char *what = testlib_fmt("a tree entry named %s", dotgits[i]);
 		hostile(p, &LIM, "a tree contains a .git entry (hasDotgit)", what);
 	}
 
 	/* Over the caps. */
-	char *big = sh_out(
+	char *big = testlib_sh_out(
 		"cd '%s' && b=$(head -c 3000 /dev/urandom | git hash-object -w --stdin) && "
 		"t=$( (git ls-tree main; printf '100644 blob %%s\tbig.bin\n' $b) | git mktree) && "
 		"git commit-tree $t -p main -m big", WORK);
 	make_bundle("big.bundle", big, REF " ^main");
-	p = keep(xasprintf("%s/big.bundle", T));
+	p = testlib_fmt("%s/big.bundle", T);
 	{
 		struct bundle_limits l = LIM;
 		l.max_bytes = 2048;
@@ -595,22 +517,22 @@ int main(void)
 	/* Objects the tip does not reach: the whole pack moves into the mirror,
 	 * so none of them may come in, whatever its size. */
 	{
-		char *junk = sh_out(
+		char *junk = testlib_sh_out(
 			"cd '%s' && b=$(printf 'smuggled\\n' | git hash-object -w --stdin) && "
 			"t=$(printf '100644 blob %%s\\tpayload\\n' $b | git mktree) && "
 			"c=$(git commit-tree $t -m junk) && echo $c $t $b", WORK);
 		smuggle_bundle("junk.bundle", good, junk);
-		p = keep(xasprintf("%s/junk.bundle", T));
+		p = testlib_fmt("%s/junk.bundle", T);
 		hostile(p, &LIM, "bundle refused: " REF " does not reach 3 of the objects in its pack",
 		        "an unreachable commit, tree and blob in the pack");
-		char *blob = sh_out("cd '%s' && head -c 3145728 /dev/urandom | "
-		                    "git hash-object -w --stdin", WORK);
+		char *blob = testlib_sh_out("cd '%s' && head -c 3145728 /dev/urandom | "
+		                            "git hash-object -w --stdin", WORK);
 		smuggle_bundle("unreachable-blob.bundle", good, blob);
-		p = keep(xasprintf("%s/unreachable-blob.bundle", T));
+		p = testlib_fmt("%s/unreachable-blob.bundle", T);
 		struct bundle_limits l = LIM;
 		l.max_blob = 2 << 20;
-		hostile(p, &l, keep(xasprintf("does not reach 1 of the objects in its pack (the largest, "
-		                              "%.12s, is a blob of 3 MiB)", blob)),
+		hostile(p, &l, testlib_fmt("does not reach 1 of the objects in its pack "
+		                           "(the largest, %.12s, is a blob of 3 MiB)", blob),
 		        "an unreachable 3 MiB blob under a 2 MiB cap");
 	}
 
@@ -620,12 +542,12 @@ int main(void)
 		struct bundle_limits l = { .max_bytes = 1 << 20, .max_objects = 100000,
 		                           .max_blob = 2 << 20 };
 		struct stat st;
-		char *zeros = sh_out(
+		char *zeros = testlib_sh_out(
 			"cd '%s' && z=$(head -c 209715200 /dev/zero | git hash-object -w --stdin) && "
 			"t=$( (git ls-tree main; printf '100644 blob %%s\\tzeros.bin\\n' $z) | git mktree) && "
 			"git commit-tree $t -p main -m zeros", WORK);
 		make_bundle("zeros.bundle", zeros, REF " ^main");
-		p = keep(xasprintf("%s/zeros.bundle", T));
+		p = testlib_fmt("%s/zeros.bundle", T);
 		if (stat(p, &st) < 0)
 			st.st_size = -1;
 		ok(st.st_size >= 0 && st.st_size < 1 << 20,
@@ -634,14 +556,10 @@ int main(void)
 		hostile(p, &l, "bundle refused: an object in its pack unpacks to more than 64 MiB",
 		        "a 200 MiB blob of zeros under a 2 MiB blob cap");
 
-		char *py = keep(xasprintf("%s/delta-bomb.py", T));
-		FILE *f = fopen(py, "w");
-		if (f) {
-			fputs(delta_bomb_py, f);
-			fclose(f);
-		}
-		p = keep(xasprintf("%s/delta-bomb.bundle", T));
-		sh("python3 '%s' '%s' %s %s " REF, py, p, BASE, good);
+		char *py = testlib_fmt("%s/delta-bomb.py", T);
+		testlib_write_file(py, "%s", delta_bomb_py);
+		p = testlib_fmt("%s/delta-bomb.bundle", T);
+		testlib_sh("python3 '%s' '%s' %s %s " REF, py, p, BASE, good);
 		if (stat(p, &st) < 0)
 			st.st_size = -1;
 		ok(st.st_size >= 0 && st.st_size < 16 << 10,
@@ -652,14 +570,14 @@ int main(void)
 	}
 
 	/* Not a regular file. */
-	p = keep(xasprintf("%s/link.bundle", T));
-	char *goodpath = keep(xasprintf("%s/good.bundle", T));
+	p = testlib_fmt("%s/link.bundle", T);
+	char *goodpath = testlib_fmt("%s/good.bundle", T);
 	ok(symlink(goodpath, p) == 0, "symlink created");
 	hostile(p, &LIM, "is a symlink", "a symlink at the bundle path");
-	p = keep(xasprintf("%s/fifo.bundle", T));
+	p = testlib_fmt("%s/fifo.bundle", T);
 	ok(mkfifo(p, 0600) == 0, "FIFO created");
 	hostile(p, &LIM, "is not a regular file (a FIFO)", "a FIFO at the bundle path");
-	p = keep(xasprintf("%s/missing.bundle", T));
+	p = testlib_fmt("%s/missing.bundle", T);
 	hostile(p, &LIM, "cannot open", "a missing bundle");
 
 	/* The good one. */
@@ -670,12 +588,15 @@ int main(void)
 	if (rc < 0)
 		printf("# %s\n", e.msg);
 	is_str(head, good, "head_out is the bundle's tip");
-	is_str(sh_out("git -C '%s' rev-parse %s", MIRROR, task_ref), good, "the task ref is written");
-	is_str(sh_out("git -C '%s' for-each-ref --format='%%(refname)' refs/heads/paddock refs/paddock",
-	              MIRROR), task_ref, "no other ref is written");
-	is_str(sh_out("git -C '%s' fsck --strict --no-dangling 2>&1 && echo fsck-ok", MIRROR), "fsck-ok",
+	is_str(testlib_sh_out("git -C '%s' rev-parse %s", MIRROR, task_ref), good,
+	       "the task ref is written");
+	is_str(testlib_sh_out("git -C '%s' for-each-ref --format='%%(refname)' "
+	                      "refs/heads/paddock refs/paddock", MIRROR), task_ref,
+	       "no other ref is written");
+	is_str(testlib_sh_out("git -C '%s' fsck --strict --no-dangling 2>&1 && echo fsck-ok",
+	                      MIRROR), "fsck-ok",
 	       "the mirror passes git fsck");
-	is_str(sh_out("cd '%s/objects' && ls -d incoming-* 2>/dev/null", MIRROR), "",
+	is_str(testlib_sh_out("cd '%s/objects' && ls -d incoming-* 2>/dev/null", MIRROR), "",
 	       "no quarantine is left");
 	before = mirror_state();
 	rc = bundle_import(MIRROR, goodpath, REF, BASE, task_ref, &LIM, head, &e);
@@ -684,21 +605,21 @@ int main(void)
 	is_str(after, before, "a refused re-import leaves the mirror unchanged");
 	/* A second round on the same base with only the newer commit. */
 	make_bundle("round1.bundle", good1, REF " ^main");
-	p = keep(xasprintf("%s/round1.bundle", T));
+	p = testlib_fmt("%s/round1.bundle", T);
 	rc = bundle_import(MIRROR, p, REF, BASE, "refs/paddock/tasks/t1-r1", &LIM, head, &e);
 	ok(rc == 0, "a bundle whose objects are partly in the mirror is imported");
 
 	/* Objects the mirror already has may come along (a thin pack's bases
 	 * are added to it): imported. */
 	{
-		char *dup = sh_out(
+		char *dup = testlib_sh_out(
 			"cd '%s' && b=$(printf 'dup\\n' | git hash-object -w --stdin) && "
 			"t=$( (git ls-tree %s; printf '100644 blob %%s\\tdup.txt\\n' $b) | git mktree) && "
 			"git commit-tree $t -p %s -m dup", WORK, good, good);
-		char *extra = sh_out("git -C '%s' rev-parse 'main^{tree}' main:a.txt | tr '\\n' ' '",
-		                     WORK);
+		char *extra = testlib_sh_out("git -C '%s' rev-parse 'main^{tree}' main:a.txt | "
+		                             "tr '\\n' ' '", WORK);
 		smuggle_bundle("dup.bundle", dup, extra);
-		p = keep(xasprintf("%s/dup.bundle", T));
+		p = testlib_fmt("%s/dup.bundle", T);
 		rc = bundle_import(MIRROR, p, REF, BASE, "refs/paddock/tasks/t1-dup", &LIM, head, &e);
 		ok(rc == 0, "a pack that also holds objects the mirror has is imported");
 		if (rc < 0)
@@ -707,32 +628,33 @@ int main(void)
 
 	/* A filesystem that reports DT_UNKNOWN for every directory entry. */
 	{
-		char *unk = sh_out(
+		char *unk = testlib_sh_out(
 			"cd '%s' && b=$(printf 'unknown d_type\\n' | git hash-object -w --stdin) && "
 			"t=$( (git ls-tree %s; printf '100644 blob %%s\\tunknown.txt\\n' $b) | git mktree) && "
 			"git commit-tree $t -p %s -m unknown", WORK, good, good);
 		make_bundle("unknown.bundle", unk, REF " ^main");
-		p = keep(xasprintf("%s/unknown.bundle", T));
+		p = testlib_fmt("%s/unknown.bundle", T);
 		fs_unknown_types = 1;
 		rc = bundle_import(MIRROR, p, REF, BASE, "refs/paddock/tasks/t1-unknown", &LIM, head, &e);
 		fs_unknown_types = 0;
 		ok(rc == 0, "DT_UNKNOWN: the bundle is imported");
 		if (rc < 0)
 			printf("# %s\n", e.msg);
-		is_str(sh_out("git -C '%s' cat-file -t %s 2>&1", MIRROR, unk), "commit",
+		is_str(testlib_sh_out("git -C '%s' cat-file -t %s 2>&1", MIRROR, unk), "commit",
 		       "DT_UNKNOWN: its commit is in the mirror");
-		is_str(sh_out("git -C '%s' fsck --strict --no-dangling 2>&1 && echo fsck-ok", MIRROR),
-		       "fsck-ok", "DT_UNKNOWN: the mirror passes git fsck");
+		is_str(testlib_sh_out("git -C '%s' fsck --strict --no-dangling 2>&1 && "
+		                      "echo fsck-ok", MIRROR), "fsck-ok",
+		       "DT_UNKNOWN: the mirror passes git fsck");
 	}
 
 	/* A quarantine whose listing shows no pack: refused, no ref. */
 	{
-		char *hid = sh_out(
+		char *hid = testlib_sh_out(
 			"cd '%s' && b=$(printf 'hidden\\n' | git hash-object -w --stdin) && "
 			"t=$( (git ls-tree %s; printf '100644 blob %%s\\thidden.txt\\n' $b) | git mktree) && "
 			"git commit-tree $t -p %s -m hidden", WORK, good, good);
 		make_bundle("hidden.bundle", hid, REF " ^main");
-		p = keep(xasprintf("%s/hidden.bundle", T));
+		p = testlib_fmt("%s/hidden.bundle", T);
 		fs_hide_pack = 1;
 		hostile(p, &LIM, "git index-pack left 0 packs and 0 pack indexes",
 		        "pack files missing from the quarantine's listing");
@@ -753,7 +675,7 @@ int main(void)
 		ok(text && strstr(text, "rename from b.txt\nrename to d.txt\n"), "diff detects the rename");
 		ok(text && strstr(text, "+++ b/c.txt\n@@ -0,0 +1,2 @@\n+new\n+more\n"),
 		   "diff shows the new file");
-		char *git_diff = sh_out("git -C '%s' diff -M %s %s", MIRROR, BASE, good);
+		char *git_diff = testlib_sh_out("git -C '%s' diff -M %s %s", MIRROR, BASE, good);
 		size_t tl = text ? strlen(text) : 0;
 		while (tl && text[tl - 1] == '\n')
 			text[--tl] = '\0';
@@ -779,11 +701,6 @@ int main(void)
 		buf_free(&st);
 	}
 
-	if (!getenv("KEEP_TMP")) {
-		struct err ignored;
-		fsx_rm_rf(T, &ignored);
-	} else
-		printf("# kept %s\n", T);
-	keep_free();
+	testlib_end();
 	return tap_done();
 }

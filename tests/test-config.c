@@ -1,5 +1,9 @@
 /* test-config: the configuration file, its defaults and its error messages
- * ("file:line: message"). */
+ * ("file:line: message"); the key table, the built-in definitions and the
+ * list of keys in doc/paddock-config.5.
+ *
+ * test-config --man prints that list as the key table writes it (make
+ * update-config-man). */
 #include "autoconfig.h"
 #include "config.h"
 
@@ -49,6 +53,14 @@ static const char *load(const char *text)
 	return msg;
 }
 
+/* Prints a key of the table as a TAP comment. */
+static void diag_key(const char *why, const struct config_key_info *info)
+{
+	printf("# %s: %s.%s (type %s, default %s)\n", why, info->section ? info->section : "?",
+	       info->key ? info->key : "?", info->type ? info->type : "none",
+	       info->def ? info->def : "none");
+}
+
 /* Runs config_check on text; returns its output with the path replaced by
  * "F" and stores the count in *n. */
 static const char *check(const char *path, int *n)
@@ -76,13 +88,338 @@ static const char *check(const char *path, int *n)
 	return out.data ? out.data : "";
 }
 
-int main(void)
+/* The built-in definitions (data/builtin.conf) parse without a problem
+ * and are what config.c had as C before they became data. */
+static void test_builtin(void)
+{
+	static const struct {
+		const char *name, *endpoint, *package, *model, *command, *resume;
+		enum agent_kind kind;
+	} agents[] = {
+		{ "claude", "anthropic", "@anthropic-ai/claude-code@2.1.332", NULL,
+		  "claude -p {prompt} --model {model} --output-format stream-json --verbose "
+		  "--dangerously-skip-permissions",
+		  "claude -p {prompt} --resume {session} --model {model} --output-format stream-json "
+		  "--verbose --dangerously-skip-permissions", AGENT_CLAUDE },
+		{ "codex", "openai", "@openai/codex@0.171.0", "gpt-5.5",
+		  "codex exec --json --dangerously-bypass-approvals-and-sandbox --skip-git-repo-check "
+		  "{prompt}",
+		  "codex exec --json --dangerously-bypass-approvals-and-sandbox --skip-git-repo-check "
+		  "resume {session} {prompt}", AGENT_CODEX },
+		{ "pi", "anthropic", "@mariozechner/pi-coding-agent@0.73.1", "claude-sonnet-4-5",
+		  "pi --mode json --provider paddock --model {model} {prompt}",
+		  "pi --mode json --provider paddock --model {model} --session {session} {prompt}",
+		  AGENT_PI },
+		{ "opencode", "anthropic", "opencode-ai@1.18.33", "anthropic/claude-sonnet-4-5",
+		  "opencode run --format json --auto --model {model} {prompt}",
+		  "opencode run --format json --auto --model {model} --session {session} {prompt}",
+		  AGENT_OPENCODE },
+	};
+	static const struct price_conf prices[] = {
+		{ (char *)"claude-opus-5*", 4, 20, 0.4, 5 },
+		{ (char *)"claude-opus-4*", 15, 75, 1.5, 18.75 },
+		{ (char *)"claude-sonnet-4*", 3, 15, 0.3, 3.75 },
+		{ (char *)"claude-haiku-4*", 1, 5, 0.1, 1.25 },
+		{ (char *)"claude-3-5-haiku*", 0.8, 4, 0.08, 1 },
+		{ (char *)"gpt-5*", 1.25, 10, 0.125, 0 },
+	};
+	char *out = NULL;
+	size_t size = 0;
+	FILE *f = open_memstream(&out, &size);
+	struct config d;
+	int n = config_builtin_check(f);
+
+	fclose(f);
+	is_int(n, 0, "data/builtin.conf parses without a problem");
+	is_str(out, "", "and config_builtin_check prints none");
+	free(out);
+
+	config_init_defaults(&d);
+	is_int(d.nagents, 4, "four built-in agents");
+	for (size_t i = 0; i < sizeof agents / sizeof agents[0]; i++) {
+		const struct agent_conf *a = i < d.nagents ? &d.agents[i] : NULL;
+		ok(a && strcmp(a->name, agents[i].name) == 0 && a->builtin && a->kind == agents[i].kind &&
+		   strcmp(a->endpoint, agents[i].endpoint) == 0 &&
+		   strcmp(a->package, agents[i].package) == 0 &&
+		   (agents[i].model ? a->model && strcmp(a->model, agents[i].model) == 0 : !a->model) &&
+		   strcmp(a->command, agents[i].command) == 0 && strcmp(a->resume, agents[i].resume) == 0 &&
+		   a->nfiles == 0,
+		   "built-in agent %zu is %s with its kind, endpoint, package, model, command and resume",
+		   i + 1, agents[i].name);
+	}
+	is_int(d.nprices, 6, "six built-in prices");
+	for (size_t i = 0; i < sizeof prices / sizeof prices[0]; i++) {
+		const struct price_conf *pr = i < d.nprices ? &d.prices[i] : NULL;
+		ok(pr && strcmp(pr->model, prices[i].model) == 0 && pr->input == prices[i].input &&
+		   pr->output == prices[i].output && pr->cache_read == prices[i].cache_read &&
+		   pr->cache_write == prices[i].cache_write,
+		   "built-in price %zu: %s at %g, %g, %g and %g", i + 1, prices[i].model,
+		   prices[i].input, prices[i].output, prices[i].cache_read, prices[i].cache_write);
+	}
+	is_int(d.nendpoints, 2, "two built-in endpoints");
+	ok(d.nendpoints == 2 && strcmp(d.endpoints[0].name, "anthropic") == 0 &&
+	   d.endpoints[0].kind == ENDPOINT_ANTHROPIC &&
+	   strcmp(d.endpoints[0].upstream, "https://api.anthropic.com") == 0 &&
+	   strcmp(d.endpoints[0].key_env, "ANTHROPIC_API_KEY") == 0 && !d.endpoints[0].key_file &&
+	   d.endpoints[0].port == 8081 &&
+	   strcmp(d.endpoints[1].name, "openai") == 0 && d.endpoints[1].kind == ENDPOINT_OPENAI &&
+	   strcmp(d.endpoints[1].upstream, "https://api.openai.com") == 0 &&
+	   strcmp(d.endpoints[1].key_env, "OPENAI_API_KEY") == 0 && !d.endpoints[1].key_file &&
+	   d.endpoints[1].port == 8082, "anthropic and openai, with their upstreams, keys and ports");
+	config_free(&d);
+
+	/* The user's sections change single fields of the built-in ones. */
+	is_str(load("[agent \"codex\"]\n\tmodel = gpt-6\n"
+	            "[endpoint \"openai\"]\n\tport = 9002\n"
+	            "[price \"gpt-5*\"]\n\tinput = 2\n"
+	            "[price \"mine\"]\n\toutput = 1\n"), "", "built-in sections can be changed");
+	const struct agent_conf *cx = config_find_agent(&c, "codex");
+	ok(cx && strcmp(cx->model, "gpt-6") == 0 && strcmp(cx->command, agents[1].command) == 0 &&
+	   strcmp(cx->package, agents[1].package) == 0 && cx->kind == AGENT_CODEX && !cx->builtin,
+	   "codex: the model is the file's, the rest built in, and it counts as the user's");
+	ok(config_find_agent(&c, "claude") && config_find_agent(&c, "claude")->builtin,
+	   "the agents the file does not touch stay built in");
+	ok(config_default_agent(&c) == cx, "so the changed one is the default agent");
+	const struct endpoint_conf *oe = config_find_endpoint(&c, "openai");
+	ok(oe && oe->port == 9002 && strcmp(oe->upstream, "https://api.openai.com") == 0 &&
+	   oe->kind == ENDPOINT_OPENAI && strcmp(oe->key_env, "OPENAI_API_KEY") == 0,
+	   "openai: the port is the file's, the rest built in");
+	const struct price_conf *gp = config_find_price(&c, "gpt-5.5");
+	ok(gp && gp->input == 2 && gp->output == 10 && gp->cache_read == 0.125,
+	   "gpt-5*: the input price is the file's, the rest built in");
+	ok(config_find_price(&c, "mine") && config_find_price(&c, "mine")->output == 1 &&
+	   config_find_price(&c, "mine")->input == 0, "a new price has 0 for the keys not set");
+	is_int(c.nprices, 7, "one price more, none twice");
+}
+
+/* The key table: complete, and what the parser reads. */
+static void test_key_table(void)
+{
+	struct config_key_info info;
+	struct config d;
+	struct buf text = { 0 };
+	size_t i, count = 0;
+	int good = 1, accepted = 1, unique = 1;
+
+	for (i = 0; config_key_info(i, &info) == 0; i++) {
+		struct config_key_info other;
+		count++;
+		if (!info.section || !info.key || !info.type || !*info.type || !info.help ||
+		    strlen(info.help) < 10 || (info.def && !*info.def)) {
+			good = 0;
+			diag_key("incomplete", &info);
+		}
+		for (size_t j = 0; j < i && config_key_info(j, &other) == 0; j++)
+			if (strcmp(other.section, info.section) == 0 && strcmp(other.key, info.key) == 0)
+				unique = 0;
+		/* Every key is known to the parser: a bad value gets a message
+		 * about the value (or none), never "unknown key". */
+		char *file = xasprintf("[%s%s]\n\t%s = @\n", info.section,
+		                       strcmp(info.section, "repo") == 0 || strcmp(info.section, "agent") == 0 ||
+		                       strcmp(info.section, "endpoint") == 0 || strcmp(info.section, "token") == 0
+		                       ? " \"x\"" : strcmp(info.section, "price") == 0 ? " \"m*\"" : "",
+		                       info.key);
+		const char *msg = load(file);
+		if (strstr(msg, "unknown key") || strstr(msg, "unknown section")) {
+			accepted = 0;
+			printf("# %s\n", msg);
+		}
+		free(file);
+	}
+	/* The keys that paddock knew before the table. */
+	static const char *const known[] = {
+		"paddock.workers", "paddock.gate-timeout", "paddock.template-max-age",
+		"paddock.max-attempts", "limits.timeout", "limits.memory", "limits.pids",
+		"limits.disk", "limits.output", "limits.bundle", "limits.budget",
+		"limits.budget-tokens", "limits.cpus", "sandbox.uid", "sandbox.gid", "repo.url",
+		"repo.branch", "repo.test", "repo.setup", "repo.push-url", "repo.token-env",
+		"repo.ssh-key", "repo.ssh-known-hosts", "repo.branch-prefix", "repo.protected",
+		"repo.pull-request", "repo.github-repo", "repo.github-api", "repo.github-token-env",
+		"repo.draft", "repo.deny", "repo.max-file-size", "repo.policy-paths",
+		"repo.policy-secrets", "repo.policy-size", "repo.policy-symlinks",
+		"repo.policy-submodules", "repo.policy-controls", "repo.policy-invisible",
+		"repo.policy-authors", "repo.allow-host", "repo.setup-allow-host", "agent.command",
+		"agent.resume", "agent.kind", "agent.endpoint", "agent.package", "agent.model",
+		"agent.files", "endpoint.kind", "endpoint.upstream", "endpoint.key-env",
+		"endpoint.key-file", "endpoint.port", "price.input", "price.output",
+		"price.cache-read", "price.cache-write", "gateway.hosts-file", "gateway.dns",
+		"gateway.ca-file", "gateway.allow-address", "gateway.proxy-port", "gateway.max-body",
+		"gateway.max-tunnels", "gateway.network", "gateway.tunnel-idle", "webhook.url",
+		"webhook.secret-env", "webhook.secret-file", "webhook.events", "webhook.timeout",
+		"webhook.attempts", "api.listen", "api.max-queue", "api.max-body", "token.value-env",
+		"token.value-file", "token.read-only", "ui.theme", "ui.notify-command" };
+	size_t found = 0;
+	for (size_t k = 0; k < sizeof known / sizeof known[0]; k++) {
+		int in = 0;
+		for (i = 0; !in && config_key_info(i, &info) == 0; i++) {
+			size_t sl = strlen(info.section);
+			in = strncmp(known[k], info.section, sl) == 0 && known[k][sl] == '.' &&
+			     strcmp(known[k] + sl + 1, info.key) == 0;
+		}
+		if (in)
+			found++;
+		else
+			printf("# not in the table: %s\n", known[k]);
+	}
+	is_int(found, sizeof known / sizeof known[0], "the table has every key that paddock knew (%zu)", count);
+	ok(good, "every key of the table has a section, a type, help and a default or none (required)");
+	ok(unique, "no key is in the table twice");
+	ok(accepted, "the parser knows every key of the table");
+
+	/* Unknown keys get a suggestion from the keys of their section. */
+	is_str(load("[agent \"x\"]\ncommand = a\nmodle = m\n"),
+	       "F:3: unknown key 'agent.x.modle'; did you mean 'agent.x.model'?",
+	       "a misspelt agent key gets a suggestion");
+	is_str(load("[endpoint \"e\"]\nupstream = http://x\nport = 9000\nkey-evn = K\n"),
+	       "F:4: unknown key 'endpoint.e.key-evn'; did you mean 'endpoint.e.key-env'?",
+	       "a misspelt endpoint key gets a suggestion");
+	is_str(load("[agent \"x\"]\ncommand = a\nupstream = http://x\n"),
+	       "F:3: unknown key 'agent.x.upstream'",
+	       "a key of another section is unknown, with no suggestion from that section");
+	is_str(load("[api]\nmax-quue = 3\n"), "F:2: unknown key 'api.max-quue'; did you mean 'api.max-queue'?",
+	       "a misspelt key of a section without a name");
+	is_str(load("[token \"t\"]\nvalue-env = T\nread-onyl = true\n"),
+	       "F:3: unknown key 'token.t.read-onyl'; did you mean 'token.t.read-only'?",
+	       "token keys come from the table too");
+	{
+		const char *path = fixture("[gateway]\n\tmax-tunels = 4\n[repo \"r\"]\n"
+		                           "\turl = https://git.example.com/r.git\n\tpolicy-secret = warn\n");
+		int n;
+		is_str(check(path, &n),
+		       "F:2: unknown key 'gateway.max-tunels'; did you mean 'gateway.max-tunnels'?\n"
+		       "F:5: unknown key 'repo.r.policy-secret'; did you mean 'repo.r.policy-secrets'?\n",
+		       "config check suggests from the table");
+		is_int(n, 2, "two problems");
+	}
+	/* The typed keys' messages name the key. */
+	is_str(load("[gateway]\nproxy-port = 0\n"), "F:2: gateway.proxy-port: '0' is not a port from 1 to 65535",
+	       "a port out of range");
+	is_str(load("[token \"t\"]\nvalue-env = T\nread-only = maybe\n"),
+	       "F:3: token.t.read-only: 'maybe' is not true or false", "a boolean");
+	is_str(load("[api]\nmax-body = 100\n"),
+	       "F:2: api.max-body: '100' is not a size of at least 1k (for example 1m)", "a size under its minimum");
+	is_str(load("[repo \"r\"]\nurl = /r\nmax-file-size = big\n"),
+	       "F:3: repo.r.max-file-size: 'big' is not a size; write a whole number of bytes with an optional k, m, g or t suffix (for example 4g or 512m)",
+	       "a size");
+	is_str(load("[price \"m\"]\ninput = cheap\n"),
+	       "F:2: price.m.input: 'cheap' is not a price in US dollars per million tokens (for example 3 or 0.30)",
+	       "a price");
+	is_str(load("[agent \"a\"]\ncommand = a\nmodel = -x\n"),
+	       "F:3: agent.a.model: '-x' must be one word that does not start with '-'", "a word");
+	is_str(load("[endpoint \"e\"]\nupstream = http://x\nport = 9000\nkey-env = 1X\n"),
+	       "F:4: endpoint.e.key-env: '1X' is not a variable name", "a variable name");
+	is_str(load("[gateway]\nca-file = ca.pem\n"), "F:2: gateway.ca-file: 'ca.pem' is not an absolute path",
+	       "an absolute path");
+	is_str(load("[gateway]\nmax-tunnels = 2000\n"), "F:2: gateway.max-tunnels: '2000' is not a number from 1 to 1024",
+	       "an integer out of range");
+
+	/* The defaults that the table documents are the code's: a file that
+	 * sets each key of the unnamed sections to its documented default
+	 * loads, and changes nothing. */
+	for (i = 0; config_key_info(i, &info) == 0; i++) {
+		static const char *const unnamed[] = { "paddock", "limits", "sandbox", "gateway", "api",
+		                                        "webhook", "ui", NULL };
+		int in = 0;
+		for (size_t s = 0; unnamed[s]; s++)
+			in |= strcmp(info.section, unnamed[s]) == 0;
+		/* "none", "the system's" and the like are words, not values. */
+		if (!in || !info.def || strchr(info.def, ' ') || strcmp(info.def, "none") == 0)
+			continue;
+		buf_printf(&text, "[%s]\n\t%s = %s\n", info.section, info.key, info.def);
+	}
+	buf_adds(&text, "[webhook]\n\turl = https://hooks.example.com/paddock\n");
+	is_str(load(text.data), "", "the documented defaults load");
+	config_init_defaults(&d);
+	ok(c.workers == d.workers && c.max_attempts == d.max_attempts &&
+	   c.template_max_age == d.template_max_age && c.gate_timeout == d.gate_timeout,
+	   "[paddock]: the documented defaults are the code's");
+	ok(c.limits.timeout == d.limits.timeout && c.limits.memory == d.limits.memory &&
+	   c.limits.pids == d.limits.pids && c.limits.disk == d.limits.disk &&
+	   c.limits.output == d.limits.output && c.limits.bundle == d.limits.bundle &&
+	   c.limits.budget == d.limits.budget && c.limits.budget_tokens == d.limits.budget_tokens,
+	   "[limits]: the documented defaults are the code's");
+	ok(c.sandbox_uid == d.sandbox_uid && c.sandbox_gid == d.sandbox_gid,
+	   "[sandbox]: the documented defaults are the code's");
+	ok(c.gw_dns == d.gw_dns && c.gw_proxy_port == d.gw_proxy_port &&
+	   c.gw_max_body == d.gw_max_body && c.gw_max_tunnels == d.gw_max_tunnels &&
+	   c.gw_network == d.gw_network && c.gw_tunnel_idle == d.gw_tunnel_idle,
+	   "[gateway]: the documented defaults are the code's");
+	ok(c.api_max_queue == d.api_max_queue && c.api_max_body == d.api_max_body,
+	   "[api]: the documented defaults are the code's");
+	ok(c.wh_timeout == d.wh_timeout && c.wh_attempts == d.wh_attempts,
+	   "[webhook]: the documented defaults are the code's");
+	config_free(&d);
+	buf_free(&text);
+}
+
+/* doc/paddock-config.5 holds the key table as config_write_man writes it,
+ * between its BEGIN and END GENERATED KEYS lines. */
+static void test_man_page(void)
+{
+	const char *top = getenv("top_srcdir");
+	char *path = xasprintf("%s/doc/paddock-config.5", top && *top ? top : ".");
+	char *want = NULL, *line = NULL;
+	size_t size = 0, cap = 0;
+	FILE *f = open_memstream(&want, &size);
+	struct buf got = { 0 };
+	int in = 0, begin = 0, end = 0;
+
+	config_write_man(f);
+	fclose(f);
+	f = fopen(path, "r");
+	ok(f != NULL, "%s can be read", path);
+	while (f && getline(&line, &cap, f) > 0) {
+		if (strncmp(line, ".\\\" END GENERATED KEYS", 22) == 0) {
+			in = 0;
+			end++;
+		}
+		if (in)
+			buf_adds(&got, line);
+		if (strncmp(line, ".\\\" BEGIN GENERATED KEYS", 24) == 0) {
+			in = 1;
+			begin++;
+		}
+	}
+	if (f)
+		fclose(f);
+	ok(begin == 1 && end == 1, "the manual has one BEGIN and one END GENERATED KEYS line");
+	int same = got.data && strcmp(got.data, want) == 0;
+	ok(same, "the manual's list of keys is the key table's (run make update-config-man)");
+	if (!same && got.data) {
+		/* The first line that differs. */
+		const char *g = got.data, *w = want;
+		size_t off = 0, bol = 0;
+		int n = 1;
+		while (g[off] && g[off] == w[off]) {
+			if (g[off] == '\n') {
+				n++;
+				bol = off + 1;
+			}
+			off++;
+		}
+		printf("# first difference at line %d of the block:\n#   manual: %.*s\n#   table:  %.*s\n",
+		       n, (int)strcspn(g + bol, "\n"), g + bol, (int)strcspn(w + bol, "\n"), w + bol);
+	}
+	/* Every help text is text: no empty lines, which man(7) renders as
+	 * blank lines. */
+	ok(!strstr(want, "\n\n"), "the generated list has no empty lines");
+	free(line);
+	free(want);
+	free(path);
+	buf_free(&got);
+}
+
+int main(int argc, char **argv)
 {
 	struct err e = { { 0 } };
 	const struct repo_conf *r;
 	char *p;
 	int n;
 
+	if (argc == 2 && strcmp(argv[1], "--man") == 0) {
+		config_write_man(stdout);
+		return fflush(stdout) == 0 ? 0 : 1;
+	}
 	if (!mkdtemp(dir))
 		return 1;
 
@@ -580,6 +917,10 @@ int main(void)
 		free(data);
 	}
 	config_free(&c);
+
+	test_builtin();
+	test_key_table();
+	test_man_page();
 
 	{
 		char *cmd = xasprintf("rm -rf %s", dir);

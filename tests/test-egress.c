@@ -2,7 +2,7 @@
  * first: host names that try to pass for others, authorities and URLs
  * with smuggled parts, IPv4 literals in inet_aton's odd spellings, rules
  * that must not match look-alike names, and internal addresses in every
- * form the header lists (sandbox-security.md section 4.2, tests 31-33). */
+ * form the header lists. */
 #include "autoconfig.h"
 #include "egress.h"
 
@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include "err.h"
 #include "tap.h"
+#include "testlib.h"
 
 /* ---- helpers ---- */
 
@@ -518,26 +519,21 @@ static void test_cidr(void)
 
 static void test_hosts(void)
 {
-	char dir[] = "/tmp/test-egress.XXXXXX";
-	if (!mkdtemp(dir))
-		abort();
-	char path[256];
-	snprintf(path, sizeof path, "%s/hosts", dir);
-	FILE *f = fopen(path, "w");
-	fputs("# test hosts\n"
-	      "10.9.9.9\tprivate.test  other.test # a comment with names.test\n"
-	      "  127.0.0.2 allowed.test\n"
-	      "\n"
-	      "::1 v6loop.test\n"
-	      "2001:db8::7   dual.test\n"
-	      "203.0.113.7   dual.test\r\n"
-	      "198.51.100.1 UPPER.Test. trail.test.\n"
-	      "# 1.2.3.4 commented.test\n"
-	      "not-an-address bogus.test\n"
-	      "127.1 shortform.test\n"
-	      "198.51.100.2 bad..name good.test\n"
-	      "198.51.100.3", f);
-	fclose(f);
+	char *path = testlib_fmt("%s/hosts", testlib_tmpdir("egress"));
+	testlib_write_file(path,
+	                   "# test hosts\n"
+	                   "10.9.9.9\tprivate.test  other.test # a comment with names.test\n"
+	                   "  127.0.0.2 allowed.test\n"
+	                   "\n"
+	                   "::1 v6loop.test\n"
+	                   "2001:db8::7   dual.test\n"
+	                   "203.0.113.7   dual.test\r\n"
+	                   "198.51.100.1 UPPER.Test. trail.test.\n"
+	                   "# 1.2.3.4 commented.test\n"
+	                   "not-an-address bogus.test\n"
+	                   "127.1 shortform.test\n"
+	                   "198.51.100.2 bad..name good.test\n"
+	                   "198.51.100.3");
 
 	struct egress_hosts *h = NULL;
 	struct err e = { { 0 } };
@@ -584,8 +580,7 @@ static void test_hosts(void)
 	egress_hosts_free(NULL);
 
 	/* An empty file, and a missing one. */
-	f = fopen(path, "w");
-	fclose(f);
+	testlib_write(path, "", 0);
 	h = NULL;
 	ok(egress_hosts_load(path, &h, &e) == 0 && h, "an empty hosts file loads");
 	is_int(egress_hosts_lookup(h, "allowed.test", out, 4), 0, "... and lists nothing");
@@ -594,7 +589,6 @@ static void test_hosts(void)
 	h = NULL;
 	memset(&e, 0, sizeof e);
 	ok(egress_hosts_load(path, &h, &e) < 0 && !h && e.msg[0], "a missing hosts file is an error");
-	rmdir(dir);
 }
 
 int main(void)
@@ -606,5 +600,6 @@ int main(void)
 	test_internal();
 	test_cidr();
 	test_hosts();
+	testlib_end();
 	return tap_done();
 }

@@ -6,7 +6,6 @@
  * SSH to a real sshd are in tests/ssh.test). */
 #include "autoconfig.h"
 
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,9 +16,9 @@
 #include "config.h"
 #include "err.h"
 #include "forge.h"
-#include "fsx.h"
 #include "mirror.h"
 #include "tap.h"
+#include "testlib.h"
 
 static char *T;           /* scratch dir */
 static char *DATA;        /* paddock's data dir */
@@ -27,71 +26,11 @@ static char *REMOTE;      /* the repo's bare remote */
 static char *MIRROR;
 static char MAIN[41];     /* the remote's main at the start */
 
-/* libgit2 1.5's git_regexp_match leaks its pcre2 match data when nothing
- * matches (config lookups); not ours to fix. */
-const char *__lsan_default_suppressions(void);
-const char *__lsan_default_suppressions(void)
-{
-	return "leak:libpcre2-8.so\n";
-}
-
-/* Runs a shell command (the test's own fixed strings and temp paths). */
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...)
-{
-	va_list ap;
-	char *cmd;
-	va_start(ap, fmt);
-	if (vasprintf(&cmd, fmt, ap) < 0)
-		abort();
-	va_end(ap);
-	int rc = system(cmd);
-	free(cmd);
-	return rc;
-}
-
-/* The first line of a command's output, in a static buffer ("" on error). */
-static const char *out(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static const char *out(const char *fmt, ...)
-{
-	static char line[2048];
-	va_list ap;
-	char *cmd;
-	va_start(ap, fmt);
-	if (vasprintf(&cmd, fmt, ap) < 0)
-		abort();
-	va_end(ap);
-	line[0] = 0;
-	FILE *p = popen(cmd, "r");
-	if (p) {
-		if (!fgets(line, sizeof line, p))
-			line[0] = 0;
-		pclose(p);
-	}
-	line[strcspn(line, "\n")] = 0;
-	free(cmd);
-	return line;
-}
-
-/* Writes a file (printf format). */
-static void write_file(const char *path, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void write_file(const char *path, const char *fmt, ...)
-{
-	va_list ap;
-	FILE *f = fopen(path, "w");
-	if (!f)
-		abort();
-	va_start(ap, fmt);
-	vfprintf(f, fmt, ap);
-	va_end(ap);
-	fclose(f);
-}
-
 /* The commit refs/heads/<branch> has on the remote ("" when none). */
 static const char *remote_at(const char *branch)
 {
-	return out("git -C '%s' rev-parse -q --verify 'refs/heads/%s^{commit}' 2>/dev/null",
-	           REMOTE, branch);
+	return testlib_sh_out("git -C '%s' rev-parse -q --verify 'refs/heads/%s^{commit}' "
+	                      "2>/dev/null", REMOTE, branch);
 }
 
 /* A new commit on top of `parent` in the mirror, kept under
@@ -99,11 +38,12 @@ static const char *remote_at(const char *branch)
 static void commit_in_mirror(const char *task, const char *parent, const char *file, char sha[41])
 {
 	char *work = xasprintf("%s/work-%s", T, task);
-	sh("git clone -q '%s' '%s' && git -C '%s' checkout -q %s && echo '%s' >'%s/%s' && "
-	   "git -C '%s' add -A && git -C '%s' commit -q -m 'task %s' && "
-	   "git -C '%s' push -q origin HEAD:refs/paddock/tasks/%s",
-	   MIRROR, work, work, parent, task, work, file, work, work, task, work, task);
-	snprintf(sha, 41, "%s", out("git -C '%s' rev-parse refs/paddock/tasks/%s", MIRROR, task));
+	testlib_sh("git clone -q '%s' '%s' && git -C '%s' checkout -q %s && echo '%s' >'%s/%s' && "
+	           "git -C '%s' add -A && git -C '%s' commit -q -m 'task %s' && "
+	           "git -C '%s' push -q origin HEAD:refs/paddock/tasks/%s",
+	           MIRROR, work, work, parent, task, work, file, work, work, task, work, task);
+	snprintf(sha, 41, "%s",
+	         testlib_sh_out("git -C '%s' rev-parse refs/paddock/tasks/%s", MIRROR, task));
 	free(work);
 }
 
@@ -192,7 +132,8 @@ static void test_push(void)
 		printf("# %s\n", e.msg);
 	is_str(remote_at("paddock/t1"), c1, "the branch arrived at the task's commit");
 	is_str(remote_at("main"), MAIN, "the default branch did not move");
-	is_str(out("git -C '%s' for-each-ref --format='%%(refname)' | tr '\\n' ' '", REMOTE),
+	is_str(testlib_sh_out("git -C '%s' for-each-ref --format='%%(refname)' | tr '\\n' ' '",
+	                      REMOTE),
 	       "refs/heads/main refs/heads/paddock/t1 ", "nothing else was written to the remote");
 
 	err_clear(&e);
@@ -210,8 +151,9 @@ static void test_push(void)
 
 	/* Someone else pushes to paddock/t2 a commit the mirror lacks. */
 	commit_in_mirror("t2", "main", "c.txt", c3);
-	sh("git clone -q '%s' '%s/other' && cd '%s/other' && echo x >x && git add x && "
-	   "git commit -q -m other && git push -q origin HEAD:refs/heads/paddock/t2", REMOTE, T, T);
+	testlib_sh("git clone -q '%s' '%s/other' && cd '%s/other' && echo x >x && git add x && "
+	           "git commit -q -m other && git push -q origin HEAD:refs/heads/paddock/t2",
+	           REMOTE, T, T);
 	snprintf(other, sizeof other, "%s", remote_at("paddock/t2"));
 	is_int(strlen(other), 40, "someone else pushed paddock/t2");
 	is_int(forge_push(DATA, &r, "paddock/t2", c3, &e), -1, "pushing over a moved branch is refused");
@@ -251,7 +193,7 @@ static void test_push(void)
 	is_int(forge_push(DATA, &r, "paddock/t4", "refs/paddock/tasks/t2", &e), 0,
 	       "the task's ref names the commit");
 	is_str(remote_at("paddock/t4"), c3, "... and the branch arrived at it");
-	is_str(out("git -C '%s' for-each-ref refs/paddock/push", MIRROR), "",
+	is_str(testlib_sh_out("git -C '%s' for-each-ref refs/paddock/push", MIRROR), "",
 	       "no temporary push ref is left in the mirror");
 
 	/* Credentials in a URL never reach a message. */
@@ -323,10 +265,10 @@ static size_t pub_blob(const char *pubfile, unsigned char *out, size_t max)
 	return n;
 }
 
-/* "KEYTYPE BASE64" of a .pub file, in a static buffer. */
+/* "KEYTYPE BASE64" of a .pub file (kept). */
 static const char *pub_key(const char *pubfile)
 {
-	return out("cut -d' ' -f1,2 '%s'", pubfile);
+	return testlib_sh_out("cut -d' ' -f1,2 '%s'", pubfile);
 }
 
 static void test_ssh_host_known(void)
@@ -340,18 +282,18 @@ static void test_ssh_host_known(void)
 	char *want;
 	char *K = xasprintf("%s/keys", T);   /* the keys */
 
-	if (sh("command -v ssh-keygen >/dev/null") != 0) {
+	if (testlib_sh("command -v ssh-keygen >/dev/null") != 0) {
 		ok(1, "# SKIP ssh-keygen is not installed");
 		free(K);
 		free(kh);
 		free(home);
 		return;
 	}
-	if (sh("mkdir '%s' && cd '%s' && ssh-keygen -q -t ed25519 -N '' -f hk && "
-	       "ssh-keygen -q -t ed25519 -N '' -f other && "
-	       "ssh-keygen -q -t ecdsa -b 256 -N '' -f ec256 && "
-	       "ssh-keygen -q -t ecdsa -b 384 -N '' -f ec384 && "
-	       "ssh-keygen -q -t rsa -b 2048 -N '' -f rsa", K, K) != 0) {
+	if (testlib_sh("mkdir '%s' && cd '%s' && ssh-keygen -q -t ed25519 -N '' -f hk && "
+	               "ssh-keygen -q -t ed25519 -N '' -f other && "
+	               "ssh-keygen -q -t ecdsa -b 256 -N '' -f ec256 && "
+	               "ssh-keygen -q -t ecdsa -b 384 -N '' -f ec384 && "
+	               "ssh-keygen -q -t rsa -b 2048 -N '' -f rsa", K, K) != 0) {
 		ok(0, "ssh-keygen makes the test keys");
 		free(K);
 		free(kh);
@@ -390,7 +332,7 @@ static void test_ssh_host_known(void)
 	is_str(e.msg, want, "... naming host:port, the file and the ssh-keyscan command");
 	free(want);
 
-	write_file(kh, "[127.0.0.1]:2222 %s\n", hkline);
+	testlib_write_file(kh, "[127.0.0.1]:2222 %s\n", hkline);
 	is_int(forge_ssh_host_known(&r, "127.0.0.1", 2222, hk, hklen, NULL, &e), 0,
 	       "the key known for [127.0.0.1]:2222 is accepted");
 	is_int(forge_ssh_host_known(&r, "127.0.0.1", 22, hk, hklen, NULL, &e), -1,
@@ -417,41 +359,41 @@ static void test_ssh_host_known(void)
 	   "the SHA-256 fingerprint, when given, is shown as ssh-keygen -l does: %s", e.msg);
 
 	/* Lines ssh-keygen itself has to understand. */
-	write_file(kh, "other,[127.0.0.1]:2222 %s comment\n", hkline);
+	testlib_write_file(kh, "other,[127.0.0.1]:2222 %s comment\n", hkline);
 	is_int(forge_ssh_host_known(&r, "127.0.0.1", 2222, hk, hklen, NULL, &e), 0,
 	       "a pattern list with a comment is understood");
-	write_file(kh, "[127.0.0.1]:2222 %s\n", hkline);
-	sh("ssh-keygen -q -H -f '%s' >/dev/null 2>&1", kh);
-	ok(strncmp(out("cat '%s'", kh), "|1|", 3) == 0, "ssh-keygen -H hashed the entry");
+	testlib_write_file(kh, "[127.0.0.1]:2222 %s\n", hkline);
+	testlib_sh("ssh-keygen -q -H -f '%s' >/dev/null 2>&1", kh);
+	ok(strncmp(testlib_sh_out("cat '%s'", kh), "|1|", 3) == 0, "ssh-keygen -H hashed the entry");
 	is_int(forge_ssh_host_known(&r, "127.0.0.1", 2222, hk, hklen, NULL, &e), 0,
 	       "a hashed entry is accepted");
 	is_int(forge_ssh_host_known(&r, "127.0.0.1", 2222, other, otherlen, NULL, &e), -1,
 	       "... and another key against it is a mismatch");
 	ok(strstr(e.msg, "possible impostor") != NULL, "... %s", e.msg);
-	write_file(kh, "[127.0.0.*]:2222 %s\n", hkline);
+	testlib_write_file(kh, "[127.0.0.*]:2222 %s\n", hkline);
 	is_int(forge_ssh_host_known(&r, "127.0.0.9", 2222, hk, hklen, NULL, &e), 0,
 	       "a wildcard pattern is understood");
-	write_file(kh, "[127.0.0.*]:2222,![127.0.0.9]:2222 %s\n", hkline);
+	testlib_write_file(kh, "[127.0.0.*]:2222,![127.0.0.9]:2222 %s\n", hkline);
 	is_int(forge_ssh_host_known(&r, "127.0.0.9", 2222, hk, hklen, NULL, &e), -1,
 	       "a negated pattern is understood");
-	write_file(kh, "@cert-authority [127.0.0.1]:2222 %s\n", hkline);
+	testlib_write_file(kh, "@cert-authority [127.0.0.1]:2222 %s\n", hkline);
 	is_int(forge_ssh_host_known(&r, "127.0.0.1", 2222, hk, hklen, NULL, &e), -1,
 	       "a @cert-authority entry is no match for a plain key");
-	write_file(kh, "[127.0.0.1]:2222 %s\n@revoked * %s\n", hkline, hkline);
+	testlib_write_file(kh, "[127.0.0.1]:2222 %s\n@revoked * %s\n", hkline, hkline);
 	is_int(forge_ssh_host_known(&r, "127.0.0.1", 2222, hk, hklen, NULL, &e), -1,
 	       "a @revoked key is refused even when listed for the host");
 	want = xasprintf("the SSH host key of 127.0.0.1:2222 (ssh-ed25519) is marked @revoked in %s; "
 	                 "refusing to push", kh);
 	is_str(e.msg, want, "... saying so");
 	free(want);
-	write_file(kh, "[127.0.0.1]:2222 %s\n@revoked * %s\n", hkline, pub_key(other_pub));
+	testlib_write_file(kh, "[127.0.0.1]:2222 %s\n@revoked * %s\n", hkline, pub_key(other_pub));
 	is_int(forge_ssh_host_known(&r, "127.0.0.1", 2222, hk, hklen, NULL, &e), 0,
 	       "another key's @revoked entry does not refuse this one");
 
 	/* Base64 with padding. */
 	char ecline[1024];
 	snprintf(ecline, sizeof ecline, "%s", pub_key(ec256_pub));
-	write_file(kh, "[::1]:2222 %s\n[::1]:2222 %s\n", ecline, pub_key(ec384_pub));
+	testlib_write_file(kh, "[::1]:2222 %s\n[::1]:2222 %s\n", ecline, pub_key(ec384_pub));
 	is_int(forge_ssh_host_known(&r, "::1", 2222, ec256, ec256len, NULL, &e), 0,
 	       "an ECDSA P-256 key (one '=') of [::1]:2222 is accepted");
 	is_int(forge_ssh_host_known(&r, "::1", 2222, ec384, ec384len, NULL, &e), 0,
@@ -459,7 +401,7 @@ static void test_ssh_host_known(void)
 	is_int(forge_ssh_host_known(&r, "::1", 2222, hk, hklen, NULL, &e), -1,
 	       "an ed25519 key for it is not");
 	ok(strstr(e.msg, "the SSH host key of [::1]:2222 ") != NULL, "... shown as [::1]:2222: %s", e.msg);
-	write_file(kh, "[::1]:2222 %s\n", pub_key(rsa_pub));
+	testlib_write_file(kh, "[::1]:2222 %s\n", pub_key(rsa_pub));
 	is_int(forge_ssh_host_known(&r, "::1", 2222, rsa, rsalen, NULL, &e), 0, "an RSA key is accepted");
 
 	/* Refusals before any lookup. */
@@ -478,9 +420,9 @@ static void test_ssh_host_known(void)
 	char *saved_home = old_home ? xstrdup(old_home) : NULL;
 	setenv("HOME", home, 1);
 	r.ssh_known_hosts = NULL;
-	sh("mkdir -p '%s/.ssh'", home);
+	testlib_sh("mkdir -p '%s/.ssh'", home);
 	char *home_kh = xasprintf("%s/.ssh/known_hosts", home);
-	write_file(home_kh, "git.example,[127.0.0.1]:2222 %s\n", hkline);
+	testlib_write_file(home_kh, "git.example,[127.0.0.1]:2222 %s\n", hkline);
 	free(home_kh);
 	is_int(forge_ssh_host_known(&r, "127.0.0.1", 2222, hk, hklen, NULL, &e), 0,
 	       "without ssh-known-hosts, ~/.ssh/known_hosts is used");
@@ -541,18 +483,16 @@ static void test_config_known_hosts(void)
 	struct config c;
 	struct err e;
 	char *path = xasprintf("%s/config", T);
-	FILE *f = fopen(path, "w");
-	fprintf(f, "[repo \"demo\"]\n\turl = %s\n\tssh-known-hosts = /etc/paddock/known_hosts\n", REMOTE);
-	fclose(f);
+	testlib_write_file(path, "[repo \"demo\"]\n\turl = %s\n"
+	                   "\tssh-known-hosts = /etc/paddock/known_hosts\n", REMOTE);
 	is_int(config_load(&c, path, &e), 0, "ssh-known-hosts with an absolute path loads");
 	const struct repo_conf *r = config_find_repo(&c, "demo");
 	is_str(r && r->ssh_known_hosts ? r->ssh_known_hosts : "", "/etc/paddock/known_hosts",
 	       "... and is the repo's ssh_known_hosts");
 	config_free(&c);
 
-	f = fopen(path, "w");
-	fprintf(f, "[repo \"demo\"]\n\turl = %s\n\tssh-known-hosts = known_hosts\n", REMOTE);
-	fclose(f);
+	testlib_write_file(path, "[repo \"demo\"]\n\turl = %s\n\tssh-known-hosts = known_hosts\n",
+	                   REMOTE);
 	is_int(config_load(&c, path, &e), -1, "a relative ssh-known-hosts is an error");
 	char *want = xasprintf("%s:3: repo.demo.ssh-known-hosts: 'known_hosts' is not an absolute "
 	                       "path to a known_hosts file", path);
@@ -599,26 +539,14 @@ static void test_pull_request_errors(void)
 
 int main(void)
 {
-	char tmpl[] = "/tmp/paddock-test-forge.XXXXXX";
-	struct err e;
-
-	setenv("GIT_CONFIG_NOSYSTEM", "1", 1);
-	setenv("GIT_CONFIG_GLOBAL", "/dev/null", 1);
-	setenv("GIT_AUTHOR_NAME", "tester", 1);
-	setenv("GIT_AUTHOR_EMAIL", "tester@example.invalid", 1);
-	setenv("GIT_COMMITTER_NAME", "tester", 1);
-	setenv("GIT_COMMITTER_EMAIL", "tester@example.invalid", 1);
-	T = mkdtemp(tmpl);
-	if (!T) {
-		printf("Bail out! mkdtemp\n");
-		return 1;
-	}
-	DATA = xasprintf("%s/data", T);
-	REMOTE = xasprintf("%s/remote.git", T);
-	MIRROR = mirror_path(DATA, "demo");
-	if (sh("cd '%s' && git init -q -b main src && cd src && echo hello >README && "
-	       "git add README && git commit -q -m initial && "
-	       "git clone -q --bare . '%s'", T, REMOTE) != 0) {
+	testlib_git_env("tester", "tester@example.invalid", NULL);
+	T = testlib_tmpdir("forge");
+	DATA = testlib_fmt("%s/data", T);
+	REMOTE = testlib_fmt("%s/remote.git", T);
+	MIRROR = testlib_keep(mirror_path(DATA, "demo"));
+	if (testlib_sh("cd '%s' && git init -q -b main src && cd src && echo hello >README && "
+	               "git add README && git commit -q -m initial && "
+	               "git clone -q --bare . '%s'", T, REMOTE) != 0) {
 		printf("Bail out! cannot make the test repo\n");
 		return 1;
 	}
@@ -631,9 +559,6 @@ int main(void)
 	test_ssh_host_known();
 	test_config_known_hosts();
 
-	fsx_rm_rf(T, &e);
-	free(DATA);
-	free(REMOTE);
-	free(MIRROR);
+	testlib_end();
 	return tap_done();
 }

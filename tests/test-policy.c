@@ -2,8 +2,6 @@
  * real bare mirror built with the git CLI. */
 #include "autoconfig.h"
 
-#include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,9 +10,9 @@
 #include "buf.h"
 #include "config.h"
 #include "err.h"
-#include "fsx.h"
 #include "policy.h"
 #include "tap.h"
+#include "testlib.h"
 
 static char *T;          /* scratch dir */
 static char *WORK;       /* where the commits are made */
@@ -27,115 +25,34 @@ static char *GH_TOKEN, *AWS_ID, *PEM_HEAD;
 
 /* ---- helpers ---- */
 
-static char **kept;
-static size_t nkept;
-
-static char *keep(char *s)
-{
-	kept = xrealloc(kept, (nkept + 1) * sizeof *kept);
-	kept[nkept++] = s;
-	return s;
-}
-
-static void keep_free(void)
-{
-	for (size_t i = 0; i < nkept; i++)
-		free(kept[i]);
-	free(kept);
-}
-
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...)
-{
-	va_list ap;
-	char *cmd;
-	va_start(ap, fmt);
-	if (vasprintf(&cmd, fmt, ap) < 0)
-		abort();
-	va_end(ap);
-	/* Its output is shown (as TAP comments) only when it fails. */
-	char out[] = "/tmp/paddock-test-policy-sh.XXXXXX";
-	int fd = mkstemp(out);
-	if (fd < 0)
-		abort();
-	close(fd);
-	char *full = NULL;
-	if (asprintf(&full, "( %s ) >'%s' 2>&1", cmd, out) < 0)
-		abort();
-	int rc = system(full);
-	if (rc != 0) {
-		printf("# command failed (%d): %s\n", rc, cmd);
-		FILE *f = fopen(out, "r");
-		char line[512];
-		while (f && fgets(line, sizeof line, f))
-			printf("#   %s", line);
-		if (f)
-			fclose(f);
-	}
-	unlink(out);
-	free(full);
-	free(cmd);
-	return rc;
-}
-
-static char *sh_out(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *sh_out(const char *fmt, ...)
-{
-	va_list ap;
-	char *cmd, chunk[4096];
-	struct buf b = {0};
-	size_t n;
-	va_start(ap, fmt);
-	if (vasprintf(&cmd, fmt, ap) < 0)
-		abort();
-	va_end(ap);
-	FILE *p = popen(cmd, "r");
-	if (!p)
-		abort();
-	while ((n = fread(chunk, 1, sizeof chunk, p)) > 0)
-		buf_add(&b, chunk, n);
-	pclose(p);
-	free(cmd);
-	char *s = keep(buf_detach(&b));
-	size_t len = strlen(s);
-	while (len && s[len - 1] == '\n')
-		s[--len] = '\0';
-	return s;
-}
-
 /* Writes a file in the work tree (directories created). */
 static void put(const char *path, const char *content)
 {
-	char *full = xasprintf("%s/%s", WORK, path);
-	char *dir = xstrdup(full);
-	char *slash = strrchr(dir, '/');
-	FILE *f;
-	*slash = '\0';
-	if (fsx_mkdir_p(dir, 0755, NULL) < 0 || !(f = fopen(full, "w"))) {
-		printf("Bail out! cannot write %s\n", full);
-		exit(1);
-	}
-	fputs(content, f);
-	fclose(f);
-	free(dir);
-	free(full);
+	testlib_write(testlib_fmt("%s/%s", WORK, path), content, strlen(content));
+}
+
+/* Writes len bytes to a file in the work tree. */
+static void put_bytes(const char *path, const char *data, size_t len)
+{
+	testlib_write(testlib_fmt("%s/%s", WORK, path), data, len);
 }
 
 /* Starts a case on a fresh branch from `from`. */
 static void start(const char *branch, const char *from)
 {
-	sh("cd '%s' && git checkout -q -f -B '%s' %s && git clean -qfdx", WORK, branch, from);
+	testlib_sh("cd '%s' && git checkout -q -f -B '%s' %s && git clean -qfdx",
+	           WORK, branch, from);
 }
 
 /* Commits everything (extra: more git commit arguments); returns the sha. */
 static char *commit(const char *extra)
 {
-	if (sh("cd '%s' && git add -A && git commit -q --allow-empty -m change %s", WORK,
-	       extra ? extra : "") != 0) {
+	if (testlib_sh("cd '%s' && git add -A && git commit -q --allow-empty -m change %s", WORK,
+	               extra ? extra : "") != 0) {
 		printf("Bail out! commit failed\n");
 		exit(1);
 	}
-	return sh_out("git -C '%s' rev-parse HEAD", WORK);
+	return testlib_sh_out("git -C '%s' rev-parse HEAD", WORK);
 }
 
 /* The default repo configuration of config.c, with deny and size set. */
@@ -162,7 +79,8 @@ static int check(const char *base, const char *head, const struct repo_conf *r,
 	F = NULL;
 	NF = 0;
 	/* The mirror gets the commits as paddock's would: by a push. */
-	if (sh("git -C '%s' push -q -f '%s' 'refs/heads/*:refs/heads/*'", WORK, MIRROR) != 0) {
+	if (testlib_sh("git -C '%s' push -q -f '%s' 'refs/heads/*:refs/heads/*'",
+	               WORK, MIRROR) != 0) {
 		printf("Bail out! push to the mirror failed\n");
 		exit(1);
 	}
@@ -261,7 +179,7 @@ static void test_paths(void)
 	r = conf();
 
 	start("ci-delete", BASE);
-	sh("cd '%s' && git rm -q .github/workflows/old.yml", WORK);
+	testlib_sh("cd '%s' && git rm -q .github/workflows/old.yml", WORK);
 	head = commit(NULL);
 	check(BASE, head, &r, NULL);
 	ok(strstr(detail("paths:.github/workflows/old.yml"), "deletes a path on the deny list"),
@@ -407,7 +325,7 @@ static void test_secrets(void)
 
 	/* Only added lines count: a secret already in the base is context. */
 	start("legacy-edit", BASE);
-	sh("cd '%s' && echo 'print(1)' >>legacy.py", WORK);
+	testlib_sh("cd '%s' && echo 'print(1)' >>legacy.py", WORK);
 	head = commit(NULL);
 	check(BASE, head, &r, NULL);
 	is_int(NF, 0, "secrets: a line added next to an old secret: nothing");
@@ -417,7 +335,7 @@ static void test_secrets(void)
 	check(BASE, head, &r, NULL);
 	is_int(NF, 0, "secrets: replacing a line with a secret: nothing");
 	start("legacy-rm", BASE);
-	sh("cd '%s' && git rm -q legacy.py", WORK);
+	testlib_sh("cd '%s' && git rm -q legacy.py", WORK);
 	head = commit(NULL);
 	check(BASE, head, &r, NULL);
 	is_int(NF, 0, "secrets: removing a file with a secret: nothing");
@@ -427,21 +345,13 @@ static void test_secrets(void)
 	buf_reset(&b);
 	buf_add(&b, "\0\1\2", 3);
 	buf_adds(&b, GH_TOKEN);
-	{
-		char *p = xasprintf("%s/blob.bin", WORK);
-		FILE *f = fopen(p, "wb");
-		if (f) {
-			fwrite(b.data, 1, b.len, f);
-			fclose(f);
-		}
-		free(p);
-	}
+	put_bytes("blob.bin", b.data, b.len);
 	head = commit(NULL);
 	check(BASE, head, &r, NULL);
 	is_int(NF, 0, "secrets: a binary file is not scanned");
 
 	/* Rule off. */
-	head = sh_out("git -C '%s' rev-parse secrets", WORK);
+	head = testlib_sh_out("git -C '%s' rev-parse secrets", WORK);
 	r.policy[POLICY_SECRETS] = POLICY_OFF;
 	check(BASE, head, &r, &sec);
 	is_int(NF, 0, "secrets: policy-secrets = off: no finding");
@@ -454,7 +364,7 @@ static void test_size(void)
 	char *head;
 
 	start("size", BASE);
-	sh("cd '%s' && truncate -s 50M big.bin && truncate -s 10M edge.bin", WORK);
+	testlib_sh("cd '%s' && truncate -s 50M big.bin && truncate -s 10M edge.bin", WORK);
 	head = commit(NULL);
 	is_int(check(BASE, head, &r, NULL), 0, "size: check succeeds");
 	is_int(NF, 1, "size: one finding (a file of exactly 10 MiB is not over)");
@@ -479,9 +389,9 @@ static void test_symlinks(void)
 	char *head;
 
 	start("symlinks", BASE);
-	sh("cd '%s' && mkdir -p a && ln -s /etc/passwd passwd && ln -s ../../x a/up "
-	   "&& ln -s ../README a/ok && ln -s ./b/../c a/ok2 && ln -s ../a/../../y a/sneaky "
-	   "&& ln -s src/app.py inside", WORK);
+	testlib_sh("cd '%s' && mkdir -p a && ln -s /etc/passwd passwd && ln -s ../../x a/up "
+	           "&& ln -s ../README a/ok && ln -s ./b/../c a/ok2 && ln -s ../a/../../y a/sneaky "
+	           "&& ln -s src/app.py inside", WORK);
 	head = commit(NULL);
 	is_int(check(BASE, head, &r, NULL), 0, "symlinks: check succeeds");
 	is_int(NF, 3, "symlinks: three links point out, three do not");
@@ -499,8 +409,8 @@ static void test_symlinks(void)
 
 	/* Files that become links (typechange): one delta each. */
 	start("typechange", BASE);
-	sh("cd '%s' && rm README .github/workflows/old.yml && ln -s /etc/shadow README "
-	   "&& ln -s ../../README .github/workflows/old.yml", WORK);
+	testlib_sh("cd '%s' && rm README .github/workflows/old.yml && ln -s /etc/shadow README "
+	           "&& ln -s ../../README .github/workflows/old.yml", WORK);
 	head = commit(NULL);
 	check(BASE, head, &r, NULL);
 	ok(strstr(detail("symlinks:README"), "absolute path (/etc/shadow)") != NULL,
@@ -517,9 +427,9 @@ static void test_submodules(void)
 
 	start("submodule", BASE);
 	put(".gitmodules", "[submodule \"sub\"]\n\tpath = sub\n\turl = https://example.com/x.git\n");
-	sh("cd '%s' && git add .gitmodules && git update-index --add --cacheinfo 160000,%s,sub",
-	   WORK, BASE);
-	sub = head = sh_out("cd '%s' && git commit -q -m sub && git rev-parse HEAD", WORK);
+	testlib_sh("cd '%s' && git add .gitmodules && "
+	           "git update-index --add --cacheinfo 160000,%s,sub", WORK, BASE);
+	sub = head = testlib_sh_out("cd '%s' && git commit -q -m sub && git rev-parse HEAD", WORK);
 	is_int(check(BASE, head, &r, NULL), 0, "submodules: check succeeds");
 	is_int(NF, 2, "submodules: the gitlink and .gitmodules");
 	ok(strstr(detail("submodules:sub"), "adds a submodule") != NULL, "submodules: gitlink added");
@@ -529,8 +439,8 @@ static void test_submodules(void)
 	   "submodules: ordered by path");
 
 	start("submodule-rm", sub);
-	sh("cd '%s' && git rm -q --cached sub", WORK);
-	head = sh_out("cd '%s' && git commit -q -m rm && git rev-parse HEAD", WORK);
+	testlib_sh("cd '%s' && git rm -q --cached sub", WORK);
+	head = testlib_sh_out("cd '%s' && git commit -q -m rm && git rev-parse HEAD", WORK);
 	check(sub, head, &r, NULL);
 	is_int(NF, 1, "submodules: removing a gitlink is one finding");
 	is_str(detail("submodules:sub"), "removes a submodule", "submodules: gitlink removed");
@@ -582,20 +492,6 @@ static void test_authors(void)
 		   "authors: the escapes show as visible text, none dropped");
 		printf("#   detail: %s\n", F[0].detail);
 	}
-}
-
-/* Writes len bytes to a file in the work tree. */
-static void put_bytes(const char *path, const char *data, size_t len)
-{
-	char *full = xasprintf("%s/%s", WORK, path);
-	FILE *f = fopen(full, "wb");
-	if (!f) {
-		printf("Bail out! cannot write %s\n", full);
-		exit(1);
-	}
-	fwrite(data, 1, len, f);
-	fclose(f);
-	free(full);
 }
 
 static void test_hidden(void)
@@ -685,7 +581,7 @@ static void test_hidden(void)
 	is_int(NF, 0, "hidden: a binary file is not scanned");
 
 	/* Configurable like the other rules. */
-	head = sh_out("git -C '%s' rev-parse hidden", WORK);
+	head = testlib_sh_out("git -C '%s' rev-parse hidden", WORK);
 	r.policy[POLICY_CONTROLS] = POLICY_WARN;
 	r.policy[POLICY_INVISIBLE] = POLICY_BLOCK;
 	check(BASE, head, &r, NULL);
@@ -713,7 +609,7 @@ static void test_mixed(void)
 	/* Two paths that clean to the same text: names stay unique. */
 	put("x\001y.pyc", "1\n");
 	put("x^Ay.pyc", "2\n");
-	sh("cd '%s' && ln -s /etc/passwd evil", WORK);
+	testlib_sh("cd '%s' && ln -s /etc/passwd evil", WORK);
 	head = commit("--author='Eve <eve@example.com>'");
 	check(BASE, head, &r, NULL);
 	static const char *const want[] = {
@@ -759,7 +655,7 @@ static void test_clean_and_errors(void)
 	start("clean", BASE);
 	put("src/app.py", "def main():\n    return 0\n\ndef helper(x):\n    return x + 1\n");
 	put("docs/sk-learn-and-similar-words-here.md", "we use sk-learn-style-naming-convention\n");
-	sh("cd '%s' && git rm -q docs/old.md", WORK);
+	testlib_sh("cd '%s' && git rm -q docs/old.md", WORK);
 	head = commit(NULL);
 	is_int(check(BASE, head, &r, NULL), 0, "clean: check succeeds");
 	is_int(NF, 0, "clean: an ordinary change has no findings");
@@ -822,35 +718,21 @@ static void test_collect(void)
 
 int main(void)
 {
-	char tmpl[] = "/tmp/paddock-test-policy-XXXXXX";
 	struct buf b = { 0 };
-	struct err e;
 
-	setenv("GIT_CONFIG_NOSYSTEM", "1", 1);
-	setenv("GIT_CONFIG_GLOBAL", "/dev/null", 1);
-	setenv("GIT_AUTHOR_NAME", "paddock agent", 1);
-	setenv("GIT_AUTHOR_EMAIL", "agent@paddock.invalid", 1);
-	setenv("GIT_COMMITTER_NAME", "paddock agent", 1);
-	setenv("GIT_COMMITTER_EMAIL", "agent@paddock.invalid", 1);
-	setenv("GIT_AUTHOR_DATE", "2024-01-01T00:00:00Z", 1);
-	setenv("GIT_COMMITTER_DATE", "2024-01-01T00:00:00Z", 1);
-	unsetenv("PADDOCK_GIT_TOKEN");
+	testlib_git_env("paddock agent", "agent@paddock.invalid", "2024-01-01T00:00:00Z");
 	unsetenv("GITHUB_TOKEN");
 
-	GH_TOKEN = keep(xasprintf("gh%s_%s", "p", "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"));
-	AWS_ID = keep(xasprintf("AK%s%s", "IA", "IOSFODNN7EXAMPLE"));
-	PEM_HEAD = keep(xasprintf("-----BEGIN RSA %s-----", "PRIVATE KEY"));
+	GH_TOKEN = testlib_fmt("gh%s_%s", "p", "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8");
+	AWS_ID = testlib_fmt("AK%s%s", "IA", "IOSFODNN7EXAMPLE");
+	PEM_HEAD = testlib_fmt("-----BEGIN RSA %s-----", "PRIVATE KEY");
 
 	test_glob();
 
-	T = mkdtemp(tmpl);
-	if (!T) {
-		printf("Bail out! mkdtemp: %s\n", strerror(errno));
-		return 1;
-	}
-	WORK = keep(xasprintf("%s/work", T));
-	MIRROR = keep(xasprintf("%s/mirror.git", T));
-	if (sh("git init -q -b main '%s' && git init -q --bare '%s'", WORK, MIRROR) != 0) {
+	T = testlib_tmpdir("policy");
+	WORK = testlib_fmt("%s/work", T);
+	MIRROR = testlib_fmt("%s/mirror.git", T);
+	if (testlib_sh("git init -q -b main '%s' && git init -q --bare '%s'", WORK, MIRROR) != 0) {
 		printf("Bail out! git init\n");
 		return 1;
 	}
@@ -875,8 +757,6 @@ int main(void)
 	test_collect();
 
 	policy_findings_free(F, NF);
-	if (fsx_rm_rf(T, &e) < 0)
-		printf("# cleanup: %s\n", e.msg);
-	keep_free();
+	testlib_end();
 	return tap_done();
 }

@@ -1,15 +1,16 @@
 /* Unit tests: which queued task the scheduler may start while a model
- * endpoint is paused (store_task_next_startable): only the tasks whose
+ * endpoint is paused (scheduler_next_startable): only the tasks whose
  * agent uses the paused endpoint wait; the others keep their order. */
 #include "autoconfig.h"
+#include "scheduler.h"
 #include "store.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include "buf.h"
 #include "config.h"
-#include "fsx.h"
 #include "tap.h"
+#include "testlib.h"
 
 /* An agent named name that uses endpoint (NULL: none). */
 static void agent(struct config *c, const char *name, const char *endpoint)
@@ -29,7 +30,7 @@ static const char *next(struct store *s, const struct config *c, double now, dou
 	static char id[TASK_ID_LEN + 1];
 	struct task_row t;
 	struct err e = {{0}};
-	int rc = store_task_next_startable(s, c, now, &t, until, &e);
+	int rc = scheduler_next_startable(s, c, now, &t, until, &e);
 	if (rc < 0)
 		printf("# %s\n", e.msg);
 	id[0] = '\0';
@@ -42,11 +43,7 @@ static const char *next(struct store *s, const struct config *c, double now, dou
 
 int main(void)
 {
-	char dir[] = "/tmp/paddock-pause.XXXXXX";
-	if (!mkdtemp(dir))
-		return 99;
-	char db[256];
-	snprintf(db, sizeof db, "%s/paddock.db", dir);
+	const char *db = testlib_fmt("%s/paddock.db", testlib_tmpdir("scheduler-pause"));
 	struct err e = {{0}};
 	struct store *s;
 	struct config c;
@@ -102,6 +99,6 @@ int main(void)
 
 	store_close(s);
 	config_free(&c);
-	fsx_rm_rf(dir, &e);
+	testlib_end();
 	return tap_done();
 }

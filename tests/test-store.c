@@ -8,8 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 #include "buf.h"
-#include "fsx.h"
 #include "tap.h"
+#include "testlib.h"
 
 /* The schema as paddock 0.x (version 2) left it, frozen here: a store
  * from before the egress gateway. */
@@ -229,11 +229,8 @@ static void test_gateway_records(struct store *s)
 
 int main(void)
 {
-	char dir[] = "/tmp/paddock-store.XXXXXX";
-	if (!mkdtemp(dir))
-		return 99;
-	char db[256];
-	snprintf(db, sizeof db, "%s/paddock.db", dir);
+	const char *dir = testlib_tmpdir("store");
+	const char *db = testlib_fmt("%s/paddock.db", dir);
 	struct err e = {{0}};
 	struct store *s;
 
@@ -483,6 +480,6 @@ int main(void)
 	sqlite3_finalize(st);
 	sqlite3_close(raw);
 
-	fsx_rm_rf(dir, &e);
+	testlib_end();
 	return tap_done();
 }

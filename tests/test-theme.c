@@ -12,32 +12,10 @@
 #include <unistd.h>
 #include "buf.h"
 #include "tap.h"
+#include "testlib.h"
 
 static const char *const shipped[] = { "dark", "light", "high-contrast", "mono" };
 #define NSHIPPED 4
-
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	struct buf b = { 0 };
-	char chunk[4096];
-	size_t n;
-	if (!f)
-		return NULL;
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-		buf_add(&b, chunk, n);
-	fclose(f);
-	return buf_detach(&b);
-}
-
-static void write_file(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-	if (!f)
-		abort();
-	fputs(text, f);
-	fclose(f);
-}
 
 static const char *srcdir(void)
 {
@@ -50,7 +28,7 @@ static const char *srcdir(void)
 static struct theme *load_shipped(const char *name)
 {
 	char *path = xasprintf("%s/themes/%s.theme", srcdir(), name);
-	char *text = slurp(path);
+	char *text = testlib_slurp(path);
 	char msg[512] = "";
 	struct theme *t = NULL;
 
@@ -122,9 +100,9 @@ static void test_shipped(void)
 	}
 
 	char *path = xasprintf("%s/themes/dark.theme", srcdir());
-	char *text = slurp(path);
+	char *text = testlib_slurp(path);
 	is_str(theme_builtin("dark"), text,
-	       "the compiled-in dark theme is themes/dark.theme (regenerate it in ui/theme.c)");
+	       "the compiled-in dark theme is themes/dark.theme byte for byte");
 	ok(theme_builtin("light") == NULL, "only dark is compiled in");
 	free(text);
 	free(path);
@@ -284,12 +262,10 @@ static void test_parse(void)
 
 static void test_load(void)
 {
-	char tmp[] = "/tmp/test-theme.XXXXXX";
+	char *tmp = testlib_tmpdir("theme");
 	char msg[512] = "";
 	struct theme *t;
 
-	if (!mkdtemp(tmp))
-		abort();
 	char *cfg = xasprintf("%s/cfg", tmp);
 	char *udir = xasprintf("%s/cfg/paddock/themes", tmp);
 	char *shipdir = xasprintf("%s/themes", srcdir());
@@ -314,7 +290,7 @@ static void test_load(void)
 	free(ud);
 	setenv("XDG_CONFIG_HOME", cfg, 1);
 
-	write_file(user_dark, "normal red default\n");
+	testlib_write_file(user_dark, "normal red default\n");
 	t = theme_load("dark", msg, sizeof(msg));
 	ok(t && strcmp(theme_file(t), user_dark) == 0, "a user theme comes before the shipped one");
 	if (t) {
@@ -331,7 +307,7 @@ static void test_load(void)
 	free(light);
 	theme_free(t);
 
-	write_file(user_dark, "normal red default\nstatus-faild red default\n");
+	testlib_write_file(user_dark, "normal red default\nstatus-faild red default\n");
 	t = theme_load("dark", msg, sizeof(msg));
 	want = xasprintf("%s:2: unknown role 'status-faild'; did you mean 'status-failed'?", user_dark);
 	ok(t == NULL, "a bad user theme is an error, not skipped");
@@ -386,11 +362,11 @@ static void test_load(void)
 	rmdir(path);
 
 	snprintf(path, sizeof(path), "%s/mine.theme", udir);
-	write_file(path, "normal default default\n");
+	testlib_write_file(path, "normal default default\n");
 	snprintf(path, sizeof(path), "%s/light.theme", udir);
-	write_file(path, "normal default default\n");
+	testlib_write_file(path, "normal default default\n");
 	snprintf(path, sizeof(path), "%s/notes.txt", udir);
-	write_file(path, "not a theme\n");
+	testlib_write_file(path, "not a theme\n");
 	char **names = theme_names();
 	struct buf b = { 0 };
 	for (size_t i = 0; names[i]; i++)
@@ -399,10 +375,7 @@ static void test_load(void)
 	buf_free(&b);
 	theme_names_free(names);
 
-	char *cmd = xasprintf("rm -rf '%s'", tmp);
-	if (system(cmd) != 0)
-		printf("# could not remove %s\n", tmp);
-	free(cmd);
+	testlib_rm_rf(tmp);
 	free(cfg);
 	free(udir);
 	free(shipdir);
@@ -524,5 +497,6 @@ int main(void)
 	test_parse();
 	test_load();
 	test_curses();
+	testlib_end();
 	return tap_done();
 }

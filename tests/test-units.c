@@ -1,8 +1,20 @@
-/* test-units: durations and sizes as a user writes them in the config. */
+/* test-units: durations and sizes as a user writes them in the config; the
+ * data directory's layout (paths.h); the kinds of errors (err.h) that the
+ * API's statuses and the CLI's exit statuses come from. */
 #include "autoconfig.h"
 #include "units.h"
 
+#include <errno.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "err.h"
+#include "fsx.h"
+#include "gate.h"
+#include "mirror.h"
+#include "paths.h"
+#include "store.h"
 #include "tap.h"
 
 static int dur(const char *s, double want)
@@ -36,8 +48,172 @@ static const char *fmt(uint64_t v)
 	return out;
 }
 
+/* A path helper's answer (freed) against the documented path. */
+static void path_is(char *got, const char *want, const char *what)
+{
+	is_str(got, want, "%s is %s", what, want);
+	free(got);
+}
+
+static void test_paths(void)
+{
+	const char *d = "/data";
+	const char *id = "k3x9m2qa7d";
+	path_is(paths_db(d), "/data/paddock.db", "the store");
+	path_is(paths_scheduler_lock(d), "/data/scheduler.lock", "the scheduler lock");
+	path_is(paths_mirrors_dir(d), "/data/mirrors", "the mirrors");
+	path_is(paths_mirror(d, "web"), "/data/mirrors/web.git", "a mirror");
+	path_is(mirror_path(d, "web"), "/data/mirrors/web.git", "mirror_path, the same");
+	path_is(paths_templates_dir(d), "/data/templates", "the templates");
+	path_is(paths_template_repo_dir(d, "web"), "/data/templates/web", "a repo's templates");
+	path_is(paths_agents_dir(d), "/data/agents", "the installed agents");
+	path_is(paths_agent_dir(d, "claude"), "/data/agents/claude", "an installed agent");
+	path_is(paths_demo_dir(d), "/data/demo", "the demo");
+	path_is(paths_tasks_dir(d), "/data/tasks", "the tasks");
+	path_is(paths_task_dir(d, id), "/data/tasks/k3x9m2qa7d", "a task");
+	path_is(paths_task_log(d, id), "/data/tasks/k3x9m2qa7d/log", "its log");
+	path_is(paths_task_prompt(d, id), "/data/tasks/k3x9m2qa7d/prompt", "its prompt");
+	path_is(paths_task_summary(d, id), "/data/tasks/k3x9m2qa7d/summary", "its summary");
+	path_is(paths_task_bundle(d, id), "/data/tasks/k3x9m2qa7d/result.bundle", "its bundle");
+	path_is(paths_task_round_bundle(d, id, 3), "/data/tasks/k3x9m2qa7d/round-3.bundle",
+	        "round 3's bundle");
+	path_is(paths_task_notes(d, id, 2), "/data/tasks/k3x9m2qa7d/notes-2", "round 2's notes");
+	path_is(paths_task_home(d, id), "/data/tasks/k3x9m2qa7d/home.tgz", "its agent's home");
+	path_is(paths_task_home_session(d, id), "/data/tasks/k3x9m2qa7d/home.session",
+	        "the home's session");
+	path_is(paths_task_push_lock(d, id), "/data/tasks/k3x9m2qa7d/push.lock", "its push lock");
+	path_is(paths_join("/a/", "b", "c", NULL), "/a/b/c", "paths_join with a trailing /");
+
+	setenv("PADDOCK_HOME", "/ph", 1);
+	setenv("XDG_DATA_HOME", "/xdg", 1);
+	setenv("HOME", "/home/u", 1);
+	path_is(paths_data_dir(), "/ph", "with PADDOCK_HOME, the data dir");
+	unsetenv("PADDOCK_HOME");
+	path_is(paths_data_dir(), "/xdg/paddock", "with XDG_DATA_HOME, the data dir");
+	setenv("XDG_DATA_HOME", "relative", 1);
+	path_is(paths_data_dir(), "/home/u/.local/share/paddock",
+	        "with a relative XDG_DATA_HOME (ignored), the data dir");
+	unsetenv("XDG_DATA_HOME");
+	path_is(paths_data_dir(), "/home/u/.local/share/paddock", "with only HOME, the data dir");
+}
+
+static void test_data_dir_ensure(const char *tmp)
+{
+	char *home = paths_join(tmp, "home", NULL);
+	setenv("PADDOCK_HOME", home, 1);
+	struct err e = {{0}};
+	char *d = paths_data_dir_ensure(&e);
+	is_str(d, home, "paths_data_dir_ensure returns the data dir");
+	struct stat st;
+	char *sub[] = { paths_mirrors_dir(home), paths_templates_dir(home), paths_tasks_dir(home) };
+	for (size_t i = 0; i < sizeof sub / sizeof sub[0]; i++) {
+		ok(stat(sub[i], &st) == 0 && S_ISDIR(st.st_mode), "it made %s", sub[i]);
+		free(sub[i]);
+	}
+	ok(stat(home, &st) == 0 && (st.st_mode & 0777) == 0700, "the data dir is mode 0700");
+	unsetenv("PADDOCK_HOME");
+	free(d);
+	free(home);
+}
+
+static void test_err(void)
+{
+	struct err e = {{0}};
+	is_int(e.kind, ERR_INTERNAL, "a zeroed struct err is ERR_INTERNAL");
+	is_int(err_kind_set(&e, ERR_NOT_FOUND, "no %s", "x"), -1, "err_kind_set returns -1");
+	ok(e.kind == ERR_NOT_FOUND && !strcmp(e.msg, "no x"), "err_kind_set sets kind and message");
+	err_prefix(&e, "p");
+	ok(e.kind == ERR_NOT_FOUND && !strcmp(e.msg, "p: no x"), "err_prefix keeps the kind");
+	err_set(&e, "plain");
+	is_int(e.kind, ERR_INTERNAL, "err_set makes an ERR_INTERNAL error (no kind left over)");
+	is_int(err_kind_mark(&e, ERR_REMOTE), -1, "err_kind_mark returns -1");
+	ok(e.kind == ERR_REMOTE && !strcmp(e.msg, "plain"), "err_kind_mark keeps the message");
+	errno = ENOENT;
+	err_errno(&e, "open");
+	is_int(e.kind, ERR_INTERNAL, "err_errno makes an ERR_INTERNAL error");
+	err_kind_mark(&e, ERR_CONFLICT);
+	err_clear(&e);
+	ok(e.kind == ERR_INTERNAL && !e.msg[0], "err_clear clears the kind too");
+	ok(err_kind_set(NULL, ERR_INVALID, "x") == -1 && err_kind_mark(NULL, ERR_INVALID) == -1,
+	   "a NULL struct err is fine");
+}
+
+/* The kinds that the store and the gate give their refusals: the API's
+ * statuses come from them (404, 400, 409). */
+static void test_kinds(const char *tmp)
+{
+	char *db = paths_db(tmp);
+	struct store *s = NULL;
+	struct err e = {{0}};
+	if (store_open(&s, db, &e) < 0) {
+		ok(0, "store_open: %s", e.msg);
+		free(db);
+		return;
+	}
+	free(db);
+	struct task_row t;
+	ok(store_task_get(s, "not-an-id!", &t, &e) < 0 && e.kind == ERR_INVALID,
+	   "a malformed id: ERR_INVALID");
+	ok(store_task_get(s, "zzzzzzzzzz", &t, &e) < 0 && e.kind == ERR_NOT_FOUND,
+	   "no such task: ERR_NOT_FOUND");
+	/* Two ids that share their first four characters: an ambiguous
+	 * prefix (ids share the first two; 1024 tasks make a pair sure). */
+	char ids[1025][TASK_ID_LEN + 1];
+	int a = -1, b = -1;
+	for (int i = 0; i < 1025 && a < 0; i++) {
+		if (store_task_add(s, "r", "ag", "text", NULL, ids[i], &e) < 0) {
+			ok(0, "store_task_add: %s", e.msg);
+			break;
+		}
+		for (int j = 0; j < i && a < 0; j++)
+			if (!strncmp(ids[i], ids[j], 4)) {
+				a = j;
+				b = i;
+			}
+	}
+	if (a >= 0) {
+		char prefix[5];
+		snprintf(prefix, sizeof prefix, "%.4s", ids[a]);
+		ok(store_task_get(s, prefix, &t, &e) < 0 && e.kind == ERR_NOT_FOUND &&
+		   strstr(e.msg, "ambiguous"), "an ambiguous prefix: ERR_NOT_FOUND (no one task)");
+		ok(store_task_transition(s, ids[a], TASK_DONE, NULL, &e) < 0 &&
+		   e.kind == ERR_WRONG_STATE, "queued -> done refused: ERR_WRONG_STATE");
+		ok(store_task_request_changes(s, ids[a], "notes", "me", &e) < 0 &&
+		   e.kind == ERR_WRONG_STATE, "changes on a queued task: ERR_WRONG_STATE");
+		ok(store_task_cancel(s, ids[b], "me", &e) == 1, "a queued task is cancelled");
+		ok(store_task_cancel(s, ids[b], "me", &e) < 0 && e.kind == ERR_WRONG_STATE,
+		   "cancelling it again: ERR_WRONG_STATE");
+		int l1 = gate_push_lock(tmp, ids[a], &e);
+		struct err e2 = {{0}};
+		int l2 = gate_push_lock(tmp, ids[a], &e2);
+		ok(l1 >= 0 && l2 < 0 && e2.kind == ERR_CONFLICT,
+		   "a push lock held by another push: ERR_CONFLICT");
+		char *lock = paths_task_push_lock(tmp, ids[a]);
+		struct stat st;
+		ok(stat(lock, &st) == 0, "the push lock is where paths_task_push_lock says");
+		if (l1 >= 0)
+			close(l1);
+		free(lock);
+	} else {
+		ok(0, "two task ids with a common prefix of four");
+	}
+	store_close(s);
+}
+
 int main(void)
 {
+	char tmp[] = "/tmp/paddock-test-units-XXXXXX";
+	if (!mkdtemp(tmp)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	test_paths();
+	test_data_dir_ensure(tmp);
+	test_err();
+	test_kinds(tmp);
+	struct err re;
+	fsx_rm_rf(tmp, &re);
+
 	ok(dur("30m", 1800), "30m is 1800 seconds");
 	ok(dur("90s", 90), "90s is 90 seconds");
 	ok(dur("2h", 7200), "2h is 7200 seconds");

@@ -12,11 +12,11 @@
 #include <unistd.h>
 #include "buf.h"
 #include "err.h"
-#include "fsx.h"
 #include "store.h"
 #include "tap.h"
+#include "testlib.h"
 
-static char dir[] = "/tmp/test-webhook.XXXXXX";
+static const char *dir;
 static int nfiles;
 
 /* Loads config text into c; returns the error with the path replaced by
@@ -27,11 +27,7 @@ static const char *load(struct config *c, const char *text)
 	char path[512];
 	struct err e = { { 0 } };
 	snprintf(path, sizeof path, "%s/config-%d", dir, ++nfiles);
-	FILE *f = fopen(path, "w");
-	if (!f)
-		abort();
-	fputs(text, f);
-	fclose(f);
+	testlib_write(path, text, strlen(text));
 	if (config_load(c, path, &e) == 0)
 		return "";
 	size_t plen = strlen(path);
@@ -293,14 +289,12 @@ static void test_queue(void)
 
 int main(void)
 {
-	if (!mkdtemp(dir))
-		return 99;
+	dir = testlib_tmpdir("webhook");
 	test_sign();
 	test_delivery_id();
 	test_payload();
 	test_config();
 	test_queue();
-	struct err e;
-	fsx_rm_rf(dir, &e);
+	testlib_end();
 	return tap_done();
 }

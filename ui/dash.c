@@ -13,7 +13,10 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+extern char **environ;
 #include "buf.h"
+#include "child.h"
 #include "clock.h"
 #include "demo.h"
 #include "editor.h"
@@ -38,7 +41,7 @@ struct dash_input {
 /* Slow work running in a forked child: a message for the status bar
  * (dash_background), or data for a callback (dash_async). */
 struct job {
-	pid_t pid;
+	struct child ch;
 	int fd;
 	char *what;
 	struct buf out;
@@ -162,48 +165,75 @@ static void input_finish(struct dash *d, int ok)
 
 /* ---- background jobs ---- */
 
+/* What a job's child runs: a background action (a message back, '0' or
+ * '1' first) or an async producer (its output back). */
+struct job_run {
+	struct dash *d;
+	int (*action)(struct dash *d, void *arg, char *msg, size_t msglen);
+	int (*produce)(struct dash *d, void *arg, FILE *out);
+	void *arg;
+	int wfd;
+};
+
+static int job_child(void *arg)
+{
+	struct job_run *r = arg;
+	if (r->action) {
+		char msg[1024] = "";
+		int rc = r->action(r->d, r->arg, msg, sizeof msg);
+		char out[1100];
+		int n = snprintf(out, sizeof out, "%c%s", rc == 0 ? '0' : '1', msg);
+		(void)fsx_write_all(r->wfd, out, (size_t)n);
+		return 0;
+	}
+	FILE *out = fdopen(r->wfd, "w");
+	int rc = out ? r->produce(r->d, r->arg, out) : -1;
+	if (out && fclose(out) != 0)
+		rc = -1;
+	return rc == 0 ? 0 : 1;
+}
+
+/* Starts a job (child.h: waited for by job_read, never by a hosted
+ * scheduler); NULL with e set when it cannot. */
+static struct job *job_start(struct ui *u, struct job_run *r, struct err *e)
+{
+	if (u->njobs == (int)(sizeof u->jobs / sizeof u->jobs[0])) {
+		err_set(e, _("too much is running in the background; try again in a moment"));
+		return NULL;
+	}
+	int p[2];
+	if (pipe2(p, O_CLOEXEC) < 0) {
+		err_errno(e, _("cannot make a pipe"));
+		return NULL;
+	}
+	r->wfd = p[1];
+	struct job *j = &u->jobs[u->njobs];
+	memset(j, 0, sizeof *j);
+	j->ch.fn = job_child;
+	j->ch.arg = r;
+	int rc = child_start(&j->ch, e);
+	close(p[1]);
+	if (rc < 0) {
+		close(p[0]);
+		return NULL;
+	}
+	fcntl(p[0], F_SETFL, O_NONBLOCK);
+	j->fd = p[0];
+	u->njobs++;
+	return j;
+}
+
 void dash_background(struct dash *d, const char *what,
                      int (*fn)(struct dash *d, void *arg, char *msg, size_t msglen),
                      void *arg)
 {
-	struct ui *u = ui_of(d);
-	if (u->njobs == (int)(sizeof u->jobs / sizeof u->jobs[0])) {
-		dash_message(d, ROLE_ERROR, _("too much is running in the background; try again "
-		                              "in a moment"));
+	struct job_run r = { .d = d, .action = fn, .arg = arg };
+	struct err e = {{0}};
+	struct job *j = job_start(ui_of(d), &r, &e);
+	if (!j) {
+		dash_message(d, ROLE_ERROR, _("cannot start %s: %s"), what, e.msg);
 		return;
 	}
-	int p[2];
-	if (pipe2(p, O_CLOEXEC) < 0) {
-		dash_message(d, ROLE_ERROR, _("cannot start %s: %s"), what, strerror(errno));
-		return;
-	}
-	fflush(NULL);
-	pid_t pid = fork();
-	if (pid < 0) {
-		close(p[0]);
-		close(p[1]);
-		dash_message(d, ROLE_ERROR, _("cannot start %s: %s"), what, strerror(errno));
-		return;
-	}
-	if (pid == 0) {
-		close(p[0]);
-		/* The child's work must not take the parent's signals' meaning. */
-		sigset_t none;
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		char msg[1024] = "";
-		int rc = fn(d, arg, msg, sizeof msg);
-		char out[1100];
-		int n = snprintf(out, sizeof out, "%c%s", rc == 0 ? '0' : '1', msg);
-		(void)fsx_write_all(p[1], out, (size_t)n);
-		_exit(0);
-	}
-	close(p[1]);
-	fcntl(p[0], F_SETFL, O_NONBLOCK);
-	struct job *j = &u->jobs[u->njobs++];
-	memset(j, 0, sizeof *j);
-	j->pid = pid;
-	j->fd = p[0];
 	j->what = xstrdup(what);
 	dash_message(d, ROLE_NOTICE, _("%s..."), what);
 }
@@ -212,37 +242,13 @@ void dash_async(struct dash *d, int (*fn)(struct dash *d, void *arg, FILE *out),
                 void (*done)(struct dash *d, void *arg, const char *data, size_t len, int ok),
                 void *arg)
 {
-	struct ui *u = ui_of(d);
-	int p[2];
-	if (u->njobs == (int)(sizeof u->jobs / sizeof u->jobs[0]) || pipe2(p, O_CLOEXEC) < 0) {
+	struct job_run r = { .d = d, .produce = fn, .arg = arg };
+	struct err e = {{0}};
+	struct job *j = job_start(ui_of(d), &r, &e);
+	if (!j) {
 		done(d, arg, "", 0, 0);
 		return;
 	}
-	fflush(NULL);
-	pid_t pid = fork();
-	if (pid < 0) {
-		close(p[0]);
-		close(p[1]);
-		done(d, arg, "", 0, 0);
-		return;
-	}
-	if (pid == 0) {
-		close(p[0]);
-		sigset_t none;
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		FILE *out = fdopen(p[1], "w");
-		int rc = out ? fn(d, arg, out) : -1;
-		if (out && fclose(out) != 0)
-			rc = -1;
-		_exit(rc == 0 ? 0 : 1);
-	}
-	close(p[1]);
-	fcntl(p[0], F_SETFL, O_NONBLOCK);
-	struct job *j = &u->jobs[u->njobs++];
-	memset(j, 0, sizeof *j);
-	j->pid = pid;
-	j->fd = p[0];
 	j->what = xstrdup("");
 	j->done = done;
 	j->arg = arg;
@@ -267,9 +273,7 @@ static void job_read(struct ui *u, int i)
 		return;
 	/* The end: the child wrote everything and exited. */
 	close(j->fd);
-	int ws = 0;
-	while (waitpid(j->pid, &ws, 0) < 0 && errno == EINTR)
-		;
+	int ws = child_finish(&j->ch);
 	if (j->done) {
 		struct job done = *j;
 		u->jobs[i] = u->jobs[--u->njobs];
@@ -293,6 +297,11 @@ static void job_read(struct ui *u, int i)
 
 /* ---- counts, notifications ---- */
 
+static void notify_done(pid_t pid, int status, void *owner)
+{
+	(void)pid, (void)status, (void)owner;
+}
+
 static void notify(struct ui *u, const char *event, const char *id)
 {
 	if (!u->d.script)
@@ -302,28 +311,30 @@ static void notify(struct ui *u, const char *event, const char *id)
 		return;
 	/* The command is the user's own configuration; the task id is ours
 	 * (never user text), passed in the environment. */
-	/* Twice forked: the command is reaped by init, never left a zombie
-	 * here, and it writes nowhere near the screen. */
-	pid_t pid = fork();
-	if (pid == 0) {
-		if (fork() != 0)
-			_exit(0);
-		sigset_t none;
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		setenv("PADDOCK_EVENT", event, 1);
-		setenv("PADDOCK_TASK_ID", id, 1);
-		int null = open("/dev/null", O_RDWR);
-		if (null >= 0) {
-			dup2(null, 0);
-			dup2(null, 1);
-			dup2(null, 2);
-		}
-		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-		_exit(127);
-	}
-	while (pid > 0 && waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-		;
+	/* Its output goes nowhere near the screen; the loop reaps it
+	 * (child_reap) whenever it ends. */
+	char *ev = xasprintf("PADDOCK_EVENT=%s", event);
+	char *tid = xasprintf("PADDOCK_TASK_ID=%s", id);
+	size_t n = 0;
+	while (environ[n])
+		n++;
+	const char **env = xcalloc(n + 3, sizeof *env);
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		if (strncmp(environ[i], "PADDOCK_EVENT=", 14) != 0 &&
+		    strncmp(environ[i], "PADDOCK_TASK_ID=", 16) != 0)
+			env[k++] = environ[i];
+	env[k++] = ev;
+	env[k++] = tid;
+	const char *argv[] = { "/bin/sh", "-c", cmd, NULL };
+	struct child ch = { .argv = argv, .env = env, .stdio = { CHILD_NULL, CHILD_NULL, CHILD_NULL },
+	                    .flags = CHILD_CLOSE_FDS | CHILD_NEW_SESSION, .on_exit = notify_done };
+	struct err e = {{0}};
+	if (child_start(&ch, &e) < 0)
+		dash_message(&u->d, ROLE_ERROR, _("the notify command: %s"), e.msg);
+	free(env);
+	free(ev);
+	free(tid);
 }
 
 static void update_counts(struct ui *u)
@@ -928,6 +939,7 @@ static int run(struct ui *u)
 		for (size_t i = n; i-- > jobs_at;)
 			if (i < sched_at && pfd[i].revents)
 				job_read(u, (int)(i - jobs_at));
+		child_reap();  /* notify commands; a hosted scheduler's own */
 		if (pfd[d->script ? 0 : 1].revents) {
 			struct signalfd_siginfo si;
 			while (read(u->sigfd, &si, sizeof si) == sizeof si) {
@@ -946,52 +958,42 @@ static int run(struct ui *u)
 	return 0;
 }
 
-int dash_main(struct config *cfg, int demo)
+/* The key bindings of the config over the defaults. */
+static int bind_keys(struct dash *d, const struct config *cfg)
 {
-	struct ui *u = xcalloc(1, sizeof *u);
-	struct dash *d = &u->d;
-	struct err e = {{0}};
-	int rc = 1;
-	d->cfg = cfg;
-	d->data_dir = paths_data_dir_ensure(&e);
-	if (!d->data_dir) {
-		fprintf(stderr, "paddock: %s\n", e.msg);
-		free(u);
-		return 1;
-	}
-	char *db = paths_join(d->data_dir, "paddock.db", NULL);
-	int orc = store_open(&d->st, db, &e);
-	free(db);
-	if (orc < 0) {
-		fprintf(stderr, "paddock: %s\n", e.msg);
-		goto out;
-	}
 	d->keys = keymap_new();
 	for (size_t i = 0; i < cfg->nbinds; i++) {
 		char msg[256];
 		if (keymap_bind(d->keys, cfg->binds[i].name, cfg->binds[i].keys, msg, sizeof msg) < 0) {
 			fprintf(stderr, "paddock: %s\n", msg);
-			goto out;
+			return -1;
 		}
 	}
+	return 0;
+}
+
+/* PADDOCK_UI_SCRIPT: the tests' keystrokes instead of a terminal. */
+static int open_script(struct ui *u)
+{
 	const char *script = getenv("PADDOCK_UI_SCRIPT");
 	if (script && *script) {
-		d->script = 1;
+		u->d.script = 1;
 		u->script_path = xstrdup(script);
 		u->script = fopen(script, "r");
 		if (!u->script) {
 			fprintf(stderr, "paddock: cannot read %s: %s\n", script, strerror(errno));
-			goto out;
+			return -1;
 		}
 	}
-	char msg[512] = "";
-	u->theme = theme_load(cfg->ui_theme ? cfg->ui_theme : "dark", msg, sizeof msg);
-	if (!u->theme) {
-		fprintf(stderr, "paddock: %s\n", msg);
-		goto out;
-	}
-	/* Host the scheduler unless another process does: then this is a
-	 * second dashboard working through the store. */
+	return 0;
+}
+
+/* Host the scheduler unless another process does: then this is a second
+ * dashboard working through the store. */
+static void host_scheduler(struct dash *d, struct config *cfg)
+{
+	struct err e = {{0}};
+
 	if (scheduler_open(&d->sched, cfg, d->data_dir, NULL, &e) < 0) {
 		d->sched = NULL;
 		dash_message(d, ROLE_NOTICE, "%s", e.msg);
@@ -1004,6 +1006,11 @@ int dash_main(struct config *cfg, int demo)
 		else
 			dash_message(d, ROLE_NOTICE, _("the HTTP API listens on %s"), cfg->api_listen);
 	}
+}
+
+/* The signals that end the dashboard arrive on u->sigfd, read by run(). */
+static void block_signals(struct ui *u)
+{
 	sigset_t mask;
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
@@ -1012,6 +1019,11 @@ int dash_main(struct config *cfg, int demo)
 	/* SIGWINCH stays with ncurses, which turns it into KEY_RESIZE. */
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	u->sigfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+}
+
+/* The terminal, or for a script a screen of PADDOCK_UI_SIZE (100x30). */
+static int open_screen(struct dash *d)
+{
 	if (d->script) {
 		const char *size = getenv("PADDOCK_UI_SIZE");
 		int w = 100, h = 30;
@@ -1019,31 +1031,38 @@ int dash_main(struct config *cfg, int demo)
 			sscanf(size, "%dx%d", &w, &h);
 		d->scr = screen_new(w, h);
 	} else {
+		char msg[512] = "";
 		if (term_open(msg, sizeof msg) < 0) {
 			fprintf(stderr, "paddock: %s\n", msg);
-			goto out;
+			return -1;
 		}
 		int w, h;
 		term_size(&w, &h);
 		d->scr = screen_new(w, h);
 	}
-	(void)demo;
-	dash_open(d, &view_tasks, NULL);
-	rc = run(u);
-	if (u->script_failed)
-		rc = 1;
-	/* For a script that failed or was stopped: where it was. */
+	return 0;
+}
+
+/* For a script that failed or was stopped: where it was (PADDOCK_UI_LAST). */
+static void write_last(struct ui *u)
+{
 	const char *last = getenv("PADDOCK_UI_LAST");
-	if (d->script && last && *last) {
+	if (u->d.script && last && *last) {
 		FILE *f = fopen(last, "w");
 		if (f) {
 			fprintf(f, "%s:%d\n", u->script_path, u->script_line);
 			draw(u);
-			screen_dump(d->scr, f, 0);
+			screen_dump(u->d.scr, f, 0);
 			fclose(f);
 		}
 	}
-out:
+}
+
+/* Closes what dash_main opened, whatever it got to. */
+static void ui_free(struct ui *u)
+{
+	struct dash *d = &u->d;
+
 	term_close();
 	api_stop(dash_api);
 	dash_api = NULL;
@@ -1069,5 +1088,47 @@ out:
 	free(u->wait_text);
 	free(d->data_dir);
 	free(u);
+}
+
+int dash_main(struct config *cfg, int demo)
+{
+	struct ui *u = xcalloc(1, sizeof *u);
+	struct dash *d = &u->d;
+	struct err e = {{0}};
+	int rc = 1;
+	d->cfg = cfg;
+	d->data_dir = paths_data_dir_ensure(&e);
+	if (!d->data_dir) {
+		fprintf(stderr, "paddock: %s\n", e.msg);
+		free(u);
+		return 1;
+	}
+	char *db = paths_db(d->data_dir);
+	int orc = store_open(&d->st, db, &e);
+	free(db);
+	if (orc < 0) {
+		fprintf(stderr, "paddock: %s\n", e.msg);
+		goto out;
+	}
+	if (bind_keys(d, cfg) < 0 || open_script(u) < 0)
+		goto out;
+	char msg[512] = "";
+	u->theme = theme_load(cfg->ui_theme ? cfg->ui_theme : "dark", msg, sizeof msg);
+	if (!u->theme) {
+		fprintf(stderr, "paddock: %s\n", msg);
+		goto out;
+	}
+	host_scheduler(d, cfg);
+	block_signals(u);
+	if (open_screen(d) < 0)
+		goto out;
+	(void)demo;
+	dash_open(d, &view_tasks, NULL);
+	rc = run(u);
+	if (u->script_failed)
+		rc = 1;
+	write_last(u);
+out:
+	ui_free(u);
 	return rc;
 }

@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <jansson.h>
 #include "buf.h"
 #include "dash.h"
 #include "gate.h"
@@ -116,40 +115,39 @@ static enum role status_role(enum task_status s)
 	}
 }
 
-static const char *jstr(json_t *o, const char *key)
+static const char *str(const char *s)
 {
-	const char *v = json_string_value(json_object_get(o, key));
-	return v ? v : "";
+	return s ? s : "";
 }
 
-static const char *tests_word(json_t *t)
+static const char *tests_word(const struct gate_tests *t)
 {
-	if (!json_is_true(json_object_get(t, "ran")))
+	if (!t->ran)
 		return _("none");
-	return json_is_true(json_object_get(t, "passed")) ? _("passed") : _("failed");
+	return t->passed ? _("passed") : _("failed");
 }
 
-static enum role tests_role(json_t *t)
+static enum role tests_role(const struct gate_tests *t)
 {
-	if (!json_is_true(json_object_get(t, "ran")))
+	if (!t->ran)
 		return ROLE_DIM;
-	return json_is_true(json_object_get(t, "passed")) ? ROLE_GATE_OK : ROLE_ERROR;
+	return t->passed ? ROLE_GATE_OK : ROLE_ERROR;
 }
 
 /* One test run: its result, then the tail of its output and its log. */
-static void add_tests(struct gate_priv *p, const char *label, const char *which, json_t *t)
+static void add_tests(struct gate_priv *p, const char *label, const char *which,
+                      const struct gate_tests *t)
 {
 	struct buf b = {0};
 	buf_printf(&b, "%s %s", which, tests_word(t));
-	json_t *code = json_object_get(t, "exit");
-	if (json_is_integer(code) && json_integer_value(code) != 0)
-		buf_printf(&b, _(" (exit status %lld)"), (long long)json_integer_value(code));
+	if (t->exited && t->code != 0)
+		buf_printf(&b, _(" (exit status %lld)"), (long long)t->code);
 	add(p, label, tests_role(t), 0, b.data)->kind = GL_TESTS;
 	buf_free(&b);
-	const char *tail = jstr(t, "tail");
+	const char *tail = str(t->tail);
 	if (*tail)
 		add_block(p, NULL, ROLE_DIM, 2, GL_TESTS, tail);
-	const char *log = jstr(t, "log");
+	const char *log = str(t->log);
 	if (*log) {
 		char *s = xasprintf(_("log: %s"), log);
 		add(p, NULL, ROLE_DIM, 2, s)->kind = GL_TESTS;
@@ -315,22 +313,17 @@ static void add_egress(struct gate_priv *p, struct store *st, const struct task_
 }
 
 /* Builds the lines from the task's row and its gate summary. */
-static void build(struct view *v, struct store *st, const struct task_row *t)
+/* What is said first: the hint, a mismatch of the two test runs, a failed
+ * later round, then the task's status, round, error and summary. */
+static void build_head(struct view *v, const struct task_row *t, const struct gate_summary *g)
 {
 	struct gate_priv *p = v->priv;
-	lines_free(p);
-	p->status = t->status;
-	p->round = t->round;
-	struct err e = {{0}};
-	json_t *g = gate_summary(st, t, &e);
-
 	if (t->status == TASK_REVIEW && !t->pending)
 		add_hint(p, v->d);
 	/* The agent's run and the clean one disagree: the first thing said. */
 	const char *mismatch = gate_mismatch(g);
 	if (mismatch)
-		add_block(p, _("warning"), json_is_true(json_object_get(json_object_get(
-		          json_object_get(g, "tests"), "after"), "passed")) ? ROLE_NOTICE : ROLE_ERROR,
+		add_block(p, _("warning"), g->tests.after.passed ? ROLE_NOTICE : ROLE_ERROR,
 		          0, GL_TESTS, mismatch);
 	if (t->failed_round && t->status == TASK_REVIEW) {
 		/* The round after this one did not reach review: right under
@@ -363,82 +356,108 @@ static void build(struct view *v, struct store *st, const struct task_row *t)
 		          ROLE_ERROR : status_role(t->status), 0, GL_PLAIN, t->error);
 	if (t->reason && *t->reason)
 		add(p, _("reason"), ROLE_ERROR, 0, t->reason);
-	const char *summary = t->summary && *t->summary ? t->summary : g ? jstr(g, "summary") : "";
+	const char *summary = t->summary && *t->summary ? t->summary : str(g->summary);
 	if (*summary) {
 		int from = p->n;
 		add_block(p, _("summary"), ROLE_NORMAL, 0, GL_PLAIN, summary);
 		for (int k = from; k < p->n; k++)
 			p->line[k].visible = 1;
 	}
+}
 
-	if (g) {
-		const char *stat = jstr(g, "diffstat");
-		if (*stat) {
-			int from = p->n;
-			add_block(p, _("changes"), ROLE_NORMAL, 0, GL_CHANGES, stat);
-			for (int k = from; k < p->n; k++)
-				p->line[k].visible = 1;
-		}
-		json_t *tests = json_object_get(g, "tests");
-		add_tests(p, _("tests"), _("before:"), json_object_get(tests, "before"));
-		json_t *after = json_object_get(tests, "after");
-		add_tests(p, NULL, json_is_true(json_object_get(after, "verified")) ?
-		          _("after (clean checkout):") : _("after:"), after);
-		json_t *agent = json_object_get(tests, "agent");
-		if (json_is_true(json_object_get(agent, "ran"))) {
-			char *a = xasprintf("%s %s", _("agent's run:"), tests_word(agent));
-			add(p, NULL, tests_role(agent), 0, a)->kind = GL_TESTS;
-			free(a);
-		}
+/* The round's changes and the three test runs. */
+static void build_tests(struct gate_priv *p, const struct gate_summary *g)
+{
+	const char *stat = str(g->diffstat);
+	if (*stat) {
+		int from = p->n;
+		add_block(p, _("changes"), ROLE_NORMAL, 0, GL_CHANGES, stat);
+		for (int k = from; k < p->n; k++)
+			p->line[k].visible = 1;
+	}
+	add_tests(p, _("tests"), _("before:"), &g->tests.before);
+	const struct gate_tests *after = &g->tests.after;
+	add_tests(p, NULL, after->verified ? _("after (clean checkout):") : _("after:"), after);
+	const struct gate_tests *agent = &g->tests.agent;
+	if (agent->ran) {
+		char *a = xasprintf("%s %s", _("agent's run:"), tests_word(agent));
+		add(p, NULL, tests_role(agent), 0, a)->kind = GL_TESTS;
+		free(a);
+	}
+}
 
-		json_t *fa = json_object_get(g, "findings"), *f;
-		size_t i;
-		if (json_array_size(fa)) {
-			struct buf blocking = {0};
-			gate_blocking(g, &blocking);
-			char *head = blocking.len ? xasprintf(_("blocking: %s"), blocking.data)
-			                          : xstrdup("");
-			add(p, _("findings"), blocking.len ? ROLE_FINDING_BLOCK : ROLE_HEADER, 0, head);
-			free(head);
-			buf_free(&blocking);
-		}
-		json_array_foreach(fa, i, f) {
-			int block = !strcmp(jstr(f, "action"), "block");
-			int over = json_is_true(json_object_get(f, "overridden"));
-			struct buf b = {0};
-			buf_printf(&b, "%-5s  %s  %s", jstr(f, "action"), jstr(f, "name"),
-			           jstr(f, "detail"));
-			if (over)
-				buf_printf(&b, "  %s", _("[overridden]"));
-			/* A multi-line detail stays on its finding's line. */
-			for (size_t k = 0; k < b.len; k++)
-				if (b.data[k] == '\n')
-					b.data[k] = ' ';
-			struct gline *l = add(p, NULL, over ? ROLE_DIM : block ? ROLE_FINDING_BLOCK
-			                                                      : ROLE_FINDING_WARN,
-			                      2, b.data);
-			l->kind = GL_FINDING;
-			l->visible = 1;
-			l->finding = xstrdup(jstr(f, "name"));
-			l->block = block;
-			l->overridden = over;
-			buf_free(&b);
-		}
+/* The policy's findings, one selectable line each. */
+static void build_findings(struct gate_priv *p, const struct gate_summary *g)
+{
+	if (g->nfindings) {
+		struct buf blocking = {0};
+		gate_blocking(g, &blocking);
+		char *head = blocking.len ? xasprintf(_("blocking: %s"), blocking.data)
+		                          : xstrdup("");
+		add(p, _("findings"), blocking.len ? ROLE_FINDING_BLOCK : ROLE_HEADER, 0, head);
+		free(head);
+		buf_free(&blocking);
+	}
+	for (size_t i = 0; i < g->nfindings; i++) {
+		const struct gate_finding *f = &g->findings[i];
+		int block = f->action == POLICY_BLOCK;
+		int over = f->overridden;
+		struct buf b = {0};
+		buf_printf(&b, "%-5s  %s  %s", gate_action_name(f->action), str(f->name),
+		           str(f->detail));
+		if (over)
+			buf_printf(&b, "  %s", _("[overridden]"));
+		/* A multi-line detail stays on its finding's line. */
+		for (size_t k = 0; k < b.len; k++)
+			if (b.data[k] == '\n')
+				b.data[k] = ' ';
+		struct gline *l = add(p, NULL, over ? ROLE_DIM : block ? ROLE_FINDING_BLOCK
+		                                                      : ROLE_FINDING_WARN,
+		                      2, b.data);
+		l->kind = GL_FINDING;
+		l->visible = 1;
+		l->finding = xstrdup(str(f->name));
+		l->block = block;
+		l->overridden = over;
+		buf_free(&b);
+	}
+}
 
-		json_t *c = json_object_get(g, "contract");
-		if (json_object_size(c)) {
-			const char *k;
-			json_t *val;
-			int all = 1;
-			struct buf b = {0};
-			json_object_foreach(c, k, val) {
-				buf_printf(&b, "%s%s: %s", b.len ? "  " : "", k,
-				           json_is_true(val) ? _("yes") : _("no"));
-				all &= json_is_true(val);
-			}
-			add(p, _("contract"), all ? ROLE_GATE_OK : ROLE_ERROR, 0, b.data);
-			buf_free(&b);
-		}
+/* The parts of the output contract, in their order. */
+static void build_contract(struct gate_priv *p, const struct gate_summary *g)
+{
+	if (!g->has_contract)
+		return;
+	const struct { const char *name; int met; } parts[] = {
+		{ "change", g->contract.change }, { "tests", g->contract.tests },
+		{ "bundle", g->contract.bundle },
+	};
+	int all = 1;
+	struct buf b = {0};
+	for (size_t k = 0; k < sizeof parts / sizeof parts[0]; k++) {
+		buf_printf(&b, "%s%s: %s", b.len ? "  " : "", parts[k].name,
+		           parts[k].met ? _("yes") : _("no"));
+		all &= parts[k].met;
+	}
+	add(p, _("contract"), all ? ROLE_GATE_OK : ROLE_ERROR, 0, b.data);
+	buf_free(&b);
+}
+
+static void build(struct view *v, struct store *st, const struct task_row *t)
+{
+	struct gate_priv *p = v->priv;
+	lines_free(p);
+	p->status = t->status;
+	p->round = t->round;
+	struct err e = {{0}};
+	struct gate_summary g;
+	int have = gate_summary_load(st, t, &g, &e) > 0;
+
+	build_head(v, t, &g);
+	if (have) {
+		build_tests(p, &g);
+		build_findings(p, &g);
+		build_contract(p, &g);
 	} else if (t->status != TASK_REVIEW) {
 		add(p, _("gate"), ROLE_DIM, 0, _("no gate summary yet"));
 	}
@@ -448,7 +467,7 @@ static void build(struct view *v, struct store *st, const struct task_row *t)
 		add(p, _("pull req"), ROLE_NORMAL, 0, t->pr_url);
 	if (t->pushed)
 		add(p, _("pushed"), ROLE_NORMAL, 0, t->pushed);
-	json_decref(g);
+	gate_summary_free(&g);
 	add_rounds(p, st, t);
 
 	p->labelw = 0;
@@ -667,7 +686,7 @@ static int gate_job_run(struct dash *d, void *arg, char *msg, size_t msglen)
 	const struct gate_job *job = arg;
 	struct err e = {{0}};
 	struct store *st = NULL;
-	char *db = paths_join(d->data_dir, "paddock.db", NULL);
+	char *db = paths_db(d->data_dir);
 	int rc = store_open(&st, db, &e);
 	free(db);
 	if (rc < 0) {
@@ -841,11 +860,11 @@ static int refused(struct view *v, const char *action)
 		                              "agent is about to run round %d"), action, t.id,
 		             t.round + 1);
 	} else {
-		json_t *g = gate_summary(d->st, &t, &e);
+		struct gate_summary g;
 		struct buf b = {0};
-		if (g)
-			gate_blocking(g, &b);
-		json_decref(g);
+		if (gate_summary_load(d->st, &t, &g, &e) > 0)
+			gate_blocking(&g, &b);
+		gate_summary_free(&g);
 		if (b.len) {
 			char k[64];
 			keys_of(d, REQ_OVERRIDE, k, sizeof k);

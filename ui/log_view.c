@@ -173,7 +173,7 @@ static int log_open(struct view *v, char *msg, size_t msglen)
 {
 	struct logv *p = v->priv;
 	p->fd = -1;
-	p->path = paths_join(v->d->data_dir, "tasks", v->task_id, "log", NULL);
+	p->path = paths_task_log(v->d->data_dir, v->task_id);
 	p->follow = 1;
 	struct task_row t;
 	struct err e = {{0}};

@@ -20,57 +20,10 @@
 #define PKGDATADIR "/usr/local/share/paddock"
 #endif
 
-/* The compiled-in dark theme: the same text as themes/dark.theme (the test
- * compares them), so the program works before it is installed.  After
- * editing the file, replace the lines between the markers with the output of
- *   sed 's/\\/\\\\/g; s/"/\\"/g; s/^/\t"/; s/$/\\n"/' themes/dark.theme */
-static const char theme_dark_text[] =
-/* BEGIN dark.theme */
-	"# dark: paddock's default theme, for terminals with a dark background.\n"
-	"#\n"
-	"# One line per role:  ROLE  FG  BG  [ATTR...]\n"
-	"# A colour is a list of alternatives tried left to right, the first the\n"
-	"# terminal can show wins: #rrggbb (24-bit), colorN (0-255), an ANSI name\n"
-	"# (red, bright-red, ...) or default (the normal role's colour).  ATTR:\n"
-	"# bold dim underline reverse italic standout.  reverse swaps FG and BG; the\n"
-	"# roles that must stay visible without colours (NO_COLOR) use it.\n"
-	"# Copy this file to ~/.config/paddock/themes/NAME.theme to make your own.\n"
-	"\n"
-	"normal         default                            default\n"
-	"title          #87afff|color111|bright-blue|cyan  default                 bold\n"
-	"header         #d0d0d0|color252|white             default                 bold\n"
-	"status-bar     #3a3a4a|color237|blue              #d0d0d0|color252|white  reverse\n"
-	"cursor         #87afd7|color110|cyan              default                 reverse\n"
-	"dim            #808080|color244|bright-black      default\n"
-	"error          #ff5f5f|color203|bright-red        default                 bold\n"
-	"notice         #87d787|color114|green             default\n"
-	"prompt         #d7af5f|color179|yellow            default                 bold\n"
-	"help-key       #87afff|color111|bright-cyan       default                 bold\n"
-	"\n"
-	"status-queued  #808080|color244|bright-black      default\n"
-	"status-active  #5fd7ff|color81|bright-cyan        default                 bold\n"
-	"status-review  #ffd75f|color221|bright-yellow     default                 bold\n"
-	"status-done    #87d75f|color113|green             default\n"
-	"status-failed  #ff5f5f|color203|bright-red        default                 bold\n"
-	"status-ended   #808080|color244|bright-black      default\n"
-	"\n"
-	"log-marker     #5fafd7|color74|cyan               default                 bold\n"
-	"log-match      #ffd75f|color221|yellow            default                 reverse\n"
-	"escaped        #d787af|color175|magenta           default\n"
-	"\n"
-	"diff-meta      #808080|color244|bright-black      default\n"
-	"diff-file      #ffffff|color231|bright-white      default                 bold\n"
-	"diff-hunk      #5fafd7|color74|cyan               default\n"
-	"diff-add       #87d75f|color113|green             default\n"
-	"diff-del       #ff5f5f|color203|red               default\n"
-	"diff-add-word  #d7ffd7|color194|black             #2e7d32|color28|green   bold\n"
-	"diff-del-word  #ffd7d7|color224|black             #a33a3a|color124|red    bold\n"
-	"\n"
-	"finding-block  #ff5f5f|color203|bright-red        default                 bold\n"
-	"finding-warn   #ffd75f|color221|yellow            default\n"
-	"gate-ok        #87d75f|color113|green             default                 bold\n"
-/* END dark.theme */
-	;
+/* The compiled-in dark theme, theme_dark_text: themes/dark.theme byte for
+ * byte, so the program works before it is installed.  make writes it into
+ * ui/theme-dark.h of the build directory from the file (Makefile.am). */
+#include "ui/theme-dark.h"
 
 #define THEME_MAX_FILE (1 << 20)
 #define THEME_MAX_ALTS 8

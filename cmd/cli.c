@@ -1,0 +1,463 @@
+/* The command line: the table of verbs, their options, and what the verb
+ * files (cmd_*.c) share: loading the configuration, opening the store,
+ * printing untrusted text and acting on one task. */
+#include "autoconfig.h"
+#include "cli.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "buf.h"
+#include "config.h"
+#include "demo.h"
+#include "i18n.h"
+#include "paths.h"
+#include "sanitize.h"
+#include "store.h"
+#include "task.h"
+
+struct cli_verb {
+	    const char *name;
+	    int (*run)(int argc, char **argv);
+	    const char *usage;     /* synopsis after "paddock " */
+	    const char *help;      /* what it does and its options */
+};
+
+/* ---------------------------------------------------------------- table */
+
+static const struct cli_verb verbs[] = {
+	{ "add", cmd_add, N_("add [--repo NAME] [--agent NAME] [--budget USD] [--json] "
+	                     "(TEXT | --file FILE)"),
+	  N_("Queues a task and prints its id.  TEXT is what the agent should do (under\n"
+	     "128 KiB); --file reads it from FILE ('-' for standard input).\n"
+	     "  -r, --repo NAME    the repo, from the configuration (needed when there are several)\n"
+	     "  -a, --agent NAME   the agent (default: the agent named 'default', else the first)\n"
+	     "  --budget USD       what the task may spend on model calls (5, 2.50, $2.50; 0: no\n"
+	     "                     limit); default: limits.budget of the configuration\n"
+	     "  -j, --json         print {\"id\": ...} as JSON\n") },
+	{ "list", cmd_list, N_("list [--status STATUS] [--json]"),
+	  N_("Lists tasks, oldest first.\n"
+	     "  --status STATUS    only tasks with this status\n"
+	     "  -j, --json         print a JSON array\n") },
+	{ "show", cmd_show, N_("show [--json] ID"),
+	  N_("Shows a task: status, steps with seconds since it was queued, branch, base and\n"
+	     "head commits, the error of a failed task and why it failed, its budget, model\n"
+	     "usage and cost, the agent's session, pauses of its model endpoint, the gate and\n"
+	     "every request through its gateway.  ID may be a unique prefix.\n"
+	     "  -j, --json         print a JSON object (id, status, steps, branch, error, ...)\n") },
+	{ "log", cmd_log, N_("log [--follow] ID"),
+	  N_("Prints a task's sandbox output (agent, tests, hand-off).  On a terminal,\n"
+	     "colours are kept, other escape sequences are removed and control characters\n"
+	     "show as ^X.\n"
+	     "  -f, --follow       keep printing as the task runs, until it stops\n") },
+	{ "diff", cmd_diff, N_("diff [--round N | --since-review | --failed] ID"),
+	  N_("Prints the task's change (base..head) from paddock's mirror.\n"
+	     "  --round N          only what round N changed\n"
+	     "  --since-review     only what changed since changes were last requested\n"
+	     "  --failed           what the round that did not reach review did\n") },
+	{ "approve", cmd_approve, N_("approve [--notes TEXT] ID"),
+	  N_("Pushes the task's branch with paddock's credentials, opens the pull request\n"
+	     "when the repo has one configured, tears the sandbox down; the task is done.\n"
+	     "Refused while a policy finding blocks it (see 'paddock override').\n"
+	     "  -m, --notes TEXT   a note recorded with the decision\n"
+	     "  --notes-file FILE  the note from FILE ('-' for standard input)\n") },
+	{ "push", cmd_push, N_("push ID"),
+	  N_("Pushes the task's branch now; the task stays at review.\n") },
+	{ "reject", cmd_reject, N_("reject [--notes TEXT] ID"),
+	  N_("Ends the task without pushing; its branch stays in paddock's mirror.\n"
+	     "  -m, --notes TEXT   why, recorded with the decision\n"
+	     "  --notes-file FILE  the notes from FILE ('-' for standard input)\n") },
+	{ "request-changes", cmd_request_changes,
+	  N_("request-changes [--notes TEXT | --notes-file FILE | --again] ID"),
+	  N_("Sends the task back to its agent with notes: the agent continues in the same\n"
+	     "sandbox (round N+1), then tests, hand-off and the gate again.  Without --notes\n"
+	     "or --notes-file, $VISUAL or $EDITOR opens for the notes.\n"
+	     "  -m, --notes TEXT   the notes\n"
+	     "  --notes-file FILE  the notes from FILE ('-' for standard input)\n"
+	     "  --again            the last notes again (after a round that did not reach\n"
+	     "                     review)\n") },
+	{ "override", cmd_override, N_("override [--notes TEXT] ID FINDING"),
+	  N_("Overrides a blocking policy finding of the task's current round by its name\n"
+	     "(as 'paddock show' lists it, e.g. secrets:config/key.pem); recorded.\n"
+	     "  -m, --notes TEXT   why it is fine, recorded with the decision\n") },
+	{ "follow-up", cmd_follow_up,
+	  N_("follow-up [--notes TEXT | --notes-file FILE] [--json] ID"),
+	  N_("Queues a new task that follows up a finished one (done, failed, rejected):\n"
+	     "the agent continues the task's conversation on its branch, with the notes as\n"
+	     "its prompt.  Prints the new task's id.  Without --notes or --notes-file,\n"
+	     "$VISUAL or $EDITOR opens for the notes.\n"
+	     "  -m, --notes TEXT   the notes\n"
+	     "  --notes-file FILE  the notes from FILE ('-' for standard input)\n"
+	     "  --json             print the new task as JSON\n") },
+	{ "cancel", cmd_cancel, N_("cancel ID"),
+	  N_("Cancels a queued task at once, or asks the scheduler to stop a running one.\n") },
+	{ "serve", cmd_serve, N_("serve [--until-idle] [--listen ADDR:PORT]"),
+	  N_("Runs the scheduler without the dashboard until interrupted.\n"
+	     "  --until-idle       return when nothing is queued or running\n"
+	     "  --listen ADDR:PORT also answer the HTTP API there (default: api.listen of the\n"
+	     "                     configuration, else none); see paddock-api(7)\n"
+	     "  --routes           print the API's routes and exit\n") },
+	{ "demo", cmd_demo, N_("demo"),
+	  N_("Makes a demo repo with a failing test and two scripted agents, queues a task\n"
+	     "for each and runs them: one reaches review with a fix, one fails at testing.\n") },
+	{ "agent", cmd_agent, N_("agent [--json] (list | install NAME)"),
+	  N_("Lists the agents of the configuration (the ready-made claude, codex, pi and\n"
+	     "opencode among them) with what is installed, or installs an agent's pinned\n"
+	     "npm package into paddock's data directory, where sandboxes see it read-only.\n"
+	     "Install scripts of the package are not run.\n"
+	     "  -j, --json         print a JSON array (list)\n") },
+	{ "template", cmd_template, N_("template [--json] (list | prune [--older-than AGE] [--dry-run])"),
+	  N_("Lists the templates (one read-only checkout per repo, base commit and set-up,\n"
+	     "the lower layer of every task's workspace) with their size, last use and\n"
+	     "whether a process holds them, or removes those no process holds.\n"
+	     "  --older-than AGE   prune only templates last used longer ago than AGE\n"
+	     "                     (e.g. 7d; default: paddock.template-max-age, else 0)\n"
+	     "  --dry-run          print what prune would remove, remove nothing\n"
+	     "  -j, --json         print a JSON array\n") },
+	{ "config", cmd_config, N_("config check [FILE]"),
+	  N_("Checks the configuration file (default: $PADDOCK_CONFIG, else\n"
+	     "$XDG_CONFIG_HOME/paddock/config) and prints every problem as FILE:LINE: message.\n"
+	     "Exits 1 when there is a problem.\n") },
+};
+
+const struct cli_verb *cli_verb_find(const char *name)
+{
+	for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++)
+		if (!strcmp(verbs[i].name, name))
+			return &verbs[i];
+	return NULL;
+}
+
+int cli_die(int code, const char *fmt, ...)
+{
+	va_list ap;
+	fputs("paddock: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return code;
+}
+
+static int verb_help(const struct cli_verb *v, FILE *out)
+{
+	fprintf(out, _("usage: paddock %s\n\n%s"), _(v->usage), _(v->help));
+	return 0;
+}
+
+int cli_bad_usage(const struct cli_verb *v)
+{
+	fprintf(stderr, _("usage: paddock %s\nTry 'paddock %s --help'.\n"), _(v->usage), v->name);
+	return EXIT_USAGE;
+}
+
+static void usage(FILE *out)
+{
+	fprintf(out, _("usage: paddock [--version] [--help] VERB [ARGS]\n\n"
+	               "paddock runs coding agents on tasks against git repositories, each in a\n"
+	               "sandbox that holds no credential.\n\nVerbs:\n"));
+	for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++)
+		fprintf(out, "  paddock %s\n", _(verbs[i].usage));
+	fprintf(out, _("\n'paddock VERB --help' describes a verb; man paddock has the details.\n"));
+}
+
+/* ---------------------------------------------------------------- options */
+
+enum { OPT_HELP = 'h', OPT_JSON = 'j', OPT_FOLLOW = 'f', OPT_REPO = 'r', OPT_AGENT = 'a',
+       OPT_NOTES = 'm', OPT_UNTIL_IDLE = 1000, OPT_STATUS, OPT_FILE, OPT_NOTES_FILE,
+       OPT_ROUND, OPT_SINCE_REVIEW, OPT_BUDGET, OPT_LISTEN, OPT_ROUTES, OPT_OLDER_THAN,
+       OPT_DRY_RUN, OPT_FAILED, OPT_AGAIN };
+
+/* 1 if word is one of the space-separated words of list. */
+static int word_in(const char *list, const char *word)
+{
+	size_t n = strlen(word);
+	for (const char *p = list; (p = strstr(p, word)); p += n)
+		if ((p == list || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0'))
+			return 1;
+	return 0;
+}
+
+int cli_parse_opts(const struct cli_verb *v, int argc, char **argv, struct cli_opts *o,
+                   const char *allowed)
+{
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, OPT_HELP },
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "follow", no_argument, NULL, OPT_FOLLOW },
+		{ "repo", required_argument, NULL, OPT_REPO },
+		{ "agent", required_argument, NULL, OPT_AGENT },
+		{ "until-idle", no_argument, NULL, OPT_UNTIL_IDLE },
+		{ "status", required_argument, NULL, OPT_STATUS },
+		{ "file", required_argument, NULL, OPT_FILE },
+		{ "notes", required_argument, NULL, OPT_NOTES },
+		{ "notes-file", required_argument, NULL, OPT_NOTES_FILE },
+		{ "round", required_argument, NULL, OPT_ROUND },
+		{ "since-review", no_argument, NULL, OPT_SINCE_REVIEW },
+		{ "budget", required_argument, NULL, OPT_BUDGET },
+		{ "listen", required_argument, NULL, OPT_LISTEN },
+		{ "routes", no_argument, NULL, OPT_ROUTES },
+		{ "older-than", required_argument, NULL, OPT_OLDER_THAN },
+		{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
+		{ "failed", no_argument, NULL, OPT_FAILED },
+		{ "again", no_argument, NULL, OPT_AGAIN },
+		{ NULL, 0, NULL, 0 },
+	};
+	memset(o, 0, sizeof *o);
+	/* GNU getopt permutes: options may come after operands, as in git;
+	 * "--" ends them.  optind 0 makes it start over for each verb. */
+	optind = 0;
+	opterr = 0;
+	int c;
+	while ((c = getopt_long(argc, argv, "hjfr:a:m:", longopts, NULL)) != -1) {
+		const char *name = NULL;
+		for (const struct option *lo = longopts; lo->name; lo++)
+			if (lo->val == c)
+				name = lo->name;
+		if (c == OPT_HELP) {
+			verb_help(v, stdout);
+			return 0;
+		}
+		if (c == '?' || c == ':' || !name || !word_in(allowed, name)) {
+			if (c == '?' && optopt == 0)
+				fprintf(stderr, _("paddock %s: unknown option '%s'\n"), v->name,
+				        argv[optind - 1]);
+			else if (c == '?' || c == ':')
+				fprintf(stderr, _("paddock %s: bad option '%s'\n"), v->name,
+				        argv[optind - 1]);
+			else
+				fprintf(stderr, _("paddock %s: option --%s does not apply here\n"),
+				        v->name, name);
+			return cli_bad_usage(v);
+		}
+		switch (c) {
+		case OPT_JSON: o->json = 1; break;
+		case OPT_FOLLOW: o->follow = 1; break;
+		case OPT_REPO: o->repo = optarg; break;
+		case OPT_AGENT: o->agent = optarg; break;
+		case OPT_UNTIL_IDLE: o->until_idle = 1; break;
+		case OPT_STATUS: o->status = optarg; break;
+		case OPT_FILE: o->file = optarg; break;
+		case OPT_NOTES: o->notes = optarg; break;
+		case OPT_NOTES_FILE: o->notes_file = optarg; break;
+		case OPT_ROUND: o->round = optarg; break;
+		case OPT_SINCE_REVIEW: o->since_review = 1; break;
+		case OPT_BUDGET: o->budget = optarg; break;
+		case OPT_LISTEN: o->listen = optarg; break;
+		case OPT_ROUTES: o->routes = 1; break;
+		case OPT_OLDER_THAN: o->older_than = optarg; break;
+		case OPT_DRY_RUN: o->dry_run = 1; break;
+		case OPT_FAILED: o->failed = 1; break;
+		case OPT_AGAIN: o->again = 1; break;
+		}
+	}
+	return -1;
+}
+
+/* ---------------------------------------------------------------- shared helpers */
+
+int cli_load_config(struct config *c)
+{
+	struct err e = {{0}};
+	if (config_load(c, NULL, &e) < 0) {
+		config_free(c);
+		cli_die(EXIT_USAGE, _("%s\n  (fix the configuration; 'paddock config check' lists every "
+		                      "problem)"), e.msg);
+		return -1;
+	}
+	/* Tasks of an earlier `paddock demo` stay workable. */
+	char *data = paths_data_dir();
+	demo_config_add(data, c);
+	free(data);
+	return 0;
+}
+
+/* Opens the store; with create 0 (verbs that read, or act on a task that
+ * must exist) a data directory without one is an error and nothing is
+ * made, so that a mistyped PADDOCK_HOME leaves no new store behind. */
+struct store *cli_open_store(char **data_out, int create)
+{
+	struct err e = {{0}};
+	char *data = create ? paths_data_dir_ensure(&e) : paths_data_dir();
+	if (!data) {
+		cli_die(1, "%s", e.msg);
+		return NULL;
+	}
+	char *db = paths_db(data);
+	struct store *s = NULL;
+	struct stat st;
+	if (!create && stat(db, &st) < 0 && (errno == ENOENT || errno == ENOTDIR))
+		cli_die(1, _("no paddock data in %s; check PADDOCK_HOME (it names the data "
+		             "directory), or queue a first task with 'paddock add'"), data);
+	else if (store_open(&s, db, &e) < 0)
+		cli_die(1, "%s", e.msg);
+	free(db);
+	if (data_out && s)
+		*data_out = data;
+	else
+		free(data);
+	return s;
+}
+
+void cli_json_print(json_t *j)
+{
+	char *s = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	if (s) {
+		puts(s);
+		free(s);
+	}
+	json_decref(j);
+}
+
+/* Reads the configuration for what show and list add from it (the
+ * budget, the agents' endpoints); a broken one is not worth failing
+ * them for.  Returns 1 when cfg holds it (free it then), 0 when not. */
+int cli_config_soft(struct config *cfg)
+{
+	struct err e = {{0}};
+	if (config_load(cfg, NULL, &e) < 0) {
+		config_free(cfg);
+		return 0;
+	}
+	char *data = paths_data_dir();
+	demo_config_add(data, cfg);
+	free(data);
+	return 1;
+}
+
+/* Untrusted text (task text, errors with test output) on a terminal goes
+ * through sanitize first; pipes get the bytes as stored. */
+void cli_put_text(FILE *out, const char *s, size_t len)
+{
+	if (isatty(fileno(out))) {
+		struct buf b = {0};
+		sanitize_text(s, len, 0, &b);
+		fwrite(b.data ? b.data : "", 1, b.len, out);
+		buf_free(&b);
+	} else {
+		fwrite(s, 1, len, out);
+	}
+}
+
+void cli_put_str(FILE *out, const char *s)
+{
+	cli_put_text(out, s, strlen(s));
+}
+
+/* Text a reviewer approves (a diff, the agent's summary, changed paths,
+ * findings) on a terminal: every byte visible, escape sequences, controls,
+ * bidi and invisible characters as marks (sanitize_visible), drawn in
+ * reverse video where colours are welcome (not NO_COLOR, not TERM=dumb).
+ * Pipes get the bytes as stored: a diff stays a patch. */
+void cli_put_visible(FILE *out, const char *s, size_t len, int flags)
+{
+	if (!isatty(fileno(out))) {
+		fwrite(s, 1, len, out);
+		return;
+	}
+	const char *nc = getenv("NO_COLOR"), *term = getenv("TERM");
+	int colour = !(nc && *nc) && term && *term && strcmp(term, "dumb") != 0;
+	struct buf b = {0};
+	struct sanitize_segs segs = {0};
+	sanitize_visible(s, len, flags, &b, &segs);
+	for (size_t i = 0; i < segs.n; i++) {
+		const struct sanitize_seg *g = &segs.v[i];
+		if (g->mark && colour)
+			fputs("\033[7m", out);
+		fwrite(b.data + g->out, 1, g->len, out);
+		if (g->mark && colour)
+			fputs("\033[27m", out);
+	}
+	buf_free(&b);
+	sanitize_segs_free(&segs);
+}
+
+int cli_read_stdin_text(struct buf *b)
+{
+	char tmp[65536];
+	size_t n;
+	while ((n = fread(tmp, 1, sizeof tmp, stdin)) > 0) {
+		buf_add(b, tmp, n);
+		if (b->len >= TASK_TEXT_MAX)
+			break;
+	}
+	return ferror(stdin) ? -1 : 0;
+}
+
+/* -1 for an id that may name a task, else the exit status of bad usage:
+ * a malformed id is that whether or not there is a store. */
+int cli_id_usage(const char *id)
+{
+	if (task_id_valid(id, 1))
+		return -1;
+	return cli_die(EXIT_USAGE, _("'%s' is not a task id (ids look like %s); 'paddock list' "
+	                             "shows them"), id, "k3x9m2qa7d");
+}
+
+/* Parses the options and the ID, opens the store and loads the task.
+ * Returns -1 to go on (then call cli_task_verb_end), else an exit status. */
+int cli_task_verb_begin(const char *name, int argc, char **argv, const char *allowed,
+                        struct cli_task_verb *tv)
+{
+	const struct cli_verb *v = cli_verb_find(name);
+	memset(tv, 0, sizeof *tv);
+	int rc = cli_parse_opts(v, argc, argv, &tv->o, allowed);
+	if (rc >= 0)
+		return rc;
+	if (optind != argc - 1)
+		return cli_bad_usage(v);
+	if ((rc = cli_id_usage(argv[optind])) >= 0)
+		return rc;
+	tv->s = cli_open_store(&tv->data, 0);
+	if (!tv->s)
+		return 1;
+	struct err e = {{0}};
+	if (store_task_get(tv->s, argv[optind], &tv->t, &e) < 0) {
+		store_close(tv->s);
+		free(tv->data);
+		return cli_die(e.kind == ERR_INVALID ? EXIT_USAGE : 1, "%s", e.msg);
+	}
+	return -1;
+}
+
+void cli_task_verb_end(struct cli_task_verb *tv)
+{
+	task_row_free(&tv->t);
+	store_close(tv->s);
+	free(tv->data);
+}
+
+/* ---------------------------------------------------------------- main */
+
+int cli_main(int argc, char **argv)
+{
+	if (argc < 2)
+		return cmd_dashboard();
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+		if (argc > 2 && cli_verb_find(argv[2]))
+			return verb_help(cli_verb_find(argv[2]), stdout);
+		if (argc > 2) {
+			fprintf(stderr, _("paddock: '%s' is not a verb.\n"), argv[2]);
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("paddock %s\n", PACKAGE_VERSION);
+		return 0;
+	}
+	const struct cli_verb *v = cli_verb_find(argv[1]);
+	if (!v) {
+		fprintf(stderr, _("paddock: '%s' is not a verb.\n"), argv[1]);
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	return v->run(argc - 1, argv + 1);
+}

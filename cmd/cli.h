@@ -1,0 +1,137 @@
+/* cli: the paddock program's command line, `paddock VERB [ARGS]` (the
+ * dashboard with no arguments).  Exit statuses: 0 success, 1 the
+ * operation failed, 2 bad usage or bad input (nothing was changed).
+ *
+ * cmd/cli.c has the verb table, option parsing and the helpers below; the
+ * verbs themselves are cmd_VERB in a file per group, as in git's builtin/:
+ *   cmd/cmd_task.c   add, list, log, diff, cancel
+ *   cmd/cmd_show.c   show
+ *   cmd/cmd_gate.c   approve, push, reject, request-changes, override, follow-up
+ *   cmd/cmd_serve.c  serve, demo, the dashboard
+ *   cmd/cmd_admin.c  config, template, agent */
+#ifndef PADDOCK_CLI_H
+#define PADDOCK_CLI_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdio.h>
+#include "buf.h"
+#include "config.h"
+#include "store.h"
+
+#define EXIT_USAGE 2
+
+/* Runs the verb that argv names; returns the exit status. */
+int cli_main(int argc, char **argv);
+
+/* ------------------------------------------- for the verb files only */
+
+/* A verb of the table in cli.c (its name, usage and help). */
+struct cli_verb;
+
+/* The options of every verb; cli_parse_opts refuses those a verb does
+ * not take. */
+struct cli_opts {
+	int json;
+	int follow;
+	int until_idle;
+	const char *repo;
+	const char *agent;
+	const char *status;
+	const char *file;
+	const char *notes;
+	const char *notes_file;
+	const char *round;
+	int since_review;
+	const char *budget;
+	const char *listen;
+	int routes;
+	const char *older_than;
+	int dry_run;
+	int failed;
+	int again;
+};
+
+/* The verb named name (NULL if none). */
+const struct cli_verb *cli_verb_find(const char *name);
+
+/* Parses the options of verb v that the space-separated long names of
+ * allowed permit; the operands start at optind after it.  Returns -1 to
+ * continue, else an exit status (help printed or bad usage). */
+int cli_parse_opts(const struct cli_verb *v, int argc, char **argv, struct cli_opts *o,
+                   const char *allowed);
+
+/* Prints v's usage and a hint on standard error; returns EXIT_USAGE. */
+int cli_bad_usage(const struct cli_verb *v);
+
+/* Prints "paddock: MESSAGE" on standard error; returns code. */
+int cli_die(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Loads the configuration (and the demo's, once there is one); -1 with
+ * the problem printed when it cannot be used. */
+int cli_load_config(struct config *c);
+
+/* Reads the configuration for what a verb only adds from it; returns 1
+ * when cfg holds it (free it then), 0 when not. */
+int cli_config_soft(struct config *cfg);
+
+/* Opens the store, made with create 1; NULL with the problem printed.
+ * *data_out (when not NULL) gets the data directory, to free. */
+struct store *cli_open_store(char **data_out, int create);
+
+/* Reads standard input into b, stopping once b holds TASK_TEXT_MAX bytes
+ * or more (callers refuse that much); -1 on a read error. */
+int cli_read_stdin_text(struct buf *b);
+
+/* Prints j as indented JSON and drops the reference. */
+void cli_json_print(json_t *j);
+
+/* Untrusted text: sanitized on a terminal, as stored elsewhere. */
+void cli_put_text(FILE *out, const char *s, size_t len);
+void cli_put_str(FILE *out, const char *s);
+
+/* Text a reviewer approves: every byte visible on a terminal (marks drawn
+ * in reverse video), as stored elsewhere; flags as sanitize_visible's. */
+void cli_put_visible(FILE *out, const char *s, size_t len, int flags);
+
+/* -1 when id may name a task, else the exit status of bad usage. */
+int cli_id_usage(const char *id);
+
+/* What a verb that acts on one task (ID operand) works with. */
+struct cli_task_verb {
+	struct cli_opts o;
+	struct store *s;
+	char *data;
+	struct task_row t;
+};
+
+/* Parses the options and the ID, opens the store and loads the task.
+ * Returns -1 to go on (then call cli_task_verb_end), else an exit
+ * status. */
+int cli_task_verb_begin(const char *name, int argc, char **argv, const char *allowed,
+                        struct cli_task_verb *tv);
+void cli_task_verb_end(struct cli_task_verb *tv);
+
+/* The verbs: argv[0] is the verb's name. */
+int cmd_add(int argc, char **argv);
+int cmd_list(int argc, char **argv);
+int cmd_log(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
+int cmd_cancel(int argc, char **argv);
+int cmd_show(int argc, char **argv);
+int cmd_approve(int argc, char **argv);
+int cmd_push(int argc, char **argv);
+int cmd_reject(int argc, char **argv);
+int cmd_request_changes(int argc, char **argv);
+int cmd_override(int argc, char **argv);
+int cmd_follow_up(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
+int cmd_demo(int argc, char **argv);
+int cmd_config(int argc, char **argv);
+int cmd_template(int argc, char **argv);
+int cmd_agent(int argc, char **argv);
+
+/* The dashboard, `paddock` with no arguments. */
+int cmd_dashboard(void);
+
+#endif

@@ -1,0 +1,230 @@
+/* The gate's verbs, one gate action each: approve, push, reject,
+ * request-changes, override and follow-up. */
+#include "autoconfig.h"
+#include "cli.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "buf.h"
+#include "config.h"
+#include "editor.h"
+#include "fsx.h"
+#include "gate.h"
+#include "i18n.h"
+#include "store.h"
+#include "task.h"
+#include "taskjson.h"
+
+/* Notes from --notes, --notes-file, or $EDITOR; NULL with a message when
+ * there are none.  Lines starting with '#' from the editor are dropped. */
+static char *read_notes(const struct cli_opts *o, int editor_ok, const char *id, int *code)
+{
+	struct err e = {{0}};
+	*code = EXIT_USAGE;
+	if (o->notes && o->notes_file) {
+		cli_die(EXIT_USAGE, _("give either --notes or --notes-file, not both"));
+		return NULL;
+	}
+	if (o->notes && strspn(o->notes, " \t\r\n") == strlen(o->notes)) {
+		cli_die(EXIT_USAGE, _("the notes are empty; say what the agent should change"));
+		return NULL;
+	}
+	if (o->notes)
+		return xstrdup(o->notes);
+	struct buf b = {0};
+	if (o->notes_file) {
+		if ((strcmp(o->notes_file, "-") == 0 ? cli_read_stdin_text(&b) :
+		     fsx_read_file(o->notes_file, TASK_TEXT_MAX, &b, &e)) < 0) {
+			cli_die(EXIT_USAGE, _("cannot read the notes: %s"),
+			        *e.msg ? e.msg : strerror(errno));
+			buf_free(&b);
+			return NULL;
+		}
+		/* Refused as task texts are: a NUL would cut the notes short
+		 * unseen, and standard input stops reading at the limit. */
+		const char *bad = b.len >= TASK_TEXT_MAX
+		                  ? _("the notes are 128 KiB or more; they must be shorter")
+		                  : memchr(b.data ? b.data : "", '\0', b.len)
+		                  ? _("the notes contain a NUL byte; they must be text")
+		                  : strspn(b.data ? b.data : "", " \t\r\n") == b.len
+		                  ? _("the notes are empty; say what the agent should change") : NULL;
+		if (bad) {
+			cli_die(EXIT_USAGE, "%s", bad);
+			buf_free(&b);
+			return NULL;
+		}
+		return buf_detach(&b);
+	}
+	if (!editor_ok)
+		return NULL;
+	if (!editor_command()) {
+		cli_die(EXIT_USAGE, _("no notes: give --notes TEXT or --notes-file FILE, or set "
+		                      "EDITOR to write them in an editor"));
+		return NULL;
+	}
+	char *hdr = xasprintf(_("\n# Write what the agent should change in task %s.\n"
+	                        "# Lines starting with '#' are ignored; empty notes cancel.\n"), id);
+	char *notes = NULL;
+	int rc = editor_edit(hdr, &notes, &e);
+	free(hdr);
+	if (rc < 0) {
+		*code = cli_die(rc == -2 ? EXIT_USAGE : 1, _("%s; nothing was requested"), e.msg);
+		return NULL;
+	}
+	if (strspn(notes, " \t\n") == strlen(notes)) {
+		free(notes);
+		cli_die(EXIT_USAGE, _("the notes are empty; nothing was requested"));
+		return NULL;
+	}
+	return notes;
+}
+
+/* What follow-up prints: the new id (the new task with --json), and on
+ * standard error where it goes on. */
+static void follow_up_print(const struct config *cfg, struct store *s,
+                            const struct task_row *t, const char *nid, int json)
+{
+	struct task_row n;
+	struct err e = {{0}};
+	if (!json) {
+		printf("%s\n", nid);
+		fprintf(stderr, _("queued %s: it follows up %s on branch %s\n"), nid, t->id,
+		        t->branch);
+	} else if (store_task_get(s, nid, &n, &e) == 0) {
+		json_t *j = taskjson_task(&n, cfg);
+		json_dumpf(j, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+		putchar('\n');
+		json_decref(j);
+		task_row_free(&n);
+	}
+}
+
+/* Runs one gate action on the task named by the operand(s). */
+static int gate_verb(const char *name, int argc, char **argv, const char *allowed)
+{
+	const struct cli_verb *v = cli_verb_find(name);
+	struct cli_opts o;
+	int rc = cli_parse_opts(v, argc, argv, &o, allowed);
+	if (rc >= 0)
+		return rc;
+	int want = strcmp(name, "override") == 0 ? 2 : 1;
+	if (argc - optind != want)
+		return cli_bad_usage(v);
+	const char *id = argv[optind];
+	if ((rc = cli_id_usage(id)) >= 0)
+		return rc;
+	char *notes = NULL;
+	int code;
+	if (o.again && (o.notes || o.notes_file || strcmp(name, "request-changes"))) {
+		fprintf(stderr, _("paddock %s: --again sends the last notes again; give it "
+		                  "without --notes or --notes-file\n"), name);
+		return cli_bad_usage(v);
+	} else if (o.again) {
+		/* read from the store below */
+	} else if (!strcmp(name, "request-changes") || !strcmp(name, "follow-up")) {
+		if (!(notes = read_notes(&o, 1, id, &code)))
+			return code;
+	} else if ((o.notes || o.notes_file) && !(notes = read_notes(&o, 0, id, &code))) {
+		return code;
+	}
+	struct config cfg;
+	if (cli_load_config(&cfg) < 0) {
+		free(notes);
+		return EXIT_USAGE;
+	}
+	char *data = NULL;
+	struct store *s = cli_open_store(&data, 0);
+	if (!s) {
+		config_free(&cfg);
+		free(notes);
+		return 1;
+	}
+	struct gate_ctx g = { .cfg = &cfg, .data_dir = data, .st = s, .actor = gate_actor() };
+	struct err e = {{0}};
+	struct buf out = {0};
+	struct task_row t;
+	char nid[TASK_ID_LEN + 1];
+	if (store_task_get(s, id, &t, &e) < 0) {
+		rc = cli_die(e.kind == ERR_INVALID ? EXIT_USAGE : 1, "%s", e.msg);
+		goto out;
+	}
+	if (o.again && !(notes = gate_last_notes(s, t.id, &e))) {
+		rc = cli_die(1, "%s", e.msg);
+		task_row_free(&t);
+		goto out;
+	}
+	if (!strcmp(name, "approve"))
+		rc = gate_approve(&g, t.id, notes, &out, &e);
+	else if (!strcmp(name, "push"))
+		rc = gate_push(&g, t.id, &out, &e);
+	else if (!strcmp(name, "reject"))
+		rc = gate_reject(&g, t.id, notes, &e);
+	else if (!strcmp(name, "request-changes"))
+		rc = gate_request_changes(&g, t.id, notes, &e);
+	else if (!strcmp(name, "follow-up"))
+		rc = gate_follow_up(&g, t.id, notes, nid, &e);
+	else
+		rc = gate_override(&g, t.id, argv[optind + 1], notes, &e);
+	fputs(out.data ? out.data : "", stdout);
+	if (rc < 0) {
+		rc = cli_die(1, "%s", e.msg);
+	} else {
+		rc = 0;
+		if (!strcmp(name, "approve"))
+			printf(_("%s approved: done\n"), t.id);
+		else if (!strcmp(name, "push"))
+			printf(_("%s stays at review\n"), t.id);
+		else if (!strcmp(name, "reject"))
+			printf(_("%s rejected; its branch stays in paddock's mirror\n"), t.id);
+		else if (!strcmp(name, "request-changes"))
+			printf(_("%s: changes requested; the agent runs round %d when the scheduler "
+			         "picks it up\n"), t.id, t.round + 1);
+		else if (!strcmp(name, "follow-up"))
+			follow_up_print(&cfg, s, &t, nid, o.json);
+		else
+			printf(_("%s: finding %s overridden\n"), t.id, argv[optind + 1]);
+	}
+	task_row_free(&t);
+out:
+	buf_free(&out);
+	store_close(s);
+	free(data);
+	config_free(&cfg);
+	free(notes);
+	return rc;
+}
+
+int cmd_approve(int argc, char **argv)
+{
+	return gate_verb("approve", argc, argv, "help notes notes-file");
+}
+
+int cmd_push(int argc, char **argv)
+{
+	return gate_verb("push", argc, argv, "help");
+}
+
+int cmd_reject(int argc, char **argv)
+{
+	return gate_verb("reject", argc, argv, "help notes notes-file");
+}
+
+int cmd_request_changes(int argc, char **argv)
+{
+	return gate_verb("request-changes", argc, argv, "help notes notes-file again");
+}
+
+int cmd_override(int argc, char **argv)
+{
+	return gate_verb("override", argc, argv, "help notes notes-file");
+}
+
+/* ---------------------------------------------------------------- follow-up */
+
+int cmd_follow_up(int argc, char **argv)
+{
+	return gate_verb("follow-up", argc, argv, "help json notes notes-file");
+}

@@ -1,0 +1,165 @@
+/* The verbs that run the scheduler: serve, demo, and the dashboard
+ * (`paddock` with no arguments). */
+#include "autoconfig.h"
+#include "cli.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include "api.h"
+#include "config.h"
+#include "dash.h"
+#include "demo.h"
+#include "i18n.h"
+#include "paths.h"
+#include "sandbox.h"
+#include "scheduler.h"
+#include "store.h"
+#include "task.h"
+
+/* ---------------------------------------------------------------- serve */
+
+static int run_scheduler(struct config *cfg, int until_idle, const char *listen)
+{
+	struct err e = {{0}};
+	char *data = paths_data_dir_ensure(&e);
+	if (!data)
+		return cli_die(1, "%s", e.msg);
+	/* The HTTP API answers beside the scheduler, from threads of its own. */
+	struct api *api = NULL;
+	if (listen) {
+		struct api_opts ao = { .listen = listen, .cfg = cfg, .data_dir = data };
+		if (api_start(&api, &ao, stdout, &e) < 0) {
+			free(data);
+			return cli_die(1, _("the HTTP API: %s"), e.msg);
+		}
+	}
+	struct scheduler_opts so = { .until_idle = until_idle, .progress = stdout };
+	int rc = scheduler_run(cfg, data, &so, &e) < 0 ? cli_die(1, "%s", e.msg) : 0;
+	api_stop(api);
+	free(data);
+	return rc;
+}
+
+int cmd_serve(int argc, char **argv)
+{
+	const struct cli_verb *v = cli_verb_find("serve");
+	struct cli_opts o;
+	int rc = cli_parse_opts(v, argc, argv, &o, "help until-idle listen routes");
+	if (rc >= 0)
+		return rc;
+	if (o.routes) {
+		/* What the API answers, for checks against its description. */
+		for (const char *const *r = api_routes(); *r; r++)
+			puts(*r);
+		return 0;
+	}
+	if (optind != argc)
+		return cli_bad_usage(v);
+	struct err e = {{0}};
+	if (o.listen && api_listen_check(o.listen, &e) < 0)
+		return cli_die(EXIT_USAGE, _("--listen: %s"), e.msg);
+	struct config cfg;
+	if (cli_load_config(&cfg) < 0)
+		return EXIT_USAGE;
+	rc = run_scheduler(&cfg, o.until_idle, o.listen ? o.listen : cfg.api_listen);
+	config_free(&cfg);
+	return rc;
+}
+
+/* ---------------------------------------------------------------- demo */
+
+int cmd_demo(int argc, char **argv)
+{
+	const struct cli_verb *v = cli_verb_find("demo");
+	struct cli_opts o;
+	int rc = cli_parse_opts(v, argc, argv, &o, "help");
+	if (rc >= 0)
+		return rc;
+	if (optind != argc)
+		return cli_bad_usage(v);
+	struct config cfg;
+	if (cli_load_config(&cfg) < 0)
+		return EXIT_USAGE;
+	struct err e = {{0}};
+	char *data = paths_data_dir_ensure(&e);
+	if (!data || demo_prepare(data, &cfg, &e) < 0) {
+		config_free(&cfg);
+		free(data);
+		return cli_die(1, "%s", e.msg);
+	}
+	/* Refuse before queueing anything: the demo's repo and agents live
+	 * only in this process's configuration, so tasks queued for another
+	 * scheduler (or one that cannot sandbox) could never run. */
+	int lockfd;
+	const struct sandbox_backend *be = sandbox_backend_find(cfg.sandbox_backend, &e);
+	if (!be || be->preflight(&e) < 0 || scheduler_lock(data, &lockfd, &e) < 0) {
+		config_free(&cfg);
+		free(data);
+		return cli_die(1, _("demo: %s"), e.msg);
+	}
+	close(lockfd);
+	struct store *s = cli_open_store(NULL, 1);
+	if (!s) {
+		config_free(&cfg);
+		free(data);
+		return 1;
+	}
+	char fix[TASK_ID_LEN + 1], brk[TASK_ID_LEN + 1];
+	if (store_task_add(s, "demo", "demo-fixer", "The test suite fails: total() in cart.py "
+	                   "ignores the quantity. Fix the bug so the tests pass.", NULL, fix, &e) < 0 ||
+	    store_task_add(s, "demo", "demo-hasty", "Round prices in cart.py to whole cents "
+	                   "when totals are computed.", NULL, brk, &e) < 0) {
+		store_close(s);
+		config_free(&cfg);
+		free(data);
+		return cli_die(1, "%s", e.msg);
+	}
+	store_close(s);
+	/* On a terminal the demo runs in the dashboard; elsewhere (scripts,
+	 * CI) it runs headless and prints what happened. */
+	if (getenv("PADDOCK_UI_SCRIPT") || (isatty(STDIN_FILENO) && isatty(STDOUT_FILENO))) {
+		rc = dash_main(&cfg, 1);
+		config_free(&cfg);
+		free(data);
+		return rc;
+	}
+	printf(_("paddock demo: queued two tasks on the demo repo (%s/demo):\n"
+	         "  %s  demo-fixer fixes the failing test; it should reach review\n"
+	         "  %s  demo-hasty makes an edit that breaks a test; it should fail at testing\n\n"),
+	       data, fix, brk);
+	fflush(stdout);
+	rc = run_scheduler(&cfg, 1, NULL);
+	if (rc == 0) {
+		printf(_("\nWhat happened:\n"));
+		fflush(stdout);
+		char *show[] = { "show", fix, NULL };
+		cmd_show(2, show);
+		putchar('\n');
+		char *show2[] = { "show", brk, NULL };
+		cmd_show(2, show2);
+		printf(_("\nThe fix, from paddock's mirror (paddock diff %s):\n\n"), fix);
+		fflush(stdout);
+		char *diff[] = { "diff", fix, NULL };
+		cmd_diff(2, diff);
+		printf(_("\nNext: 'paddock log %s' shows the sandbox's output; 'paddock list' "
+		         "shows all tasks.\n"), brk);
+	}
+	config_free(&cfg);
+	free(data);
+	return rc;
+}
+
+/* ---------------------------------------------------------------- dashboard */
+
+/* The dashboard, `paddock` with no arguments. */
+int cmd_dashboard(void)
+{
+	struct config cfg;
+	if (cli_load_config(&cfg) < 0)
+		return EXIT_USAGE;
+	int rc = dash_main(&cfg, 0);
+	config_free(&cfg);
+	return rc;
+}

@@ -1,0 +1,374 @@
+/* paddock show: a task, its budget and usage, the gate, its rounds and
+ * every request through its gateway. */
+#include "autoconfig.h"
+#include "cli.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "buf.h"
+#include "clock.h"
+#include "config.h"
+#include "gate.h"
+#include "i18n.h"
+#include "sanitize.h"
+#include "store.h"
+#include "task.h"
+#include "taskjson.h"
+
+static void put_visible_str(FILE *out, const char *s)
+{
+	cli_put_visible(out, s, strlen(s), SANITIZE_KEEP_TAB | SANITIZE_KEEP_NEWLINE);
+}
+
+/* Prints text a reviewer approves under a label, continuation lines
+ * indented. */
+static void put_block(const char *label, const char *text)
+{
+	printf("%-8s ", label);
+	const char *line = text;
+	for (int first = 1; *line; first = 0) {
+		size_t n = strcspn(line, "\n");
+		if (!first)
+			printf("%-8s   ", "");
+		cli_put_visible(stdout, line, n, SANITIZE_KEEP_TAB);
+		putchar('\n');
+		line += n + (line[n] == '\n');
+	}
+	if (!*text)
+		putchar('\n');
+}
+
+static const char *tests_word(const struct gate_tests *t)
+{
+	if (!t->ran)
+		return _("none");
+	return t->passed ? _("passed") : _("failed");
+}
+
+/* The rounds in order, each with its work and the decisions made on it. */
+static void show_rounds(struct store *s, const struct task_row *t)
+{
+	struct err e = {{0}};
+	struct task_round *r = NULL;
+	struct task_decision *d = NULL;
+	size_t nr = 0, nd = 0;
+	if (store_rounds(s, t->id, &r, &nr, &e) < 0 || store_decisions(s, t->id, &d, &nd, &e) < 0) {
+		task_rounds_free(r, nr);
+		return;
+	}
+	if (nr || nd)
+		printf("%s\n", _("rounds"));
+	int last = nr ? r[nr - 1].n : (nd ? 1 : 0);
+	for (int n = 1; n <= last; n++) {
+		const struct task_round *rn = NULL;
+		for (size_t i = 0; i < nr; i++)
+			if (r[i].n == n)
+				rn = &r[i];
+		if (rn && rn->head)
+			printf("  %d  %.12s..%.12s\n", n, rn->from ? rn->from : "?", rn->head);
+		else
+			printf(_("  %d  (no work)\n"), n);
+		for (size_t k = 0; k < nd; k++) {
+			if (d[k].round != n)
+				continue;
+			char when[64];
+			time_t at = (time_t)d[k].at;
+			strftime(when, sizeof when, "%Y-%m-%d %H:%M", localtime(&at));
+			printf(_("     %s  %s by %s"), when, d[k].action, d[k].actor);
+			if (d[k].notes) {
+				printf(": ");
+				/* Notes may span lines: keep them on this one. */
+				struct buf one = {0};
+				for (const char *c = d[k].notes; *c; c++)
+					buf_addc(&one, *c == '\n' ? ' ' : *c);
+				while (one.len && one.data[one.len - 1] == ' ')
+					one.data[--one.len] = '\0';
+				cli_put_str(stdout, one.data ? one.data : "");
+				buf_free(&one);
+			}
+			putchar('\n');
+		}
+	}
+	task_rounds_free(r, nr);
+	task_decisions_free(d, nd);
+}
+
+static void show_gate(struct store *s, const struct task_row *t)
+{
+	struct err e = {{0}};
+	struct gate_summary g;
+	int have = gate_summary_load(s, t, &g, &e) > 0;
+	/* A mismatch between the agent's run and the clean one comes first. */
+	const char *mismatch = gate_mismatch(&g);
+	if (mismatch)
+		put_block(_("warning"), mismatch);
+	if (t->pr_url)
+		printf("%-8s %s\n", _("pull req"), t->pr_url);
+	if (t->pushed)
+		printf("%-8s %s\n", _("pushed"), t->pushed);
+	if (t->round > 1 || t->status == TASK_REVIEW)
+		printf("%-8s %d%s%s\n", _("round"), t->round,
+		       t->sandbox_kept ? _(" (sandbox kept for the next round)") : "",
+		       t->pending ? _(" (changes requested; waiting for the scheduler)") : "");
+	if (t->summary && *t->summary)
+		put_block(_("summary"), t->summary);
+	if (!have) {
+		show_rounds(s, t);
+		return;
+	}
+	if (g.diffstat && *g.diffstat)
+		put_block(_("changes"), g.diffstat);
+	const struct gate_tests *tb = &g.tests.before, *ta = &g.tests.after;
+	printf("%-8s %s %s, %s %s", _("tests"), _("before:"), tests_word(tb), _("after:"),
+	       tests_word(ta));
+	if (ta->verified)
+		printf(" %s", _("(verified on a clean checkout)"));
+	if (g.tests.agent.ran)
+		printf(", %s %s", _("agent's run:"), tests_word(&g.tests.agent));
+	putchar('\n');
+	if (tb->log && *tb->log)
+		printf("%-8s   %s %s\n", "", _("before's log:"), tb->log);
+	if (ta->log && *ta->log)
+		printf("%-8s   %s %s\n", "", _("after's log:"), ta->log);
+	if (g.nfindings)
+		printf("%s\n", _("findings"));
+	for (size_t i = 0; i < g.nfindings; i++) {
+		const struct gate_finding *f = &g.findings[i];
+		printf("  %-5s  ", gate_action_name(f->action));
+		put_visible_str(stdout, f->name ? f->name : "");
+		printf("  ");
+		put_visible_str(stdout, f->detail ? f->detail : "");
+		if (f->overridden)
+			printf("  %s", _("[overridden]"));
+		putchar('\n');
+	}
+	gate_summary_free(&g);
+	show_rounds(s, t);
+}
+
+/* "812 B", "1.2 KiB", "3.4 MiB" */
+static void human_bytes(uint64_t n, char *out, size_t len)
+{
+	static const char *const units[] = { "KiB", "MiB", "GiB", "TiB" };
+	if (n < 1024) {
+		snprintf(out, len, "%llu B", (unsigned long long)n);
+		return;
+	}
+	double v = (double)n / 1024;
+	size_t u = 0;
+	while (v >= 1024 && u + 1 < sizeof units / sizeof units[0]) {
+		v /= 1024;
+		u++;
+	}
+	snprintf(out, len, "%.1f %s", v, units[u]);
+}
+
+static void clock_time(double t, char *out, size_t len)
+{
+	time_t at = (time_t)t;
+	struct tm tm;
+	strftime(out, len, "%H:%M:%S", localtime_r(&at, &tm));
+}
+
+/* Budget, model usage, session and the pauses that hold the task back. */
+static void show_usage(struct store *s, const struct task_row *t, const struct config *cfg,
+                       int have_cfg)
+{
+	const char *from;
+	double budget = taskjson_budget(t, cfg, &from);
+	printf("%-8s ", _("budget"));
+	if (budget > 0)
+		printf(from && !strcmp(from, "task") ? _("$%.2f (this task's)")
+		                                     : _("$%.2f (limits.budget)"), budget);
+	else if (from || have_cfg)
+		printf("%s", _("none"));
+	else
+		printf("%s", _("unknown (the configuration cannot be read)"));
+	if (cfg && cfg->limits.budget_tokens)
+		printf(_(", %llu tokens (limits.budget-tokens)"),
+		       (unsigned long long)cfg->limits.budget_tokens);
+	putchar('\n');
+	const struct task_usage *u = &t->usage;
+	printf("%-8s ", _("usage"));
+	if (!u->requests && !u->in && !u->out && !u->cache_read && !u->cache_write &&
+	    u->cost <= 0) {
+		printf("%s\n", _("none"));
+	} else {
+		printf(_("%llu tokens in, %llu out, cache %llu read, %llu written; %llu requests; "),
+		       (unsigned long long)u->in, (unsigned long long)u->out,
+		       (unsigned long long)u->cache_read, (unsigned long long)u->cache_write,
+		       (unsigned long long)u->requests);
+		if (u->priced)
+			printf("$%.4f\n", u->cost);
+		else if (u->cost > 0)
+			printf(_("$%.4f (some models not priced)\n"), u->cost);
+		else
+			printf("%s\n", _("not priced"));
+	}
+	if (t->session) {
+		printf("%-8s ", _("session"));
+		cli_put_str(stdout, t->session);
+		putchar('\n');
+	}
+	struct err e = {{0}};
+	struct pause_row *p;
+	size_t np;
+	if (store_pauses_active(s, clock_wall(), &p, &np, &e) < 0)
+		return;
+	for (size_t i = 0; i < np; i++) {
+		if (!taskjson_pause_applies(cfg, t, &p[i]))
+			continue;
+		char when[32];
+		clock_time(p[i].until, when, sizeof when);
+		printf("%-8s ", _("paused"));
+		if (p[i].status)
+			printf(_("%s is paused until %s (HTTP %d)"), p[i].endpoint, when, p[i].status);
+		else
+			printf(_("%s is paused until %s"), p[i].endpoint, when);
+		if (t->status == TASK_QUEUED)
+			printf("%s", _("; the task starts after that"));
+		putchar('\n');
+	}
+	store_pauses_free(p, np);
+}
+
+/* Every request through the task's gateway, refused ones marked. */
+static void show_egress(struct store *s, const struct task_row *t)
+{
+	struct err e = {{0}};
+	struct egress_row *r;
+	size_t n;
+	if (store_egress_list(s, t->id, &r, &n, &e) < 0 || n == 0)
+		return;
+	size_t refused = 0;
+	for (size_t i = 0; i < n; i++)
+		refused += r[i].verdict && !strcmp(r[i].verdict, "refused");
+	printf("%-8s ", _("egress"));
+	printf(_("%zu allowed, %zu refused"), n - refused, refused);
+	putchar('\n');
+	for (size_t i = 0; i < n; i++) {
+		const struct egress_row *x = &r[i];
+		int no = x->verdict && !strcmp(x->verdict, "refused");
+		char when[32], up[32], down[32];
+		clock_time(x->time, when, sizeof when);
+		printf("  %s  ", when);
+		if (t->round > 1)
+			printf(_("round %d  "), x->round);
+		printf("%-5s  %-7s  %-6s  ", x->step ? x->step : "-",
+		       no ? _("REFUSED") : x->verdict ? _("allowed") : "?",
+		       x->kind ? x->kind : "-");
+		if (x->method) {
+			cli_put_str(stdout, x->method);
+			putchar(' ');
+		}
+		cli_put_str(stdout, x->host ? x->host : "?");
+		if (x->port)
+			printf(":%d", x->port);
+		if (x->path) {
+			putchar(' ');
+			cli_put_str(stdout, x->path);
+		}
+		if (x->status)
+			printf("  %d", x->status);
+		if (x->up || x->down) {
+			human_bytes(x->up, up, sizeof up);
+			human_bytes(x->down, down, sizeof down);
+			printf(_("  %s up, %s down"), up, down);
+		}
+		if (x->ms > 0)
+			printf(_("  %.0f ms"), x->ms);
+		if (x->reason) {
+			printf("  ");
+			cli_put_str(stdout, x->reason);
+		}
+		putchar('\n');
+	}
+	store_egress_free(r, n);
+}
+
+/* ---------------------------------------------------------------- show */
+
+int cmd_show(int argc, char **argv)
+{
+	struct cli_task_verb tv;
+	int rc = cli_task_verb_begin("show", argc, argv, "help json", &tv);
+	if (rc >= 0)
+		return rc;
+	const struct task_row t = tv.t;
+	struct config cfg;
+	int have_cfg = cli_config_soft(&cfg);
+	const struct config *conf = have_cfg ? &cfg : NULL;
+	if (tv.o.json) {
+		cli_json_print(taskjson_full(tv.s, &t, conf));
+	} else {
+		char when[64];
+		time_t c = (time_t)t.created;
+		strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", localtime(&c));
+		printf("%-8s %s  %s\n", _("task"), t.id, task_status_name(t.status));
+		printf("%-8s %s\n", _("repo"), t.repo);
+		printf("%-8s %s\n", _("agent"), t.agent);
+		printf("%-8s %s\n", _("branch"), t.branch);
+		if (t.base)
+			printf("%-8s %s\n", _("base"), t.base);
+		if (t.head)
+			printf("%-8s %s\n", _("head"), t.head);
+		printf("%-8s %s\n", _("queued"), when);
+		printf("%-8s", _("steps"));
+		for (size_t i = 0; i < t.nsteps; i++)
+			printf("%s %s %.1fs", i ? "," : "", task_status_name(t.steps[i].status),
+			       t.steps[i].at);
+		putchar('\n');
+		if (t.error) {
+			/* The first line says what failed; the detail (a test
+			 * output's tail) follows, indented under it. */
+			printf("%-8s ", _("error"));
+			const char *line = t.error;
+			for (int first = 1; *line; first = 0) {
+				size_t n = strcspn(line, "\n");
+				if (!first)
+					printf("%-8s   ", "");
+				cli_put_text(stdout, line, n);
+				putchar('\n');
+				line += n + (line[n] == '\n');
+			}
+		}
+		if (t.reason)
+			printf("%-8s %s\n", _("reason"), t.reason);
+		if (t.attempts > 1)
+			printf("%-8s %d\n", _("attempts"), t.attempts);
+		if (t.failed_round && t.status == TASK_REVIEW) {
+			/* The round after this one did not reach review: what
+			 * it did and why are the reviewer's to see. */
+			printf("%-8s ", _("retry"));
+			printf(_("round %d did not reach review: "), t.failed_round);
+			/* Its first line; the test output after it is in the log
+			 * and in --json. */
+			const char *why = t.failed_why ? t.failed_why : "?";
+			char *first = xstrndup(why, strcspn(why, "\n"));
+			put_visible_str(stdout, first);
+			free(first);
+			putchar('\n');
+			if (t.failed_head) {
+				printf("%-8s ", "");
+				printf(_("its work: paddock diff --failed %s\n"), t.id);
+			}
+			printf("%-8s ", "");
+			printf(_("send the notes again: paddock request-changes --again %s\n"), t.id);
+		}
+		if (t.follow_of)
+			printf("%-8s %s\n", _("follows"), t.follow_of);
+		printf("%-8s ", _("text"));
+		put_visible_str(stdout, t.text);
+		putchar('\n');
+		show_usage(tv.s, &t, conf, have_cfg);
+		show_gate(tv.s, &t);
+		show_egress(tv.s, &t);
+	}
+	if (have_cfg)
+		config_free(&cfg);
+	cli_task_verb_end(&tv);
+	return 0;
+}

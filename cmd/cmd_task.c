@@ -1,0 +1,406 @@
+/* The verbs on tasks: add, list, log, diff and cancel (show has a file of
+ * its own, cmd_show.c). */
+#include "autoconfig.h"
+#include "cli.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "buf.h"
+#include "config.h"
+#include "diff.h"
+#include "fsx.h"
+#include "gate.h"
+#include "i18n.h"
+#include "mirror.h"
+#include "move.h"
+#include "paths.h"
+#include "sanitize.h"
+#include "store.h"
+#include "task.h"
+#include "taskjson.h"
+#include "units.h"
+
+/* ---------------------------------------------------------------- add */
+
+int cmd_add(int argc, char **argv)
+{
+	const struct cli_verb *v = cli_verb_find("add");
+	struct cli_opts o;
+	int rc = cli_parse_opts(v, argc, argv, &o, "help json repo agent file budget");
+	if (rc >= 0)
+		return rc;
+	double budget = -1;
+	if (o.budget && units_parse_money(o.budget, &budget) < 0)
+		return cli_die(EXIT_USAGE, _("--budget %s: not an amount of US dollars; give it like "
+		                             "5, 2.50 or $2.50 (0: no limit)"), o.budget);
+	struct buf text = {0};
+	struct err e = {{0}};
+	if (o.file) {
+		if (optind != argc)
+			return cli_die(EXIT_USAGE, _("give the task text either as TEXT or with --file, "
+			                             "not both"));
+		struct stat st;
+		if (strcmp(o.file, "-") != 0 && stat(o.file, &st) == 0 && S_ISREG(st.st_mode) &&
+		    st.st_size >= TASK_TEXT_MAX)
+			goto too_long;
+		if (strcmp(o.file, "-") == 0 ? cli_read_stdin_text(&text) < 0
+		    : fsx_read_file(o.file, TASK_TEXT_MAX, &text, &e) < 0) {
+			buf_free(&text);
+			return cli_die(EXIT_USAGE, _("cannot read the task text: %s"),
+			               *e.msg ? e.msg : strerror(errno));
+		}
+	} else {
+		if (optind != argc - 1) {
+			fprintf(stderr, optind == argc ? _("paddock add: the task text is missing\n")
+			        : _("paddock add: give the task text as one argument (quote it)\n"));
+			return cli_bad_usage(v);
+		}
+		buf_adds(&text, argv[optind]);
+	}
+	if (text.len >= TASK_TEXT_MAX) {
+	too_long:
+		buf_free(&text);
+		return cli_die(EXIT_USAGE, _("the task text is 128 KiB or more; it must be shorter. "
+		                             "Put long material in the repository and refer to it"));
+	}
+	if (!text.len || strspn(text.data, " \t\r\n") == text.len) {
+		buf_free(&text);
+		return cli_die(EXIT_USAGE, _("the task text is empty; say what the agent should do"));
+	}
+	if (memchr(text.data, '\0', text.len)) {
+		buf_free(&text);
+		return cli_die(EXIT_USAGE, _("the task text contains a NUL byte; it must be text"));
+	}
+	struct config cfg;
+	if (cli_load_config(&cfg) < 0) {
+		buf_free(&text);
+		return EXIT_USAGE;
+	}
+	const struct repo_conf *repo = NULL;
+	if (o.repo) {
+		repo = config_find_repo(&cfg, o.repo);
+		if (!repo) {
+			rc = cli_die(EXIT_USAGE, _("no repo named '%s' in %s; add a [repo \"%s\"] "
+			                           "section with a url"), o.repo, cfg.path, o.repo);
+			goto out;
+		}
+	} else if (cfg.nrepos == 1) {
+		repo = &cfg.repos[0];
+	} else if (cfg.nrepos > 1) {
+		rc = cli_die(EXIT_USAGE, _("name the repo with --repo NAME; the configuration has %zu "
+		                           "repos"), cfg.nrepos);
+		goto out;
+	} else {
+		rc = cli_die(EXIT_USAGE, _("no repo is configured; add a [repo \"NAME\"] section with "
+		                           "a url to %s"), cfg.path);
+		goto out;
+	}
+	const struct agent_conf *agent = o.agent ? config_find_agent(&cfg, o.agent)
+	                                         : config_default_agent(&cfg);
+	if (!agent && o.agent) {
+		rc = cli_die(EXIT_USAGE, _("no agent named '%s' in %s; add an [agent \"%s\"] section "
+		                           "with a command"), o.agent, cfg.path, o.agent);
+		goto out;
+	} else if (!agent) {
+		rc = cli_die(EXIT_USAGE, _("no agent is configured; add an [agent \"NAME\"] section "
+		                           "with a command to %s"), cfg.path);
+		goto out;
+	}
+	char *data = NULL;
+	struct store *s = cli_open_store(&data, 1);
+	if (!s) {
+		rc = 1;
+		goto out;
+	}
+	char id[TASK_ID_LEN + 1];
+	if (store_task_add_budget(s, repo->name, agent->name, text.data, repo->branch_prefix,
+	                          budget, id, &e) < 0) {
+		rc = cli_die(1, "%s", e.msg);
+	} else if (o.json) {
+		json_t *j = json_pack("{s:s,s:s,s:s,s:s}", "id", id, "status", "queued",
+		                      "repo", repo->name, "agent", agent->name);
+		if (budget >= 0)
+			json_object_set_new(j, "budget", json_real(budget));
+		cli_json_print(j);
+		rc = 0;
+	} else {
+		printf("%s\n", id);
+		rc = 0;
+	}
+	store_close(s);
+	free(data);
+out:
+	config_free(&cfg);
+	buf_free(&text);
+	return rc;
+}
+
+/* ---------------------------------------------------------------- list */
+
+static void first_line(const char *s, size_t max, char *out, size_t outlen)
+{
+	size_t n = strcspn(s, "\n");
+	if (n > max)
+		n = max;
+	if (n >= outlen)
+		n = outlen - 1;
+	/* Never cut a UTF-8 character in half. */
+	while (n > 0 && s[n] && ((unsigned char)s[n] & 0xc0) == 0x80)
+		n--;
+	memcpy(out, s, n);
+	out[n] = '\0';
+}
+
+int cmd_list(int argc, char **argv)
+{
+	const struct cli_verb *v = cli_verb_find("list");
+	struct cli_opts o;
+	int rc = cli_parse_opts(v, argc, argv, &o, "help json status");
+	if (rc >= 0)
+		return rc;
+	if (optind != argc)
+		return cli_bad_usage(v);
+	int status = -1;
+	if (o.status && (status = task_status_parse(o.status)) < 0)
+		return cli_die(EXIT_USAGE, _("unknown status '%s'; statuses are queued, preparing, "
+		                             "running, testing, review, pushing, done, failed, "
+		                             "rejected, cancelled, lost"), o.status);
+	struct store *s = cli_open_store(NULL, 0);
+	if (!s)
+		return 1;
+	struct task_row *rows;
+	size_t n;
+	struct err e = {{0}};
+	if (store_task_list(s, status, &rows, &n, &e) < 0) {
+		store_close(s);
+		return cli_die(1, "%s", e.msg);
+	}
+	if (o.json) {
+		struct config cfg;
+		int have_cfg = cli_config_soft(&cfg);
+		json_t *a = json_array();
+		for (size_t i = 0; i < n; i++)
+			json_array_append_new(a, taskjson_task(&rows[i], have_cfg ? &cfg : NULL));
+		cli_json_print(a);
+		if (have_cfg)
+			config_free(&cfg);
+	} else if (n == 0) {
+		printf(_("no tasks; add one with: paddock add --repo NAME \"what to do\"\n"));
+	} else {
+		printf("%-10s  %-9s  %-12s  %-12s  %s\n", _("ID"), _("STATUS"), _("REPO"),
+		       _("AGENT"), _("TEXT"));
+		for (size_t i = 0; i < n; i++) {
+			char text[61];
+			first_line(rows[i].text, 60, text, sizeof text);
+			printf("%-10s  %-9s  %-12s  %-12s  ", rows[i].id,
+			       task_status_name(rows[i].status), rows[i].repo, rows[i].agent);
+			/* A follow-up names the task it continues. */
+			if (rows[i].follow_of)
+				printf(_("(follows %s) "), rows[i].follow_of);
+			cli_put_str(stdout, text);
+			putchar('\n');
+		}
+	}
+	task_rows_free(rows, n);
+	store_close(s);
+	return 0;
+}
+
+/* ---------------------------------------------------------------- log */
+
+static int copy_log(int fd, int sanitize, off_t *off)
+{
+	char tmp[65536];
+	for (;;) {
+		ssize_t n = pread(fd, tmp, sizeof tmp, *off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -1 : 0;
+		*off += n;
+		if (sanitize) {
+			struct buf b = {0};
+			sanitize_text(tmp, (size_t)n, 1, &b);
+			fwrite(b.data ? b.data : "", 1, b.len, stdout);
+			buf_free(&b);
+		} else {
+			fwrite(tmp, 1, (size_t)n, stdout);
+		}
+	}
+}
+
+int cmd_log(int argc, char **argv)
+{
+	struct cli_task_verb tv;
+	int rc = cli_task_verb_begin("log", argc, argv, "help follow", &tv);
+	if (rc >= 0)
+		return rc;
+	rc = 0;
+	const struct task_row t = tv.t;
+	const struct cli_opts o = tv.o;
+	struct store *s = tv.s;
+	char *path = paths_task_log(tv.data, t.id);
+	int sanitize = isatty(STDOUT_FILENO);
+	off_t off = 0;
+	int fd = -1;
+	/* A sanitizer may split an escape sequence at a read boundary; that
+	 * only ever shows more as visible text, never less. */
+	for (;;) {
+		if (fd < 0)
+			fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		if (fd >= 0)
+			copy_log(fd, sanitize, &off);
+		fflush(stdout);
+		if (!o.follow)
+			break;
+		struct task_row now;
+		struct err e = {{0}};
+		if (store_task_get(s, t.id, &now, &e) < 0)
+			break;
+		int over = !task_status_is_active(now.status) && now.status != TASK_QUEUED;
+		task_row_free(&now);
+		if (over) {
+			if (fd < 0)
+				fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+			if (fd >= 0)
+				copy_log(fd, sanitize, &off);
+			break;
+		}
+		poll(NULL, 0, 100);
+	}
+	if (fd < 0 && !o.follow && t.status != TASK_QUEUED)
+		rc = cli_die(1, _("task %s has no log yet"), t.id);
+	else if (fd < 0 && !o.follow)
+		fprintf(stderr, _("paddock: task %s is queued; it has no log yet "
+		                  "(use --follow to wait for it)\n"), t.id);
+	if (fd >= 0)
+		close(fd);
+	fflush(stdout);
+	free(path);
+	cli_task_verb_end(&tv);
+	return rc;
+}
+
+/* ---------------------------------------------------------------- diff */
+
+int cmd_diff(int argc, char **argv)
+{
+	struct cli_task_verb tv;
+	int rc = cli_task_verb_begin("diff", argc, argv, "help round since-review failed", &tv);
+	if (rc >= 0)
+		return rc;
+	rc = 0;
+	const struct task_row t = tv.t;
+	struct err e = {{0}};
+	char *from = t.base ? xstrdup(t.base) : NULL, *to = t.head ? xstrdup(t.head) : NULL;
+	if (!!tv.o.round + tv.o.since_review + tv.o.failed > 1) {
+		rc = cli_die(EXIT_USAGE, _("give one of --round, --since-review and --failed"));
+	} else if (tv.o.failed) {
+		/* The round that did not reach review, from the reviewed head. */
+		if (!t.failed_round)
+			rc = cli_die(1, _("task %s has no failed round; 'paddock show %s' says where it "
+			                  "is"), t.id, t.id);
+		else if (!t.failed_head)
+			rc = cli_die(1, _("round %d of task %s failed before its work was handed "
+			                  "back; 'paddock log %s' shows what it did"), t.failed_round,
+			             t.id, t.id);
+		free(to);
+		to = t.failed_head ? xstrdup(t.failed_head) : NULL;
+	} else if (tv.o.round) {
+		/* One round: from where it started to its head. */
+		char *end;
+		long n = strtol(tv.o.round, &end, 10);
+		struct task_round *r;
+		size_t nr;
+		if (*end || n < 1 || n > t.round) {
+			rc = cli_die(EXIT_USAGE, _("--round %s: task %s has rounds 1 to %d"), tv.o.round,
+			             t.id, t.round);
+		} else if (store_rounds(tv.s, t.id, &r, &nr, &e) < 0) {
+			rc = cli_die(1, "%s", e.msg);
+		} else {
+			free(from);
+			free(to);
+			from = to = NULL;
+			for (size_t i = 0; i < nr; i++)
+				if (r[i].n == n) {
+					from = r[i].from ? xstrdup(r[i].from) : NULL;
+					to = r[i].head ? xstrdup(r[i].head) : NULL;
+				}
+			task_rounds_free(r, nr);
+			if (!to)
+				rc = cli_die(1, _("round %ld of task %s has no work"), n, t.id);
+		}
+	} else if (tv.o.since_review) {
+		/* What changed since the reviewer last asked for changes. */
+		if (!t.reviewed_head)
+			rc = cli_die(1, _("task %s has not been reviewed yet (no changes were "
+			                  "requested); 'paddock diff %s' shows all of it"), t.id, t.id);
+		free(from);
+		from = t.reviewed_head ? xstrdup(t.reviewed_head) : NULL;
+	}
+	if (rc) {
+		/* reported */
+	} else if (!to || !from) {
+		rc = cli_die(1, _("task %s has no work to show yet (it is %s); its diff exists once "
+		                  "the agent's work is handed back"), t.id, task_status_name(t.status));
+	} else {
+		char *mirror = mirror_path(tv.data, t.repo);
+		char *mem = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&mem, &len);
+		if (diff_write(mirror, from, to, f, &e) < 0) {
+			fclose(f);
+			rc = cli_die(1, "%s", e.msg);
+		} else {
+			fclose(f);
+			cli_put_visible(stdout, mem, len, SANITIZE_KEEP_TAB | SANITIZE_KEEP_NEWLINE);
+		}
+		free(mem);
+		free(mirror);
+	}
+	free(from);
+	free(to);
+	cli_task_verb_end(&tv);
+	return rc;
+}
+
+/* ---------------------------------------------------------------- cancel */
+
+int cmd_cancel(int argc, char **argv)
+{
+	struct cli_task_verb tv;
+	int rc = cli_task_verb_begin("cancel", argc, argv, "help", &tv);
+	if (rc >= 0)
+		return rc;
+	rc = 0;
+	const struct task_row t = tv.t;
+	struct err e = {{0}};
+	int r;
+	struct config cfg;
+	if (t.status == TASK_PUSHING && gate_push_lock_free(tv.data, t.id) &&
+	    cli_load_config(&cfg) == 0) {
+		/* A push left by a dead process: gate_cancel finds out where it
+		 * got to first (that needs the repo's push configuration). */
+		struct gate_ctx g = { .cfg = &cfg, .data_dir = tv.data, .st = tv.s,
+		                      .actor = gate_actor() };
+		r = gate_cancel(&g, t.id, &e);
+		config_free(&cfg);
+	} else {
+		struct mover mv = { .st = tv.s };
+		r = move_cancel(&mv, t.id, gate_actor(), &e);
+	}
+	if (r < 0)
+		rc = cli_die(1, "%s", e.msg);
+	else if (r == 1)
+		printf(_("%s cancelled\n"), t.id);
+	else
+		printf(_("%s: cancel requested; the scheduler stops it shortly\n"), t.id);
+	cli_task_verb_end(&tv);
+	return rc;
+}

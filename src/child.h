@@ -1,0 +1,110 @@
+/* child: the one owner of paddock's child processes (as git's run-command
+ * and tmux's job.c).
+ *
+ * Every process paddock starts goes through child_start: a program
+ * (argv, execve'd) or a function (fn, run in a forked copy of the caller).
+ * Each started child is listed here until it is waited for, and only this
+ * module waits: child_finish for one child, child_reap for all of them.
+ * child_reap hands each ended child to its owner (on_exit) and keeps the
+ * status of the others for their child_finish, so that no loop can steal a
+ * child that belongs to someone else (a scheduler hosted by the dashboard
+ * once reaped the dashboard's background jobs, whose failures then read
+ * as successes).  Processes that are not ours but became our children
+ * (orphans of a sandbox, with this process as their subreaper) are reaped
+ * and forgotten.
+ *
+ * The list is guarded by a mutex: any thread may start and finish its
+ * children.  Callbacks run in the thread that calls child_reap, without
+ * the lock. */
+#ifndef PADDOCK_CHILD_H
+#define PADDOCK_CHILD_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "err.h"
+
+/* Values of child.stdio[i] besides a descriptor to dup2 there. */
+#define CHILD_INHERIT 0    /* the caller's own descriptor i */
+#define CHILD_NULL (-1)    /* /dev/null */
+
+/* A resource limit lowered (never raised) in the child: soft and hard. */
+struct child_limit {
+	int resource;                    /* RLIMIT_* */
+	unsigned long long soft, hard;
+};
+
+enum child_flag {
+	CHILD_DIE_WITH_PARENT = 1 << 0,  /* SIGKILL when the thread that started it ends */
+	CHILD_CLOSE_FDS = 1 << 1,        /* close every descriptor above 2 but keep[] */
+	CHILD_NEW_SESSION = 1 << 2,      /* setsid(): no terminal, its own group */
+};
+
+struct child {
+	/* What runs: the program argv[0] (a path, or a name looked up in
+	 * PATH) with argv, or, when fn is set, fn(arg) in a forked copy of
+	 * the caller, its return value the exit status.  A fn child keeps
+	 * the caller's signal handlers (its code may rely on them); a
+	 * program gets every signal at its default. */
+	const char *const *argv;
+	int (*fn)(void *arg);
+	void *arg;
+	const char *const *env;          /* NULL: the caller's environment */
+	const char *cwd;                 /* NULL: the caller's */
+	int stdio[3];                    /* CHILD_INHERIT, CHILD_NULL or a descriptor */
+	const int *keep;                 /* with CHILD_CLOSE_FDS: descriptors kept */
+	size_t nkeep;
+	const struct child_limit *limits;
+	size_t nlimits;
+	unsigned alarm;                  /* seconds until SIGALRM; 0: none */
+	unsigned flags;                  /* enum child_flag */
+	/* For a program: runs in the child last, just before execve, with
+	 * arg (async-signal-safe calls only: the caller may have threads).
+	 * It returns 0, or a step number of its own (> 0) with errno set,
+	 * which fails the start with c->exec_step and c->exec_errno. */
+	int (*setup)(void *arg);
+	/* With on_exit set the child is the owner's to be told about:
+	 * child_reap calls on_exit(pid, status, owner) once it ended and
+	 * forgets it; child_finish must not be called for it. */
+	void (*on_exit)(pid_t pid, int status, void *owner);
+	void *owner;
+
+	/* Set by child_start and child_finish. */
+	pid_t pid;
+	int status;                      /* wait status, once finished */
+	int exec_errno;                  /* why the program could not run, or 0 */
+	int exec_step;                   /* setup's step that failed, or 0 */
+};
+
+/* Starts c.  For a program, returns only once it runs: when it cannot
+ * (not found, not executable, a limit or cwd that cannot be set), the
+ * child is reaped, c->exec_errno says why, and -1 is returned with e
+ * set.  stdio, keep and the other descriptors are the caller's; they may
+ * be closed once this returns. */
+int child_start(struct child *c, struct err *e);
+
+/* Waits for c (started without on_exit) to end; returns its wait status,
+ * also left in c->status.  Never fails: an interrupted wait is retried. */
+int child_finish(struct child *c);
+
+/* Like child_finish without waiting: 1 and c->status set when c ended,
+ * 0 while it runs. */
+int child_poll(struct child *c);
+
+/* Sends sig to c while it is ours (not yet finished). */
+void child_kill(const struct child *c, int sig);
+
+/* Reaps every child that ended: on_exit for owned ones, status kept for
+ * child_finish for the others, strays forgotten.  Never blocks; call it
+ * when SIGCHLD arrives or on each turn of a loop. */
+void child_reap(void);
+
+/* For a subreaper: reaps until every child left is one started by
+ * child_start (or timeout seconds passed).  Returns 1 when none of the
+ * others is left. */
+int child_reap_strays(double timeout);
+
+/* The exit code a shell would give: the exit status, or 128 + signal. */
+int child_exit_code(int status);
+
+#endif
