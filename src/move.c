@@ -24,13 +24,13 @@ void move_progress(const struct mover *m, const char *id, const char *what,
 }
 
 /* What follows every move: the progress line, and the webhook when a gate
- * opens, a task fails or is done.  A push that ends back at review is the
- * same gate: no second webhook. */
-static void move_announce(const struct mover *m, const char *id, enum task_status from,
+ * opens, a task fails or is done.  same_gate: a push that ended back at
+ * review, no second webhook. */
+static void move_announce(const struct mover *m, const char *id, int same_gate,
                           enum task_status to, const char *detail)
 {
 	move_progress(m, id, task_status_name(to), detail);
-	if (!m->cfg || (from == TASK_PUSHING && to == TASK_REVIEW))
+	if (!m->cfg || same_gate)
 		return;
 	struct err e = {{0}};
 	if (webhook_enqueue(m->cfg, m->st, id, to, &e) < 0)
@@ -52,10 +52,11 @@ static int move_status(const struct mover *m, const char *id)
 int move_task(const struct mover *m, const char *id, enum task_status to, const char *why,
               struct err *e)
 {
-	int from = move_status(m, id);
+	/* Only a move from pushing needs to know where the task was. */
+	int from = to == TASK_REVIEW ? move_status(m, id) : -1;
 	if (store_task_transition(m->st, id, to, why, e) < 0)
 		return -1;
-	move_announce(m, id, (enum task_status)from, to, why);
+	move_announce(m, id, from == TASK_PUSHING, to, why);
 	return 0;
 }
 
@@ -63,7 +64,7 @@ int move_start(const struct mover *m, const char *id, const char *detail, struct
 {
 	if (store_task_start(m->st, id, e) < 0)
 		return -1;
-	move_announce(m, id, TASK_QUEUED, TASK_PREPARING, detail);
+	move_announce(m, id, 0, TASK_PREPARING, detail);
 	return 0;
 }
 
@@ -71,38 +72,35 @@ int move_resume(const struct mover *m, const char *id, int *round_out, struct er
 {
 	if (store_task_resume(m->st, id, round_out, e) < 0)
 		return -1;
-	move_announce(m, id, TASK_REVIEW, TASK_RUNNING, _("changes requested"));
+	move_announce(m, id, 0, TASK_RUNNING, _("changes requested"));
 	return 0;
 }
 
 int move_cancel(const struct mover *m, const char *id, const char *actor, struct err *e)
 {
-	int from = move_status(m, id);
 	int rc = store_task_cancel(m->st, id, actor, e);
 	if (rc == 1)
-		move_announce(m, id, (enum task_status)from, TASK_CANCELLED, NULL);
+		move_announce(m, id, 0, TASK_CANCELLED, NULL);
 	return rc;
 }
 
 int move_interrupted(const struct mover *m, const char *id, int planned, const char *why,
                      enum task_status *to, struct err *e)
 {
-	int from = move_status(m, id);
 	enum task_status where;
 	if (store_task_interrupted(m->st, id, planned, m->cfg->max_attempts, why, &where, e) < 0)
 		return -1;
 	if (to)
 		*to = where;
-	move_announce(m, id, (enum task_status)from, where, why);
+	move_announce(m, id, 0, where, why);
 	return 0;
 }
 
 int move_rollback_round(const struct mover *m, const char *id, const char *why,
                         const char *detail, struct err *e)
 {
-	int from = move_status(m, id);
 	if (store_task_rollback_round(m->st, id, why, e) < 0)
 		return -1;
-	move_announce(m, id, (enum task_status)from, TASK_REVIEW, detail);
+	move_announce(m, id, 0, TASK_REVIEW, detail);
 	return 0;
 }
