@@ -30,6 +30,7 @@
 #include "clock.h"
 #include "fsx.h"
 #include "i18n.h"
+#include "sandbox_int.h"
 #include "seccomp_filter.h"
 
 /* One fixed path: a tmpfs is mounted here only in the supervisor's private
@@ -50,13 +51,10 @@
 #define RT_BRIDGE RT "/bridge"
 
 #define SANDBOX_PATH "/usr/local/bin:/usr/bin:/bin"
-#define OUTPUT_MARKER "[paddock: output limit reached, the rest was dropped]\n"
 #define CPU_NOTE "[paddock: no cgroup cpu controller here: limits.cpus only caps each " \
 	"process's CPU time]\n"
 /* Seconds of CPU time a process may use beyond its sandbox's share. */
 #define CPU_SLACK_S 2
-#define POLL_MS 100
-#define DRAIN_AFTER_KILL_MS 2000
 
 struct sandbox {
 	char *task_id;
@@ -196,20 +194,6 @@ static const char group_data[] =
 static const char hosts_data[] =
 	"127.0.0.1\tlocalhost sandbox\n"
 	"::1\tlocalhost ip6-localhost ip6-loopback\n";
-/* Our own /etc/gitconfig (the host's is never shown): an identity for
- * commits, any owner trusted (the workspace's owner is mapped), and hooks
- * off (a relative "none" would resolve inside the agent-writable tree). */
-static const char gitconfig_data[] =
-	"[user]\n"
-	"\tname = paddock agent\n"
-	"\temail = agent@paddock.invalid\n"
-	"[safe]\n"
-	"\tdirectory = *\n"
-	"[init]\n"
-	"\tdefaultBranch = main\n"
-	"[core]\n"
-	"\thooksPath = /dev/null\n";
-
 enum { DATA_PASSWD, DATA_GROUP, DATA_HOSTS, DATA_GITCONFIG, DATA_N };
 
 /* The usr-merge links and dirs at the root, mirrored from the host. */
@@ -657,62 +641,6 @@ static const char *step_text(int step)
 	}
 }
 
-struct drain {
-	int out_fd;
-	uint64_t cap;          /* 0: no cap */
-	uint64_t *used;
-	int capped;            /* cap reached: discard the rest */
-	char last;             /* last byte written in this run */
-};
-
-/* Copies a chunk into the log within the cap; returns 1 when the cap was
- * reached just now. */
-static int drain_chunk(struct drain *d, const char *p, size_t n)
-{
-	size_t room;
-
-	if (d->capped || n == 0)
-		return 0;
-	if (d->cap == 0 || *d->used + n <= d->cap) {
-		fsx_write_all(d->out_fd, p, n);
-		*d->used += n;
-		d->last = p[n - 1];
-		return 0;
-	}
-	room = *d->used < d->cap ? (size_t)(d->cap - *d->used) : 0;
-	if (room) {
-		fsx_write_all(d->out_fd, p, room);
-		d->last = p[room - 1];
-	}
-	if (d->last != '\n' && d->last != 0)
-		fsx_write_all(d->out_fd, "\n", 1);
-	fsx_write_all(d->out_fd, OUTPUT_MARKER, sizeof OUTPUT_MARKER - 1);
-	*d->used = d->cap;
-	d->capped = 1;
-	return 1;
-}
-
-/* Reads what is available; returns 1 at EOF, 2 when the cap was hit. */
-static int drain_read(struct drain *d, int fd)
-{
-	char chunk[65536];
-	int hit = 0;
-
-	for (int i = 0; i < 64; i++) {
-		ssize_t n = read(fd, chunk, sizeof chunk);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return hit ? 2 : 0;  /* EAGAIN: nothing more for now */
-		}
-		if (n == 0)
-			return 1;
-		if (drain_chunk(d, chunk, (size_t)n))
-			hit = 1;
-	}
-	return hit ? 2 : 0;
-}
-
 static int run_check_cmd(const struct sandbox_cmd *cmd, struct err *e)
 {
 	if (!cmd->argv || !cmd->argv[0])
@@ -729,7 +657,7 @@ static int run_check_cmd(const struct sandbox_cmd *cmd, struct err *e)
 static int run_fds(int data[DATA_N], int outp[2], int *devnull, struct err *e)
 {
 	static const char *const data_text[DATA_N] = { passwd_data, group_data, hosts_data,
-	                                               gitconfig_data };
+	                                               sandbox_gitconfig_data };
 	static const char *const data_name[DATA_N] = { "passwd", "group", "hosts", "gitconfig" };
 
 	for (int i = 0; i < DATA_N; i++)
@@ -791,89 +719,19 @@ static int run_start(struct sandbox *sb, const struct sandbox_cmd *cmd,
 
 /* The command's log, within the output cap shared by the task's commands. */
 static void run_drain_init(struct sandbox *sb, const struct sandbox_cmd *cmd,
-                           struct drain *d, uint64_t *local_used)
+                           struct sandbox_drain *d)
 {
-	d->out_fd = cmd->out_fd;
-	d->cap = sb->limits.output;
-	d->used = cmd->output_used ? cmd->output_used : local_used;
-	d->capped = 0;
-	d->last = 0;
+	sandbox_drain_init(d, cmd, sb->limits.output);
 	if (sb->limits.cpus > 0 && !cgroup_cpu_limited(sb->cg) && !sb->cpu_noted) {
 		/* Said once per sandbox, in the log of its first command. */
-		drain_chunk(d, CPU_NOTE, sizeof CPU_NOTE - 1);
+		sandbox_drain_chunk(d, CPU_NOTE, sizeof CPU_NOTE - 1);
 		sb->cpu_noted = 1;
 	}
 }
 
-/* Waits for output up to POLL_MS (less when the deadline is nearer and
- * still counts) and copies it; returns as drain_read, 0 when none came. */
-static int run_poll_output(const struct sandbox_cmd *cmd, int fd, struct drain *d,
-                           int deadline_counts)
+static void kill_cgroup(void *arg)
 {
-	struct pollfd pfd = { fd, POLLIN, 0 };
-	int timeout = POLL_MS;
-
-	if (deadline_counts && cmd->deadline > 0) {
-		double left = cmd->deadline - clock_mono();
-		if (left < POLL_MS / 1000.0)
-			timeout = left > 0 ? (int)(left * 1000) + 1 : 0;
-	}
-	if (poll(&pfd, 1, timeout) > 0)
-		return drain_read(d, fd);
-	return 0;
-}
-
-/* Copies the output until the command has ended and the pipe is at EOF,
- * killing it at the deadline, on a cancel or at the output cap.  Returns
- * why it was killed (SANDBOX_EXITED: it was not), its wait status in
- * *status. */
-static enum sandbox_end run_wait(struct sandbox *sb, const struct sandbox_cmd *cmd,
-                                 struct child *ch, int fd, struct drain *d, int *status)
-{
-	enum sandbox_end killed = SANDBOX_EXITED;
-	int exited = 0, eof = 0;
-	double kill_time = 0;
-
-	for (;;) {
-		if (!eof) {
-			int dr = run_poll_output(cmd, fd, d, killed == SANDBOX_EXITED);
-			if (dr == 1)
-				eof = 1;
-			else if (dr == 2 && killed == SANDBOX_EXITED)
-				killed = SANDBOX_OUTPUT_LIMIT;
-		} else if (!exited) {
-			struct timespec ts = { 0, 10 * 1000000L };
-			nanosleep(&ts, NULL);
-		}
-		if (!exited && child_poll(ch)) {
-			*status = ch->status;
-			exited = 1;
-		}
-		if (exited && eof)
-			break;
-		if (killed == SANDBOX_EXITED) {
-			if (sandbox_cancel_requested())
-				killed = SANDBOX_CANCELLED;
-			else if (cmd->deadline > 0 && clock_mono() >= cmd->deadline)
-				killed = SANDBOX_TIMEOUT;
-		}
-		if (killed != SANDBOX_EXITED && kill_time == 0) {
-			child_kill(ch, SIGKILL);
-			cgroup_kill_all(sb->cg);
-			kill_time = clock_mono();
-		}
-		if (exited && !eof) {
-			/* The command is gone but something (a daemon it left)
-			 * still holds the pipe: kill it, then drain to EOF. */
-			if (kill_time == 0) {
-				cgroup_kill_all(sb->cg);
-				kill_time = clock_mono();
-			} else if (clock_mono() - kill_time > DRAIN_AFTER_KILL_MS / 1000.0) {
-				break;  /* a writer outside the cgroup; stop waiting */
-			}
-		}
-	}
-	return killed;
+	cgroup_kill_all(((struct sandbox *)arg)->cg);
 }
 
 /* How the command ended, and which limits it ran into: counters that
@@ -883,16 +741,7 @@ static void run_result(struct sandbox *sb, struct sandbox_result *r, enum sandbo
 {
 	struct statvfs vfs;
 
-	if (killed != SANDBOX_EXITED) {
-		r->end = killed;
-		r->code = 0;
-	} else if (WIFEXITED(status)) {
-		r->end = SANDBOX_EXITED;
-		r->code = WEXITSTATUS(status);
-	} else {
-		r->end = SANDBOX_SIGNALED;
-		r->code = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
-	}
+	sandbox_result_set(r, killed, status);
 	if (cgroup_oom_kills(sb->cg) > oom0)
 		r->hit |= SANDBOX_HIT_MEMORY;
 	if (cgroup_pids_refused(sb->cg) > pids0)
@@ -908,8 +757,8 @@ static int bw_run(struct sandbox *sb, const struct sandbox_cmd *cmd, struct sand
 	int outp[2] = { -1, -1 }, devnull = -1;
 	struct argv_b av = { 0 };
 	struct child ch;
-	struct drain d;
-	uint64_t local_used = 0, oom0, pids0;
+	struct sandbox_drain d;
+	uint64_t oom0, pids0;
 	int status = 0, rc = -1;
 
 	memset(r, 0, sizeof *r);
@@ -926,8 +775,8 @@ static int bw_run(struct sandbox *sb, const struct sandbox_cmd *cmd, struct sand
 	pids0 = cgroup_pids_refused(sb->cg);
 	if (run_start(sb, cmd, &av, data, devnull, &outp[1], &ch, e) < 0)
 		goto out;
-	run_drain_init(sb, cmd, &d, &local_used);
-	enum sandbox_end killed = run_wait(sb, cmd, &ch, outp[0], &d, &status);
+	run_drain_init(sb, cmd, &d);
+	enum sandbox_end killed = sandbox_wait(cmd, &ch, outp[0], &d, kill_cgroup, sb, &status);
 	/* Daemons and orphans must not outlive a command. */
 	cgroup_kill_all(sb->cg);
 	reap_sandbox_zombies();
@@ -952,122 +801,12 @@ out:
 static int bw_copy_out(struct sandbox *sb, const char *inside, const char *host, uint64_t cap,
                        struct err *e)
 {
-	const char *base, *rel;
-	char *path, *save = NULL, *comp, *next;
-	int dirfd, in = -1, outfd = -1, rc = -1;
-	struct stat st;
-	uint64_t total = 0;
-
+	const char *under, *rel;
 	(void)sb;
-	if (strncmp(inside, SANDBOX_OUTDIR "/", strlen(SANDBOX_OUTDIR) + 1) == 0) {
-		base = RT_OUT;
-		rel = inside + strlen(SANDBOX_OUTDIR) + 1;
-	} else if (strncmp(inside, SANDBOX_WORKDIR "/", strlen(SANDBOX_WORKDIR) + 1) == 0) {
-		base = RT_MERGED;
-		rel = inside + strlen(SANDBOX_WORKDIR) + 1;
-	} else {
-		return err_set(e, _("%s is not under %s or %s in the sandbox"), inside,
-		               SANDBOX_OUTDIR, SANDBOX_WORKDIR);
-	}
-	dirfd = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dirfd < 0)
-		return err_errno(e, _("cannot open the sandbox's %s"), base);
-
-	/* Walk one component at a time, never following a link the sandbox
-	 * may have planted. */
-	path = xstrdup(rel);
-	comp = strtok_r(path, "/", &save);
-	if (!comp) {
-		err_set(e, _("%s names a directory, not a file"), inside);
-		goto out;
-	}
-	for (;;) {
-		next = strtok_r(NULL, "/", &save);
-		if (strcmp(comp, ".") == 0 || strcmp(comp, "..") == 0) {
-			err_set(e, _("%s contains \".\" or \"..\"; refusing it"), inside);
-			goto out;
-		}
-		if (!next)
-			break;
-		int fd = openat(dirfd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (fd < 0) {
-			if (errno == ELOOP || errno == ENOTDIR)
-				err_set(e, _("%s: \"%s\" is a symbolic link or not a directory; refusing "
-				             "it"), inside, comp);
-			else
-				err_errno(e, _("cannot open %s"), inside);
-			goto out;
-		}
-		close(dirfd);
-		dirfd = fd;
-		comp = next;
-	}
-	in = openat(dirfd, comp, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-	if (in < 0) {
-		if (errno == ELOOP)
-			err_set(e, _("%s is a symbolic link; refusing to read it"), inside);
-		else
-			err_errno(e, _("cannot open %s"), inside);
-		goto out;
-	}
-	if (fstat(in, &st) < 0) {
-		err_errno(e, _("cannot stat %s"), inside);
-		goto out;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		err_set(e, _("%s is not a regular file; refusing to read it"), inside);
-		goto out;
-	}
-	if ((uint64_t)st.st_size > cap) {
-		err_set(e, _("%s is %lld bytes, over the cap of %" PRIu64 " bytes"), inside,
-		        (long long)st.st_size, cap);
-		goto out;
-	}
-	outfd = open(host, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
-	if (outfd < 0) {
-		err_errno(e, _("cannot create %s"), host);
-		goto out;
-	}
-	for (;;) {
-		char buf[65536];
-		ssize_t n = read(in, buf, sizeof buf);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			err_errno(e, _("cannot read %s"), inside);
-			goto out_unlink;
-		}
-		if (n == 0)
-			break;
-		total += (uint64_t)n;
-		if (total > cap) {  /* it grew after the check */
-			err_set(e, _("%s is over the cap of %" PRIu64 " bytes"), inside, cap);
-			goto out_unlink;
-		}
-		if (fsx_write_all(outfd, buf, (size_t)n) < 0) {
-			err_errno(e, _("cannot write %s"), host);
-			goto out_unlink;
-		}
-	}
-	if (close(outfd) < 0) {
-		outfd = -1;
-		err_errno(e, _("cannot write %s"), host);
-		goto out_unlink;
-	}
-	outfd = -1;
-	rc = 0;
-	goto out;
-
-out_unlink:
-	unlink(host);
-out:
-	if (outfd >= 0)
-		close(outfd);
-	if (in >= 0)
-		close(in);
-	close(dirfd);
-	free(path);
-	return rc;
+	if (sandbox_inside_split(inside, &under, &rel, e) < 0)
+		return -1;
+	return sandbox_copy_out_at(!strcmp(under, SANDBOX_OUTDIR) ? RT_OUT : RT_MERGED, rel, inside,
+	                           host, cap, e);
 }
 
 /* ---- copy_in ---- */
@@ -1085,42 +824,8 @@ static int bw_copy_in(struct sandbox *sb, const char *host, const char *inside,
 			return err_errno(e, _("cannot replace %s"), RT_PROMPT);
 		return 0;
 	}
-	const char *name = inside + strlen(SANDBOX_OUTDIR) + 1;
-	if (strncmp(inside, SANDBOX_OUTDIR "/", strlen(SANDBOX_OUTDIR) + 1) != 0 || !*name ||
-	    strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, ".."))
-		return err_set(e, _("%s is not a file name directly in %s"), inside, SANDBOX_OUTDIR);
-	int dirfd = open(RT_OUT, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dirfd < 0)
-		return err_errno(e, _("cannot open the sandbox's %s"), RT_OUT);
-	int rc = -1, in = -1, out = -1;
-	if (unlinkat(dirfd, name, 0) < 0 && errno != ENOENT) {
-		err_errno(e, _("cannot replace %s"), inside);
-		goto done;
-	}
-	in = open(host, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	out = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
-	if (in < 0 || out < 0) {
-		err_errno(e, _("cannot copy %s to %s"), host, inside);
-		goto done;
-	}
-	char buf[65536];
-	ssize_t n;
-	while ((n = read(in, buf, sizeof buf)) > 0)
-		if (fsx_write_all(out, buf, (size_t)n) < 0)
-			break;
-	if (n != 0) {
-		err_errno(e, _("cannot copy %s to %s"), host, inside);
-		goto done;
-	}
-	rc = 0;
-done:
 	(void)sb;
-	if (in >= 0)
-		close(in);
-	if (out >= 0)
-		close(out);
-	close(dirfd);
-	return rc;
+	return sandbox_copy_in_at(RT_OUT, host, inside, e);
 }
 
 /* 1 if the filesystem type is listed in /proc/filesystems. */

@@ -1,0 +1,71 @@
+/* sandbox_int: what the sandbox backends share (sandbox_io.c) and nothing
+ * outside them uses: copying a command's output into the task log within
+ * the output cap, waiting for a command while enforcing its deadline,
+ * cancel and cap, and copying files out of and into a sandbox's
+ * directories without following a link the sandbox planted. */
+#ifndef PADDOCK_SANDBOX_INT_H
+#define PADDOCK_SANDBOX_INT_H
+
+#include <stdint.h>
+#include "child.h"
+#include "err.h"
+#include "sandbox.h"
+
+#define SANDBOX_OUTPUT_MARKER "[paddock: output limit reached, the rest was dropped]\n"
+
+/* Our /etc/gitconfig inside a sandbox (the host's is never shown): an
+ * identity for commits, any owner trusted (the workspace's owner is
+ * mapped), and hooks off (a relative "none" would resolve inside the
+ * agent-writable tree). */
+extern const char sandbox_gitconfig_data[];
+
+struct sandbox_drain {
+	int out_fd;
+	uint64_t cap;          /* 0: no cap */
+	uint64_t *used;        /* cmd->output_used, or a local counter */
+	int capped;            /* cap reached: discard the rest */
+	char last;             /* last byte written in this run */
+	uint64_t local_used;
+};
+
+/* Starts the log of one command within cap (the sandbox's limits.output). */
+void sandbox_drain_init(struct sandbox_drain *d, const struct sandbox_cmd *cmd, uint64_t cap);
+/* Copies a chunk into the log within the cap; returns 1 when the cap was
+ * reached just now. */
+int sandbox_drain_chunk(struct sandbox_drain *d, const char *p, size_t n);
+
+/* Kills everything the sandbox's commands left running (a cgroup, a
+ * process group). */
+typedef void sandbox_kill_fn(void *arg);
+
+/* Copies the output on fd (non-blocking; the command's end is open only in
+ * the command) until ch has ended and the pipe is at EOF, killing at the
+ * deadline, on a cancel or at the output cap; kill_all(arg) kills
+ * everything, the command included (ch is killed too).  Returns why it
+ * was killed (SANDBOX_EXITED: it was not), the wait status in *status. */
+enum sandbox_end sandbox_wait(const struct sandbox_cmd *cmd, struct child *ch, int fd,
+                              struct sandbox_drain *d, sandbox_kill_fn *kill_all, void *arg,
+                              int *status);
+
+/* Fills r from how the command ended (status, or killed). */
+void sandbox_result_set(struct sandbox_result *r, enum sandbox_end killed, int status);
+
+/* Splits an absolute sandbox path under /out or /work: *under is
+ * SANDBOX_OUTDIR or SANDBOX_WORKDIR, *rel what follows.  -1 with a
+ * message otherwise. */
+int sandbox_inside_split(const char *inside, const char **under, const char **rel,
+                         struct err *e);
+
+/* copy_out for a backend whose /out or /work is the host dir `base`: the
+ * regular file at base/rel, walked one component at a time without
+ * following links, to `host`, at most cap bytes.  `inside` names it in
+ * messages. */
+int sandbox_copy_out_at(const char *base, const char *rel, const char *inside,
+                        const char *host, uint64_t cap, struct err *e);
+
+/* copy_in for a file directly in /out (the host dir outdir): replaces
+ * what is there under that name without following a link, read-only. */
+int sandbox_copy_in_at(const char *outdir, const char *host, const char *inside,
+                       struct err *e);
+
+#endif

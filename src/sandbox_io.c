@@ -1,0 +1,348 @@
+/* What the sandbox backends share; see sandbox_int.h. */
+#include "autoconfig.h"
+#include "sandbox_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "clock.h"
+#include "fsx.h"
+#include "i18n.h"
+
+#define POLL_MS 100
+#define DRAIN_AFTER_KILL_MS 2000
+
+const char sandbox_gitconfig_data[] =
+	"[user]\n"
+	"\tname = paddock agent\n"
+	"\temail = agent@paddock.invalid\n"
+	"[safe]\n"
+	"\tdirectory = *\n"
+	"[init]\n"
+	"\tdefaultBranch = main\n"
+	"[core]\n"
+	"\thooksPath = /dev/null\n";
+
+/* ---- the command's output ---- */
+
+void sandbox_drain_init(struct sandbox_drain *d, const struct sandbox_cmd *cmd, uint64_t cap)
+{
+	d->out_fd = cmd->out_fd;
+	d->cap = cap;
+	d->local_used = 0;
+	d->used = cmd->output_used ? cmd->output_used : &d->local_used;
+	d->capped = 0;
+	d->last = 0;
+}
+
+int sandbox_drain_chunk(struct sandbox_drain *d, const char *p, size_t n)
+{
+	size_t room;
+
+	if (d->capped || n == 0)
+		return 0;
+	if (d->cap == 0 || *d->used + n <= d->cap) {
+		fsx_write_all(d->out_fd, p, n);
+		*d->used += n;
+		d->last = p[n - 1];
+		return 0;
+	}
+	room = *d->used < d->cap ? (size_t)(d->cap - *d->used) : 0;
+	if (room) {
+		fsx_write_all(d->out_fd, p, room);
+		d->last = p[room - 1];
+	}
+	if (d->last != '\n' && d->last != 0)
+		fsx_write_all(d->out_fd, "\n", 1);
+	fsx_write_all(d->out_fd, SANDBOX_OUTPUT_MARKER, sizeof SANDBOX_OUTPUT_MARKER - 1);
+	*d->used = d->cap;
+	d->capped = 1;
+	return 1;
+}
+
+/* Reads what is available; returns 1 at EOF, 2 when the cap was hit. */
+static int drain_read(struct sandbox_drain *d, int fd)
+{
+	char chunk[65536];
+	int hit = 0;
+
+	for (int i = 0; i < 64; i++) {
+		ssize_t n = read(fd, chunk, sizeof chunk);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return hit ? 2 : 0;  /* EAGAIN: nothing more for now */
+		}
+		if (n == 0)
+			return 1;
+		if (sandbox_drain_chunk(d, chunk, (size_t)n))
+			hit = 1;
+	}
+	return hit ? 2 : 0;
+}
+
+/* Waits for output up to POLL_MS (less when the deadline is nearer and
+ * still counts) and copies it; returns as drain_read, 0 when none came. */
+static int poll_output(const struct sandbox_cmd *cmd, int fd, struct sandbox_drain *d,
+                       int deadline_counts)
+{
+	struct pollfd pfd = { fd, POLLIN, 0 };
+	int timeout = POLL_MS;
+
+	if (deadline_counts && cmd->deadline > 0) {
+		double left = cmd->deadline - clock_mono();
+		if (left < POLL_MS / 1000.0)
+			timeout = left > 0 ? (int)(left * 1000) + 1 : 0;
+	}
+	if (poll(&pfd, 1, timeout) > 0)
+		return drain_read(d, fd);
+	return 0;
+}
+
+enum sandbox_end sandbox_wait(const struct sandbox_cmd *cmd, struct child *ch, int fd,
+                              struct sandbox_drain *d, sandbox_kill_fn *kill_all, void *arg,
+                              int *status)
+{
+	enum sandbox_end killed = SANDBOX_EXITED;
+	int exited = 0, eof = 0;
+	double kill_time = 0;
+
+	for (;;) {
+		if (!eof) {
+			int dr = poll_output(cmd, fd, d, killed == SANDBOX_EXITED);
+			if (dr == 1)
+				eof = 1;
+			else if (dr == 2 && killed == SANDBOX_EXITED)
+				killed = SANDBOX_OUTPUT_LIMIT;
+		} else if (!exited) {
+			struct timespec ts = { 0, 10 * 1000000L };
+			nanosleep(&ts, NULL);
+		}
+		if (!exited && child_poll(ch)) {
+			*status = ch->status;
+			exited = 1;
+		}
+		if (exited && eof)
+			break;
+		if (killed == SANDBOX_EXITED) {
+			if (sandbox_cancel_requested())
+				killed = SANDBOX_CANCELLED;
+			else if (cmd->deadline > 0 && clock_mono() >= cmd->deadline)
+				killed = SANDBOX_TIMEOUT;
+		}
+		if (killed != SANDBOX_EXITED && kill_time == 0) {
+			child_kill(ch, SIGKILL);
+			kill_all(arg);
+			kill_time = clock_mono();
+		}
+		if (exited && !eof) {
+			/* The command is gone but something (a daemon it left)
+			 * still holds the pipe: kill it, then drain to EOF. */
+			if (kill_time == 0) {
+				kill_all(arg);
+				kill_time = clock_mono();
+			} else if (clock_mono() - kill_time > DRAIN_AFTER_KILL_MS / 1000.0) {
+				break;  /* a writer we cannot kill; stop waiting */
+			}
+		}
+	}
+	return killed;
+}
+
+void sandbox_result_set(struct sandbox_result *r, enum sandbox_end killed, int status)
+{
+	if (killed != SANDBOX_EXITED) {
+		r->end = killed;
+		r->code = 0;
+	} else if (WIFEXITED(status)) {
+		r->end = SANDBOX_EXITED;
+		r->code = WEXITSTATUS(status);
+	} else {
+		r->end = SANDBOX_SIGNALED;
+		r->code = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+	}
+}
+
+/* ---- copying files ---- */
+
+int sandbox_inside_split(const char *inside, const char **under, const char **rel,
+                         struct err *e)
+{
+	if (strncmp(inside, SANDBOX_OUTDIR "/", strlen(SANDBOX_OUTDIR) + 1) == 0) {
+		*under = SANDBOX_OUTDIR;
+		*rel = inside + strlen(SANDBOX_OUTDIR) + 1;
+		return 0;
+	}
+	if (strncmp(inside, SANDBOX_WORKDIR "/", strlen(SANDBOX_WORKDIR) + 1) == 0) {
+		*under = SANDBOX_WORKDIR;
+		*rel = inside + strlen(SANDBOX_WORKDIR) + 1;
+		return 0;
+	}
+	return err_set(e, _("%s is not under %s or %s in the sandbox"), inside, SANDBOX_OUTDIR,
+	               SANDBOX_WORKDIR);
+}
+
+/* Opens the directory that holds the last component of rel, under
+ * dirfd (which it takes), one component at a time without following a
+ * link; *last is that component.  -1 with a message. */
+static int walk_parent(int dirfd, char *path, const char *inside, char **last, struct err *e)
+{
+	char *save = NULL, *comp = strtok_r(path, "/", &save), *next;
+	if (!comp) {
+		close(dirfd);
+		return err_set(e, _("%s names a directory, not a file"), inside);
+	}
+	for (;;) {
+		next = strtok_r(NULL, "/", &save);
+		if (strcmp(comp, ".") == 0 || strcmp(comp, "..") == 0) {
+			close(dirfd);
+			return err_set(e, _("%s contains \".\" or \"..\"; refusing it"), inside);
+		}
+		if (!next)
+			break;
+		int fd = openat(dirfd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0) {
+			if (errno == ELOOP || errno == ENOTDIR)
+				err_set(e, _("%s: \"%s\" is a symbolic link or not a directory; refusing "
+				             "it"), inside, comp);
+			else
+				err_errno(e, _("cannot open %s"), inside);
+			close(dirfd);
+			return -1;
+		}
+		close(dirfd);
+		dirfd = fd;
+		comp = next;
+	}
+	*last = comp;
+	return dirfd;
+}
+
+/* Copies in (at most cap bytes; it may grow while read) to a new host
+ * file; removes it on failure. */
+static int copy_capped(int in, const char *inside, const char *host, uint64_t cap,
+                       struct err *e)
+{
+	uint64_t total = 0;
+	int outfd = open(host, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (outfd < 0)
+		return err_errno(e, _("cannot create %s"), host);
+	for (;;) {
+		char buf[65536];
+		ssize_t n = read(in, buf, sizeof buf);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			err_errno(e, _("cannot read %s"), inside);
+			break;
+		}
+		if (n == 0) {
+			if (close(outfd) == 0)
+				return 0;
+			outfd = -1;
+			err_errno(e, _("cannot write %s"), host);
+			break;
+		}
+		total += (uint64_t)n;
+		if (total > cap) {  /* it grew after the check */
+			err_set(e, _("%s is over the cap of %" PRIu64 " bytes"), inside, cap);
+			break;
+		}
+		if (fsx_write_all(outfd, buf, (size_t)n) < 0) {
+			err_errno(e, _("cannot write %s"), host);
+			break;
+		}
+	}
+	if (outfd >= 0)
+		close(outfd);
+	unlink(host);
+	return -1;
+}
+
+int sandbox_copy_out_at(const char *base, const char *rel, const char *inside,
+                        const char *host, uint64_t cap, struct err *e)
+{
+	struct stat st;
+	int dirfd = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dirfd < 0)
+		return err_errno(e, _("cannot open the sandbox's %s"), base);
+	char *path = xstrdup(rel), *last = NULL;
+	int rc = -1, in = -1;
+	dirfd = walk_parent(dirfd, path, inside, &last, e);
+	if (dirfd < 0)
+		goto out;
+	in = openat(dirfd, last, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (in < 0) {
+		if (errno == ELOOP)
+			err_set(e, _("%s is a symbolic link; refusing to read it"), inside);
+		else
+			err_errno(e, _("cannot open %s"), inside);
+	} else if (fstat(in, &st) < 0) {
+		err_errno(e, _("cannot stat %s"), inside);
+	} else if (!S_ISREG(st.st_mode)) {
+		err_set(e, _("%s is not a regular file; refusing to read it"), inside);
+	} else if ((uint64_t)st.st_size > cap) {
+		err_set(e, _("%s is %lld bytes, over the cap of %" PRIu64 " bytes"), inside,
+		        (long long)st.st_size, cap);
+	} else {
+		rc = copy_capped(in, inside, host, cap, e);
+	}
+out:
+	if (in >= 0)
+		close(in);
+	if (dirfd >= 0)
+		close(dirfd);
+	free(path);
+	return rc;
+}
+
+int sandbox_copy_in_at(const char *outdir, const char *host, const char *inside,
+                       struct err *e)
+{
+	const char *name = inside + strlen(SANDBOX_OUTDIR) + 1;
+	if (strncmp(inside, SANDBOX_OUTDIR "/", strlen(SANDBOX_OUTDIR) + 1) != 0 || !*name ||
+	    strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, ".."))
+		return err_set(e, _("%s is not a file name directly in %s"), inside, SANDBOX_OUTDIR);
+	int dirfd = open(outdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dirfd < 0)
+		return err_errno(e, _("cannot open the sandbox's %s"), outdir);
+	int rc = -1, in = -1, out = -1;
+	if (unlinkat(dirfd, name, 0) < 0 && errno != ENOENT) {
+		err_errno(e, _("cannot replace %s"), inside);
+		goto done;
+	}
+	in = open(host, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	out = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
+	if (in < 0 || out < 0) {
+		err_errno(e, _("cannot copy %s to %s"), host, inside);
+		goto done;
+	}
+	char buf[65536];
+	ssize_t n;
+	while ((n = read(in, buf, sizeof buf)) > 0)
+		if (fsx_write_all(out, buf, (size_t)n) < 0)
+			break;
+	if (n != 0) {
+		err_errno(e, _("cannot copy %s to %s"), host, inside);
+		goto done;
+	}
+	rc = 0;
+done:
+	if (in >= 0)
+		close(in);
+	if (out >= 0)
+		close(out);
+	close(dirfd);
+	return rc;
+}
