@@ -93,8 +93,7 @@ int cmd_demo(int argc, char **argv)
 	 * only in this process's configuration, so tasks queued for another
 	 * scheduler (or one that cannot sandbox) could never run. */
 	int lockfd;
-	const struct sandbox_backend *be = sandbox_backend_find(cfg.sandbox_backend, &e);
-	if (!be || be->preflight(&e) < 0 || scheduler_lock(data, &lockfd, &e) < 0) {
+	if (!scheduler_backend(&cfg, &e) || scheduler_lock(data, &lockfd, &e) < 0) {
 		config_free(&cfg);
 		free(data);
 		return cli_die(1, _("demo: %s"), e.msg);

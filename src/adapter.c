@@ -85,12 +85,14 @@ static char *json_quote(const char *s)
  * where no variable does it: Codex ignores OPENAI_BASE_URL, pi and
  * opencode take base URLs only from their config. */
 struct sandbox_home_file *adapter_home_files(const struct config *cfg,
-                                             const struct agent_conf *a, size_t *n)
+                                             const struct agent_conf *a,
+                                             const struct gateway *gw, size_t *n)
 {
 	*n = 0;
 	const struct endpoint_conf *ep = config_find_endpoint(cfg, a->endpoint);
 	if (!ep)
 		return NULL;
+	int port = gateway_port(gw, ep->port);
 	int anth = ep->kind == ENDPOINT_ANTHROPIC;
 	char *model = json_quote(a->model ? a->model : anth ? "claude-sonnet-4-5" : "gpt-5.5");
 	struct sandbox_home_file *f = NULL;
@@ -115,14 +117,14 @@ struct sandbox_home_file *adapter_home_files(const struct config *cfg,
 			"in_app_updates = false\napps = false\n"
 			"\n[analytics]\nenabled = false\n"
 			"\n[otel]\nexporter = \"none\"\nmetrics_exporter = \"none\"\n",
-			model, ep->port), n);
+			model, port), n);
 		break;
 	case AGENT_PI:
 		f = home_one(".pi/agent/models.json", xasprintf(
 			"{\"providers\": {\"paddock\": {\"baseUrl\": \"http://127.0.0.1:%d%s\", "
 			"\"api\": \"%s\", \"apiKey\": \"%s\", "
 			"\"models\": [{\"id\": %s, \"contextWindow\": 200000, \"maxTokens\": 32000}]}}}\n",
-			ep->port, anth ? "" : "/v1", anth ? "anthropic-messages" : "openai-responses",
+			port, anth ? "" : "/v1", anth ? "anthropic-messages" : "openai-responses",
 			anth ? "ANTHROPIC_API_KEY" : "OPENAI_API_KEY", model), n);
 		break;
 	case AGENT_OPENCODE:
@@ -130,7 +132,7 @@ struct sandbox_home_file *adapter_home_files(const struct config *cfg,
 			"{\"autoupdate\": false, \"share\": \"disabled\", \"model\": %s, "
 			"\"provider\": {\"%s\": {\"options\": {\"baseURL\": \"http://127.0.0.1:%d/v1\", "
 			"\"apiKey\": \"{env:%s}\"}}}}\n",
-			model, anth ? "anthropic" : "openai", ep->port,
+			model, anth ? "anthropic" : "openai", port,
 			anth ? "ANTHROPIC_API_KEY" : "OPENAI_API_KEY"), n);
 		break;
 	default:

@@ -37,12 +37,14 @@ char *adapter_install_dir(const char *data_dir, const struct agent_conf *a);
 int adapter_install(const char *data_dir, const struct agent_conf *a, int out_fd,
                     struct err *e);
 
+struct gateway;
 /* Settings files the agent needs in its home (NULL-terminated array in
  * static or malloc'd storage owned by the caller through
- * adapter_home_free), e.g. Codex's config.toml naming the gateway as its
- * model provider. */
+ * adapter_home_free), e.g. Codex's config.toml naming the gateway gw as
+ * its model provider (at gateway_port; gw NULL: the configured port). */
 struct sandbox_home_file *adapter_home_files(const struct config *cfg,
-                                             const struct agent_conf *a, size_t *n);
+                                             const struct agent_conf *a,
+                                             const struct gateway *gw, size_t *n);
 void adapter_home_free(struct sandbox_home_file *f, size_t n);
 
 /* Variables for the agent beyond the gateway's: switches that stop

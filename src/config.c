@@ -1072,6 +1072,18 @@ static void config_set_ugid(const struct entry *en)
 		c->sandbox_gid = (gid_t)v;
 }
 
+static void config_set_backend(const struct entry *en)
+{
+	struct config *c = en->obj;
+	struct err e = {{0}};
+	if (!sandbox_backend_find(en->value, NULL, &e)) {
+		problem_add(en->p->ps, en->line, "sandbox.backend: %s", e.msg);
+		return;
+	}
+	free(c->sandbox_backend);
+	c->sandbox_backend = xstrdup(en->value);
+}
+
 /* [repo "NAME"] */
 
 static void config_set_repo_url(const struct entry *en)
@@ -1733,8 +1745,8 @@ static const struct config_key config_keys[] = {
 	          ".B 0\n"
 	          "means no limit.\n" },
 	/* [sandbox] */
-	{ .section = "sandbox", .key = "backend", .type = KT_WORD,
-	  .off = CFG(sandbox_backend),
+	{ .section = "sandbox", .key = "backend", .type = KT_CUSTOM,
+	  .set = config_set_backend, .doc = "bwrap or process",
 	  .def = "bwrap",
 	  .help = "What makes the sandboxes:\n"
 	          ".B bwrap\n"
@@ -1742,10 +1754,28 @@ static const struct config_key config_keys[] = {
 	          ".BR paddock (1),\n"
 	          "section\n"
 	          ".BR \"THE SANDBOX\" ),\n"
-	          "the only backend there is now.\n"
+	          "or\n"
+	          ".B process\n"
+	          "(no isolation at all: commands run as paddock's own user, on the host's\n"
+	          "network, in a private directory that holds a copy of the template, a home and\n"
+	          ".IR /out ;\n"
+	          "only the time, output, file-size and CPU-time limits hold).\n"
+	          ".B process\n"
+	          "is for tests and for development on machines without user namespaces; it\n"
+	          "refuses to run unless\n"
+	          ".B unsafe-no-isolation\n"
+	          "is true.\n"
 	          "A name that is not a backend stops\n"
 	          ".B paddock serve\n"
 	          "and the dashboard's scheduler with a message.\n" },
+	{ .section = "sandbox", .key = "unsafe-no-isolation", .type = KT_BOOL,
+	  .off = CFG(sandbox_unsafe),
+	  .def = "false",
+	  .help = "Lets\n"
+	          ".B backend = process\n"
+	          "run: its agents can read and change every file paddock's user can, and reach\n"
+	          "any host, keys included.\n"
+	          "Never set it where an agent could be hostile.\n" },
 	{ .section = "sandbox", .key = "uid", .type = KT_CUSTOM,
 	  .set = config_set_ugid,
 	  .doc = "integer, 1 to 4294967294",

@@ -172,6 +172,7 @@ struct config {
 	                          is kept at review (default 24h; 0: never kept) */
 	struct limits limits;
 	char *sandbox_backend; /* sandbox.backend: sandbox.h's backend name ("bwrap") */
+	int sandbox_unsafe;    /* sandbox.unsafe-no-isolation: lets "process" run */
 	uid_t sandbox_uid;     /* unprivileged host uid the sandbox runs as */
 	gid_t sandbox_gid;
 	struct repo_conf *repos;

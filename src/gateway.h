@@ -59,6 +59,8 @@ struct gateway_policy {
 	double base_cost;
 	uint64_t base_requests;
 	int base_unpriced;
+	unsigned nets;                 /* sandbox.h SANDBOX_NET_* forms the sandbox
+	                                  can attach to (its backend's) */
 };
 
 /* What the gateway process saw, in memory shared with the caller. */
@@ -81,10 +83,14 @@ struct gateway;
 /* Starts the gateway for one sandbox.  report_fd receives the lines. */
 int gateway_start(const struct gateway_policy *p, int report_fd, struct gateway **out,
                   struct err *e);
-/* Points spec at the gateway: the network namespace to run in, or, for
- * the bridge, the socket dir and ports (owned by g, valid until
- * gateway_stop). */
-void gateway_sandbox_spec(const struct gateway *g, struct sandbox_spec *spec);
+/* Attaches a sandbox to the gateway: the network namespace to run in, or,
+ * for the bridge, the socket dir and ports (owned by g, valid until
+ * gateway_stop); nothing for the loopback form. */
+void gateway_attach(const struct gateway *g, struct sandbox_net *net);
+/* The port the gateway really listens on for the configured `port` (an
+ * endpoint's or the proxy's): the same one, except in the loopback form,
+ * where the kernel chose it.  Adapters write it in agents' settings. */
+int gateway_port(const struct gateway *g, int port);
 /* Why the bridge stands in for the namespace gateway.network asked for
  * ("auto" and no namespace could be made), or NULL; for the task log. */
 const char *gateway_note(const struct gateway *g);

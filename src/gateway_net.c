@@ -39,7 +39,8 @@ struct gateway {
 	int netns_fd;
 	char *bridge_dir;      /* bridge: the host dir of our unix sockets */
 	char *bridge_ports;    /* bridge: "8081,8082,3128", for paddock-bridge */
-	int ports[MAX_ADDRS + 1];  /* the listeners' ports */
+	int ports[MAX_ADDRS + 1];  /* the listeners' configured ports */
+	int real[MAX_ADDRS + 1];   /* where they listen (loopback: the kernel's choice) */
 	size_t nports;
 	char *note;            /* why the bridge stands in for the namespace */
 	struct gateway_stats *stats;
@@ -275,6 +276,39 @@ void gateway_janitor(void)
 	closedir(tmp);
 }
 
+/* The loopback form: our listeners on the host's 127.0.0.1, at ports the
+ * kernel chooses, so that tasks never collide; the environment and the
+ * agents' settings name the real ports. */
+static int make_loopback(size_t nports, int *listen_fds, int *real, struct err *e)
+{
+	for (size_t i = 0; i < nports; i++) {
+		struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = 0,
+		                         .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+		socklen_t len = sizeof a;
+		int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) < 0 || listen(fd, 64) < 0 ||
+		    getsockname(fd, (struct sockaddr *)&a, &len) < 0) {
+			err_errno(e, _("cannot listen on the host's loopback for the gateway"));
+			if (fd >= 0)
+				close(fd);
+			while (i > 0)
+				close(listen_fds[--i]);
+			return -1;
+		}
+		listen_fds[i] = fd;
+		real[i] = ntohs(a.sin_port);
+	}
+	return 0;
+}
+
+int gateway_port(const struct gateway *g, int port)
+{
+	for (size_t i = 0; g && i < g->nports; i++)
+		if (g->ports[i] == port)
+			return g->real[i];
+	return port;
+}
+
 static char *ports_list(const int *ports, size_t nports)
 {
 	struct buf b = { 0 };
@@ -290,14 +324,15 @@ static void env_add(char ***env, size_t *n, char *kv)
 	(*env)[*n] = NULL;
 }
 
-static char **make_env(const struct gateway_policy *p)
+static char **make_env(const struct gateway_policy *p, const struct gateway *g)
 {
 	const struct config *cfg = p->cfg;
 	char **env = NULL;
 	size_t n = 0;
 	const char *names[] = { "HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy" };
 	for (size_t i = 0; i < 4; i++)
-		env_add(&env, &n, xasprintf("%s=http://127.0.0.1:%d", names[i], cfg->gw_proxy_port));
+		env_add(&env, &n, xasprintf("%s=http://127.0.0.1:%d", names[i],
+		                              gateway_port(g, cfg->gw_proxy_port)));
 	env_add(&env, &n, xstrdup("NO_PROXY=127.0.0.1,localhost"));
 	env_add(&env, &n, xstrdup("no_proxy=127.0.0.1,localhost"));
 	if (!p->model_endpoints)
@@ -312,15 +347,16 @@ static char **make_env(const struct gateway_policy *p)
 		char *up = xstrdup(ep->name);
 		for (char *q = up; *q; q++)
 			*q = (*q >= 'a' && *q <= 'z') ? (char)(*q - 32) : (*q == '-' || *q == '.') ? '_' : *q;
-		env_add(&env, &n, xasprintf("PADDOCK_ENDPOINT_%s=http://127.0.0.1:%d", up, ep->port));
+		int port = gateway_port(g, ep->port);
+		env_add(&env, &n, xasprintf("PADDOCK_ENDPOINT_%s=http://127.0.0.1:%d", up, port));
 		free(up);
 		if (ep->kind == ENDPOINT_ANTHROPIC && !have_a) {
 			have_a = 1;
-			env_add(&env, &n, xasprintf("ANTHROPIC_BASE_URL=http://127.0.0.1:%d", ep->port));
+			env_add(&env, &n, xasprintf("ANTHROPIC_BASE_URL=http://127.0.0.1:%d", port));
 			env_add(&env, &n, xstrdup("ANTHROPIC_API_KEY=" GATEWAY_PLACEHOLDER_KEY));
 		} else if (ep->kind == ENDPOINT_OPENAI && !have_o) {
 			have_o = 1;
-			env_add(&env, &n, xasprintf("OPENAI_BASE_URL=http://127.0.0.1:%d/v1", ep->port));
+			env_add(&env, &n, xasprintf("OPENAI_BASE_URL=http://127.0.0.1:%d/v1", port));
 			env_add(&env, &n, xstrdup("OPENAI_API_KEY=" GATEWAY_PLACEHOLDER_KEY));
 		}
 	}
@@ -361,7 +397,9 @@ int gateway_start(const struct gateway_policy *p, int report_fd, struct gateway 
 	struct gateway *g = xcalloc(1, sizeof *g);
 	g->netns_fd = -1;
 	memcpy(g->ports, ports, nports * sizeof *ports);
+	memcpy(g->real, ports, nports * sizeof *ports);
 	g->nports = nports;
+	unsigned nets = p->nets ? p->nets : SANDBOX_NET_NETNS | SANDBOX_NET_BRIDGE;
 	g->stats = mmap(NULL, sizeof *g->stats, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
 	                -1, 0);
 	if (g->stats == MAP_FAILED) {
@@ -370,7 +408,10 @@ int gateway_start(const struct gateway_policy *p, int report_fd, struct gateway 
 	}
 	memset(g->stats, 0, sizeof *g->stats);
 	int made = -1;
-	if (cfg->gw_network != GW_NETWORK_BRIDGE) {
+	if (!(nets & (SANDBOX_NET_NETNS | SANDBOX_NET_BRIDGE))) {
+		/* A sandbox on the host's network (the process backend). */
+		made = make_loopback(nports, lfds, g->real, e);
+	} else if (cfg->gw_network != GW_NETWORK_BRIDGE && (nets & SANDBOX_NET_NETNS)) {
 		made = make_netns(ports, nports, lfds, &g->netns_fd, e);
 		/* Where no namespace can be made for the sandbox to join (a
 		 * container that forbids it), bwrap can still make one of its own. */
@@ -380,7 +421,7 @@ int gateway_start(const struct gateway_policy *p, int report_fd, struct gateway 
 			memset(e, 0, sizeof *e);
 		}
 	}
-	if (made < 0 && cfg->gw_network != GW_NETWORK_NAMESPACE) {
+	if (made < 0 && cfg->gw_network != GW_NETWORK_NAMESPACE && (nets & SANDBOX_NET_BRIDGE)) {
 		made = make_bridge(cfg, ports, nports, lfds, &g->bridge_dir, e);
 		if (made == 0)
 			g->bridge_ports = ports_list(ports, nports);
@@ -409,17 +450,16 @@ int gateway_start(const struct gateway_policy *p, int report_fd, struct gateway 
 		gateway_stop(g);
 		return err_prefix(e, _("cannot start the gateway"));
 	}
-	g->env = make_env(p);
+	g->env = make_env(p, g);
 	*out = g;
 	return 0;
 }
 
-void gateway_sandbox_spec(const struct gateway *g, struct sandbox_spec *spec)
+void gateway_attach(const struct gateway *g, struct sandbox_net *net)
 {
-	spec->has_netns = g->netns_fd >= 0;
-	spec->netns_fd = g->netns_fd;
-	spec->bridge_dir = g->bridge_dir;
-	spec->bridge_ports = g->bridge_ports;
+	net->netns_fd = g->netns_fd;
+	net->bridge_dir = g->bridge_dir;
+	net->bridge_ports = g->bridge_ports;
 }
 
 const char *gateway_note(const struct gateway *g)

@@ -201,7 +201,7 @@ static char *handoff_script(const char *id, const char *base)
 	 * hooks and fsmonitor stay off whatever the repository says. */
 	return xasprintf(
 		"set -e\n"
-		"cd " SANDBOX_WORKDIR "\n"
+		"cd \"$PADDOCK_WORK\"\n"
 		"git rev-parse --verify -q HEAD >/dev/null 2>&1 || exit %d\n"
 		/* The agent's processes are gone; its repository configuration
 		 * (clean/smudge filters, includes, attributes files, ...) would run
@@ -236,8 +236,8 @@ static char *handoff_script(const char *id, const char *base)
 		"git diff --quiet %s refs/heads/paddock/%s; then\n"
 		"  exit %d\n"
 		"fi\n"
-		"rm -f " SANDBOX_OUTDIR "/result.bundle\n"
-		"git bundle create -q " SANDBOX_OUTDIR "/result.bundle refs/heads/paddock/%s ^%s\n",
+		"rm -f \"$PADDOCK_OUT/result.bundle\"\n"
+		"git bundle create -q \"$PADDOCK_OUT/result.bundle\" refs/heads/paddock/%s ^%s\n",
 		HANDOFF_NO_REPO, 0, base, id, id, base, id, base, id, HANDOFF_NO_CHANGE, id, base);
 }
 
@@ -596,8 +596,8 @@ static void home_save(struct run *r, struct sandbox *sb)
 	struct err e = {{0}};
 	struct sandbox_result res;
 	const char *argv[] = { "/bin/sh", "-c",
-		"tar -C \"$HOME\" --exclude=./.cache --exclude=./.npm -czf " SANDBOX_OUTDIR
-		"/home.tgz . 2>/dev/null", NULL };
+		"tar -C \"$HOME\" --exclude=./.cache --exclude=./.npm -czf \"$PADDOCK_OUT/home.tgz\" . "
+		"2>/dev/null", NULL };
 	char *host = paths_task_home(r->job->data_dir, r->job->task->id);
 	char *tmp = xasprintf("%s.tmp", host);
 	/* Written beside and renamed: a kill mid-copy leaves the last
@@ -664,8 +664,8 @@ static int home_restore(struct run *r, struct sandbox *sb)
 	if (stat(host, &st) == 0 &&
 	    r->job->be->copy_in(sb, host, SANDBOX_OUTDIR "/home.tgz", &e) == 0) {
 		const char *argv[] = { "/bin/sh", "-c",
-			"tar -C \"$HOME\" -xzf " SANDBOX_OUTDIR "/home.tgz; s=$?; rm -f "
-			SANDBOX_OUTDIR "/home.tgz; exit $s", NULL };
+			"tar -C \"$HOME\" -xzf \"$PADDOCK_OUT/home.tgz\"; s=$?; "
+			"rm -f \"$PADDOCK_OUT/home.tgz\"; exit $s", NULL };
 		ok = sb_run(r, sb, argv, NULL, clock_mono() + 60, &res, &e) == 0 &&
 		     res.end == SANDBOX_EXITED && res.code == 0;
 	}
@@ -689,10 +689,10 @@ static int rebuild_workspace(struct run *r, struct sandbox *sb, struct err *e)
 	free(bundle);
 	if (rc < 0)
 		return -1;
-	char *script = xasprintf("git fetch -q " SANDBOX_OUTDIR
-	                         "/resume.bundle refs/heads/paddock/%s:refs/heads/paddock/%s && "
+	char *script = xasprintf("git fetch -q \"$PADDOCK_OUT/resume.bundle\" "
+	                         "refs/heads/paddock/%s:refs/heads/paddock/%s && "
 	                         "git checkout -q -f paddock/%s && "
-	                         "rm -f " SANDBOX_OUTDIR "/resume.bundle", t->id, t->id, t->id);
+	                         "rm -f \"$PADDOCK_OUT/resume.bundle\"", t->id, t->id, t->id);
 	const char *argv[] = { "/bin/sh", "-c", script, NULL };
 	struct sandbox_result res;
 	rc = sb_run(r, sb, argv, sandbox_git_env(), r->deadline, &res, e);
@@ -1200,19 +1200,15 @@ static int step_agent(struct steps *s)
 	free(hosts);
 	r->prompt_path = s->prompt;
 	r->agent_dir = adapter_install_dir(job->data_dir, agent);
-	s->home = adapter_home_files(cfg, agent, &s->nhome);
 	s->spec = (struct sandbox_spec){
 		.task_id = t->id,
-		.lower = s->tpl,
-		.uid = cfg->sandbox_uid,
-		.gid = cfg->sandbox_gid,
+		.ws = { .repo = t->repo, .base = r->base, .template_dir = s->tpl },
+		.net = { .netns_fd = -1 },
 		.limits = cfg->limits,
 		.files = s->files,
 		.nfiles = s->nfiles,
 		.prompt_file = s->prompt,
 		.agent_dir = r->agent_dir,
-		.home_files = s->home,
-		.nhome_files = s->nhome,
 	};
 	return 0;
 }
@@ -1237,13 +1233,18 @@ static int step_gateway(struct steps *s)
 		.base_cost = t->usage.cost,
 		.base_requests = t->usage.requests,
 		.base_unpriced = !t->usage.priced,
+		.nets = r->job->be->nets,
 	};
 	free(r->session);
 	r->session = t->session ? xstrdup(t->session) : NULL;
 	if (write_prompt(r, NULL, s->prompt, &s->e) < 0 ||
 	    gateway_start(&s->gp, r->report_fd, &r->gw, &s->e) < 0)
 		return fail(r, "preparing", s->e.msg);
-	gateway_sandbox_spec(r->gw, &s->spec);
+	gateway_attach(r->gw, &s->spec.net);
+	/* The agent's settings name the gateway's ports. */
+	s->home = adapter_home_files(cfg, s->agent, r->gw, &s->nhome);
+	s->spec.home_files = s->home;
+	s->spec.nhome_files = s->nhome;
 	if (gateway_note(r->gw))
 		logline(r, "preparing: %s", gateway_note(r->gw));
 	/* Over budget: whatever runs in the sandbox is stopped. */

@@ -14,15 +14,28 @@
 
 static volatile sig_atomic_t cancel_flag;
 
-const struct sandbox_backend *sandbox_backend_find(const char *name, struct err *e)
+static struct sandbox_options options;
+
+const struct sandbox_backend *sandbox_backend_find(const char *name,
+                                                   const struct sandbox_options *o,
+                                                   struct err *e)
 {
-	const struct sandbox_backend *all[] = { sandbox_backend_bwrap() };
+	const struct sandbox_backend *all[] = { sandbox_backend_bwrap(),
+	                                        sandbox_backend_process() };
 	for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
-		if (name && !strcmp(all[i]->name, name))
+		if (name && !strcmp(all[i]->name, name)) {
+			if (o)
+				options = *o;
 			return all[i];
-	err_set(e, _("unknown sandbox backend '%s'; set [sandbox] backend to bwrap"),
-	        name ? name : "");
+		}
+	err_set(e, _("unknown sandbox backend '%s'; set [sandbox] backend to bwrap (or process, "
+	             "which isolates nothing)"), name ? name : "");
 	return NULL;
+}
+
+const struct sandbox_options *sandbox_options(void)
+{
+	return &options;
 }
 
 static const volatile int *cancel_watch;

@@ -21,11 +21,14 @@
  *   /usr, a few /etc files, /proc, /dev: read-only allowlist
  *   files[i].host    each listed host file, read-only, at the same path
  * The environment is cleared; PATH, HOME, USER, LANG, TMPDIR,
- * PADDOCK_PROMPT_FILE, PADDOCK_TASK_ID and cmd->env are set.  There is no
- * network (a new, empty network namespace) unless spec->netns_fd names the
- * namespace the gateway made (gateway.h), whose only way out is the
- * gateway, or spec->bridge_dir its sockets.  spec->agent_dir, when set, is shown read-only at
- * /opt/paddock/agent, its node_modules/.bin first in PATH. */
+ * PADDOCK_PROMPT_FILE, PADDOCK_TASK_ID, PADDOCK_WORK (/work), PADDOCK_OUT
+ * (/out) and cmd->env are set; scripts name /work and /out through the
+ * last two, so that they run unchanged where a backend puts them
+ * elsewhere.  There is no network (a new, empty network namespace) unless
+ * spec->net names the namespace the gateway made (gateway.h), whose only
+ * way out is the gateway, or its sockets.  spec->agent_dir, when set, is
+ * shown read-only at /opt/paddock/agent, its node_modules/.bin first in
+ * PATH. */
 #ifndef PADDOCK_SANDBOX_H
 #define PADDOCK_SANDBOX_H
 
@@ -55,26 +58,49 @@ struct sandbox_home_file {
 	const char *content;
 };
 
+/* What a backend is set up with, once per process
+ * (sandbox_backend_find): configuration's [sandbox] section. */
+struct sandbox_options {
+	uid_t uid;             /* bwrap: the host uid/gid sandboxes run as (never 0) */
+	gid_t gid;
+	int unsafe_no_isolation; /* process: 1 allows a backend without isolation */
+};
+
+/* The workspace a sandbox starts from: the template of (repo, base), a
+ * checkout the template module made (template.h). */
+struct sandbox_workspace {
+	const char *repo;      /* the repo's name (messages, labels) */
+	const char *base;      /* the commit the template is at */
+	const char *template_dir; /* where the template is (a host dir for the
+	                          backends there are) */
+	int direct;            /* 1: the template itself is the workspace,
+	                          writable (template set-up), not a copy of it */
+};
+
+/* How the sandbox reaches its task's gateway (gateway.h,
+ * gateway_attach): the forms a backend lists in `nets`, the gateway
+ * picks one.  All empty: no network at all. */
+#define SANDBOX_NET_NETNS 1u    /* join the network namespace netns_fd */
+#define SANDBOX_NET_BRIDGE 2u   /* a namespace of its own, the gateway's unix
+                                   sockets in bridge_dir relayed by
+                                   paddock-bridge to 127.0.0.1 ports */
+#define SANDBOX_NET_LOOPBACK 4u /* the host's network; the gateway listens on
+                                   host loopback ports (its environment says
+                                   which); nothing keeps commands to it */
+struct sandbox_net {
+	int netns_fd;          /* NETNS: borrowed, the sandbox keeps a copy; -1 none */
+	const char *bridge_dir;   /* BRIDGE: the host dir of the sockets, or NULL */
+	const char *bridge_ports; /* BRIDGE: "8081,3128", the ports relayed */
+};
+
 struct sandbox_spec {
 	const char *task_id;   /* names cgroups and runtime dirs (a task id or "tpl-<sha>") */
-	const char *lower;     /* host dir: the template checkout */
-	int workspace_direct;  /* 1: bind `lower` read-write at /work, no overlay
-	                          (template set-up) */
-	uid_t uid;             /* host uid/gid the sandbox runs as (never 0) */
-	gid_t gid;
+	struct sandbox_workspace ws;
 	struct limits limits;  /* timeout is not used here: see sandbox_cmd.deadline */
 	const struct sandbox_file *files;
 	size_t nfiles;
 	const char *prompt_file; /* host file shown at /paddock/prompt, or NULL */
-	int has_netns;         /* 1: run in netns_fd's network namespace */
-	int netns_fd;          /* (borrowed; the sandbox keeps its own copy) */
-	/* The gateway's bridge (gateway.h), when there is no netns to join:
-	 * bwrap makes a namespace of its own, the host dir of the gateway's
-	 * unix sockets is shown read-only at SANDBOX_GATEWAY_DIR, and every
-	 * command runs under paddock-bridge, which relays these 127.0.0.1
-	 * ports ("8081,3128") to them.  NULL: none. */
-	const char *bridge_dir;
-	const char *bridge_ports;
+	struct sandbox_net net;
 	const char *agent_dir; /* host dir of an installed agent, or NULL */
 	/* Files written into the home before any command runs (the agent's
 	 * settings), owned by the sandbox user: paths relative to the home. */
@@ -112,7 +138,9 @@ struct sandbox_result {
 
 struct sandbox_backend {
 	const char *name;
-	/* Only one sandbox per process (it owns the process's mount namespace). */
+	unsigned nets;         /* SANDBOX_NET_* forms it can attach to */
+	/* bwrap: one sandbox per process at a time (it owns the process's
+	 * mount namespace); create() refuses a second. */
 	int (*create)(struct sandbox **out, const struct sandbox_spec *spec, struct err *e);
 	/* Runs one command to completion; -1 only when it could not be started. */
 	int (*run)(struct sandbox *sb, const struct sandbox_cmd *cmd,
@@ -136,15 +164,31 @@ struct sandbox_backend {
 	/* Removes what sandboxes of a process that died left behind
 	 * (start-up janitor).  Idempotent. */
 	void (*janitor)(void);
+	/* Who must own the files of a direct workspace (the template, whose
+	 * set-up command writes in it), as this process sees them. */
+	void (*owner)(uid_t *uid, gid_t *gid);
 };
 
 /* bubblewrap (sandbox_bwrap.c): bwrap present, running as root, cgroups for
  * memory and pids, overlayfs; its janitor kills and removes the cgroups of
  * tasks of a process that died (mounts vanish with their supervisor). */
 const struct sandbox_backend *sandbox_backend_bwrap(void);
-/* The backend called name (config's [sandbox] backend), or NULL with a
- * message naming the backends there are. */
-const struct sandbox_backend *sandbox_backend_find(const char *name, struct err *e);
+/* process (sandbox_process.c): no isolation at all.  Commands run as
+ * paddock's own user in a private directory (a copy of the template, a
+ * home, /out), with a cleared environment, the task's time, output and
+ * file-size limits, killed as a process group; sandbox paths in their
+ * arguments and environment are translated to those directories.  Its
+ * preflight refuses unless unsafe_no_isolation is set: it is for tests
+ * and for development where user namespaces are missing. */
+const struct sandbox_backend *sandbox_backend_process(void);
+/* The backend called name (config's [sandbox] backend), set up with o
+ * for this process, or NULL with a message naming the backends there
+ * are. */
+const struct sandbox_backend *sandbox_backend_find(const char *name,
+                                                   const struct sandbox_options *o,
+                                                   struct err *e);
+/* The options of the last sandbox_backend_find (zeroes before). */
+const struct sandbox_options *sandbox_options(void);
 
 /* Async-signal-safe: makes a run() in progress kill its command and return
  * SANDBOX_CANCELLED (the supervisor calls it from its SIGTERM handler). */

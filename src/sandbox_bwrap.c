@@ -53,8 +53,6 @@
 #define SANDBOX_PATH "/usr/local/bin:/usr/bin:/bin"
 #define CPU_NOTE "[paddock: no cgroup cpu controller here: limits.cpus only caps each " \
 	"process's CPU time]\n"
-/* Seconds of CPU time a process may use beyond its sandbox's share. */
-#define CPU_SLACK_S 2
 
 struct sandbox {
 	char *task_id;
@@ -219,12 +217,6 @@ static void add_root_links(struct argv_b *a)
 	}
 }
 
-static int setenv_ok(const char *kv)
-{
-	const char *eq = strchr(kv, '=');
-	return eq && eq != kv;
-}
-
 static void build_argv(struct sandbox *sb, const struct sandbox_cmd *cmd,
                        const int data[DATA_N], struct argv_b *a)
 {
@@ -257,6 +249,8 @@ static void build_argv(struct sandbox *sb, const struct sandbox_cmd *cmd,
 	av_add3(a, "--setenv", "TMPDIR", "/tmp");
 	av_add3(a, "--setenv", "PADDOCK_PROMPT_FILE", SANDBOX_PROMPT);
 	av_add3(a, "--setenv", "PADDOCK_TASK_ID", sb->task_id);
+	av_add3(a, "--setenv", "PADDOCK_WORK", SANDBOX_WORKDIR);
+	av_add3(a, "--setenv", "PADDOCK_OUT", SANDBOX_OUTDIR);
 	av_add3(a, "--setenv", "GIT_TERMINAL_PROMPT", "0");
 	/* Not GIT_CONFIG_NOSYSTEM: our /etc/gitconfig carries the identity. */
 	for (size_t i = 0; cmd->env && cmd->env[i]; i++) {
@@ -313,6 +307,12 @@ static void build_argv(struct sandbox *sb, const struct sandbox_cmd *cmd,
 
 /* ---- create / destroy ---- */
 
+/* The sandbox this process holds: it owns the process's mount namespace.
+ * A forked child (a template builder) inherits the note but not the
+ * sandbox: it may make its own. */
+static struct sandbox *live;
+static pid_t live_pid;
+
 static void bw_destroy(struct sandbox *sb);
 
 static int copy_in(const char *src, const char *dst, uint64_t cap, mode_t mode, struct err *e)
@@ -327,7 +327,7 @@ static int copy_in(const char *src, const char *dst, uint64_t cap, mode_t mode, 
 /* Writes an agent settings file under RT_HOME, creating its folders, all
  * owned by the sandbox user.  Nothing of the sandbox exists yet, so no
  * link can be in the way. */
-static int write_home_file(const struct sandbox_spec *spec, const struct sandbox_home_file *f,
+static int write_home_file(const struct sandbox *sb, const struct sandbox_home_file *f,
                            struct err *e)
 {
 	if (!f->path || f->path[0] == '/' || strstr(f->path, ".."))
@@ -335,7 +335,7 @@ static int write_home_file(const struct sandbox_spec *spec, const struct sandbox
 	char *path = xasprintf(RT_HOME "/%s", f->path);
 	for (char *s = path + strlen(RT_HOME) + 1; (s = strchr(s, '/')); s++) {
 		*s = '\0';
-		if (mkdir(path, 0700) == 0 && chown(path, spec->uid, spec->gid) < 0) {
+		if (mkdir(path, 0700) == 0 && chown(path, sb->uid, sb->gid) < 0) {
 			free(path);
 			return err_errno(e, _("cannot set up the sandbox's home"));
 		}
@@ -344,7 +344,7 @@ static int write_home_file(const struct sandbox_spec *spec, const struct sandbox
 	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	size_t n = strlen(f->content);
 	int rc = fd >= 0 && write(fd, f->content, n) == (ssize_t)n &&
-	         fchown(fd, spec->uid, spec->gid) == 0 ? 0 : -1;
+	         fchown(fd, sb->uid, sb->gid) == 0 ? 0 : -1;
 	if (rc < 0)
 		err_errno(e, _("cannot write %s in the sandbox's home"), f->path);
 	if (fd >= 0)
@@ -384,12 +384,12 @@ static int setup_runtime(struct sandbox *sb, const struct sandbox_spec *spec, st
 		return err_errno(e, _("cannot mount the sandbox's tmpfs at %s"), RT);
 	sb->root_mounted = 1;
 
-	if (mkdir_owned(RT_UPPER, 0755, spec->uid, spec->gid, e) < 0 ||
+	if (mkdir_owned(RT_UPPER, 0755, sb->uid, sb->gid, e) < 0 ||
 	    mkdir_owned(RT_WORK, 0700, 0, 0, e) < 0 ||
-	    mkdir_owned(RT_MERGED, 0755, spec->uid, spec->gid, e) < 0 ||
-	    mkdir_owned(RT_HOME, 0700, spec->uid, spec->gid, e) < 0 ||
-	    mkdir_owned(RT_TMP, 01777, spec->uid, spec->gid, e) < 0 ||
-	    mkdir_owned(RT_OUT, 0755, spec->uid, spec->gid, e) < 0 ||
+	    mkdir_owned(RT_MERGED, 0755, sb->uid, sb->gid, e) < 0 ||
+	    mkdir_owned(RT_HOME, 0700, sb->uid, sb->gid, e) < 0 ||
+	    mkdir_owned(RT_TMP, 01777, sb->uid, sb->gid, e) < 0 ||
+	    mkdir_owned(RT_OUT, 0755, sb->uid, sb->gid, e) < 0 ||
 	    mkdir_owned(RT_FILES, 0755, 0, 0, e) < 0)
 		return -1;
 
@@ -428,35 +428,35 @@ static int setup_runtime(struct sandbox *sb, const struct sandbox_spec *spec, st
 			                 spec->agent_dir);
 		sb->has_agent = 1;
 	}
-	if (spec->bridge_dir) {
+	if (spec->net.bridge_dir) {
 		char *bridge = sandbox_bridge_path();
 		int rc = mkdir_owned(RT_GATEWAY, 0755, 0, 0, e);
-		if (rc == 0 && (mount(spec->bridge_dir, RT_GATEWAY, NULL, MS_BIND, NULL) < 0 ||
+		if (rc == 0 && (mount(spec->net.bridge_dir, RT_GATEWAY, NULL, MS_BIND, NULL) < 0 ||
 		                mount(NULL, RT_GATEWAY, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY |
 		                      MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0))
 			rc = err_errno(e, _("cannot show the gateway's sockets in %s to the sandbox"),
-			               spec->bridge_dir);
+			               spec->net.bridge_dir);
 		if (rc == 0 && copy_in(bridge, RT_BRIDGE, 16 * 1024 * 1024, 0555, e) < 0)
 			rc = err_prefix(e, _("cannot copy %s into the sandbox (is paddock installed "
 			                     "whole?)"), bridge);
 		free(bridge);
 		if (rc < 0)
 			return -1;
-		sb->bridge_ports = xstrdup(spec->bridge_ports);
+		sb->bridge_ports = xstrdup(spec->net.bridge_ports);
 	}
 	for (size_t i = 0; i < spec->nhome_files; i++)
-		if (write_home_file(spec, &spec->home_files[i], e) < 0)
+		if (write_home_file(sb, &spec->home_files[i], e) < 0)
 			return -1;
 
-	if (spec->workspace_direct) {
-		if (mount(spec->lower, RT_MERGED, NULL, MS_BIND | MS_REC, NULL) < 0)
-			return err_errno(e, _("cannot bind the workspace %s"), spec->lower);
+	if (spec->ws.direct) {
+		if (mount(spec->ws.template_dir, RT_MERGED, NULL, MS_BIND | MS_REC, NULL) < 0)
+			return err_errno(e, _("cannot bind the workspace %s"), spec->ws.template_dir);
 	} else {
 		snprintf(opts, sizeof opts, "lowerdir=%s,upperdir=" RT_UPPER ",workdir=" RT_WORK,
-		         spec->lower);
+		         spec->ws.template_dir);
 		if (mount("paddock", RT_MERGED, "overlay", MS_NOSUID | MS_NODEV, opts) < 0)
 			return err_errno(e, _("cannot mount the workspace overlay over %s"),
-			                 spec->lower);
+			                 spec->ws.template_dir);
 	}
 	sb->merged_mounted = 1;
 	return 0;
@@ -468,20 +468,23 @@ static int bw_create(struct sandbox **out, const struct sandbox_spec *spec, stru
 	struct stat st;
 
 	*out = NULL;
-	if (spec->uid == 0 || spec->gid == 0)
+	if (live && live_pid == getpid())
+		return err_set(e, _("a bwrap sandbox already lives in this process; one process "
+		                    "holds one at a time"));
+	if (sandbox_options()->uid == 0 || sandbox_options()->gid == 0)
 		return err_set(e, _("the sandbox must run as an unprivileged user, not uid or gid 0; "
 		                    "set sandbox.uid and sandbox.gid in the configuration"));
 	if (!spec->task_id || !*spec->task_id)
 		return err_set(e, _("the sandbox needs a task id"));
-	if (!spec->lower || spec->lower[0] != '/' || stat(spec->lower, &st) < 0 ||
+	if (!spec->ws.template_dir || spec->ws.template_dir[0] != '/' || stat(spec->ws.template_dir, &st) < 0 ||
 	    !S_ISDIR(st.st_mode))
 		return err_set(e, _("the workspace %s is not a directory"),
-		               spec->lower ? spec->lower : "(none)");
+		               spec->ws.template_dir ? spec->ws.template_dir : "(none)");
 	/* overlayfs splits its options at ',' and lowerdir at ':'. */
-	if (!spec->workspace_direct && strpbrk(spec->lower, ",:\\"))
+	if (!spec->ws.direct && strpbrk(spec->ws.template_dir, ",:\\"))
 		return err_set(e, _("the workspace path %s contains ',', ':' or '\\', which "
 		                    "overlayfs cannot take; use a data directory without them"),
-		               spec->lower);
+		               spec->ws.template_dir);
 	if (spec->limits.disk < 1024 * 1024)
 		return err_set(e, _("limits.disk must be at least 1 MiB"));
 	for (size_t i = 0; i < spec->nfiles; i++)
@@ -492,8 +495,8 @@ static int bw_create(struct sandbox **out, const struct sandbox_spec *spec, stru
 
 	sb = xcalloc(1, sizeof *sb);
 	sb->task_id = xstrdup(spec->task_id);
-	sb->uid = spec->uid;
-	sb->gid = spec->gid;
+	sb->uid = sandbox_options()->uid;
+	sb->gid = sandbox_options()->gid;
 	sb->limits = spec->limits;
 	sb->seccomp_fd = -1;
 	sb->netns_fd = -1;
@@ -505,8 +508,8 @@ static int bw_create(struct sandbox **out, const struct sandbox_spec *spec, stru
 	sb->seccomp_fd = fd_high(seccomp_filter_fd(e));
 	if (sb->seccomp_fd < 0)
 		goto fail;
-	if (spec->has_netns) {
-		sb->netns_fd = fd_high(fcntl(spec->netns_fd, F_DUPFD_CLOEXEC, 0));
+	if (spec->net.netns_fd >= 0) {
+		sb->netns_fd = fd_high(fcntl(spec->net.netns_fd, F_DUPFD_CLOEXEC, 0));
 		if (sb->netns_fd < 0) {
 			err_errno(e, _("cannot keep the sandbox's network namespace"));
 			goto fail;
@@ -521,6 +524,8 @@ static int bw_create(struct sandbox **out, const struct sandbox_spec *spec, stru
 	 * as a subreaper we reap it ourselves (reap_sandbox_zombies) instead of
 	 * leaving a zombie for init. */
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	live = sb;
+	live_pid = getpid();
 	*out = sb;
 	return 0;
 fail:
@@ -543,6 +548,8 @@ static void bw_destroy(struct sandbox *sb)
 {
 	if (!sb)
 		return;
+	if (live == sb)
+		live = NULL;
 	cgroup_destroy(sb->cg);
 	reap_sandbox_zombies();
 	/* They would go with the namespace anyway; detaching now frees the
@@ -569,21 +576,6 @@ static void bw_destroy(struct sandbox *sb)
 enum bw_step {
 	STEP_CGROUP = 1, STEP_RLIMIT, STEP_FDS, STEP_IDS, STEP_PARENT, STEP_NETNS
 };
-
-/* RLIMIT_CPU of a command's processes (0: none): no process may use more
- * CPU time than the whole sandbox gets until the deadline (limits.cpus *
- * seconds left, or * limits.timeout without a deadline).  The cgroup's
- * quota makes it unreachable; without a cpu controller it is the limit. */
-static rlim_t cpu_rlimit(const struct sandbox *sb, const struct sandbox_cmd *cmd)
-{
-	double left = cmd->deadline > 0 ? cmd->deadline - clock_mono() : sb->limits.timeout;
-
-	if (sb->limits.cpus <= 0 || (cmd->deadline <= 0 && left <= 0))
-		return 0;
-	if (left < 0)
-		left = 0;
-	return (rlim_t)(left * sb->limits.cpus) + 1 + CPU_SLACK_S;
-}
 
 struct bw_child {
 	struct sandbox *sb;
@@ -641,17 +633,6 @@ static const char *step_text(int step)
 	}
 }
 
-static int run_check_cmd(const struct sandbox_cmd *cmd, struct err *e)
-{
-	if (!cmd->argv || !cmd->argv[0])
-		return err_set(e, _("no command to run in the sandbox"));
-	for (size_t i = 0; cmd->env && cmd->env[i]; i++)
-		if (!setenv_ok(cmd->env[i]))
-			return err_set(e, _("invalid environment entry \"%s\" (expected NAME=VALUE)"),
-			               cmd->env[i]);
-	return 0;
-}
-
 /* The files bwrap puts in place (data[]), the output pipe and the
  * command's stdin, all above the descriptors the command may use. */
 static int run_fds(int data[DATA_N], int outp[2], int *devnull, struct err *e)
@@ -683,7 +664,7 @@ static int run_start(struct sandbox *sb, const struct sandbox_cmd *cmd,
                      int *out_wr, struct child *ch, struct err *e)
 {
 	static const char *const envp[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL };
-	rlim_t cpu_secs = cpu_rlimit(sb, cmd);
+	rlim_t cpu_secs = sandbox_cpu_rlimit(&sb->limits, cmd);
 	int keep[DATA_N + 2];
 	size_t nkeep = 0;
 	keep[nkeep++] = sb->seccomp_fd;
@@ -762,7 +743,7 @@ static int bw_run(struct sandbox *sb, const struct sandbox_cmd *cmd, struct sand
 	int status = 0, rc = -1;
 
 	memset(r, 0, sizeof *r);
-	if (run_check_cmd(cmd, e) < 0)
+	if (sandbox_cmd_check(cmd, e) < 0)
 		return -1;
 	if (sandbox_cancel_requested()) {
 		r->end = SANDBOX_CANCELLED;
@@ -888,8 +869,15 @@ static void bw_janitor(void)
 	cgroup_janitor();
 }
 
+static void bw_owner(uid_t *uid, gid_t *gid)
+{
+	*uid = sandbox_options()->uid;
+	*gid = sandbox_options()->gid;
+}
+
 static const struct sandbox_backend bwrap_backend = {
 	.name = "bwrap",
+	.nets = SANDBOX_NET_NETNS | SANDBOX_NET_BRIDGE,
 	.create = bw_create,
 	.run = bw_run,
 	.copy_out = bw_copy_out,
@@ -897,6 +885,7 @@ static const struct sandbox_backend bwrap_backend = {
 	.destroy = bw_destroy,
 	.preflight = bw_preflight,
 	.janitor = bw_janitor,
+	.owner = bw_owner,
 };
 
 const struct sandbox_backend *sandbox_backend_bwrap(void)

@@ -47,6 +47,15 @@ enum sandbox_end sandbox_wait(const struct sandbox_cmd *cmd, struct child *ch, i
                               struct sandbox_drain *d, sandbox_kill_fn *kill_all, void *arg,
                               int *status);
 
+/* Checks a command before it runs: an argv, NAME=VALUE environment. */
+int sandbox_cmd_check(const struct sandbox_cmd *cmd, struct err *e);
+
+/* RLIMIT_CPU of a command's processes (0: none): no process may use more
+ * CPU time than the whole sandbox gets until the deadline (limits.cpus *
+ * seconds left, or * limits.timeout without a deadline).  A cgroup's
+ * quota makes it unreachable; without a cpu controller it is the limit. */
+uint64_t sandbox_cpu_rlimit(const struct limits *l, const struct sandbox_cmd *cmd);
+
 /* Fills r from how the command ended (status, or killed). */
 void sandbox_result_set(struct sandbox_result *r, enum sandbox_end killed, int status);
 

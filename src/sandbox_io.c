@@ -20,6 +20,8 @@
 #include "fsx.h"
 #include "i18n.h"
 
+/* Seconds of CPU time a process may use beyond its sandbox's share. */
+#define CPU_SLACK_S 2
 #define POLL_MS 100
 #define DRAIN_AFTER_KILL_MS 2000
 
@@ -158,6 +160,30 @@ enum sandbox_end sandbox_wait(const struct sandbox_cmd *cmd, struct child *ch, i
 		}
 	}
 	return killed;
+}
+
+int sandbox_cmd_check(const struct sandbox_cmd *cmd, struct err *e)
+{
+	if (!cmd->argv || !cmd->argv[0])
+		return err_set(e, _("no command to run in the sandbox"));
+	for (size_t i = 0; cmd->env && cmd->env[i]; i++) {
+		const char *eq = strchr(cmd->env[i], '=');
+		if (!eq || eq == cmd->env[i])
+			return err_set(e, _("invalid environment entry \"%s\" (expected NAME=VALUE)"),
+			               cmd->env[i]);
+	}
+	return 0;
+}
+
+uint64_t sandbox_cpu_rlimit(const struct limits *l, const struct sandbox_cmd *cmd)
+{
+	double left = cmd->deadline > 0 ? cmd->deadline - clock_mono() : l->timeout;
+
+	if (l->cpus <= 0 || (cmd->deadline <= 0 && left <= 0))
+		return 0;
+	if (left < 0)
+		left = 0;
+	return (uint64_t)(left * l->cpus) + 1 + CPU_SLACK_S;
 }
 
 void sandbox_result_set(struct sandbox_result *r, enum sandbox_end killed, int status)

@@ -852,12 +852,22 @@ static void shutdown_workers(struct sched *s)
 	gateway_janitor();
 }
 
+const struct sandbox_backend *scheduler_backend(const struct config *cfg, struct err *e)
+{
+	struct sandbox_options o = { .uid = cfg->sandbox_uid, .gid = cfg->sandbox_gid,
+	                             .unsafe_no_isolation = cfg->sandbox_unsafe };
+	const struct sandbox_backend *be = sandbox_backend_find(cfg->sandbox_backend, &o, e);
+	if (!be || be->preflight(e) < 0)
+		return NULL;
+	return be;
+}
+
 int scheduler_open(struct scheduler **out, const struct config *cfg, const char *data_dir,
                    FILE *progress, struct err *e)
 {
 	int lockfd;
-	const struct sandbox_backend *be = sandbox_backend_find(cfg->sandbox_backend, e);
-	if (!be || be->preflight(e) < 0)
+	const struct sandbox_backend *be = scheduler_backend(cfg, e);
+	if (!be)
 		return err_prefix(e, _("cannot run tasks"));
 	if (scheduler_lock(data_dir, &lockfd, e) < 0)
 		return -1;

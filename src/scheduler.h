@@ -30,6 +30,10 @@ int scheduler_lock(const char *data_dir, int *fd_out, struct err *e);
  * that held a queued task back (0: none held back). */
 int scheduler_next_startable(struct store *st, const struct config *cfg, double now,
                              struct task_row *t, double *blocked_until, struct err *e);
+/* The sandbox backend cfg names ([sandbox] backend), set up with cfg's
+ * [sandbox] options and checked (its preflight), or NULL with a message
+ * that says what is missing. */
+const struct sandbox_backend *scheduler_backend(const struct config *cfg, struct err *e);
 /* The scheduler as a part of another event loop (the dashboard hosts it):
  * open takes the lock, marks tasks left active by a dead owner as lost,
  * runs the janitor and blocks SIGCHLD (reaped through a signalfd among its

@@ -78,6 +78,8 @@ struct template_job {
 	const struct sandbox_backend *be;
 	const struct repo_conf *net;   /* set-up's allowlist; NULL: no network */
 	const char *id;
+	const char *repo, *base;       /* what dir is the template of (base NULL:
+	                                  not known here) */
 	int direct;                    /* 1: over dir itself, not an overlay */
 	const char *dir;
 	int log_fd;
@@ -117,8 +119,9 @@ static int template_setup_child(void *arg)
 	struct sandbox *sb = NULL;
 	uint64_t used = 0;
 	struct sandbox_spec spec = {
-		.task_id = job->id, .lower = job->dir, .workspace_direct = job->direct,
-		.uid = cfg->sandbox_uid, .gid = cfg->sandbox_gid, .limits = cfg->limits,
+		.task_id = job->id, .limits = cfg->limits, .net = { .netns_fd = -1 },
+		.ws = { .repo = job->repo, .base = job->base, .template_dir = job->dir,
+		        .direct = job->direct },
 	};
 	const char *const *net_env = NULL;
 
@@ -132,13 +135,14 @@ static int template_setup_child(void *arg)
 			.cfg = cfg, .step = "setup",
 			.allow_hosts = (const char *const *)job->net->setup_allow_hosts,
 			.nallow_hosts = job->net->nsetup_allow_hosts,
+			.nets = be->nets,
 		};
 		if (gateway_start(&gp, job->report_fd >= 0 ? job->report_fd : job->log_fd,
 		                  &gw, &rep.e) < 0) {
 			(void)fsx_write_all(result_fd, &rep, sizeof rep);
 			return 0;
 		}
-		gateway_sandbox_spec(gw, &spec);
+		gateway_attach(gw, &spec.net);
 		net_env = gateway_env(gw);
 	}
 	if (be->create(&sb, &spec, &rep.e) == 0) {
@@ -252,7 +256,8 @@ static int template_setup(const struct template_ctx *tc, const struct repo_conf 
 	 * the same commit at the same moment. */
 	char *id = xasprintf("tpl-%ld-%.8s", (long)getpid(), sha);
 	struct template_job job = {
-		.be = tc->be, .net = r, .id = id, .direct = 1, .dir = dir, .log_fd = tc->log_fd,
+		.be = tc->be, .net = r, .id = id, .repo = r->name, .base = sha, .direct = 1,
+		.dir = dir, .log_fd = tc->log_fd,
 		.report_fd = tc->report_fd,
 		.steps = { { r->setup, NULL }, { template_baseline_script, sandbox_git_env() } },
 		.nsteps = 2,
@@ -281,7 +286,6 @@ static int template_build(const struct template_ctx *tc, const struct repo_conf 
                           const char *sha, const char *tmp, struct err *e)
 {
 	const char *data_dir = tc->data_dir;
-	const struct config *cfg = tc->cfg;
 	char *mirror = mirror_path(data_dir, r->name);
 	int rc = -1;
 	/* Only the base commit's history: a fetch (never clone --local, which
@@ -323,9 +327,12 @@ static int template_build(const struct template_ctx *tc, const struct repo_conf 
 		"-C", tmp, "update-index",
 		"-q", "--refresh", NULL };
 	char *index = xasprintf("%s/.git/index", tmp);
-	int chowned = fsx_chown_r(tmp, cfg->sandbox_uid, cfg->sandbox_gid, e) == 0 &&
+	uid_t ouid;
+	gid_t ogid;
+	tc->be->owner(&ouid, &ogid);
+	int chowned = fsx_chown_r(tmp, ouid, ogid, e) == 0 &&
 		template_git("git update-index", refresh, e) == 0;
-	if (chowned && lchown(index, cfg->sandbox_uid, cfg->sandbox_gid) < 0) {
+	if (chowned && lchown(index, ouid, ogid) < 0) {
 		err_errno(e, _("cannot change owner of %s"), index);
 		chowned = 0;
 	}
@@ -513,7 +520,8 @@ int template_tests_before(const struct template_ctx *tc, const struct repo_conf 
 	struct template_setup_report rep;
 	char *id = xasprintf("tst-%ld-%.8s", (long)getpid(), sha);
 	struct template_job job = {
-		.be = tc->be, .id = id, .dir = tpl, .log_fd = logfd, .report_fd = -1,
+		.be = tc->be, .id = id, .repo = r->name, .base = sha, .dir = tpl, .log_fd = logfd,
+		.report_fd = -1,
 		.steps = { { r->test, NULL } }, .nsteps = 1,
 	};
 	int trc = template_sandbox(tc->cfg, &job, &rep, e);
@@ -555,13 +563,13 @@ int template_verify(const struct template_ctx *tc, const struct repo_conf *r, co
 	/* paddock's own git (sandbox_git_env) in paddock's own template: the
 	 * agent's configuration, hooks and home are not there. */
 	char *checkout = xasprintf("set -e\n"
-		"git fetch -q --no-write-fetch-head " SANDBOX_OUTDIR
-		"/verify.bundle refs/heads/paddock/%s\n"
+		"git fetch -q --no-write-fetch-head \"$PADDOCK_OUT/verify.bundle\" "
+		"refs/heads/paddock/%s\n"
 		"git checkout -q -f --detach %s\n"
-		"rm -f " SANDBOX_OUTDIR "/verify.bundle\n", task_id, head);
+		"rm -f \"$PADDOCK_OUT/verify.bundle\"\n", task_id, head);
 	struct template_job job = {
-		.be = tc->be, .id = id, .dir = tpl, .log_fd = tc->log_fd, .report_fd = -1,
-		.copy_host = bundle, .copy_inside = SANDBOX_OUTDIR "/verify.bundle",
+		.be = tc->be, .id = id, .repo = r->name, .dir = tpl, .log_fd = tc->log_fd,
+		.report_fd = -1, .copy_host = bundle, .copy_inside = SANDBOX_OUTDIR "/verify.bundle",
 		.steps = { { checkout, sandbox_git_env() }, { r->test, test_env } },
 		.nsteps = 2,
 	};

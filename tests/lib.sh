@@ -16,7 +16,16 @@ export GIT_COMMITTER_NAME=tester GIT_COMMITTER_EMAIL=tester@example.invalid
 # "no process of the sandbox uid is left" hold while other tests run.
 SBX_UID=$((64200 + $$ % 1000))
 export SBX_UID
-sandbox_conf() { printf '[sandbox]\n\tuid = %s\n\tgid = %s\n' "$SBX_UID" "$SBX_UID"; }
+# The backend sandbox_conf configures: bwrap, or process where
+# require_sandbox chose it.
+SANDBOX_BACKEND=bwrap
+sandbox_conf() {
+	if [ "$SANDBOX_BACKEND" = process ]; then
+		printf '[sandbox]\n\tbackend = process\n\tunsafe-no-isolation = true\n'
+	else
+		printf '[sandbox]\n\tuid = %s\n\tgid = %s\n' "$SBX_UID" "$SBX_UID"
+	fi
+}
 _tap_n=0
 _tap_failed=0
 _cleanup_hooks=""
@@ -68,6 +77,18 @@ wait_for() {
 require_root_sandbox() {
 	[ "$(id -u)" -eq 0 ] || skip_all "sandbox tests need root (CI runs as root)"
 	command -v bwrap >/dev/null || skip_all "bwrap not installed"
+}
+
+# require_sandbox: for tests that need tasks to run but test nothing of
+# the sandbox's isolation (the demo, the dashboard): bwrap as root; as
+# another user, or with PADDOCK_TEST_BACKEND=process, the process backend
+# (paddock-config(5), [sandbox] unsafe-no-isolation).
+require_sandbox() {
+	if [ "${PADDOCK_TEST_BACKEND:-}" = process ] || [ "$(id -u)" -ne 0 ]; then
+		SANDBOX_BACKEND=process
+	else
+		require_root_sandbox
+	fi
 }
 
 # make_repo NAME: a bare repo at $T/remotes/NAME.git from the files in

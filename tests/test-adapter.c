@@ -53,7 +53,7 @@ static void check_home_files(void)
 	config_init_defaults(&c);
 	size_t n;
 	const struct agent_conf *codex = config_find_agent(&c, "codex");
-	struct sandbox_home_file *f = adapter_home_files(&c, codex, &n);
+	struct sandbox_home_file *f = adapter_home_files(&c, codex, NULL, &n);
 	ok(n == 1 && strcmp(f[0].path, ".codex/config.toml") == 0, "codex gets its config.toml");
 	ok(n == 1 && strstr(f[0].content, "base_url = \"http://127.0.0.1:8082/v1\"") &&
 	   strstr(f[0].content, "wire_api = \"responses\"") &&
@@ -61,13 +61,13 @@ static void check_home_files(void)
 	   "naming the gateway's OpenAI endpoint as its provider");
 	adapter_home_free(f, n);
 	const struct agent_conf *pi = config_find_agent(&c, "pi");
-	f = adapter_home_files(&c, pi, &n);
+	f = adapter_home_files(&c, pi, NULL, &n);
 	ok(n == 1 && strcmp(f[0].path, ".pi/agent/models.json") == 0 &&
 	   strstr(f[0].content, "\"baseUrl\": \"http://127.0.0.1:8081\"") &&
 	   strstr(f[0].content, "anthropic-messages"), "pi gets models.json with the gateway");
 	adapter_home_free(f, n);
 	const struct agent_conf *claude = config_find_agent(&c, "claude");
-	f = adapter_home_files(&c, claude, &n);
+	f = adapter_home_files(&c, claude, NULL, &n);
 	ok(n == 0 && !f, "claude needs no file (its variables do it)");
 	int has_traffic = 0, has_retries = 0;
 	for (const char *const *e = adapter_env(claude); *e; e++) {

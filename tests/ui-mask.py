@@ -5,6 +5,7 @@ Task ids become ID1, ID2, ... in order of appearance (the same id the same
 name, padded to the id's width so columns stay put), commit ids become
 SHA, clock times and dates become placeholders.  Reads stdin, writes
 stdout."""
+import os
 import re
 import sys
 
@@ -36,4 +37,8 @@ text = re.sub(r"(?<![\d:])\d{1,2}:\d\d(:\d\d)?(?![\d:])", lambda m: "T".ljust(le
 # Fixed width (%6.2f): the masked marker keeps the line's length.
 text = re.sub(r"\[paddock +\d+\.\d\ds\]", lambda m: "[paddock " + "N.NNs]".rjust(len(m.group(0)) - 9), text)
 text = re.sub(r"/tmp/paddock-test\.[A-Za-z0-9]+", "$T", text)
+# Decisions name who made them; the goldens were made as root.
+user = os.environ.get("UI_MASK_USER")
+if user and user != "root":
+    text = re.sub(r"\bby %s\b" % re.escape(user), "by root", text)
 sys.stdout.write(text + sep + roles)
