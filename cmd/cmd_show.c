@@ -52,37 +52,27 @@ static const char *tests_word(const struct gate_tests *t)
 static void show_rounds(struct store *s, const struct task_row *t)
 {
 	struct err e = {{0}};
-	struct task_round *r = NULL;
-	struct task_decision *d = NULL;
-	size_t nr = 0, nd = 0;
-	if (store_rounds(s, t->id, &r, &nr, &e) < 0 || store_decisions(s, t->id, &d, &nd, &e) < 0) {
-		task_rounds_free(r, nr);
+	struct task_history h;
+	if (store_history(s, t->id, &h, &e) < 0)
 		return;
-	}
-	if (nr || nd)
+	if (h.last)
 		printf("%s\n", _("rounds"));
-	int last = nr ? r[nr - 1].n : (nd ? 1 : 0);
-	for (int n = 1; n <= last; n++) {
-		const struct task_round *rn = NULL;
-		for (size_t i = 0; i < nr; i++)
-			if (r[i].n == n)
-				rn = &r[i];
-		if (rn && rn->head)
-			printf("  %d  %.12s..%.12s\n", n, rn->from ? rn->from : "?", rn->head);
-		else
-			printf(_("  %d  (no work)\n"), n);
-		for (size_t k = 0; k < nd; k++) {
-			if (d[k].round != n)
+	for (int n = 1; n <= h.last; n++) {
+		char *line = task_history_round_text(&h, n);
+		printf("  %s\n", line);
+		free(line);
+		for (size_t k = 0; k < h.ndecisions; k++) {
+			const struct task_decision *d = &h.decisions[k];
+			if (d->round != n)
 				continue;
-			char when[64];
-			time_t at = (time_t)d[k].at;
-			strftime(when, sizeof when, "%Y-%m-%d %H:%M", localtime(&at));
-			printf(_("     %s  %s by %s"), when, d[k].action, d[k].actor);
-			if (d[k].notes) {
+			char *text = task_decision_text(d);
+			printf("     %s", text);
+			free(text);
+			if (d->notes) {
 				printf(": ");
 				/* Notes may span lines: keep them on this one. */
 				struct buf one = {0};
-				for (const char *c = d[k].notes; *c; c++)
+				for (const char *c = d->notes; *c; c++)
 					buf_addc(&one, *c == '\n' ? ' ' : *c);
 				while (one.len && one.data[one.len - 1] == ' ')
 					one.data[--one.len] = '\0';
@@ -92,8 +82,7 @@ static void show_rounds(struct store *s, const struct task_row *t)
 			putchar('\n');
 		}
 	}
-	task_rounds_free(r, nr);
-	task_decisions_free(d, nd);
+	task_history_free(&h);
 }
 
 static void show_gate(struct store *s, const struct task_row *t)

@@ -79,7 +79,7 @@ static int agent_is_host_file(const char *arg)
 /* 1 when argv0 (a name looked up in PATH, or an absolute path that is not
  * a host file) is a program that runs the script named by its first
  * non-option argument.  Versioned names count: python3.11, lua5.4. */
-static int agent_is_interpreter(const char *argv0)
+int agent_is_interpreter(const char *argv0)
 {
 	static const char *const names[] = { "sh", "bash", "dash", "zsh", "ksh", "mksh", "fish",
 		"python", "pypy", "node", "nodejs", "perl", "ruby", "php", "lua", "tclsh", NULL };

@@ -35,6 +35,12 @@ struct agent_cmdline {
 int agent_cmdline_parse(const char *command, struct agent_cmdline *out, struct err *e);
 void agent_cmdline_free(struct agent_cmdline *c);
 
+/* 1 when argv0 (a name looked up in PATH, or an absolute path that is not
+ * a host file) is a program that runs the script named by its first
+ * non-option argument (sh, python3, node, ...; versioned names count:
+ * python3.11, lua5.4).  0 for a relative path with a slash. */
+int agent_is_interpreter(const char *argv0);
+
 /* 1 when path can be an entry of agent.NAME.files as written: absolute,
  * normalised (no //, /./, /../, trailing /), outside /proc, /dev, /sys. */
 int agent_file_path_ok(const char *path);

@@ -282,7 +282,10 @@ static int name_valid(const char *name)
 
 /* ---- killing ---- */
 
-static int procs_count(const char *dir)
+/* Walks dir's cgroup.procs: with sig, sends it to each process and
+ * returns how many took it; without, returns how many there are.  -1
+ * when the file cannot be read. */
+static int procs_each(const char *dir, int sig)
 {
 	char path[4096];
 	FILE *f;
@@ -294,27 +297,21 @@ static int procs_count(const char *dir)
 	if (!f)
 		return -1;
 	while (fscanf(f, "%ld", &pid) == 1)
-		n++;
+		if (!sig || (pid > 0 && kill((pid_t)pid, sig) == 0))
+			n++;
 	fclose(f);
 	return n;
 }
 
+static int procs_count(const char *dir)
+{
+	return procs_each(dir, 0);
+}
+
 static int kill_procs(const char *dir)
 {
-	char path[4096];
-	FILE *f;
-	int n = 0;
-	long pid;
-
-	snprintf(path, sizeof path, "%s/cgroup.procs", dir);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	while (fscanf(f, "%ld", &pid) == 1)
-		if (pid > 0 && kill((pid_t)pid, SIGKILL) == 0)
-			n++;
-	fclose(f);
-	return n;
+	int n = procs_each(dir, SIGKILL);
+	return n < 0 ? 0 : n;
 }
 
 static void wait_empty(const char *dir, double until)

@@ -2845,25 +2845,6 @@ static int config_read(const char *path, struct buf *text)
 	return 0;
 }
 
-/* 1 when name (versioned: python3.11) runs the script its first operand
- * names, as agent.c decides which host file is an agent's script. */
-static int config_is_interpreter(const char *argv0)
-{
-	static const char *const names[] = { "sh", "bash", "dash", "zsh", "ksh", "mksh", "fish",
-		"python", "pypy", "node", "nodejs", "perl", "ruby", "php", "lua", "tclsh", NULL };
-	const char *base = strrchr(argv0, '/');
-	if (base && argv0[0] != '/')
-		return 0;
-	base = base ? base + 1 : argv0;
-	size_t len = strlen(base);
-	while (len > 0 && ((base[len - 1] >= '0' && base[len - 1] <= '9') || base[len - 1] == '.'))
-		len--;
-	for (size_t i = 0; names[i]; i++)
-		if (strlen(names[i]) == len && strncmp(base, names[i], len) == 0)
-			return 1;
-	return 0;
-}
-
 /* 1 when path lies in what the sandbox makes itself (the checkout, the
  * home, the output, paddock's files): no host file can tell. */
 static int config_sandbox_own(const char *path)
@@ -2914,7 +2895,7 @@ static int config_agent_program(const struct agent_conf *a, const char *key,
 			                    "install it there, or give the program's full path"),
 			               a->name, key, prog);
 	}
-	if (!config_is_interpreter(prog))
+	if (!agent_is_interpreter(prog))
 		return 0;
 	size_t i = 1;
 	while (i < cl->argc && cl->argv[i][0] == '-' && strcmp(cl->argv[i], "--") != 0)

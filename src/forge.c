@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "curlx.h"
 #include "child.h"
 #include "i18n.h"
 #include "mirror.h"
@@ -472,6 +473,10 @@ struct forge_push_state {
 	char *moved;                /* the refusal, when the remote moved */
 	char *rejected;             /* the remote's per-ref answer */
 	char *hostkey;              /* why the SSH host key was refused */
+	char *spec;                 /* refname's storage */
+	char *shown;                /* the URL as messages show it */
+	char *mirror;               /* the mirror's path */
+	int inited;                 /* libgit2 is initialised for it */
 };
 
 static int forge_is_loopback_http(const char *url)
@@ -737,6 +742,50 @@ static int forge_connect_ls(struct forge_push_state *st, const char *shown, git_
 	return 0;
 }
 
+/* Sets st up to reach r's push URL about branch, with the mirror open;
+ * -1 with a message.  forge_push_state_close frees it either way. */
+static int forge_push_state_open(struct forge_push_state *st, const char *data_dir,
+                                 const struct repo_conf *r, const char *branch, struct err *e)
+{
+	const char *url = r->push_url ? r->push_url : r->url;
+	memset(st, 0, sizeof *st);
+	if (!url || !*url)
+		return err_set(e, _("repo %s has no url to push to; set push-url in the config"),
+		               r->name);
+	if (config_local_url_check(r->name, r->push_url ? "push-url" : "url", url, e) < 0)
+		return -1;
+	git_libgit2_init();
+	st->inited = 1;
+	st->r = r;
+	st->url = url;
+	st->branch = branch;
+	st->token = config_repo_token(r);
+	st->refname = st->spec = xasprintf("refs/heads/%s", branch);
+	st->shown = mirror_url_display(url);
+	st->mirror = mirror_path(data_dir, r->name);
+	/* Objects are immutable and refs are read once here, so no lock: a
+	 * fetch into the mirror at the same time changes nothing we use. */
+	if (git_repository_open_bare(&st->repo, st->mirror) < 0)
+		return err_set(e, _("cannot open the mirror %s: %s"), st->mirror, forge_git_errmsg());
+	return 0;
+}
+
+static void forge_push_state_close(struct forge_push_state *st)
+{
+	git_repository_free(st->repo);
+	free(st->moved);
+	free(st->rejected);
+	free(st->hostkey);
+	free(st->spec);
+	free(st->shown);
+	free(st->mirror);
+	if (st->inited) {
+		git_error_clear();
+		git_libgit2_shutdown();
+	}
+	memset(st, 0, sizeof *st);
+}
+
 int forge_push(const char *data_dir, const struct repo_conf *r, const char *branch,
                const char *commit, struct err *e)
 {
@@ -747,8 +796,7 @@ int forge_push(const char *data_dir, const struct repo_conf *r, const char *bran
 	git_object *obj = NULL;
 	const git_remote_head **heads = NULL;
 	size_t nheads = 0;
-	const char *url = r->push_url ? r->push_url : r->url;
-	char *mirror = NULL, *shown = NULL, *spec = NULL, *tmpref = NULL;
+	char *tmpref = NULL;
 	char hex[GIT_OID_HEXSZ + 1];
 	int rc = -1, connected = 0;
 
@@ -757,27 +805,9 @@ int forge_push(const char *data_dir, const struct repo_conf *r, const char *bran
 		return -1;
 	if (!commit || !*commit || commit[0] == '-' || commit[0] == ':' || strchr(commit, ':'))
 		return err_set(e, _("no commit to push to %s"), branch);
-	if (!url || !*url)
-		return err_set(e, _("repo %s has no url to push to; set push-url in the config"),
-		               r->name);
-	if (config_local_url_check(r->name, r->push_url ? "push-url" : "url", url, e) < 0)
-		return -1;
-
-	git_libgit2_init();
-	st.r = r;
-	st.url = url;
-	st.branch = branch;
-	st.token = config_repo_token(r);
-	st.refname = spec = xasprintf("refs/heads/%s", branch);
-	shown = mirror_url_display(url);
-	mirror = mirror_path(data_dir, r->name);
-
-	/* Objects are immutable and refs are read once here, so no lock: a
-	 * fetch into the mirror at the same time changes nothing we use. */
-	if (git_repository_open_bare(&st.repo, mirror) < 0) {
-		err_set(e, _("cannot open the mirror %s: %s"), mirror, forge_git_errmsg());
+	if (forge_push_state_open(&st, data_dir, r, branch, e) < 0)
 		goto out;
-	}
+	const char *spec = st.spec, *shown = st.shown, *mirror = st.mirror;
 	if (git_revparse_single(&obj, st.repo, commit) < 0) {
 		err_set(e, _("commit %s is not in the mirror %s; was the task's work imported?"),
 		        commit, mirror);
@@ -842,18 +872,10 @@ out:
 		git_remote_disconnect(remote);
 	git_remote_free(remote);
 	if (tmpref)
-		forge_temp_ref_remove(&st, mirror, tmpref);
+		forge_temp_ref_remove(&st, st.mirror, tmpref);
 	free(tmpref);
 	git_object_free(obj);
-	git_repository_free(st.repo);
-	free(st.moved);
-	free(st.rejected);
-	free(st.hostkey);
-	free(spec);
-	free(shown);
-	free(mirror);
-	git_error_clear();
-	git_libgit2_shutdown();
+	forge_push_state_close(&st);
 	return rc;
 }
 
@@ -1064,14 +1086,8 @@ static void forge_pr_setopt(CURL *c, const char *url, struct curl_slist *hdrs,
 	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
 	curl_easy_setopt(c, CURLOPT_TIMEOUT, FORGE_HTTP_TIMEOUT);
 	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 10L);
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
 	/* No redirects: the Authorization header stays with this host. */
-	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
-#if LIBCURL_VERSION_NUM >= 0x075500
-	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-#else
-	curl_easy_setopt(c, CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
-#endif
+	curlx_safe(c);
 }
 
 /* The new pull request's address from a 2xx answer. */
@@ -1184,34 +1200,16 @@ int forge_remote_branch(const char *data_dir, const struct repo_conf *r, const c
 	git_remote *remote = NULL;
 	const git_remote_head **heads = NULL;
 	size_t nheads = 0;
-	const char *url = r->push_url ? r->push_url : r->url;
 	int rc = -1, connected = 0;
 
-	memset(&st, 0, sizeof st);
-	if (!url || !*url)
-		return err_set(e, _("repo %s has no url to push to; set push-url in the config"),
-		               r->name);
-	if (config_local_url_check(r->name, r->push_url ? "push-url" : "url", url, e) < 0)
-		return -1;
-	git_libgit2_init();
-	st.r = r;
-	st.url = url;
-	st.branch = branch;
-	st.token = config_repo_token(r);
-	char *spec = xasprintf("refs/heads/%s", branch);
-	st.refname = spec;
-	char *shown = mirror_url_display(url);
-	char *mirror = mirror_path(data_dir, r->name);
-	if (git_repository_open_bare(&st.repo, mirror) < 0) {
-		err_set(e, _("cannot open the mirror %s: %s"), mirror, forge_git_errmsg());
+	if (forge_push_state_open(&st, data_dir, r, branch, e) < 0)
 		goto out;
-	}
 	/* The push direction: the same credentials as the push it checks. */
-	if (forge_connect_ls(&st, shown, &remote, &cbs, &connected, &heads, &nheads, e) < 0)
+	if (forge_connect_ls(&st, st.shown, &remote, &cbs, &connected, &heads, &nheads, e) < 0)
 		goto out;
 	rc = 0;
 	for (size_t i = 0; i < nheads; i++)
-		if (strcmp(heads[i]->name, spec) == 0) {
+		if (strcmp(heads[i]->name, st.spec) == 0) {
 			git_oid_tostr(sha_out, 41, &heads[i]->oid);
 			rc = 1;
 		}
@@ -1219,14 +1217,6 @@ out:
 	if (connected)
 		git_remote_disconnect(remote);
 	git_remote_free(remote);
-	git_repository_free(st.repo);
-	free(st.moved);
-	free(st.rejected);
-	free(st.hostkey);
-	free(spec);
-	free(shown);
-	free(mirror);
-	git_error_clear();
-	git_libgit2_shutdown();
+	forge_push_state_close(&st);
 	return rc;
 }

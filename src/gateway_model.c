@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "clock.h"
+#include "curlx.h"
 
 #define PAUSE_DEFAULT 30.0
 #define PAUSE_MAX 3600.0
@@ -374,10 +375,8 @@ static void model_setopt(struct gw *g, struct conn *c, const struct endpoint_rt 
 	curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
 	/* paddock's own proxy variables are not the sandbox's business. */
 	curl_easy_setopt(h, CURLOPT_PROXY, "");
-	curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
-	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	curlx_safe(h);
 	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, (long)CONNECT_TIMEOUT);
-	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
 	if (g->cfg->gw_ca_file)
 		curl_easy_setopt(h, CURLOPT_CAINFO, g->cfg->gw_ca_file);
 	if (ep->resolve) {

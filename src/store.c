@@ -167,15 +167,23 @@ static int db_err(struct store *s, struct err *e, const char *what)
 {
 	if (os_err(s, e))
 		return -1;
-	return err_set(e, _("store %s: %s: %s"), s->path, what, sqlite3_errmsg(s->db));
+	/* Busy past the busy timeout: another process holds the store; a
+	 * retry may well succeed (the API answers 503). */
+	int code = sqlite3_errcode(s->db);
+	return err_kind_set(e, code == SQLITE_BUSY || code == SQLITE_LOCKED ? ERR_UNAVAILABLE
+	                                                                    : ERR_INTERNAL,
+	                    _("store %s: %s: %s"), s->path, what, sqlite3_errmsg(s->db));
 }
 
 static int exec(struct store *s, const char *sql, struct err *e)
 {
 	char *msg = NULL;
-	if (sqlite3_exec(s->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+	int rc = sqlite3_exec(s->db, sql, NULL, NULL, &msg);
+	if (rc != SQLITE_OK) {
 		if (!os_err(s, e))
-			err_set(e, _("store %s: %s"), s->path, msg ? msg : "?");
+			err_kind_set(e, rc == SQLITE_BUSY || rc == SQLITE_LOCKED ? ERR_UNAVAILABLE
+			                                                         : ERR_INTERNAL,
+			             _("store %s: %s"), s->path, msg ? msg : "?");
 		sqlite3_free(msg);
 		return -1;
 	}
@@ -1078,31 +1086,51 @@ void task_decisions_free(struct task_decision *d, size_t n)
 	free(d);
 }
 
-int store_rounds(struct store *s, const char *id, struct task_round **out, size_t *n,
-                 struct err *e)
+/* The rows a query about task id (its one parameter) gives, into a new
+ * array of elements of size sz, each filled by fill. */
+static int rows_of_task(struct store *s, const char *sql, const char *id, size_t sz,
+                        void (*fill)(sqlite3_stmt *st, void *elem), void **out, size_t *n,
+                        const char *what, struct err *e)
 {
 	sqlite3_stmt *st;
-	if (sqlite3_prepare_v2(s->db,
-	        "SELECT n, from_commit, head, gate, started, ended FROM rounds WHERE task_seq = "
-	        "(SELECT seq FROM tasks WHERE id = ?) ORDER BY n", -1, &st, NULL) != SQLITE_OK)
-		return db_err(s, e, "rounds");
+	*out = NULL;
+	*n = 0;
+	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
+		return db_err(s, e, what);
 	sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
-	struct task_round *v = NULL;
+	char *v = NULL;
 	size_t cnt = 0;
 	while (sqlite3_step(st) == SQLITE_ROW) {
-		v = xrealloc(v, (cnt + 1) * sizeof *v);
-		v[cnt].n = sqlite3_column_int(st, 0);
-		v[cnt].from = col_str(st, 1);
-		v[cnt].head = col_str(st, 2);
-		v[cnt].gate = col_str(st, 3);
-		v[cnt].started = sqlite3_column_double(st, 4);
-		v[cnt].ended = sqlite3_column_double(st, 5);
+		v = xrealloc(v, (cnt + 1) * sz);
+		fill(st, v + cnt * sz);
 		cnt++;
 	}
 	sqlite3_finalize(st);
 	*out = v;
 	*n = cnt;
 	return 0;
+}
+
+static void round_fill(sqlite3_stmt *st, void *elem)
+{
+	struct task_round *r = elem;
+	r->n = sqlite3_column_int(st, 0);
+	r->from = col_str(st, 1);
+	r->head = col_str(st, 2);
+	r->gate = col_str(st, 3);
+	r->started = sqlite3_column_double(st, 4);
+	r->ended = sqlite3_column_double(st, 5);
+}
+
+int store_rounds(struct store *s, const char *id, struct task_round **out, size_t *n,
+                 struct err *e)
+{
+	void *v;
+	int rc = rows_of_task(s, "SELECT n, from_commit, head, gate, started, ended FROM rounds "
+	                      "WHERE task_seq = (SELECT seq FROM tasks WHERE id = ?) ORDER BY n",
+	                      id, sizeof **out, round_fill, &v, n, "rounds", e);
+	*out = v;
+	return rc;
 }
 
 static int decision_insert(struct store *s, const char *id, const char *action,
@@ -1133,30 +1161,67 @@ int store_decision_add(struct store *s, const char *id, const char *action,
 	return decision_insert(s, id, action, notes, actor, e);
 }
 
+static void decision_fill(sqlite3_stmt *st, void *elem)
+{
+	struct task_decision *d = elem;
+	d->round = sqlite3_column_int(st, 0);
+	d->action = col_str(st, 1);
+	d->notes = col_str(st, 2);
+	d->actor = col_str(st, 3);
+	d->at = sqlite3_column_double(st, 4);
+}
+
 int store_decisions(struct store *s, const char *id, struct task_decision **out, size_t *n,
                     struct err *e)
 {
-	sqlite3_stmt *st;
-	if (sqlite3_prepare_v2(s->db,
-	        "SELECT round, action, notes, actor, at FROM decisions WHERE task_seq = "
-	        "(SELECT seq FROM tasks WHERE id = ?) ORDER BY n", -1, &st, NULL) != SQLITE_OK)
-		return db_err(s, e, "decisions");
-	sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
-	struct task_decision *v = NULL;
-	size_t cnt = 0;
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		v = xrealloc(v, (cnt + 1) * sizeof *v);
-		v[cnt].round = sqlite3_column_int(st, 0);
-		v[cnt].action = col_str(st, 1);
-		v[cnt].notes = col_str(st, 2);
-		v[cnt].actor = col_str(st, 3);
-		v[cnt].at = sqlite3_column_double(st, 4);
-		cnt++;
-	}
-	sqlite3_finalize(st);
+	void *v;
+	int rc = rows_of_task(s, "SELECT round, action, notes, actor, at FROM decisions "
+	                      "WHERE task_seq = (SELECT seq FROM tasks WHERE id = ?) ORDER BY n",
+	                      id, sizeof **out, decision_fill, &v, n, "decisions", e);
 	*out = v;
-	*n = cnt;
+	return rc;
+}
+
+int store_history(struct store *s, const char *id, struct task_history *h, struct err *e)
+{
+	memset(h, 0, sizeof *h);
+	if (store_rounds(s, id, &h->rounds, &h->nrounds, e) < 0 ||
+	    store_decisions(s, id, &h->decisions, &h->ndecisions, e) < 0) {
+		task_history_free(h);
+		return -1;
+	}
+	/* Decisions without a round row come from before rounds were kept. */
+	h->last = h->nrounds ? h->rounds[h->nrounds - 1].n : h->ndecisions ? 1 : 0;
 	return 0;
+}
+
+void task_history_free(struct task_history *h)
+{
+	task_rounds_free(h->rounds, h->nrounds);
+	task_decisions_free(h->decisions, h->ndecisions);
+	memset(h, 0, sizeof *h);
+}
+
+char *task_history_round_text(const struct task_history *h, int n)
+{
+	const struct task_round *rn = NULL;
+	for (size_t i = 0; i < h->nrounds; i++)
+		if (h->rounds[i].n == n)
+			rn = &h->rounds[i];
+	if (rn && rn->head)
+		return xasprintf("%d  %.12s..%.12s", n, rn->from ? rn->from : "?", rn->head);
+	if (rn && !rn->ended)
+		return xasprintf(_("%d  (running)"), n);
+	return xasprintf(_("%d  (no work)"), n);
+}
+
+char *task_decision_text(const struct task_decision *d)
+{
+	char when[64];
+	time_t at = (time_t)d->at;
+	struct tm tm;
+	strftime(when, sizeof when, "%Y-%m-%d %H:%M", localtime_r(&at, &tm));
+	return xasprintf(_("%s  %s by %s"), when, d->action, d->actor);
 }
 
 int store_task_request_changes(struct store *s, const char *id, const char *notes,

@@ -264,6 +264,23 @@ int store_round_end(struct store *s, const char *id, int n, const char *head,
                     const char *gate, struct err *e);
 int store_rounds(struct store *s, const char *id, struct task_round **out, size_t *n,
                  struct err *e);
+/* A task's rounds and the decisions on them, listed round by round (show,
+ * the gate view).  Owns its arrays; task_history_free frees them. */
+struct task_history {
+	struct task_round *rounds;
+	size_t nrounds;
+	struct task_decision *decisions;
+	size_t ndecisions;
+	int last;                  /* the last round to list; 0: nothing to list */
+};
+int store_history(struct store *s, const char *id, struct task_history *h, struct err *e);
+void task_history_free(struct task_history *h);
+/* Round n's line, newly allocated: "N  FROM..HEAD" (12 digits each),
+ * "N  (running)" or "N  (no work)". */
+char *task_history_round_text(const struct task_history *h, int n);
+/* A decision's line, newly allocated: "YYYY-MM-DD HH:MM  ACTION by ACTOR"
+ * in local time; the notes are the caller's to show. */
+char *task_decision_text(const struct task_decision *d);
 /* Records a decision (for the task's current round). */
 int store_decision_add(struct store *s, const char *id, const char *action,
                        const char *notes, const char *actor, struct err *e);

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "buf.h"
+#include "curlx.h"
 #include "clock.h"
 #include "fsx.h"
 #include "i18n.h"
@@ -346,14 +347,8 @@ static void start(struct webhook *w, const struct webhook_row *r)
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, discard);
 	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, t->errbuf);
 	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)(w->cfg->wh_timeout * 1000));
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
 	/* A redirect is a failure: the signed body goes nowhere else. */
-	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
-#if LIBCURL_VERSION_NUM >= 0x075500
-	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-#else
-	curl_easy_setopt(c, CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
-#endif
+	curlx_safe(c);
 	curl_easy_setopt(c, CURLOPT_PRIVATE, t);
 	if (curl_multi_add_handle(w->multi, c) != CURLM_OK) {
 		transfer_free(t);

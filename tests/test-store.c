@@ -453,7 +453,48 @@ int main(void)
 	   "back at review with round 1; the failure is kept");
 	task_row_free(&t);
 	ok(store_task_rollback_round(s, g, "x", &e) < 0, "a task at review has nothing to roll back");
+	{
+		/* The history show and the gate view list round by round. */
+		struct task_history h;
+		is_int(store_history(s, g, &h, &e), 0, "the task's history loads");
+		ok(h.last == 1 && h.nrounds == 1 && h.ndecisions == 2,
+		   "round 1 (the failed round 2 was rolled back) and the two requests on it "
+		   "(last %d, %zu rounds, %zu decisions)", h.last, h.nrounds, h.ndecisions);
+		char *r1 = task_history_round_text(&h, 1), *r2 = task_history_round_text(&h, 2);
+		ok(strncmp(r1, "1  ", 3) == 0 && strstr(r1, ".."), "round 1 with its commits: %s", r1);
+		ok(!strcmp(r2, "2  (no work)"), "a round without a record has no work: %s", r2);
+		char *d0 = task_decision_text(&h.decisions[0]);
+		ok(strstr(d0, "  request-changes by alice") && d0[4] == '-' && d0[13] == ':',
+		   "a decision's line: when, what, who: %s", d0);
+		free(r1);
+		free(r2);
+		free(d0);
+		task_history_free(&h);
+	}
 	test_gateway_records(s);
+	{
+		/* Another process holding the store past the busy timeout: the
+		 * error says it is busy, of the kind the API answers 503 for, and
+		 * nothing is half-written. */
+		sqlite3 *holder;
+		sqlite3_open(db, &holder);
+		sqlite3_exec(holder, "BEGIN EXCLUSIVE", NULL, NULL, NULL);
+		char busy_id[TASK_ID_LEN + 1];
+		memset(&e, 0, sizeof e);
+		ok(store_task_add(s, "demo", "fixer", "while busy", NULL, busy_id, &e) < 0 &&
+		   e.kind == ERR_UNAVAILABLE && strstr(e.msg, "locked"),
+		   "a store held by another process: unavailable (%s)", e.msg);
+		sqlite3_exec(holder, "ROLLBACK", NULL, NULL, NULL);
+		sqlite3_close(holder);
+		struct task_row *all;
+		size_t nall;
+		store_task_list(s, -1, &all, &nall, &e);
+		int found = 0;
+		for (size_t i = 0; i < nall; i++)
+			found |= !strcmp(all[i].text, "while busy");
+		ok(!found, "and the task was not added");
+		task_rows_free(all, nall);
+	}
 	store_close(s);
 	test_migration(dir);
 

@@ -808,21 +808,15 @@ static int script_step(struct ui *u)
 			}
 		} else {
 			/* Keys, as in the config: j j <Enter> */
-			while (*p) {
-				while (*p == ' ')
-					p++;
-				if (!*p)
-					break;
-				const char *end;
-				int k = keymap_parse_key(p, &end);
-				if (k < 0) {
-					fprintf(stderr, _("%s:%d: unknown key at '%s'\n"), u->script_path,
-					        u->script_line, p);
-					free(line);
-					return -1;
-				}
+			const char *q = p;
+			int k;
+			while ((k = keymap_next_key(&q)) > 0)
 				handle_key(u, k);
-				p = (char *)end;
+			if (k < 0) {
+				fprintf(stderr, _("%s:%d: unknown key at '%s'\n"), u->script_path,
+				        u->script_line, q);
+				free(line);
+				return -1;
 			}
 		}
 		free(line);

@@ -189,42 +189,27 @@ static void add_hint(struct gate_priv *p, struct dash *d)
 static void add_rounds(struct gate_priv *p, struct store *st, const struct task_row *t)
 {
 	struct err e = {{0}};
-	struct task_round *r = NULL;
-	struct task_decision *d = NULL;
-	size_t nr = 0, nd = 0;
-	if (store_rounds(st, t->id, &r, &nr, &e) < 0 || store_decisions(st, t->id, &d, &nd, &e) < 0) {
-		task_rounds_free(r, nr);
+	struct task_history h;
+	if (store_history(st, t->id, &h, &e) < 0) {
 		add(p, _("rounds"), ROLE_ERROR, 0, e.msg);
 		return;
 	}
-	if (nr || nd)
+	if (h.last)
 		add(p, _("rounds"), ROLE_HEADER, 0, "");
-	int last = nr ? r[nr - 1].n : (nd ? 1 : 0);
-	for (int n = 1; n <= last; n++) {
-		const struct task_round *rn = NULL;
-		for (size_t i = 0; i < nr; i++)
-			if (r[i].n == n)
-				rn = &r[i];
-		char *s;
-		if (rn && rn->head)
-			s = xasprintf("%d  %.12s..%.12s", n, rn->from ? rn->from : "?", rn->head);
-		else if (rn && !rn->ended)
-			s = xasprintf(_("%d  (running)"), n);
-		else
-			s = xasprintf(_("%d  (no work)"), n);
+	for (int n = 1; n <= h.last; n++) {
+		char *s = task_history_round_text(&h, n);
 		add(p, NULL, ROLE_NORMAL, 2, s);
 		free(s);
-		for (size_t k = 0; k < nd; k++) {
-			if (d[k].round != n)
+		for (size_t k = 0; k < h.ndecisions; k++) {
+			const struct task_decision *d = &h.decisions[k];
+			if (d->round != n)
 				continue;
-			char when[64];
-			time_t at = (time_t)d[k].at;
-			struct tm tm;
-			strftime(when, sizeof when, "%Y-%m-%d %H:%M", localtime_r(&at, &tm));
 			struct buf b = {0};
-			buf_printf(&b, _("%s  %s by %s"), when, d[k].action, d[k].actor);
+			char *text = task_decision_text(d);
+			buf_printf(&b, "%s", text);
+			free(text);
 			/* Notes: the first line with the decision, the rest under it. */
-			const char *notes = d[k].notes ? d[k].notes : "";
+			const char *notes = d->notes ? d->notes : "";
 			size_t first = strcspn(notes, "\n");
 			if (first)
 				buf_printf(&b, ": %.*s", (int)first, notes);
@@ -234,8 +219,7 @@ static void add_rounds(struct gate_priv *p, struct store *st, const struct task_
 				add_block(p, NULL, ROLE_NORMAL, 7, GL_PLAIN, notes + first + 1);
 		}
 	}
-	task_rounds_free(r, nr);
-	task_decisions_free(d, nd);
+	task_history_free(&h);
 }
 
 /* The model use: tokens, requests, cost (and the budget that applies). */
@@ -744,6 +728,28 @@ static void cancelled(struct dash *d)
 	dash_message(d, ROLE_DIM, "%s", _("cancelled"));
 }
 
+/* The start of an answer that acts on the gate: none (Escape) cancels
+ * and returns 0; else g is set up. */
+static int gate_answer(struct dash *d, const char *text, struct gate_ctx *g)
+{
+	if (!text) {
+		cancelled(d);
+		return 0;
+	}
+	gate_ctx_of(d, d->st, g);
+	return 1;
+}
+
+/* The end of one: the gate verb's error, or notice (which it frees). */
+static void gate_outcome(struct dash *d, int rc, const struct err *e, char *notice)
+{
+	if (rc < 0)
+		dash_message(d, ROLE_ERROR, "%s", e->msg);
+	else
+		dash_message(d, ROLE_NOTICE, "%s", notice);
+	free(notice);
+}
+
 static void approve_done(struct dash *d, void *arg, const char *text)
 {
 	(void)arg;
@@ -756,19 +762,12 @@ static void approve_done(struct dash *d, void *arg, const char *text)
 
 static void reject_done(struct dash *d, void *arg, const char *text)
 {
-	(void)arg;
-	if (!text) {
-		cancelled(d);
-		return;
-	}
 	struct gate_ctx g;
 	struct err e = {{0}};
-	gate_ctx_of(d, d->st, &g);
-	if (gate_reject(&g, ask.id, blank(text) ? NULL : text, &e) < 0)
-		dash_message(d, ROLE_ERROR, "%s", e.msg);
-	else
-		dash_message(d, ROLE_NOTICE, _("rejected task %s; its branch stays in the mirror"),
-		             ask.id);
+	(void)arg;
+	if (gate_answer(d, text, &g))
+		gate_outcome(d, gate_reject(&g, ask.id, blank(text) ? NULL : text, &e), &e,
+		             xasprintf(_("rejected task %s; its branch stays in the mirror"), ask.id));
 }
 
 /* Reject ends the task: asked first, like approve. */
@@ -786,36 +785,26 @@ static void reject_confirm(struct dash *d, void *arg, const char *text)
 
 static void changes_done(struct dash *d, void *arg, const char *text)
 {
-	(void)arg;
-	if (!text) {
-		cancelled(d);
-		return;
-	}
 	struct gate_ctx g;
 	struct err e = {{0}};
-	gate_ctx_of(d, d->st, &g);
-	if (gate_request_changes(&g, ask.id, text, &e) < 0)
-		dash_message(d, ROLE_ERROR, "%s", e.msg);
-	else
-		dash_message(d, ROLE_NOTICE, _("changes requested on task %s; its agent runs "
-		                               "another round"), ask.id);
+	(void)arg;
+	if (gate_answer(d, text, &g))
+		gate_outcome(d, gate_request_changes(&g, ask.id, text, &e), &e,
+		             xasprintf(_("changes requested on task %s; its agent runs another "
+		                         "round"), ask.id));
 }
 
 static void follow_up_done(struct dash *d, void *arg, const char *text)
 {
-	(void)arg;
-	if (!text) {
-		cancelled(d);
-		return;
-	}
 	struct gate_ctx g;
 	struct err e = {{0}};
 	char nid[TASK_ID_LEN + 1];
-	gate_ctx_of(d, d->st, &g);
-	if (gate_follow_up(&g, ask.id, text, nid, &e) < 0)
-		dash_message(d, ROLE_ERROR, "%s", e.msg);
-	else
-		dash_message(d, ROLE_NOTICE, _("queued %s: it follows up task %s"), nid, ask.id);
+	(void)arg;
+	if (gate_answer(d, text, &g)) {
+		int rc = gate_follow_up(&g, ask.id, text, nid, &e);
+		gate_outcome(d, rc, &e, rc < 0 ? NULL : xasprintf(_("queued %s: it follows up "
+		                                                    "task %s"), nid, ask.id));
+	}
 }
 
 static void override_done(struct dash *d, void *arg, const char *text)
@@ -830,11 +819,8 @@ static void override_done(struct dash *d, void *arg, const char *text)
 	struct gate_ctx g;
 	struct err e = {{0}};
 	gate_ctx_of(d, d->st, &g);
-	if (gate_override(&g, ask.id, ask.finding, blank(text) ? NULL : text, &e) < 0)
-		dash_message(d, ROLE_ERROR, "%s", e.msg);
-	else
-		dash_message(d, ROLE_NOTICE, _("overrode finding %s of task %s"), ask.finding,
-		             ask.id);
+	gate_outcome(d, gate_override(&g, ask.id, ask.finding, blank(text) ? NULL : text, &e), &e,
+	             xasprintf(_("overrode finding %s of task %s"), ask.finding, ask.id));
 	free(ask.finding);
 	ask.finding = NULL;
 }

@@ -121,24 +121,30 @@ void keymap_key_name(int key, char *out, size_t len)
 	}
 }
 
+int keymap_next_key(const char **p)
+{
+	const char *s = *p + strspn(*p, " "), *end;
+	*p = s;
+	if (!*s)
+		return 0;
+	int k = keymap_parse_key(s, &end);
+	if (k > 0)
+		*p = end;
+	return k > 0 ? k : -1;
+}
+
 static int parse_keys(const char *keys, struct binding *b)
 {
 	b->nkeys = 0;
 	const char *p = keys;
-	while (*p) {
-		while (*p == ' ')
-			p++;
-		if (!*p)
-			break;
-		const char *end;
-		int k = keymap_parse_key(p, &end);
-		if (k < 0 || (*end && *end != ' '))
-			return -1;
+	int k;
+	while ((k = keymap_next_key(&p)) > 0) {
+		if (*p && *p != ' ')
+			return -1;  /* "jk" is not a key */
 		if (b->nkeys < MAX_KEYS)
 			b->keys[b->nkeys++] = k;
-		p = end;
 	}
-	return 0;
+	return k;
 }
 
 struct keymap *keymap_new(void)

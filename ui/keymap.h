@@ -82,6 +82,10 @@ int keymap_bind(struct keymap *k, const char *name, const char *keys, char *msg,
 enum request keymap_lookup(const struct keymap *k, const char *view, int key);
 /* Parses a key name ("a", "<C-l>", "<Enter>"); -1 when unknown. */
 int keymap_parse_key(const char *name, const char **end);
+/* The next key of a list of key names separated by spaces ("j j
+ * <Enter>"), from *p on: the key (> 0) with *p moved past it; 0 at the
+ * end; -1 when *p names no key (*p left there). */
+int keymap_next_key(const char **p);
 /* Writes a key's name into out. */
 void keymap_key_name(int key, char *out, size_t len);
 /* The keys bound to a request, space separated, into out. */
