@@ -119,6 +119,13 @@ static const struct cli_verb verbs[] = {
 	     "                     (e.g. 7d; default: paddock.template-max-age, else 0)\n"
 	     "  --dry-run          print what prune would remove, remove nothing\n"
 	     "  -j, --json         print a JSON array\n") },
+	{ "doctor", cmd_doctor, N_("doctor [--json]"),
+	  N_("Checks whether paddock can run tasks here, one line per check with what to do\n"
+	     "when it fails: the mode (root or user), bubblewrap, user namespaces, mounts and\n"
+	     "overlay, the network, cgroups, seccomp, git, the data directory, the\n"
+	     "configuration, each repo, agent and endpoint, the API's address.\n"
+	     "Exits 0 when tasks can run, 1 otherwise.\n"
+	     "  --json             print the checks as JSON\n") },
 	{ "config", cmd_config, N_("config check [FILE]"),
 	  N_("Checks the configuration file (default: $PADDOCK_CONFIG, else\n"
 	     "$XDG_CONFIG_HOME/paddock/config) and prints every problem as FILE:LINE: message.\n"

@@ -128,6 +128,7 @@ int cmd_follow_up(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
 int cmd_config(int argc, char **argv);
+int cmd_doctor(int argc, char **argv);
 int cmd_template(int argc, char **argv);
 int cmd_agent(int argc, char **argv);
 

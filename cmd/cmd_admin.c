@@ -13,6 +13,8 @@
 #include "adapter.h"
 #include "buf.h"
 #include "config.h"
+#include "demo.h"
+#include "doctor.h"
 #include "fsx.h"
 #include "i18n.h"
 #include "paths.h"
@@ -37,6 +39,54 @@ int cmd_config(int argc, char **argv)
 		printf(_("%s: no problems\n"), path);
 	free(path);
 	return n ? 1 : 0;
+}
+
+/* ---------------------------------------------------------------- doctor */
+
+int cmd_doctor(int argc, char **argv)
+{
+	const struct cli_verb *v = cli_verb_find("doctor");
+	struct cli_opts o;
+	int rc = cli_parse_opts(v, argc, argv, &o, "help json");
+	if (rc >= 0)
+		return rc;
+	if (optind != argc)
+		return cli_bad_usage(v);
+	struct config cfg;
+	struct err e = {{0}};
+	int have_cfg = config_load(&cfg, NULL, &e) == 0;
+	char *data = paths_data_dir();
+	if (have_cfg)
+		demo_config_add(data, &cfg);
+	struct doctor d;
+	doctor_run(&d, have_cfg ? &cfg : NULL, e.msg, data);
+	if (o.json) {
+		json_t *checks = json_array();
+		for (size_t i = 0; i < d.n; i++)
+			json_array_append_new(checks, json_pack("{s:s,s:s,s:s,s:s?}", "name",
+			                      d.v[i].name, "status", doctor_status_name(d.v[i].status),
+			                      "detail", d.v[i].detail, "fix", d.v[i].fix));
+		cli_json_print(json_pack("{s:b,s:o}", "can_run", d.can_run, "checks", checks));
+	} else {
+		for (size_t i = 0; i < d.n; i++) {
+			printf("%-5s %-14s ", doctor_status_name(d.v[i].status), d.v[i].name);
+			cli_put_str(stdout, d.v[i].detail);
+			putchar('\n');
+			if (d.v[i].fix && d.v[i].status >= DOCTOR_WARN) {
+				printf("%-20s-> ", "");
+				cli_put_str(stdout, d.v[i].fix);
+				putchar('\n');
+			}
+		}
+		puts(d.can_run ? _("paddock can run tasks here.")
+		               : _("paddock cannot run tasks here: fix what failed."));
+	}
+	rc = d.can_run ? 0 : 1;
+	doctor_free(&d);
+	if (have_cfg)
+		config_free(&cfg);
+	free(data);
+	return rc;
 }
 
 /* ---------------------------------------------------------------- template */

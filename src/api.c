@@ -1038,6 +1038,25 @@ int api_listen_check(const char *listen, struct err *e)
 	return parse_listen_arg(listen, &ss, &slen, &loopback, e);
 }
 
+int api_listen_try(const char *listen, struct err *e)
+{
+	struct sockaddr_storage ss;
+	socklen_t slen;
+	int loopback, one = 1;
+	if (parse_listen_arg(listen, &ss, &slen, &loopback, e) < 0)
+		return -1;
+	int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
+	    bind(fd, (struct sockaddr *)&ss, slen) < 0) {
+		err_errno(e, _("cannot listen on %s"), listen);
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
 int api_start(struct api **out, const struct api_opts *o, FILE *notice, struct err *e)
 {
 	*out = NULL;

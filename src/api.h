@@ -35,6 +35,9 @@ int api_start(struct api **out, const struct api_opts *o, FILE *notice, struct e
  * bare port); else -1 with the reason. */
 int api_listen_check(const char *listen, struct err *e);
 /* The port it listens on (after port 0). */
+/* Binds listen's address for a moment (paddock doctor): -1 with why when
+ * it cannot be had (in use, not an address of this host). */
+int api_listen_try(const char *listen, struct err *e);
 int api_port(const struct api *a);
 /* Stops serving (open event streams end) and frees a.  NULL is fine. */
 void api_stop(struct api *a);

@@ -730,6 +730,8 @@ int cgroup_enter(struct cgroup *cg, pid_t pid)
 {
 	char val[32];
 
+	if (!cg)
+		return 0;
 	snprintf(val, sizeof val, "%ld", (long)pid);
 	for (int i = 0; i < V1_N; i++)
 		if (cg->dir[i] && write_str(cg->dir[i], "cgroup.procs", val) < 0)
@@ -745,6 +747,8 @@ int cgroup_cpu_limited(struct cgroup *cg)
 int cgroup_count(struct cgroup *cg)
 {
 	int max = 0;
+	if (!cg)
+		return 0;
 	for (int i = 0; i < V1_N; i++) {
 		int n;
 		if (cg->dir[i] && (n = procs_count(cg->dir[i])) > max)
@@ -765,6 +769,8 @@ void cgroup_kill_all(struct cgroup *cg)
 
 uint64_t cgroup_oom_kills(struct cgroup *cg)
 {
+	if (!cg)
+		return 0;
 	if (cg->v2)
 		return keyed_value(cg->dir[0], "memory.events", "oom_kill");
 	return keyed_value(cg->dir[V1_MEMORY], "memory.oom_control", "oom_kill");
@@ -772,6 +778,8 @@ uint64_t cgroup_oom_kills(struct cgroup *cg)
 
 uint64_t cgroup_pids_refused(struct cgroup *cg)
 {
+	if (!cg)
+		return 0;
 	return keyed_value(cg->v2 ? cg->dir[0] : cg->dir[V1_PIDS], "pids.events", "max");
 }
 

@@ -18,6 +18,8 @@ struct cgroup;
  * else the group has no CPU cap (see cgroup_cpu_limited). */
 int cgroup_create(struct cgroup **out, const char *name, uint64_t memory, long pids,
                   double cpus, int cpus_required, struct err *e);
+/* The functions below take NULL for no cgroup (user mode without
+ * delegation): nothing to enter, count or kill. */
 /* 1 when the group's CPU time is capped by the cgroup cpu controller. */
 int cgroup_cpu_limited(struct cgroup *cg);
 /* Moves pid into every controller's cgroup (call in the child before exec). */

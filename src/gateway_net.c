@@ -167,6 +167,7 @@ static int make_bridge(const struct config *cfg, const int *ports, size_t nports
 {
 	char tmpl[] = "/tmp/paddock-gateway-XXXXXX";
 	char *dir = mkdtemp(tmpl);
+	int user = sandbox_options()->user_mode;
 	size_t made = 0;
 	if (!dir)
 		return err_errno(e, _("cannot create the gateway's socket folder in /tmp"));
@@ -179,8 +180,9 @@ static int make_bridge(const struct config *cfg, const int *ports, size_t nports
 		snprintf(a.sun_path, sizeof a.sun_path, "%s/.%d", dir, ports[made]);
 		snprintf(final, sizeof final, "%s/%d", dir, ports[made]);
 		int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		/* User mode: the sandbox is the user, who owns them already. */
 		if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) < 0 || listen(fd, 64) < 0 ||
-		    chown(a.sun_path, cfg->sandbox_uid, cfg->sandbox_gid) < 0 ||
+		    (!user && chown(a.sun_path, cfg->sandbox_uid, cfg->sandbox_gid) < 0) ||
 		    chmod(a.sun_path, 0600) < 0 || rename(a.sun_path, final) < 0) {
 			err_errno(e, _("cannot create the gateway's socket %s"), final);
 			if (fd >= 0)
@@ -190,7 +192,7 @@ static int make_bridge(const struct config *cfg, const int *ports, size_t nports
 		}
 		listen_fds[made] = fd;
 	}
-	if (chown(dir, cfg->sandbox_uid, cfg->sandbox_gid) < 0) {
+	if (!user && chown(dir, cfg->sandbox_uid, cfg->sandbox_gid) < 0) {
 		err_errno(e, _("cannot hand %s to the sandbox's user"), dir);
 		goto fail;
 	}
@@ -426,6 +428,10 @@ int gateway_start(const struct gateway_policy *p, int report_fd, struct gateway 
 		if (made == 0)
 			g->bridge_ports = ports_list(ports, nports);
 	}
+	if (made < 0 && !e->msg[0])
+		err_set(e, _("this sandbox cannot join the network namespace gateway.network = "
+		             "namespace asks for (paddock runs as a user, not root); set "
+		             "gateway.network to auto or bridge"));
 	if (made < 0) {
 		munmap(g->stats, sizeof *g->stats);
 		free(g->note);

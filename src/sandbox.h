@@ -64,6 +64,9 @@ struct sandbox_options {
 	uid_t uid;             /* bwrap: the host uid/gid sandboxes run as (never 0) */
 	gid_t gid;
 	int unsafe_no_isolation; /* process: 1 allows a backend without isolation */
+	int user_mode;         /* bwrap: paddock is not root; each sandbox lives in a
+	                          user namespace of its own, as the user (uid and
+	                          gid are not used) */
 };
 
 /* The workspace a sandbox starts from: the template of (repo, base), a
@@ -169,9 +172,16 @@ struct sandbox_backend {
 	void (*owner)(uid_t *uid, gid_t *gid);
 };
 
-/* bubblewrap (sandbox_bwrap.c): bwrap present, running as root, cgroups for
- * memory and pids, overlayfs; its janitor kills and removes the cgroups of
- * tasks of a process that died (mounts vanish with their supervisor). */
+/* bubblewrap (sandbox_bwrap.c).  Root mode (paddock runs as root): the
+ * sandbox runs as the configured uid, in cgroups for memory and pids, its
+ * network the gateway's namespace or bridge.  User mode (not root;
+ * options.user_mode): each supervisor enters a user namespace of its own
+ * (the user is its root) for the mounts, the agent runs as the user's uid
+ * mapped to 1000, its network the gateway's bridge; limits by a delegated
+ * cgroup where one can be made, else rlimits (RLIMIT_NPROC, RLIMIT_DATA)
+ * and paddock's own watch over the sandbox's memory.  Its janitor kills
+ * and removes the cgroups of tasks of a process that died (mounts vanish
+ * with their supervisor). */
 const struct sandbox_backend *sandbox_backend_bwrap(void);
 /* process (sandbox_process.c): no isolation at all.  Commands run as
  * paddock's own user in a private directory (a copy of the template, a
@@ -181,6 +191,15 @@ const struct sandbox_backend *sandbox_backend_bwrap(void);
  * preflight refuses unless unsafe_no_isolation is set: it is for tests
  * and for development where user namespaces are missing. */
 const struct sandbox_backend *sandbox_backend_process(void);
+/* bwrap's check of user namespaces (its preflight, paddock doctor), made
+ * in a child as the sandbox will: root mode, a user namespace made as the
+ * sandbox uid; user mode, a user namespace with a private mount namespace,
+ * a tmpfs and an overlay in it.  0, or with what failed and what to do
+ * SANDBOX_USERNS_NONE (no user namespace at all) or SANDBOX_USERNS_MOUNTS
+ * (one, but not its mounts). */
+#define SANDBOX_USERNS_NONE (-1)
+#define SANDBOX_USERNS_MOUNTS (-2)
+int sandbox_bwrap_userns_check(struct err *e);
 /* The backend called name (config's [sandbox] backend), set up with o
  * for this process, or NULL with a message naming the backends there
  * are. */

@@ -53,6 +53,9 @@
 #define SANDBOX_PATH "/usr/local/bin:/usr/bin:/bin"
 #define CPU_NOTE "[paddock: no cgroup cpu controller here: limits.cpus only caps each " \
 	"process's CPU time]\n"
+#define RLIMIT_NOTE "[paddock: no cgroup for this sandbox (user mode without a delegated " \
+	"cgroup): paddock watches its memory and caps each process's, RLIMIT_NPROC caps its " \
+	"processes, RLIMIT_CPU each process's CPU time]\n"
 
 struct sandbox {
 	char *task_id;
@@ -68,6 +71,10 @@ struct sandbox {
 	char *bridge_ports;    /* bridge: RT_GATEWAY holds the gateway's sockets */
 	int root_mounted, merged_mounted;
 	int cpu_noted;         /* CPU_NOTE is in the log */
+	int user;              /* user mode (sandbox.h): in a user namespace of ours */
+	int limits_noted;      /* RLIMIT_NOTE is in the log */
+	pid_t running;         /* the command's bwrap while it runs, or 0 */
+	int memory_hit;        /* the watch killed it for its memory */
 };
 
 /* ---- helpers ---- */
@@ -353,23 +360,103 @@ static int write_home_file(const struct sandbox *sb, const struct sandbox_home_f
 	return rc;
 }
 
+static int write_proc(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = write(fd, text, strlen(text));
+	int saved = errno;
+	close(fd);
+	errno = saved;
+	return n == (ssize_t)strlen(text) ? 0 : -1;
+}
+
+/* User mode: this process (the supervisor) enters a user namespace whose
+ * root is the user, with a mount namespace it owns; a tmpfs over /run
+ * there holds RT, which the user could not create on the host.  Steps
+ * return a code that userns_step_text explains (the preflight's child
+ * runs the same steps). */
+enum userns_step {
+	USERNS_OK, USERNS_UNSHARE, USERNS_MAP, USERNS_PRIVATE, USERNS_MOUNT, USERNS_OVERLAY
+};
+
+static int userns_enter(void)
+{
+	char map[64];
+	uid_t uid = geteuid();
+	gid_t gid = getegid();
+	if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0)
+		return USERNS_UNSHARE;
+	snprintf(map, sizeof map, "0 %lu 1\n", (unsigned long)uid);
+	if (write_proc("/proc/self/uid_map", map) < 0)
+		return USERNS_MAP;
+	if (write_proc("/proc/self/setgroups", "deny") < 0 && errno != ENOENT)
+		return USERNS_MAP;
+	snprintf(map, sizeof map, "0 %lu 1\n", (unsigned long)gid);
+	if (write_proc("/proc/self/gid_map", map) < 0)
+		return USERNS_MAP;
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		return USERNS_PRIVATE;
+	if (mount("paddock-run", "/run", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=64k") < 0 ||
+	    mkdir(RT, 0755) < 0)
+		return USERNS_MOUNT;
+	return USERNS_OK;
+}
+
+static const char *userns_step_text(int step)
+{
+	switch (step) {
+	case USERNS_UNSHARE:
+		return _("cannot create a user namespace for the sandbox: unprivileged user "
+		         "namespaces are off or restricted here (sysctl "
+		         "kernel.unprivileged_userns_clone, user.max_user_namespaces, or AppArmor's "
+		         "kernel.apparmor_restrict_unprivileged_userns); 'paddock doctor' says which");
+	case USERNS_MAP:
+		return _("cannot map the user into the sandbox's user namespace, or drop to the "
+		         "sandbox's uid");
+	case USERNS_PRIVATE:
+		return _("cannot make the sandbox's mounts private");
+	case USERNS_MOUNT:
+		return _("cannot mount a tmpfs in the sandbox's user namespace (a security module "
+		         "such as AppArmor may forbid it); 'paddock doctor' says more");
+	case USERNS_OVERLAY:
+		return _("overlayfs cannot be mounted in a user namespace here (it needs Linux "
+		         "5.11 or later)");
+	default:
+		return _("the sandbox's user namespace failed");
+	}
+}
+
+static int enter_user_namespace(struct err *e)
+{
+	int step = userns_enter();
+	if (step != USERNS_OK)
+		return err_errno(e, "%s", userns_step_text(step));
+	return 0;
+}
+
 static int setup_runtime(struct sandbox *sb, const struct sandbox_spec *spec, struct err *e)
 {
 	struct stat st;
 	char opts[4400];
 	uint64_t inodes;
 
-	if (mkdir(RT, 0755) < 0 && errno != EEXIST)
-		return err_errno(e, _("cannot create %s"), RT);
-	if (lstat(RT, &st) < 0 || !S_ISDIR(st.st_mode))
-		return err_set(e, _("%s is not a directory; remove it"), RT);
-
-	if (unshare(CLONE_NEWNS) < 0)
-		return err_errno(e, _("cannot create a private mount namespace for the sandbox "
-		                      "(run paddock as root)"));
-	/* Nothing we mount may propagate back to the host. */
-	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
-		return err_errno(e, _("cannot make the sandbox's mounts private"));
+	if (sb->user) {
+		if (enter_user_namespace(e) < 0)
+			return -1;
+	} else {
+		if (mkdir(RT, 0755) < 0 && errno != EEXIST)
+			return err_errno(e, _("cannot create %s"), RT);
+		if (lstat(RT, &st) < 0 || !S_ISDIR(st.st_mode))
+			return err_set(e, _("%s is not a directory; remove it"), RT);
+		if (unshare(CLONE_NEWNS) < 0)
+			return err_errno(e, _("cannot create a private mount namespace for the sandbox "
+			                      "(run paddock as root)"));
+		/* Nothing we mount may propagate back to the host. */
+		if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+			return err_errno(e, _("cannot make the sandbox's mounts private"));
+	}
 
 	/* Roughly one inode per 2 KiB, within sane bounds: a million empty
 	 * files must hit ENOSPC, not eat the host's memory. */
@@ -471,7 +558,8 @@ static int bw_create(struct sandbox **out, const struct sandbox_spec *spec, stru
 	if (live && live_pid == getpid())
 		return err_set(e, _("a bwrap sandbox already lives in this process; one process "
 		                    "holds one at a time"));
-	if (sandbox_options()->uid == 0 || sandbox_options()->gid == 0)
+	int user = sandbox_options()->user_mode;
+	if (!user && (sandbox_options()->uid == 0 || sandbox_options()->gid == 0))
 		return err_set(e, _("the sandbox must run as an unprivileged user, not uid or gid 0; "
 		                    "set sandbox.uid and sandbox.gid in the configuration"));
 	if (!spec->task_id || !*spec->task_id)
@@ -495,8 +583,10 @@ static int bw_create(struct sandbox **out, const struct sandbox_spec *spec, stru
 
 	sb = xcalloc(1, sizeof *sb);
 	sb->task_id = xstrdup(spec->task_id);
-	sb->uid = sandbox_options()->uid;
-	sb->gid = sandbox_options()->gid;
+	/* User mode: root of our own user namespace, which is the user. */
+	sb->user = user;
+	sb->uid = user ? 0 : sandbox_options()->uid;
+	sb->gid = user ? 0 : sandbox_options()->gid;
 	sb->limits = spec->limits;
 	sb->seccomp_fd = -1;
 	sb->netns_fd = -1;
@@ -515,9 +605,15 @@ static int bw_create(struct sandbox **out, const struct sandbox_spec *spec, stru
 			goto fail;
 		}
 	}
+	/* Before the user namespace: a delegated cgroup is the user's on the
+	 * host.  Without one, user mode falls back to rlimits and the watch. */
 	if (cgroup_create(&sb->cg, spec->task_id, spec->limits.memory, spec->limits.pids,
-	                  spec->limits.cpus, spec->limits.cpus_set, e) < 0)
-		goto fail;
+	                  spec->limits.cpus, spec->limits.cpus_set && !user, e) < 0) {
+		if (!user)
+			goto fail;
+		sb->cg = NULL;
+		memset(e, 0, sizeof *e);
+	}
 	if (setup_runtime(sb, spec, e) < 0)
 		goto fail;
 	/* bwrap's pid-namespace init may outlive the outer bwrap by a moment;
@@ -604,7 +700,9 @@ static int bw_enter(void *arg)
 	/* The filter's offset is shared with earlier runs' children. */
 	if (lseek(sb->seccomp_fd, 0, SEEK_SET) != 0)
 		return STEP_FDS;
-	if (setgroups(0, NULL) < 0 || setresgid(sb->gid, sb->gid, sb->gid) < 0 ||
+	/* User mode: the user namespace allows no setgroups, and the user
+	 * (its root) is who the sandbox runs as. */
+	if ((!sb->user && setgroups(0, NULL) < 0) || setresgid(sb->gid, sb->gid, sb->gid) < 0 ||
 	    setresuid(sb->uid, sb->uid, sb->uid) < 0)
 		return STEP_IDS;
 	if (getuid() != sb->uid || geteuid() != sb->uid || getgid() != sb->gid) {
@@ -672,22 +770,34 @@ static int run_start(struct sandbox *sb, const struct sandbox_cmd *cmd,
 		keep[nkeep++] = data[i];
 	if (sb->netns_fd >= 0)
 		keep[nkeep++] = sb->netns_fd;
-	struct child_limit limits[3] = { { RLIMIT_CORE, 0, 0 },
+	struct child_limit limits[5] = { { RLIMIT_CORE, 0, 0 },
 	                                 { RLIMIT_FSIZE, sb->limits.disk, sb->limits.disk } };
+	size_t nlimits = 2;
 	/* SIGXCPU at the limit, SIGKILL a second later for a process that
 	 * ignores it. */
 	if (cpu_secs)
-		limits[2] = (struct child_limit){ RLIMIT_CPU, cpu_secs, cpu_secs + 1 };
+		limits[nlimits++] = (struct child_limit){ RLIMIT_CPU, cpu_secs, cpu_secs + 1 };
+	/* No cgroup: processes counted in the sandbox's user namespace (the
+	 * kernel charges them there), memory capped per process and watched
+	 * as a whole (watch_memory). */
+	if (!sb->cg && sb->limits.pids > 0)
+		limits[nlimits++] = (struct child_limit){ RLIMIT_NPROC, (rlim_t)sb->limits.pids,
+		                                          (rlim_t)sb->limits.pids };
+	if (!sb->cg && sb->limits.memory > 0)
+		limits[nlimits++] = (struct child_limit){ RLIMIT_DATA, sb->limits.memory,
+		                                          sb->limits.memory };
 	struct bw_child bc = { .sb = sb, .parent = getpid() };
 	*ch = (struct child){ .argv = (const char *const *)av->v, .env = envp, .cwd = "/",
 	                      .stdio = { devnull, *out_wr, *out_wr }, .keep = keep,
-	                      .nkeep = nkeep, .limits = limits, .nlimits = cpu_secs ? 3 : 2,
+	                      .nkeep = nkeep, .limits = limits, .nlimits = nlimits,
 	                      .flags = CHILD_CLOSE_FDS, .setup = bw_enter, .arg = &bc };
 	int started = child_start(ch, NULL);
+	sb->running = started < 0 ? 0 : ch->pid;
 	close(*out_wr);
 	*out_wr = -1;
 	if (started < 0) {
 		cgroup_kill_all(sb->cg);
+		sb->running = 0;
 		errno = ch->exec_errno;
 		if (ch->exec_step == 0)
 			err_errno(e, "%s (%s)", step_text(0), BWRAP_PATH);
@@ -703,16 +813,42 @@ static void run_drain_init(struct sandbox *sb, const struct sandbox_cmd *cmd,
                            struct sandbox_drain *d)
 {
 	sandbox_drain_init(d, cmd, sb->limits.output);
-	if (sb->limits.cpus > 0 && !cgroup_cpu_limited(sb->cg) && !sb->cpu_noted) {
+	if (sb->cg && sb->limits.cpus > 0 && !cgroup_cpu_limited(sb->cg) && !sb->cpu_noted) {
 		/* Said once per sandbox, in the log of its first command. */
 		sandbox_drain_chunk(d, CPU_NOTE, sizeof CPU_NOTE - 1);
 		sb->cpu_noted = 1;
 	}
+	if (!sb->cg && !sb->limits_noted) {
+		sandbox_drain_chunk(d, RLIMIT_NOTE, sizeof RLIMIT_NOTE - 1);
+		sb->limits_noted = 1;
+	}
 }
 
-static void kill_cgroup(void *arg)
+/* Everything of the sandbox: its cgroup, or without one every process
+ * under its bwrap (the pid namespace dies with bwrap's init). */
+static void kill_all(void *arg)
 {
-	cgroup_kill_all(((struct sandbox *)arg)->cg);
+	struct sandbox *sb = arg;
+	if (sb->cg)
+		cgroup_kill_all(sb->cg);
+	else if (sb->running > 0)
+		sandbox_tree(sb->running, NULL, 1);
+}
+
+/* Without a memory cgroup: the sandbox's resident memory, summed over its
+ * processes; over limits.memory, everything is killed, as the OOM killer
+ * would. */
+static void watch_memory(void *arg)
+{
+	struct sandbox *sb = arg;
+	uint64_t rss;
+	if (sb->cg || sb->limits.memory == 0 || sb->running <= 0)
+		return;
+	sandbox_tree(sb->running, &rss, 0);
+	if (rss > sb->limits.memory) {
+		sb->memory_hit = 1;
+		sandbox_tree(sb->running, NULL, 1);
+	}
 }
 
 /* How the command ended, and which limits it ran into: counters that
@@ -723,7 +859,7 @@ static void run_result(struct sandbox *sb, struct sandbox_result *r, enum sandbo
 	struct statvfs vfs;
 
 	sandbox_result_set(r, killed, status);
-	if (cgroup_oom_kills(sb->cg) > oom0)
+	if (cgroup_oom_kills(sb->cg) > oom0 || sb->memory_hit)
 		r->hit |= SANDBOX_HIT_MEMORY;
 	if (cgroup_pids_refused(sb->cg) > pids0)
 		r->hit |= SANDBOX_HIT_PIDS;
@@ -757,9 +893,12 @@ static int bw_run(struct sandbox *sb, const struct sandbox_cmd *cmd, struct sand
 	if (run_start(sb, cmd, &av, data, devnull, &outp[1], &ch, e) < 0)
 		goto out;
 	run_drain_init(sb, cmd, &d);
-	enum sandbox_end killed = sandbox_wait(cmd, &ch, outp[0], &d, kill_cgroup, sb, &status);
+	sb->memory_hit = 0;
+	enum sandbox_end killed = sandbox_wait(cmd, &ch, outp[0], &d, kill_all, watch_memory, sb,
+	                                       &status);
 	/* Daemons and orphans must not outlive a command. */
-	cgroup_kill_all(sb->cg);
+	kill_all(sb);
+	sb->running = 0;
 	reap_sandbox_zombies();
 	run_result(sb, r, killed, status, oom0, pids0);
 	rc = 0;
@@ -828,6 +967,59 @@ static int fs_supported(const char *type)
 	return found;
 }
 
+/* In a child: the supervisor's user namespace steps, then an overlay
+ * mount in it.  Exits with the failed step (enum userns_step). */
+static int userns_probe(void *arg)
+{
+	(void)arg;
+	if (!sandbox_options()->user_mode) {
+		/* Root mode: bwrap makes the user namespace as the sandbox uid. */
+		uid_t uid = sandbox_options()->uid;
+		gid_t gid = sandbox_options()->gid;
+		if (setgroups(0, NULL) < 0 || setresgid(gid, gid, gid) < 0 ||
+		    setresuid(uid, uid, uid) < 0)
+			return USERNS_MAP;
+		return unshare(CLONE_NEWUSER) < 0 ? USERNS_UNSHARE : USERNS_OK;
+	}
+	int step = userns_enter();
+	if (step != USERNS_OK)
+		return step;
+	static const char *const dirs[] = { RT "/l", RT "/u", RT "/w", RT "/m" };
+	for (size_t i = 0; i < 4; i++)
+		if (mkdir(dirs[i], 0755) < 0)
+			return USERNS_MOUNT;
+	if (mount("paddock", RT "/m", "overlay", 0,
+	          "lowerdir=" RT "/l,upperdir=" RT "/u,workdir=" RT "/w") < 0)
+		return USERNS_OVERLAY;
+	return USERNS_OK;
+}
+
+int sandbox_bwrap_userns_check(struct err *e)
+{
+	struct child ch = { .fn = userns_probe, .stdio = { CHILD_NULL, CHILD_NULL, CHILD_NULL } };
+	if (child_start(&ch, e) < 0)
+		return -1;
+	int status = child_finish(&ch);
+	int step = WIFEXITED(status) ? WEXITSTATUS(status) : USERNS_UNSHARE;
+	if (step != USERNS_OK) {
+		err_set(e, "%s", userns_step_text(step));
+		return step == USERNS_UNSHARE ? SANDBOX_USERNS_NONE : SANDBOX_USERNS_MOUNTS;
+	}
+	return 0;
+}
+
+/* User mode: bwrap, user namespaces with mounts and overlay in them;
+ * cgroups only where delegated (not required). */
+static int bw_preflight_user(struct err *e)
+{
+	if (sandbox_bwrap_userns_check(e) < 0)
+		return -1;
+	if (!fs_supported("overlay"))
+		return err_set(e, _("the kernel does not support overlayfs, which the sandbox "
+		                    "uses for the workspace; load it with modprobe overlay"));
+	return 0;
+}
+
 static int bw_preflight(struct err *e)
 {
 	struct stat st;
@@ -837,6 +1029,8 @@ static int bw_preflight(struct err *e)
 		return err_set(e, _("bubblewrap (%s) is missing or not executable; install it "
 		                    "(apt-get install bubblewrap) and reconfigure paddock"),
 		               BWRAP_PATH);
+	if (sandbox_options()->user_mode)
+		return bw_preflight_user(e);
 	if (geteuid() != 0)
 		return err_set(e, _("the sandbox must drop to an unprivileged uid, which needs "
 		                    "root; run paddock as root, e.g. with sudo"));
@@ -852,6 +1046,8 @@ static int bw_preflight(struct err *e)
 		}
 		fclose(f);
 	}
+	if (sandbox_bwrap_userns_check(e) < 0)
+		return -1;
 	if (cgroup_preflight(e) < 0)
 		return -1;
 	if (!fs_supported("overlay"))
@@ -871,8 +1067,9 @@ static void bw_janitor(void)
 
 static void bw_owner(uid_t *uid, gid_t *gid)
 {
-	*uid = sandbox_options()->uid;
-	*gid = sandbox_options()->gid;
+	/* User mode: the user, who is the sandbox's uid 1000. */
+	*uid = sandbox_options()->user_mode ? geteuid() : sandbox_options()->uid;
+	*gid = sandbox_options()->user_mode ? getegid() : sandbox_options()->gid;
 }
 
 static const struct sandbox_backend bwrap_backend = {
@@ -888,7 +1085,22 @@ static const struct sandbox_backend bwrap_backend = {
 	.owner = bw_owner,
 };
 
+/* User mode reaches the gateway through the bridge only: the namespace
+ * the gateway would make needs root. */
+static const struct sandbox_backend bwrap_user_backend = {
+	.name = "bwrap",
+	.nets = SANDBOX_NET_BRIDGE,
+	.create = bw_create,
+	.run = bw_run,
+	.copy_out = bw_copy_out,
+	.copy_in = bw_copy_in,
+	.destroy = bw_destroy,
+	.preflight = bw_preflight,
+	.janitor = bw_janitor,
+	.owner = bw_owner,
+};
+
 const struct sandbox_backend *sandbox_backend_bwrap(void)
 {
-	return &bwrap_backend;
+	return geteuid() == 0 ? &bwrap_backend : &bwrap_user_backend;
 }

@@ -37,15 +37,24 @@ int sandbox_drain_chunk(struct sandbox_drain *d, const char *p, size_t n);
 /* Kills everything the sandbox's commands left running (a cgroup, a
  * process group). */
 typedef void sandbox_kill_fn(void *arg);
+/* Looks at the running command between reads (at most every 100 ms or
+ * so), and may kill it (a limit paddock watches itself). */
+typedef void sandbox_watch_fn(void *arg);
 
 /* Copies the output on fd (non-blocking; the command's end is open only in
  * the command) until ch has ended and the pipe is at EOF, killing at the
  * deadline, on a cancel or at the output cap; kill_all(arg) kills
- * everything, the command included (ch is killed too).  Returns why it
- * was killed (SANDBOX_EXITED: it was not), the wait status in *status. */
+ * everything, the command included (ch is killed too); watch(arg), when
+ * not NULL, runs while it lives.  Returns why it was killed
+ * (SANDBOX_EXITED: it was not), the wait status in *status. */
 enum sandbox_end sandbox_wait(const struct sandbox_cmd *cmd, struct child *ch, int fd,
-                              struct sandbox_drain *d, sandbox_kill_fn *kill_all, void *arg,
-                              int *status);
+                              struct sandbox_drain *d, sandbox_kill_fn *kill_all,
+                              sandbox_watch_fn *watch, void *arg, int *status);
+
+/* The processes under root (root included, found through /proc by their
+ * parents): how many, and their resident memory in bytes summed into
+ * *rss when rss is not NULL.  With kill set, each gets SIGKILL. */
+size_t sandbox_tree(pid_t root, uint64_t *rss, int kill);
 
 /* Checks a command before it runs: an argv, NAME=VALUE environment. */
 int sandbox_cmd_check(const struct sandbox_cmd *cmd, struct err *e);

@@ -2,6 +2,7 @@
 #include "autoconfig.h"
 #include "sandbox_int.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -113,8 +114,8 @@ static int poll_output(const struct sandbox_cmd *cmd, int fd, struct sandbox_dra
 }
 
 enum sandbox_end sandbox_wait(const struct sandbox_cmd *cmd, struct child *ch, int fd,
-                              struct sandbox_drain *d, sandbox_kill_fn *kill_all, void *arg,
-                              int *status)
+                              struct sandbox_drain *d, sandbox_kill_fn *kill_all,
+                              sandbox_watch_fn *watch, void *arg, int *status)
 {
 	enum sandbox_end killed = SANDBOX_EXITED;
 	int exited = 0, eof = 0;
@@ -131,6 +132,8 @@ enum sandbox_end sandbox_wait(const struct sandbox_cmd *cmd, struct child *ch, i
 			struct timespec ts = { 0, 10 * 1000000L };
 			nanosleep(&ts, NULL);
 		}
+		if (!exited && watch && kill_time == 0)
+			watch(arg);
 		if (!exited && child_poll(ch)) {
 			*status = ch->status;
 			exited = 1;
@@ -184,6 +187,89 @@ uint64_t sandbox_cpu_rlimit(const struct limits *l, const struct sandbox_cmd *cm
 	if (left < 0)
 		left = 0;
 	return (uint64_t)(left * l->cpus) + 1 + CPU_SLACK_S;
+}
+
+struct proc_entry {
+	pid_t pid, ppid;
+	uint64_t rss_pages;
+	int in;                /* under root */
+};
+
+/* pid, ppid and resident pages of /proc/PID/stat; -1 when it is gone. */
+static int proc_stat(const char *name, struct proc_entry *p)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof path, "/proc/%s/stat", name);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	/* The command name is in parentheses and may hold anything. */
+	char *rp = strrchr(buf, ')');
+	long ppid;
+	unsigned long long rss;
+	/* state ppid, 19 fields (pgrp .. vsize), rss */
+	if (!rp || sscanf(rp + 1, " %*c %ld %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s "
+	                  "%*s %*s %*s %*s %*s %*s %llu", &ppid, &rss) != 2)
+		return -1;
+	p->pid = (pid_t)atol(name);
+	p->ppid = (pid_t)ppid;
+	p->rss_pages = rss;
+	p->in = 0;
+	return 0;
+}
+
+size_t sandbox_tree(pid_t root, uint64_t *rss, int kill_them)
+{
+	DIR *d = opendir("/proc");
+	struct proc_entry *v = NULL;
+	size_t n = 0, cap = 0, count = 0;
+	struct dirent *de;
+	if (rss)
+		*rss = 0;
+	if (!d)
+		return 0;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 256;
+			v = xrealloc(v, cap * sizeof *v);
+		}
+		if (proc_stat(de->d_name, &v[n]) == 0)
+			n++;
+	}
+	closedir(d);
+	/* Marked from root down until nothing changes: a process's parent
+	 * may come after it in /proc's order. */
+	for (int changed = 1; changed;) {
+		changed = 0;
+		for (size_t i = 0; i < n; i++) {
+			if (v[i].in)
+				continue;
+			int in = v[i].pid == root;
+			for (size_t j = 0; !in && j < n; j++)
+				in = v[j].in && v[j].pid == v[i].ppid;
+			if (in)
+				v[i].in = changed = 1;
+		}
+	}
+	long page = sysconf(_SC_PAGESIZE);
+	for (size_t i = 0; i < n; i++) {
+		if (!v[i].in)
+			continue;
+		count++;
+		if (rss)
+			*rss += v[i].rss_pages * (uint64_t)(page > 0 ? page : 4096);
+		if (kill_them)
+			kill(v[i].pid, SIGKILL);
+	}
+	free(v);
+	return count;
 }
 
 void sandbox_result_set(struct sandbox_result *r, enum sandbox_end killed, int status)

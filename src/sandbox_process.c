@@ -312,7 +312,7 @@ static int pr_run(struct sandbox *sb, const struct sandbox_cmd *cmd, struct sand
 	struct sandbox_drain d;
 	sandbox_drain_init(&d, cmd, p->limits.output);
 	pid_t pgid = ch.pid;
-	enum sandbox_end killed = sandbox_wait(cmd, &ch, outp[0], &d, kill_group, &pgid, &status);
+	enum sandbox_end killed = sandbox_wait(cmd, &ch, outp[0], &d, kill_group, NULL, &pgid, &status);
 	/* Daemons and orphans must not outlive a command (those that left
 	 * its process group are beyond reach: no isolation). */
 	kill_group(&pgid);

@@ -855,7 +855,8 @@ static void shutdown_workers(struct sched *s)
 const struct sandbox_backend *scheduler_backend(const struct config *cfg, struct err *e)
 {
 	struct sandbox_options o = { .uid = cfg->sandbox_uid, .gid = cfg->sandbox_gid,
-	                             .unsafe_no_isolation = cfg->sandbox_unsafe };
+	                             .unsafe_no_isolation = cfg->sandbox_unsafe,
+	                             .user_mode = geteuid() != 0 };
 	const struct sandbox_backend *be = sandbox_backend_find(cfg->sandbox_backend, &o, e);
 	if (!be || be->preflight(e) < 0)
 		return NULL;

@@ -1,0 +1,422 @@
+/* The checks of paddock doctor; see doctor.h. */
+#include "autoconfig.h"
+#include "doctor.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <git2.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "adapter.h"
+#include "api.h"
+#include "buf.h"
+#include "cgroup.h"
+#include "child.h"
+#include "fsx.h"
+#include "i18n.h"
+#include "mirror.h"
+#include "paths.h"
+#include "sandbox.h"
+#include "seccomp_filter.h"
+
+#define REPO_TIMEOUT 20  /* seconds for each repo's ls-remote */
+
+static void add(struct doctor *d, const char *name, enum doctor_status st, const char *fix,
+                const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+static void add(struct doctor *d, const char *name, enum doctor_status st, const char *fix,
+                const char *fmt, ...)
+{
+	struct buf b = { 0 };
+	va_list ap;
+	va_start(ap, fmt);
+	buf_vprintf(&b, fmt, ap);
+	va_end(ap);
+	d->v = xrealloc(d->v, (d->n + 1) * sizeof *d->v);
+	d->v[d->n++] = (struct doctor_check){ .name = xstrdup(name), .status = st,
+	                                       .detail = buf_detach(&b),
+	                                       .fix = fix ? xstrdup(fix) : NULL };
+	if (st == DOCTOR_FAIL)
+		d->can_run = 0;
+}
+
+const char *doctor_status_name(enum doctor_status s)
+{
+	switch (s) {
+	case DOCTOR_OK: return "ok";
+	case DOCTOR_INFO: return "info";
+	case DOCTOR_WARN: return "warn";
+	case DOCTOR_FAIL: return "fail";
+	}
+	return "?";
+}
+
+/* A number from a /proc/sys file, or -1 when there is none. */
+static long sysctl_num(const char *path)
+{
+	FILE *f = fopen(path, "re");
+	long v = -1;
+	if (f) {
+		if (fscanf(f, "%ld", &v) != 1)
+			v = -1;
+		fclose(f);
+	}
+	return v;
+}
+
+/* The first line a program prints, or NULL when it cannot run. */
+static char *first_line(const char *const *argv)
+{
+	int p[2];
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return NULL;
+	struct child ch = { .argv = argv, .stdio = { CHILD_NULL, p[1], CHILD_NULL }, .alarm = 10 };
+	int started = child_start(&ch, NULL);
+	close(p[1]);
+	struct buf b = { 0 };
+	char tmp[512];
+	ssize_t n;
+	while (started == 0 && (n = read(p[0], tmp, sizeof tmp)) > 0)
+		buf_add(&b, tmp, (size_t)n);
+	close(p[0]);
+	if (started < 0 || child_finish(&ch) != 0 || !b.data) {
+		buf_free(&b);
+		return NULL;
+	}
+	b.data[strcspn(b.data, "\n")] = '\0';
+	return buf_detach(&b);
+}
+
+static void check_mode(struct doctor *d, const struct config *cfg)
+{
+	if (cfg && !strcmp(cfg->sandbox_backend, "process")) {
+		if (cfg->sandbox_unsafe)
+			add(d, "mode", DOCTOR_WARN, _("use [sandbox] backend = bwrap wherever an agent "
+			                              "could be hostile"),
+			    _("the process backend: no isolation at all; agents run as you, with your "
+			      "files and your network"));
+		else
+			add(d, "mode", DOCTOR_FAIL, _("set [sandbox] unsafe-no-isolation = true to use "
+			                              "it anyway, or use [sandbox] backend = bwrap"),
+			    _("the process backend isolates nothing and is not allowed"));
+		return;
+	}
+	if (geteuid() == 0)
+		add(d, "mode", DOCTOR_INFO, NULL,
+		    _("root mode: sandboxes run as uid %lu, in cgroups and the gateway's network "
+		      "namespace"), cfg ? (unsigned long)cfg->sandbox_uid : 0UL);
+	else
+		add(d, "mode", DOCTOR_INFO, NULL,
+		    _("user mode: sandboxes run as you (uid %lu) in user namespaces of their own"),
+		    (unsigned long)geteuid());
+}
+
+static void check_bwrap(struct doctor *d)
+{
+	const char *argv[] = { BWRAP_PATH, "--version", NULL };
+	char *v = access(BWRAP_PATH, X_OK) == 0 ? first_line(argv) : NULL;
+	if (v)
+		add(d, "bwrap", DOCTOR_OK, NULL, "%s (%s)", v, BWRAP_PATH);
+	else
+		add(d, "bwrap", DOCTOR_FAIL, _("install it: apt-get install bubblewrap"),
+		    _("bubblewrap (%s) is missing or does not run"), BWRAP_PATH);
+	free(v);
+}
+
+static int netns_child(void *arg)
+{
+	(void)arg;
+	return unshare(CLONE_NEWNET) < 0 ? 1 : 0;
+}
+
+static int probe(int (*fn)(void *))
+{
+	struct child ch = { .fn = fn, .stdio = { CHILD_NULL, CHILD_NULL, CHILD_NULL } };
+	if (child_start(&ch, NULL) < 0)
+		return -1;
+	int st = child_finish(&ch);
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+}
+
+/* The backend's own check (what serve's start makes): sysctls first, for
+ * a message that names the switch. */
+static void check_userns(struct doctor *d)
+{
+	long max = sysctl_num("/proc/sys/user/max_user_namespaces");
+	long clone = sysctl_num("/proc/sys/kernel/unprivileged_userns_clone");
+	long apparmor = sysctl_num("/proc/sys/kernel/apparmor_restrict_unprivileged_userns");
+	struct err e = { { 0 } };
+	int rc = max == 0 || clone == 0 ? SANDBOX_USERNS_NONE : sandbox_bwrap_userns_check(&e);
+	if (max == 0)
+		add(d, "userns", DOCTOR_FAIL,
+		    _("enable them: sysctl -w user.max_user_namespaces=10000"),
+		    _("user namespaces are disabled (user.max_user_namespaces is 0)"));
+	else if (clone == 0)
+		add(d, "userns", DOCTOR_FAIL,
+		    _("enable them: sysctl -w kernel.unprivileged_userns_clone=1"),
+		    _("unprivileged user namespaces are disabled "
+		      "(kernel.unprivileged_userns_clone is 0)"));
+	else if (rc == SANDBOX_USERNS_NONE)
+		add(d, "userns", DOCTOR_FAIL,
+		    apparmor == 1 ? _("allow them for bwrap with an AppArmor profile (Ubuntu ships "
+		                      "bwrap-userns-restrict), or sysctl -w "
+		                      "kernel.apparmor_restrict_unprivileged_userns=0")
+		                  : _("allow unprivileged user namespaces (a seccomp filter or a "
+		                      "container runtime forbids them here)"),
+		    _("cannot create a user namespace as the sandbox would%s"),
+		    apparmor == 1 ? _(" (AppArmor restricts unprivileged user namespaces)") : "");
+	else
+		add(d, "userns", DOCTOR_OK, NULL, _("user namespaces can be made (%ld at most)"),
+		    max);
+	if (rc == SANDBOX_USERNS_MOUNTS)
+		add(d, "overlay", DOCTOR_FAIL, _("Linux 5.11 or later mounts overlayfs in a user "
+		                                 "namespace; a security module may forbid mounts"),
+		    "%s", e.msg);
+	else if (rc == 0 && geteuid() != 0)
+		add(d, "overlay", DOCTOR_OK, NULL,
+		    _("a tmpfs and an overlay mount in a user namespace"));
+}
+
+static void check_mounts(struct doctor *d)
+{
+	if (geteuid() != 0)
+		return;  /* check_userns mounted them in user mode */
+	FILE *f = fopen("/proc/filesystems", "re");
+	char line[256];
+	int overlay = 0;
+	while (f && fgets(line, sizeof line, f))
+		overlay |= strstr(line, "\toverlay") != NULL;
+	if (f)
+		fclose(f);
+	if (overlay)
+		add(d, "overlay", DOCTOR_OK, NULL, _("overlayfs is available"));
+	else
+		add(d, "overlay", DOCTOR_FAIL, _("load it: modprobe overlay"),
+		    _("the kernel does not support overlayfs"));
+}
+
+static void check_network(struct doctor *d, const struct config *cfg)
+{
+	char *bridge = sandbox_bridge_path();
+	int have_bridge = access(bridge, X_OK) == 0;
+	if (geteuid() == 0 && (!cfg || cfg->gw_network != GW_NETWORK_BRIDGE) &&
+	    probe(netns_child) == 0) {
+		add(d, "network", DOCTOR_OK, NULL,
+		    _("each task gets a network namespace whose only way out is its gateway"));
+	} else if (have_bridge) {
+		add(d, "network", DOCTOR_OK, NULL,
+		    _("sandboxes reach their gateway through paddock-bridge (%s), in a network "
+		      "namespace of their own"), bridge);
+	} else {
+		add(d, "network", DOCTOR_FAIL, _("install paddock whole (make install)"),
+		    _("paddock-bridge (%s) is missing, and no network namespace can be made for the "
+		      "gateway"), bridge);
+	}
+	free(bridge);
+}
+
+static void check_cgroups(struct doctor *d)
+{
+	struct err e = { { 0 } };
+	if (geteuid() == 0) {
+		if (cgroup_preflight(&e) < 0)
+			add(d, "cgroups", DOCTOR_FAIL, _("see the message"), "%s", e.msg);
+		else
+			add(d, "cgroups", DOCTOR_OK, NULL, _("memory and pids cgroups for each task"));
+		return;
+	}
+	/* User mode: a cgroup the user may make below its own (delegated). */
+	char name[48];
+	struct cgroup *cg = NULL;
+	snprintf(name, sizeof name, "doctor-%ld", (long)getpid());
+	if (cgroup_create(&cg, name, 64 << 20, 64, 0, 0, &e) == 0) {
+		cgroup_destroy(cg);
+		add(d, "cgroups", DOCTOR_OK, NULL,
+		    _("a delegated cgroup: memory and pids limits hold for each task"));
+	} else {
+		add(d, "cgroups", DOCTOR_WARN,
+		    _("for cgroup limits, run paddock in a cgroup delegated to you, e.g. "
+		      "systemd-run --user --scope -p Delegate=yes paddock serve"),
+		    _("no delegated cgroup: each task's memory is watched by paddock and capped "
+		      "per process, its processes by RLIMIT_NPROC, its CPU time per process"));
+	}
+}
+
+static void check_seccomp(struct doctor *d)
+{
+	struct err e = { { 0 } };
+	int fd = seccomp_filter_fd(&e);
+	if (fd < 0) {
+		add(d, "seccomp", DOCTOR_FAIL, _("see the message"), "%s", e.msg);
+		return;
+	}
+	close(fd);
+	add(d, "seccomp", DOCTOR_OK, NULL, _("the sandbox's seccomp filter builds"));
+}
+
+static void check_git(struct doctor *d)
+{
+	const char *argv[] = { GIT_PATH, "--version", NULL };
+	char *v = first_line(argv);
+	int maj, min, rev;
+	git_libgit2_version(&maj, &min, &rev);
+	if (v)
+		add(d, "git", DOCTOR_OK, NULL, "%s, libgit2 %d.%d.%d", v, maj, min, rev);
+	else
+		add(d, "git", DOCTOR_FAIL, _("install git: apt-get install git"),
+		    _("git (%s) is missing or does not run"), GIT_PATH);
+	free(v);
+}
+
+static void check_data(struct doctor *d, const char *data_dir)
+{
+	char *dir = data_dir ? xstrdup(data_dir) : paths_data_dir();
+	struct stat st;
+	if (stat(dir, &st) == 0 && (!S_ISDIR(st.st_mode) || access(dir, W_OK) < 0))
+		add(d, "data", DOCTOR_FAIL, _("set PADDOCK_HOME to a directory you can write"),
+		    _("the data directory %s is not a directory you can write"), dir);
+	else if (stat(dir, &st) == 0 && (st.st_mode & 0077))
+		add(d, "data", DOCTOR_WARN, _("chmod go= it"),
+		    _("the data directory %s can be entered by other users"), dir);
+	else if (stat(dir, &st) == 0)
+		add(d, "data", DOCTOR_OK, NULL, "%s", dir);
+	else
+		add(d, "data", DOCTOR_OK, NULL, _("%s (made with the first task)"), dir);
+	free(dir);
+}
+
+static void check_config(struct doctor *d, const struct config *cfg, const char *cfg_error)
+{
+	if (!cfg) {
+		add(d, "config", DOCTOR_FAIL, _("fix it; paddock config check lists every problem"),
+		    "%s", cfg_error ? cfg_error : "?");
+		return;
+	}
+	add(d, "config", DOCTOR_OK, NULL, _("repos: %zu, agents: %zu, endpoints: %zu"),
+	    cfg->nrepos, cfg->nagents, cfg->nendpoints);
+}
+
+static void check_repos(struct doctor *d, const struct config *cfg)
+{
+	for (size_t i = 0; cfg && i < cfg->nrepos; i++) {
+		const struct repo_conf *r = &cfg->repos[i];
+		char name[96];
+		snprintf(name, sizeof name, "repo %s", r->name);
+		char *shown = mirror_url_display(r->url);
+		const char *argv[] = { "ls-remote", "--heads", "--", r->url, NULL };
+		struct buf err = { 0 };
+		struct err e = { { 0 } };
+		int st = 0;
+		struct mirror_git_cmd c = { .argv = argv, .in_fd = -1, .out_fd = -1, .err = &err,
+		                            .timeout = REPO_TIMEOUT };
+		if (mirror_git_run(&c, &st, &e) < 0) {
+			add(d, name, DOCTOR_WARN, NULL, "%s", e.msg);
+		} else if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+			char *msg = err.data ? err.data : "";
+			msg[strcspn(msg, "\n")] = '\0';
+			add(d, name, DOCTOR_WARN, _("check the repo's url and its credentials"),
+			    _("%s cannot be reached: %s"), shown, *msg ? msg : _("git ls-remote failed"));
+		} else {
+			add(d, name, DOCTOR_OK, NULL, _("%s answers"), shown);
+		}
+		buf_free(&err);
+		free(shown);
+	}
+}
+
+static void check_agents(struct doctor *d, const struct config *cfg, const char *data_dir)
+{
+	for (size_t i = 0; cfg && i < cfg->nagents; i++) {
+		const struct agent_conf *a = &cfg->agents[i];
+		char name[96];
+		snprintf(name, sizeof name, "agent %s", a->name);
+		if (!a->package) {
+			add(d, name, DOCTOR_OK, NULL, _("a command of your own"));
+			continue;
+		}
+		char *dir = data_dir ? adapter_install_dir(data_dir, a) : NULL;
+		if (dir)
+			add(d, name, DOCTOR_OK, NULL, _("%s installed"), a->package);
+		else
+			add(d, name, a->builtin ? DOCTOR_INFO : DOCTOR_WARN,
+			    a->builtin ? NULL : _("install it: paddock agent install NAME"),
+			    _("%s is not installed (paddock agent install %s)"), a->package, a->name);
+		free(dir);
+	}
+}
+
+static void check_endpoints(struct doctor *d, const struct config *cfg)
+{
+	for (size_t i = 0; cfg && i < cfg->nendpoints; i++) {
+		const struct endpoint_conf *ep = &cfg->endpoints[i];
+		char name[96];
+		snprintf(name, sizeof name, "endpoint %s", ep->name);
+		char *key = config_endpoint_key(ep);
+		if (key && *key)
+			add(d, name, DOCTOR_OK, NULL, _("has a key (%s)"),
+			    ep->key_file ? ep->key_file : ep->key_env ? ep->key_env : "?");
+		else
+			add(d, name, DOCTOR_INFO, _("set its key-env variable or key-file"),
+			    _("no key: agents that use it get 401 from the gateway"));
+		free(key);
+	}
+}
+
+static void check_api(struct doctor *d, const struct config *cfg)
+{
+	struct err e = { { 0 } };
+	if (!cfg || !cfg->api_listen) {
+		add(d, "api", DOCTOR_INFO, NULL, _("the HTTP API is off (api.listen is not set)"));
+		return;
+	}
+	if (api_listen_try(cfg->api_listen, &e) < 0)
+		add(d, "api", DOCTOR_WARN, _("choose a free address in api.listen, or stop what "
+		                             "listens there (another paddock serve?)"), "%s", e.msg);
+	else
+		add(d, "api", DOCTOR_OK, NULL, _("the HTTP API can listen on %s"), cfg->api_listen);
+}
+
+void doctor_run(struct doctor *d, const struct config *cfg, const char *cfg_error,
+                const char *data_dir)
+{
+	memset(d, 0, sizeof *d);
+	d->can_run = 1;
+	/* The backend's checks run with the options serve would give it. */
+	struct sandbox_options o = { .uid = cfg ? cfg->sandbox_uid : 64100,
+	                             .gid = cfg ? cfg->sandbox_gid : 64100,
+	                             .unsafe_no_isolation = cfg && cfg->sandbox_unsafe,
+	                             .user_mode = geteuid() != 0 };
+	sandbox_backend_find("bwrap", &o, NULL);
+	check_mode(d, cfg);
+	check_bwrap(d);
+	check_userns(d);
+	check_mounts(d);
+	check_network(d, cfg);
+	check_cgroups(d);
+	check_seccomp(d);
+	check_git(d);
+	check_data(d, data_dir);
+	check_config(d, cfg, cfg_error);
+	check_repos(d, cfg);
+	check_agents(d, cfg, data_dir);
+	check_endpoints(d, cfg);
+	check_api(d, cfg);
+}
+
+void doctor_free(struct doctor *d)
+{
+	for (size_t i = 0; i < d->n; i++) {
+		free(d->v[i].name);
+		free(d->v[i].detail);
+		free(d->v[i].fix);
+	}
+	free(d->v);
+	memset(d, 0, sizeof *d);
+}
