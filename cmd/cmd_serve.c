@@ -4,6 +4,10 @@
 #include "cli.h"
 
 #include <getopt.h>
+#include <grp.h>
+#include <pwd.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -11,6 +15,7 @@
 #include "config.h"
 #include "dash.h"
 #include "demo.h"
+#include "fsx.h"
 #include "i18n.h"
 #include "paths.h"
 #include "sandbox.h"
@@ -20,12 +25,56 @@
 
 /* ---------------------------------------------------------------- serve */
 
+/* Started as root with paddock.user set: the data directory is made and
+ * handed to that user, then root is dropped for good (groups, gid, uid),
+ * before the store is opened; the sandboxes then run in user mode. */
+static int drop_root(const struct config *cfg, const char *data, struct err *e)
+{
+	if (geteuid() != 0 || !cfg->run_as)
+		return 0;
+	struct passwd *pw = getpwnam(cfg->run_as);
+	if (!pw)
+		return err_set(e, _("paddock.user: there is no user '%s'; create it (useradd "
+		                    "--system %s) or set another"), cfg->run_as, cfg->run_as);
+	if (pw->pw_uid == 0)
+		return err_set(e, _("paddock.user: '%s' is root; name an unprivileged user"),
+		               cfg->run_as);
+	struct stat st;
+	if (stat(data, &st) < 0)
+		return err_errno(e, _("cannot read %s"), data);
+	/* Only a directory that is not the user's yet is handed over whole. */
+	if ((st.st_uid != pw->pw_uid || st.st_gid != pw->pw_gid) &&
+	    fsx_chown_r(data, pw->pw_uid, pw->pw_gid, e) < 0)
+		return err_prefix(e, _("cannot hand the data directory to %s"), cfg->run_as);
+	if (initgroups(pw->pw_name, pw->pw_gid) < 0 || setresgid(pw->pw_gid, pw->pw_gid,
+	    pw->pw_gid) < 0 || setresuid(pw->pw_uid, pw->pw_uid, pw->pw_uid) < 0)
+		return err_errno(e, _("cannot become %s"), cfg->run_as);
+	if (setuid(0) == 0 || geteuid() == 0)
+		return err_set(e, _("root could not be dropped"));
+	/* A credential change leaves /proc/self root's; the user namespace
+	 * of each supervisor is mapped by writing there. */
+	if (prctl(PR_SET_DUMPABLE, 1) < 0)
+		return err_errno(e, _("cannot become %s"), cfg->run_as);
+	/* Its own home for what reads HOME (git); the configuration was
+	 * read already, and the data directory stays the one just handed
+	 * over whatever HOME says. */
+	setenv("PADDOCK_HOME", data, 1);
+	setenv("HOME", pw->pw_dir, 1);
+	setenv("USER", pw->pw_name, 1);
+	setenv("LOGNAME", pw->pw_name, 1);
+	return 0;
+}
+
 static int run_scheduler(struct config *cfg, int until_idle, const char *listen)
 {
 	struct err e = {{0}};
 	char *data = paths_data_dir_ensure(&e);
 	if (!data)
 		return cli_die(1, "%s", e.msg);
+	if (drop_root(cfg, data, &e) < 0) {
+		free(data);
+		return cli_die(1, "%s", e.msg);
+	}
 	/* The HTTP API answers beside the scheduler, from threads of its own. */
 	struct api *api = NULL;
 	if (listen) {

@@ -495,6 +495,7 @@ void config_free(struct config *c)
 	free(c->wh_secret_file);
 	free(c->ui_theme);
 	free(c->sandbox_backend);
+	free(c->run_as);
 	free(c->notify_command);
 	for (i = 0; i < c->nbinds; i++) {
 		free(c->binds[i].name);
@@ -1620,6 +1621,20 @@ static const struct config_key config_keys[] = {
 	          "keeps them;\n"
 	          ".B paddock template prune\n"
 	          "removes them by hand.\n" },
+	{ .section = "paddock", .key = "user", .type = KT_WORD,
+	  .off = CFG(run_as),
+	  .def = "(none)",
+	  .help = "The user\n"
+	          ".B paddock serve\n"
+	          "becomes when it is started as root (a system service): before it opens the\n"
+	          "store it creates the data directory, hands it to that user, and drops root\n"
+	          "for good, so that the scheduler, the store, the API and the sandboxes run as\n"
+	          "that user, the sandboxes in user mode (see\n"
+	          ".BR paddock (1),\n"
+	          "THE SANDBOX).\n"
+	          "Not set, a\n"
+	          ".B paddock\n"
+	          "started as root stays root and runs its sandboxes in root mode.\n" },
 	{ .section = "paddock", .key = "max-attempts", .type = KT_INT,
 	  .off = CFG(max_attempts), .lo = 1, .hi = 100,
 	  .def = "3",

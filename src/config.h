@@ -162,6 +162,8 @@ struct config {
 	struct bind_conf *binds;
 	size_t nbinds;
 	int workers;           /* default 2 */
+	char *run_as;          /* paddock.user: who serve becomes when started as
+	                          root, or NULL */
 	int max_attempts;      /* paddock.max-attempts: starts of a first round
 	                          that paddock's death interrupted before the
 	                          task fails with reason crashed (default 3) */

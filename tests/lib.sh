@@ -16,15 +16,15 @@ export GIT_COMMITTER_NAME=tester GIT_COMMITTER_EMAIL=tester@example.invalid
 # "no process of the sandbox uid is left" hold while other tests run.
 SBX_UID=$((64200 + $$ % 1000))
 export SBX_UID
-# The backend sandbox_conf configures: bwrap, or process where
-# require_sandbox chose it.
+# The backend sandbox_conf configures: bwrap (as root), user (bwrap in
+# user mode, not root), or process, as require_sandbox chose.
 SANDBOX_BACKEND=bwrap
 sandbox_conf() {
-	if [ "$SANDBOX_BACKEND" = process ]; then
-		printf '[sandbox]\n\tbackend = process\n\tunsafe-no-isolation = true\n'
-	else
-		printf '[sandbox]\n\tuid = %s\n\tgid = %s\n' "$SBX_UID" "$SBX_UID"
-	fi
+	case $SANDBOX_BACKEND in
+	process) printf '[sandbox]\n\tbackend = process\n\tunsafe-no-isolation = true\n' ;;
+	user) printf '[sandbox]\n\tbackend = bwrap\n' ;;
+	*) printf '[sandbox]\n\tuid = %s\n\tgid = %s\n' "$SBX_UID" "$SBX_UID" ;;
+	esac
 }
 _tap_n=0
 _tap_failed=0
@@ -79,15 +79,24 @@ require_root_sandbox() {
 	command -v bwrap >/dev/null || skip_all "bwrap not installed"
 }
 
-# require_sandbox: for tests that need tasks to run but test nothing of
-# the sandbox's isolation (the demo, the dashboard): bwrap as root; as
-# another user, or with PADDOCK_TEST_BACKEND=process, the process backend
-# (paddock-config(5), [sandbox] unsafe-no-isolation).
+# require_sandbox: for tests that need tasks to run and hold in both
+# modes (the demo, the dashboard): bwrap as root; as another user, bwrap in
+# user mode where paddock doctor says tasks can run, else the process
+# backend (paddock-config(5), [sandbox] unsafe-no-isolation), which
+# PADDOCK_TEST_BACKEND=process also chooses.  "require_sandbox isolated":
+# never the process backend (the test attacks the isolation).
 require_sandbox() {
-	if [ "${PADDOCK_TEST_BACKEND:-}" = process ] || [ "$(id -u)" -ne 0 ]; then
+	if [ "${PADDOCK_TEST_BACKEND:-}" = process ]; then
 		SANDBOX_BACKEND=process
-	else
+	elif [ "$(id -u)" -eq 0 ]; then
 		require_root_sandbox
+	elif command -v bwrap >/dev/null && : >"$T/doctor.conf" &&
+	     PADDOCK_CONFIG="$T/doctor.conf" "$PADDOCK" doctor >/dev/null 2>&1; then
+		SANDBOX_BACKEND=user
+	elif [ "${1:-}" = isolated ]; then
+		skip_all "not root, and no user-mode sandbox here (paddock doctor)"
+	else
+		SANDBOX_BACKEND=process
 	fi
 }
 
