@@ -1072,32 +1072,18 @@ static void bw_owner(uid_t *uid, gid_t *gid)
 	*gid = sandbox_options()->user_mode ? getegid() : sandbox_options()->gid;
 }
 
+#define BW_OPS \
+	.create = bw_create, .run = bw_run, .copy_out = bw_copy_out, .copy_in = bw_copy_in, \
+	.destroy = bw_destroy, .preflight = bw_preflight, .janitor = bw_janitor, .owner = bw_owner
+
 static const struct sandbox_backend bwrap_backend = {
-	.name = "bwrap",
-	.nets = SANDBOX_NET_NETNS | SANDBOX_NET_BRIDGE,
-	.create = bw_create,
-	.run = bw_run,
-	.copy_out = bw_copy_out,
-	.copy_in = bw_copy_in,
-	.destroy = bw_destroy,
-	.preflight = bw_preflight,
-	.janitor = bw_janitor,
-	.owner = bw_owner,
+	.name = "bwrap", .nets = SANDBOX_NET_NETNS | SANDBOX_NET_BRIDGE, BW_OPS
 };
 
 /* User mode reaches the gateway through the bridge only: the namespace
  * the gateway would make needs root. */
 static const struct sandbox_backend bwrap_user_backend = {
-	.name = "bwrap",
-	.nets = SANDBOX_NET_BRIDGE,
-	.create = bw_create,
-	.run = bw_run,
-	.copy_out = bw_copy_out,
-	.copy_in = bw_copy_in,
-	.destroy = bw_destroy,
-	.preflight = bw_preflight,
-	.janitor = bw_janitor,
-	.owner = bw_owner,
+	.name = "bwrap", .nets = SANDBOX_NET_BRIDGE, BW_OPS
 };
 
 const struct sandbox_backend *sandbox_backend_bwrap(void)
