@@ -8,10 +8,12 @@
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <sys/ioctl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <wchar.h>
 #include "buf.h"
 #include "config.h"
 #include "demo.h"
@@ -354,6 +356,52 @@ void cli_put_text(FILE *out, const char *s, size_t len)
 void cli_put_str(FILE *out, const char *s)
 {
 	cli_put_text(out, s, strlen(s));
+}
+
+int cli_put_wrapped(FILE *out, const char *s, int col, int indent)
+{
+	struct winsize ws;
+	int width = isatty(fileno(out)) && ioctl(fileno(out), TIOCGWINSZ, &ws) == 0 &&
+	            ws.ws_col > indent + 20 ? ws.ws_col : 0;
+	if (!width) {
+		cli_put_str(out, s);
+		return col + (int)strlen(s);
+	}
+	for (const char *p = s; *p;) {
+		size_t n = strcspn(p, " ");
+		char *word = xstrndup(p, n);
+		/* Display width of the word; bytes that are not text count one. */
+		int w = 0;
+		mbstate_t st;
+		memset(&st, 0, sizeof st);
+		for (const char *q = word; *q;) {
+			wchar_t wc;
+			size_t k = mbrtowc(&wc, q, strlen(q), &st);
+			if (k == (size_t)-1 || k == (size_t)-2 || k == 0) {
+				memset(&st, 0, sizeof st);
+				k = 1;
+				w++;
+			} else {
+				int cw = wcwidth(wc);
+				w += cw > 0 ? cw : 1;
+			}
+			q += k;
+		}
+		if (col > indent && col + 1 + w > width) {
+			fprintf(out, "\n%*s", indent, "");
+			col = indent;
+		} else if (p != s) {
+			fputc(' ', out);
+			col++;
+		}
+		cli_put_str(out, word);
+		col += w;
+		free(word);
+		p += n;
+		while (*p == ' ')
+			p++;
+	}
+	return col;
 }
 
 /* Text a reviewer approves (a diff, the agent's summary, changed paths,

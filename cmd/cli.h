@@ -89,6 +89,11 @@ void cli_json_print(json_t *j);
 /* Untrusted text: sanitized on a terminal, as stored elsewhere. */
 void cli_put_text(FILE *out, const char *s, size_t len);
 void cli_put_str(FILE *out, const char *s);
+/* cli_put_str for prose on a terminal: words wrap at its width, each
+ * continuation line indented by indent columns; col is the column the
+ * text starts at.  Elsewhere (a pipe) one line.  Returns the column it
+ * ends at. */
+int cli_put_wrapped(FILE *out, const char *s, int col, int indent);
 
 /* Text a reviewer approves: every byte visible on a terminal (marks drawn
  * in reverse video), as stored elsewhere; flags as sanitize_visible's. */

@@ -69,12 +69,14 @@ int cmd_doctor(int argc, char **argv)
 		cli_json_print(json_pack("{s:b,s:o}", "can_run", d.can_run, "checks", checks));
 	} else {
 		for (size_t i = 0; i < d.n; i++) {
-			printf("%-5s %-14s ", doctor_status_name(d.v[i].status), d.v[i].name);
-			cli_put_str(stdout, d.v[i].detail);
+			/* A long name pushes its detail along; wrapped lines line
+			 * up under the details. */
+			int col = printf("%-5s %-14s ", doctor_status_name(d.v[i].status), d.v[i].name);
+			cli_put_wrapped(stdout, d.v[i].detail, col, 21);
 			putchar('\n');
 			if (d.v[i].fix && d.v[i].status >= DOCTOR_WARN) {
-				printf("%-20s-> ", "");
-				cli_put_str(stdout, d.v[i].fix);
+				printf("%-18s-> ", "");
+				cli_put_wrapped(stdout, d.v[i].fix, 21, 21);
 				putchar('\n');
 			}
 		}
