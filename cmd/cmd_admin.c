@@ -55,6 +55,8 @@ int cmd_doctor(int argc, char **argv)
 	struct config cfg;
 	struct err e = {{0}};
 	int have_cfg = config_load(&cfg, NULL, &e) == 0;
+	if (!have_cfg)
+		config_free(&cfg);
 	char *data = paths_data_dir();
 	if (have_cfg)
 		demo_config_add(data, &cfg);
