@@ -232,21 +232,12 @@ static void check_cgroups(struct doctor *d)
 			add(d, "cgroups", DOCTOR_OK, NULL, _("memory and pids cgroups for each task"));
 		return;
 	}
-	/* User mode: a cgroup the user may make below its own (delegated). */
-	char name[48];
-	struct cgroup *cg = NULL;
-	snprintf(name, sizeof name, "doctor-%ld", (long)getpid());
-	if (cgroup_create(&cg, name, 64 << 20, 64, 0, 0, &e) == 0) {
-		cgroup_destroy(cg);
-		add(d, "cgroups", DOCTOR_OK, NULL,
-		    _("a delegated cgroup: memory and pids limits hold for each task"));
-	} else {
-		add(d, "cgroups", DOCTOR_WARN,
-		    _("for cgroup limits, run paddock in a cgroup delegated to you, e.g. "
-		      "systemd-run --user --scope -p Delegate=yes paddock serve"),
-		    _("no delegated cgroup: each task's memory is watched by paddock and capped "
-		      "per process, its processes by RLIMIT_NPROC, its CPU time per process"));
-	}
+	/* User mode makes no cgroups: say what stands in. */
+	add(d, "cgroups", DOCTOR_WARN,
+	    _("for limits of the whole sandbox in the kernel, run paddock as root (root mode); "
+	      "user mode does not divide a delegated cgroup yet"),
+	    _("no cgroup for the sandboxes: each task's memory is watched by paddock and capped "
+	      "per process, its processes by RLIMIT_NPROC, its CPU time per process"));
 }
 
 static void check_seccomp(struct doctor *d)

@@ -177,9 +177,9 @@ struct sandbox_backend {
  * network the gateway's namespace or bridge.  User mode (not root;
  * options.user_mode): each supervisor enters a user namespace of its own
  * (the user is its root) for the mounts, the agent runs as the user's uid
- * mapped to 1000, its network the gateway's bridge; limits by a delegated
- * cgroup where one can be made, else rlimits (RLIMIT_NPROC, RLIMIT_DATA)
- * and paddock's own watch over the sandbox's memory.  Its janitor kills
+ * mapped to 1000, its network the gateway's bridge; limits by rlimits
+ * (RLIMIT_NPROC, RLIMIT_DATA) and paddock's own watch over the sandbox's
+ * memory, no cgroups.  Its janitor kills
  * and removes the cgroups of tasks of a process that died (mounts vanish
  * with their supervisor). */
 const struct sandbox_backend *sandbox_backend_bwrap(void);

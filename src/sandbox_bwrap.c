@@ -53,9 +53,9 @@
 #define SANDBOX_PATH "/usr/local/bin:/usr/bin:/bin"
 #define CPU_NOTE "[paddock: no cgroup cpu controller here: limits.cpus only caps each " \
 	"process's CPU time]\n"
-#define RLIMIT_NOTE "[paddock: no cgroup for this sandbox (user mode without a delegated " \
-	"cgroup): paddock watches its memory and caps each process's, RLIMIT_NPROC caps its " \
-	"processes, RLIMIT_CPU each process's CPU time]\n"
+#define RLIMIT_NOTE "[paddock: no cgroup for this sandbox (user mode): paddock watches its " \
+	"memory and caps each process's, RLIMIT_NPROC caps its processes, RLIMIT_CPU each " \
+	"process's CPU time]\n"
 
 struct sandbox {
 	char *task_id;
@@ -605,15 +605,11 @@ static int bw_create(struct sandbox **out, const struct sandbox_spec *spec, stru
 			goto fail;
 		}
 	}
-	/* Before the user namespace: a delegated cgroup is the user's on the
-	 * host.  Without one, user mode falls back to rlimits and the watch. */
-	if (cgroup_create(&sb->cg, spec->task_id, spec->limits.memory, spec->limits.pids,
-	                  spec->limits.cpus, spec->limits.cpus_set && !user, e) < 0) {
-		if (!user)
-			goto fail;
-		sb->cg = NULL;
-		memset(e, 0, sizeof *e);
-	}
+	/* User mode makes no cgroup (dividing a delegated one is not done
+	 * yet): rlimits and the watch stand in. */
+	if (!user && cgroup_create(&sb->cg, spec->task_id, spec->limits.memory, spec->limits.pids,
+	                           spec->limits.cpus, spec->limits.cpus_set, e) < 0)
+		goto fail;
 	if (setup_runtime(sb, spec, e) < 0)
 		goto fail;
 	/* bwrap's pid-namespace init may outlive the outer bwrap by a moment;
@@ -1009,7 +1005,7 @@ int sandbox_bwrap_userns_check(struct err *e)
 }
 
 /* User mode: bwrap, user namespaces with mounts and overlay in them;
- * cgroups only where delegated (not required). */
+ * no cgroups. */
 static int bw_preflight_user(struct err *e)
 {
 	if (sandbox_bwrap_userns_check(e) < 0)
