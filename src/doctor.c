@@ -24,6 +24,7 @@
 #include "mirror.h"
 #include "paths.h"
 #include "sandbox.h"
+#include "scheduler.h"
 #include "seccomp_filter.h"
 
 #define REPO_TIMEOUT 20  /* seconds for each repo's ls-remote */
@@ -379,11 +380,15 @@ void doctor_run(struct doctor *d, const struct config *cfg, const char *cfg_erro
 {
 	memset(d, 0, sizeof *d);
 	d->can_run = 1;
-	/* The backend's checks run with the options serve would give it. */
-	struct sandbox_options o = { .uid = cfg ? cfg->sandbox_uid : 64100,
-	                             .gid = cfg ? cfg->sandbox_gid : 64100,
-	                             .unsafe_no_isolation = cfg && cfg->sandbox_unsafe,
-	                             .user_mode = geteuid() != 0 };
+	/* The backend's checks run with the options serve would give it
+	 * (the defaults' when the configuration could not be read). */
+	struct config defaults;
+	struct sandbox_options o;
+	if (!cfg)
+		config_init_defaults(&defaults);
+	scheduler_sandbox_options(cfg ? cfg : &defaults, &o);
+	if (!cfg)
+		config_free(&defaults);
 	sandbox_backend_find("bwrap", &o, NULL);
 	check_mode(d, cfg);
 	check_bwrap(d);

@@ -59,8 +59,9 @@ struct gateway_policy {
 	double base_cost;
 	uint64_t base_requests;
 	int base_unpriced;
-	unsigned nets;                 /* sandbox.h SANDBOX_NET_* forms the sandbox
-	                                  can attach to (its backend's) */
+	const struct sandbox_backend *be; /* the sandbox's: the network forms it
+	                                  can attach to (nets), who it runs as
+	                                  on the host (owner) */
 };
 
 /* What the gateway process saw, in memory shared with the caller. */

@@ -162,12 +162,14 @@ static void bridge_remove(const char *dir, const int *ports, size_t nports)
 /* The fallback: our listeners are unix sockets in a new host dir that only
  * root and the sandbox's uid can enter; the sandbox sees the dir and
  * paddock-bridge relays its own 127.0.0.1 ports to them. */
-static int make_bridge(const struct config *cfg, const int *ports, size_t nports, int *listen_fds,
-                       char **dir_out, struct err *e)
+static int make_bridge(const struct sandbox_backend *be, const int *ports, size_t nports,
+                       int *listen_fds, char **dir_out, struct err *e)
 {
 	char tmpl[] = "/tmp/paddock-gateway-XXXXXX";
 	char *dir = mkdtemp(tmpl);
-	int user = sandbox_options()->user_mode;
+	uid_t uid;
+	gid_t gid;
+	be->owner(&uid, &gid);
 	size_t made = 0;
 	if (!dir)
 		return err_errno(e, _("cannot create the gateway's socket folder in /tmp"));
@@ -180,9 +182,8 @@ static int make_bridge(const struct config *cfg, const int *ports, size_t nports
 		snprintf(a.sun_path, sizeof a.sun_path, "%s/.%d", dir, ports[made]);
 		snprintf(final, sizeof final, "%s/%d", dir, ports[made]);
 		int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		/* User mode: the sandbox is the user, who owns them already. */
 		if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) < 0 || listen(fd, 64) < 0 ||
-		    (!user && chown(a.sun_path, cfg->sandbox_uid, cfg->sandbox_gid) < 0) ||
+		    chown(a.sun_path, uid, gid) < 0 ||
 		    chmod(a.sun_path, 0600) < 0 || rename(a.sun_path, final) < 0) {
 			err_errno(e, _("cannot create the gateway's socket %s"), final);
 			if (fd >= 0)
@@ -192,7 +193,7 @@ static int make_bridge(const struct config *cfg, const int *ports, size_t nports
 		}
 		listen_fds[made] = fd;
 	}
-	if (!user && chown(dir, cfg->sandbox_uid, cfg->sandbox_gid) < 0) {
+	if (chown(dir, uid, gid) < 0) {
 		err_errno(e, _("cannot hand %s to the sandbox's user"), dir);
 		goto fail;
 	}
@@ -401,7 +402,7 @@ int gateway_start(const struct gateway_policy *p, int report_fd, struct gateway 
 	memcpy(g->ports, ports, nports * sizeof *ports);
 	memcpy(g->real, ports, nports * sizeof *ports);
 	g->nports = nports;
-	unsigned nets = p->nets ? p->nets : SANDBOX_NET_NETNS | SANDBOX_NET_BRIDGE;
+	unsigned nets = p->be->nets;
 	g->stats = mmap(NULL, sizeof *g->stats, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
 	                -1, 0);
 	if (g->stats == MAP_FAILED) {
@@ -424,7 +425,7 @@ int gateway_start(const struct gateway_policy *p, int report_fd, struct gateway 
 		}
 	}
 	if (made < 0 && cfg->gw_network != GW_NETWORK_NAMESPACE && (nets & SANDBOX_NET_BRIDGE)) {
-		made = make_bridge(cfg, ports, nports, lfds, &g->bridge_dir, e);
+		made = make_bridge(p->be, ports, nports, lfds, &g->bridge_dir, e);
 		if (made == 0)
 			g->bridge_ports = ports_list(ports, nports);
 	}

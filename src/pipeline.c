@@ -1233,7 +1233,7 @@ static int step_gateway(struct steps *s)
 		.base_cost = t->usage.cost,
 		.base_requests = t->usage.requests,
 		.base_unpriced = !t->usage.priced,
-		.nets = r->job->be->nets,
+		.be = r->job->be,
 	};
 	free(r->session);
 	r->session = t->session ? xstrdup(t->session) : NULL;

@@ -20,14 +20,14 @@ const struct sandbox_backend *sandbox_backend_find(const char *name,
                                                    const struct sandbox_options *o,
                                                    struct err *e)
 {
+	/* First: which bwrap (root or user mode) is the options'. */
+	if (o)
+		options = *o;
 	const struct sandbox_backend *all[] = { sandbox_backend_bwrap(),
 	                                        sandbox_backend_process() };
 	for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
-		if (name && !strcmp(all[i]->name, name)) {
-			if (o)
-				options = *o;
+		if (name && !strcmp(all[i]->name, name))
 			return all[i];
-		}
 	err_set(e, _("unknown sandbox backend '%s'; set [sandbox] backend to bwrap (or process, "
 	             "which isolates nothing)"), name ? name : "");
 	return NULL;

@@ -201,8 +201,8 @@ const struct sandbox_backend *sandbox_backend_process(void);
 #define SANDBOX_USERNS_MOUNTS (-2)
 int sandbox_bwrap_userns_check(struct err *e);
 /* The backend called name (config's [sandbox] backend), set up with o
- * for this process, or NULL with a message naming the backends there
- * are. */
+ * for this process (NULL: as before), or NULL with a message naming the
+ * backends there are. */
 const struct sandbox_backend *sandbox_backend_find(const char *name,
                                                    const struct sandbox_options *o,
                                                    struct err *e);

@@ -874,13 +874,9 @@ static int bw_run(struct sandbox *sb, const struct sandbox_cmd *cmd, struct sand
 	uint64_t oom0, pids0;
 	int status = 0, rc = -1;
 
-	memset(r, 0, sizeof *r);
-	if (sandbox_cmd_check(cmd, e) < 0)
-		return -1;
-	if (sandbox_cancel_requested()) {
-		r->end = SANDBOX_CANCELLED;
-		return 0;
-	}
+	int begun = sandbox_run_begin(cmd, r, e);
+	if (begun != 0)
+		return begun < 0 ? -1 : 0;
 	if (run_fds(data, outp, &devnull, e) < 0)
 		goto out;
 	build_argv(sb, cmd, data, &av);
@@ -1084,5 +1080,5 @@ static const struct sandbox_backend bwrap_user_backend = {
 
 const struct sandbox_backend *sandbox_backend_bwrap(void)
 {
-	return geteuid() == 0 ? &bwrap_backend : &bwrap_user_backend;
+	return sandbox_options()->user_mode ? &bwrap_user_backend : &bwrap_backend;
 }

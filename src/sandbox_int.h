@@ -37,8 +37,8 @@ int sandbox_drain_chunk(struct sandbox_drain *d, const char *p, size_t n);
 /* Kills everything the sandbox's commands left running (a cgroup, a
  * process group). */
 typedef void sandbox_kill_fn(void *arg);
-/* Looks at the running command between reads (at most every 100 ms or
- * so), and may kill it (a limit paddock watches itself). */
+/* Looks at the running command between reads (every 200 ms), and may
+ * kill it (a limit paddock watches itself). */
 typedef void sandbox_watch_fn(void *arg);
 
 /* Copies the output on fd (non-blocking; the command's end is open only in
@@ -56,8 +56,11 @@ enum sandbox_end sandbox_wait(const struct sandbox_cmd *cmd, struct child *ch, i
  * *rss when rss is not NULL.  With kill set, each gets SIGKILL. */
 size_t sandbox_tree(pid_t root, uint64_t *rss, int kill);
 
-/* Checks a command before it runs: an argv, NAME=VALUE environment. */
-int sandbox_cmd_check(const struct sandbox_cmd *cmd, struct err *e);
+/* The start of every run(): clears r and checks the command (an argv,
+ * NAME=VALUE environment).  -1 with a message for a bad one, 1 when a
+ * cancel was asked for (r says SANDBOX_CANCELLED: run nothing), else 0. */
+int sandbox_run_begin(const struct sandbox_cmd *cmd, struct sandbox_result *r,
+                      struct err *e);
 
 /* RLIMIT_CPU of a command's processes (0: none): no process may use more
  * CPU time than the whole sandbox gets until the deadline (limits.cpus *

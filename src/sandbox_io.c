@@ -24,6 +24,8 @@
 /* Seconds of CPU time a process may use beyond its sandbox's share. */
 #define CPU_SLACK_S 2
 #define POLL_MS 100
+/* How often a watch looks (a walk over /proc): not on every chunk read. */
+#define WATCH_MS 200
 #define DRAIN_AFTER_KILL_MS 2000
 
 const char sandbox_gitconfig_data[] =
@@ -119,7 +121,7 @@ enum sandbox_end sandbox_wait(const struct sandbox_cmd *cmd, struct child *ch, i
 {
 	enum sandbox_end killed = SANDBOX_EXITED;
 	int exited = 0, eof = 0;
-	double kill_time = 0;
+	double kill_time = 0, watched = 0;
 
 	for (;;) {
 		if (!eof) {
@@ -132,8 +134,10 @@ enum sandbox_end sandbox_wait(const struct sandbox_cmd *cmd, struct child *ch, i
 			struct timespec ts = { 0, 10 * 1000000L };
 			nanosleep(&ts, NULL);
 		}
-		if (!exited && watch && kill_time == 0)
+		if (!exited && watch && kill_time == 0 && clock_mono() - watched >= WATCH_MS / 1000.0) {
 			watch(arg);
+			watched = clock_mono();
+		}
 		if (!exited && child_poll(ch)) {
 			*status = ch->status;
 			exited = 1;
@@ -165,8 +169,10 @@ enum sandbox_end sandbox_wait(const struct sandbox_cmd *cmd, struct child *ch, i
 	return killed;
 }
 
-int sandbox_cmd_check(const struct sandbox_cmd *cmd, struct err *e)
+int sandbox_run_begin(const struct sandbox_cmd *cmd, struct sandbox_result *r,
+                      struct err *e)
 {
+	memset(r, 0, sizeof *r);
 	if (!cmd->argv || !cmd->argv[0])
 		return err_set(e, _("no command to run in the sandbox"));
 	for (size_t i = 0; cmd->env && cmd->env[i]; i++) {
@@ -174,6 +180,10 @@ int sandbox_cmd_check(const struct sandbox_cmd *cmd, struct err *e)
 		if (!eq || eq == cmd->env[i])
 			return err_set(e, _("invalid environment entry \"%s\" (expected NAME=VALUE)"),
 			               cmd->env[i]);
+	}
+	if (sandbox_cancel_requested()) {
+		r->end = SANDBOX_CANCELLED;
+		return 1;
 	}
 	return 0;
 }

@@ -278,13 +278,9 @@ static int pr_run(struct sandbox *sb, const struct sandbox_cmd *cmd, struct sand
 	struct strv argv = { 0 }, env = { 0 };
 	int outp[2] = { -1, -1 }, rc = -1, status = 0;
 
-	memset(r, 0, sizeof *r);
-	if (sandbox_cmd_check(cmd, e) < 0)
-		return -1;
-	if (sandbox_cancel_requested()) {
-		r->end = SANDBOX_CANCELLED;
-		return 0;
-	}
+	int begun = sandbox_run_begin(cmd, r, e);
+	if (begun != 0)
+		return begun < 0 ? -1 : 0;
 	for (size_t i = 0; cmd->argv[i]; i++) {
 		char *host = translate(p, cmd->argv[i]);
 		strv_add(&argv, host ? host : xstrdup(cmd->argv[i]));

@@ -852,11 +852,17 @@ static void shutdown_workers(struct sched *s)
 	gateway_janitor();
 }
 
+void scheduler_sandbox_options(const struct config *cfg, struct sandbox_options *o)
+{
+	*o = (struct sandbox_options){ .uid = cfg->sandbox_uid, .gid = cfg->sandbox_gid,
+	                               .unsafe_no_isolation = cfg->sandbox_unsafe,
+	                               .user_mode = geteuid() != 0 };
+}
+
 const struct sandbox_backend *scheduler_backend(const struct config *cfg, struct err *e)
 {
-	struct sandbox_options o = { .uid = cfg->sandbox_uid, .gid = cfg->sandbox_gid,
-	                             .unsafe_no_isolation = cfg->sandbox_unsafe,
-	                             .user_mode = geteuid() != 0 };
+	struct sandbox_options o;
+	scheduler_sandbox_options(cfg, &o);
 	const struct sandbox_backend *be = sandbox_backend_find(cfg->sandbox_backend, &o, e);
 	if (!be || be->preflight(e) < 0)
 		return NULL;

@@ -12,6 +12,9 @@
 #include "err.h"
 #include "store.h"
 
+struct sandbox_backend;
+struct sandbox_options;
+
 struct scheduler;
 
 struct scheduler_opts {
@@ -34,6 +37,9 @@ int scheduler_next_startable(struct store *st, const struct config *cfg, double 
  * [sandbox] options and checked (its preflight), or NULL with a message
  * that says what is missing. */
 const struct sandbox_backend *scheduler_backend(const struct config *cfg, struct err *e);
+/* The options cfg gives the sandbox backend (its [sandbox] section; user
+ * mode when this process is not root). */
+void scheduler_sandbox_options(const struct config *cfg, struct sandbox_options *o);
 /* The scheduler as a part of another event loop (the dashboard hosts it):
  * open takes the lock, marks tasks left active by a dead owner as lost,
  * runs the janitor and blocks SIGCHLD (reaped through a signalfd among its

@@ -135,7 +135,7 @@ static int template_setup_child(void *arg)
 			.cfg = cfg, .step = "setup",
 			.allow_hosts = (const char *const *)job->net->setup_allow_hosts,
 			.nallow_hosts = job->net->nsetup_allow_hosts,
-			.nets = be->nets,
+			.be = be,
 		};
 		if (gateway_start(&gp, job->report_fd >= 0 ? job->report_fd : job->log_fd,
 		                  &gw, &rep.e) < 0) {
