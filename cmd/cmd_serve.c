@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 #include "api.h"
+#include "cgroup.h"
 #include "config.h"
 #include "dash.h"
 #include "demo.h"
@@ -46,6 +47,12 @@ static int drop_root(const struct config *cfg, const char *data, struct err *e)
 	if ((st.st_uid != pw->pw_uid || st.st_gid != pw->pw_gid) &&
 	    fsx_chown_r(data, pw->pw_uid, pw->pw_gid, e) < 0)
 		return err_prefix(e, _("cannot hand the data directory to %s"), cfg->run_as);
+	/* The one thing root sets up for later: a cgroup of the user's own,
+	 * which user mode divides into each task's (cgroup_delegated). */
+	struct err ce = {{0}};
+	if (cgroup_delegate(pw->pw_name, pw->pw_uid, pw->pw_gid, &ce) < 0)
+		fprintf(stderr, _("paddock: warning: %s; the sandboxes' limits will be rlimits and "
+		                  "paddock's watch ('paddock doctor' says which hold)\n"), ce.msg);
 	if (initgroups(pw->pw_name, pw->pw_gid) < 0 || setresgid(pw->pw_gid, pw->pw_gid,
 	    pw->pw_gid) < 0 || setresuid(pw->pw_uid, pw->pw_uid, pw->pw_uid) < 0)
 		return err_errno(e, _("cannot become %s"), cfg->run_as);
@@ -62,6 +69,7 @@ static int drop_root(const struct config *cfg, const char *data, struct err *e)
 	setenv("HOME", pw->pw_dir, 1);
 	setenv("USER", pw->pw_name, 1);
 	setenv("LOGNAME", pw->pw_name, 1);
+	unsetenv("XDG_RUNTIME_DIR");  /* root's, if any */
 	return 0;
 }
 

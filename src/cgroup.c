@@ -18,16 +18,22 @@
 #include "buf.h"
 #include "clock.h"
 #include "i18n.h"
+#include "paths.h"
 
 #ifndef CGROUP2_SUPER_MAGIC
 #define CGROUP2_SUPER_MAGIC 0x63677270
 #endif
 
 #define CGROUP_PREFIX "paddock-"
-/* A cgroup is live while its supervisor holds an flock on this file; the
- * janitor removes only cgroups whose lock it can take, so that two paddock
- * processes (or parallel test runs) never kill each other's tasks. */
-#define CGROUP_LOCK_DIR "/run/paddock-cgroups"
+/* A cgroup is live while its supervisor holds an flock on its file in
+ * the lock directory (lock_dir); the janitor removes only cgroups whose
+ * lock it can take, so that two paddock processes (or parallel test runs)
+ * never kill each other's tasks. */
+#define ROOT_LOCK_DIR "/run/paddock-cgroups"
+/* User mode, cgroup v2: paddock's own processes move into this leaf of
+ * the delegated cgroup, since v2 lets a cgroup with processes of its own
+ * give no controller to its children. */
+#define LEAF_NAME "paddock.main"
 #define KILL_WAIT_MS 5000
 /* The CPU limit is a quota of cpus * CPU_PERIOD_US per period. */
 #define CPU_PERIOD_US 100000
@@ -242,6 +248,12 @@ static char *own_dir(const char *controller)
 	free(line);
 	fclose(f);
 	free(path);
+	/* In the leaf of a delegated v2 cgroup: the delegated one is ours. */
+	if (res && !controller) {
+		char *slash = strrchr(res, '/');
+		if (slash && strcmp(slash + 1, LEAF_NAME) == 0)
+			*slash = '\0';
+	}
 	return res;
 }
 
@@ -378,9 +390,29 @@ static void rmdir_retry(const char *dir)
 
 /* ---- lock files ---- */
 
+/* Where the lock files are: root's in /run; a user's in the runtime
+ * directory (XDG_RUNTIME_DIR), shared by all of the user's paddocks, or
+ * without one in the data directory; never in /tmp.  malloc'd. */
+static char *lock_dir(void)
+{
+	const char *rt = getenv("XDG_RUNTIME_DIR");
+	struct stat st;
+
+	if (geteuid() == 0)
+		return xstrdup(ROOT_LOCK_DIR);
+	if (rt && rt[0] == '/' && stat(rt, &st) == 0 && S_ISDIR(st.st_mode) &&
+	    st.st_uid == geteuid())
+		return xasprintf("%s/paddock-cgroups", rt);
+	char *data = paths_data_dir(), *dir = paths_cgroup_locks(data);
+	free(data);
+	return dir;
+}
+
 static char *lock_path_for(const char *name)
 {
-	return xasprintf("%s/%s%s.lock", CGROUP_LOCK_DIR, CGROUP_PREFIX, name);
+	char *dir = lock_dir(), *path = xasprintf("%s/%s%s.lock", dir, CGROUP_PREFIX, name);
+	free(dir);
+	return path;
 }
 
 /* ---- public ---- */
@@ -504,16 +536,19 @@ static void record_dirs(struct cgroup *cg)
 /* The directories a lock file recorded, for a lock no process holds. */
 static void janitor_recorded(void)
 {
-	DIR *d = opendir(CGROUP_LOCK_DIR);
+	char *dir = lock_dir();
+	DIR *d = opendir(dir);
 	struct dirent *de;
-	if (!d)
+	if (!d) {
+		free(dir);
 		return;
+	}
 	while ((de = readdir(d))) {
 		size_t n = strlen(de->d_name);
 		if (strncmp(de->d_name, CGROUP_PREFIX, strlen(CGROUP_PREFIX)) != 0 || n < 6 ||
 		    strcmp(de->d_name + n - 5, ".lock") != 0)
 			continue;
-		char *lock = xasprintf("%s/%s", CGROUP_LOCK_DIR, de->d_name);
+		char *lock = xasprintf("%s/%s", dir, de->d_name);
 		int fd = open(lock, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
 		if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) < 0) {
 			if (fd >= 0)
@@ -564,14 +599,20 @@ static void janitor_recorded(void)
 		free(lock);
 	}
 	closedir(d);
+	free(dir);
 }
 
 /* Takes the cgroup's lock file, which says the name is ours while we run
  * (and lets a janitor tell a live cgroup from a stale one). */
 static int cg_lock(struct cgroup *cg, const char *name, struct err *e)
 {
-	if (mkdir(CGROUP_LOCK_DIR, 0700) < 0 && errno != EEXIST)
-		return err_errno(e, _("cannot create %s"), CGROUP_LOCK_DIR);
+	char *dir = lock_dir();
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
+		err_errno(e, _("cannot create %s"), dir);
+		free(dir);
+		return -1;
+	}
+	free(dir);
 	cg->lock_path = lock_path_for(name);
 	for (int tries = 0;; tries++) {
 		cg->lock_fd = open(cg->lock_path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
@@ -813,6 +854,15 @@ static void janitor_dir(const char *base, int v2)
 			continue;
 		lock = lock_path_for(name + strlen(CGROUP_PREFIX));
 		fd = open(lock, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+		if (fd < 0 && geteuid() != 0) {
+			/* A user's paddocks may use other lock directories
+			 * (no runtime directory, other data directories):
+			 * without a lock file, the cgroup is not known to be
+			 * stale.  Every cgroup a user's paddock makes has one
+			 * until it is removed. */
+			free(lock);
+			continue;
+		}
 		if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) < 0) {
 			close(fd);  /* its supervisor is alive */
 			free(lock);
@@ -909,4 +959,185 @@ int cgroup_preflight(struct err *e)
 	free(mem);
 	free(pids);
 	return ok ? 0 : -1;
+}
+
+/* ---- delegation: a cgroup that is a user's to divide ---- */
+
+/* 0 when dir's children get memory and pids (and cpu where it can). */
+static int v2_enable(const char *dir)
+{
+	char path[4096], ctl[1024];
+
+	snprintf(path, sizeof path, "%s/cgroup.subtree_control", dir);
+	if (read_small(path, ctl, sizeof ctl) < 0 || !strstr(ctl, "memory") ||
+	    !strstr(ctl, "pids")) {
+		if (write_str(dir, "cgroup.subtree_control", "+memory +pids") < 0)
+			return -1;
+	}
+	write_str(dir, "cgroup.subtree_control", "+cpu");
+	return 0;
+}
+
+/* Moves every process of the cgroup dir into its leaf (LEAF_NAME), so
+ * that dir may give controllers to its children. */
+static int v2_leaf(const char *dir, struct err *e)
+{
+	char *leaf = xasprintf("%s/%s", dir, LEAF_NAME), path[4096];
+
+	if (mkdir(leaf, 0755) < 0 && errno != EEXIST) {
+		err_errno(e, _("cannot create the cgroup %s"), leaf);
+		free(leaf);
+		return -1;
+	}
+	snprintf(path, sizeof path, "%s/cgroup.procs", dir);
+	/* Again while any moved: a process may fork meanwhile. */
+	for (int round = 0; round < 10; round++) {
+		FILE *f = fopen(path, "re");
+		long pid;
+		int moved = 0;
+		if (!f)
+			break;
+		while (fscanf(f, "%ld", &pid) == 1) {
+			char val[32];
+			snprintf(val, sizeof val, "%ld", pid);
+			if (write_str(leaf, "cgroup.procs", val) == 0)
+				moved++;
+		}
+		fclose(f);
+		if (!moved)
+			break;
+	}
+	free(leaf);
+	return 0;
+}
+
+/* "memory, pids, cpu": the controllers of the v1 dirs that are ours. */
+static void v1_where(char *const dir[V1_N], struct buf *b)
+{
+	for (int i = 0; i < V1_N; i++)
+		if (dir[i] && access(dir[i], W_OK) == 0)
+			buf_printf(b, "%s%s %s", b->len ? ", " : "", v1_names[i], dir[i]);
+}
+
+int cgroup_delegated(char **where, struct err *e)
+{
+	struct err ignored;
+	char *v2dir = NULL, *dir[V1_N] = { NULL };
+	int ok = 0;
+
+	if (!e)
+		e = &ignored;
+	if (where)
+		*where = NULL;
+	if (v2_usable(&v2dir)) {
+		char path[4096], ctl[1024];
+		snprintf(path, sizeof path, "%s/cgroup.procs", v2dir);
+		if (access(v2dir, W_OK) < 0 || access(path, W_OK) < 0)
+			err_set(e, _("the cgroup %s is not delegated to you"), v2dir);
+		else if (v2_enable(v2dir) == 0 ||
+		         (errno == EBUSY && v2_leaf(v2dir, e) == 0 && v2_enable(v2dir) == 0))
+			ok = 1;
+		else if (!e->msg[0])
+			err_errno(e, _("cannot enable the memory and pids controllers below the "
+			               "delegated cgroup %s"), v2dir);
+		snprintf(path, sizeof path, "%s/cgroup.subtree_control", v2dir);
+		if (ok && where && read_small(path, ctl, sizeof ctl) == 0) {
+			ctl[strcspn(ctl, "\n")] = '\0';
+			*where = xasprintf("%s (%s)", v2dir, ctl);
+		}
+		free(v2dir);
+		return ok;
+	}
+	for (int i = 0; i < V1_N; i++)
+		dir[i] = own_dir(v1_names[i]);
+	if (!dir[V1_MEMORY] || !dir[V1_PIDS])
+		err_set(e, _("no cgroup memory and pids controllers here (cgroup v2 at "
+		             "/sys/fs/cgroup, or v1 at /sys/fs/cgroup/memory and /sys/fs/cgroup/pids)"));
+	else if (access(dir[V1_MEMORY], W_OK) < 0 || access(dir[V1_PIDS], W_OK) < 0)
+		err_set(e, _("the cgroups %s and %s are not delegated to you"), dir[V1_MEMORY],
+		        dir[V1_PIDS]);
+	else
+		ok = 1;
+	if (ok && where) {
+		struct buf b = { 0 };
+		v1_where(dir, &b);
+		*where = buf_detach(&b);
+	}
+	for (int i = 0; i < V1_N; i++)
+		free(dir[i]);
+	return ok;
+}
+
+/* Hands the cgroup dir to uid:gid: the directory (to make children) and
+ * the files that move processes and give controllers. */
+static int chown_cgroup(const char *dir, uid_t uid, gid_t gid)
+{
+	static const char *const files[] = { "cgroup.procs", "tasks", "cgroup.subtree_control",
+	                                     "cgroup.threads", NULL };
+	if (chown(dir, uid, gid) < 0)
+		return -1;
+	for (int i = 0; files[i]; i++) {
+		char path[4096];
+		snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+		if (chown(path, uid, gid) < 0 && errno != ENOENT)
+			return -1;
+	}
+	return 0;
+}
+
+/* Makes base/paddock.<name>, moves this process into it, hands it over. */
+static int delegate_one(const char *base, const char *name, uid_t uid, gid_t gid,
+                        struct err *e)
+{
+	char *dir = xasprintf("%s/paddock.%s", base, name), pid[32];
+	int rc = 0;
+
+	snprintf(pid, sizeof pid, "%ld", (long)getpid());
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+		rc = err_errno(e, _("cannot create the cgroup %s"), dir);
+	else if (write_str(dir, "cgroup.procs", pid) < 0)
+		rc = err_errno(e, _("cannot move paddock into the cgroup %s"), dir);
+	else if (chown_cgroup(dir, uid, gid) < 0)
+		rc = err_errno(e, _("cannot hand the cgroup %s to uid %lu"), dir, (unsigned long)uid);
+	free(dir);
+	return rc;
+}
+
+int cgroup_delegate(const char *name, uid_t uid, gid_t gid, struct err *e)
+{
+	struct statfs sf;
+
+	if (!name_valid(name))
+		return err_set(e, _("invalid cgroup name \"%s\" (letters, digits, '.', '_' and "
+		                    "'-' only)"), name ? name : "");
+	if (statfs("/sys/fs/cgroup", &sf) == 0 && (unsigned long)sf.f_type == CGROUP2_SUPER_MAGIC) {
+		char *base = own_dir(NULL);
+		int rc;
+		if (!base)
+			return err_set(e, _("cannot find paddock's own cgroup"));
+		rc = delegate_one(base, name, uid, gid, e);
+		/* Now that paddock left it, base may give its controllers. */
+		if (rc == 0 && write_str(base, "cgroup.subtree_control", "+memory +pids") < 0)
+			rc = err_errno(e, _("cannot enable the memory and pids controllers below the "
+			                    "cgroup %s"), base);
+		if (rc == 0)
+			write_str(base, "cgroup.subtree_control", "+cpu");
+		free(base);
+		return rc;
+	}
+	for (int i = 0; i < V1_N; i++) {
+		char *base = own_dir(v1_names[i]);
+		int rc;
+		if (!base) {
+			if (i == V1_MEMORY || i == V1_PIDS)
+				return err_set(e, _("no cgroup %s controller is mounted"), v1_names[i]);
+			continue;
+		}
+		rc = delegate_one(base, name, uid, gid, e);
+		free(base);
+		/* cpu and freezer are optional, as for root's own tasks. */
+		if (rc < 0 && (i == V1_MEMORY || i == V1_PIDS))
+			return -1;
+	}
+	return 0;
 }

@@ -233,12 +233,21 @@ static void check_cgroups(struct doctor *d)
 			add(d, "cgroups", DOCTOR_OK, NULL, _("memory and pids cgroups for each task"));
 		return;
 	}
-	/* User mode makes no cgroups: say what stands in. */
+	char *where = NULL;
+	if (cgroup_delegated(&where, &e)) {
+		add(d, "cgroups", DOCTOR_OK, NULL,
+		    _("a delegated cgroup, divided into memory, pids and cpu cgroups for each "
+		      "task: %s"), where);
+		free(where);
+		return;
+	}
+	/* Without one, say what stands in. */
 	add(d, "cgroups", DOCTOR_WARN,
-	    _("for limits of the whole sandbox in the kernel, run paddock as root (root mode); "
-	      "user mode does not divide a delegated cgroup yet"),
-	    _("no cgroup for the sandboxes: each task's memory is watched by paddock and capped "
-	      "per process, its processes by RLIMIT_NPROC, its CPU time per process"));
+	    _("for limits of the whole sandbox in the kernel, start paddock in a delegated "
+	      "cgroup: as the systemd user unit (Delegate=yes), with systemd-run --user "
+	      "--scope -p Delegate=yes paddock serve, or as root with [paddock] user"),
+	    _("no delegated cgroup (%s): each task's memory is watched by paddock and capped "
+	      "per process, its processes by RLIMIT_NPROC, its CPU time per process"), e.msg);
 }
 
 static void check_seccomp(struct doctor *d)

@@ -109,6 +109,11 @@ char *paths_demo_dir(const char *data)
 	return paths_join(data, "demo", NULL);
 }
 
+char *paths_cgroup_locks(const char *data)
+{
+	return paths_join(data, "cgroups", NULL);
+}
+
 char *paths_tasks_dir(const char *data)
 {
 	return paths_join(data, "tasks", NULL);

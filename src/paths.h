@@ -14,6 +14,8 @@
  *   agents/                                                   paths_agents_dir
  *     <name>/                an installed agent package       paths_agent_dir
  *   demo/                    paddock demo's repo and agents   paths_demo_dir
+ *   cgroups/                 a user's cgroup locks, without   paths_cgroup_locks
+ *                            XDG_RUNTIME_DIR (cgroup.c)
  *   tasks/                                                    paths_tasks_dir
  *     <id>/                  one task                         paths_task_dir
  *       log                  what the task did                paths_task_log
@@ -50,6 +52,7 @@ char *paths_template_repo_dir(const char *data, const char *repo);
 char *paths_agents_dir(const char *data);
 char *paths_agent_dir(const char *data, const char *agent);
 char *paths_demo_dir(const char *data);
+char *paths_cgroup_locks(const char *data);
 char *paths_tasks_dir(const char *data);
 
 /* Below the directory of task id. */

@@ -67,6 +67,9 @@ struct sandbox_options {
 	int user_mode;         /* bwrap: paddock is not root; each sandbox lives in a
 	                          user namespace of its own, as the user (uid and
 	                          gid are not used) */
+	int cgroups;           /* bwrap: 1 when each sandbox gets cgroups (root
+	                          mode, or user mode in a delegated cgroup:
+	                          cgroup_delegated), else rlimits and a watch */
 };
 
 /* The workspace a sandbox starts from: the template of (repo, base), a

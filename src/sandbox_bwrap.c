@@ -56,6 +56,8 @@
 #define RLIMIT_NOTE "[paddock: no cgroup for this sandbox (user mode): paddock watches its " \
 	"memory and caps each process's, RLIMIT_NPROC caps its processes, RLIMIT_CPU each " \
 	"process's CPU time]\n"
+#define DELEGATED_NOTE "[paddock: user mode, in a delegated cgroup: the sandbox's memory, " \
+	"processes and CPU are limited by cgroups of its own]\n"
 
 struct sandbox {
 	char *task_id;
@@ -605,9 +607,9 @@ static int bw_create(struct sandbox **out, const struct sandbox_spec *spec, stru
 			goto fail;
 		}
 	}
-	/* User mode makes no cgroup (dividing a delegated one is not done
-	 * yet): rlimits and the watch stand in. */
-	if (!user && cgroup_create(&sb->cg, spec->task_id, spec->limits.memory, spec->limits.pids,
+	/* User mode without a delegated cgroup makes none: rlimits and the
+	 * watch stand in.  Made before the user namespace, as the user. */
+	if (sandbox_options()->cgroups && cgroup_create(&sb->cg, spec->task_id, spec->limits.memory, spec->limits.pids,
 	                           spec->limits.cpus, spec->limits.cpus_set, e) < 0)
 		goto fail;
 	if (setup_runtime(sb, spec, e) < 0)
@@ -817,6 +819,9 @@ static void run_drain_init(struct sandbox *sb, const struct sandbox_cmd *cmd,
 	if (!sb->cg && !sb->limits_noted) {
 		sandbox_drain_chunk(d, RLIMIT_NOTE, sizeof RLIMIT_NOTE - 1);
 		sb->limits_noted = 1;
+	} else if (sb->user && !sb->limits_noted) {
+		sandbox_drain_chunk(d, DELEGATED_NOTE, sizeof DELEGATED_NOTE - 1);
+		sb->limits_noted = 1;
 	}
 }
 
@@ -1001,7 +1006,7 @@ int sandbox_bwrap_userns_check(struct err *e)
 }
 
 /* User mode: bwrap, user namespaces with mounts and overlay in them;
- * no cgroups. */
+ * cgroups only where one is delegated (scheduler_sandbox_options). */
 static int bw_preflight_user(struct err *e)
 {
 	if (sandbox_bwrap_userns_check(e) < 0)
@@ -1054,7 +1059,8 @@ static void bw_janitor(void)
 {
 	/* Mounts live in each supervisor's private mount namespace and vanish
 	 * with it, so only cgroups can outlive a task. */
-	cgroup_janitor();
+	if (sandbox_options()->cgroups)
+		cgroup_janitor();
 }
 
 static void bw_owner(uid_t *uid, gid_t *gid)

@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "buf.h"
+#include "cgroup.h"
 #include "child.h"
 #include "clock.h"
 #include "fsx.h"
@@ -854,9 +855,14 @@ static void shutdown_workers(struct sched *s)
 
 void scheduler_sandbox_options(const struct config *cfg, struct sandbox_options *o)
 {
+	int user = geteuid() != 0;
+	/* Only bwrap sandboxes use cgroups: a delegated one is not
+	 * prepared (cgroup_delegated may move processes) for the others. */
+	int bwrap = !strcmp(cfg->sandbox_backend, "bwrap");
 	*o = (struct sandbox_options){ .uid = cfg->sandbox_uid, .gid = cfg->sandbox_gid,
 	                               .unsafe_no_isolation = cfg->sandbox_unsafe,
-	                               .user_mode = geteuid() != 0 };
+	                               .user_mode = user,
+	                               .cgroups = !user || (bwrap && cgroup_delegated(NULL, NULL)) };
 }
 
 const struct sandbox_backend *scheduler_backend(const struct config *cfg, struct err *e)
