@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "child.h"
 #include "clock.h"
 #include "i18n.h"
 #include "paths.h"
@@ -1140,4 +1141,85 @@ int cgroup_delegate(const char *name, uid_t uid, gid_t gid, struct err *e)
 			return -1;
 	}
 	return 0;
+}
+
+/* ---- a delegated scope from the systemd user manager ---- */
+
+/* busctl's own words on stderr (its first line), for the message. */
+static char *busctl_stderr(int fd)
+{
+	struct buf b = { 0 };
+	char tmp[512];
+	ssize_t n;
+	while ((n = read(fd, tmp, sizeof tmp)) > 0 && b.len < 4096)
+		buf_add(&b, tmp, (size_t)n);
+	if (!b.data)
+		return xstrdup("");
+	b.data[strcspn(b.data, "\n")] = '\0';
+	return buf_detach(&b);
+}
+
+int cgroup_systemd_scope(struct err *e)
+{
+	const char *rt = getenv("XDG_RUNTIME_DIR");
+	char *bus, unit[64], pid[32], before[4096], now[4096];
+	struct stat st;
+	int p[2], rc = -1;
+
+	/* Moved once this changes (the v2 line, or on v1 the controllers'). */
+	if (read_small("/proc/self/cgroup", before, sizeof before) < 0)
+		return err_errno(e, _("cannot read /proc/self/cgroup"));
+	if (!rt || rt[0] != '/') {
+		return err_set(e, _("no systemd user manager to ask for a delegated scope "
+		                    "(XDG_RUNTIME_DIR is not set)"));
+	}
+	bus = xasprintf("%s/bus", rt);
+	int have_bus = stat(bus, &st) == 0 && S_ISSOCK(st.st_mode);
+	free(bus);
+	if (!have_bus) {
+		return err_set(e, _("no systemd user manager to ask for a delegated scope (no "
+		                    "bus at $XDG_RUNTIME_DIR/bus)"));
+	}
+	snprintf(unit, sizeof unit, "paddock-%ld.scope", (long)getpid());
+	snprintf(pid, sizeof pid, "%ld", (long)getpid());
+	/* org.freedesktop.systemd1(5): StartTransientUnit(name, mode,
+	 * properties, aux); a scope takes existing processes (PIDs), and
+	 * Delegate=yes makes its cgroup ours. */
+	const char *argv[] = { "busctl", "--user", "call", "org.freedesktop.systemd1",
+	                       "/org/freedesktop/systemd1", "org.freedesktop.systemd1.Manager",
+	                       "StartTransientUnit", "ssa(sv)a(sa(sv))", unit, "fail", "3",
+	                       "PIDs", "au", "1", pid, "Delegate", "b", "true",
+	                       "Description", "s", "paddock: sandboxes' cgroups", "0", NULL };
+	if (pipe2(p, O_CLOEXEC) < 0) {
+		return err_errno(e, _("cannot ask the systemd user manager for a delegated scope"));
+	}
+	struct child ch = { .argv = argv, .stdio = { CHILD_NULL, CHILD_NULL, p[1] }, .alarm = 10 };
+	int started = child_start(&ch, e);
+	close(p[1]);
+	char *why = started == 0 ? busctl_stderr(p[0]) : NULL;
+	close(p[0]);
+	if (started < 0) {
+		err_prefix(e, _("cannot ask the systemd user manager for a delegated scope"));
+	} else if (child_finish(&ch) != 0) {
+		err_set(e, _("the systemd user manager gave no delegated scope: %s"),
+		        why && *why ? why : _("busctl failed"));
+	} else {
+		/* The job moves us soon after it is queued. */
+		double until = now_ms() + 3000;
+		for (;;) {
+			if (read_small("/proc/self/cgroup", now, sizeof now) == 0 &&
+			    strcmp(now, before) != 0) {
+				rc = 0;
+				break;
+			}
+			if (now_ms() > until) {
+				err_set(e, _("the systemd user manager did not move paddock into %s"),
+				        unit);
+				break;
+			}
+			sleep_ms(20);
+		}
+	}
+	free(why);
+	return rc;
 }

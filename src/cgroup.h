@@ -49,6 +49,12 @@ int cgroup_delegated(char **where, struct err *e);
  * uid:gid, for cgroup_delegated once dropped.  Left behind empty when
  * paddock exits; used again at the next start. */
 int cgroup_delegate(const char *name, uid_t uid, gid_t gid, struct err *e);
+/* User mode without a delegated cgroup: asks the systemd user manager
+ * (busctl --user, StartTransientUnit) for a transient scope
+ * paddock-<pid>.scope with Delegate=yes holding this process, as
+ * systemd-run --user --scope -p Delegate=yes would; 0 once moved there
+ * (cgroup_delegated then divides it), else -1 and why. */
+int cgroup_systemd_scope(struct err *e);
 /* 0 when memory and pids cgroups can be made here, else -1 and why (a
  * missing cpu controller is not a failure here: cgroup_create decides). */
 int cgroup_preflight(struct err *e);

@@ -234,6 +234,10 @@ static void check_cgroups(struct doctor *d)
 		return;
 	}
 	char *where = NULL;
+	struct err se = { { 0 } };
+	/* As serve would: a scope from the systemd user manager first. */
+	if (!cgroup_delegated(NULL, NULL))
+		(void)cgroup_systemd_scope(&se);  /* why not: said below */
 	if (cgroup_delegated(&where, &e)) {
 		add(d, "cgroups", DOCTOR_OK, NULL,
 		    _("a delegated cgroup, divided into memory, pids and cpu cgroups for each "
@@ -246,8 +250,9 @@ static void check_cgroups(struct doctor *d)
 	    _("for limits of the whole sandbox in the kernel, start paddock in a delegated "
 	      "cgroup: as the systemd user unit (Delegate=yes), with systemd-run --user "
 	      "--scope -p Delegate=yes paddock serve, or as root with [paddock] user"),
-	    _("no delegated cgroup (%s): each task's memory is watched by paddock and capped "
-	      "per process, its processes by RLIMIT_NPROC, its CPU time per process"), e.msg);
+	    _("no delegated cgroup (%s; %s): each task's memory is watched by paddock and "
+	      "capped per process, its processes by RLIMIT_NPROC, its CPU time per process"),
+	    e.msg, se.msg);
 }
 
 static void check_seccomp(struct doctor *d)

@@ -868,6 +868,11 @@ void scheduler_sandbox_options(const struct config *cfg, struct sandbox_options 
 const struct sandbox_backend *scheduler_backend(const struct config *cfg, struct err *e)
 {
 	struct sandbox_options o;
+	/* User mode: a delegated scope from the systemd user manager where
+	 * there is one, for cgroups; without, rlimits (doctor says so). */
+	if (geteuid() != 0 && !strcmp(cfg->sandbox_backend, "bwrap") &&
+	    !cgroup_delegated(NULL, NULL))
+		cgroup_systemd_scope(NULL);
 	scheduler_sandbox_options(cfg, &o);
 	const struct sandbox_backend *be = sandbox_backend_find(cfg->sandbox_backend, &o, e);
 	if (!be || be->preflight(e) < 0)
