@@ -105,7 +105,8 @@ const struct gateway_stats *gateway_stats(const struct gateway *g);
 /* Stops the gateway process and frees g.  NULL is fine. */
 void gateway_stop(struct gateway *g);
 
-/* Removes the bridge socket folders in /tmp that a killed supervisor left
+/* Removes the bridge socket folders (in /tmp, or a user's
+ * XDG_RUNTIME_DIR) that a killed supervisor left
  * (every socket in them refuses connections); live ones stay. */
 void gateway_janitor(void);
 

@@ -162,17 +162,33 @@ static void bridge_remove(const char *dir, const int *ports, size_t nports)
 /* The fallback: our listeners are unix sockets in a new host dir that only
  * root and the sandbox's uid can enter; the sandbox sees the dir and
  * paddock-bridge relays its own 127.0.0.1 ports to them. */
+/* Where the socket folders go: a user's runtime directory
+ * (XDG_RUNTIME_DIR: theirs alone, gone at logout), else /tmp; short
+ * enough for a socket's path.  Root's (which the sandbox uid must enter)
+ * are in /tmp. */
+static const char *bridge_parent(void)
+{
+	const char *rt = getenv("XDG_RUNTIME_DIR");
+	struct stat st;
+	if (geteuid() != 0 && rt && rt[0] == '/' && strlen(rt) < 64 && stat(rt, &st) == 0 &&
+	    S_ISDIR(st.st_mode) && st.st_uid == geteuid())
+		return rt;
+	return "/tmp";
+}
+
 static int make_bridge(const struct sandbox_backend *be, const int *ports, size_t nports,
                        int *listen_fds, char **dir_out, struct err *e)
 {
-	char tmpl[] = "/tmp/paddock-gateway-XXXXXX";
+	char tmpl[128];
+	snprintf(tmpl, sizeof tmpl, "%s/paddock-gateway-XXXXXX", bridge_parent());
 	char *dir = mkdtemp(tmpl);
 	uid_t uid;
 	gid_t gid;
 	be->owner(&uid, &gid);
 	size_t made = 0;
 	if (!dir)
-		return err_errno(e, _("cannot create the gateway's socket folder in /tmp"));
+		return err_errno(e, _("cannot create the gateway's socket folder in %s"),
+		                 bridge_parent());
 	for (; made < nports; made++) {
 		/* Bound and listening under a dot name first, then renamed: a
 		 * socket named after its port always listens while its gateway
@@ -228,9 +244,10 @@ static int socket_dead(int dirfd, const char *name)
 	return dead;
 }
 
-void gateway_janitor(void)
+/* The stale socket folders in parent. */
+static void janitor_in(const char *parent)
 {
-	DIR *tmp = opendir("/tmp");
+	DIR *tmp = opendir(parent);
 	if (!tmp)
 		return;
 	struct dirent *de;
@@ -277,6 +294,13 @@ void gateway_janitor(void)
 		close(dfd);
 	}
 	closedir(tmp);
+}
+
+void gateway_janitor(void)
+{
+	janitor_in("/tmp");
+	if (strcmp(bridge_parent(), "/tmp") != 0)
+		janitor_in(bridge_parent());
 }
 
 /* The loopback form: our listeners on the host's 127.0.0.1, at ports the
