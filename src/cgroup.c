@@ -396,13 +396,11 @@ static void rmdir_retry(const char *dir)
  * without one in the data directory; never in /tmp.  malloc'd. */
 static char *lock_dir(void)
 {
-	const char *rt = getenv("XDG_RUNTIME_DIR");
-	struct stat st;
+	const char *rt = paths_runtime_dir();
 
 	if (geteuid() == 0)
 		return xstrdup(ROOT_LOCK_DIR);
-	if (rt && rt[0] == '/' && stat(rt, &st) == 0 && S_ISDIR(st.st_mode) &&
-	    st.st_uid == geteuid())
+	if (rt)
 		return xasprintf("%s/paddock-cgroups", rt);
 	char *data = paths_data_dir(), *dir = paths_cgroup_locks(data);
 	free(data);

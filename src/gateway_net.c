@@ -30,6 +30,7 @@
 #include "buf.h"
 #include "child.h"
 #include "i18n.h"
+#include "paths.h"
 #include "sandbox.h"
 
 /* ---- start and stop ---- */
@@ -162,33 +163,28 @@ static void bridge_remove(const char *dir, const int *ports, size_t nports)
 /* The fallback: our listeners are unix sockets in a new host dir that only
  * root and the sandbox's uid can enter; the sandbox sees the dir and
  * paddock-bridge relays its own 127.0.0.1 ports to them. */
-/* Where the socket folders go: a user's runtime directory
- * (XDG_RUNTIME_DIR: theirs alone, gone at logout), else /tmp; short
- * enough for a socket's path.  Root's (which the sandbox uid must enter)
- * are in /tmp. */
+/* Where the socket folders go: a user's runtime directory (theirs
+ * alone, gone at logout), else /tmp.  Root's (which the sandbox uid must
+ * enter) are in /tmp. */
 static const char *bridge_parent(void)
 {
-	const char *rt = getenv("XDG_RUNTIME_DIR");
-	struct stat st;
-	if (geteuid() != 0 && rt && rt[0] == '/' && strlen(rt) < 64 && stat(rt, &st) == 0 &&
-	    S_ISDIR(st.st_mode) && st.st_uid == geteuid())
-		return rt;
-	return "/tmp";
+	const char *rt = paths_runtime_dir();
+	return rt ? rt : "/tmp";
 }
 
 static int make_bridge(const struct sandbox_backend *be, const int *ports, size_t nports,
                        int *listen_fds, char **dir_out, struct err *e)
 {
-	char tmpl[128];
-	snprintf(tmpl, sizeof tmpl, "%s/paddock-gateway-XXXXXX", bridge_parent());
+	const char *parent = bridge_parent();
+	char tmpl[128];  /* paths_runtime_dir is shorter than 64 */
+	snprintf(tmpl, sizeof tmpl, "%s/paddock-gateway-XXXXXX", parent);
 	char *dir = mkdtemp(tmpl);
 	uid_t uid;
 	gid_t gid;
 	be->owner(&uid, &gid);
 	size_t made = 0;
 	if (!dir)
-		return err_errno(e, _("cannot create the gateway's socket folder in %s"),
-		                 bridge_parent());
+		return err_errno(e, _("cannot create the gateway's socket folder in %s"), parent);
 	for (; made < nports; made++) {
 		/* Bound and listening under a dot name first, then renamed: a
 		 * socket named after its port always listens while its gateway

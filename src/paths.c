@@ -3,6 +3,7 @@
 
 #include <pwd.h>
 #include <stdarg.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <unistd.h>
 #include <stdlib.h>
@@ -10,6 +11,16 @@
 #include "buf.h"
 #include "fsx.h"
 #include "i18n.h"
+
+const char *paths_runtime_dir(void)
+{
+	const char *rt = getenv("XDG_RUNTIME_DIR");
+	struct stat st;
+	if (geteuid() != 0 && rt && rt[0] == '/' && strlen(rt) < 64 && stat(rt, &st) == 0 &&
+	    S_ISDIR(st.st_mode) && st.st_uid == geteuid())
+		return rt;
+	return NULL;
+}
 
 char *paths_data_dir(void)
 {

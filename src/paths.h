@@ -39,6 +39,10 @@ char *paths_data_dir(void);
 /* Creates the data directory and its fixed subdirectories (mode 0700 for
  * the top).  Returns the path (malloc'd) or NULL. */
 char *paths_data_dir_ensure(struct err *e);
+/* The user's runtime directory ($XDG_RUNTIME_DIR: absolute, a directory
+ * of this euid's, shorter than 64 bytes so that socket paths in it fit),
+ * or NULL: for root, or when there is none. */
+const char *paths_runtime_dir(void);
 /* Joins path components: paths_join(a, b, ..., NULL), malloc'd. */
 char *paths_join(const char *first, ...);
 
