@@ -143,3 +143,38 @@ write_agent() {
 # task_status ID: prints the task's status
 task_status() { "$PADDOCK" show --json "$1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["status"])'; }
 task_field() { "$PADDOCK" show --json "$1" | python3 -c 'import json,sys; v=json.load(sys.stdin).get(sys.argv[1]); print("" if v is None else v)' "$2"; }
+
+# skip_check DESCRIPTION REASON: a check that does not apply in this mode,
+# as a TAP line that names it ("ok N - DESCRIPTION # SKIP REASON").
+skip_check() { ok 0 "$1 # SKIP $2"; }
+
+# sandbox_pids: in user mode, where a sandbox's processes run as the user
+# like everything else of the test, the pids of this test's: each bwrap
+# names its task in its argv (--setenv PADDOCK_TASK_ID ID), and what runs
+# inside has PADDOCK_TASK_ID=ID in its environment; the tasks are this data
+# dir's.  One pid a line.  (As root: the sandbox uid's, pgrep -u.)
+sandbox_pids() {
+	python3 - "$PADDOCK_HOME/tasks" <<'PY'
+import os, sys
+try:
+    ids = {i.encode() for i in os.listdir(sys.argv[1])}
+except OSError:
+    ids = set()
+me = str(os.getuid())
+for p in os.listdir("/proc"):
+    if not p.isdigit() or p == str(os.getpid()):
+        continue
+    try:
+        uid = [l.split()[1] for l in open("/proc/%s/status" % p) if l.startswith("Uid:")]
+        if uid != [me]:
+            continue
+        argv = open("/proc/%s/cmdline" % p, "rb").read().split(b"\0")
+        env = open("/proc/%s/environ" % p, "rb").read().split(b"\0")
+    except OSError:
+        continue
+    named = {argv[i + 1] for i in range(len(argv) - 1) if argv[i] == b"PADDOCK_TASK_ID"}
+    named |= {e[len(b"PADDOCK_TASK_ID="):] for e in env if e.startswith(b"PADDOCK_TASK_ID=")}
+    if named & ids:
+        print(p)
+PY
+}
