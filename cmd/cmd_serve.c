@@ -10,15 +10,16 @@
 #include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 #include "api.h"
-#include "cgroup.h"
 #include "config.h"
 #include "dash.h"
 #include "demo.h"
 #include "fsx.h"
 #include "i18n.h"
 #include "paths.h"
+#include "privsep.h"
 #include "sandbox.h"
 #include "scheduler.h"
 #include "store.h"
@@ -27,8 +28,9 @@
 /* ---------------------------------------------------------------- serve */
 
 /* Started as root with paddock.user set: the data directory is made and
- * handed to that user, then root is dropped for good (groups, gid, uid),
- * before the store is opened; the sandboxes then run in user mode. */
+ * handed to that user, root's helper for the sandboxes is started
+ * (privsep.h: they stay root mode's), then root is dropped for good
+ * (groups, gid, uid) before the store is opened. */
 static int drop_root(const struct config *cfg, const char *data, struct err *e)
 {
 	if (geteuid() != 0 || !cfg->run_as)
@@ -47,12 +49,15 @@ static int drop_root(const struct config *cfg, const char *data, struct err *e)
 	if ((st.st_uid != pw->pw_uid || st.st_gid != pw->pw_gid) &&
 	    fsx_chown_r(data, pw->pw_uid, pw->pw_gid, e) < 0)
 		return err_prefix(e, _("cannot hand the data directory to %s"), cfg->run_as);
-	/* The one thing root sets up for later: a cgroup of the user's own,
-	 * which user mode divides into each task's (cgroup_delegated). */
-	struct err ce = {{0}};
-	if (cgroup_delegate(pw->pw_name, pw->pw_uid, pw->pw_gid, &ce) < 0)
-		fprintf(stderr, _("paddock: warning: %s; the sandboxes' limits will be rlimits and "
-		                  "paddock's watch ('paddock doctor' says which hold)\n"), ce.msg);
+	/* What stays root: the helper that makes root mode's sandboxes (the
+	 * sandbox uid, cgroups, the network namespace) for this process's
+	 * supervisors.  The process backend needs none. */
+	if (!strcmp(cfg->sandbox_backend, "bwrap")) {
+		struct sandbox_options o;
+		scheduler_sandbox_options(cfg, &o);
+		if (privsep_start(&o, data, pw->pw_uid, pw->pw_gid, e) < 0)
+			return err_prefix(e, _("paddock.user"));
+	}
 	if (initgroups(pw->pw_name, pw->pw_gid) < 0 || setresgid(pw->pw_gid, pw->pw_gid,
 	    pw->pw_gid) < 0 || setresuid(pw->pw_uid, pw->pw_uid, pw->pw_uid) < 0)
 		return err_errno(e, _("cannot become %s"), cfg->run_as);
@@ -95,6 +100,7 @@ static int run_scheduler(struct config *cfg, int until_idle, const char *listen)
 	struct scheduler_opts so = { .until_idle = until_idle, .progress = stdout };
 	int rc = scheduler_run(cfg, data, &so, &e) < 0 ? cli_die(1, "%s", e.msg) : 0;
 	api_stop(api);
+	privsep_stop();
 	free(data);
 	return rc;
 }

@@ -36,19 +36,14 @@ void cgroup_destroy(struct cgroup *cg);
 /* Removes every paddock-* cgroup left under paddock's cgroup (janitor). */
 void cgroup_janitor(void);
 /* User mode: 1 when the cgroup paddock runs in is delegated to it (a
- * systemd unit with Delegate=yes, systemd-run --scope -p Delegate=yes, or
- * one root handed over with cgroup_delegate): writable, with memory and
+ * systemd unit with Delegate=yes, systemd-run --scope -p Delegate=yes):
+ * writable, with memory and
  * pids.  Task cgroups are then made below it as in root mode.  On cgroup
  * v2 this process (and any other in that cgroup) moves into a leaf of it
  * first, since a cgroup with processes gives no controller to children.
  * *where (malloc'd, may be NULL) says which cgroup and controllers;
  * 0 and e (may be NULL) says why not. */
 int cgroup_delegated(char **where, struct err *e);
-/* Root, before dropping to uid:gid: moves this process into a new cgroup
- * paddock.<name> below its own (one per v1 controller) and hands that to
- * uid:gid, for cgroup_delegated once dropped.  Left behind empty when
- * paddock exits; used again at the next start. */
-int cgroup_delegate(const char *name, uid_t uid, gid_t gid, struct err *e);
 /* User mode without a delegated cgroup: asks the systemd user manager
  * (busctl --user, StartTransientUnit) for a transient scope
  * paddock-<pid>.scope with Delegate=yes holding this process, as

@@ -109,7 +109,12 @@ static void check_mode(struct doctor *d, const struct config *cfg)
 			    _("the process backend isolates nothing and is not allowed"));
 		return;
 	}
-	if (geteuid() == 0)
+	if (geteuid() == 0 && cfg && cfg->run_as)
+		add(d, "mode", DOCTOR_INFO, NULL,
+		    _("root mode with paddock.user: serve runs as %s, sandboxes as uid %lu, in "
+		      "cgroups and the gateway's network namespace, made by its root helper"),
+		    cfg->run_as, (unsigned long)cfg->sandbox_uid);
+	else if (geteuid() == 0)
 		add(d, "mode", DOCTOR_INFO, NULL,
 		    _("root mode: sandboxes run as uid %lu, in cgroups and the gateway's network "
 		      "namespace"), cfg ? (unsigned long)cfg->sandbox_uid : 0UL);

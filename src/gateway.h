@@ -104,6 +104,12 @@ const char *const *gateway_env(const struct gateway *g);
 const struct gateway_stats *gateway_stats(const struct gateway *g);
 /* Stops the gateway process and frees g.  NULL is fine. */
 void gateway_stop(struct gateway *g);
+/* The namespace form's making, root only (gateway_start calls it, or the
+ * root helper's keeper for it: privsep.h, the backend's netns): a new network namespace with
+ * lo up, nports listeners on its 127.0.0.1 at ports[], and the
+ * namespace's fd in *netns_fd; the descriptors are the caller's. */
+int gateway_netns_make(const int *ports, size_t nports, int *listen_fds, int *netns_fd,
+                       struct err *e);
 
 /* Removes the bridge socket folders (in /tmp, or a user's
  * XDG_RUNTIME_DIR) that a killed supervisor left

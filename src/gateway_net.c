@@ -106,8 +106,8 @@ static int netns_child(void *arg)
 	return 0;
 }
 
-static int make_netns(const int *ports, size_t nports, int *listen_fds, int *netns_fd,
-                      struct err *e)
+int gateway_netns_make(const int *ports, size_t nports, int *listen_fds, int *netns_fd,
+                       struct err *e)
 {
 	int sv[2];
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
@@ -435,7 +435,9 @@ int gateway_start(const struct gateway_policy *p, int report_fd, struct gateway 
 		/* A sandbox on the host's network (the process backend). */
 		made = make_loopback(nports, lfds, g->real, e);
 	} else if (cfg->gw_network != GW_NETWORK_BRIDGE && (nets & SANDBOX_NET_NETNS)) {
-		made = make_netns(ports, nports, lfds, &g->netns_fd, e);
+		/* The backend's, where root makes it for us (privsep.h). */
+		made = p->be->netns ? p->be->netns(ports, nports, lfds, &g->netns_fd, e)
+		                    : gateway_netns_make(ports, nports, lfds, &g->netns_fd, e);
 		/* Where no namespace can be made for the sandbox to join (a
 		 * container that forbids it), bwrap can still make one of its own. */
 		if (made < 0 && cfg->gw_network == GW_NETWORK_AUTO) {

@@ -173,6 +173,12 @@ struct sandbox_backend {
 	/* Who must own the files of a direct workspace (the template, whose
 	 * set-up command writes in it), as this process sees them. */
 	void (*owner)(uid_t *uid, gid_t *gid);
+	/* Optional: makes the network namespace (NETNS) the gateway listens
+	 * in, where this process cannot (root's helper, privsep.h): nports
+	 * listeners on its 127.0.0.1 at ports[] and the namespace's fd, the
+	 * caller's.  NULL: the gateway makes it itself. */
+	int (*netns)(const int *ports, size_t nports, int *listen_fds, int *netns_fd,
+	             struct err *e);
 };
 
 /* bubblewrap (sandbox_bwrap.c).  Root mode (paddock runs as root): the

@@ -28,6 +28,7 @@
 #include "mirror.h"
 #include "move.h"
 #include "paths.h"
+#include "privsep.h"
 #include "pipeline.h"
 #include "report.h"
 #include "sandbox.h"
@@ -868,6 +869,12 @@ void scheduler_sandbox_options(const struct config *cfg, struct sandbox_options 
 const struct sandbox_backend *scheduler_backend(const struct config *cfg, struct err *e)
 {
 	struct sandbox_options o;
+	/* serve with paddock.user: root mode's sandboxes, made by the root
+	 * helper's keepers (privsep.h). */
+	if (privsep_active()) {
+		const struct sandbox_backend *be = sandbox_backend_privsep();
+		return be->preflight(e) < 0 ? NULL : be;
+	}
 	/* User mode: a delegated scope from the systemd user manager where
 	 * there is one, for cgroups; without, rlimits (doctor says so). */
 	if (geteuid() != 0 && !strcmp(cfg->sandbox_backend, "bwrap") &&

@@ -24,6 +24,7 @@
 #include "i18n.h"
 #include "mirror.h"
 #include "paths.h"
+#include "privsep.h"
 #include "sandbox.h"
 #include "testreport.h"
 
@@ -40,6 +41,13 @@ static int template_sha_valid(const char *sha)
 }
 
 /* Runs one git command for the build; on failure says which step. */
+/* Removes a tree of ours that may hold the sandbox uid's files: root
+ * does it for a paddock.user (privsep.h). */
+static int template_rm(const char *path, struct err *e)
+{
+	return privsep_active() ? privsep_remove(path, e) : fsx_rm_rf(path, e);
+}
+
 static int template_git(const char *what, const char *const *argv, struct err *e)
 {
 	struct buf errb = {0};
@@ -330,9 +338,13 @@ static int template_build(const struct template_ctx *tc, const struct repo_conf 
 	uid_t ouid;
 	gid_t ogid;
 	tc->be->owner(&ouid, &ogid);
-	int chowned = fsx_chown_r(tmp, ouid, ogid, e) == 0 &&
+	/* With paddock.user root gives it away, and the sandbox uid refreshes
+	 * the index (privsep.h). */
+	int handed = privsep_active();
+	int chowned = handed ? privsep_hand_over(tmp, e) == 0 :
+		fsx_chown_r(tmp, ouid, ogid, e) == 0 &&
 		template_git("git update-index", refresh, e) == 0;
-	if (chowned && lchown(index, ouid, ogid) < 0) {
+	if (chowned && !handed && lchown(index, ouid, ogid) < 0) {
 		err_errno(e, _("cannot change owner of %s"), index);
 		chowned = 0;
 	}
@@ -422,17 +434,17 @@ int template_ensure(const struct template_ctx *tc, const struct repo_conf *r, co
 		goto out;
 	}
 	/* A build that died half-way. */
-	if (fsx_rm_rf(tmp, e) < 0)
+	if (template_rm(tmp, e) < 0)
 		goto out;
 	if (template_build(tc, r, sha, tmp, e) < 0) {
 		struct err ignored;
-		fsx_rm_rf(tmp, &ignored);
+		template_rm(tmp, &ignored);
 		goto out;
 	}
 	if (rename(tmp, final) < 0) {
 		err_errno(e, _("cannot rename %s to %s"), tmp, final);
 		struct err ignored;
-		fsx_rm_rf(tmp, &ignored);
+		template_rm(tmp, &ignored);
 		goto out;
 	}
 	rc = 0;
@@ -740,10 +752,10 @@ int template_remove(const char *data_dir, const struct template_info *t, struct 
 	for (size_t i = 0; i < sizeof side / sizeof *side; i++) {
 		char *p = xasprintf("%s/%s.%s", dir, t->name, side[i]);
 		struct err ignored;
-		fsx_rm_rf(p, &ignored);
+		template_rm(p, &ignored);
 		free(p);
 	}
-	if (fsx_rm_rf(t->path, e) < 0)
+	if (template_rm(t->path, e) < 0)
 		goto out;
 	/* The lock files stay: a process that opened one before this would
 	 * otherwise lock a file nobody else sees. */

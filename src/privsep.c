@@ -1,0 +1,1290 @@
+/* privsep: the root helper, its keepers, and the backend their clients
+ * use (privsep.h). */
+#include "autoconfig.h"
+#include "privsep.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "child.h"
+#include "fsx.h"
+#include "gateway.h"
+#include "i18n.h"
+#include "paths.h"
+#include "sandbox.h"
+#include "sandbox_int.h"
+
+/* A message's most bytes: a sandbox's spec with its home files fits many
+ * times over, and a unix datagram socket takes it with the default
+ * buffers. */
+#define PS_MAX (160u << 10)
+#define PS_MAXFDS 16
+
+enum ps_op {
+	PS_PREFLIGHT = 1, PS_JANITOR, PS_NETNS, PS_HAND_OVER, PS_REMOVE,
+	PS_CREATE, PS_RUN, PS_COPY_OUT, PS_COPY_IN, PS_DESTROY,
+	PS_CANCEL,             /* during a run: stop it */
+};
+
+static struct {
+	int active;            /* a client of a helper */
+	char *dir;             /* the socket's folder */
+	char *sock;
+	char *data_dir;
+	uid_t uid;             /* the user clients run as */
+	gid_t gid;
+	uid_t sbx_uid;         /* the sandbox uid */
+	gid_t sbx_gid;
+	const struct sandbox_backend *be;  /* in the helper: bwrap, root mode */
+} ps;
+
+/* ---- messages: a byte string of fields, sent as one datagram with
+ * descriptors beside it ---- */
+
+struct wire {
+	struct buf b;
+	size_t pos;
+	int bad;               /* a read ran past the end */
+};
+
+static void put_u32(struct wire *w, uint32_t v)
+{
+	buf_add(&w->b, &v, sizeof v);
+}
+
+static void put_u64(struct wire *w, uint64_t v)
+{
+	buf_add(&w->b, &v, sizeof v);
+}
+
+static void put_f64(struct wire *w, double v)
+{
+	buf_add(&w->b, &v, sizeof v);
+}
+
+/* A string with its NUL; NULL as length 0. */
+static void put_str(struct wire *w, const char *s)
+{
+	uint32_t n = s ? (uint32_t)strlen(s) + 1 : 0;
+	put_u32(w, n);
+	if (n)
+		buf_add(&w->b, s, n);
+}
+
+static const void *get_mem(struct wire *w, size_t n)
+{
+	if (w->bad || w->b.len - w->pos < n) {
+		w->bad = 1;
+		return NULL;
+	}
+	const void *p = w->b.data + w->pos;
+	w->pos += n;
+	return p;
+}
+
+static uint32_t get_u32(struct wire *w)
+{
+	uint32_t v = 0;
+	const void *p = get_mem(w, sizeof v);
+	if (p)
+		memcpy(&v, p, sizeof v);
+	return v;
+}
+
+static uint64_t get_u64(struct wire *w)
+{
+	uint64_t v = 0;
+	const void *p = get_mem(w, sizeof v);
+	if (p)
+		memcpy(&v, p, sizeof v);
+	return v;
+}
+
+static double get_f64(struct wire *w)
+{
+	double v = 0;
+	const void *p = get_mem(w, sizeof v);
+	if (p)
+		memcpy(&v, p, sizeof v);
+	return v;
+}
+
+/* Points into the message (valid while it is); NULL for NULL or bad. */
+static const char *get_str(struct wire *w)
+{
+	uint32_t n = get_u32(w);
+	if (n == 0)
+		return NULL;
+	const char *s = get_mem(w, n);
+	if (s && s[n - 1] != '\0') {
+		w->bad = 1;
+		return NULL;
+	}
+	return s;
+}
+
+/* A list of strings, NULL-terminated (the array is malloc'd). */
+static void put_strv(struct wire *w, const char *const *v)
+{
+	uint32_t n = 0;
+	while (v && v[n])
+		n++;
+	put_u32(w, v ? n + 1 : 0);
+	for (uint32_t i = 0; i < n; i++)
+		put_str(w, v[i]);
+}
+
+static const char **get_strv(struct wire *w)
+{
+	uint32_t n = get_u32(w);
+	if (n == 0 || n > 4096) {
+		w->bad |= n > 4096;
+		return NULL;
+	}
+	const char **v = xcalloc(n, sizeof *v);
+	for (uint32_t i = 0; i + 1 < n; i++) {
+		v[i] = get_str(w);
+		if (!v[i])
+			w->bad = 1;
+	}
+	return v;
+}
+
+static void wire_free(struct wire *w)
+{
+	buf_free(&w->b);
+	memset(w, 0, sizeof *w);
+}
+
+static int ps_send(int fd, const struct wire *w, const int *fds, size_t nfds)
+{
+	char cbuf[CMSG_SPACE(sizeof(int) * PS_MAXFDS)];
+	struct iovec iov = { .iov_base = w->b.data, .iov_len = w->b.len };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+	if (w->b.len > PS_MAX || nfds > PS_MAXFDS) {
+		errno = EMSGSIZE;
+		return -1;
+	}
+	if (nfds) {
+		memset(cbuf, 0, sizeof cbuf);
+		msg.msg_control = cbuf;
+		msg.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
+		struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
+		memcpy(CMSG_DATA(cm), fds, sizeof(int) * nfds);
+	}
+	ssize_t r;
+	do
+		r = sendmsg(fd, &msg, MSG_NOSIGNAL);
+	while (r < 0 && errno == EINTR);
+	return r == (ssize_t)w->b.len ? 0 : -1;
+}
+
+/* One message into w (reset), its descriptors into fds (at most max;
+ * more are closed).  0, or -1 at the end of the connection (errno 0) or
+ * on an error. */
+static int ps_recv(int fd, struct wire *w, int *fds, size_t max, size_t *nfds)
+{
+	char cbuf[CMSG_SPACE(sizeof(int) * PS_MAXFDS)];
+	wire_free(w);
+	buf_grow(&w->b, PS_MAX);
+	struct iovec iov = { .iov_base = w->b.data, .iov_len = PS_MAX };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+	                      .msg_controllen = sizeof cbuf };
+	*nfds = 0;
+	ssize_t r;
+	do
+		r = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
+	while (r < 0 && errno == EINTR);
+	if (r <= 0) {
+		if (r == 0)
+			errno = 0;
+		return -1;
+	}
+	for (struct cmsghdr *cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm)) {
+		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+			continue;
+		size_t n = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		int got[PS_MAXFDS];
+		memcpy(got, CMSG_DATA(cm), n * sizeof(int));
+		for (size_t i = 0; i < n; i++) {
+			if (*nfds < max)
+				fds[(*nfds)++] = got[i];
+			else
+				close(got[i]);
+		}
+	}
+	w->b.len = (size_t)r;
+	w->b.data[r] = '\0';
+	if (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) {
+		errno = EMSGSIZE;
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- the client side ---- */
+
+int privsep_active(void)
+{
+	return ps.active;
+}
+
+/* A keeper of one's own: the connection's fd. */
+static int ps_connect(struct err *e)
+{
+	if (!ps.active)
+		return err_set(e, _("paddock's root helper is not running"));
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	snprintf(a.sun_path, sizeof a.sun_path, "%s", ps.sock);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof a) < 0) {
+		err_errno(e, _("cannot reach paddock's root helper at %s (serve must be "
+		               "restarted)"), ps.sock);
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Reads the answer's status into e: 0 or -1. */
+static int reply_status(struct wire *w, struct err *e)
+{
+	int32_t rc = (int32_t)get_u32(w);
+	enum err_kind kind = (enum err_kind)get_u32(w);
+	const char *msg = get_str(w);
+	if (w->bad)
+		return err_set(e, _("paddock's root helper sent a malformed answer"));
+	if (rc == 0)
+		return 0;
+	err_kind_set(e, kind, "%s", msg ? msg : _("paddock's root helper failed"));
+	return -1;
+}
+
+/* Sends req (with fds) on fd and reads the answer into rep (with its
+ * descriptors into rfds).  -1 with e set when either fails or the answer
+ * is a failure. */
+static int ps_call(int fd, struct wire *req, const int *fds, size_t nfds, struct wire *rep,
+                   int *rfds, size_t maxr, size_t *nr, struct err *e)
+{
+	size_t dummy = 0;
+	if (!nr)
+		nr = &dummy;
+	*nr = 0;
+	if (ps_send(fd, req, fds, nfds) < 0)
+		return err_errno(e, _("cannot ask paddock's root helper"));
+	if (ps_recv(fd, rep, rfds, maxr, nr) < 0) {
+		if (errno == 0)
+			return err_set(e, _("paddock's root helper ended the connection"));
+		return err_errno(e, _("cannot read paddock's root helper's answer"));
+	}
+	if (reply_status(rep, e) < 0) {
+		for (size_t i = 0; i < *nr; i++)
+			close(rfds[i]);
+		*nr = 0;
+		return -1;
+	}
+	return 0;
+}
+
+/* One request on a connection of its own. */
+static int ps_once(struct wire *req, struct wire *rep, int *rfds, size_t maxr, size_t *nr,
+                   struct err *e)
+{
+	int fd = ps_connect(e);
+	if (fd < 0)
+		return -1;
+	int rc = ps_call(fd, req, NULL, 0, rep, rfds, maxr, nr, e);
+	close(fd);
+	return rc;
+}
+
+int privsep_netns(const int *ports, size_t nports, int *listen_fds, int *netns_fd,
+                  struct err *e)
+{
+	struct wire req = {0}, rep = {0};
+	put_u32(&req, PS_NETNS);
+	put_u32(&req, (uint32_t)nports);
+	for (size_t i = 0; i < nports; i++)
+		put_u32(&req, (uint32_t)ports[i]);
+	int fds[PS_MAXFDS];
+	size_t n = 0;
+	int rc = ps_once(&req, &rep, fds, PS_MAXFDS, &n, e);
+	if (rc == 0 && n != nports + 1) {
+		for (size_t i = 0; i < n; i++)
+			close(fds[i]);
+		rc = err_set(e, _("paddock's root helper sent a malformed answer"));
+	}
+	if (rc == 0) {
+		memcpy(listen_fds, fds, nports * sizeof *fds);
+		*netns_fd = fds[nports];
+	}
+	wire_free(&req);
+	wire_free(&rep);
+	return rc;
+}
+
+static int ps_path_op(enum ps_op op, const char *path, struct err *e)
+{
+	struct wire req = {0}, rep = {0};
+	put_u32(&req, op);
+	put_str(&req, path);
+	int rc = ps_once(&req, &rep, NULL, 0, NULL, e);
+	wire_free(&req);
+	wire_free(&rep);
+	return rc;
+}
+
+int privsep_hand_over(const char *dir, struct err *e)
+{
+	return ps_path_op(PS_HAND_OVER, dir, e);
+}
+
+int privsep_remove(const char *path, struct err *e)
+{
+	return ps_path_op(PS_REMOVE, path, e);
+}
+
+/* ---- the backend ---- */
+
+struct sandbox {
+	int fd;                /* the keeper's connection */
+};
+
+static void put_spec(struct wire *w, const struct sandbox_spec *s)
+{
+	put_str(w, s->task_id);
+	put_str(w, s->ws.repo);
+	put_str(w, s->ws.base);
+	put_str(w, s->ws.template_dir);
+	put_u32(w, (uint32_t)s->ws.direct);
+	const struct limits *l = &s->limits;
+	put_f64(w, l->timeout);
+	put_u64(w, l->memory);
+	put_u64(w, (uint64_t)l->pids);
+	put_u64(w, l->disk);
+	put_u64(w, l->output);
+	put_u64(w, l->bundle);
+	put_f64(w, l->budget);
+	put_u64(w, l->budget_tokens);
+	put_f64(w, l->cpus);
+	put_u32(w, (uint32_t)l->cpus_set);
+	put_u32(w, (uint32_t)s->nfiles);
+	for (size_t i = 0; i < s->nfiles; i++)
+		put_str(w, s->files[i].host);
+	put_str(w, s->prompt_file);
+	put_u32(w, s->net.netns_fd >= 0);
+	put_str(w, s->net.bridge_dir);
+	put_str(w, s->net.bridge_ports);
+	put_str(w, s->agent_dir);
+	put_u32(w, (uint32_t)s->nhome_files);
+	for (size_t i = 0; i < s->nhome_files; i++) {
+		put_str(w, s->home_files[i].path);
+		put_str(w, s->home_files[i].content);
+	}
+}
+
+static int ps_create(struct sandbox **out, const struct sandbox_spec *spec, struct err *e)
+{
+	*out = NULL;
+	int fd = ps_connect(e);
+	if (fd < 0)
+		return -1;
+	struct wire req = {0}, rep = {0};
+	put_u32(&req, PS_CREATE);
+	put_spec(&req, spec);
+	int netns = spec->net.netns_fd;
+	int rc = ps_call(fd, &req, &netns, netns >= 0 ? 1 : 0, &rep, NULL, 0, NULL, e);
+	wire_free(&req);
+	wire_free(&rep);
+	if (rc < 0) {
+		close(fd);
+		return -1;
+	}
+	*out = xcalloc(1, sizeof **out);
+	(*out)->fd = fd;
+	return 0;
+}
+
+/* Waits for the answer to a run, passing a cancel on (the supervisor's
+ * SIGTERM, the gateway's budget) while the command runs. */
+static int ps_run_wait(int fd)
+{
+	int cancelled = 0;
+	for (;;) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		int n = poll(&p, 1, 100);
+		if (n > 0)
+			return 0;
+		if (n < 0 && errno != EINTR)
+			return -1;
+		if (!cancelled && sandbox_cancel_requested()) {
+			struct wire c = {0};
+			put_u32(&c, PS_CANCEL);
+			ps_send(fd, &c, NULL, 0);
+			wire_free(&c);
+			cancelled = 1;
+		}
+	}
+}
+
+static int ps_run(struct sandbox *sb, const struct sandbox_cmd *cmd, struct sandbox_result *r,
+                  struct err *e)
+{
+	int b = sandbox_run_begin(cmd, r, e);
+	if (b != 0)
+		return b < 0 ? -1 : 0;
+	struct wire req = {0}, rep = {0};
+	put_u32(&req, PS_RUN);
+	put_strv(&req, cmd->argv);
+	put_strv(&req, cmd->env);
+	put_u32(&req, cmd->output_used != NULL);
+	put_u64(&req, cmd->output_used ? *cmd->output_used : 0);
+	put_f64(&req, cmd->deadline);
+	put_u32(&req, cmd->out_fd >= 0);
+	int rc = -1;
+	if (ps_send(sb->fd, &req, &cmd->out_fd, cmd->out_fd >= 0 ? 1 : 0) < 0) {
+		err_errno(e, _("cannot ask paddock's root helper"));
+		goto out;
+	}
+	size_t nr = 0;
+	if (ps_run_wait(sb->fd) < 0 || ps_recv(sb->fd, &rep, NULL, 0, &nr) < 0) {
+		err_set(e, _("paddock's root helper ended the connection"));
+		goto out;
+	}
+	if (reply_status(&rep, e) < 0)
+		goto out;
+	r->end = (enum sandbox_end)get_u32(&rep);
+	r->code = (int)get_u32(&rep);
+	r->hit = get_u32(&rep);
+	uint64_t used = get_u64(&rep);
+	if (rep.bad) {
+		err_set(e, _("paddock's root helper sent a malformed answer"));
+		goto out;
+	}
+	if (cmd->output_used)
+		*cmd->output_used = used;
+	rc = 0;
+out:
+	wire_free(&req);
+	wire_free(&rep);
+	return rc;
+}
+
+static int ps_copy_out(struct sandbox *sb, const char *inside, const char *host, uint64_t cap,
+                       struct err *e)
+{
+	/* The file is the client's: it opens it, the keeper fills it. */
+	int fd = open(host, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return err_errno(e, _("cannot create %s"), host);
+	struct wire req = {0}, rep = {0};
+	put_u32(&req, PS_COPY_OUT);
+	put_str(&req, inside);
+	put_u64(&req, cap);
+	int rc = ps_call(sb->fd, &req, &fd, 1, &rep, NULL, 0, NULL, e);
+	close(fd);
+	if (rc < 0)
+		unlink(host);
+	wire_free(&req);
+	wire_free(&rep);
+	return rc;
+}
+
+static int ps_copy_in(struct sandbox *sb, const char *host, const char *inside, struct err *e)
+{
+	int fd = open(host, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return err_errno(e, _("cannot copy %s to %s"), host, inside);
+	struct wire req = {0}, rep = {0};
+	put_u32(&req, PS_COPY_IN);
+	put_str(&req, inside);
+	int rc = ps_call(sb->fd, &req, &fd, 1, &rep, NULL, 0, NULL, e);
+	close(fd);
+	wire_free(&req);
+	wire_free(&rep);
+	return rc;
+}
+
+static void ps_destroy(struct sandbox *sb)
+{
+	if (!sb)
+		return;
+	struct wire req = {0}, rep = {0};
+	struct err e = {{0}};
+	put_u32(&req, PS_DESTROY);
+	ps_call(sb->fd, &req, NULL, 0, &rep, NULL, 0, NULL, &e);
+	wire_free(&req);
+	wire_free(&rep);
+	close(sb->fd);
+	free(sb);
+}
+
+static int ps_preflight(struct err *e)
+{
+	struct wire req = {0}, rep = {0};
+	put_u32(&req, PS_PREFLIGHT);
+	int rc = ps_once(&req, &rep, NULL, 0, NULL, e);
+	wire_free(&req);
+	wire_free(&rep);
+	return rc;
+}
+
+static void ps_janitor(void)
+{
+	struct wire req = {0}, rep = {0};
+	struct err e = {{0}};
+	put_u32(&req, PS_JANITOR);
+	ps_once(&req, &rep, NULL, 0, NULL, &e);
+	wire_free(&req);
+	wire_free(&rep);
+}
+
+static void ps_owner(uid_t *uid, gid_t *gid)
+{
+	*uid = ps.sbx_uid;
+	*gid = ps.sbx_gid;
+}
+
+static const struct sandbox_backend privsep_backend = {
+	.name = "bwrap", .nets = SANDBOX_NET_NETNS,
+	.create = ps_create, .run = ps_run, .copy_out = ps_copy_out, .copy_in = ps_copy_in,
+	.destroy = ps_destroy, .preflight = ps_preflight, .janitor = ps_janitor,
+	.owner = ps_owner, .netns = privsep_netns,
+};
+
+const struct sandbox_backend *sandbox_backend_privsep(void)
+{
+	return &privsep_backend;
+}
+
+/* ---- the keeper: root, for one client ---- */
+
+struct keeper {
+	int fd;
+	struct sandbox *sb;
+	char *tmp;             /* a folder of root's for copies */
+	int gone;              /* the client ended the connection */
+};
+
+static void reply_put(struct wire *w, int rc, const struct err *e)
+{
+	put_u32(w, (uint32_t)rc);
+	put_u32(w, rc < 0 ? (uint32_t)e->kind : 0);
+	put_str(w, rc < 0 ? (e->msg[0] ? e->msg : _("paddock's root helper failed")) : NULL);
+}
+
+/* Runs fn(arg) as the client's user in a child: what it can reach, the
+ * keeper's client may ask root for. */
+static int as_user(int (*fn)(void *), void *arg)
+{
+	pid_t pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		if (setgroups(0, NULL) < 0 || setresgid(ps.gid, ps.gid, ps.gid) < 0 ||
+		    setresuid(ps.uid, ps.uid, ps.uid) < 0)
+			_exit(2);
+		_exit(fn(arg) == 0 ? 0 : 1);
+	}
+	int st;
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+}
+
+struct readable {
+	const char *const *paths;
+	size_t n;
+};
+
+static int all_readable(void *arg)
+{
+	const struct readable *r = arg;
+	for (size_t i = 0; i < r->n; i++)
+		if (r->paths[i] && access(r->paths[i], R_OK) < 0)
+			return -1;
+	return 0;
+}
+
+static int plain_name(const char *s)
+{
+	if (!s || !*s || strlen(s) > 200 || !strcmp(s, ".") || !strcmp(s, ".."))
+		return 0;
+	for (const char *p = s; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		      (*p >= '0' && *p <= '9') || *p == '-' || *p == '_' || *p == '.'))
+			return 0;
+	return 1;
+}
+
+/* The folder that holds path's last component, opened by walking from
+ * <data>/templates without following a link; *name is that component.
+ * -1 unless path is below the templates folder. */
+static int open_template_parent(const char *path, const char **name, struct err *e)
+{
+	char *root = paths_templates_dir(ps.data_dir);
+	size_t rl = strlen(root);
+	int ok = path && !strncmp(path, root, rl) && path[rl] == '/';
+	free(root);
+	if (!ok)
+		return err_set(e, _("%s is not below paddock's templates folder"), path ? path : "");
+	int fd = open(ps.data_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0) {
+		int t = openat(fd, "templates", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		close(fd);
+		fd = t;
+	}
+	char *rest = xstrdup(path + rl + 1);
+	char *save = NULL, *part = strtok_r(rest, "/", &save);
+	const char *last = NULL;
+	while (fd >= 0 && part) {
+		char *next = strtok_r(NULL, "/", &save);
+		if (!strcmp(part, ".") || !strcmp(part, "..")) {
+			close(fd);
+			fd = -1;
+			errno = EINVAL;
+			break;
+		}
+		if (!next) {
+			last = path + (part - rest) + rl + 1;
+			break;
+		}
+		int d = openat(fd, part, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		close(fd);
+		fd = d;
+		part = next;
+	}
+	free(rest);
+	if (fd < 0 || !last) {
+		if (fd >= 0)
+			close(fd);
+		return err_errno(e, _("cannot open %s"), path);
+	}
+	*name = last;
+	return fd;
+}
+
+/* The refresh git makes of a template's index after the chown (the
+ * ctimes changed), as the sandbox uid: nothing of the checkout's own
+ * configuration runs as root.  The sandbox uid cannot enter the data
+ * directory, so the tree is shown to it at /tmp/t of a mount namespace
+ * of the child's own. */
+static int refresh_index(const char *path)
+{
+	pid_t pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		/* A bind's source must be in the namespace of the mount: the
+		 * tree is opened again once in the new one. */
+		struct err e = {{0}};
+		const char *name;
+		if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+			_exit(125);
+		int pfd = open_template_parent(path, &name, &e);
+		int tfd = pfd < 0 ? -1 : openat(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+		char src[64];
+		snprintf(src, sizeof src, "/proc/self/fd/%d", tfd);
+		if (tfd < 0 ||
+		    mount("paddock", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=64k") < 0 ||
+		    mkdir("/tmp/t", 0755) < 0 || mount(src, "/tmp/t", NULL, MS_BIND, NULL) < 0)
+			_exit(125);
+		if (setgroups(0, NULL) < 0 ||
+		    setresgid(ps.sbx_gid, ps.sbx_gid, ps.sbx_gid) < 0 ||
+		    setresuid(ps.sbx_uid, ps.sbx_uid, ps.sbx_uid) < 0 || chdir("/tmp/t") < 0)
+			_exit(126);
+		int null = open("/dev/null", O_RDWR);
+		if (null >= 0) {
+			dup2(null, 0);
+			dup2(null, 1);
+		}
+		const char *argv[] = { "git", "-c", "core.hooksPath=/dev/null", "-c",
+			"core.fsmonitor=false", "-c", "safe.directory=*", "update-index", "-q",
+			"--refresh", NULL };
+		execve("/usr/bin/git", (char *const *)argv, (char *const *)sandbox_git_env());
+		_exit(127);
+	}
+	int st;
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static int keep_hand_over(const char *path, struct err *e)
+{
+	const char *name;
+	int pfd = open_template_parent(path, &name, e);
+	if (pfd < 0)
+		return -1;
+	int rc = -1;
+	int tfd = openat(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	if (tfd < 0 || fstat(tfd, &st) < 0) {
+		err_errno(e, _("cannot open %s"), path);
+		goto out;
+	}
+	/* Only the client's own fresh checkout. */
+	if (st.st_uid != ps.uid) {
+		err_set(e, _("%s is not the user's own checkout"), path);
+		goto out;
+	}
+	if (fchdir(pfd) < 0 || fsx_chown_r(name, ps.sbx_uid, ps.sbx_gid, e) < 0)
+		goto out;
+	int code = refresh_index(path);
+	if (code != 0) {
+		err_set(e, _("template: git update-index failed in %s (exit %d)"), path, code);
+		goto out;
+	}
+	rc = 0;
+out:
+	if (chdir("/") < 0)
+		rc = -1;
+	if (tfd >= 0)
+		close(tfd);
+	close(pfd);
+	return rc;
+}
+
+static int keep_remove(const char *path, struct err *e)
+{
+	const char *name;
+	int pfd = open_template_parent(path, &name, e);
+	if (pfd < 0)
+		return errno == ENOENT ? 0 : -1;
+	int rc = fchdir(pfd) < 0 ? err_errno(e, _("cannot remove %s"), path) : fsx_rm_rf(name, e);
+	if (chdir("/") < 0)
+		rc = -1;
+	close(pfd);
+	return rc;
+}
+
+static int keep_create(struct keeper *k, struct wire *w, const int *fds, size_t nfds,
+                       struct err *e)
+{
+	struct sandbox_spec s = {0};
+	s.task_id = get_str(w);
+	s.ws.repo = get_str(w);
+	s.ws.base = get_str(w);
+	s.ws.template_dir = get_str(w);
+	s.ws.direct = (int)get_u32(w);
+	struct limits *l = &s.limits;
+	l->timeout = get_f64(w);
+	l->memory = get_u64(w);
+	l->pids = (long)get_u64(w);
+	l->disk = get_u64(w);
+	l->output = get_u64(w);
+	l->bundle = get_u64(w);
+	l->budget = get_f64(w);
+	l->budget_tokens = get_u64(w);
+	l->cpus = get_f64(w);
+	l->cpus_set = (int)get_u32(w);
+	s.nfiles = get_u32(w);
+	if (s.nfiles > 1024) {
+		w->bad = 1;
+		s.nfiles = 0;
+	}
+	struct sandbox_file *files = xcalloc(w->bad ? 1 : s.nfiles + 1, sizeof *files);
+	for (size_t i = 0; !w->bad && i < s.nfiles; i++)
+		files[i].host = get_str(w);
+	s.files = files;
+	s.prompt_file = get_str(w);
+	int has_netns = (int)get_u32(w);
+	s.net.netns_fd = -1;
+	s.net.bridge_dir = get_str(w);
+	s.net.bridge_ports = get_str(w);
+	s.agent_dir = get_str(w);
+	s.nhome_files = get_u32(w);
+	if (s.nhome_files > 1024) {
+		w->bad = 1;
+		s.nhome_files = 0;
+	}
+	struct sandbox_home_file *home = xcalloc(w->bad ? 1 : s.nhome_files + 1, sizeof *home);
+	for (size_t i = 0; !w->bad && i < s.nhome_files; i++) {
+		home[i].path = get_str(w);
+		home[i].content = get_str(w);
+	}
+	s.home_files = home;
+	int rc = -1;
+	char *tpl_root = paths_templates_dir(ps.data_dir);
+	const char **paths = xcalloc(s.nfiles + 4, sizeof *paths);
+	size_t np = 0;
+	if (w->bad || (has_netns && nfds != 1)) {
+		err_set(e, _("paddock's root helper got a malformed request"));
+		goto out;
+	}
+	if (k->sb) {
+		err_set(e, _("a keeper makes one sandbox"));
+		goto out;
+	}
+	if (!plain_name(s.task_id)) {
+		err_set(e, _("not a task id: %s"), s.task_id ? s.task_id : "");
+		goto out;
+	}
+	if (s.net.bridge_dir) {
+		err_set(e, _("the bridge is not offered in root mode with paddock.user"));
+		goto out;
+	}
+	size_t tl = strlen(tpl_root);
+	if (!s.ws.template_dir || strncmp(s.ws.template_dir, tpl_root, tl) ||
+	    s.ws.template_dir[tl] != '/' || strstr(s.ws.template_dir, "/..")) {
+		err_set(e, _("%s is not below paddock's templates folder"),
+		        s.ws.template_dir ? s.ws.template_dir : "");
+		goto out;
+	}
+	/* What the sandbox is shown is what the client could read itself. */
+	paths[np++] = s.ws.template_dir;
+	paths[np++] = s.prompt_file;
+	paths[np++] = s.agent_dir;
+	for (size_t i = 0; i < s.nfiles; i++)
+		paths[np++] = files[i].host;
+	struct readable r = { .paths = paths, .n = np };
+	if (as_user(all_readable, &r) < 0) {
+		err_set(e, _("the sandbox was asked to show a file its task's user cannot read"));
+		goto out;
+	}
+	if (has_netns)
+		s.net.netns_fd = fds[0];
+	rc = ps.be->create(&k->sb, &s, e);
+out:
+	free(paths);
+	free(tpl_root);
+	free(files);
+	free(home);
+	return rc;
+}
+
+/* Reads the connection while a command runs: a cancel, or the client's
+ * end, stops the command (sandbox_request_cancel). */
+struct watcher {
+	struct keeper *k;
+	int stop[2];
+};
+
+static void *watch_client(void *arg)
+{
+	struct watcher *wt = arg;
+	for (;;) {
+		struct pollfd p[2] = { { .fd = wt->k->fd, .events = POLLIN },
+		                       { .fd = wt->stop[0], .events = POLLIN } };
+		if (poll(p, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (p[1].revents)
+			break;
+		if (p[0].revents & POLLIN) {
+			uint32_t op = 0;
+			ssize_t n = recv(wt->k->fd, &op, sizeof op, MSG_DONTWAIT);
+			if (n < 0 && (errno == EAGAIN || errno == EINTR))
+				continue;
+			if (n <= 0)
+				wt->k->gone = 1;
+			sandbox_request_cancel();
+			if (n <= 0)
+				break;
+		} else if (p[0].revents) {
+			wt->k->gone = 1;
+			sandbox_request_cancel();
+			break;
+		}
+	}
+	return NULL;
+}
+
+static int keep_run(struct keeper *k, struct wire *w, const int *fds, size_t nfds,
+                    struct wire *rep, struct err *e)
+{
+	const char **argv = get_strv(w);
+	const char **env = get_strv(w);
+	int has_used = (int)get_u32(w);
+	uint64_t used = get_u64(w);
+	double deadline = get_f64(w);
+	int has_out = (int)get_u32(w);
+	int rc = -1;
+	struct sandbox_result r = {0};
+	if (w->bad || !argv || nfds != (size_t)(has_out ? 1 : 0)) {
+		err_set(e, _("paddock's root helper got a malformed request"));
+		goto out;
+	}
+	if (!k->sb) {
+		err_set(e, _("no sandbox to run in"));
+		goto out;
+	}
+	struct sandbox_cmd cmd = { .argv = argv, .env = env, .out_fd = has_out ? fds[0] : -1,
+	                           .output_used = has_used ? &used : NULL,
+	                           .deadline = deadline };
+	struct watcher wt = { .k = k };
+	pthread_t th;
+	int started = pipe2(wt.stop, O_CLOEXEC) == 0 &&
+	              pthread_create(&th, NULL, watch_client, &wt) == 0;
+	rc = ps.be->run(k->sb, &cmd, &r, e);
+	if (started) {
+		char x = 'x';
+		if (write(wt.stop[1], &x, 1) < 0) { /* the thread ends with the keeper */ }
+		pthread_join(th, NULL);
+	}
+	if (wt.stop[0] > 0) {
+		close(wt.stop[0]);
+		close(wt.stop[1]);
+	}
+out:
+	reply_put(rep, rc, e);
+	put_u32(rep, (uint32_t)r.end);
+	put_u32(rep, (uint32_t)r.code);
+	put_u32(rep, r.hit);
+	put_u64(rep, used);
+	free(argv);
+	free(env);
+	return rc;
+}
+
+/* The keeper's own copy of a file, in a folder of root's. */
+static char *keep_tmp(struct keeper *k, struct err *e)
+{
+	if (!k->tmp) {
+		char t[] = "/tmp/paddock-keeper-XXXXXX";
+		if (!mkdtemp(t)) {
+			err_errno(e, _("cannot create a folder in %s"), "/tmp");
+			return NULL;
+		}
+		k->tmp = xstrdup(t);
+	}
+	return xasprintf("%s/file", k->tmp);
+}
+
+static int copy_fd(int in, int out)
+{
+	char b[65536];
+	for (;;) {
+		ssize_t n = read(in, b, sizeof b);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return (int)n;
+		if (fsx_write_all(out, b, (size_t)n) < 0)
+			return -1;
+	}
+}
+
+static int keep_copy_out(struct keeper *k, struct wire *w, const int *fds, size_t nfds,
+                         struct err *e)
+{
+	const char *inside = get_str(w);
+	uint64_t cap = get_u64(w);
+	if (w->bad || !inside || nfds != 1 || !k->sb)
+		return err_set(e, _("paddock's root helper got a malformed request"));
+	char *tmp = keep_tmp(k, e);
+	if (!tmp)
+		return -1;
+	int rc = ps.be->copy_out(k->sb, inside, tmp, cap, e);
+	if (rc == 0) {
+		int in = open(tmp, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		if (in < 0 || copy_fd(in, fds[0]) < 0)
+			rc = err_errno(e, _("cannot copy %s out"), inside);
+		if (in >= 0)
+			close(in);
+	}
+	unlink(tmp);
+	free(tmp);
+	return rc;
+}
+
+static int keep_copy_in(struct keeper *k, struct wire *w, const int *fds, size_t nfds,
+                        struct err *e)
+{
+	const char *inside = get_str(w);
+	if (w->bad || !inside || nfds != 1 || !k->sb)
+		return err_set(e, _("paddock's root helper got a malformed request"));
+	char *tmp = keep_tmp(k, e);
+	if (!tmp)
+		return -1;
+	int rc = -1;
+	int out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (out < 0 || copy_fd(fds[0], out) < 0)
+		err_errno(e, _("cannot copy %s in"), inside);
+	else
+		rc = ps.be->copy_in(k->sb, tmp, inside, e);
+	if (out >= 0)
+		close(out);
+	unlink(tmp);
+	free(tmp);
+	return rc;
+}
+
+static int keep_netns(struct wire *w, struct wire *rep, int *out, size_t *nout, struct err *e)
+{
+	uint32_t n = get_u32(w);
+	int ports[PS_MAXFDS];
+	if (n == 0 || n >= PS_MAXFDS)
+		w->bad = 1;
+	for (uint32_t i = 0; !w->bad && i < n; i++) {
+		uint32_t p = get_u32(w);
+		if (p == 0 || p > 65535)
+			w->bad = 1;
+		ports[i] = (int)p;
+	}
+	int rc = w->bad ? err_set(e, _("paddock's root helper got a malformed request"))
+	                : gateway_netns_make(ports, n, out, &out[n], e);
+	*nout = rc == 0 ? n + 1 : 0;
+	reply_put(rep, rc, e);
+	return rc;
+}
+
+/* One request; the answer goes back with *nout descriptors of out. */
+static void keep_one(struct keeper *k, struct wire *w, const int *fds, size_t nfds,
+                     struct wire *rep, int *out, size_t *nout)
+{
+	struct err e = {{0}};
+	int rc;
+	*nout = 0;
+	switch (get_u32(w)) {
+	case PS_PREFLIGHT:
+		reply_put(rep, ps.be->preflight(&e), &e);
+		return;
+	case PS_JANITOR:
+		ps.be->janitor();
+		reply_put(rep, 0, &e);
+		return;
+	case PS_NETNS:
+		keep_netns(w, rep, out, nout, &e);
+		return;
+	case PS_HAND_OVER:
+		rc = keep_hand_over(get_str(w), &e);
+		break;
+	case PS_REMOVE:
+		rc = keep_remove(get_str(w), &e);
+		break;
+	case PS_CREATE:
+		rc = keep_create(k, w, fds, nfds, &e);
+		break;
+	case PS_RUN:
+		keep_run(k, w, fds, nfds, rep, &e);
+		return;
+	case PS_COPY_OUT:
+		rc = keep_copy_out(k, w, fds, nfds, &e);
+		break;
+	case PS_COPY_IN:
+		rc = keep_copy_in(k, w, fds, nfds, &e);
+		break;
+	case PS_DESTROY:
+		ps.be->destroy(k->sb);
+		k->sb = NULL;
+		rc = 0;
+		break;
+	case PS_CANCEL:
+		/* Late: the run it was for has ended. */
+		return;
+	default:
+		rc = err_set(&e, _("paddock's root helper got a malformed request"));
+		break;
+	}
+	reply_put(rep, rc, &e);
+}
+
+static int keeper_main(void *arg)
+{
+	struct keeper k = { .fd = *(int *)arg };
+	struct wire w = {0};
+	while (!k.gone) {
+		int fds[PS_MAXFDS], out[PS_MAXFDS];
+		size_t nfds = 0, nout = 0;
+		if (ps_recv(k.fd, &w, fds, PS_MAXFDS, &nfds) < 0)
+			break;
+		struct wire rep = {0};
+		uint32_t op = 0;
+		memcpy(&op, w.b.data, w.b.len >= sizeof op ? sizeof op : 0);
+		keep_one(&k, &w, fds, nfds, &rep, out, &nout);
+		for (size_t i = 0; i < nfds; i++)
+			close(fds[i]);
+		if (op != PS_CANCEL && !k.gone)
+			ps_send(k.fd, &rep, out, nout);
+		for (size_t i = 0; i < nout; i++)
+			close(out[i]);
+		wire_free(&rep);
+	}
+	/* The client is gone (or done): nothing of its sandbox stays. */
+	ps.be->destroy(k.sb);
+	if (k.tmp) {
+		struct err e = {{0}};
+		fsx_rm_rf(k.tmp, &e);
+		free(k.tmp);
+	}
+	wire_free(&w);
+	return 0;
+}
+
+/* ---- the helper: root, forks a keeper per connection ---- */
+
+static volatile sig_atomic_t helper_orphaned;
+
+static void on_parent_death(int sig)
+{
+	(void)sig;
+	helper_orphaned = 1;
+}
+
+struct helper_arg {
+	int lfd;
+	pid_t parent;
+};
+
+static int helper_main(void *arg)
+{
+	const struct helper_arg *ha = arg;
+	int lfd = ha->lfd;
+	/* It ends with serve (its parent-death signal), not with a ^C or a
+	 * SIGTERM meant for serve, which stops its tasks first; then it
+	 * removes its folder (serve, not root, cannot) and its keepers die
+	 * with it. */
+	signal(SIGINT, SIG_IGN);
+	signal(SIGTERM, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
+	signal(SIGQUIT, SIG_IGN);
+	signal(SIGPIPE, SIG_IGN);
+	struct sigaction sa = { .sa_handler = on_parent_death };
+	sigaction(SIGUSR1, &sa, NULL);
+	prctl(PR_SET_PDEATHSIG, SIGUSR1);
+	while (!helper_orphaned && getppid() == ha->parent) {
+		child_reap();
+		struct pollfd p = { .fd = lfd, .events = POLLIN };
+		if (poll(&p, 1, 1000) <= 0)
+			continue;
+		int c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+		if (c < 0)
+			continue;
+		struct ucred cr;
+		socklen_t len = sizeof cr;
+		if (getsockopt(c, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0 ||
+		    (cr.uid != ps.uid && cr.uid != 0)) {
+			close(c);
+			continue;
+		}
+		int keep[] = { c };
+		struct child ch = { .fn = keeper_main, .arg = &c, .keep = keep, .nkeep = 1,
+		                    .flags = CHILD_DIE_WITH_PARENT | CHILD_CLOSE_FDS };
+		struct err e = {{0}};
+		if (child_start(&ch, &e) < 0)
+			fprintf(stderr, "paddock: root helper: %s\n", e.msg);
+		close(c);
+	}
+	struct err e = {{0}};
+	fsx_rm_rf(ps.dir, &e);
+	return 0;
+}
+
+/* Folders of helpers whose serve died (kill -9). */
+static void sweep_stale(const char *parent)
+{
+	DIR *d = opendir(parent);
+	struct dirent *de;
+	while (d && (de = readdir(d))) {
+		if (strncmp(de->d_name, "paddock-privsep.", 16))
+			continue;
+		long pid = strtol(de->d_name + 16, NULL, 10);
+		if (pid <= 0 || (kill((pid_t)pid, 0) < 0 && errno == ESRCH)) {
+			char *p = xasprintf("%s/%s", parent, de->d_name);
+			struct err e = {{0}};
+			fsx_rm_rf(p, &e);
+			free(p);
+		}
+	}
+	if (d)
+		closedir(d);
+}
+
+int privsep_start(const struct sandbox_options *o, const char *data_dir, uid_t uid, gid_t gid,
+                  struct err *e)
+{
+	const struct sandbox_backend *be = sandbox_backend_find("bwrap", o, e);
+	if (!be)
+		return -1;
+	struct stat st;
+	const char *parent = stat("/run", &st) == 0 && S_ISDIR(st.st_mode) &&
+	                     access("/run", W_OK) == 0 ? "/run" : "/tmp";
+	sweep_stale(parent);
+	char *dir = xasprintf("%s/paddock-privsep.%ld", parent, (long)getpid());
+	char *sock = xasprintf("%s/sock", dir);
+	struct err ign = {{0}};
+	fsx_rm_rf(dir, &ign);
+	int lfd = -1;
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	if (strlen(sock) >= sizeof a.sun_path) {
+		err_set(e, _("the root helper's socket path %s is too long"), sock);
+		goto fail;
+	}
+	snprintf(a.sun_path, sizeof a.sun_path, "%s", sock);
+	/* The folder is root's (the helper removes it); the socket is the
+	 * user's alone. */
+	if (mkdir(dir, 0755) < 0) {
+		err_errno(e, _("cannot create %s"), dir);
+		goto fail;
+	}
+	lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (lfd < 0 || bind(lfd, (struct sockaddr *)&a, sizeof a) < 0 ||
+	    chown(sock, uid, gid) < 0 || chmod(sock, 0600) < 0 || listen(lfd, 64) < 0) {
+		err_errno(e, _("cannot listen on %s"), sock);
+		goto fail;
+	}
+	ps.be = be;
+	ps.uid = uid;
+	ps.gid = gid;
+	ps.sbx_uid = o->uid;
+	ps.sbx_gid = o->gid;
+	ps.data_dir = xstrdup(data_dir);
+	ps.dir = dir;
+	int keep[] = { lfd };
+	struct helper_arg ha = { .lfd = lfd, .parent = getpid() };
+	struct child ch = { .fn = helper_main, .arg = &ha, .keep = keep, .nkeep = 1,
+	                    .flags = CHILD_CLOSE_FDS };
+	if (child_start(&ch, e) < 0)
+		goto fail;
+	close(lfd);
+	ps.sock = sock;
+	ps.be = NULL;
+	ps.active = 1;
+	return 0;
+fail:
+	if (lfd >= 0)
+		close(lfd);
+	ps.dir = NULL;
+	fsx_rm_rf(dir, &ign);
+	free(dir);
+	free(sock);
+	return -1;
+}
+
+void privsep_stop(void)
+{
+	if (!ps.active)
+		return;
+	/* The folder is root's: the helper removes it once serve is gone. */
+	free(ps.sock);
+	free(ps.dir);
+	free(ps.data_dir);
+	memset(&ps, 0, sizeof ps);
+}

@@ -1,0 +1,71 @@
+/* privsep: root mode with privilege separation (paddock(1), SERVICES).
+ *
+ * `serve` started as root with [paddock] user = NAME keeps root mode's
+ * sandboxes (the dedicated sandbox uid, cgroups, a network namespace per
+ * task) while the scheduler, the store, the HTTP API and every supervisor
+ * run as NAME.  Before dropping root, serve starts the root helper
+ * (privsep_start): a process that stays root and listens on a unix socket
+ * that only NAME may connect to (/run/paddock-privsep.PID/sock, else in
+ * /tmp; the folder is root's).
+ * Each connection gets a keeper, a root process of its own forked for it,
+ * which does for that one client only what needs root, through the
+ * bubblewrap backend in root mode:
+ *   - one sandbox: create, run (the command's output goes straight to the
+ *     client's log descriptor), copy out and in through descriptors the
+ *     client opened, destroy;
+ *   - the gateway's network namespace and its listeners (the descriptors
+ *     go back to the client);
+ *   - the bwrap preflight and janitor;
+ *   - handing a template checkout to the sandbox uid (its index is then
+ *     refreshed by git run as the sandbox uid, never as root) and removing
+ *     a template tree; both only below <data>/templates, walked without
+ *     following a link.
+ * A keeper checks what it is asked: the peer is NAME (SO_PEERCRED), task
+ * ids are plain, the host paths of a sandbox are ones NAME can read (and
+ * its template below the data directory).  It ends with its connection:
+ * a client that dies (kill -9) has its sandbox killed and its cgroups
+ * removed at once.  The helper and its keepers die with serve.
+ *
+ * The gateway process of a task runs as NAME in this mode (root mode
+ * runs it as nobody): it is the one that holds the keys anyway. */
+#ifndef PADDOCK_PRIVSEP_H
+#define PADDOCK_PRIVSEP_H
+
+#include <stddef.h>
+#include <sys/types.h>
+#include "err.h"
+
+struct sandbox_backend;
+
+struct sandbox_options;
+
+/* Root only, before dropping to uid/gid: sets up the bubblewrap backend
+ * with o (root mode's options: scheduler_sandbox_options as root) in the
+ * helper it starts, and makes this process (and its children) its
+ * clients. */
+int privsep_start(const struct sandbox_options *o, const char *data_dir, uid_t uid, gid_t gid,
+                  struct err *e);
+/* 1 in a client of a started helper (serve after the drop, its
+ * supervisors). */
+int privsep_active(void);
+/* Forgets the helper (serve's end): the helper sees serve end, removes
+ * its socket folder and ends, and its keepers with it. */
+void privsep_stop(void);
+
+/* The backend whose sandboxes keepers make (root mode's bwrap, seen from
+ * an unprivileged client).  Only while privsep_active(). */
+const struct sandbox_backend *sandbox_backend_privsep(void);
+
+/* The gateway's network namespace, made by a keeper: nports listeners on
+ * 127.0.0.1 at ports[] in a new namespace with lo up, and the namespace's
+ * fd; the descriptors are the caller's. */
+int privsep_netns(const int *ports, size_t nports, int *listen_fds, int *netns_fd,
+                  struct err *e);
+/* Gives the template checkout dir (below <data>/templates) to the sandbox
+ * uid, its git index refreshed by the sandbox uid. */
+int privsep_hand_over(const char *dir, struct err *e);
+/* Removes a tree below <data>/templates (fsx_rm_rf, as root).  A missing
+ * path is not an error. */
+int privsep_remove(const char *path, struct err *e);
+
+#endif
