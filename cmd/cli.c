@@ -6,6 +6,8 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <grp.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <sys/ioctl.h>
@@ -489,8 +491,48 @@ void cli_task_verb_end(struct cli_task_verb *tv)
 
 /* ---------------------------------------------------------------- main */
 
+/* Root on a data directory that is another user's (the one serve handed
+ * to paddock.user): the verb runs as that user, so that nothing it writes
+ * (the store's journal, a mirror's objects, a task's notes) becomes
+ * root's and locks serve out.  serve (which drops root itself) and
+ * doctor (which reports on root) keep root. */
+static int become_data_owner(const char *verb)
+{
+	if (geteuid() != 0 || (verb && (!strcmp(verb, "serve") || !strcmp(verb, "doctor"))))
+		return 0;
+	char *data = paths_data_dir();
+	struct stat st;
+	if (!data || stat(data, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid == 0) {
+		free(data);
+		return 0;
+	}
+	struct passwd *pw = getpwuid(st.st_uid);
+	gid_t gid = pw ? pw->pw_gid : st.st_gid;
+	/* The configuration root would have read, whatever HOME says next. */
+	char *conf = config_default_path();
+	int rc = 0;
+	if ((pw ? initgroups(pw->pw_name, gid) : setgroups(0, NULL)) < 0 ||
+	    setresgid(gid, gid, gid) < 0 || setresuid(st.st_uid, st.st_uid, st.st_uid) < 0)
+		rc = cli_die(1, _("cannot become uid %lu, who owns the data directory %s: %s"),
+		             (unsigned long)st.st_uid, data, strerror(errno));
+	else {
+		/* The same data directory whatever HOME now says; root's home
+		 * is not the user's to read. */
+		setenv("PADDOCK_HOME", data, 1);
+		if (conf)
+			setenv("PADDOCK_CONFIG", conf, 1);
+		if (pw)
+			setenv("HOME", pw->pw_dir, 1);
+	}
+	free(conf);
+	free(data);
+	return rc;
+}
+
 int cli_main(int argc, char **argv)
 {
+	if (become_data_owner(argc < 2 ? NULL : argv[1]) != 0)
+		return 1;
 	if (argc < 2)
 		return cmd_dashboard();
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {

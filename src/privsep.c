@@ -809,7 +809,8 @@ static int keep_create(struct keeper *k, struct wire *w, const int *fds, size_t 
 	}
 	struct sandbox_file *files = xcalloc(w->bad ? 1 : s.nfiles + 1, sizeof *files);
 	for (size_t i = 0; !w->bad && i < s.nfiles; i++)
-		files[i].host = get_str(w);
+		if (!(files[i].host = get_str(w)))
+			w->bad = 1;
 	s.files = files;
 	s.prompt_file = get_str(w);
 	int has_netns = (int)get_u32(w);
@@ -826,6 +827,8 @@ static int keep_create(struct keeper *k, struct wire *w, const int *fds, size_t 
 	for (size_t i = 0; !w->bad && i < s.nhome_files; i++) {
 		home[i].path = get_str(w);
 		home[i].content = get_str(w);
+		if (!home[i].path || !home[i].content)
+			w->bad = 1;
 	}
 	s.home_files = home;
 	int rc = -1;
