@@ -99,6 +99,9 @@ static int run_scheduler(struct config *cfg, int until_idle, const char *listen)
 	}
 	struct scheduler_opts so = { .until_idle = until_idle, .progress = stdout };
 	int rc = scheduler_run(cfg, data, &so, &e) < 0 ? cli_die(1, "%s", e.msg) : 0;
+	if (rc == 0 && privsep_helper_died())
+		rc = cli_die(1, _("paddock's root helper ended, and no sandbox can be made "
+		                  "without it; serve stopped (start it again)"));
 	api_stop(api);
 	privsep_stop();
 	free(data);

@@ -46,6 +46,7 @@ enum ps_op {
 
 static struct {
 	int active;            /* a client of a helper */
+	volatile int died;     /* the helper ended */
 	char *dir;             /* the socket's folder */
 	char *sock;
 	char *data_dir;
@@ -1220,6 +1221,23 @@ static void sweep_stale(const char *parent)
 		closedir(d);
 }
 
+/* serve without its helper cannot make a sandbox: it stops (SIGTERM to
+ * itself: its tasks are stopped as on any stop) and says why, so that
+ * whatever runs it starts it again. */
+static void on_helper_exit(pid_t pid, int status, void *owner)
+{
+	(void)pid;
+	(void)status;
+	(void)owner;
+	ps.died = 1;
+	kill(getpid(), SIGTERM);
+}
+
+int privsep_helper_died(void)
+{
+	return ps.died;
+}
+
 int privsep_start(const struct sandbox_options *o, const char *data_dir, uid_t uid, gid_t gid,
                   struct err *e)
 {
@@ -1263,7 +1281,7 @@ int privsep_start(const struct sandbox_options *o, const char *data_dir, uid_t u
 	int keep[] = { lfd };
 	struct helper_arg ha = { .lfd = lfd, .parent = getpid() };
 	struct child ch = { .fn = helper_main, .arg = &ha, .keep = keep, .nkeep = 1,
-	                    .flags = CHILD_CLOSE_FDS };
+	                    .flags = CHILD_CLOSE_FDS, .on_exit = on_helper_exit };
 	if (child_start(&ch, e) < 0)
 		goto fail;
 	close(lfd);

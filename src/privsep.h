@@ -48,6 +48,9 @@ int privsep_start(const struct sandbox_options *o, const char *data_dir, uid_t u
 /* 1 in a client of a started helper (serve after the drop, its
  * supervisors). */
 int privsep_active(void);
+/* 1 once the helper ended while serve runs (serve then stops itself
+ * with SIGTERM: it cannot make sandboxes without it). */
+int privsep_helper_died(void);
 /* Forgets the helper (serve's end): the helper sees serve end, removes
  * its socket folder and ends, and its keepers with it. */
 void privsep_stop(void);
