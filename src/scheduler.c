@@ -282,6 +282,9 @@ static void on_kept(struct sched *s, struct worker *w, const char *arg)
 	w->at_gate = 1;
 	if (store_task_set_sandbox_kept(s->st, w->id, 1, &e) < 0)
 		say(&e, w->id);
+	/* A kept gate is no work in progress: its place goes to the next
+	 * task now, not at the next tick. */
+	s->last_poll = 0;
 }
 
 static void on_released(struct sched *s, struct worker *w, const char *arg)
@@ -407,6 +410,9 @@ static void worker_reap(struct sched *s, size_t i, int status)
 		close(w->cmd);
 	buf_free(&w->in);
 	s->w[i] = s->w[--s->nw];
+	/* A worker is free: the queue is looked at in this step, not at the
+	 * next tick (up to 200 ms later). */
+	s->last_poll = 0;
 }
 
 struct supervise_arg {
