@@ -724,7 +724,7 @@ static int refresh_index(const char *path)
 		}
 		const char *argv[] = { "git", "-c", "core.hooksPath=/dev/null", "-c",
 			"core.fsmonitor=false", "-c", "safe.directory=*", "update-index", "-q",
-			"--refresh", NULL };
+			"--refresh", "--force-write-index", NULL };
 		execve("/usr/bin/git", (char *const *)argv, (char *const *)sandbox_git_env());
 		_exit(127);
 	}

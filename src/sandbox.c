@@ -73,13 +73,17 @@ const char *const *sandbox_git_env(void)
 		"GIT_AUTHOR_EMAIL=agent@paddock.invalid",
 		"GIT_COMMITTER_NAME=paddock agent",
 		"GIT_COMMITTER_EMAIL=agent@paddock.invalid",
-		"GIT_CONFIG_COUNT=6",
+		"GIT_CONFIG_COUNT=8",
 		"GIT_CONFIG_KEY_0=core.hooksPath", "GIT_CONFIG_VALUE_0=/dev/null",
 		"GIT_CONFIG_KEY_1=core.fsmonitor", "GIT_CONFIG_VALUE_1=false",
 		"GIT_CONFIG_KEY_2=core.attributesFile", "GIT_CONFIG_VALUE_2=/dev/null",
 		"GIT_CONFIG_KEY_3=core.pager", "GIT_CONFIG_VALUE_3=cat",
 		"GIT_CONFIG_KEY_4=safe.directory", "GIT_CONFIG_VALUE_4=*",
 		"GIT_CONFIG_KEY_5=core.sshCommand", "GIT_CONFIG_VALUE_5=false",
+		/* No gc or maintenance started by a commit: the hand-off's own
+		 * time, and no repack of what the agent left. */
+		"GIT_CONFIG_KEY_6=gc.auto", "GIT_CONFIG_VALUE_6=0",
+		"GIT_CONFIG_KEY_7=maintenance.auto", "GIT_CONFIG_VALUE_7=false",
 		NULL,
 	};
 	return env;

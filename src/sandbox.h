@@ -231,7 +231,7 @@ int sandbox_cancel_requested(void);
 /* The environment for every git command paddock itself runs in a
  * workspace (hand-off, rebuild, verification, template baseline): no
  * home, no global or system configuration or attributes, hooks, fsmonitor
- * and pager off, paddock's identity.  Nothing the agent left in $HOME or
+ * and pager off, no automatic gc or maintenance, paddock's identity.  Nothing the agent left in $HOME or
  * ~/.config reaches these commands.  NULL-terminated, static. */
 const char *const *sandbox_git_env(void);
 

@@ -290,6 +290,36 @@ static int template_setup(const struct template_ctx *tc, const struct repo_conf 
 	return err_set(e, _("setup: command failed (%s); see the log"), how);
 }
 
+/* Entries of at least this many files are worth waiting for. */
+#define TEMPLATE_RACY_ENTRIES 1000
+
+/* The checkout writes its files and its index in the same second, so
+ * every entry is "racily clean" and git re-hashes each file in every task
+ * (seconds on a large repo).  An index written after that second (the
+ * refresh below, with --force-write-index) makes them clean for good: the
+ * files never change again.  On a large checkout this waits for the next
+ * second (under 1 s, once per template); a small one re-hashes in less. */
+static void template_wait_racy(const char *index)
+{
+	struct stat st;
+	unsigned char head[12];
+	int fd = open(index, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	int full = fd >= 0 && fstat(fd, &st) == 0 && read(fd, head, sizeof head) == sizeof head;
+	if (fd >= 0)
+		close(fd);
+	if (!full || memcmp(head, "DIRC", 4) != 0)
+		return;
+	uint32_t entries = (uint32_t)head[8] << 24 | (uint32_t)head[9] << 16 |
+	                   (uint32_t)head[10] << 8 | head[11];
+	if (entries < TEMPLATE_RACY_ENTRIES)
+		return;
+	struct timespec now;
+	while (clock_gettime(CLOCK_REALTIME, &now) == 0 && now.tv_sec <= st.st_mtime) {
+		struct timespec d = { 0, 1000000000L - now.tv_nsec };
+		nanosleep(&d, NULL);
+	}
+}
+
 static int template_build(const struct template_ctx *tc, const struct repo_conf *r,
                           const char *sha, const char *tmp, struct err *e)
 {
@@ -333,8 +363,9 @@ static int template_build(const struct template_ctx *tc, const struct repo_conf 
 	 * is still only paddock's own checkout here, never an agent's. */
 	const char *refresh[] = { "-c", "core.hooksPath=/dev/null", "-c", "safe.directory=*",
 		"-C", tmp, "update-index",
-		"-q", "--refresh", NULL };
+		"-q", "--refresh", "--force-write-index", NULL };
 	char *index = xasprintf("%s/.git/index", tmp);
+	template_wait_racy(index);
 	uid_t ouid;
 	gid_t ogid;
 	tc->be->owner(&ouid, &ogid);
