@@ -494,11 +494,13 @@ void cli_task_verb_end(struct cli_task_verb *tv)
 /* Root on a data directory that is another user's (the one serve handed
  * to paddock.user): the verb runs as that user, so that nothing it writes
  * (the store's journal, a mirror's objects, a task's notes) becomes
- * root's and locks serve out.  serve (which drops root itself) and
- * doctor (which reports on root) keep root. */
+ * root's and locks serve out.  serve (which drops root itself), doctor
+ * (which reports on root) and template (whose prune removes what the
+ * sandbox uid owns) keep root. */
 static int become_data_owner(const char *verb)
 {
-	if (geteuid() != 0 || (verb && (!strcmp(verb, "serve") || !strcmp(verb, "doctor"))))
+	if (geteuid() != 0 || (verb && (!strcmp(verb, "serve") || !strcmp(verb, "doctor") ||
+	                                !strcmp(verb, "template"))))
 		return 0;
 	char *data = paths_data_dir();
 	struct stat st;
