@@ -7,25 +7,12 @@
 # (the first task of each mode builds its template and is not measured).
 # Prints both means and the ratio privsep/root (the claim: about 1).
 # Needs root; makes the user paddock-bench when it is missing.
-set -eu
-build=${1:-$(cd "$(dirname "$0")/.." && pwd)/build/check}
-P="$build/paddock"
+. "$(dirname "$0")/lib.sh"
 N=${N:-8}
 U=paddock-bench
 [ "$(id -u)" -eq 0 ] || { echo "bench/privsep.sh: needs root" >&2; exit 1; }
 id "$U" >/dev/null 2>&1 || useradd -m -U -s /bin/sh "$U"
-T=$(mktemp -d /tmp/paddock-bench.XXXXXX)
-chmod 755 "$T"
-trap 'rm -rf "$T"' EXIT
-export PADDOCK_CONFIG="$T/config"
-export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
-g() { git -c user.name=b -c user.email=b@example.invalid "$@"; }
-mkdir -p "$T/src"
-for i in $(seq 50); do echo "line $i" >"$T/src/f$i.txt"; done
-g -C "$T/src" init -q -b main
-g -C "$T/src" add -A
-g -C "$T/src" commit -qm init
-git clone -q --bare "$T/src" "$T/r.git"
+bench_repo r 50
 chown -R "$U" "$T/r.git"
 cat >"$T/agent.sh" <<'SH'
 date +%s%N > touched.txt
@@ -45,16 +32,8 @@ run() { # data dir -> mean seconds preparing -> review
 	ids=""
 	for _ in $(seq "$N"); do ids="$ids $("$P" add --repo r "touch a file")"; done
 	"$P" serve --until-idle >/dev/null
-	for id in $ids; do "$P" show --json "$id"; done | python3 -c '
-import json, sys
-dec = json.JSONDecoder(); s = sys.stdin.read(); i = 0; xs = []
-while i < len(s):
-    while i < len(s) and s[i].isspace(): i += 1
-    if i >= len(s): break
-    t, i = dec.raw_decode(s, i)
-    assert t["status"] == "review", t
-    xs.append(t["steps"][-1][0] - t["steps"][1][0])
-print("%.3f" % (sum(xs) / len(xs)))'
+	# shellcheck disable=SC2086
+	bench_mean_task $ids
 }
 # The remote is read by its owner only (git's safe.directory): root's run
 # reads a copy of its own.

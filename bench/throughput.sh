@@ -7,21 +7,9 @@
 # next task leaving the queue, against the mean task (preparing ->
 # review).  Goal: the scheduler is never the bottleneck (its share under
 # 5% of a task).  Needs a sandbox (root, or user mode).
-set -eu
-build=${1:-$(cd "$(dirname "$0")/.." && pwd)/build/check}
-P="$build/paddock"
+. "$(dirname "$0")/lib.sh"
 N=${N:-20}
-T=$(mktemp -d /tmp/paddock-bench.XXXXXX)
-trap 'rm -rf "$T"' EXIT
-export PADDOCK_CONFIG="$T/config"
-export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
-g() { git -c user.name=b -c user.email=b@example.invalid "$@"; }
-mkdir -p "$T/src"
-for i in $(seq 50); do echo "line $i" >"$T/src/f$i.txt"; done
-g -C "$T/src" init -q -b main
-g -C "$T/src" add -A
-g -C "$T/src" commit -qm init
-git clone -q --bare "$T/src" "$T/r.git"
+bench_repo r 50
 cat >"$T/agent.sh" <<'SH'
 date +%s%N > touched.txt
 SH
@@ -36,21 +24,11 @@ run() { # workers -> "tasks/s gap task" (seconds)
 	t0=$(date +%s%N)
 	"$P" serve --until-idle >/dev/null
 	t1=$(date +%s%N)
-	for id in $ids; do "$P" show --json "$id"; done | python3 -c '
-import json, sys
-n, secs = int(sys.argv[1]), (int(sys.argv[3]) - int(sys.argv[2])) / 1e9
-dec = json.JSONDecoder(); s = sys.stdin.read(); i = 0; ev = []
-while i < len(s):
-    while i < len(s) and s[i].isspace(): i += 1
-    if i >= len(s): break
-    t, i = dec.raw_decode(s, i)
-    assert t["status"] == "review", t
-    at = {name: t["created"] + d for d, name in t["steps"]}
-    ev.append((at["preparing"], at["review"]))
-ev.sort()
-gaps = [ev[k + 1][0] - ev[k][1] for k in range(len(ev) - 1)]
-task = sum(b - a for a, b in ev) / len(ev)
-print("%.3f %.4f %.4f" % (n / secs, max(0.0, sum(gaps) / len(gaps)), task))' "$N" "$t0" "$t1"
+	# shellcheck disable=SC2086
+	bench_task_times $ids | awk -v n="$N" -v us="$(( (t1 - t0) / 1000 ))" '
+		{ if (NR > 1) { gap += $1 - last; ngap++ } last = $2; task += $2 - $1 }
+		END { g = ngap ? gap / ngap : 0; if (g < 0) g = 0
+		      printf "%.3f %.4f %.4f\n", n / (us / 1e6), g, task / NR }'
 }
 set -- $(run 1); one=$1 gap=$2 task=$3
 set -- $(run 2); two=$1

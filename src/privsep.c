@@ -20,7 +20,6 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "buf.h"
@@ -101,30 +100,34 @@ static const void *get_mem(struct wire *w, size_t n)
 	return p;
 }
 
+/* A fixed-size field into v (zeroes past the end). */
+static void get_into(struct wire *w, void *v, size_t n)
+{
+	const void *p = get_mem(w, n);
+	if (p)
+		memcpy(v, p, n);
+	else
+		memset(v, 0, n);
+}
+
 static uint32_t get_u32(struct wire *w)
 {
-	uint32_t v = 0;
-	const void *p = get_mem(w, sizeof v);
-	if (p)
-		memcpy(&v, p, sizeof v);
+	uint32_t v;
+	get_into(w, &v, sizeof v);
 	return v;
 }
 
 static uint64_t get_u64(struct wire *w)
 {
-	uint64_t v = 0;
-	const void *p = get_mem(w, sizeof v);
-	if (p)
-		memcpy(&v, p, sizeof v);
+	uint64_t v;
+	get_into(w, &v, sizeof v);
 	return v;
 }
 
 static double get_f64(struct wire *w)
 {
-	double v = 0;
-	const void *p = get_mem(w, sizeof v);
-	if (p)
-		memcpy(&v, p, sizeof v);
+	double v;
+	get_into(w, &v, sizeof v);
 	return v;
 }
 
@@ -321,8 +324,9 @@ static int ps_once(struct wire *req, struct wire *rep, int *rfds, size_t maxr, s
 	return rc;
 }
 
-int privsep_netns(const int *ports, size_t nports, int *listen_fds, int *netns_fd,
-                  struct err *e)
+/* The backend's netns: the gateway's namespace, made by a keeper. */
+static int ps_netns(const int *ports, size_t nports, int *listen_fds, int *netns_fd,
+                    struct err *e)
 {
 	struct wire req = {0}, rep = {0};
 	put_u32(&req, PS_NETNS);
@@ -572,7 +576,7 @@ static const struct sandbox_backend privsep_backend = {
 	.name = "bwrap", .nets = SANDBOX_NET_NETNS,
 	.create = ps_create, .run = ps_run, .copy_out = ps_copy_out, .copy_in = ps_copy_in,
 	.destroy = ps_destroy, .preflight = ps_preflight, .janitor = ps_janitor,
-	.owner = ps_owner, .netns = privsep_netns,
+	.owner = ps_owner, .netns = ps_netns,
 };
 
 const struct sandbox_backend *sandbox_backend_privsep(void)
@@ -596,24 +600,20 @@ static void reply_put(struct wire *w, int rc, const struct err *e)
 	put_str(w, rc < 0 ? (e->msg[0] ? e->msg : _("paddock's root helper failed")) : NULL);
 }
 
-/* Runs fn(arg) as the client's user in a child: what it can reach, the
- * keeper's client may ask root for. */
-static int as_user(int (*fn)(void *), void *arg)
+/* Runs fn(arg) in a child (child.h) and returns its exit code, or -1. */
+static int in_child(int (*fn)(void *), void *arg)
 {
-	pid_t pid = fork();
-	if (pid < 0)
+	struct child ch = { .fn = fn, .arg = arg,
+	                    .stdio = { CHILD_NULL, CHILD_NULL, CHILD_INHERIT } };
+	if (child_start(&ch, NULL) < 0)
 		return -1;
-	if (pid == 0) {
-		if (setgroups(0, NULL) < 0 || setresgid(ps.gid, ps.gid, ps.gid) < 0 ||
-		    setresuid(ps.uid, ps.uid, ps.uid) < 0)
-			_exit(2);
-		_exit(fn(arg) == 0 ? 0 : 1);
-	}
-	int st;
-	while (waitpid(pid, &st, 0) < 0)
-		if (errno != EINTR)
-			return -1;
-	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+	return child_exit_code(child_finish(&ch));
+}
+
+static int become(uid_t uid, gid_t gid)
+{
+	return setgroups(0, NULL) < 0 || setresgid(gid, gid, gid) < 0 ||
+	       setresuid(uid, uid, uid) < 0 ? -1 : 0;
 }
 
 struct readable {
@@ -621,12 +621,16 @@ struct readable {
 	size_t n;
 };
 
+/* In a child, as the client's user: what it can read, the keeper's client
+ * may have the sandbox shown. */
 static int all_readable(void *arg)
 {
 	const struct readable *r = arg;
+	if (become(ps.uid, ps.gid) < 0)
+		return 2;
 	for (size_t i = 0; i < r->n; i++)
 		if (r->paths[i] && access(r->paths[i], R_OK) < 0)
-			return -1;
+			return 1;
 	return 0;
 }
 
@@ -641,17 +645,28 @@ static int plain_name(const char *s)
 	return 1;
 }
 
+/* The length of <data>/templates when path is below it, else 0 with e
+ * set. */
+static size_t below_templates(const char *path, struct err *e)
+{
+	char *root = paths_templates_dir(ps.data_dir);
+	size_t rl = strlen(root);
+	if (!path || strncmp(path, root, rl) || path[rl] != '/')
+		rl = 0;
+	free(root);
+	if (!rl)
+		err_set(e, _("%s is not below paddock's templates folder"), path ? path : "");
+	return rl;
+}
+
 /* The folder that holds path's last component, opened by walking from
  * <data>/templates without following a link; *name is that component.
  * -1 unless path is below the templates folder. */
 static int open_template_parent(const char *path, const char **name, struct err *e)
 {
-	char *root = paths_templates_dir(ps.data_dir);
-	size_t rl = strlen(root);
-	int ok = path && !strncmp(path, root, rl) && path[rl] == '/';
-	free(root);
-	if (!ok)
-		return err_set(e, _("%s is not below paddock's templates folder"), path ? path : "");
+	size_t rl = below_templates(path, e);
+	if (!rl)
+		return -1;
 	int fd = open(ps.data_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd >= 0) {
 		int t = openat(fd, "templates", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -693,46 +708,35 @@ static int open_template_parent(const char *path, const char **name, struct err 
  * configuration runs as root.  The sandbox uid cannot enter the data
  * directory, so the tree is shown to it at /tmp/t of a mount namespace
  * of the child's own. */
+static int refresh_child(void *arg)
+{
+	const char *path = arg;
+	/* A bind's source must be in the namespace of the mount: the tree
+	 * is opened again once in the new one. */
+	struct err e = {{0}};
+	const char *name;
+	if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		return 125;
+	int pfd = open_template_parent(path, &name, &e);
+	int tfd = pfd < 0 ? -1 : openat(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+	char src[64];
+	snprintf(src, sizeof src, "/proc/self/fd/%d", tfd);
+	if (tfd < 0 ||
+	    mount("paddock", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=64k") < 0 ||
+	    mkdir("/tmp/t", 0755) < 0 || mount(src, "/tmp/t", NULL, MS_BIND, NULL) < 0)
+		return 125;
+	if (become(ps.sbx_uid, ps.sbx_gid) < 0 || chdir("/tmp/t") < 0)
+		return 126;
+	const char *argv[] = { "git", "-c", "core.hooksPath=/dev/null", "-c",
+		"core.fsmonitor=false", "-c", "safe.directory=*", "update-index", "-q",
+		"--refresh", "--force-write-index", NULL };
+	execvpe("git", (char *const *)argv, (char *const *)sandbox_git_env());
+	return 127;
+}
+
 static int refresh_index(const char *path)
 {
-	pid_t pid = fork();
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		/* A bind's source must be in the namespace of the mount: the
-		 * tree is opened again once in the new one. */
-		struct err e = {{0}};
-		const char *name;
-		if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
-			_exit(125);
-		int pfd = open_template_parent(path, &name, &e);
-		int tfd = pfd < 0 ? -1 : openat(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
-		char src[64];
-		snprintf(src, sizeof src, "/proc/self/fd/%d", tfd);
-		if (tfd < 0 ||
-		    mount("paddock", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=64k") < 0 ||
-		    mkdir("/tmp/t", 0755) < 0 || mount(src, "/tmp/t", NULL, MS_BIND, NULL) < 0)
-			_exit(125);
-		if (setgroups(0, NULL) < 0 ||
-		    setresgid(ps.sbx_gid, ps.sbx_gid, ps.sbx_gid) < 0 ||
-		    setresuid(ps.sbx_uid, ps.sbx_uid, ps.sbx_uid) < 0 || chdir("/tmp/t") < 0)
-			_exit(126);
-		int null = open("/dev/null", O_RDWR);
-		if (null >= 0) {
-			dup2(null, 0);
-			dup2(null, 1);
-		}
-		const char *argv[] = { "git", "-c", "core.hooksPath=/dev/null", "-c",
-			"core.fsmonitor=false", "-c", "safe.directory=*", "update-index", "-q",
-			"--refresh", "--force-write-index", NULL };
-		execve("/usr/bin/git", (char *const *)argv, (char *const *)sandbox_git_env());
-		_exit(127);
-	}
-	int st;
-	while (waitpid(pid, &st, 0) < 0)
-		if (errno != EINTR)
-			return -1;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	return in_child(refresh_child, (void *)path);
 }
 
 static int keep_hand_over(const char *path, struct err *e)
@@ -833,7 +837,6 @@ static int keep_create(struct keeper *k, struct wire *w, const int *fds, size_t 
 	}
 	s.home_files = home;
 	int rc = -1;
-	char *tpl_root = paths_templates_dir(ps.data_dir);
 	const char **paths = xcalloc(s.nfiles + 4, sizeof *paths);
 	size_t np = 0;
 	if (w->bad || (has_netns && nfds != 1)) {
@@ -852,11 +855,10 @@ static int keep_create(struct keeper *k, struct wire *w, const int *fds, size_t 
 		err_set(e, _("the bridge is not offered in root mode with paddock.user"));
 		goto out;
 	}
-	size_t tl = strlen(tpl_root);
-	if (!s.ws.template_dir || strncmp(s.ws.template_dir, tpl_root, tl) ||
-	    s.ws.template_dir[tl] != '/' || strstr(s.ws.template_dir, "/..")) {
-		err_set(e, _("%s is not below paddock's templates folder"),
-		        s.ws.template_dir ? s.ws.template_dir : "");
+	if (!below_templates(s.ws.template_dir, e))
+		goto out;
+	if (strstr(s.ws.template_dir, "/..")) {
+		err_set(e, _("%s is not below paddock's templates folder"), s.ws.template_dir);
 		goto out;
 	}
 	/* What the sandbox is shown is what the client could read itself. */
@@ -866,7 +868,7 @@ static int keep_create(struct keeper *k, struct wire *w, const int *fds, size_t 
 	for (size_t i = 0; i < s.nfiles; i++)
 		paths[np++] = files[i].host;
 	struct readable r = { .paths = paths, .n = np };
-	if (as_user(all_readable, &r) < 0) {
+	if (in_child(all_readable, &r) != 0) {
 		err_set(e, _("the sandbox was asked to show a file its task's user cannot read"));
 		goto out;
 	}
@@ -875,7 +877,6 @@ static int keep_create(struct keeper *k, struct wire *w, const int *fds, size_t 
 	rc = ps.be->create(&k->sb, &s, e);
 out:
 	free(paths);
-	free(tpl_root);
 	free(files);
 	free(home);
 	return rc;
@@ -1059,8 +1060,9 @@ static int keep_netns(struct wire *w, struct wire *rep, int *out, size_t *nout, 
 	return rc;
 }
 
-/* One request; the answer goes back with *nout descriptors of out. */
-static void keep_one(struct keeper *k, struct wire *w, const int *fds, size_t nfds,
+/* One request; the answer goes back with *nout descriptors of out.
+ * Returns 0 when there is no answer to send (a late cancel). */
+static int keep_one(struct keeper *k, struct wire *w, const int *fds, size_t nfds,
                      struct wire *rep, int *out, size_t *nout)
 {
 	struct err e = {{0}};
@@ -1068,15 +1070,15 @@ static void keep_one(struct keeper *k, struct wire *w, const int *fds, size_t nf
 	*nout = 0;
 	switch (get_u32(w)) {
 	case PS_PREFLIGHT:
-		reply_put(rep, ps.be->preflight(&e), &e);
-		return;
+		rc = ps.be->preflight(&e);
+		break;
 	case PS_JANITOR:
 		ps.be->janitor();
-		reply_put(rep, 0, &e);
-		return;
+		rc = 0;
+		break;
 	case PS_NETNS:
 		keep_netns(w, rep, out, nout, &e);
-		return;
+		return 1;
 	case PS_HAND_OVER:
 		rc = keep_hand_over(get_str(w), &e);
 		break;
@@ -1088,7 +1090,7 @@ static void keep_one(struct keeper *k, struct wire *w, const int *fds, size_t nf
 		break;
 	case PS_RUN:
 		keep_run(k, w, fds, nfds, rep, &e);
-		return;
+		return 1;
 	case PS_COPY_OUT:
 		rc = keep_copy_out(k, w, fds, nfds, &e);
 		break;
@@ -1102,12 +1104,13 @@ static void keep_one(struct keeper *k, struct wire *w, const int *fds, size_t nf
 		break;
 	case PS_CANCEL:
 		/* Late: the run it was for has ended. */
-		return;
+		return 0;
 	default:
 		rc = err_set(&e, _("paddock's root helper got a malformed request"));
 		break;
 	}
 	reply_put(rep, rc, &e);
+	return 1;
 }
 
 static int keeper_main(void *arg)
@@ -1120,12 +1123,10 @@ static int keeper_main(void *arg)
 		if (ps_recv(k.fd, &w, fds, PS_MAXFDS, &nfds) < 0)
 			break;
 		struct wire rep = {0};
-		uint32_t op = 0;
-		memcpy(&op, w.b.data, w.b.len >= sizeof op ? sizeof op : 0);
-		keep_one(&k, &w, fds, nfds, &rep, out, &nout);
+		int answer = keep_one(&k, &w, fds, nfds, &rep, out, &nout);
 		for (size_t i = 0; i < nfds; i++)
 			close(fds[i]);
-		if (op != PS_CANCEL && !k.gone)
+		if (answer && !k.gone)
 			ps_send(k.fd, &rep, out, nout);
 		for (size_t i = 0; i < nout; i++)
 			close(out[i]);

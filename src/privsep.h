@@ -59,11 +59,6 @@ void privsep_stop(void);
  * an unprivileged client).  Only while privsep_active(). */
 const struct sandbox_backend *sandbox_backend_privsep(void);
 
-/* The gateway's network namespace, made by a keeper: nports listeners on
- * 127.0.0.1 at ports[] in a new namespace with lo up, and the namespace's
- * fd; the descriptors are the caller's. */
-int privsep_netns(const int *ports, size_t nports, int *listen_fds, int *netns_fd,
-                  struct err *e);
 /* Gives the template checkout dir (below <data>/templates) to the sandbox
  * uid, its git index refreshed by the sandbox uid. */
 int privsep_hand_over(const char *dir, struct err *e);
