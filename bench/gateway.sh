@@ -42,9 +42,11 @@ what, port = sys.argv[1], int(sys.argv[2])
 def conn():
     c = http.client.HTTPConnection("127.0.0.1", port)
     c.connect()
-    # Head and body go out in separate writes: without this, Nagle and
-    # delayed ACKs add 40 ms to every call, on both paths.
-    c.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    # Head and body go out in separate writes: with Nagle on, the body
+    # waits for the server's ack of the head.  "nagle" leaves it on, as
+    # some clients do, to show what a server's delayed ack costs them.
+    if what != "nagle":
+        c.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     return c
 def body(stream):
     return json.dumps({"model": "claude-bench", "max_tokens": 1024, "stream": stream,
@@ -68,18 +70,24 @@ def stream():
 if what == "calls":
     calls(30)
     print(max(calls(300) for _ in range(3)))
+elif what == "nagle":
+    print(max(calls(20) for _ in range(3)))
 else:
     print("%f %d" % min(stream() for _ in range(3)))
 PY
 client() { python3 "$T/client.py" "$@"; }
 python3 - "$(client calls "$short_up")" "$(client calls "$short_gw")" \
-	"$(client stream "$long_up")" "$(client stream "$long_gw")" <<'PY'
+	"$(client stream "$long_up")" "$(client stream "$long_gw")" \
+	"$(client nagle "$short_up")" "$(client nagle "$short_gw")" <<'PY'
 import sys
 d, g = float(sys.argv[1]), float(sys.argv[2])
 sd, n = float(sys.argv[3].split()[0]), int(sys.argv[3].split()[1])
 sg = float(sys.argv[4].split()[0])
+nd, ng = float(sys.argv[5]), float(sys.argv[6])
 print("keep-alive calls: direct %.0f/s, through the gateway %.0f/s" % (d, g))
 print("ratio gateway/direct (calls per second): %.2f" % (g / d))
+print("a client with Nagle on: direct %.0f/s, through the gateway %.0f/s (the gateway acks at once)" % (nd, ng))
+print("ratio gateway/direct (calls per second, Nagle on): %.2f" % (ng / nd))
 print("streamed answer (%.1f MB): direct %.3fs, through the gateway %.3fs" % (n / 1e6, sd, sg))
 print("ratio gateway/direct (time to last byte): %.2f" % (sg / sd))
 PY

@@ -6,6 +6,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -241,6 +242,10 @@ void gw_start_connect(struct gw *g, struct conn *c)
 		int fd = socket(ss->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 		if (fd < 0)
 			continue;
+		/* Both sides of a tunnel go without Nagle: a client's small
+		 * writes would otherwise wait for the upstream's delayed ack. */
+		int one = 1;
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 		socklen_t len = ss->ss_family == AF_INET ? sizeof(struct sockaddr_in)
 		                                         : sizeof(struct sockaddr_in6);
 		if (connect(fd, (struct sockaddr *)ss, len) == 0) {

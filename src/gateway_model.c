@@ -358,6 +358,9 @@ static void model_set_url(CURL *h, const struct endpoint_rt *ep, const char *url
 	curl_easy_setopt(h, CURLOPT_URL, full);
 	/* Sent as checked: libcurl would turn /v1/models/.. into /v1/. */
 	curl_easy_setopt(h, CURLOPT_PATH_AS_IS, 1L);
+	/* libcurl's default since 7.50.2; said so the upstream side never
+	 * depends on the build's default. */
+	curl_easy_setopt(h, CURLOPT_TCP_NODELAY, 1L);
 	free(full);
 }
 
