@@ -44,9 +44,13 @@ static const struct cli_verb verbs[] = {
 	     "  --budget USD       what the task may spend on model calls (5, 2.50, $2.50; 0: no\n"
 	     "                     limit); default: limits.budget of the configuration\n"
 	     "  -j, --json         print {\"id\": ...} as JSON\n") },
-	{ "list", cmd_list, N_("list [--status STATUS] [--json]"),
+	{ "list", cmd_list, N_("list [--status STATUS[,...]] [--limit N] [--since WHEN] [--before ID] [--json]"),
 	  N_("Lists tasks, oldest first.\n"
-	     "  --status STATUS    only tasks with this status\n"
+	     "  --status STATUS    only tasks with this status (several: a comma list)\n"
+	     "  --limit N          only the N newest of them (default 100; 0: all)\n"
+	     "  --since WHEN       only those queued since WHEN: a duration (2h, 7d)\n"
+	     "                     or a date (2026-11-30, 2026-11-30T14:00)\n"
+	     "  --before ID        only those queued before task ID (a page further back)\n"
 	     "  -j, --json         print a JSON array\n") },
 	{ "show", cmd_show, N_("show [--json] ID"),
 	  N_("Shows a task: status, steps with seconds since it was queued, branch, base and\n"
@@ -182,7 +186,7 @@ static void usage(FILE *out)
 enum { OPT_HELP = 'h', OPT_JSON = 'j', OPT_FOLLOW = 'f', OPT_REPO = 'r', OPT_AGENT = 'a',
        OPT_NOTES = 'm', OPT_UNTIL_IDLE = 1000, OPT_STATUS, OPT_FILE, OPT_NOTES_FILE,
        OPT_ROUND, OPT_SINCE_REVIEW, OPT_BUDGET, OPT_LISTEN, OPT_ROUTES, OPT_OLDER_THAN,
-       OPT_DRY_RUN, OPT_FAILED, OPT_AGAIN };
+       OPT_DRY_RUN, OPT_FAILED, OPT_AGAIN, OPT_LIMIT, OPT_SINCE, OPT_BEFORE };
 
 /* 1 if word is one of the space-separated words of list. */
 static int word_in(const char *list, const char *word)
@@ -217,6 +221,9 @@ int cli_parse_opts(const struct cli_verb *v, int argc, char **argv, struct cli_o
 		{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
 		{ "failed", no_argument, NULL, OPT_FAILED },
 		{ "again", no_argument, NULL, OPT_AGAIN },
+		{ "limit", required_argument, NULL, OPT_LIMIT },
+		{ "since", required_argument, NULL, OPT_SINCE },
+		{ "before", required_argument, NULL, OPT_BEFORE },
 		{ NULL, 0, NULL, 0 },
 	};
 	memset(o, 0, sizeof *o);
@@ -265,6 +272,9 @@ int cli_parse_opts(const struct cli_verb *v, int argc, char **argv, struct cli_o
 		case OPT_DRY_RUN: o->dry_run = 1; break;
 		case OPT_FAILED: o->failed = 1; break;
 		case OPT_AGAIN: o->again = 1; break;
+		case OPT_LIMIT: o->limit = optarg; break;
+		case OPT_SINCE: o->since = optarg; break;
+		case OPT_BEFORE: o->before = optarg; break;
 		}
 	}
 	return -1;

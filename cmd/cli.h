@@ -50,6 +50,9 @@ struct cli_opts {
 	int dry_run;
 	int failed;
 	int again;
+	const char *limit;
+	const char *since;
+	const char *before;
 };
 
 /* The verb named name (NULL if none). */

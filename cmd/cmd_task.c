@@ -10,8 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include "buf.h"
+#include "clock.h"
 #include "config.h"
 #include "diff.h"
 #include "fsx.h"
@@ -157,59 +159,180 @@ static void first_line(const char *s, size_t max, char *out, size_t outlen)
 	out[n] = '\0';
 }
 
+/* --status: one status or a comma list; -1 (message printed) if one is
+ * unknown. */
+static int list_statuses(const char *arg, unsigned *mask)
+{
+	*mask = 0;
+	if (!arg)
+		return 0;
+	char *copy = xstrdup(arg), *save = NULL;
+	int rc = 0;
+	for (char *w = strtok_r(copy, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+		int st = task_status_parse(w);
+		if (st < 0) {
+			cli_die(EXIT_USAGE, _("unknown status '%s'; statuses are queued, preparing, "
+			                      "running, testing, review, pushing, done, failed, "
+			                      "rejected, cancelled, lost"), w);
+			rc = -1;
+			break;
+		}
+		*mask |= TASK_MASK(st);
+	}
+	free(copy);
+	if (rc == 0 && !*mask)
+		rc = -1, cli_die(EXIT_USAGE, _("--status needs a status, such as review"));
+	return rc;
+}
+
+/* --since: a duration back from now, or a local date and time. */
+static int list_since(const char *arg, double *since)
+{
+	double secs;
+	if (units_parse_duration(arg, &secs) == 0) {
+		*since = clock_wall() - secs;
+		return 0;
+	}
+	static const char *const forms[] = { "%Y-%m-%dT%H:%M:%S", "%Y-%m-%dT%H:%M",
+	                                     "%Y-%m-%d %H:%M:%S", "%Y-%m-%d %H:%M", "%Y-%m-%d" };
+	for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++) {
+		struct tm tm = {0};
+		const char *end = strptime(arg, forms[i], &tm);
+		if (end && !*end) {
+			tm.tm_isdst = -1;
+			time_t t = mktime(&tm);
+			if (t != (time_t)-1) {
+				*since = (double)t;
+				return 0;
+			}
+		}
+	}
+	return cli_die(EXIT_USAGE, _("--since '%s' is neither a duration (such as 2h or 7d) nor "
+	                             "a date (such as 2026-11-30 or 2026-11-30T14:00)"), arg), -1;
+}
+
+#define LIST_DEFAULT_LIMIT 100
+
+struct list_out {
+	int json;
+	size_t n;
+	char first_id[TASK_ID_LEN + 1];
+	struct config cfg;
+	int have_cfg;
+};
+
+static int list_print(const struct task_row *t, void *arg, struct err *e)
+{
+	(void)e;
+	struct list_out *lo = arg;
+	if (!lo->n)
+		memcpy(lo->first_id, t->id, sizeof lo->first_id);
+	if (lo->json) {
+		/* One element of the array at a time, indented as
+		 * cli_json_print indents the whole. */
+		json_t *j = taskjson_task(t, lo->have_cfg ? &lo->cfg : NULL);
+		char *text = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+		json_decref(j);
+		fputs(lo->n ? ",\n  " : "[\n  ", stdout);
+		for (const char *p = text; p && *p; p++) {
+			putchar(*p);
+			if (*p == '\n')
+				fputs("  ", stdout);
+		}
+		free(text);
+	} else {
+		if (!lo->n)
+			printf("%-10s  %-9s  %-12s  %-12s  %s\n", _("ID"), _("STATUS"), _("REPO"),
+			       _("AGENT"), _("TEXT"));
+		char text[61];
+		first_line(t->text, 60, text, sizeof text);
+		printf("%-10s  %-9s  %-12s  %-12s  ", t->id, task_status_name(t->status), t->repo,
+		       t->agent);
+		/* A follow-up names the task it continues. */
+		if (t->follow_of)
+			printf(_("(follows %s) "), t->follow_of);
+		cli_put_str(stdout, text);
+		putchar('\n');
+	}
+	lo->n++;
+	return ferror(stdout) ? 1 : 0;
+}
+
 int cmd_list(int argc, char **argv)
 {
 	const struct cli_verb *v = cli_verb_find("list");
 	struct cli_opts o;
-	int rc = cli_parse_opts(v, argc, argv, &o, "help json status");
+	int rc = cli_parse_opts(v, argc, argv, &o, "help json status limit since before");
 	if (rc >= 0)
 		return rc;
 	if (optind != argc)
 		return cli_bad_usage(v);
-	int status = -1;
-	if (o.status && (status = task_status_parse(o.status)) < 0)
-		return cli_die(EXIT_USAGE, _("unknown status '%s'; statuses are queued, preparing, "
-		                             "running, testing, review, pushing, done, failed, "
-		                             "rejected, cancelled, lost"), o.status);
+	struct task_query q = { .no_steps = 0 };
+	if (list_statuses(o.status, &q.status_mask) < 0 ||
+	    (o.since && list_since(o.since, &q.since) < 0))
+		return EXIT_USAGE;
+	/* A history of 100,000 tasks prints its newest page, as gh does, and
+	 * says so; --limit 0 prints them all. */
+	long limit = LIST_DEFAULT_LIMIT;
+	if (o.limit) {
+		char *end;
+		errno = 0;
+		limit = strtol(o.limit, &end, 10);
+		if (errno || end == o.limit || *end || limit < 0)
+			return cli_die(EXIT_USAGE, _("--limit '%s' is not a number of tasks (0 lists "
+			                             "them all)"), o.limit);
+	}
 	struct store *s = cli_open_store(NULL, 0);
 	if (!s)
 		return 1;
-	struct task_row *rows;
-	size_t n;
 	struct err e = {{0}};
-	if (store_task_list(s, status, &rows, &n, &e) < 0) {
-		store_close(s);
-		return cli_die(1, "%s", e.msg);
-	}
-	if (o.json) {
-		struct config cfg;
-		int have_cfg = cli_config_soft(&cfg);
-		json_t *a = json_array();
-		for (size_t i = 0; i < n; i++)
-			json_array_append_new(a, taskjson_task(&rows[i], have_cfg ? &cfg : NULL));
-		cli_json_print(a);
-		if (have_cfg)
-			config_free(&cfg);
-	} else if (n == 0) {
-		printf(_("no tasks; add one with: paddock add --repo NAME \"what to do\"\n"));
-	} else {
-		printf("%-10s  %-9s  %-12s  %-12s  %s\n", _("ID"), _("STATUS"), _("REPO"),
-		       _("AGENT"), _("TEXT"));
-		for (size_t i = 0; i < n; i++) {
-			char text[61];
-			first_line(rows[i].text, 60, text, sizeof text);
-			printf("%-10s  %-9s  %-12s  %-12s  ", rows[i].id,
-			       task_status_name(rows[i].status), rows[i].repo, rows[i].agent);
-			/* A follow-up names the task it continues. */
-			if (rows[i].follow_of)
-				printf(_("(follows %s) "), rows[i].follow_of);
-			cli_put_str(stdout, text);
-			putchar('\n');
+	if (o.before) {
+		struct task_row b;
+		if (store_task_get(s, o.before, &b, &e) < 0) {
+			store_close(s);
+			return cli_die(e.kind == ERR_INVALID ? EXIT_USAGE : 1, "%s", e.msg);
 		}
+		q.before = b.seq;
+		task_row_free(&b);
 	}
-	task_rows_free(rows, n);
+	struct list_out lo = { .json = o.json };
+	if (o.json)
+		lo.have_cfg = cli_config_soft(&lo.cfg);
+	/* The table shows no steps: one row read per task. */
+	q.no_steps = !o.json;
+	if (limit > 0) {
+		/* The newest N, printed oldest first like the rest. */
+		q.limit = (size_t)limit;
+		q.newest_first = 1;
+		struct task_row *rows;
+		size_t n;
+		rc = store_task_query(s, &q, &rows, &n, &e);
+		for (size_t i = n; rc == 0 && i > 0; i--)
+			if (list_print(&rows[i - 1], &lo, &e))
+				break;
+		if (rc == 0)
+			task_rows_free(rows, n);
+		size_t all = 0;
+		if (rc == 0 && n == q.limit && store_task_count(s, &q, &all, &e) == 0 && all > n)
+			fprintf(stderr, _("paddock: the newest %zu of %zu tasks; --limit 0 lists them "
+			                  "all, --before %s the ones before\n"), n, all,
+			        lo.first_id);
+	} else {
+		/* Every one, printed as it is read. */
+		rc = store_task_each(s, &q, list_print, &lo, &e);
+	}
+	if (lo.have_cfg)
+		config_free(&lo.cfg);
 	store_close(s);
-	return 0;
+	if (rc < 0)
+		return cli_die(1, "%s", e.msg);
+	if (o.json)
+		puts(lo.n ? "\n]" : "[]");
+	else if (lo.n == 0 && !q.status_mask && !q.since && !q.before)
+		printf(_("no tasks; add one with: paddock add --repo NAME \"what to do\"\n"));
+	else if (lo.n == 0)
+		printf(_("no tasks match\n"));
+	return fflush(stdout) == 0 && !ferror(stdout) ? 0 : 1;
 }
 
 /* ---------------------------------------------------------------- log */

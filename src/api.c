@@ -316,13 +316,12 @@ static enum MHD_Result post_task(struct api *a, struct MHD_Connection *c, struct
 	}
 	struct err e = {{0}};
 	if (cfg->api_max_queue > 0) {
-		struct task_row *rows;
+		struct task_query q = { .status_mask = TASK_MASK(TASK_QUEUED) };
 		size_t n;
-		if (store_task_list(st, TASK_QUEUED, &rows, &n, &e) < 0) {
+		if (store_task_count(st, &q, &n, &e) < 0) {
 			rc = send_err(c, &e, NULL);
 			goto out;
 		}
-		task_rows_free(rows, n);
 		if (n >= (size_t)cfg->api_max_queue) {
 			rc = send_error(c, 429, "queue_full", NULL, "%zu tasks are queued (api.max-queue "
 			                "is %d); try again later", n, cfg->api_max_queue);
@@ -343,7 +342,7 @@ out:
 
 static enum MHD_Result get_tasks(struct api *a, struct MHD_Connection *c, struct store *st)
 {
-	const char *sts = query(c, "status");
+	const char *sts = query(c, "status"), *before = query(c, "before");
 	int status = -1;
 	if (sts && (status = task_status_parse(sts)) < 0)
 		return send_error(c, 400, "bad_field", NULL, "status '%s' is not a task status", sts);
@@ -353,20 +352,36 @@ static enum MHD_Result get_tasks(struct api *a, struct MHD_Connection *c, struct
 		return send_error(c, 400, "bad_field", NULL, "limit must be from 1 to %d", PAGE_MAX);
 	if (query(c, "offset") && parse_uint(query(c, "offset"), 1L << 40, &offset) < 0)
 		return send_error(c, 400, "bad_field", NULL, "offset must be a whole number");
-	struct task_row *rows;
-	size_t n;
 	struct err e = {{0}};
-	if (store_task_list(st, status, &rows, &n, &e) < 0)
+	/* Newest first; a page is read through the (status, seq) index,
+	 * whatever the history's size.  The cursor is the last task of the
+	 * page before: pages hold each task once while new ones arrive. */
+	struct task_query q = { .status_mask = status < 0 ? 0 : TASK_MASK(status),
+	                        .newest_first = 1, .limit = (size_t)limit + 1,
+	                        .offset = (size_t)offset };
+	if (before) {
+		struct task_row b;
+		if (!task_id_valid(before, 0) || store_task_get(st, before, &b, &e) < 0)
+			return send_error(c, 400, "bad_field", NULL, "before must be the id of a task "
+			                  "(the next link of a page has one)");
+		q.before = b.seq;
+		task_row_free(&b);
+	}
+	struct task_query all = { .status_mask = q.status_mask };
+	struct task_row *rows;
+	size_t n, total;
+	if (store_task_count(st, &all, &total, &e) < 0 ||
+	    store_task_query(st, &q, &rows, &n, &e) < 0)
 		return send_err(c, &e, NULL);
 	json_t *arr = json_array();
-	for (size_t i = (size_t)offset; i < n && i < (size_t)(offset + limit); i++)
+	for (size_t i = 0; i < n && i < (size_t)limit; i++)
 		json_array_append_new(arr, taskjson_task(&rows[i], a->cfg));
-	json_t *j = json_pack("{s:o,s:I,s:I,s:I}", "tasks", arr, "total", (json_int_t)n,
+	json_t *j = json_pack("{s:o,s:I,s:I,s:I}", "tasks", arr, "total", (json_int_t)total,
 	                      "offset", (json_int_t)offset, "limit", (json_int_t)limit);
-	if ((size_t)(offset + limit) < n) {
+	if (n > (size_t)limit) {
 		char next[160];
-		snprintf(next, sizeof next, "/tasks?offset=%ld&limit=%ld%s%s", offset + limit, limit,
-		         sts ? "&status=" : "", sts ? sts : "");
+		snprintf(next, sizeof next, "/tasks?limit=%ld&before=%s%s%s", limit,
+		         rows[limit - 1].id, sts ? "&status=" : "", sts ? sts : "");
 		json_object_set_new(j, "next", json_string(next));
 	} else {
 		json_object_set_new(j, "next", json_null());
@@ -821,9 +836,8 @@ static enum MHD_Result follow_up(struct api *a, struct MHD_Connection *c, struct
 	struct gate_ctx g = { .cfg = a->cfg, .data_dir = a->data_dir, .st = st, .actor = actor };
 	size_t queued = 0;
 	if (a->cfg->api_max_queue > 0) {
-		struct task_row *rows;
-		if (store_task_list(st, TASK_QUEUED, &rows, &queued, &e) == 0)
-			task_rows_free(rows, queued);
+		struct task_query q = { .status_mask = TASK_MASK(TASK_QUEUED) };
+		store_task_count(st, &q, &queued, &e);
 	}
 	if (!json_is_string(jn) || strspn(notes, " \t\r\n") == strlen(notes)) {
 		rc = send_error(c, 400, "bad_field", NULL, "\"notes\" are needed: say what the "

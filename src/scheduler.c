@@ -611,7 +611,11 @@ static int start_requested(struct sched *s)
 	size_t n;
 	struct err e = {{0}};
 	int waiting = 0;
-	if (store_task_list(s->st, TASK_REVIEW, &rows, &n, &e) < 0)
+	/* Only the pending ones: a partial index finds them among any
+	 * number of tasks at review. */
+	struct task_query q = { .status_mask = TASK_MASK(TASK_REVIEW), .pending = 1,
+	                        .no_steps = 1 };
+	if (store_task_query(s->st, &q, &rows, &n, &e) < 0)
 		return 0;
 	for (size_t i = 0; i < n; i++) {
 		struct task_row *t = &rows[i];
@@ -699,12 +703,10 @@ static void check_cancels(struct sched *s)
 
 static int queued_count(struct sched *s)
 {
-	struct task_row *rows;
-	size_t n;
+	struct task_query q = { .status_mask = TASK_MASK(TASK_QUEUED) };
+	size_t n = 0;
 	struct err e = {{0}};
-	if (store_task_list(s->st, TASK_QUEUED, &rows, &n, &e) < 0)
-		return 0;
-	task_rows_free(rows, n);
+	store_task_count(s->st, &q, &n, &e);
 	return (int)n;
 }
 
@@ -799,16 +801,11 @@ static void recover_pushing(struct sched *s)
 
 static int pending_count(struct sched *s)
 {
-	struct task_row *rows;
-	size_t n;
+	struct task_query q = { .status_mask = TASK_MASK(TASK_REVIEW), .pending = 1 };
+	size_t n = 0;
 	struct err e = {{0}};
-	int c = 0;
-	if (store_task_list(s->st, TASK_REVIEW, &rows, &n, &e) < 0)
-		return 0;
-	for (size_t i = 0; i < n; i++)
-		c += rows[i].pending != NULL;
-	task_rows_free(rows, n);
-	return c;
+	store_task_count(s->st, &q, &n, &e);
+	return (int)n;
 }
 
 static void handle_signals(struct sched *s)

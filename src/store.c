@@ -17,6 +17,9 @@
 struct store {
 	sqlite3 *db;
 	char *path;
+	sqlite3_stmt *steps;       /* a task's steps: prepared once, as every
+	                              listed row reads them */
+	sqlite3_stmt *dv;          /* PRAGMA data_version */
 };
 
 /* Migrations: entry i brings the schema from version i to i+1.  Never edit
@@ -117,6 +120,10 @@ static const char *const migrations[] = {
 	"ALTER TABLE tasks ADD COLUMN failed_why TEXT;"
 	"ALTER TABLE tasks ADD COLUMN follow_of TEXT;"
 	"UPDATE tasks SET attempts = 1 WHERE status != 'queued';",
+	/* 6: a large history (issue 14): what changed lately, and the
+	 * requests for changes the scheduler waits on, without a scan. */
+	"CREATE INDEX tasks_updated ON tasks(updated);"
+	"CREATE INDEX tasks_pending ON tasks(seq) WHERE pending IS NOT NULL;",
 };
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))
 
@@ -269,6 +276,8 @@ void store_close(struct store *s)
 {
 	if (!s)
 		return;
+	sqlite3_finalize(s->steps);
+	sqlite3_finalize(s->dv);
 	sqlite3_close(s->db);
 	free(s->path);
 	free(s);
@@ -331,10 +340,12 @@ static uint64_t col_u64(sqlite3_stmt *st, int i)
 
 static int load_steps(struct store *s, sqlite3_int64 seq, struct task_row *t, struct err *e)
 {
-	sqlite3_stmt *st;
-	if (sqlite3_prepare_v2(s->db, "SELECT at, status FROM steps WHERE task_seq = ? "
-	                       "ORDER BY n", -1, &st, NULL) != SQLITE_OK)
+	if (!s->steps && sqlite3_prepare_v2(s->db, "SELECT at, status FROM steps WHERE "
+	                                    "task_seq = ? ORDER BY n", -1, &s->steps,
+	                                    NULL) != SQLITE_OK)
 		return db_err(s, e, "steps");
+	sqlite3_stmt *st = s->steps;
+	sqlite3_reset(st);
 	sqlite3_bind_int64(st, 1, seq);
 	size_t cap = 0;
 	while (sqlite3_step(st) == SQLITE_ROW) {
@@ -347,14 +358,16 @@ static int load_steps(struct store *s, sqlite3_int64 seq, struct task_row *t, st
 		t->steps[t->nsteps].status = status < 0 ? TASK_LOST : (enum task_status)status;
 		t->nsteps++;
 	}
-	sqlite3_finalize(st);
+	sqlite3_reset(st);
 	return 0;
 }
 
-static int row_fill(struct store *s, sqlite3_stmt *st, struct task_row *t, struct err *e)
+static int row_fill_steps(struct store *s, sqlite3_stmt *st, struct task_row *t, int steps,
+                          struct err *e)
 {
 	memset(t, 0, sizeof *t);
 	sqlite3_int64 seq = sqlite3_column_int64(st, 0);
+	t->seq = seq;
 	const unsigned char *id = sqlite3_column_text(st, 1);
 	snprintf(t->id, sizeof t->id, "%s", id ? (const char *)id : "");
 	t->text = col_str(st, 2);
@@ -392,7 +405,12 @@ static int row_fill(struct store *s, sqlite3_stmt *st, struct task_row *t, struc
 	t->failed_head = col_str(st, 32);
 	t->failed_why = col_str(st, 33);
 	t->follow_of = col_str(st, 34);
-	return load_steps(s, seq, t, e);
+	return steps ? load_steps(s, seq, t, e) : 0;
+}
+
+static int row_fill(struct store *s, sqlite3_stmt *st, struct task_row *t, struct err *e)
+{
+	return row_fill_steps(s, st, t, 1, e);
 }
 
 static int add_step(struct store *s, const char *id, double at, enum task_status to,
@@ -522,40 +540,235 @@ int store_task_get(struct store *s, const char *id, struct task_row *t, struct e
 	return rc;
 }
 
-int store_task_list(struct store *s, int status, struct task_row **out, size_t *n,
-                    struct err *e)
+struct collect {
+	struct task_row *rows;
+	size_t n, cap;
+};
+
+/* Keeps a copy of each row: the row store_task_each lends is moved into
+ * the array, so the lender must not free it (see each_sql). */
+static int collect_row(const struct task_row *t, void *arg, struct err *e)
 {
-	sqlite3_stmt *st;
-	const char *sql = status < 0
-		? "SELECT " TASK_COLS " FROM tasks ORDER BY seq"
-		: "SELECT " TASK_COLS " FROM tasks WHERE status = ? ORDER BY seq";
-	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
-		return db_err(s, e, "list");
+	(void)e;
+	struct collect *c = arg;
+	if (c->n == c->cap) {
+		c->cap = c->cap ? c->cap * 2 : 16;
+		c->rows = xrealloc(c->rows, c->cap * sizeof *c->rows);
+	}
+	c->rows[c->n++] = *t;
+	return 0;
+}
+
+/* The WHERE clause of q for one status (or none: -1), and its binds. */
+static void query_sql(struct buf *sql, const struct task_query *q, int status,
+                      const char *what)
+{
+	buf_printf(sql, "SELECT %s FROM tasks WHERE 1", what);
+	if (status >= 0)
+		buf_adds(sql, " AND status = ?1");
+	if (q->pending)
+		buf_adds(sql, " AND pending IS NOT NULL");
+	if (q->since > 0)
+		buf_adds(sql, " AND created >= ?2");
+	if (q->changed_after > 0)
+		buf_adds(sql, " AND updated > ?3");
+	if (q->after > 0)
+		buf_adds(sql, " AND seq > ?4");
+	if (q->before > 0)
+		buf_adds(sql, " AND seq < ?5");
+}
+
+static void query_bind(sqlite3_stmt *st, const struct task_query *q, int status)
+{
 	if (status >= 0)
 		sqlite3_bind_text(st, 1, task_status_name((enum task_status)status), -1,
 		                  SQLITE_STATIC);
-	struct task_row *rows = NULL;
-	size_t cnt = 0, cap = 0;
-	int rc = 0;
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		if (cnt == cap) {
-			cap = cap ? cap * 2 : 16;
-			rows = xrealloc(rows, cap * sizeof *rows);
-		}
-		if (row_fill(s, st, &rows[cnt], e) < 0) {
+	sqlite3_bind_double(st, 2, q->since);
+	sqlite3_bind_double(st, 3, q->changed_after);
+	sqlite3_bind_int64(st, 4, q->after);
+	sqlite3_bind_int64(st, 5, q->before);
+}
+
+/* One SQL query: no status condition, or status's.  fn gets each row;
+ * collect_row takes it over, any other fn only looks. */
+static int each_sql(struct store *s, const struct task_query *q, int status, int merged,
+                    task_each_fn fn, void *arg, struct err *e)
+{
+	struct buf sql = {0};
+	query_sql(&sql, q, status, TASK_COLS);
+	buf_printf(&sql, " ORDER BY seq%s", q->newest_first ? " DESC" : "");
+	/* A merge takes each status's first limit + offset and skips after. */
+	size_t skip = merged ? 0 : q->offset;
+	size_t lim = q->limit ? q->limit + (q->offset - skip) : 0;
+	if (lim || skip)
+		buf_printf(&sql, " LIMIT %lld OFFSET %zu", lim ? (long long)lim : -1LL, skip);
+	sqlite3_stmt *st;
+	int prc = sqlite3_prepare_v2(s->db, sql.data, -1, &st, NULL);
+	buf_free(&sql);
+	if (prc != SQLITE_OK)
+		return db_err(s, e, "list");
+	query_bind(st, q, status);
+	int rc = 0, step;
+	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+		struct task_row t;
+		if (row_fill_steps(s, st, &t, !q->no_steps, e) < 0) {
+			task_row_free(&t);
 			rc = -1;
 			break;
 		}
-		cnt++;
+		int r = fn(&t, arg, e);
+		if (fn != collect_row)
+			task_row_free(&t);
+		if (r) {
+			rc = r < 0 ? -1 : 0;
+			break;
+		}
 	}
+	if (step != SQLITE_ROW && step != SQLITE_DONE)
+		rc = db_err(s, e, "list");
 	sqlite3_finalize(st);
+	return rc;
+}
+
+static unsigned query_mask(const struct task_query *q)
+{
+	unsigned all = (1u << TASK_NSTATUS) - 1, m = q->status_mask & all;
+	return m == all ? 0 : m;
+}
+
+static int by_seq_asc(const void *a, const void *b)
+{
+	long long x = ((const struct task_row *)a)->seq, y = ((const struct task_row *)b)->seq;
+	return x < y ? -1 : x > y;
+}
+
+static int by_seq_desc(const void *a, const void *b)
+{
+	return by_seq_asc(b, a);
+}
+
+/* The rows of several statuses: one indexed query each, merged in q's
+ * order and cut to its limit.  (A single query with status IN (...) and
+ * ORDER BY seq scans the whole table when few tasks match, such as the
+ * active ones among 100,000 ended.) */
+static int query_merged(struct store *s, const struct task_query *q, unsigned mask,
+                        struct collect *c, struct err *e)
+{
+	for (int st = 0; st < TASK_NSTATUS; st++)
+		if ((mask & TASK_MASK(st)) && each_sql(s, q, st, 1, collect_row, c, e) < 0)
+			return -1;
+	qsort(c->rows, c->n, sizeof *c->rows, q->newest_first ? by_seq_desc : by_seq_asc);
+	size_t skip = q->offset < c->n ? q->offset : c->n;
+	for (size_t i = 0; i < skip; i++)
+		task_row_free(&c->rows[i]);
+	memmove(c->rows, c->rows + skip, (c->n - skip) * sizeof *c->rows);
+	c->n -= skip;
+	while (q->limit && c->n > q->limit)
+		task_row_free(&c->rows[--c->n]);
+	return 0;
+}
+
+static int single_status(unsigned mask)
+{
+	return !(mask & (mask - 1));
+}
+
+int store_task_each(struct store *s, const struct task_query *q, task_each_fn fn,
+                    void *arg, struct err *e)
+{
+	unsigned mask = query_mask(q);
+	if (single_status(mask))
+		return each_sql(s, q, mask ? __builtin_ctz(mask) : -1, 0, fn, arg, e);
+	struct collect c = {0};
+	int rc = query_merged(s, q, mask, &c, e);
+	for (size_t i = 0; rc == 0 && i < c.n; i++) {
+		int r = fn(&c.rows[i], arg, e);
+		if (r)
+			rc = r < 0 ? -1 : 1;
+	}
+	task_rows_free(c.rows, c.n);
+	return rc < 0 ? -1 : 0;
+}
+
+int store_task_query(struct store *s, const struct task_query *q, struct task_row **out,
+                     size_t *n, struct err *e)
+{
+	struct collect c = {0};
+	unsigned mask = query_mask(q);
+	int rc = single_status(mask)
+	         ? each_sql(s, q, mask ? __builtin_ctz(mask) : -1, 0, collect_row, &c, e)
+	         : query_merged(s, q, mask, &c, e);
 	if (rc < 0) {
-		task_rows_free(rows, cnt);
+		task_rows_free(c.rows, c.n);
 		return -1;
 	}
-	*out = rows;
-	*n = cnt;
+	*out = c.rows;
+	*n = c.n;
 	return 0;
+}
+
+int store_task_count(struct store *s, const struct task_query *q, size_t *n, struct err *e)
+{
+	unsigned mask = query_mask(q);
+	*n = 0;
+	for (int status = mask ? 0 : -1; status < TASK_NSTATUS; status++) {
+		if (status >= 0 && !(mask & TASK_MASK(status)))
+			continue;
+		struct buf sql = {0};
+		query_sql(&sql, q, status, "COUNT(*)");
+		sqlite3_stmt *st;
+		int prc = sqlite3_prepare_v2(s->db, sql.data, -1, &st, NULL);
+		buf_free(&sql);
+		if (prc != SQLITE_OK)
+			return db_err(s, e, "count");
+		query_bind(st, q, status);
+		if (sqlite3_step(st) != SQLITE_ROW) {
+			sqlite3_finalize(st);
+			return db_err(s, e, "count");
+		}
+		*n += (size_t)sqlite3_column_int64(st, 0);
+		sqlite3_finalize(st);
+		if (status < 0)
+			break;
+	}
+	return 0;
+}
+
+int store_task_counts(struct store *s, size_t counts[TASK_NSTATUS], struct err *e)
+{
+	memset(counts, 0, TASK_NSTATUS * sizeof *counts);
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db, "SELECT status, COUNT(*) FROM tasks GROUP BY status", -1,
+	                       &st, NULL) != SQLITE_OK)
+		return db_err(s, e, "count");
+	int step;
+	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+		int v = task_status_parse((const char *)sqlite3_column_text(st, 0));
+		counts[v < 0 ? TASK_LOST : v] += (size_t)sqlite3_column_int64(st, 1);
+	}
+	sqlite3_finalize(st);
+	return step == SQLITE_DONE ? 0 : db_err(s, e, "count");
+}
+
+uint64_t store_data_version(struct store *s)
+{
+	/* data_version moves with other connections' commits, the change
+	 * count with this one's: their sum moves when either does. */
+	uint64_t v = (uint64_t)sqlite3_total_changes64(s->db);
+	if (!s->dv && sqlite3_prepare_v2(s->db, "PRAGMA data_version", -1, &s->dv,
+	                                 NULL) != SQLITE_OK)
+		return v;
+	if (sqlite3_step(s->dv) == SQLITE_ROW)
+		v += (uint64_t)sqlite3_column_int64(s->dv, 0);
+	sqlite3_reset(s->dv);
+	return v;
+}
+
+int store_task_list(struct store *s, int status, struct task_row **out, size_t *n,
+                    struct err *e)
+{
+	struct task_query q = { .status_mask = status < 0 ? 0 : TASK_MASK(status) };
+	return store_task_query(s, &q, out, n, e);
 }
 
 int store_task_next_queued(struct store *s, struct task_row *t, struct err *e)
@@ -941,7 +1154,8 @@ int store_recover_active(struct store *s, int max_attempts, const char *why,
 	memset(out, 0, sizeof *out);
 	if (exec(s, "BEGIN IMMEDIATE", e) < 0)
 		return -1;
-	if (store_task_list(s, -1, &rows, &n, e) < 0) {
+	struct task_query q = { .status_mask = TASK_MASK_ACTIVE };
+	if (store_task_query(s, &q, &rows, &n, e) < 0) {
 		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 		return -1;
 	}

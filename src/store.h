@@ -33,6 +33,8 @@ struct task_step {
 /* One task row.  Strings are owned by the struct; free with
  * task_row_free. */
 struct task_row {
+	long long seq;             /* the order tasks were queued in: a cursor
+	                              for struct task_query */
 	char id[TASK_ID_LEN + 1];
 	char *text;
 	char *repo;
@@ -155,6 +157,51 @@ int store_task_get(struct store *s, const char *id, struct task_row *t, struct e
 /* All tasks, oldest first (status < 0: any status). */
 int store_task_list(struct store *s, int status, struct task_row **out, size_t *n,
                     struct err *e);
+
+/* Which tasks store_task_each and the counts look at: every condition
+ * given holds (a zeroed query: every task, oldest first).  Each condition
+ * is answered from an index, so a page of a history of 100,000 tasks costs
+ * what a page of 100 does. */
+struct task_query {
+	unsigned status_mask;      /* TASK_MASK(status) of each wanted; 0: any */
+	int pending;               /* only tasks with a request for changes
+	                              waiting (task_row.pending) */
+	double since;              /* queued at or after (unix time); 0: any */
+	double changed_after;      /* updated after (unix time); 0: any */
+	long long after, before;   /* seq bounds, both exclusive; 0: none */
+	size_t limit;              /* at most this many; 0: no limit */
+	size_t offset;             /* skipping this many first (a cursor,
+	                              after/before, costs less) */
+	int newest_first;          /* in descending seq (the limit then keeps
+	                              the newest) */
+	int no_steps;              /* leave steps empty: a list that does not
+	                              show them reads one row per task */
+};
+#define TASK_MASK(status) (1u << (status))
+#define TASK_MASK_ACTIVE (TASK_MASK(TASK_PREPARING) | TASK_MASK(TASK_RUNNING) | \
+                          TASK_MASK(TASK_TESTING) | TASK_MASK(TASK_PUSHING))
+#define TASK_MASK_ENDED (TASK_MASK(TASK_DONE) | TASK_MASK(TASK_FAILED) | \
+                         TASK_MASK(TASK_REJECTED) | TASK_MASK(TASK_CANCELLED) | \
+                         TASK_MASK(TASK_LOST))
+
+/* Calls fn for each task q selects, in q's order, as it is read (nothing
+ * is kept: a listing of every task streams).  The row is fn's only for the
+ * call; fn returns 0 to go on, 1 to stop early, -1 to fail (e set).
+ * Returns 0 or -1. */
+typedef int (*task_each_fn)(const struct task_row *t, void *arg, struct err *e);
+int store_task_each(struct store *s, const struct task_query *q, task_each_fn fn,
+                    void *arg, struct err *e);
+/* The same, collected: *out (free with task_rows_free). */
+int store_task_query(struct store *s, const struct task_query *q, struct task_row **out,
+                     size_t *n, struct err *e);
+/* How many tasks q selects (its limit and order aside). */
+int store_task_count(struct store *s, const struct task_query *q, size_t *n, struct err *e);
+/* How many tasks have each status: counts[status]. */
+int store_task_counts(struct store *s, size_t counts[TASK_NSTATUS], struct err *e);
+/* A number that changes whenever the store's content may have changed,
+ * by this connection or any other process: a view that saw the same
+ * number has nothing to reload. */
+uint64_t store_data_version(struct store *s);
 /* The oldest queued task, if any: returns 1 and fills *t, 0 when none. */
 int store_task_next_queued(struct store *s, struct task_row *t, struct err *e);
 

@@ -55,7 +55,7 @@ static void test_migration(const char *dir)
 	struct store *s;
 	struct err e = {{0}};
 	is_int(store_open(&s, db, &e), 0, "a version-2 store opens (%s)", e.msg);
-	is_int(store_schema_version(s), 5, "and is migrated to version 5");
+	is_int(store_schema_version(s), 6, "and is migrated to version 6");
 	struct task_row t;
 	is_int(store_task_get(s, "ab3de5gh7j", &t, &e), 0, "its task is still there");
 	is_str(t.text, "from before", "with its text");
@@ -227,6 +227,99 @@ static void test_gateway_records(struct store *s)
 	store_pauses_free(p, np);
 }
 
+/* Pages of a history: statuses, cursors, limits and counts agree with a
+ * plain walk over every task; data_version moves for another connection's
+ * change and this one's, and stays put otherwise. */
+static int count_cb(const struct task_row *t, void *arg, struct err *e)
+{
+	(void)t;
+	(void)e;
+	return ++*(size_t *)arg >= 3;  /* stops after three */
+}
+
+static void test_query(const char *dir)
+{
+	const char *db = testlib_fmt("%s/query.db", dir);
+	struct err e = {{0}};
+	struct store *s, *other;
+	if (store_open(&s, db, &e) < 0 || store_open(&other, db, &e) < 0) {
+		ok(0, "open the query store (%s)", e.msg);
+		return;
+	}
+	/* 30 tasks: every third at review, every fifth failed, others queued. */
+	char ids[30][TASK_ID_LEN + 1];
+	for (int i = 0; i < 30; i++) {
+		char text[32];
+		snprintf(text, sizeof text, "task %d", i);
+		store_task_add(s, "r", "a", text, NULL, ids[i], &e);
+		if (i % 3 == 0 || i % 5 == 0) {
+			store_task_transition(s, ids[i], TASK_PREPARING, NULL, &e);
+			store_task_transition(s, ids[i], TASK_RUNNING, NULL, &e);
+		}
+		if (i % 3 == 0) {
+			store_task_transition(s, ids[i], TASK_TESTING, NULL, &e);
+			store_task_transition(s, ids[i], TASK_REVIEW, NULL, &e);
+		} else if (i % 5 == 0) {
+			store_task_transition(s, ids[i], TASK_FAILED, "x: y", &e);
+		}
+	}
+	struct task_row *rows;
+	size_t n, c;
+	struct task_query q = { .status_mask = TASK_MASK(TASK_REVIEW) };
+	ok(store_task_query(s, &q, &rows, &n, &e) == 0 && n == 10 && !strcmp(rows[0].id, ids[0]) &&
+	   !strcmp(rows[9].id, ids[27]), "review: 10 tasks, oldest first");
+	task_rows_free(rows, n);
+	q = (struct task_query){ .status_mask = TASK_MASK(TASK_REVIEW) | TASK_MASK(TASK_FAILED),
+	                         .newest_first = 1, .limit = 4, .no_steps = 1 };
+	int order = store_task_query(s, &q, &rows, &n, &e) == 0 && n == 4;
+	/* Newest of review (0,3,..,27) and failed (5,10,20,25): 27, 25, 24, 21. */
+	order = order && !strcmp(rows[0].id, ids[27]) && !strcmp(rows[1].id, ids[25]) &&
+	        !strcmp(rows[2].id, ids[24]) && !strcmp(rows[3].id, ids[21]) && !rows[0].nsteps;
+	ok(order, "two statuses merged, newest first, cut to the limit, without steps");
+	long long cursor = n == 4 ? rows[3].seq : 0;
+	task_rows_free(rows, n);
+	q.before = cursor;
+	int rc = store_task_query(s, &q, &rows, &n, &e);
+	ok(rc == 0 && n == 4 && !strcmp(rows[0].id, ids[20]),
+	   "the next page starts after the cursor (%s)", n ? rows[0].id : "none");
+	task_rows_free(rows, n);
+	/* Failed: 5, 10, 20, 25; queued: the other 16. */
+	q = (struct task_query){ .status_mask = TASK_MASK(TASK_QUEUED) };
+	rc = store_task_count(s, &q, &c, &e);
+	ok(rc == 0 && c == 16, "16 queued (%zu)", c);
+	q.status_mask = TASK_MASK_ENDED | TASK_MASK(TASK_REVIEW);
+	rc = store_task_count(s, &q, &c, &e);
+	ok(rc == 0 && c == 14, "14 at review or ended (%zu)", c);
+	q = (struct task_query){ .after = cursor };
+	rc = store_task_count(s, &q, &c, &e);
+	ok(rc == 0 && c == 8, "8 after task 21 (%zu)", c);
+	size_t counts[TASK_NSTATUS];
+	rc = store_task_counts(s, counts, &e);
+	ok(rc == 0 && counts[TASK_QUEUED] == 16 && counts[TASK_REVIEW] == 10 &&
+	   counts[TASK_FAILED] == 4, "counts by status (%zu %zu %zu)", counts[TASK_QUEUED],
+	   counts[TASK_REVIEW], counts[TASK_FAILED]);
+	size_t seen = 0;
+	q = (struct task_query){ 0 };
+	ok(store_task_each(s, &q, count_cb, &seen, &e) == 0 && seen == 3,
+	   "store_task_each stops when asked");
+	/* A request for changes is found by the pending index. */
+	store_task_request_changes(s, ids[3], "more", "bob", &e);
+	q = (struct task_query){ .status_mask = TASK_MASK(TASK_REVIEW), .pending = 1 };
+	ok(store_task_query(s, &q, &rows, &n, &e) == 0 && n == 1 && !strcmp(rows[0].id, ids[3]),
+	   "the one task with a pending request");
+	task_rows_free(rows, n);
+	/* data_version. */
+	uint64_t v0 = store_data_version(s), v1 = store_data_version(s);
+	ok(v0 == v1, "data_version stays when nothing changed");
+	store_task_cancel(other, ids[1], "bob", &e);
+	uint64_t v2 = store_data_version(s);
+	ok(v2 != v1, "another connection's change moves it");
+	store_task_cancel(s, ids[2], "bob", &e);
+	ok(store_data_version(s) != v2, "and so does this connection's");
+	store_close(other);
+	store_close(s);
+}
+
 int main(void)
 {
 	const char *dir = testlib_tmpdir("store");
@@ -235,7 +328,7 @@ int main(void)
 	struct store *s;
 
 	is_int(store_open(&s, db, &e), 0, "open a new store");
-	is_int(store_schema_version(s), 5, "schema is at version 5");
+	is_int(store_schema_version(s), 6, "schema is at version 6");
 
 	char id1[TASK_ID_LEN + 1], id2[TASK_ID_LEN + 1];
 	is_int(store_task_add(s, "demo", "fixer", "Fix the bug", NULL, id1, &e), 0, "add a task");
@@ -521,6 +614,7 @@ int main(void)
 	sqlite3_finalize(st);
 	sqlite3_close(raw);
 
+	test_query(dir);
 	testlib_end();
 	return tap_done();
 }
