@@ -44,10 +44,10 @@ _lib_exit() {
 }
 trap _lib_exit EXIT
 
-ok() { # ok CONDITION-STATUS DESCRIPTION ; use as: cmd; ok $? "desc"
+ok() { # ok CONDITION-STATUS DESCRIPTION ; use as: cmd; ok $? "desc" || diagnostics
 	_tap_n=$((_tap_n + 1))
 	if [ "$1" -eq 0 ]; then echo "ok $_tap_n - $2"
-	else echo "not ok $_tap_n - $2"; _tap_failed=$((_tap_failed + 1)); fi
+	else echo "not ok $_tap_n - $2"; _tap_failed=$((_tap_failed + 1)); return 1; fi
 }
 check() { # check "desc" command... : passes when the command succeeds
 	_d=$1; shift

@@ -63,6 +63,8 @@ struct ui {
 	int running, review, queued, failed;
 	int known_review, known_failed;   /* for notifications */
 	int counts_valid;
+	uint64_t counts_version;          /* store_data_version of the counts */
+	double pause_until;               /* the first shown pause's end, or 0 */
 	char pauses[256];                 /* "anthropic paused until ..." or "" */
 	char **history;                   /* : command history */
 	size_t nhistory;
@@ -339,30 +341,36 @@ static void notify(struct ui *u, const char *event, const char *id)
 
 static void update_counts(struct ui *u)
 {
-	struct task_row *rows;
-	size_t n;
-	struct err e = {{0}};
-	if (store_task_list(u->d.st, -1, &rows, &n, &e) < 0)
+	/* Nothing is read while the store stays as it was, but for a pause
+	 * that ends. */
+	uint64_t ver = store_data_version(u->d.st);
+	if (u->counts_valid && ver == u->counts_version &&
+	    !(u->pause_until && u->d.now >= u->pause_until))
 		return;
-	int running = 0, review = 0, queued = 0, failed = 0;
-	for (size_t i = 0; i < n; i++) {
-		switch (rows[i].status) {
-		case TASK_QUEUED: queued++; break;
-		case TASK_REVIEW: review++; break;
-		case TASK_FAILED: failed++; break;
-		default:
-			running += task_status_is_active(rows[i].status);
-		}
-	}
-	if (u->counts_valid) {
-		/* A gate opened or a task failed since the last look. */
-		for (size_t i = 0; i < n; i++) {
-			if (rows[i].updated <= u->d.now - 5)
-				continue;
-			if (rows[i].status == TASK_REVIEW && review > u->known_review)
-				notify(u, "review", rows[i].id);
-			else if (rows[i].status == TASK_FAILED && failed > u->known_failed)
-				notify(u, "failed", rows[i].id);
+	size_t c[TASK_NSTATUS];
+	struct err e = {{0}};
+	if (store_task_counts(u->d.st, c, &e) < 0)
+		return;
+	u->counts_version = ver;
+	int running = 0, review = (int)c[TASK_REVIEW], queued = (int)c[TASK_QUEUED],
+	    failed = (int)c[TASK_FAILED];
+	for (int st = 0; st < TASK_NSTATUS; st++)
+		running += task_status_is_active((enum task_status)st) ? (int)c[st] : 0;
+	if (u->counts_valid && (review > u->known_review || failed > u->known_failed)) {
+		/* A gate opened or a task failed since the last look: the
+		 * tasks changed in the last seconds, from the index on
+		 * `updated`. */
+		struct task_query q = { .changed_after = u->d.now - 5, .no_steps = 1 };
+		struct task_row *rows;
+		size_t n;
+		if (store_task_query(u->d.st, &q, &rows, &n, &e) == 0) {
+			for (size_t i = 0; i < n; i++) {
+				if (rows[i].status == TASK_REVIEW && review > u->known_review)
+					notify(u, "review", rows[i].id);
+				else if (rows[i].status == TASK_FAILED && failed > u->known_failed)
+					notify(u, "failed", rows[i].id);
+			}
+			task_rows_free(rows, n);
 		}
 	}
 	u->counts_valid = 1;
@@ -372,14 +380,16 @@ static void update_counts(struct ui *u)
 	u->review = review;
 	u->queued = queued;
 	u->failed = failed;
-	task_rows_free(rows, n);
 	/* Endpoints that asked to slow down hold tasks back: say until when. */
 	struct pause_row *p;
 	size_t np;
 	u->pauses[0] = '\0';
+	u->pause_until = 0;
 	if (store_pauses_active(u->d.st, u->d.now, &p, &np, &e) == 0) {
 		struct buf b = {0};
 		for (size_t i = 0; i < np; i++) {
+			if (!u->pause_until || p[i].until < u->pause_until)
+				u->pause_until = p[i].until;
 			char when[32];
 			time_t at = (time_t)p[i].until;
 			struct tm tm;

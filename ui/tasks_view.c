@@ -1,4 +1,10 @@
-/* The task list: every task, newest last, filtered by group; live. */
+/* The task list: every task, newest last, filtered by group; live.
+ *
+ * The list holds only a window of rows around what is on screen: a
+ * history of 100,000 tasks opens, scrolls and refreshes at the cost of a
+ * few dozen rows.  Lines are numbered by the store's counts, rows are read
+ * by cursor (seq) from the nearest known place, and nothing is read again
+ * while the store's data_version stays. */
 #include "autoconfig.h"
 
 #include <stdio.h>
@@ -14,12 +20,20 @@ enum filter { FILTER_ALL, FILTER_ACTIVE, FILTER_REVIEW, FILTER_ENDED, FILTER_N }
 static const char *const filter_names[FILTER_N] = {
 	N_("all"), N_("active"), N_("review"), N_("ended") };
 
+static const unsigned filter_masks[FILTER_N] = {
+	0, TASK_MASK(TASK_QUEUED) | TASK_MASK_ACTIVE, TASK_MASK(TASK_REVIEW), TASK_MASK_ENDED };
+
+#define MARGIN 64                  /* rows kept above and below the screen */
+
 struct tasks {
-	struct task_row *rows;     /* the shown ones, in order */
+	struct task_row *rows;     /* the window: rows[i] is line first + i */
 	size_t n;
-	enum filter filter;
-	double signature;          /* sum of `updated`: cheap change check */
+	int first;
+	size_t shown;              /* tasks the filter shows: v->lines */
 	size_t total;
+	enum filter filter;
+	uint64_t version;          /* store_data_version when last counted */
+	int counted;
 	/* The new-task form. */
 	char *new_repo, *new_agent;
 };
@@ -37,66 +51,145 @@ enum role tasks_status_role(enum task_status s)
 	}
 }
 
-static int shown(enum filter f, const struct task_row *t)
+static const struct task_row *row_at(const struct tasks *p, int line)
 {
-	switch (f) {
-	case FILTER_ACTIVE: return t->status == TASK_QUEUED || task_status_is_active(t->status);
-	case FILTER_REVIEW: return t->status == TASK_REVIEW;
-	case FILTER_ENDED: return task_status_is_terminal(t->status);
-	default: return 1;
+	return line >= p->first && line < p->first + (int)p->n ? &p->rows[line - p->first] : NULL;
+}
+
+static void window_drop(struct tasks *p)
+{
+	task_rows_free(p->rows, p->n);
+	p->rows = NULL;
+	p->n = 0;
+	p->first = 0;
+}
+
+/* Reads lines [a, b) into the window, from whichever known place is
+ * nearest: the start, the end, or the window's edges (a cursor and a
+ * short skip).  Replaces the window. */
+static void window_read(struct view *v, int a, int b)
+{
+	struct tasks *p = v->priv;
+	if (a < 0)
+		a = 0;
+	if (b > (int)p->shown)
+		b = (int)p->shown;
+	if (a >= b) {
+		window_drop(p);
+		return;
 	}
+	struct task_query q = { .status_mask = filter_masks[p->filter], .no_steps = 1,
+	                        .limit = (size_t)(b - a) };
+	long cost = a;                  /* from the start */
+	q.offset = (size_t)a;
+	if ((long)p->shown - b < cost) {  /* from the end, newest first */
+		cost = (long)p->shown - b;
+		q.offset = (size_t)cost;
+		q.newest_first = 1;
+	}
+	int wend = p->first + (int)p->n;
+	if (p->n && a >= wend && a - wend < cost) {
+		cost = a - wend;
+		q = (struct task_query){ .status_mask = q.status_mask, .no_steps = 1,
+		                         .limit = q.limit, .after = p->rows[p->n - 1].seq,
+		                         .offset = (size_t)cost };
+	}
+	if (p->n && b <= p->first && p->first - b < cost) {
+		cost = p->first - b;
+		q = (struct task_query){ .status_mask = q.status_mask, .no_steps = 1,
+		                         .limit = q.limit, .before = p->rows[0].seq,
+		                         .offset = (size_t)cost, .newest_first = 1 };
+	}
+	struct task_row *rows;
+	size_t n;
+	struct err e = {{0}};
+	if (store_task_query(v->d->st, &q, &rows, &n, &e) < 0) {
+		dash_message(v->d, ROLE_ERROR, "%s", e.msg);
+		return;
+	}
+	if (q.newest_first)
+		for (size_t i = 0; i < n / 2; i++) {
+			struct task_row t = rows[i];
+			rows[i] = rows[n - 1 - i];
+			rows[n - 1 - i] = t;
+		}
+	window_drop(p);
+	p->rows = rows;
+	p->n = n;
+	/* Read newest first, the rows end at b; else they start at a. */
+	p->first = q.newest_first ? b - (int)n : a;
+}
+
+/* The window covers the screen and the selection. */
+static void window_ensure(struct view *v)
+{
+	struct tasks *p = v->priv;
+	int h = v->height > 0 ? v->height : 24;
+	int a = v->top, b = v->top + h;
+	if (v->sel >= 0 && v->sel < a)
+		a = v->sel;
+	if (v->sel >= b)
+		b = v->sel + 1;
+	if (b > (int)p->shown)
+		b = (int)p->shown;
+	if (a >= b || (row_at(p, a) && row_at(p, b - 1)))
+		return;
+	window_read(v, a - MARGIN, b + MARGIN);
 }
 
 /* The view's task is the selected one (for L, D, V and Tab). */
 static void select_task(struct view *v)
 {
 	struct tasks *p = v->priv;
-	snprintf(v->task_id, sizeof v->task_id, "%s",
-	         v->sel >= 0 && (size_t)v->sel < p->n ? p->rows[v->sel].id : "");
+	window_ensure(v);
+	const struct task_row *t = row_at(p, v->sel);
+	snprintf(v->task_id, sizeof v->task_id, "%s", t ? t->id : "");
 }
 
+/* Counts again and reads the window when the store changed (force: in
+ * any case).  The selection stays on its task while the filter shows
+ * it; on the newest task, it follows new ones. */
 static void load(struct view *v, int force)
 {
 	struct tasks *p = v->priv;
-	struct task_row *rows;
-	size_t n;
+	uint64_t ver = store_data_version(v->d->st);
+	if (!force && p->counted && ver == p->version)
+		return;
+	const struct task_row *cur = row_at(p, v->sel);
+	long long keep = cur ? cur->seq : 0;
+	struct task_query q = { .status_mask = filter_masks[p->filter] }, all = {0};
+	size_t shown, total;
 	struct err e = {{0}};
-	if (store_task_list(v->d->st, -1, &rows, &n, &e) < 0) {
+	if (store_task_count(v->d->st, &q, &shown, &e) < 0 ||
+	    store_task_count(v->d->st, &all, &total, &e) < 0) {
 		dash_message(v->d, ROLE_ERROR, "%s", e.msg);
 		return;
 	}
-	double sig = 0;
-	for (size_t i = 0; i < n; i++)
-		sig += rows[i].updated + (double)rows[i].status;
-	if (!force && sig == p->signature && n == p->total) {
-		task_rows_free(rows, n);
-		return;
-	}
-	p->signature = sig;
-	p->total = n;
-	/* The selection stays on its task. */
-	char keep[TASK_ID_LEN + 1] = "";
-	if (v->sel >= 0 && (size_t)v->sel < p->n)
-		memcpy(keep, p->rows[v->sel].id, sizeof keep);
-	size_t k = 0;
-	for (size_t i = 0; i < n; i++) {
-		if (shown(p->filter, &rows[i]))
-			rows[k++] = rows[i];
-		else
-			task_row_free(&rows[i]);
-	}
-	task_rows_free(p->rows, p->n);
-	p->rows = rows;
-	p->n = k;
-	v->lines = (int)k;
-	int sel = -1;
-	for (size_t i = 0; i < k && keep[0]; i++)
-		if (!strcmp(rows[i].id, keep))
-			sel = (int)i;
-	if (sel >= 0)
-		v->sel = sel;
-	else if (v->sel < 0 || v->sel >= v->lines)
+	p->version = ver;
+	p->counted = 1;
+	p->shown = shown;
+	p->total = total;
+	window_drop(p);
+	v->lines = (int)shown;
+	if (keep) {
+		/* Where the selected task is now: the tasks before it, counted
+		 * from the nearer end (an index range as long as that). */
+		size_t before = 0, after = 0, self = 0;
+		struct task_query one = { .status_mask = q.status_mask, .after = keep - 1,
+		                          .before = keep + 1 };
+		if (v->sel < (int)shown / 2) {
+			q.before = keep;
+			if (store_task_count(v->d->st, &q, &before, &e) == 0)
+				v->sel = (int)before;
+		} else {
+			q.after = keep;
+			if (store_task_count(v->d->st, &q, &after, &e) == 0 &&
+			    store_task_count(v->d->st, &one, &self, &e) == 0)
+				v->sel = (int)(shown - after - self);
+		}
+	} else if (v->sel < 0 || v->sel >= v->lines) {
 		v->sel = v->lines - 1;
+	}
 	view_clamp(v);
 	select_task(v);
 }
@@ -115,7 +208,7 @@ static void tasks_title(struct view *v, char *out, size_t len)
 {
 	struct tasks *p = v->priv;
 	snprintf(out, len, _("paddock  tasks: %s (%zu of %zu)"), _(filter_names[p->filter]),
-	         p->n, p->total);
+	         p->shown, p->total);
 }
 
 static void elapsed(const struct task_row *t, double now, char *out, size_t len)
@@ -160,7 +253,8 @@ static void tasks_draw(struct view *v, struct screen *s, int y, int h)
 		screen_str(s, xs[i], y, i < 6 ? widths[i] : w - xs[i], ROLE_HEADER, heads[i]);
 	v->height = h - 1;
 	view_clamp(v);
-	if (p->n == 0) {
+	window_ensure(v);
+	if (p->shown == 0) {
 		screen_str(s, 1, y + 2, w - 1, ROLE_DIM, p->total ?
 		           _("no task matches the filter (f changes it)") :
 		           _("no tasks yet: n adds one, or run 'paddock demo'"));
@@ -168,9 +262,9 @@ static void tasks_draw(struct view *v, struct screen *s, int y, int h)
 	}
 	for (int row = 0; row < h - 1; row++) {
 		int i = v->top + row;
-		if (i >= (int)p->n)
+		const struct task_row *t = row_at(p, i);
+		if (!t)
 			break;
-		const struct task_row *t = &p->rows[i];
 		int ry = y + 1 + row;
 		char el[32], rnd[16];
 		elapsed(t, v->d->now, el, sizeof el);
@@ -291,7 +385,7 @@ static int tasks_request(struct view *v, enum request req)
 {
 	struct tasks *p = v->priv;
 	struct dash *d = v->d;
-	const struct task_row *t = v->sel >= 0 && (size_t)v->sel < p->n ? &p->rows[v->sel] : NULL;
+	const struct task_row *t = row_at(p, v->sel);
 	switch (req) {
 	case REQ_NONE:
 		/* The selection moved (a click): follow it. */
@@ -349,7 +443,7 @@ static void tasks_refresh(struct view *v)
 static void tasks_close(struct view *v)
 {
 	struct tasks *p = v->priv;
-	task_rows_free(p->rows, p->n);
+	window_drop(p);
 	free(p->new_repo);
 	free(p->new_agent);
 }
