@@ -31,6 +31,48 @@ PY
 	git clone -q --bare "$T/src-$1" "$T/$1.git"
 }
 
+# bench_repo_shaped NAME FILES COMMITS TAGS: a bare repo $T/NAME.git of
+# the shape of a real one: FILES files, a history COMMITS deep (each
+# commit after the first changes one file), TAGS tags along it; made with
+# git fast-import, in seconds.  With $REPO_<NAME> set (a path to a clone
+# of a real repository), that path is used instead: nothing is fetched.
+bench_repo_shaped() {
+	real=$(eval echo "\${REPO_$1:-}")
+	if [ -n "$real" ]; then
+		git clone -q --bare --no-local "$real" "$T/$1.git"
+		return
+	fi
+	git init -q --bare "$T/$1.git"
+	python3 - "$2" "$3" "$4" <<'PY' | git --git-dir="$T/$1.git" fast-import --quiet
+import sys
+files, commits, tags = (int(a) for a in sys.argv[1:4])
+w = sys.stdout.buffer.write
+def blob(mark, data):
+    w(b"blob\nmark :%d\ndata %d\n%s\n" % (mark, len(data), data))
+t = 1700000000
+every = max(1, commits // tags) if tags else 0
+ntags = 0
+for c in range(commits):
+    mark = 1000000 + c
+    w(b"commit refs/heads/main\nmark :%d\ncommitter b <b@example.invalid> %d +0000\n"
+      % (mark, t + c))
+    msg = b"commit %d" % c
+    w(b"data %d\n%s\n" % (len(msg), msg))
+    if c == 0:
+        for i in range(files):
+            data = (b"line %d of a file in a large repo\n" % i) * 40
+            w(b"M 100644 inline d%03d/f%06d.txt\ndata %d\n%s\n" % (i % 200, i, len(data), data))
+    else:
+        i = c % files
+        data = (b"line %d, changed in commit %d\n" % (i, c)) * 40
+        w(b"M 100644 inline d%03d/f%06d.txt\ndata %d\n%s\n" % (i % 200, i, len(data), data))
+    if every and c % every == 0 and ntags < tags:
+        w(b"reset refs/tags/v%d\nfrom :%d\n\n" % (ntags, mark))
+        ntags += 1
+PY
+	git --git-dir="$T/$1.git" symbolic-ref HEAD refs/heads/main
+}
+
 # bench_task_times ID...: "PREPARING REVIEW" (unix times) for each task,
 # which must be at review, in the order they left the queue.
 bench_task_times() {
