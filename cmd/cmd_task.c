@@ -412,6 +412,27 @@ int cmd_log(int argc, char **argv)
 
 /* ---------------------------------------------------------------- diff */
 
+/* paddock diff's output, file by file as the diff is computed (nothing
+ * waits for the whole): raw bytes to a file or a pipe, marks on a
+ * terminal.  A file's patch is whole lines and no escape sequence or
+ * character spans a newline, so marking file by file is marking the
+ * whole. */
+struct diff_out {
+	int tty;
+};
+
+static int diff_out_file(void *arg, const struct diff_file *f, const char *patch, size_t len,
+                         struct err *e)
+{
+	const struct diff_out *o = arg;
+	(void)f;
+	if (o->tty)
+		cli_put_visible(stdout, patch, len, SANITIZE_KEEP_TAB | SANITIZE_KEEP_NEWLINE);
+	else if (len && fwrite(patch, 1, len, stdout) != len)
+		return err_errno(e, _("cannot write the diff"));
+	return 0;
+}
+
 int cmd_diff(int argc, char **argv)
 {
 	struct cli_task_verb tv;
@@ -474,17 +495,11 @@ int cmd_diff(int argc, char **argv)
 		                  "the agent's work is handed back"), t.id, task_status_name(t.status));
 	} else {
 		char *mirror = mirror_path(tv.data, t.repo);
-		char *mem = NULL;
-		size_t len = 0;
-		FILE *f = open_memstream(&mem, &len);
-		if (diff_write(mirror, from, to, f, &e) < 0) {
-			fclose(f);
+		struct diff_out o = { isatty(fileno(stdout)) };
+		if (diff_each(mirror, from, to, diff_out_file, &o, &e) < 0)
 			rc = cli_die(1, "%s", e.msg);
-		} else {
-			fclose(f);
-			cli_put_visible(stdout, mem, len, SANITIZE_KEEP_TAB | SANITIZE_KEEP_NEWLINE);
-		}
-		free(mem);
+		else if (fflush(stdout) != 0)
+			rc = cli_die(1, _("cannot write the diff: %s"), strerror(errno));
 		free(mirror);
 	}
 	free(from);

@@ -46,6 +46,8 @@ struct job {
 	char *what;
 	struct buf out;
 	void (*done)(struct dash *d, void *arg, const char *data, size_t len, int ok);
+	/* dash_stream: each read as it comes, nothing kept. */
+	void (*chunk)(struct dash *d, void *arg, const char *data, size_t len);
 	void *arg;
 	int forgotten;
 };
@@ -256,6 +258,24 @@ void dash_async(struct dash *d, int (*fn)(struct dash *d, void *arg, FILE *out),
 	j->arg = arg;
 }
 
+void dash_stream(struct dash *d, int (*fn)(struct dash *d, void *arg, FILE *out),
+                 void (*chunk)(struct dash *d, void *arg, const char *data, size_t len),
+                 void (*done)(struct dash *d, void *arg, const char *data, size_t len, int ok),
+                 void *arg)
+{
+	struct job_run r = { .d = d, .produce = fn, .arg = arg };
+	struct err e = {{0}};
+	struct job *j = job_start(ui_of(d), &r, &e);
+	if (!j) {
+		done(d, arg, e.msg, strlen(e.msg), 0);
+		return;
+	}
+	j->what = xstrdup("");
+	j->done = done;
+	j->chunk = chunk;
+	j->arg = arg;
+}
+
 void dash_forget(struct dash *d, void *arg)
 {
 	struct ui *u = ui_of(d);
@@ -269,8 +289,18 @@ static void job_read(struct ui *u, int i)
 	struct job *j = &u->jobs[i];
 	char tmp[65536];
 	ssize_t n;
-	while ((n = read(j->fd, tmp, sizeof tmp)) > 0)
-		buf_add(&j->out, tmp, (size_t)n);
+	while ((n = read(j->fd, tmp, sizeof tmp)) > 0) {
+		if (!j->chunk) {
+			buf_add(&j->out, tmp, (size_t)n);
+			continue;
+		}
+		if (!j->forgotten)
+			j->chunk(&u->d, j->arg, tmp, (size_t)n);
+		/* Back to the loop, which draws what arrived: a producer
+		 * faster than this loop must not hold the screen until it
+		 * ends. */
+		return;
+	}
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
 	/* The end: the child wrote everything and exited. */

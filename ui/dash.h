@@ -69,6 +69,12 @@ void dash_background(struct dash *d, const char *what,
 void dash_async(struct dash *d, int (*fn)(struct dash *d, void *arg, FILE *out),
                 void (*done)(struct dash *d, void *arg, const char *data, size_t len, int ok),
                 void *arg);
+/* The same, streamed: chunk gets the output as it is read (the loop draws
+ * between chunks), done only the end (data empty). */
+void dash_stream(struct dash *d, int (*fn)(struct dash *d, void *arg, FILE *out),
+                 void (*chunk)(struct dash *d, void *arg, const char *data, size_t len),
+                 void (*done)(struct dash *d, void *arg, const char *data, size_t len, int ok),
+                 void *arg);
 void dash_forget(struct dash *d, void *arg);
 
 #endif

@@ -5,10 +5,14 @@
  * between files and hunks, rounds, the interdiff since the last review,
  * word highlights, pcre2 search, and notes on a line.
  *
- * The patch text is kept in one buffer; one pass over it makes an array of
- * line records, and drawing touches only the visible ones, so a diff of
- * 100,000 lines opens at once.  Word highlights are computed when a line
- * is first drawn and cached. */
+ * The diff streams in: a child computes it file by file (diff_each, once
+ * for the file list and the patch alike) and writes each file as it is
+ * done; the view appends the file's patch text to one buffer, makes its
+ * line records and adds it to the file list, and the loop draws what has
+ * arrived, so the first screen of a 100,000-line diff shows while the
+ * rest is computed.  The file list (a diffstat) is drawn from the files'
+ * counts, not kept as text.  Drawing touches only the visible lines; word
+ * highlights are computed when a line is first drawn and cached. */
 
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
@@ -28,7 +32,8 @@
 #include "store.h"
 #include "worddiff.h"
 
-enum dl_kind { DL_META, DL_FILE, DL_HUNK, DL_CTX, DL_ADD, DL_DEL };
+/* DL_NOTE: the "still loading" line under the file list. */
+enum dl_kind { DL_META, DL_FILE, DL_HUNK, DL_CTX, DL_ADD, DL_DEL, DL_NOTE };
 
 /* One line of the patch text. */
 struct dline {
@@ -39,8 +44,8 @@ struct dline {
 };
 
 struct dfile {
-	int line;                  /* its "diff --git" line */
-	char *old_path, *new_path; /* from ---/+++ (or rename, or diff --git) */
+	int line;                  /* its "diff --git" line, among the patch's lines */
+	struct diff_file f;        /* owns its paths */
 };
 
 /* A line's cached word spans (offsets in the line, marker included). */
@@ -57,16 +62,33 @@ enum drange { RANGE_ALL, RANGE_ROUND, RANGE_REVIEW };
  * rendered on each redraw. */
 #define DRAW_MAX 16384
 #define TAB_WIDTH 8
+/* The diffstat's width, as `paddock diff`'s callers have always seen it. */
+#define STAT_WIDTH 80
+
+/* A diff, whole or as far as it has arrived.  The view's lines are the
+ * file list (one per file, the summary and mode lines once done, a blank)
+ * and then the patch's lines. */
+struct dstate {
+	char *text;                /* the patch text */
+	size_t len, cap;
+	struct dline *lines;       /* the patch's lines */
+	int nlines, lcap;
+	struct dfile *files;
+	int nfiles, fcap;
+	const struct wspans **words;   /* per patch line, lazily */
+	int nwords;
+	struct diff_stat stat;
+	int nmodes;                /* files with a mode line under the summary */
+	int done;
+	char *error;               /* what the producer said went wrong */
+	struct buf rec;            /* a record not yet whole */
+	/* Pairing a hunk's '-' run with the '+' run after it. */
+	int in_hunk, prev, del_start, del_end, add_start;
+};
 
 struct diff_priv {
-	/* The diff. */
-	char *text;
-	size_t len;
-	struct dline *lines;
-	int nlines;
-	struct dfile *files;
-	int nfiles;
-	const struct wspans **words;   /* per line, lazily */
+	struct dstate st;          /* what the view shows */
+	struct dstate *in;         /* a reload streaming in, shown when whole */
 	/* What it shows. */
 	enum drange range;
 	int round;                 /* RANGE_ROUND: which */
@@ -77,8 +99,12 @@ struct diff_priv {
 	pcre2_code *re;
 	pcre2_match_data *md;
 	int back;                  /* the last search went backwards */
-	/* Drawing scratch: a role per byte of a line. */
+	int find_pending;          /* a search waits for more of the diff */
+	int find_from;             /* the patch line it continues at */
+	int follow_end;            /* G while loading: stay at the end */
+	/* Drawing scratch: a role per byte of a line; a file-list line. */
 	unsigned char *rowrole;
+	struct buf scratch;
 	/* A load in flight (off the loop): what it is for, and where the
 	 * selection should land when it arrives. */
 	int loading;
@@ -96,7 +122,7 @@ struct diff_pending {
 	int first;                   /* the view's first load */
 };
 
-/* ------------------------------------------------------------ parsing */
+/* ------------------------------------------------------------ the lines */
 
 static int has_prefix(const char *s, size_t len, const char *p)
 {
@@ -104,146 +130,237 @@ static int has_prefix(const char *s, size_t len, const char *p)
 	return len >= n && !memcmp(s, p, n);
 }
 
-/* A path from a header line's rest: drops "a/" or "b/" and git's
- * trailing tab. */
-static char *path_of(const char *s, size_t len)
+static void dstate_free(struct dstate *s)
 {
-	if (len && s[len - 1] == '\t')
-		len--;
-	if (len >= 2 && (s[0] == 'a' || s[0] == 'b') && s[1] == '/') {
-		s += 2;
-		len -= 2;
+	if (s->words)
+		for (int i = 0; i < s->nwords; i++)
+			if (s->words[i] != &wspans_none)
+				free((void *)s->words[i]);
+	free(s->words);
+	for (int i = 0; i < s->nfiles; i++) {
+		free((char *)s->files[i].f.old_path);
+		free((char *)s->files[i].f.new_path);
 	}
-	return xstrndup(s, len);
+	free(s->files);
+	free(s->lines);
+	free(s->text);
+	free(s->error);
+	buf_free(&s->rec);
+	memset(s, 0, sizeof(*s));
 }
 
-/* The path of "diff --git a/P b/P" when both sides are equal (the rest is
- * then unambiguous even with blanks in P); else everything after it. */
-static char *path_of_git_line(const char *s, size_t len)
+/* The file list's lines: one per file, then the summary and the mode
+ * lines (once all are there) or the loading note, and a blank line; none
+ * before the first file has arrived. */
+static int dstate_nhead(const struct dstate *s)
 {
-	s += strlen("diff --git ");
-	len -= strlen("diff --git ");
-	if (len >= 5 && len % 2 == 1) {
-		size_t k = len / 2;
-		if (s[k] == ' ' && has_prefix(s, len, "a/") && has_prefix(s + k + 1, len - k - 1, "b/") &&
-		    !memcmp(s + 2, s + k + 3, k - 2))
-			return xstrndup(s + 2, k - 2);
-	}
-	return xstrndup(s, len);
+	if (s->done)
+		return s->nfiles + 1 + s->nmodes + 1;
+	return s->nfiles ? s->nfiles + 2 : 0;
 }
 
-struct parsed {
-	struct dline *lines;
-	int nlines;
-	struct dfile *files;
-	int nfiles;
+static int dstate_total(const struct dstate *s)
+{
+	return dstate_nhead(s) + s->nlines;
+}
+
+/* A line of the view: its text (valid until the next call), kind, and
+ * index among the patch's lines (-1 in the file list). */
+struct lref {
+	const char *s;
+	size_t len;
+	int kind;
+	int pi;
 };
 
-static void parsed_free(struct parsed *p)
+static struct lref diff_line(struct diff_priv *p, int i)
 {
-	for (int i = 0; i < p->nfiles; i++) {
-		free(p->files[i].old_path);
-		free(p->files[i].new_path);
+	struct dstate *st = &p->st;
+	int nhead = dstate_nhead(st);
+	struct lref r = { "", 0, DL_META, -1 };
+
+	if (i >= nhead) {
+		const struct dline *l = &st->lines[i - nhead];
+		r.s = st->text + l->off;
+		r.len = l->len;
+		r.kind = l->kind;
+		r.pi = i - nhead;
+		return r;
 	}
-	free(p->files);
-	free(p->lines);
-	memset(p, 0, sizeof(*p));
+	struct buf *b = &p->scratch;
+	buf_reset(b);
+	if (i < st->nfiles) {
+		diff_stat_line(&st->stat, &st->files[i].f, STAT_WIDTH, b);
+	} else if (!st->done) {
+		if (i == st->nfiles) {
+			if (p->loading)
+				buf_printf(b, _(" loading the diff... %d files so far"), st->nfiles);
+			else
+				buf_printf(b, _(" the diff stopped after %d files (the message says why)"),
+				           st->nfiles);
+			r.kind = DL_NOTE;
+		}
+	} else if (i == st->nfiles) {
+		diff_stat_summary(&st->stat, b);
+	} else if (i < nhead - 1) {
+		/* The k-th mode line: the k-th file whose mode changed. */
+		int k = i - st->nfiles - 1;
+		for (int f = 0; f < st->nfiles; f++) {
+			if (st->files[f].f.old_mode == st->files[f].f.new_mode)
+				continue;
+			if (k-- == 0) {
+				diff_stat_mode(&st->files[f].f, b);
+				break;
+			}
+		}
+	}
+	if (b->len && b->data[b->len - 1] == '\n')
+		b->data[--b->len] = '\0';
+	r.s = b->data ? b->data : "";
+	r.len = b->len;
+	return r;
 }
 
-/* One pass over the patch text: line records, files, and the pairing of
- * a hunk's '-' run with the '+' run after it (line by line). */
-static void diff_parse(const char *text, size_t len, struct parsed *out)
+/* Splits the text from byte at on into line records, pairing each '-'
+ * run with the '+' run after it (line by line) for word highlights. */
+static void dstate_split(struct dstate *st, size_t at)
 {
-	size_t cap = 1024, fcap = 16, at = 0;
-	int in_hunk = 0, prev = DL_META, del_start = 0, del_end = 0, add_start = 0;
-
-	memset(out, 0, sizeof(*out));
-	out->lines = xmalloc(cap * sizeof(*out->lines));
-	out->files = xmalloc(fcap * sizeof(*out->files));
-	while (at < len && out->nlines < INT32_MAX - 1) {
-		const char *s = text + at;
-		const char *nl = memchr(s, '\n', len - at);
-		size_t n = nl ? (size_t)(nl - s) : len - at;
-		int i = out->nlines, kind = DL_META;
+	while (at < st->len && st->nlines < INT32_MAX - 1) {
+		const char *s = st->text + at;
+		const char *nl = memchr(s, '\n', st->len - at);
+		size_t n = nl ? (size_t)(nl - s) : st->len - at;
+		int i = st->nlines, kind = DL_META;
 
 		if (has_prefix(s, n, "diff --git ")) {
 			kind = DL_FILE;
-			in_hunk = 0;
-			if (out->nfiles == (int)fcap) {
-				fcap *= 2;
-				out->files = xrealloc(out->files, fcap * sizeof(*out->files));
-			}
-			struct dfile *f = &out->files[out->nfiles++];
-			f->line = i;
-			f->new_path = path_of_git_line(s, n);
-			f->old_path = xstrdup(f->new_path);
+			st->in_hunk = 0;
 		} else if (has_prefix(s, n, "@@")) {
 			kind = DL_HUNK;
-			in_hunk = 1;
-		} else if (in_hunk && n && (*s == ' ' || *s == '+' || *s == '-')) {
+			st->in_hunk = 1;
+		} else if (st->in_hunk && n && (*s == ' ' || *s == '+' || *s == '-')) {
 			kind = *s == ' ' ? DL_CTX : *s == '+' ? DL_ADD : DL_DEL;
-		} else if (!in_hunk && out->nfiles) {
-			/* The extended header names the paths. */
-			struct dfile *f = &out->files[out->nfiles - 1];
-			char **slot = NULL;
-			size_t skip = 0;
-			if (has_prefix(s, n, "--- ") && !has_prefix(s, n, "--- /dev/null"))
-				slot = &f->old_path, skip = 4;
-			else if (has_prefix(s, n, "+++ ") && !has_prefix(s, n, "+++ /dev/null"))
-				slot = &f->new_path, skip = 4;
-			if (slot) {
-				free(*slot);
-				*slot = path_of(s + skip, n - skip);
-			} else if (has_prefix(s, n, "rename from ")) {
-				free(f->old_path);
-				f->old_path = xstrndup(s + 12, n - 12);
-			} else if (has_prefix(s, n, "rename to ")) {
-				free(f->new_path);
-				f->new_path = xstrndup(s + 10, n - 10);
-			}
 		}
-
-		if (out->nlines == (int)cap) {
-			cap *= 2;
-			out->lines = xrealloc(out->lines, cap * sizeof(*out->lines));
+		if (st->nlines == st->lcap) {
+			st->lcap = st->lcap ? st->lcap * 2 : 1024;
+			st->lines = xrealloc(st->lines, (size_t)st->lcap * sizeof(*st->lines));
 		}
-		struct dline *l = &out->lines[i];
+		struct dline *l = &st->lines[i];
 		l->off = at;
 		l->len = n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
 		l->kind = (uint8_t)kind;
 		l->partner = -1;
-		out->nlines++;
+		st->nlines++;
 
 		if (kind == DL_DEL) {
-			if (prev != DL_DEL)
-				del_start = i;
-			del_end = i + 1;
+			if (st->prev != DL_DEL)
+				st->del_start = i;
+			st->del_end = i + 1;
 		} else if (kind == DL_ADD) {
-			if (prev == DL_DEL)
-				add_start = i;
-			else if (prev != DL_ADD)
-				add_start = del_start = del_end = i;
-			int j = del_start + (i - add_start);
-			if (j < del_end && out->lines[j].kind == DL_DEL) {
+			if (st->prev == DL_DEL)
+				st->add_start = i;
+			else if (st->prev != DL_ADD)
+				st->add_start = st->del_start = st->del_end = i;
+			int j = st->del_start + (i - st->add_start);
+			if (j < st->del_end && st->lines[j].kind == DL_DEL) {
 				l->partner = j;
-				out->lines[j].partner = i;
+				st->lines[j].partner = i;
 			}
 		}
 		/* "\ No newline at end of file" between the runs keeps them
 		 * paired. */
-		if (!(kind == DL_META && in_hunk && n && *s == '\\'))
-			prev = kind;
+		if (!(kind == DL_META && st->in_hunk && n && *s == '\\'))
+			st->prev = kind;
 		at += n + (nl != NULL);
 	}
 }
 
-/* The file a line belongs to (-1 before the first). */
+/* What the producer writes: records of a type byte, a length and that
+ * many bytes.  A file's record is its numbers, paths and patch text. */
+enum { REC_FILE = 'F', REC_ERROR = 'E' };
+struct rec_file {
+	uint32_t old_mode, new_mode;
+	int64_t old_size, new_size;
+	uint64_t ins, del;
+	uint32_t binary, old_len, new_len;
+};
+#define REC_HEAD (1 + sizeof(uint64_t))
+
+static void dstate_file(struct dstate *st, const char *data, size_t len)
+{
+	struct rec_file h;
+	if (len < sizeof(h))
+		return;
+	memcpy(&h, data, sizeof(h));
+	if (h.old_len > len - sizeof(h) || h.new_len > len - sizeof(h) - h.old_len)
+		return;
+	const char *op = data + sizeof(h), *np = op + h.old_len, *patch = np + h.new_len;
+	size_t plen = len - sizeof(h) - h.old_len - h.new_len;
+
+	if (st->nfiles == st->fcap) {
+		st->fcap = st->fcap ? st->fcap * 2 : 16;
+		st->files = xrealloc(st->files, (size_t)st->fcap * sizeof(*st->files));
+	}
+	struct dfile *f = &st->files[st->nfiles++];
+	f->line = st->nlines;
+	f->f = (struct diff_file){
+		.old_path = xstrndup(op, h.old_len), .new_path = xstrndup(np, h.new_len),
+		.old_mode = h.old_mode, .new_mode = h.new_mode,
+		.old_size = h.old_size, .new_size = h.new_size,
+		.binary = (int)h.binary, .ins = (size_t)h.ins, .del = (size_t)h.del,
+	};
+	diff_stat_add(&st->stat, &f->f);
+	if (h.old_mode != h.new_mode)
+		st->nmodes++;
+	if (st->len + plen + 1 > st->cap) {
+		st->cap = st->cap ? st->cap : 65536;
+		while (st->len + plen + 1 > st->cap)
+			st->cap *= 2;
+		st->text = xrealloc(st->text, st->cap);
+	}
+	size_t at = st->len;
+	memcpy(st->text + at, patch, plen);
+	st->len += plen;
+	st->text[st->len] = '\0';
+	dstate_split(st, at);
+}
+
+/* Takes in a chunk of the producer's output: whole records become files,
+ * the rest waits for the next chunk. */
+static void dstate_feed(struct dstate *st, const char *data, size_t len)
+{
+	buf_add(&st->rec, data, len);
+	size_t at = 0;
+	while (st->rec.len - at >= REC_HEAD) {
+		uint64_t n;
+		memcpy(&n, st->rec.data + at + 1, sizeof(n));
+		if (n > st->rec.len - at - REC_HEAD)
+			break;
+		const char *body = st->rec.data + at + REC_HEAD;
+		if (st->rec.data[at] == REC_FILE) {
+			dstate_file(st, body, (size_t)n);
+		} else if (st->rec.data[at] == REC_ERROR) {
+			free(st->error);
+			st->error = xstrndup(body, (size_t)n);
+		}
+		at += REC_HEAD + (size_t)n;
+	}
+	if (at) {
+		memmove(st->rec.data, st->rec.data + at, st->rec.len - at);
+		st->rec.len -= at;
+		st->rec.data[st->rec.len] = '\0';
+	}
+}
+
+/* The file a view line belongs to (-1 in the file list). */
 static int diff_file_of(const struct diff_priv *p, int line)
 {
-	int lo = 0, hi = p->nfiles - 1, best = -1;
+	const struct dstate *st = &p->st;
+	int pi = line - dstate_nhead(st), lo = 0, hi = st->nfiles - 1, best = -1;
+	if (pi < 0)
+		return -1;
 	while (lo <= hi) {
 		int mid = lo + (hi - lo) / 2;
-		if (p->files[mid].line <= line) {
+		if (st->files[mid].line <= pi) {
 			best = mid;
 			lo = mid + 1;
 		} else {
@@ -253,38 +370,19 @@ static int diff_file_of(const struct diff_priv *p, int line)
 	return best;
 }
 
+/* File k's "diff --git" line in the view. */
+static int dfile_line(const struct diff_priv *p, int k)
+{
+	return dstate_nhead(&p->st) + p->st.files[k].line;
+}
+
 static const char *dfile_path(const struct dfile *f)
 {
-	return f->new_path && *f->new_path ? f->new_path : f->old_path;
+	return f->f.new_path && *f->f.new_path ? f->f.new_path : f->f.old_path;
 }
 
 /* ------------------------------------------------------------ loading */
 
-static void diff_words_free(struct diff_priv *p)
-{
-	if (p->words)
-		for (int i = 0; i < p->nlines; i++)
-			if (p->words[i] != &wspans_none)
-				free((void *)p->words[i]);
-	free(p->words);
-	p->words = NULL;
-}
-
-static void diff_unload(struct diff_priv *p)
-{
-	diff_words_free(p);
-	struct parsed old = { p->lines, p->nlines, p->files, p->nfiles };
-	parsed_free(&old);
-	p->lines = NULL;
-	p->files = NULL;
-	p->nlines = p->nfiles = 0;
-	free(p->text);
-	p->text = NULL;
-	p->len = 0;
-}
-
-/* Loads the diff of range r (round n for RANGE_ROUND).  On failure the
- * view keeps what it showed and msg says why. */
 static void diff_pending_free(struct diff_pending *pd)
 {
 	if (!pd)
@@ -298,28 +396,51 @@ static void diff_pending_free(struct diff_pending *pd)
 	free(pd);
 }
 
-/* In the child: the file list (a diffstat, one line per file in the
- * patch's order: Enter on one jumps to it), then the patch. */
+static void rec_put(FILE *out, char type, const void *a, size_t alen, const void *b, size_t blen,
+                    const void *c, size_t clen, const void *d, size_t dlen)
+{
+	uint64_t n = alen + blen + clen + dlen;
+	fputc(type, out);
+	fwrite(&n, sizeof(n), 1, out);
+	fwrite(a, 1, alen, out);
+	fwrite(b, 1, blen, out);
+	fwrite(c, 1, clen, out);
+	fwrite(d, 1, dlen, out);
+}
+
+/* In the child: each file as soon as diff_each has it, flushed, so the
+ * view draws the first screen while the rest is computed. */
+static int diff_emit(void *arg, const struct diff_file *f, const char *patch, size_t len,
+                     struct err *e)
+{
+	FILE *out = arg;
+	struct rec_file h = {
+		.old_mode = f->old_mode, .new_mode = f->new_mode,
+		.old_size = f->old_size, .new_size = f->new_size,
+		.ins = f->ins, .del = f->del, .binary = (uint32_t)f->binary,
+		.old_len = (uint32_t)strlen(f->old_path), .new_len = (uint32_t)strlen(f->new_path),
+	};
+	rec_put(out, REC_FILE, &h, sizeof(h), f->old_path, h.old_len, f->new_path, h.new_len,
+	        patch, len);
+	if (fflush(out) != 0 || ferror(out))
+		return err_errno(e, "%s", _("cannot hand the diff to the dashboard"));
+	return 0;
+}
+
 static int diff_produce(struct dash *d, void *arg, FILE *out)
 {
 	(void)d;
 	struct view *v = arg;
 	struct diff_priv *p = v->priv;
 	struct diff_pending *pd = p->pending;
-	struct buf stat = {0};
 	struct err e = {{0}};
-	int rc = diff_stat(pd->mirror, pd->from, pd->to, &stat, &e);
-	if (rc == 0) {
-		fwrite(stat.data ? stat.data : "", 1, stat.len, out);
-		fputc('\n', out);
-		rc = diff_write(pd->mirror, pd->from, pd->to, out, &e);
-	}
-	buf_free(&stat);
+	int rc = diff_each(pd->mirror, pd->from, pd->to, diff_emit, out, &e);
 	if (rc < 0)
-		fprintf(out, "%s", e.msg);
+		rec_put(out, REC_ERROR, e.msg, strlen(e.msg), "", 0, "", 0, "", 0);
 	return rc;
 }
 
+static void diff_chunk(struct dash *d, void *arg, const char *data, size_t len);
 static void diff_arrived(struct dash *d, void *arg, const char *data, size_t len, int ok);
 
 static int diff_load(struct view *v, enum drange r, int n, char *msg, size_t msglen)
@@ -407,43 +528,113 @@ static int diff_reload(struct view *v, enum drange r, int n, char *msg, size_t m
 	if (diff_load(v, r, n, msg, msglen) < 0)
 		return -1;
 	struct diff_pending *pd = p->pending;
-	pd->keep_path = fi >= 0 ? xstrdup(dfile_path(&p->files[fi])) : NULL;
-	pd->keep_within = fi >= 0 ? v->sel - p->files[fi].line : 0;
+	pd->keep_path = fi >= 0 ? xstrdup(dfile_path(&p->st.files[fi])) : NULL;
+	pd->keep_within = fi >= 0 ? v->sel - dfile_line(p, fi) : 0;
 	pd->keep_onscreen = v->sel - v->top;
 	dash_forget(v->d, v);
-	dash_async(v->d, diff_produce, diff_arrived, v);
+	/* The diff shown stays until the new one is whole: the selection
+	 * lands once, on the same file. */
+	if (p->in)
+		dstate_free(p->in);
+	else
+		p->in = xmalloc(sizeof(*p->in));
+	memset(p->in, 0, sizeof(*p->in));
+	dash_stream(v->d, diff_produce, diff_chunk, diff_arrived, v);
 	return 0;
 }
 
-/* The diff made off the loop arrives: parse it and show it, keeping the
- * selection on the same file where it is still there. */
+static void diff_find_more(struct view *v);
+static void diff_find(struct view *v, int dir);
+
+/* The diff shown grew: the patch's lines move down as the file list
+ * grows above them, and a reader in the patch stays on the line read; G
+ * stays at the end; a waiting search looks at what came. */
+static void diff_grew(struct view *v, int old_nhead)
+{
+	struct diff_priv *p = v->priv;
+	int delta = dstate_nhead(&p->st) - old_nhead;
+	if (delta && old_nhead > 0) {
+		if (v->sel >= old_nhead)
+			v->sel += delta;
+		if (v->top >= old_nhead)
+			v->top += delta;
+	}
+	v->lines = dstate_total(&p->st);
+	if (p->follow_end)
+		v->sel = v->lines - 1;
+	view_clamp(v);
+	if (p->find_pending)
+		diff_find_more(v);
+}
+
+static void diff_chunk(struct dash *d, void *arg, const char *data, size_t len)
+{
+	(void)d;
+	struct view *v = arg;
+	struct diff_priv *p = v->priv;
+	if (p->in) {
+		dstate_feed(p->in, data, len);
+		return;
+	}
+	int old = dstate_nhead(&p->st);
+	dstate_feed(&p->st, data, len);
+	diff_grew(v, old);
+}
+
+/* A reload's selection: the same file and line where it is still there. */
+static void diff_keep(struct view *v, const struct diff_pending *pd)
+{
+	struct diff_priv *p = v->priv;
+	int total = dstate_total(&p->st), sel = 0;
+	for (int i = 0; pd->keep_path && i < p->st.nfiles; i++)
+		if (!strcmp(dfile_path(&p->st.files[i]), pd->keep_path)) {
+			int end = i + 1 < p->st.nfiles ? dfile_line(p, i + 1) : total;
+			sel = dfile_line(p, i) + pd->keep_within;
+			if (sel >= end)
+				sel = end - 1;
+			break;
+		}
+	v->lines = total;
+	v->sel = total ? sel : -1;
+	v->top = v->sel - (pd->keep_onscreen > 0 ? pd->keep_onscreen : 0);
+	if (v->top < 0)
+		v->top = 0;
+	view_clamp(v);
+}
+
+/* The producer ended: the diff is whole (or an error says why not). */
 static void diff_arrived(struct dash *d, void *arg, const char *data, size_t len, int ok)
 {
 	struct view *v = arg;
 	struct diff_priv *p = v->priv;
 	struct diff_pending *pd = p->pending;
+	struct dstate *in = p->in;
 	p->pending = NULL;
+	p->in = NULL;
 	p->loading = 0;
-	if (!pd)
-		return;
-	if (!ok) {
-		dash_message(d, ROLE_ERROR, "%.*s", (int)(len > 400 ? 400 : len),
-		             len ? data : _("cannot make the diff"));
+	p->follow_end = 0;
+	if (!pd || !ok) {
+		const struct dstate *st = in ? in : &p->st;
+		const char *why = st->error ? st->error : len ? data : _("cannot make the diff");
+		if (pd)
+			dash_message(d, ROLE_ERROR, "%.*s", (int)strnlen(why, 400), why);
+		/* A reload's failure leaves the diff shown; a first load keeps
+		 * what arrived, marked incomplete. */
+		if (in) {
+			dstate_free(in);
+			free(in);
+		}
+		p->find_pending = 0;
 		diff_pending_free(pd);
 		return;
 	}
-	char *mem = xmalloc(len + 1);
-	memcpy(mem, data, len);
-	mem[len] = '\0';
-	struct parsed ps;
-	diff_parse(mem, len, &ps);
-	diff_unload(p);
-	p->text = mem;
-	p->len = len;
-	p->lines = ps.lines;
-	p->nlines = ps.nlines;
-	p->files = ps.files;
-	p->nfiles = ps.nfiles;
+	int old = dstate_nhead(&p->st);
+	if (in) {
+		dstate_free(&p->st);
+		p->st = *in;
+		free(in);
+	}
+	p->st.done = 1;
 	p->range = pd->range;
 	p->round = pd->round;
 	p->task_round = pd->task_round;
@@ -452,21 +643,15 @@ static void diff_arrived(struct dash *d, void *arg, const char *data, size_t len
 	p->head = pd->head;
 	p->reviewed = pd->reviewed;
 	pd->head = pd->reviewed = NULL;
-	v->lines = p->nlines;
-	int sel = 0;
-	for (int i = 0; pd->keep_path && i < p->nfiles; i++)
-		if (!strcmp(dfile_path(&p->files[i]), pd->keep_path)) {
-			int end = i + 1 < p->nfiles ? p->files[i + 1].line : p->nlines;
-			sel = p->files[i].line + pd->keep_within;
-			if (sel >= end)
-				sel = end - 1;
-			break;
-		}
-	v->sel = p->nlines ? sel : -1;
-	v->top = v->sel - (pd->keep_onscreen > 0 ? pd->keep_onscreen : 0);
-	if (v->top < 0)
-		v->top = 0;
-	view_clamp(v);
+	if (pd->first)
+		diff_grew(v, old);
+	else
+		diff_keep(v, pd);
+	if (p->find_pending) {
+		/* Nothing after the selection: now the search may wrap. */
+		p->find_pending = 0;
+		diff_find(v, 1);
+	}
 	diff_pending_free(pd);
 }
 
@@ -480,29 +665,34 @@ static enum role dl_role(int kind)
 	case DL_ADD: return ROLE_DIFF_ADD;
 	case DL_DEL: return ROLE_DIFF_DEL;
 	case DL_CTX: return ROLE_NORMAL;
+	case DL_NOTE: return ROLE_DIM;
 	default: return ROLE_DIFF_META;
 	}
 }
 
-/* The word spans of line i (computed with its partner on first use). */
-static const struct wspans *diff_words(struct diff_priv *p, int i)
+/* The word spans of patch line i (computed with its partner on first
+ * use: only lines that are drawn ever are). */
+static const struct wspans *diff_words(struct dstate *st, int i)
 {
-	if (!p->words)
-		p->words = xcalloc((size_t)p->nlines, sizeof(*p->words));
-	if (p->words[i])
-		return p->words[i];
-	const struct dline *l = &p->lines[i];
+	if (st->nwords < st->nlines) {
+		st->words = xrealloc(st->words, (size_t)st->nlines * sizeof(*st->words));
+		memset(st->words + st->nwords, 0, (size_t)(st->nlines - st->nwords) * sizeof(*st->words));
+		st->nwords = st->nlines;
+	}
+	if (st->words[i])
+		return st->words[i];
+	const struct dline *l = &st->lines[i];
 	if (l->partner < 0) {
-		p->words[i] = &wspans_none;
-		return p->words[i];
+		st->words[i] = &wspans_none;
+		return st->words[i];
 	}
 	int di = l->kind == DL_DEL ? i : l->partner, ai = l->kind == DL_DEL ? l->partner : i;
-	const struct dline *dl = &p->lines[di], *al = &p->lines[ai];
+	const struct dline *dl = &st->lines[di], *al = &st->lines[ai];
 	struct worddiff w;
-	if (!worddiff_lines(p->text + dl->off + 1, dl->len - 1, p->text + al->off + 1, al->len - 1,
-	                    &w)) {
-		p->words[di] = p->words[ai] = &wspans_none;
-		return p->words[i];
+	if (!worddiff_lines(st->text + dl->off + 1, dl->len - 1, st->text + al->off + 1,
+	                    al->len - 1, &w)) {
+		st->words[di] = st->words[ai] = &wspans_none;
+		return st->words[i];
 	}
 	struct wspans *ds = xmalloc(sizeof(*ds) + w.ndel * sizeof(ds->sp[0]));
 	struct wspans *as = xmalloc(sizeof(*as) + w.nadd * sizeof(as->sp[0]));
@@ -514,9 +704,9 @@ static const struct wspans *diff_words(struct diff_priv *p, int i)
 	for (size_t k = 0; k < w.nadd; k++)
 		as->sp[k] = (struct worddiff_span){ w.add[k].off + 1, w.add[k].len };
 	worddiff_free(&w);
-	p->words[di] = ds;
-	p->words[ai] = as;
-	return p->words[i];
+	st->words[di] = ds;
+	st->words[ai] = as;
+	return st->words[i];
 }
 
 /* Marks [off, off + len) of the row's roles, clipped to n bytes. */
@@ -540,10 +730,10 @@ static size_t utf8_next(const char *s, size_t n, size_t i)
 static void diff_draw_line(struct view *v, struct screen *s, int y, int w, int i)
 {
 	struct diff_priv *p = v->priv;
-	const struct dline *l = &p->lines[i];
-	const char *text = p->text + l->off;
-	size_t n = l->len;
-	enum role base = dl_role(l->kind);
+	const struct lref l = diff_line(p, i);
+	const char *text = l.s;
+	size_t n = l.len;
+	enum role base = dl_role(l.kind);
 
 	if (n > DRAW_MAX) {
 		/* Cut back to the start of a character. */
@@ -555,11 +745,11 @@ static void diff_draw_line(struct view *v, struct screen *s, int y, int w, int i
 		p->rowrole = xmalloc(DRAW_MAX);
 	unsigned char *roles = p->rowrole;
 	memset(roles, (int)base, n);
-	if (l->kind == DL_ADD || l->kind == DL_DEL) {
-		const struct wspans *ws = diff_words(p, i);
+	if (l.kind == DL_ADD || l.kind == DL_DEL) {
+		const struct wspans *ws = diff_words(&p->st, l.pi);
 		for (size_t k = 0; k < ws->n; k++)
 			mark_roles(roles, n, ws->sp[k].off, ws->sp[k].len,
-			           l->kind == DL_ADD ? ROLE_DIFF_ADD_WORD : ROLE_DIFF_DEL_WORD);
+			           l.kind == DL_ADD ? ROLE_DIFF_ADD_WORD : ROLE_DIFF_DEL_WORD);
 	}
 	if (p->re) {
 		size_t at = 0;
@@ -583,7 +773,7 @@ static void diff_draw_line(struct view *v, struct screen *s, int y, int w, int i
 
 	/* Runs of one role, tabs expanded from the start of the content (past
 	 * the marker) so code keeps its alignment. */
-	int body = l->kind == DL_CTX || l->kind == DL_ADD || l->kind == DL_DEL;
+	int body = l.kind == DL_CTX || l.kind == DL_ADD || l.kind == DL_DEL;
 	int x = 0;
 	for (size_t k = 0; k < segs.n && x < w; k++) {
 		const struct sanitize_seg *g = &segs.v[k];
@@ -624,7 +814,8 @@ static void diff_draw(struct view *v, struct screen *s, int y, int h)
 	int w = screen_width(s);
 
 	v->height = h;
-	if (!p->nlines) {
+	int total = dstate_total(&p->st);
+	if (!total) {
 		screen_str(s, 0, y, w, ROLE_DIM, p->loading ? _("loading the diff...") :
 		           _("(no changes)"));
 		return;
@@ -632,7 +823,7 @@ static void diff_draw(struct view *v, struct screen *s, int y, int h)
 	view_clamp(v);
 	for (int r = 0; r < h; r++) {
 		int i = v->top + r;
-		if (i >= p->nlines)
+		if (i >= total)
 			break;
 		diff_draw_line(v, s, y + r, w, i);
 		if (i == v->sel)
@@ -654,17 +845,22 @@ static void diff_title(struct view *v, char *out, size_t len)
 	else
 		snprintf(range, sizeof(range), _("round %d"), p->task_round > 0 ? p->task_round : 1);
 	int fi = v->sel >= 0 ? diff_file_of(p, v->sel) : -1;
-	if (!p->nfiles && p->loading)
+	int nfiles = p->st.nfiles;
+	if (!nfiles && p->loading)
 		snprintf(out, len, _("diff %s %s: loading..."), v->task_id, range);
-	else if (!p->nfiles)
+	else if (!nfiles)
 		snprintf(out, len, _("diff %s %s: no changes"), v->task_id, range);
 	else {
 		/* The path as the diff shows it: every byte visible. */
-		const char *path = dfile_path(&p->files[fi < 0 ? 0 : fi]);
+		const char *path = dfile_path(&p->st.files[fi < 0 ? 0 : fi]);
 		struct buf vp = {0};
 		sanitize_visible(path, strlen(path), 0, &vp, NULL);
-		snprintf(out, len, _("diff %s %s: file %d/%d %s"), v->task_id, range,
-		         fi < 0 ? 1 : fi + 1, p->nfiles, vp.data);
+		if (p->loading && !p->in)
+			snprintf(out, len, _("diff %s %s: file %d/%d so far %s"), v->task_id, range,
+			         fi < 0 ? 1 : fi + 1, nfiles, vp.data);
+		else
+			snprintf(out, len, _("diff %s %s: file %d/%d %s"), v->task_id, range,
+			         fi < 0 ? 1 : fi + 1, nfiles, vp.data);
 		buf_free(&vp);
 	}
 }
@@ -689,16 +885,18 @@ static void diff_jump_file(struct view *v, int dir)
 	int sel = v->sel < 0 ? 0 : v->sel;
 
 	if (dir > 0) {
-		for (int k = 0; k < p->nfiles; k++)
-			if (p->files[k].line > sel) {
-				diff_jump(v, p->files[k].line);
+		for (int k = 0; k < p->st.nfiles; k++)
+			if (dfile_line(p, k) > sel) {
+				diff_jump(v, dfile_line(p, k));
 				return;
 			}
-		dash_message(v->d, ROLE_NOTICE, "%s", _("this is the last file"));
+		dash_message(v->d, ROLE_NOTICE, "%s", p->loading && !p->in ?
+		             _("the next file has not arrived yet: the diff is still loading") :
+		             _("this is the last file"));
 	} else {
-		for (int k = p->nfiles; k-- > 0;)
-			if (p->files[k].line < sel) {
-				diff_jump(v, p->files[k].line);
+		for (int k = p->st.nfiles; k-- > 0;)
+			if (dfile_line(p, k) < sel) {
+				diff_jump(v, dfile_line(p, k));
 				return;
 			}
 		dash_message(v->d, ROLE_NOTICE, "%s", _("this is the first file"));
@@ -710,8 +908,9 @@ static void diff_jump_hunk(struct view *v, int dir)
 	struct diff_priv *p = v->priv;
 	int sel = v->sel < 0 ? 0 : v->sel;
 
-	for (int i = sel + dir; i >= 0 && i < p->nlines; i += dir)
-		if (p->lines[i].kind == DL_HUNK) {
+	int nhead = dstate_nhead(&p->st), total = dstate_total(&p->st);
+	for (int i = sel + dir; i >= 0 && i < total; i += dir)
+		if (i >= nhead && p->st.lines[i - nhead].kind == DL_HUNK) {
 			diff_jump(v, i);
 			return;
 		}
@@ -728,28 +927,52 @@ static int diff_alive(struct dash *d, struct view *v)
 	return 0;
 }
 
+static int diff_match(struct diff_priv *p, int i)
+{
+	struct lref l = diff_line(p, i);
+	return pcre2_match(p->re, (PCRE2_SPTR)l.s, l.len, 0, 0, p->md, NULL) >= 0;
+}
+
+static void diff_found(struct view *v, int i)
+{
+	v->sel = i;
+	if (i < v->top || (v->height > 0 && i >= v->top + v->height))
+		v->top = i - (v->height > 2 ? v->height / 3 : 0);
+	if (v->top < 0)
+		v->top = 0;
+	view_clamp(v);
+}
+
 /* Moves to the next line matching the search (dir 1 or -1), wrapping
- * around once. */
+ * around once.  While the diff streams in, a forward search does not wrap
+ * yet: it goes on in what arrives (diff_find_more). */
 static void diff_find(struct view *v, int dir)
 {
 	struct diff_priv *p = v->priv;
-	int n = p->nlines, start = v->sel < 0 ? (dir > 0 ? -1 : 0) : v->sel;
+	int n = dstate_total(&p->st), start = v->sel < 0 ? (dir > 0 ? -1 : 0) : v->sel;
 
 	if (!p->re) {
 		dash_message(v->d, ROLE_NOTICE, "%s", _("nothing to find yet: search with / or ?"));
 		return;
 	}
+	p->find_pending = 0;
+	if (p->loading && !p->in && dir > 0) {
+		for (int i = start + 1; i < n; i++)
+			if (diff_match(p, i)) {
+				diff_found(v, i);
+				return;
+			}
+		p->find_pending = 1;
+		p->find_from = p->st.nlines;
+		dash_message(v->d, ROLE_NOTICE, "%s", _("no match in what has arrived: the search goes "
+		                                        "on as the rest of the diff arrives"));
+		return;
+	}
 	for (int k = 1; k <= n; k++) {
 		int i = ((start + dir * k) % n + n) % n;
-		const struct dline *l = &p->lines[i];
-		if (pcre2_match(p->re, (PCRE2_SPTR)(p->text + l->off), l->len, 0, 0, p->md, NULL) >= 0) {
+		if (diff_match(p, i)) {
 			int wrapped = dir > 0 ? i <= start : i >= start;
-			v->sel = i;
-			if (i < v->top || (v->height > 0 && i >= v->top + v->height))
-				v->top = i - (v->height > 2 ? v->height / 3 : 0);
-			if (v->top < 0)
-				v->top = 0;
-			view_clamp(v);
+			diff_found(v, i);
 			if (wrapped)
 				dash_message(v->d, ROLE_NOTICE, "%s",
 				             dir > 0 ? _("search hit the bottom, continued at the top")
@@ -758,6 +981,22 @@ static void diff_find(struct view *v, int dir)
 		}
 	}
 	dash_message(v->d, ROLE_ERROR, "%s", _("no line matches the pattern"));
+}
+
+/* A waiting search looks at the patch lines that arrived. */
+static void diff_find_more(struct view *v)
+{
+	struct diff_priv *p = v->priv;
+	int nhead = dstate_nhead(&p->st);
+	for (int i = p->find_from; i < p->st.nlines; i++)
+		if (diff_match(p, nhead + i)) {
+			p->find_pending = 0;
+			diff_found(v, nhead + i);
+			dash_message(v->d, ROLE_NOTICE, "%s", _("found in the part of the diff that "
+			                                        "arrived since"));
+			return;
+		}
+	p->find_from = p->st.nlines;
 }
 
 static void diff_search_done(struct dash *d, void *arg, const char *text, int back)
@@ -840,21 +1079,21 @@ static void diff_note_done(struct dash *d, void *arg, const char *text)
 	free(note);
 }
 
-/* The line number in its file of hunk line i: the new file's for context
- * and '+' lines, the old file's for '-' lines; -1 if there is no hunk
- * header above it. */
-static long diff_line_number(const struct diff_priv *p, int i)
+/* The line number in its file of patch line i: the new file's for
+ * context and '+' lines, the old file's for '-' lines; -1 if there is no
+ * hunk header above it. */
+static long diff_line_number(const struct dstate *st, int i)
 {
 	int h = i;
-	while (h >= 0 && p->lines[h].kind != DL_HUNK) {
-		if (p->lines[h].kind == DL_FILE)
+	while (h >= 0 && st->lines[h].kind != DL_HUNK) {
+		if (st->lines[h].kind == DL_FILE)
 			return -1;
 		h--;
 	}
 	if (h < 0)
 		return -1;
 	/* "@@ -a[,b] +c[,d] @@" */
-	const char *s = p->text + p->lines[h].off, *e = s + p->lines[h].len;
+	const char *s = st->text + st->lines[h].off, *e = s + st->lines[h].len;
 	char hdr[128];
 	size_t n = (size_t)(e - s) < sizeof(hdr) - 1 ? (size_t)(e - s) : sizeof(hdr) - 1;
 	memcpy(hdr, s, n);
@@ -866,13 +1105,13 @@ static long diff_line_number(const struct diff_priv *p, int i)
 	a = strtol(minus + 2, NULL, 10);
 	c = strtol(plus + 2, NULL, 10);
 	for (int k = h + 1; k < i; k++) {
-		int kind = p->lines[k].kind;
+		int kind = st->lines[k].kind;
 		if (kind == DL_CTX || kind == DL_DEL)
 			a++;
 		if (kind == DL_CTX || kind == DL_ADD)
 			c++;
 	}
-	return p->lines[i].kind == DL_DEL ? a : c;
+	return st->lines[i].kind == DL_DEL ? a : c;
 }
 
 /* The most of a line quoted into a note. */
@@ -881,17 +1120,19 @@ static long diff_line_number(const struct diff_priv *p, int i)
 static void diff_comment(struct view *v)
 {
 	struct diff_priv *p = v->priv;
+	struct dstate *st = &p->st;
 	struct dash *d = v->d;
-	int i = v->sel;
+	int i = v->sel - dstate_nhead(st);
 
-	if (i < 0 || i >= p->nlines ||
-	    (p->lines[i].kind != DL_CTX && p->lines[i].kind != DL_ADD && p->lines[i].kind != DL_DEL)) {
+	if (i < 0 || i >= st->nlines ||
+	    (st->lines[i].kind != DL_CTX && st->lines[i].kind != DL_ADD &&
+	     st->lines[i].kind != DL_DEL)) {
 		dash_message(d, ROLE_NOTICE, "%s",
 		             _("select a line of a hunk (context, + or -) to comment on it"));
 		return;
 	}
-	int fi = diff_file_of(p, i);
-	long ln = diff_line_number(p, i);
+	int fi = diff_file_of(p, v->sel);
+	long ln = diff_line_number(st, i);
 	if (fi < 0 || ln < 0) {
 		dash_message(d, ROLE_ERROR, "%s", _("cannot tell which file line this is"));
 		return;
@@ -923,16 +1164,16 @@ static void diff_comment(struct view *v)
 		return;
 	}
 
-	const struct dline *l = &p->lines[i];
-	const char *path = l->kind == DL_DEL ? p->files[fi].old_path : dfile_path(&p->files[fi]);
+	const struct dline *l = &st->lines[i];
+	const char *path = l->kind == DL_DEL ? st->files[fi].f.old_path : dfile_path(&st->files[fi]);
 	/* Quoted as the reviewer sees it: escape sequences and hidden
 	 * characters as their marks, none raw in a note. */
 	struct buf q = {0}, qp = {0};
 	size_t raw = l->len - 1;
-	if (raw && p->text[l->off + raw] == '\r')
+	if (raw && st->text[l->off + raw] == '\r')
 		raw--;     /* a CRLF file's line */
 	size_t qn = raw > NOTE_QUOTE_MAX * 4 ? NOTE_QUOTE_MAX * 4 : raw;
-	sanitize_visible(p->text + l->off + 1, qn, SANITIZE_KEEP_TAB, &q, NULL);
+	sanitize_visible(st->text + l->off + 1, qn, SANITIZE_KEEP_TAB, &q, NULL);
 	sanitize_visible(path, strlen(path), 0, &qp, NULL);
 	path = qp.data;
 	qn = q.len;
@@ -956,6 +1197,9 @@ static int diff_request(struct view *v, enum request req)
 	struct diff_priv *p = v->priv;
 	char msg[ERR_MAX];
 
+	/* G while the diff streams in stays at the end as it grows; any
+	 * other key lets go. */
+	p->follow_end = req == REQ_LAST && p->loading && !p->in;
 	switch (req) {
 	case REQ_NEXT_FILE:
 		diff_jump_file(v, 1);
@@ -999,9 +1243,8 @@ static int diff_request(struct view *v, enum request req)
 		return 1;
 	case REQ_ENTER:
 		/* On the file list: to that file. */
-		if (p->nfiles > 0 && v->sel >= 0 && v->sel < p->nfiles &&
-		    v->sel < p->files[0].line)
-			diff_jump(v, p->files[v->sel].line);
+		if (v->sel >= 0 && v->sel < p->st.nfiles)
+			diff_jump(v, dfile_line(p, v->sel));
 		return 1;
 	default:
 		return 0;
@@ -1015,10 +1258,15 @@ static int diff_open(struct view *v, char *msg, size_t msglen)
 	struct diff_priv *p = v->priv;
 	if (diff_load(v, RANGE_ALL, 0, msg, msglen) < 0)
 		return -1;
-	p->pending->first = 1;
+	struct diff_pending *pd = p->pending;
+	pd->first = 1;
+	/* The title is right while the diff streams in. */
+	p->range = pd->range;
+	p->round = pd->round;
+	p->task_round = pd->task_round;
 	v->top = 0;
 	v->sel = -1;
-	dash_async(v->d, diff_produce, diff_arrived, v);
+	dash_stream(v->d, diff_produce, diff_chunk, diff_arrived, v);
 	return 0;
 }
 
@@ -1064,7 +1312,12 @@ static void diff_close(struct view *v)
 	/* A load still in flight must not land on a closed view. */
 	dash_forget(v->d, v);
 	diff_pending_free(p->pending);
-	diff_unload(p);
+	if (p->in) {
+		dstate_free(p->in);
+		free(p->in);
+	}
+	dstate_free(&p->st);
+	buf_free(&p->scratch);
 	free(p->head);
 	free(p->reviewed);
 	free(p->rowrole);
