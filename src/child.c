@@ -14,6 +14,7 @@
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "buf.h"
@@ -380,6 +381,30 @@ int child_finish(struct child *c)
 int child_poll(struct child *c)
 {
 	return child_wait(c, 0);
+}
+
+int child_wait_ms(struct child *c, int ms)
+{
+	if (child_poll(c))
+		return 1;
+	if (ms <= 0)
+		return 0;
+	int fd = -1;
+#ifdef SYS_pidfd_open
+	fd = (int)syscall(SYS_pidfd_open, c->pid, 0);
+#endif
+	if (fd < 0) {
+		/* No pidfd (a kernel before 5.3): a short sleep instead. */
+		struct timespec ts = { 0, (ms < 10 ? ms : 10) * 1000000L };
+		nanosleep(&ts, NULL);
+		return child_poll(c);
+	}
+	/* Readable once the child has ended (a zombie is too). */
+	struct pollfd p = { fd, POLLIN, 0 };
+	while (poll(&p, 1, ms) < 0 && errno == EINTR)
+		;
+	close(fd);
+	return child_poll(c);
 }
 
 void child_kill(const struct child *c, int sig)

@@ -91,6 +91,10 @@ int child_finish(struct child *c);
  * 0 while it runs. */
 int child_poll(struct child *c);
 
+/* Like child_poll, waiting up to ms milliseconds for c to end (woken at
+ * once when it does, through a pidfd): 1 when it ended, 0 while it runs. */
+int child_wait_ms(struct child *c, int ms);
+
 /* Sends sig to c while it is ours (not yet finished). */
 void child_kill(const struct child *c, int sig);
 

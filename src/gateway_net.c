@@ -512,9 +512,8 @@ void gateway_stop(struct gateway *g)
 		return;
 	if (g->proc.pid > 0) {
 		child_kill(&g->proc, SIGTERM);
-		struct timespec ts = { 0, 10 * 1000 * 1000 };
-		for (int i = 0; i < 200 && !child_poll(&g->proc); i++)
-			nanosleep(&ts, NULL);
+		/* Woken as it ends (a pidfd), at most 2 s. */
+		child_wait_ms(&g->proc, 2000);
 		if (g->proc.pid > 0) {
 			child_kill(&g->proc, SIGKILL);
 			child_finish(&g->proc);

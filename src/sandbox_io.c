@@ -131,8 +131,18 @@ enum sandbox_end sandbox_wait(const struct sandbox_cmd *cmd, struct child *ch, i
 			else if (dr == 2 && killed == SANDBOX_EXITED)
 				killed = SANDBOX_OUTPUT_LIMIT;
 		} else if (!exited) {
-			struct timespec ts = { 0, 10 * 1000000L };
-			nanosleep(&ts, NULL);
+			/* The output ended: wake when the command does, not at
+			 * the next tick of a sleep (five commands a task). */
+			int ms = POLL_MS;
+			if (killed == SANDBOX_EXITED && cmd->deadline > 0) {
+				double left = cmd->deadline - clock_mono();
+				ms = left <= 0 ? 0 : left < POLL_MS / 1000.0 ? (int)(left * 1000) + 1
+				                                             : POLL_MS;
+			}
+			if (child_wait_ms(ch, ms)) {
+				*status = ch->status;
+				exited = 1;
+			}
 		}
 		if (!exited && watch && kill_time == 0 && clock_mono() - watched >= WATCH_MS / 1000.0) {
 			watch(arg);
