@@ -74,8 +74,9 @@ def main():
             a.append(screen_time(aargv, adir, "Change a third", b"\r", amark))
         p.append(screen_time(pargv, pdir, "at review", b"D", pmark))
     x, y = statistics.median(a), statistics.median(p)
-    print("measure: anchor %.3f s, paddock %.3f s, ratio %.2f, goal 1.00, holds %s"
-          % (x, y, y / x, "yes" if y <= x else "no"))
+    what = "tig" if amark != "-" else "git diff | head -n 50"
+    print("measure: the diff's first screen after the key (vs %s): anchor %.3f s, paddock %.3f s, "
+          "ratio %.2f, goal 1.00, holds %s" % (what, x, y, y / x, "yes" if y <= x else "no"))
     print("  runs: anchor %s; paddock %s" % (" ".join("%.3f" % t for t in a),
                                              " ".join("%.3f" % t for t in p)))
 

@@ -912,6 +912,18 @@ static void refresh_views(struct ui *u)
 	update_counts(u);
 }
 
+/* A slice of each view's work; 1 while any has more. */
+static int work_views(struct ui *u)
+{
+	int busy = 0;
+	for (int i = 0; i < u->d.nviews; i++) {
+		struct view *v = u->d.stack[i];
+		if (v->ops->work && v->ops->work(v))
+			busy = 1;
+	}
+	return busy;
+}
+
 static int run(struct ui *u)
 {
 	struct dash *d = &u->d;
@@ -949,6 +961,8 @@ static int run(struct ui *u)
 		} else if (idle_since >= 0 || m - last_refresh > SCRIPT_IDLE_TIMEOUT) {
 			idle_since = -1;
 		}
+		/* After the screen: a view's slow work must not delay it. */
+		int busy = work_views(u);
 		struct pollfd pfd[64];
 		size_t n = 0;
 		if (!d->script) {
@@ -965,7 +979,7 @@ static int run(struct ui *u)
 		size_t sched_at = n;
 		if (d->sched)
 			n += scheduler_pollfds(d->sched, pfd + n, 64 - n);
-		int rc = poll(pfd, n, TICK_MS);
+		int rc = poll(pfd, n, busy ? 0 : TICK_MS);
 		if (rc < 0 && errno != EINTR)
 			break;
 		if (d->sched)

@@ -6,7 +6,9 @@
  * (the CLI, another dashboard) change too.  Script mode (PADDOCK_UI_SCRIPT)
  * reads keys and :commands from a file, draws on a virtual screen of a
  * fixed size and waits until the scheduler and the UI are idle before each
- * step, for golden-file tests. */
+ * step, for golden-file tests; a view's work (a search in a large log) is
+ * not waited for, so that a script can press keys while it runs: it goes
+ * on only while the script waits (:wait-for). */
 #ifndef PADDOCK_UI_DASH_H
 #define PADDOCK_UI_DASH_H
 

@@ -28,6 +28,11 @@ struct view_ops {
 	/* The store or the files behind the view may have changed (called
 	 * a few times a second); cheap when nothing changed. */
 	void (*refresh)(struct view *v);
+	/* Slow work off the key loop (a search, an index), a slice of a few
+	 * milliseconds at a time: called every loop turn after the screen is
+	 * drawn; returns 1 while there is more (the loop does not sleep
+	 * then).  May be NULL. */
+	int (*work)(struct view *v);
 	/* Frees the private state's contents (not v->priv itself). */
 	void (*close)(struct view *v);
 };
