@@ -88,6 +88,16 @@ print("keep-alive calls: direct %.0f/s, through the gateway %.0f/s" % (d, g))
 print("ratio gateway/direct (calls per second): %.2f" % (g / d))
 print("a client with Nagle on: direct %.0f/s, through the gateway %.0f/s (the gateway acks at once)" % (nd, ng))
 print("ratio gateway/direct (calls per second, Nagle on): %.2f" % (ng / nd))
+# The goals (issue 14): at most 1 ms added per call, the streamed answer
+# at most 1.1x direct.
+a, p = 1 / d, 1 / g
+mx = (a + 0.001) / a
+print("a model call through the gateway (ms per keep-alive call, goal: 1 ms added): anchor %.4f s, "
+      "paddock %.4f s, ratio %.2f, goal <= %.2f, holds %s"
+      % (a, p, p / a, mx, "yes" if p / a <= mx else "no"))
+print("a %.0f MB streamed answer through the gateway (time to last byte): anchor %.3f s, paddock "
+      "%.3f s, ratio %.2f, goal <= 1.1, holds %s"
+      % (n / 1e6, sd, sg, sg / sd, "yes" if sg / sd <= 1.1 else "no"))
 print("streamed answer (%.1f MB): direct %.3fs, through the gateway %.3fs" % (n / 1e6, sd, sg))
 print("ratio gateway/direct (time to last byte): %.2f" % (sg / sd))
 PY

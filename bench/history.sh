@@ -4,7 +4,8 @@
 # GET-like paging (list --status review --limit 50), the dashboard's
 # first frame, a dozen key presses, and the CPU an idle dashboard and an
 # idle serve use over 5 s (in clock ticks: the anchor is the 100-task
-# store's).  The stores are written straight with SQLite, as years of
+# store's), and ten pages of GET /tasks through the API's cursor.  The
+# stores are written straight with SQLite, as years of
 # use would leave them.  Needs tmux for the idle dashboard.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/goal.sh"
@@ -77,10 +78,30 @@ if command -v tmux >/dev/null; then
 else
 	echo "idle dashboard: skipped (no tmux)"
 fi
+# An idle serve with its API, then pages of GET /tasks over one
+# keep-alive connection (from loopback, no token needed).
 for d in small big; do
-	PADDOCK_HOME=$T/$d/data PADDOCK_CONFIG=$T/$d/config "$P" serve >/dev/null 2>&1 &
+	PADDOCK_HOME=$T/$d/data PADDOCK_CONFIG=$T/$d/config "$P" serve --listen 127.0.0.1:0 \
+		>"$T/$d.serve" 2>&1 &
 	pid=$!
 	eval "${d}_serve=\$(idle \$pid)"
+	port=$(grep -o 'port [0-9]*' "$T/$d.serve" | awk '{print $2}')
+	eval "${d}_api=\$(python3 - \"\$port\" \"\$ROUNDS\")" <<'PY'
+import http.client, json, sys, time
+port, rounds = int(sys.argv[1]), int(sys.argv[2])
+c = http.client.HTTPConnection("127.0.0.1", port)
+best = 1e9
+for _ in range(rounds):
+    t0, path = time.monotonic(), "/tasks?limit=50&status=review"
+    for _ in range(10):  # ten pages back through the cursor
+        c.request("GET", path)
+        r = c.getresponse(); b = json.loads(r.read())
+        assert r.status == 200, r.status
+        path = b["next"] or "/tasks?limit=50&status=review"
+    best = min(best, time.monotonic() - t0)
+print("%.5f" % best)
+PY
 	kill $pid; wait $pid 2>/dev/null
 done
 goal "idle serve, CPU ticks in 5 s, 100,000 / 100" "$((small_serve + 1))" "$((big_serve + 1))" 2 "ticks+1"
+goal "GET /tasks, ten pages of 50 at review through the cursor, 100,000 / 100" "$small_api" "$big_api" 2

@@ -4,6 +4,8 @@
 #include "autoconfig.h"
 #include "cli.h"
 
+#include <git2.h>
+
 #include <errno.h>
 #include <getopt.h>
 #include <grp.h>
@@ -282,6 +284,15 @@ int cli_parse_opts(const struct cli_verb *v, int argc, char **argv, struct cli_o
 
 /* ---------------------------------------------------------------- shared helpers */
 
+void cli_git_home_changed(void)
+{
+	/* main() initialized libgit2, which found the global and XDG
+	 * configuration from the HOME of then (root's, which the new user may
+	 * not even stat): NULL makes it look again. */
+	git_libgit2_opts(GIT_OPT_SET_SEARCH_PATH, GIT_CONFIG_LEVEL_GLOBAL, NULL);
+	git_libgit2_opts(GIT_OPT_SET_SEARCH_PATH, GIT_CONFIG_LEVEL_XDG, NULL);
+}
+
 int cli_load_config(struct config *c)
 {
 	struct err e = {{0}};
@@ -535,6 +546,7 @@ static int become_data_owner(const char *verb)
 			setenv("PADDOCK_CONFIG", conf, 1);
 		if (pw)
 			setenv("HOME", pw->pw_dir, 1);
+		cli_git_home_changed();
 	}
 	free(conf);
 	free(data);

@@ -64,6 +64,10 @@ const struct cli_verb *cli_verb_find(const char *name);
 int cli_parse_opts(const struct cli_verb *v, int argc, char **argv, struct cli_opts *o,
                    const char *allowed);
 
+/* After HOME changed (privileges dropped): libgit2 finds the new user's
+ * global configuration, not the one of the HOME it started with. */
+void cli_git_home_changed(void);
+
 /* Prints v's usage and a hint on standard error; returns EXIT_USAGE. */
 int cli_bad_usage(const struct cli_verb *v);
 

@@ -75,6 +75,7 @@ static int drop_root(const struct config *cfg, const char *data, struct err *e)
 	setenv("USER", pw->pw_name, 1);
 	setenv("LOGNAME", pw->pw_name, 1);
 	unsetenv("XDG_RUNTIME_DIR");  /* root's, if any */
+	cli_git_home_changed();
 	return 0;
 }
 

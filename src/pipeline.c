@@ -202,12 +202,22 @@ static char *handoff_script(const char *id, const char *base)
 	return xasprintf(
 		"set -e\n"
 		"cd \"$PADDOCK_WORK\"\n"
-		"git rev-parse --verify -q HEAD >/dev/null 2>&1 || exit %d\n"
+		/* One git for the three questions (each git costs a few ms). */
+		"dirs=$(git rev-parse --git-dir --git-common-dir --verify -q HEAD 2>/dev/null) || "
+		"exit %d\n"
+		"nl='\n'\n"
+		"gd=${dirs%%%%\"$nl\"*}; rest=${dirs#*\"$nl\"}; cd_=${rest%%%%\"$nl\"*}; "
+		"h=${rest#*\"$nl\"}\n"
+		/* A folder name with a newline (a planted gitdir file) would
+		 * split wrongly: then the last line is no commit id, and each
+		 * is asked on its own. */
+		"case \"$h\" in ''|*[!0-9a-f]*) gd=$(git rev-parse --git-dir); "
+		"cd_=$(git rev-parse --git-common-dir);; esac\n"
 		/* The agent's processes are gone; its repository configuration
 		 * (clean/smudge filters, includes, attributes files, ...) would run
 		 * its code during the hand-off, outside its time limit: set it
 		 * aside, in the common dir too (a planted commondir file). */
-		"for d in \"$(git rev-parse --git-dir)\" \"$(git rev-parse --git-common-dir)\"; do\n"
+		"for d in \"$gd\" \"$cd_\"; do\n"
 		"  [ -f \"$d/config.agent\" ] || mv -f \"$d/config\" \"$d/config.agent\" 2>/dev/null || true\n"
 		"  rm -f \"$d/config\" \"$d/config.worktree\" \"$d/info/attributes\"\n"
 		"  printf '[core]\\n\\trepositoryformatversion = 0\\n\\tfilemode = true\\n"
@@ -218,7 +228,7 @@ static char *handoff_script(const char *id, const char *base)
 		/* Tracked files the repo's set-up changed (template.h): where
 		 * they still hold what set-up left, the commit keeps the base's
 		 * version, so that only the agent's changes are committed. */
-		"bl=\"$(git rev-parse --git-dir)/info/paddock-baseline\"\n"
+		"bl=\"$gd/info/paddock-baseline\"\n"
 		"if [ -s \"$bl\" ]; then\n"
 		"  while IFS= read -r l; do\n"
 		"    s=${l%%%% *}; p=${l#* }\n"
@@ -231,14 +241,14 @@ static char *handoff_script(const char *id, const char *base)
 		"-m 'Work of paddock task %s'\n"
 		"fi\n"
 		"git update-ref refs/heads/paddock/%s HEAD\n"
-		/* Commits that add up to nothing are no change either. */
-		"if [ \"$(git rev-list --count %s..refs/heads/paddock/%s)\" = 0 ] || "
-		"git diff --quiet %s refs/heads/paddock/%s; then\n"
+		/* No commit, or commits that add up to nothing: the tree is the
+		 * base's, and that is no change. */
+		"if git diff --quiet %s refs/heads/paddock/%s; then\n"
 		"  exit %d\n"
 		"fi\n"
 		"rm -f \"$PADDOCK_OUT/result.bundle\"\n"
 		"git bundle create -q \"$PADDOCK_OUT/result.bundle\" refs/heads/paddock/%s ^%s\n",
-		HANDOFF_NO_REPO, 0, base, id, id, base, id, base, id, HANDOFF_NO_CHANGE, id, base);
+		HANDOFF_NO_REPO, 0, base, id, id, base, id, HANDOFF_NO_CHANGE, id, base);
 }
 
 /* Returns 0 with r->head set, HANDOFF_NO_CHANGE, or -1 with a message. */

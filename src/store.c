@@ -677,12 +677,15 @@ static int query_merged(struct store *s, const struct task_query *q, unsigned ma
 	for (int st = 0; st < TASK_NSTATUS; st++)
 		if ((mask & TASK_MASK(st)) && each_sql(s, q, st, 1, collect_row, c, e) < 0)
 			return -1;
-	qsort(c->rows, c->n, sizeof *c->rows, q->newest_first ? by_seq_desc : by_seq_asc);
+	if (c->n > 1)
+		qsort(c->rows, c->n, sizeof *c->rows, q->newest_first ? by_seq_desc : by_seq_asc);
 	size_t skip = q->offset < c->n ? q->offset : c->n;
-	for (size_t i = 0; i < skip; i++)
-		task_row_free(&c->rows[i]);
-	memmove(c->rows, c->rows + skip, (c->n - skip) * sizeof *c->rows);
-	c->n -= skip;
+	if (skip) {
+		for (size_t i = 0; i < skip; i++)
+			task_row_free(&c->rows[i]);
+		memmove(c->rows, c->rows + skip, (c->n - skip) * sizeof *c->rows);
+		c->n -= skip;
+	}
 	while (q->limit && c->n > q->limit)
 		task_row_free(&c->rows[--c->n]);
 	return 0;
