@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <git2.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
@@ -501,9 +502,96 @@ int mirror_janitor(const char *data_dir)
 		if (od)
 			closedir(od);
 		free(objects);
+		/* A maintenance (mirror_maintain) killed with its owner: its
+		 * lock would refuse every later pack-refs and ref rename. */
+		char *lock = xasprintf("%s/%s/packed-refs.lock", top, de->d_name);
+		removed += unlink(lock) == 0;
+		free(lock);
 	}
 	if (d)
 		closedir(d);
 	free(top);
 	return removed;
+}
+
+/* Entries of dir whose names end with suffix (NULL: any but dot names),
+ * counted up to limit; subfolders of refs/ count their entries. */
+static int mirror_count(const char *dir, const char *suffix, int limit)
+{
+	DIR *d = opendir(dir);
+	int n = 0;
+	struct dirent *de;
+	size_t sl = suffix ? strlen(suffix) : 0;
+	while (d && n <= limit && (de = readdir(d))) {
+		size_t len = strlen(de->d_name);
+		if (de->d_name[0] == '.')
+			continue;
+		if (suffix) {
+			n += len > sl && strcmp(de->d_name + len - sl, suffix) == 0;
+			continue;
+		}
+		char *sub = xasprintf("%s/%s", dir, de->d_name);
+		struct stat st;
+		if (lstat(sub, &st) == 0)
+			n += S_ISDIR(st.st_mode) ? mirror_count(sub, NULL, limit - n) : 1;
+		free(sub);
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+static int mirror_maintain_one(const char *mirror, struct err *e)
+{
+	int lockfd = mirror_lock(mirror, e);
+	if (lockfd < 0)
+		return -1;
+	static const char *const repack[] = { "repack", "-d", "-q", "--geometric=2",
+	                                      "--no-write-bitmap-index", NULL };
+	static const char *const packrefs[] = { "pack-refs", "--all", "--prune", NULL };
+	int rc = 0, ws;
+	struct buf err = {0};
+	struct mirror_git_cmd c = { .argv = repack, .cwd = mirror, .in_fd = -1, .out_fd = -1,
+	                            .err = &err, .timeout = 3600 };
+	if (mirror_git_run(&c, &ws, e) < 0 || ws != 0 ||
+	    (c.argv = packrefs, mirror_git_run(&c, &ws, e) < 0) || ws != 0) {
+		if (!e->msg[0])
+			err_set(e, _("cannot pack the mirror %s: %s"), mirror,
+			        err.data ? err.data : "git failed");
+		rc = -1;
+	}
+	buf_free(&err);
+	close(lockfd);
+	return rc;
+}
+
+int mirror_maintain(const char *data_dir, int max_packs)
+{
+	char *top = paths_mirrors_dir(data_dir);
+	DIR *d = opendir(top);
+	int packed = 0;
+	struct dirent *de;
+	while (d && (de = readdir(d))) {
+		size_t n = strlen(de->d_name);
+		if (de->d_name[0] == '.' || n < 5 || strcmp(de->d_name + n - 4, ".git") != 0)
+			continue;
+		char *m = xasprintf("%s/%s", top, de->d_name);
+		char *packs = xasprintf("%s/objects/pack", m), *refs = xasprintf("%s/refs", m);
+		/* Loose refs cost less than packs: ten times as many wait. */
+		if (mirror_count(packs, ".pack", max_packs) > max_packs ||
+		    mirror_count(refs, NULL, 10 * max_packs) > 10 * max_packs) {
+			struct err e = {{0}};
+			if (mirror_maintain_one(m, &e) == 0)
+				packed++;
+			else
+				fprintf(stderr, "paddock: %s\n", e.msg);
+		}
+		free(packs);
+		free(refs);
+		free(m);
+	}
+	if (d)
+		closedir(d);
+	free(top);
+	return packed;
 }

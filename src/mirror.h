@@ -63,12 +63,21 @@ int mirror_set_ref(const char *mirror, const char *ref, const char *sha, struct 
  * nothing to do (0) when ref does not exist.  A round's ref left by an
  * attempt that did not reach review moves aside this way, so that the
  * round's next attempt can import and the old work stays reachable. */
-/* Removes the import quarantines (objects/incoming-*) that a dead process
- * left in the mirrors of data_dir; only while no import can run (the
+/* Removes the import quarantines (objects/incoming-*) and the pack-refs
+ * lock that a dead process left in the mirrors of data_dir; only while no import can run (the
  * scheduler owner at start-up: imports run in its supervisors).  Returns
  * how many. */
 int mirror_janitor(const char *data_dir);
 int mirror_retire_ref(const char *mirror, const char *ref, const char *keep_as,
                       struct err *e);
+
+/* Each import adds a pack and a few loose refs to a mirror, and a mirror of
+ * thousands of packs makes every import, diff and template slower.  For
+ * each mirror of data_dir with more than max_packs packs or ten times as
+ * many loose refs:
+ * a geometric repack (only the small packs are rewritten) and pack-refs,
+ * under the mirror's lock.  Slow on a large mirror: run it off any loop.
+ * Returns how many mirrors it packed. */
+int mirror_maintain(const char *data_dir, int max_packs);
 
 #endif

@@ -39,6 +39,8 @@
 /* How often the owner looks at the store for tasks added and cancelled
  * by other processes. */
 #define POLL_MS 200
+#define MAINTAIN_S 300             /* between looks at the mirrors' packs */
+#define MIRROR_MAX_PACKS 50
 /* After SIGTERM, a supervisor gets this long to stop before SIGKILL. */
 #define KILL_GRACE 10.0
 
@@ -62,10 +64,13 @@ struct scheduler {
 	struct worker *w;
 	size_t nw;
 	int sfd;                   /* signalfd for SIGCHLD */
+	int wfd;                   /* store_watch: another process wrote */
+	uint64_t seen;             /* store_data_version at the last look */
 	sigset_t oldmask;
 	int lockfd;
 	double last_poll;
 	double next_prune;         /* when the template janitor runs next */
+	double next_maintain;      /* when the mirrors are looked at next */
 	struct reconcile *reconcile; /* the thread reconciling dead pushes */
 	pthread_t reconcile_thread;
 	int waiting;               /* requests for changes waiting for a worker */
@@ -906,6 +911,7 @@ int scheduler_open(struct scheduler **out, const struct config *cfg, const char 
 	s->progress = progress;
 	s->lockfd = lockfd;
 	s->sfd = -1;
+	s->wfd = -1;
 	char *db = paths_db(data_dir);
 	int rc = store_open(&s->st, db, e);
 	free(db);
@@ -943,6 +949,10 @@ int scheduler_open(struct scheduler **out, const struct config *cfg, const char 
 	sigaddset(&mask, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &mask, &s->oldmask);
 	s->sfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+	/* A task queued or cancelled from the CLI, the API's threads or a
+	 * dashboard wakes the loop at once (without inotify: the tick). */
+	struct err we = {{0}};
+	s->wfd = store_watch(s->st, &we);
 	if (webhook_open(&s->wh, cfg, s->st, progress, e) < 0)
 		fprintf(stderr, "paddock: %s\n", e->msg);
 	*out = s;
@@ -954,6 +964,12 @@ size_t scheduler_pollfds(struct scheduler *s, struct pollfd *out, size_t max)
 	size_t n = 0;
 	if (n < max) {
 		out[n].fd = s->sfd;
+		out[n].events = POLLIN;
+		out[n].revents = 0;
+		n++;
+	}
+	if (n < max && s->wfd >= 0) {
+		out[n].fd = s->wfd;
 		out[n].events = POLLIN;
 		out[n].revents = 0;
 		n++;
@@ -980,12 +996,22 @@ static void on_prune_exit(pid_t pid, int status, void *owner)
 	(void)pid, (void)status, (void)owner;
 }
 
+static int maintain_mirrors(void *arg)
+{
+	struct sched *s = arg;
+	mirror_maintain(s->data_dir, MIRROR_MAX_PACKS);
+	return 0;
+}
+
 void scheduler_step(struct scheduler *s, const struct pollfd *fds, size_t n)
 {
 	/* Reports first, then children: a supervisor's last lines are read
 	 * before it is reaped. */
+	int woke = 0;
 	for (size_t k = 0; k < n; k++) {
-		if (!fds[k].revents || fds[k].fd == s->sfd)
+		if (fds[k].revents && fds[k].fd == s->wfd && s->wfd >= 0)
+			woke |= store_watch_changed(s->st, s->wfd);
+		if (!fds[k].revents || fds[k].fd == s->sfd || fds[k].fd == s->wfd)
 			continue;
 		for (size_t i = 0; i < s->nw; i++)
 			if (s->w[i].fd == fds[k].fd && s->w[i].fd >= 0)
@@ -993,6 +1019,14 @@ void scheduler_step(struct scheduler *s, const struct pollfd *fds, size_t n)
 	}
 	handle_signals(s);
 	double now = clock_mono();
+	/* The store changed (someone else's write: ours move data_version
+	 * too, but find nothing new to do): look now, not at the tick. */
+	if (woke) {
+		uint64_t v = store_data_version(s->st);
+		if (v != s->seen)
+			s->last_poll = 0;
+		s->seen = v;
+	}
 	if (now - s->last_poll >= POLL_MS / 1000.0) {
 		s->last_poll = now;
 		s->waiting = start_requested(s);
@@ -1009,6 +1043,18 @@ void scheduler_step(struct scheduler *s, const struct pollfd *fds, size_t n)
 		s->next_prune = now + 3600;
 		/* None of the loop's locks, pipes or sockets. */
 		struct child ch = { .fn = prune_templates, .arg = s, .flags = CHILD_CLOSE_FDS,
+		                    .on_exit = on_prune_exit };
+		struct err e = {{0}};
+		if (child_start(&ch, &e) < 0)
+			fprintf(stderr, "paddock: %s\n", e.msg);
+	}
+	if (now >= s->next_maintain) {
+		/* Every few minutes, in a child that dies with this process
+		 * (the janitor removes a lock it leaves): the mirrors' packs
+		 * and loose refs, one more with each import. */
+		s->next_maintain = now + MAINTAIN_S;
+		struct child ch = { .fn = maintain_mirrors, .arg = s,
+		                    .flags = CHILD_CLOSE_FDS | CHILD_DIE_WITH_PARENT,
 		                    .on_exit = on_prune_exit };
 		struct err e = {{0}};
 		if (child_start(&ch, &e) < 0)
@@ -1037,6 +1083,8 @@ void scheduler_close(struct scheduler *s)
 	reconcile_join(s);
 	webhook_close(s->wh);
 	close(s->sfd);
+	if (s->wfd >= 0)
+		close(s->wfd);
 	sigprocmask(SIG_SETMASK, &s->oldmask, NULL);
 	free(s->w);
 	store_close(s->st);
@@ -1062,7 +1110,7 @@ int scheduler_run(const struct config *cfg, const char *data_dir,
 		scheduler_step(s, NULL, 0);
 		if (o->until_idle && scheduler_idle(s))
 			break;
-		size_t max = s->nw + 2 + WEBHOOK_MAX_FDS;
+		size_t max = s->nw + 3 + WEBHOOK_MAX_FDS;
 		struct pollfd *pfd = xcalloc(max, sizeof *pfd);
 		pfd[0].fd = tfd;
 		pfd[0].events = POLLIN;

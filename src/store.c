@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
@@ -795,6 +796,45 @@ uint64_t store_data_version(struct store *s)
 		v += (uint64_t)sqlite3_column_int64(s->dv, 0);
 	sqlite3_reset(s->dv);
 	return v;
+}
+
+int store_watch(struct store *s, struct err *e)
+{
+	/* The folder, not the files: the -wal file comes and goes with
+	 * checkpoints, and a watch on it would go with it. */
+	const char *slash = strrchr(s->path, '/');
+	char *dir = !slash ? xstrdup(".") : xstrndup(s->path, slash == s->path ? 1 :
+	                                             (size_t)(slash - s->path));
+	int fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (fd < 0 || inotify_add_watch(fd, dir, IN_MODIFY | IN_CLOSE_WRITE | IN_MOVED_TO |
+	                                IN_CREATE) < 0) {
+		err_errno(e, _("cannot watch %s"), dir);
+		if (fd >= 0)
+			close(fd);
+		fd = -1;
+	}
+	free(dir);
+	return fd;
+}
+
+int store_watch_changed(struct store *s, int fd)
+{
+	/* Events of the data folder: only the database and its -wal. */
+	const char *slash = strrchr(s->path, '/');
+	const char *base = slash ? slash + 1 : s->path;
+	size_t bl = strlen(base);
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	int changed = 0;
+	ssize_t n;
+	while ((n = read(fd, buf, sizeof buf)) > 0) {
+		for (char *p = buf; p < buf + n;) {
+			const struct inotify_event *ev = (const struct inotify_event *)p;
+			if (ev->len && !strncmp(ev->name, base, bl))
+				changed = 1;
+			p += sizeof *ev + ev->len;
+		}
+	}
+	return changed;
 }
 
 int store_task_list(struct store *s, int status, struct task_row **out, size_t *n,

@@ -202,6 +202,13 @@ int store_task_counts(struct store *s, size_t counts[TASK_NSTATUS], struct err *
  * by this connection or any other process: a view that saw the same
  * number has nothing to reload. */
 uint64_t store_data_version(struct store *s);
+/* An inotify descriptor (non-blocking, close-on-exec; the caller's to
+ * close) that is readable when the store's files change: a loop polls it
+ * to wake when another process writes, instead of at its next tick.
+ * -1 with e set when inotify is not available. */
+int store_watch(struct store *s, struct err *e);
+/* Reads what fd (from store_watch) has; 1 when the store changed. */
+int store_watch_changed(struct store *s, int fd);
 /* The oldest queued task, if any: returns 1 and fills *t, 0 when none. */
 int store_task_next_queued(struct store *s, struct task_row *t, struct err *e);
 
