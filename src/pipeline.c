@@ -236,9 +236,11 @@ static char *handoff_script(const char *id, const char *base)
 		"    if [ \"$c\" = \"$s\" ]; then git --literal-pathspecs reset -q %s -- \"$p\"; fi\n"
 		"  done < \"$bl\"\n"
 		"fi\n"
+		/* Plumbing, not git commit: commit refreshes the whole index
+		 * again (a stat of every file), and add -A just did. */
 		"if ! git diff --cached --quiet; then\n"
-		"  git commit -q --no-verify --author 'paddock agent <agent@paddock.invalid>' "
-		"-m 'Work of paddock task %s'\n"
+		"  c=$(git commit-tree \"$(git write-tree)\" -p HEAD -m 'Work of paddock task %s')\n"
+		"  git update-ref -m 'paddock: hand-off' HEAD \"$c\"\n"
 		"fi\n"
 		"git update-ref refs/heads/paddock/%s HEAD\n"
 		/* No commit, or commits that add up to nothing: the tree is the
