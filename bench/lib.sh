@@ -4,7 +4,7 @@
 # PADDOCK_CONFIG in T, git with no global or system configuration, g
 # (git with an identity), bench_repo and bench_task_times.
 set -eu
-build=${1:-$(cd "$(dirname "$0")/.." && pwd)/build/check}
+build=$(cd "${1:-$(dirname "$0")/../build/check}" && pwd)
 P="$build/paddock"
 T=$(mktemp -d /tmp/paddock-bench.XXXXXX)
 chmod 755 "$T"

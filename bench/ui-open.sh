@@ -18,7 +18,7 @@
 #   `git diff` of the same range.
 # Each log figure is the median of RUNS (11) runs.
 set -eu
-build=${1:-$(cd "$(dirname "$0")/.." && pwd)/build/check}
+build=$(cd "${1:-$(dirname "$0")/../build/check}" && pwd)
 P="$build/paddock"
 T=$(mktemp -d /tmp/paddock-bench.XXXXXX)
 trap 'rm -rf "$T"' EXIT
