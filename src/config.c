@@ -2932,17 +2932,24 @@ static int config_agent_program(const struct agent_conf *a, const char *key,
 	return 0;
 }
 
+const char *config_url_local_path(const char *url)
+{
+	if (strncmp(url, "file://", 7) == 0)
+		return url + 7;
+	if (strstr(url, "://"))
+		return NULL;
+	if (strchr(url, ':') && strchr(url, ':') < (strchr(url, '/') ? strchr(url, '/')
+	                                          : url + strlen(url)))
+		return NULL;  /* host:path, as git reads it: ssh */
+	return url;
+}
+
 int config_local_url_check(const char *repo, const char *key, const char *url,
                            struct err *e)
 {
-	const char *path = url;
-	if (strncmp(url, "file://", 7) == 0)
-		path = url + 7;
-	else if (strstr(url, "://"))
+	const char *path = config_url_local_path(url);
+	if (!path)
 		return 0;
-	else if (strchr(url, ':') && strchr(url, ':') < (strchr(url, '/') ? strchr(url, '/')
-	                                                 : url + strlen(url)))
-		return 0;  /* host:path, as git reads it: ssh */
 	struct stat st;
 	if (*path && (stat(path, &st) == 0 || (errno != ENOENT && errno != ENOTDIR)))
 		return 0;

@@ -290,6 +290,9 @@ void config_write_man(FILE *out);
  * their number (0: they are good). */
 int config_builtin_check(FILE *out);
 
+/* The path a url names when it is a local path (absolute, relative or
+ * file://), else NULL (a URL with a scheme, or host:path for ssh). */
+const char *config_url_local_path(const char *url);
 /* -1 with "repo NAME: no repository at PATH; fix KEY ..." when url (the
  * repo's key "url" or "push-url") is a local path, absolute, relative or
  * file://, that does not exist (libgit2 would call it an unsupported URL

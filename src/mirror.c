@@ -222,11 +222,8 @@ out:
  * branches catch up at the next fetch, once this one moves. */
 static int mirror_fresh_local(const char *mirror, const struct repo_conf *r)
 {
-	const char *path = r->url;
-	const char *colon = strchr(path, ':'), *slash = strchr(path, '/');
-	if (strncmp(path, "file://", 7) == 0)
-		path += 7;
-	else if (strstr(path, "://") || (colon && (!slash || colon < slash)))
+	const char *path = config_url_local_path(r->url);
+	if (!path)
 		return 0;
 	git_repository *up = NULL, *m = NULL;
 	git_oid a, b;
@@ -475,42 +472,57 @@ int mirror_retire_ref(const char *mirror, const char *ref, const char *keep_as,
 	return rc;
 }
 
-int mirror_janitor(const char *data_dir)
+/* Calls fn with the path of each mirror of data_dir (mirrors/NAME.git). */
+static void mirror_each(const char *data_dir, void (*fn)(const char *mirror, void *arg),
+                        void *arg)
 {
 	char *top = paths_mirrors_dir(data_dir);
 	DIR *d = opendir(top);
-	int removed = 0;
 	struct dirent *de;
 	while (d && (de = readdir(d))) {
 		size_t n = strlen(de->d_name);
 		if (de->d_name[0] == '.' || n < 5 || strcmp(de->d_name + n - 4, ".git") != 0)
 			continue;
-		char *objects = xasprintf("%s/%s/objects", top, de->d_name);
-		DIR *od = opendir(objects);
-		struct dirent *oe;
-		while (od && (oe = readdir(od))) {
-			if (strncmp(oe->d_name, "incoming-", 9) != 0)
-				continue;
-			/* A quarantine of an import whose process died: its
-			 * objects never reached the mirror. */
-			char *q = xasprintf("%s/%s", objects, oe->d_name);
-			struct err e = {{0}};
-			if (fsx_rm_rf(q, &e) == 0)
-				removed++;
-			free(q);
-		}
-		if (od)
-			closedir(od);
-		free(objects);
-		/* A maintenance (mirror_maintain) killed with its owner: its
-		 * lock would refuse every later pack-refs and ref rename. */
-		char *lock = xasprintf("%s/%s/packed-refs.lock", top, de->d_name);
-		removed += unlink(lock) == 0;
-		free(lock);
+		char *m = xasprintf("%s/%s", top, de->d_name);
+		fn(m, arg);
+		free(m);
 	}
 	if (d)
 		closedir(d);
 	free(top);
+}
+
+static void mirror_janitor_one(const char *mirror, void *arg)
+{
+	int *removed = arg;
+	char *objects = xasprintf("%s/objects", mirror);
+	DIR *od = opendir(objects);
+	struct dirent *oe;
+	while (od && (oe = readdir(od))) {
+		if (strncmp(oe->d_name, "incoming-", 9) != 0)
+			continue;
+		/* A quarantine of an import whose process died: its objects
+		 * never reached the mirror. */
+		char *q = xasprintf("%s/%s", objects, oe->d_name);
+		struct err e = {{0}};
+		if (fsx_rm_rf(q, &e) == 0)
+			(*removed)++;
+		free(q);
+	}
+	if (od)
+		closedir(od);
+	free(objects);
+	/* A maintenance (mirror_maintain) killed with its owner: its lock
+	 * would refuse every later pack-refs and ref rename. */
+	char *lock = xasprintf("%s/packed-refs.lock", mirror);
+	*removed += unlink(lock) == 0;
+	free(lock);
+}
+
+int mirror_janitor(const char *data_dir)
+{
+	int removed = 0;
+	mirror_each(data_dir, mirror_janitor_one, &removed);
 	return removed;
 }
 
@@ -565,33 +577,30 @@ static int mirror_maintain_one(const char *mirror, struct err *e)
 	return rc;
 }
 
+struct maintain {
+	int max_packs, packed;
+};
+
+static void mirror_maintain_check(const char *m, void *arg)
+{
+	struct maintain *mt = arg;
+	char *packs = xasprintf("%s/objects/pack", m), *refs = xasprintf("%s/refs", m);
+	/* Loose refs cost less than packs: ten times as many wait. */
+	if (mirror_count(packs, ".pack", mt->max_packs) > mt->max_packs ||
+	    mirror_count(refs, NULL, 10 * mt->max_packs) > 10 * mt->max_packs) {
+		struct err e = {{0}};
+		if (mirror_maintain_one(m, &e) == 0)
+			mt->packed++;
+		else
+			fprintf(stderr, "paddock: %s\n", e.msg);
+	}
+	free(packs);
+	free(refs);
+}
+
 int mirror_maintain(const char *data_dir, int max_packs)
 {
-	char *top = paths_mirrors_dir(data_dir);
-	DIR *d = opendir(top);
-	int packed = 0;
-	struct dirent *de;
-	while (d && (de = readdir(d))) {
-		size_t n = strlen(de->d_name);
-		if (de->d_name[0] == '.' || n < 5 || strcmp(de->d_name + n - 4, ".git") != 0)
-			continue;
-		char *m = xasprintf("%s/%s", top, de->d_name);
-		char *packs = xasprintf("%s/objects/pack", m), *refs = xasprintf("%s/refs", m);
-		/* Loose refs cost less than packs: ten times as many wait. */
-		if (mirror_count(packs, ".pack", max_packs) > max_packs ||
-		    mirror_count(refs, NULL, 10 * max_packs) > 10 * max_packs) {
-			struct err e = {{0}};
-			if (mirror_maintain_one(m, &e) == 0)
-				packed++;
-			else
-				fprintf(stderr, "paddock: %s\n", e.msg);
-		}
-		free(packs);
-		free(refs);
-		free(m);
-	}
-	if (d)
-		closedir(d);
-	free(top);
-	return packed;
+	struct maintain mt = { .max_packs = max_packs };
+	mirror_each(data_dir, mirror_maintain_check, &mt);
+	return mt.packed;
 }

@@ -146,6 +146,14 @@ static const char *const migrations[] = {
 };
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))
 
+/* The folder of the database file (malloc'd). */
+static char *store_dir(const struct store *s)
+{
+	const char *slash = strrchr(s->path, '/');
+	return !slash ? xstrdup(".")
+	       : xstrndup(s->path, slash == s->path ? 1 : (size_t)(slash - s->path));
+}
+
 /* SQLite's "disk I/O error" or "unable to open database file" leaves a
  * person guessing: when the data directory is the cause (read-only, full,
  * not writable), say so and what to do.  SQLite rolls the change back, so
@@ -159,9 +167,7 @@ static int os_err(struct store *s, struct err *e)
 	 * come with a fresh one. */
 	int sys = code == SQLITE_IOERR || code == SQLITE_CANTOPEN || code == SQLITE_FULL
 	          ? sqlite3_system_errno(s->db) : 0;
-	const char *slash = strrchr(s->path, '/');
-	char *dir = !slash ? xstrdup(".")
-	            : xstrndup(s->path, slash == s->path ? 1 : (size_t)(slash - s->path));
+	char *dir = store_dir(s);
 	/* SQLite falls back to opening read-only, so its errno may be that
 	 * fallback's (ENOENT for the -wal file): look at the directory too. */
 	int io = code == SQLITE_IOERR || code == SQLITE_CANTOPEN || code == SQLITE_READONLY;
@@ -599,8 +605,19 @@ static void query_sql(struct buf *sql, const struct task_query *q, int status,
 		buf_adds(sql, " AND seq < ?5");
 }
 
-static void query_bind(sqlite3_stmt *st, const struct task_query *q, int status)
+/* Prepares SELECT what ... tail for q and status, its values bound;
+ * -1 when SQLite refused it. */
+static int query_prepare(struct store *s, const struct task_query *q, int status,
+                         const char *what, const char *tail, sqlite3_stmt **out)
 {
+	struct buf sql = {0};
+	query_sql(&sql, q, status, what);
+	buf_adds(&sql, tail);
+	sqlite3_stmt *st;
+	int prc = sqlite3_prepare_v2(s->db, sql.data, -1, &st, NULL);
+	buf_free(&sql);
+	if (prc != SQLITE_OK)
+		return -1;
 	if (status >= 0)
 		sqlite3_bind_text(st, 1, task_status_name((enum task_status)status), -1,
 		                  SQLITE_STATIC);
@@ -608,6 +625,8 @@ static void query_bind(sqlite3_stmt *st, const struct task_query *q, int status)
 	sqlite3_bind_double(st, 3, q->changed_after);
 	sqlite3_bind_int64(st, 4, q->after);
 	sqlite3_bind_int64(st, 5, q->before);
+	*out = st;
+	return 0;
 }
 
 /* One SQL query: no status condition, or status's.  fn gets each row;
@@ -615,20 +634,17 @@ static void query_bind(sqlite3_stmt *st, const struct task_query *q, int status)
 static int each_sql(struct store *s, const struct task_query *q, int status, int merged,
                     task_each_fn fn, void *arg, struct err *e)
 {
-	struct buf sql = {0};
-	query_sql(&sql, q, status, TASK_COLS);
-	buf_printf(&sql, " ORDER BY seq%s", q->newest_first ? " DESC" : "");
+	char tail[96];
 	/* A merge takes each status's first limit + offset and skips after. */
 	size_t skip = merged ? 0 : q->offset;
 	size_t lim = q->limit ? q->limit + (q->offset - skip) : 0;
+	int len = snprintf(tail, sizeof tail, " ORDER BY seq%s", q->newest_first ? " DESC" : "");
 	if (lim || skip)
-		buf_printf(&sql, " LIMIT %lld OFFSET %zu", lim ? (long long)lim : -1LL, skip);
+		snprintf(tail + len, sizeof tail - (size_t)len, " LIMIT %lld OFFSET %zu",
+		         lim ? (long long)lim : -1LL, skip);
 	sqlite3_stmt *st;
-	int prc = sqlite3_prepare_v2(s->db, sql.data, -1, &st, NULL);
-	buf_free(&sql);
-	if (prc != SQLITE_OK)
+	if (query_prepare(s, q, status, TASK_COLS, tail, &st) < 0)
 		return db_err(s, e, "list");
-	query_bind(st, q, status);
 	int rc = 0, step;
 	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
 		struct task_row t;
@@ -748,14 +764,9 @@ int store_task_count(struct store *s, const struct task_query *q, size_t *n, str
 	for (int status = mask ? 0 : -1; status < TASK_NSTATUS; status++) {
 		if (status >= 0 && !(mask & TASK_MASK(status)))
 			continue;
-		struct buf sql = {0};
-		query_sql(&sql, q, status, "COUNT(*)");
 		sqlite3_stmt *st;
-		int prc = sqlite3_prepare_v2(s->db, sql.data, -1, &st, NULL);
-		buf_free(&sql);
-		if (prc != SQLITE_OK)
+		if (query_prepare(s, q, status, "COUNT(*)", "", &st) < 0)
 			return db_err(s, e, "count");
-		query_bind(st, q, status);
 		if (sqlite3_step(st) != SQLITE_ROW) {
 			sqlite3_finalize(st);
 			return db_err(s, e, "count");
@@ -802,9 +813,7 @@ int store_watch(struct store *s, struct err *e)
 {
 	/* The folder, not the files: the -wal file comes and goes with
 	 * checkpoints, and a watch on it would go with it. */
-	const char *slash = strrchr(s->path, '/');
-	char *dir = !slash ? xstrdup(".") : xstrndup(s->path, slash == s->path ? 1 :
-	                                             (size_t)(slash - s->path));
+	char *dir = store_dir(s);
 	int fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	if (fd < 0 || inotify_add_watch(fd, dir, IN_MODIFY | IN_CLOSE_WRITE | IN_MOVED_TO |
 	                                IN_CREATE) < 0) {

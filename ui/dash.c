@@ -39,7 +39,7 @@ struct dash_input {
 };
 
 /* Slow work running in a forked child: a message for the status bar
- * (dash_background), or data for a callback (dash_async). */
+ * (dash_background), or data for a callback (dash_stream). */
 struct job {
 	struct child ch;
 	int fd;
@@ -240,22 +240,6 @@ void dash_background(struct dash *d, const char *what,
 	}
 	j->what = xstrdup(what);
 	dash_message(d, ROLE_NOTICE, _("%s..."), what);
-}
-
-void dash_async(struct dash *d, int (*fn)(struct dash *d, void *arg, FILE *out),
-                void (*done)(struct dash *d, void *arg, const char *data, size_t len, int ok),
-                void *arg)
-{
-	struct job_run r = { .d = d, .produce = fn, .arg = arg };
-	struct err e = {{0}};
-	struct job *j = job_start(ui_of(d), &r, &e);
-	if (!j) {
-		done(d, arg, "", 0, 0);
-		return;
-	}
-	j->what = xstrdup("");
-	j->done = done;
-	j->arg = arg;
 }
 
 void dash_stream(struct dash *d, int (*fn)(struct dash *d, void *arg, FILE *out),

@@ -65,14 +65,10 @@ void dash_background(struct dash *d, const char *what,
                      void *arg);
 
 /* Produces data off the loop (a large diff): fn runs in a forked child and
- * writes to out; when it ends, done gets what it wrote (ok: fn returned
- * 0).  dash_forget drops what is pending for arg (a view that closes):
- * its done is not called. */
-void dash_async(struct dash *d, int (*fn)(struct dash *d, void *arg, FILE *out),
-                void (*done)(struct dash *d, void *arg, const char *data, size_t len, int ok),
-                void *arg);
-/* The same, streamed: chunk gets the output as it is read (the loop draws
- * between chunks), done only the end (data empty). */
+ * writes to out; chunk gets the output as it is read (the loop draws
+ * between chunks), and done the end (data empty; ok: fn returned 0; when
+ * the child cannot start, data is why).  dash_forget drops what is pending
+ * for arg (a view that closes): neither is called any more. */
 void dash_stream(struct dash *d, int (*fn)(struct dash *d, void *arg, FILE *out),
                  void (*chunk)(struct dash *d, void *arg, const char *data, size_t len),
                  void (*done)(struct dash *d, void *arg, const char *data, size_t len, int ok),
