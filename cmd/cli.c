@@ -46,7 +46,7 @@ static const struct cli_verb verbs[] = {
 	     "  --budget USD       what the task may spend on model calls (5, 2.50, $2.50; 0: no\n"
 	     "                     limit); default: limits.budget of the configuration\n"
 	     "  -j, --json         print {\"id\": ...} as JSON\n") },
-	{ "list", cmd_list, N_("list [--status S] [--limit N] [--since WHEN] [--before ID] [--json]"),
+	{ "list", cmd_list, N_("list [--status STATUS[,...]] [--limit N] [--since WHEN] [--before ID] [--json]"),
 	  N_("Lists tasks, oldest first.\n"
 	     "  --status STATUS    only tasks with this status (several: a comma list)\n"
 	     "  --limit N          only the N newest of them (default 100; 0: all)\n"
