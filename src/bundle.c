@@ -1175,6 +1175,26 @@ out:
 	return rc;
 }
 
+int bundle_tip(const char *path, const char *expected_ref, const char *base,
+               const struct bundle_limits *lim, char tip_out[41], struct err *e)
+{
+	struct bundle_header h = {0};
+	struct buf hdr = {0};
+	struct stat st;
+	uint32_t nobj;
+	int rc = -1, fd = import_open(path, lim, &st, e);
+	if (fd >= 0 && import_read_head(fd, path, &hdr, e) == 0 &&
+	    import_check_header(&hdr, &h, expected_ref, base, lim, &nobj, e) == 0) {
+		memcpy(tip_out, h.refs[0].sha, 41);
+		rc = 0;
+	}
+	if (fd >= 0)
+		close(fd);
+	buf_free(&hdr);
+	bundle_header_free(&h);
+	return rc;
+}
+
 int bundle_import(const char *mirror, const char *path, const char *expected_ref,
                   const char *base, const char *dest_ref,
                   const struct bundle_limits *lim, char head_out[41], struct err *e)

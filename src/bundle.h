@@ -60,4 +60,11 @@ int bundle_import(const char *mirror, const char *path, const char *expected_ref
                   const char *base, const char *dest_ref,
                   const struct bundle_limits *lim, char head_out[41], struct err *e);
 
+/* The tip the bundle at path names, from its header alone (the checks of
+ * bundle_import's steps 1 and 2: the file, the one expected ref, based on
+ * base): what a verification can check out while bundle_import checks
+ * the rest. */
+int bundle_tip(const char *path, const char *expected_ref, const char *base,
+               const struct bundle_limits *lim, char tip_out[41], struct err *e);
+
 #endif

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "i18n.h"
+#include "treediff.h"
 
 static const char *diff_git_errmsg(void)
 {
@@ -48,7 +49,7 @@ static int diff_open(const char *mirror, const char *base, const char *head,
 	}
 	if (diff_tree(*repo, base, &a, e) < 0 || diff_tree(*repo, head, &b, e) < 0)
 		goto out;
-	if (git_diff_tree_to_tree(diff, *repo, a, b, &opts) < 0) {
+	if (treediff_diff(diff, *repo, a, b, &opts) < 0) {
 		err_set(e, _("cannot compute the diff %s..%s: %s"), base, head, diff_git_errmsg());
 		goto out;
 	}

@@ -55,6 +55,7 @@ struct run {
 	char *agent_dir;           /* the installed agent, or NULL */
 	const char *tpl;           /* the template of the base (verification) */
 	int reason_sent;           /* a failure reason was reported */
+	char home_problem[ERR_MAX]; /* why the round's home archive is missing */
 };
 
 static volatile sig_atomic_t cancelled;
@@ -191,9 +192,11 @@ static int sb_run(struct run *r, struct sandbox *sb, const char *const *argv,
 }
 
 /* The hand-off, inside the sandbox: commit what is left uncommitted, point
- * the task branch at the work and write the bundle.  It runs git in the
- * agent-writable tree, which is why it runs in the sandbox and never on the
- * host. */
+ * the task branch at the work, write the bundle and archive the agent's
+ * home.  It runs git in the agent-writable tree, which is why it runs in
+ * the sandbox and never on the host.  Each process it starts costs a few
+ * ms, so the shell does what it can itself (reading HEAD, comparing
+ * trees). */
 static char *handoff_script(const char *id, const char *base)
 {
 	/* Runs with sandbox_git_env(): nothing of the agent's home (a global
@@ -201,8 +204,13 @@ static char *handoff_script(const char *id, const char *base)
 	 * hooks and fsmonitor stay off whatever the repository says. */
 	return xasprintf(
 		"set -e\n"
+		/* The backend's HOME is the agent's home, archived at the end;
+		 * git gets none (see handoff_env). */
+		"agent_home=$HOME\n"
+		"export HOME=/nonexistent XDG_CONFIG_HOME=/nonexistent\n"
 		"cd \"$PADDOCK_WORK\"\n"
-		/* One git for the three questions (each git costs a few ms). */
+		/* One git for the questions: the folders, the head and the
+		 * trees of the head and of the base. */
 		"dirs=$(git rev-parse --git-dir --git-common-dir --verify -q HEAD 2>/dev/null) || "
 		"exit %d\n"
 		"nl='\n'\n"
@@ -216,13 +224,15 @@ static char *handoff_script(const char *id, const char *base)
 		/* The agent's processes are gone; its repository configuration
 		 * (clean/smudge filters, includes, attributes files, ...) would run
 		 * its code during the hand-off, outside its time limit: set it
-		 * aside, in the common dir too (a planted commondir file). */
+		 * aside, in the common dir too (a planted commondir file).  The
+		 * common dir is most often the git dir: once is enough. */
 		"for d in \"$gd\" \"$cd_\"; do\n"
 		"  [ -f \"$d/config.agent\" ] || mv -f \"$d/config\" \"$d/config.agent\" 2>/dev/null || true\n"
 		"  rm -f \"$d/config\" \"$d/config.worktree\" \"$d/info/attributes\"\n"
 		"  printf '[core]\\n\\trepositoryformatversion = 0\\n\\tfilemode = true\\n"
 		"\\tbare = false\\n\\tcheckStat = minimal\\n\\ttrustCtime = false\\n' "
 		"> \"$d/config\"\n"
+		"  [ \"$cd_\" != \"$gd\" ] || break\n"
 		"done\n"
 		"git add -A\n"
 		/* Tracked files the repo's set-up changed (template.h): where
@@ -237,24 +247,48 @@ static char *handoff_script(const char *id, const char *base)
 		"  done < \"$bl\"\n"
 		"fi\n"
 		/* Plumbing, not git commit: commit refreshes the whole index
-		 * again (a stat of every file), and add -A just did. */
-		"if ! git diff --cached --quiet; then\n"
-		"  c=$(git commit-tree \"$(git write-tree)\" -p HEAD -m 'Work of paddock task %s')\n"
+		 * again (a stat of every file), and add -A just did.  The index
+		 * holds a change when its tree is not the head's. */
+		"t=$(git write-tree)\n"
+		"set -- $(git rev-parse HEAD^{tree} %s^{tree})\n"
+		"if [ \"$t\" != \"$1\" ]; then\n"
+		"  c=$(git commit-tree \"$t\" -p HEAD -m 'Work of paddock task %s')\n"
 		"  git update-ref -m 'paddock: hand-off' HEAD \"$c\"\n"
+		"  set -- \"$t\" \"$2\"\n"
 		"fi\n"
+		/* HEAD names the task branch unless the agent moved it. */
+		"IFS= read -r hd < \"$gd/HEAD\" || hd=\n"
+		"[ \"$hd\" = 'ref: refs/heads/paddock/%s' ] || "
 		"git update-ref refs/heads/paddock/%s HEAD\n"
 		/* No commit, or commits that add up to nothing: the tree is the
 		 * base's, and that is no change. */
-		"if git diff --quiet %s refs/heads/paddock/%s; then\n"
-		"  exit %d\n"
-		"fi\n"
-		"rm -f \"$PADDOCK_OUT/result.bundle\"\n"
-		"git bundle create -q \"$PADDOCK_OUT/result.bundle\" refs/heads/paddock/%s ^%s\n",
-		HANDOFF_NO_REPO, 0, base, id, id, base, id, HANDOFF_NO_CHANGE, id, base);
+		"[ \"$1\" != \"$2\" ] || exit %d\n"
+		"rm -f \"$PADDOCK_OUT/result.bundle\" \"$PADDOCK_OUT/home.tgz\"\n"
+		"git bundle create -q \"$PADDOCK_OUT/result.bundle\" refs/heads/paddock/%s ^%s\n"
+		/* The agent's home, for a later round to resume its session
+		 * (home_keep); a home that cannot be archived only loses that. */
+		"tar -C \"$agent_home\" --exclude=./.cache --exclude=./.npm "
+		"-czf \"$PADDOCK_OUT/home.tgz\" . 2>/dev/null || rm -f \"$PADDOCK_OUT/home.tgz\"\n",
+		HANDOFF_NO_REPO, 0, base, base, id, id, id, HANDOFF_NO_CHANGE, id, base);
 }
 
-/* Returns 0 with r->head set, HANDOFF_NO_CHANGE, or -1 with a message. */
-static int handoff(struct run *r, struct sandbox *sb, struct err *e)
+/* sandbox_git_env() but HOME and XDG_CONFIG_HOME, which the hand-off
+ * script sets itself once it has read the agent's home from HOME. */
+static const char *const *handoff_env(void)
+{
+	static const char *env[64];
+	if (!env[0]) {
+		size_t n = 0;
+		for (const char *const *v = sandbox_git_env(); *v && n + 1 < 64; v++)
+			if (strncmp(*v, "HOME=", 5) && strncmp(*v, "XDG_CONFIG_HOME=", 16))
+				env[n++] = *v;
+	}
+	return env;
+}
+
+/* The hand-off's run in the sandbox and the bundle copied out: 0,
+ * HANDOFF_NO_CHANGE, or -1 with a message. */
+static int handoff_run(struct run *r, struct sandbox *sb, struct err *e)
 {
 	const struct task_row *t = r->job->task;
 	const struct config *cfg = r->job->cfg;
@@ -265,7 +299,7 @@ static int handoff(struct run *r, struct sandbox *sb, struct err *e)
 	 * still hands back what it did. */
 	double deadline = clock_mono() + 300;
 	logline(r, "hand-off: committing and bundling the work");
-	int rc = sb_run(r, sb, argv, sandbox_git_env(), deadline, &res, e);
+	int rc = sb_run(r, sb, argv, handoff_env(), deadline, &res, e);
 	free(script);
 	if (rc < 0)
 		return -1;
@@ -281,31 +315,43 @@ static int handoff(struct run *r, struct sandbox *sb, struct err *e)
 		return -1;
 	}
 	char *bundle = paths_task_bundle(r->job->data_dir, t->id);
-	char *round_ref = xasprintf("refs/paddock/rounds/%s/%d", t->id, r->round);
-	char *task_ref = mirror_task_ref(t->id);
-	char *expected = xasprintf("refs/heads/paddock/%s", t->id);
-	char head[41];
 	/* A new file, never the last round's rewritten: that one may be
 	 * linked as round-N.bundle (keep_round_bundle). */
 	unlink(bundle);
 	rc = r->job->be->copy_out(sb, SANDBOX_OUTDIR "/result.bundle", bundle,
-	                                         cfg->limits.bundle, e);
-	if (rc == 0) {
-		struct bundle_limits lim = {
-			.max_bytes = cfg->limits.bundle,
-			.max_objects = 1000000,
-			.max_blob = cfg->limits.bundle,
-		};
-		logline(r, "hand-off: checking the bundle and importing it into the mirror");
-		/* An earlier attempt of this round (interrupted, or failed
-		 * after its import) left its ref: it moves aside. */
-		char *aside = xasprintf("refs/paddock/failed/%s/%d", t->id, r->round);
-		rc = mirror_retire_ref(r->mirror, round_ref, aside, e);
-		free(aside);
-		if (rc == 0)
-			rc = bundle_import(r->mirror, bundle, expected, r->base, round_ref, &lim,
-			                   head, e);
-	}
+	                          cfg->limits.bundle, e);
+	free(bundle);
+	return rc;
+}
+
+static struct bundle_limits handoff_limits(const struct run *r)
+{
+	const struct config *cfg = r->job->cfg;
+	return (struct bundle_limits){
+		.max_bytes = cfg->limits.bundle,
+		.max_objects = 1000000,
+		.max_blob = cfg->limits.bundle,
+	};
+}
+
+/* The bundle checked and imported into the mirror: 0 with r->head set, or
+ * -1 with a message. */
+static int handoff_import(struct run *r, struct err *e)
+{
+	const struct task_row *t = r->job->task;
+	char *bundle = paths_task_bundle(r->job->data_dir, t->id);
+	char *round_ref = xasprintf("refs/paddock/rounds/%s/%d", t->id, r->round);
+	char *task_ref = mirror_task_ref(t->id);
+	char *expected = xasprintf("refs/heads/paddock/%s", t->id);
+	char head[41];
+	struct bundle_limits lim = handoff_limits(r);
+	/* An earlier attempt of this round (interrupted, or failed after its
+	 * import) left its ref: it moves aside. */
+	char *aside = xasprintf("refs/paddock/failed/%s/%d", t->id, r->round);
+	int rc = mirror_retire_ref(r->mirror, round_ref, aside, e);
+	free(aside);
+	if (rc == 0)
+		rc = bundle_import(r->mirror, bundle, expected, r->base, round_ref, &lim, head, e);
 	/* refs/paddock/tasks/<id> follows the latest round. */
 	if (rc == 0 && (rc = mirror_set_ref(r->mirror, task_ref, head, e)) == 0)
 		memcpy(r->head, head, sizeof head);
@@ -413,26 +459,63 @@ static int run_tests(struct run *r, struct sandbox *sb, struct tests_after *ta, 
 
 /* The result the gate and the contract use: the repo's tests on a clean
  * checkout of the imported head, in a fresh sandbox over the template
- * with an empty home and nothing of the agent's (template_verify). */
-static int verify_tests(struct run *r, struct tests_after *ta, char **problem, struct err *e)
+ * with an empty home and nothing of the agent's (template_verify).  It
+ * starts as soon as the bundle is out, in its own process, and runs
+ * while the host checks and imports the same bundle; *v stays NULL when
+ * the repo has no tests or the bundle names no tip (the import then
+ * refuses it). */
+struct verify_run {
+	struct template_verify *v;
+	off_t start;                 /* the log's end when it began */
+	int failed;                  /* it could not start: e says why */
+};
+
+static void verify_start(struct run *r, struct verify_run *vr, struct err *e)
 {
 	const struct repo_conf *repo = config_find_repo(r->job->cfg, r->job->task->repo);
+	memset(vr, 0, sizeof *vr);
+	if (!repo->test)
+		return;
+	char *bundle = paths_task_bundle(r->job->data_dir, r->job->task->id);
+	char *expected = xasprintf("refs/heads/paddock/%s", r->job->task->id);
+	struct bundle_limits lim = handoff_limits(r);
+	char tip[41];
+	struct err ignored = {{0}};
+	if (bundle_tip(bundle, expected, r->base, &lim, tip, &ignored) == 0) {
+		logline(r, "verifying: the tests on a clean checkout of %.12s (a fresh sandbox, an "
+		        "empty home): %s", tip, repo->test);
+		vr->start = lseek(r->log_fd, 0, SEEK_END);
+		struct template_ctx tc = { .data_dir = r->job->data_dir, .cfg = r->job->cfg,
+		                           .be = r->job->be, .log_fd = r->log_fd, .report_fd = -1 };
+		if (template_verify_start(&tc, repo, r->tpl, bundle, tip, &vr->v, e) < 0)
+			vr->failed = 1;
+	}
+	free(bundle);
+	free(expected);
+}
+
+/* Waits for the verification: 0 with ta filled (nothing to fill when the
+ * repo has no tests, or when stop says its result is not wanted: it is
+ * stopped then), -1 with e. */
+static int verify_finish(struct run *r, struct verify_run *vr, int stop, struct tests_after *ta,
+                         char **problem, struct err *e)
+{
 	*problem = NULL;
 	memset(ta, 0, sizeof *ta);
-	if (!repo->test)
+	if (vr->failed)
+		return -1;
+	if (!vr->v)
 		return 0;
-	logline(r, "verifying: the tests on a clean checkout of %.12s (a fresh sandbox, an "
-	        "empty home): %s", r->head, repo->test);
-	off_t start = lseek(r->log_fd, 0, SEEK_END);
-	char *bundle = paths_task_bundle(r->job->data_dir, r->job->task->id);
 	struct sandbox_result res;
-	struct template_ctx tc = { .data_dir = r->job->data_dir, .cfg = r->job->cfg,
-	                           .be = r->job->be, .log_fd = r->log_fd, .report_fd = -1 };
-	int rc = template_verify(&tc, repo, r->tpl, r->job->task->id, bundle, r->head, &res, e);
-	free(bundle);
+	int rc = template_verify_finish(vr->v, stop, &res, e);
+	vr->v = NULL;
+	if (stop) {
+		logline(r, "verifying: stopped; the hand-off failed");
+		return 0;
+	}
 	if (rc < 0)
 		return -1;
-	tests_outcome(r, &res, start, ta, problem);
+	tests_outcome(r, &res, vr->start, ta, problem);
 	logline(r, "verifying: %s", ta->passed ? "passed" : "failed");
 	return 0;
 }
@@ -496,63 +579,74 @@ static double task_budget(const struct run *r)
 	return t->budget >= 0 ? t->budget : r->job->cfg->limits.budget;
 }
 
-/* The gate summary of this round, as the store keeps it (gate.h). */
-static char *gate_json(struct run *r, const char *from, const char *summary,
-                       const struct template_tests *before, const struct tests_after *agent,
-                       const struct tests_after *after)
+/* The parts of the round's gate summary that need only the imported
+ * work, computed while the verification runs: the diffstat and the
+ * policy's findings. */
+static void gate_prepare(struct run *r, struct gate_summary *g)
 {
 	const struct task_row *t = r->job->task;
 	const struct repo_conf *repo = config_find_repo(r->job->cfg, t->repo);
 	struct err e = {{0}};
-	struct gate_summary g = {
-		.round = r->round, .branch = dup_or_null(t->branch), .from = dup_or_null(from),
-		.head = dup_or_null(r->head), .summary = xstrdup(summary ? summary : ""),
-	};
 	struct buf stat = {0};
 	if (diff_stat(r->mirror, r->base, r->head, &stat, &e) < 0)
 		buf_printf(&stat, "(%s)", e.msg);
-	g.diffstat = xstrdup(stat.data ? stat.data : "");
+	g->diffstat = xstrdup(stat.data ? stat.data : "");
 	buf_free(&stat);
-	/* "after" is the verified result (a clean checkout of the head);
-	 * "agent" what the tests did in the agent's own sandbox. */
-	gate_tests_fill(&g.tests.before, before->ran, before->passed, before->exited, before->code,
-	                before->tail, before->log);
-	gate_tests_fill(&g.tests.after, after->ran, after->passed, after->exited, after->code,
-	                after->tail, after->log);
-	g.tests.after.verified = after->ran;
-	gate_tests_fill(&g.tests.agent, agent->ran, agent->passed, agent->exited, agent->code,
-	                agent->tail, agent->log);
-	g.tests.mismatch = agent->ran && after->ran && agent->passed != after->passed;
 	struct policy_finding *f = NULL;
 	size_t nf = 0;
 	struct policy_secrets sec = policy_secrets_collect(r->job->cfg);
 	if (policy_check(r->mirror, r->base, r->head, repo, &sec, &f, &nf, &e) < 0) {
 		/* A check that cannot run blocks: nothing unchecked is pushed. */
-		gate_summary_add_finding(&g, "policy:error", "policy", POLICY_BLOCK, "", e.msg);
+		gate_summary_add_finding(g, "policy:error", "policy", POLICY_BLOCK, "", e.msg);
 	}
 	free((void *)sec.values);
 	for (size_t i = 0; i < nf; i++)
-		gate_summary_add_finding(&g, f[i].name, config_policy_rule_name(f[i].rule),
+		gate_summary_add_finding(g, f[i].name, config_policy_rule_name(f[i].rule),
 		                         f[i].action, f[i].path, f[i].detail);
 	policy_findings_free(f, nf);
-	g.has_contract = 1;
-	g.contract.change = g.contract.tests = g.contract.bundle = 1;
+}
+
+/* The gate summary of this round, as the store keeps it (gate.h), from
+ * the prepared g (gate_prepare), which it frees. */
+static char *gate_json(struct run *r, struct gate_summary *g, const char *from,
+                       const char *summary, const struct template_tests *before,
+                       const struct tests_after *agent, const struct tests_after *after)
+{
+	const struct task_row *t = r->job->task;
+	g->round = r->round;
+	g->branch = dup_or_null(t->branch);
+	g->from = dup_or_null(from);
+	g->head = dup_or_null(r->head);
+	g->summary = xstrdup(summary ? summary : "");
+	/* "after" is the verified result (a clean checkout of the head);
+	 * "agent" what the tests did in the agent's own sandbox. */
+	gate_tests_fill(&g->tests.before, before->ran, before->passed, before->exited, before->code,
+	                before->tail, before->log);
+	gate_tests_fill(&g->tests.after, after->ran, after->passed, after->exited, after->code,
+	                after->tail, after->log);
+	g->tests.after.verified = after->ran;
+	gate_tests_fill(&g->tests.agent, agent->ran, agent->passed, agent->exited, agent->code,
+	                agent->tail, agent->log);
+	g->tests.mismatch = agent->ran && after->ran && agent->passed != after->passed;
+	g->has_contract = 1;
+	g->contract.change = g->contract.tests = g->contract.bundle = 1;
 	if (r->gw) {
 		const struct gateway_stats *gs = gateway_stats(r->gw);
-		g.has_usage = g.has_egress = 1;
-		g.usage.input = gs->total.input;
-		g.usage.output = gs->total.output;
-		g.usage.cache_read = gs->total.cache_read;
-		g.usage.cache_write = gs->total.cache_write;
-		g.usage.cost = gs->cost;
-		g.usage.requests = gs->requests;
-		g.usage.priced = !gs->unpriced;
-		g.usage.budget = task_budget(r);
-		g.egress.allowed = gs->allowed;
-		g.egress.refused = gs->refused;
+		g->has_usage = g->has_egress = 1;
+		g->usage.input = gs->total.input;
+		g->usage.output = gs->total.output;
+		g->usage.cache_read = gs->total.cache_read;
+		g->usage.cache_write = gs->total.cache_write;
+		g->usage.cost = gs->cost;
+		g->usage.requests = gs->requests;
+		g->usage.priced = !gs->unpriced;
+		g->usage.budget = task_budget(r);
+		g->egress.allowed = gs->allowed;
+		g->egress.refused = gs->refused;
 	}
-	json_t *j = gate_summary_to_json(&g);
-	gate_summary_free(&g);
+	json_t *j = gate_summary_to_json(g);
+	gate_summary_free(g);
+	memset(g, 0, sizeof *g);
 	char *s = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	json_decref(j);
 	return s;
@@ -596,32 +690,40 @@ static int gate_wait(struct run *r)
 	return next;
 }
 
-/* The agent's home outlives its sandbox: archived beside the task (inside
- * the sandbox; the host only copies the bytes) when the sandbox goes after
- * a round that reached review, and unpacked into the home of a sandbox
+/* The agent's home outlives its sandbox: archived by the hand-off (inside
+ * the sandbox; the host only copies the bytes), kept beside the task when
+ * the round reaches review, and unpacked into the home of a sandbox
  * rebuilt for a later round, so that the agent's session, and with it the
  * conversation, can be resumed. */
 #define HOME_ARCHIVE_CAP (256ULL << 20)
 
-static void home_save(struct run *r, struct sandbox *sb)
+/* The archive the hand-off made copied out beside the kept one; it
+ * replaces that one only if the round reaches review (home_keep). */
+static void home_fetch(struct run *r, struct sandbox *sb)
 {
 	struct err e = {{0}};
-	struct sandbox_result res;
-	const char *argv[] = { "/bin/sh", "-c",
-		"tar -C \"$HOME\" --exclude=./.cache --exclude=./.npm -czf \"$PADDOCK_OUT/home.tgz\" . "
-		"2>/dev/null", NULL };
 	char *host = paths_task_home(r->job->data_dir, r->job->task->id);
 	char *tmp = xasprintf("%s.tmp", host);
-	/* Written beside and renamed: a kill mid-copy leaves the last
-	 * round's archive whole. */
-	if (!(sb_run(r, sb, argv, NULL, clock_mono() + 60, &res, &e) == 0 && res.end == SANDBOX_EXITED &&
-	      res.code == 0 &&
-	      r->job->be->copy_out(sb, SANDBOX_OUTDIR "/home.tgz", tmp,
-	                                          HOME_ARCHIVE_CAP, &e) == 0 &&
-	      rename(tmp, host) == 0)) {
+	if (r->job->be->copy_out(sb, SANDBOX_OUTDIR "/home.tgz", tmp, HOME_ARCHIVE_CAP, &e) < 0) {
 		unlink(tmp);
-		logline(r, "hand-off: the agent's home could not be kept%s%s", e.msg[0] ? ": " : "",
-		        e.msg);
+		snprintf(r->home_problem, sizeof r->home_problem, "%s", e.msg);
+	}
+	free(tmp);
+	free(host);
+}
+
+/* Written beside and renamed: a kill mid-copy leaves the last round's
+ * archive whole. */
+static void home_keep(struct run *r)
+{
+	struct err e = {{0}};
+	char *host = paths_task_home(r->job->data_dir, r->job->task->id);
+	char *tmp = xasprintf("%s.tmp", host);
+	if (!r->home_problem[0] && rename(tmp, host) < 0)
+		snprintf(r->home_problem, sizeof r->home_problem, "%s", strerror(errno));
+	if (r->home_problem[0]) {
+		unlink(tmp);
+		logline(r, "hand-off: the agent's home could not be kept: %s", r->home_problem);
 	} else {
 		/* The session that goes with this home: a later round that
 		 * fails may leave the task's session pointing elsewhere. */
@@ -632,6 +734,18 @@ static void home_save(struct run *r, struct sandbox *sb)
 			unlink(sess);
 		free(sess);
 	}
+	r->home_problem[0] = '\0';
+	free(tmp);
+	free(host);
+}
+
+/* A round that did not reach review keeps the last round's archive. */
+static void home_discard(struct run *r)
+{
+	char *host = paths_task_home(r->job->data_dir, r->job->task->id);
+	char *tmp = xasprintf("%s.tmp", host);
+	unlink(tmp);
+	r->home_problem[0] = '\0';
 	free(tmp);
 	free(host);
 }
@@ -801,6 +915,7 @@ struct round {
 	struct tests_after ta, va; /* the tests in its sandbox; on a clean checkout */
 	char *test_problem, *verify_problem;
 	int hrc, vrc;              /* the hand-off's result; the verification's */
+	struct gate_summary gate;  /* its diffstat and findings (gate_prepare) */
 };
 
 /* The round begins: its status, its log line, no summary of the last one. */
@@ -958,18 +1073,44 @@ static int round_tests(struct round *rd)
 	return 0;
 }
 
-/* The hand-off and the verification; round_contract judges both. */
+/* The hand-off and the verification; round_contract judges both.  Once
+ * the bundle is out, the verification runs in its own process while this
+ * one checks and imports the bundle, prepares the gate summary and copies
+ * the home archive out: on two cores the verification costs no time of
+ * its own unless the tests are slow. */
 static int round_handoff(struct round *rd)
 {
 	struct run *r = rd->r;
+	struct verify_run vr = {0};
+	struct err ve = {{0}};
 	/* Work is handed back even when the tests failed, so that `paddock
 	 * diff` can show what the agent did. */
-	rd->hrc = handoff(r, rd->sb, &rd->e);
-	if (rd->hrc == 0)
+	rd->hrc = handoff_run(r, rd->sb, &rd->e);
+	if (rd->hrc == 0) {
+		/* Logged first: what the verification prints is its tail
+		 * (nothing else writes to the log until it ends). */
+		logline(r, "hand-off: checking the bundle and importing it into the mirror");
+		verify_start(r, &vr, &ve);
+		rd->hrc = handoff_import(r, &rd->e);
+	}
+	if (rd->hrc == 0) {
 		report_send(r->report_fd, REPORT_HEAD, r->head);
+		gate_prepare(r, &rd->gate);
+		home_fetch(r, rd->sb);
+	}
 	/* The imported commit's tests, on a clean checkout: this is the
-	 * result the contract and the gate use. */
-	rd->vrc = rd->hrc == 0 ? verify_tests(r, &rd->va, &rd->verify_problem, &rd->e) : 0;
+	 * result the contract and the gate use.  A refused bundle fails the
+	 * round whatever its verification found. */
+	int vrc = verify_finish(r, &vr, rd->hrc != 0, &rd->va, &rd->verify_problem, &ve);
+	if (rd->hrc == 0) {
+		rd->vrc = vrc;
+		if (vrc < 0)
+			rd->e = ve;
+	} else {
+		tests_after_free(&rd->va);
+		free(rd->verify_problem);
+		rd->verify_problem = NULL;
+	}
 	return 0;
 }
 
@@ -994,7 +1135,8 @@ static int contract_failed(struct round *rd)
 	if (rd->hrc == 0) {
 		/* The work was imported: its gate summary says what the
 		 * reviewer would have seen, the mismatch first. */
-		char *g = gate_json(r, rd->from, rd->summary, rd->before, &rd->ta, &rd->va);
+		char *g = gate_json(r, &rd->gate, rd->from, rd->summary, rd->before, &rd->ta,
+		                    &rd->va);
 		report_send(r->report_fd, REPORT_GATE, g ? g : "{}");
 		free(g);
 	}
@@ -1048,13 +1190,13 @@ static int round_gate(struct round *rd)
 		        "clean checkout; the gate uses the clean result");
 	logline(r, "hand-off: imported %s as %s (round %d)", r->head, r->job->task->branch,
 	        r->round);
-	char *g = gate_json(r, rd->from, rd->summary, rd->before, &rd->ta, &rd->va);
+	char *g = gate_json(r, &rd->gate, rd->from, rd->summary, rd->before, &rd->ta, &rd->va);
 	report_send(r->report_fd, REPORT_GATE, g ? g : "{}");
 	free(g);
 	/* Before the gate opens: whatever stops paddock from here on
 	 * (a kill, a stop between rounds) finds the conversation and the
 	 * round's work kept, so a later round resumes both. */
-	home_save(r, rd->sb);
+	home_keep(r);
 	keep_round_bundle(r);
 	report_send(r->report_fd, REPORT_DONE, NULL);
 	return 0;
@@ -1086,6 +1228,8 @@ static void round_free(struct round *rd)
 	free(rd->verify_problem);
 	tests_after_free(&rd->ta);
 	tests_after_free(&rd->va);
+	gate_summary_free(&rd->gate);
+	home_discard(rd->r);
 }
 
 /* Runs one round to the gate: 0 when it got there, 1 when the task ended. */

@@ -13,6 +13,7 @@
 #include "buf.h"
 #include "i18n.h"
 #include "sanitize.h"
+#include "treediff.h"
 #include "units.h"
 
 /* The sandbox's commit identity (agent.c sets it in the sandbox). */
@@ -860,7 +861,7 @@ int policy_check(const char *mirror, const char *base, const char *head,
 	opts.flags = GIT_DIFF_INCLUDE_TYPECHANGE;
 	opts.max_size = POLICY_SCAN_MAX;
 	opts.context_lines = 0;
-	if (git_diff_tree_to_tree(&diff, c.repo, ta, tb, &opts) < 0) {
+	if (treediff_diff(&diff, c.repo, ta, tb, &opts) < 0) {
 		err_set(e, _("cannot compute the diff %s..%s: %s"), base, head, policy_git_errmsg());
 		goto out;
 	}

@@ -74,6 +74,9 @@ out:
 	return rc;
 }
 
+/* What the verification's checkout leaves in /out when it fails. */
+#define VERIFY_CHECKOUT_FAILED ".paddock-checkout-failed"
+
 /* One command of a throwaway sandbox's job. */
 struct template_step {
 	const char *command;           /* /bin/sh -c command */
@@ -93,6 +96,10 @@ struct template_job {
 	int log_fd;
 	int report_fd;                 /* the set-up gateway's egress lines; -1: log_fd */
 	const char *copy_host, *copy_inside;
+	/* Where the child copies the file a failed verification checkout
+	 * leaves (VERIFY_CHECKOUT_FAILED), to tell it from failed tests;
+	 * NULL: not a verification. */
+	const char *marker_host;
 	struct template_step steps[2];
 	size_t nsteps;
 };
@@ -101,6 +108,7 @@ struct template_job {
  * step that ran ended. */
 struct template_setup_report {
 	int started;                   /* steps that ran */
+	int checkout_failed;           /* a verification's checkout failed */
 	struct sandbox_result res;     /* of the last one */
 	struct err e;
 };
@@ -169,6 +177,14 @@ static int template_setup_child(void *arg)
 				if (rep.res.end != SANDBOX_EXITED || rep.res.code != 0)
 					break;
 			}
+			struct err ignored = {{0}};
+			if (job->marker_host && rep.started &&
+			    (rep.res.end != SANDBOX_EXITED || rep.res.code != 0) &&
+			    be->copy_out(sb, SANDBOX_OUTDIR "/" VERIFY_CHECKOUT_FAILED, job->marker_host,
+			                 16, &ignored) == 0) {
+				rep.checkout_failed = 1;
+				unlink(job->marker_host);
+			}
 		}
 		gateway_stop(gw);
 		gw = NULL;
@@ -179,60 +195,88 @@ static int template_setup_child(void *arg)
 	return 0;
 }
 
-/* Runs a job in a sandbox of its own in a forked child (the caller's
- * mount namespace stays free for the task's sandbox). */
-static int template_sandbox(const struct config *cfg, const struct template_job *job,
-                            struct template_setup_report *out, struct err *e)
-{
-	struct template_setup_report rep;
-	int p[2];
-	size_t got = 0;
+/* A job running in its forked child: template_sandbox_start starts it,
+ * template_sandbox_finish waits for its report. */
+struct template_run {
+	struct child ch;
+	int fd;                        /* the report pipe's read end */
+	double until;
+};
 
+/* Starts a job in a sandbox of its own in a forked child (the caller's
+ * mount namespace stays free for the task's sandbox).  The child has its
+ * own copy of job: the caller may free it once this returns. */
+static int template_sandbox_start(const struct config *cfg, const struct template_job *job,
+                                  struct template_run *run, struct err *e)
+{
+	int p[2];
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return err_errno(e, _("cannot create a pipe"));
 	struct template_child tc = { .result_fd = p[1], .cfg = cfg, .job = job };
-	struct child ch = { .fn = template_setup_child, .arg = &tc,
-	                    .flags = CHILD_DIE_WITH_PARENT };
-	if (child_start(&ch, e) < 0) {
+	memset(run, 0, sizeof *run);
+	run->ch = (struct child){ .fn = template_setup_child, .arg = &tc,
+	                          .flags = CHILD_DIE_WITH_PARENT };
+	if (child_start(&run->ch, e) < 0) {
 		close(p[0]);
 		close(p[1]);
 		return -1;
 	}
 	close(p[1]);
-	int told = 0, killed = 0;
+	run->fd = p[0];
 	/* The child keeps its own time limit; this one is for a child that
 	 * hangs before it can (a minute past it). */
-	double until = clock_mono() + (cfg->limits.timeout > 0 ? cfg->limits.timeout : 86400) + 60;
+	run->until = clock_mono() + (cfg->limits.timeout > 0 ? cfg->limits.timeout : 86400) + 60;
+	return 0;
+}
+
+/* Waits for the job's report; the run is over either way. */
+static int template_sandbox_finish(struct template_run *run, struct template_setup_report *out,
+                                   struct err *e)
+{
+	struct template_setup_report rep;
+	size_t got = 0;
+	int told = 0, killed = 0;
 	while (got < sizeof rep) {
-		struct pollfd pfd = { .fd = p[0], .events = POLLIN };
+		struct pollfd pfd = { .fd = run->fd, .events = POLLIN };
 		int pr = poll(&pfd, 1, 1000);
 		if (pr < 0 && errno != EINTR)
 			break;
 		/* A cancelled task stops its throwaway sandbox too (the child
 		 * keeps the supervisor's SIGTERM handler). */
 		if (!told && sandbox_cancel_requested()) {
-			child_kill(&ch, SIGTERM);
+			child_kill(&run->ch, SIGTERM);
 			told = 1;
 		}
-		if (!killed && clock_mono() > until) {
-			child_kill(&ch, SIGKILL);
+		if (!killed && clock_mono() > run->until) {
+			child_kill(&run->ch, SIGKILL);
 			killed = 1;
 		}
 		if (pr <= 0)
 			continue;
-		ssize_t n = read(p[0], (char *)&rep + got, sizeof rep - got);
+		ssize_t n = read(run->fd, (char *)&rep + got, sizeof rep - got);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
 			break;
 		got += (size_t)n;
 	}
-	close(p[0]);
-	child_finish(&ch);
+	close(run->fd);
+	run->fd = -1;
+	child_finish(&run->ch);
 	if (got != sizeof rep)
 		return err_set(e, _("the sandbox process died; see the log"));
 	*out = rep;
 	return 0;
+}
+
+/* Runs a job in its own sandbox to the end. */
+static int template_sandbox(const struct config *cfg, const struct template_job *job,
+                            struct template_setup_report *out, struct err *e)
+{
+	struct template_run run;
+	if (template_sandbox_start(cfg, job, &run, e) < 0)
+		return -1;
+	return template_sandbox_finish(&run, out, e);
 }
 
 /* After set-up, inside its sandbox: the state it left is the baseline, so
@@ -596,43 +640,102 @@ out:
 	return rc;
 }
 
-int template_verify(const struct template_ctx *tc, const struct repo_conf *r, const char *tpl,
-                    const char *task_id, const char *bundle, const char *head,
-                    struct sandbox_result *res, struct err *e)
+struct template_verify {
+	struct template_run run;
+	char head[41];
+};
+
+/* Appends s to b quoted for sh: in single quotes, each ' as '\''. */
+static void template_sh_quote(struct buf *b, const char *s)
+{
+	buf_addc(b, '\'');
+	for (; *s; s++) {
+		if (*s == '\'')
+			buf_adds(b, "'\\''");
+		else
+			buf_addc(b, *s);
+	}
+	buf_addc(b, '\'');
+}
+
+/* The verification's one command: the checkout by paddock's own git (in a
+ * subshell with sandbox_git_env(): the agent's configuration, hooks and
+ * home are not in paddock's template), then the test command as the
+ * agent's run has it.  The bundle was written by the agent; the host
+ * checks it meanwhile (bundle_import), and a bundle it refuses fails the
+ * task whatever this finds, so unbundle's index-pack without the
+ * connectivity walk over every ref (fetch's) is enough here.  One sandbox
+ * process, not two: each costs several ms. */
+static char *template_verify_script(const char *head, const char *test)
+{
+	struct buf b = {0};
+	buf_adds(&b, "(\n");
+	for (const char *const *v = sandbox_git_env(); *v; v++) {
+		const char *eq = strchr(*v, '=');
+		buf_printf(&b, "export %.*s=", (int)(eq - *v), *v);
+		template_sh_quote(&b, eq + 1);
+		buf_addc(&b, '\n');
+	}
+	buf_printf(&b, "set -e\n"
+	           "git bundle unbundle \"$PADDOCK_OUT/verify.bundle\" >/dev/null\n"
+	           "git checkout -q -f --detach %s\n"
+	           "rm -f \"$PADDOCK_OUT/verify.bundle\"\n"
+	           ") || { : > \"$PADDOCK_OUT/" VERIFY_CHECKOUT_FAILED "\"; exit 1; }\n"
+	           "exec /bin/sh -c ", head);
+	template_sh_quote(&b, test);
+	buf_addc(&b, '\n');
+	return buf_detach(&b);
+}
+
+int template_verify_start(const struct template_ctx *tc, const struct repo_conf *r,
+                          const char *tpl, const char *bundle, const char *head,
+                          struct template_verify **out, struct err *e)
 {
 	static const char *const test_env[] = { "PADDOCK_STEP=test", NULL };
-	struct template_setup_report rep;
 	char *id = xasprintf("vfy-%ld-%.8s", (long)getpid(), head);
-	/* paddock's own git (sandbox_git_env) in paddock's own template: the
-	 * agent's configuration, hooks and home are not there. */
-	char *checkout = xasprintf("set -e\n"
-		"git fetch -q --no-write-fetch-head \"$PADDOCK_OUT/verify.bundle\" "
-		"refs/heads/paddock/%s\n"
-		"git checkout -q -f --detach %s\n"
-		"rm -f \"$PADDOCK_OUT/verify.bundle\"\n", task_id, head);
+	char *script = template_verify_script(head, r->test);
+	char *marker = xasprintf("%s.checkout-failed", bundle);
 	struct template_job job = {
 		.be = tc->be, .id = id, .repo = r->name, .dir = tpl, .log_fd = tc->log_fd,
 		.report_fd = -1, .copy_host = bundle, .copy_inside = SANDBOX_OUTDIR "/verify.bundle",
-		.steps = { { checkout, sandbox_git_env() }, { r->test, test_env } },
-		.nsteps = 2,
+		.marker_host = marker,
+		.steps = { { script, test_env } },
+		.nsteps = 1,
 	};
-	int rc = template_sandbox(tc->cfg, &job, &rep, e);
+	struct template_verify *v = xcalloc(1, sizeof *v);
+	snprintf(v->head, sizeof v->head, "%s", head);
+	int rc = template_sandbox_start(tc->cfg, &job, &v->run, e);
 	free(id);
-	free(checkout);
-	if (rc < 0)
-		return -1;
-	if (!rep.started) {
-		*e = rep.e;
+	free(script);
+	free(marker);
+	if (rc < 0) {
+		free(v);
 		return -1;
 	}
-	if (rep.started == 1 && (rep.res.end != SANDBOX_EXITED || rep.res.code != 0)) {
+	*out = v;
+	return 0;
+}
+
+int template_verify_finish(struct template_verify *v, int stop, struct sandbox_result *res,
+                           struct err *e)
+{
+	struct template_setup_report rep;
+	if (stop)
+		child_kill(&v->run.ch, SIGTERM);
+	int rc = template_sandbox_finish(&v->run, &rep, e);
+	if (rc == 0 && !rep.started) {
+		*e = rep.e;
+		rc = -1;
+	} else if (rc == 0 && rep.checkout_failed) {
 		char how[128];
 		sandbox_end_describe(&rep.res, how, sizeof how);
-		return err_set(e, _("checking out %.12s in a clean sandbox failed (%s); see the log"),
-		               head, how);
+		rc = err_set(e, _("checking out %.12s in a clean sandbox failed (%s); see the log"),
+		             v->head, how);
+	} else if (rc == 0) {
+		*res = rep.res;
 	}
-	*res = rep.res;
-	return 0;
+	free(v);
+	return rc;
 }
 
 /* ---- template list and prune ---- */
