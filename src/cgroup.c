@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -366,6 +367,32 @@ static void v1_kill(char *const dir[V1_N])
 			wait_empty(dir[i], until);
 }
 
+/* wait_empty for v2: the kernel wakes a poll on cgroup.events when the
+ * group empties, so the wait ends when the last process is gone, not at
+ * the next 10 ms tick (a command's bwrap often exits a moment before
+ * its last process). */
+static void v2_wait_empty(const char *dir, double until)
+{
+	char path[4096];
+	snprintf(path, sizeof path, "%s/cgroup.events", dir);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		wait_empty(dir, until);
+		return;
+	}
+	while (procs_count(dir) > 0 && now_ms() < until) {
+		kill_procs(dir);
+		char buf[256];
+		/* Read before the poll: it wakes on a change after a read. */
+		if (pread(fd, buf, sizeof buf, 0) < 0)
+			break;
+		struct pollfd pfd = { .fd = fd, .events = POLLPRI };
+		if (poll(&pfd, 1, 10) < 0 && errno != EINTR)
+			break;
+	}
+	close(fd);
+}
+
 static void v2_kill(const char *dir)
 {
 	double until = now_ms() + KILL_WAIT_MS;
@@ -375,7 +402,7 @@ static void v2_kill(const char *dir)
 		kill_procs(dir);
 		write_str(dir, "cgroup.freeze", "0");
 	}
-	wait_empty(dir, until);
+	v2_wait_empty(dir, until);
 }
 
 static void rmdir_retry(const char *dir)

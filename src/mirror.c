@@ -274,6 +274,28 @@ out:
 	return rc;
 }
 
+int mirror_tree_of(const char *mirror, const char *sha, char tree_out[41], struct err *e)
+{
+	git_repository *repo = NULL;
+	git_commit *c = NULL;
+	git_oid id;
+	int rc = -1;
+
+	git_libgit2_init();
+	if (git_repository_open_bare(&repo, mirror) < 0)
+		err_set(e, _("cannot open the mirror %s: %s"), mirror, mirror_git_errmsg());
+	else if (git_oid_fromstr(&id, sha) < 0 || git_commit_lookup(&c, repo, &id) < 0)
+		err_set(e, _("commit %s is not in the mirror %s: %s"), sha, mirror, mirror_git_errmsg());
+	else {
+		git_oid_tostr(tree_out, 41, git_commit_tree_id(c));
+		rc = 0;
+	}
+	git_commit_free(c);
+	git_repository_free(repo);
+	git_libgit2_shutdown();
+	return rc;
+}
+
 int mirror_resolve_branch(const char *mirror, const char *branch, char sha_out[41],
                           struct err *e)
 {

@@ -19,6 +19,8 @@ int mirror_update(const char *data_dir, const struct repo_conf *r, struct err *e
 /* Resolves refs/heads/<branch> in the mirror to a commit id (hex). */
 int mirror_resolve_branch(const char *mirror, const char *branch, char sha_out[41],
                           struct err *e);
+/* The tree of commit sha in the mirror (hex). */
+int mirror_tree_of(const char *mirror, const char *sha, char tree_out[41], struct err *e);
 /* The ref under which task <id>'s imported work is kept in the mirror:
  * "refs/paddock/tasks/<id>" (malloc'd). */
 char *mirror_task_ref(const char *task_id);

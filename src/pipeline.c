@@ -196,39 +196,52 @@ static int sb_run(struct run *r, struct sandbox *sb, const char *const *argv,
  * home.  It runs git in the agent-writable tree, which is why it runs in
  * the sandbox and never on the host.  Each process it starts costs a few
  * ms, so the shell does what it can itself (reading HEAD, comparing
- * trees). */
-static char *handoff_script(const char *id, const char *base)
+ * trees, testing for files before removing them).  base_tree is the
+ * base's tree, from the mirror. */
+static char *handoff_script(const char *id, const char *base, const char *base_tree,
+                            int changes)
 {
-	/* Runs with sandbox_git_env(): nothing of the agent's home (a global
+	/* Runs with handoff_env(): nothing of the agent's home (a global
 	 * gitconfig's filters, aliases, includes) reaches these commands, and
-	 * hooks and fsmonitor stay off whatever the repository says. */
+	 * hooks stay off and fsmonitor is paddock's whatever the repository
+	 * says. */
 	return xasprintf(
 		"set -e\n"
 		/* The backend's HOME is the agent's home, archived at the end;
 		 * git gets none (see handoff_env). */
 		"agent_home=$HOME\n"
 		"export HOME=/nonexistent XDG_CONFIG_HOME=/nonexistent\n"
+		/* Without the host's list of changes (sandbox.h), a file the
+		 * agent left under that name must not answer for it. */
+		"%s"
 		"cd \"$PADDOCK_WORK\"\n"
-		/* One git for the questions: the folders, the head and the
-		 * trees of the head and of the base. */
-		"dirs=$(git rev-parse --git-dir --git-common-dir --verify -q HEAD 2>/dev/null) || "
-		"exit %d\n"
+		/* One git for the questions: the folders and the head's tree. */
+		"dirs=$(git rev-parse --git-dir --git-common-dir --verify -q 'HEAD^{tree}' 2>/dev/null) "
+		"|| exit %d\n"
 		"nl='\n'\n"
 		"gd=${dirs%%%%\"$nl\"*}; rest=${dirs#*\"$nl\"}; cd_=${rest%%%%\"$nl\"*}; "
 		"h=${rest#*\"$nl\"}\n"
 		/* A folder name with a newline (a planted gitdir file) would
-		 * split wrongly: then the last line is no commit id, and each
-		 * is asked on its own. */
+		 * split wrongly: then the last line is no tree id, and each is
+		 * asked on its own. */
 		"case \"$h\" in ''|*[!0-9a-f]*) gd=$(git rev-parse --git-dir); "
-		"cd_=$(git rev-parse --git-common-dir);; esac\n"
+		"cd_=$(git rev-parse --git-common-dir); h=$(git rev-parse --verify -q 'HEAD^{tree}');; "
+		"esac\n"
 		/* The agent's processes are gone; its repository configuration
 		 * (clean/smudge filters, includes, attributes files, ...) would run
 		 * its code during the hand-off, outside its time limit: set it
 		 * aside, in the common dir too (a planted commondir file).  The
 		 * common dir is most often the git dir: once is enough. */
 		"for d in \"$gd\" \"$cd_\"; do\n"
-		"  [ -f \"$d/config.agent\" ] || mv -f \"$d/config\" \"$d/config.agent\" 2>/dev/null || true\n"
-		"  rm -f \"$d/config\" \"$d/config.worktree\" \"$d/info/attributes\"\n"
+		"  if ! [ -f \"$d/config.agent\" ] && { [ -e \"$d/config\" ] || [ -L \"$d/config\" ]; }; "
+		"then\n"
+		"    mv -f \"$d/config\" \"$d/config.agent\" 2>/dev/null || true\n"
+		"  fi\n"
+		"  for f in \"$d/config\" \"$d/config.worktree\" \"$d/info/attributes\"; do\n"
+		"    if [ -e \"$f\" ] || [ -L \"$f\" ]; then\n"
+		"      rm -f \"$d/config\" \"$d/config.worktree\" \"$d/info/attributes\"; break\n"
+		"    fi\n"
+		"  done\n"
 		"  printf '[core]\\n\\trepositoryformatversion = 0\\n\\tfilemode = true\\n"
 		"\\tbare = false\\n\\tcheckStat = minimal\\n\\ttrustCtime = false\\n' "
 		"> \"$d/config\"\n"
@@ -246,15 +259,14 @@ static char *handoff_script(const char *id, const char *base)
 		"    if [ \"$c\" = \"$s\" ]; then git --literal-pathspecs reset -q %s -- \"$p\"; fi\n"
 		"  done < \"$bl\"\n"
 		"fi\n"
-		/* Plumbing, not git commit: commit refreshes the whole index
-		 * again (a stat of every file), and add -A just did.  The index
-		 * holds a change when its tree is not the head's. */
-		"t=$(git write-tree)\n"
-		"set -- $(git rev-parse HEAD^{tree} %s^{tree})\n"
-		"if [ \"$t\" != \"$1\" ]; then\n"
+		/* Plumbing, not git commit: commit refreshes the index again.
+		 * The index holds a change when its tree is not the head's.
+		 * write-tree needs no fsmonitor answer (it looks at no file). */
+		"t=$(git -c core.fsmonitor=false write-tree)\n"
+		"if [ \"$t\" != \"$h\" ]; then\n"
 		"  c=$(git commit-tree \"$t\" -p HEAD -m 'Work of paddock task %s')\n"
 		"  git update-ref -m 'paddock: hand-off' HEAD \"$c\"\n"
-		"  set -- \"$t\" \"$2\"\n"
+		"  h=$t\n"
 		"fi\n"
 		/* HEAD names the task branch unless the agent moved it. */
 		"IFS= read -r hd < \"$gd/HEAD\" || hd=\n"
@@ -262,24 +274,28 @@ static char *handoff_script(const char *id, const char *base)
 		"git update-ref refs/heads/paddock/%s HEAD\n"
 		/* No commit, or commits that add up to nothing: the tree is the
 		 * base's, and that is no change. */
-		"[ \"$1\" != \"$2\" ] || exit %d\n"
-		"rm -f \"$PADDOCK_OUT/result.bundle\" \"$PADDOCK_OUT/home.tgz\"\n"
+		"[ \"$h\" != %s ] || exit %d\n"
+		"for f in \"$PADDOCK_OUT/result.bundle\" \"$PADDOCK_OUT/home.tgz\"; do\n"
+		"  if [ -e \"$f\" ] || [ -L \"$f\" ]; then rm -f \"$f\"; fi\n"
+		"done\n"
 		"git bundle create -q \"$PADDOCK_OUT/result.bundle\" refs/heads/paddock/%s ^%s\n"
 		/* The agent's home, for a later round to resume its session
 		 * (home_keep); a home that cannot be archived only loses that. */
 		"tar -C \"$agent_home\" --exclude=./.cache --exclude=./.npm "
 		"-czf \"$PADDOCK_OUT/home.tgz\" . 2>/dev/null || rm -f \"$PADDOCK_OUT/home.tgz\"\n",
-		HANDOFF_NO_REPO, 0, base, base, id, id, id, HANDOFF_NO_CHANGE, id, base);
+		changes ? "" : "rm -f \"$PADDOCK_OUT/" SANDBOX_CHANGES_NAME "\"\n",
+		HANDOFF_NO_REPO, 0, base, id, id, id, base_tree, HANDOFF_NO_CHANGE, id, base);
 }
 
-/* sandbox_git_env() but HOME and XDG_CONFIG_HOME, which the hand-off
- * script sets itself once it has read the agent's home from HOME. */
+/* sandbox_git_env_fsmonitor() but HOME and XDG_CONFIG_HOME, which the
+ * hand-off script sets itself once it has read the agent's home from
+ * HOME. */
 static const char *const *handoff_env(void)
 {
 	static const char *env[64];
 	if (!env[0]) {
 		size_t n = 0;
-		for (const char *const *v = sandbox_git_env(); *v && n + 1 < 64; v++)
+		for (const char *const *v = sandbox_git_env_fsmonitor(); *v && n + 1 < 64; v++)
 			if (strncmp(*v, "HOME=", 5) && strncmp(*v, "XDG_CONFIG_HOME=", 16))
 				env[n++] = *v;
 	}
@@ -292,7 +308,14 @@ static int handoff_run(struct run *r, struct sandbox *sb, struct err *e)
 {
 	const struct task_row *t = r->job->task;
 	const struct config *cfg = r->job->cfg;
-	char *script = handoff_script(t->id, r->base);
+	/* What the agent changed, from the overlay: git then looks at those
+	 * files only, whatever the repo's size.  Without it, at every file. */
+	struct err ce = {{0}};
+	int changes = r->job->be->changes && r->job->be->changes(sb, &ce) == 0;
+	char base_tree[41];
+	if (mirror_tree_of(r->mirror, r->base, base_tree, e) < 0)
+		return -1;
+	char *script = handoff_script(t->id, r->base, base_tree, changes);
 	const char *argv[] = { "/bin/sh", "-c", script, NULL };
 	struct sandbox_result res;
 	/* The hand-off gets its own few minutes: a task that used all its time

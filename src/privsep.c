@@ -41,6 +41,7 @@ enum ps_op {
 	PS_PREFLIGHT = 1, PS_JANITOR, PS_NETNS, PS_HAND_OVER, PS_REMOVE,
 	PS_CREATE, PS_RUN, PS_COPY_OUT, PS_COPY_IN, PS_DESTROY,
 	PS_CANCEL,             /* during a run: stop it */
+	PS_CHANGES,
 };
 
 static struct {
@@ -572,9 +573,20 @@ static void ps_owner(uid_t *uid, gid_t *gid)
 	*gid = ps.sbx_gid;
 }
 
+static int ps_changes(struct sandbox *sb, struct err *e)
+{
+	struct wire req = {0}, rep = {0};
+	put_u32(&req, PS_CHANGES);
+	int rc = ps_call(sb->fd, &req, NULL, 0, &rep, NULL, 0, NULL, e);
+	wire_free(&req);
+	wire_free(&rep);
+	return rc;
+}
+
 static const struct sandbox_backend privsep_backend = {
 	.name = "bwrap", .nets = SANDBOX_NET_NETNS,
 	.create = ps_create, .run = ps_run, .copy_out = ps_copy_out, .copy_in = ps_copy_in,
+	.changes = ps_changes,
 	.destroy = ps_destroy, .preflight = ps_preflight, .janitor = ps_janitor,
 	.owner = ps_owner, .netns = ps_netns,
 };
@@ -727,8 +739,10 @@ static int refresh_child(void *arg)
 		return 125;
 	if (become(ps.sbx_uid, ps.sbx_gid) < 0 || chdir("/tmp/t") < 0)
 		return 126;
+	/* Every file recorded as checked out for fsmonitor (sandbox.h). */
 	const char *argv[] = { "git", "-c", "core.hooksPath=/dev/null", "-c",
-		"core.fsmonitor=false", "-c", "safe.directory=*", "update-index", "-q",
+		"core.fsmonitor=" SANDBOX_FSMONITOR_ALL, "-c", "core.fsmonitorHookVersion=2",
+		"-c", "safe.directory=*", "update-index", "-q",
 		"--refresh", "--force-write-index", NULL };
 	execvpe("git", (char *const *)argv, (char *const *)sandbox_git_env());
 	return 127;
@@ -1096,6 +1110,11 @@ static int keep_one(struct keeper *k, struct wire *w, const int *fds, size_t nfd
 		break;
 	case PS_COPY_IN:
 		rc = keep_copy_in(k, w, fds, nfds, &e);
+		break;
+	case PS_CHANGES:
+		rc = !k->sb || !ps.be->changes ?
+			err_set(&e, _("paddock's root helper got a malformed request")) :
+			ps.be->changes(k->sb, &e);
 		break;
 	case PS_DESTROY:
 		ps.be->destroy(k->sb);

@@ -55,40 +55,51 @@ int sandbox_cancel_requested(void)
 	return cancel_flag != 0 || (cancel_watch && *cancel_watch);
 }
 
+/* The settings of paddock's own git in a workspace (sandbox_git_env);
+ * FSMONITOR is core.fsmonitor's value. */
+#define GIT_ENV(FSMONITOR, EXTRA_COUNT, ...) { \
+		"HOME=/nonexistent", \
+		"XDG_CONFIG_HOME=/nonexistent", \
+		"GIT_CONFIG_GLOBAL=/dev/null", \
+		"GIT_CONFIG_NOSYSTEM=1", \
+		"GIT_ATTR_NOSYSTEM=1", \
+		"GIT_NO_REPLACE_OBJECTS=1", \
+		"GIT_TERMINAL_PROMPT=0", \
+		"GIT_PAGER=cat", \
+		"PAGER=cat", \
+		"GIT_AUTHOR_NAME=paddock agent", \
+		"GIT_AUTHOR_EMAIL=agent@paddock.invalid", \
+		"GIT_COMMITTER_NAME=paddock agent", \
+		"GIT_COMMITTER_EMAIL=agent@paddock.invalid", \
+		"GIT_CONFIG_COUNT=" EXTRA_COUNT, \
+		"GIT_CONFIG_KEY_0=core.hooksPath", "GIT_CONFIG_VALUE_0=/dev/null", \
+		"GIT_CONFIG_KEY_1=core.fsmonitor", "GIT_CONFIG_VALUE_1=" FSMONITOR, \
+		"GIT_CONFIG_KEY_2=core.attributesFile", "GIT_CONFIG_VALUE_2=/dev/null", \
+		"GIT_CONFIG_KEY_3=core.pager", "GIT_CONFIG_VALUE_3=cat", \
+		"GIT_CONFIG_KEY_4=safe.directory", "GIT_CONFIG_VALUE_4=*", \
+		"GIT_CONFIG_KEY_5=core.sshCommand", "GIT_CONFIG_VALUE_5=false", \
+		/* No gc or maintenance started by a commit: the hand-off's own \
+		 * time, and no repack of what the agent left. */ \
+		"GIT_CONFIG_KEY_6=gc.auto", "GIT_CONFIG_VALUE_6=0", \
+		"GIT_CONFIG_KEY_7=maintenance.auto", "GIT_CONFIG_VALUE_7=false", \
+		__VA_ARGS__ \
+		NULL, \
+	}
+
 const char *const *sandbox_git_env(void)
 {
 	/* GIT_CONFIG_COUNT settings rank above the repository's own config, so
 	 * a hostile .git/config cannot turn hooks or fsmonitor back on. */
-	static const char *const env[] = {
-		"HOME=/nonexistent",
-		"XDG_CONFIG_HOME=/nonexistent",
-		"GIT_CONFIG_GLOBAL=/dev/null",
-		"GIT_CONFIG_NOSYSTEM=1",
-		"GIT_ATTR_NOSYSTEM=1",
-		"GIT_NO_REPLACE_OBJECTS=1",
-		"GIT_TERMINAL_PROMPT=0",
-		"GIT_PAGER=cat",
-		"PAGER=cat",
-		"GIT_AUTHOR_NAME=paddock agent",
-		"GIT_AUTHOR_EMAIL=agent@paddock.invalid",
-		"GIT_COMMITTER_NAME=paddock agent",
-		"GIT_COMMITTER_EMAIL=agent@paddock.invalid",
-		"GIT_CONFIG_COUNT=8",
-		"GIT_CONFIG_KEY_0=core.hooksPath", "GIT_CONFIG_VALUE_0=/dev/null",
-		"GIT_CONFIG_KEY_1=core.fsmonitor", "GIT_CONFIG_VALUE_1=false",
-		"GIT_CONFIG_KEY_2=core.attributesFile", "GIT_CONFIG_VALUE_2=/dev/null",
-		"GIT_CONFIG_KEY_3=core.pager", "GIT_CONFIG_VALUE_3=cat",
-		"GIT_CONFIG_KEY_4=safe.directory", "GIT_CONFIG_VALUE_4=*",
-		"GIT_CONFIG_KEY_5=core.sshCommand", "GIT_CONFIG_VALUE_5=false",
-		/* No gc or maintenance started by a commit: the hand-off's own
-		 * time, and no repack of what the agent left. */
-		"GIT_CONFIG_KEY_6=gc.auto", "GIT_CONFIG_VALUE_6=0",
-		"GIT_CONFIG_KEY_7=maintenance.auto", "GIT_CONFIG_VALUE_7=false",
-		NULL,
-	};
+	static const char *const env[] = GIT_ENV("false", "8", );
 	return env;
 }
 
+const char *const *sandbox_git_env_fsmonitor(void)
+{
+	static const char *const env[] = GIT_ENV(SANDBOX_FSMONITOR_HOOK, "9",
+		"GIT_CONFIG_KEY_8=core.fsmonitorHookVersion", "GIT_CONFIG_VALUE_8=2",);
+	return env;
+}
 
 const char *sandbox_end_describe(const struct sandbox_result *r, char *buf, size_t len)
 {

@@ -162,6 +162,12 @@ struct sandbox_backend {
 	 * without following a link it planted).  Read-only inside. */
 	int (*copy_in)(struct sandbox *sb, const char *host, const char *inside,
 	               struct err *e);
+	/* Optional: writes SANDBOX_CHANGES, the fsmonitor answer (version 2:
+	 * the token and the paths, each ending in NUL) naming every path of
+	 * the workspace that may differ from its template; "/" when there are
+	 * too many to list.  NULL: the backend cannot tell (git then checks
+	 * every file). */
+	int (*changes)(struct sandbox *sb, struct err *e);
 	/* Kills everything left, removes cgroups; frees sb.  NULL is fine. */
 	void (*destroy)(struct sandbox *sb);
 	/* Checks that sandboxes can be made here; fails closed with a
@@ -234,6 +240,30 @@ int sandbox_cancel_requested(void);
  * and pager off, no automatic gc or maintenance, paddock's identity.  Nothing the agent left in $HOME or
  * ~/.config reaches these commands.  NULL-terminated, static. */
 const char *const *sandbox_git_env(void);
+
+/* git's fsmonitor, as paddock's own git uses it in a workspace: it makes
+ * the cost of `git add -A` and `git checkout` follow what changed, not the
+ * number of files.  A template's index records that each file is as
+ * checked out (its last refresh ran with this hook and no answer file:
+ * the answer "/", everything may have changed, and the refresh saw none
+ * had).  A command over a workspace then asks the hook, which answers
+ * with SANDBOX_CHANGES, the paths that may differ from the template, as
+ * the backend's changes() listed them from the overlay's upper layer
+ * (the index of each other file still holds).  A workspace whose index
+ * the agent rewrote has no such record, and git checks every file. */
+#define SANDBOX_FSMONITOR_TOKEN "paddock"
+#define SANDBOX_CHANGES_NAME ".paddock-changes"
+#define SANDBOX_CHANGES SANDBOX_OUTDIR "/" SANDBOX_CHANGES_NAME
+#define SANDBOX_FSMONITOR_HOOK \
+	"{ cat " SANDBOX_CHANGES " || printf '" SANDBOX_FSMONITOR_TOKEN "\\0/\\0'; } 2>/dev/null; :"
+
+/* The hook's answer "everything may have changed", for a refresh that
+ * records the files of a template as they are (no answer file asked). */
+#define SANDBOX_FSMONITOR_ALL "printf '" SANDBOX_FSMONITOR_TOKEN "\\0/\\0'; :"
+
+/* sandbox_git_env() with paddock's fsmonitor hook (above).  NULL-terminated,
+ * static. */
+const char *const *sandbox_git_env_fsmonitor(void);
 
 /* The paddock-bridge program: next to the running paddock (a build tree),
  * else in PKGLIBEXECDIR.  Newly allocated. */

@@ -72,6 +72,7 @@ struct sandbox {
 	int has_agent;         /* RT_AGENT holds an agent install */
 	char *bridge_ports;    /* bridge: RT_GATEWAY holds the gateway's sockets */
 	int root_mounted, merged_mounted;
+	int direct;            /* the workspace is the template itself, no overlay */
 	int cpu_noted;         /* CPU_NOTE is in the log */
 	int user;              /* user mode (sandbox.h): in a user namespace of ours */
 	int limits_noted;      /* RLIMIT_NOTE is in the log */
@@ -537,13 +538,23 @@ static int setup_runtime(struct sandbox *sb, const struct sandbox_spec *spec, st
 		if (write_home_file(sb, &spec->home_files[i], e) < 0)
 			return -1;
 
+	sb->direct = spec->ws.direct;
 	if (spec->ws.direct) {
 		if (mount(spec->ws.template_dir, RT_MERGED, NULL, MS_BIND | MS_REC, NULL) < 0)
 			return err_errno(e, _("cannot bind the workspace %s"), spec->ws.template_dir);
 	} else {
-		snprintf(opts, sizeof opts, "lowerdir=%s,upperdir=" RT_UPPER ",workdir=" RT_WORK,
-		         spec->ws.template_dir);
-		if (mount("paddock", RT_MERGED, "overlay", MS_NOSUID | MS_NODEV, opts) < 0)
+		/* In a user namespace overlayfs keeps what it marks (a folder
+		 * removed or made again over the template's) in user.overlay.*
+		 * xattrs, with userxattr; without it, removing a folder of the
+		 * template fails with EIO.  A kernel before 5.11 lacks the
+		 * option: then without it. */
+		int rc = -1;
+		for (int ux = sb->user ? 1 : 0; rc < 0 && ux >= 0; ux--) {
+			snprintf(opts, sizeof opts, "lowerdir=%s,upperdir=" RT_UPPER ",workdir=" RT_WORK
+			         "%s", spec->ws.template_dir, ux ? ",userxattr" : "");
+			rc = mount("paddock", RT_MERGED, "overlay", MS_NOSUID | MS_NODEV, opts);
+		}
+		if (rc < 0)
 			return err_errno(e, _("cannot mount the workspace overlay over %s"),
 			                 spec->ws.template_dir);
 	}
@@ -926,6 +937,15 @@ static int bw_copy_out(struct sandbox *sb, const char *inside, const char *host,
 	                           host, cap, e);
 }
 
+/* ---- changes ---- */
+
+static int bw_changes(struct sandbox *sb, struct err *e)
+{
+	if (sb->direct)
+		return err_set(e, _("the workspace is no overlay; nothing to compare"));
+	return sandbox_changes_at(RT_UPPER, RT_OUT, e);
+}
+
 /* ---- copy_in ---- */
 
 static int bw_copy_in(struct sandbox *sb, const char *host, const char *inside,
@@ -1072,6 +1092,7 @@ static void bw_owner(uid_t *uid, gid_t *gid)
 
 #define BW_OPS \
 	.create = bw_create, .run = bw_run, .copy_out = bw_copy_out, .copy_in = bw_copy_in, \
+	.changes = bw_changes, \
 	.destroy = bw_destroy, .preflight = bw_preflight, .janitor = bw_janitor, .owner = bw_owner
 
 static const struct sandbox_backend bwrap_backend = {

@@ -89,4 +89,10 @@ int sandbox_copy_out_at(const char *base, const char *rel, const char *inside,
 int sandbox_copy_in_at(const char *outdir, const char *host, const char *inside,
                        struct err *e);
 
+/* changes() for a backend whose workspace is an overlay with the upper
+ * folder `upper` and whose /out is outdir: every entry of the upper layer
+ * but .git, a whiteout also as a folder, a folder overlayfs made opaque or
+ * redirected also with a trailing '/' (everything under it). */
+int sandbox_changes_at(const char *upper, const char *outdir, struct err *e);
+
 #endif

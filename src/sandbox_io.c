@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -476,5 +477,148 @@ done:
 	if (out >= 0)
 		close(out);
 	close(dirfd);
+	return rc;
+}
+
+/* ---- changes: what the overlay's upper layer says changed ---- */
+
+/* More than this and the answer is "/" (everything): git then checks
+ * every file, which is what it costs without the list. */
+#define CHANGES_MAX_BYTES (16u << 20)
+#define CHANGES_MAX_DEPTH 256
+
+struct changes_walk {
+	struct buf out;
+	int full;                      /* too much: answer "/" */
+};
+
+static void changes_add(struct changes_walk *w, const char *path, const char *suffix)
+{
+	if (w->full)
+		return;
+	buf_adds(&w->out, path);
+	buf_adds(&w->out, suffix);
+	buf_addc(&w->out, '\0');
+	if (w->out.len > CHANGES_MAX_BYTES)
+		w->full = 1;
+}
+
+/* 1 when overlayfs marked the folder opaque (what was below it is gone)
+ * or redirected (a renamed folder whose files stay below, at the old
+ * name): its files are not all listed in the upper layer.  Either xattr
+ * namespace: trusted (a mount by real root), user (in a user namespace).
+ * A folder whose xattrs cannot be read counts as one. */
+static int changes_dir_hides(int fd)
+{
+	static const char *const names[] = {
+		"trusted.overlay.opaque", "user.overlay.opaque",
+		"trusted.overlay.redirect", "user.overlay.redirect",
+	};
+	char v[8];
+	for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+		/* ERANGE: there, with a longer value.  ENOTSUP: a namespace
+		 * the filesystem lacks, which overlayfs cannot use either. */
+		if (fgetxattr(fd, names[i], v, sizeof v) >= 0 ||
+		    (errno != ENODATA && errno != ENOTSUP))
+			return 1;
+	}
+	return 0;
+}
+
+/* Lists what is under the upper folder fd (prefix: its path in the
+ * workspace, "" or ending in '/'); closes fd. */
+static void changes_walk_dir(struct changes_walk *w, int fd, const char *prefix, int depth)
+{
+	DIR *d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		w->full = 1;
+		return;
+	}
+	struct dirent *de;
+	while (!w->full && (de = readdir(d))) {
+		const char *name = de->d_name;
+		if (!strcmp(name, ".") || !strcmp(name, ".."))
+			continue;
+		/* git tracks nothing under .git, in no folder. */
+		if (!strcmp(name, ".git"))
+			continue;
+		struct stat st;
+		if (fstatat(dirfd(d), name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			w->full = 1;
+			break;
+		}
+		char *path = xasprintf("%s%s", prefix, name);
+		if (S_ISCHR(st.st_mode) && st.st_rdev == 0) {
+			/* A whiteout: removed, a file or a whole folder. */
+			changes_add(w, path, "");
+			changes_add(w, path, "/");
+		} else if (S_ISDIR(st.st_mode)) {
+			int sub = openat(dirfd(d), name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (sub < 0 || depth >= CHANGES_MAX_DEPTH) {
+				if (sub >= 0)
+					close(sub);
+				w->full = 1;
+			} else {
+				if (changes_dir_hides(sub))
+					changes_add(w, path, "/");
+				/* A folder made or copied up: git finds new files by
+				 * reading folders anyway; its name is listed for a file
+				 * that became a folder. */
+				changes_add(w, path, "");
+				char *sp = xasprintf("%s/", path);
+				changes_walk_dir(w, sub, sp, depth + 1);
+				free(sp);
+			}
+		} else {
+			changes_add(w, path, "");
+		}
+		free(path);
+	}
+	closedir(d);
+}
+
+int sandbox_changes_at(const char *upper, const char *outdir, struct err *e)
+{
+	const char *name = SANDBOX_CHANGES_NAME;
+	struct changes_walk w = {0};
+	buf_adds(&w.out, SANDBOX_FSMONITOR_TOKEN);
+	buf_addc(&w.out, '\0');
+	int fd = open(upper, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || changes_dir_hides(fd)) {
+		if (fd >= 0)
+			close(fd);
+		w.full = 1;
+	} else {
+		changes_walk_dir(&w, fd, "", 0);
+	}
+	if (w.full) {
+		buf_reset(&w.out);
+		buf_adds(&w.out, SANDBOX_FSMONITOR_TOKEN);
+		buf_addc(&w.out, '\0');
+		buf_adds(&w.out, "/");
+		buf_addc(&w.out, '\0');
+	}
+	int rc = -1, dfd = open(outdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0) {
+		err_errno(e, _("cannot open the sandbox's %s"), outdir);
+		goto out;
+	}
+	if (unlinkat(dfd, name, 0) < 0 && errno != ENOENT) {
+		err_errno(e, _("cannot replace %s"), SANDBOX_CHANGES);
+		goto out;
+	}
+	int out = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
+	if (out < 0 || fsx_write_all(out, w.out.data, w.out.len) < 0) {
+		err_errno(e, _("cannot write %s"), SANDBOX_CHANGES);
+		if (out >= 0)
+			close(out);
+		goto out;
+	}
+	rc = close(out) == 0 ? 0 : err_errno(e, _("cannot write %s"), SANDBOX_CHANGES);
+out:
+	if (dfd >= 0)
+		close(dfd);
+	buf_free(&w.out);
 	return rc;
 }

@@ -290,6 +290,9 @@ static const char template_baseline_script[] =
 	"set -e\n"
 	"gd=$(git rev-parse --git-dir)\n"
 	"mkdir -p \"$gd/info\"\n"
+	/* Set-up may have left an answer for the fsmonitor hook: this
+	 * refresh must look at every file. */
+	"rm -f \"$PADDOCK_OUT/" SANDBOX_CHANGES_NAME "\"\n"
 	"git update-index -q --refresh >/dev/null 2>&1 || true\n"
 	"git ls-files -z --others --directory --exclude-standard | "
 	"sed -z '/\\n/d; s/[][*?\\\\]/\\\\&/g; s/^[#!]/\\\\&/; s/ $/\\\\ /; s|^|/|' | "
@@ -311,7 +314,8 @@ static int template_setup(const struct template_ctx *tc, const struct repo_conf 
 		.be = tc->be, .net = r, .id = id, .repo = r->name, .base = sha, .direct = 1,
 		.dir = dir, .log_fd = tc->log_fd,
 		.report_fd = tc->report_fd,
-		.steps = { { r->setup, NULL }, { template_baseline_script, sandbox_git_env() } },
+		.steps = { { r->setup, NULL },
+		           { template_baseline_script, sandbox_git_env_fsmonitor() } },
 		.nsteps = 2,
 	};
 	int rc = template_sandbox(tc->cfg, &job, &rep, e);
@@ -405,7 +409,10 @@ static int template_build(const struct template_ctx *tc, const struct repo_conf 
 	 * the index afterwards, or git in every task would re-read every file
 	 * to find it unchanged (the cost would grow with the repo).  The tree
 	 * is still only paddock's own checkout here, never an agent's. */
+	/* The refresh records every file as checked out for git's fsmonitor
+	 * (sandbox.h): a task's git then checks only what it changed. */
 	const char *refresh[] = { "-c", "core.hooksPath=/dev/null", "-c", "safe.directory=*",
+		"-c", "core.fsmonitor=" SANDBOX_FSMONITOR_ALL, "-c", "core.fsmonitorHookVersion=2",
 		"-C", tmp, "update-index",
 		"-q", "--refresh", "--force-write-index", NULL };
 	char *index = xasprintf("%s/.git/index", tmp);
@@ -670,13 +677,16 @@ static char *template_verify_script(const char *head, const char *test)
 {
 	struct buf b = {0};
 	buf_adds(&b, "(\n");
-	for (const char *const *v = sandbox_git_env(); *v; v++) {
+	for (const char *const *v = sandbox_git_env_fsmonitor(); *v; v++) {
 		const char *eq = strchr(*v, '=');
 		buf_printf(&b, "export %.*s=", (int)(eq - *v), *v);
 		template_sh_quote(&b, eq + 1);
 		buf_addc(&b, '\n');
 	}
+	/* Nothing changed since the template: what fsmonitor answers lets
+	 * the checkout skip a stat of every file (sandbox.h). */
 	buf_printf(&b, "set -e\n"
+	           "printf '" SANDBOX_FSMONITOR_TOKEN "\\0' > \"$PADDOCK_OUT/" SANDBOX_CHANGES_NAME "\"\n"
 	           "git bundle unbundle \"$PADDOCK_OUT/verify.bundle\" >/dev/null\n"
 	           "git checkout -q -f --detach %s\n"
 	           "rm -f \"$PADDOCK_OUT/verify.bundle\"\n"
