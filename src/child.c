@@ -219,6 +219,7 @@ int child_start(struct child *c, struct err *e)
 	c->status = 0;
 	c->exec_errno = 0;
 	c->exec_step = 0;
+	c->exec_fd = -1;
 	if (!c->fn) {
 		path = child_resolve(c->argv[0], c->env);
 		if (!path) {
@@ -279,30 +280,14 @@ int child_start(struct child *c, struct err *e)
 		goto fail;
 	}
 	c->pid = pid;
+	c->exec_fd = -1;
 	if (report[1] >= 0) {
 		close(report[1]);
 		report[1] = -1;
-		struct child_report rep = { 0, 0 };
-		ssize_t got;
-		do
-			got = read(report[0], &rep, sizeof rep);
-		while (got < 0 && errno == EINTR);
-		close(report[0]);
+		c->exec_fd = report[0];
 		report[0] = -1;
-		if (got == (ssize_t)sizeof rep) {
-			/* Owned or not, it ended before running: reap it here. */
-			pthread_mutex_lock(&lock);
-			struct node *mine = node_find(pid);
-			if (mine)
-				mine->on_exit = NULL;
-			pthread_mutex_unlock(&lock);
-			child_finish(c);
-			c->exec_errno = rep.err;
-			c->exec_step = rep.step;
-			errno = rep.err;
-			free(path);
-			return err_errno(e, _("cannot run %s"), what);
-		}
+		free(path);
+		return c->flags & CHILD_EXEC_LATER ? 0 : child_exec_wait(c, e);
 	}
 	free(path);
 	return 0;
@@ -314,6 +299,32 @@ fail:
 	free(path);
 	c->pid = -1;
 	return -1;
+}
+
+int child_exec_wait(struct child *c, struct err *e)
+{
+	if (c->exec_fd < 0)
+		return 0;
+	struct child_report rep = { 0, 0 };
+	ssize_t got;
+	do
+		got = read(c->exec_fd, &rep, sizeof rep);
+	while (got < 0 && errno == EINTR);
+	close(c->exec_fd);
+	c->exec_fd = -1;
+	if (got != (ssize_t)sizeof rep)
+		return 0;
+	/* Owned or not, it ended before running: reap it here. */
+	pthread_mutex_lock(&lock);
+	struct node *mine = node_find(c->pid);
+	if (mine)
+		mine->on_exit = NULL;
+	pthread_mutex_unlock(&lock);
+	child_finish(c);
+	c->exec_errno = rep.err;
+	c->exec_step = rep.step;
+	errno = rep.err;
+	return err_errno(e, _("cannot run %s"), c->argv[0]);
 }
 
 /* Takes the status of a node the reaper kept; with lock held. */

@@ -38,6 +38,9 @@ enum child_flag {
 	CHILD_DIE_WITH_PARENT = 1 << 0,  /* SIGKILL when the thread that started it ends */
 	CHILD_CLOSE_FDS = 1 << 1,        /* close every descriptor above 2 but keep[] */
 	CHILD_NEW_SESSION = 1 << 2,      /* setsid(): no terminal, its own group */
+	/* A program: child_start returns once it has forked, before setup
+	 * and execve; child_exec_wait says later whether it runs. */
+	CHILD_EXEC_LATER = 1 << 3,
 };
 
 struct child {
@@ -74,6 +77,7 @@ struct child {
 	int status;                      /* wait status, once finished */
 	int exec_errno;                  /* why the program could not run, or 0 */
 	int exec_step;                   /* setup's step that failed, or 0 */
+	int exec_fd;                     /* CHILD_EXEC_LATER: its report, until waited */
 };
 
 /* Starts c.  For a program, returns only once it runs: when it cannot
@@ -82,6 +86,11 @@ struct child {
  * set.  stdio, keep and the other descriptors are the caller's; they may
  * be closed once this returns. */
 int child_start(struct child *c, struct err *e);
+
+/* For a child started with CHILD_EXEC_LATER: waits until it runs its
+ * program (0) or could not (-1, reaped, exec_errno and e set), as
+ * child_start would have.  Call it once, before any other wait. */
+int child_exec_wait(struct child *c, struct err *e);
 
 /* Waits for c (started without on_exit) to end; returns its wait status,
  * also left in c->status.  Never fails: an interrupted wait is retried. */

@@ -59,6 +59,9 @@
 #define DELEGATED_NOTE "[paddock: user mode, in a delegated cgroup: the sandbox's memory, " \
 	"processes and CPU are limited by cgroups of its own]\n"
 
+/* The files bound with --ro-bind-data, each a memfd per command. */
+enum { DATA_PASSWD, DATA_GROUP, DATA_HOSTS, DATA_GITCONFIG, DATA_N };
+
 struct sandbox {
 	char *task_id;
 	uid_t uid;
@@ -78,6 +81,17 @@ struct sandbox {
 	int limits_noted;      /* RLIMIT_NOTE is in the log */
 	pid_t running;         /* the command's bwrap while it runs, or 0 */
 	int memory_hit;        /* the watch killed it for its memory */
+	/* The next command's bwrap, started ahead (bw_prestart): in the
+	 * sandbox's cgroups already, blocked reading its arguments. */
+	struct bw_pre {
+		int started;
+		struct child ch;
+		int data[DATA_N];
+		int out_rd;        /* its output */
+		int devnull;
+		int args_fd;       /* a memfd its bwrap reads its arguments from */
+		int go_wr;         /* its start: RLIMIT_CPU's seconds, 8 bytes */
+	} pre;
 };
 
 /* ---- helpers ---- */
@@ -202,8 +216,6 @@ static const char group_data[] =
 static const char hosts_data[] =
 	"127.0.0.1\tlocalhost sandbox\n"
 	"::1\tlocalhost ip6-localhost ip6-loopback\n";
-enum { DATA_PASSWD, DATA_GROUP, DATA_HOSTS, DATA_GITCONFIG, DATA_N };
-
 /* The usr-merge links and dirs at the root, mirrored from the host. */
 static void add_root_links(struct argv_b *a)
 {
@@ -324,6 +336,8 @@ static struct sandbox *live;
 static pid_t live_pid;
 
 static void bw_destroy(struct sandbox *sb);
+static void bw_prestart(struct sandbox *sb);
+static void bw_pre_drop(struct sandbox *sb);
 
 static int copy_in(const char *src, const char *dst, uint64_t cap, mode_t mode, struct err *e)
 {
@@ -373,6 +387,34 @@ static int write_proc(const char *path, const char *text)
 	close(fd);
 	errno = saved;
 	return n == (ssize_t)strlen(text) ? 0 : -1;
+}
+
+/* The workspace at RT_MERGED: the template itself (direct), or an overlay
+ * with the upper layer in the sandbox's tmpfs. */
+static int mount_workspace(struct sandbox *sb, const struct sandbox_spec *spec, struct err *e)
+{
+	char opts[4400];
+	sb->direct = spec->ws.direct;
+	if (spec->ws.direct) {
+		if (mount(spec->ws.template_dir, RT_MERGED, NULL, MS_BIND | MS_REC, NULL) < 0)
+			return err_errno(e, _("cannot bind the workspace %s"), spec->ws.template_dir);
+		return 0;
+	}
+	/* In a user namespace overlayfs keeps what it marks (a folder
+	 * removed or made again over the template's) in user.overlay.*
+	 * xattrs, with userxattr; without it, removing a folder of the
+	 * template fails with EIO.  A kernel before 5.11 lacks the
+	 * option: then without it. */
+	int rc = -1;
+	for (int ux = sb->user ? 1 : 0; rc < 0 && ux >= 0; ux--) {
+		snprintf(opts, sizeof opts, "lowerdir=%s,upperdir=" RT_UPPER ",workdir=" RT_WORK "%s",
+		         spec->ws.template_dir, ux ? ",userxattr" : "");
+		rc = mount("paddock", RT_MERGED, "overlay", MS_NOSUID | MS_NODEV, opts);
+	}
+	if (rc < 0)
+		return err_errno(e, _("cannot mount the workspace overlay over %s"),
+		                 spec->ws.template_dir);
+	return 0;
 }
 
 /* User mode: this process (the supervisor) enters a user namespace whose
@@ -538,26 +580,8 @@ static int setup_runtime(struct sandbox *sb, const struct sandbox_spec *spec, st
 		if (write_home_file(sb, &spec->home_files[i], e) < 0)
 			return -1;
 
-	sb->direct = spec->ws.direct;
-	if (spec->ws.direct) {
-		if (mount(spec->ws.template_dir, RT_MERGED, NULL, MS_BIND | MS_REC, NULL) < 0)
-			return err_errno(e, _("cannot bind the workspace %s"), spec->ws.template_dir);
-	} else {
-		/* In a user namespace overlayfs keeps what it marks (a folder
-		 * removed or made again over the template's) in user.overlay.*
-		 * xattrs, with userxattr; without it, removing a folder of the
-		 * template fails with EIO.  A kernel before 5.11 lacks the
-		 * option: then without it. */
-		int rc = -1;
-		for (int ux = sb->user ? 1 : 0; rc < 0 && ux >= 0; ux--) {
-			snprintf(opts, sizeof opts, "lowerdir=%s,upperdir=" RT_UPPER ",workdir=" RT_WORK
-			         "%s", spec->ws.template_dir, ux ? ",userxattr" : "");
-			rc = mount("paddock", RT_MERGED, "overlay", MS_NOSUID | MS_NODEV, opts);
-		}
-		if (rc < 0)
-			return err_errno(e, _("cannot mount the workspace overlay over %s"),
-			                 spec->ws.template_dir);
-	}
+	if (mount_workspace(sb, spec, e) < 0)
+		return -1;
 	sb->merged_mounted = 1;
 	return 0;
 }
@@ -631,6 +655,7 @@ static int bw_create(struct sandbox **out, const struct sandbox_spec *spec, stru
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	live = sb;
 	live_pid = getpid();
+	bw_prestart(sb);
 	*out = sb;
 	return 0;
 fail:
@@ -655,6 +680,7 @@ static void bw_destroy(struct sandbox *sb)
 		return;
 	if (live == sb)
 		live = NULL;
+	bw_pre_drop(sb);
 	cgroup_destroy(sb->cg);
 	reap_sandbox_zombies();
 	/* They would go with the namespace anyway; detaching now frees the
@@ -679,13 +705,72 @@ static void bw_destroy(struct sandbox *sb)
 
 /* The steps of bw_enter, each with its own message (step_text). */
 enum bw_step {
-	STEP_CGROUP = 1, STEP_RLIMIT, STEP_FDS, STEP_IDS, STEP_PARENT, STEP_NETNS
+	STEP_CGROUP = 1, STEP_RLIMIT, STEP_FDS, STEP_IDS, STEP_PARENT, STEP_NETNS, STEP_EXEC
 };
 
 struct bw_child {
 	struct sandbox *sb;
 	pid_t parent;
+	int go_fd;             /* started ahead: wait here for the command, or -1 */
+	int args_fd;           /* ... whose bwrap arguments are in this memfd */
 };
+
+/* What a process started ahead gets to start its command. */
+struct bw_go {
+	uint64_t cpu;          /* RLIMIT_CPU's seconds, or 0 */
+	uint64_t len;          /* bytes of arguments in the memfd */
+};
+
+/* The rest of bw_enter for a process started ahead (bw_prestart): in the
+ * cgroups now, it waits for its command, then runs bwrap with the
+ * arguments in the memfd.  Only async-signal-safe calls (mmap for the
+ * argument vector): the supervisor may have threads.  Returns only when
+ * it cannot. */
+static int bw_enter_late(const struct bw_child *bc)
+{
+	static const char *const envp[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL };
+	static char bwrap_word[] = "bwrap";
+	struct bw_go go;
+	size_t got = 0;
+	while (got < sizeof go) {
+		ssize_t n = read(bc->go_fd, (char *)&go + got, sizeof go - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			errno = EPIPE;
+			return STEP_FDS;
+		}
+		got += (size_t)n;
+	}
+	close(bc->go_fd);
+	struct rlimit cl = { (rlim_t)go.cpu, (rlim_t)go.cpu + 1 };
+	if (go.cpu && setrlimit(RLIMIT_CPU, &cl) < 0)
+		return STEP_RLIMIT;
+	if (go.len == 0 || go.len > (64u << 20)) {
+		errno = EINVAL;
+		return STEP_FDS;
+	}
+	char *args = mmap(NULL, go.len, PROT_READ | PROT_WRITE, MAP_PRIVATE, bc->args_fd, 0);
+	if (args == MAP_FAILED)
+		return STEP_FDS;
+	size_t n = 0;
+	for (size_t i = 0; i < go.len; i++)
+		n += args[i] == '\0';
+	char **argv = mmap(NULL, (n + 2) * sizeof *argv, PROT_READ | PROT_WRITE,
+	                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (argv == MAP_FAILED || args[go.len - 1] != '\0') {
+		errno = EINVAL;
+		return STEP_FDS;
+	}
+	argv[0] = bwrap_word;
+	size_t k = 1;
+	for (size_t i = 0; i < go.len; i += strlen(args + i) + 1)
+		argv[k++] = args + i;
+	argv[k] = NULL;
+	close(bc->args_fd);
+	execve(BWRAP_PATH, argv, (char *const *)envp);
+	return STEP_EXEC;
+}
 
 /* In the command's child, last before bwrap runs (child.h: signals at
  * their default, fds 0-2 and the kept ones in place, core, file size and
@@ -723,6 +808,8 @@ static int bw_enter(void *arg)
 		errno = ESRCH;
 		return STEP_PARENT;
 	}
+	if (bc->go_fd >= 0)
+		return bw_enter_late(bc);
 	return 0;
 }
 
@@ -736,6 +823,7 @@ static const char *step_text(int step)
 	case STEP_PARENT: return _("the supervisor went away");
 	case 0: return _("cannot run bubblewrap");
 	case STEP_NETNS: return _("cannot join the sandbox's network namespace");
+	case STEP_EXEC: return _("cannot run bubblewrap (" BWRAP_PATH ")");
 	default: return _("the command could not be started");
 	}
 }
@@ -795,7 +883,7 @@ static int run_start(struct sandbox *sb, const struct sandbox_cmd *cmd,
 	if (!sb->cg && sb->limits.memory > 0)
 		limits[nlimits++] = (struct child_limit){ RLIMIT_DATA, sb->limits.memory,
 		                                          sb->limits.memory };
-	struct bw_child bc = { .sb = sb, .parent = getpid() };
+	struct bw_child bc = { .sb = sb, .parent = getpid(), .go_fd = -1, .args_fd = -1 };
 	*ch = (struct child){ .argv = (const char *const *)av->v, .env = envp, .cwd = "/",
 	                      .stdio = { devnull, *out_wr, *out_wr }, .keep = keep,
 	                      .nkeep = nkeep, .limits = limits, .nlimits = nlimits,
@@ -814,6 +902,128 @@ static int run_start(struct sandbox *sb, const struct sandbox_cmd *cmd,
 			err_errno(e, "%s", step_text(ch->exec_step));
 		return -1;
 	}
+	return 0;
+}
+
+/* ---- the next command's bwrap, started ahead ---- */
+
+/* Moving a process into a cgroup (v1) waits for an RCU grace period when
+ * no move happened in the last few tens of ms: 7-25 ms on these machines,
+ * for every command that follows a pause.  So the next command's process
+ * is started as soon as a command ends (and when the sandbox is made):
+ * it moves into the cgroups while the supervisor does other work, and
+ * waits in bw_enter.  bw_run writes bwrap's arguments to a memfd and
+ * sends the start; then it runs bwrap with them.  The start is a
+ * message, not EOF: another child of the supervisor may hold a copy of
+ * the pipe. */
+static void bw_pre_close(struct bw_pre *p)
+{
+	for (int i = 0; i < DATA_N; i++)
+		if (p->data[i] >= 0)
+			close(p->data[i]);
+	int *fds[] = { &p->out_rd, &p->devnull, &p->args_fd, &p->go_wr };
+	for (size_t i = 0; i < sizeof fds / sizeof *fds; i++)
+		if (*fds[i] >= 0)
+			close(*fds[i]);
+	memset(p, 0, sizeof *p);
+}
+
+static void bw_pre_drop(struct sandbox *sb)
+{
+	struct bw_pre *p = &sb->pre;
+	if (!p->started)
+		return;
+	child_kill(&p->ch, SIGKILL);
+	struct err ignored = {{0}};
+	if (child_exec_wait(&p->ch, &ignored) == 0)
+		child_finish(&p->ch);
+	bw_pre_close(p);
+}
+
+static void bw_prestart(struct sandbox *sb)
+{
+	struct bw_pre *p = &sb->pre;
+	struct err e = {{0}};
+	int outp[2] = { -1, -1 }, go[2] = { -1, -1 };
+	if (p->started || !sb->cg)
+		return;
+	for (int i = 0; i < DATA_N; i++)
+		p->data[i] = -1;
+	p->out_rd = p->devnull = p->args_fd = p->go_wr = -1;
+	if (run_fds(p->data, outp, &p->devnull, &e) < 0 || pipe2(go, O_CLOEXEC) < 0 ||
+	    (go[0] = fd_high(go[0])) < 0 ||
+	    (p->args_fd = fd_high(memfd_create("bwrap-args", MFD_CLOEXEC))) < 0)
+		goto fail;
+	/* argv is never run: bw_enter_late runs bwrap itself. */
+	const char *argv[] = { "bwrap", NULL };
+	static const char *const envp[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL };
+	int keep[DATA_N + 4];
+	size_t nkeep = 0;
+	keep[nkeep++] = sb->seccomp_fd;
+	keep[nkeep++] = p->args_fd;
+	keep[nkeep++] = go[0];
+	for (int i = 0; i < DATA_N; i++)
+		keep[nkeep++] = p->data[i];
+	if (sb->netns_fd >= 0)
+		keep[nkeep++] = sb->netns_fd;
+	struct child_limit limits[2] = { { RLIMIT_CORE, 0, 0 },
+	                                 { RLIMIT_FSIZE, sb->limits.disk, sb->limits.disk } };
+	/* Read by child_start only (the child has its copy). */
+	struct bw_child bc = { .sb = sb, .parent = getpid(), .go_fd = go[0],
+	                       .args_fd = p->args_fd };
+	p->ch = (struct child){ .argv = argv, .env = envp, .cwd = "/",
+	                        .stdio = { p->devnull, outp[1], outp[1] }, .keep = keep,
+	                        .nkeep = nkeep, .limits = limits, .nlimits = 2,
+	                        .flags = CHILD_CLOSE_FDS | CHILD_EXEC_LATER, .setup = bw_enter,
+	                        .arg = &bc };
+	if (child_start(&p->ch, &e) < 0)
+		goto fail;
+	p->ch.argv = NULL;  /* the child's; child_exec_wait's message gets its own */
+	close(outp[1]);
+	close(go[0]);
+	p->out_rd = outp[0];
+	p->go_wr = go[1];
+	p->started = 1;
+	return;
+fail:
+	for (int i = 0; i < 2; i++) {
+		if (outp[i] >= 0)
+			close(outp[i]);
+		if (go[i] >= 0)
+			close(go[i]);
+	}
+	bw_pre_close(p);
+}
+
+/* Hands the command to the process started ahead: bwrap's arguments
+ * after the first, NUL-separated, into the memfd, then the start.  0 with *ch running it; -1 with e, the
+ * process gone (reaped or killed here). */
+static int bw_pre_take(struct sandbox *sb, const struct sandbox_cmd *cmd,
+                       const struct argv_b *av, struct child *ch, struct err *e)
+{
+	struct bw_pre *p = &sb->pre;
+	struct bw_go go = { .cpu = sandbox_cpu_rlimit(&sb->limits, cmd) };
+	int rc = 0;
+	for (size_t i = 1; rc == 0 && i < av->n; i++) {
+		size_t len = strlen(av->v[i]) + 1;
+		if (fsx_write_all(p->args_fd, av->v[i], len) < 0)
+			rc = err_errno(e, "%s", step_text(STEP_FDS));
+		go.len += len;
+	}
+	if (rc == 0 && fsx_write_all(p->go_wr, &go, sizeof go) < 0)
+		rc = err_errno(e, "%s", step_text(STEP_FDS));
+	static const char *const name[] = { "bwrap", NULL };
+	p->ch.argv = name;
+	if (rc < 0) {
+		child_kill(&p->ch, SIGKILL);
+		if (child_exec_wait(&p->ch, e) == 0)
+			child_finish(&p->ch);
+		return -1;
+	}
+	if (child_exec_wait(&p->ch, e) < 0)
+		return -1;
+	*ch = p->ch;
+	sb->running = ch->pid;
 	return 0;
 }
 
@@ -893,13 +1103,31 @@ static int bw_run(struct sandbox *sb, const struct sandbox_cmd *cmd, struct sand
 	int begun = sandbox_run_begin(cmd, r, e);
 	if (begun != 0)
 		return begun < 0 ? -1 : 0;
-	if (run_fds(data, outp, &devnull, e) < 0)
-		goto out;
-	build_argv(sb, cmd, data, &av);
 	oom0 = cgroup_oom_kills(sb->cg);
 	pids0 = cgroup_pids_refused(sb->cg);
-	if (run_start(sb, cmd, &av, data, devnull, &outp[1], &ch, e) < 0)
-		goto out;
+	if (sb->pre.started) {
+		/* Its output and files are this run's from here on. */
+		struct bw_pre *p = &sb->pre;
+		memcpy(data, p->data, sizeof data);
+		outp[0] = p->out_rd;
+		devnull = p->devnull;
+		for (int i = 0; i < DATA_N; i++)
+			p->data[i] = -1;
+		p->out_rd = p->devnull = -1;
+		build_argv(sb, cmd, data, &av);
+		int took = bw_pre_take(sb, cmd, &av, &ch, e);
+		bw_pre_close(p);
+		if (took < 0) {
+			cgroup_kill_all(sb->cg);
+			goto out;
+		}
+	} else {
+		if (run_fds(data, outp, &devnull, e) < 0)
+			goto out;
+		build_argv(sb, cmd, data, &av);
+		if (run_start(sb, cmd, &av, data, devnull, &outp[1], &ch, e) < 0)
+			goto out;
+	}
 	run_drain_init(sb, cmd, &d);
 	sb->memory_hit = 0;
 	enum sandbox_end killed = sandbox_wait(cmd, &ch, outp[0], &d, kill_all, watch_memory, sb,
@@ -910,6 +1138,8 @@ static int bw_run(struct sandbox *sb, const struct sandbox_cmd *cmd, struct sand
 	reap_sandbox_zombies();
 	run_result(sb, r, killed, status, oom0, pids0);
 	rc = 0;
+	/* The next command's bwrap, into the cgroups while we do other work. */
+	bw_prestart(sb);
 
 out:
 	for (int i = 0; i < DATA_N; i++)

@@ -240,6 +240,41 @@ static void test_setup_hook(void)
 	   "a setup step that fails is reported with its step and errno");
 }
 
+/* Blocks until the test writes a byte to the pipe (arg): a program
+ * started ahead, waiting for its start. */
+static int setup_waits(void *arg)
+{
+	char x;
+	return read(*(int *)arg, &x, 1) == 1 ? 0 : 9;
+}
+
+static void test_exec_later(void)
+{
+	const char *argv[] = { "sh", "-c", "exit 3", NULL };
+	int go[2];
+	if (pipe(go) < 0) {
+		ok(0, "a pipe");
+		return;
+	}
+	struct child c = { .argv = argv, .setup = setup_waits, .arg = &go[0],
+	                   .flags = CHILD_EXEC_LATER };
+	struct err e = {{0}};
+	ok(child_start(&c, &e) == 0 && c.pid > 0,
+	   "CHILD_EXEC_LATER: child_start returns while the child waits in its setup");
+	ok(child_poll(&c) == 0, "... and the child is still there");
+	ok(write(go[1], "x", 1) == 1 && child_exec_wait(&c, &e) == 0,
+	   "child_exec_wait: 0 once it runs its program");
+	is_int(child_exit_code(child_finish(&c)), 3, "... and it ends as the program does");
+
+	struct child f = { .argv = argv, .setup = setup_waits, .arg = &go[0],
+	                   .flags = CHILD_EXEC_LATER };
+	close(go[1]);
+	ok(child_start(&f, &e) == 0 && child_exec_wait(&f, &e) < 0 && f.exec_step == 9 &&
+	   f.pid < 0, "child_exec_wait: -1, its setup's step and the child reaped when it "
+	   "could not run");
+	close(go[0]);
+}
+
 static void test_poll_and_kill(void)
 {
 	const char *argv[] = { "sleep", "30", NULL };
@@ -287,6 +322,7 @@ int main(void)
 	test_descriptors_and_signals();
 	test_limits();
 	test_setup_hook();
+	test_exec_later();
 	test_poll_and_kill();
 	test_strays();
 	return tap_done();
