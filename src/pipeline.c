@@ -1454,7 +1454,16 @@ static int step_workspace(struct steps *s)
 	}
 	/* The task branch at the base, made current without touching
 	 * the index or the files: constant time whatever the repo's
-	 * size. */
+	 * size.  Written from the host where the backend can (nothing of
+	 * the agent's is in the workspace yet), else by git inside. */
+	char *branch = xasprintf("paddock/%s", t->id);
+	struct err be = {{0}};
+	int written = r->job->be->branch && r->job->be->branch(s->sb, branch, r->base, &be) == 0;
+	free(branch);
+	if (written)
+		return 0;
+	if (be.msg[0])
+		logline(r, "preparing: %s; git makes the task branch instead", be.msg);
 	char *script = xasprintf("git update-ref refs/heads/paddock/%s %s && "
 	                         "git symbolic-ref HEAD refs/heads/paddock/%s", t->id,
 	                         r->base, t->id);

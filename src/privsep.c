@@ -41,7 +41,7 @@ enum ps_op {
 	PS_PREFLIGHT = 1, PS_JANITOR, PS_NETNS, PS_HAND_OVER, PS_REMOVE,
 	PS_CREATE, PS_RUN, PS_COPY_OUT, PS_COPY_IN, PS_DESTROY,
 	PS_CANCEL,             /* during a run: stop it */
-	PS_CHANGES,
+	PS_CHANGES, PS_BRANCH,
 };
 
 static struct {
@@ -583,10 +583,22 @@ static int ps_changes(struct sandbox *sb, struct err *e)
 	return rc;
 }
 
+static int ps_branch(struct sandbox *sb, const char *branch, const char *sha, struct err *e)
+{
+	struct wire req = {0}, rep = {0};
+	put_u32(&req, PS_BRANCH);
+	put_str(&req, branch);
+	put_str(&req, sha);
+	int rc = ps_call(sb->fd, &req, NULL, 0, &rep, NULL, 0, NULL, e);
+	wire_free(&req);
+	wire_free(&rep);
+	return rc;
+}
+
 static const struct sandbox_backend privsep_backend = {
 	.name = "bwrap", .nets = SANDBOX_NET_NETNS,
 	.create = ps_create, .run = ps_run, .copy_out = ps_copy_out, .copy_in = ps_copy_in,
-	.changes = ps_changes,
+	.changes = ps_changes, .branch = ps_branch,
 	.destroy = ps_destroy, .preflight = ps_preflight, .janitor = ps_janitor,
 	.owner = ps_owner, .netns = ps_netns,
 };
@@ -1111,6 +1123,15 @@ static int keep_one(struct keeper *k, struct wire *w, const int *fds, size_t nfd
 	case PS_COPY_IN:
 		rc = keep_copy_in(k, w, fds, nfds, &e);
 		break;
+	case PS_BRANCH: {
+		/* The names are checked where the files are written
+		 * (sandbox_branch_at). */
+		const char *branch = get_str(w), *sha = get_str(w);
+		rc = w->bad || !branch || !sha || !k->sb || !ps.be->branch ?
+			err_set(&e, _("paddock's root helper got a malformed request")) :
+			ps.be->branch(k->sb, branch, sha, &e);
+		break;
+	}
 	case PS_CHANGES:
 		rc = !k->sb || !ps.be->changes ?
 			err_set(&e, _("paddock's root helper got a malformed request")) :

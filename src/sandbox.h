@@ -168,6 +168,12 @@ struct sandbox_backend {
 	 * too many to list.  NULL: the backend cannot tell (git then checks
 	 * every file). */
 	int (*changes)(struct sandbox *sb, struct err *e);
+	/* Optional: makes refs/heads/<branch> (at most one folder deep) of the
+	 * workspace's repository point at sha, and HEAD name it, as git
+	 * update-ref and symbolic-ref would, from the host: for a workspace
+	 * no command ran in yet (nothing of the agent's is there).  NULL:
+	 * the caller runs git in the sandbox. */
+	int (*branch)(struct sandbox *sb, const char *branch, const char *sha, struct err *e);
 	/* Kills everything left, removes cgroups; frees sb.  NULL is fine. */
 	void (*destroy)(struct sandbox *sb);
 	/* Checks that sandboxes can be made here; fails closed with a

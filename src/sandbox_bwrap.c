@@ -1176,6 +1176,15 @@ static int bw_changes(struct sandbox *sb, struct err *e)
 	return sandbox_changes_at(RT_UPPER, RT_OUT, e);
 }
 
+/* ---- branch ---- */
+
+static int bw_branch(struct sandbox *sb, const char *branch, const char *sha, struct err *e)
+{
+	if (sb->direct)
+		return err_set(e, _("the workspace is no overlay; it has no task branch"));
+	return sandbox_branch_at(RT_MERGED, branch, sha, 1, sb->uid, sb->gid, e);
+}
+
 /* ---- copy_in ---- */
 
 static int bw_copy_in(struct sandbox *sb, const char *host, const char *inside,
@@ -1322,7 +1331,7 @@ static void bw_owner(uid_t *uid, gid_t *gid)
 
 #define BW_OPS \
 	.create = bw_create, .run = bw_run, .copy_out = bw_copy_out, .copy_in = bw_copy_in, \
-	.changes = bw_changes, \
+	.changes = bw_changes, .branch = bw_branch, \
 	.destroy = bw_destroy, .preflight = bw_preflight, .janitor = bw_janitor, .owner = bw_owner
 
 static const struct sandbox_backend bwrap_backend = {

@@ -7,6 +7,7 @@
 #define PADDOCK_SANDBOX_INT_H
 
 #include <stdint.h>
+#include <sys/types.h>
 #include "child.h"
 #include "err.h"
 #include "sandbox.h"
@@ -94,5 +95,12 @@ int sandbox_copy_in_at(const char *outdir, const char *host, const char *inside,
  * but .git, a whiteout also as a folder, a folder overlayfs made opaque or
  * redirected also with a trailing '/' (everything under it). */
 int sandbox_changes_at(const char *upper, const char *outdir, struct err *e);
+
+/* branch() for a backend whose workspace is the host dir `work`: its
+ * .git's refs/heads/<branch> (one folder at most) at sha and HEAD naming
+ * it, each written beside and renamed; with set_owner, what it makes is
+ * uid's and gid's. */
+int sandbox_branch_at(const char *work, const char *branch, const char *sha, int set_owner,
+                      uid_t uid, gid_t gid, struct err *e);
 
 #endif

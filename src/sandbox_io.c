@@ -622,3 +622,89 @@ out:
 	buf_free(&w.out);
 	return rc;
 }
+
+/* ---- branch: the task branch, written as git would ---- */
+
+/* A ref name's component: what git takes, more strictly. */
+static int branch_part_ok(const char *s, size_t n)
+{
+	if (n == 0 || n > 200 || s[0] == '.' || (n >= 5 && !memcmp(s + n - 5, ".lock", 5)))
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!strchr("abcdefghijklmnopqrstuvwxyz"
+		            "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-", s[i]) ||
+		    (s[i] == '.' && i + 1 < n && s[i + 1] == '.'))
+			return 0;
+	return 1;
+}
+
+/* Creates (or opens) folder name in dfd for uid; returns its fd. */
+static int branch_dir(int dfd, const char *name, int set_owner, uid_t uid, gid_t gid)
+{
+	if (mkdirat(dfd, name, 0755) == 0 && set_owner &&
+	    fchownat(dfd, name, uid, gid, AT_SYMLINK_NOFOLLOW) < 0)
+		return -1;
+	return openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+}
+
+/* Writes text as name in dfd: beside, then renamed over. */
+static int branch_file(int dfd, const char *name, const char *text, int set_owner, uid_t uid,
+                       gid_t gid)
+{
+	char tmp[256];
+	snprintf(tmp, sizeof tmp, "%s.lock", name);
+	int fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -1;
+	int ok = fsx_write_all(fd, text, strlen(text)) == 0 &&
+	         (!set_owner || fchown(fd, uid, gid) == 0);
+	ok = close(fd) == 0 && ok;
+	if (!ok || renameat(dfd, tmp, dfd, name) < 0) {
+		unlinkat(dfd, tmp, 0);
+		return -1;
+	}
+	return 0;
+}
+
+int sandbox_branch_at(const char *work, const char *branch, const char *sha, int set_owner,
+                      uid_t uid, gid_t gid, struct err *e)
+{
+	size_t n = strlen(branch);
+	const char *slash = strchr(branch, '/');
+	int hex = strlen(sha) == 40;
+	for (size_t i = 0; hex && i < 40; i++)
+		hex = strchr("0123456789abcdef", sha[i]) != NULL;
+	/* One folder at most: paddock/<id>. */
+	size_t d = slash ? (size_t)(slash - branch) : 0;
+	int name_ok = slash ? !strchr(slash + 1, '/') && branch_part_ok(branch, d) &&
+	                      branch_part_ok(slash + 1, n - d - 1)
+	                    : branch_part_ok(branch, n);
+	if (!hex || !name_ok)
+		return err_set(e, _("bad task branch %s at %s"), branch, sha);
+	char *gitdir = xasprintf("%s/.git", work);
+	int g = open(gitdir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int refs = g < 0 ? -1 : branch_dir(g, "refs", set_owner, uid, gid);
+	int heads = refs < 0 ? -1 : branch_dir(refs, "heads", set_owner, uid, gid);
+	int at = heads;
+	char *leaf = xstrdup(slash ? slash + 1 : branch);
+	if (slash && heads >= 0) {
+		char *dir = xstrndup(branch, (size_t)(slash - branch));
+		at = branch_dir(heads, dir, set_owner, uid, gid);
+		free(dir);
+	}
+	char *line = xasprintf("%s\n", sha);
+	char *head = xasprintf("ref: refs/heads/%s\n", branch);
+	int rc = at >= 0 && branch_file(at, leaf, line, set_owner, uid, gid) == 0 &&
+	         branch_file(g, "HEAD", head, set_owner, uid, gid) == 0 ? 0 : -1;
+	if (rc < 0)
+		err_errno(e, _("cannot write the task branch in %s"), gitdir);
+	int fds[] = { g, refs, heads, at };
+	for (size_t i = 0; i < 4; i++)
+		if (fds[i] >= 0 && (i < 3 || at != heads))
+			close(fds[i]);
+	free(leaf);
+	free(line);
+	free(head);
+	free(gitdir);
+	return rc;
+}

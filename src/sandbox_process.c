@@ -352,6 +352,11 @@ static int pr_copy_in(struct sandbox *sb, const char *host, const char *inside, 
 	return sandbox_copy_in_at(p->out, host, inside, e);
 }
 
+static int pr_branch(struct sandbox *sb, const char *branch, const char *sha, struct err *e)
+{
+	return sandbox_branch_at(psb(sb)->work, branch, sha, 0, 0, 0, e);
+}
+
 /* ---- janitor, owner ---- */
 
 /* Removes the directories of sandboxes whose process died (the pid in
@@ -393,6 +398,7 @@ static const struct sandbox_backend process_backend = {
 	.run = pr_run,
 	.copy_out = pr_copy_out,
 	.copy_in = pr_copy_in,
+	.branch = pr_branch,
 	.destroy = pr_destroy,
 	.preflight = pr_preflight,
 	.janitor = pr_janitor,
