@@ -823,7 +823,7 @@ static const char *step_text(int step)
 	case STEP_PARENT: return _("the supervisor went away");
 	case 0: return _("cannot run bubblewrap");
 	case STEP_NETNS: return _("cannot join the sandbox's network namespace");
-	case STEP_EXEC: return _("cannot run bubblewrap (" BWRAP_PATH ")");
+	case STEP_EXEC: return _("cannot run bubblewrap");
 	default: return _("the command could not be started");
 	}
 }
