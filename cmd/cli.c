@@ -4,7 +4,6 @@
 #include "autoconfig.h"
 #include "cli.h"
 
-#include <git2.h>
 
 #include <errno.h>
 #include <getopt.h>
@@ -21,6 +20,7 @@
 #include "buf.h"
 #include "config.h"
 #include "demo.h"
+#include "gitlib.h"
 #include "i18n.h"
 #include "paths.h"
 #include "sanitize.h"
@@ -286,11 +286,10 @@ int cli_parse_opts(const struct cli_verb *v, int argc, char **argv, struct cli_o
 
 void cli_git_home_changed(void)
 {
-	/* main() initialized libgit2, which found the global and XDG
-	 * configuration from the HOME of then (root's, which the new user may
-	 * not even stat): NULL makes it look again. */
-	git_libgit2_opts(GIT_OPT_SET_SEARCH_PATH, GIT_CONFIG_LEVEL_GLOBAL, NULL);
-	git_libgit2_opts(GIT_OPT_SET_SEARCH_PATH, GIT_CONFIG_LEVEL_XDG, NULL);
+	/* libgit2, when initialized, found the global and XDG configuration
+	 * from the HOME of then (root's, which the new user may not even
+	 * stat): it looks again. */
+	gitlib_home_changed();
 }
 
 int cli_load_config(struct config *c)

@@ -16,6 +16,7 @@
 
 #include "buf.h"
 #include "fsx.h"
+#include "gitlib.h"
 #include "i18n.h"
 #include "mirror.h"
 
@@ -1208,7 +1209,7 @@ int bundle_import(const char *mirror, const char *path, const char *expected_ref
 	uint32_t nobj;
 	char tip[41];
 
-	git_libgit2_init();
+	gitlib_init();
 	if (import_check_args(base, dest_ref, e) < 0)
 		goto out;
 
@@ -1265,6 +1266,5 @@ out:
 	free(reach.id);
 	buf_free(&hdr);
 	bundle_header_free(&h);
-	git_libgit2_shutdown();
 	return rc;
 }

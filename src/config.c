@@ -20,6 +20,7 @@
 #include "agent.h"
 #include "buf.h"
 #include "fsx.h"
+#include "gitlib.h"
 #include "i18n.h"
 #include "sandbox.h"
 #include "units.h"
@@ -3034,7 +3035,7 @@ static void config_parse_text(const char *path, const char *text, size_t len, st
 			return;
 		}
 	}
-	git_libgit2_init();
+	gitlib_init();
 	if (git_config_new(&cfg) < 0 ||
 	    git_config_add_file_ondisk(cfg, path, GIT_CONFIG_LEVEL_APP, NULL, 0) < 0) {
 		config_git_error(path, ps);
@@ -3116,7 +3117,6 @@ out:
 	config_seen_free(&reported);
 	git_config_iterator_free(it);
 	git_config_free(cfg);
-	git_libgit2_shutdown();
 	spots_free(&spots);
 	if (ps->n > 1)
 		qsort(ps->v, ps->n, sizeof(*ps->v), problem_cmp);

@@ -8,6 +8,7 @@
 #include <unistd.h>
 #include "buf.h"
 #include "fsx.h"
+#include "gitlib.h"
 #include "i18n.h"
 #include "paths.h"
 
@@ -167,7 +168,7 @@ int demo_prepare(const char *data_dir, struct config *cfg, struct err *e)
 	char *hasty = paths_join(agents, "hasty.sh", NULL);
 	int rc = -1;
 	struct stat st;
-	git_libgit2_init();
+	gitlib_init();
 	if (fsx_mkdir_p(agents, 0755, e) < 0)
 		goto out;
 	/* The same demo repo (and so the same template) is reused by later
@@ -180,7 +181,6 @@ int demo_prepare(const char *data_dir, struct config *cfg, struct err *e)
 	demo_config_add(data_dir, cfg);
 	rc = 0;
 out:
-	git_libgit2_shutdown();
 	free(dir);
 	free(repo);
 	free(agents);

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "gitlib.h"
 #include "i18n.h"
 #include "treediff.h"
 
@@ -255,7 +256,7 @@ int diff_each(const char *mirror, const char *base, const char *head, diff_file_
 	git_diff *diff;
 	int rc = -1;
 
-	git_libgit2_init();
+	gitlib_init();
 	if (diff_open(mirror, base, head, &repo, &diff, e) < 0)
 		goto done;
 	size_t n = git_diff_num_deltas(diff);
@@ -286,7 +287,6 @@ out:
 	git_diff_free(diff);
 	git_repository_free(repo);
 done:
-	git_libgit2_shutdown();
 	return rc;
 }
 

@@ -23,6 +23,7 @@
 #include "buf.h"
 #include "curlx.h"
 #include "child.h"
+#include "gitlib.h"
 #include "i18n.h"
 #include "mirror.h"
 
@@ -130,9 +131,8 @@ int forge_branch_allowed(const struct repo_conf *r, const char *branch, struct e
 	if (!branch || !*branch)
 		return err_set(e, _("no branch to push"));
 	char *ref = xasprintf("refs/heads/%s", branch);
-	git_libgit2_init();
+	gitlib_init();
 	int rc = git_reference_name_is_valid(&valid, ref);
-	git_libgit2_shutdown();
 	free(ref);
 	if (rc < 0 || !valid || branch[0] == '-' || strcmp(branch, "HEAD") == 0)
 		return err_set(e, _("refusing to push %s: it is not a valid branch name"), branch);
@@ -754,7 +754,7 @@ static int forge_push_state_open(struct forge_push_state *st, const char *data_d
 		               r->name);
 	if (config_local_url_check(r->name, r->push_url ? "push-url" : "url", url, e) < 0)
 		return -1;
-	git_libgit2_init();
+	gitlib_init();
 	st->inited = 1;
 	st->r = r;
 	st->url = url;
@@ -781,7 +781,6 @@ static void forge_push_state_close(struct forge_push_state *st)
 	free(st->mirror);
 	if (st->inited) {
 		git_error_clear();
-		git_libgit2_shutdown();
 	}
 	memset(st, 0, sizeof *st);
 }

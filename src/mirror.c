@@ -20,6 +20,7 @@
 
 #include "child.h"
 #include "fsx.h"
+#include "gitlib.h"
 #include "i18n.h"
 #include "paths.h"
 
@@ -246,7 +247,7 @@ int mirror_update(const char *data_dir, const struct repo_conf *r, struct err *e
 	int lockfd = -1, rc = -1;
 	struct stat st;
 
-	git_libgit2_init();
+	gitlib_init();
 	if (config_local_url_check(r->name, "url", r->url, e) < 0 ||
 	    fsx_mkdir_p(dir, 0755, e) < 0)
 		goto out;
@@ -270,7 +271,6 @@ out:
 		close(lockfd);
 	free(mirror);
 	free(dir);
-	git_libgit2_shutdown();
 	return rc;
 }
 
@@ -281,7 +281,7 @@ int mirror_tree_of(const char *mirror, const char *sha, char tree_out[41], struc
 	git_oid id;
 	int rc = -1;
 
-	git_libgit2_init();
+	gitlib_init();
 	if (git_repository_open_bare(&repo, mirror) < 0)
 		err_set(e, _("cannot open the mirror %s: %s"), mirror, mirror_git_errmsg());
 	else if (git_oid_fromstr(&id, sha) < 0 || git_commit_lookup(&c, repo, &id) < 0)
@@ -292,7 +292,6 @@ int mirror_tree_of(const char *mirror, const char *sha, char tree_out[41], struc
 	}
 	git_commit_free(c);
 	git_repository_free(repo);
-	git_libgit2_shutdown();
 	return rc;
 }
 
@@ -305,7 +304,7 @@ int mirror_resolve_branch(const char *mirror, const char *branch, char sha_out[4
 	char *name = xasprintf("refs/heads/%s", branch);
 	int rc = -1;
 
-	git_libgit2_init();
+	gitlib_init();
 	if (git_repository_open_bare(&repo, mirror) < 0) {
 		err_set(e, _("cannot open the mirror %s: %s"), mirror, mirror_git_errmsg());
 		goto out;
@@ -327,7 +326,6 @@ out:
 	git_reference_free(ref);
 	git_repository_free(repo);
 	free(name);
-	git_libgit2_shutdown();
 	return rc;
 }
 
@@ -451,7 +449,7 @@ int mirror_set_ref(const char *mirror, const char *ref, const char *sha, struct 
 	int rc = -1;
 	if (strncmp(ref, "refs/paddock/", 13) != 0)
 		return err_set(e, "mirror: %s is not a paddock ref", ref);
-	git_libgit2_init();
+	gitlib_init();
 	if (git_oid_fromstr(&oid, sha) < 0 || git_repository_open_bare(&repo, mirror) < 0 ||
 	    git_reference_create(&r, repo, ref, &oid, 1, "paddock: task round") < 0) {
 		const git_error *ge = git_error_last();
@@ -462,7 +460,6 @@ int mirror_set_ref(const char *mirror, const char *ref, const char *sha, struct 
 	}
 	git_reference_free(r);
 	git_repository_free(repo);
-	git_libgit2_shutdown();
 	return rc;
 }
 
@@ -474,7 +471,7 @@ int mirror_retire_ref(const char *mirror, const char *ref, const char *keep_as,
 	int rc = 0;
 	if (strncmp(ref, "refs/paddock/", 13) != 0 || strncmp(keep_as, "refs/paddock/", 13) != 0)
 		return err_set(e, "mirror: %s or %s is not a paddock ref", ref, keep_as);
-	git_libgit2_init();
+	gitlib_init();
 	if (git_repository_open_bare(&repo, mirror) < 0) {
 		rc = -1;
 	} else if (git_reference_lookup(&r, repo, ref) == 0) {
@@ -490,7 +487,6 @@ int mirror_retire_ref(const char *mirror, const char *ref, const char *keep_as,
 	git_reference_free(moved);
 	git_reference_free(r);
 	git_repository_free(repo);
-	git_libgit2_shutdown();
 	return rc;
 }
 

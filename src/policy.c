@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "buf.h"
+#include "gitlib.h"
 #include "i18n.h"
 #include "sanitize.h"
 #include "treediff.h"
@@ -841,7 +842,7 @@ int policy_check(const char *mirror, const char *base, const char *head,
 	memset(&c, 0, sizeof(c));
 	c.r = r;
 	c.secrets = secrets;
-	git_libgit2_init();
+	gitlib_init();
 	if (git_repository_open_bare(&c.repo, mirror) < 0) {
 		err_set(e, _("cannot open the mirror %s: %s"), mirror, policy_git_errmsg());
 		goto out;
@@ -894,7 +895,6 @@ out:
 	git_tree_free(tb);
 	git_odb_free(c.odb);
 	git_repository_free(c.repo);
-	git_libgit2_shutdown();
 	return rc;
 }
 

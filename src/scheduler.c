@@ -24,6 +24,7 @@
 #include "fsx.h"
 #include "gate.h"
 #include "gateway.h"
+#include "gitlib.h"
 #include "i18n.h"
 #include "mirror.h"
 #include "move.h"
@@ -902,6 +903,9 @@ int scheduler_open(struct scheduler **out, const struct config *cfg, const char 
 	const struct sandbox_backend *be = scheduler_backend(cfg, e);
 	if (!be)
 		return err_prefix(e, _("cannot run tasks"));
+	/* Once here, not in each supervisor: they are forked from this
+	 * process and inherit it (gitlib.h). */
+	gitlib_init();
 	if (scheduler_lock(data_dir, &lockfd, e) < 0)
 		return -1;
 	struct sched *s = xcalloc(1, sizeof *s);
