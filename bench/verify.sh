@@ -1,6 +1,6 @@
 #!/bin/sh
 # bench/verify.sh [BUILD_DIR]: what verifying the tests on a clean checkout
-# (issue 10: a fresh sandbox over the template, the imported head fetched
+# (issue 10: a fresh sandbox over the template, the imported head unbundled
 # and checked out, the repo's test command) adds to a task.  N tasks whose
 # agent fixes a bug in a small python project run through serve
 # --until-idle; each task's log has paddock's own timestamps, from which
@@ -81,5 +81,5 @@ print("task (start -> imported and verified): %.3f s" % task)
 print("agent'"'"'s test run in its sandbox (baseline): %.3f s" % agent_tests)
 print("verification on a clean checkout: %.3f s" % verify)
 print("ratio verification / task: %.2f" % (verify / task))
-print("ratio verification / agent'"'"'s test run: %.2f (a fresh sandbox, a fetch and a checkout on top of the same tests)" % (verify / agent_tests))
+print("ratio verification / agent'"'"'s test run: %.2f (a fresh sandbox, an unbundle and a checkout on top of the same tests; it runs beside the import of the bundle)" % (verify / agent_tests))
 '
