@@ -276,14 +276,14 @@ static char *handoff_script(const char *id, const char *base, const char *base_t
 		 * base's, and that is no change. */
 		"[ \"$h\" != %s ] || exit %d\n"
 		"for f in \"$PADDOCK_OUT/result.bundle\" \"$PADDOCK_OUT/home.tgz\"; do\n"
-		"  if [ -e \"$f\" ] || [ -L \"$f\" ]; then rm -f \"$f\"; fi\n"
+		"  if [ -e \"$f\" ] || [ -L \"$f\" ]; then rm -rf \"$f\"; fi\n"
 		"done\n"
 		"git bundle create -q \"$PADDOCK_OUT/result.bundle\" refs/heads/paddock/%s ^%s\n"
 		/* The agent's home, for a later round to resume its session
 		 * (home_keep); a home that cannot be archived only loses that. */
 		"tar -C \"$agent_home\" --exclude=./.cache --exclude=./.npm "
 		"-czf \"$PADDOCK_OUT/home.tgz\" . 2>/dev/null || rm -f \"$PADDOCK_OUT/home.tgz\"\n",
-		changes ? "" : "rm -f \"$PADDOCK_OUT/" SANDBOX_CHANGES_NAME "\"\n",
+		changes ? "" : "rm -rf \"$PADDOCK_OUT/" SANDBOX_CHANGES_NAME "\"\n",
 		HANDOFF_NO_REPO, 0, base, id, id, id, base_tree, HANDOFF_NO_CHANGE, id, base);
 }
 

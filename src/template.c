@@ -292,7 +292,7 @@ static const char template_baseline_script[] =
 	"mkdir -p \"$gd/info\"\n"
 	/* Set-up may have left an answer for the fsmonitor hook: this
 	 * refresh must look at every file. */
-	"rm -f \"$PADDOCK_OUT/" SANDBOX_CHANGES_NAME "\"\n"
+	"rm -rf \"$PADDOCK_OUT/" SANDBOX_CHANGES_NAME "\"\n"
 	"git update-index -q --refresh >/dev/null 2>&1 || true\n"
 	"git ls-files -z --others --directory --exclude-standard | "
 	"sed -z '/\\n/d; s/[][*?\\\\]/\\\\&/g; s/^[#!]/\\\\&/; s/ $/\\\\ /; s|^|/|' | "
