@@ -10,11 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "buf.h"
+#include "child.h"
 #include "fsx.h"
 #include "gitlib.h"
 #include "i18n.h"
@@ -600,71 +602,349 @@ static int bundle_memfd(const char *name, const struct buf *b, struct err *e)
 	return fd;
 }
 
-/* The objects the tip brings (reachable from it and not from base): each
- * blob under the cap, named by its path when over it.  Their ids are
- * added to reach. */
-static int bundle_check_sizes(struct bundle_ctx *cx, const char *tip, const char *base,
-                              uint64_t max_blob, struct bundle_ids *reach, struct err *e)
-{
-	const char *revlist[] = { "rev-list", "--objects", tip, "--not", base, "--", NULL };
-	const char *batch[] = { "cat-file",
-		"--batch-check=%(objecttype) %(objectsize) %(objectname) %(rest)", NULL };
-	struct buf out = {0}, errb = {0};
-	size_t alloc = 0;
-	int ws, rc = -1;
-	int list = memfd_create("rev-list", MFD_CLOEXEC);
+/* ---- the walk of the tip's new objects ---- */
 
-	if (list < 0)
-		return err_errno(e, _("cannot create a memory file"));
-	if (bundle_git(cx, revlist, -1, list, NULL, &errb, &ws, e) < 0)
-		goto out;
-	if (!WIFEXITED(ws) || WEXITSTATUS(ws) != 0) {
-		bundle_git_failed(cx, "git rev-list", ws, &errb, e);
-		goto out;
-	}
-	if (lseek(list, 0, SEEK_SET) < 0) {
-		err_errno(e, _("cannot read the object list"));
-		goto out;
-	}
-	buf_reset(&errb);
-	if (bundle_git(cx, batch, list, -1, &out, &errb, &ws, e) < 0)
-		goto out;
-	if (!WIFEXITED(ws) || WEXITSTATUS(ws) != 0) {
-		bundle_git_failed(cx, "git cat-file", ws, &errb, e);
-		goto out;
-	}
-	for (char *line = out.data; line && *line;) {
-		char *nl = strchr(line, '\n');
-		char type[16], name[64];
-		unsigned long long size;
-		int pathat = 0;
-		if (nl)
-			*nl = '\0';
-		if (sscanf(line, "%15s %llu %63s %n", type, &size, name, &pathat) < 3) {
-			err_set(e, _("bundle refused: object %.40s is missing"), line);
-			goto out;
+/* What the tip brings, found by libgit2 in a child of its own under the
+ * bundle's limits (the objects are the sandbox's): every commit from the
+ * tip down to the base, and in each commit's tree every entry that is
+ * not the same (id and mode) at the same path in one of its parents, a
+ * subtree the same in a parent skipped whole.  That is what
+ * `git rev-list --objects tip --not base` lists, or a little more (an
+ * object the base has at another path), and all of it reachable from the
+ * tip; but it reads only the folders that differ, where rev-list reads
+ * the base's whole tree.  Each such blob new to the mirror must be under
+ * the cap.  The child writes records to the parent: 'R' and an id;
+ * 'B', a size, a path's length and the path (a blob over the cap); 'E',
+ * a message's length and the message; 'D' at the end. */
+struct bundle_walk {
+	git_repository *repo;      /* the mirror, with the quarantine's objects */
+	git_odb *mirror_odb;       /* the mirror's own objects */
+	git_odb *odb;
+	uint64_t max_blob;
+	int fd;
+	int depth;
+	struct buf out;
+	int stop;
+	/* Objects walked already (open addressing): a tree that many
+	 * entries name is walked once, as rev-list's marks do, or a bundle
+	 * of nested repeated trees would cost the product of their sizes. */
+	git_oid *seen;
+	size_t nseen, cap;
+};
+
+/* 1 when id was seen before; else notes it and returns 0. */
+static int walk_seen(struct bundle_walk *w, const git_oid *id)
+{
+	if (2 * (w->nseen + 1) > w->cap) {
+		size_t cap = w->cap ? 2 * w->cap : 1024;
+		git_oid *t = xcalloc(cap, sizeof *t);
+		for (size_t i = 0; i < w->cap; i++) {
+			if (git_oid_is_zero(&w->seen[i]))
+				continue;
+			size_t h;
+			memcpy(&h, w->seen[i].id, sizeof h);
+			for (h %= cap; !git_oid_is_zero(&t[h]); h = (h + 1) % cap)
+				;
+			t[h] = w->seen[i];
 		}
-		if (max_blob && strcmp(type, "blob") == 0 && size > max_blob) {
+		free(w->seen);
+		w->seen = t;
+		w->cap = cap;
+	}
+	size_t h;
+	memcpy(&h, id->id, sizeof h);
+	for (h %= w->cap; !git_oid_is_zero(&w->seen[h]); h = (h + 1) % w->cap)
+		if (git_oid_equal(&w->seen[h], id))
+			return 1;
+	w->seen[h] = *id;
+	w->nseen++;
+	return 0;
+}
+
+#define BUNDLE_WALK_MAX_DEPTH 4096
+
+static void walk_flush(struct bundle_walk *w, int force)
+{
+	if (w->out.len && (force || w->out.len > 60000)) {
+		if (fsx_write_all(w->fd, w->out.data, w->out.len) < 0)
+			w->stop = 1;
+		buf_reset(&w->out);
+	}
+}
+
+static void walk_id(struct bundle_walk *w, const git_oid *id)
+{
+	buf_addc(&w->out, 'R');
+	buf_add(&w->out, (const char *)id->id, 20);
+	walk_flush(w, 0);
+}
+
+static void walk_error(struct bundle_walk *w, const char *msg)
+{
+	uint32_t n = (uint32_t)strlen(msg);
+	buf_addc(&w->out, 'E');
+	buf_add(&w->out, (const char *)&n, sizeof n);
+	buf_add(&w->out, msg, n);
+	w->stop = 1;
+}
+
+static void walk_missing(struct bundle_walk *w, const git_oid *id)
+{
+	char hex[41], msg[128];
+	git_oid_tostr(hex, sizeof hex, id);
+	snprintf(msg, sizeof msg, "missing %s", hex);
+	walk_error(w, msg);
+}
+
+/* A blob the tree brings: present, and under the cap unless the mirror
+ * had it already. */
+static void walk_blob(struct bundle_walk *w, const git_oid *id, const char *path)
+{
+	size_t size;
+	git_object_t type;
+	if (walk_seen(w, id))
+		return;
+	walk_id(w, id);
+	if (git_odb_read_header(&size, &type, w->odb, id) < 0) {
+		walk_missing(w, id);
+		return;
+	}
+	if (w->max_blob && size > w->max_blob && !git_odb_exists(w->mirror_odb, id)) {
+		uint64_t sz = size;
+		uint32_t n = (uint32_t)strlen(path);
+		buf_addc(&w->out, 'B');
+		buf_add(&w->out, (const char *)&sz, sizeof sz);
+		buf_add(&w->out, (const char *)&n, sizeof n);
+		buf_add(&w->out, path, n);
+		w->stop = 1;
+	}
+}
+
+/* Tree t at path prefix, against the trees at the same path in the
+ * parents (q[i], NULL where a parent has none). */
+static void walk_tree(struct bundle_walk *w, git_tree *t, git_tree **q, size_t nq,
+                      const char *prefix)
+{
+	if (++w->depth > BUNDLE_WALK_MAX_DEPTH) {
+		walk_error(w, "trees nested too deep");
+		return;
+	}
+	walk_id(w, git_tree_id(t));
+	git_tree **sub = xcalloc(nq ? nq : 1, sizeof *sub);
+	for (size_t i = 0, n = git_tree_entrycount(t); i < n && !w->stop; i++) {
+		const git_tree_entry *x = git_tree_entry_byindex(t, i);
+		const char *name = git_tree_entry_name(x);
+		git_object_t type = git_tree_entry_type(x);
+		if (type == GIT_OBJECT_COMMIT)
+			continue;  /* a submodule's commit: not this repository's */
+		int same = 0;
+		for (size_t k = 0; k < nq && !same; k++) {
+			const git_tree_entry *y = q[k] ? git_tree_entry_byname(q[k], name) : NULL;
+			same = y && git_oid_equal(git_tree_entry_id(x), git_tree_entry_id(y)) &&
+			       git_tree_entry_filemode(x) == git_tree_entry_filemode(y);
+		}
+		if (same)
+			continue;
+		char *path = xasprintf("%s%s", prefix, name);
+		if (type == GIT_OBJECT_BLOB) {
+			walk_blob(w, git_tree_entry_id(x), path);
+		} else if (type == GIT_OBJECT_TREE && walk_seen(w, git_tree_entry_id(x))) {
+			/* walked already */
+		} else if (type == GIT_OBJECT_TREE) {
+			git_tree *st = NULL;
+			if (git_tree_lookup(&st, w->repo, git_tree_entry_id(x)) < 0) {
+				walk_missing(w, git_tree_entry_id(x));
+			} else {
+				for (size_t k = 0; k < nq; k++) {
+					const git_tree_entry *y =
+						q[k] ? git_tree_entry_byname(q[k], name) : NULL;
+					sub[k] = NULL;
+					if (y && git_tree_entry_type(y) == GIT_OBJECT_TREE &&
+					    git_tree_lookup(&sub[k], w->repo, git_tree_entry_id(y)) < 0)
+						sub[k] = NULL;
+				}
+				char *sp = xasprintf("%s/", path);
+				walk_tree(w, st, sub, nq, sp);
+				free(sp);
+				for (size_t k = 0; k < nq; k++)
+					git_tree_free(sub[k]);
+				git_tree_free(st);
+			}
+		} else {
+			walk_error(w, "an entry of an unknown type");
+		}
+		free(path);
+	}
+	free(sub);
+	w->depth--;
+}
+
+/* One commit: its id, and what its tree brings against its parents'. */
+static void walk_commit(struct bundle_walk *w, const git_oid *id)
+{
+	git_commit *c = NULL;
+	git_tree *t = NULL;
+	walk_id(w, id);
+	if (git_commit_lookup(&c, w->repo, id) < 0 || git_commit_tree(&t, c) < 0) {
+		walk_missing(w, id);
+		git_commit_free(c);
+		return;
+	}
+	size_t np = git_commit_parentcount(c);
+	git_tree **q = xcalloc(np ? np : 1, sizeof *q);
+	int same = 0;
+	for (size_t k = 0; k < np && !w->stop; k++) {
+		git_commit *p = NULL;
+		if (git_commit_parent(&p, c, (unsigned)k) < 0 || git_commit_tree(&q[k], p) < 0)
+			walk_missing(w, git_commit_parent_id(c, (unsigned)k));
+		else
+			same = same || git_oid_equal(git_tree_id(q[k]), git_tree_id(t));
+		git_commit_free(p);
+	}
+	if (!w->stop && !same && !walk_seen(w, git_tree_id(t)))
+		walk_tree(w, t, q, np, "");
+	for (size_t k = 0; k < np; k++)
+		git_tree_free(q[k]);
+	free(q);
+	git_tree_free(t);
+	git_commit_free(c);
+}
+
+struct walk_arg {
+	const char *mirror, *quarantine, *tip, *base;
+	uint64_t max_blob;
+	int fd;
+};
+
+static int bundle_walk_child(void *arg)
+{
+	const struct walk_arg *a = arg;
+	struct bundle_walk w = { .fd = a->fd, .max_blob = a->max_blob };
+	git_revwalk *rw = NULL;
+	git_repository *own = NULL;
+	git_oid tip, base, id;
+	if (git_repository_open_bare(&w.repo, a->mirror) < 0 ||
+	    git_repository_open_bare(&own, a->mirror) < 0 ||
+	    git_repository_odb(&w.odb, w.repo) < 0 || git_repository_odb(&w.mirror_odb, own) < 0 ||
+	    (a->quarantine && git_odb_add_disk_alternate(w.odb, a->quarantine) < 0) ||
+	    git_oid_fromstr(&tip, a->tip) < 0 || git_oid_fromstr(&base, a->base) < 0 ||
+	    git_revwalk_new(&rw, w.repo) < 0 || git_revwalk_push(rw, &tip) < 0 ||
+	    git_revwalk_hide(rw, &base) < 0) {
+		const git_error *ge = git_error_last();
+		walk_error(&w, ge && ge->message ? ge->message : "cannot open the objects");
+	}
+	int r = 0;
+	while (!w.stop && (r = git_revwalk_next(&id, rw)) == 0)
+		walk_commit(&w, &id);
+	/* The end of the history, or a commit that could not be read (a
+	 * parent the pack does not have): refused. */
+	if (!w.stop && r != GIT_ITEROVER) {
+		const git_error *ge = git_error_last();
+		walk_error(&w, ge && ge->message ? ge->message : "a commit cannot be read");
+	}
+	if (!w.stop)
+		buf_addc(&w.out, 'D');
+	walk_flush(&w, 1);
+	buf_free(&w.out);
+	free(w.seen);
+	git_revwalk_free(rw);
+	git_odb_free(w.odb);
+	git_odb_free(w.mirror_odb);
+	git_repository_free(w.repo);
+	git_repository_free(own);
+	return 0;
+}
+
+/* Reads the child's records; 0 with reach filled, -1 with e. */
+static int walk_read(struct bundle_ctx *cx, const struct buf *in, const char *tip,
+                     uint64_t max_blob, struct bundle_ids *reach, struct err *e)
+{
+	size_t alloc = 0;
+	(void)cx;
+	for (size_t i = 0; i < in->len;) {
+		char k = in->data[i++];
+		if (k == 'R' && i + 20 <= in->len) {
+			if (reach->n == alloc) {
+				alloc = alloc ? 2 * alloc : 256;
+				reach->id = xrealloc(reach->id, alloc * sizeof *reach->id);
+			}
+			memcpy(reach->id[reach->n++], in->data + i, 20);
+			i += 20;
+		} else if (k == 'B' && i + 12 <= in->len) {
+			uint64_t size;
+			uint32_t n;
+			memcpy(&size, in->data + i, 8);
+			memcpy(&n, in->data + i + 8, 4);
+			i += 12;
+			if (n > in->len - i)
+				break;
 			char sz[32], cap[32];
 			bundle_size(size, sz, sizeof sz);
 			bundle_size(max_blob, cap, sizeof cap);
-			err_set(e, _("bundle refused: file %s is %s, over the %s cap for one file"),
-			        pathat && line[pathat] ? line + pathat : name, sz, cap);
-			goto out;
+			return err_set(e, _("bundle refused: file %.*s is %s, over the %s cap for one "
+			                    "file"), (int)n, in->data + i, sz, cap);
+		} else if (k == 'E' && i + 4 <= in->len) {
+			uint32_t n;
+			memcpy(&n, in->data + i, 4);
+			i += 4;
+			if (n > in->len - i)
+				break;
+			if (n > 8 && !memcmp(in->data + i, "missing ", 8))
+				return err_set(e, _("bundle refused: object %.*s is missing"), (int)(n - 8),
+				               in->data + i + 8);
+			return err_set(e, _("bundle check: reading the objects of %.12s: %.*s"), tip,
+			               (int)n, in->data + i);
+		} else if (k == 'D' && i == in->len) {
+			return 0;
+		} else {
+			break;
 		}
-		if (reach->n == alloc) {
-			alloc = alloc ? 2 * alloc : 256;
-			reach->id = xrealloc(reach->id, alloc * sizeof *reach->id);
-		}
-		if (bundle_parse_id(name, reach->id[reach->n]) == 0)
-			reach->n++;
-		line = nl ? nl + 1 : NULL;
 	}
-	rc = 0;
-out:
-	close(list);
-	buf_free(&out);
-	buf_free(&errb);
+	return err_set(e, _("bundle check: the walk of %.12s's objects ended early (a limit, "
+	                    "or a crash); nothing was imported"), tip);
+}
+
+/* Runs the walk in a child, reading the mirror with the quarantine's
+ * objects (quarantine 1) or alone (after the move). */
+static int bundle_walk(struct bundle_ctx *cx, int quarantine, const char *tip, const char *base,
+                       uint64_t max_blob, struct bundle_ids *reach, struct err *e)
+{
+	int p[2];
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return err_errno(e, _("cannot create a pipe"));
+	struct walk_arg a = { .mirror = cx->mirror, .quarantine = quarantine ? cx->quarantine : NULL,
+	                      .tip = tip, .base = base, .max_blob = max_blob, .fd = p[1] };
+	struct child_limit limits[3];
+	size_t nl = 0;
+	limits[nl++] = (struct child_limit){ RLIMIT_CPU, BUNDLE_GIT_TIMEOUT, BUNDLE_GIT_TIMEOUT + 1 };
+#ifndef __SANITIZE_ADDRESS__
+	/* (AddressSanitizer's shadow memory is over any such limit: the
+	 * sanitizer build, for tests, walks without it.) */
+	if (cx->max_memory)
+		limits[nl++] = (struct child_limit){ RLIMIT_DATA, cx->max_memory, cx->max_memory };
+#endif
+	struct child ch = { .fn = bundle_walk_child, .arg = &a, .limits = limits, .nlimits = nl,
+	                    .alarm = BUNDLE_GIT_TIMEOUT, .flags = CHILD_DIE_WITH_PARENT };
+	if (child_start(&ch, e) < 0) {
+		close(p[0]);
+		close(p[1]);
+		return -1;
+	}
+	close(p[1]);
+	struct buf in = {0};
+	char chunk[65536];
+	for (;;) {
+		ssize_t n = read(p[0], chunk, sizeof chunk);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		buf_add(&in, chunk, (size_t)n);
+	}
+	close(p[0]);
+	child_finish(&ch);
+	int rc = walk_read(cx, &in, tip, max_blob, reach, e);
+	buf_free(&in);
 	return rc;
 }
 
@@ -905,36 +1185,19 @@ out:
 }
 
 /* After the move, before the ref: the mirror itself (no quarantine) has
- * every object the tip needs, so that the ref never names missing ones. */
+ * every object the tip needs, so that the ref never names missing ones
+ * (the same walk, on the mirror alone). */
 static int bundle_check_moved(struct bundle_ctx *cx, const char *tip, const char *base,
                               struct err *e)
 {
-	const char *argv[] = { "rev-list", "--objects", "--quiet", tip, "--not", base, "--", NULL };
-	struct buf errb = {0};
-	int ws, rc = -1;
-
-	if (bundle_git_in(cx, 0, argv, -1, -1, NULL, &errb, &ws, e) < 0)
-		goto out;
-	if (bundle_killed_by_limit(ws)) {
-		bundle_git_failed(cx, "git rev-list", ws, &errb, e);
-		goto out;
-	}
-	if (bundle_limit_error(cx, errb.data, ws, e) < 0)
-		goto out;
-	if (!WIFEXITED(ws) || WEXITSTATUS(ws) != 0) {
-		char *line = bundle_stderr_line(errb.data, "fatal: ");
-		if (!line)
-			line = bundle_stderr_line(errb.data, "error: ");
-		err_set(e, _("bundle check: after the move into the mirror, objects of %.12s are "
-		             "missing (%s); nothing was imported"), tip,
-		        line ? line : _("git gave no message"));
-		free(line);
-		goto out;
-	}
-	rc = 0;
-out:
-	buf_free(&errb);
-	return rc;
+	struct bundle_ids seen = {0};
+	struct err we = {{0}};
+	int rc = bundle_walk(cx, 0, tip, base, 0, &seen, &we);
+	free(seen.id);
+	if (rc < 0)
+		return err_set(e, _("bundle check: after the move into the mirror, objects of %.12s "
+		                    "are missing (%s); nothing was imported"), tip, we.msg);
+	return 0;
 }
 
 static int bundle_refuse_refs(const struct bundle_header *h, const char *expected,
@@ -1243,7 +1506,7 @@ int bundle_import(const char *mirror, const char *path, const char *expected_ref
 	 * reading the quarantine and the mirror. */
 	if (bundle_check_tip(&cx, tip, base, e) < 0)
 		goto out;
-	if (bundle_check_sizes(&cx, tip, base, lim->max_blob, &reach, e) < 0)
+	if (bundle_walk(&cx, 1, tip, base, lim->max_blob, &reach, e) < 0)
 		goto out;
 	if (bundle_check_unreachable(&cx, expected_ref, &reach, e) < 0)
 		goto out;

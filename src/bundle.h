@@ -10,8 +10,10 @@
  * into the mirror and the task ref written.  Every git that reads the
  * bundle's objects runs under limits of memory (one object, and in all),
  * CPU time and file size derived from the caps, so a pack that is small
- * but unpacks to far more is refused at a bounded cost.  Any failure
- * leaves the mirror unchanged. */
+ * but unpacks to far more is refused at a bounded cost; so does the walk
+ * of the tip's new objects (libgit2, in a child of its own, reading only
+ * the folders that differ from the parents', each tree once).  Any
+ * failure leaves the mirror unchanged. */
 #ifndef PADDOCK_BUNDLE_H
 #define PADDOCK_BUNDLE_H
 

@@ -626,6 +626,40 @@ int main(void)
 			printf("# %s\n", e.msg);
 	}
 
+	/* A commit whose parent is in neither the pack nor the mirror. */
+	{
+		char *c1 = testlib_sh_out("cd '%s' && git commit-tree $(git rev-parse %s^{tree}) -p %s "
+		                          "-m one", WORK, good, good);
+		char *c2 = testlib_sh_out("cd '%s' && git commit-tree $(git rev-parse %s^{tree}) -p %s "
+		                          "-m two", WORK, good, c1);
+		testlib_sh("cd '%s' && { printf '# v2 git bundle\\n-%s\\n%s " REF "\\n\\n' && "
+		           "git rev-list --objects %s ^%s | cut -c1-40 | git pack-objects -q --stdout; } "
+		           "> '%s/orphan.bundle'", WORK, BASE, c2, c2, c1, T);
+		p = testlib_fmt("%s/orphan.bundle", T);
+		hostile(p, &LIM, "did not receive expected object", "a parent commit that is nowhere");
+	}
+
+	/* Trees that name the same tree over and over, five levels deep:
+	 * 300^5 paths, five trees.  The check walks each tree once (as
+	 * rev-list does), so the bundle is imported at once. */
+	{
+		char *nest = testlib_sh_out(
+			"cd '%s' && t=$(printf 'leaf\\n' | git hash-object -w --stdin) && "
+			"t=$(printf '100644 blob %%s\\tleaf\\n' $t | git mktree) && "
+			"for d in 1 2 3 4 5; do "
+			"t=$(i=0; while [ $i -lt 300 ]; do printf '040000 tree %%s\\td%%d\\n' $t $i; "
+			"i=$((i + 1)); done | git mktree); done && "
+			"t=$( (git ls-tree %s; printf '040000 tree %%s\\tnest\\n' $t) | git mktree) && "
+			"git commit-tree $t -p %s -m nested", WORK, good, good);
+		make_bundle("nest.bundle", nest, REF " ^main");
+		p = testlib_fmt("%s/nest.bundle", T);
+		rc = bundle_import(MIRROR, p, REF, BASE, "refs/paddock/tasks/t1-nest", &LIM, head, &e);
+		ok(rc == 0, "trees that repeat one tree 300 times, five levels deep, are imported "
+		   "(each tree is walked once)");
+		if (rc < 0)
+			printf("# %s\n", e.msg);
+	}
+
 	/* A filesystem that reports DT_UNKNOWN for every directory entry. */
 	{
 		char *unk = testlib_sh_out(
