@@ -502,45 +502,6 @@ static int bundle_git_failed(const struct bundle_ctx *cx, const char *what, int 
 	return -1;
 }
 
-static int bundle_check_tip(struct bundle_ctx *cx, const char *tip, const char *base,
-                            struct err *e)
-{
-	struct buf out = {0}, errb = {0};
-	int ws, rc = -1;
-	const char *cat[] = { "cat-file", "-t", tip, NULL };
-	const char *anc[] = { "merge-base", "--is-ancestor", base, tip, NULL };
-
-	if (bundle_git(cx, cat, -1, -1, &out, &errb, &ws, e) < 0)
-		goto out;
-	if (!WIFEXITED(ws) || WEXITSTATUS(ws) != 0) {
-		err_set(e, _("bundle refused: its ref points to %.12s, which is not in the bundle"),
-		        tip);
-		goto out;
-	}
-	if (!out.data || strcmp(out.data, "commit\n") != 0) {
-		const char *t = out.data ? out.data : "";
-		err_set(e, _("bundle refused: its ref points to a %.*s, not a commit"),
-		        (int)strcspn(t, "\n"), t);
-		goto out;
-	}
-	buf_reset(&errb);
-	if (bundle_git(cx, anc, -1, -1, NULL, &errb, &ws, e) < 0)
-		goto out;
-	if (WIFEXITED(ws) && WEXITSTATUS(ws) == 1) {
-		err_set(e, _("bundle refused: it is not based on the task's base commit %.12s"), base);
-		goto out;
-	}
-	if (!WIFEXITED(ws) || WEXITSTATUS(ws) != 0) {
-		bundle_git_failed(cx, "git merge-base", ws, &errb, e);
-		goto out;
-	}
-	rc = 0;
-out:
-	buf_free(&out);
-	buf_free(&errb);
-	return rc;
-}
-
 /* ---- the pack's objects ---- */
 
 /* Object ids, binary, sorted for lookups. */
@@ -810,6 +771,30 @@ static void walk_commit(struct bundle_walk *w, const git_oid *id)
 	git_commit_free(c);
 }
 
+/* The tip: in the bundle, a commit, and the base or a descendant of it.
+ * 'T' and a byte: 'm' missing, 'c' a commit it is not (and the type's
+ * name), 'a' not based on the base. */
+static void walk_tip(struct bundle_walk *w, const git_oid *tip, const git_oid *base)
+{
+	size_t size;
+	git_object_t type;
+	const char *why = NULL, *type_name = "";
+	if (git_odb_read_header(&size, &type, w->odb, tip) < 0)
+		why = "m";
+	else if (type != GIT_OBJECT_COMMIT)
+		why = "c", type_name = git_object_type2string(type);
+	else if (!git_oid_equal(tip, base) && git_graph_descendant_of(w->repo, tip, base) != 1)
+		why = "a";
+	if (!why)
+		return;
+	uint32_t n = (uint32_t)strlen(type_name);
+	buf_addc(&w->out, 'T');
+	buf_addc(&w->out, why[0]);
+	buf_add(&w->out, (const char *)&n, sizeof n);
+	buf_add(&w->out, type_name, n);
+	w->stop = 1;
+}
+
 struct walk_arg {
 	const char *mirror, *quarantine, *tip, *base;
 	uint64_t max_blob;
@@ -827,11 +812,16 @@ static int bundle_walk_child(void *arg)
 	    git_repository_open_bare(&own, a->mirror) < 0 ||
 	    git_repository_odb(&w.odb, w.repo) < 0 || git_repository_odb(&w.mirror_odb, own) < 0 ||
 	    (a->quarantine && git_odb_add_disk_alternate(w.odb, a->quarantine) < 0) ||
-	    git_oid_fromstr(&tip, a->tip) < 0 || git_oid_fromstr(&base, a->base) < 0 ||
-	    git_revwalk_new(&rw, w.repo) < 0 || git_revwalk_push(rw, &tip) < 0 ||
-	    git_revwalk_hide(rw, &base) < 0) {
+	    git_oid_fromstr(&tip, a->tip) < 0 || git_oid_fromstr(&base, a->base) < 0) {
 		const git_error *ge = git_error_last();
 		walk_error(&w, ge && ge->message ? ge->message : "cannot open the objects");
+	} else if (a->quarantine) {
+		walk_tip(&w, &tip, &base);
+	}
+	if (!w.stop && (git_revwalk_new(&rw, w.repo) < 0 || git_revwalk_push(rw, &tip) < 0 ||
+	                git_revwalk_hide(rw, &base) < 0)) {
+		const git_error *ge = git_error_last();
+		walk_error(&w, ge && ge->message ? ge->message : "cannot walk the history");
 	}
 	int r = 0;
 	while (!w.stop && (r = git_revwalk_next(&id, rw)) == 0)
@@ -857,7 +847,8 @@ static int bundle_walk_child(void *arg)
 
 /* Reads the child's records; 0 with reach filled, -1 with e. */
 static int walk_read(struct bundle_ctx *cx, const struct buf *in, const char *tip,
-                     uint64_t max_blob, struct bundle_ids *reach, struct err *e)
+                     const char *base, uint64_t max_blob, struct bundle_ids *reach,
+                     struct err *e)
 {
 	size_t alloc = 0;
 	(void)cx;
@@ -894,6 +885,21 @@ static int walk_read(struct bundle_ctx *cx, const struct buf *in, const char *ti
 				               in->data + i + 8);
 			return err_set(e, _("bundle check: reading the objects of %.12s: %.*s"), tip,
 			               (int)n, in->data + i);
+		} else if (k == 'T' && i + 5 <= in->len) {
+			char why = in->data[i];
+			uint32_t n;
+			memcpy(&n, in->data + i + 1, 4);
+			i += 5;
+			if (n > in->len - i)
+				break;
+			if (why == 'm')
+				return err_set(e, _("bundle refused: its ref points to %.12s, which is not "
+				                    "in the bundle"), tip);
+			if (why == 'c')
+				return err_set(e, _("bundle refused: its ref points to a %.*s, not a "
+				                    "commit"), (int)n, in->data + i);
+			return err_set(e, _("bundle refused: it is not based on the task's base commit "
+			                    "%.12s"), base);
 		} else if (k == 'D' && i == in->len) {
 			return 0;
 		} else {
@@ -943,7 +949,7 @@ static int bundle_walk(struct bundle_ctx *cx, int quarantine, const char *tip, c
 	}
 	close(p[0]);
 	child_finish(&ch);
-	int rc = walk_read(cx, &in, tip, max_blob, reach, e);
+	int rc = walk_read(cx, &in, tip, base, max_blob, reach, e);
 	buf_free(&in);
 	return rc;
 }
@@ -1504,8 +1510,6 @@ int bundle_import(const char *mirror, const char *path, const char *expected_ref
 
 	/* 4. Tip, ancestry, sizes, and nothing the tip does not reach,
 	 * reading the quarantine and the mirror. */
-	if (bundle_check_tip(&cx, tip, base, e) < 0)
-		goto out;
 	if (bundle_walk(&cx, 1, tip, base, lim->max_blob, &reach, e) < 0)
 		goto out;
 	if (bundle_check_unreachable(&cx, expected_ref, &reach, e) < 0)

@@ -626,6 +626,25 @@ int main(void)
 			printf("# %s\n", e.msg);
 	}
 
+	/* A ref that names a tree, and one that names an object the bundle
+	 * does not have. */
+	{
+		char *tree = testlib_sh_out("cd '%s' && printf 'odd\\n' > odd.txt && "
+		                            "b=$(git hash-object -w odd.txt) && rm odd.txt && "
+		                            "printf '100644 blob %%s\\todd.txt\\n' $b | git mktree", WORK);
+		testlib_sh("cd '%s' && { printf '# v2 git bundle\\n-%s\\n%s " REF "\\n\\n' && "
+		           "git rev-list --objects %s | cut -c1-40 | git pack-objects -q --stdout; } "
+		           "> '%s/tree.bundle'", WORK, BASE, tree, tree, T);
+		hostile(testlib_fmt("%s/tree.bundle", T), &LIM, "its ref points to a tree, not a commit",
+		        "a ref to a tree");
+		testlib_sh("cd '%s' && { printf '# v2 git bundle\\n-%s\\n%s " REF "\\n\\n' && "
+		           "git rev-list --objects %s | cut -c1-40 | git pack-objects -q --stdout; } "
+		           "> '%s/absent.bundle'", WORK, BASE, "0123456789abcdef0123456789abcdef01234567",
+		           tree, T);
+		hostile(testlib_fmt("%s/absent.bundle", T), &LIM, "which is not in the bundle",
+		        "a ref to an object the bundle does not have");
+	}
+
 	/* A commit whose parent is in neither the pack nor the mirror. */
 	{
 		char *c1 = testlib_sh_out("cd '%s' && git commit-tree $(git rev-parse %s^{tree}) -p %s "
