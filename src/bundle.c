@@ -745,6 +745,7 @@ static void walk_commit(struct bundle_walk *w, const git_oid *id)
 {
 	git_commit *c = NULL;
 	git_tree *t = NULL;
+	walk_seen(w, id);
 	walk_id(w, id);
 	if (git_commit_lookup(&c, w->repo, id) < 0 || git_commit_tree(&t, c) < 0) {
 		walk_missing(w, id);
@@ -795,8 +796,62 @@ static void walk_tip(struct bundle_walk *w, const git_oid *tip, const git_oid *b
 	w->stop = 1;
 }
 
+/* Every object of the pack (its .idx, version 2) that the walk did not
+ * reach must be in the mirror already.  'U': how many are not, and the
+ * largest's id, size and type; 'V': an index of another version (the
+ * caller checks with git instead). */
+static void walk_unreached(struct bundle_walk *w, const char *idx)
+{
+	struct buf b = {0};
+	struct err ignored = {{0}};
+	if (fsx_read_file(idx, 1u << 30, &b, &ignored) < 0 || b.len < 8 + 256 * 4 ||
+	    memcmp(b.data, "\377tOc\0\0\0\2", 8) != 0) {
+		buf_addc(&w->out, 'V');
+		buf_free(&b);
+		return;
+	}
+	const unsigned char *fan = (const unsigned char *)b.data + 8 + 255 * 4;
+	uint32_t n = (uint32_t)fan[0] << 24 | (uint32_t)fan[1] << 16 | (uint32_t)fan[2] << 8 | fan[3];
+	if ((uint64_t)n * 20 > b.len - 8 - 256 * 4) {
+		buf_addc(&w->out, 'V');
+		buf_free(&b);
+		return;
+	}
+	const unsigned char *ids = (const unsigned char *)b.data + 8 + 256 * 4;
+	uint64_t missing = 0, big = 0;
+	git_oid big_id = {{0}};
+	git_object_t big_type = GIT_OBJECT_INVALID;
+	for (uint32_t i = 0; i < n; i++) {
+		git_oid id;
+		memcpy(id.id, ids + 20 * (size_t)i, 20);
+		if (walk_seen(w, &id) || git_odb_exists(w->mirror_odb, &id))
+			continue;
+		missing++;
+		size_t size = 0;
+		git_object_t type = GIT_OBJECT_INVALID;
+		if (git_odb_read_header(&size, &type, w->odb, &id) == 0 && size >= big) {
+			big = size;
+			big_id = id;
+			big_type = type;
+		}
+	}
+	buf_free(&b);
+	if (!missing)
+		return;
+	const char *tn = big_type == GIT_OBJECT_INVALID ? "?" : git_object_type2string(big_type);
+	uint32_t tl = (uint32_t)strlen(tn);
+	buf_addc(&w->out, 'U');
+	buf_add(&w->out, (const char *)&missing, 8);
+	buf_add(&w->out, (const char *)big_id.id, 20);
+	buf_add(&w->out, (const char *)&big, 8);
+	buf_add(&w->out, (const char *)&tl, 4);
+	buf_add(&w->out, tn, tl);
+	w->stop = 1;
+}
+
 struct walk_arg {
 	const char *mirror, *quarantine, *tip, *base;
+	const char *idx;           /* the pack's index, to check (see walk_unreached) */
 	uint64_t max_blob;
 	int fd;
 };
@@ -832,6 +887,8 @@ static int bundle_walk_child(void *arg)
 		const git_error *ge = git_error_last();
 		walk_error(&w, ge && ge->message ? ge->message : "a commit cannot be read");
 	}
+	if (!w.stop && a->idx)
+		walk_unreached(&w, a->idx);
 	if (!w.stop)
 		buf_addc(&w.out, 'D');
 	walk_flush(&w, 1);
@@ -846,12 +903,10 @@ static int bundle_walk_child(void *arg)
 }
 
 /* Reads the child's records; 0 with reach filled, -1 with e. */
-static int walk_read(struct bundle_ctx *cx, const struct buf *in, const char *tip,
-                     const char *base, uint64_t max_blob, struct bundle_ids *reach,
-                     struct err *e)
+static int walk_read(const struct buf *in, const char *tip, const char *base, const char *ref,
+                     uint64_t max_blob, struct bundle_ids *reach, int *by_git, struct err *e)
 {
 	size_t alloc = 0;
-	(void)cx;
 	for (size_t i = 0; i < in->len;) {
 		char k = in->data[i++];
 		if (k == 'R' && i + 20 <= in->len) {
@@ -900,6 +955,27 @@ static int walk_read(struct bundle_ctx *cx, const struct buf *in, const char *ti
 				                    "commit"), (int)n, in->data + i);
 			return err_set(e, _("bundle refused: it is not based on the task's base commit "
 			                    "%.12s"), base);
+		} else if (k == 'V') {
+			*by_git = 1;
+		} else if (k == 'U' && i + 40 <= in->len) {
+			uint64_t nmissing, big;
+			uint32_t tl;
+			char hex[41];
+			git_oid id;
+			memcpy(&nmissing, in->data + i, 8);
+			memcpy(id.id, in->data + i + 8, 20);
+			memcpy(&big, in->data + i + 28, 8);
+			memcpy(&tl, in->data + i + 36, 4);
+			i += 40;
+			if (tl > in->len - i)
+				break;
+			git_oid_tostr(hex, sizeof hex, &id);
+			char sz[32];
+			bundle_size(big, sz, sizeof sz);
+			return err_set(e, _("bundle refused: %s does not reach %zu of the objects in its pack "
+			                    "(the largest, %.12s, is a %.*s of %s); a bundle may carry only "
+			                    "the objects of its new commits"), ref, (size_t)nmissing, hex,
+			               (int)tl, in->data + i, sz);
 		} else if (k == 'D' && i == in->len) {
 			return 0;
 		} else {
@@ -911,15 +987,19 @@ static int walk_read(struct bundle_ctx *cx, const struct buf *in, const char *ti
 }
 
 /* Runs the walk in a child, reading the mirror with the quarantine's
- * objects (quarantine 1) or alone (after the move). */
-static int bundle_walk(struct bundle_ctx *cx, int quarantine, const char *tip, const char *base,
-                       uint64_t max_blob, struct bundle_ids *reach, struct err *e)
+ * objects (ref set: the import's check of its ref's objects, its pack's
+ * objects checked too; *by_git set when that is for git to do) or alone
+ * (ref NULL: after the move). */
+static int bundle_walk(struct bundle_ctx *cx, const char *ref, const char *tip, const char *base,
+                       uint64_t max_blob, struct bundle_ids *reach, int *by_git, struct err *e)
 {
+	int quarantine = ref != NULL;
 	int p[2];
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return err_errno(e, _("cannot create a pipe"));
 	struct walk_arg a = { .mirror = cx->mirror, .quarantine = quarantine ? cx->quarantine : NULL,
-	                      .tip = tip, .base = base, .max_blob = max_blob, .fd = p[1] };
+	                      .tip = tip, .base = base, .max_blob = max_blob, .fd = p[1],
+	                      .idx = quarantine ? cx->idx : NULL };
 	struct child_limit limits[3];
 	size_t nl = 0;
 	limits[nl++] = (struct child_limit){ RLIMIT_CPU, BUNDLE_GIT_TIMEOUT, BUNDLE_GIT_TIMEOUT + 1 };
@@ -949,7 +1029,7 @@ static int bundle_walk(struct bundle_ctx *cx, int quarantine, const char *tip, c
 	}
 	close(p[0]);
 	child_finish(&ch);
-	int rc = walk_read(cx, &in, tip, base, max_blob, reach, e);
+	int rc = walk_read(&in, tip, base, ref ? ref : "", max_blob, reach, by_git, e);
 	buf_free(&in);
 	return rc;
 }
@@ -1198,7 +1278,8 @@ static int bundle_check_moved(struct bundle_ctx *cx, const char *tip, const char
 {
 	struct bundle_ids seen = {0};
 	struct err we = {{0}};
-	int rc = bundle_walk(cx, 0, tip, base, 0, &seen, &we);
+	int by_git = 0;
+	int rc = bundle_walk(cx, NULL, tip, base, 0, &seen, &by_git, &we);
 	free(seen.id);
 	if (rc < 0)
 		return err_set(e, _("bundle check: after the move into the mirror, objects of %.12s "
@@ -1510,9 +1591,10 @@ int bundle_import(const char *mirror, const char *path, const char *expected_ref
 
 	/* 4. Tip, ancestry, sizes, and nothing the tip does not reach,
 	 * reading the quarantine and the mirror. */
-	if (bundle_walk(&cx, 1, tip, base, lim->max_blob, &reach, e) < 0)
+	int by_git = 0;
+	if (bundle_walk(&cx, expected_ref, tip, base, lim->max_blob, &reach, &by_git, e) < 0)
 		goto out;
-	if (bundle_check_unreachable(&cx, expected_ref, &reach, e) < 0)
+	if (by_git && bundle_check_unreachable(&cx, expected_ref, &reach, e) < 0)
 		goto out;
 
 	/* 5. Into the mirror. */
