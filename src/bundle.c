@@ -317,11 +317,10 @@ struct bundle_ctx {
 	char *idx;              /* the path of its .idx */
 };
 
-/* Runs git in the mirror with the quarantine as its object directory, or
- * (quarantine 0) in the mirror alone, under the bundle's limits. */
-static int bundle_git_in(struct bundle_ctx *cx, int quarantine, const char *const *argv,
-                         int in_fd, int out_fd, struct buf *out, struct buf *errb,
-                         int *wstatus, struct err *e)
+/* Runs git in the mirror with the quarantine as its object directory,
+ * under the bundle's limits. */
+static int bundle_git(struct bundle_ctx *cx, const char *const *argv, int in_fd, int out_fd,
+                      struct buf *out, struct buf *errb, int *wstatus, struct err *e)
 {
 	/* Every blob held in memory, none streamed: so GIT_ALLOC_LIMIT stops
 	 * a large one before it is inflated. */
@@ -332,10 +331,8 @@ static int bundle_git_in(struct bundle_ctx *cx, int quarantine, const char *cons
 	size_t n = 0;
 
 	env[n++] = cx->env_gitdir;
-	if (quarantine) {
-		env[n++] = cx->env_objdir;
-		env[n++] = cx->env_alt;
-	}
+	env[n++] = cx->env_objdir;
+	env[n++] = cx->env_alt;
 	for (size_t i = 0; cx->env_alloc && limits[i]; i++)
 		env[n++] = limits[i];
 	env[n] = NULL;
@@ -345,12 +342,6 @@ static int bundle_git_in(struct bundle_ctx *cx, int quarantine, const char *cons
 		.max_memory = cx->max_memory, .max_file = cx->max_file,
 	};
 	return mirror_git_run(&c, wstatus, e);
-}
-
-static int bundle_git(struct bundle_ctx *cx, const char *const *argv, int in_fd, int out_fd,
-                      struct buf *out, struct buf *errb, int *wstatus, struct err *e)
-{
-	return bundle_git_in(cx, 1, argv, in_fd, out_fd, out, errb, wstatus, e);
 }
 
 /* The bounds for a pack of nobj objects in pack_len bytes. */
@@ -484,84 +475,7 @@ static int bundle_index_pack_error(const struct bundle_ctx *cx, const char *stde
 	               WIFEXITED(ws) ? WEXITSTATUS(ws) : -1);
 }
 
-/* git's error for an auxiliary command, as one line. */
-static int bundle_git_failed(const struct bundle_ctx *cx, const char *what, int ws,
-                             const struct buf *errb, struct err *e)
-{
-	if (bundle_killed_by_limit(ws))
-		return err_set(e, _("bundle refused: %s took over %d seconds"), what,
-		               BUNDLE_GIT_TIMEOUT);
-	if (bundle_limit_error(cx, errb->data, ws, e) < 0)
-		return -1;
-	char *line = bundle_stderr_line(errb->data, "fatal: ");
-	if (!line)
-		line = bundle_stderr_line(errb->data, "error: ");
-	err_set(e, _("bundle refused: %s failed: %s"), what,
-	        line ? line : _("git gave no message"));
-	free(line);
-	return -1;
-}
-
 /* ---- the pack's objects ---- */
-
-/* Object ids, binary, sorted for lookups. */
-struct bundle_ids {
-	unsigned char (*id)[20];
-	size_t n;
-};
-
-static int bundle_hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;
-}
-
-/* The 40-digit id at the start of s; -1 if there is none. */
-static int bundle_parse_id(const char *s, unsigned char id[20])
-{
-	for (int i = 0; i < 20; i++) {
-		int hi = bundle_hexval(s[2 * i]), lo = hi < 0 ? -1 : bundle_hexval(s[2 * i + 1]);
-		if (hi < 0 || lo < 0)
-			return -1;
-		id[i] = (unsigned char)(hi << 4 | lo);
-	}
-	return 0;
-}
-
-static int bundle_id_cmp(const void *a, const void *b)
-{
-	return memcmp(a, b, 20);
-}
-
-/* A memory file holding b, read from its start. */
-static int bundle_memfd(const char *name, const struct buf *b, struct err *e)
-{
-	int fd = memfd_create(name, MFD_CLOEXEC);
-	size_t off = 0;
-
-	if (fd < 0)
-		return err_errno(e, _("cannot create a memory file"));
-	while (off < b->len) {
-		ssize_t n = write(fd, b->data + off, b->len - off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			err_errno(e, _("cannot create a memory file"));
-			close(fd);
-			return -1;
-		}
-		off += (size_t)n;
-	}
-	if (lseek(fd, 0, SEEK_SET) < 0) {
-		err_errno(e, _("cannot create a memory file"));
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
 
 /* ---- the walk of the tip's new objects ---- */
 
@@ -574,9 +488,10 @@ static int bundle_memfd(const char *name, const struct buf *b, struct err *e)
  * object the base has at another path), and all of it reachable from the
  * tip; but it reads only the folders that differ, where rev-list reads
  * the base's whole tree.  Each such blob new to the mirror must be under
- * the cap.  The child writes records to the parent: 'R' and an id;
- * 'B', a size, a path's length and the path (a blob over the cap); 'E',
- * a message's length and the message; 'D' at the end. */
+ * the cap.  The child writes records to the parent: 'B', a size, a
+ * path's length and the path (a blob over the cap); 'T' (the tip) and
+ * 'U' (unreached objects), below; 'E', a message's length and the
+ * message; 'D' at the end. */
 struct bundle_walk {
 	git_repository *repo;      /* the mirror, with the quarantine's objects */
 	git_odb *mirror_odb;       /* the mirror's own objects */
@@ -624,20 +539,11 @@ static int walk_seen(struct bundle_walk *w, const git_oid *id)
 
 #define BUNDLE_WALK_MAX_DEPTH 4096
 
-static void walk_flush(struct bundle_walk *w, int force)
+static void walk_flush(struct bundle_walk *w)
 {
-	if (w->out.len && (force || w->out.len > 60000)) {
-		if (fsx_write_all(w->fd, w->out.data, w->out.len) < 0)
-			w->stop = 1;
-		buf_reset(&w->out);
-	}
-}
-
-static void walk_id(struct bundle_walk *w, const git_oid *id)
-{
-	buf_addc(&w->out, 'R');
-	buf_add(&w->out, (const char *)id->id, 20);
-	walk_flush(w, 0);
+	if (w->out.len && fsx_write_all(w->fd, w->out.data, w->out.len) < 0)
+		w->stop = 1;
+	buf_reset(&w->out);
 }
 
 static void walk_error(struct bundle_walk *w, const char *msg)
@@ -665,7 +571,6 @@ static void walk_blob(struct bundle_walk *w, const git_oid *id, const char *path
 	git_object_t type;
 	if (walk_seen(w, id))
 		return;
-	walk_id(w, id);
 	if (git_odb_read_header(&size, &type, w->odb, id) < 0) {
 		walk_missing(w, id);
 		return;
@@ -690,7 +595,6 @@ static void walk_tree(struct bundle_walk *w, git_tree *t, git_tree **q, size_t n
 		walk_error(w, "trees nested too deep");
 		return;
 	}
-	walk_id(w, git_tree_id(t));
 	git_tree **sub = xcalloc(nq ? nq : 1, sizeof *sub);
 	for (size_t i = 0, n = git_tree_entrycount(t); i < n && !w->stop; i++) {
 		const git_tree_entry *x = git_tree_entry_byindex(t, i);
@@ -746,7 +650,6 @@ static void walk_commit(struct bundle_walk *w, const git_oid *id)
 	git_commit *c = NULL;
 	git_tree *t = NULL;
 	walk_seen(w, id);
-	walk_id(w, id);
 	if (git_commit_lookup(&c, w->repo, id) < 0 || git_commit_tree(&t, c) < 0) {
 		walk_missing(w, id);
 		git_commit_free(c);
@@ -798,22 +701,21 @@ static void walk_tip(struct bundle_walk *w, const git_oid *tip, const git_oid *b
 
 /* Every object of the pack (its .idx, version 2) that the walk did not
  * reach must be in the mirror already.  'U': how many are not, and the
- * largest's id, size and type; 'V': an index of another version (the
- * caller checks with git instead). */
+ * largest's id, size and type. */
 static void walk_unreached(struct bundle_walk *w, const char *idx)
 {
 	struct buf b = {0};
 	struct err ignored = {{0}};
 	if (fsx_read_file(idx, 1u << 30, &b, &ignored) < 0 || b.len < 8 + 256 * 4 ||
 	    memcmp(b.data, "\377tOc\0\0\0\2", 8) != 0) {
-		buf_addc(&w->out, 'V');
+		walk_error(w, "the pack's index is not of version 2");
 		buf_free(&b);
 		return;
 	}
 	const unsigned char *fan = (const unsigned char *)b.data + 8 + 255 * 4;
 	uint32_t n = (uint32_t)fan[0] << 24 | (uint32_t)fan[1] << 16 | (uint32_t)fan[2] << 8 | fan[3];
 	if ((uint64_t)n * 20 > b.len - 8 - 256 * 4) {
-		buf_addc(&w->out, 'V');
+		walk_error(w, "the pack's index is not of version 2");
 		buf_free(&b);
 		return;
 	}
@@ -891,7 +793,7 @@ static int bundle_walk_child(void *arg)
 		walk_unreached(&w, a->idx);
 	if (!w.stop)
 		buf_addc(&w.out, 'D');
-	walk_flush(&w, 1);
+	walk_flush(&w);
 	buf_free(&w.out);
 	free(w.seen);
 	git_revwalk_free(rw);
@@ -902,21 +804,13 @@ static int bundle_walk_child(void *arg)
 	return 0;
 }
 
-/* Reads the child's records; 0 with reach filled, -1 with e. */
+/* Reads the child's records: 0, or -1 with e. */
 static int walk_read(const struct buf *in, const char *tip, const char *base, const char *ref,
-                     uint64_t max_blob, struct bundle_ids *reach, int *by_git, struct err *e)
+                     uint64_t max_blob, struct err *e)
 {
-	size_t alloc = 0;
 	for (size_t i = 0; i < in->len;) {
 		char k = in->data[i++];
-		if (k == 'R' && i + 20 <= in->len) {
-			if (reach->n == alloc) {
-				alloc = alloc ? 2 * alloc : 256;
-				reach->id = xrealloc(reach->id, alloc * sizeof *reach->id);
-			}
-			memcpy(reach->id[reach->n++], in->data + i, 20);
-			i += 20;
-		} else if (k == 'B' && i + 12 <= in->len) {
+		if (k == 'B' && i + 12 <= in->len) {
 			uint64_t size;
 			uint32_t n;
 			memcpy(&size, in->data + i, 8);
@@ -955,8 +849,6 @@ static int walk_read(const struct buf *in, const char *tip, const char *base, co
 				                    "commit"), (int)n, in->data + i);
 			return err_set(e, _("bundle refused: it is not based on the task's base commit "
 			                    "%.12s"), base);
-		} else if (k == 'V') {
-			*by_git = 1;
 		} else if (k == 'U' && i + 40 <= in->len) {
 			uint64_t nmissing, big;
 			uint32_t tl;
@@ -988,10 +880,9 @@ static int walk_read(const struct buf *in, const char *tip, const char *base, co
 
 /* Runs the walk in a child, reading the mirror with the quarantine's
  * objects (ref set: the import's check of its ref's objects, its pack's
- * objects checked too; *by_git set when that is for git to do) or alone
- * (ref NULL: after the move). */
+ * objects checked too) or alone (ref NULL: after the move). */
 static int bundle_walk(struct bundle_ctx *cx, const char *ref, const char *tip, const char *base,
-                       uint64_t max_blob, struct bundle_ids *reach, int *by_git, struct err *e)
+                       uint64_t max_blob, struct err *e)
 {
 	int quarantine = ref != NULL;
 	int p[2];
@@ -1029,127 +920,8 @@ static int bundle_walk(struct bundle_ctx *cx, const char *ref, const char *tip, 
 	}
 	close(p[0]);
 	child_finish(&ch);
-	int rc = walk_read(&in, tip, base, ref ? ref : "", max_blob, reach, by_git, e);
+	int rc = walk_read(&in, tip, base, ref ? ref : "", max_blob, e);
 	buf_free(&in);
-	return rc;
-}
-
-/* Every object of the pack that the tip does not bring must already be in
- * the mirror (a base that --fix-thin added, or a copy): the whole pack
- * moves into the mirror, and no object the tip does not reach may come in
- * with it, whatever its size.  reach is sorted here. */
-static int bundle_check_unreachable(struct bundle_ctx *cx, const char *ref,
-                                    struct bundle_ids *reach, struct err *e)
-{
-	const char *showidx[] = { "show-index", NULL };
-	const char *present[] = { "cat-file", "--batch-check=%(objectname)", NULL };
-	const char *sizes[] = { "cat-file",
-		"--batch-check=%(objectname) %(objecttype) %(objectsize)", NULL };
-	struct buf out = {0}, errb = {0}, extra = {0}, missing = {0};
-	size_t nmissing = 0;
-	int ws, rc = -1, fd = -1;
-
-	if (reach->n)
-		qsort(reach->id, reach->n, sizeof *reach->id, bundle_id_cmp);
-	fd = open(cx->idx, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0) {
-		err_errno(e, _("cannot read %s"), cx->idx);
-		goto out;
-	}
-	if (bundle_git(cx, showidx, fd, -1, &out, &errb, &ws, e) < 0)
-		goto out;
-	if (!WIFEXITED(ws) || WEXITSTATUS(ws) != 0) {
-		bundle_git_failed(cx, "git show-index", ws, &errb, e);
-		goto out;
-	}
-	/* "<offset> <id> (<crc>)" */
-	for (const char *line = out.data; line && *line;) {
-		size_t n = strcspn(line, "\n");
-		const char *sp = memchr(line, ' ', n);
-		unsigned char id[20];
-		if (!sp || (size_t)(line + n - sp) < 41 || bundle_parse_id(sp + 1, id) < 0) {
-			err_set(e, _("bundle check: cannot read the pack's index (git show-index: %.*s)"),
-			        (int)(n > 80 ? 80 : n), line);
-			goto out;
-		}
-		if (!reach->n || !bsearch(id, reach->id, reach->n, sizeof *reach->id, bundle_id_cmp)) {
-			buf_add(&extra, sp + 1, 40);
-			buf_addc(&extra, '\n');
-		}
-		line += n;
-		if (*line)
-			line++;
-	}
-	if (!extra.len) {
-		rc = 0;
-		goto out;
-	}
-
-	/* Which of them the mirror lacks: "<id> missing". */
-	close(fd);
-	fd = bundle_memfd("extra", &extra, e);
-	if (fd < 0)
-		goto out;
-	buf_reset(&out);
-	buf_reset(&errb);
-	if (bundle_git_in(cx, 0, present, fd, -1, &out, &errb, &ws, e) < 0)
-		goto out;
-	if (!WIFEXITED(ws) || WEXITSTATUS(ws) != 0) {
-		bundle_git_failed(cx, "git cat-file", ws, &errb, e);
-		goto out;
-	}
-	for (const char *line = out.data; line && *line;) {
-		size_t n = strcspn(line, "\n");
-		if (n == 48 && memcmp(line + 40, " missing", 8) == 0) {
-			buf_add(&missing, line, 41);
-			missing.data[missing.len - 1] = '\n';
-			nmissing++;
-		}
-		line += n;
-		if (*line)
-			line++;
-	}
-	if (!nmissing) {
-		rc = 0;
-		goto out;
-	}
-
-	/* Refused: the message names the largest. */
-	close(fd);
-	fd = bundle_memfd("missing", &missing, e);
-	if (fd < 0)
-		goto out;
-	buf_reset(&out);
-	buf_reset(&errb);
-	if (bundle_git(cx, sizes, fd, -1, &out, &errb, &ws, e) < 0)
-		goto out;
-	char big_id[41] = "?", big_type[16] = "?", sz[32];
-	unsigned long long big = 0;
-	for (char *line = out.data; line && *line;) {
-		char *nl = strchr(line, '\n');
-		char id[64], type[16];
-		unsigned long long size;
-		if (nl)
-			*nl = '\0';
-		if (sscanf(line, "%63s %15s %llu", id, type, &size) == 3 && size >= big &&
-		    strlen(id) == 40) {
-			big = size;
-			memcpy(big_id, id, 41);
-			memcpy(big_type, type, sizeof big_type);
-		}
-		line = nl ? nl + 1 : NULL;
-	}
-	bundle_size(big, sz, sizeof sz);
-	err_set(e, _("bundle refused: %s does not reach %zu of the objects in its pack "
-	             "(the largest, %.12s, is a %s of %s); a bundle may carry only the objects "
-	             "of its new commits"), ref, nmissing, big_id, big_type, sz);
-out:
-	if (fd >= 0)
-		close(fd);
-	buf_free(&out);
-	buf_free(&errb);
-	buf_free(&extra);
-	buf_free(&missing);
 	return rc;
 }
 
@@ -1276,11 +1048,8 @@ out:
 static int bundle_check_moved(struct bundle_ctx *cx, const char *tip, const char *base,
                               struct err *e)
 {
-	struct bundle_ids seen = {0};
 	struct err we = {{0}};
-	int by_git = 0;
-	int rc = bundle_walk(cx, NULL, tip, base, 0, &seen, &by_git, &we);
-	free(seen.id);
+	int rc = bundle_walk(cx, NULL, tip, base, 0, &we);
 	if (rc < 0)
 		return err_set(e, _("bundle check: after the move into the mirror, objects of %.12s "
 		                    "are missing (%s); nothing was imported"), tip, we.msg);
@@ -1468,8 +1237,9 @@ static int import_index_pack(struct bundle_ctx *cx, int fd, const char *path,
 
 	snprintf(maxarg, sizeof maxarg, "--max-input-size=%" PRIu64, cap);
 	snprintf(threads, sizeof threads, "--threads=%d", BUNDLE_INDEX_THREADS);
-	const char *ip[] = { "index-pack", "--stdin", "--fix-thin", "--strict", maxarg,
-	                     threads, NULL };
+	/* Version 2 whatever the configuration says: the walk reads it. */
+	const char *ip[] = { "index-pack", "--stdin", "--fix-thin", "--strict", "--index-version=2",
+	                     maxarg, threads, NULL };
 	if (lseek(fd, (off_t)pack_offset, SEEK_SET) < 0) {
 		err_errno(e, _("cannot read %s"), path);
 		goto out;
@@ -1552,7 +1322,6 @@ int bundle_import(const char *mirror, const char *path, const char *expected_ref
 {
 	struct bundle_header h = {0};
 	struct bundle_ctx cx = { .mirror = mirror };
-	struct bundle_ids reach = {0};
 	struct buf hdr = {0};
 	struct stat st;
 	int fd = -1, lockfd = -1, rc = -1;
@@ -1591,10 +1360,7 @@ int bundle_import(const char *mirror, const char *path, const char *expected_ref
 
 	/* 4. Tip, ancestry, sizes, and nothing the tip does not reach,
 	 * reading the quarantine and the mirror. */
-	int by_git = 0;
-	if (bundle_walk(&cx, expected_ref, tip, base, lim->max_blob, &reach, &by_git, e) < 0)
-		goto out;
-	if (by_git && bundle_check_unreachable(&cx, expected_ref, &reach, e) < 0)
+	if (bundle_walk(&cx, expected_ref, tip, base, lim->max_blob, e) < 0)
 		goto out;
 
 	/* 5. Into the mirror. */
@@ -1612,7 +1378,6 @@ out:
 	if (fd >= 0)
 		close(fd);
 	bundle_ctx_free(&cx);
-	free(reach.id);
 	buf_free(&hdr);
 	bundle_header_free(&h);
 	return rc;

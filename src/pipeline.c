@@ -1129,10 +1129,6 @@ static int round_handoff(struct round *rd)
 		rd->vrc = vrc;
 		if (vrc < 0)
 			rd->e = ve;
-	} else {
-		tests_after_free(&rd->va);
-		free(rd->verify_problem);
-		rd->verify_problem = NULL;
 	}
 	return 0;
 }

@@ -954,8 +954,9 @@ static void bw_prestart(struct sandbox *sb)
 	    (go[0] = fd_high(go[0])) < 0 ||
 	    (p->args_fd = fd_high(memfd_create("bwrap-args", MFD_CLOEXEC))) < 0)
 		goto fail;
-	/* argv is never run: bw_enter_late runs bwrap itself. */
-	const char *argv[] = { "bwrap", NULL };
+	/* argv is never run (bw_enter_late runs bwrap itself); static, for
+	 * child_exec_wait's message later. */
+	static const char *const argv[] = { "bwrap", NULL };
 	static const char *const envp[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL };
 	int keep[DATA_N + 4];
 	size_t nkeep = 0;
@@ -978,7 +979,6 @@ static void bw_prestart(struct sandbox *sb)
 	                        .arg = &bc };
 	if (child_start(&p->ch, &e) < 0)
 		goto fail;
-	p->ch.argv = NULL;  /* the child's; child_exec_wait's message gets its own */
 	close(outp[1]);
 	close(go[0]);
 	p->out_rd = outp[0];
@@ -1012,8 +1012,6 @@ static int bw_pre_take(struct sandbox *sb, const struct sandbox_cmd *cmd,
 	}
 	if (rc == 0 && fsx_write_all(p->go_wr, &go, sizeof go) < 0)
 		rc = err_errno(e, "%s", step_text(STEP_FDS));
-	static const char *const name[] = { "bwrap", NULL };
-	p->ch.argv = name;
 	if (rc < 0) {
 		child_kill(&p->ch, SIGKILL);
 		if (child_exec_wait(&p->ch, e) == 0)
