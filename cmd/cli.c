@@ -25,6 +25,7 @@
 #include "paths.h"
 #include "sanitize.h"
 #include "store.h"
+#include "taskjson.h"
 #include "task.h"
 
 struct cli_verb {
@@ -337,7 +338,7 @@ struct store *cli_open_store(char **data_out, int create)
 
 void cli_json_print(json_t *j)
 {
-	char *s = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	char *s = json_dumps(j, JSON_INDENT(2) | TASKJSON_DUMP);
 	if (s) {
 		puts(s);
 		free(s);

@@ -722,7 +722,9 @@ int gate_summary_parse(const char *json, struct gate_summary *out, struct err *e
 /* The latest round's summary; a round whose summary cannot be read
  * counts as having none.  NULL with *rc 0 when there is none, -1 when
  * the store cannot be read. */
-static json_t *latest_summary(struct store *st, const struct task_row *t, int *rc,
+/* The summary of round `upto` (0: the latest), or of the latest round
+ * before it that has one. */
+static json_t *latest_summary(struct store *st, const struct task_row *t, int upto, int *rc,
                               struct err *e)
 {
 	struct task_round *r;
@@ -734,7 +736,7 @@ static json_t *latest_summary(struct store *st, const struct task_row *t, int *r
 	json_t *g = NULL;
 	struct err ignored;
 	for (size_t i = n; i-- > 0 && !g;)
-		if (r[i].gate)
+		if (r[i].gate && (upto <= 0 || r[i].n <= upto))
 			g = summary_load(r[i].gate, &ignored);
 	task_rounds_free(r, n);
 	return g;
@@ -759,7 +761,7 @@ int gate_summary_load(struct store *st, const struct task_row *t, struct gate_su
 {
 	memset(out, 0, sizeof *out);
 	int rc;
-	json_t *g = latest_summary(st, t, &rc, e);
+	json_t *g = latest_summary(st, t, 0, &rc, e);
 	if (!g)
 		return rc;
 	summary_parse(g, out);
@@ -778,8 +780,14 @@ int gate_summary_load(struct store *st, const struct task_row *t, struct gate_su
 
 json_t *gate_summary_json(struct store *st, const struct task_row *t, struct err *e)
 {
+	return gate_summary_json_round(st, t, 0, e);
+}
+
+json_t *gate_summary_json_round(struct store *st, const struct task_row *t, int upto,
+                                struct err *e)
+{
 	int rc;
-	json_t *g = latest_summary(st, t, &rc, e);
+	json_t *g = latest_summary(st, t, upto, &rc, e);
 	if (!g)
 		return NULL;
 	int round = (int)json_integer_value(json_object_get(g, "round"));

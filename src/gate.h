@@ -159,6 +159,9 @@ int gate_summary_load(struct store *st, const struct task_row *t, struct gate_su
  * added to each finding, for the JSON outputs (show --json, the API);
  * NULL (and no error) when there is none.  New reference. */
 json_t *gate_summary_json(struct store *st, const struct task_row *t, struct err *e);
+/* The same for round `round` (0: the latest): what its gate showed. */
+json_t *gate_summary_json_round(struct store *st, const struct task_row *t, int upto,
+                                struct err *e);
 /* "block", "warn" or "off". */
 const char *gate_action_name(enum policy_action a);
 /* When the tests' verified result (a clean checkout of the head) and the

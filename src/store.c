@@ -8,12 +8,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 #include "buf.h"
 #include "clock.h"
 #include "i18n.h"
+#include "paths.h"
 
 struct store {
 	sqlite3 *db;
@@ -143,6 +145,32 @@ static const char *const migrations[] = {
 	"CREATE TRIGGER task_counts_delete AFTER DELETE ON tasks BEGIN"
 	"  UPDATE task_counts SET n = n - 1 WHERE status = OLD.status;"
 	"END;",
+	/* 7: the API's integrations (issue 15): where each step falls in the
+	 * log and its round (event streams replay both in the order they
+	 * happened), a task's callback and metadata, idempotent requests, and
+	 * each webhook delivery attempt. */
+	"ALTER TABLE steps ADD COLUMN log_off INTEGER;"
+	"ALTER TABLE steps ADD COLUMN round INTEGER;"
+	"ALTER TABLE tasks ADD COLUMN callback_url TEXT;"
+	"ALTER TABLE tasks ADD COLUMN metadata TEXT;"
+	"CREATE TABLE idempotency ("
+	"  key TEXT NOT NULL,"
+	"  actor TEXT NOT NULL,"
+	"  route TEXT NOT NULL,"
+	"  fingerprint TEXT NOT NULL,"
+	"  status INTEGER NOT NULL,"
+	"  body TEXT NOT NULL,"
+	"  location TEXT,"
+	"  created REAL NOT NULL,"
+	"  PRIMARY KEY (key, actor, route));"
+	"CREATE INDEX idempotency_created ON idempotency(created);"
+	"CREATE TABLE webhook_attempts ("
+	"  webhook_id INTEGER NOT NULL,"
+	"  n INTEGER NOT NULL,"
+	"  at REAL NOT NULL,"
+	"  status INTEGER NOT NULL DEFAULT 0,"
+	"  error TEXT,"
+	"  PRIMARY KEY (webhook_id, n));",
 };
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))
 
@@ -325,6 +353,8 @@ void task_row_free(struct task_row *t)
 	free(t->head);
 	free(t->error);
 	free(t->steps);
+	free(t->callback_url);
+	free(t->metadata);
 	free(t->summary);
 	free(t->pr_url);
 	free(t->pushed);
@@ -361,12 +391,13 @@ static uint64_t col_u64(sqlite3_stmt *st, int i)
                   "created, updated, cancel_requested, round, summary, pr_url, pushed, " \
                   "reviewed_head, sandbox_kept, pending, budget, tokens_in, tokens_out, " \
                   "tokens_cache_read, tokens_cache_write, requests, cost, priced, session, " \
-                  "reason, attempts, failed_round, failed_head, failed_why, follow_of"
+                  "reason, attempts, failed_round, failed_head, failed_why, follow_of, " \
+                  "callback_url, metadata"
 
 static int load_steps(struct store *s, sqlite3_int64 seq, struct task_row *t, struct err *e)
 {
-	if (!s->steps && sqlite3_prepare_v2(s->db, "SELECT at, status FROM steps WHERE "
-	                                    "task_seq = ? ORDER BY n", -1, &s->steps,
+	if (!s->steps && sqlite3_prepare_v2(s->db, "SELECT at, status, log_off, round FROM "
+	                                    "steps WHERE task_seq = ? ORDER BY n", -1, &s->steps,
 	                                    NULL) != SQLITE_OK)
 		return db_err(s, e, "steps");
 	sqlite3_stmt *st = s->steps;
@@ -379,8 +410,17 @@ static int load_steps(struct store *s, sqlite3_int64 seq, struct task_row *t, st
 			t->steps = xrealloc(t->steps, cap * sizeof *t->steps);
 		}
 		int status = task_status_parse((const char *)sqlite3_column_text(st, 1));
-		t->steps[t->nsteps].at = sqlite3_column_double(st, 0);
-		t->steps[t->nsteps].status = status < 0 ? TASK_LOST : (enum task_status)status;
+		struct task_step *sp = &t->steps[t->nsteps];
+		sp->at = sqlite3_column_double(st, 0);
+		sp->time = t->created + sp->at;
+		sp->status = status < 0 ? TASK_LOST : (enum task_status)status;
+		/* Never before the step before it: the log only grows. */
+		long long before = t->nsteps ? sp[-1].log_off : 0;
+		sp->log_off = sqlite3_column_type(st, 2) == SQLITE_NULL ? before
+		              : sqlite3_column_int64(st, 2);
+		if (sp->log_off < before)
+			sp->log_off = before;
+		sp->round = sqlite3_column_int(st, 3);
 		t->nsteps++;
 	}
 	sqlite3_reset(st);
@@ -430,6 +470,8 @@ static int row_fill_steps(struct store *s, sqlite3_stmt *st, struct task_row *t,
 	t->failed_head = col_str(st, 32);
 	t->failed_why = col_str(st, 33);
 	t->follow_of = col_str(st, 34);
+	t->callback_url = col_str(st, 35);
+	t->metadata = col_str(st, 36);
 	return steps ? load_steps(s, seq, t, e) : 0;
 }
 
@@ -443,13 +485,22 @@ static int add_step(struct store *s, const char *id, double at, enum task_status
 {
 	sqlite3_stmt *st;
 	if (sqlite3_prepare_v2(s->db,
-	        "INSERT INTO steps (task_seq, n, at, status) "
-	        "SELECT seq, (SELECT COUNT(*) FROM steps WHERE task_seq = tasks.seq), ?, ? "
-	        "FROM tasks WHERE id = ?", -1, &st, NULL) != SQLITE_OK)
+	        "INSERT INTO steps (task_seq, n, at, status, log_off, round) "
+	        "SELECT seq, (SELECT COUNT(*) FROM steps WHERE task_seq = tasks.seq), ?, ?, ?, "
+	        "round FROM tasks WHERE id = ?", -1, &st, NULL) != SQLITE_OK)
 		return db_err(s, e, "steps");
+	/* The log lines written before the move come before it in the task's
+	 * events: its writers append whole lines before they move the task. */
+	char *dir = store_dir(s);
+	char *log = paths_task_log(dir, id);
+	struct stat sb;
+	long long off = stat(log, &sb) == 0 ? (long long)sb.st_size : 0;
+	free(log);
+	free(dir);
 	sqlite3_bind_double(st, 1, at);
 	sqlite3_bind_text(st, 2, task_status_name(to), -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 3, id, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 3, off);
+	sqlite3_bind_text(st, 4, id, -1, SQLITE_STATIC);
 	int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : db_err(s, e, "steps");
 	sqlite3_finalize(st);
 	return rc;
@@ -462,31 +513,63 @@ int store_task_add(struct store *s, const char *repo, const char *agent, const c
 }
 
 /* Inside a transaction: inserts the task and its first step. */
-static int add_locked(struct store *s, const char *repo, const char *agent,
-                      const char *text, const char *branch_prefix, double budget,
-                      char id_out[TASK_ID_LEN + 1], struct err *e);
+static int add_locked(struct store *s, const struct task_new *n, char id_out[TASK_ID_LEN + 1],
+                      struct err *e);
 
 int store_task_add_budget(struct store *s, const char *repo, const char *agent,
                           const char *text, const char *branch_prefix, double budget,
                           char id_out[TASK_ID_LEN + 1], struct err *e)
 {
+	struct task_new n = { .repo = repo, .agent = agent, .text = text,
+	                      .branch_prefix = branch_prefix, .budget = budget };
+	return store_task_create(s, &n, id_out, NULL, e);
+}
+
+static int queued_count(struct store *s, size_t *out, struct err *e)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db, "SELECT n FROM task_counts WHERE status = 'queued'", -1,
+	                       &st, NULL) != SQLITE_OK)
+		return db_err(s, e, "count");
+	*out = sqlite3_step(st) == SQLITE_ROW ? (size_t)sqlite3_column_int64(st, 0) : 0;
+	sqlite3_finalize(st);
+	return 0;
+}
+
+int store_task_create(struct store *s, const struct task_new *n, char id_out[TASK_ID_LEN + 1],
+                      size_t *queued, struct err *e)
+{
+	/* IMMEDIATE: the write lock first, so the count below cannot go stale
+	 * before the insert. */
 	if (exec(s, "BEGIN IMMEDIATE", e) < 0)
 		return -1;
-	if (add_locked(s, repo, agent, text, branch_prefix, budget, id_out, e) < 0) {
+	int rc = 0;
+	if (n->max_queued) {
+		size_t q = 0;
+		rc = queued_count(s, &q, e);
+		if (rc == 0 && q >= n->max_queued) {
+			if (queued)
+				*queued = q;
+			rc = -2;
+		}
+	}
+	if (rc == 0)
+		rc = add_locked(s, n, id_out, e);
+	if (rc < 0) {
 		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
-		return -1;
+		return rc;
 	}
 	return exec(s, "COMMIT", e);
 }
 
-static int add_locked(struct store *s, const char *repo, const char *agent,
-                      const char *text, const char *branch_prefix, double budget,
-                      char id_out[TASK_ID_LEN + 1], struct err *e)
+static int add_locked(struct store *s, const struct task_new *n, char id_out[TASK_ID_LEN + 1],
+                      struct err *e)
 {
 	sqlite3_stmt *st;
 	if (sqlite3_prepare_v2(s->db,
 	        "INSERT INTO tasks (id, text, repo, agent, branch, status, created, updated, "
-	        "budget) VALUES (?, ?, ?, ?, ?, 'queued', ?, ?, ?)", -1, &st, NULL) != SQLITE_OK) {
+	        "budget, callback_url, metadata) VALUES (?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?)",
+	        -1, &st, NULL) != SQLITE_OK) {
 		db_err(s, e, "add");
 		goto fail;
 	}
@@ -497,20 +580,22 @@ static int add_locked(struct store *s, const char *repo, const char *agent,
 		char id[TASK_ID_LEN + 1];
 		task_id_new(id);
 		char branch[256];
-		snprintf(branch, sizeof branch, "%s%s", branch_prefix ? branch_prefix : "paddock/",
-		         id);
+		snprintf(branch, sizeof branch, "%s%s", n->branch_prefix ? n->branch_prefix
+		         : "paddock/", id);
 		sqlite3_reset(st);
 		sqlite3_bind_text(st, 1, id, -1, SQLITE_TRANSIENT);
-		sqlite3_bind_text(st, 2, text, -1, SQLITE_STATIC);
-		sqlite3_bind_text(st, 3, repo, -1, SQLITE_STATIC);
-		sqlite3_bind_text(st, 4, agent, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 2, n->text, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 3, n->repo, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 4, n->agent, -1, SQLITE_STATIC);
 		sqlite3_bind_text(st, 5, branch, -1, SQLITE_TRANSIENT);
 		sqlite3_bind_double(st, 6, t);
 		sqlite3_bind_double(st, 7, t);
-		if (budget < 0)
+		if (n->budget < 0)
 			sqlite3_bind_null(st, 8);
 		else
-			sqlite3_bind_double(st, 8, budget);
+			sqlite3_bind_double(st, 8, n->budget);
+		sqlite3_bind_text(st, 9, n->callback_url, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 10, n->metadata, -1, SQLITE_STATIC);
 		int rc = sqlite3_step(st);
 		if (rc == SQLITE_DONE) {
 			memcpy(id_out, id, sizeof id);
@@ -1122,8 +1207,11 @@ int store_task_follow_up(struct store *s, const char *parent, const char *text,
 	if (exec(s, "BEGIN IMMEDIATE", e) < 0)
 		goto out;
 	const char *texts[] = { p.id, base, p.branch, p.session, p.pr_url, p.pushed };
-	if (add_locked(s, p.repo, p.agent, text, *prefix ? prefix : NULL, p.budget, id_out,
-	               e) < 0 ||
+	/* Its webhooks go where the parent's went, with the same metadata. */
+	struct task_new n = { .repo = p.repo, .agent = p.agent, .text = text,
+	                      .branch_prefix = *prefix ? prefix : NULL, .budget = p.budget,
+	                      .callback_url = p.callback_url, .metadata = p.metadata };
+	if (add_locked(s, &n, id_out, e) < 0 ||
 	    update_task(s, "UPDATE tasks SET follow_of = ?, base = ?, branch = ?, session = ?, "
 	                "pr_url = ?, pushed = ? WHERE id = ?", id_out, e, 6, texts, 0,
 	                NULL) < 0) {
@@ -1558,7 +1646,8 @@ int store_task_resume(struct store *s, const char *id, int *round_out, struct er
 		goto out;
 	if (!t.pending) {
 		err_kind_set(e, ERR_WRONG_STATE, _("task %s has no changes requested"), t.id);
-	} else if (transition_locked(s, t.id, TASK_RUNNING, NULL, e) == 0) {
+	} else {
+		/* The round first: the "running" step is the new round's. */
 		sqlite3_stmt *st;
 		if (sqlite3_prepare_v2(s->db, "UPDATE tasks SET round = round + 1, pending = NULL, "
 		                       "error = NULL, reason = NULL, failed_round = 0, "
@@ -1569,7 +1658,8 @@ int store_task_resume(struct store *s, const char *id, int *round_out, struct er
 			sqlite3_bind_text(st, 1, t.id, -1, SQLITE_STATIC);
 			if (sqlite3_step(st) != SQLITE_DONE)
 				db_err(s, e, "resume");
-			else if (store_round_begin(s, t.id, t.round + 1, t.head, e) == 0) {
+			else if (transition_locked(s, t.id, TASK_RUNNING, NULL, e) == 0 &&
+			         store_round_begin(s, t.id, t.round + 1, t.head, e) == 0) {
 				*round_out = t.round + 1;
 				rc = 0;
 			}

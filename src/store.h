@@ -27,7 +27,13 @@ struct task_usage {
 
 struct task_step {
 	double at;                 /* seconds since the task was queued */
+	double time;               /* unix time (created + at) */
 	enum task_status status;
+	long long log_off;         /* the log's size when the step was made: the
+	                              lines before it (schema 7); steps of older
+	                              stores read as the one before them, or 0 */
+	int round;                 /* the task's round then; 0 when not known
+	                              (older stores) */
 };
 
 /* One task row.  Strings are owned by the struct; free with
@@ -80,6 +86,9 @@ struct task_row {
 	char *failed_head;         /* that round's imported work, or NULL */
 	char *failed_why;          /* "<step>: <why>" of that round */
 	char *follow_of;           /* the task this one follows up, or NULL */
+	/* Integrations (schema 7). */
+	char *callback_url;        /* where its webhooks go too, or NULL */
+	char *metadata;            /* the client's JSON object, as text, or NULL */
 };
 
 /* One request through the task's gateway. */
@@ -148,6 +157,23 @@ int store_task_add(struct store *s, const char *repo, const char *agent,
                    char id_out[TASK_ID_LEN + 1], struct err *e);
 /* The same with the task's budget in USD (< 0: none given, the config's
  * applies; 0: no limit). */
+/* What store_task_create adds; strings are borrowed. */
+struct task_new {
+	const char *repo, *agent, *text;
+	const char *branch_prefix; /* NULL: "paddock/" */
+	double budget;             /* < 0: none given */
+	const char *callback_url;  /* or NULL */
+	const char *metadata;      /* a JSON object's text, or NULL */
+	size_t max_queued;         /* 0: no limit; else refused when this many
+	                              tasks are queued already */
+};
+
+/* Adds a queued task in one transaction, the count of queued tasks taken
+ * in the same one, so that writers racing for the last place cannot both
+ * get it.  -2 with *queued set when max_queued tasks are queued; -1 with e
+ * set on other errors. */
+int store_task_create(struct store *s, const struct task_new *n, char id_out[TASK_ID_LEN + 1],
+                      size_t *queued, struct err *e);
 int store_task_add_budget(struct store *s, const char *repo, const char *agent,
                           const char *text, const char *branch_prefix, double budget,
                           char id_out[TASK_ID_LEN + 1], struct err *e);

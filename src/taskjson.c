@@ -12,7 +12,8 @@ static json_t *steps_json(const struct task_row *t)
 {
 	json_t *a = json_array();
 	for (size_t i = 0; i < t->nsteps; i++) {
-		double at = (double)(long long)(t->steps[i].at * 1000 + 0.5) / 1000;
+		/* Unix time, to the millisecond (TASKJSON_DUMP prints it so). */
+		double at = (double)(long long)(t->steps[i].time * 1000 + 0.5) / 1000;
 		json_array_append_new(a, json_pack("[f,s]", at, task_status_name(t->steps[i].status)));
 	}
 	return a;
@@ -98,6 +99,11 @@ json_t *taskjson_task(const struct task_row *t, const struct config *cfg)
 		          nullable(t->failed_head), "error", nullable(t->failed_why)) :
 		json_null());
 	json_object_set_new(j, "follow_of", nullable(t->follow_of));
+	json_object_set_new(j, "callback_url", nullable(t->callback_url));
+	json_t *md = t->metadata ? json_loads(t->metadata, 0, NULL) : NULL;
+	json_object_set_new(j, "metadata", json_is_object(md) ? md : json_null());
+	if (md && !json_is_object(md))
+		json_decref(md);
 	return j;
 }
 

@@ -7,6 +7,11 @@
 #include "config.h"
 #include "store.h"
 
+/* json_dumps flags for what carries a task's JSON: 15 significant digits
+ * print unix times to the millisecond without jansson's 17-digit noise
+ * (1764630126.123, not 1764630126.1230001). */
+#define TASKJSON_DUMP (JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15))
+
 /* The budget that applies to t: its own (0: no limit), else the
  * configuration's limits.budget (cfg NULL: not known).  *from is "task",
  * "config", or NULL when neither gives one. */
