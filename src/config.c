@@ -404,6 +404,7 @@ void config_init_defaults(struct config *c)
 	c->limits.output = 64ULL << 20;
 	c->limits.bundle = 200ULL << 20;
 	c->limits.cpus = config_default_cpus();
+	c->limits.model_concurrency = 4;
 	c->sandbox_backend = xstrdup("bwrap");
 	c->sandbox_uid = 64100;
 	c->sandbox_gid = 64100;
@@ -1766,6 +1767,14 @@ static const struct config_key config_keys[] = {
 	          "It also stops the use of models that have no price.\n"
 	          ".B 0\n"
 	          "means no limit.\n" },
+	{ .section = "limits", .key = "model-concurrency", .type = KT_INT,
+	  .off = CFG(limits.model_concurrency), .lo = 1, .hi = 64,
+	  .def = "4",
+	  .help = "Model requests of one task that its gateway has with the upstream at once.\n"
+	          "Further requests wait their turn in the gateway (they are not refused), so\n"
+	          "that a burst of parallel requests cannot run far past the budget before the\n"
+	          "first answers are counted (see\n"
+	          ".BR \"BUDGETS AND PRICES\" ).\n" },
 	/* [sandbox] */
 	{ .section = "sandbox", .key = "backend", .type = KT_CUSTOM,
 	  .set = config_set_backend, .doc = "bwrap or process",

@@ -100,6 +100,29 @@ static uint64_t growth(uint64_t now, uint64_t before)
 	return now > before ? now - before : 0;
 }
 
+double gw_usage_add(struct gw *g, const struct usage *u, const char *model)
+{
+	struct gateway_stats *st = g->stats;
+	const struct price_conf *price = config_find_price(g->cfg, model);
+	double cost = usage_cost(u, price);
+	usage_add(&st->total, u);
+	st->cost += cost;
+	if (!price && usage_tokens(u) > 0) {
+		st->unpriced = 1;
+		/* A budget in USD cannot be kept without a price: stop here
+		 * rather than let the task spend without a limit. */
+		if (g->p->budget > 0 && !st->unpriced_model[0]) {
+			snprintf(st->unpriced_model, sizeof st->unpriced_model, "%s",
+			         model && *model ? model : "(unnamed)");
+			/* The upstream's words, bound for messages and JSON. */
+			for (char *q = st->unpriced_model; *q; q++)
+				if (*q < 0x21 || *q > 0x7e || *q == '"' || *q == '\\')
+					*q = '?';
+		}
+	}
+	return cost;
+}
+
 /* Totals = what earlier rounds spent + completed responses + the ones
  * streaming now; checked against the budget after every change. */
 void gw_usage_changed(struct gw *g, struct conn *c)
@@ -107,29 +130,13 @@ void gw_usage_changed(struct gw *g, struct conn *c)
 	struct gateway_stats *st = g->stats;
 	if (c && c->usage) {
 		const struct usage *u = usage_parser_usage(c->usage);
-		const struct price_conf *price = config_find_price(g->cfg, usage_parser_model(c->usage));
 		/* Only the growth since the last look is added. */
 		struct usage d = {
 			growth(u->input, c->counted.input), growth(u->output, c->counted.output),
 			growth(u->cache_read, c->counted.cache_read),
 			growth(u->cache_write, c->counted.cache_write),
 		};
-		usage_add(&st->total, &d);
-		st->cost += usage_cost(&d, price);
-		if (!price && usage_tokens(&d) > 0) {
-			st->unpriced = 1;
-			/* A budget in USD cannot be kept without a price: stop here
-			 * rather than let the task spend without a limit. */
-			if (g->p->budget > 0 && !st->unpriced_model[0]) {
-				const char *m = usage_parser_model(c->usage);
-				snprintf(st->unpriced_model, sizeof st->unpriced_model, "%s",
-				         m && *m ? m : "(unnamed)");
-				/* The upstream's words, bound for messages and JSON. */
-				for (char *q = st->unpriced_model; *q; q++)
-					if (*q < 0x21 || *q > 0x7e || *q == '"' || *q == '\\')
-						*q = '?';
-			}
-		}
+		c->counted_cost += gw_usage_add(g, &d, usage_parser_model(c->usage));
 		c->counted = *u;
 	}
 	const struct gateway_policy *p = g->p;
@@ -161,13 +168,16 @@ static void conn_finish(struct gw *g, struct conn *c, const char *why)
 	/* Tunnels are recorded when they end, with their byte counts. */
 	if ((c->kind && strcmp(c->kind, "model") != 0) && c->tunnel_counted && c->ufd >= 0)
 		gw_record(g, c, "allowed", c->end_reason);
+	if (c->queued) {
+		char *r = xasprintf("%s, while it waited its turn (limits.model-concurrency)", why);
+		gw_record(g, c, "refused", r);
+		free(r);
+	}
 	/* A model response cut short (the agent hung up once it had the last
-	 * event, or the sandbox ended) still spent tokens: count what streamed
-	 * through, so the task's usage matches what the upstream bills. */
-	if (c->easy && c->usage) {
-		if (usage_parser_finish(c->usage))
-			gw_usage_changed(g, c);
-		g->stats->requests++;
+	 * event, or the sandbox ended) still spent tokens: count it, so the
+	 * task's usage matches what the upstream bills. */
+	if (c->easy) {
+		gw_model_cut(g, c);
 		c->status = c->resp_status;
 		gw_record(g, c, "allowed", why);
 		gw_report_usage(g);
@@ -357,7 +367,7 @@ static int gw_pollset_fill(struct gw *g, struct gw_pollset *ps, const int *liste
 			ev |= CURL_WAIT_POLLOUT;
 		if (!c->client_eof &&
 		    ((c->st == C_READ) || (c->st == C_TUNNEL && c->uout.len < OUT_HIGH) ||
-		     c->st == C_UPSTREAM))
+		     c->st == C_UPSTREAM || c->st == C_QUEUED))
 			ev |= CURL_WAIT_POLLIN;
 		gw_pollset_add(ps, c->fd, ev, c, 0);
 		if (c->ufd >= 0 && (c->st == C_CONNECTING || c->st == C_TUNNEL)) {
@@ -530,6 +540,7 @@ int gateway_serve(const struct gateway_policy *p, const int *listen_fds, size_t 
 		gw_pollset_dispatch(&g, &ps);
 		gw_lookups_poll(&g);
 		gw_sweep(&g);
+		gw_model_admit(&g);
 	}
 	/* Stopped with the sandbox: what was still open is recorded too. */
 	for (struct conn *c = g.conns; c; c = c->next)

@@ -29,9 +29,11 @@
  * Every request and tunnel, allowed or refused, is reported to the
  * scheduler as an `egress` line on report_fd; token usage read from model
  * responses (usage.h) as `usage` lines with the task's running totals;
- * a 429 or 529 from an upstream as a `pause` line (report.h).  When the
- * task's spending reaches its budget the gateway refuses further model
- * requests and sets stats->over_budget, which the supervisor watches
+ * a 429 or 529 from an upstream as a `pause` line (report.h).  Model
+ * requests go upstream limits.model-concurrency at a time, each with its
+ * maximum cost reserved against the budget (paddock-config(5), BUDGETS
+ * AND PRICES).  When the task's spending reaches its budget the gateway
+ * refuses further model requests and sets stats->over_budget, which the supervisor watches
  * (sandbox_cancel_watch); the gateway runs as nobody and cannot signal
  * it. */
 #ifndef PADDOCK_GATEWAY_H

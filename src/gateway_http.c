@@ -334,9 +334,8 @@ void gw_conn_read(struct gw *g, struct conn *c)
 		if (c->st == C_TUNNEL)
 			return;
 		if (c->st != C_READ) {
-			/* Gone while its request was in flight: nothing to answer. */
-			if (c->st == C_UPSTREAM)
-				gw_record(g, c, "allowed", "the client went away");
+			/* Gone while its request was in flight or waited: nothing
+			 * to answer (conn_finish records it). */
 			c->st = C_DEAD;
 			return;
 		}

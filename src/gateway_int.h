@@ -70,10 +70,13 @@ struct gw {
 	struct usage done;     /* completed responses of this gateway */
 	double done_cost;
 	unsigned long nrecords;
+	uint64_t unlisted_allowed, unlisted_refused; /* counted past the record cap */
+	uint64_t queue_seq;    /* model requests queued so far: their turn */
 };
 
 enum conn_state {
 	C_READ,            /* reading a request */
+	C_QUEUED,          /* a model request waits its turn (gw_model_admit) */
 	C_UPSTREAM,        /* a model request is with libcurl */
 	C_RESOLVING,       /* a proxy target is being resolved */
 	C_CONNECTING,      /* connecting to a proxy target */
@@ -118,6 +121,13 @@ struct conn {
 	struct usage_parser *usage;
 	struct curl_slist *resolve_list;
 	struct usage counted;  /* of this response, already in the totals */
+	double counted_cost;   /* their cost */
+	/* What the request may cost at most (gw_model_admit): the body's
+	 * maximum output and its size's input, at the model's price. */
+	struct usage reserve;
+	double reserve_cost;
+	char reserve_model[64];
+	uint64_t queued;       /* its turn while C_QUEUED (queue_seq), else 0 */
 	/* A proxy target. */
 	char *thost;
 	int tport, tplain;
@@ -161,6 +171,9 @@ void gw_record(struct gw *g, struct conn *c, const char *verdict, const char *re
 void gw_report_usage(struct gw *g);
 /* Adds what c's response spent (c may be NULL) and checks the budget. */
 void gw_usage_changed(struct gw *g, struct conn *c);
+/* Adds u, priced for model, to the totals (a model without a price marks
+ * them unpriced); returns its cost. */
+double gw_usage_add(struct gw *g, const struct usage *u, const char *model);
 /* A complete request head (and body) was read: model or proxy request. */
 void gw_dispatch(struct gw *g, struct conn *c);
 
@@ -181,8 +194,16 @@ int gw_flush_to(int fd, struct buf *b, size_t *off);
 /* ---- gateway_model.c ---- */
 
 void gw_model_request(struct gw *g, struct conn *c);
+/* Starts the queued model requests whose turn it is: at most
+ * limits.model-concurrency upstream at once, and, under a budget, only
+ * while what is spent and what those upstream may still cost is below it;
+ * refuses them once the budget is spent. */
+void gw_model_admit(struct gw *g);
 /* libcurl finished c's upstream request with rc. */
 void gw_model_done(struct gw *g, struct conn *c, CURLcode rc);
+/* Counts a model request that ended before its response did (c->easy
+ * still set): what was parsed of it, or its reservation when nothing was. */
+void gw_model_cut(struct gw *g, struct conn *c);
 
 /* ---- gateway_connect.c ---- */
 

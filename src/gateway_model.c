@@ -14,6 +14,9 @@
 #include "curlx.h"
 
 #define PAUSE_DEFAULT 30.0
+/* The output a request that names no maximum may reach, as reserved
+ * (paddock-config(5), BUDGETS AND PRICES). */
+#define RESERVE_OUTPUT_DEFAULT 32000
 #define PAUSE_MAX 3600.0
 
 /* ---- model endpoints ---- */
@@ -213,9 +216,13 @@ void gw_model_done(struct gw *g, struct conn *c, CURLcode rc)
 		return;
 	}
 	resp_start(c);
-	if (usage_parser_finish(c->usage))
-		gw_usage_changed(g, c);
-	st->requests++;
+	if (rc != CURLE_OK) {
+		gw_model_cut(g, c);
+	} else {
+		if (usage_parser_finish(c->usage))
+			gw_usage_changed(g, c);
+		st->requests++;
+	}
 	st->last_status = c->resp_status;
 	snprintf(st->last_error, sizeof st->last_error, "%s", usage_parser_error(c->usage));
 	snprintf(st->last_message, sizeof st->last_message, "%s",
@@ -244,6 +251,9 @@ void gw_model_done(struct gw *g, struct conn *c, CURLcode rc)
 	usage_parser_free(c->usage);
 	c->usage = NULL;
 	memset(&c->counted, 0, sizeof c->counted);
+	c->counted_cost = 0;
+	memset(&c->reserve, 0, sizeof c->reserve);
+	c->reserve_cost = 0;
 	buf_free(&c->resp_head);
 	c->resp_started = c->resp_chunked = c->resp_sse = c->paused = 0;
 	c->resp_status = 0;
@@ -268,6 +278,27 @@ static void model_note_target(struct conn *c, const struct endpoint_rt *ep)
 	curl_free(uh);
 	curl_free(uport);
 	curl_url_cleanup(cu);
+}
+
+/* Answers and records a model request refused for the budget: 1 then. */
+static int model_refuse_budget(struct gw *g, struct conn *c)
+{
+	if (g->stats->over_budget && g->stats->unpriced_model[0]) {
+		char msg[300];
+		snprintf(msg, sizeof msg, "paddock gateway: the model %s has no price, so this "
+		         "task's budget in USD cannot be kept; no more model requests are forwarded",
+		         g->stats->unpriced_model);
+		gw_answer(c, 403, msg);
+		gw_record(g, c, "refused", "budget: a model without a price");
+		return 1;
+	}
+	if (g->stats->over_budget) {
+		gw_answer(c, 403, "paddock gateway: this task has spent its budget; no more model "
+		                  "requests are forwarded");
+		gw_record(g, c, "refused", "budget spent");
+		return 1;
+	}
+	return 0;
 }
 
 /* Answers and records a request that is not forwarded; returns 1 then,
@@ -295,21 +326,8 @@ static int model_refuse(struct gw *g, struct conn *c, const struct endpoint_rt *
 		gw_record(g, c, "refused", rc == 404 ? "path not allowed" : "method not allowed");
 		return 1;
 	}
-	if (g->stats->over_budget && g->stats->unpriced_model[0]) {
-		char msg[300];
-		snprintf(msg, sizeof msg, "paddock gateway: the model %s has no price, so this "
-		         "task's budget in USD cannot be kept; no more model requests are forwarded",
-		         g->stats->unpriced_model);
-		gw_answer(c, 403, msg);
-		gw_record(g, c, "refused", "budget: a model without a price");
+	if (model_refuse_budget(g, c))
 		return 1;
-	}
-	if (g->stats->over_budget) {
-		gw_answer(c, 403, "paddock gateway: this task has spent its budget; no more model "
-		                  "requests are forwarded");
-		gw_record(g, c, "refused", "budget spent");
-		return 1;
-	}
 	if (ep->refuse) {
 		gw_answer(c, 502, ep->refuse);
 		gw_record(g, c, "refused", ep->refuse);
@@ -393,16 +411,53 @@ static void model_setopt(struct gw *g, struct conn *c, const struct endpoint_rt 
 	curl_easy_setopt(h, CURLOPT_PRIVATE, c);
 }
 
-void gw_model_request(struct gw *g, struct conn *c)
+/* What a request may cost at most: its maximum output (the body's
+ * max_tokens, max_completion_tokens or max_output_tokens, times n; else
+ * RESERVE_OUTPUT_DEFAULT) and an input of a token per 4 bytes of body, at
+ * the named model's output rate and its input or cache-write rate,
+ * whichever is higher.  Free calls (GET, count_tokens) reserve nothing. */
+static void model_reserve(struct gw *g, struct conn *c)
+{
+	memset(&c->reserve, 0, sizeof c->reserve);
+	c->reserve_cost = 0;
+	c->reserve_model[0] = '\0';
+	if (c->parser.method != HTTP_POST || strcmp(c->path, "/v1/messages/count_tokens") == 0)
+		return;
+	json_t *o = c->body.len ? json_loadb(c->body.data, c->body.len, 0, NULL) : NULL;
+	uint64_t out = RESERVE_OUTPUT_DEFAULT;
+	static const char *const max_names[] = { "max_tokens", "max_completion_tokens",
+	                                         "max_output_tokens" };
+	for (size_t i = 0; i < sizeof max_names / sizeof *max_names; i++) {
+		json_t *v = json_object_get(o, max_names[i]);
+		if (json_is_integer(v) && json_integer_value(v) > 0) {
+			out = (uint64_t)json_integer_value(v);
+			break;
+		}
+	}
+	json_t *n = json_object_get(o, "n");
+	if (json_is_integer(n) && json_integer_value(n) > 1 && json_integer_value(n) <= 128)
+		out *= (uint64_t)json_integer_value(n);
+	if (strcmp(c->path, "/v1/embeddings") == 0)
+		out = 0;
+	const char *model = json_string_value(json_object_get(o, "model"));
+	snprintf(c->reserve_model, sizeof c->reserve_model, "%s", model ? model : "");
+	json_decref(o);
+	c->reserve.input = (c->body.len + 3) / 4;
+	c->reserve.output = out;
+	const struct price_conf *price = config_find_price(g->cfg, c->reserve_model);
+	if (price) {
+		double in_rate = price->cache_write > price->input ? price->cache_write : price->input;
+		c->reserve_cost = ((double)c->reserve.input * in_rate +
+		                   (double)c->reserve.output * price->output) / 1e6;
+	}
+}
+
+/* Hands c's request to libcurl. */
+static void model_start(struct gw *g, struct conn *c)
 {
 	struct endpoint_rt *ep = &g->eps[c->ep];
 	const char *url = c->url.data ? c->url.data : "";
-	c->kind = "model";
-	snprintf(c->method, sizeof c->method, "%s", http_method_str(c->parser.method));
-	c->path = xstrndup(url, strcspn(url, "?#"));
-	model_note_target(c, ep);
-	if (model_refuse(g, c, ep, url))
-		return;
+	c->queued = 0;
 	CURL *h = curl_easy_init();
 	if (!h) {
 		gw_answer(c, 500, "paddock gateway: out of memory");
@@ -417,4 +472,75 @@ void gw_model_request(struct gw *g, struct conn *c)
 	c->st = C_UPSTREAM;
 	c->resp_chunked = 0;
 	curl_multi_add_handle(g->multi, h);
+}
+
+void gw_model_request(struct gw *g, struct conn *c)
+{
+	struct endpoint_rt *ep = &g->eps[c->ep];
+	const char *url = c->url.data ? c->url.data : "";
+	c->kind = "model";
+	snprintf(c->method, sizeof c->method, "%s", http_method_str(c->parser.method));
+	c->path = xstrndup(url, strcspn(url, "?#"));
+	model_note_target(c, ep);
+	if (model_refuse(g, c, ep, url))
+		return;
+	model_reserve(g, c);
+	c->st = C_QUEUED;
+	c->queued = ++g->queue_seq;
+	gw_model_admit(g);
+}
+
+void gw_model_admit(struct gw *g)
+{
+	const struct gateway_policy *p = g->p;
+	const struct gateway_stats *st = g->stats;
+	for (;;) {
+		struct conn *next = NULL;
+		int upstream = 0;
+		double may_cost = 0;
+		uint64_t may_tokens = 0;
+		for (struct conn *c = g->conns; c; c = c->next) {
+			if (c->st == C_QUEUED && c->queued && (!next || c->queued < next->queued))
+				next = c;
+			if (!c->easy)
+				continue;
+			/* What it may still add beyond what it has counted. */
+			upstream++;
+			if (c->reserve_cost > c->counted_cost)
+				may_cost += c->reserve_cost - c->counted_cost;
+			uint64_t res = usage_tokens(&c->reserve), got = usage_tokens(&c->counted);
+			may_tokens += res > got ? res - got : 0;
+		}
+		if (!next || upstream >= g->cfg->limits.model_concurrency)
+			return;
+		if (st->over_budget) {
+			next->queued = 0;
+			model_refuse_budget(g, next);
+			continue;
+		}
+		/* With nothing upstream it goes whatever it may cost: the budget
+		 * is passed by one request's reservation at most. */
+		if (upstream > 0 &&
+		    ((p->budget > 0 && st->cost + may_cost >= p->budget) ||
+		     (p->budget_tokens > 0 &&
+		      usage_tokens(&st->total) + may_tokens >= p->budget_tokens)))
+			return;
+		model_start(g, next);
+	}
+}
+
+void gw_model_cut(struct gw *g, struct conn *c)
+{
+	if (c->usage && usage_parser_finish(c->usage))
+		gw_usage_changed(g, c);
+	if (usage_tokens(&c->counted) == 0 && usage_tokens(&c->reserve) > 0) {
+		/* Nothing of it was read: the upstream may have billed it all the
+		 * same, so its reservation counts. */
+		double priced = gw_usage_add(g, &c->reserve, c->reserve_model);
+		g->stats->cost += c->reserve_cost - priced;
+		c->counted = c->reserve;
+		c->counted_cost = c->reserve_cost;
+		gw_usage_changed(g, NULL);
+	}
+	g->stats->requests++;
 }

@@ -17,6 +17,8 @@ struct limits {
 	double budget;         /* USD a task may spend on model calls; 0: none */
 	uint64_t budget_tokens;/* model tokens (input, output and cache) a task may
 	                          use; 0: none */
+	int model_concurrency; /* model requests a task's gateway has upstream at
+	                          once; more wait their turn (default 4) */
 	double cpus;           /* CPUs a sandbox may use (cpu cgroup quota; each
 	                          process's RLIMIT_CPU as a backstop); 0: none.
 	                          Default: half the online CPUs, rounded up */

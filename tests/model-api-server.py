@@ -46,6 +46,9 @@ Scenario (--script FILE, JSON; everything optional):
     "usage": {"input_tokens": N, "output_tokens": N,
               "cache_creation_input_tokens": N, "cache_read_input_tokens": N}
     "delay": seconds between streamed events (0 by default)
+    "wait": seconds to wait after logging the request, before any byte of
+       the answer (a slow upstream: nothing to read yet)
+    "headers": {"name": "value", ...} more headers of the answer
     "error": {"status": 429, "headers": {"retry-after": "7"},
               "type": "...", "message": "...", "count": N}
        answer this HTTP error instead (Anthropic or OpenAI error JSON,
@@ -410,13 +413,21 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 "status": status,
                 "auth": {"x-api-key": h.get("x-api-key"), "authorization": h.get("authorization")}}
 
+    def begin(self, turn, kind):
+        """A main turn's extra headers and wait, once its request is logged."""
+        if kind != "main":
+            return
+        self.extra_headers = dict(turn.get("headers") or {})
+        if turn.get("wait"):
+            time.sleep(float(turn["wait"]))
+
     def send_json(self, status, obj, headers=None):
         data = json.dumps(obj).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("request-id", new_id("req_"))
         self.send_header("x-request-id", new_id("req_"))
-        for k, v in (headers or {}).items():
+        for k, v in dict(self.extra_headers, **(headers or {})).items():
             self.send_header(k, str(v))
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
@@ -429,6 +440,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.send_header("Cache-Control", "no-cache")
         self.send_header("request-id", new_id("req_"))
         self.send_header("x-request-id", new_id("req_"))
+        for k, v in self.extra_headers.items():
+            self.send_header(k, str(v))
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
 
@@ -467,6 +480,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.route()
 
     def route(self):
+        self.extra_headers = {}
         body = self.read_body() if self.command in ("POST", "PUT", "PATCH") else {}
         path = self.path.split("?", 1)[0].rstrip("/")
         if path.startswith("/v1/"):
@@ -545,6 +559,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         model = body.get("model", "claude-sonnet-4-5")
         mid = new_id("msg_")
         log_request(self.entry(body, "anthropic", kind, n, 200))
+        self.begin(turn, kind)
         if not body.get("stream"):
             return self.send_json(200, {
                 "id": mid, "type": "message", "role": "assistant", "model": model,
@@ -638,6 +653,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 "tools": body.get("tools") or [], "error": None, "incomplete_details": None,
                 "instructions": body.get("instructions"), "metadata": {}, "usage": None}
         log_request(self.entry(body, "responses", kind, n, 200))
+        self.begin(turn, kind)
         done = dict(base, status="completed", output=items, usage=usage)
         if not body.get("stream"):
             return self.send_json(200, done)
@@ -716,6 +732,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         model = body.get("model", "gpt-4o")
         created = int(time.time())
         log_request(self.entry(body, "chat", kind, n, 200))
+        self.begin(turn, kind)
         if not body.get("stream"):
             msg = {"role": "assistant", "content": text}
             if calls:
