@@ -576,6 +576,8 @@ char *config_secret(const char *env, const char *file, struct err *e)
 		}
 		/* The first line: a trailing newline is the editor's. */
 		char *k = xstrndup(b.data ? b.data : "", strcspn(b.data ? b.data : "", "\r\n"));
+		if (b.data)
+			explicit_bzero(b.data, b.len);
 		buf_free(&b);
 		if (!*k) {
 			free(k);
@@ -592,6 +594,50 @@ char *config_endpoint_key(const struct endpoint_conf *ep)
 {
 	struct err e;
 	return config_secret(ep->key_env, ep->key_file, &e);
+}
+
+char *config_endpoint_key_missing(const struct endpoint_conf *ep)
+{
+	struct err e;
+	if (!ep->key_env && !ep->key_file)
+		return NULL;
+	char *k = config_secret(ep->key_env, ep->key_file, &e);
+	if (k) {
+		explicit_bzero(k, strlen(k));
+		free(k);
+		return NULL;
+	}
+	if (ep->key_file)
+		return xasprintf(_("endpoint %s has no key: %s; fix endpoint.%s.key-file (a file "
+		                   "whose first line is the key)"),
+		                 ep->name, e.msg[0] ? e.msg : ep->key_file, ep->name);
+	return xasprintf(_("endpoint %s has no key: %s is not set in paddock's environment; "
+	                   "export it before starting paddock, or set endpoint.%s.key-file"),
+	                 ep->name, ep->key_env, ep->name);
+}
+
+char *config_missing_keys(const struct config *c)
+{
+	struct buf out = { 0 };
+	for (size_t i = 0; i < c->nendpoints; i++) {
+		const struct endpoint_conf *ep = &c->endpoints[i];
+		struct buf agents = { 0 };
+		/* The file's agents and the default one: a ready-made agent no
+		 * task is likely to name is not worth a warning at every start. */
+		const struct agent_conf *def = config_default_agent(c);
+		for (size_t j = 0; j < c->nagents; j++) {
+			const struct agent_conf *a = &c->agents[j];
+			if (a->endpoint && strcmp(a->endpoint, ep->name) == 0 && (!a->builtin || a == def))
+				buf_printf(&agents, "%s%s", agents.len ? ", " : "", a->name);
+		}
+		char *why = agents.len ? config_endpoint_key_missing(ep) : NULL;
+		if (why)
+			buf_printf(&out, _("%s (the tasks of %s fail with reason model-auth until it "
+			                   "is set)\n"), why, agents.data);
+		free(why);
+		buf_free(&agents);
+	}
+	return out.len ? buf_detach(&out) : NULL;
 }
 
 static struct repo_conf *config_repo_slot(struct config *c, const char *name)
@@ -2387,9 +2433,14 @@ static const struct config_key config_keys[] = {
 	          "(as root) each time a task's gateway starts, so it can be readable by root\n"
 	          "alone.\n"
 	          ".IP\n"
-	          "Without a key, requests go out without one: right for a local server that\n"
-	          "needs none; an API that needs one answers 401, and the task fails with the\n"
-	          "reason\n"
+	          "An endpoint with neither sends requests without a key: right for a local\n"
+	          "server that needs none.\n"
+	          "One whose variable is not set, or whose file cannot be read or is empty, has\n"
+	          "its key missing:\n"
+	          ".B paddock serve\n"
+	          "says so when it starts, naming the variable or file, and the gateway answers\n"
+	          "the agent's first model request there with 401 and those words itself,\n"
+	          "stops the agent, and the task fails at running with the reason\n"
 	          ".BR model\\-auth .\n" },
 	{ .section = "endpoint", .key = "port", .type = KT_PORT,
 	  .off = ENDPOINT(port),

@@ -256,6 +256,17 @@ char *config_secret(const char *env, const char *file, struct err *e);
 /* The endpoint's key from paddock's environment or key file (malloc'd),
  * or NULL when none is configured or set. */
 char *config_endpoint_key(const struct endpoint_conf *ep);
+/* Why an endpoint that names where its key comes from (key-env or
+ * key-file) has none: the variable is not set, the file cannot be read or
+ * is empty, with what to set (malloc'd, one line); NULL when it has its
+ * key, or needs none. */
+char *config_endpoint_key_missing(const struct endpoint_conf *ep);
+/* For paddock serve and the dashboard as they start: a line (ending in
+ * '\n') per endpoint whose key is missing that an agent of the file or
+ * the default agent uses, naming the variable or file to set and the
+ * agents whose tasks will fail with reason model-auth (malloc'd), or NULL
+ * when every such endpoint has its key. */
+char *config_missing_keys(const struct config *c);
 const char *config_agent_kind_name(enum agent_kind k);
 /* The token's value from its variable or file (malloc'd), or NULL. */
 char *config_token_value(const struct token_conf *t);

@@ -145,6 +145,7 @@ void gw_usage_changed(struct gw *g, struct conn *c)
 	           (p->budget_tokens > 0 && usage_tokens(&st->total) >= p->budget_tokens);
 	if (over && !st->over_budget) {
 		st->over_budget = 1;
+		st->stop = 1;
 		gw_report_usage(g);
 	}
 }
@@ -220,6 +221,8 @@ static int gw_setup(struct gw *g, const struct gateway_policy *p, int report_fd,
 			struct endpoint_rt *ep = &g->eps[i];
 			ep->conf = &g->cfg->endpoints[i];
 			ep->key = config_endpoint_key(ep->conf);
+			if (!ep->key)
+				ep->missing = config_endpoint_key_missing(ep->conf);
 			/* The upstream's name goes through the same resolver as the
 			 * proxy's (but may be internal: a local model server is). */
 			CURLU *cu = curl_url();
@@ -267,6 +270,7 @@ static void gw_free(struct gw *g)
 		free(g->eps[i].key);
 		free(g->eps[i].resolve);
 		free(g->eps[i].refuse);
+		free(g->eps[i].missing);
 	}
 	free(g->eps);
 	for (size_t i = 0; i < g->nrules; i++)

@@ -33,9 +33,11 @@
  * requests go upstream limits.model-concurrency at a time, each with its
  * maximum cost reserved against the budget (paddock-config(5), BUDGETS
  * AND PRICES).  When the task's spending reaches its budget the gateway
- * refuses further model requests and sets stats->over_budget, which the supervisor watches
- * (sandbox_cancel_watch); the gateway runs as nobody and cannot signal
- * it. */
+ * refuses further model requests and sets stats->over_budget; a request to
+ * an endpoint whose key is missing is answered 401 and sets
+ * stats->no_key; either sets stats->stop, which the supervisor watches
+ * (sandbox_cancel_watch): the gateway runs as another uid and cannot
+ * signal it. */
 #ifndef PADDOCK_GATEWAY_H
 #define PADDOCK_GATEWAY_H
 
@@ -75,7 +77,11 @@ struct gateway_stats {
 	int unpriced;                  /* a model without a price was used */
 	char unpriced_model[64];       /* the first one, when it stopped a budget in
 	                                  USD (over_budget is set), or "" */
-	volatile int over_budget;      /* watched by the supervisor's sandbox loop */
+	volatile int over_budget;      /* the budget is spent */
+	char no_key[64];               /* an endpoint asked that has no key
+	                                  (config_endpoint_key_missing), or "" */
+	volatile int stop;             /* over_budget or no_key: watched by the
+	                                  supervisor's sandbox loop */
 	int last_status;               /* HTTP status of the last model response */
 	char last_error[64];           /* its error type or code, or "" */
 	char last_message[160];        /* its error message, or "" */

@@ -72,7 +72,8 @@ void gw_answer(struct conn *c, int status, const char *msg)
 		if (g->eps[c->ep].conf->kind == ENDPOINT_ANTHROPIC)
 			o = json_pack("{s:s, s:{s:s, s:s}}", "type", "error", "error", "type",
 			              status == 413 ? "request_too_large" :
-			              status == 404 ? "not_found_error" : "permission_error",
+			              status == 404 ? "not_found_error" :
+			              status == 401 ? "authentication_error" : "permission_error",
 			              "message", msg);
 		else
 			o = json_pack("{s:{s:s, s:s, s:n}}", "error", "message", msg, "type",

@@ -44,6 +44,7 @@ struct endpoint_rt {
 	char *key;             /* the real key, or NULL */
 	char *resolve;         /* CURLOPT_RESOLVE entry from the hosts file, or NULL */
 	char *refuse;          /* why the upstream cannot be reached, or NULL */
+	char *missing;         /* why it has no key although it needs one, or NULL */
 };
 
 struct lookup;

@@ -326,6 +326,21 @@ static int model_refuse(struct gw *g, struct conn *c, const struct endpoint_rt *
 		gw_record(g, c, "refused", rc == 404 ? "path not allowed" : "method not allowed");
 		return 1;
 	}
+	if (ep->missing) {
+		/* Said here, not left to the upstream's "invalid API key": the
+		 * task fails with this reason (pipeline.c, round_outcome). */
+		struct gateway_stats *st = g->stats;
+		char *msg = xasprintf("paddock gateway: %s", ep->missing);
+		gw_answer(c, 401, msg);
+		gw_record(g, c, "refused", ep->missing);
+		free(msg);
+		st->last_status = 401;
+		snprintf(st->last_error, sizeof st->last_error, "authentication_error");
+		snprintf(st->last_message, sizeof st->last_message, "%s", ep->missing);
+		snprintf(st->no_key, sizeof st->no_key, "%s", ep->conf->name);
+		st->stop = 1;
+		return 1;
+	}
 	if (model_refuse_budget(g, c))
 		return 1;
 	if (ep->refuse) {

@@ -1029,6 +1029,16 @@ static int round_outcome(struct round *rd)
 		free(msg);
 		return 1;
 	}
+	if (gs && gs->no_key[0]) {
+		const struct endpoint_conf *ep = config_find_endpoint(r->job->cfg, gs->no_key);
+		char *why = ep ? config_endpoint_key_missing(ep) : NULL;
+		char *msg = why ? why : xasprintf(_("endpoint %s had no key when the task's gateway "
+		                                   "started; set its key-env variable or key-file"),
+		                                 gs->no_key);
+		fail_reason(r, "model-auth", "running", msg);
+		free(msg);
+		return 1;
+	}
 	if (rd->res.end == SANDBOX_CANCELLED || cancelled) {
 		report_send(r->report_fd, REPORT_CANCELLED, NULL);
 		return 1;
@@ -1422,8 +1432,9 @@ static int step_gateway(struct steps *s)
 	s->spec.nhome_files = s->nhome;
 	if (gateway_note(r->gw))
 		logline(r, "preparing: %s", gateway_note(r->gw));
-	/* Over budget: whatever runs in the sandbox is stopped. */
-	sandbox_cancel_watch(&gateway_stats(r->gw)->over_budget);
+	/* Over budget, or a key missing: whatever runs in the sandbox is
+	 * stopped. */
+	sandbox_cancel_watch(&gateway_stats(r->gw)->stop);
 	return 0;
 }
 

@@ -21,6 +21,9 @@ Endpoints
   The same paths without the /v1 prefix are accepted too.  Anything else is
   answered 404 and logged.
 
+--require-key KEY answers model requests that do not carry KEY (x-api-key,
+or Authorization: Bearer) with the API's 401, as the real APIs do.
+
 Log (--log): one JSON line per request:
   {"seq", "time", "method", "path", "headers": {lowercased: value},
    "body": parsed JSON (or {"_raw": text}), "auth": {"x-api-key": value|null,
@@ -485,6 +488,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
         path = self.path.split("?", 1)[0].rstrip("/")
         if path.startswith("/v1/"):
             path = path[3:]
+        apis = {"/messages": "anthropic", "/messages/count_tokens": "anthropic",
+                "/responses": "responses", "/chat/completions": "chat"}
+        if ARGS.require_key and self.command == "POST" and path in apis:
+            got = (self.headers.get("x-api-key") if apis[path] == "anthropic"
+                   else (self.headers.get("authorization") or "")[len("Bearer "):])
+            if got != ARGS.require_key:
+                return self.api_error(apis[path], body, "main", None, {"status": 401})
         try:
             if self.command == "POST" and path == "/messages":
                 return self.anthropic(body)
@@ -786,6 +796,8 @@ def main():
     p.add_argument("--script")
     p.add_argument("--cert")
     p.add_argument("--key")
+    p.add_argument("--require-key", help="answer 401 (as the real APIs do) to a model "
+                   "request without this key")
     ARGS = p.parse_args()
     if ARGS.script:
         with open(ARGS.script, encoding="utf-8") as f:

@@ -409,6 +409,67 @@ static void test_man_page(void)
 	buf_free(&got);
 }
 
+/* A key that is missing is said at start (config_missing_keys), for the
+ * endpoints that agents use (issue 15). */
+static void test_missing_keys(void)
+{
+	unsetenv("ANTHROPIC_API_KEY");
+	unsetenv("OPENAI_API_KEY");
+	unsetenv("TEST_LOCAL_KEY");
+	is_str(load("[paddock]\nworkers = 1\n"), "", "a file without agents loads");
+	char *lines = config_missing_keys(&c);
+	is_str(lines ? lines : "", "endpoint anthropic has no key: ANTHROPIC_API_KEY is not set in "
+	       "paddock's environment; export it before starting paddock, or set "
+	       "endpoint.anthropic.key-file (the tasks of claude fail with reason model-auth "
+	       "until it is set)\n",
+	       "start: the default agent's endpoint has no key: which variable, which agent");
+	free(lines);
+	is_str(load("[endpoint \"local\"]\nupstream = http://127.0.0.1:9\nport = 8083\n"
+	            "key-env = TEST_LOCAL_KEY\n[endpoint \"spare\"]\nupstream = http://127.0.0.1:9\n"
+	            "port = 8084\nkey-env = TEST_LOCAL_KEY\n"
+	            "[agent \"mine\"]\ncommand = x\nendpoint = local\n"
+	            "[agent \"other\"]\ncommand = x\nendpoint = openai\n"), "",
+	       "endpoints with key-env load");
+	lines = config_missing_keys(&c);
+	ok(lines && strstr(lines, "endpoint local has no key: TEST_LOCAL_KEY") &&
+	   strstr(lines, "(the tasks of mine ") && strstr(lines, "endpoint openai has no key: "
+	   "OPENAI_API_KEY") && strstr(lines, "(the tasks of other "),
+	   "the endpoints of the file's agents are said (%s)", lines ? lines : "none");
+	ok(lines && !strstr(lines, "spare") && !strstr(lines, "anthropic") && !strstr(lines, "codex"),
+	   "not those that only ready-made agents, or no agent, use");
+	free(lines);
+	setenv("ANTHROPIC_API_KEY", "sk-ant-test", 1);
+	setenv("OPENAI_API_KEY", "sk-test", 1);
+	setenv("TEST_LOCAL_KEY", "k", 1);
+	lines = config_missing_keys(&c);
+	ok(!lines, "with every variable set, nothing is said (%s)", lines ? lines : "");
+	free(lines);
+	char *empty = xstrdup(fixture(""));
+	char *text = xasprintf("[endpoint \"anthropic\"]\nkey-file = %s/no-such-key\n", dir);
+	is_str(load(text), "", "a key-file loads");
+	lines = config_missing_keys(&c);
+	ok(lines && strstr(lines, "endpoint anthropic has no key: ") && strstr(lines, "no-such-key") &&
+	   strstr(lines, "fix endpoint.anthropic.key-file"),
+	   "a key-file that cannot be read is said, with the key to fix (%s)", lines ? lines : "none");
+	free(lines);
+	free(text);
+	text = xasprintf("[endpoint \"anthropic\"]\nkey-file = %s\n", empty);
+	is_str(load(text), "", "an empty key-file loads");
+	lines = config_missing_keys(&c);
+	ok(lines && strstr(lines, "is empty"), "an empty key-file is said (%s)", lines ? lines : "none");
+	free(lines);
+	free(text);
+	free(empty);
+	is_str(load("[endpoint \"local\"]\nupstream = http://127.0.0.1:9\nport = 8083\n"
+	            "[agent \"mine\"]\ncommand = x\nendpoint = local\n"), "",
+	       "an endpoint without key-env or key-file loads");
+	ok(!config_endpoint_key_missing(config_find_endpoint(&c, "local")),
+	   "it needs no key (a local server): nothing is missing");
+	unsetenv("ANTHROPIC_API_KEY");
+	unsetenv("OPENAI_API_KEY");
+	unsetenv("TEST_LOCAL_KEY");
+}
+
 int main(int argc, char **argv)
 {
 	struct err e = { { 0 } };
@@ -921,6 +982,7 @@ int main(int argc, char **argv)
 	test_builtin();
 	test_key_table();
 	test_man_page();
+	test_missing_keys();
 
 	{
 		char *cmd = xasprintf("rm -rf %s", dir);
