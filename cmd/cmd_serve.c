@@ -79,6 +79,15 @@ static int drop_root(const struct config *cfg, const char *data, struct err *e)
 	return 0;
 }
 
+/* SIGHUP: the API's tokens are read again (a rotation needs no restart). */
+static void serve_hup(void *arg)
+{
+	struct api *api = arg;
+	struct err e = {{0}};
+	if (api && api_reload(api, stdout, &e) < 0)
+		fprintf(stderr, _("paddock: SIGHUP: the HTTP API keeps its tokens: %s\n"), e.msg);
+}
+
 static int run_scheduler(struct config *cfg, int until_idle, const char *listen)
 {
 	struct err e = {{0}};
@@ -98,7 +107,8 @@ static int run_scheduler(struct config *cfg, int until_idle, const char *listen)
 			return cli_die(1, _("the HTTP API: %s"), e.msg);
 		}
 	}
-	struct scheduler_opts so = { .until_idle = until_idle, .progress = stdout };
+	struct scheduler_opts so = { .until_idle = until_idle, .progress = stdout,
+	                             .on_hup = api ? serve_hup : NULL, .hup_arg = api };
 	int rc = scheduler_run(cfg, data, &so, &e) < 0 ? cli_die(1, "%s", e.msg) : 0;
 	if (rc == 0 && privsep_helper_died())
 		rc = cli_die(1, _("paddock's root helper ended, and no sandbox can be made "

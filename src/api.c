@@ -15,6 +15,8 @@
 #include <string.h>
 #include <strings.h>
 #include <poll.h>
+#include <pthread.h>
+#include <sys/resource.h>
 #include <sys/eventfd.h>
 #include <sys/inotify.h>
 #include <sys/socket.h>
@@ -33,6 +35,7 @@
 #include "store.h"
 #include "task.h"
 #include "taskjson.h"
+#include "webhook.h"
 
 #define PROMPT_MAX (128u * 1024)   /* like `paddock add`: under 128 KiB */
 #define PAGE_DEFAULT 50
@@ -45,13 +48,35 @@ struct api_token {
 	int read_only;
 };
 
+/* One open connection, tracked so that idle ones cannot lock clients out:
+ * see conn_accept. */
+struct api_conn {
+	struct api_conn *prev, *next;
+	int fd;                    /* a dup of the connection's socket: ours to
+	                              shut down, never reused while listed */
+	double started;            /* monotonic */
+	int served;                /* sent a whole request at least once */
+	int loopback;
+	struct sockaddr_storage addr;
+};
+
 struct api {
 	struct MHD_Daemon *d;
+	/* The open connections, oldest first, and the thread that closes
+	 * those that send no whole request in time. */
+	pthread_mutex_t cmu;
+	pthread_cond_t ccv;
+	struct api_conn *conns, *conns_tail;
+	size_t nconns;
+	pthread_t reaper;
+	int reaper_started;
 	const struct config *cfg;
 	char *data_dir;
 	char *db;
+	pthread_mutex_t tmu;       /* the tokens: swapped by api_reload */
 	struct api_token *tokens;
 	size_t ntokens;
+	int loopback;              /* listening on a loopback address */
 	int port;
 	int stop_fd;               /* an eventfd, readable once stopping */
 	volatile int stopping;
@@ -82,19 +107,56 @@ const char *const *api_routes(void)
 struct req {
 	struct buf body;
 	int too_big;
+	const char *allow;         /* a 405's Allow header, or NULL */
+	/* The answer, kept for an Idempotency-Key (status 0: none yet). */
+	int record;
+	int replayed;              /* the answer is a stored one */
+	unsigned status;
+	char *answer;
+	char *location;
 };
 
+/* The request this thread answers (a thread per connection). */
+static _Thread_local struct req *cur_req;
+
+static void conn_served(struct MHD_Connection *c);
+
 /* ---- answers ---- */
+
+/* Queues r with what every answer carries: no caching (answers hold task
+ * states and tokens' views), and a 405's Allow. */
+static enum MHD_Result answer(struct MHD_Connection *c, unsigned status, struct MHD_Response *r)
+{
+	MHD_add_response_header(r, "Cache-Control", "no-store");
+	if (status == 405 && cur_req && cur_req->allow)
+		MHD_add_response_header(r, "Allow", cur_req->allow);
+	if (cur_req && cur_req->replayed)
+		MHD_add_response_header(r, "Idempotent-Replayed", "true");
+	enum MHD_Result rc = MHD_queue_response(c, status, r);
+	MHD_destroy_response(r);
+	return rc;
+}
+
+/* A JSON or text answer; location (or NULL) becomes its Location. */
+static enum MHD_Result send_full(struct MHD_Connection *c, unsigned status, const char *ctype,
+                                 char *data, size_t len, const char *location)
+{
+	if (cur_req && cur_req->record && !cur_req->status) {
+		cur_req->status = status;
+		cur_req->answer = xstrndup(data, len);
+		cur_req->location = location ? xstrdup(location) : NULL;
+	}
+	struct MHD_Response *r = MHD_create_response_from_buffer(len, data, MHD_RESPMEM_MUST_FREE);
+	MHD_add_response_header(r, "Content-Type", ctype);
+	if (location)
+		MHD_add_response_header(r, "Location", location);
+	return answer(c, status, r);
+}
 
 static enum MHD_Result send_buf(struct MHD_Connection *c, unsigned status, const char *ctype,
                                 char *data, size_t len)
 {
-	struct MHD_Response *r = MHD_create_response_from_buffer(len, data, MHD_RESPMEM_MUST_FREE);
-	MHD_add_response_header(r, "Content-Type", ctype);
-	MHD_add_response_header(r, "Cache-Control", "no-store");
-	enum MHD_Result rc = MHD_queue_response(c, status, r);
-	MHD_destroy_response(r);
-	return rc;
+	return send_full(c, status, ctype, data, len, NULL);
 }
 
 static enum MHD_Result send_json(struct MHD_Connection *c, unsigned status, json_t *j)
@@ -158,24 +220,104 @@ static void token_hash(const char *v, size_t n, unsigned char out[SHA256_DIGEST_
 	SHA256((const unsigned char *)v, n, out);
 }
 
-/* The token the request carries, or NULL.  Every configured token is
+/* Whether the request carries a token: 1 with its name (in name) and
+ * whether it is read-only, 0 when none matches.  Every configured token is
  * compared, each in constant time (on SHA-256 digests, so lengths leak
  * nothing either). */
-static const struct api_token *auth(const struct api *a, struct MHD_Connection *c)
+static int auth(struct api *a, struct MHD_Connection *c, char *name, size_t size,
+                int *read_only)
 {
 	const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
 	if (!h || strncasecmp(h, "Bearer ", 7) != 0)
-		return NULL;
+		return 0;
 	const char *v = h + 7;
 	while (*v == ' ')
 		v++;
 	unsigned char got[SHA256_DIGEST_LENGTH];
 	token_hash(v, strlen(v), got);
-	const struct api_token *found = NULL;
+	int found = 0;
+	pthread_mutex_lock(&a->tmu);
 	for (size_t i = 0; i < a->ntokens; i++)
-		if (CRYPTO_memcmp(got, a->tokens[i].hash, sizeof got) == 0)
-			found = &a->tokens[i];
+		if (CRYPTO_memcmp(got, a->tokens[i].hash, sizeof got) == 0) {
+			found = 1;
+			snprintf(name, size, "%s", a->tokens[i].name);
+			*read_only = a->tokens[i].read_only;
+		}
+	pthread_mutex_unlock(&a->tmu);
 	return found;
+}
+
+static int api_has_tokens(struct api *a)
+{
+	pthread_mutex_lock(&a->tmu);
+	int n = a->ntokens > 0;
+	pthread_mutex_unlock(&a->tmu);
+	return n;
+}
+
+static void tokens_free(struct api_token *t, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(t[i].name);
+		explicit_bzero(t[i].hash, sizeof t[i].hash);
+	}
+	free(t);
+}
+
+/* The digests of cfg's tokens, read from their variables and files. */
+static int tokens_read(const struct config *cfg, struct api_token **out, size_t *n,
+                       struct err *e)
+{
+	*out = NULL;
+	*n = 0;
+	for (size_t i = 0; i < cfg->ntokens; i++) {
+		char *v = config_token_value(&cfg->tokens[i]);
+		if (!v) {
+			tokens_free(*out, *n);
+			*out = NULL;
+			*n = 0;
+			return err_set(e, _("token '%s' has no value: its variable or file is empty or "
+			                    "missing"), cfg->tokens[i].name);
+		}
+		*out = xrealloc(*out, (*n + 1) * sizeof **out);
+		struct api_token *t = &(*out)[(*n)++];
+		t->name = xstrdup(cfg->tokens[i].name);
+		t->read_only = cfg->tokens[i].read_only;
+		token_hash(v, strlen(v), t->hash);
+		explicit_bzero(v, strlen(v));
+		free(v);
+	}
+	return 0;
+}
+
+int api_reload(struct api *a, FILE *notice, struct err *e)
+{
+	struct config fresh;
+	if (config_load(&fresh, a->cfg->path, e) < 0)
+		return -1;
+	struct api_token *t;
+	size_t n;
+	int rc = tokens_read(&fresh, &t, &n, e);
+	if (rc == 0 && !n && !a->loopback) {
+		rc = err_set(e, _("the configuration has no [token] now, and the API listens on an "
+		                  "address that is not loopback"));
+	} else if (rc == 0) {
+		pthread_mutex_lock(&a->tmu);
+		struct api_token *old = a->tokens;
+		size_t nold = a->ntokens;
+		a->tokens = t;
+		a->ntokens = n;
+		pthread_mutex_unlock(&a->tmu);
+		tokens_free(old, nold);
+		if (notice) {
+			fprintf(notice, ngettext("paddock: the HTTP API's tokens were read again: %zu "
+			                         "token\n", "paddock: the HTTP API's tokens were read "
+			                         "again: %zu tokens\n", n), n);
+			fflush(notice);
+		}
+	}
+	config_free(&fresh);
+	return rc;
 }
 
 /* ---- helpers ---- */
@@ -248,13 +390,11 @@ static enum MHD_Result send_queued(struct MHD_Connection *c, const char *id)
 	json_t *o = json_pack("{s:s,s:s,s:s}", "id", id, "status", "queued", "url", url);
 	char *txt = json_dumps(o, JSON_INDENT(2) | TASKJSON_DUMP);
 	json_decref(o);
-	struct MHD_Response *r = MHD_create_response_from_buffer(strlen(txt), txt,
-	                                                         MHD_RESPMEM_MUST_FREE);
-	MHD_add_response_header(r, "Content-Type", "application/json");
-	MHD_add_response_header(r, "Location", url);
-	enum MHD_Result rc = MHD_queue_response(c, 202, r);
-	MHD_destroy_response(r);
-	return rc;
+	size_t n = strlen(txt);
+	txt = xrealloc(txt, n + 2);
+	txt[n] = '\n';
+	txt[n + 1] = '\0';
+	return send_full(c, 202, "application/json", txt, n + 1, url);
 }
 
 static enum MHD_Result post_task(struct api *a, struct MHD_Connection *c, struct req *rq,
@@ -317,23 +457,44 @@ static enum MHD_Result post_task(struct api *a, struct MHD_Connection *c, struct
 			goto out;
 		}
 	}
-	struct err e = {{0}};
-	if (cfg->api_max_queue > 0) {
-		struct task_query q = { .status_mask = TASK_MASK(TASK_QUEUED) };
-		size_t n;
-		if (store_task_count(st, &q, &n, &e) < 0) {
-			rc = send_err(c, &e, NULL);
-			goto out;
-		}
-		if (n >= (size_t)cfg->api_max_queue) {
-			rc = send_error(c, 429, "queue_full", NULL, "%zu tasks are queued (api.max-queue "
-			                "is %d); try again later", n, cfg->api_max_queue);
-			goto out;
-		}
+	json_t *jc = json_object_get(j, "callback_url"), *jm = json_object_get(j, "metadata");
+	if ((jc && !json_is_string(jc) && !json_is_null(jc)) ||
+	    (jm && !json_is_object(jm) && !json_is_null(jm))) {
+		rc = send_error(c, 400, "bad_field", NULL, "\"callback_url\" must be a string (a URL) "
+		                "and \"metadata\" a JSON object");
+		goto out;
 	}
+	const char *callback = json_string_value(jc);
+	if (callback && !webhook_callback_allowed(cfg, callback)) {
+		rc = send_error(c, 400, "callback_not_allowed", NULL, "callback_url '%.200s' matches "
+		                "no [api] callback-allow pattern of this server%s", callback,
+		                cfg->napi_callback_allow ? "" : " (none is configured)");
+		goto out;
+	}
+	char *meta = json_is_object(jm) ? json_dumps(jm, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+	if (meta && strlen(meta) > 16384) {
+		free(meta);
+		rc = send_error(c, 400, "bad_field", NULL, "\"metadata\" is over 16 KiB of JSON; keep "
+		                "what identifies the thread or job, and store the rest on your side");
+		goto out;
+	}
+	struct err e = {{0}};
 	char id[TASK_ID_LEN + 1];
-	if (store_task_add_budget(st, repo->name, agent->name, text, repo->branch_prefix, budget,
-	                          id, &e) < 0) {
+	/* The count and the insert are one transaction: of 30 requests racing
+	 * for 6 places, 6 get one. */
+	struct task_new tn = { .repo = repo->name, .agent = agent->name, .text = text,
+	                       .branch_prefix = repo->branch_prefix, .budget = budget,
+	                       .callback_url = callback, .metadata = meta,
+	                       .max_queued = cfg->api_max_queue > 0 ? (size_t)cfg->api_max_queue : 0 };
+	size_t queued = 0;
+	int arc = store_task_create(st, &tn, id, &queued, &e);
+	free(meta);
+	if (arc == -2) {
+		rc = send_error(c, 429, "queue_full", NULL, "%zu tasks are queued (api.max-queue "
+		                "is %d); try again later", queued, cfg->api_max_queue);
+		goto out;
+	}
+	if (arc < 0) {
 		rc = send_err(c, &e, NULL);
 		goto out;
 	}
@@ -510,9 +671,7 @@ static enum MHD_Result get_log(struct api *a, struct MHD_Connection *c, const st
 			char cr[64];
 			snprintf(cr, sizeof cr, "bytes */%lld", (long long)size);
 			MHD_add_response_header(r, "Content-Range", cr);
-			enum MHD_Result rc = MHD_queue_response(c, 416, r);
-			MHD_destroy_response(r);
-			return rc;
+			return answer(c, 416, r);
 		}
 		status = 206;
 	} else if (off) {
@@ -535,9 +694,7 @@ static enum MHD_Result get_log(struct api *a, struct MHD_Connection *c, const st
 	}
 	snprintf(hdr, sizeof hdr, "%lld", (long long)size);
 	MHD_add_response_header(r, "X-Log-Size", hdr);
-	enum MHD_Result rc = MHD_queue_response(c, status, r);
-	MHD_destroy_response(r);
-	return rc;
+	return answer(c, status, r);
 }
 
 /* ---- events (server-sent) ---- */
@@ -832,10 +989,7 @@ static enum MHD_Result get_events(struct api *a, struct MHD_Connection *c,
 			sse_free(s);
 			struct MHD_Response *r = MHD_create_response_from_buffer(0, (void *)"",
 			                                                         MHD_RESPMEM_PERSISTENT);
-			MHD_add_response_header(r, "Cache-Control", "no-store");
-			enum MHD_Result rc = MHD_queue_response(c, 204, r);
-			MHD_destroy_response(r);
-			return rc;
+			return answer(c, 204, r);
 		}
 		s->nsteps = (size_t)ns;
 		s->logoff = (off_t)lo;
@@ -846,13 +1000,10 @@ static enum MHD_Result get_events(struct api *a, struct MHD_Connection *c,
 	struct MHD_Response *r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384,
 	                                                           sse_read, s, sse_free);
 	MHD_add_response_header(r, "Content-Type", "text/event-stream");
-	MHD_add_response_header(r, "Cache-Control", "no-store");
 	MHD_add_response_header(r, "X-Accel-Buffering", "no");
 	/* A follower is quiet by nature: the ping keeps it, not the timeout. */
 	MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, (unsigned)0);
-	enum MHD_Result rc = MHD_queue_response(c, 200, r);
-	MHD_destroy_response(r);
-	return rc;
+	return answer(c, 200, r);
 }
 
 /* ---- decisions ---- */
@@ -948,6 +1099,15 @@ static enum MHD_Result decide(struct api *a, struct MHD_Connection *c, struct re
 		task_row_free(&after);
 	}
 	json_object_set_new(res, "output", json_string(out.data ? out.data : ""));
+	if (strcmp(action, "request-changes") == 0 && store_task_get(st, t->id, &after, &e) == 0) {
+		/* The round the notes start: the task waits at review for the
+		 * scheduler ("pending"), then runs it. */
+		json_object_set_new(res, "round", json_integer(after.pending ? after.round + 1
+		                                                              : after.round));
+		json_object_set_new(res, "pending", after.pending ? json_string(after.pending)
+		                                                  : json_null());
+		task_row_free(&after);
+	}
 	rc = send_json(c, strcmp(action, "request-changes") == 0 ? 202 : 200, res);
 out:
 	buf_free(&out);
@@ -994,6 +1154,83 @@ static enum MHD_Result follow_up(struct api *a, struct MHD_Connection *c, struct
 	return rc;
 }
 
+/* ---- idempotent requests ---- */
+
+/* Idempotency-Key on a POST: a retried request (same key, token and
+ * route, within 24 hours) gets the first answer again and changes
+ * nothing.  1 when the answer was given here (a replay, a refusal); 0 to
+ * go on, with rq->record set when the answer is to be kept for the key. */
+static int idem_start(struct MHD_Connection *c, struct req *rq, struct store *st,
+                      struct idem_key *k, const char *method, const char *url,
+                      enum MHD_Result *rc)
+{
+	const char *key = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Idempotency-Key");
+	if (!key)
+		return 0;
+	size_t kl = strlen(key);
+	int printable = kl > 0 && kl <= 255;
+	for (size_t i = 0; printable && i < kl; i++)
+		printable = key[i] > 0x20 && key[i] < 0x7f;
+	if (!printable) {
+		*rc = send_error(c, 400, "bad_field", NULL, "Idempotency-Key must be 1 to 255 "
+		                 "printable ASCII characters, without spaces (a UUID, say)");
+		return 1;
+	}
+	/* The request's fingerprint: a key sent again with another request is
+	 * a client's mistake, not a retry. */
+	unsigned char md[SHA256_DIGEST_LENGTH];
+	struct buf all = {0};
+	buf_add(&all, method, strlen(method) + 1);
+	buf_add(&all, url, strlen(url) + 1);
+	buf_add(&all, rq->body.data ? rq->body.data : "", rq->body.len);
+	SHA256((const unsigned char *)all.data, all.len, md);
+	buf_free(&all);
+	static _Thread_local char fp[2 * SHA256_DIGEST_LENGTH + 1];
+	for (size_t i = 0; i < sizeof md; i++)
+		snprintf(fp + 2 * i, 3, "%02x", md[i]);
+	k->key = key;
+	k->fingerprint = fp;
+	struct idem_answer got;
+	struct err e = {{0}};
+	int r = store_idem_begin(st, k, &got, &e);
+	if (r < 0) {
+		*rc = send_err(c, &e, NULL);
+		return 1;
+	}
+	if (r == STORE_IDEM_NEW) {
+		rq->record = 1;
+		return 0;
+	}
+	if (r == STORE_IDEM_REPLAY) {
+		rq->replayed = 1;
+		size_t n = strlen(got.body);
+		*rc = send_full(c, (unsigned)got.status, "application/json", xstrdup(got.body), n,
+		                got.location);
+	} else if (r == STORE_IDEM_BUSY) {
+		*rc = send_error(c, 409, "idempotency_in_progress", NULL, "a request with this "
+		                 "Idempotency-Key is still being answered; try again in a moment");
+	} else {
+		*rc = send_error(c, 422, "idempotency_key_reused", NULL, "this Idempotency-Key "
+		                 "was used for another request (another route or body) in the "
+		                 "last 24 hours; use a new key for a new request");
+	}
+	store_idem_free(&got);
+	return 1;
+}
+
+/* Keeps the answer for the key, or frees the key when the answer was a
+ * server error (a retry should try again). */
+static void idem_finish(struct req *rq, struct store *st, const struct idem_key *k)
+{
+	if (!rq->record)
+		return;
+	struct err e = {{0}};
+	int keep = rq->status && rq->status < 500;
+	if (store_idem_finish(st, k, keep ? (int)rq->status : 0, rq->answer, rq->location, &e) < 0)
+		fprintf(stderr, "paddock: api: %s\n", e.msg);
+	rq->record = 0;
+}
+
 /* ---- dispatch ---- */
 
 static enum MHD_Result route(struct api *a, struct MHD_Connection *c, const char *url,
@@ -1002,23 +1239,21 @@ static enum MHD_Result route(struct api *a, struct MHD_Connection *c, const char
 	int is_get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
 	int is_post = strcmp(method, "POST") == 0;
 	const char *actor = "api";
-	if (a->ntokens) {
-		const struct api_token *tok = auth(a, c);
-		if (!tok) {
+	static _Thread_local char who[128];
+	if (api_has_tokens(a)) {
+		int read_only = 0;
+		if (!auth(a, c, who, sizeof who, &read_only)) {
 			struct MHD_Response *r;
 			char *body = xstrdup("{\"error\": \"a bearer token is needed (Authorization: "
 			                     "Bearer TOKEN)\", \"code\": \"unauthorized\"}\n");
 			r = MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_FREE);
 			MHD_add_response_header(r, "Content-Type", "application/json");
 			MHD_add_response_header(r, "WWW-Authenticate", "Bearer realm=\"paddock\"");
-			enum MHD_Result rc = MHD_queue_response(c, 401, r);
-			MHD_destroy_response(r);
-			return rc;
+			return answer(c, 401, r);
 		}
-		if (!is_get && tok->read_only)
-			return send_error(c, 403, "read_only", NULL, "token '%s' is read-only",
-			                  tok->name);
-		actor = tok->name;
+		if (!is_get && read_only)
+			return send_error(c, 403, "read_only", NULL, "token '%s' is read-only", who);
+		actor = who;
 	}
 	if (rq->too_big)
 		return send_error(c, 413, "body_too_large", NULL, "the body is over %llu bytes "
@@ -1041,13 +1276,24 @@ static enum MHD_Result route(struct api *a, struct MHD_Connection *c, const char
 	if (!st)
 		return send_err(c, &e, NULL);
 	enum MHD_Result rc;
+	char route_name[64];
+	snprintf(route_name, sizeof route_name, "POST /tasks%s%s%s%s", *id ? "/" : "", id,
+	         *action ? "/" : "", action);
+	struct idem_key ik = { .actor = actor, .route = route_name };
 	if (!*id) {
+		if (is_post && idem_start(c, rq, st, &ik, method, url, &rc)) {
+			store_close(st);
+			return rc;
+		}
 		if (is_post)
 			rc = post_task(a, c, rq, st);
 		else if (is_get)
 			rc = get_tasks(a, c, st);
-		else
+		else {
+			rq->allow = "GET, HEAD, POST";
 			rc = send_error(c, 405, "method", NULL, "/tasks takes GET and POST");
+		}
+		idem_finish(rq, st, &ik);
 		store_close(st);
 		return rc;
 	}
@@ -1065,6 +1311,7 @@ static enum MHD_Result route(struct api *a, struct MHD_Connection *c, const char
 	}
 	if ((known_get && !is_get) || (known_post && !is_post)) {
 		store_close(st);
+		rq->allow = known_get ? "GET, HEAD" : "POST";
 		return send_error(c, 405, "method", NULL, "%s takes %s", url, known_get ? "GET"
 		                                                                        : "POST");
 	}
@@ -1075,6 +1322,11 @@ static enum MHD_Result route(struct api *a, struct MHD_Connection *c, const char
 		if (e.kind == ERR_INVALID)
 			err_kind_mark(&e, ERR_NOT_FOUND);
 		return send_err(c, &e, NULL);
+	}
+	if (is_post && idem_start(c, rq, st, &ik, method, url, &rc)) {
+		task_row_free(&t);
+		store_close(st);
+		return rc;
 	}
 	if (!*action)
 		rc = send_json(c, 200, taskjson_full(st, &t, a->cfg));
@@ -1088,6 +1340,7 @@ static enum MHD_Result route(struct api *a, struct MHD_Connection *c, const char
 		rc = follow_up(a, c, rq, st, &t, actor);
 	else
 		rc = decide(a, c, rq, st, &t, action, actor);
+	idem_finish(rq, st, &ik);
 	task_row_free(&t);
 	store_close(st);
 	return rc;
@@ -1100,7 +1353,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	struct api *a = cls;
 	(void)version;
 	struct req *rq = *con_cls;
+	cur_req = rq;
 	if (!rq) {
+		conn_served(c);
 		rq = xcalloc(1, sizeof *rq);
 		*con_cls = rq;
 		return MHD_YES;
@@ -1126,10 +1381,174 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	(void)toe;
 	struct req *rq = *con_cls;
 	if (rq) {
+		if (cur_req == rq)
+			cur_req = NULL;
 		buf_free(&rq->body);
+		free(rq->answer);
+		free(rq->location);
 		free(rq);
 		*con_cls = NULL;
 	}
+}
+
+/* ---- connections ---- */
+
+static int addr_loopback(const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET)
+		return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >> 24) == 127;
+	if (sa->sa_family == AF_INET6) {
+		const struct in6_addr *a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+		return IN6_IS_ADDR_LOOPBACK(a) || (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
+	}
+	return 0;
+}
+
+static int addr_same(const struct sockaddr *a, const struct sockaddr_storage *b)
+{
+	if (a->sa_family != b->ss_family)
+		return 0;
+	if (a->sa_family == AF_INET)
+		return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
+		       ((const struct sockaddr_in *)b)->sin_addr.s_addr;
+	return a->sa_family == AF_INET6 &&
+	       !memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
+	               &((const struct sockaddr_in6 *)b)->sin6_addr, sizeof(struct in6_addr));
+}
+
+/* Whether a new connection from addr gets in: not over the per-address
+ * limit (loopback aside: its clients are this host's), and when all
+ * places are taken, the oldest connection that never sent a whole request
+ * makes room.  Clients that made requests keep theirs. */
+static enum MHD_Result conn_accept(void *cls, const struct sockaddr *addr, socklen_t len)
+{
+	struct api *a = cls;
+	(void)len;
+	enum MHD_Result ok = MHD_YES;
+	pthread_mutex_lock(&a->cmu);
+	if (!addr_loopback(addr)) {
+		size_t same = 0;
+		for (struct api_conn *k = a->conns; k; k = k->next)
+			same += addr_same(addr, &k->addr);
+		if (same >= (size_t)a->cfg->api_max_conns_addr)
+			ok = MHD_NO;
+	}
+	if (ok == MHD_YES && a->nconns >= (size_t)a->cfg->api_max_conns) {
+		struct api_conn *k = a->conns;
+		while (k && (k->served || k->fd < 0))
+			k = k->next;
+		if (k) {
+			shutdown(k->fd, SHUT_RDWR);
+			k->fd = -k->fd - 2;  /* shut already; closed on its way out */
+		} else {
+			ok = MHD_NO;
+		}
+	}
+	pthread_mutex_unlock(&a->cmu);
+	return ok;
+}
+
+static void conn_notify(void *cls, struct MHD_Connection *c, void **ctx,
+                        enum MHD_ConnectionNotificationCode what)
+{
+	struct api *a = cls;
+	if (what == MHD_CONNECTION_NOTIFY_STARTED) {
+		struct api_conn *k = xcalloc(1, sizeof *k);
+		const union MHD_ConnectionInfo *fi =
+			MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+		const union MHD_ConnectionInfo *ai =
+			MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+		k->fd = fi ? fcntl(fi->connect_fd, F_DUPFD_CLOEXEC, 3) : -1;
+		k->started = clock_mono();
+		if (ai && ai->client_addr) {
+			const struct sockaddr *sa = ai->client_addr;
+			memcpy(&k->addr, sa, sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+			                                               : sizeof(struct sockaddr_in));
+			k->loopback = addr_loopback(sa);
+		}
+		pthread_mutex_lock(&a->cmu);
+		k->prev = a->conns_tail;
+		if (a->conns_tail)
+			a->conns_tail->next = k;
+		else
+			a->conns = k;
+		a->conns_tail = k;
+		a->nconns++;
+		pthread_cond_signal(&a->ccv);
+		pthread_mutex_unlock(&a->cmu);
+		*ctx = k;
+		return;
+	}
+	struct api_conn *k = *ctx;
+	if (!k)
+		return;
+	pthread_mutex_lock(&a->cmu);
+	if (k->prev)
+		k->prev->next = k->next;
+	else
+		a->conns = k->next;
+	if (k->next)
+		k->next->prev = k->prev;
+	else
+		a->conns_tail = k->prev;
+	a->nconns--;
+	pthread_mutex_unlock(&a->cmu);
+	int fd = k->fd >= 0 ? k->fd : -k->fd - 2;
+	if (fd >= 0)
+		close(fd);
+	free(k);
+	*ctx = NULL;
+}
+
+/* The connection sent a whole request: from now on only the idle timeout
+ * applies to it, and it is not the one that makes room. */
+static void conn_served(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	struct api_conn *k = ci ? ci->socket_context : NULL;
+	if (k)
+		k->served = 1;  /* read under cmu by the others: an int, set once */
+}
+
+/* Closes connections that sent no whole request within header-timeout
+ * (a slow-loris client keeps its connection by sending a byte now and
+ * then; the idle timeout alone would never close it).  Sleeps while there
+ * is nothing to watch. */
+static void *conn_reaper(void *arg)
+{
+	struct api *a = arg;
+	pthread_mutex_lock(&a->cmu);
+	while (!a->stopping) {
+		double now = clock_mono(), next = -1;
+		for (struct api_conn *k = a->conns; k; k = k->next) {
+			if (k->served || k->fd < 0)
+				continue;
+			double due = k->started + a->cfg->api_header_timeout;
+			if (due <= now) {
+				shutdown(k->fd, SHUT_RDWR);
+				k->fd = -k->fd - 2;
+			} else if (next < 0 || due < next) {
+				next = due;
+			}
+		}
+		if (next < 0) {
+			pthread_cond_wait(&a->ccv, &a->cmu);
+			continue;
+		}
+		struct timespec ts;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		double wait = next - now + 0.01;
+		ts.tv_sec += (time_t)wait;
+		ts.tv_nsec += (long)((wait - (double)(time_t)wait) * 1e9);
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&a->ccv, &a->cmu, &ts);
+	}
+	pthread_mutex_unlock(&a->cmu);
+	return NULL;
 }
 
 /* ---- start and stop ---- */
@@ -1222,24 +1641,20 @@ int api_start(struct api **out, const struct api_opts *o, FILE *notice, struct e
 		return -1;
 	struct api *a = xcalloc(1, sizeof *a);
 	a->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	pthread_mutex_init(&a->cmu, NULL);
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&a->ccv, &ca);
+	pthread_condattr_destroy(&ca);
 	a->cfg = o->cfg;
 	a->data_dir = xstrdup(o->data_dir);
 	a->db = paths_db(o->data_dir);
-	for (size_t i = 0; i < o->cfg->ntokens; i++) {
-		char *v = config_token_value(&o->cfg->tokens[i]);
-		if (!v) {
-			err_set(e, _("token '%s' has no value: its variable or file is empty or missing"),
-			        o->cfg->tokens[i].name);
-			api_stop(a);
-			return -1;
-		}
-		a->tokens = xrealloc(a->tokens, (a->ntokens + 1) * sizeof *a->tokens);
-		struct api_token *t = &a->tokens[a->ntokens++];
-		t->name = xstrdup(o->cfg->tokens[i].name);
-		t->read_only = o->cfg->tokens[i].read_only;
-		token_hash(v, strlen(v), t->hash);
-		explicit_bzero(v, strlen(v));
-		free(v);
+	pthread_mutex_init(&a->tmu, NULL);
+	a->loopback = loopback;
+	if (tokens_read(o->cfg, &a->tokens, &a->ntokens, e) < 0) {
+		api_stop(a);
+		return -1;
 	}
 	if (!loopback && !a->ntokens) {
 		err_set(e, _("%s is not a loopback address: configure a token ([token \"NAME\"] "
@@ -1252,11 +1667,24 @@ int api_start(struct api **out, const struct api_opts *o, FILE *notice, struct e
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION;
 	if (ss.ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
-	a->d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, a,
+	/* A thread and two descriptors per connection: the soft limit of open
+	 * files (often 1024) would refuse connections long before
+	 * max-connections. */
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	if (pthread_create(&a->reaper, NULL, conn_reaper, a) == 0)
+		a->reaper_started = 1;
+	/* libmicrohttpd's own limit is a little higher than ours, so that a
+	 * new connection gets in while the one it pushed out closes. */
+	a->d = MHD_start_daemon(flags, 0, conn_accept, a, on_request, a,
 	                        MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
 	                        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)60,
-	                        MHD_OPTION_CONNECTION_LIMIT, (unsigned)256,
+	                        MHD_OPTION_CONNECTION_LIMIT, (unsigned)(o->cfg->api_max_conns + 64),
 	                        MHD_OPTION_NOTIFY_COMPLETED, on_completed, a,
+	                        MHD_OPTION_NOTIFY_CONNECTION, conn_notify, a,
 	                        MHD_OPTION_END);
 	if (!a->d) {
 		err_set(e, _("cannot listen on %s: %s"), listen, strerror(errno ? errno : EADDRINUSE));
@@ -1295,11 +1723,18 @@ void api_stop(struct api *a)
 		(void)0;
 	if (a->d)
 		MHD_stop_daemon(a->d);
+	if (a->reaper_started) {
+		pthread_mutex_lock(&a->cmu);
+		pthread_cond_signal(&a->ccv);
+		pthread_mutex_unlock(&a->cmu);
+		pthread_join(a->reaper, NULL);
+	}
+	pthread_cond_destroy(&a->ccv);
+	pthread_mutex_destroy(&a->cmu);
 	if (a->stop_fd >= 0)
 		close(a->stop_fd);
-	for (size_t i = 0; i < a->ntokens; i++)
-		free(a->tokens[i].name);
-	free(a->tokens);
+	tokens_free(a->tokens, a->ntokens);
+	pthread_mutex_destroy(&a->tmu);
 	free(a->data_dir);
 	free(a->db);
 	free(a);

@@ -39,6 +39,11 @@ int api_listen_check(const char *listen, struct err *e);
  * it cannot be had (in use, not an address of this host). */
 int api_listen_try(const char *listen, struct err *e);
 int api_port(const struct api *a);
+/* Reads the tokens again from the configuration file (new [token]
+ * sections, changed value files), for a rotation without a restart
+ * (SIGHUP): requests from then on need one of them.  notice gets one line
+ * saying so.  On failure the old tokens stay and e says why. */
+int api_reload(struct api *a, FILE *notice, struct err *e);
 /* Stops serving (open event streams end) and frees a.  NULL is fine. */
 void api_stop(struct api *a);
 

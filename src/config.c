@@ -416,6 +416,9 @@ void config_init_defaults(struct config *c)
 	c->gw_max_body = 32ULL << 20;
 	c->gw_max_tunnels = 32;
 	c->api_max_body = 1ULL << 20;
+	c->api_max_conns = 1024;
+	c->api_max_conns_addr = 64;
+	c->api_header_timeout = 10;
 	c->wh_events = CONFIG_WEBHOOK_ALL;
 	c->wh_timeout = 10;
 	c->wh_attempts = 8;
@@ -492,6 +495,7 @@ void config_free(struct config *c)
 	}
 	free(c->tokens);
 	config_strv_free(c->gw_allow_address, c->ngw_allow_address);
+	config_strv_free(c->api_callback_allow, c->napi_callback_allow);
 	free(c->wh_url);
 	free(c->wh_secret_env);
 	free(c->wh_secret_file);
@@ -1423,6 +1427,25 @@ static void config_set_max_queue(const struct entry *en)
 		c->api_max_queue = (int)v;
 }
 
+static void config_set_callback_allow(const struct entry *en)
+{
+	struct config *c = en->obj;
+	if (strncmp(en->value, "http://", 7) && strncmp(en->value, "https://", 8))
+		problem_add(en->p->ps, en->line, _("api.callback-allow: '%s' is not an http(s) URL pattern such as https://chat.example.com/hooks/*"), en->value);
+	else
+		config_strv_add(&c->api_callback_allow, &c->napi_callback_allow, en->value);
+}
+
+static void config_set_header_timeout(const struct entry *en)
+{
+	struct config *c = en->obj;
+	double secs;
+	if (units_parse_duration(en->value, &secs) < 0 || secs < 1 || secs > 600)
+		problem_add(en->p->ps, en->line, _("api.header-timeout: '%s' is not a duration from 1s to 10m (for example 10s)"), en->value);
+	else
+		c->api_header_timeout = secs;
+}
+
 /* [webhook] */
 
 static void config_set_webhook_url(const struct entry *en)
@@ -1449,17 +1472,20 @@ static void config_set_webhook_events(const struct entry *en)
 	list = xstrdup(en->value);
 	for (char *tok = strtok_r(list, ", \t", &save); tok; tok = strtok_r(NULL, ", \t", &save)) {
 		any = 1;
-		if (strcmp(tok, "review") == 0)
-			c->wh_events |= CONFIG_WEBHOOK_REVIEW;
-		else if (strcmp(tok, "failed") == 0)
-			c->wh_events |= CONFIG_WEBHOOK_FAILED;
-		else if (strcmp(tok, "done") == 0)
-			c->wh_events |= CONFIG_WEBHOOK_DONE;
+		static const char *const names[] = { "review", "failed", "done", "cancelled",
+		                                     "rejected", "lost", "agent-finished" };
+		size_t i;
+		for (i = 0; i < sizeof names / sizeof names[0] && strcmp(tok, names[i]); i++)
+			;
+		if (i < sizeof names / sizeof names[0])
+			c->wh_events |= 1u << i;
+		else if (strcmp(tok, "all") == 0)
+			c->wh_events = CONFIG_WEBHOOK_ALL;
 		else
-			problem_add(p->ps, en->line, _("webhook.events: '%s' is not an event; use review, failed or done (several separated by commas)"), tok);
+			problem_add(p->ps, en->line, _("webhook.events: '%s' is not an event; use review, failed, done, cancelled, rejected, lost, agent-finished or all (several separated by commas)"), tok);
 	}
 	if (!any)
-		problem_add(p->ps, en->line, _("webhook.events: '%s' names no event; use review, failed or done (several separated by commas)"), en->value);
+		problem_add(p->ps, en->line, _("webhook.events: '%s' names no event; use review, failed, done, cancelled, rejected, lost, agent-finished or all (several separated by commas)"), en->value);
 	free(list);
 }
 
@@ -2584,14 +2610,18 @@ static const struct config_key config_keys[] = {
 	          "is started again.\n" },
 	{ .section = "webhook", .key = "events", .type = KT_CUSTOM,
 	  .set = config_set_webhook_events,
-	  .doc = "review, failed, done",
-	  .def = "all three",
+	  .doc = "review, failed, done, cancelled, rejected, lost, agent-finished, all",
+	  .def = "all",
 	  .help = "The events that are sent: one per line\n"
 	          ".RB ( \"events = review\" ,\n"
 	          "then\n"
 	          ".BR \"events = done\" ),\n"
 	          "or several separated by commas\n"
-	          ".RB ( \"events = failed, done\" ).\n" },
+	          ".RB ( \"events = failed, done\" ).\n"
+	          ".B review\n"
+	          "is a gate that opens (each round),\n"
+	          ".B agent\\-finished\n"
+	          "a round's agent that ended (its tests come next), the others the ends.\n" },
 	{ .section = "webhook", .key = "timeout", .type = KT_CUSTOM,
 	  .set = config_set_webhook_timeout,
 	  .doc = "duration, 1s to 10m",
@@ -2625,6 +2655,38 @@ static const struct config_key config_keys[] = {
 	          "answers 429;\n"
 	          ".B 0\n"
 	          "means no limit.\n" },
+	{ .section = "api", .key = "callback-allow", .type = KT_CUSTOM,
+	  .set = config_set_callback_allow,
+	  .doc = "URL pattern, one per line",
+	  .def = "none",
+	  .help = "A pattern (shell wildcards, as\n"
+	          ".BR fnmatch (3))\n"
+	          "that a task's\n"
+	          ".B callback_url\n"
+	          "must match, such as\n"
+	          ".BR https://chat.example.com/hooks/* ;\n"
+	          "one per line.\n"
+	          "Without one,\n"
+	          ".B POST /tasks\n"
+	          "refuses every\n"
+	          ".BR callback_url .\n" },
+	{ .section = "api", .key = "max-connections", .type = KT_INT,
+	  .off = CFG(api_max_conns), .lo = 16, .hi = 65536,
+	  .def = "1024",
+	  .help = "Connections open at once.\n"
+	          "When they are all open, the oldest connection that has not sent a whole\n"
+	          "request is closed to make room for a new one.\n" },
+	{ .section = "api", .key = "max-connections-per-address", .type = KT_INT,
+	  .off = CFG(api_max_conns_addr), .lo = 1, .hi = 65536,
+	  .def = "64",
+	  .help = "Connections open at once from one address that is not loopback; more\n"
+	          "are refused.\n" },
+	{ .section = "api", .key = "header-timeout", .type = KT_CUSTOM,
+	  .set = config_set_header_timeout,
+	  .doc = "duration, 1s to 10m",
+	  .def = "10s",
+	  .help = "How long a connection has to send a whole request (its headers); after\n"
+	          "a request, an idle connection is kept for 60 seconds.\n" },
 	{ .section = "api", .key = "max-body", .type = KT_SIZE,
 	  .off = CFG(api_max_body), .lo = 1024,
 	  .def = "1m",

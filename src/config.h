@@ -154,6 +154,14 @@ struct config {
 	char *api_listen;      /* listen: ADDR:PORT, or NULL (serve --listen) */
 	int api_max_queue;     /* max-queue: queued tasks before 429; 0: none */
 	uint64_t api_max_body; /* max-body: request body cap (1m) */
+	char **api_callback_allow; /* callback-allow: patterns (fnmatch) a task's
+	                              callback_url must match; none: refused */
+	size_t napi_callback_allow;
+	int api_max_conns;     /* max-connections: open at once (1024) */
+	int api_max_conns_addr; /* max-connections-per-address: from one
+	                           non-loopback address (64) */
+	double api_header_timeout; /* header-timeout: seconds a new connection has
+	                              to send a whole request (10) */
 	struct token_conf *tokens;
 	size_t ntokens;
 	char *ui_theme;        /* ui.theme: the dashboard's theme (NULL: dark) */
@@ -213,7 +221,11 @@ enum {
 	CONFIG_WEBHOOK_REVIEW = 1,  /* a gate opens: the task is at review */
 	CONFIG_WEBHOOK_FAILED = 2,  /* the task failed */
 	CONFIG_WEBHOOK_DONE = 4,    /* the task is done */
-	CONFIG_WEBHOOK_ALL = 7
+	CONFIG_WEBHOOK_CANCELLED = 8,
+	CONFIG_WEBHOOK_REJECTED = 16,
+	CONFIG_WEBHOOK_LOST = 32,   /* its process died and it cannot go on */
+	CONFIG_WEBHOOK_AGENT_FINISHED = 64, /* a round's agent ended; tests next */
+	CONFIG_WEBHOOK_ALL = 127
 };
 
 /* Default config file path (malloc'd). */

@@ -1107,6 +1107,8 @@ int scheduler_run(const struct config *cfg, const char *data_dir,
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGTERM);
+	if (o->on_hup)
+		sigaddset(&mask, SIGHUP);
 	sigprocmask(SIG_BLOCK, &mask, &old);
 	int tfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
 	int stop = 0;
@@ -1122,8 +1124,12 @@ int scheduler_run(const struct config *cfg, const char *data_dir,
 		if (poll(pfd, n, POLL_MS) > 0) {
 			if (pfd[0].revents) {
 				struct signalfd_siginfo si;
-				while (read(tfd, &si, sizeof si) == sizeof si)
-					stop = 1;
+				while (read(tfd, &si, sizeof si) == sizeof si) {
+					if (si.ssi_signo == SIGHUP)
+						o->on_hup(o->hup_arg);
+					else
+						stop = 1;
+				}
 			}
 			scheduler_step(s, pfd + 1, n - 1);
 		}

@@ -20,6 +20,10 @@ struct scheduler;
 struct scheduler_opts {
 	int until_idle;        /* return when nothing is queued or active */
 	FILE *progress;        /* if set, one line per transition */
+	/* If set, called from the loop on SIGHUP (else SIGHUP is left as it
+	 * is). */
+	void (*on_hup)(void *arg);
+	void *hup_arg;
 };
 
 /* Takes the owner lock; fails with a message when another process holds it. */

@@ -310,11 +310,21 @@ struct webhook_row {
 	                              or given up) */
 	char *last_error;          /* why the last failed try failed, or NULL */
 	double delivered_at;       /* unix time of the 2xx; 0 while not delivered */
+	char *url;                 /* where it goes: the task's callback_url, or
+	                              NULL for the configured [webhook] url */
 };
 
-/* Queues a delivery, due at once.  Strings are copied. */
+/* One try of a delivery. */
+struct webhook_attempt {
+	double at;                 /* unix time it ended */
+	int status;                /* the HTTP status; 0 when there was none */
+	char *error;               /* why it failed, or NULL when it did not */
+};
+
+/* Queues a delivery to url (NULL: the configured one), due at once.
+ * Strings are copied. */
 int store_webhook_add(struct store *s, const char *task_id, const char *event,
-                      const char *delivery, const char *body, struct err *e);
+                      const char *delivery, const char *body, const char *url, struct err *e);
 /* Deliveries due at unix time `at` (next_at <= at, not delivered), soonest
  * first, at most 64; *out (free with store_webhooks_free) is NULL when
  * none. */
@@ -322,12 +332,19 @@ int store_webhook_due(struct store *s, double at, struct webhook_row **out, size
                       struct err *e);
 /* The earliest next_at of the deliveries still to try (0: none). */
 int store_webhook_next(struct store *s, double *at, struct err *e);
-/* A try succeeded: attempts + 1, delivered now. */
-int store_webhook_done(struct store *s, long long id, struct err *e);
-/* A try failed with error: attempts + 1, next try at unix time next_at, or
- * never again when next_at <= 0 (given up). */
+/* A try succeeded with HTTP status: attempts + 1, delivered now, the try
+ * logged. */
+int store_webhook_done(struct store *s, long long id, int status, struct err *e);
+/* A try failed with error (and HTTP status, 0 when none): attempts + 1,
+ * next try at unix time next_at, or never again when next_at <= 0 (given
+ * up); the try logged. */
 int store_webhook_retry(struct store *s, long long id, double next_at, const char *error,
-                        struct err *e);
+                        int status, struct err *e);
+/* The tries of delivery id, oldest first (free with
+ * store_webhook_attempts_free). */
+int store_webhook_attempts(struct store *s, long long id, struct webhook_attempt **out,
+                           size_t *n, struct err *e);
+void store_webhook_attempts_free(struct webhook_attempt *a, size_t n);
 /* The task's deliveries (task_id NULL: all), oldest first; *out (free
  * with store_webhooks_free) is NULL when none. */
 int store_webhook_list(struct store *s, const char *task_id, struct webhook_row **out,
@@ -405,5 +422,37 @@ struct store_recovery {
  * transaction (start-up of the scheduler owner: their process died). */
 int store_recover_active(struct store *s, int max_attempts, const char *why,
                          struct store_recovery *out, struct err *e);
+
+/* Idempotent requests (the API's Idempotency-Key): a request's key, who
+ * sent it and where; strings borrowed. */
+struct idem_key {
+	const char *key, *actor, *route;
+	const char *fingerprint;   /* of the request (its method, path and body) */
+};
+
+/* The answer stored for a key (owned; free with store_idem_free). */
+struct idem_answer {
+	int status;                /* 0 while the first request runs */
+	char *body;
+	char *location;            /* or NULL */
+};
+
+enum {
+	STORE_IDEM_NEW = 0,        /* the key is taken for this request */
+	STORE_IDEM_REPLAY = 1,     /* answered before: *out is that answer */
+	STORE_IDEM_BUSY = 2,       /* the first request with it still runs */
+	STORE_IDEM_MISMATCH = 3,   /* the key came with another request */
+};
+
+/* Takes key k for a request, or says what it was used for in the last 24
+ * hours (a key held for over 2 minutes without an answer is taken over:
+ * its request's process died).  -1 with e set on a store error. */
+int store_idem_begin(struct store *s, const struct idem_key *k, struct idem_answer *out,
+                     struct err *e);
+/* Stores the answer for a key taken by store_idem_begin; status 0 frees
+ * the key instead (the request failed in a way a retry may not repeat). */
+int store_idem_finish(struct store *s, const struct idem_key *k, int status, const char *body,
+                      const char *location, struct err *e);
+void store_idem_free(struct idem_answer *a);
 
 #endif

@@ -2,6 +2,7 @@
 #include "webhook.h"
 
 #include <curl/curl.h>
+#include <fnmatch.h>
 #include <jansson.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
@@ -25,11 +26,12 @@
 #define MAX_BACKOFF 600.0
 /* A secret file larger than this is a mistake. */
 
-static const char *const event_names[] = { "review", "failed", "done" };
+static const char *const event_names[] = { "review", "failed", "done", "cancelled",
+                                           "rejected", "lost", "agent-finished" };
 
 const char *webhook_event_name(enum webhook_event ev)
 {
-	return (unsigned)ev <= WEBHOOK_DONE ? event_names[ev] : "?";
+	return (unsigned)ev <= WEBHOOK_AGENT_FINISHED ? event_names[ev] : "?";
 }
 
 int webhook_event_of(enum task_status to)
@@ -38,8 +40,24 @@ int webhook_event_of(enum task_status to)
 	case TASK_REVIEW: return WEBHOOK_REVIEW;
 	case TASK_FAILED: return WEBHOOK_FAILED;
 	case TASK_DONE: return WEBHOOK_DONE;
+	case TASK_CANCELLED: return WEBHOOK_CANCELLED;
+	case TASK_REJECTED: return WEBHOOK_REJECTED;
+	case TASK_LOST: return WEBHOOK_LOST;
+	/* The agent's part of a round ended: its tests come next. */
+	case TASK_TESTING: return WEBHOOK_AGENT_FINISHED;
 	default: return -1;
 	}
+}
+
+int webhook_callback_allowed(const struct config *cfg, const char *url)
+{
+	if (!url || strpbrk(url, " \t\r\n") || (strncmp(url, "http://", 7) &&
+	    strncmp(url, "https://", 8)))
+		return 0;
+	for (size_t i = 0; i < cfg->napi_callback_allow; i++)
+		if (fnmatch(cfg->api_callback_allow[i], url, 0) == 0)
+			return 1;
+	return 0;
 }
 
 void webhook_sign(const void *key, size_t keylen, const char *body, size_t len,
@@ -110,7 +128,14 @@ char *webhook_payload(const struct task_row *t, enum webhook_event ev, double ti
 	json_object_set_new(task, "url", json_string(url));
 	json_t *j = json_object();
 	json_object_set_new(j, "event", json_string(webhook_event_name(ev)));
+	json_object_set_new(j, "round", json_integer(t->round));
 	json_object_set_new(j, "task", task);
+	json_t *md = t->metadata ? json_loads(t->metadata, 0, NULL) : NULL;
+	if (md && !json_is_object(md)) {
+		json_decref(md);
+		md = NULL;
+	}
+	json_object_set_new(j, "metadata", md ? md : json_null());
 	json_object_set_new(j, "time", json_integer((json_int_t)time));
 	json_object_set_new(j, "delivery", json_string(delivery));
 	char *text = json_dumps(j, JSON_COMPACT);
@@ -127,18 +152,29 @@ int webhook_enqueue(const struct config *cfg, struct store *st, const char *task
                     enum task_status to, struct err *e)
 {
 	int ev = webhook_event_of(to);
-	if (!cfg->wh_url || ev < 0 || !(cfg->wh_events & (1u << ev)))
+	if (ev < 0 || (!cfg->wh_url && !cfg->napi_callback_allow))
 		return 0;
 	struct task_row t;
 	if (store_task_get(st, task_id, &t, e) < 0)
 		return -1;
-	char delivery[WEBHOOK_DELIVERY_LEN];
-	webhook_delivery_id(delivery);
-	char *body = webhook_payload(&t, (enum webhook_event)ev, (double)(long long)clock_wall(),
-	                             delivery);
-	int rc = store_webhook_add(st, t.id, webhook_event_name((enum webhook_event)ev), delivery,
-	                           body, e);
-	free(body);
+	int rc = 0;
+	/* The configured URL gets the events it asked for; a task's callback
+	 * gets them all, each destination a delivery of its own. */
+	const char *to_url[2] = {
+		cfg->wh_url && (cfg->wh_events & (1u << ev)) ? cfg->wh_url : NULL,
+		t.callback_url,
+	};
+	for (int i = 0; i < 2 && rc == 0; i++) {
+		if (!to_url[i])
+			continue;
+		char delivery[WEBHOOK_DELIVERY_LEN];
+		webhook_delivery_id(delivery);
+		char *body = webhook_payload(&t, (enum webhook_event)ev,
+		                             (double)(long long)clock_wall(), delivery);
+		rc = store_webhook_add(st, t.id, webhook_event_name((enum webhook_event)ev), delivery,
+		                       body, i ? to_url[i] : NULL, e);
+		free(body);
+	}
 	task_row_free(&t);
 	return rc;
 }
@@ -147,6 +183,8 @@ int webhook_enqueue(const struct config *cfg, struct store *st, const char *task
 
 struct transfer {
 	CURL *easy;
+	char *url;                 /* where it goes */
+	char *shown;               /* url_shown(url), for messages */
 	long long id;              /* the store row */
 	char *task_id;
 	char *event;
@@ -246,9 +284,9 @@ int webhook_open(struct webhook **out, const struct config *cfg, struct store *s
 	w->progress = progress;
 	w->timer_at = -1;
 	*out = w;
-	if (!cfg->wh_url)
+	if (!cfg->wh_url && !cfg->napi_callback_allow)
 		return 0;
-	w->shown = url_shown(cfg->wh_url);
+	w->shown = url_shown(cfg->wh_url ? cfg->wh_url : cfg->api_callback_allow[0]);
 	struct err se = { { 0 } };
 	if (read_secret(w, &se) < 0) {
 		w->held = 1;
@@ -293,6 +331,8 @@ static void transfer_free(struct transfer *t)
 	if (t->easy)
 		curl_easy_cleanup(t->easy);
 	curl_slist_free_all(t->headers);
+	free(t->url);
+	free(t->shown);
 	free(t->task_id);
 	free(t->event);
 	free(t->body);
@@ -309,7 +349,22 @@ static int in_flight(struct webhook *w, long long id)
 
 static void start(struct webhook *w, const struct webhook_row *r)
 {
+	/* A callback is checked again: the configuration may have dropped its
+	 * pattern since the task was added. */
+	const char *url = r->url ? r->url : w->cfg->wh_url;
+	const char *why = !url ? _("no [webhook] url is configured any more")
+	                  : r->url && !webhook_callback_allowed(w->cfg, r->url)
+	                  ? _("the task's callback_url matches no [api] callback-allow pattern")
+	                  : NULL;
+	if (why) {
+		struct err e = { { 0 } };
+		if (store_webhook_retry(w->st, r->id, 0, why, 0, &e) < 0)
+			fprintf(stderr, "paddock: %s\n", e.msg);
+		return;
+	}
 	struct transfer *t = xcalloc(1, sizeof *t);
+	t->url = xstrdup(url);
+	t->shown = url_shown(url);
 	t->id = r->id;
 	t->task_id = xstrdup(r->task_id);
 	t->event = xstrdup(r->event);
@@ -338,7 +393,7 @@ static void start(struct webhook *w, const struct webhook_row *r)
 		free(h);
 	}
 	CURL *c = t->easy;
-	curl_easy_setopt(c, CURLOPT_URL, w->cfg->wh_url);
+	curl_easy_setopt(c, CURLOPT_URL, t->url);
 	curl_easy_setopt(c, CURLOPT_POST, 1L);
 	curl_easy_setopt(c, CURLOPT_POSTFIELDS, t->body);
 	curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)strlen(t->body));
@@ -364,12 +419,12 @@ static void finished(struct webhook *w, struct transfer *t, CURLcode cc)
 	int tries = t->attempts + 1;
 	struct err e = { { 0 } };
 	if (cc == CURLE_OK && code >= 200 && code < 300) {
-		if (store_webhook_done(w->st, t->id, &e) < 0)
+		if (store_webhook_done(w->st, t->id, (int)code, &e) < 0)
 			fprintf(stderr, "paddock: %s\n", e.msg);
 		else if (w->progress) {
 			fprintf(w->progress, "%s  %-9s  ", t->task_id, "webhook");
 			fprintf(w->progress, _("%s delivered to %s (HTTP %ld, attempt %d)\n"),
-			        t->event, w->shown, code, tries);
+			        t->event, t->shown, code, tries);
 			fflush(w->progress);
 		}
 		return;
@@ -383,8 +438,8 @@ static void finished(struct webhook *w, struct transfer *t, CURLcode cc)
 		why = xasprintf("HTTP %ld", code);
 	if (tries >= w->cfg->wh_attempts) {
 		fprintf(stderr, _("paddock: webhook %s of task %s to %s: %s; given up after %d "
-		                  "attempt(s)\n"), t->event, t->task_id, w->shown, why, tries);
-		if (store_webhook_retry(w->st, t->id, 0, why, &e) < 0)
+		                  "attempt(s)\n"), t->event, t->task_id, t->shown, why, tries);
+		if (store_webhook_retry(w->st, t->id, 0, why, (int)code, &e) < 0)
 			fprintf(stderr, "paddock: %s\n", e.msg);
 	} else {
 		double wait = 1;
@@ -394,9 +449,9 @@ static void finished(struct webhook *w, struct transfer *t, CURLcode cc)
 			wait = MAX_BACKOFF;
 		double wall = clock_wall();
 		fprintf(stderr, _("paddock: webhook %s of task %s to %s: %s (attempt %d of %d); "
-		                  "next try in %.0fs\n"), t->event, t->task_id, w->shown, why, tries,
+		                  "next try in %.0fs\n"), t->event, t->task_id, t->shown, why, tries,
 		        w->cfg->wh_attempts, wait);
-		if (store_webhook_retry(w->st, t->id, wall + wait, why, &e) < 0)
+		if (store_webhook_retry(w->st, t->id, wall + wait, why, (int)code, &e) < 0)
 			fprintf(stderr, "paddock: %s\n", e.msg);
 	}
 	free(why);

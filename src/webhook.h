@@ -10,10 +10,15 @@
  * (at most 10 min) until [webhook] attempts tries were made; then the
  * delivery is given up with its last error, which stays in the store.
  *
- * The body: {"event": "review"|"failed"|"done", "task": {"id", "repo",
- * "agent", "status", "branch", "head", "pr_url", "error", "reason",
- * "round", "summary", "url": "/tasks/ID"}, "time": unix seconds,
- * "delivery": a unique id}.  Headers: Content-Type: application/json,
+ * A task with a callback_url (given to POST /tasks, allowed by [api]
+ * callback-allow) gets every event there too, as its own delivery.
+ *
+ * The body: {"event": "review"|"failed"|"done"|"cancelled"|"rejected"|
+ * "lost"|"agent-finished", "round", "task": {"id", "repo", "agent",
+ * "status", "branch", "head", "pr_url", "error", "reason", "round",
+ * "summary", "url": "/tasks/ID"}, "metadata": the task's, or null, "time":
+ * unix seconds, "delivery": a unique id}.  Every try is logged in the
+ * store (store_webhook_attempts).  Headers: Content-Type: application/json,
  * X-Paddock-Event, X-Paddock-Delivery, and with a secret
  * X-Paddock-Signature: sha256=<hex HMAC-SHA256(secret, body)>.  The
  * secret is read once at webhook_open and never logged. */
@@ -28,9 +33,14 @@
 #include "store.h"
 #include "task.h"
 
-enum webhook_event { WEBHOOK_REVIEW, WEBHOOK_FAILED, WEBHOOK_DONE };
+/* In the order of config.h's CONFIG_WEBHOOK_* bits. */
+enum webhook_event {
+	WEBHOOK_REVIEW, WEBHOOK_FAILED, WEBHOOK_DONE, WEBHOOK_CANCELLED, WEBHOOK_REJECTED,
+	WEBHOOK_LOST, WEBHOOK_AGENT_FINISHED
+};
 
-/* "review", "failed", "done". */
+/* "review", "failed", "done", "cancelled", "rejected", "lost",
+ * "agent-finished". */
 const char *webhook_event_name(enum webhook_event ev);
 /* The event a move to status `to` sends, or -1 when none does. */
 int webhook_event_of(enum task_status to);
@@ -48,13 +58,19 @@ char *webhook_payload(const struct task_row *t, enum webhook_event ev, double ti
                       const char *delivery);
 
 /* Called right after a task moved to `to`: queues the delivery when cfg
- * has a webhook URL and its events select the event of `to` (else does
- * nothing and returns 0).  -1 with a message when the store fails. */
+ * has a webhook URL and its events select the event of `to`, and one to
+ * the task's callback_url when it has one (else does nothing and returns
+ * 0).  -1 with a message when the store fails. */
 int webhook_enqueue(const struct config *cfg, struct store *st, const char *task_id,
                     enum task_status to, struct err *e);
 
-/* The sender, owned by the scheduler.  NULL-safe: with no URL configured
- * webhook_open gives a sender that does nothing. */
+/* 1 when url may receive a task's webhooks: it matches one of [api]
+ * callback-allow's patterns. */
+int webhook_callback_allowed(const struct config *cfg, const char *url);
+
+/* The sender, owned by the scheduler.  NULL-safe: with no URL and no
+ * callback pattern configured webhook_open gives a sender that does
+ * nothing. */
 struct webhook;
 
 /* The most fds webhook_pollfds fills. */

@@ -55,7 +55,7 @@ static void test_migration(const char *dir)
 	struct store *s;
 	struct err e = {{0}};
 	is_int(store_open(&s, db, &e), 0, "a version-2 store opens (%s)", e.msg);
-	is_int(store_schema_version(s), 6, "and is migrated to version 6");
+	is_int(store_schema_version(s), 7, "and is migrated to version 7");
 	struct task_row t;
 	is_int(store_task_get(s, "ab3de5gh7j", &t, &e), 0, "its task is still there");
 	is_str(t.text, "from before", "with its text");
@@ -68,6 +68,10 @@ static void test_migration(const char *dir)
 	ok(!t.session && !t.reason, "no session, no reason");
 	ok(t.attempts == 1 && t.failed_round == 0 && !t.failed_head && !t.follow_of,
 	   "a task that had started counts one attempt; no failed round, no follow-up");
+	ok(!t.callback_url && !t.metadata, "no callback, no metadata");
+	ok(t.steps[0].log_off == 0 && t.steps[0].round == 0 &&
+	   t.steps[0].time == t.created + t.steps[0].at,
+	   "its step has no log offset (0) or round (0, not known) and a unix time");
 	task_row_free(&t);
 	struct task_round *r;
 	size_t nr;
@@ -328,7 +332,7 @@ int main(void)
 	struct store *s;
 
 	is_int(store_open(&s, db, &e), 0, "open a new store");
-	is_int(store_schema_version(s), 6, "schema is at version 6");
+	is_int(store_schema_version(s), 7, "schema is at version 7");
 
 	char id1[TASK_ID_LEN + 1], id2[TASK_ID_LEN + 1];
 	is_int(store_task_add(s, "demo", "fixer", "Fix the bug", NULL, id1, &e), 0, "add a task");

@@ -90,11 +90,12 @@ static void test_payload(void)
 	t.reason = "tests";
 	t.round = 2;
 	t.summary = "Fixed \"add\" \xc3\xa9";
+	t.metadata = "{\"thread\": \"C123/1700000000.1\", \"n\": 3}";
 	char *body = webhook_payload(&t, WEBHOOK_FAILED, 1700000000.7, "d-1");
 	json_error_t je;
 	json_t *j = json_loads(body, 0, &je);
 	ok(j != NULL, "the payload is JSON");
-	ok(!strchr(body, '\n') && !strncmp(body, "{\"event\":\"failed\",\"task\":{\"id\":", 27),
+	ok(!strchr(body, '\n') && !strncmp(body, "{\"event\":\"failed\",\"round\":2,\"task\":{\"id\":", 37),
 	   "compact, on one line, event first");
 	is_str(json_string_value(json_object_get(j, "event")), "failed", "event");
 	ok(json_is_integer(json_object_get(j, "time")) &&
@@ -116,7 +117,13 @@ static void test_payload(void)
 	is_str(json_string_value(json_object_get(task, "url")), "/tasks/abcd123456", "task.url");
 	ok(json_is_null(json_object_get(task, "pr_url")), "a missing pr_url is null");
 	is_int((long long)json_object_size(task), 12, "task has exactly the 12 documented fields");
-	is_int((long long)json_object_size(j), 4, "the body has exactly event, task, time, delivery");
+	is_int((long long)json_object_size(j), 6,
+	       "the body has exactly event, round, task, metadata, time, delivery");
+	is_int(json_integer_value(json_object_get(j, "round")), 2, "round, at the top");
+	json_t *md = json_object_get(j, "metadata");
+	ok(json_is_object(md) && !strcmp(json_string_value(json_object_get(md, "thread")),
+	   "C123/1700000000.1") && json_integer_value(json_object_get(md, "n")) == 3,
+	   "the task's metadata comes back as the object it was");
 	json_decref(j);
 	free(body);
 
@@ -124,7 +131,12 @@ static void test_payload(void)
 	is_int(webhook_event_of(TASK_FAILED), WEBHOOK_FAILED, "failed sends failed");
 	is_int(webhook_event_of(TASK_DONE), WEBHOOK_DONE, "done sends done");
 	is_int(webhook_event_of(TASK_RUNNING), -1, "running sends nothing");
-	is_int(webhook_event_of(TASK_REJECTED), -1, "rejected sends nothing");
+	is_int(webhook_event_of(TASK_REJECTED), WEBHOOK_REJECTED, "rejected sends rejected");
+	is_int(webhook_event_of(TASK_CANCELLED), WEBHOOK_CANCELLED, "cancelled sends cancelled");
+	is_int(webhook_event_of(TASK_LOST), WEBHOOK_LOST, "lost sends lost");
+	is_int(webhook_event_of(TASK_TESTING), WEBHOOK_AGENT_FINISHED,
+	       "testing (the agent finished) sends agent-finished");
+	is_str(webhook_event_name(WEBHOOK_AGENT_FINISHED), "agent-finished", "its name");
 }
 
 static void test_config(void)
@@ -135,7 +147,7 @@ static void test_config(void)
 	config_free(&c);
 	is_str(load(&c, "[webhook]\n\turl = https://chat.example.com/hooks/x\n"), "", "a url alone");
 	is_str(c.wh_url, "https://chat.example.com/hooks/x", "url");
-	is_int(c.wh_events, CONFIG_WEBHOOK_ALL, "events default to all three");
+	is_int(c.wh_events, CONFIG_WEBHOOK_ALL, "events default to all seven");
 	ok(c.wh_timeout == 10, "timeout defaults to 10s");
 	is_int(c.wh_attempts, 8, "attempts default to 8");
 	ok(!c.wh_secret_env && !c.wh_secret_file, "no secret named");
@@ -154,7 +166,7 @@ static void test_config(void)
 	is_int(c.wh_events, CONFIG_WEBHOOK_FAILED | CONFIG_WEBHOOK_DONE, "selects both");
 	config_free(&c);
 	is_str(load(&c, "[webhook]\n\turl = http://h/\n\tevents = review, merged\n"),
-	       "F:3: webhook.events: 'merged' is not an event; use review, failed or done (several separated by commas)",
+	       "F:3: webhook.events: 'merged' is not an event; use review, failed, done, cancelled, rejected, lost, agent-finished or all (several separated by commas)",
 	       "an unknown event");
 	config_free(&c);
 	is_str(load(&c, "[webhook]\n\tevents = review\n"),
@@ -248,7 +260,7 @@ static void test_queue(void)
 	store_webhook_due(s, t0 + 5, &r, &n, &e);
 	is_int((long long)n, 1, "it is due");
 	store_webhooks_free(r, n);
-	is_int(store_webhook_retry(s, wid, t0 + 100, "HTTP 500", &e), 0, "a failed try");
+	is_int(store_webhook_retry(s, wid, t0 + 100, "HTTP 500", 500, &e), 0, "a failed try");
 	store_webhook_due(s, t0 + 50, &r, &n, &e);
 	is_int((long long)n, 0, "not due before its next try");
 	store_webhooks_free(r, n);
@@ -262,7 +274,14 @@ static void test_queue(void)
 		is_str(r[0].last_error, "HTTP 500", "its error kept");
 	}
 	store_webhooks_free(r, n);
-	is_int(store_webhook_done(s, wid, &e), 0, "delivered");
+	is_int(store_webhook_done(s, wid, 204, &e), 0, "delivered");
+	struct webhook_attempt *at;
+	size_t nat = 0;
+	is_int(store_webhook_attempts(s, wid, &at, &nat, &e), 0, "the delivery's log reads");
+	ok(nat == 2 && at[0].status == 500 && at[0].error && !strcmp(at[0].error, "HTTP 500") &&
+	   at[1].status == 204 && !at[1].error && at[0].at > 0 && at[1].at >= at[0].at,
+	   "its log has both tries in order: HTTP 500 with its error, then 204");
+	store_webhook_attempts_free(at, nat);
 	store_webhook_due(s, t0 + 1e6, &r, &n, &e);
 	is_int((long long)n, 0, "a delivered one is never due");
 	store_webhooks_free(r, n);
@@ -276,7 +295,7 @@ static void test_queue(void)
 	wid = n == 2 ? r[1].id : 0;
 	ok(n == 2 && strcmp(r[0].delivery, r[1].delivery), "each delivery has its own id");
 	store_webhooks_free(r, n);
-	store_webhook_retry(s, wid, 0, "connection refused", &e);
+	store_webhook_retry(s, wid, 0, "connection refused", 0, &e);
 	store_webhook_due(s, t0 + 1e6, &r, &n, &e);
 	is_int((long long)n, 0, "one given up is never due");
 	store_webhooks_free(r, n);
