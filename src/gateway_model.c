@@ -75,18 +75,41 @@ static int route_check(enum endpoint_kind kind, const char *method, const char *
 	return path_known ? 405 : 404;
 }
 
-static int hop_or_secret(const char *name)
+/* What the agent's request may carry upstream: an allowlist per kind, so
+ * that nothing else (credentials, cookies, the SDK's x-stainless-* notes
+ * on the sandbox's runtime, an organisation or project to bill) leaves.
+ * Accept-Encoding is libcurl's own: it decodes, and the client gets the
+ * body as it is. */
+static int request_header_allowed(enum endpoint_kind kind, const char *name)
+{
+	static const char *const common[] = { "content-type", "accept", "user-agent",
+	                                      "idempotency-key", NULL };
+	static const char *const anthropic[] = { "anthropic-version", "anthropic-beta", NULL };
+	static const char *const openai[] = { "openai-beta", NULL };
+	const char *const *own = kind == ENDPOINT_ANTHROPIC ? anthropic : openai;
+	for (size_t i = 0; common[i]; i++)
+		if (strcasecmp(name, common[i]) == 0)
+			return 1;
+	for (size_t i = 0; own[i]; i++)
+		if (strcasecmp(name, own[i]) == 0)
+			return 1;
+	return 0;
+}
+
+/* Response headers the sandbox does not get: hop-by-hop ones, cookies,
+ * and those naming the organisation, account or project of the key
+ * (openai-organization, anthropic-organization-id, ...). */
+static int response_header_dropped(const char *name)
 {
 	static const char *const drop[] = {
-		"host", "content-length", "transfer-encoding", "connection", "keep-alive",
-		"proxy-authorization", "proxy-authenticate", "proxy-connection", "te", "trailer",
-		"upgrade", "x-api-key", "authorization", "cookie", "accept-encoding", "expect",
-		"forwarded", "x-forwarded-for", "x-forwarded-host", "x-forwarded-proto",
-		"api-key", "x-goog-api-key", NULL };
+		"connection", "keep-alive", "transfer-encoding", "content-length",
+		"content-encoding", "set-cookie", "set-cookie2", "proxy-authenticate",
+		"proxy-connection", "alt-svc", "upgrade", "trailer", "www-authenticate", NULL };
 	for (size_t i = 0; drop[i]; i++)
 		if (strcasecmp(name, drop[i]) == 0)
 			return 1;
-	return 0;
+	return strcasestr(name, "organization") || strcasestr(name, "organisation") ||
+	       strcasestr(name, "account") || strcasestr(name, "project");
 }
 
 static size_t on_resp_header(char *data, size_t size, size_t nmemb, void *arg)
@@ -119,13 +142,8 @@ static size_t on_resp_header(char *data, size_t size, size_t nmemb, void *arg)
 		return n;
 	memcpy(name, data, nl);
 	name[nl] = '\0';
-	static const char *const drop[] = {
-		"connection", "keep-alive", "transfer-encoding", "content-length",
-		"content-encoding", "set-cookie", "set-cookie2", "proxy-authenticate",
-		"proxy-connection", "alt-svc", "upgrade", "trailer", "www-authenticate", NULL };
-	for (size_t i = 0; drop[i]; i++)
-		if (strcasecmp(name, drop[i]) == 0)
-			return n;
+	if (response_header_dropped(name))
+		return n;
 	if (strcasecmp(name, "retry-after") == 0) {
 		char tmp[64];
 		size_t k = vl < sizeof tmp - 1 ? vl : sizeof tmp - 1;
@@ -351,12 +369,11 @@ static int model_refuse(struct gw *g, struct conn *c, const struct endpoint_rt *
 	return 0;
 }
 
-/* The client's headers less hop-by-hop ones and its credentials, with the
- * endpoint's key in their place. */
+/* The client's headers that the API uses, with the endpoint's key. */
 static void model_headers(struct conn *c, const struct endpoint_rt *ep)
 {
 	for (size_t i = 0; i < c->nhdrs; i++) {
-		if (hop_or_secret(c->hdrs[i].name))
+		if (!request_header_allowed(ep->conf->kind, c->hdrs[i].name))
 			continue;
 		char *line = xasprintf("%s: %s", c->hdrs[i].name, c->hdrs[i].value);
 		c->req_headers = curl_slist_append(c->req_headers, line);
