@@ -413,6 +413,8 @@ void config_init_defaults(struct config *c)
 	c->gw_dns = 1;
 	c->gw_proxy_port = 3128;
 	c->gw_tunnel_idle = 600;
+	c->gw_uid = 64101;
+	c->gw_gid = 64101;
 	c->gw_max_body = 32ULL << 20;
 	c->gw_max_tunnels = 32;
 	c->api_max_body = 1ULL << 20;
@@ -1386,6 +1388,21 @@ static void config_set_tunnel_idle(const struct entry *en)
 		problem_add(en->p->ps, en->line, _("gateway.tunnel-idle: '%s' is not a duration such as 10m or 90s (0 for no limit)"), en->value);
 	else
 		c->gw_tunnel_idle = secs;
+}
+
+/* gateway.uid and gateway.gid: not root, which the gateway drops. */
+static void config_set_gw_ugid(const struct entry *en)
+{
+	struct config *c = en->obj;
+	unsigned long long v;
+	if (config_parse_int(en->value, 1, 4294967294ULL, &v) < 0) {
+		problem_add(en->p->ps, en->line, _("gateway.%s: '%s' is not a number from 1 to 4294967294; choose an unused unprivileged id such as 64101"), en->k->key, en->value);
+		return;
+	}
+	if (strcmp(en->k->key, "uid") == 0)
+		c->gw_uid = (uid_t)v;
+	else
+		c->gw_gid = (gid_t)v;
 }
 
 static void config_set_network(const struct entry *en)
@@ -2580,6 +2597,32 @@ static const struct config_key config_keys[] = {
 	          ".B auto\n"
 	          "uses the namespace, and the bridge where none can be made (a container\n"
 	          "whose seccomp profile forbids new network namespaces); the task log says so.\n" },
+	{ .section = "gateway", .key = "uid", .type = KT_CUSTOM,
+	  .set = config_set_gw_ugid,
+	  .doc = "integer, 1 to 4294967294",
+	  .def = "64101",
+	  .help = "The host uid that a task's gateway runs as once it has read the keys and\n"
+	          "opened its sockets, when\n"
+	          ".B paddock\n"
+	          "runs as root (as another user, the gateway stays that user's).\n"
+	          "It must not be\n"
+	          ".BR sandbox.uid :\n"
+	          "the sandbox could then signal the process that holds the keys.\n"
+	          "Choose one that no account uses, or make an account named\n"
+	          ".B paddock\\-gateway\n"
+	          "with it;\n"
+	          ".B paddock config check\n"
+	          "warns when another account in\n"
+	          ".I /etc/passwd\n"
+	          "has it.\n" },
+	{ .section = "gateway", .key = "gid", .type = KT_CUSTOM,
+	  .set = config_set_gw_ugid,
+	  .doc = "integer, 1 to 4294967294",
+	  .def = "64101",
+	  .help = "The host gid that a task's gateway runs as, chosen as\n"
+	          ".B uid\n"
+	          "is; not\n"
+	          ".BR sandbox.gid .\n" },
 	/* [webhook] */
 	{ .section = "webhook", .key = "url", .type = KT_CUSTOM,
 	  .set = config_set_webhook_url,
@@ -3123,6 +3166,13 @@ static void config_host_checks(const struct config *c, const struct spots *spots
 				problem_add(ps, config_line(spots, "agent", a->name, "files", 1), "%s",
 				            e.msg);
 	}
+	/* The gateway's uid should be nobody else's (an account of that name
+	 * is the admin's way to name it). */
+	struct passwd *pw = getpwuid(c->gw_uid);
+	if (pw && strcmp(pw->pw_name, "paddock-gateway") != 0)
+		problem_add(warn, config_line(spots, "gateway", NULL, "uid", 1),
+		            _("warning: gateway.uid %lu is the account %s's; choose a uid that no account uses (or name its account paddock-gateway)"),
+		            (unsigned long)c->gw_uid, pw->pw_name);
 	if (c->limits.cpus_set && online > 0 && c->limits.cpus > (double)online)
 		problem_add(warn, config_line(spots, "limits", NULL, "cpus", 1),
 		            _("warning: limits.cpus = %g is more than the %ld CPUs of this machine; a task may use them all"),
@@ -3226,6 +3276,12 @@ static void config_parse_text(const char *path, const char *text, size_t len, st
 				    _("endpoint '%s' uses port %d, which is the proxy's (gateway.proxy-port)"),
 				    ep->name, ep->port);
 	}
+	/* (The built-in definitions are parsed without the defaults: 0.) */
+	if (c->gw_uid && (c->gw_uid == c->sandbox_uid || c->gw_gid == c->sandbox_gid))
+		problem_add(ps, config_line(&spots, "gateway", NULL, c->gw_uid == c->sandbox_uid
+		                            ? "uid" : "gid", 1),
+			    _("gateway.uid and gateway.gid must differ from sandbox.uid and sandbox.gid (%lu, %lu): a sandbox could signal the gateway that holds the keys; choose other ids"),
+			    (unsigned long)c->sandbox_uid, (unsigned long)c->sandbox_gid);
 	if (c->wh_secret_env && c->wh_secret_file)
 		problem_add(ps, config_line(&spots, "webhook", NULL, "secret-file", 1),
 			    _("webhook: secret-env and secret-file are both set; keep one"));

@@ -206,6 +206,8 @@ struct config {
 	int gw_network;        /* network: how the sandbox reaches the gateway */
 	double gw_tunnel_idle; /* tunnel-idle: seconds a tunnel may move nothing
 	                          (600); 0: no limit */
+	uid_t gw_uid;          /* uid, gid: who a gateway started as root runs as, */
+	gid_t gw_gid;          /* not sandbox.uid (64101) */
 	/* [webhook] (webhook.h): off while wh_url is NULL. */
 	char *wh_url;          /* url: where the POSTs go (http or https) */
 	char *wh_secret_env;   /* secret-env: variable with the HMAC secret

@@ -18,6 +18,7 @@
 
 #include "clock.h"
 #include "sanitize.h"
+#include "seccomp_filter.h"
 
 #define MAX_CONNS 256
 #define MAX_RECORDS 5000       /* egress lines per gateway */
@@ -281,15 +282,13 @@ static void gw_free(struct gw *g)
 	/* Lookups still running keep their memory: the process is ending. */
 }
 
-#define GATEWAY_UID 65534  /* nobody */
-
-static int gateway_drop_root(void)
+static int gateway_drop_root(const struct config *cfg)
 {
 	pid_t parent = getppid();
 	int deathsig = 0;
 	prctl(PR_GET_PDEATHSIG, &deathsig);
-	if (setgroups(0, NULL) < 0 || setresgid(GATEWAY_UID, GATEWAY_UID, GATEWAY_UID) < 0 ||
-	    setresuid(GATEWAY_UID, GATEWAY_UID, GATEWAY_UID) < 0)
+	if (setgroups(0, NULL) < 0 || setresgid(cfg->gw_gid, cfg->gw_gid, cfg->gw_gid) < 0 ||
+	    setresuid(cfg->gw_uid, cfg->gw_uid, cfg->gw_uid) < 0)
 		return -1;
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		return -1;
@@ -303,8 +302,39 @@ static int gateway_drop_root(void)
 	return 0;
 }
 
-/* Setup after curl_global_init, up to dropping root; on failure, says why
- * on stderr and frees g. */
+/* Zeroes and removes one variable: the string environ points at is, as
+ * a rule, the block /proc/PID/environ shows. */
+static void gw_scrub_var(const char *name)
+{
+	if (!name)
+		return;
+	size_t n = strlen(name);
+	for (char **ev = environ; ev && *ev; ev++)
+		if (strncmp(*ev, name, n) == 0 && (*ev)[n] == '=')
+			explicit_bzero(*ev + n + 1, strlen(*ev + n + 1));
+	unsetenv(name);
+}
+
+/* The secrets' variables, once the keys are read: nothing in the
+ * gateway needs them again (paddock-config(5), EGRESS). */
+static void gw_scrub_env(const struct config *cfg)
+{
+	for (size_t i = 0; i < cfg->nendpoints; i++)
+		if (cfg->endpoints[i].key_env)
+			gw_scrub_var(cfg->endpoints[i].key_env);
+	for (size_t i = 0; i < cfg->ntokens; i++)
+		if (cfg->tokens[i].value_env)
+			gw_scrub_var(cfg->tokens[i].value_env);
+	for (size_t i = 0; i < cfg->nrepos; i++) {
+		const struct repo_conf *r = &cfg->repos[i];
+		gw_scrub_var(r->token_env ? r->token_env : "PADDOCK_GIT_TOKEN");
+		gw_scrub_var(r->github_token_env ? r->github_token_env : "GITHUB_TOKEN");
+	}
+	gw_scrub_var(cfg->wh_secret_env ? cfg->wh_secret_env : "PADDOCK_WEBHOOK_SECRET");
+}
+
+/* Setup after curl_global_init, up to dropping root and the seccomp
+ * filter; on failure, says why on stderr and frees g. */
 static int gw_start(struct gw *g, const struct gateway_policy *p, size_t nfds,
                     int report_fd, struct gateway_stats *stats)
 {
@@ -320,10 +350,20 @@ static int gw_start(struct gw *g, const struct gateway_policy *p, size_t nfds,
 		gw_free(g);
 		return -1;
 	}
+	gw_scrub_env(g->cfg);
 	/* Everything root was needed for is open (keys, hosts file, our
-	 * listeners): what parses the sandbox's requests runs as nobody. */
-	if (getuid() == 0 && gateway_drop_root() < 0) {
-		fprintf(stderr, "paddock gateway: cannot drop root: %s\n", strerror(errno));
+	 * listeners): what parses the sandbox's requests runs as
+	 * gateway.uid, which is not the sandbox's. */
+	if (getuid() == 0 && gateway_drop_root(g->cfg) < 0) {
+		fprintf(stderr, "paddock gateway: cannot drop root to gateway.uid %lu: %s\n",
+		        (unsigned long)g->cfg->gw_uid, strerror(errno));
+		gw_free(g);
+		return -1;
+	}
+	/* A uid change makes the process dumpable again (fs.suid_dumpable). */
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	if (seccomp_filter_gateway(&e) < 0) {
+		fprintf(stderr, "paddock gateway: %s\n", e.msg);
 		gw_free(g);
 		return -1;
 	}
@@ -519,6 +559,9 @@ int gateway_serve(const struct gateway_policy *p, const int *listen_fds, size_t 
 	sigaction(SIGINT, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
+	/* No core dump and no ptrace by the same uid: this process holds the
+	 * keys. */
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	stats->total = p->base;
 	stats->cost = p->base_cost;
 	stats->requests = p->base_requests;

@@ -255,7 +255,7 @@ void gw_conn_free(struct gw *g, struct conn *c)
 		curl_multi_remove_handle(g->multi, c->easy);
 		curl_easy_cleanup(c->easy);
 	}
-	curl_slist_free_all(c->req_headers);
+	gw_headers_free(&c->req_headers);
 	curl_slist_free_all(c->resolve_list);
 	usage_parser_free(c->usage);
 	if (c->lookup)

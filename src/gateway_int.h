@@ -195,6 +195,8 @@ int gw_flush_to(int fd, struct buf *b, size_t *off);
 /* ---- gateway_model.c ---- */
 
 void gw_model_request(struct gw *g, struct conn *c);
+/* Frees a request's headers, the key's line zeroed first. */
+void gw_headers_free(struct curl_slist **h);
 /* Starts the queued model requests whose turn it is: at most
  * limits.model-concurrency upstream at once, and, under a budget, only
  * while what is spent and what those upstream may still cost is below it;

@@ -260,8 +260,7 @@ void gw_model_done(struct gw *g, struct conn *c, CURLcode rc)
 	curl_multi_remove_handle(g->multi, c->easy);
 	curl_easy_cleanup(c->easy);
 	c->easy = NULL;
-	curl_slist_free_all(c->req_headers);
-	c->req_headers = NULL;
+	gw_headers_free(&c->req_headers);
 	curl_slist_free_all(c->resolve_list);
 	c->resolve_list = NULL;
 	gw_record(g, c, "allowed", rc != CURLE_OK ? curl_easy_strerror(rc) : NULL);
@@ -367,6 +366,14 @@ static int model_refuse(struct gw *g, struct conn *c, const struct endpoint_rt *
 		return 1;
 	}
 	return 0;
+}
+
+void gw_headers_free(struct curl_slist **h)
+{
+	for (struct curl_slist *l = *h; l; l = l->next)
+		explicit_bzero(l->data, strlen(l->data));
+	curl_slist_free_all(*h);
+	*h = NULL;
 }
 
 /* The client's headers that the API uses, with the endpoint's key. */

@@ -27,7 +27,7 @@
  * removed at once.  The helper and its keepers die with serve.
  *
  * The gateway process of a task runs as NAME in this mode (root mode
- * runs it as nobody): it is the one that holds the keys anyway. */
+ * runs it as gateway.uid): it is the one that holds the keys anyway. */
 #ifndef PADDOCK_PRIVSEP_H
 #define PADDOCK_PRIVSEP_H
 
