@@ -17,6 +17,7 @@
 #include "store.h"
 #include "task.h"
 #include "taskjson.h"
+#include "units.h"
 
 static void put_visible_str(FILE *out, const char *s)
 {
@@ -168,10 +169,12 @@ static void show_usage(struct store *s, const struct task_row *t, const struct c
 {
 	const char *from;
 	double budget = taskjson_budget(t, cfg, &from);
+	char usd[32];
+	units_format_money(budget, 2, usd, sizeof usd);
 	printf("%-8s ", _("budget"));
 	if (budget > 0)
-		printf(from && !strcmp(from, "task") ? _("$%.2f (this task's)")
-		                                     : _("$%.2f (limits.budget)"), budget);
+		printf(from && !strcmp(from, "task") ? _("$%s (this task's)")
+		                                     : _("$%s (limits.budget)"), usd);
 	else if (from || have_cfg)
 		printf("%s", _("none"));
 	else
@@ -190,10 +193,11 @@ static void show_usage(struct store *s, const struct task_row *t, const struct c
 		       (unsigned long long)u->in, (unsigned long long)u->out,
 		       (unsigned long long)u->cache_read, (unsigned long long)u->cache_write,
 		       (unsigned long long)u->requests);
+		units_format_money(u->cost, 4, usd, sizeof usd);
 		if (u->priced)
-			printf("$%.4f\n", u->cost);
+			printf("$%s\n", usd);
 		else if (u->cost > 0)
-			printf(_("$%.4f (some models not priced)\n"), u->cost);
+			printf(_("$%s (some models not priced)\n"), usd);
 		else
 			printf("%s\n", _("not priced"));
 	}

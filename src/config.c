@@ -927,6 +927,37 @@ static int config_env_name_valid(const char *s)
 	return 1;
 }
 
+/* A value that looks like a secret rather than a name or a path: a known
+ * key prefix, or a long mix of letters and digits. */
+static int config_looks_like_secret(const char *s)
+{
+	static const char *const prefixes[] = {
+		"sk-", "sk_", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-",
+		"xoxb-", "xoxp-", "xapp-", "AKIA", "AIza", "hf_", "rk_", "pk_", "eyJ", "Bearer ", };
+	for (size_t i = 0; i < sizeof prefixes / sizeof *prefixes; i++)
+		if (strncmp(s, prefixes[i], strlen(prefixes[i])) == 0)
+			return 1;
+	size_t n = strlen(s), lower = 0, digit = 0;
+	for (size_t i = 0; i < n; i++) {
+		lower += islower((unsigned char)s[i]) != 0;
+		digit += isdigit((unsigned char)s[i]) != 0;
+	}
+	return n >= 32 && lower && digit;
+}
+
+/* A variable's name (KT_ENV and endpoint.key-env): a value that is no
+ * name is not echoed, since it may be the secret pasted in its place. */
+static void config_env_value(const struct entry *en, char **dst)
+{
+	const char *v = en->value;
+	if (config_looks_like_secret(v))
+		problem_add(en->p->ps, en->line, _("%s: the value looks like a secret, not the name of a variable (it is not shown here); name the variable in paddock's environment that holds it, such as ANTHROPIC_API_KEY, and never write a secret in this file"), en->name);
+	else if (!config_env_name_valid(v))
+		problem_add(en->p->ps, en->line, _("%s: the value is not the name of an environment variable (letters, digits and _, not starting with a digit; it is not shown here, in case it is a secret); name the variable that holds the secret, such as ANTHROPIC_API_KEY"), en->name);
+	else
+		config_set_str(dst, v);
+}
+
 static int config_url_ok(const char *v)
 {
 	return (strncmp(v, "https://", 8) == 0 && v[8]) || (strncmp(v, "http://", 7) == 0 && v[7]);
@@ -990,16 +1021,15 @@ static void config_set_typed(const struct entry *en)
 		}
 		break;
 	case KT_PATH:
-		if (v[0] != '/')
+		if (v[0] != '/' && config_looks_like_secret(v))
+			problem_add(ps, en->line, _("%s: the value looks like a secret, not a path (it is not shown here); give the absolute path of a file that holds it"), en->name);
+		else if (v[0] != '/')
 			problem_add(ps, en->line, _("%s: '%s' is not an absolute path"), en->name, v);
 		else
 			config_set_str(FIELD(en, char *), v);
 		break;
 	case KT_ENV:
-		if (!config_env_name_valid(v))
-			problem_add(ps, en->line, _("%s: '%s' is not a variable name"), en->name, v);
-		else
-			config_set_str(FIELD(en, char *), v);
+		config_env_value(en, FIELD(en, char *));
 		break;
 	case KT_WORD:
 		if (!v[0] || v[0] == '-' || strpbrk(v, " \t\n\"'\\"))
@@ -1176,11 +1206,7 @@ static void config_set_repo_push_url(const struct entry *en)
 /* token-env, github-token-env */
 static void config_set_token_env(const struct entry *en)
 {
-	struct repo_conf *r = en->obj;
-	if (!config_env_name_valid(en->value))
-		problem_add(en->p->ps, en->line, _("repo.%s.%s: '%s' is not an environment variable name; name the variable that holds the token, for example GITHUB_TOKEN (never the token itself)"), r->name, en->k->key, en->value);
-	else
-		config_set_str(FIELD(en, char *), en->value);
+	config_env_value(en, FIELD(en, char *));
 }
 
 /* ssh-key, ssh-known-hosts */
@@ -1356,11 +1382,30 @@ static void config_set_endpoint_kind(const struct entry *en)
 		problem_add(en->p->ps, en->line, _("endpoint.%s.kind: '%s' is not known; use anthropic or openai (any OpenAI-compatible server)"), ep->name, en->value);
 }
 
+/* endpoint.key-env: empty means none (a local server without a key). */
+static void config_set_key_env(const struct entry *en)
+{
+	struct endpoint_conf *ep = en->obj;
+	if (!en->value[0]) {
+		free(ep->key_env);
+		ep->key_env = NULL;
+		return;
+	}
+	config_env_value(en, &ep->key_env);
+}
+
 static void config_set_upstream(const struct entry *en)
 {
 	struct endpoint_conf *ep = en->obj;
+	size_t n = strlen(en->value);
+	while (n > 0 && en->value[n - 1] == '/')
+		n--;
 	if (!config_url_ok(en->value) || strpbrk(en->value, " \t\r\n"))
 		problem_add(en->p->ps, en->line, _("endpoint.%s.upstream: '%s' is not an http(s) URL such as https://api.anthropic.com"), ep->name, en->value);
+	else if (n >= 3 && strncmp(en->value + n - 3, "/v1", 3) == 0)
+		/* The agent's paths start with /v1: it would be asked twice. */
+		problem_add(en->p->ps, en->line, _("endpoint.%s.upstream: '%s' ends in the API's version path /v1, which the agent's requests bring themselves (/v1/messages, /v1/responses); write %.*s"),
+		            ep->name, en->value, (int)(n - 3), en->value);
 	/* Kept all the same (the load fails): "has no upstream" would be a
 	 * second, wrong message. */
 	config_set_str(&ep->upstream, en->value);
@@ -1835,7 +1880,7 @@ static const struct config_key config_keys[] = {
 	{ .section = "limits", .key = "budget", .type = KT_CUSTOM,
 	  .set = config_set_budget,
 	  .doc = "amount, or 0",
-	  .def = "0",
+	  .def = "0, no budget",
 	  .help = "What a task may spend on model calls, in US dollars, over all its rounds,\n"
 	          "as the gateway prices them (see\n"
 	          ".BR \"BUDGETS AND PRICES\" ).\n"
@@ -1845,7 +1890,12 @@ static const struct config_key config_keys[] = {
 	          ".B paddock add \\-\\-budget\n"
 	          "sets another amount for one task.\n"
 	          ".B 0\n"
-	          "means no limit.\n" },
+	          "means no limit, and is the default: without a budget here, in\n"
+	          ".B budget\\-tokens\n"
+	          "or on the task, a task spends what its agent asks for;\n"
+	          ".B paddock config check\n"
+	          "warns when an endpoint has a key and there is none.\n"
+	          "An amount below a cent is kept and shown as it is (0.001 is $0.001).\n" },
 	{ .section = "limits", .key = "budget-tokens", .type = KT_CUSTOM,
 	  .set = config_set_budget_tokens,
 	  .doc = "count, or 0",
@@ -2455,8 +2505,9 @@ static const struct config_key config_keys[] = {
 	          "over\n"
 	          ".B http://\n"
 	          "the key travels in the clear.\n" },
-	{ .section = "endpoint", .key = "key-env", .type = KT_ENV,
-	  .off = ENDPOINT(key_env),
+	{ .section = "endpoint", .key = "key-env", .type = KT_CUSTOM,
+	  .set = config_set_key_env,
+	  .doc = "variable name, or empty",
 	  .def = "none",
 	  .help = "The variable in\n"
 	          ".BR paddock 's\n"
@@ -2464,8 +2515,10 @@ static const struct config_key config_keys[] = {
 	          ".RB ( ANTHROPIC_API_KEY\n"
 	          "and\n"
 	          ".B OPENAI_API_KEY\n"
-	          "for the ready-made endpoints).\n"
-	          "Name the variable, never the key itself.\n" },
+	          "for the ready-made endpoints); empty for none, so that a ready-made\n"
+	          "endpoint pointed at a local server needs no key.\n"
+	          "Name the variable, never the key itself: a value that is not a variable's\n"
+	          "name, or that looks like a key, is refused without being shown.\n" },
 	{ .section = "endpoint", .key = "key-file", .type = KT_PATH,
 	  .off = ENDPOINT(key_file),
 	  .def = "none",
@@ -2838,21 +2891,53 @@ static const char *config_suggest_section(const char *s)
 	return best;
 }
 
-/* The key of section closest to s, or NULL. */
+/* Names other tools give a key, for the suggestion (the distance cannot
+ * get from "url" to "upstream"). */
+static const struct { const char *section, *alias, *key; } config_aliases[] = {
+	{ "endpoint", "url", "upstream" }, { "endpoint", "base-url", "upstream" },
+	{ "endpoint", "baseurl", "upstream" }, { "endpoint", "api-base", "upstream" },
+	{ "endpoint", "host", "upstream" }, { "endpoint", "address", "upstream" },
+	{ "endpoint", "key", "key-env" }, { "endpoint", "api-key", "key-env" },
+	{ "endpoint", "apikey", "key-env" }, { "endpoint", "token", "key-env" },
+	{ "endpoint", "type", "kind" }, { "endpoint", "provider", "kind" },
+	{ "endpoint", "api", "kind" },
+	{ "repo", "upstream", "url" }, { "repo", "remote", "url" }, { "repo", "path", "url" },
+	{ "agent", "cmd", "command" }, { "agent", "provider", "endpoint" },
+	{ "limits", "max-cost", "budget" }, { "limits", "cost", "budget" },
+	{ "limits", "tokens", "budget-tokens" }, { "limits", "concurrency", "model-concurrency" },
+	{ "token", "value", "value-env" }, { "webhook", "secret", "secret-env" },
+};
+
+/* The key of section closest to s, or NULL: s with '_' for '-' or in
+ * another case, a name other tools use, a key within s or s within a
+ * key, else the nearest by edit distance (up to a third of its length,
+ * at least 2). */
 static const char *config_suggest_key(const char *section, const char *s)
 {
-	const char *best = NULL;
-	size_t bestd = 3;
+	char norm[65];
+	size_t n = strlen(s);
+	if (n >= sizeof norm)
+		return NULL;
+	for (size_t i = 0; i <= n; i++)
+		norm[i] = s[i] == '_' ? '-' : (char)tolower((unsigned char)s[i]);
+	for (size_t i = 0; i < sizeof config_aliases / sizeof *config_aliases; i++)
+		if (!strcmp(config_aliases[i].section, section) && !strcmp(config_aliases[i].alias, norm))
+			return config_aliases[i].key;
+	const char *best = NULL, *within = NULL;
+	size_t bestd = (n / 3 > 2 ? n / 3 : 2) + 1;
 	for (size_t i = 0; i < sizeof config_keys / sizeof config_keys[0]; i++) {
+		const char *k = config_keys[i].key;
 		if (strcmp(config_keys[i].section, section) != 0)
 			continue;
-		size_t d = config_distance(s, config_keys[i].key);
+		size_t d = config_distance(norm, k);
 		if (d < bestd) {
 			bestd = d;
-			best = config_keys[i].key;
+			best = k;
 		}
+		if (!within && strlen(k) >= 3 && n >= 3 && (strstr(norm, k) || strstr(k, norm)))
+			within = k;
 	}
-	return best;
+	return best ? best : within;
 }
 
 /* Checks one entry "section[.sub].key" = value found at its n-th
@@ -3166,6 +3251,25 @@ static void config_host_checks(const struct config *c, const struct spots *spots
 				problem_add(ps, config_line(spots, "agent", a->name, "files", 1), "%s",
 				            e.msg);
 	}
+	/* A key that can spend without a limit: the default has no budget. */
+	if (c->limits.budget <= 0 && !c->limits.budget_tokens) {
+		struct buf with = { 0 };
+		for (size_t i = 0; i < c->nendpoints; i++) {
+			const struct endpoint_conf *ep = &c->endpoints[i];
+			char *key = config_endpoint_key(ep);
+			if (key)
+				buf_printf(&with, "%s%s (%s)", with.len ? ", " : "", ep->name,
+				           ep->key_file ? ep->key_file : ep->key_env);
+			if (key)
+				explicit_bzero(key, strlen(key));
+			free(key);
+		}
+		if (with.len)
+			problem_add(warn, config_line(spots, "limits", NULL, "budget", 1),
+			            _("warning: a key is set for %s, and no budget limits what a task spends with it; set limits.budget (for example 5) or limits.budget-tokens, or give tasks paddock add --budget"),
+			            with.data);
+		buf_free(&with);
+	}
 	/* The gateway's uid should be nobody else's (an account of that name
 	 * is the admin's way to name it). */
 	struct passwd *pw = getpwuid(c->gw_uid);
@@ -3277,11 +3381,13 @@ static void config_parse_text(const char *path, const char *text, size_t len, st
 				    ep->name, ep->port);
 	}
 	/* (The built-in definitions are parsed without the defaults: 0.) */
-	if (c->gw_uid && (c->gw_uid == c->sandbox_uid || c->gw_gid == c->sandbox_gid))
-		problem_add(ps, config_line(&spots, "gateway", NULL, c->gw_uid == c->sandbox_uid
-		                            ? "uid" : "gid", 1),
+	if (c->gw_uid && (c->gw_uid == c->sandbox_uid || c->gw_gid == c->sandbox_gid)) {
+		const char *k = c->gw_uid == c->sandbox_uid ? "uid" : "gid";
+		int line = config_line(&spots, "gateway", NULL, k, 1);
+		problem_add(ps, line ? line : config_line(&spots, "sandbox", NULL, k, 1),
 			    _("gateway.uid and gateway.gid must differ from sandbox.uid and sandbox.gid (%lu, %lu): a sandbox could signal the gateway that holds the keys; choose other ids"),
 			    (unsigned long)c->sandbox_uid, (unsigned long)c->sandbox_gid);
+	}
 	if (c->wh_secret_env && c->wh_secret_file)
 		problem_add(ps, config_line(&spots, "webhook", NULL, "secret-file", 1),
 			    _("webhook: secret-env and secret-file are both set; keep one"));

@@ -1017,14 +1017,16 @@ static int round_outcome(struct round *rd)
 		report_send(r->report_fd, REPORT_SESSION, session);
 	}
 	if (gs && gs->over_budget) {
+		char usd[32];
+		units_format_money(gs->cost, 4, usd, sizeof usd);
 		char *msg = gs->unpriced_model[0]
 			? xasprintf(_("the model %s has no price, so the task's budget in USD "
 			              "cannot be kept; add [price \"%s\"] to the configuration, "
 			              "or use limits.budget-tokens"),
 			            gs->unpriced_model, gs->unpriced_model)
-			: xasprintf(_("the task spent its budget (%.4f USD, %llu tokens; "
+			: xasprintf(_("the task spent its budget (%s USD, %llu tokens; "
 			              "limits.budget, limits.budget-tokens or add --budget)"),
-			            gs->cost, (unsigned long long)usage_tokens(&gs->total));
+			            usd, (unsigned long long)usage_tokens(&gs->total));
 		fail_reason(r, "budget", "running", msg);
 		free(msg);
 		return 1;

@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 #include <stdio.h>
+#include <string.h>
 #include <strings.h>
 
 /* Longest duration accepted: fits an int of seconds, so callers may convert
@@ -83,6 +84,29 @@ int units_parse_size(const char *s, uint64_t *bytes)
 		return -1;
 	*bytes = n * mult;
 	return 0;
+}
+
+void units_format_money(double usd, int decimals, char *out, size_t outlen)
+{
+	double unit = 1;
+	for (int i = 0; i < decimals; i++)
+		unit /= 10;
+	if (!out || outlen == 0)
+		return;
+	if (!(usd > 0) || usd >= unit - unit / 2e6) {
+		snprintf(out, outlen, "%.*f", decimals, usd > 0 ? usd : 0);
+		return;
+	}
+	/* Two significant digits, at most 9 places, trailing zeros cut. */
+	int d = decimals;
+	for (double at = unit; usd < at - at / 2e6 && d < 8; at /= 10)
+		d++;
+	snprintf(out, outlen, "%.*f", d + 1, usd);
+	size_t n = strlen(out);
+	while (n > 0 && out[n - 1] == '0')
+		out[--n] = '\0';
+	if (n > 0 && out[n - 1] == '.')  /* below a billionth: nothing to show */
+		snprintf(out, outlen, "%.*f", decimals, 0.0);
 }
 
 void units_format_size(uint64_t bytes, char *out, size_t outlen)

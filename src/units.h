@@ -24,5 +24,10 @@ int units_parse_count(const char *s, uint64_t *n);
 /* Formats bytes as "64m"/"2g"/"512k"/"100" into out (>= 32 bytes): the
  * largest unit that divides it exactly, so the text parses back. */
 void units_format_size(uint64_t bytes, char *out, size_t outlen);
+/* Formats US dollars without "$" into out (>= 32 bytes): with decimals
+ * places ("2.50" at 2), and an amount below that precision with two
+ * significant digits instead ("0.001", "0.0042"), so that a small budget
+ * or cost is not shown as 0. */
+void units_format_money(double usd, int decimals, char *out, size_t outlen);
 
 #endif

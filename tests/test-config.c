@@ -307,7 +307,8 @@ static void test_key_table(void)
 	is_str(load("[agent \"a\"]\ncommand = a\nmodel = -x\n"),
 	       "F:3: agent.a.model: '-x' must be one word that does not start with '-'", "a word");
 	is_str(load("[endpoint \"e\"]\nupstream = http://x\nport = 9000\nkey-env = 1X\n"),
-	       "F:4: endpoint.e.key-env: '1X' is not a variable name", "a variable name");
+	       "F:4: endpoint.e.key-env: the value is not the name of an environment variable (letters, digits and _, not starting with a digit; it is not shown here, in case it is a secret); name the variable that holds the secret, such as ANTHROPIC_API_KEY",
+	       "a variable name (the value not shown)");
 	is_str(load("[gateway]\nca-file = ca.pem\n"), "F:2: gateway.ca-file: 'ca.pem' is not an absolute path",
 	       "an absolute path");
 	is_str(load("[gateway]\nmax-tunnels = 2000\n"), "F:2: gateway.max-tunnels: '2000' is not a number from 1 to 1024",
@@ -336,13 +337,15 @@ static void test_key_table(void)
 	ok(c.limits.timeout == d.limits.timeout && c.limits.memory == d.limits.memory &&
 	   c.limits.pids == d.limits.pids && c.limits.disk == d.limits.disk &&
 	   c.limits.output == d.limits.output && c.limits.bundle == d.limits.bundle &&
-	   c.limits.budget == d.limits.budget && c.limits.budget_tokens == d.limits.budget_tokens,
+	   c.limits.budget == d.limits.budget && c.limits.budget_tokens == d.limits.budget_tokens &&
+	   c.limits.model_concurrency == d.limits.model_concurrency,
 	   "[limits]: the documented defaults are the code's");
 	ok(c.sandbox_uid == d.sandbox_uid && c.sandbox_gid == d.sandbox_gid,
 	   "[sandbox]: the documented defaults are the code's");
 	ok(c.gw_dns == d.gw_dns && c.gw_proxy_port == d.gw_proxy_port &&
 	   c.gw_max_body == d.gw_max_body && c.gw_max_tunnels == d.gw_max_tunnels &&
-	   c.gw_network == d.gw_network && c.gw_tunnel_idle == d.gw_tunnel_idle,
+	   c.gw_network == d.gw_network && c.gw_tunnel_idle == d.gw_tunnel_idle &&
+	   c.gw_uid == d.gw_uid && c.gw_gid == d.gw_gid,
 	   "[gateway]: the documented defaults are the code's");
 	ok(c.api_max_queue == d.api_max_queue && c.api_max_body == d.api_max_body,
 	   "[api]: the documented defaults are the code's");
@@ -407,6 +410,84 @@ static void test_man_page(void)
 	free(want);
 	free(path);
 	buf_free(&got);
+}
+
+/* What config check catches of a pasted key, a misspelt key and an
+ * upstream with its version path (issue 15). */
+static void test_secrets_and_suggestions(void)
+{
+	static const char *const pasted[] = { "sk-ant-api03-AbCdEf0123456789", "sk_live_abc123",
+		"ghp_abcdefABCDEF0123456789abcdefABCDEF01", "aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dE3f" };
+	for (size_t i = 0; i < sizeof pasted / sizeof *pasted; i++) {
+		char *text = xasprintf("[endpoint \"anthropic\"]\nkey-env = %s\n", pasted[i]);
+		const char *msg = load(text);
+		ok(strstr(msg, "F:2: endpoint.anthropic.key-env: the value looks like a secret, not the "
+		               "name of a variable (it is not shown here)") && !strstr(msg, pasted[i]),
+		   "a key pasted as key-env's value is refused, not echoed (%.16s...)", pasted[i]);
+		free(text);
+	}
+	const char *msg = load("[endpoint \"anthropic\"]\nkey-env = sk-ant-x y\n");
+	ok(*msg && !strstr(msg, "sk-ant"), "nor one that is not a name at all (%s)", msg);
+	msg = load("[repo \"r\"]\nurl = /r\ntoken-env = ghp_secretsecret\n");
+	ok(strstr(msg, "repo.r.token-env: the value looks like a secret") && !strstr(msg, "secretsecret"),
+	   "a token pasted as token-env is refused, not echoed (%s)", msg);
+	msg = load("[endpoint \"anthropic\"]\nkey-file = sk-ant-api03-pasted\n");
+	ok(strstr(msg, "endpoint.anthropic.key-file: the value looks like a secret, not a path") &&
+	   !strstr(msg, "pasted"), "a key pasted as key-file is refused, not echoed (%s)", msg);
+	is_str(load("[endpoint \"anthropic\"]\nkey-env = MY_ANTHROPIC_KEY\n"), "",
+	       "a variable's name loads");
+	is_str(load("[endpoint \"openai\"]\nupstream = http://127.0.0.1:8000\nkey-env =\n"), "",
+	       "an empty key-env loads");
+	ok(!config_find_endpoint(&c, "openai")->key_env &&
+	   !config_endpoint_key_missing(config_find_endpoint(&c, "openai")),
+	   "... and means no key: a ready-made endpoint on a local server needs none");
+
+	is_str(load("[endpoint \"e\"]\nupstream = http://x\nport = 9000\nurl = http://y\n"),
+	       "F:4: unknown key 'endpoint.e.url'; did you mean 'endpoint.e.upstream'?",
+	       "url in an endpoint: did you mean upstream");
+	is_str(load("[endpoint \"e\"]\nupstream = http://x\nport = 9000\nkeyenv = K\n"),
+	       "F:4: unknown key 'endpoint.e.keyenv'; did you mean 'endpoint.e.key-env'?",
+	       "keyenv: did you mean key-env");
+	is_str(load("[endpoint \"e\"]\nupstream = http://x\nport = 9000\napi-key = sk-ant-zzz\n"),
+	       "F:4: unknown key 'endpoint.e.api-key'; did you mean 'endpoint.e.key-env'?",
+	       "api-key: did you mean key-env (and the value is not shown)");
+	is_str(load("[repo \"r\"]\nupstream = /r\n"),
+	       "F:2: unknown key 'repo.r.upstream'; did you mean 'repo.r.url'?",
+	       "upstream in a repo: did you mean url");
+	is_str(load("[gateway]\nmax-tunnels-per-task = 4\n"),
+	       "F:2: unknown key 'gateway.max-tunnels-per-task'; did you mean 'gateway.max-tunnels'?",
+	       "a key with more words: the key within it");
+	is_str(load("[limits]\nconcurrency = 2\n"),
+	       "F:2: unknown key 'limits.concurrency'; did you mean 'limits.model-concurrency'?",
+	       "concurrency: did you mean model-concurrency");
+
+	is_str(load("[endpoint \"openai\"]\nupstream = https://api.openai.com/v1\n"),
+	       "F:2: endpoint.openai.upstream: 'https://api.openai.com/v1' ends in the API's version path /v1, which the agent's requests bring themselves (/v1/messages, /v1/responses); write https://api.openai.com",
+	       "an upstream that ends in /v1 is caught");
+	is_str(load("[endpoint \"l\"]\nupstream = http://10.1.2.3:8000/v1/\nport = 9000\n"),
+	       "F:2: endpoint.l.upstream: 'http://10.1.2.3:8000/v1/' ends in the API's version path /v1, which the agent's requests bring themselves (/v1/messages, /v1/responses); write http://10.1.2.3:8000",
+	       "... with a trailing slash too");
+	is_str(load("[endpoint \"l\"]\nupstream = http://10.1.2.3:8000/api/v1beta\nport = 9000\n"),
+	       "", "a path that only starts like it is fine");
+
+	is_str(load("[sandbox]\nuid = 64101\n"),
+	       "F:2: gateway.uid and gateway.gid must differ from sandbox.uid and sandbox.gid (64101, 64100): a sandbox could signal the gateway that holds the keys; choose other ids",
+	       "the gateway's uid is not the sandbox's");
+
+	/* No budget with a real key: a warning of config check. */
+	setenv("TEST_BUDGET_KEY", "k", 1);
+	const char *path = fixture("[endpoint \"e\"]\n\tupstream = http://x\n\tport = 9000\n"
+	                           "\tkey-env = TEST_BUDGET_KEY\n");
+	int n;
+	const char *out = check(path, &n);
+	ok(strstr(out, "F: warning: a key is set for e (TEST_BUDGET_KEY), and no budget limits what a task spends with it; set limits.budget (for example 5) or limits.budget-tokens, or give tasks paddock add --budget\n") != NULL,
+	   "config check warns of a key without a budget (%s)", out);
+	is_int(n, 0, "a warning, not a problem");
+	path = fixture("[endpoint \"e\"]\n\tupstream = http://x\n\tport = 9000\n"
+	               "\tkey-env = TEST_BUDGET_KEY\n[limits]\n\tbudget = 0.001\n");
+	out = check(path, &n);
+	ok(!strstr(out, "no budget"), "not with a budget, even one below a cent (%s)", out);
+	unsetenv("TEST_BUDGET_KEY");
 }
 
 /* A key that is missing is said at start (config_missing_keys), for the
@@ -983,6 +1064,7 @@ int main(int argc, char **argv)
 	test_key_table();
 	test_man_page();
 	test_missing_keys();
+	test_secrets_and_suggestions();
 
 	{
 		char *cmd = xasprintf("rm -rf %s", dir);

@@ -272,5 +272,16 @@ int main(void)
 		ok(units_parse_size(fmt(200ULL << 20), &back) == 0 && back == (200ULL << 20),
 		   "formatted size parses back");
 	}
+	/* Money as it is shown: a budget below a cent is not $0.00. */
+	static const struct { double usd; int dec; const char *want; } money[] = {
+		{ 2.5, 2, "2.50" }, { 0, 2, "0.00" }, { 0.01, 2, "0.01" }, { 0.001, 2, "0.001" },
+		{ 0.0042, 2, "0.0042" }, { 0.00015, 2, "0.00015" }, { 12.345, 2, "12.35" },
+		{ 0.0612, 4, "0.0612" }, { 0.00001234, 4, "0.000012" }, { 1e-12, 2, "0.00" },
+	};
+	for (size_t i = 0; i < sizeof money / sizeof *money; i++) {
+		char out[32];
+		units_format_money(money[i].usd, money[i].dec, out, sizeof out);
+		is_str(out, money[i].want, "%g USD at %d places", money[i].usd, money[i].dec);
+	}
 	return tap_done();
 }

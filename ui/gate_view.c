@@ -12,6 +12,7 @@
 #include "paths.h"
 #include "sanitize.h"
 #include "store.h"
+#include "units.h"
 
 /* gate view: the gate summary of one task (what `paddock show` prints
  * under the task) as a scrollable list of lines, and the reviewer's
@@ -234,14 +235,17 @@ static void add_usage(struct gate_priv *p, const struct config *cfg, const struc
 	           (unsigned long long)u->in, (unsigned long long)u->out,
 	           (unsigned long long)u->cache_read, (unsigned long long)u->cache_write,
 	           (unsigned long long)u->requests);
+	char usd[32];
+	units_format_money(u->cost, 4, usd, sizeof usd);
 	if (u->priced || u->cost > 0)
-		buf_printf(&b, "$%.4f", u->cost);
+		buf_printf(&b, "$%s", usd);
 	if (!u->priced)
 		buf_printf(&b, "%s%s", u->cost > 0 ? " " : "",
 		           u->cost > 0 ? _("(some models not priced)") : _("not priced"));
 	double budget = t->budget >= 0 ? t->budget : cfg ? cfg->limits.budget : 0;
+	units_format_money(budget, 2, usd, sizeof usd);
 	if (budget > 0)
-		buf_printf(&b, _(" of $%.2f"), budget);
+		buf_printf(&b, _(" of $%s"), usd);
 	add(p, _("usage"), ROLE_NORMAL, 0, b.data);
 	buf_free(&b);
 }
