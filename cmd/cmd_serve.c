@@ -5,7 +5,9 @@
 
 #include <getopt.h>
 #include <grp.h>
+#include <pthread.h>
 #include <pwd.h>
+#include <signal.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <stdio.h>
@@ -98,7 +100,17 @@ static int run_scheduler(struct config *cfg, int until_idle, const char *listen)
 		free(data);
 		return cli_die(1, "%s", e.msg);
 	}
-	/* The HTTP API answers beside the scheduler, from threads of its own. */
+	/* The HTTP API answers beside the scheduler, from threads of its own:
+	 * they start with the signals the scheduler's loop reads blocked, or
+	 * a SIGTERM or SIGHUP would land in one of them and end the process
+	 * without a word. */
+	sigset_t sigs, oldsigs;
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGTERM);
+	if (listen)
+		sigaddset(&sigs, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &sigs, &oldsigs);
 	struct api *api = NULL;
 	if (listen) {
 		struct api_opts ao = { .listen = listen, .cfg = cfg, .data_dir = data };
@@ -114,6 +126,7 @@ static int run_scheduler(struct config *cfg, int until_idle, const char *listen)
 		rc = cli_die(1, _("paddock's root helper ended, and no sandbox can be made "
 		                  "without it; serve stopped (start it again)"));
 	api_stop(api);
+	pthread_sigmask(SIG_SETMASK, &oldsigs, NULL);
 	privsep_stop();
 	free(data);
 	return rc;

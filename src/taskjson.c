@@ -188,13 +188,29 @@ json_t *taskjson_full(struct store *s, const struct task_row *t,
 	size_t nw;
 	json_t *wa = json_array();
 	if (store_webhook_list(s, t->id, &w, &nw, &e) == 0) {
-		for (size_t i = 0; i < nw; i++)
-			json_array_append_new(wa, json_pack("{s:s,s:s,s:i,s:f,s:o,s:o}", "event",
-			                      w[i].event, "delivery", w[i].delivery, "attempts",
+		for (size_t i = 0; i < nw; i++) {
+			json_t *o = json_pack("{s:s,s:s,s:s,s:i,s:f,s:o,s:o}", "event", w[i].event,
+			                      "delivery", w[i].delivery, "to",
+			                      w[i].url ? "callback" : "webhook", "attempts",
 			                      w[i].attempts, "created", w[i].created, "delivered",
 			                      w[i].delivered_at > 0 ? json_real(w[i].delivered_at)
 			                                            : json_null(),
-			                      "last_error", nullable(w[i].last_error)));
+			                      "last_error", nullable(w[i].last_error));
+			/* Each try, with its HTTP status (0: none came back). */
+			struct webhook_attempt *at;
+			size_t na;
+			json_t *tries = json_array();
+			if (store_webhook_attempts(s, w[i].id, &at, &na, &e) == 0) {
+				for (size_t k = 0; k < na; k++)
+					json_array_append_new(tries, json_pack("{s:f,s:o,s:o}", "at", at[k].at,
+					                      "status", at[k].status ? json_integer(at[k].status)
+					                                             : json_null(),
+					                      "error", nullable(at[k].error)));
+				store_webhook_attempts_free(at, na);
+			}
+			json_object_set_new(o, "tries", tries);
+			json_array_append_new(wa, o);
+		}
 		store_webhooks_free(w, nw);
 	}
 	json_object_set_new(j, "webhooks", wa);
