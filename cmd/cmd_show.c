@@ -236,11 +236,13 @@ static void show_egress(struct store *s, const struct task_row *t)
 	size_t n;
 	if (store_egress_list(s, t->id, &r, &n, &e) < 0 || n == 0)
 		return;
-	size_t refused = 0;
-	for (size_t i = 0; i < n; i++)
+	size_t refused = 0, allowed = 0;
+	for (size_t i = 0; i < n; i++) {
 		refused += r[i].verdict && !strcmp(r[i].verdict, "refused");
+		allowed += r[i].verdict && !strcmp(r[i].verdict, "allowed");
+	}
 	printf("%-8s ", _("egress"));
-	printf(_("%zu allowed, %zu refused"), n - refused, refused);
+	printf(_("%zu allowed, %zu refused"), allowed, refused);
 	putchar('\n');
 	for (size_t i = 0; i < n; i++) {
 		const struct egress_row *x = &r[i];
@@ -251,7 +253,8 @@ static void show_egress(struct store *s, const struct task_row *t)
 		if (t->round > 1)
 			printf(_("round %d  "), x->round);
 		printf("%-5s  %-7s  %-6s  ", x->step ? x->step : "-",
-		       no ? _("REFUSED") : x->verdict ? _("allowed") : "?",
+		       no ? _("REFUSED") : !x->verdict ? "?" :
+		       !strcmp(x->verdict, "unlisted") ? _("unlisted") : _("allowed"),
 		       x->kind ? x->kind : "-");
 		if (x->method) {
 			cli_put_str(stdout, x->method);

@@ -56,11 +56,15 @@ void gw_record(struct gw *g, struct conn *c, const char *verdict, const char *re
 	else
 		g->stats->refused++;
 	/* A sandbox that floods requests must not flood the store: past the
-	 * cap they are counted (gate summary) but no longer listed. */
-	if (++g->nrecords > MAX_RECORDS)
+	 * cap they are counted (gate summary), and the gateway's last record
+	 * says how many were not listed (gw_record_unlisted). */
+	if (++g->nrecords > MAX_RECORDS) {
+		if (strcmp(verdict, "allowed") == 0)
+			g->unlisted_allowed++;
+		else
+			g->unlisted_refused++;
 		return;
-	if (g->nrecords == MAX_RECORDS)
-		reason = "record limit reached: later requests are counted, not listed";
+	}
 	json_t *o = json_object();
 	json_object_set_new(o, "time", json_real(clock_wall()));
 	json_object_set_new(o, "step", json_string(g->p->step ? g->p->step : "agent"));
@@ -77,6 +81,26 @@ void gw_record(struct gw *g, struct conn *c, const char *verdict, const char *re
 	json_object_set_new(o, "ms", json_integer((json_int_t)((clock_mono() - c->t0) * 1000)));
 	json_object_set_new(o, "verdict", json_string(verdict));
 	json_object_set_new(o, "reason", jstr_or_null(reason, 300));
+	gw_report_line(g, REPORT_EGRESS, o);
+	json_decref(o);
+}
+
+/* The record that ends a list cut at MAX_RECORDS: how many it left out. */
+static void gw_record_unlisted(struct gw *g)
+{
+	uint64_t n = g->unlisted_allowed + g->unlisted_refused;
+	if (!n)
+		return;
+	char why[200];
+	snprintf(why, sizeof why, "%llu more requests and tunnels (%llu allowed, %llu refused) "
+	         "were counted but not listed: the list stops at %d per gateway",
+	         (unsigned long long)n, (unsigned long long)g->unlisted_allowed,
+	         (unsigned long long)g->unlisted_refused, MAX_RECORDS);
+	json_t *o = json_pack("{s:f, s:s, s:s, s:n, s:n, s:n, s:n, s:n, s:n, s:i, s:i, s:i, s:s, s:s}",
+	                      "time", clock_wall(), "step", g->p->step ? g->p->step : "agent",
+	                      "kind", "unlisted", "endpoint", "host", "port", "method", "path",
+	                      "status", "up", 0, "down", 0, "ms", 0, "verdict", "unlisted",
+	                      "reason", why);
 	gw_report_line(g, REPORT_EGRESS, o);
 	json_decref(o);
 }
@@ -592,6 +616,7 @@ int gateway_serve(const struct gateway_policy *p, const int *listen_fds, size_t 
 	/* Stopped with the sandbox: what was still open is recorded too. */
 	for (struct conn *c = g.conns; c; c = c->next)
 		conn_finish(&g, c, "the sandbox ended first");
+	gw_record_unlisted(&g);
 	free(ps.wf);
 	free(ps.owner);
 	free(ps.which);

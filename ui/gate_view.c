@@ -263,10 +263,12 @@ static void add_egress(struct gate_priv *p, struct store *st, const struct task_
 	}
 	if (n == 0)
 		return;
-	size_t refused = 0;
-	for (size_t i = 0; i < n; i++)
+	size_t refused = 0, allowed = 0;
+	for (size_t i = 0; i < n; i++) {
 		refused += r[i].verdict && !strcmp(r[i].verdict, "refused");
-	char *s = xasprintf(_("%zu allowed, %zu refused"), n - refused, refused);
+		allowed += r[i].verdict && !strcmp(r[i].verdict, "allowed");
+	}
+	char *s = xasprintf(_("%zu allowed, %zu refused"), allowed, refused);
 	add(p, _("egress"), refused ? ROLE_FINDING_WARN : ROLE_NORMAL, 0, s);
 	free(s);
 	/* One line per refused destination, in the order first refused. */
