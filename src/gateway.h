@@ -66,6 +66,8 @@ struct gateway_policy {
 	const struct sandbox_backend *be; /* the sandbox's: the network forms it
 	                                  can attach to (nets), who it runs as
 	                                  on the host (owner) */
+	int no_seccomp;                /* tests/gateway-serve --no-seccomp only:
+	                                  valgrind cannot load a filter */
 };
 
 /* What the gateway process saw, in memory shared with the caller. */

@@ -3,11 +3,12 @@
  * by gateway.test through real sandboxes).
  *
  *   gateway-serve CONFIG REPO PORTFILE REPORTFILE [--setup] [--budget USD]
- *                 [--budget-tokens N] [--unix DIR]
+ *                 [--budget-tokens N] [--unix DIR] [--no-seccomp]
  * Writes "NAME PORT" per endpoint and "proxy PORT" to PORTFILE, the report
  * lines to REPORTFILE, and serves until SIGTERM.  With --unix, listens as
  * the bridge's gateway does: unix sockets DIR/PORT, for the configured
- * ports (bench/gateway.sh puts paddock-bridge in front). */
+ * ports (bench/gateway.sh puts paddock-bridge in front).  --no-seccomp
+ * leaves out the gateway's seccomp filter, which valgrind cannot load. */
 #include "autoconfig.h"
 
 #include <arpa/inet.h>
@@ -82,6 +83,8 @@ int main(int argc, char **argv)
 			units_parse_money(argv[++i], &p.budget);
 		} else if (strcmp(argv[i], "--budget-tokens") == 0 && i + 1 < argc) {
 			units_parse_count(argv[++i], &p.budget_tokens);
+		} else if (strcmp(argv[i], "--no-seccomp") == 0) {
+			p.no_seccomp = 1;
 		} else if (strcmp(argv[i], "--unix") == 0 && i + 1 < argc) {
 			unix_dir = argv[++i];
 		}
