@@ -2289,12 +2289,13 @@ static int idem_lookup(struct store *s, const struct idem_key *k, struct idem_an
 		out->body = col_str(st, 2);
 		out->location = col_str(st, 3);
 		double created = sqlite3_column_double(st, 4);
-		if (!out->status && now - created > IDEM_STALE)
-			rc = STORE_IDEM_NEW;  /* abandoned: taken over below */
+		if (!out->status)
+			/* Still being answered, or abandoned: taken over below. */
+			rc = now - created > IDEM_STALE ? STORE_IDEM_NEW : STORE_IDEM_BUSY;
 		else if (fp && strcmp(fp, k->fingerprint) != 0)
 			rc = STORE_IDEM_MISMATCH;
 		else
-			rc = out->status ? STORE_IDEM_REPLAY : STORE_IDEM_BUSY;
+			rc = STORE_IDEM_REPLAY;
 		if (rc == STORE_IDEM_NEW)
 			store_idem_free(out);
 	}
