@@ -159,12 +159,57 @@ static enum MHD_Result send_buf(struct MHD_Connection *c, unsigned status, const
 	return send_full(c, status, ctype, data, len, NULL);
 }
 
+/* The answer's api: set by on_request, for what every answer shares. */
+static _Thread_local const struct api *cur_api;
+
+/* Replaces each needle in text (malloc'd; consumed) by its replacement. */
+static char *replace_all(char *text, const char *needle, const char *with)
+{
+	size_t nl = strlen(needle);
+	if (nl < 2 || !strstr(text, needle))
+		return text;
+	struct buf out = {0};
+	const char *p = text, *hit;
+	while ((hit = strstr(p, needle))) {
+		buf_add(&out, p, (size_t)(hit - p));
+		buf_adds(&out, with);
+		p = hit + nl;
+	}
+	buf_adds(&out, p);
+	free(text);
+	return out.data ? out.data : xstrdup("");
+}
+
+/* Host paths never reach a client: the data directory (logs, templates,
+ * mirrors) and the remotes that are paths on this host are named, not
+ * shown, in every JSON answer and event. */
+static char *scrub_paths(const struct api *a, char *text)
+{
+	if (!a || !text)
+		return text;
+	for (size_t i = 0; i < a->cfg->nrepos; i++) {
+		const struct repo_conf *r = &a->cfg->repos[i];
+		const char *u = r->url;
+		if (!u)
+			continue;
+		if (!strncmp(u, "file://", 7))
+			u += 7;
+		if (*u != '/')
+			continue;
+		char with[160];
+		snprintf(with, sizeof with, "<the remote of repo %s>", r->name);
+		text = replace_all(text, u, with);
+	}
+	return replace_all(text, a->data_dir, "<data directory>");
+}
+
 static enum MHD_Result send_json(struct MHD_Connection *c, unsigned status, json_t *j)
 {
 	char *s = json_dumps(j, JSON_INDENT(2) | TASKJSON_DUMP);
 	json_decref(j);
 	if (!s)
 		s = xstrdup("{}");
+	s = scrub_paths(cur_api, s);
 	size_t n = strlen(s);
 	s = xrealloc(s, n + 2);
 	s[n] = '\n';
@@ -728,7 +773,7 @@ struct sse {
 
 static void sse_event(struct sse *s, const char *type, json_t *data)
 {
-	char *txt = json_dumps(data, JSON_COMPACT | TASKJSON_DUMP);
+	char *txt = scrub_paths(s->a, json_dumps(data, JSON_COMPACT | TASKJSON_DUMP));
 	json_decref(data);
 	/* The end has an id of its own: resuming from it gets 204, nothing
 	 * more to follow. */
@@ -1354,6 +1399,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	(void)version;
 	struct req *rq = *con_cls;
 	cur_req = rq;
+	cur_api = a;
 	if (!rq) {
 		conn_served(c);
 		rq = xcalloc(1, sizeof *rq);

@@ -1328,7 +1328,9 @@ static int step_base(struct steps *s)
 		logline(r, "preparing: a follow-up of task %s: base commit %s (its work)",
 		        t->follow_of, r->base);
 	} else {
-		logline(r, "preparing: updating the mirror of %s from %s", repo->name, repo->url);
+		/* Not its URL: the log goes to API clients too, and a URL may be a
+		 * host path or carry a user name. */
+		logline(r, "preparing: updating the mirror of %s", repo->name);
 		if (mirror_update(job->data_dir, repo, &s->e) < 0)
 			return fail(r, "preparing", s->e.msg);
 		if (mirror_resolve_branch(r->mirror, repo->branch, r->base, &s->e) < 0)
