@@ -119,6 +119,14 @@ static int run_scheduler(struct config *cfg, int until_idle, const char *listen)
 			return cli_die(1, _("the HTTP API: %s"), e.msg);
 		}
 	}
+	/* A key that is missing is said now, not as a task's failure later. */
+	char *missing = config_missing_keys(cfg);
+	if (missing) {
+		for (char *line = strtok(missing, "\n"); line; line = strtok(NULL, "\n"))
+			printf("paddock: %s\n", line);
+		fflush(stdout);
+		free(missing);
+	}
 	struct scheduler_opts so = { .until_idle = until_idle, .progress = stdout,
 	                             .on_hup = api ? serve_hup : NULL, .hup_arg = api };
 	int rc = scheduler_run(cfg, data, &so, &e) < 0 ? cli_die(1, "%s", e.msg) : 0;
