@@ -93,6 +93,7 @@ void gw_answer(struct conn *c, int status, const char *msg)
 	c->status = status;
 	c->keep_alive = 0;
 	c->st = C_FLUSH_CLOSE;
+	c->queued = 0;  /* answered: no longer waiting its turn */
 }
 
 /* ---- request parsing (http_parser callbacks) ---- */
