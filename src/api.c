@@ -41,6 +41,7 @@
 #define PAGE_DEFAULT 50
 #define PAGE_MAX 500
 #define SSE_PING_S 15.0
+#define SSE_SETTLE_S 5.0   /* the longest a step's place in the log is waited for */
 
 struct api_token {
 	char *name;
@@ -764,8 +765,11 @@ struct sse {
 	size_t out_off;
 	int ended;
 	double last;
+	double retry_at;           /* monotonic: look again then (0: on news) */
 	/* The log read ahead: bytes [chunk_at, chunk_at + chunk_len). */
 	int logfd;
+	off_t limit;               /* the log's size before the store was read;
+	                              -1: none */
 	off_t chunk_at;
 	size_t chunk_len;
 	char chunk[65536];
@@ -816,7 +820,11 @@ static const char *sse_line(struct sse *s, size_t *len)
 		}
 		if (fresh)
 			return NULL;
-		ssize_t n = pread(s->logfd, s->chunk, sizeof s->chunk, s->logoff);
+		/* Only what the log held before the store was read (sse_poll). */
+		size_t want = sizeof s->chunk;
+		if (s->limit >= 0 && s->logoff + (off_t)want > s->limit)
+			want = s->limit > s->logoff ? (size_t)(s->limit - s->logoff) : 0;
+		ssize_t n = want ? pread(s->logfd, s->chunk, want, s->logoff) : 0;
 		s->chunk_at = s->logoff;
 		s->chunk_len = n > 0 ? (size_t)n : 0;
 	}
@@ -837,6 +845,13 @@ static void sse_poll(struct sse *s)
 {
 	struct err e = {{0}};
 	struct task_row t;
+	/* The log's size first, then the store: a line sent now was written
+	 * before every step this look does not see yet, so such a step, made
+	 * later, comes after it for late readers too (store_steps_settle). */
+	sse_open_log(s);
+	struct stat sb;
+	s->limit = s->logfd >= 0 && fstat(s->logfd, &sb) == 0 ? sb.st_size : 0;
+	s->chunk_len = 0;  /* the log may have grown: read it afresh */
 	if (store_task_get(s->st, s->id, &t, &e) < 0) {
 		sse_event(s, "error", json_pack("{s:s}", "error", e.msg));
 		s->ended = 1;
@@ -844,12 +859,19 @@ static void sse_poll(struct sse *s)
 	}
 	if (s->gate_due)
 		sse_gate(s, &t, s->nsteps);
-	sse_open_log(s);
-	s->chunk_len = 0;  /* the log may have grown: read it afresh */
 	for (;;) {
 		size_t len = 0;
-		const char *line = sse_line(s, &len);
 		int step = s->nsteps < t.nsteps;
+		/* A step whose place in the log is not settled yet (its mover
+		 * settles it right after the commit) holds everything back: what
+		 * comes next depends on it.  One never settled (its mover died)
+		 * takes the step before it's place, as for a late reader. */
+		if (step && !t.steps[s->nsteps].log_known &&
+		    clock_wall() - t.steps[s->nsteps].time < SSE_SETTLE_S) {
+			s->retry_at = clock_mono() + 0.1;
+			break;
+		}
+		const char *line = sse_line(s, &len);
 		/* A line whole when the step was made came before it. */
 		if (step && (!line || s->logoff + (off_t)len > t.steps[s->nsteps].log_off)) {
 			const struct task_step *st = &t.steps[s->nsteps];
@@ -900,6 +922,13 @@ static int sse_wait(struct sse *s)
 	};
 	/* Without inotify, a look every second. */
 	int ms = s->watch < 0 ? 1000 : left > 0 ? (int)(left * 1000) + 1 : 0;
+	if (s->retry_at > 0) {
+		double r = s->retry_at - clock_mono();
+		int rms = r > 0 ? (int)(r * 1000) + 1 : 0;
+		if (rms < ms)
+			ms = rms;
+		s->retry_at = 0;
+	}
 	int n = poll(p, 3, ms);
 	if (n > 0 && (p[1].revents & (POLLRDHUP | POLLHUP | POLLERR)))
 		return -1;
@@ -985,6 +1014,7 @@ static int sse_position_valid(struct sse *s, const struct task_row *t, size_t k,
 	if (k > 0) {
 		off_t keep = s->logoff;
 		size_t len;
+		s->limit = -1;
 		s->logoff = o;
 		const char *line = sse_line(s, &len);
 		s->logoff = keep;

@@ -29,10 +29,12 @@ void move_progress(const struct mover *m, const char *id, const char *what,
 static void move_announce(const struct mover *m, const char *id, int same_gate,
                           enum task_status to, const char *detail)
 {
+	struct err e = {{0}};
+	if (store_steps_settle(m->st, id, &e) < 0)
+		fprintf(stderr, "paddock: %s: %s\n", id, e.msg);
 	move_progress(m, id, task_status_name(to), detail);
 	if (!m->cfg || same_gate)
 		return;
-	struct err e = {{0}};
 	if (webhook_enqueue(m->cfg, m->st, id, to, &e) < 0)
 		fprintf(stderr, "paddock: %s: %s\n", id, e.msg);
 }

@@ -417,8 +417,8 @@ static int load_steps(struct store *s, sqlite3_int64 seq, struct task_row *t, st
 		sp->status = status < 0 ? TASK_LOST : (enum task_status)status;
 		/* Never before the step before it: the log only grows. */
 		long long before = t->nsteps ? sp[-1].log_off : 0;
-		sp->log_off = sqlite3_column_type(st, 2) == SQLITE_NULL ? before
-		              : sqlite3_column_int64(st, 2);
+		sp->log_known = sqlite3_column_type(st, 2) != SQLITE_NULL;
+		sp->log_off = !sp->log_known ? before : sqlite3_column_int64(st, 2);
 		if (sp->log_off < before)
 			sp->log_off = before;
 		sp->round = sqlite3_column_int(st, 3);
@@ -490,18 +490,39 @@ static int add_step(struct store *s, const char *id, double at, enum task_status
 	        "SELECT seq, (SELECT COUNT(*) FROM steps WHERE task_seq = tasks.seq), ?, ?, ?, "
 	        "round FROM tasks WHERE id = ?", -1, &st, NULL) != SQLITE_OK)
 		return db_err(s, e, "steps");
-	/* The log lines written before the move come before it in the task's
-	 * events: its writers append whole lines before they move the task. */
+	/* Where the step falls in the log is settled after the commit
+	 * (store_steps_settle); only the first step is known now: no log
+	 * comes before the task. */
+	sqlite3_bind_double(st, 1, at);
+	sqlite3_bind_text(st, 2, task_status_name(to), -1, SQLITE_STATIC);
+	if (to == TASK_QUEUED && at == 0)
+		sqlite3_bind_int64(st, 3, 0);
+	else
+		sqlite3_bind_null(st, 3);
+	sqlite3_bind_text(st, 4, id, -1, SQLITE_STATIC);
+	int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : db_err(s, e, "steps");
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int store_steps_settle(struct store *s, const char *id, struct err *e)
+{
+	/* After the move's commit: every log line an event stream sent
+	 * before it saw the step is in the log by now, so the step goes after
+	 * them for late readers too. */
 	char *dir = store_dir(s);
 	char *log = paths_task_log(dir, id);
 	struct stat sb;
 	long long off = stat(log, &sb) == 0 ? (long long)sb.st_size : 0;
 	free(log);
 	free(dir);
-	sqlite3_bind_double(st, 1, at);
-	sqlite3_bind_text(st, 2, task_status_name(to), -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 3, off);
-	sqlite3_bind_text(st, 4, id, -1, SQLITE_STATIC);
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db, "UPDATE steps SET log_off = ? WHERE log_off IS NULL AND "
+	                       "task_seq = (SELECT seq FROM tasks WHERE id = ?)", -1, &st,
+	                       NULL) != SQLITE_OK)
+		return db_err(s, e, "steps");
+	sqlite3_bind_int64(st, 1, off);
+	sqlite3_bind_text(st, 2, id, -1, SQLITE_STATIC);
 	int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : db_err(s, e, "steps");
 	sqlite3_finalize(st);
 	return rc;

@@ -29,9 +29,10 @@ struct task_step {
 	double at;                 /* seconds since the task was queued */
 	double time;               /* unix time (created + at) */
 	enum task_status status;
-	long long log_off;         /* the log's size when the step was made: the
-	                              lines before it (schema 7); steps of older
-	                              stores read as the one before them, or 0 */
+	long long log_off;         /* the log's size just after the step was
+	                              made: the lines before it (schema 7); when
+	                              not known, the step before it's, or 0 */
+	int log_known;             /* log_off was settled (store_steps_settle) */
 	int round;                 /* the task's round then; 0 when not known
 	                              (older stores) */
 };
@@ -157,6 +158,11 @@ int store_task_add(struct store *s, const char *repo, const char *agent,
                    char id_out[TASK_ID_LEN + 1], struct err *e);
 /* The same with the task's budget in USD (< 0: none given, the config's
  * applies; 0: no limit). */
+/* Records where task id's steps made since the last call fall in its log
+ * (its size now); called by move.h right after each move's commit, so
+ * that a step comes after every log line a reader saw before the step. */
+int store_steps_settle(struct store *s, const char *id, struct err *e);
+
 /* What store_task_create adds; strings are borrowed. */
 struct task_new {
 	const char *repo, *agent, *text;

@@ -1150,8 +1150,11 @@ int dash_main(struct config *cfg, int demo)
 		fprintf(stderr, "paddock: %s\n", msg);
 		goto out;
 	}
-	host_scheduler(d, cfg);
+	/* Blocked first: the API's threads start with the mask, so that a
+	 * SIGTERM cannot land in one of them and end the dashboard with the
+	 * terminal left raw. */
 	block_signals(u);
+	host_scheduler(d, cfg);
 	if (open_screen(d) < 0)
 		goto out;
 	(void)demo;
