@@ -808,6 +808,9 @@ static const char *sse_line(struct sse *s, size_t *len)
 	for (int fresh = 0;; fresh = 1) {
 		if (s->logoff >= s->chunk_at && s->logoff < s->chunk_at + (off_t)s->chunk_len) {
 			size_t at = (size_t)(s->logoff - s->chunk_at), left = s->chunk_len - at;
+			/* What was read ahead past the limit is not there yet. */
+			if (s->limit >= 0 && s->logoff + (off_t)left > s->limit)
+				left = s->limit > s->logoff ? (size_t)(s->limit - s->logoff) : 0;
 			const char *p = s->chunk + at, *nl = memchr(p, '\n', left);
 			if (nl) {
 				*len = (size_t)(nl - p) + 1;
@@ -871,7 +874,13 @@ static void sse_poll(struct sse *s)
 			s->retry_at = clock_mono() + 0.1;
 			break;
 		}
+		/* The lines up to a settled step's place are in the log, read or
+		 * not when the store was: they come before it. */
+		off_t seen = s->limit;
+		if (step && t.steps[s->nsteps].log_off > s->limit)
+			s->limit = t.steps[s->nsteps].log_off;
 		const char *line = sse_line(s, &len);
+		s->limit = seen;
 		/* A line whole when the step was made came before it. */
 		if (step && (!line || s->logoff + (off_t)len > t.steps[s->nsteps].log_off)) {
 			const struct task_step *st = &t.steps[s->nsteps];

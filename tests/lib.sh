@@ -178,3 +178,20 @@ for p in os.listdir("/proc"):
         print(p)
 PY
 }
+
+# openapi_validators: installs the OpenAPI validators from the npm registry
+# (once per build folder) into $OAV, for tests/openapi-check.cjs; what npm
+# said is in $T/npm.out.
+openapi_validators() {
+	OAV=$top_builddir/tests/openapi-node
+	command -v npm >/dev/null || return 1
+	mkdir -p "$OAV"
+	# Tests run side by side: one installs, the others wait for it.
+	(
+		flock 9
+		[ -d "$OAV/node_modules/openapi-response-validator" ] ||
+			(cd "$OAV" && npm install --no-audit --no-fund --silent \
+				openapi-response-validator@12.1.3 \
+				@seriousme/openapi-schema-validator@2.11.0 >"$T/npm.out" 2>&1)
+	) 9>"$OAV.lock"
+}
