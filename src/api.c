@@ -1217,19 +1217,19 @@ static enum MHD_Result follow_up(struct api *a, struct MHD_Connection *c, struct
 	enum MHD_Result rc;
 	struct err e = {{0}};
 	char nid[TASK_ID_LEN + 1];
-	struct gate_ctx g = { .cfg = a->cfg, .data_dir = a->data_dir, .st = st, .actor = actor };
-	size_t queued = 0;
-	if (a->cfg->api_max_queue > 0) {
-		struct task_query q = { .status_mask = TASK_MASK(TASK_QUEUED) };
-		store_task_count(st, &q, &queued, &e);
-	}
+	/* The queue's limit is counted where the follow-up is added. */
+	struct gate_ctx g = { .cfg = a->cfg, .data_dir = a->data_dir, .st = st, .actor = actor,
+	                      .max_queued = a->cfg->api_max_queue > 0
+	                                    ? (size_t)a->cfg->api_max_queue : 0 };
+	int frc;
 	if (!json_is_string(jn) || strspn(notes, " \t\r\n") == strlen(notes)) {
 		rc = send_error(c, 400, "bad_field", NULL, "\"notes\" are needed: say what the "
 		                "agent should do next");
-	} else if (a->cfg->api_max_queue > 0 && queued >= (size_t)a->cfg->api_max_queue) {
-		rc = send_error(c, 429, "queue_full", NULL, "%zu tasks are queued (api.max-queue "
-		                "is %d); try again later", queued, a->cfg->api_max_queue);
-	} else if (gate_follow_up(&g, t->id, notes, nid, &e) < 0) {
+	} else if ((frc = gate_follow_up(&g, t->id, notes, nid, &e)) == -2) {
+		rc = send_error(c, 429, "queue_full", NULL, "%d tasks are queued (api.max-queue "
+		                "is %d); try again later", a->cfg->api_max_queue,
+		                a->cfg->api_max_queue);
+	} else if (frc < 0) {
 		rc = send_err(c, &e, task_status_name(t->status));
 	} else {
 		rc = send_queued(c, nid);

@@ -400,8 +400,9 @@ int gate_follow_up(const struct gate_ctx *g, const char *id, const char *notes,
 	if (!notes || strspn(notes, " \t\r\n") == strlen(notes))
 		return err_kind_set(e, ERR_INVALID, _("the notes are empty; say what the agent "
 		                    "should do next"));
-	if (store_task_follow_up(g->st, id, notes, id_out, e) < 0)
-		return -1;
+	int rc = store_task_follow_up(g->st, id, notes, g->max_queued, id_out, e);
+	if (rc < 0)
+		return rc;
 	struct err ignored;
 	/* The parent says where its work went on. */
 	store_decision_add(g->st, id, "follow-up", id_out, g->actor, &ignored);

@@ -22,6 +22,8 @@ struct gate_ctx {
 	const char *data_dir;
 	struct store *st;
 	const char *actor;         /* who decides (gate_actor() by default) */
+	size_t max_queued;         /* gate_follow_up: refused (-2) when this many
+	                              tasks are queued; 0: no limit */
 };
 
 /* Takes the task's push lock (held while a process pushes it): an fd to
@@ -56,7 +58,8 @@ int gate_reject(const struct gate_ctx *g, const char *id, const char *notes, str
  * recovering a push left by a dead process (gate_recover_push). */
 int gate_cancel(const struct gate_ctx *g, const char *id, struct err *e);
 /* Queues a follow-up of a finished task (store_task_follow_up) with notes
- * (non-empty) as its prompt; the new id goes to id_out. */
+ * (non-empty) as its prompt; the new id goes to id_out.  -2 (nothing
+ * added) when g->max_queued tasks are queued. */
 int gate_follow_up(const struct gate_ctx *g, const char *id, const char *notes,
                    char id_out[TASK_ID_LEN + 1], struct err *e);
 /* The notes of the task's last request for changes (free them), for

@@ -1201,7 +1201,7 @@ int store_task_rollback_round(struct store *s, const char *id, const char *why,
 }
 
 int store_task_follow_up(struct store *s, const char *parent, const char *text,
-                         char id_out[TASK_ID_LEN + 1], struct err *e)
+                         size_t max_queued, char id_out[TASK_ID_LEN + 1], struct err *e)
 {
 	struct task_row p;
 	if (store_task_get(s, parent, &p, e) < 0)
@@ -1228,6 +1228,15 @@ int store_task_follow_up(struct store *s, const char *parent, const char *text,
 	         (int)(bl - il) : 0, p.branch);
 	if (exec(s, "BEGIN IMMEDIATE", e) < 0)
 		goto out;
+	/* The queue's limit counted in the insert's transaction, as by
+	 * store_task_create. */
+	size_t queued = 0;
+	if (max_queued && (queued_count(s, &queued, e) < 0 || queued >= max_queued)) {
+		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+		if (queued >= max_queued)
+			rc = -2;
+		goto out;
+	}
 	const char *texts[] = { p.id, base, p.branch, p.session, p.pr_url, p.pushed };
 	/* Its webhooks go where the parent's went, with the same metadata. */
 	struct task_new n = { .repo = p.repo, .agent = p.agent, .text = text,

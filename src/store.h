@@ -403,7 +403,7 @@ int store_task_resume(struct store *s, const char *id, int *round_out, struct er
  * continues the conversation on the work.  text is the follow-up's
  * prompt. */
 int store_task_follow_up(struct store *s, const char *parent, const char *text,
-                         char id_out[TASK_ID_LEN + 1], struct err *e);
+                         size_t max_queued, char id_out[TASK_ID_LEN + 1], struct err *e);
 /* Moves a queued task to preparing and counts the attempt, clearing the
  * last run's error and reason. */
 int store_task_start(struct store *s, const char *id, struct err *e);

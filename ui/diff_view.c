@@ -1067,7 +1067,8 @@ static void diff_note_done(struct dash *d, void *arg, const char *text)
 {
 	struct diff_note *note = arg;
 	if (text) {
-		struct gate_ctx g = { d->cfg, d->data_dir, d->st, gate_actor() };
+		struct gate_ctx g = { .cfg = d->cfg, .data_dir = d->data_dir, .st = d->st,
+		                      .actor = gate_actor() };
 		struct err e = {{0}};
 		if (gate_request_changes(&g, note->id, text, &e) < 0)
 			dash_message(d, ROLE_ERROR, "%s", e.msg);

@@ -353,7 +353,8 @@ static void cancel_answer(struct dash *d, void *arg, const char *text)
 	char *id = arg;
 	if (text && rpmatch(text) == 1) {
 		struct err e = {{0}};
-		struct gate_ctx g = { d->cfg, d->data_dir, d->st, gate_actor() };
+		struct gate_ctx g = { .cfg = d->cfg, .data_dir = d->data_dir, .st = d->st,
+		                      .actor = gate_actor() };
 		int r = gate_cancel(&g, id, &e);
 		if (r < 0)
 			dash_message(d, ROLE_ERROR, "%s", e.msg);
