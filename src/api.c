@@ -120,7 +120,7 @@ struct req {
 /* The request this thread answers (a thread per connection). */
 static _Thread_local struct req *cur_req;
 
-static void conn_served(struct MHD_Connection *c);
+static void conn_served(struct api *a, struct MHD_Connection *c);
 
 /* ---- answers ---- */
 
@@ -1440,7 +1440,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	cur_req = rq;
 	cur_api = a;
 	if (!rq) {
-		conn_served(c);
+		conn_served(a, c);
 		rq = xcalloc(1, sizeof *rq);
 		*con_cls = rq;
 		return MHD_YES;
@@ -1587,13 +1587,16 @@ static void conn_notify(void *cls, struct MHD_Connection *c, void **ctx,
 
 /* The connection sent a whole request: from now on only the idle timeout
  * applies to it, and it is not the one that makes room. */
-static void conn_served(struct MHD_Connection *c)
+static void conn_served(struct api *a, struct MHD_Connection *c)
 {
 	const union MHD_ConnectionInfo *ci =
 		MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
 	struct api_conn *k = ci ? ci->socket_context : NULL;
-	if (k)
-		k->served = 1;  /* read under cmu by the others: an int, set once */
+	if (!k || k->served)
+		return;
+	pthread_mutex_lock(&a->cmu);
+	k->served = 1;
+	pthread_mutex_unlock(&a->cmu);
 }
 
 /* Closes connections that sent no whole request within header-timeout
