@@ -1176,23 +1176,23 @@ static enum MHD_Result decide(struct api *a, struct MHD_Connection *c, struct re
 	}
 	struct task_row after;
 	json_t *res = json_pack("{s:s}", "id", t->id);
+	int rc_asked = strcmp(action, "request-changes") == 0;
 	if (store_task_get(st, t->id, &after, &e) == 0) {
 		json_object_set_new(res, "status", json_string(task_status_name(after.status)));
 		json_object_set_new(res, "pull_request", after.pr_url ? json_string(after.pr_url)
 		                                                      : json_null());
+		if (rc_asked) {
+			/* The round the notes start: the task waits at review for
+			 * the scheduler ("pending"), then runs it. */
+			json_object_set_new(res, "round", json_integer(after.pending ? after.round + 1
+			                                                              : after.round));
+			json_object_set_new(res, "pending", after.pending ? json_string(after.pending)
+			                                                  : json_null());
+		}
 		task_row_free(&after);
 	}
 	json_object_set_new(res, "output", json_string(out.data ? out.data : ""));
-	if (strcmp(action, "request-changes") == 0 && store_task_get(st, t->id, &after, &e) == 0) {
-		/* The round the notes start: the task waits at review for the
-		 * scheduler ("pending"), then runs it. */
-		json_object_set_new(res, "round", json_integer(after.pending ? after.round + 1
-		                                                              : after.round));
-		json_object_set_new(res, "pending", after.pending ? json_string(after.pending)
-		                                                  : json_null());
-		task_row_free(&after);
-	}
-	rc = send_json(c, strcmp(action, "request-changes") == 0 ? 202 : 200, res);
+	rc = send_json(c, rc_asked ? 202 : 200, res);
 out:
 	buf_free(&out);
 	free(again_notes);

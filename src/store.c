@@ -2166,24 +2166,34 @@ static int webhook_attempt(struct store *s, long long id, int status, const char
 	return rc;
 }
 
-int store_webhook_done(struct store *s, long long id, int status, struct err *e)
+/* One try ended: the delivery's row and its log, in one transaction.
+ * delivered: a 2xx; else next_at (<= 0: given up) and error. */
+static int webhook_tried(struct store *s, long long id, int delivered, double next_at,
+                         const char *error, int status, struct err *e)
 {
 	sqlite3_stmt *st;
 	if (exec(s, "BEGIN IMMEDIATE", e) < 0)
 		return -1;
-	if (sqlite3_prepare_v2(s->db,
-	        "UPDATE webhooks SET attempts = attempts + 1, next_at = NULL, delivered_at = ? "
-	        "WHERE id = ?", -1, &st, NULL) != SQLITE_OK) {
-		db_err(s, e, "webhooks");
-		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
-		return -1;
+	int rc = sqlite3_prepare_v2(s->db, delivered
+	        ? "UPDATE webhooks SET attempts = attempts + 1, next_at = NULL, delivered_at = ?1 "
+	          "WHERE id = ?3"
+	        : "UPDATE webhooks SET attempts = attempts + 1, next_at = ?1, last_error = ?2 "
+	          "WHERE id = ?3", -1, &st, NULL) == SQLITE_OK ? 0 : db_err(s, e, "webhooks");
+	if (rc == 0) {
+		if (delivered)
+			sqlite3_bind_double(st, 1, clock_wall());
+		else if (next_at > 0)
+			sqlite3_bind_double(st, 1, next_at);
+		else
+			sqlite3_bind_null(st, 1);
+		if (!delivered)
+			bind_str_or_null(st, 2, error);
+		sqlite3_bind_int64(st, 3, id);
+		rc = sqlite3_step(st) == SQLITE_DONE ? 0 : db_err(s, e, "webhooks");
+		sqlite3_finalize(st);
 	}
-	sqlite3_bind_double(st, 1, clock_wall());
-	sqlite3_bind_int64(st, 2, id);
-	int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : db_err(s, e, "webhooks");
-	sqlite3_finalize(st);
 	if (rc == 0)
-		rc = webhook_attempt(s, id, status, NULL, e);
+		rc = webhook_attempt(s, id, status, delivered ? NULL : error, e);
 	if (rc < 0) {
 		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 		return -1;
@@ -2191,34 +2201,15 @@ int store_webhook_done(struct store *s, long long id, int status, struct err *e)
 	return exec(s, "COMMIT", e);
 }
 
+int store_webhook_done(struct store *s, long long id, int status, struct err *e)
+{
+	return webhook_tried(s, id, 1, 0, NULL, status, e);
+}
+
 int store_webhook_retry(struct store *s, long long id, double next_at, const char *error,
                         int status, struct err *e)
 {
-	sqlite3_stmt *st;
-	if (exec(s, "BEGIN IMMEDIATE", e) < 0)
-		return -1;
-	if (sqlite3_prepare_v2(s->db,
-	        "UPDATE webhooks SET attempts = attempts + 1, next_at = ?, last_error = ? "
-	        "WHERE id = ?", -1, &st, NULL) != SQLITE_OK) {
-		db_err(s, e, "webhooks");
-		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
-		return -1;
-	}
-	if (next_at > 0)
-		sqlite3_bind_double(st, 1, next_at);
-	else
-		sqlite3_bind_null(st, 1);
-	bind_str_or_null(st, 2, error);
-	sqlite3_bind_int64(st, 3, id);
-	int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : db_err(s, e, "webhooks");
-	sqlite3_finalize(st);
-	if (rc == 0)
-		rc = webhook_attempt(s, id, status, error, e);
-	if (rc < 0) {
-		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
-		return -1;
-	}
-	return exec(s, "COMMIT", e);
+	return webhook_tried(s, id, 0, next_at, error, status, e);
 }
 
 int store_webhook_attempts(struct store *s, long long id, struct webhook_attempt **out,

@@ -179,6 +179,16 @@ for p in os.listdir("/proc"):
 PY
 }
 
+# api_keep METHOD PATH STATUS: keeps the answer in $T/body and $T/hdr in
+# $T/rec, for tests/openapi-check.cjs.
+api_keep() {
+	[ -d "$T/rec" ] || mkdir "$T/rec"
+	_k="$T/rec/$(date +%s%N)"
+	printf '%s %s %s\n' "$1" "$2" "$3" >"$_k.req"
+	cp "$T/body" "$_k.body" 2>/dev/null; cp "$T/hdr" "$_k.hdr" 2>/dev/null
+	return 0
+}
+
 # openapi_validators: installs the OpenAPI validators from the npm registry
 # (once per build folder) into $OAV, for tests/openapi-check.cjs; what npm
 # said is in $T/npm.out.
