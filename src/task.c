@@ -4,6 +4,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <time.h>
+#include "i18n.h"
 
 static const char *const names[TASK_NSTATUS] = {
 	"queued", "preparing", "running", "testing", "review", "pushing",
@@ -13,6 +14,18 @@ static const char *const names[TASK_NSTATUS] = {
 const char *task_status_name(enum task_status s)
 {
 	return (unsigned)s < TASK_NSTATUS ? names[s] : "unknown";
+}
+
+const char *task_status_label(enum task_status s)
+{
+	static const char *const labels[TASK_NSTATUS] = {
+		/* TRANSLATORS: task statuses, as the dashboard shows them;
+		   keep them short (the list's column is 9 wide). */
+		N_("queued"), N_("preparing"), N_("running"), N_("testing"), N_("review"),
+		N_("pushing"), N_("done"), N_("failed"), N_("rejected"), N_("cancelled"),
+		N_("lost"),
+	};
+	return (unsigned)s < TASK_NSTATUS ? _(labels[s]) : "unknown";
 }
 
 int task_status_parse(const char *name)

@@ -21,6 +21,9 @@ enum task_status {
 
 /* "queued", "preparing", ... (not translated: they are data). */
 const char *task_status_name(enum task_status s);
+/* The status's name in the language of messages (for people: the
+ * dashboard); task_status_name is the one scripts read. */
+const char *task_status_label(enum task_status s);
 /* -1 if unknown. */
 int task_status_parse(const char *name);
 /* 1 if a task may move from `from` to `to`. */

@@ -23,6 +23,7 @@ extern char **environ;
 #include "fsx.h"
 #include "i18n.h"
 #include "paths.h"
+#include "sanitize.h"
 #include "term.h"
 #include "theme.h"
 
@@ -92,6 +93,86 @@ void dash_message(struct dash *d, enum role role, const char *fmt, ...)
 		if (*p == '\n')
 			*p = ' ';
 	d->message_role = role;
+}
+
+/* Text as base64, for OSC 52. */
+static char *base64(const char *s, size_t n)
+{
+	static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	char *out = xmalloc((n + 2) / 3 * 4 + 1), *o = out;
+	const unsigned char *u = (const unsigned char *)s;
+	for (size_t i = 0; i < n; i += 3) {
+		unsigned v = (unsigned)u[i] << 16 | (i + 1 < n ? (unsigned)u[i + 1] << 8 : 0) |
+		             (i + 2 < n ? u[i + 2] : 0);
+		*o++ = tab[v >> 18 & 63];
+		*o++ = tab[v >> 12 & 63];
+		*o++ = i + 1 < n ? tab[v >> 6 & 63] : '=';
+		*o++ = i + 2 < n ? tab[v & 63] : '=';
+	}
+	*o = '\0';
+	return out;
+}
+
+void dash_copy(struct dash *d, const char *what, const char *text)
+{
+	size_t n = strlen(text);
+	/* What an agent wrote is copied as the reviewer saw it: no escape
+	 * sequence goes to the clipboard raw (pasted into a shell, it would
+	 * run). */
+	struct buf clean = {0};
+	sanitize_visible(text, n, SANITIZE_KEEP_TAB, &clean, NULL);
+	const char *t = clean.data ? clean.data : "";
+	int sent = 0;
+	if (!d->script) {
+		char *b = base64(t, clean.len);
+		sent = term_clipboard(b) == 0;
+		free(b);
+	} else {
+		/* Script mode: the terminal's part goes to a file, for tests. */
+		const char *f = getenv("PADDOCK_UI_CLIPBOARD");
+		FILE *out = f && *f ? fopen(f, "w") : NULL;
+		if (out) {
+			fputs(t, out);
+			fclose(out);
+			sent = 1;
+		}
+	}
+	if (sent)
+		dash_message(d, ROLE_NOTICE, _("copied the %s: %s"), what, t);
+	else
+		dash_message(d, ROLE_NOTICE, _("the %s (copy it from here): %s"), what, t);
+	buf_free(&clean);
+}
+
+int dash_pager(struct dash *d, const char *path)
+{
+	const char *pager = getenv("PAGER");
+	if (!pager || !*pager)
+		pager = "less -R";
+	char *cmd = xasprintf("%s \"$1\"", pager);
+	const char *argv[] = { "/bin/sh", "-c", cmd, "sh", path, NULL };
+	/* Script mode has no terminal to give: the pager's output goes
+	 * nowhere. */
+	struct child ch = { .argv = argv };
+	if (d->script)
+		ch.stdio[0] = ch.stdio[1] = CHILD_NULL;
+	if (!d->script)
+		term_suspend();
+	struct err e = {{0}};
+	int ws = child_start(&ch, &e) < 0 ? -1 : child_finish(&ch);
+	if (!d->script)
+		term_resume();
+	free(cmd);
+	if (ws == -1) {
+		dash_message(d, ROLE_ERROR, _("cannot run the pager (%s): %s"), pager, e.msg);
+		return -1;
+	}
+	if (!WIFEXITED(ws) || WEXITSTATUS(ws) != 0) {
+		dash_message(d, ROLE_ERROR, _("the pager (%s) failed; set PAGER to one that works"),
+		             pager);
+		return -1;
+	}
+	return 0;
 }
 
 static struct view *top(struct dash *d)

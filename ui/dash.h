@@ -47,6 +47,13 @@ int dash_main(struct config *cfg, int demo);
 /* Shows a message in the status bar. */
 void dash_message(struct dash *d, enum role role, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* Copies text for the user: to the terminal's clipboard with OSC 52
+ * (where the terminal takes it) and into the status bar, whole, to copy
+ * by hand; `what` names it ("task id"). */
+void dash_copy(struct dash *d, const char *what, const char *text);
+/* Shows a file in $PAGER (less -R when unset) with the terminal given to
+ * it and taken back after; -1 with a message in the status bar. */
+int dash_pager(struct dash *d, const char *path);
 /* Opens a view on top (task_id may be NULL). */
 int dash_open(struct dash *d, const struct view_ops *ops, const char *task_id);
 /* Closes the top view (not the last one). */

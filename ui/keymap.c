@@ -18,10 +18,12 @@ struct keymap {
 };
 
 static const struct {
-	const char *name, *keys, *help;
+	const char *name;
+	unsigned scope;
+	const char *keys, *help;
 } info[REQ_N] = {
-	[REQ_NONE] = { "none", "", "" },
-#define REQ_ROW(id, name, keys, help) [REQ_##id] = { name, keys, help },
+	[REQ_NONE] = { "none", 0, "", "" },
+#define REQ_ROW(id, name, scope, keys, help) [REQ_##id] = { name, scope, keys, help },
 	REQ_INFO(REQ_ROW)
 #undef REQ_ROW
 };
@@ -35,20 +37,6 @@ static const struct {
 	{ "End", KEYC_END }, { "Enter", KEYC_ENTER }, { "Esc", KEYC_ESC }, { "Tab", KEYC_TAB },
 	{ "Backspace", KEYC_BACKSPACE }, { "Delete", KEYC_DELETE }, { "Space", ' ' },
 };
-
-/* Requests that exist only where there is text to search or follow; their
- * keys mean something else elsewhere ("?" is help, "n" free). */
-static int search_request(enum request r)
-{
-	return r == REQ_SEARCH || r == REQ_SEARCH_BACK || r == REQ_FIND_NEXT ||
-	       r == REQ_FIND_PREV || r == REQ_FOLLOW;
-}
-
-/* Requests of the task list only ("n" is find-next elsewhere). */
-static int list_request(enum request r)
-{
-	return r == REQ_NEW_TASK || r == REQ_FILTER || r == REQ_CANCEL_TASK;
-}
 
 int keymap_parse_key(const char *p, const char **end)
 {
@@ -180,20 +168,41 @@ int keymap_bind(struct keymap *k, const char *name, const char *keys, char *msg,
 	return -1;
 }
 
+unsigned keymap_view_scope(const char *view)
+{
+	static const char *const views[KS_N] = { "tasks", "log", "diff", "gate", "help" };
+	for (int i = 0; view && i < KS_N; i++)
+		if (!strcmp(view, views[i]))
+			return 1u << i;
+	return 0;
+}
+
+unsigned keymap_request_scope(enum request r)
+{
+	return (unsigned)r < REQ_N ? info[r].scope : 0;
+}
+
+static int bits(unsigned x)
+{
+	int n = 0;
+	for (; x; x &= x - 1)
+		n++;
+	return n;
+}
+
 enum request keymap_lookup(const struct keymap *k, const char *view, int key)
 {
-	int searchable = view && (!strcmp(view, "log") || !strcmp(view, "diff"));
+	unsigned scope = view ? keymap_view_scope(view) : KS_ALL;
 	enum request found = REQ_NONE;
 	for (int r = 1; r < REQ_N; r++) {
-		if (search_request((enum request)r) && !searchable)
-			continue;
-		if (list_request((enum request)r) && searchable)
+		if (!(info[r].scope & scope))
 			continue;
 		for (int i = 0; i < k->b[r].nkeys; i++) {
 			if (k->b[r].keys[i] != key)
 				continue;
-			/* In a searchable view the search keys win over help. */
-			if (found == REQ_NONE || search_request((enum request)r))
+			/* The narrower scope wins: "n" finds the next match
+			 * where there is text, and adds a task in the list. */
+			if (found == REQ_NONE || bits(info[r].scope) < bits(info[found].scope))
 				found = (enum request)r;
 		}
 	}

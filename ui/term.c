@@ -209,6 +209,29 @@ void term_repaint(void)
 		clearok(curscr, TRUE);
 }
 
+int term_clipboard(const char *b64)
+{
+	if (!open_)
+		return -1;
+	/* Terminals that take OSC 52 say so in terminfo (Ms, as tmux reads
+	 * it), or are of a family known to; others might show it. */
+	const char *ms = tigetstr("Ms");
+	const char *t = getenv("TERM");
+	int known = ms && ms != (char *)-1;
+	static const char *const families[] = { "xterm", "tmux", "screen", "alacritty", "foot",
+	                                        "kitty", "wezterm", "rxvt", NULL };
+	for (int i = 0; !known && t && families[i]; i++)
+		known = !strncmp(t, families[i], strlen(families[i]));
+	if (!known)
+		return -1;
+	fflush(stdout);
+	/* Inside tmux or screen the sequence would be eaten unless passed
+	 * through; tmux takes OSC 52 itself (set-clipboard). */
+	fprintf(stdout, "\033]52;c;%s\a", b64);
+	fflush(stdout);
+	return 0;
+}
+
 void term_bell(void)
 {
 	beep();

@@ -27,6 +27,9 @@ void term_suspend(void);
 void term_resume(void);
 /* Repaints everything on the next draw (after a theme switch). */
 void term_repaint(void);
+/* Sets the terminal's clipboard to base64 text with OSC 52, where the
+ * terminal is known to take it; -1 when not sent. */
+int term_clipboard(const char *b64);
 /* Rings the bell. */
 void term_bell(void);
 

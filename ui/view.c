@@ -33,3 +33,23 @@ void view_clamp(struct view *v)
 	if (v->top < 0)
 		v->top = 0;
 }
+
+int view_sideways(struct view *v, enum request req)
+{
+	int step = v->width > 2 ? v->width / 2 : 1;
+	switch (req) {
+	case REQ_SCROLL_LEFT:
+		v->left = v->left > step ? v->left - step : 0;
+		return 1;
+	case REQ_SCROLL_RIGHT:
+		if (!v->wrap)
+			v->left += step;
+		return 1;
+	case REQ_WRAP:
+		v->wrap = !v->wrap;
+		v->left = 0;
+		return 1;
+	default:
+		return 0;
+	}
+}

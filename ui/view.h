@@ -49,11 +49,18 @@ struct view {
 	int height;                    /* rows it had when last drawn */
 	int header_rows;               /* rows above line `top` (a click on row
 	                                  y selects top + y - 1 - header_rows) */
+	/* Long lines: scrolled sideways by `left` columns, or wrapped. */
+	int left;
+	int wrap;
+	int width;                     /* columns it had when last drawn */
 };
 
 /* Moves sel/top for MOVE_UP/DOWN, PAGE_UP/DOWN, FIRST, LAST; 1 if it was
  * one of them. */
 int view_scroll(struct view *v, enum request req);
+/* SCROLL_LEFT/RIGHT (half the width at a time) and WRAP: 1 if it was
+ * one of them. */
+int view_sideways(struct view *v, enum request req);
 /* Keeps sel visible after lines or height changed. */
 void view_clamp(struct view *v);
 
