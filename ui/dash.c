@@ -144,6 +144,50 @@ void dash_copy(struct dash *d, const char *what, const char *text)
 	buf_free(&clean);
 }
 
+struct copy_menu {
+	char id[TASK_ID_LEN + 1];
+	char *line;
+};
+
+static void copy_answer(struct dash *d, void *arg, const char *text)
+{
+	struct copy_menu *m = arg;
+	struct task_row t;
+	struct err e = {{0}};
+	if (!text) {
+		/* cancelled */
+	} else if (*text == 'i' || (!*text && !m->line)) {
+		dash_copy(d, _("task id"), m->id);
+	} else if (*text == 'b') {
+		if (store_task_get(d->st, m->id, &t, &e) < 0) {
+			dash_message(d, ROLE_ERROR, "%s", e.msg);
+		} else {
+			dash_copy(d, _("branch"), t.branch ? t.branch : "");
+			task_row_free(&t);
+		}
+	} else if ((*text == 'l' || !*text) && m->line) {
+		dash_copy(d, _("line"), m->line);
+	} else {
+		dash_message(d, ROLE_ERROR, _("nothing copied: answer i (id), b (branch)%s"),
+		             m->line ? _(" or l (line)") : "");
+	}
+	free(m->line);
+	free(m);
+}
+
+void dash_copy_menu(struct dash *d, const char *task_id, const char *line)
+{
+	if (!task_id || !*task_id) {
+		dash_message(d, ROLE_ERROR, _("select a task first"));
+		return;
+	}
+	struct copy_menu *m = xcalloc(1, sizeof *m);
+	snprintf(m->id, sizeof m->id, "%s", task_id);
+	m->line = line ? xstrdup(line) : NULL;
+	dash_ask(d, line ? _("copy [i]d, [b]ranch or the [l]ine (Enter: the line)? ") :
+	         _("copy [i]d or [b]ranch (Enter: the id)? "), 0, NULL, copy_answer, m);
+}
+
 int dash_pager(struct dash *d, const char *path)
 {
 	const char *pager = getenv("PAGER");

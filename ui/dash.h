@@ -51,6 +51,9 @@ void dash_message(struct dash *d, enum role role, const char *fmt, ...)
  * (where the terminal takes it) and into the status bar, whole, to copy
  * by hand; `what` names it ("task id"). */
 void dash_copy(struct dash *d, const char *what, const char *text);
+/* `y`: asks what to copy (the task's id, its branch, or `line`, the
+ * selected line as shown, when not NULL) and copies it with dash_copy. */
+void dash_copy_menu(struct dash *d, const char *task_id, const char *line);
 /* Shows a file in $PAGER (less -R when unset) with the terminal given to
  * it and taken back after; -1 with a message in the status bar. */
 int dash_pager(struct dash *d, const char *path);
