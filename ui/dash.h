@@ -23,6 +23,8 @@
 
 struct theme;
 
+#define DASH_NOTES_MAX 500
+
 struct dash {
 	struct config *cfg;
 	char *data_dir;
@@ -34,6 +36,14 @@ struct dash {
 	int nviews;
 	char message[512];             /* the status bar's last message */
 	enum role message_role;
+	/* Every message so far (:messages), oldest first, at most
+	 * DASH_NOTES_MAX. */
+	struct dash_note {
+		double at;             /* unix time */
+		enum role role;
+		char *text;
+	} *notes;
+	size_t nnotes;
 	int quit;
 	int script;                    /* script mode (no terminal) */
 	double now;                    /* unix time of this loop turn */
@@ -67,6 +77,12 @@ void dash_close_top(struct dash *d);
  * line, <C-d> finishes (notes). */
 void dash_ask(struct dash *d, const char *prompt, int multiline, const char *initial,
               void (*done)(struct dash *d, void *arg, const char *text), void *arg);
+/* Like dash_ask on one line, and `changed` is called with the text after
+ * each key that changed it (a filter as you type); done as for dash_ask
+ * at Enter or Esc. */
+void dash_ask_live(struct dash *d, const char *prompt, const char *initial,
+                   void (*changed)(struct dash *d, void *arg, const char *text),
+                   void (*done)(struct dash *d, void *arg, const char *text), void *arg);
 /* Runs slow work (a push, a pull request) off the loop: fn runs in a
  * forked child with the dashboard's store closed; its message and status
  * come back to the status bar when it ends. */
