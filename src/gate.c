@@ -452,6 +452,59 @@ int gate_request_changes(const struct gate_ctx *g, const char *id, const char *n
 	return store_task_request_changes(g->st, id, notes, g->actor, e);
 }
 
+char *gate_draft_notes(const struct review_comment *c, size_t n, const char *notes)
+{
+	struct buf b = {0};
+	for (size_t i = 0; i < n; i++) {
+		/* A removed line's number is the old file's: said, since the
+		 * agent works on the new one. */
+		buf_printf(&b, c[i].old ? "%s:%ld (removed): %s\n" : "%s:%ld: %s\n",
+		           c[i].path ? c[i].path : "", c[i].line, c[i].text ? c[i].text : "");
+		const char *cm = c[i].comment ? c[i].comment : "";
+		size_t len = strlen(cm);
+		while (len && strchr(" \t\r\n", cm[len - 1]))
+			len--;
+		buf_add(&b, cm, len);
+		buf_adds(&b, "\n\n");
+	}
+	if (notes && strspn(notes, " \t\r\n") != strlen(notes))
+		buf_adds(&b, notes);
+	else if (b.len)
+		b.data[--b.len] = '\0';   /* one newline at the end, not two */
+	if (!b.data)
+		return xstrdup("");
+	return b.data;
+}
+
+int gate_request_changes_draft(const struct gate_ctx *g, const char *id, const char *notes,
+                               size_t *sent, struct err *e)
+{
+	struct task_row t;
+	*sent = 0;
+	if (at_review(g, id, _("request changes on"), &t, e) < 0)
+		return -1;
+	struct review_comment *c = NULL;
+	size_t n = 0;
+	int rc = store_draft_list(g->st, t.id, &c, &n, e);
+	if (rc == 0 && n == 0) {
+		rc = gate_request_changes(g, t.id, notes, e);
+	} else if (rc == 0) {
+		char *all = gate_draft_notes(c, n, notes);
+		rc = store_task_request_changes_draft(g->st, t.id, all, g->actor, c[n - 1].n, e);
+		if (rc == 0)
+			*sent = n;
+		free(all);
+	}
+	store_draft_free(c, n);
+	task_row_free(&t);
+	return rc;
+}
+
+int gate_round_unchanged(const struct gate_summary *s)
+{
+	return s && s->round > 1 && s->from && s->head && *s->head && !strcmp(s->from, s->head);
+}
+
 int gate_override(const struct gate_ctx *g, const char *id, const char *finding,
                   const char *notes, struct err *e)
 {

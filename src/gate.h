@@ -69,6 +69,17 @@ char *gate_last_notes(struct store *st, const char *id, struct err *e);
 /* Sends the task back to its agent with notes (non-empty). */
 int gate_request_changes(const struct gate_ctx *g, const char *id, const char *notes,
                          struct err *e);
+/* The same with the task's review draft (store_draft_list): its comments,
+ * each as "PATH:LINE: the line's text" (":LINE (removed):" for a line of
+ * the old file) and the comment under it, then notes, go out as one
+ * request; the comments sent leave the draft in the same transaction.
+ * notes may be empty when the draft is not.  *sent: how many comments
+ * went. */
+int gate_request_changes_draft(const struct gate_ctx *g, const char *id, const char *notes,
+                               size_t *sent, struct err *e);
+/* The notes gate_request_changes_draft sends for comments c and notes
+ * (NULL or blank: none); newly allocated. */
+char *gate_draft_notes(const struct review_comment *c, size_t n, const char *notes);
 /* Overrides a block finding of the current round by name. */
 int gate_override(const struct gate_ctx *g, const char *id, const char *finding,
                   const char *notes, struct err *e);
@@ -171,6 +182,9 @@ const char *gate_action_name(enum policy_action a);
  * agent's own run disagree, a sentence that says which way, in lines of
  * at most 60 columns (translated, static); else NULL.  s may be NULL. */
 const char *gate_mismatch(const struct gate_summary *s);
+/* 1 when the summary's round is a later one that changed nothing: its
+ * head is where it started (the agent made no commit). */
+int gate_round_unchanged(const struct gate_summary *s);
 /* Names of block findings not overridden, ", "-separated (empty: none). */
 void gate_blocking(const struct gate_summary *s, struct buf *out);
 

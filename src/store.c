@@ -172,6 +172,21 @@ static const char *const migrations[] = {
 	"  status INTEGER NOT NULL DEFAULT 0,"
 	"  error TEXT,"
 	"  PRIMARY KEY (webhook_id, n));",
+	/* 8: review drafts (issue 16): a reviewer's comments on lines of a
+	 * task's diff, kept until they go out with a request for changes or
+	 * the draft is discarded.  n only grows, so that a send removes just
+	 * the comments it sent. */
+	"CREATE TABLE review_comments ("
+	"  task_seq INTEGER NOT NULL REFERENCES tasks(seq),"
+	"  n INTEGER NOT NULL,"
+	"  round INTEGER NOT NULL,"
+	"  path TEXT NOT NULL,"
+	"  line INTEGER NOT NULL,"
+	"  old INTEGER NOT NULL DEFAULT 0,"
+	"  text TEXT NOT NULL,"
+	"  comment TEXT NOT NULL,"
+	"  created REAL NOT NULL,"
+	"  PRIMARY KEY (task_seq, n));",
 };
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))
 
@@ -1639,8 +1654,16 @@ char *task_decision_text(const struct task_decision *d)
 	return xasprintf(_("%s  %s by %s"), when, d->action, d->actor);
 }
 
+static int draft_delete(struct store *s, const char *id, long long upto, struct err *e);
+
 int store_task_request_changes(struct store *s, const char *id, const char *notes,
                                const char *actor, struct err *e)
+{
+	return store_task_request_changes_draft(s, id, notes, actor, 0, e);
+}
+
+int store_task_request_changes_draft(struct store *s, const char *id, const char *notes,
+                                     const char *actor, long long upto, struct err *e)
 {
 	if (exec(s, "BEGIN IMMEDIATE", e) < 0)
 		return -1;
@@ -1656,7 +1679,8 @@ int store_task_request_changes(struct store *s, const char *id, const char *note
 		             "start when the scheduler picks them up"), t.id);
 	else if (decision_insert(s, t.id, "request-changes", notes, actor, e) == 0 &&
 	         store_task_set(s, t.id, "pending", "request-changes", e) == 0 &&
-	         store_task_set(s, t.id, "reviewed_head", t.head, e) == 0)
+	         store_task_set(s, t.id, "reviewed_head", t.head, e) == 0 &&
+	         (upto <= 0 || draft_delete(s, t.id, upto, e) >= 0))
 		rc = 0;
 	task_row_free(&t);
 out:
@@ -2394,4 +2418,99 @@ int store_idem_finish(struct store *s, const struct idem_key *k, int status, con
 	int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : db_err(s, e, "idempotency");
 	sqlite3_finalize(st);
 	return rc;
+}
+
+/* ---- review drafts (schema 8) ---- */
+
+int store_draft_add(struct store *s, const char *id, const struct review_comment *c,
+                    struct err *e)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db,
+	        "INSERT INTO review_comments (task_seq, n, round, path, line, old, text, comment, "
+	        "created) SELECT seq, (SELECT COALESCE(MAX(n), 0) + 1 FROM review_comments "
+	        "WHERE task_seq = tasks.seq), round, ?, ?, ?, ?, ?, ? FROM tasks WHERE id = ?",
+	        -1, &st, NULL) != SQLITE_OK)
+		return db_err(s, e, "review draft");
+	sqlite3_bind_text(st, 1, c->path ? c->path : "", -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, c->line);
+	sqlite3_bind_int(st, 3, c->old != 0);
+	sqlite3_bind_text(st, 4, c->text ? c->text : "", -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 5, c->comment ? c->comment : "", -1, SQLITE_STATIC);
+	sqlite3_bind_double(st, 6, clock_wall());
+	sqlite3_bind_text(st, 7, id, -1, SQLITE_STATIC);
+	int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : db_err(s, e, "review draft");
+	sqlite3_finalize(st);
+	if (rc == 0 && sqlite3_changes(s->db) == 0)
+		rc = err_kind_set(e, ERR_NOT_FOUND, _("no task %s"), id);
+	return rc;
+}
+
+static void draft_fill(sqlite3_stmt *st, void *elem)
+{
+	struct review_comment *c = elem;
+	c->n = sqlite3_column_int64(st, 0);
+	c->round = sqlite3_column_int(st, 1);
+	c->path = col_str(st, 2);
+	c->line = (long)sqlite3_column_int64(st, 3);
+	c->old = sqlite3_column_int(st, 4);
+	c->text = col_str(st, 5);
+	c->comment = col_str(st, 6);
+	c->created = sqlite3_column_double(st, 7);
+}
+
+int store_draft_list(struct store *s, const char *id, struct review_comment **out, size_t *n,
+                     struct err *e)
+{
+	void *v;
+	int rc = rows_of_task(s, "SELECT n, round, path, line, old, text, comment, created "
+	                      "FROM review_comments WHERE task_seq = (SELECT seq FROM tasks "
+	                      "WHERE id = ?) ORDER BY n", id, sizeof **out, draft_fill, &v, n,
+	                      "review draft", e);
+	*out = v;
+	return rc;
+}
+
+void store_draft_free(struct review_comment *c, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(c[i].path);
+		free(c[i].text);
+		free(c[i].comment);
+	}
+	free(c);
+}
+
+int store_draft_count(struct store *s, const char *id, size_t *n, struct err *e)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db, "SELECT COUNT(*) FROM review_comments WHERE task_seq = "
+	                       "(SELECT seq FROM tasks WHERE id = ?)", -1, &st, NULL) != SQLITE_OK)
+		return db_err(s, e, "review draft");
+	sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+	int rc = sqlite3_step(st) == SQLITE_ROW ? 0 : db_err(s, e, "review draft");
+	if (rc == 0)
+		*n = (size_t)sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return rc;
+}
+
+/* Removes the task's comments up to n = upto; how many went, or -1. */
+static int draft_delete(struct store *s, const char *id, long long upto, struct err *e)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db, "DELETE FROM review_comments WHERE n <= ? AND task_seq = "
+	                       "(SELECT seq FROM tasks WHERE id = ?)", -1, &st, NULL) != SQLITE_OK)
+		return db_err(s, e, "review draft");
+	sqlite3_bind_int64(st, 1, upto);
+	sqlite3_bind_text(st, 2, id, -1, SQLITE_STATIC);
+	int rc = sqlite3_step(st) == SQLITE_DONE ? sqlite3_changes(s->db)
+	                                         : db_err(s, e, "review draft");
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int store_draft_discard(struct store *s, const char *id, long long upto, struct err *e)
+{
+	return draft_delete(s, id, upto, e);
 }

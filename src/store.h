@@ -394,6 +394,38 @@ int store_decisions(struct store *s, const char *id, struct task_decision **out,
  * reviewed_head.  Refused with the task's state otherwise. */
 int store_task_request_changes(struct store *s, const char *id, const char *notes,
                                const char *actor, struct err *e);
+/* The same, sending a review draft: the draft's comments up to n = upto
+ * (their text is in notes) are removed in the same transaction, so that a
+ * failed request keeps them and a comment added meanwhile stays. */
+int store_task_request_changes_draft(struct store *s, const char *id, const char *notes,
+                                     const char *actor, long long upto, struct err *e);
+
+/* A comment of a task's review draft (schema 8): a reviewer's note on one
+ * line of its diff, kept (across views, quits and restarts) until it goes
+ * out with a request for changes or the draft is discarded. */
+struct review_comment {
+	long long n;               /* its place in the draft: only grows */
+	int round;                 /* the task's round when it was written */
+	char *path;                /* the file (the old path for an old line) */
+	long line;                 /* its line number in that file */
+	int old;                   /* 1: a line of the old file ('-'); 0: the new */
+	char *text;                /* the line as the reviewer saw it */
+	char *comment;
+	double created;            /* unix time */
+};
+/* Appends a comment to the task's draft (c's n, round and created are
+ * set by the store). */
+int store_draft_add(struct store *s, const char *id, const struct review_comment *c,
+                    struct err *e);
+/* The task's draft, oldest first; *out (free with store_draft_free) is
+ * NULL when it is empty. */
+int store_draft_list(struct store *s, const char *id, struct review_comment **out, size_t *n,
+                     struct err *e);
+void store_draft_free(struct review_comment *c, size_t n);
+int store_draft_count(struct store *s, const char *id, size_t *n, struct err *e);
+/* Discards the task's comments up to n = upto (what the reviewer was
+ * shown); returns how many, or -1. */
+int store_draft_discard(struct store *s, const char *id, long long upto, struct err *e);
 /* The scheduler starts a requested round: review -> running, round + 1,
  * pending cleared, round n+1 begun from the current head. */
 int store_task_resume(struct store *s, const char *id, int *round_out, struct err *e);

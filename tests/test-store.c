@@ -55,7 +55,7 @@ static void test_migration(const char *dir)
 	struct store *s;
 	struct err e = {{0}};
 	is_int(store_open(&s, db, &e), 0, "a version-2 store opens (%s)", e.msg);
-	is_int(store_schema_version(s), 7, "and is migrated to version 7");
+	is_int(store_schema_version(s), 8, "and is migrated to version 8");
 	struct task_row t;
 	is_int(store_task_get(s, "ab3de5gh7j", &t, &e), 0, "its task is still there");
 	is_str(t.text, "from before", "with its text");
@@ -81,7 +81,74 @@ static void test_migration(const char *dir)
 	/* New tables work on a migrated store. */
 	is_int(store_egress_add(s, "ab3de5gh7j", 2, "{\"host\":\"x.example\"}", &e), 0,
 	       "egress can be recorded after the migration");
+	struct review_comment mc = { .path = "a.py", .line = 1, .text = "x", .comment = "y" };
+	size_t ndraft = 9;
+	ok(store_draft_add(s, "ab3de5gh7j", &mc, &e) == 0 &&
+	   store_draft_count(s, "ab3de5gh7j", &ndraft, &e) == 0 && ndraft == 1,
+	   "and a review draft kept (%s)", e.msg);
 	store_close(s);
+}
+
+/* A review draft: comments in order, a request for changes that sends
+ * them removes only those it sent, in its transaction; discard. */
+static void test_draft(struct store *s, const char *dir)
+{
+	struct err e = {{0}};
+	char id[TASK_ID_LEN + 1];
+	store_task_add(s, "demo", "fixer", "drafted", NULL, id, &e);
+	struct review_comment c = { .path = "calc.py", .line = 2, .text = "    return a - b",
+	                            .comment = "this should add" };
+	size_t n = 9;
+	is_int(store_draft_count(s, id, &n, &e), 0, "an empty draft counts");
+	is_int((long long)n, 0, "no comments");
+	is_int(store_draft_add(s, id, &c, &e), 0, "a comment added to the draft");
+	c.path = "old.py", c.line = 7, c.old = 1, c.text = "gone", c.comment = "why?";
+	is_int(store_draft_add(s, id, &c, &e), 0, "a comment on an old line");
+	ok(store_draft_add(s, "zzzzzzzzzz", &c, &e) < 0 && strstr(e.msg, "no task"),
+	   "a comment on an unknown task is refused (%s)", e.msg);
+	struct review_comment *l;
+	is_int(store_draft_list(s, id, &l, &n, &e), 0, "the draft lists");
+	ok(n == 2 && l[0].n < l[1].n && !strcmp(l[0].path, "calc.py") && l[0].line == 2 &&
+	   !l[0].old && !strcmp(l[0].text, "    return a - b") &&
+	   !strcmp(l[0].comment, "this should add") && l[0].round == 1 && l[0].created > 0 &&
+	   !strcmp(l[1].path, "old.py") && l[1].old && l[1].line == 7,
+	   "both comments, in order, with path, line, side, text, comment and round");
+	long long upto = n ? l[n - 1].n : 0;
+	store_draft_free(l, n);
+
+	/* Reopened (a restart of the dashboard): still there. */
+	struct store *again;
+	is_int(store_open(&again, testlib_fmt("%s/paddock.db", dir), &e), 0, "reopen the store");
+	store_draft_count(again, id, &n, &e);
+	is_int((long long)n, 2, "the draft survives a restart");
+	store_close(again);
+
+	/* Not at review: the request fails and the draft stays. */
+	ok(store_task_request_changes_draft(s, id, "notes", "alice", upto, &e) < 0,
+	   "a request for changes on a queued task fails");
+	store_draft_count(s, id, &n, &e);
+	is_int((long long)n, 2, "and the draft is kept");
+	store_task_transition(s, id, TASK_PREPARING, NULL, &e);
+	store_task_transition(s, id, TASK_RUNNING, NULL, &e);
+	store_task_transition(s, id, TASK_TESTING, NULL, &e);
+	store_task_transition(s, id, TASK_REVIEW, NULL, &e);
+	/* Added after the reviewer composed the request: not sent, kept. */
+	c.path = "late.py", c.old = 0, c.comment = "later";
+	store_draft_add(s, id, &c, &e);
+	is_int(store_task_request_changes_draft(s, id, "all of it", "alice", upto, &e), 0,
+	       "the request sends the draft");
+	store_draft_list(s, id, &l, &n, &e);
+	ok(n == 1 && !strcmp(l[0].path, "late.py"), "the comments sent are gone, a later one stays");
+	store_draft_free(l, n);
+	struct task_decision *d;
+	size_t nd;
+	store_decisions(s, id, &d, &nd, &e);
+	ok(nd == 1 && !strcmp(d[0].notes, "all of it"), "one request, with its notes");
+	task_decisions_free(d, nd);
+	is_int(store_draft_discard(s, id, 1LL << 62, &e), 1, "discard removes what is left");
+	store_draft_count(s, id, &n, &e);
+	is_int((long long)n, 0, "the draft is empty");
+	is_int(store_draft_discard(s, id, 1LL << 62, &e), 0, "discarding an empty draft: none");
 }
 
 static void test_gateway_records(struct store *s)
@@ -332,7 +399,7 @@ int main(void)
 	struct store *s;
 
 	is_int(store_open(&s, db, &e), 0, "open a new store");
-	is_int(store_schema_version(s), 7, "schema is at version 7");
+	is_int(store_schema_version(s), 8, "schema is at version 8");
 
 	char id1[TASK_ID_LEN + 1], id2[TASK_ID_LEN + 1];
 	is_int(store_task_add(s, "demo", "fixer", "Fix the bug", NULL, id1, &e), 0, "add a task");
@@ -569,6 +636,7 @@ int main(void)
 		task_history_free(&h);
 	}
 	test_gateway_records(s);
+	test_draft(s, dir);
 	{
 		/* Another process holding the store past the busy timeout: the
 		 * error says it is busy, of the kind the API answers 503 for, and
