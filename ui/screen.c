@@ -356,6 +356,175 @@ int screen_text_sgr(struct screen *s, int x, int y, int maxw, enum role role, co
 	return col - x;
 }
 
+/* ---- long lines ---- */
+
+/* The widest row a line is drawn into: a wrapped line wider than this
+ * shows this much (then "»" when marked). */
+#define LINE_COLS_MAX 65536
+
+struct screen *screen_line(struct screen *line, int width)
+{
+	if (width < 0)
+		width = 0;
+	if (width > LINE_COLS_MAX)
+		width = LINE_COLS_MAX;
+	int need = width + 1;
+	if (!line || line->w < need || line->h != 1) {
+		/* Grown by half again, so that a view's lines do not resize it
+		 * one by one. */
+		int w = line && line->w * 3 / 2 > need ? line->w * 3 / 2 : need;
+		if (w < 256)
+			w = 256;
+		if (!line)
+			line = xcalloc(1, sizeof *line);
+		free(line->cells);
+		line->w = w;
+		line->h = 1;
+		line->cells = xcalloc((size_t)w, sizeof *line->cells);
+		line->cx = line->cy = -1;
+	}
+	for (int i = 0; i < need; i++) {
+		strcpy(line->cells[i].text, " ");
+		line->cells[i].role = ROLE_NORMAL;
+		line->cells[i].wide_tail = 0;
+		line->cells[i].sgr = 0;
+	}
+	return line;
+}
+
+/* A blank cell at (x, y) in role r. */
+static void blank(struct screen *s, int x, int y, unsigned char r)
+{
+	struct cell *c = at(s, x, y);
+	if (!c)
+		return;
+	unwide(s, x, y);
+	strcpy(c->text, " ");
+	c->role = r;
+	c->wide_tail = 0;
+	c->sgr = 0;
+}
+
+/* Copies the line's cells [from, to) to (x, y); half of a wide character
+ * at either end becomes a blank in its role; columns from `to` up to
+ * x + w take the role `fill`. */
+static void copy_cells(struct screen *s, int x, int y, int w, const struct screen *line, int from,
+                       int to, unsigned char fill)
+{
+	int k = 0;
+	for (int i = from; i < to && k < w; i++, k++) {
+		const struct cell *src = &line->cells[i];
+		int head = i + 1 < line->w && line->cells[i + 1].wide_tail;
+		if ((src->wide_tail && i == from) || (head && (i + 1 >= to || k + 1 >= w))) {
+			blank(s, x + k, y, src->role);
+			continue;
+		}
+		struct cell *c = at(s, x + k, y);
+		if (!c)
+			break;
+		if (!src->wide_tail) {
+			unwide(s, x + k, y);
+		} else {
+			/* The right half of what was there is gone too. */
+			struct cell *nx = at(s, x + k + 1, y);
+			if (nx && nx->wide_tail) {
+				strcpy(nx->text, " ");
+				nx->wide_tail = 0;
+			}
+		}
+		*c = *src;
+	}
+	for (; k < w; k++)
+		blank(s, x + k, y, fill);
+}
+
+/* A continuation mark at (x, y). */
+static void mark(struct screen *s, int x, int y, const char *m)
+{
+	struct cell *c = at(s, x, y);
+	if (!c)
+		return;
+	unwide(s, x, y);
+	snprintf(c->text, sizeof c->text, "%s", m);
+	c->role = ROLE_DIM;
+	c->wide_tail = 0;
+	c->sgr = 0;
+}
+
+int screen_window(struct screen *s, int x, int y, int w, int rows, const struct screen *line,
+                  int width, int left, int flags)
+{
+	if (w < 1)
+		w = 1;
+	if (width > line->w)
+		width = line->w;
+	const struct cell *f = width < line->w ? &line->cells[width] : NULL;
+	unsigned char fill = f ? f->role : ROLE_NORMAL;
+	int marks = flags & SCREEN_TEXT_MARKS, more = flags & SCREEN_TEXT_MORE;
+	if (!(flags & SCREEN_TEXT_WRAP)) {
+		if (left < 0)
+			left = 0;
+		if (s && rows != 0) {
+			int to = left + w < width ? left + w : width;
+			copy_cells(s, x, y, w, line, left < width ? left : width, to, fill);
+			if (marks && left > 0 && width > 0)
+				mark(s, x, y, "\u00ab");
+			if (marks && (width > left + w || more))
+				mark(s, x + w - 1, y, "\u00bb");
+		}
+		return more && width <= left + w ? left + w + 1 : width;
+	}
+	int n = 0, start = 0;
+	do {
+		int end = start + w;
+		if (end >= width) {
+			end = width;
+		} else if (line->cells[end].wide_tail && end - 1 > start) {
+			end--;         /* the wide character starts the next row */
+		}
+		if (s && n < rows) {
+			copy_cells(s, x, y + n, w, line, start, end, fill);
+			if (marks && more && end >= width)
+				mark(s, x + w - 1, y + n, "\u00bb");
+		}
+		n++;
+		start = end;
+	} while (start < width);
+	return n;
+}
+
+static struct screen *text_line;   /* screen_text_window's row */
+
+/* Draws text whole (as far as a window of it needs) into text_line;
+ * returns its width; *more when it did not all fit. */
+static int text_into_line(int w, enum role role, const char *text, size_t len, int left,
+                          int flags, int *more)
+{
+	int width = flags & SCREEN_TEXT_WRAP ? screen_textwidth(text, len) :
+	            (left > 0 ? left : 0) + (w > 0 ? w : 1) + 1;
+	text_line = screen_line(text_line, width);
+	int used = flags & SCREEN_TEXT_SGR ? screen_text_sgr(text_line, 0, 0, -1, role, text, len) :
+	           screen_text(text_line, 0, 0, -1, role, text, len);
+	screen_fill(text_line, used, 0, 1, role);
+	*more = (flags & SCREEN_TEXT_WRAP) && used < width;
+	return used;
+}
+
+int screen_text_window(struct screen *s, int x, int y, int w, int rows, enum role role,
+                       const char *text, size_t len, int left, int flags)
+{
+	int more;
+	int used = text_into_line(w, role, text, len, left, flags, &more);
+	return screen_window(s, x, y, w, rows, text_line, used, left,
+	                     flags | (more ? SCREEN_TEXT_MORE : 0));
+}
+
+int screen_text_rows(const char *text, size_t len, int w, int flags)
+{
+	return screen_text_window(NULL, 0, 0, w, 0, ROLE_NORMAL, text, len, 0,
+	                          flags | SCREEN_TEXT_WRAP);
+}
+
 unsigned screen_cell_sgr(const struct screen *s, int x, int y)
 {
 	if (x < 0 || y < 0 || x >= s->w || y >= s->h)

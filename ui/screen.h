@@ -69,6 +69,57 @@ const char *screen_cell(const struct screen *s, int x, int y, enum role *role);
 #define SCREEN_SGR_REVERSE (1u << 22)
 unsigned screen_cell_sgr(const struct screen *s, int x, int y);
 
+/* ---- long lines: a window of a line, or the line wrapped ----
+ *
+ * A line wider than its view is cut (scrolled sideways by `left`
+ * columns) or wrapped onto several rows.  screen_text_window does it for
+ * text in one role; for a line drawn in several roles (a diff line with
+ * word highlights, a log line with a search match), draw it whole into a
+ * row of its own (screen_line), then show it with screen_window. */
+#define SCREEN_TEXT_SGR   1   /* text holds SGR sequences: drawn as
+                                 screen_text_sgr draws them (a log line) */
+#define SCREEN_TEXT_MARKS 2   /* a cut line shows that it goes on: the dim
+                                 mark "»" in the last column when there is
+                                 text to the right, "«" in the first when
+                                 scrolled right (left > 0) and the line has
+                                 text to the left */
+#define SCREEN_TEXT_WRAP  4   /* wrapped onto as many rows as it takes, w
+                                 columns each (left is ignored); a wide
+                                 character that would be split starts the
+                                 next row */
+#define SCREEN_TEXT_MORE  8   /* the text is only the start of the line (the
+                                 caller read no more): it goes on past its
+                                 end (the "»" mark where it ends) */
+
+/* Draws text at column x of row y, w columns wide, as screen_text does (or
+ * screen_text_sgr with SCREEN_TEXT_SGR): cut, columns [left, left + w) of
+ * the text; with SCREEN_TEXT_WRAP, onto rows y .. y + rows - 1 at most.
+ * Columns past the text's end are blank in `role`.  Returns, cut: the
+ * text's width as far as it was drawn (more than left + w: it goes on to
+ * the right of the window); wrapped: the rows the whole text takes at
+ * width w, drawn or not (s NULL or rows 0: only counts).  Example, a log
+ * line scrolled sideways:
+ *   screen_text_window(s, 0, y, w, 1, ROLE_NORMAL, line, len, v->left,
+ *                      SCREEN_TEXT_SGR | SCREEN_TEXT_MARKS); */
+int screen_text_window(struct screen *s, int x, int y, int w, int rows, enum role role,
+                       const char *text, size_t len, int left, int flags);
+/* The rows text takes wrapped at width w (at least 1). */
+int screen_text_rows(const char *text, size_t len, int w, int flags);
+
+/* A row to draw one line into whole: `line` (NULL the first time, then
+ * what this returned: the caller keeps it and frees it with screen_free)
+ * made at least `width` + 1 columns wide, one row, and its first
+ * `width` + 1 columns cleared.  Draw the line at (0, 0) and keep the
+ * columns used. */
+struct screen *screen_line(struct screen *line, int width);
+/* Shows the line drawn in row 0 of `line` (`width` columns of it, as the
+ * drawing returned) on s as screen_text_window does (SCREEN_TEXT_SGR has
+ * no effect here).  Columns past the line's end take the role of line's
+ * cell at column `width` (fill it to colour a row to the edge).  Returns
+ * as screen_text_window. */
+int screen_window(struct screen *s, int x, int y, int w, int rows, const struct screen *line,
+                  int width, int left, int flags);
+
 /* Dumps the screen: each row's text with trailing blanks removed; then,
  * when roles is set, a line "--" and for each row the runs of cells whose
  * role is not NORMAL as "ROW:FROM-TO ROLE" (columns 0-based, inclusive),
