@@ -963,6 +963,11 @@ int scheduler_open(struct scheduler **out, const struct config *cfg, const char 
 	return 0;
 }
 
+void scheduler_set_config(struct scheduler *s, const struct config *cfg)
+{
+	s->cfg = cfg;
+}
+
 size_t scheduler_pollfds(struct scheduler *s, struct pollfd *out, size_t max)
 {
 	size_t n = 0;

@@ -51,6 +51,12 @@ void scheduler_sandbox_options(const struct config *cfg, struct sandbox_options 
  * owns nothing of the caller's. */
 int scheduler_open(struct scheduler **out, const struct config *cfg, const char *data_dir,
                    FILE *progress, struct err *e);
+/* Uses cfg from now on (a configuration read again: agents, repos,
+ * workers, limits for the tasks it starts next); what runs keeps what it
+ * started with.  The caller keeps the old config alive while s is open:
+ * work in flight may point into it.  The sandbox backend stays the one
+ * chosen at open. */
+void scheduler_set_config(struct scheduler *s, const struct config *cfg);
 /* Fills out (at most max) with the fds to poll for input; returns how many. */
 size_t scheduler_pollfds(struct scheduler *s, struct pollfd *out, size_t max);
 /* Handles what poll reported in fds (n may be 0), reaps children, and at

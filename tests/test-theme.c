@@ -324,22 +324,34 @@ static void test_load(void)
 	unsetenv("PADDOCK_THEMES_DIR");
 	struct stat st;
 	int installed = stat(PKGDATADIR "/dark.theme", &st) == 0;
+	/* The uninstalled build (this test runs from it) finds the source
+	 * tree's themes, as the installed one finds PKGDATADIR's. */
+	const char *srcdir = getenv("top_srcdir");
+	char *src_dark = xasprintf("%s/themes/dark.theme", srcdir ? srcdir : ".");
+	char *real_dark = realpath(src_dark, NULL);
 	t = theme_load("dark", msg, sizeof(msg));
-	ok(t && strcmp(theme_file(t), installed ? PKGDATADIR "/dark.theme" : "(built-in)") == 0,
-	   "uninstalled, dark is the compiled-in copy");
+	char *got = t ? realpath(theme_file(t), NULL) : NULL;
+	ok(t && got && (installed ? strcmp(theme_file(t), PKGDATADIR "/dark.theme") == 0 :
+	                real_dark && strcmp(got, real_dark) == 0),
+	   "uninstalled, dark is the source tree's (%s)", t ? theme_file(t) : msg);
+	free(got);
+	free(real_dark);
+	free(src_dark);
 	if (t) {
 		int all = 1;
 		for (int r = 0; r < ROLE_N; r++)
 			all &= theme_has_role(t, (enum role)r);
-		ok(all, "the compiled-in dark theme names every role");
+		ok(all, "the dark theme names every role");
 	}
 	theme_free(t);
-	if (!installed) {
-		t = theme_load("mono", msg, sizeof(msg));
-		ok(t == NULL, "uninstalled without PADDOCK_THEMES_DIR, only dark is there");
-		is_str(msg, "no theme named 'mono' (there are: dark)", "a missing theme says which there are");
-		theme_free(t);
-	}
+	t = theme_load("mono", msg, sizeof(msg));
+	ok(t != NULL, "uninstalled without PADDOCK_THEMES_DIR, mono is found too (%s)",
+	   t ? theme_file(t) : msg);
+	theme_free(t);
+	t = theme_load("no-such", msg, sizeof(msg));
+	ok(t == NULL && strstr(msg, "no theme named 'no-such' (there are: ") && strstr(msg, "light"),
+	   "a missing theme says which there are (%s)", msg);
+	theme_free(t);
 	setenv("PADDOCK_THEMES_DIR", shipdir, 1);
 
 	const char *badnames[] = { "../dark", "a/b", ".hidden", "", "-x", "_x", "a b" };

@@ -21,6 +21,7 @@ extern char **environ;
 #include "demo.h"
 #include "editor.h"
 #include "fsx.h"
+#include "lineedit.h"
 #include "i18n.h"
 #include "paths.h"
 #include "sanitize.h"
@@ -33,10 +34,14 @@ extern char **environ;
 /* The line editor at the bottom: :commands, searches, notes. */
 struct dash_input {
 	char *prompt;
-	struct buf text;
-	int multiline;
+	struct lineedit ed;
 	void (*done)(struct dash *d, void *arg, const char *text);
+	void (*changed)(struct dash *d, void *arg, const char *text);
 	void *arg;
+	int commands;              /* the : prompt: Tab completes, Up/Down history */
+	size_t hist;               /* the history entry shown (nhistory: none) */
+	int confirm;               /* asking whether to drop what was written */
+	int ctrl_x;                /* <C-x> came: <C-e> opens the editor */
 };
 
 /* Slow work running in a forked child: a message for the status bar
@@ -65,6 +70,8 @@ struct ui {
 	/* Counts for the status bar and notifications. */
 	int running, review, queued, failed;
 	int known_review, known_failed;   /* for notifications */
+	char notified[64][64];            /* "id/round/status" notified lately */
+	size_t nnotified;
 	int counts_valid;
 	uint64_t counts_version;          /* store_data_version of the counts */
 	double pause_until;               /* the first shown pause's end, or 0 */
@@ -72,6 +79,10 @@ struct ui {
 	char **history;                   /* : command history */
 	size_t nhistory;
 	int quit_asked;
+	char help_hint[64];               /* "? help", with the key bound now */
+	struct config **configs;          /* those :reload read (the first is
+	                                     the caller's) */
+	size_t nconfigs;
 	char *wait_text;                  /* script: wait until the screen shows it */
 	double wait_until;
 	int script_failed;                /* script: a step failed */
@@ -84,15 +95,35 @@ static struct ui *ui_of(struct dash *d)
 
 void dash_message(struct dash *d, enum role role, const char *fmt, ...)
 {
+	char raw[sizeof d->message];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(d->message, sizeof d->message, fmt, ap);
+	vsnprintf(raw, sizeof raw, fmt, ap);
 	va_end(ap);
-	/* One line: the status bar has one. */
-	for (char *p = d->message; *p; p++)
-		if (*p == '\n')
+	/* Messages quote what agents wrote (errors, reasons): the status bar
+	 * gets them without escape sequences, and one line of them. */
+	struct buf b = {0};
+	sanitize_text(raw, strlen(raw), 0, &b);
+	for (char *p = b.data; p && *p; p++)
+		if (*p == '\n' || *p == '\t')
 			*p = ' ';
+	snprintf(d->message, sizeof d->message, "%s", b.data ? b.data : "");
+	buf_free(&b);
 	d->message_role = role;
+	if (!d->message[0])
+		return;
+	if (d->nnotes && !strcmp(d->notes[d->nnotes - 1].text, d->message)) {
+		d->notes[d->nnotes - 1].at = d->now;
+		return;
+	}
+	if (d->nnotes == DASH_NOTES_MAX) {
+		free(d->notes[0].text);
+		memmove(d->notes, d->notes + 1, (d->nnotes - 1) * sizeof *d->notes);
+		d->nnotes--;
+	}
+	d->notes = xrealloc(d->notes, (d->nnotes + 1) * sizeof *d->notes);
+	d->notes[d->nnotes++] = (struct dash_note){ .at = d->now ? d->now : clock_wall(),
+	                                            .role = role, .text = xstrdup(d->message) };
 }
 
 /* Text as base64, for OSC 52. */
@@ -263,22 +294,32 @@ void dash_close_top(struct dash *d)
 	view_free(d->stack[--d->nviews]);
 }
 
+static void input_free(struct dash_input *in)
+{
+	lineedit_free(&in->ed);
+	free(in->prompt);
+	free(in);
+}
+
 void dash_ask(struct dash *d, const char *prompt, int multiline, const char *initial,
               void (*done)(struct dash *d, void *arg, const char *text), void *arg)
 {
-	if (d->input) {
-		buf_free(&d->input->text);
-		free(d->input->prompt);
-		free(d->input);
-	}
+	if (d->input)
+		input_free(d->input);
 	struct dash_input *in = xcalloc(1, sizeof *in);
 	in->prompt = xstrdup(prompt);
-	in->multiline = multiline;
+	lineedit_init(&in->ed, initial, multiline);
 	in->done = done;
 	in->arg = arg;
-	if (initial)
-		buf_adds(&in->text, initial);
 	d->input = in;
+}
+
+void dash_ask_live(struct dash *d, const char *prompt, const char *initial,
+                   void (*changed)(struct dash *d, void *arg, const char *text),
+                   void (*done)(struct dash *d, void *arg, const char *text), void *arg)
+{
+	dash_ask(d, prompt, 0, initial, done, arg);
+	d->input->changed = changed;
 }
 
 static void input_finish(struct dash *d, int ok)
@@ -286,10 +327,8 @@ static void input_finish(struct dash *d, int ok)
 	struct dash_input *in = d->input;
 	d->input = NULL;
 	if (in->done)
-		in->done(d, in->arg, ok ? (in->text.data ? in->text.data : "") : NULL);
-	buf_free(&in->text);
-	free(in->prompt);
-	free(in);
+		in->done(d, in->arg, ok ? lineedit_text(&in->ed) : NULL);
+	input_free(in);
 }
 
 /* ---- background jobs ---- */
@@ -478,6 +517,55 @@ static void notify(struct ui *u, const char *event, const char *id)
 	free(tid);
 }
 
+/* Whether (task, round, status) was notified already; remembers it. */
+static int notified(struct ui *u, const struct task_row *t)
+{
+	char key[64];
+	snprintf(key, sizeof key, "%s/%d/%d", t->id, t->round, (int)t->status);
+	for (size_t i = 0; i < u->nnotified; i++)
+		if (!strcmp(u->notified[i], key))
+			return 1;
+	/* The last 64 events are enough: a task changes its round or status
+	 * before it can come back to the same one. */
+	if (u->nnotified == sizeof u->notified / sizeof u->notified[0]) {
+		memmove(u->notified, u->notified + 1, sizeof u->notified - sizeof u->notified[0]);
+		u->nnotified--;
+	}
+	snprintf(u->notified[u->nnotified++], sizeof u->notified[0], "%s", key);
+	return 0;
+}
+
+/* A gate opened or a task failed since the last look: among the tasks
+ * changed in the last seconds (the index on `updated`), each event once. */
+static void notify_new(struct ui *u, int silent)
+{
+	struct task_query q = { .changed_after = u->d.now - 5, .no_steps = 1 };
+	struct task_row *rows;
+	size_t n;
+	struct err e = {{0}};
+	if (store_task_query(u->d.st, &q, &rows, &n, &e) < 0)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		const struct task_row *t = &rows[i];
+		if ((t->status != TASK_REVIEW && t->status != TASK_FAILED) || notified(u, t) ||
+		    silent)
+			continue;
+		if (t->status == TASK_REVIEW) {
+			notify(u, "review", t->id);
+			dash_message(&u->d, ROLE_NOTICE, _("task %s is at review (round %d)"), t->id,
+			             t->round ? t->round : 1);
+		} else {
+			notify(u, "failed", t->id);
+			char why[256];
+			snprintf(why, sizeof why, "%.*s", (int)strcspn(t->error ? t->error : "", "\n"),
+			         t->error ? t->error : "");
+			dash_message(&u->d, ROLE_ERROR, _("task %s failed: %s"), t->id,
+			             *why ? why : t->reason ? t->reason : "?");
+		}
+	}
+	task_rows_free(rows, n);
+}
+
 static void update_counts(struct ui *u)
 {
 	/* Nothing is read while the store stays as it was, but for a pause
@@ -495,23 +583,9 @@ static void update_counts(struct ui *u)
 	    failed = (int)c[TASK_FAILED];
 	for (int st = 0; st < TASK_NSTATUS; st++)
 		running += task_status_is_active((enum task_status)st) ? (int)c[st] : 0;
-	if (u->counts_valid && (review > u->known_review || failed > u->known_failed)) {
-		/* A gate opened or a task failed since the last look: the
-		 * tasks changed in the last seconds, from the index on
-		 * `updated`. */
-		struct task_query q = { .changed_after = u->d.now - 5, .no_steps = 1 };
-		struct task_row *rows;
-		size_t n;
-		if (store_task_query(u->d.st, &q, &rows, &n, &e) == 0) {
-			for (size_t i = 0; i < n; i++) {
-				if (rows[i].status == TASK_REVIEW && review > u->known_review)
-					notify(u, "review", rows[i].id);
-				else if (rows[i].status == TASK_FAILED && failed > u->known_failed)
-					notify(u, "failed", rows[i].id);
-			}
-			task_rows_free(rows, n);
-		}
-	}
+	/* On the first look, what is already at review or failed is only
+	 * remembered. */
+	notify_new(u, !u->counts_valid);
 	u->counts_valid = 1;
 	u->known_review = review;
 	u->known_failed = failed;
@@ -548,6 +622,171 @@ static void update_counts(struct ui *u)
 
 /* ---- drawing ---- */
 
+#define STATUS_ROWS_MAX 3
+
+/* Bytes of text that fit in w columns, cut at a character. */
+static size_t fit_bytes(const char *text, int w)
+{
+	size_t i = 0, n = strlen(text);
+	while (i < n) {
+		size_t j = i + 1;
+		while (j < n && ((unsigned char)text[j] & 0xc0) == 0x80)
+			j++;
+		if (screen_textwidth(text, j) > w)
+			break;
+		i = j;
+	}
+	return i;
+}
+
+/* What the left of the status bar says: the message, a pause, or the
+ * hint for a new user. */
+static const char *status_text(struct ui *u, enum role *role)
+{
+	struct dash *d = &u->d;
+	if (d->message[0]) {
+		*role = d->message_role == ROLE_NORMAL ? ROLE_STATUSBAR : d->message_role;
+		return d->message;
+	}
+	if (u->pauses[0]) {
+		*role = ROLE_NOTICE;
+		return u->pauses;
+	}
+	*role = ROLE_STATUSBAR;
+	return u->help_hint;
+}
+
+/* The status bar's rows: a message longer than the room beside the
+ * counts goes on over more rows (up to STATUS_ROWS_MAX, then it is cut
+ * with a pointer to :messages).  Fills starts[] with where each row's text
+ * begins; returns the number of rows. */
+static int status_layout(int w, int cw, const char *text, size_t starts[], size_t lens[])
+{
+	size_t n = strlen(text), at = 0;
+	int rows = 0;
+	int first = cw < w && w - cw - 2 > 10 ? w - cw - 2 : w;
+	if (screen_textwidth(text, n) <= first) {
+		starts[0] = 0;
+		lens[0] = n;
+		return 1;
+	}
+	while (at < n && rows < STATUS_ROWS_MAX) {
+		size_t k = fit_bytes(text + at, w);
+		if (!k)
+			break;
+		/* Break at a space when one is near. */
+		if (at + k < n) {
+			size_t sp = k;
+			while (sp > k / 2 && text[at + sp] != ' ')
+				sp--;
+			if (text[at + sp] == ' ')
+				k = sp + 1;
+		}
+		starts[rows] = at;
+		lens[rows++] = k;
+		at += k;
+	}
+	if (at < n) {
+		lens[rows - 1] = (size_t)-1;  /* cut: the row says so */
+	} else if (screen_textwidth(text + starts[rows - 1], lens[rows - 1]) > first) {
+		/* The counts need room of their own on the last row. */
+		if (rows < STATUS_ROWS_MAX) {
+			starts[rows] = n;
+			lens[rows++] = 0;
+		} else {
+			lens[rows - 1] = (size_t)-1;
+		}
+	}
+	return rows;
+}
+
+static void draw_status(struct ui *u, int sy, int rows, const char *text, enum role role,
+                        const size_t starts[], const size_t lens[], const char *counts)
+{
+	struct screen *s = u->d.scr;
+	int w = screen_width(s);
+	int cw = screen_textwidth(counts, strlen(counts));
+	for (int r = 0; r < rows; r++) {
+		/* The last row leaves room for the counts. */
+		int room = r == rows - 1 && cw + 2 < w ? w - cw - 2 : w;
+		screen_fill(s, 0, sy + r, w, ROLE_STATUSBAR);
+		if (lens[r] == (size_t)-1) {
+			const char *more = _(" ... (:messages shows it all)");
+			int mw = screen_textwidth(more, strlen(more));
+			size_t k = fit_bytes(text + starts[r], room - mw > 0 ? room - mw : 0);
+			int used = screen_text(s, 0, sy + r, room, role, text + starts[r], k);
+			screen_str(s, used, sy + r, room - used, ROLE_DIM, more);
+		} else {
+			screen_text(s, 0, sy + r, room, role, text + starts[r], lens[r]);
+		}
+	}
+	if (cw < w)
+		screen_str(s, w - cw, sy + rows - 1, cw, ROLE_STATUSBAR, counts);
+}
+
+/* The rows the line editor takes under the status bar. */
+static int input_rows(const struct dash *d, int h)
+{
+	if (!d->input)
+		return 0;
+	if (!d->input->ed.multiline)
+		return 1;
+	int rows = 2;
+	for (size_t i = 0; i < d->input->ed.text.len; i++)
+		rows += d->input->ed.text.data[i] == '\n';
+	return rows > h / 2 ? h / 2 : rows;
+}
+
+static void draw_input(struct ui *u, int y, int rows)
+{
+	struct dash *d = &u->d;
+	struct screen *s = d->scr;
+	int w = screen_width(s);
+	struct dash_input *in = d->input;
+	const char *text = lineedit_text(&in->ed);
+	int line, col;
+	lineedit_cursor(&in->ed, &line, &col);
+	if (in->confirm) {
+		int pw = screen_str(s, 0, y, w, ROLE_PROMPT, in->ed.multiline ?
+		                    _("discard what you wrote? (y/n) ") :
+		                    _("discard the text? (y/n) "));
+		screen_cursor(s, pw, y);
+		return;
+	}
+	int pw = screen_str(s, 0, y, w, ROLE_PROMPT, in->prompt);
+	if (!in->ed.multiline) {
+		/* Scrolled so that the cursor shows. */
+		int room = w - pw - 1 > 1 ? w - pw - 1 : 1;
+		const char *shown = text;
+		while (col > room && *shown) {
+			size_t k = 1;
+			while (((unsigned char)shown[k] & 0xc0) == 0x80)
+				k++;
+			col -= screen_textwidth(shown, k);
+			shown += k;
+		}
+		screen_str(s, pw, y, w - pw, ROLE_NORMAL, shown);
+		screen_cursor(s, pw + col, y);
+		return;
+	}
+	screen_str(s, pw + 1, y, w - pw - 1, ROLE_DIM,
+	           _("(Enter: new line, <C-d>: done, <C-e>: $EDITOR, <Esc>: cancel)"));
+	/* The lines around the cursor's. */
+	int shown = rows - 1, first = line - shown + 1 > 0 ? line - shown + 1 : 0;
+	const char *p = text;
+	for (int i = 0; i < first && p; i++) {
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+	for (int r = 0; r < shown && p; r++) {
+		size_t n = strcspn(p, "\n");
+		screen_text(s, 0, y + 1 + r, w, ROLE_NORMAL, p, n);
+		p = p[n] ? p + n + 1 : NULL;
+	}
+	screen_cursor(s, col < w ? col : w - 1, y + 1 + (line - first));
+}
+
 static void draw(struct ui *u)
 {
 	struct dash *d = &u->d;
@@ -565,85 +804,31 @@ static void draw(struct ui *u)
 	int sw = screen_textwidth(sched, strlen(sched));
 	if (*sched && sw < w / 2)
 		screen_str(s, w - sw, 0, sw, ROLE_TITLE, sched);
-	/* Body. */
-	int bottom = h - 1;
-	int input_rows = 0;
-	if (d->input) {
-		input_rows = 1;
-		if (d->input->multiline) {
-			input_rows = 1;
-			for (size_t i = 0; i < d->input->text.len; i++)
-				input_rows += d->input->text.data[i] == '\n';
-			input_rows += 1;
-			if (input_rows > h / 2)
-				input_rows = h / 2;
-		}
-	}
-	int body_h = bottom - 1 - input_rows;
-	if (v && body_h > 0) {
-		v->height = body_h;
-		view_clamp(v);
-		v->ops->draw(v, s, 1, body_h);
-	}
-	/* Status bar: message, or counts. */
-	int sy = bottom - input_rows;
-	screen_fill(s, 0, sy, w, ROLE_STATUSBAR);
+	/* The status bar, as many rows as its message needs. */
 	char counts[160];
 	snprintf(counts, sizeof counts, _("%d running  %d at review  %d queued  %d failed"),
 	         u->running, u->review, u->queued, u->failed);
-	int cw = screen_textwidth(counts, strlen(counts));
-	if (d->message[0]) {
-		screen_str(s, 0, sy, w - cw - 2 > 10 ? w - cw - 2 : w, d->message_role == ROLE_NORMAL ?
-		           ROLE_STATUSBAR : d->message_role, d->message);
-	} else if (u->pauses[0]) {
-		/* Until a message takes its place. */
-		screen_str(s, 0, sy, w - cw - 2 > 10 ? w - cw - 2 : w, ROLE_NOTICE, u->pauses);
+	enum role role;
+	const char *text = status_text(u, &role);
+	size_t starts[STATUS_ROWS_MAX + 1], lens[STATUS_ROWS_MAX + 1];
+	int srows = status_layout(w, screen_textwidth(counts, strlen(counts)), text, starts, lens);
+	int irows = input_rows(d, h);
+	if (srows > 1 && srows > h / 4) {
+		/* A tiny screen: one row, cut. */
+		srows = 1;
+		lens[0] = (size_t)-1;
 	}
-	if (cw < w)
-		screen_str(s, w - cw, sy, cw, ROLE_STATUSBAR, counts);
-	/* Input rows. */
-	if (d->input) {
-		int y = sy + 1;
-		const char *text = d->input->text.data ? d->input->text.data : "";
-		int pw = screen_str(s, 0, y, w, ROLE_PROMPT, d->input->prompt);
-		if (!d->input->multiline) {
-			int tw = screen_textwidth(text, strlen(text));
-			/* Keep the end visible when it is longer than the line. */
-			const char *shown = text;
-			while (tw > w - pw - 1 && *shown) {
-				tw -= screen_textwidth(shown, 1);
-				shown++;
-				while ((*shown & 0xc0) == 0x80)
-					shown++;
-			}
-			int used = screen_str(s, pw, y, w - pw, ROLE_NORMAL, shown);
-			screen_cursor(s, pw + used, y);
-		} else {
-			screen_str(s, pw + 1, y, w - pw - 1, ROLE_DIM,
-			           _("(Enter: new line, <C-d>: done, <C-e>: $EDITOR, <Esc>: cancel)"));
-			const char *line = text;
-			int row = y + 1, lastx = 0;
-			/* The last lines that fit. */
-			int lines = 1;
-			for (const char *p = text; *p; p++)
-				lines += *p == '\n';
-			int skip = lines - (input_rows - 1);
-			for (int i = 0; i < skip && line; i++) {
-				line = strchr(line, '\n');
-				if (line)
-					line++;
-			}
-			while (line && row < h) {
-				size_t n = strcspn(line, "\n");
-				lastx = screen_text(s, 0, row, w, ROLE_NORMAL, line, n);
-				if (!line[n])
-					break;
-				line += n + 1;
-				row++;
-			}
-			screen_cursor(s, lastx, row < h ? row : h - 1);
-		}
+	int sy = h - irows - srows;
+	int body_h = sy - 1;
+	if (v && body_h > 0) {
+		v->height = body_h;
+		v->width = w;
+		view_clamp(v);
+		v->ops->draw(v, s, 1, body_h);
 	}
+	draw_status(u, sy, srows, text, role, starts, lens, counts);
+	if (d->input)
+		draw_input(u, sy + srows, irows);
 }
 
 static void request_quit(struct ui *u);
@@ -686,6 +871,79 @@ static void open_task_view(struct dash *d, const struct view_ops *ops)
 	dash_open(d, ops, id);
 }
 
+const struct dash_command dash_commands[] = {
+	{ "quit", "", N_("quit at once; tasks this dashboard runs are stopped and queued again") },
+	{ "theme", N_("NAME"), N_("switch the colour theme (Tab lists them)") },
+	{ "log", N_("[ID]"), N_("the log of the selected task, or of task ID") },
+	{ "diff", N_("[ID]"), N_("the diff of the selected task, or of task ID") },
+	{ "gate", N_("[ID]"), N_("the gate of the selected task, or of task ID") },
+	{ "filter", N_("NAME"), N_("show all, active, running, review, failed or ended tasks, "
+	                           "or repo NAME, agent NAME") },
+	{ "sort", N_("ORDER"), N_("order the list by queued, status, age, time or repo") },
+	{ "messages", "", N_("the messages so far, with their times") },
+	{ "reload", "", N_("read the configuration again: agents, repos, keys, theme") },
+	{ "help", "", N_("this help") },
+	{ "save-display", N_("FILE [roles]"), N_("write the screen to FILE") },
+	{ "message", N_("TEXT"), N_("show TEXT in the status bar") },
+	{ NULL, NULL, NULL }
+};
+
+/* :log ID and the like: the task's view over the list. */
+static void open_task_by_id(struct dash *d, const struct view_ops *ops, const char *id)
+{
+	struct task_row t;
+	struct err e = {{0}};
+	if (store_task_get(d->st, id, &t, &e) < 0) {
+		dash_message(d, ROLE_ERROR, "%s", e.msg);
+		return;
+	}
+	char tid[TASK_ID_LEN + 1];
+	memcpy(tid, t.id, sizeof tid);
+	task_row_free(&t);
+	struct view *v = top(d);
+	/* The task's view replaces another task view, as Tab does; when it
+	 * cannot open, the current one stays. */
+	if (v && v->ops != &view_tasks && v->ops != &view_help) {
+		if (dash_open(d, ops, tid) == 0) {
+			struct view *nv = d->stack[--d->nviews];
+			dash_close_top(d);
+			d->stack[d->nviews++] = nv;
+		}
+		return;
+	}
+	dash_open(d, ops, tid);
+}
+
+static void run_theme(struct ui *u, const char *arg)
+{
+	struct dash *d = &u->d;
+	char msg[512] = "";
+	struct theme *t = theme_load(arg, msg, sizeof msg);
+	if (!t) {
+		dash_message(d, ROLE_ERROR, "%s", msg);
+		return;
+	}
+	theme_free(u->theme);
+	u->theme = t;
+	if (!d->script) {
+		theme_reset_pairs();
+		term_repaint();
+	}
+	dash_message(d, ROLE_NOTICE, _("theme %s"), arg);
+}
+
+static void run_reload(struct ui *u);
+static int bind_keys(struct dash *d, const struct config *cfg);
+static void set_help_hint(struct ui *u);
+
+/* The task list is always at the bottom of the stack. */
+static struct view *to_list(struct dash *d)
+{
+	while (d->nviews > 1)
+		dash_close_top(d);
+	return d->stack[0];
+}
+
 static void run_command(struct ui *u, const char *line)
 {
 	struct dash *d = &u->d;
@@ -698,31 +956,35 @@ static void run_command(struct ui *u, const char *line)
 		arg++;
 	if (!*cmd)
 		return;
+	/* Completion leaves a space after the last word. */
+	char *argbuf = xstrdup(arg);
+	for (size_t n = strlen(argbuf); n && (argbuf[n - 1] == ' ' || argbuf[n - 1] == '\t');)
+		argbuf[--n] = '\0';
+	arg = argbuf;
 	if (!strcmp(cmd, "q") || !strcmp(cmd, "quit")) {
-		request_quit(u);
+		/* As documented: at once, no question (q asks). */
+		d->quit = 1;
 	} else if (!strcmp(cmd, "save-display")) {
 		save_display(u, arg);
 	} else if (!strcmp(cmd, "theme")) {
-		char msg[512] = "";
-		struct theme *t = theme_load(arg, msg, sizeof msg);
-		if (!t) {
-			dash_message(d, ROLE_ERROR, "%s", msg);
-		} else {
-			theme_free(u->theme);
-			u->theme = t;
-			if (!d->script) {
-				theme_reset_pairs();
-				term_repaint();
-			}
-			dash_message(d, ROLE_NOTICE, _("theme %s"), arg);
-		}
+		run_theme(u, arg);
 	} else if (!strcmp(cmd, "log") || !strcmp(cmd, "diff") || !strcmp(cmd, "gate")) {
-		open_task_view(d, !strcmp(cmd, "log") ? &view_log : !strcmp(cmd, "diff") ?
-		               &view_diff : &view_gate);
+		const struct view_ops *ops = !strcmp(cmd, "log") ? &view_log :
+		                             !strcmp(cmd, "diff") ? &view_diff : &view_gate;
+		if (*arg)
+			open_task_by_id(d, ops, arg);
+		else
+			open_task_view(d, ops);
 	} else if (!strcmp(cmd, "help")) {
 		dash_open(d, &view_help, NULL);
+	} else if (!strcmp(cmd, "messages")) {
+		dash_open(d, &view_messages, NULL);
+	} else if (!strcmp(cmd, "reload")) {
+		run_reload(u);
 	} else if (!strcmp(cmd, "message")) {
 		dash_message(d, ROLE_NOTICE, "%s", arg);
+	} else if (!strcmp(cmd, "filter")) {
+		tasks_view_filter(to_list(d), *arg ? arg : "all");
 	} else if (!strcmp(cmd, "wait-for") && d->script) {
 		/* Work another process does (a second dashboard): wait until
 		 * the screen shows the text, for at most a minute. */
@@ -734,15 +996,173 @@ static void run_command(struct ui *u, const char *line)
 		if (sscanf(arg, "%dx%d", &w, &h) == 2 && w > 0 && h > 0)
 			screen_resize(d->scr, w, h);
 	} else {
-		if (!strcmp(cmd, "filter")) {
-			/* The task list is always at the bottom of the stack. */
-			while (d->nviews > 1)
-				dash_close_top(d);
-			tasks_view_filter(d->stack[0], *arg ? arg : "all");
-		} else {
-			dash_message(d, ROLE_ERROR, _("unknown command :%s (try :help)"), cmd);
+		dash_message(d, ROLE_ERROR, _("unknown command :%s (Tab lists them; :help explains "
+		                              "them)"), cmd);
+	}
+	free(argbuf);
+}
+
+/* ---- completion ---- */
+
+struct cands {
+	char **v;
+	size_t n;
+};
+
+static void cand_add(struct cands *c, const char *word, const char *s)
+{
+	if (strncmp(s, word, strlen(word)))
+		return;
+	for (size_t i = 0; i < c->n; i++)
+		if (!strcmp(c->v[i], s))
+			return;
+	c->v = xrealloc(c->v, (c->n + 1) * sizeof *c->v);
+	c->v[c->n++] = xstrdup(s);
+}
+
+/* The candidates for the word being written after `cmd` (NULL: the
+ * command's name itself). */
+static void candidates(struct ui *u, const char *cmd, const char *word, struct cands *c)
+{
+	static const char *const filters[] = { "all", "active", "running", "review", "failed",
+	                                       "ended", "repo", "agent", NULL };
+	static const char *const sorts[] = { "queued", "status", "age", "time", "repo", NULL };
+	if (!cmd) {
+		for (const struct dash_command *k = dash_commands; k->name; k++)
+			cand_add(c, word, k->name);
+	} else if (!strcmp(cmd, "theme")) {
+		char **names = theme_names();
+		for (size_t i = 0; names && names[i]; i++)
+			cand_add(c, word, names[i]);
+		theme_names_free(names);
+	} else if (!strcmp(cmd, "filter")) {
+		for (size_t i = 0; filters[i]; i++)
+			cand_add(c, word, filters[i]);
+	} else if (!strcmp(cmd, "filter-repo")) {
+		for (size_t i = 0; i < u->d.cfg->nrepos; i++)
+			cand_add(c, word, u->d.cfg->repos[i].name);
+	} else if (!strcmp(cmd, "filter-agent")) {
+		for (size_t i = 0; i < u->d.cfg->nagents; i++)
+			cand_add(c, word, u->d.cfg->agents[i].name);
+	} else if (!strcmp(cmd, "sort")) {
+		for (size_t i = 0; sorts[i]; i++)
+			cand_add(c, word, sorts[i]);
+	} else if (!strcmp(cmd, "log") || !strcmp(cmd, "diff") || !strcmp(cmd, "gate")) {
+		/* The newest tasks' ids. */
+		struct task_query q = { .no_steps = 1, .newest_first = 1, .limit = 200 };
+		struct task_row *rows;
+		size_t n;
+		struct err e = {{0}};
+		if (store_task_query(u->d.st, &q, &rows, &n, &e) == 0) {
+			for (size_t i = 0; i < n; i++)
+				cand_add(c, word, rows[i].id);
+			task_rows_free(rows, n);
 		}
 	}
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Tab in the : prompt: the word before the cursor completed as far as
+ * the candidates agree; when several remain, the status bar lists them. */
+static void complete(struct ui *u)
+{
+	struct dash_input *in = u->d.input;
+	char *line = xstrndup(lineedit_text(&in->ed), in->ed.pos);
+	char *word = strrchr(line, ' ');
+	word = word ? word + 1 : line;
+	char *cmd = NULL, *sub = NULL;
+	if (word != line) {
+		cmd = xstrndup(line + strspn(line, ": "), strcspn(line + strspn(line, ": "), " "));
+		/* :filter repo NAME, :filter agent NAME */
+		if (!strcmp(cmd, "filter") && (strstr(line, " repo ") || strstr(line, " agent "))) {
+			sub = xasprintf("filter-%s", strstr(line, " repo ") ? "repo" : "agent");
+		}
+	}
+	const char *w = word + (word == line ? strspn(word, ":") : 0);
+	struct cands c = {0};
+	candidates(u, sub ? sub : cmd, w, &c);
+	if (!c.n) {
+		dash_message(&u->d, ROLE_ERROR, _("nothing completes '%s'"), w);
+	} else {
+		qsort(c.v, c.n, sizeof *c.v, cmp_str);
+		size_t common = strlen(c.v[0]);
+		for (size_t i = 1; i < c.n; i++) {
+			size_t k = 0;
+			while (k < common && c.v[i][k] == c.v[0][k])
+				k++;
+			common = k;
+		}
+		size_t have = strlen(w);
+		if (common > have)
+			lineedit_insert(&in->ed, c.v[0] + have, common - have);
+		if (c.n == 1) {
+			lineedit_insert(&in->ed, " ", 1);
+			u->d.message[0] = '\0';
+		} else {
+			struct buf b = {0};
+			for (size_t i = 0; i < c.n; i++)
+				buf_printf(&b, "%s%s", i ? "  " : "", c.v[i]);
+			dash_message(&u->d, ROLE_NOTICE, "%s", b.data);
+			buf_free(&b);
+		}
+	}
+	for (size_t i = 0; i < c.n; i++)
+		free(c.v[i]);
+	free(c.v);
+	free(cmd);
+	free(sub);
+	free(line);
+}
+
+/* ---- :reload and SIGHUP ---- */
+
+/* Reads the configuration file again; on an error the one in use stays.
+ * Old configurations stay allocated until the dashboard ends: views,
+ * the scheduler's running work and the HTTP API may point into them. */
+static void run_reload(struct ui *u)
+{
+	struct dash *d = &u->d;
+	struct config *fresh = xcalloc(1, sizeof *fresh);
+	struct err e = {{0}};
+	if (config_load(fresh, d->cfg->path, &e) < 0) {
+		dash_message(d, ROLE_ERROR, _("the configuration was not reloaded: %s"), e.msg);
+		free(fresh);
+		return;
+	}
+	struct keymap *old_keys = d->keys;
+	if (bind_keys(d, fresh) < 0) {
+		keymap_free(d->keys);
+		d->keys = old_keys;
+		config_free(fresh);
+		free(fresh);
+		return;
+	}
+	keymap_free(old_keys);
+	const char *theme = fresh->ui_theme ? fresh->ui_theme : "dark";
+	if (strcmp(theme, theme_name(u->theme))) {
+		char msg[512] = "";
+		struct theme *t = theme_load(theme, msg, sizeof msg);
+		if (t) {
+			theme_free(u->theme);
+			u->theme = t;
+			if (!d->script) {
+				theme_reset_pairs();
+				term_repaint();
+			}
+		}
+	}
+	u->configs = xrealloc(u->configs, (u->nconfigs + 1) * sizeof *u->configs);
+	u->configs[u->nconfigs++] = fresh;
+	d->cfg = fresh;
+	if (d->sched)
+		scheduler_set_config(d->sched, fresh);
+	set_help_hint(u);
+	dash_message(d, ROLE_NOTICE, _("reloaded %s: %zu repos, %zu agents"), fresh->path,
+	             fresh->nrepos, fresh->nagents);
 }
 
 static void prompt_done(struct dash *d, void *arg, const char *text)
@@ -798,52 +1218,75 @@ static void input_external_editor(struct ui *u)
 	struct dash_input *in = u->d.input;
 	struct err e = {{0}};
 	char *text = NULL;
-	if (!editor_command()) {
-		dash_message(&u->d, ROLE_ERROR, _("set VISUAL or EDITOR to write notes in an editor"));
-		return;
-	}
 	if (!u->d.script)
 		term_suspend();
-	int rc = editor_edit(in->text.data ? in->text.data : "", &text, &e);
+	int rc = editor_edit(lineedit_text(&in->ed), &text, &e);
 	if (!u->d.script)
 		term_resume();
 	if (rc < 0) {
 		dash_message(&u->d, ROLE_ERROR, _("%s; the notes are as they were"), e.msg);
 		return;
 	}
-	buf_reset(&in->text);
-	buf_adds(&in->text, text);
+	lineedit_set(&in->ed, text);
 	free(text);
+}
+
+static void input_history(struct ui *u, int dir)
+{
+	struct dash_input *in = u->d.input;
+	if (!u->nhistory)
+		return;
+	if (dir < 0 && in->hist > 0)
+		in->hist--;
+	else if (dir > 0 && in->hist < u->nhistory)
+		in->hist++;
+	lineedit_set(&in->ed, in->hist < u->nhistory ? u->history[in->hist] : "");
+}
+
+/* Esc or <C-c>: a prompt closes; notes that hold text ask first. */
+static void input_cancel(struct ui *u)
+{
+	struct dash_input *in = u->d.input;
+	if (in->ed.multiline && strspn(lineedit_text(&in->ed), " \n\t") != in->ed.text.len)
+		in->confirm = 1;
+	else
+		input_finish(&u->d, 0);
 }
 
 static void input_key(struct ui *u, int key)
 {
 	struct dash_input *in = u->d.input;
-	if (key == KEYC_CTRL + 'e' && in->multiline) {
-		input_external_editor(u);
-	} else if (key == KEYC_ESC) {
-		input_finish(&u->d, 0);
-	} else if (key == KEYC_ENTER && in->multiline) {
-		buf_addc(&in->text, '\n');
-	} else if (key == KEYC_ENTER || (key == KEYC_CTRL + 'd' && in->multiline)) {
-		input_finish(&u->d, 1);
-	} else if (key == KEYC_BACKSPACE) {
-		if (in->text.len) {
-			/* A whole UTF-8 character. */
-			do
-				in->text.len--;
-			while (in->text.len && (in->text.data[in->text.len] & 0xc0) == 0x80);
-			in->text.data[in->text.len] = '\0';
-		} else if (!in->multiline) {
+	int ctrl_x = in->ctrl_x;
+	in->ctrl_x = 0;
+	if (in->confirm) {
+		in->confirm = 0;
+		if (key == 'y' || key == 'Y')
 			input_finish(&u->d, 0);
-		}
-	} else if (key == KEYC_UP && !in->multiline && u->nhistory) {
-		buf_reset(&in->text);
-		buf_adds(&in->text, u->history[u->nhistory - 1]);
-	} else if (key >= 32 && key < KEY_CODE_BASE) {
-		char tmp[8];
-		keymap_key_name(key, tmp, sizeof tmp);
-		buf_adds(&in->text, key == ' ' ? " " : tmp);
+		return;
+	}
+	if (key == KEYC_CTRL + 'x') {
+		in->ctrl_x = 1;
+	} else if (key == KEYC_CTRL + 'e' && (in->ed.multiline || ctrl_x)) {
+		input_external_editor(u);
+	} else if (key == KEYC_ESC || key == KEYC_CTRL + 'c') {
+		input_cancel(u);
+	} else if (key == KEYC_ENTER && !in->ed.multiline) {
+		input_finish(&u->d, 1);
+	} else if (key == KEYC_CTRL + 'd' && in->ed.multiline) {
+		input_finish(&u->d, 1);
+	} else if (key == KEYC_BACKSPACE && !in->ed.multiline && !in->ed.text.len) {
+		input_finish(&u->d, 0);
+	} else if ((key == KEYC_UP || key == KEYC_DOWN) && in->commands) {
+		input_history(u, key == KEYC_UP ? -1 : 1);
+	} else if (key == KEYC_TAB && in->commands) {
+		complete(u);
+	} else {
+		size_t before = in->ed.text.len;
+		char *old = in->changed ? xstrdup(lineedit_text(&in->ed)) : NULL;
+		if (lineedit_key(&in->ed, key) && in->changed &&
+		    (in->ed.text.len != before || strcmp(old, lineedit_text(&in->ed))))
+			in->changed(&u->d, in->arg, lineedit_text(&in->ed));
+		free(old);
 	}
 }
 
@@ -857,6 +1300,12 @@ static void handle_key(struct ui *u, int key)
 	struct view *v = top(d);
 	if (key == KEYC_RESIZE)
 		return;
+	if (key == KEYC_CTRL + 'c') {
+		/* As q on the task list: it asks while tasks run here. */
+		d->message[0] = '\0';
+		request_quit(u);
+		return;
+	}
 	if (key == KEYC_MOUSE && !d->script) {
 		int x, y, wheel;
 		term_mouse(&x, &y, &wheel);
@@ -896,6 +1345,8 @@ static void handle_key(struct ui *u, int key)
 		break;
 	case REQ_PROMPT:
 		dash_ask(d, ":", 0, NULL, prompt_done, NULL);
+		d->input->commands = 1;
+		d->input->hist = u->nhistory;
 		break;
 	case REQ_VIEW_LOG:
 		open_task_view(d, &view_log);
@@ -1100,9 +1551,17 @@ static int run(struct ui *u)
 		if (pfd[d->script ? 0 : 1].revents) {
 			struct signalfd_siginfo si;
 			while (read(u->sigfd, &si, sizeof si) == sizeof si) {
-				/* Told to go: what runs is queued again, not
-				 * lost (scheduler_close). */
-				d->quit = 1;
+				/* <C-c> typed at the terminal is a key; SIGHUP
+				 * sent by a person (kill -HUP) re-reads the
+				 * configuration.  Otherwise (kill -INT, -TERM,
+				 * the terminal hung up) told to go: what runs is
+				 * queued again, not lost (scheduler_close). */
+				if (si.ssi_signo == SIGINT && si.ssi_code == SI_KERNEL && !d->script)
+					handle_key(u, KEYC_CTRL + 'c');
+				else if (si.ssi_signo == SIGHUP && si.ssi_code == SI_USER)
+					run_reload(u);
+				else
+					d->quit = 1;
 			}
 		}
 		if (!d->script) {
@@ -1115,18 +1574,32 @@ static int run(struct ui *u)
 	return 0;
 }
 
-/* The key bindings of the config over the defaults. */
+/* The key bindings of the config over the defaults: on stderr before
+ * the screen opens, in the status bar after. */
 static int bind_keys(struct dash *d, const struct config *cfg)
 {
 	d->keys = keymap_new();
 	for (size_t i = 0; i < cfg->nbinds; i++) {
 		char msg[256];
 		if (keymap_bind(d->keys, cfg->binds[i].name, cfg->binds[i].keys, msg, sizeof msg) < 0) {
-			fprintf(stderr, "paddock: %s\n", msg);
+			if (d->scr)
+				dash_message(d, ROLE_ERROR, _("the configuration was not reloaded: %s"),
+				             msg);
+			else
+				fprintf(stderr, "paddock: %s\n", msg);
 			return -1;
 		}
 	}
 	return 0;
+}
+
+/* "? help" in the status bar, with the key help is bound to now. */
+static void set_help_hint(struct ui *u)
+{
+	char keys[128], first[64];
+	keymap_keys_of(u->d.keys, REQ_HELP, keys, sizeof keys);
+	sscanf(keys, "%63s", first);
+	snprintf(u->help_hint, sizeof u->help_hint, _("%s help"), keys[0] ? first : ":help");
 }
 
 /* PADDOCK_UI_SCRIPT: the tests' keystrokes instead of a terminal. */
@@ -1227,11 +1700,16 @@ static void ui_free(struct ui *u)
 		scheduler_close(d->sched);
 	while (d->nviews)
 		view_free(d->stack[--d->nviews]);
-	if (d->input) {
-		buf_free(&d->input->text);
-		free(d->input->prompt);
-		free(d->input);
+	if (d->input)
+		input_free(d->input);
+	for (size_t i = 0; i < u->nconfigs; i++) {
+		config_free(u->configs[i]);
+		free(u->configs[i]);
 	}
+	free(u->configs);
+	for (size_t i = 0; i < d->nnotes; i++)
+		free(d->notes[i].text);
+	free(d->notes);
 	for (size_t i = 0; i < u->nhistory; i++)
 		free(u->history[i]);
 	free(u->history);
@@ -1269,6 +1747,7 @@ int dash_main(struct config *cfg, int demo)
 	}
 	if (bind_keys(d, cfg) < 0 || open_script(u) < 0)
 		goto out;
+	set_help_hint(u);
 	char msg[512] = "";
 	u->theme = theme_load(cfg->ui_theme ? cfg->ui_theme : "dark", msg, sizeof msg);
 	if (!u->theme) {

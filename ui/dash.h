@@ -51,6 +51,13 @@ struct dash {
 	struct dash_input *input;
 };
 
+/* The : commands, for the help view: name, arguments, help (to be
+ * translated); ends with a NULL name. */
+struct dash_command {
+	const char *name, *args, *help;
+};
+extern const struct dash_command dash_commands[];
+
 /* Runs the dashboard; returns the exit status. */
 int dash_main(struct config *cfg, int demo);
 

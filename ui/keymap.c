@@ -36,6 +36,7 @@ static const struct {
 	{ "PageUp", KEYC_PGUP }, { "PageDown", KEYC_PGDN }, { "Home", KEYC_HOME },
 	{ "End", KEYC_END }, { "Enter", KEYC_ENTER }, { "Esc", KEYC_ESC }, { "Tab", KEYC_TAB },
 	{ "Backspace", KEYC_BACKSPACE }, { "Delete", KEYC_DELETE }, { "Space", ' ' },
+	{ "C-Left", KEYC_CLEFT }, { "C-Right", KEYC_CRIGHT },
 };
 
 int keymap_parse_key(const char *p, const char **end)
@@ -63,6 +64,9 @@ int keymap_parse_key(const char *p, const char **end)
 	if (len == 3 && (name[0] == 'C' || name[0] == 'c') && name[1] == '-' &&
 	    name[2] >= 'a' && name[2] <= 'z')
 		code = KEYC_CTRL + name[2];
+	else if (len == 3 && (name[0] == 'M' || name[0] == 'm') && name[1] == '-' &&
+	         name[2] >= 'a' && name[2] <= 'z')
+		code = KEYC_META + name[2];
 	else if ((len == 2 || len == 3) && name[0] == 'F' && atoi(name + 1) >= 1 &&
 	         atoi(name + 1) <= 12)
 		code = KEYC_F1 + atoi(name + 1) - 1;
@@ -86,6 +90,8 @@ void keymap_key_name(int key, char *out, size_t len)
 		snprintf(out, len, "<Space>");
 	else if (key >= KEYC_CTRL && key < KEYC_CTRL + 128)
 		snprintf(out, len, "<C-%c>", key - KEYC_CTRL);
+	else if (key >= KEYC_META && key < KEYC_META + 128)
+		snprintf(out, len, "<M-%c>", key - KEYC_META);
 	else if (key >= KEYC_F1 && key < KEYC_F1 + 12)
 		snprintf(out, len, "<F%d>", key - KEYC_F1 + 1);
 	else if (key < 0x80)
@@ -174,7 +180,8 @@ unsigned keymap_view_scope(const char *view)
 	for (int i = 0; view && i < KS_N; i++)
 		if (!strcmp(view, views[i]))
 			return 1u << i;
-	return 0;
+	/* Other lists of text (the messages) take the help view's keys. */
+	return view ? KS_HELP : 0;
 }
 
 unsigned keymap_request_scope(enum request r)

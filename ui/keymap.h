@@ -5,7 +5,8 @@
  * help text.  Views receive requests, never raw keys.  Keys are written as
  * in the config: a character ("a", "G"), or <Up>, <Down>, <Left>, <Right>,
  * <PageUp>, <PageDown>, <Home>, <End>, <Enter>, <Esc>, <Tab>, <Backspace>,
- * <F1>..<F12>, <C-x> (control). */
+ * <F1>..<F12>, <C-x> (control), <M-x> (Alt, or Esc and then x), <C-Left>,
+ * <C-Right>. */
 #ifndef PADDOCK_UI_KEYMAP_H
 #define PADDOCK_UI_KEYMAP_H
 
@@ -49,7 +50,7 @@
 	X(FIND_NEXT,       "find-next",       KS_LOG | KS_DIFF | KS_HELP, "n", N_("next match")) \
 	X(FIND_PREV,       "find-prev",       KS_LOG | KS_DIFF | KS_HELP, "N", N_("previous match")) \
 	X(FOLLOW,          "follow",          KS_LOG,   "F",              N_("follow the log as it grows")) \
-	X(COPY,            "copy",            KS_ALL & ~KS_HELP, "y",     N_("copy the task id, the branch or the selected line")) \
+	X(COPY,            "copy",            KS_ALL,   "y",     N_("copy the task id, the branch or the selected line")) \
 	X(PAGER,           "pager",           KS_LOG | KS_DIFF, "o",      N_("open the log or the diff in $PAGER")) \
 	X(NEXT_FILE,       "next-file",       KS_DIFF,  "]",              N_("next file of the diff")) \
 	X(PREV_FILE,       "prev-file",       KS_DIFF,  "[",              N_("previous file of the diff")) \
@@ -89,10 +90,11 @@ enum {
 	KEY_CODE_BASE = 0x110000,
 	KEYC_UP = KEY_CODE_BASE, KEYC_DOWN, KEYC_LEFT, KEYC_RIGHT, KEYC_PGUP, KEYC_PGDN,
 	KEYC_HOME, KEYC_END, KEYC_ENTER, KEYC_ESC, KEYC_TAB, KEYC_BACKSPACE, KEYC_DELETE,
-	KEYC_RESIZE, KEYC_MOUSE,
+	KEYC_RESIZE, KEYC_MOUSE, KEYC_CLEFT, KEYC_CRIGHT,
 	KEYC_F1, /* .. KEYC_F1 + 11 */
 	KEYC_CTRL = KEYC_F1 + 16, /* KEYC_CTRL + 'a'..'z' */
-	KEYC_MAX = KEYC_CTRL + 128
+	KEYC_META = KEYC_CTRL + 128, /* KEYC_META + 'a'..'z': Alt or Esc first */
+	KEYC_MAX = KEYC_META + 128
 };
 
 struct keymap;

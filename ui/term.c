@@ -17,6 +17,7 @@ static int open_;
 static int saved_stderr = -1;
 static FILE *errlog;
 static MEVENT last_mouse;
+static int key_cleft = -1, key_cright = -1;   /* terminfo's kLFT5, kRIT5 */
 
 static void restore_stderr(void)
 {
@@ -89,6 +90,12 @@ int term_open(char *msg, size_t msglen)
 	curs_set(0);
 	mousemask(BUTTON1_CLICKED | BUTTON1_PRESSED | BUTTON4_PRESSED | BUTTON5_PRESSED, NULL);
 	mouseinterval(0);
+	/* Ctrl-Left and Ctrl-Right (word motions) have no KEY_ constant. */
+	const char *kl = tigetstr("kLFT5"), *kr = tigetstr("kRIT5");
+	if (kl && kl != (char *)-1)
+		key_cleft = key_defined(kl);
+	if (kr && kr != (char *)-1)
+		key_cright = key_defined(kr);
 	/* Messages from the engine would scribble over the screen. */
 	errlog = tmpfile();
 	if (errlog) {
@@ -164,6 +171,10 @@ int term_getkey(void)
 				return KEYC_MOUSE;
 			return -1;
 		default:
+			if (key_cleft > 0 && (int)ch == key_cleft)
+				return KEYC_CLEFT;
+			if (key_cright > 0 && (int)ch == key_cright)
+				return KEYC_CRIGHT;
 			if (ch >= KEY_F(1) && ch <= KEY_F(12))
 				return KEYC_F1 + (int)(ch - KEY_F(1));
 			return -1;
@@ -171,7 +182,19 @@ int term_getkey(void)
 	}
 	switch (ch) {
 	case '\r': case '\n': return KEYC_ENTER;
-	case 27: return KEYC_ESC;
+	case 27: {
+		/* Alt-x arrives as ESC x at once; a lone Esc has nothing
+		 * after it (ncurses waited ESCDELAY for a sequence). */
+		wint_t next;
+		int r2 = get_wch(&next);
+		if (r2 == OK && next >= 'a' && next <= 'z')
+			return KEYC_META + (int)next;
+		if (r2 == KEY_CODE_YES)
+			ungetch((int)next);
+		else if (r2 == OK)
+			unget_wch(next);
+		return KEYC_ESC;
+	}
 	case '\t': return KEYC_TAB;
 	case 127: case 8: return KEYC_BACKSPACE;
 	default:

@@ -543,8 +543,30 @@ char *theme_user_dir(void)
 	return xasprintf("%s/.config/paddock/themes", home);
 }
 
+/* The source tree's themes when this is the uninstalled build's binary
+ * (it runs from its build directory), else NULL. */
+static char *uninstalled_dir(void)
+{
+#if defined(PADDOCK_BUILD_DIR) && defined(PADDOCK_SRC_DIR)
+	char exe[4096];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (n <= 0)
+		return NULL;
+	exe[n] = '\0';
+	char *slash = strrchr(exe, '/');
+	if (!slash)
+		return NULL;
+	*slash = '\0';
+	if (strcmp(exe, PADDOCK_BUILD_DIR) != 0 && strcmp(exe, PADDOCK_BUILD_DIR "/tests") != 0)
+		return NULL;
+	return xstrdup(PADDOCK_SRC_DIR "/themes");
+#else
+	return NULL;
+#endif
+}
+
 /* The directories searched, in order (entries malloc'd, NULL-terminated). */
-static void theme_dirs(char *dirs[4])
+static void theme_dirs(char *dirs[5])
 {
 	int n = 0;
 	const char *env = getenv("PADDOCK_THEMES_DIR");
@@ -555,10 +577,13 @@ static void theme_dirs(char *dirs[4])
 	if (env && *env)
 		dirs[n++] = xstrdup(env);
 	dirs[n++] = xstrdup(PKGDATADIR);
+	dirs[n] = uninstalled_dir();
+	if (dirs[n])
+		n++;
 	dirs[n] = NULL;
 }
 
-static void theme_dirs_free(char *dirs[4])
+static void theme_dirs_free(char *dirs[5])
 {
 	for (int i = 0; dirs[i]; i++)
 		free(dirs[i]);
@@ -632,7 +657,7 @@ static int theme_read(const char *path, struct buf *out, char *msg, size_t msgle
 
 struct theme *theme_load(const char *name, char *msg, size_t msglen)
 {
-	char *dirs[4];
+	char *dirs[5];
 	struct theme *t = NULL;
 	int found = 0;
 
@@ -684,7 +709,7 @@ static void theme_names_add(char ***v, size_t *n, size_t *cap, char *name)
 
 char **theme_names(void)
 {
-	char *dirs[4];
+	char *dirs[5];
 	char **v = NULL;
 	size_t n = 0, cap = 0, k = 0;
 
