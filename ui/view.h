@@ -64,6 +64,12 @@ int view_sideways(struct view *v, enum request req);
 /* Keeps sel visible after lines or height changed. */
 void view_clamp(struct view *v);
 
+/* A task's review (the gate and the diff view): REQUEST_CHANGES asks for
+ * notes and sends them with the task's review draft as one request for
+ * changes; DISCARD_DRAFT discards the draft after asking. */
+void gate_view_request_changes(struct dash *d, const char *task_id);
+void gate_view_discard_draft(struct dash *d, const char *task_id);
+
 /* :filter NAME on the task list (all, active, review, ended); -1 with a
  * message when NAME is none of them. */
 int tasks_view_filter(struct view *v, const char *name);
@@ -73,5 +79,6 @@ extern const struct view_ops view_log;
 extern const struct view_ops view_diff;
 extern const struct view_ops view_gate;
 extern const struct view_ops view_help;
+extern const struct view_ops view_messages;
 
 #endif
