@@ -1057,26 +1057,44 @@ static void diff_round_done(struct dash *d, void *arg, const char *text)
 	}
 }
 
-/* A note on a diff line goes back to the agent as a request for changes. */
+/* A comment on a diff line goes into the task's review draft (stored),
+ * which `r` sends with the notes as one request for changes. */
 struct diff_note {
 	char id[TASK_ID_LEN + 1];
-	int round;
+	struct review_comment c;   /* owns path and text */
 };
 
 static void diff_note_done(struct dash *d, void *arg, const char *text)
 {
 	struct diff_note *note = arg;
-	if (text) {
-		struct gate_ctx g = { .cfg = d->cfg, .data_dir = d->data_dir, .st = d->st,
-		                      .actor = gate_actor() };
-		struct err e = {{0}};
-		if (gate_request_changes(&g, note->id, text, &e) < 0)
+	struct err e = {{0}};
+	size_t n = 0;
+	if (!text || strspn(text, " \t\r\n") == strlen(text)) {
+		dash_message(d, ROLE_DIM, "%s", text ? _("an empty comment; nothing added")
+		                                     : _("cancelled"));
+	} else {
+		note->c.comment = (char *)text;
+		if (store_draft_add(d->st, note->id, &note->c, &e) < 0 ||
+		    store_draft_count(d->st, note->id, &n, &e) < 0) {
 			dash_message(d, ROLE_ERROR, "%s", e.msg);
-		else
-			dash_message(d, ROLE_NOTICE, _("%s: changes requested; the agent runs round %d "
-			                               "when the scheduler picks it up"),
-			             note->id, note->round + 1);
+		} else {
+			char kr[32] = "", kd[32] = "";
+			if (d->keys) {
+				keymap_keys_of(d->keys, REQ_REQUEST_CHANGES, kr, sizeof kr);
+				keymap_keys_of(d->keys, REQ_DISCARD_DRAFT, kd, sizeof kd);
+			}
+			kr[strcspn(kr, " ")] = kd[strcspn(kd, " ")] = '\0';
+			dash_message(d, ROLE_NOTICE, ngettext("added to the review draft of task %s "
+			                                      "(%zu comment): %s sends it, %s discards it",
+			                                      "added to the review draft of task %s "
+			                                      "(%zu comments): %s sends them, %s discards "
+			                                      "them", n),
+			             note->id, n, *kr ? kr : ":request-changes",
+			             *kd ? kd : ":discard-draft");
+		}
 	}
+	free(note->c.path);
+	free(note->c.text);
 	free(note);
 }
 
@@ -1139,7 +1157,7 @@ static void diff_comment(struct view *v)
 		return;
 	}
 
-	/* Check the gate first: a note written for nothing is lost work. */
+	/* Check the gate first: a comment written for nothing is lost work. */
 	struct task_row t;
 	struct err e = {{0}};
 	if (store_task_get(d->st, v->task_id, &t, &e) < 0) {
@@ -1148,9 +1166,9 @@ static void diff_comment(struct view *v)
 	}
 	int ok = 0;
 	if (t.status != TASK_REVIEW)
-		dash_message(d, ROLE_ERROR, _("task %s is %s, not at review: notes go to the agent "
-		                              "when its work waits at the gate"),
-		             t.id, task_status_name(t.status));
+		dash_message(d, ROLE_ERROR, _("task %s is %s, not at review: comments go into a "
+		                              "review draft when its work waits at the gate"),
+		             t.id, task_status_label(t.status));
 	else if (t.pending)
 		dash_message(d, ROLE_ERROR, _("task %s already has changes requested; the agent "
 		                              "gets them when the scheduler picks it up"), t.id);
@@ -1158,7 +1176,6 @@ static void diff_comment(struct view *v)
 		ok = 1;
 	struct diff_note *note = xcalloc(1, sizeof(*note));
 	memcpy(note->id, t.id, sizeof(note->id));
-	note->round = t.round;
 	task_row_free(&t);
 	if (!ok) {
 		free(note);
@@ -1184,13 +1201,18 @@ static void diff_comment(struct view *v)
 		while (qn && ((unsigned char)q.data[qn] & 0xc0) == 0x80)
 			qn--;
 	}
-	char *initial = xasprintf("%s:%ld: %.*s%s\n\n", path, ln, (int)qn, q.data ? q.data : "",
-	                          cut ? "..." : "");
+	note->c.path = xstrdup(path);
+	note->c.line = ln;
+	note->c.old = l->kind == DL_DEL;
+	note->c.text = xasprintf("%.*s%s", (int)qn, q.data ? q.data : "", cut ? "..." : "");
+	char *prompt = xasprintf(note->c.old ? _("comment on %s:%ld (removed) for the review "
+	                                         "draft: ")
+	                                     : _("comment on %s:%ld for the review draft: "),
+	                         path, ln);
 	buf_free(&q);
 	buf_free(&qp);
-	dash_ask(d, _("note for the agent (<C-d> sends it, <Esc> cancels):"), 1, initial,
-	         diff_note_done, note);
-	free(initial);
+	dash_ask(d, prompt, 0, NULL, diff_note_done, note);
+	free(prompt);
 }
 
 static int diff_request(struct view *v, enum request req)
@@ -1241,6 +1263,12 @@ static int diff_request(struct view *v, enum request req)
 	}
 	case REQ_COMMENT:
 		diff_comment(v);
+		return 1;
+	case REQ_REQUEST_CHANGES:
+		gate_view_request_changes(v->d, v->task_id);
+		return 1;
+	case REQ_DISCARD_DRAFT:
+		gate_view_discard_draft(v->d, v->task_id);
 		return 1;
 	case REQ_ENTER:
 		/* On the file list: to that file. */

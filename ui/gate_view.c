@@ -25,7 +25,8 @@ enum gline_kind {
 	GL_PLAIN,
 	GL_FINDING,   /* a policy finding: OVERRIDE acts on it */
 	GL_TESTS,     /* a tests line: Enter opens the log */
-	GL_CHANGES    /* a diffstat line: Enter opens the diff */
+	GL_CHANGES,   /* a diffstat line: Enter opens the diff */
+	GL_COMMENT    /* a comment of the review draft: Enter opens the diff */
 };
 
 struct gline {
@@ -49,6 +50,7 @@ struct gate_priv {
 	int have;              /* sig and the fields below are valid */
 	enum task_status status;
 	int round;
+	struct screen *row;    /* one line drawn whole, shown with screen_window */
 };
 
 /* ------------------------------------------------------------ lines */
@@ -135,9 +137,9 @@ static enum role tests_role(const struct gate_tests *t)
 	return t->passed ? ROLE_GATE_OK : ROLE_ERROR;
 }
 
-/* One test run: its result, then the tail of its output and its log. */
-static void add_tests(struct gate_priv *p, const char *label, const char *which,
-                      const struct gate_tests *t)
+/* One test run's result, e.g. "after (clean checkout): passed". */
+static void add_result(struct gate_priv *p, const char *label, const char *which,
+                       const struct gate_tests *t)
 {
 	struct buf b = {0};
 	buf_printf(&b, "%s %s", which, tests_word(t));
@@ -145,45 +147,110 @@ static void add_tests(struct gate_priv *p, const char *label, const char *which,
 		buf_printf(&b, _(" (exit status %lld)"), (long long)t->code);
 	add(p, label, tests_role(t), 0, b.data)->kind = GL_TESTS;
 	buf_free(&b);
-	const char *tail = str(t->tail);
+}
+
+/* One test run's result, then the tail of its output and its log; nothing
+ * when it has neither. */
+static int add_tail(struct gate_priv *p, const char *label, const char *which,
+                    const struct gate_tests *t)
+{
+	const char *tail = str(t->tail), *log = str(t->log);
+	if (!*tail && !*log)
+		return 0;
+	add_result(p, label, which, t);
 	if (*tail)
 		add_block(p, NULL, ROLE_DIM, 2, GL_TESTS, tail);
-	const char *log = str(t->log);
 	if (*log) {
 		char *s = xasprintf(_("log: %s"), log);
 		add(p, NULL, ROLE_DIM, 2, s)->kind = GL_TESTS;
 		free(s);
 	}
+	return 1;
 }
 
-/* The keys of a request, for hints ("O"); the request's name when
- * unbound. */
+/* The keys of a request, for hints ("O"; the first of several); the
+ * request's name when unbound. */
 static void keys_of(struct dash *d, enum request r, char *out, size_t len)
 {
 	out[0] = '\0';
 	if (d->keys)
 		keymap_keys_of(d->keys, r, out, len);
+	out[strcspn(out, " ")] = '\0';
 	if (!out[0])
 		snprintf(out, len, ":%s", keymap_request_name(r));
 }
 
-static void add_hint(struct gate_priv *p, struct dash *d)
+static void add_fmt(struct gate_priv *p, enum role role, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void add_fmt(struct gate_priv *p, enum role role, const char *fmt, ...)
 {
-	static const struct { enum request r; const char *what; } acts[] = {
-		{ REQ_APPROVE, N_("approve") },
-		{ REQ_REQUEST_CHANGES, N_("request changes") },
-		{ REQ_PUSH, N_("push") },
-		{ REQ_REJECT, N_("reject") },
-		{ REQ_OVERRIDE, N_("override the selected finding") },
-	};
 	struct buf b = {0};
-	for (size_t i = 0; i < sizeof acts / sizeof acts[0]; i++) {
-		char k[64];
-		keys_of(d, acts[i].r, k, sizeof k);
-		buf_printf(&b, "%s%s %s", i ? "   " : "", k, _(acts[i].what));
-	}
-	add(p, NULL, ROLE_DIM, 0, b.data);
+	va_list ap;
+	va_start(ap, fmt);
+	buf_vprintf(&b, fmt, ap);
+	va_end(ap);
+	add(p, NULL, role, 0, b.data);
 	buf_free(&b);
+}
+
+/* The actions at review, first: what can be done now, and approve shown
+ * as unavailable, with why, while a finding blocks or a request waits. */
+static void add_actions(struct view *v, const struct task_row *t, const struct gate_summary *g,
+                        size_t ndraft)
+{
+	struct gate_priv *p = v->priv;
+	struct dash *d = v->d;
+	if (t->status != TASK_REVIEW)
+		return;
+	char ka[32], kr[32], kp[32], kx[32], ko[32], kf[32], kd[32];
+	keys_of(d, REQ_APPROVE, ka, sizeof ka);
+	keys_of(d, REQ_REQUEST_CHANGES, kr, sizeof kr);
+	keys_of(d, REQ_PUSH, kp, sizeof kp);
+	keys_of(d, REQ_REJECT, kx, sizeof kx);
+	keys_of(d, REQ_OVERRIDE, ko, sizeof ko);
+	keys_of(d, REQ_NEXT_FINDING, kf, sizeof kf);
+	keys_of(d, REQ_DISCARD_DRAFT, kd, sizeof kd);
+	struct buf blocking = {0};
+	gate_blocking(g, &blocking);
+	if (t->pending) {
+		add_fmt(p, ROLE_NOTICE, _("%s approve - unavailable: changes were requested; round "
+		                          "%d is next"), ka, t->round + 1);
+	} else if (blocking.len) {
+		add_fmt(p, ROLE_FINDING_BLOCK, _("%s approve - unavailable: a block finding stands "
+		                                 "(%s overrides it)"), ka, ko);
+		add_fmt(p, ROLE_DIM, _("%s request changes   %s reject   %s next finding"), kr, kx,
+		        kf);
+	} else if (g->nfindings) {
+		add_fmt(p, ROLE_DIM, _("%s approve   %s request changes   %s push   %s reject   "
+		                       "%s next finding"), ka, kr, kp, kx, kf);
+	} else {
+		add_fmt(p, ROLE_DIM, _("%s approve   %s request changes   %s push   %s reject"), ka,
+		        kr, kp, kx);
+	}
+	buf_free(&blocking);
+	if (ndraft && !t->pending)
+		add_fmt(p, ROLE_NOTICE, ngettext("review draft: %zu comment   %s sends it   "
+		                                 "%s discards it",
+		                                 "review draft: %zu comments   %s sends them   "
+		                                 "%s discards them", ndraft), ndraft, kr, kd);
+}
+
+/* The review draft's comments: where and the line, then the comment. */
+static void add_draft(struct gate_priv *p, const struct review_comment *c, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		char *at = xasprintf(c[i].old ? _("%s:%ld (removed): %s") : "%s:%ld: %s",
+		                     str(c[i].path), c[i].line, str(c[i].text));
+		struct gline *l = add(p, i ? NULL : _("draft"), ROLE_DIM, 0, at);
+		free(at);
+		l->kind = GL_COMMENT;
+		l->visible = 1;
+		int from = p->n;
+		add_block(p, NULL, ROLE_NORMAL, 2, GL_COMMENT, str(c[i].comment));
+		for (int k = from; k < p->n; k++)
+			p->line[k].visible = 1;
+	}
 }
 
 /* The rounds in order, each with its work and the decisions on it. */
@@ -302,19 +369,11 @@ static void add_egress(struct gate_priv *p, struct store *st, const struct task_
 	store_egress_free(r, n);
 }
 
-/* Builds the lines from the task's row and its gate summary. */
-/* What is said first: the hint, a mismatch of the two test runs, a failed
- * later round, then the task's status, round, error and summary. */
-static void build_head(struct view *v, const struct task_row *t, const struct gate_summary *g)
+/* What the task is: its branch, status and round (and a round that
+ * changed nothing), why it is back at review, why it ended. */
+static void build_state(struct view *v, const struct task_row *t, const struct gate_summary *g)
 {
 	struct gate_priv *p = v->priv;
-	if (t->status == TASK_REVIEW && !t->pending)
-		add_hint(p, v->d);
-	/* The agent's run and the clean one disagree: the first thing said. */
-	const char *mismatch = gate_mismatch(g);
-	if (mismatch)
-		add_block(p, _("warning"), g->tests.after.passed ? ROLE_NOTICE : ROLE_ERROR,
-		          0, GL_TESTS, mismatch);
 	if (t->failed_round && t->status == TASK_REVIEW) {
 		/* The round after this one did not reach review: right under
 		 * the actions, since it is why the task is back here. */
@@ -332,10 +391,18 @@ static void build_head(struct view *v, const struct task_row *t, const struct ga
 		add_block(p, _("retry"), ROLE_ERROR, 0, GL_PLAIN, f);
 		free(f);
 	}
-	add(p, _("status"), status_role(t->status), 0, task_status_name(t->status));
+	if (t->branch && *t->branch)
+		add(p, _("branch"), ROLE_NORMAL, 0, t->branch);
+	add(p, _("status"), status_role(t->status), 0, task_status_label(t->status));
 	char *s = xasprintf("%d", t->round);
 	add(p, _("round"), ROLE_NORMAL, 0, s);
 	free(s);
+	if (gate_round_unchanged(g)) {
+		s = xasprintf(_("round %d changed nothing: no new commit since round %d"), g->round,
+		              g->round - 1);
+		add(p, NULL, ROLE_NOTICE, 0, s);
+		free(s);
+	}
 	if (t->sandbox_kept)
 		add(p, NULL, ROLE_DIM, 0, _("sandbox kept for the next round"));
 	if (t->pending)
@@ -346,34 +413,50 @@ static void build_head(struct view *v, const struct task_row *t, const struct ga
 		          ROLE_ERROR : status_role(t->status), 0, GL_PLAIN, t->error);
 	if (t->reason && *t->reason)
 		add(p, _("reason"), ROLE_ERROR, 0, t->reason);
-	const char *summary = t->summary && *t->summary ? t->summary : str(g->summary);
-	if (*summary) {
-		int from = p->n;
-		add_block(p, _("summary"), ROLE_NORMAL, 0, GL_PLAIN, summary);
-		for (int k = from; k < p->n; k++)
-			p->line[k].visible = 1;
-	}
 }
 
-/* The round's changes and the three test runs. */
-static void build_tests(struct gate_priv *p, const struct gate_summary *g)
+/* The verification: a mismatch of the two runs first, then the result
+ * on a clean checkout, the base's and the agent's own. */
+static void build_verify(struct gate_priv *p, const struct gate_summary *g)
 {
-	const char *stat = str(g->diffstat);
-	if (*stat) {
-		int from = p->n;
-		add_block(p, _("changes"), ROLE_NORMAL, 0, GL_CHANGES, stat);
-		for (int k = from; k < p->n; k++)
-			p->line[k].visible = 1;
-	}
-	add_tests(p, _("tests"), _("before:"), &g->tests.before);
+	const char *mismatch = gate_mismatch(g);
+	if (mismatch)
+		add_block(p, _("warning"), g->tests.after.passed ? ROLE_NOTICE : ROLE_ERROR,
+		          0, GL_TESTS, mismatch);
 	const struct gate_tests *after = &g->tests.after;
-	add_tests(p, NULL, after->verified ? _("after (clean checkout):") : _("after:"), after);
+	add_result(p, _("tests"), after->verified ? _("after (clean checkout):") : _("after:"),
+	           after);
+	add_result(p, NULL, _("before:"), &g->tests.before);
 	const struct gate_tests *agent = &g->tests.agent;
 	if (agent->ran) {
 		char *a = xasprintf("%s %s", _("agent's run:"), tests_word(agent));
 		add(p, NULL, tests_role(agent), 0, a)->kind = GL_TESTS;
 		free(a);
 	}
+}
+
+/* The agent's summary and the round's changes: every byte shown. */
+static void build_summary(struct gate_priv *p, const struct task_row *t,
+                          const struct gate_summary *g)
+{
+	const char *summary = t->summary && *t->summary ? t->summary : str(g->summary);
+	const char *stat = str(g->diffstat);
+	int from = p->n;
+	if (*summary)
+		add_block(p, _("summary"), ROLE_NORMAL, 0, GL_PLAIN, summary);
+	if (*stat)
+		add_block(p, _("changes"), ROLE_NORMAL, 0, GL_CHANGES, stat);
+	for (int k = from; k < p->n; k++)
+		p->line[k].visible = 1;
+}
+
+/* The tests' output: each run's tail and log. */
+static void build_output(struct gate_priv *p, const struct gate_summary *g)
+{
+	const struct gate_tests *after = &g->tests.after;
+	int any = add_tail(p, _("output"), _("before:"), &g->tests.before);
+	add_tail(p, any ? NULL : _("output"),
+	         after->verified ? _("after (clean checkout):") : _("after:"), after);
 }
 
 /* The policy's findings, one selectable line each. */
@@ -433,6 +516,9 @@ static void build_contract(struct gate_priv *p, const struct gate_summary *g)
 	buf_free(&b);
 }
 
+/* Builds the lines, what decides first: the actions, the task's state,
+ * the contract and the findings, the verification, the review draft, the
+ * summary and changes, the tests' output, then the rest. */
 static void build(struct view *v, struct store *st, const struct task_row *t)
 {
 	struct gate_priv *p = v->priv;
@@ -442,15 +528,25 @@ static void build(struct view *v, struct store *st, const struct task_row *t)
 	struct err e = {{0}};
 	struct gate_summary g;
 	int have = gate_summary_load(st, t, &g, &e) > 0;
+	struct review_comment *c = NULL;
+	size_t nc = 0;
+	if (store_draft_list(st, t->id, &c, &nc, &e) < 0)
+		nc = 0;
 
-	build_head(v, t, &g);
+	add_actions(v, t, &g, nc);
+	build_state(v, t, &g);
 	if (have) {
-		build_tests(p, &g);
-		build_findings(p, &g);
 		build_contract(p, &g);
+		build_findings(p, &g);
+		build_verify(p, &g);
 	} else if (t->status != TASK_REVIEW) {
 		add(p, _("gate"), ROLE_DIM, 0, _("no gate summary yet"));
 	}
+	add_draft(p, c, nc);
+	store_draft_free(c, nc);
+	build_summary(p, t, &g);
+	if (have)
+		build_output(p, &g);
 	add_usage(p, v->d->cfg, t);
 	add_egress(p, st, t);
 	if (t->pr_url)
@@ -469,7 +565,6 @@ static void build(struct view *v, struct store *st, const struct task_row *t)
 		}
 	v->lines = p->n;
 }
-
 /* ------------------------------------------------------------ loading */
 
 static void sig_mix(uint64_t *h, const void *data, size_t len)
@@ -513,6 +608,15 @@ static uint64_t signature(struct store *st, const struct task_row *t)
 	if (store_decisions(st, t->id, &d, &nd, &e) == 0) {
 		sig_mix(&h, &nd, sizeof nd);
 		task_decisions_free(d, nd);
+	}
+	/* The review draft, which another view or process changes. */
+	struct review_comment *c = NULL;
+	size_t nc = 0;
+	if (store_draft_list(st, t->id, &c, &nc, &e) == 0) {
+		sig_mix(&h, &nc, sizeof nc);
+		for (size_t i = 0; i < nc; i++)
+			sig_mix(&h, &c[i].n, sizeof c[i].n);
+		store_draft_free(c, nc);
 	}
 	return h;
 }
@@ -580,7 +684,10 @@ static void gate_refresh(struct view *v)
 
 static void gate_close(struct view *v)
 {
-	lines_free(v->priv);
+	struct gate_priv *p = v->priv;
+	lines_free(p);
+	screen_free(p->row);
+	p->row = NULL;
 }
 
 static void gate_title(struct view *v, char *out, size_t len)
@@ -590,23 +697,59 @@ static void gate_title(struct view *v, char *out, size_t len)
 		snprintf(out, len, _("gate %s"), v->task_id);
 		return;
 	}
-	snprintf(out, len, _("gate %s  %s  round %d"), v->task_id, task_status_name(p->status),
+	snprintf(out, len, _("gate %s  %s  round %d"), v->task_id, task_status_label(p->status),
 	         p->round);
 }
 
-/* Text drawn with its hidden characters as marks (sanitize_visible) in
- * the escaped role, the rest in role. */
-static void draw_visible(struct screen *s, int x, int y, enum role role, const char *text)
+/* Draws line l whole (as far as a window of it needs: w columns from
+ * v->left, or all of it wrapped) into p->row; returns its width there.
+ * What a reviewer approves shows its hidden characters as marks
+ * (sanitize_visible) in the escaped role. */
+static int render(struct view *v, const struct gline *l, int w)
 {
+	struct gate_priv *p = v->priv;
 	struct buf vis = {0};
 	struct sanitize_segs segs = {0};
-	int w = screen_width(s);
-	sanitize_visible(text, strlen(text), SANITIZE_KEEP_TAB, &vis, &segs);
-	for (size_t k = 0; k < segs.n && x < w; k++)
-		x += screen_text(s, x, y, w - x, segs.v[k].mark ? ROLE_ESCAPED : role,
-		                 vis.data + segs.v[k].out, segs.v[k].len);
+	const char *text = l->text;
+	size_t len = strlen(text);
+	if (l->visible) {
+		sanitize_visible(text, len, SANITIZE_KEEP_TAB, &vis, &segs);
+		text = vis.data ? vis.data : "";
+		len = vis.len;
+	}
+	int width = v->wrap ? screen_textwidth(text, len) : v->left + w + 1;
+	p->row = screen_line(p->row, width);
+	int x = 0;
+	if (!l->visible) {
+		x = screen_text(p->row, 0, 0, width, l->role, text, len);
+	} else {
+		for (size_t k = 0; k < segs.n && x < width; k++)
+			x += screen_text(p->row, x, 0, width - x, segs.v[k].mark ? ROLE_ESCAPED : l->role,
+			                 text + segs.v[k].out, segs.v[k].len);
+	}
 	buf_free(&vis);
 	sanitize_segs_free(&segs);
+	return x;
+}
+
+/* The column line l's text starts at. */
+static int text_x(const struct gate_priv *p, const struct gline *l)
+{
+	return 1 + (p->labelw ? p->labelw + 2 : 0) + l->indent;
+}
+
+/* The rows line i takes on a screen w columns wide. */
+static int line_rows(struct view *v, int i, int w)
+{
+	struct gate_priv *p = v->priv;
+	if (!v->wrap)
+		return 1;
+	const struct gline *l = &p->line[i];
+	int tw = w - text_x(p, l);
+	if (tw < 1)
+		return 1;
+	int used = render(v, l, tw);
+	return screen_window(NULL, 0, 0, tw, 0, p->row, used, 0, SCREEN_TEXT_WRAP);
 }
 
 static void gate_draw(struct view *v, struct screen *s, int y, int h)
@@ -614,22 +757,32 @@ static void gate_draw(struct view *v, struct screen *s, int y, int h)
 	struct gate_priv *p = v->priv;
 	int w = screen_width(s);
 	v->height = h;
+	v->width = w;
 	view_clamp(v);
-	int textx = 1 + (p->labelw ? p->labelw + 2 : 0);
-	for (int r = 0; r < h; r++) {
-		int i = v->top + r;
-		if (i < 0 || i >= p->n)
-			break;
+	/* Wrapped lines take more rows: the selection stays on screen. */
+	if (v->wrap && v->sel > v->top) {
+		int rows = 0;
+		for (int i = v->top; i <= v->sel; i++)
+			rows += line_rows(v, i, w);
+		for (; v->top < v->sel && rows > h; v->top++)
+			rows -= line_rows(v, v->top, w);
+	}
+	int flags = SCREEN_TEXT_MARKS | (v->wrap ? SCREEN_TEXT_WRAP : 0);
+	for (int i = v->top, r = 0; i >= 0 && i < p->n && r < h; i++) {
 		const struct gline *l = &p->line[i];
 		if (l->label)
 			screen_str(s, 1, y + r, p->labelw, ROLE_HEADER, l->label);
-		int x = textx + l->indent;
-		if (x < w && *l->text && l->visible)
-			draw_visible(s, x, y + r, l->role, l->text);
-		else if (x < w && *l->text)
-			screen_str(s, x, y + r, -1, l->role, l->text);
-		if (i == v->sel)
-			screen_paint(s, 0, y + r, w, ROLE_CURSOR);
+		int x = text_x(p, l), rows = 1;
+		if (x < w) {
+			int used = render(v, l, w - x);
+			rows = v->wrap ? screen_window(NULL, 0, 0, w - x, 0, p->row, used, 0, flags) : 1;
+			if (rows > h - r)
+				rows = h - r;
+			screen_window(s, x, y + r, w - x, rows, p->row, used, v->left, flags);
+		}
+		for (int k = 0; i == v->sel && k < rows; k++)
+			screen_paint(s, 0, y + r + k, w, ROLE_CURSOR);
+		r += rows;
 	}
 }
 
@@ -789,17 +942,6 @@ static void reject_confirm(struct dash *d, void *arg, const char *text)
 	dash_ask(d, q, 0, NULL, reject_done, NULL);
 }
 
-static void changes_done(struct dash *d, void *arg, const char *text)
-{
-	struct gate_ctx g;
-	struct err e = {{0}};
-	(void)arg;
-	if (gate_answer(d, text, &g))
-		gate_outcome(d, gate_request_changes(&g, ask.id, text, &e), &e,
-		             xasprintf(_("changes requested on task %s; its agent runs another "
-		                         "round"), ask.id));
-}
-
 static void follow_up_done(struct dash *d, void *arg, const char *text)
 {
 	struct gate_ctx g;
@@ -834,12 +976,11 @@ static void override_done(struct dash *d, void *arg, const char *text)
 /* Refuses an approval or a push at once when the task is not at review
  * or a finding blocks it, rather than asking first; the engine checks
  * again when it runs. */
-static int refused(struct view *v, const char *action)
+static int refused_task(struct dash *d, const char *id, const char *action, int findings)
 {
-	struct dash *d = v->d;
 	struct err e = {{0}};
 	struct task_row t;
-	if (store_task_get(d->st, v->task_id, &t, &e) < 0) {
+	if (store_task_get(d->st, id, &t, &e) < 0) {
 		dash_message(d, ROLE_ERROR, "%s", e.msg);
 		return 1;
 	}
@@ -851,6 +992,8 @@ static int refused(struct view *v, const char *action)
 		dash_message(d, ROLE_ERROR, _("cannot %s task %s: changes were requested and the "
 		                              "agent is about to run round %d"), action, t.id,
 		             t.round + 1);
+	} else if (!findings) {
+		no = 0;
 	} else {
 		struct gate_summary g;
 		struct buf b = {0};
@@ -870,6 +1013,121 @@ static int refused(struct view *v, const char *action)
 	}
 	task_row_free(&t);
 	return no;
+}
+
+static int refused(struct view *v, const char *action)
+{
+	return refused_task(v->d, v->task_id, action, 1);
+}
+
+/* ---- the review draft ---- */
+
+struct draft_ask {
+	char id[TASK_ID_LEN + 1];
+	long long upto;            /* the last comment the reviewer was told of */
+	size_t n;
+};
+
+static void changes_done(struct dash *d, void *arg, const char *text)
+{
+	struct draft_ask *a = arg;
+	struct gate_ctx g;
+	struct err e = {{0}};
+	size_t sent = 0;
+	if (!text) {
+		if (a->n)
+			dash_message(d, ROLE_DIM, "%s", _("cancelled; the review draft is kept"));
+		else
+			cancelled(d);
+	} else {
+		gate_ctx_of(d, d->st, &g);
+		int rc = gate_request_changes_draft(&g, a->id, text, &sent, &e);
+		gate_outcome(d, rc, &e, rc < 0 ? NULL : sent
+		             ? xasprintf(ngettext("changes requested on task %s with %zu comment "
+		                                  "of the review draft; its agent runs another round",
+		                                  "changes requested on task %s with %zu comments "
+		                                  "of the review draft; its agent runs another round",
+		                                  sent), a->id, sent)
+		             : xasprintf(_("changes requested on task %s; its agent runs another "
+		                           "round"), a->id));
+	}
+	free(a);
+}
+
+void gate_view_request_changes(struct dash *d, const char *task_id)
+{
+	if (refused_task(d, task_id, _("request changes on"), 0))
+		return;
+	struct task_row t;
+	struct err e = {{0}};
+	char *again = NULL;
+	size_t n = 0;
+	if (store_task_get(d->st, task_id, &t, &e) < 0) {
+		dash_message(d, ROLE_ERROR, "%s", e.msg);
+		return;
+	}
+	/* After a round that did not reach review, its notes are ready to
+	 * send again: one more key. */
+	if (t.failed_round)
+		again = gate_last_notes(d->st, t.id, &e);
+	store_draft_count(d->st, t.id, &n, &e);
+	struct draft_ask *a = xcalloc(1, sizeof *a);
+	snprintf(a->id, sizeof a->id, "%s", t.id);
+	a->n = n;
+	task_row_free(&t);
+	char *q = n ? xasprintf(ngettext("changes for %s with the draft's %zu comment; notes "
+	                                 "(optional): ",
+	                                 "changes for %s with the draft's %zu comments; notes "
+	                                 "(optional): ", n), a->id, n)
+	            : xasprintf(_("changes for task %s (what should the agent do?): "), a->id);
+	dash_ask(d, q, 1, again, changes_done, a);
+	free(q);
+	free(again);
+}
+
+static void discard_done(struct dash *d, void *arg, const char *text)
+{
+	struct draft_ask *a = arg;
+	struct err e = {{0}};
+	if (!text || rpmatch(text) != 1) {
+		dash_message(d, ROLE_DIM, ngettext("kept the review draft of %zu comment",
+		                                   "kept the review draft of %zu comments", a->n),
+		             a->n);
+	} else {
+		int rc = store_draft_discard(d->st, a->id, a->upto, &e);
+		if (rc < 0)
+			dash_message(d, ROLE_ERROR, "%s", e.msg);
+		else
+			dash_message(d, ROLE_NOTICE, ngettext("discarded the review draft of task %s "
+			                                      "(%d comment)",
+			                                      "discarded the review draft of task %s "
+			                                      "(%d comments)", rc), a->id, rc);
+	}
+	free(a);
+}
+
+void gate_view_discard_draft(struct dash *d, const char *task_id)
+{
+	struct review_comment *c = NULL;
+	size_t n = 0;
+	struct err e = {{0}};
+	if (store_draft_list(d->st, task_id, &c, &n, &e) < 0) {
+		dash_message(d, ROLE_ERROR, "%s", e.msg);
+		return;
+	}
+	if (!n) {
+		dash_message(d, ROLE_NOTICE, _("task %s has no review draft to discard"), task_id);
+		return;
+	}
+	struct draft_ask *a = xcalloc(1, sizeof *a);
+	snprintf(a->id, sizeof a->id, "%s", task_id);
+	a->upto = c[n - 1].n;
+	a->n = n;
+	store_draft_free(c, n);
+	char *q = xasprintf(ngettext("discard the review draft of %zu comment? (y/n) ",
+	                             "discard the review draft of %zu comments? (y/n) ", n), n);
+	dash_ask(d, q, 0, NULL, discard_done, a);
+	free(q);
 }
 
 static void act_approve(struct view *v)
@@ -906,9 +1164,29 @@ static void act_override(struct view *v)
 	dash_ask(v->d, q, 0, NULL, override_done, NULL);
 }
 
+/* ] and [: the next or previous finding's line, going round. */
+static void jump_finding(struct view *v, int dir)
+{
+	struct gate_priv *p = v->priv;
+	int n = p->n, from = v->sel < 0 ? (dir > 0 ? -1 : n) : v->sel;
+	for (int k = 1; k <= n; k++) {
+		int i = ((from + dir * k) % n + n) % n;
+		if (p->line[i].kind != GL_FINDING)
+			continue;
+		if ((dir > 0 && i <= from) || (dir < 0 && i >= from))
+			dash_message(v->d, ROLE_DIM, "%s", dir > 0 ? _("back at the first finding")
+			                                           : _("back at the last finding"));
+		v->sel = i;
+		view_clamp(v);
+		return;
+	}
+	dash_message(v->d, ROLE_NOTICE, "%s", _("this gate has no policy findings"));
+}
+
 static int gate_request(struct view *v, enum request req)
 {
 	struct gate_priv *p = v->priv;
+	const struct gline *l = v->sel >= 0 && v->sel < p->n ? &p->line[v->sel] : NULL;
 	char q[256];
 	switch (req) {
 	case REQ_APPROVE:
@@ -923,24 +1201,12 @@ static int gate_request(struct view *v, enum request req)
 		ask_set(v->task_id, NULL);
 		dash_ask(v->d, q, 0, NULL, reject_confirm, NULL);
 		return 1;
-	case REQ_REQUEST_CHANGES: {
-		/* After a round that did not reach review, its notes are ready
-		 * to send again: one more key. */
-		struct task_row t;
-		struct err e = {{0}};
-		char *again = NULL;
-		if (store_task_get(v->d->st, v->task_id, &t, &e) == 0) {
-			if (t.failed_round)
-				again = gate_last_notes(v->d->st, t.id, &e);
-			task_row_free(&t);
-		}
-		snprintf(q, sizeof q, _("changes for task %s (what should the agent do?): "),
-		         v->task_id);
-		ask_set(v->task_id, NULL);
-		dash_ask(v->d, q, 1, again, changes_done, NULL);
-		free(again);
+	case REQ_REQUEST_CHANGES:
+		gate_view_request_changes(v->d, v->task_id);
 		return 1;
-	}
+	case REQ_DISCARD_DRAFT:
+		gate_view_discard_draft(v->d, v->task_id);
+		return 1;
 	case REQ_FOLLOW_UP:
 		snprintf(q, sizeof q, _("follow up task %s (what should the agent do next?): "),
 		         v->task_id);
@@ -950,14 +1216,22 @@ static int gate_request(struct view *v, enum request req)
 	case REQ_OVERRIDE:
 		act_override(v);
 		return 1;
+	case REQ_NEXT_FINDING:
+	case REQ_PREV_FINDING:
+		jump_finding(v, req == REQ_NEXT_FINDING ? 1 : -1);
+		return 1;
+	case REQ_COPY:
+		dash_copy_menu(v->d, v->task_id, l && *l->text ? l->text : NULL);
+		return 1;
 	case REQ_ENTER:
-		if (v->sel >= 0 && v->sel < p->n && p->line[v->sel].kind == GL_TESTS)
+		if (l && l->kind == GL_TESTS)
 			dash_open(v->d, &view_log, v->task_id);
-		else if (v->sel >= 0 && v->sel < p->n && p->line[v->sel].kind == GL_CHANGES)
+		else if (l && (l->kind == GL_CHANGES || l->kind == GL_COMMENT))
 			dash_open(v->d, &view_diff, v->task_id);
 		return 1;
 	default:
-		return view_scroll(v, req);
+		/* The dashboard scrolls up and down; sideways is the view's. */
+		return view_sideways(v, req) || view_scroll(v, req);
 	}
 }
 
