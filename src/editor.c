@@ -21,9 +21,31 @@ const char *editor_command(void)
 	return ed && *ed ? ed : NULL;
 }
 
-int editor_edit(const char *initial, char **out, struct err *e)
+const char *editor_command_fallback(void)
 {
 	const char *ed = editor_command();
+	if (ed)
+		return ed;
+	const char *path = getenv("PATH");
+	for (const char *p = path ? path : "/usr/bin:/bin"; *p;) {
+		size_t n = strcspn(p, ":");
+		char *f = xasprintf("%.*s/editor", (int)n, p);
+		int found = n && access(f, X_OK) == 0;
+		free(f);
+		if (found)
+			return "editor";
+		p += n + (p[n] == ':');
+	}
+	return "vi";
+}
+
+int editor_edit(const char *initial, char **out, struct err *e)
+{
+	return editor_edit_with(editor_command(), initial, out, e);
+}
+
+int editor_edit_with(const char *ed, const char *initial, char **out, struct err *e)
+{
 	if (!ed)
 		return err_set(e, _("set VISUAL or EDITOR to write notes in an editor"));
 	char path[] = "/tmp/paddock-notes.XXXXXX";

@@ -966,6 +966,7 @@ int scheduler_open(struct scheduler **out, const struct config *cfg, const char 
 void scheduler_set_config(struct scheduler *s, const struct config *cfg)
 {
 	s->cfg = cfg;
+	s->mv.cfg = cfg;
 }
 
 size_t scheduler_pollfds(struct scheduler *s, struct pollfd *out, size_t max)

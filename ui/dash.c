@@ -622,7 +622,7 @@ static void update_counts(struct ui *u)
 
 /* ---- drawing ---- */
 
-#define STATUS_ROWS_MAX 3
+#define STATUS_ROWS_MAX 8
 
 /* Bytes of text that fit in w columns, cut at a character. */
 static size_t fit_bytes(const char *text, int w)
@@ -813,7 +813,7 @@ static void draw(struct ui *u)
 	size_t starts[STATUS_ROWS_MAX + 1], lens[STATUS_ROWS_MAX + 1];
 	int srows = status_layout(w, screen_textwidth(counts, strlen(counts)), text, starts, lens);
 	int irows = input_rows(d, h);
-	if (srows > 1 && srows > h / 4) {
+	if (srows > 1 && srows > h / 3) {
 		/* A tiny screen: one row, cut. */
 		srows = 1;
 		lens[0] = (size_t)-1;
@@ -1161,7 +1161,7 @@ static void run_reload(struct ui *u)
 	if (d->sched)
 		scheduler_set_config(d->sched, fresh);
 	set_help_hint(u);
-	dash_message(d, ROLE_NOTICE, _("reloaded %s: %zu repos, %zu agents"), fresh->path,
+	dash_message(d, ROLE_NOTICE, _("reloaded %s: repos %zu, agents %zu"), fresh->path,
 	             fresh->nrepos, fresh->nagents);
 }
 
@@ -1220,7 +1220,7 @@ static void input_external_editor(struct ui *u)
 	char *text = NULL;
 	if (!u->d.script)
 		term_suspend();
-	int rc = editor_edit(lineedit_text(&in->ed), &text, &e);
+	int rc = editor_edit_with(editor_command_fallback(), lineedit_text(&in->ed), &text, &e);
 	if (!u->d.script)
 		term_resume();
 	if (rc < 0) {
