@@ -706,11 +706,52 @@ static int collect_row(const struct task_row *t, void *arg, struct err *e)
 	return 0;
 }
 
-/* The WHERE clause of q for one status (or none: -1), and its binds. */
+static unsigned query_mask(const struct task_query *q);
+
+/* The ORDER BY of q's order (after a space). */
+static const char *order_sql(const struct task_query *q)
+{
+#define ENDED_SQL "status IN ('done', 'failed', 'rejected', 'cancelled', 'lost')"
+	switch (q->order) {
+	case TASK_ORDER_STATUS:
+		return "ORDER BY CASE status WHEN 'failed' THEN 0 WHEN 'lost' THEN 1 "
+		       "WHEN 'review' THEN 2 WHEN 'pushing' THEN 3 WHEN 'testing' THEN 4 "
+		       "WHEN 'running' THEN 5 WHEN 'preparing' THEN 6 WHEN 'queued' THEN 7 "
+		       "WHEN 'done' THEN 8 WHEN 'rejected' THEN 9 ELSE 10 END, seq DESC";
+	case TASK_ORDER_AGE:
+		return "ORDER BY seq DESC";
+	case TASK_ORDER_TIME:
+		return "ORDER BY " ENDED_SQL ", CASE WHEN " ENDED_SQL " THEN created - updated "
+		       "ELSE updated END, seq";
+	case TASK_ORDER_REPO:
+		return "ORDER BY repo, seq DESC";
+	default:
+		return q->newest_first ? "ORDER BY seq DESC" : "ORDER BY seq";
+	}
+#undef ENDED_SQL
+}
+
+/* The WHERE clause of q for one status (or none: -1, then every status
+ * of q's mask), and its binds. */
 static void query_sql(struct buf *sql, const struct task_query *q, int status,
                       const char *what)
 {
 	buf_printf(sql, "SELECT %s FROM tasks WHERE 1", what);
+	unsigned mask = status < 0 ? query_mask(q) : 0;
+	for (int st = 0, n = 0; mask && st < TASK_NSTATUS; st++)
+		if (mask & TASK_MASK(st))
+			buf_printf(sql, "%s'%s'", n++ ? ", " : " AND status IN (",
+			           task_status_name((enum task_status)st));
+	if (mask)
+		buf_adds(sql, ")");
+	if (q->repo)
+		buf_adds(sql, " AND repo = ?6");
+	if (q->agent)
+		buf_adds(sql, " AND agent = ?7");
+	if (q->text && *q->text)
+		buf_adds(sql, " AND (id LIKE ?8 ESCAPE '\\' OR text LIKE ?8 ESCAPE '\\' OR "
+		         "repo LIKE ?8 ESCAPE '\\' OR agent LIKE ?8 ESCAPE '\\' OR "
+		         "error LIKE ?8 ESCAPE '\\')");
 	/* The few pending requests come from their partial index: the
 	 * status's (every task at review) is kept out with a unary +. */
 	if (status >= 0)
@@ -747,6 +788,21 @@ static int query_prepare(struct store *s, const struct task_query *q, int status
 	sqlite3_bind_double(st, 3, q->changed_after);
 	sqlite3_bind_int64(st, 4, q->after);
 	sqlite3_bind_int64(st, 5, q->before);
+	sqlite3_bind_text(st, 6, q->repo, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 7, q->agent, -1, SQLITE_STATIC);
+	if (q->text && *q->text) {
+		/* Contains: %text%, its own % _ and \ taken literally. */
+		struct buf pat = {0};
+		buf_addc(&pat, '%');
+		for (const char *c = q->text; *c; c++) {
+			if (*c == '%' || *c == '_' || *c == '\\')
+				buf_addc(&pat, '\\');
+			buf_addc(&pat, *c);
+		}
+		buf_addc(&pat, '%');
+		sqlite3_bind_text(st, 8, pat.data, -1, SQLITE_TRANSIENT);
+		buf_free(&pat);
+	}
 	*out = st;
 	return 0;
 }
@@ -756,11 +812,11 @@ static int query_prepare(struct store *s, const struct task_query *q, int status
 static int each_sql(struct store *s, const struct task_query *q, int status, int merged,
                     task_each_fn fn, void *arg, struct err *e)
 {
-	char tail[96];
+	char tail[512];
 	/* A merge takes each status's first limit + offset and skips after. */
 	size_t skip = merged ? 0 : q->offset;
 	size_t lim = q->limit ? q->limit + (q->offset - skip) : 0;
-	int len = snprintf(tail, sizeof tail, " ORDER BY seq%s", q->newest_first ? " DESC" : "");
+	int len = snprintf(tail, sizeof tail, " %s", order_sql(q));
 	if (lim || skip)
 		snprintf(tail + len, sizeof tail - (size_t)len, " LIMIT %lld OFFSET %zu",
 		         lim ? (long long)lim : -1LL, skip);
@@ -839,8 +895,9 @@ int store_task_each(struct store *s, const struct task_query *q, task_each_fn fn
                     void *arg, struct err *e)
 {
 	unsigned mask = query_mask(q);
-	if (single_status(mask))
-		return each_sql(s, q, mask ? __builtin_ctz(mask) : -1, 0, fn, arg, e);
+	if (single_status(mask) || q->order != TASK_ORDER_QUEUED)
+		return each_sql(s, q, single_status(mask) && mask ? __builtin_ctz(mask) : -1, 0, fn,
+		                arg, e);
 	struct collect c = {0};
 	int rc = query_merged(s, q, mask, &c, e);
 	for (size_t i = 0; rc == 0 && i < c.n; i++) {
@@ -857,8 +914,10 @@ int store_task_query(struct store *s, const struct task_query *q, struct task_ro
 {
 	struct collect c = {0};
 	unsigned mask = query_mask(q);
-	int rc = single_status(mask)
-	         ? each_sql(s, q, mask ? __builtin_ctz(mask) : -1, 0, collect_row, &c, e)
+	/* Another order is one sort of every status asked for. */
+	int rc = single_status(mask) || q->order != TASK_ORDER_QUEUED
+	         ? each_sql(s, q, single_status(mask) && mask ? __builtin_ctz(mask) : -1, 0,
+	                    collect_row, &c, e)
 	         : query_merged(s, q, mask, &c, e);
 	if (rc < 0) {
 		task_rows_free(c.rows, c.n);
@@ -874,7 +933,7 @@ int store_task_count(struct store *s, const struct task_query *q, size_t *n, str
 	unsigned mask = query_mask(q);
 	*n = 0;
 	if (!q->pending && q->since <= 0 && q->changed_after <= 0 && q->after <= 0 &&
-	    q->before <= 0) {
+	    q->before <= 0 && !q->repo && !q->agent && !(q->text && *q->text)) {
 		/* Statuses alone: the counts the triggers keep. */
 		size_t c[TASK_NSTATUS];
 		if (store_task_counts(s, c, e) < 0)
@@ -899,6 +958,117 @@ int store_task_count(struct store *s, const struct task_query *q, size_t *n, str
 			break;
 	}
 	return 0;
+}
+
+int store_task_order(struct store *s, const struct task_query *q, struct task_key **out,
+                     size_t *n, struct err *e)
+{
+	char tail[512];
+	snprintf(tail, sizeof tail, " %s", order_sql(q));
+	sqlite3_stmt *st;
+	*out = NULL;
+	*n = 0;
+	if (query_prepare(s, q, -1, "seq, status", tail, &st) < 0)
+		return db_err(s, e, "order");
+	size_t cap = 0;
+	int step;
+	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+		if (*n == cap) {
+			cap = cap ? cap * 2 : 256;
+			*out = xrealloc(*out, cap * sizeof **out);
+		}
+		int v = task_status_parse((const char *)sqlite3_column_text(st, 1));
+		(*out)[*n].seq = sqlite3_column_int64(st, 0);
+		(*out)[(*n)++].status = v < 0 ? TASK_LOST : (enum task_status)v;
+	}
+	sqlite3_finalize(st);
+	if (step != SQLITE_DONE) {
+		free(*out);
+		*out = NULL;
+		*n = 0;
+		return db_err(s, e, "order");
+	}
+	return 0;
+}
+
+int store_task_rows(struct store *s, const long long *seqs, size_t n, int no_steps,
+                    struct task_row **out, size_t *nout, struct err *e)
+{
+	*out = NULL;
+	*nout = 0;
+	if (!n)
+		return 0;
+	struct buf sql = {0};
+	buf_adds(&sql, "SELECT " TASK_COLS " FROM tasks WHERE seq IN (");
+	for (size_t i = 0; i < n; i++)
+		buf_printf(&sql, "%s%lld", i ? ", " : "", seqs[i]);
+	buf_adds(&sql, ")");
+	sqlite3_stmt *st;
+	int prc = sqlite3_prepare_v2(s->db, sql.data, -1, &st, NULL);
+	buf_free(&sql);
+	if (prc != SQLITE_OK)
+		return db_err(s, e, "list");
+	/* Each row at its seq's place; a task gone since leaves none. */
+	struct task_row *rows = xcalloc(n, sizeof *rows);
+	char *have = xcalloc(n, 1);
+	int rc = 0, step;
+	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+		struct task_row t;
+		if (row_fill_steps(s, st, &t, !no_steps, e) < 0) {
+			task_row_free(&t);
+			rc = -1;
+			break;
+		}
+		size_t i = 0;
+		while (i < n && (have[i] || seqs[i] != t.seq))
+			i++;
+		if (i < n) {
+			rows[i] = t;
+			have[i] = 1;
+		} else {
+			task_row_free(&t);
+		}
+	}
+	if (rc == 0 && step != SQLITE_DONE)
+		rc = db_err(s, e, "list");
+	sqlite3_finalize(st);
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (have[i] && rc == 0)
+			rows[k++] = rows[i];
+		else if (have[i])
+			task_row_free(&rows[i]);
+	}
+	free(have);
+	if (rc < 0) {
+		free(rows);
+		return -1;
+	}
+	*out = rows;
+	*nout = k;
+	return 0;
+}
+
+int store_task_glance(struct store *s, long long seq, struct task_glance *g, struct err *e)
+{
+	memset(g, 0, sizeof *g);
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db,
+	        "SELECT (SELECT at FROM steps WHERE task_seq = ?1 AND status = 'preparing' "
+	        "ORDER BY n LIMIT 1) + created, r.started, r.n IS NOT NULL AND "
+	        "(r.head IS NULL OR r.head = r.from_commit) FROM tasks LEFT JOIN "
+	        "(SELECT * FROM rounds WHERE task_seq = ?1 ORDER BY n DESC LIMIT 1) r "
+	        "WHERE seq = ?1", -1, &st, NULL) != SQLITE_OK)
+		return db_err(s, e, "glance");
+	sqlite3_bind_int64(st, 1, seq);
+	int step = sqlite3_step(st);
+	if (step == SQLITE_ROW) {
+		g->started = sqlite3_column_double(st, 0);
+		g->round_started = sqlite3_column_double(st, 1);
+		g->round_unchanged = sqlite3_column_int(st, 2);
+	}
+	sqlite3_finalize(st);
+	return step == SQLITE_ROW || step == SQLITE_DONE ? 0 : db_err(s, e, "glance");
 }
 
 int store_task_counts(struct store *s, size_t counts[TASK_NSTATUS], struct err *e)

@@ -194,6 +194,19 @@ int store_task_list(struct store *s, int status, struct task_row **out, size_t *
  * given holds (a zeroed query: every task, oldest first).  Each condition
  * is answered from an index, so a page of a history of 100,000 tasks costs
  * what a page of 100 does. */
+/* The orders a query can read tasks in (struct task_query.order). */
+enum task_order {
+	TASK_ORDER_QUEUED = 0,     /* seq: the order they were queued in */
+	TASK_ORDER_STATUS,         /* failed, lost, review, pushing, testing,
+	                              running, preparing, queued, done, rejected,
+	                              cancelled; the newest first within each */
+	TASK_ORDER_AGE,            /* the newest first */
+	TASK_ORDER_TIME,           /* unfinished tasks first, the longest in
+	                              their status first; then finished ones,
+	                              the longest they took first */
+	TASK_ORDER_REPO,           /* by repo, the newest first within each */
+};
+
 struct task_query {
 	unsigned status_mask;      /* TASK_MASK(status) of each wanted; 0: any */
 	int pending;               /* only tasks with a request for changes
@@ -208,6 +221,17 @@ struct task_query {
 	                              the newest) */
 	int no_steps;              /* leave steps empty: a list that does not
 	                              show them reads one row per task */
+	/* Conditions no index answers (each scans the tasks of the statuses
+	 * asked for): the dashboard's filters. */
+	const char *repo;          /* only this repo's tasks; NULL: any */
+	const char *agent;         /* only this agent's; NULL: any */
+	const char *text;          /* only those whose id, text, repo, agent or
+	                              error contains it (ASCII letters in any
+	                              case); NULL or "": any */
+	enum task_order order;     /* other than TASK_ORDER_QUEUED: rows are
+	                              read by offset in that order (one sort of
+	                              the tasks selected; newest_first is
+	                              ignored) */
 };
 #define TASK_MASK(status) (1u << (status))
 #define TASK_MASK_ACTIVE (TASK_MASK(TASK_PREPARING) | TASK_MASK(TASK_RUNNING) | \
@@ -228,6 +252,33 @@ int store_task_query(struct store *s, const struct task_query *q, struct task_ro
                      size_t *n, struct err *e);
 /* How many tasks q selects (its limit and order aside). */
 int store_task_count(struct store *s, const struct task_query *q, size_t *n, struct err *e);
+/* The tasks q selects, in q's order (its limit, offset and cursor
+ * aside), as their seq and status only: a list in another order than
+ * the queued one reads this once (one narrow sort) and then its rows by
+ * seq (store_task_rows).  *out (free it) is NULL when there are none. */
+struct task_key {
+	long long seq;
+	enum task_status status;
+};
+int store_task_order(struct store *s, const struct task_query *q, struct task_key **out,
+                     size_t *n, struct err *e);
+/* The rows of tasks seqs[0..n), in that order (a task gone since is left
+ * out: *nout <= n); free with task_rows_free.  no_steps as in struct
+ * task_query. */
+int store_task_rows(struct store *s, const long long *seqs, size_t n, int no_steps,
+                    struct task_row **out, size_t *nout, struct err *e);
+/* What the task list shows of a task beyond its row: a few indexed reads
+ * of its steps and rounds, for the rows on screen. */
+struct task_glance {
+	double started;            /* unix time it first left the queue
+	                              (preparing); 0: never */
+	double round_started;      /* unix time its latest round began (its
+	                              time limit runs from about then); 0: none */
+	int round_unchanged;       /* the latest round has no head, or the head
+	                              it started from: when the task is no
+	                              longer active, that round changed nothing */
+};
+int store_task_glance(struct store *s, long long seq, struct task_glance *g, struct err *e);
 /* How many tasks have each status: counts[status]. */
 int store_task_counts(struct store *s, size_t counts[TASK_NSTATUS], struct err *e);
 /* A number that changes whenever the store's content may have changed,

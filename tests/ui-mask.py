@@ -34,6 +34,11 @@ text = re.sub(r"\b[0-9a-f]*[0-9][0-9a-f]*[a-f][0-9a-f]*\b|\b[0-9a-f]*[a-f][0-9a-
 text = re.sub(r"in \d+\.\d+s", "in N.NNNs", text)
 text = re.sub(r"\b\d{4}-\d\d-\d\d \d\d:\d\d(:\d\d)?\b", lambda m: "DATE".ljust(len(m.group(0))), text)
 text = re.sub(r"(?<![\d:])\d{1,2}:\d\d(:\d\d)?(?![\d:])", lambda m: "T".ljust(len(m.group(0))), text)
+# The task list's short durations ("3m ago", "(11m left)", "queued 2m"),
+# whole, padded to the original's length: what follows stays put.
+text = re.sub(r"\b\d+[smhd] ago\b", lambda m: "N ago".ljust(len(m.group(0))), text)
+text = re.sub(r"\(\d+[smhd] left\)", lambda m: "(N left)".ljust(len(m.group(0))), text)
+text = re.sub(r"\bqueued \d+[smhd]\b", lambda m: "queued N".ljust(len(m.group(0))), text)
 # Fixed width (%6.2f): the masked marker keeps the line's length.
 text = re.sub(r"\[paddock +\d+\.\d\ds\]", lambda m: "[paddock " + "N.NNs]".rjust(len(m.group(0)) - 9), text)
 text = re.sub(r"/tmp/paddock-test\.[A-Za-z0-9]+", "$T", text)

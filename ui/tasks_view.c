@@ -1,12 +1,18 @@
-/* The task list: every task, newest last, filtered by group; live.
+/* The task list: every task, in the order they were queued (or sorted),
+ * filtered by status, repo, agent and text; live.
  *
  * The list holds only a window of rows around what is on screen: a
  * history of 100,000 tasks opens, scrolls and refreshes at the cost of a
  * few dozen rows.  Lines are numbered by the store's counts, rows are read
  * by cursor (seq) from the nearest known place, and nothing is read again
- * while the store's data_version stays. */
+ * while the store's data_version stays.  Another order reads the seq and
+ * status of every task selected, in that order (one narrow sort each time
+ * the store changes), and the rows by seq.  What a row shows beyond the task's
+ * own columns (its round's clock, a blocking finding) is read for the
+ * rows drawn only, once per window. */
 #include "autoconfig.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,25 +21,61 @@
 #include "gate.h"
 #include "i18n.h"
 
-enum filter { FILTER_ALL, FILTER_ACTIVE, FILTER_REVIEW, FILTER_ENDED, FILTER_N };
+enum filter {
+	FILTER_ALL, FILTER_ACTIVE, FILTER_REVIEW, FILTER_FAILED, FILTER_ENDED,
+	FILTER_RUNNING, FILTER_QUEUED, FILTER_N
+};
+/* f goes round the first ones. */
+#define FILTER_CYCLE (FILTER_ENDED + 1)
 
 static const char *const filter_names[FILTER_N] = {
-	N_("all"), N_("active"), N_("review"), N_("ended") };
+	N_("all"), N_("active"), N_("review"), N_("failed"), N_("ended"), N_("running"),
+	N_("queued") };
+
+#define MASK_FAILED (TASK_MASK(TASK_FAILED) | TASK_MASK(TASK_LOST))
 
 static const unsigned filter_masks[FILTER_N] = {
-	0, TASK_MASK(TASK_QUEUED) | TASK_MASK_ACTIVE, TASK_MASK(TASK_REVIEW), TASK_MASK_ENDED };
+	0, TASK_MASK(TASK_QUEUED) | TASK_MASK_ACTIVE, TASK_MASK(TASK_REVIEW), MASK_FAILED,
+	TASK_MASK_ENDED, TASK_MASK_ACTIVE, TASK_MASK(TASK_QUEUED) };
+
+/* The words :filter takes (Tab completes them). */
+const char *const tasks_view_filter_names[] = {
+	"all", "active", "review", "failed", "ended", "running", "queued", "repo", "agent",
+	"text", NULL };
+
+/* In enum task_order's order; s goes round them. */
+static const char *const order_names[] = {
+	N_("queued"), N_("status"), N_("age"), N_("time"), N_("repo") };
+#define ORDER_N ((int)(sizeof order_names / sizeof order_names[0]))
+const char *const tasks_view_sort_names[] = { "queued", "status", "age", "time", "repo", NULL };
 
 #define MARGIN 64                  /* rows kept above and below the screen */
 
+/* What a row shows beyond its task's columns, read when first drawn. */
+struct extra {
+	int have;
+	struct task_glance g;
+	char *note, *note_long;    /* the mark before the text, short and as
+	                              wide as the room allows; NULL: none */
+	enum role role;
+};
+
 struct tasks {
 	struct task_row *rows;     /* the window: rows[i] is line first + i */
+	struct extra *extra;       /* extra[i] for rows[i] */
 	size_t n;
 	int first;
 	size_t shown;              /* tasks the filter shows: v->lines */
+	struct task_key *keys;     /* in another order than the queued one:
+	                              keys[line] for each line */
 	size_t total;
 	enum filter filter;
+	char *repo, *agent, *text; /* the other filters; NULL: none */
+	enum task_order order;
 	uint64_t version;          /* store_data_version when last counted */
 	int counted;
+	/* The text filter as it was before / (Esc puts it back). */
+	char *text_before;
 	/* The new-task form. */
 	char *new_repo, *new_agent;
 };
@@ -51,6 +93,14 @@ enum role tasks_status_role(enum task_status s)
 	}
 }
 
+/* The query of the list's filters and order (no window bounds). */
+static struct task_query base_query(const struct tasks *p)
+{
+	return (struct task_query){ .status_mask = filter_masks[p->filter], .no_steps = 1,
+	                            .repo = p->repo, .agent = p->agent, .text = p->text,
+	                            .order = p->order };
+}
+
 static const struct task_row *row_at(const struct tasks *p, int line)
 {
 	return line >= p->first && line < p->first + (int)p->n ? &p->rows[line - p->first] : NULL;
@@ -58,15 +108,54 @@ static const struct task_row *row_at(const struct tasks *p, int line)
 
 static void window_drop(struct tasks *p)
 {
+	for (size_t i = 0; p->extra && i < p->n; i++) {
+		free(p->extra[i].note);
+		free(p->extra[i].note_long);
+	}
+	free(p->extra);
+	p->extra = NULL;
 	task_rows_free(p->rows, p->n);
 	p->rows = NULL;
 	p->n = 0;
 	p->first = 0;
 }
 
-/* Reads lines [a, b) into the window, from whichever known place is
- * nearest: the start, the end, or the window's edges (a cursor and a
- * short skip).  Replaces the window. */
+/* The cheapest query for lines [a, b) in the queued order: from the
+ * start, from the end (newest first), or from the window's edges (a
+ * cursor and a short skip). */
+static struct task_query window_query(const struct tasks *p, int a, int b)
+{
+	struct task_query base = base_query(p), q = base;
+	q.limit = (size_t)(b - a);
+	long cost = a;                  /* from the start */
+	q.offset = (size_t)a;
+	if (p->order != TASK_ORDER_QUEUED)
+		return q;
+	if ((long)p->shown - b < cost) {  /* from the end, newest first */
+		cost = (long)p->shown - b;
+		q.offset = (size_t)cost;
+		q.newest_first = 1;
+	}
+	int wend = p->first + (int)p->n;
+	if (p->n && a >= wend && a - wend < cost) {
+		cost = a - wend;
+		q = base;
+		q.limit = (size_t)(b - a);
+		q.after = p->rows[p->n - 1].seq;
+		q.offset = (size_t)cost;
+	}
+	if (p->n && b <= p->first && p->first - b < cost) {
+		cost = p->first - b;
+		q = base;
+		q.limit = (size_t)(b - a);
+		q.before = p->rows[0].seq;
+		q.offset = (size_t)cost;
+		q.newest_first = 1;
+	}
+	return q;
+}
+
+/* Reads lines [a, b) into the window; replaces the window. */
 static void window_read(struct view *v, int a, int b)
 {
 	struct tasks *p = v->priv;
@@ -78,32 +167,21 @@ static void window_read(struct view *v, int a, int b)
 		window_drop(p);
 		return;
 	}
-	struct task_query q = { .status_mask = filter_masks[p->filter], .no_steps = 1,
-	                        .limit = (size_t)(b - a) };
-	long cost = a;                  /* from the start */
-	q.offset = (size_t)a;
-	if ((long)p->shown - b < cost) {  /* from the end, newest first */
-		cost = (long)p->shown - b;
-		q.offset = (size_t)cost;
-		q.newest_first = 1;
-	}
-	int wend = p->first + (int)p->n;
-	if (p->n && a >= wend && a - wend < cost) {
-		cost = a - wend;
-		q = (struct task_query){ .status_mask = q.status_mask, .no_steps = 1,
-		                         .limit = q.limit, .after = p->rows[p->n - 1].seq,
-		                         .offset = (size_t)cost };
-	}
-	if (p->n && b <= p->first && p->first - b < cost) {
-		cost = p->first - b;
-		q = (struct task_query){ .status_mask = q.status_mask, .no_steps = 1,
-		                         .limit = q.limit, .before = p->rows[0].seq,
-		                         .offset = (size_t)cost, .newest_first = 1 };
-	}
+	struct task_query q = window_query(p, a, b);
 	struct task_row *rows;
 	size_t n;
 	struct err e = {{0}};
-	if (store_task_query(v->d->st, &q, &rows, &n, &e) < 0) {
+	int rc;
+	if (p->keys) {
+		long long *seqs = xmalloc((size_t)(b - a) * sizeof *seqs);
+		for (int i = a; i < b; i++)
+			seqs[i - a] = p->keys[i].seq;
+		rc = store_task_rows(v->d->st, seqs, (size_t)(b - a), 1, &rows, &n, &e);
+		free(seqs);
+	} else {
+		rc = store_task_query(v->d->st, &q, &rows, &n, &e);
+	}
+	if (rc < 0) {
 		dash_message(v->d, ROLE_ERROR, "%s", e.msg);
 		return;
 	}
@@ -115,6 +193,7 @@ static void window_read(struct view *v, int a, int b)
 		}
 	window_drop(p);
 	p->rows = rows;
+	p->extra = xcalloc(n ? n : 1, sizeof *p->extra);
 	p->n = n;
 	/* Read newest first, the rows end at b; else they start at a. */
 	p->first = q.newest_first ? b - (int)n : a;
@@ -146,6 +225,38 @@ static void select_task(struct view *v)
 	snprintf(v->task_id, sizeof v->task_id, "%s", t ? t->id : "");
 }
 
+/* The line of task `keep` (its seq) now.  In the queued order: the tasks
+ * before it, counted from the nearer end (an index range as long as
+ * that), which is where it would be when the list no longer shows it; in
+ * another order -1 then. */
+static long line_of(struct view *v, long long keep, struct err *e)
+{
+	struct tasks *p = v->priv;
+	struct task_query q = base_query(p);
+	long line = -1;
+	if (p->order != TASK_ORDER_QUEUED) {
+		for (size_t i = 0; i < p->shown && line < 0; i++)
+			if (p->keys[i].seq == keep)
+				line = (long)i;
+		return line;
+	}
+	size_t before = 0, after = 0, self = 0;
+	struct task_query one = q;
+	one.after = keep - 1;
+	one.before = keep + 1;
+	if (v->sel < (int)p->shown / 2) {
+		q.before = keep;
+		if (store_task_count(v->d->st, &q, &before, e) == 0)
+			line = (long)before;
+	} else {
+		q.after = keep;
+		if (store_task_count(v->d->st, &q, &after, e) == 0 &&
+		    store_task_count(v->d->st, &one, &self, e) == 0)
+			line = (long)(p->shown - after - self);
+	}
+	return line;
+}
+
 /* Counts again and reads the window when the store changed (force: in
  * any case).  The selection stays on its task while the filter shows
  * it; on the newest task, it follows new ones. */
@@ -157,39 +268,30 @@ static void load(struct view *v, int force)
 		return;
 	const struct task_row *cur = row_at(p, v->sel);
 	long long keep = cur ? cur->seq : 0;
-	struct task_query q = { .status_mask = filter_masks[p->filter] }, all = {0};
+	struct task_query q = base_query(p), all = {0};
 	size_t shown, total;
 	struct err e = {{0}};
-	if (store_task_count(v->d->st, &q, &shown, &e) < 0 ||
+	struct task_key *keys = NULL;
+	if ((p->order == TASK_ORDER_QUEUED ? store_task_count(v->d->st, &q, &shown, &e) :
+	     store_task_order(v->d->st, &q, &keys, &shown, &e)) < 0 ||
 	    store_task_count(v->d->st, &all, &total, &e) < 0) {
+		free(keys);
 		dash_message(v->d, ROLE_ERROR, "%s", e.msg);
 		return;
 	}
+	free(p->keys);
+	p->keys = p->order == TASK_ORDER_QUEUED ? NULL : keys ? keys : xcalloc(1, sizeof *keys);
 	p->version = ver;
 	p->counted = 1;
 	p->shown = shown;
 	p->total = total;
 	window_drop(p);
 	v->lines = (int)shown;
-	if (keep) {
-		/* Where the selected task is now: the tasks before it, counted
-		 * from the nearer end (an index range as long as that). */
-		size_t before = 0, after = 0, self = 0;
-		struct task_query one = { .status_mask = q.status_mask, .after = keep - 1,
-		                          .before = keep + 1 };
-		if (v->sel < (int)shown / 2) {
-			q.before = keep;
-			if (store_task_count(v->d->st, &q, &before, &e) == 0)
-				v->sel = (int)before;
-		} else {
-			q.after = keep;
-			if (store_task_count(v->d->st, &q, &after, &e) == 0 &&
-			    store_task_count(v->d->st, &one, &self, &e) == 0)
-				v->sel = (int)(shown - after - self);
-		}
-	} else if (v->sel < 0 || v->sel >= v->lines) {
+	long line = keep ? line_of(v, keep, &e) : -1;
+	if (line >= 0)
+		v->sel = (int)line;
+	else if (v->sel < 0 || v->sel >= v->lines)
 		v->sel = v->lines - 1;
-	}
 	view_clamp(v);
 	select_task(v);
 }
@@ -204,85 +306,381 @@ static int tasks_open(struct view *v, char *msg, size_t msglen)
 	return 0;
 }
 
+/* The filters in words: "failed, repo demo, text "fix"" ("all" only
+ * when there is no other). */
+static void filter_words(const struct tasks *p, struct buf *out)
+{
+	if (p->filter != FILTER_ALL || (!p->repo && !p->agent && !p->text))
+		buf_adds(out, _(filter_names[p->filter]));
+	if (p->repo)
+		buf_printf(out, out->len ? _(", repo %s") : _("repo %s"), p->repo);
+	if (p->agent)
+		buf_printf(out, out->len ? _(", agent %s") : _("agent %s"), p->agent);
+	if (p->text)
+		buf_printf(out, out->len ? _(", text \"%s\"") : _("text \"%s\""), p->text);
+}
+
 static void tasks_title(struct view *v, char *out, size_t len)
 {
 	struct tasks *p = v->priv;
-	snprintf(out, len, _("paddock  tasks: %s (%zu of %zu)"), _(filter_names[p->filter]),
-	         p->shown, p->total);
+	struct buf f = {0};
+	filter_words(p, &f);
+	int n = snprintf(out, len, _("paddock  tasks: %s (%zu of %zu)"), f.data, p->shown,
+	                 p->total);
+	if (p->order != TASK_ORDER_QUEUED && n >= 0 && (size_t)n < len)
+		snprintf(out + n, len - (size_t)n, _(", sorted by %s"), _(order_names[p->order]));
+	buf_free(&f);
 }
 
-static void elapsed(const struct task_row *t, double now, char *out, size_t len)
+/* ---- what a row shows ---- */
+
+static void short_text(double secs, char *out, size_t len);
+
+/* A duration as a clock: "4:12", "1:04:12"; from a day on "3d". */
+static void clock_text(double secs, char *out, size_t len)
 {
-	double end = task_status_is_terminal(t->status) || t->status == TASK_REVIEW ?
-	             t->updated : now;
-	long s = (long)(end - t->created);
-	if (s < 0)
-		s = 0;
-	if (s >= 3600)
+	long s = secs < 0 ? 0 : (long)secs;
+	if (s >= 86400)
+		short_text(secs, out, len);
+	else if (s >= 3600)
 		snprintf(out, len, "%ld:%02ld:%02ld", s / 3600, s / 60 % 60, s % 60);
 	else
 		snprintf(out, len, "%ld:%02ld", s / 60, s % 60);
+}
+
+/* A duration in its largest unit: "42s", "11m", "3h", "2d". */
+static void short_text(double secs, char *out, size_t len)
+{
+	long s = secs < 0 ? 0 : (long)secs;
+	if (s < 60)
+		snprintf(out, len, _("%lds"), s);
+	else if (s < 3600)
+		snprintf(out, len, _("%ldm"), s / 60);
+	else if (s < 86400)
+		snprintf(out, len, _("%ldh"), s / 3600);
+	else
+		snprintf(out, len, _("%ldd"), s / 86400);
+}
+
+/* The first line of s (up to len bytes) into a new string. */
+static char *first_line(const char *s)
+{
+	size_t n = strcspn(s, "\n");
+	char *r = xmalloc(n + 1);
+	memcpy(r, s, n);
+	r[n] = '\0';
+	return r;
+}
+
+/* Why a failed task failed: its reason word (else its error's step), and
+ * its error's first line. */
+static void failed_note(const struct task_row *t, struct extra *x)
+{
+	if (t->reason && !strcmp(t->reason, "contract") && x->g.round_unchanged)
+		x->note = xstrdup(_("no change"));
+	else if (t->reason && *t->reason)
+		x->note = xstrdup(t->reason);
+	else if (t->error && *t->error)
+		x->note = first_line(t->error);
+	if (x->note && strchr(x->note, ':') && (!t->reason || !*t->reason))
+		*strchr(x->note, ':') = '\0';
+	x->note_long = t->error && *t->error ? first_line(t->error) :
+	               x->note ? xstrdup(x->note) : NULL;
+	x->role = ROLE_TASK_FAILED;
+}
+
+/* A task at review: a later round that failed, or a finding that blocks
+ * (the gate summary of its round, read for the rows drawn only). */
+static void review_note(struct view *v, const struct task_row *t, struct extra *x)
+{
+	if (t->failed_round > 0) {
+		x->note = xasprintf(_("round %d failed"), t->failed_round);
+		x->note_long = t->failed_why && *t->failed_why ?
+		               xasprintf(_("round %d failed: %.*s"), t->failed_round,
+		                         (int)strcspn(t->failed_why, "\n"), t->failed_why) :
+		               xstrdup(x->note);
+		x->role = ROLE_TASK_FAILED;
+		return;
+	}
+	struct gate_summary gs;
+	struct err e = {{0}};
+	if (gate_summary_load(v->d->st, t, &gs, &e) == 1) {
+		struct buf b = {0};
+		gate_blocking(&gs, &b);
+		if (b.len) {
+			x->note = xstrdup(_("blocked"));
+			x->note_long = xasprintf(_("blocked: %s"), b.data);
+			x->role = ROLE_FINDING_BLOCK;
+		}
+		buf_free(&b);
+	}
+	gate_summary_free(&gs);
+}
+
+static const struct extra *extra_at(struct view *v, int line)
+{
+	struct tasks *p = v->priv;
+	const struct task_row *t = row_at(p, line);
+	if (!t)
+		return NULL;
+	struct extra *x = &p->extra[line - p->first];
+	if (x->have)
+		return x;
+	x->have = 1;
+	struct err e = {{0}};
+	if (t->status != TASK_QUEUED && store_task_glance(v->d->st, t->seq, &x->g, &e) < 0)
+		memset(&x->g, 0, sizeof x->g);
+	if (t->status == TASK_FAILED || t->status == TASK_LOST) {
+		failed_note(t, x);
+	} else if (t->status == TASK_REVIEW) {
+		review_note(v, t, x);
+		/* A later round that made no commit: its head is where it
+		 * started (the first round's no change ends the task done). */
+		if (!x->note && t->round > 1 && x->g.round_unchanged) {
+			x->note = xstrdup(_("no change"));
+			x->note_long = xasprintf(_("no change in round %d"), t->round);
+			x->role = ROLE_DIM;
+		}
+	} else if (t->status == TASK_DONE && x->g.round_unchanged) {
+		x->note = xstrdup(_("no change"));
+		x->note_long = xstrdup(x->note);
+		x->role = ROLE_DIM;
+	}
+	return x;
+}
+
+/* The cells of a row that are not the task's own strings. */
+struct cells {
+	char rnd[16], wait[32], time[64], age[48];
+};
+
+/* TIME: queued for how long; in the current step for how long, and how
+ * much of the round's time limit is left; at review for how long; once
+ * ended, how long it ran (the queue not counted). */
+static void time_cell(struct view *v, const struct task_row *t, const struct extra *x,
+                      char *out, size_t len)
+{
+	double now = v->d->now, limit = v->d->cfg->limits.timeout;
+	char a[32], b[32];
+	if (t->status == TASK_QUEUED) {
+		short_text(now - t->updated, a, sizeof a);
+		snprintf(out, len, _("queued %s"), a);
+	} else if (task_status_is_terminal(t->status)) {
+		if (x->g.started > 0)
+			clock_text(t->updated - x->g.started, out, len);
+		else
+			snprintf(out, len, "-");
+	} else {
+		clock_text(now - t->updated, a, sizeof a);
+		if (task_status_is_active(t->status) && t->status != TASK_PUSHING && limit > 0) {
+			double from = x->g.round_started > 0 ? x->g.round_started : t->updated;
+			short_text(limit - (now - from), b, sizeof b);
+			snprintf(out, len, _("%s (%s left)"), a, b);
+		} else {
+			snprintf(out, len, "%s", a);
+		}
+	}
+}
+
+static void row_cells(struct view *v, const struct task_row *t, const struct extra *x,
+                      struct cells *c)
+{
+	double now = v->d->now;
+	char a[32];
+	snprintf(c->rnd, sizeof c->rnd, "%d", t->round ? t->round : 1);
+	c->wait[0] = '\0';
+	if (t->status == TASK_QUEUED)
+		clock_text(now - t->created, c->wait, sizeof c->wait);
+	else if (x->g.started > 0)
+		clock_text(x->g.started - t->created, c->wait, sizeof c->wait);
+	time_cell(v, t, x, c->time, sizeof c->time);
+	short_text(now - t->created, a, sizeof a);
+	snprintf(c->age, sizeof c->age, _("%s ago"), a);
+}
+
+/* ---- the columns ---- */
+
+enum col { C_ID, C_STATUS, C_REPO, C_AGENT, C_RND, C_WAIT, C_TIME, C_AGE, C_TASK, C_N };
+
+struct layout {
+	int on[C_N], x[C_N], w[C_N];
+};
+
+static int textw(const char *s)
+{
+	return screen_textwidth(s, strlen(s));
+}
+
+static const char *col_title(enum col c)
+{
+	switch (c) {
+	case C_ID: return _("ID");
+	case C_STATUS: return _("STATUS");
+	case C_REPO: return _("REPO");
+	case C_AGENT: return _("AGENT");
+	case C_RND: return _("RND");
+	case C_WAIT: return _("WAIT");
+	case C_TIME: return _("TIME");
+	case C_AGE: return _("AGE");
+	default: return _("TASK");
+	}
+}
+
+/* The columns for width w: ID, STATUS and TIME always; the text gets at
+ * least 3/8 of the width, and the others come in while there is room
+ * (AGE first, then REPO and AGENT, shrunk if need be, RND, WAIT), in that
+ * order: one that does not fit keeps the rest out.  Two spaces between
+ * columns. */
+static void layout(int w, const int pref[C_N], struct layout *L)
+{
+	memset(L, 0, sizeof *L);
+	L->on[C_ID] = L->on[C_STATUS] = L->on[C_TIME] = L->on[C_TASK] = 1;
+	const int gap = 2;
+	int used = pref[C_ID] + pref[C_STATUS] + pref[C_TIME] + 3 * gap;
+	int text_min = w * 3 / 8 > 10 ? w * 3 / 8 : 10;
+	static const enum col add[] = { C_AGE, C_REPO, C_AGENT, C_RND, C_WAIT };
+	for (size_t i = 0; i < sizeof add / sizeof add[0]; i++) {
+		enum col c = add[i];
+		int room = w - used - text_min - gap;
+		int least = c == C_REPO || c == C_AGENT ? textw(col_title(c)) : pref[c];
+		if (least < 4 && pref[c] >= 4)
+			least = 4;
+		if (room < least)
+			break;             /* nor the ones after it */
+		L->on[c] = 1;
+		L->w[c] = pref[c] < room ? pref[c] : room;
+		used += L->w[c] + gap;
+	}
+	int x = 0;
+	for (int c = 0; c < C_TASK; c++) {
+		if (!L->on[c])
+			continue;
+		if (c == C_ID || c == C_STATUS || c == C_TIME)
+			L->w[c] = pref[c];
+		L->x[c] = x;
+		x += L->w[c] + gap;
+	}
+	L->x[C_TASK] = x;
+	L->w[C_TASK] = w - x;
+}
+
+/* Each column's width for the rows on screen: its title's, the widest
+ * cell's (REPO and AGENT at most 16), every status name's. */
+static void widths(struct view *v, int rows, const struct cells *cells, int pref[C_N])
+{
+	struct tasks *p = v->priv;
+	for (int c = 0; c < C_N; c++)
+		pref[c] = textw(col_title((enum col)c));
+#define WIDEN(c, n) do { int n_ = (n); if (n_ > pref[c]) pref[c] = n_; } while (0)
+	WIDEN(C_ID, TASK_ID_LEN);
+	for (int s = 0; s < TASK_NSTATUS; s++)
+		WIDEN(C_STATUS, textw(task_status_label((enum task_status)s)));
+	/* Room for the common cases, so that columns stay put as times grow. */
+	char sample[64];
+	snprintf(sample, sizeof sample, _("%s ago"), "59m");
+	WIDEN(C_AGE, textw(sample));
+	snprintf(sample, sizeof sample, _("%s (%s left)"), "59:59", "59m");
+	WIDEN(C_TIME, textw(sample));
+	for (int r = 0; r < rows; r++) {
+		const struct task_row *t = row_at(p, v->top + r);
+		if (!t)
+			break;
+		WIDEN(C_REPO, textw(t->repo) < 16 ? textw(t->repo) : 16);
+		WIDEN(C_AGENT, textw(t->agent) < 16 ? textw(t->agent) : 16);
+		WIDEN(C_RND, textw(cells[r].rnd));
+		WIDEN(C_WAIT, textw(cells[r].wait));
+		WIDEN(C_TIME, textw(cells[r].time));
+		WIDEN(C_AGE, textw(cells[r].age));
+	}
+#undef WIDEN
+}
+
+/* The text column: the mark (a failure's reason, a blocking finding, no
+ * change) in brackets, then the first line of the task's text. */
+static void draw_text(struct screen *s, int x, int y, int w, const struct task_row *t,
+                      const struct extra *ex)
+{
+	if (w <= 0)
+		return;
+	if (ex && ex->note) {
+		/* The long one (a failure's first line) where it takes at most
+		 * half the room. */
+		struct buf b = {0};
+		if (ex->note_long && w >= 60)
+			buf_printf(&b, "[%s]", ex->note_long);
+		if (!b.len || textw(b.data) > w / 2) {
+			buf_reset(&b);
+			buf_printf(&b, "[%s]", ex->note);
+		}
+		int used = screen_text(s, x, y, w, ex->role, b.data, b.len);
+		buf_free(&b);
+		x += used + 1;
+		w -= used + 1;
+		if (w <= 0)
+			return;
+	}
+	screen_text(s, x, y, w, ROLE_NORMAL, t->text, strcspn(t->text, "\n"));
+}
+
+static void draw_row(struct screen *s, int ry, const struct layout *L,
+                     const struct task_row *t, const struct extra *x, const struct cells *c)
+{
+	const char *cell[C_N] = { t->id, task_status_label(t->status), t->repo, t->agent,
+	                          c->rnd, c->wait, c->time, c->age, NULL };
+	for (int k = 0; k < C_TASK; k++)
+		if (L->on[k])
+			screen_str(s, L->x[k], ry, L->w[k],
+			           k == C_STATUS ? tasks_status_role(t->status) : ROLE_NORMAL, cell[k]);
+	draw_text(s, L->x[C_TASK], ry, L->w[C_TASK], t, x);
 }
 
 static void tasks_draw(struct view *v, struct screen *s, int y, int h)
 {
 	struct tasks *p = v->priv;
 	int w = screen_width(s);
-	/* Column widths follow the translated headers. */
-	const char *hid = _("ID"), *hst = _("STATUS"), *hrepo = _("REPO"), *hag = _("AGENT"),
-	           *hr = _("RND"), *hel = _("TIME"), *htext = _("TASK");
-	int wid = TASK_ID_LEN, wst = 9, wrepo = 10, wag = 10, wr = 3, wel = 7;
-#define WIDEN(var, str) do { int tw_ = screen_textwidth(str, strlen(str)); if (tw_ > var) var = tw_; } while (0)
-	WIDEN(wid, hid);
-	WIDEN(wst, hst);
-	WIDEN(wrepo, hrepo);
-	WIDEN(wag, hag);
-	WIDEN(wr, hr);
-	WIDEN(wel, hel);
-#undef WIDEN
-	int xs[7], x = 0;
-	int widths[6] = { wid, wst, wrepo, wag, wr, wel };
-	for (int i = 0; i < 6; i++) {
-		xs[i] = x;
-		x += widths[i] + 2;
-	}
-	xs[6] = x;
-	const char *heads[7] = { hid, hst, hrepo, hag, hr, hel, htext };
-	screen_fill(s, 0, y, w, ROLE_HEADER);
-	for (int i = 0; i < 7; i++)
-		screen_str(s, xs[i], y, i < 6 ? widths[i] : w - xs[i], ROLE_HEADER, heads[i]);
 	v->height = h - 1;
 	view_clamp(v);
 	window_ensure(v);
+	int rows = h - 1 > 0 ? h - 1 : 0;
+	struct cells *cells = xcalloc((size_t)rows + 1, sizeof *cells);
+	const struct extra **xs = xcalloc((size_t)rows + 1, sizeof *xs);
+	for (int r = 0; r < rows; r++) {
+		const struct task_row *t = row_at(p, v->top + r);
+		if (!t)
+			break;
+		xs[r] = extra_at(v, v->top + r);
+		row_cells(v, t, xs[r], &cells[r]);
+	}
+	int pref[C_N];
+	struct layout L;
+	widths(v, rows, cells, pref);
+	layout(w, pref, &L);
+	screen_fill(s, 0, y, w, ROLE_HEADER);
+	for (int c = 0; c < C_N; c++)
+		if (L.on[c])
+			screen_str(s, L.x[c], y, c == C_TASK ? w - L.x[c] : L.w[c], ROLE_HEADER,
+			           col_title((enum col)c));
 	if (p->shown == 0) {
 		screen_str(s, 1, y + 2, w - 1, ROLE_DIM, p->total ?
-		           _("no task matches the filter (f changes it)") :
+		           _("no task matches the filter (f changes it, :filter all shows every "
+		             "task)") :
 		           _("no tasks yet: n adds one, or run 'paddock demo'"));
-		return;
 	}
-	for (int row = 0; row < h - 1; row++) {
-		int i = v->top + row;
+	for (int r = 0; p->shown && r < rows; r++) {
+		int i = v->top + r;
 		const struct task_row *t = row_at(p, i);
 		if (!t)
 			break;
-		int ry = y + 1 + row;
-		char el[32], rnd[16];
-		elapsed(t, v->d->now, el, sizeof el);
-		snprintf(rnd, sizeof rnd, "%d", t->round ? t->round : 1);
-		screen_str(s, xs[0], ry, widths[0], ROLE_NORMAL, t->id);
-		screen_str(s, xs[1], ry, widths[1], tasks_status_role(t->status),
-		           task_status_name(t->status));
-		screen_str(s, xs[2], ry, widths[2], ROLE_NORMAL, t->repo);
-		screen_str(s, xs[3], ry, widths[3], ROLE_NORMAL, t->agent);
-		screen_str(s, xs[4], ry, widths[4], ROLE_NORMAL, rnd);
-		screen_str(s, xs[5], ry, widths[5], ROLE_NORMAL, el);
-		/* The first line of the text, cut to the width. */
-		size_t tl = strcspn(t->text, "\n");
-		screen_text(s, xs[6], ry, w - xs[6], ROLE_NORMAL, t->text, tl);
+		draw_row(s, y + 1 + r, &L, t, xs[r], &cells[r]);
 		if (i == v->sel)
-			screen_paint(s, 0, ry, w, ROLE_CURSOR);
+			screen_paint(s, 0, y + 1 + r, w, ROLE_CURSOR);
 	}
+	v->width = w;
+	free(cells);
+	free(xs);
 }
+
+/* ---- the new-task form ---- */
 
 static void new_text(struct dash *d, void *arg, const char *text)
 {
@@ -348,6 +746,23 @@ static void new_repo(struct dash *d, void *arg, const char *text)
 	buf_free(&q);
 }
 
+static void new_task(struct view *v)
+{
+	struct dash *d = v->d;
+	if (!d->cfg->nrepos) {
+		dash_message(d, ROLE_ERROR, _("no repo is configured; add a [repo \"NAME\"] "
+		                              "section to %s"), d->cfg->path);
+		return;
+	}
+	struct buf q = {0};
+	buf_printf(&q, _("repo ("));
+	for (size_t i = 0; i < d->cfg->nrepos; i++)
+		buf_printf(&q, "%s%s", i ? ", " : "", d->cfg->repos[i].name);
+	buf_adds(&q, "): ");
+	dash_ask(d, q.data, 0, d->cfg->nrepos == 1 ? d->cfg->repos[0].name : NULL, new_repo, v);
+	buf_free(&q);
+}
+
 static void cancel_answer(struct dash *d, void *arg, const char *text)
 {
 	char *id = arg;
@@ -365,21 +780,239 @@ static void cancel_answer(struct dash *d, void *arg, const char *text)
 	free(id);
 }
 
-int tasks_view_filter(struct view *v, const char *name)
+/* ---- filters and orders ---- */
+
+static void set_str(char **field, const char *value)
+{
+	free(*field);
+	*field = value && *value ? xstrdup(value) : NULL;
+}
+
+/* Sets the text filter (a copy without control characters; "" clears it)
+ * and reads the list again. */
+static void set_text(struct view *v, const char *text)
 {
 	struct tasks *p = v->priv;
-	for (int f = 0; f < FILTER_N; f++) {
-		if (strcmp(name, filter_names[f]) && strcmp(name, _(filter_names[f])))
-			continue;
-		p->filter = (enum filter)f;
+	struct buf b = {0};
+	for (const char *c = text ? text : ""; *c; c++)
+		if ((unsigned char)*c >= 0x20 && *c != 0x7f)
+			buf_addc(&b, *c);
+	if (!(p->text ? b.len && !strcmp(p->text, b.data) : !b.len)) {
+		set_str(&p->text, b.data);
 		load(v, 1);
-		select_task(v);
-		dash_message(v->d, ROLE_NOTICE, _("showing %s tasks"), _(filter_names[f]));
+	}
+	buf_free(&b);
+}
+
+static void text_message(struct view *v)
+{
+	struct tasks *p = v->priv;
+	dash_message(v->d, ROLE_NOTICE, ngettext("%zu task contains \"%s\"",
+	                                         "%zu tasks contain \"%s\"", p->shown),
+	             p->shown, p->text);
+}
+
+static void text_changed(struct dash *d, void *arg, const char *text)
+{
+	(void)d;
+	set_text(arg, text);
+}
+
+static void text_done(struct dash *d, void *arg, const char *text)
+{
+	struct view *v = arg;
+	struct tasks *p = v->priv;
+	(void)d;
+	/* Esc puts the filter back as it was. */
+	set_text(v, text ? text : p->text_before);
+	free(p->text_before);
+	p->text_before = NULL;
+	if (text && p->text)
+		text_message(v);
+}
+
+/* A repo (or agent) the list can filter by: one in the configuration, or
+ * one some task has. */
+static int known(struct view *v, int agent, const char *name)
+{
+	struct config *cfg = v->d->cfg;
+	if (agent ? config_find_agent(cfg, name) != NULL : config_find_repo(cfg, name) != NULL)
+		return 1;
+	struct task_query q = { .repo = agent ? NULL : name, .agent = agent ? name : NULL };
+	size_t n = 0;
+	struct err e = {{0}};
+	return store_task_count(v->d->st, &q, &n, &e) == 0 && n > 0;
+}
+
+/* :filter repo NAME, :filter agent NAME (no name: any). */
+static int filter_by(struct view *v, int agent, const char *name)
+{
+	struct tasks *p = v->priv;
+	struct config *cfg = v->d->cfg;
+	if (*name && !known(v, agent, name)) {
+		struct buf b = {0};
+		size_t n = agent ? cfg->nagents : cfg->nrepos;
+		for (size_t i = 0; i < n; i++)
+			buf_printf(&b, "%s%s", i ? ", " : "",
+			           agent ? cfg->agents[i].name : cfg->repos[i].name);
+		if (agent)
+			dash_message(v->d, ROLE_ERROR, _("no agent named '%s'; agents are %s"), name,
+			             b.len ? b.data : "-");
+		else
+			dash_message(v->d, ROLE_ERROR, _("no repo named '%s'; repos are %s"), name,
+			             b.len ? b.data : "-");
+		buf_free(&b);
+		return -1;
+	}
+	set_str(agent ? &p->agent : &p->repo, name);
+	load(v, 1);
+	if (!*name)
+		dash_message(v->d, ROLE_NOTICE, agent ? _("showing the tasks of every agent") :
+		             _("showing the tasks of every repo"));
+	else
+		dash_message(v->d, ROLE_NOTICE, agent ? _("showing the tasks of agent %s") :
+		             _("showing the tasks of repo %s"), name);
+	return 0;
+}
+
+static void set_filter(struct view *v, enum filter f)
+{
+	struct tasks *p = v->priv;
+	p->filter = f;
+	if (f == FILTER_ALL) {
+		/* All is all: the other filters go too. */
+		set_str(&p->repo, NULL);
+		set_str(&p->agent, NULL);
+		set_str(&p->text, NULL);
+	}
+	load(v, 1);
+	dash_message(v->d, ROLE_NOTICE, _("showing %s tasks"), _(filter_names[f]));
+}
+
+int tasks_view_filter(struct view *v, const char *arg)
+{
+	char word[64] = "";
+	while (*arg == ' ')
+		arg++;
+	size_t wl = strcspn(arg, " ");
+	snprintf(word, sizeof word, "%.*s", (int)wl, arg);
+	const char *rest = arg + wl;
+	while (*rest == ' ')
+		rest++;
+	char name[256];
+	snprintf(name, sizeof name, "%s", rest);
+	for (size_t n = strlen(name); n && name[n - 1] == ' '; n--)
+		name[n - 1] = '\0';
+	if (!*word)
+		snprintf(word, sizeof word, "all");
+	if (!strcmp(word, "repo") || !strcmp(word, _("repo")))
+		return filter_by(v, 0, name);
+	if (!strcmp(word, "agent") || !strcmp(word, _("agent")))
+		return filter_by(v, 1, name);
+	if (!strcmp(word, "text") || !strcmp(word, _("text"))) {
+		set_text(v, name);
+		struct tasks *p = v->priv;
+		if (p->text)
+			text_message(v);
+		else
+			dash_message(v->d, ROLE_NOTICE, _("the text filter is off"));
 		return 0;
 	}
-	dash_message(v->d, ROLE_ERROR, _("no filter named '%s'; filters are all, active, review "
-	                                 "and ended"), name);
+	for (int f = 0; f < FILTER_N && !*name; f++) {
+		if (strcmp(word, filter_names[f]) && strcmp(word, _(filter_names[f])))
+			continue;
+		set_filter(v, (enum filter)f);
+		return 0;
+	}
+	dash_message(v->d, ROLE_ERROR, _("no filter named '%s'; filters are all, active, running, "
+	                                 "queued, review, failed, ended, repo NAME, agent NAME "
+	                                 "and text WORDS"), arg);
 	return -1;
+}
+
+static void set_order(struct view *v, enum task_order o)
+{
+	struct tasks *p = v->priv;
+	p->order = o;
+	load(v, 1);
+	dash_message(v->d, ROLE_NOTICE, _("sorted by %s"), _(order_names[o]));
+}
+
+int tasks_view_sort(struct view *v, const char *name)
+{
+	while (*name == ' ')
+		name++;
+	for (int o = 0; o < ORDER_N; o++) {
+		if (strcmp(name, order_names[o]) && strcmp(name, _(order_names[o])))
+			continue;
+		set_order(v, (enum task_order)o);
+		return 0;
+	}
+	dash_message(v->d, ROLE_ERROR, _("no order named '%s'; orders are queued, status, age, "
+	                                 "time and repo"), name);
+	return -1;
+}
+
+/* ---- jumps ---- */
+
+/* The line of the next task after the selection whose status is in
+ * want, going round the end; -1 when the list has none. */
+static long next_line(struct view *v, unsigned want, struct err *e)
+{
+	struct tasks *p = v->priv;
+	struct task_query q = base_query(p);
+	if (p->order != TASK_ORDER_QUEUED) {
+		for (size_t k = 1; p->keys && k <= p->shown; k++) {
+			size_t i = ((size_t)(v->sel < 0 ? -1 : v->sel) + k) % p->shown;
+			if (want & TASK_MASK(p->keys[i].status))
+				return (long)i;
+		}
+		return -1;
+	}
+	/* In the queued order: by seq, from the status's index. */
+	const struct task_row *cur = row_at(p, v->sel);
+	q.status_mask = q.status_mask ? q.status_mask & want : want;
+	if (!q.status_mask)
+		return -1;
+	q.limit = 1;
+	q.after = cur ? cur->seq : 0;
+	struct task_row *rows = NULL;
+	size_t n = 0;
+	if (store_task_query(v->d->st, &q, &rows, &n, e) < 0)
+		return -1;
+	if (!n) {
+		q.after = 0;
+		if (store_task_query(v->d->st, &q, &rows, &n, e) < 0)
+			return -1;
+	}
+	if (!n)
+		return -1;
+	struct task_query before = base_query(p);
+	before.before = rows[0].seq;
+	size_t k = 0;
+	task_rows_free(rows, n);
+	return store_task_count(v->d->st, &before, &k, e) < 0 ? -1 : (long)k;
+}
+
+static void jump(struct view *v, unsigned want)
+{
+	struct err e = {{0}};
+	long line = next_line(v, want, &e);
+	if (e.msg[0]) {
+		dash_message(v->d, ROLE_ERROR, "%s", e.msg);
+		return;
+	}
+	if (line < 0) {
+		dash_message(v->d, ROLE_NOTICE, want == MASK_FAILED ?
+		             _("no failed task in the list") : _("no task at review in the list"));
+		return;
+	}
+	v->sel = (int)line;
+	/* The task found in the middle of the screen when it was off it. */
+	if (v->sel < v->top || v->sel >= v->top + v->height)
+		v->top = v->sel - v->height / 2;
+	view_clamp(v);
+	select_task(v);
 }
 
 static int tasks_request(struct view *v, enum request req)
@@ -393,31 +1026,28 @@ static int tasks_request(struct view *v, enum request req)
 		select_task(v);
 		return 1;
 	case REQ_ENTER:
-		if (!t)
-			return 1;
-		dash_open(d, t->status == TASK_REVIEW ? &view_gate : &view_log, t->id);
+		if (t)
+			dash_open(d, t->status == TASK_REVIEW ? &view_gate : &view_log, t->id);
 		return 1;
 	case REQ_FILTER:
-		p->filter = (p->filter + 1) % FILTER_N;
-		load(v, 1);
-		dash_message(d, ROLE_NOTICE, _("showing %s tasks"), _(filter_names[p->filter]));
+		set_filter(v, (p->filter + 1) % FILTER_CYCLE);
+		return 1;
+	case REQ_TEXT_FILTER:
+		free(p->text_before);
+		p->text_before = p->text ? xstrdup(p->text) : NULL;
+		dash_ask_live(d, "/", p->text, text_changed, text_done, v);
+		return 1;
+	case REQ_SORT:
+		set_order(v, (enum task_order)((p->order + 1) % ORDER_N));
+		return 1;
+	case REQ_NEXT_FAILED:
+		jump(v, MASK_FAILED);
+		return 1;
+	case REQ_NEXT_REVIEW:
+		jump(v, TASK_MASK(TASK_REVIEW));
 		return 1;
 	case REQ_NEW_TASK:
-		if (!d->cfg->nrepos) {
-			dash_message(d, ROLE_ERROR, _("no repo is configured; add a [repo \"NAME\"] "
-			                              "section to %s"), d->cfg->path);
-			return 1;
-		}
-		{
-			struct buf q = {0};
-			buf_printf(&q, _("repo ("));
-			for (size_t i = 0; i < d->cfg->nrepos; i++)
-				buf_printf(&q, "%s%s", i ? ", " : "", d->cfg->repos[i].name);
-			buf_adds(&q, "): ");
-			dash_ask(d, q.data, 0, d->cfg->nrepos == 1 ? d->cfg->repos[0].name : NULL,
-			         new_repo, v);
-			buf_free(&q);
-		}
+		new_task(v);
 		return 1;
 	case REQ_CANCEL_TASK:
 		if (t) {
@@ -447,6 +1077,11 @@ static void tasks_close(struct view *v)
 	window_drop(p);
 	free(p->new_repo);
 	free(p->new_agent);
+	free(p->repo);
+	free(p->agent);
+	free(p->text);
+	free(p->text_before);
+	free(p->keys);
 }
 
 const struct view_ops view_tasks = {

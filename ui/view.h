@@ -70,9 +70,18 @@ void view_clamp(struct view *v);
 void gate_view_request_changes(struct dash *d, const char *task_id);
 void gate_view_discard_draft(struct dash *d, const char *task_id);
 
-/* :filter NAME on the task list (all, active, review, ended); -1 with a
- * message when NAME is none of them. */
-int tasks_view_filter(struct view *v, const char *name);
+/* :filter ARG on the task list: a status group (all, active, running,
+ * queued, review, failed, ended; all also drops the filters below),
+ * "repo NAME", "agent NAME" or "text WORDS" (no NAME or WORDS: that filter
+ * off); -1 with a message when ARG is none of them. */
+int tasks_view_filter(struct view *v, const char *arg);
+/* :sort NAME on the task list (queued, status, age, time, repo); -1 with
+ * a message when NAME is none of them. */
+int tasks_view_sort(struct view *v, const char *name);
+/* For Tab completion: the first words of :filter and the names of
+ * :sort, NULL-terminated. */
+extern const char *const tasks_view_filter_names[];
+extern const char *const tasks_view_sort_names[];
 
 extern const struct view_ops view_tasks;
 extern const struct view_ops view_log;
