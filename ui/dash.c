@@ -877,8 +877,8 @@ const struct dash_command dash_commands[] = {
 	{ "log", N_("[ID]"), N_("the log of the selected task, or of task ID") },
 	{ "diff", N_("[ID]"), N_("the diff of the selected task, or of task ID") },
 	{ "gate", N_("[ID]"), N_("the gate of the selected task, or of task ID") },
-	{ "filter", N_("NAME"), N_("show all, active, running, review, failed or ended tasks, "
-	                           "or repo NAME, agent NAME") },
+	{ "filter", N_("NAME"), N_("show all, active, running, queued, review, failed or ended "
+	                           "tasks; repo NAME, agent NAME, text WORDS") },
 	{ "sort", N_("ORDER"), N_("order the list by queued, status, age, time or repo") },
 	{ "messages", "", N_("the messages so far, with their times") },
 	{ "reload", "", N_("read the configuration again: agents, repos, keys, theme") },
@@ -985,6 +985,8 @@ static void run_command(struct ui *u, const char *line)
 		dash_message(d, ROLE_NOTICE, "%s", arg);
 	} else if (!strcmp(cmd, "filter")) {
 		tasks_view_filter(to_list(d), *arg ? arg : "all");
+	} else if (!strcmp(cmd, "sort")) {
+		tasks_view_sort(to_list(d), *arg ? arg : "queued");
 	} else if (!strcmp(cmd, "wait-for") && d->script) {
 		/* Work another process does (a second dashboard): wait until
 		 * the screen shows the text, for at most a minute. */
@@ -1024,9 +1026,7 @@ static void cand_add(struct cands *c, const char *word, const char *s)
  * command's name itself). */
 static void candidates(struct ui *u, const char *cmd, const char *word, struct cands *c)
 {
-	static const char *const filters[] = { "all", "active", "running", "review", "failed",
-	                                       "ended", "repo", "agent", NULL };
-	static const char *const sorts[] = { "queued", "status", "age", "time", "repo", NULL };
+	const char *const *filters = tasks_view_filter_names, *const *sorts = tasks_view_sort_names;
 	if (!cmd) {
 		for (const struct dash_command *k = dash_commands; k->name; k++)
 			cand_add(c, word, k->name);
