@@ -9,6 +9,16 @@ export PADDOCK_THEMES_DIR="$top_srcdir/themes"
 unset NO_COLOR LANGUAGE
 OUT=$T/out
 mkdir -p "$OUT"
+# German goldens need the de_DE.UTF-8 locale and this tree's catalogue,
+# compiled where the uninstalled paddock finds it (as tests/i18n.test).
+UI_LANGS=en
+if locale -a 2>/dev/null | grep -qix 'de_DE\.utf-\{0,1\}8' && command -v msgfmt >/dev/null &&
+	grep -q '^#define ENABLE_NLS 1' "$top_builddir/autoconfig.h" &&
+	mkdir -p "$T/locale/de/LC_MESSAGES" &&
+	msgfmt -o "$T/locale/de/LC_MESSAGES/paddock.mo" "$top_srcdir/po/de.po"; then
+	export PADDOCK_LOCALEDIR="$T/locale"
+	UI_LANGS="en de"
+fi
 
 # run_ui SCRIPT [paddock args]: runs the dashboard on the script from
 # standard input ("OUT/" in it is the output folder).

@@ -1259,8 +1259,10 @@ static void input_key(struct ui *u, int key)
 	int ctrl_x = in->ctrl_x;
 	in->ctrl_x = 0;
 	if (in->confirm) {
+		/* One key answers: y, or the language's own (rpmatch: "j"). */
+		char ans[2] = { key > 0 && key < 128 ? (char)key : 'n', 0 };
 		in->confirm = 0;
-		if (key == 'y' || key == 'Y')
+		if (key == 'y' || key == 'Y' || rpmatch(ans) == 1)
 			input_finish(&u->d, 0);
 		return;
 	}
