@@ -15,11 +15,13 @@
  * highlights are computed when a line is first drawn and cached. */
 
 #define PCRE2_CODE_UNIT_WIDTH 8
+#include <errno.h>
 #include <pcre2.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "buf.h"
 #include "dash.h"
@@ -105,6 +107,8 @@ struct diff_priv {
 	/* Drawing scratch: a role per byte of a line; a file-list line. */
 	unsigned char *rowrole;
 	struct buf scratch;
+	struct screen *ls;         /* a line drawn whole (screen_line) */
+	int more_right;            /* a line drawn went on past the right edge */
 	/* A load in flight (off the loop): what it is for, and where the
 	 * selection should land when it arrives. */
 	int loading;
@@ -492,7 +496,7 @@ static int diff_load(struct view *v, enum drange r, int n, char *msg, size_t msg
 	if (!from || !to) {
 		snprintf(msg, msglen, _("task %s has no work to show yet (it is %s); its diff exists "
 		                        "once the agent's work is handed back"),
-		         t.id, task_status_name(t.status));
+		         t.id, task_status_label(t.status));
 		goto out;
 	}
 
@@ -727,7 +731,11 @@ static size_t utf8_next(const char *s, size_t n, size_t i)
 	return i;
 }
 
-static void diff_draw_line(struct view *v, struct screen *s, int y, int w, int i)
+/* Draws view line i at the start of row y of s, up to column w; the
+ * cell after it takes the line's role (its colour goes on to the view's
+ * edge: screen_window).  Returns the columns drawn; *cut when the line
+ * is longer than what is drawn of it (DRAW_MAX). */
+static int diff_draw_line(struct view *v, struct screen *s, int y, int w, int i, int *cut)
 {
 	struct diff_priv *p = v->priv;
 	const struct lref l = diff_line(p, i);
@@ -735,6 +743,7 @@ static void diff_draw_line(struct view *v, struct screen *s, int y, int w, int i
 	size_t n = l.len;
 	enum role base = dl_role(l.kind);
 
+	*cut = n > DRAW_MAX;
 	if (n > DRAW_MAX) {
 		/* Cut back to the start of a character. */
 		n = DRAW_MAX;
@@ -804,8 +813,62 @@ static void diff_draw_line(struct view *v, struct screen *s, int y, int w, int i
 	}
 	buf_free(&vis);
 	sanitize_segs_free(&segs);
-	if (x < w && base != ROLE_NORMAL)
-		screen_fill(s, x, y, w - x, base);
+	if (base != ROLE_NORMAL)
+		screen_fill(s, x, y, 1, base);
+	return x;
+}
+
+/* The columns a line's row needs: a window's (cut), or the whole line's
+ * (wrapped: each byte is at most a tab or a mark's 8 columns). */
+static int diff_line_cols(struct view *v, int i, int w)
+{
+	if (!v->wrap)
+		return v->left + w + 1;
+	struct lref l = diff_line(v->priv, i);
+	size_t n = l.len > DRAW_MAX ? DRAW_MAX : l.len;
+	return n > 8000 ? 65536 : (int)n * 8 + TAB_WIDTH;
+}
+
+static int diff_flags(const struct view *v, int cut)
+{
+	return SCREEN_TEXT_MARKS | (v->wrap ? SCREEN_TEXT_WRAP : 0) | (cut ? SCREEN_TEXT_MORE : 0);
+}
+
+/* Draws view line i whole (or as far as the window needs) into the line
+ * row p->ls; returns its width, *cut as diff_draw_line. */
+static int diff_render(struct view *v, int i, int w, int *cut)
+{
+	struct diff_priv *p = v->priv;
+	int cols = diff_line_cols(v, i, w);
+	p->ls = screen_line(p->ls, cols);
+	return diff_draw_line(v, p->ls, 0, cols, i, cut);
+}
+
+/* The rows line i takes: 1, or wrapped, as many as it needs. */
+static int diff_rows(struct view *v, int i, int w)
+{
+	struct diff_priv *p = v->priv;
+	if (!v->wrap)
+		return 1;
+	int cut, used = diff_render(v, i, w, &cut);
+	return screen_window(NULL, 0, 0, w, 0, p->ls, used, 0, diff_flags(v, cut));
+}
+
+/* Wrapped lines take more rows than one: moves the top down until the
+ * selection's rows are all on the screen. */
+static void diff_wrap_fit(struct view *v, int h, int w)
+{
+	if (!v->wrap || v->sel < v->top || v->sel - v->top >= h)
+		return;
+	int n = v->sel - v->top + 1, sum = 0;
+	int *rows = xmalloc((size_t)n * sizeof *rows);
+	for (int k = 0; k < n; k++)
+		sum += rows[k] = diff_rows(v, v->top + k, w);
+	int k = 0;
+	while (sum > h && k + 1 < n)
+		sum -= rows[k++];
+	v->top += k;
+	free(rows);
 }
 
 static void diff_draw(struct view *v, struct screen *s, int y, int h)
@@ -814,6 +877,7 @@ static void diff_draw(struct view *v, struct screen *s, int y, int h)
 	int w = screen_width(s);
 
 	v->height = h;
+	v->width = w;
 	int total = dstate_total(&p->st);
 	if (!total) {
 		screen_str(s, 0, y, w, ROLE_DIM, p->loading ? _("loading the diff...") :
@@ -821,13 +885,20 @@ static void diff_draw(struct view *v, struct screen *s, int y, int h)
 		return;
 	}
 	view_clamp(v);
-	for (int r = 0; r < h; r++) {
-		int i = v->top + r;
-		if (i >= total)
-			break;
-		diff_draw_line(v, s, y + r, w, i);
-		if (i == v->sel)
-			screen_paint(s, 0, y + r, w, ROLE_CURSOR);
+	diff_wrap_fit(v, h, w);
+	p->more_right = 0;
+	for (int r = 0, i = v->top; r < h && i < total; i++) {
+		int cut, used = diff_render(v, i, w, &cut);
+		int n = screen_window(s, 0, y + r, w, h - r, p->ls, used, v->left, diff_flags(v, cut));
+		if (!v->wrap) {
+			p->more_right |= n > v->left + w;
+			n = 1;
+		}
+		if (n > h - r)
+			n = h - r;
+		for (int k = 0; i == v->sel && k < n; k++)
+			screen_paint(s, 0, y + r + k, w, ROLE_CURSOR);
+		r += n;
 	}
 }
 
@@ -844,6 +915,11 @@ static void diff_title(struct view *v, char *out, size_t len)
 		snprintf(range, sizeof(range), _("rounds 1-%d"), p->task_round);
 	else
 		snprintf(range, sizeof(range), _("round %d"), p->task_round > 0 ? p->task_round : 1);
+	if (v->wrap)
+		snprintf(range + strlen(range), sizeof(range) - strlen(range), "%s", _("  [wrap]"));
+	else if (v->left > 0)
+		snprintf(range + strlen(range), sizeof(range) - strlen(range), _("  [from column %d]"),
+		         v->left + 1);
 	int fi = v->sel >= 0 ? diff_file_of(p, v->sel) : -1;
 	int nfiles = p->st.nfiles;
 	if (!nfiles && p->loading)
@@ -1215,6 +1291,102 @@ static void diff_comment(struct view *v)
 	free(prompt);
 }
 
+/* ------------------------------------------------------------ y and o */
+
+/* y: the selected line as the view shows it (dash_copy marks what is not
+ * printable), or, with none, the id or the branch. */
+static void diff_copy(struct view *v)
+{
+	struct diff_priv *p = v->priv;
+	if (v->sel < 0 || v->sel >= dstate_total(&p->st)) {
+		dash_copy_menu(v->d, v->task_id, NULL);
+		return;
+	}
+	struct lref l = diff_line(p, v->sel);
+	char *line = xstrndup(l.s, l.len);
+	dash_copy_menu(v->d, v->task_id, line);
+	free(line);
+}
+
+/* The git colours of a patch line, for less -R: "" for context. */
+static const char *diff_pager_colour(int kind)
+{
+	switch (kind) {
+	case DL_FILE: return "\033[1m";
+	case DL_HUNK: return "\033[36m";
+	case DL_ADD: return "\033[32m";
+	case DL_DEL: return "\033[31m";
+	case DL_META: return "\033[1m";
+	default: return "";
+	}
+}
+
+/* Writes the patch the view shows as `paddock diff` prints it on a
+ * terminal: what is not printable as a visible mark (in reverse video),
+ * and, unless NO_COLOR is set, each line in git's colours. */
+static void diff_pager_write(struct diff_priv *p, FILE *out)
+{
+	const char *nc = getenv("NO_COLOR");
+	int colour = !(nc && *nc);
+	struct buf vis = {0};
+	struct sanitize_segs segs = {0};
+	for (int i = 0; i < p->st.nlines; i++) {
+		const struct dline *l = &p->st.lines[i];
+		const char *c = colour ? diff_pager_colour(l->kind) : "";
+		buf_reset(&vis);
+		segs.n = 0;
+		sanitize_visible(p->st.text + l->off, l->len, SANITIZE_KEEP_TAB, &vis, &segs);
+		fputs(c, out);
+		for (size_t k = 0; k < segs.n; k++) {
+			const struct sanitize_seg *g = &segs.v[k];
+			if (g->mark && colour)
+				fputs("\033[7m", out);
+			fwrite(vis.data + g->out, 1, g->len, out);
+			if (g->mark && colour)
+				fputs("\033[27m", out);
+		}
+		fputs(*c ? "\033[m\n" : "\n", out);
+	}
+	buf_free(&vis);
+	sanitize_segs_free(&segs);
+}
+
+/* o: the diff the view shows in $PAGER, from a temporary file removed
+ * after. */
+static void diff_pager(struct view *v)
+{
+	struct diff_priv *p = v->priv;
+	if (p->loading) {
+		dash_message(v->d, ROLE_NOTICE, "%s", _("the diff is still loading; o opens it in the "
+		                                        "pager once it is whole"));
+		return;
+	}
+	const char *tmp = getenv("TMPDIR");
+	char *path = xasprintf("%s/paddock-diff-%s-XXXXXX", tmp && *tmp ? tmp : "/tmp",
+	                       v->task_id);
+	int fd = mkstemp(path);
+	FILE *out = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (!out) {
+		dash_message(v->d, ROLE_ERROR, _("cannot write the diff for the pager: %s"),
+		             strerror(errno));
+		if (fd >= 0) {
+			close(fd);
+			unlink(path);
+		}
+		free(path);
+		return;
+	}
+	diff_pager_write(p, out);
+	if (fflush(out) != 0 || ferror(out))
+		dash_message(v->d, ROLE_ERROR, _("cannot write the diff for the pager: %s"),
+		             strerror(errno));
+	else
+		dash_pager(v->d, path);
+	fclose(out);
+	unlink(path);
+	free(path);
+}
+
 static int diff_request(struct view *v, enum request req)
 {
 	struct diff_priv *p = v->priv;
@@ -1269,6 +1441,22 @@ static int diff_request(struct view *v, enum request req)
 		return 1;
 	case REQ_DISCARD_DRAFT:
 		gate_view_discard_draft(v->d, v->task_id);
+		return 1;
+	case REQ_SCROLL_RIGHT:
+		if (!v->wrap && !p->more_right) {
+			dash_message(v->d, ROLE_NOTICE, "%s",
+			             _("no line shown goes on to the right"));
+			return 1;
+		}
+		return view_sideways(v, req);
+	case REQ_SCROLL_LEFT:
+	case REQ_WRAP:
+		return view_sideways(v, req);
+	case REQ_COPY:
+		diff_copy(v);
+		return 1;
+	case REQ_PAGER:
+		diff_pager(v);
 		return 1;
 	case REQ_ENTER:
 		/* On the file list: to that file. */
@@ -1350,6 +1538,7 @@ static void diff_close(struct view *v)
 	free(p->head);
 	free(p->reviewed);
 	free(p->rowrole);
+	screen_free(p->ls);
 	pcre2_match_data_free(p->md);
 	pcre2_code_free(p->re);
 	memset(p, 0, sizeof(*p));

@@ -30,8 +30,10 @@
 #include "buf.h"
 #include "clock.h"
 #include "dash.h"
+#include "fsx.h"
 #include "i18n.h"
 #include "paths.h"
+#include "sanitize.h"
 
 #define EVERY 256                  /* lines between index entries */
 #define BLOCK (1u << 20)           /* bytes read at a time (index, search) */
@@ -87,6 +89,8 @@ struct logv {
 	                                  time */
 	struct search s;
 	enum task_status status;
+	struct screen *ls;             /* a line drawn whole (screen_line) */
+	int more_right;                /* a line drawn went on past the right edge */
 };
 
 static char *block_buf(struct logv *p)
@@ -332,6 +336,15 @@ static int log_open(struct view *v, char *msg, size_t msglen)
 	p->status = t.status;
 	task_row_free(&t);
 	stat_file(v);
+	if (p->fd < 0) {
+		/* Nothing to show yet: the view that was there stays. */
+		if (p->status == TASK_QUEUED)
+			snprintf(msg, msglen, _("task %s is queued: its log starts when it runs"),
+			         v->task_id);
+		else
+			snprintf(msg, msglen, _("task %s has no log yet"), v->task_id);
+		return -1;
+	}
 	/* A large log is indexed after the first screen. */
 	if (p->fd >= 0 && p->size <= OPEN_INDEX)
 		index_more(p, OPEN_INDEX, 0);
@@ -346,14 +359,104 @@ static void log_title(struct view *v, char *out, size_t len)
 		snprintf(count, sizeof count, _("%ld+ lines"), p->lines);
 	else
 		snprintf(count, sizeof count, _("%ld lines"), total_lines(p));
-	snprintf(out, len, _("log %s  %s  %s%s"), v->task_id, task_status_name(p->status), count,
-	         p->follow ? _("  [following]") : "");
+	char side[64] = "";
+	if (v->wrap)
+		snprintf(side, sizeof side, "%s", _("  [wrap]"));
+	else if (v->left > 0)
+		snprintf(side, sizeof side, _("  [from column %d]"), v->left + 1);
+	snprintf(out, len, _("log %s  %s  %s%s%s"), v->task_id, task_status_label(p->status), count,
+	         p->follow ? _("  [following]") : "", side);
+}
+
+/* ---- drawing: long lines cut (scrolled sideways) or wrapped ---- */
+
+/* Reads the line at off for drawing; *cut when it is longer than what
+ * was read (LINE_MAX_SHOWN).  Returns the next line's offset. */
+static uint64_t read_shown(struct logv *p, uint64_t off, struct buf *line, int *cut)
+{
+	uint64_t next = read_line(p, off, line);
+	*cut = next - off > line->len + 1;
+	return next;
+}
+
+/* Draws a line into the view's line row (p->ls) whole, or as far as the
+ * window needs, its SGR colours and its search match included; returns
+ * its width. */
+static int log_render(struct view *v, const struct buf *line, int w)
+{
+	struct logv *p = v->priv;
+	const char *t = line->data ? line->data : "";
+	enum role role = ROLE_NORMAL;
+	if (line->len >= 9 && !memcmp(t, "[paddock ", 9))
+		role = ROLE_LOG_MARKER;
+	int width = v->wrap ? screen_textwidth(t, line->len) : v->left + w + 1;
+	p->ls = screen_line(p->ls, width);
+	int used = screen_text_sgr(p->ls, 0, 0, -1, role, t, line->len);
+	if (p->re && line->len) {
+		pcre2_match_data *md = pcre2_match_data_create_from_pattern(p->re, NULL);
+		if (pcre2_match(p->re, (PCRE2_SPTR)t, line->len, 0, 0, md, NULL) >= 0) {
+			PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
+			int x0 = screen_textwidth(t, ov[0]);
+			int mw = screen_textwidth(t + ov[0], ov[1] - ov[0]);
+			screen_paint(p->ls, x0, 0, mw ? mw : 1, ROLE_LOG_MATCH);
+		}
+		pcre2_match_data_free(md);
+	}
+	return used;
+}
+
+static int log_flags(const struct view *v, int cut)
+{
+	return SCREEN_TEXT_MARKS | (v->wrap ? SCREEN_TEXT_WRAP : 0) | (cut ? SCREEN_TEXT_MORE : 0);
+}
+
+/* The rows the line at off takes (1 unless wrapping); *next its end. */
+static int log_rows_at(struct view *v, uint64_t off, int w, uint64_t *next, struct buf *line)
+{
+	struct logv *p = v->priv;
+	int cut;
+	*next = read_shown(p, off, line, &cut);
+	if (!v->wrap)
+		return 1;
+	int used = log_render(v, line, w);
+	return screen_window(NULL, 0, 0, w, 0, p->ls, used, 0, log_flags(v, cut));
+}
+
+/* Wrapped, the first line to draw so that the selection's rows (or, when
+ * following, the last line's) are all on the screen: lines top..last take
+ * more rows than lines.  Moves v->top; returns its offset. */
+static uint64_t wrap_fit(struct view *v, uint64_t off, long last, int h, int w)
+{
+	struct logv *p = v->priv;
+	long n = last - v->top + 1;
+	if (n <= 0 || n > h)
+		return off;
+	uint64_t *offs = xmalloc((size_t)n * sizeof *offs);
+	int *rows = xmalloc((size_t)n * sizeof *rows), sum = 0;
+	struct buf line = {0};
+	uint64_t at = off;
+	for (long k = 0; k < n && at < p->size; k++) {
+		offs[k] = at;
+		rows[k] = log_rows_at(v, at, w, &at, &line);
+		sum += rows[k];
+	}
+	long k = 0;
+	while (sum > h && k + 1 < n && offs[k + 1] < p->size)
+		sum -= rows[k++];
+	v->top += (int)k;
+	off = offs[k];
+	buf_free(&line);
+	free(offs);
+	free(rows);
+	return off;
 }
 
 static void log_draw(struct view *v, struct screen *s, int y, int h)
 {
 	struct logv *p = v->priv;
 	int w = screen_width(s);
+	v->width = w;
+	v->height = h;
 	if (p->fd < 0) {
 		screen_str(s, 1, y + 1, w - 1, ROLE_DIM, p->status == TASK_QUEUED ?
 		           _("the task is queued; its log starts when it runs") :
@@ -367,30 +470,32 @@ static void log_draw(struct view *v, struct screen *s, int y, int h)
 		off = tail_offset(p, h);
 		v->top = v->lines > h ? v->lines - h : 0;
 		v->sel = -1;
+		if (v->wrap)
+			off = wrap_fit(v, off, v->lines - 1, h, w);
 	} else {
 		if (v->top > v->lines - 1)
 			v->top = v->lines > 0 ? v->lines - 1 : 0;
 		off = line_offset(p, v->top);
+		if (v->wrap && v->sel >= v->top)
+			off = wrap_fit(v, off, v->sel, h, w);
 	}
 	struct buf line = {0};
-	for (int row = 0; row < h && off < p->size; row++) {
-		off = read_line(p, off, &line);
-		enum role role = ROLE_NORMAL;
-		if (line.len >= 9 && !memcmp(line.data, "[paddock ", 9))
-			role = ROLE_LOG_MARKER;
-		screen_text_sgr(s, 0, y + row, w, role, line.data ? line.data : "", line.len);
-		if (p->re && line.len) {
-			pcre2_match_data *md = pcre2_match_data_create_from_pattern(p->re, NULL);
-			if (pcre2_match(p->re, (PCRE2_SPTR)line.data, line.len, 0, 0, md, NULL) >= 0) {
-				PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
-				int x0 = screen_textwidth(line.data, ov[0]);
-				int mw = screen_textwidth(line.data + ov[0], ov[1] - ov[0]);
-				screen_paint(s, x0, y + row, mw ? mw : 1, ROLE_LOG_MATCH);
-			}
-			pcre2_match_data_free(md);
+	p->more_right = 0;
+	for (int row = 0, i = v->top; row < h && off < p->size; i++) {
+		int cut;
+		off = read_shown(p, off, &line, &cut);
+		int used = log_render(v, &line, w);
+		int r = screen_window(s, 0, y + row, w, h - row, p->ls, used, v->left,
+		                      log_flags(v, cut));
+		if (!v->wrap) {
+			p->more_right |= r > v->left + w;
+			r = 1;
 		}
-		if (!p->follow && v->top + row == v->sel)
-			screen_paint(s, 0, y + row, w, ROLE_CURSOR);
+		if (r > h - row)
+			r = h - row;
+		for (int k = 0; !p->follow && i == v->sel && k < r; k++)
+			screen_paint(s, 0, y + row + k, w, ROLE_CURSOR);
+		row += r;
 	}
 	buf_free(&line);
 }
@@ -574,12 +679,20 @@ static void search_found(struct view *v, uint64_t off)
 {
 	struct logv *p = v->priv;
 	long line = line_of(p, off);
+	int wrapped = p->s.leg == 1;
 	p->s.active = 0;
 	p->follow = 0;
 	v->lines = (int)(p->lines > line ? p->lines : line + 1);
 	v->sel = (int)line;
 	view_clamp(v);
-	dash_message(v->d, ROLE_NOTICE, _("line %ld"), line + 1);
+	if (!wrapped)
+		dash_message(v->d, ROLE_NOTICE, _("line %ld"), line + 1);
+	else if (p->s.backward)
+		dash_message(v->d, ROLE_NOTICE, _("line %ld (search hit the top, continued at the "
+		                                  "bottom)"), line + 1);
+	else
+		dash_message(v->d, ROLE_NOTICE, _("line %ld (search hit the bottom, continued at the "
+		                                  "top)"), line + 1);
 }
 
 /* Moves to the second leg (the wrap); 0 when both are done. */
@@ -806,6 +919,95 @@ static void search_done(struct dash *d, void *arg, const char *text)
 	find(v, p->re_back);
 }
 
+/* ---- y and o ---- */
+
+/* y: the selected line as shown (its SGR and every other sequence
+ * removed, controls as text), when there is one (following, there is
+ * none: the id or the branch). */
+static void log_copy(struct view *v)
+{
+	struct logv *p = v->priv;
+	if (p->follow || v->sel < 0 || p->fd < 0) {
+		dash_copy_menu(v->d, v->task_id, NULL);
+		return;
+	}
+	struct buf line = {0}, shown = {0};
+	read_line(p, line_offset(p, v->sel), &line);
+	sanitize_text(line.data ? line.data : "", line.len, 0, &shown);
+	dash_copy_menu(v->d, v->task_id, shown.data ? shown.data : "");
+	buf_free(&line);
+	buf_free(&shown);
+}
+
+/* The most of a log the pager gets: past it, the end. */
+#define PAGER_MAX (64u << 20)
+
+/* Writes the log from off as `paddock log` prints it on a terminal (SGR
+ * kept, every other sequence removed), cut at lines so that no sequence
+ * is split; -1 when it cannot be written. */
+static int log_write_clean(struct logv *p, uint64_t off, int fd)
+{
+	const char *b;
+	while (off < p->size) {
+		size_t want = p->size - off > BLOCK ? BLOCK : (size_t)(p->size - off);
+		ssize_t n = block_read(p, off, want, &b);
+		if (n <= 0)
+			break;
+		size_t len = (size_t)n;
+		const char *nl = off + len < p->size ? memrchr(b, '\n', len) : NULL;
+		if (nl)
+			len = (size_t)(nl - b) + 1;
+		struct buf clean = {0};
+		sanitize_text(b, len, 1, &clean);
+		int bad = clean.len && fsx_write_all(fd, clean.data, clean.len) < 0;
+		buf_free(&clean);
+		if (bad)
+			return -1;
+		off += len;
+	}
+	return 0;
+}
+
+/* o: the log in $PAGER, from a copy that holds only what the view would
+ * show (an agent's escape sequences never reach the pager raw; SGR
+ * colours do, for less -R), removed after. */
+static void log_pager(struct view *v)
+{
+	struct logv *p = v->priv;
+	stat_file(v);
+	if (p->fd < 0) {
+		dash_message(v->d, ROLE_ERROR, _("task %s has no log yet"), v->task_id);
+		return;
+	}
+	const char *tmp = getenv("TMPDIR");
+	char *path = xasprintf("%s/paddock-log-%s-XXXXXX", tmp && *tmp ? tmp : "/tmp", v->task_id);
+	int fd = mkstemp(path);
+	if (fd < 0) {
+		dash_message(v->d, ROLE_ERROR, _("cannot write a copy of the log for the pager: %s"),
+		             strerror(errno));
+		free(path);
+		return;
+	}
+	uint64_t from = 0;
+	if (p->size > PAGER_MAX) {
+		/* From the first whole line of its last PAGER_MAX bytes. */
+		struct buf skip = {0};
+		from = read_line(p, p->size - PAGER_MAX, &skip);
+		buf_free(&skip);
+	}
+	int rc = log_write_clean(p, from, fd);
+	if (close(fd) < 0)
+		rc = -1;
+	if (rc < 0)
+		dash_message(v->d, ROLE_ERROR, _("cannot write a copy of the log for the pager: %s"),
+		             strerror(errno));
+	else if (dash_pager(v->d, path) == 0 && from > 0)
+		dash_message(v->d, ROLE_NOTICE, _("the pager showed the last %u MiB of the log; the "
+		                                  "log view has all of it"), PAGER_MAX >> 20);
+	unlink(path);
+	free(path);
+}
+
 static int request_one(struct view *v, enum request req)
 {
 	struct logv *p = v->priv;
@@ -829,6 +1031,22 @@ static int request_one(struct view *v, enum request req)
 	case REQ_FIND_NEXT:
 	case REQ_FIND_PREV:
 		find(v, (req == REQ_FIND_PREV) != p->re_back);
+		return 1;
+	case REQ_SCROLL_RIGHT:
+		if (!v->wrap && !p->more_right) {
+			dash_message(v->d, ROLE_NOTICE, "%s",
+			             _("no line shown goes on to the right"));
+			return 1;
+		}
+		return view_sideways(v, req);
+	case REQ_SCROLL_LEFT:
+	case REQ_WRAP:
+		return view_sideways(v, req);
+	case REQ_COPY:
+		log_copy(v);
+		return 1;
+	case REQ_PAGER:
+		log_pager(v);
 		return 1;
 	case REQ_MOVE_UP: case REQ_PAGE_UP: case REQ_FIRST:
 	case REQ_MOVE_DOWN: case REQ_PAGE_DOWN:
@@ -901,6 +1119,7 @@ static void log_close(struct view *v)
 	free(p->pattern);
 	free(p->lit);
 	free(p->blk);
+	screen_free(p->ls);
 	pcre2_match_data_free(p->md);
 	pcre2_code_free(p->re);
 	pcre2_code_free(p->re_ml);

@@ -479,8 +479,17 @@ int screen_window(struct screen *s, int x, int y, int w, int rows, const struct 
 		int end = start + w;
 		if (end >= width) {
 			end = width;
-		} else if (line->cells[end].wide_tail && end - 1 > start) {
-			end--;         /* the wide character starts the next row */
+		} else {
+			/* After the row's last blank, so that words stay whole;
+			 * with none, at the row's end (a wide character that
+			 * would be split starts the next row). */
+			int b = end;
+			while (b > start + 1 && strcmp(line->cells[b - 1].text, " ") != 0)
+				b--;
+			if (b > start + 1 && !line->cells[b - 1].wide_tail)
+				end = b;
+			else if (line->cells[end].wide_tail && end - 1 > start)
+				end--;
 		}
 		if (s && n < rows) {
 			copy_cells(s, x, y + n, w, line, start, end, fill);

@@ -84,9 +84,10 @@ unsigned screen_cell_sgr(const struct screen *s, int x, int y);
                                  scrolled right (left > 0) and the line has
                                  text to the left */
 #define SCREEN_TEXT_WRAP  4   /* wrapped onto as many rows as it takes, w
-                                 columns each (left is ignored); a wide
-                                 character that would be split starts the
-                                 next row */
+                                 columns each (left is ignored): after the
+                                 row's last blank, so that words stay
+                                 whole, else at its end (a wide character
+                                 that would be split starts the next row) */
 #define SCREEN_TEXT_MORE  8   /* the text is only the start of the line (the
                                  caller read no more): it goes on past its
                                  end (the "»" mark where it ends) */
