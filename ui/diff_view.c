@@ -902,7 +902,7 @@ static void diff_draw(struct view *v, struct screen *s, int y, int h)
 	}
 }
 
-static void diff_title(struct view *v, char *out, size_t len)
+static void diff_title_text(struct view *v, char *out, size_t len)
 {
 	struct diff_priv *p = v->priv;
 	char range[64];
@@ -915,11 +915,6 @@ static void diff_title(struct view *v, char *out, size_t len)
 		snprintf(range, sizeof(range), _("rounds 1-%d"), p->task_round);
 	else
 		snprintf(range, sizeof(range), _("round %d"), p->task_round > 0 ? p->task_round : 1);
-	if (v->wrap)
-		snprintf(range + strlen(range), sizeof(range) - strlen(range), "%s", _("  [wrap]"));
-	else if (v->left > 0)
-		snprintf(range + strlen(range), sizeof(range) - strlen(range), _("  [from column %d]"),
-		         v->left + 1);
 	int fi = v->sel >= 0 ? diff_file_of(p, v->sel) : -1;
 	int nfiles = p->st.nfiles;
 	if (!nfiles && p->loading)
@@ -939,6 +934,17 @@ static void diff_title(struct view *v, char *out, size_t len)
 			         fi < 0 ? 1 : fi + 1, nfiles, vp.data);
 		buf_free(&vp);
 	}
+}
+
+/* The title, and how long lines are shown when not cut at the edge. */
+static void diff_title(struct view *v, char *out, size_t len)
+{
+	diff_title_text(v, out, len);
+	size_t n = strlen(out);
+	if (v->wrap)
+		snprintf(out + n, len - n, "%s", _("  [wrap]"));
+	else if (v->left > 0)
+		snprintf(out + n, len - n, _("  [from column %d]"), v->left + 1);
 }
 
 /* ------------------------------------------------------------ requests */
