@@ -339,8 +339,10 @@ static int tokens_read(const struct config *cfg, struct api_token **out, size_t 
 int api_reload(struct api *a, FILE *notice, struct err *e)
 {
 	struct config fresh;
-	if (config_load(&fresh, a->cfg->path, e) < 0)
+	if (config_load(&fresh, a->cfg->path, e) < 0) {
+		config_free(&fresh);  /* the defaults config_load left */
 		return -1;
+	}
 	struct api_token *t;
 	size_t n;
 	int rc = tokens_read(&fresh, &t, &n, e);

@@ -39,6 +39,10 @@ text = re.sub(r"(?<![\d:])\d{1,2}:\d\d(:\d\d)?(?![\d:])", lambda m: "T".ljust(le
 text = re.sub(r"\b\d+[smhd] ago\b", lambda m: "N ago".ljust(len(m.group(0))), text)
 text = re.sub(r"\(\d+[smhd] left\)", lambda m: "(N left)".ljust(len(m.group(0))), text)
 text = re.sub(r"\bqueued \d+[smhd]\b", lambda m: "queued N".ljust(len(m.group(0))), text)
+# The same in German ("vor 3m", "(noch 11m)", "wartet 2m"; a day is "T").
+text = re.sub(r"\bvor \d+[smhT]\b", lambda m: "vor N".ljust(len(m.group(0))), text)
+text = re.sub(r"\(noch \d+[smhT]\)", lambda m: "(noch N)".ljust(len(m.group(0))), text)
+text = re.sub(r"\bwartet \d+[smhT]\b", lambda m: "wartet N".ljust(len(m.group(0))), text)
 # Fixed width (%6.2f): the masked marker keeps the line's length.
 text = re.sub(r"\[paddock +\d+\.\d\ds\]", lambda m: "[paddock " + "N.NNs]".rjust(len(m.group(0)) - 9), text)
 text = re.sub(r"/tmp/paddock-test\.[A-Za-z0-9]+", "$T", text)

@@ -1130,6 +1130,7 @@ static void run_reload(struct ui *u)
 	struct err e = {{0}};
 	if (config_load(fresh, d->cfg->path, &e) < 0) {
 		dash_message(d, ROLE_ERROR, _("the configuration was not reloaded: %s"), e.msg);
+		config_free(fresh);   /* the defaults config_load left */
 		free(fresh);
 		return;
 	}
