@@ -671,17 +671,7 @@ static int status_layout(int w, int cw, const char *text, size_t starts[], size_
 		return 1;
 	}
 	while (at < n && rows < STATUS_ROWS_MAX) {
-		size_t k = fit_bytes(text + at, w);
-		if (!k)
-			break;
-		/* Break at a space when one is near. */
-		if (at + k < n) {
-			size_t sp = k;
-			while (sp > k / 2 && text[at + sp] != ' ')
-				sp--;
-			if (text[at + sp] == ' ')
-				k = sp + 1;
-		}
+		size_t k = screen_fit(text + at, n - at, w);
 		starts[rows] = at;
 		lens[rows++] = k;
 		at += k;
@@ -1368,6 +1358,12 @@ static void handle_key(struct ui *u, int key)
 		}
 		break;
 	case REQ_REFRESH:
+		break;
+	case REQ_SCROLL_LEFT:
+	case REQ_SCROLL_RIGHT:
+	case REQ_WRAP:
+		if (v && view_sideways(v, r) == 2)
+			dash_message(d, ROLE_NOTICE, "%s", _("no line shown goes on to the right"));
 		break;
 	default:
 		if (!v || !view_scroll(v, r))

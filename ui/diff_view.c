@@ -108,7 +108,6 @@ struct diff_priv {
 	unsigned char *rowrole;
 	struct buf scratch;
 	struct screen *ls;         /* a line drawn whole (screen_line) */
-	int more_right;            /* a line drawn went on past the right edge */
 	/* A load in flight (off the loop): what it is for, and where the
 	 * selection should land when it arrives. */
 	int loading;
@@ -886,12 +885,12 @@ static void diff_draw(struct view *v, struct screen *s, int y, int h)
 	}
 	view_clamp(v);
 	diff_wrap_fit(v, h, w);
-	p->more_right = 0;
+	v->more_right = 0;
 	for (int r = 0, i = v->top; r < h && i < total; i++) {
 		int cut, used = diff_render(v, i, w, &cut);
 		int n = screen_window(s, 0, y + r, w, h - r, p->ls, used, v->left, diff_flags(v, cut));
 		if (!v->wrap) {
-			p->more_right |= n > v->left + w;
+			v->more_right |= n > v->left + w;
 			n = 1;
 		}
 		if (n > h - r)
@@ -1448,16 +1447,6 @@ static int diff_request(struct view *v, enum request req)
 	case REQ_DISCARD_DRAFT:
 		gate_view_discard_draft(v->d, v->task_id);
 		return 1;
-	case REQ_SCROLL_RIGHT:
-		if (!v->wrap && !p->more_right) {
-			dash_message(v->d, ROLE_NOTICE, "%s",
-			             _("no line shown goes on to the right"));
-			return 1;
-		}
-		return view_sideways(v, req);
-	case REQ_SCROLL_LEFT:
-	case REQ_WRAP:
-		return view_sideways(v, req);
 	case REQ_COPY:
 		diff_copy(v);
 		return 1;

@@ -768,6 +768,7 @@ static void gate_draw(struct view *v, struct screen *s, int y, int h)
 			rows -= line_rows(v, v->top, w);
 	}
 	int flags = SCREEN_TEXT_MARKS | (v->wrap ? SCREEN_TEXT_WRAP : 0);
+	v->more_right = 0;
 	for (int i = v->top, r = 0; i >= 0 && i < p->n && r < h; i++) {
 		const struct gline *l = &p->line[i];
 		if (l->label)
@@ -778,7 +779,8 @@ static void gate_draw(struct view *v, struct screen *s, int y, int h)
 			rows = v->wrap ? screen_window(NULL, 0, 0, w - x, 0, p->row, used, 0, flags) : 1;
 			if (rows > h - r)
 				rows = h - r;
-			screen_window(s, x, y + r, w - x, rows, p->row, used, v->left, flags);
+			int n = screen_window(s, x, y + r, w - x, rows, p->row, used, v->left, flags);
+			v->more_right |= !v->wrap && n > v->left + w - x;
 		}
 		for (int k = 0; i == v->sel && k < rows; k++)
 			screen_paint(s, 0, y + r + k, w, ROLE_CURSOR);
@@ -1230,8 +1232,7 @@ static int gate_request(struct view *v, enum request req)
 			dash_open(v->d, &view_diff, v->task_id);
 		return 1;
 	default:
-		/* The dashboard scrolls up and down; sideways is the view's. */
-		return view_sideways(v, req) || view_scroll(v, req);
+		return view_scroll(v, req);
 	}
 }
 

@@ -100,29 +100,6 @@ static void build(struct help *h, const struct keymap *k, unsigned here)
 		add(h, H_ENTRY, xstrdup(editor_keys[i][0]), _(editor_keys[i][1]));
 }
 
-/* Bytes of text that fit in w columns, broken after a space when one is
- * in the second half; at least one character. */
-static size_t fit(const char *t, size_t n, int w)
-{
-	size_t i = 0;
-	while (i < n) {
-		size_t j = i + 1;
-		while (j < n && ((unsigned char)t[j] & 0xc0) == 0x80)
-			j++;
-		if (i && screen_textwidth(t, j) > w)
-			break;
-		i = j;
-	}
-	if (i < n) {
-		size_t sp = i;
-		while (sp > i / 2 && t[sp] != ' ')
-			sp--;
-		if (t[sp] == ' ')
-			i = sp + 1;
-	}
-	return i;
-}
-
 /* The rows at width w: long help text goes on under itself. */
 static void layout(struct view *v, int w)
 {
@@ -149,7 +126,7 @@ static void layout(struct view *v, int w)
 		size_t n = strlen(t), at = 0;
 		int room = h->e[i].kind == H_ENTRY ? tw : w - 1;
 		do {
-			size_t k = fit(t + at, n - at, room);
+			size_t k = screen_fit(t + at, n - at, room);
 			h->rows = xrealloc(h->rows, (size_t)(h->nrows + 1) * sizeof *h->rows);
 			h->rows[h->nrows++] = (struct hrow){ i, at, k };
 			at += k;

@@ -90,7 +90,6 @@ struct logv {
 	struct search s;
 	enum task_status status;
 	struct screen *ls;             /* a line drawn whole (screen_line) */
-	int more_right;                /* a line drawn went on past the right edge */
 };
 
 static char *block_buf(struct logv *p)
@@ -480,7 +479,7 @@ static void log_draw(struct view *v, struct screen *s, int y, int h)
 			off = wrap_fit(v, off, v->sel, h, w);
 	}
 	struct buf line = {0};
-	p->more_right = 0;
+	v->more_right = 0;
 	for (int row = 0, i = v->top; row < h && off < p->size; i++) {
 		int cut;
 		off = read_shown(p, off, &line, &cut);
@@ -488,7 +487,7 @@ static void log_draw(struct view *v, struct screen *s, int y, int h)
 		int r = screen_window(s, 0, y + row, w, h - row, p->ls, used, v->left,
 		                      log_flags(v, cut));
 		if (!v->wrap) {
-			p->more_right |= r > v->left + w;
+			v->more_right |= r > v->left + w;
 			r = 1;
 		}
 		if (r > h - row)
@@ -1032,16 +1031,6 @@ static int request_one(struct view *v, enum request req)
 	case REQ_FIND_PREV:
 		find(v, (req == REQ_FIND_PREV) != p->re_back);
 		return 1;
-	case REQ_SCROLL_RIGHT:
-		if (!v->wrap && !p->more_right) {
-			dash_message(v->d, ROLE_NOTICE, "%s",
-			             _("no line shown goes on to the right"));
-			return 1;
-		}
-		return view_sideways(v, req);
-	case REQ_SCROLL_LEFT:
-	case REQ_WRAP:
-		return view_sideways(v, req);
 	case REQ_COPY:
 		log_copy(v);
 		return 1;

@@ -10,37 +10,13 @@
 
 #define TIME_W 10   /* "12:03:04  " */
 
-/* Bytes of text that fit in w columns, broken after a space when one is
- * in the second half, else at a character (at least one character, so
- * that a row always moves on). */
-static size_t fit(const char *text, size_t n, int w)
-{
-	size_t i = 0;
-	while (i < n) {
-		size_t j = i + 1;
-		while (j < n && ((unsigned char)text[j] & 0xc0) == 0x80)
-			j++;
-		if (i && screen_textwidth(text, j) > w)
-			break;
-		i = j;
-	}
-	if (i < n) {
-		size_t sp = i;
-		while (sp > i / 2 && text[sp] != ' ')
-			sp--;
-		if (text[sp] == ' ')
-			i = sp + 1;
-	}
-	return i;
-}
-
 /* The rows a message takes at text width w. */
 static int rows_of(const char *text, int w)
 {
 	size_t n = strlen(text), at = 0;
 	int rows = 0;
 	do {
-		at += fit(text + at, n - at, w);
+		at += screen_fit(text + at, n - at, w);
 		rows++;
 	} while (at < n);
 	return rows;
@@ -90,7 +66,7 @@ static void messages_draw(struct view *v, struct screen *s, int y, int h)
 		size_t n = strlen(m->text), at = 0;
 		int first = 1;
 		do {
-			size_t k = fit(m->text + at, n - at, w);
+			size_t k = screen_fit(m->text + at, n - at, w);
 			if (row >= v->top) {
 				int ry = y + row - v->top;
 				if (first) {

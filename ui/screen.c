@@ -687,3 +687,24 @@ int screen_textwidth(const char *text, size_t len)
 	buf_free(&clean);
 	return w;
 }
+
+size_t screen_fit(const char *text, size_t n, int w)
+{
+	size_t i = 0;
+	while (i < n) {
+		size_t j = i + 1;
+		while (j < n && ((unsigned char)text[j] & 0xc0) == 0x80)
+			j++;
+		if (i && screen_textwidth(text, j) > w)
+			break;
+		i = j;
+	}
+	if (i < n) {
+		size_t sp = i;
+		while (sp > i / 2 && text[sp] != ' ')
+			sp--;
+		if (text[sp] == ' ')
+			i = sp + 1;
+	}
+	return i;
+}

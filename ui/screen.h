@@ -128,6 +128,10 @@ int screen_window(struct screen *s, int x, int y, int w, int rows, const struct 
  * bold" (colours named as in theme files). */
 void screen_dump(const struct screen *s, FILE *out, int roles);
 
+/* The bytes of the first row when n bytes of text are wrapped at w
+ * columns: at least one character, broken after a space in the row's
+ * second half when there is one, else at a character. */
+size_t screen_fit(const char *text, size_t n, int w);
 /* Display width of UTF-8 text as screen_text would draw it. */
 int screen_textwidth(const char *text, size_t len);
 

@@ -42,6 +42,8 @@ int view_sideways(struct view *v, enum request req)
 		v->left = v->left > step ? v->left - step : 0;
 		return 1;
 	case REQ_SCROLL_RIGHT:
+		if (!v->wrap && !v->more_right)
+			return 2;
 		if (!v->wrap)
 			v->left += step;
 		return 1;

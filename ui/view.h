@@ -53,13 +53,16 @@ struct view {
 	int left;
 	int wrap;
 	int width;                     /* columns it had when last drawn */
+	int more_right;                /* a line drawn went on past the right
+	                                  edge (set by draw) */
 };
 
 /* Moves sel/top for MOVE_UP/DOWN, PAGE_UP/DOWN, FIRST, LAST; 1 if it was
  * one of them. */
 int view_scroll(struct view *v, enum request req);
 /* SCROLL_LEFT/RIGHT (half the width at a time) and WRAP: 1 if it was
- * one of them. */
+ * one of them, 2 for SCROLL_RIGHT when no line drawn goes on to the
+ * right (nothing moves). */
 int view_sideways(struct view *v, enum request req);
 /* Keeps sel visible after lines or height changed. */
 void view_clamp(struct view *v);
