@@ -22,6 +22,7 @@
 #include "fsx.h"
 #include "gitlib.h"
 #include "i18n.h"
+#include "recipe.h"
 #include "sandbox.h"
 #include "units.h"
 
@@ -343,10 +344,12 @@ static void config_strv_add(char ***v, size_t *n, const char *value)
  * per process, by the parser of the user's file, and every configuration
  * starts from a copy. */
 #include "data/builtin-conf.h"
+#include "data/recipes-conf.h"
 
 static struct config builtin_conf;
 static pthread_once_t builtin_once = PTHREAD_ONCE_INIT;
 static void config_builtin_parse(void);
+static void config_recipe_copy(struct recipe_conf *to, const struct recipe_conf *r);
 
 static void config_add_builtins(struct config *c)
 {
@@ -382,6 +385,9 @@ static void config_add_builtins(struct config *c)
 		c->prices[i].model = xstrdup(b->prices[i].model);
 	}
 	c->nprices = b->nprices;
+	c->recipes = xcalloc(b->nrecipes ? b->nrecipes : 1, sizeof *c->recipes);
+	for (size_t i = 0; i < b->nrecipes; i++)
+		config_recipe_copy(&c->recipes[c->nrecipes++], &b->recipes[i]);
 }
 
 /* Half the online CPUs, rounded up: a task leaves room for its
@@ -457,6 +463,69 @@ static void config_repo_free(struct repo_conf *r)
 	memset(r, 0, sizeof(*r));
 }
 
+static void config_recipe_free(struct recipe_conf *r)
+{
+	free(r->name);
+	free(r->description);
+	free(r->prompt);
+	for (size_t i = 0; i < r->ninputs; i++) {
+		free(r->inputs[i].name);
+		free(r->inputs[i].help);
+	}
+	free(r->inputs);
+	free(r->repo);
+	free(r->agent);
+	free(r->base);
+	free(r->test);
+	config_strv_free(r->contract, r->ncontract);
+	memset(r, 0, sizeof *r);
+}
+
+/* A deep copy of r into *to (a ready-made recipe into a configuration). */
+static void config_recipe_copy(struct recipe_conf *to, const struct recipe_conf *r)
+{
+	*to = *r;
+	to->name = xstrdup(r->name);
+	to->description = config_dup_or_null(r->description);
+	to->prompt = config_dup_or_null(r->prompt);
+	to->inputs = xcalloc(r->ninputs + 1, sizeof *to->inputs);
+	for (size_t i = 0; i < r->ninputs; i++) {
+		to->inputs[i].name = xstrdup(r->inputs[i].name);
+		to->inputs[i].help = config_dup_or_null(r->inputs[i].help);
+	}
+	to->repo = config_dup_or_null(r->repo);
+	to->agent = config_dup_or_null(r->agent);
+	to->base = config_dup_or_null(r->base);
+	to->test = config_dup_or_null(r->test);
+	to->contract = NULL;
+	to->ncontract = 0;
+	for (size_t i = 0; i < r->ncontract; i++)
+		config_strv_add(&to->contract, &to->ncontract, r->contract[i]);
+}
+
+static const char *const approval_names[] = { "never", "review", "auto-push", "auto" };
+
+const char *config_approval_name(int mode)
+{
+	return mode >= 0 && mode < 4 ? approval_names[mode] : NULL;
+}
+
+int config_approval_parse(const char *name)
+{
+	for (int i = 0; name && i < 4; i++)
+		if (!strcmp(approval_names[i], name))
+			return i;
+	return -1;
+}
+
+const struct recipe_conf *config_find_recipe(const struct config *c, const char *name)
+{
+	for (size_t i = 0; name && i < c->nrecipes; i++)
+		if (strcmp(c->recipes[i].name, name) == 0)
+			return &c->recipes[i];
+	return NULL;
+}
+
 void config_free(struct config *c)
 {
 	size_t i;
@@ -487,6 +556,9 @@ void config_free(struct config *c)
 	for (i = 0; i < c->nprices; i++)
 		free(c->prices[i].model);
 	free(c->prices);
+	for (i = 0; i < c->nrecipes; i++)
+		config_recipe_free(&c->recipes[i]);
+	free(c->recipes);
 	free(c->gw_hosts_file);
 	free(c->gw_ca_file);
 	free(c->api_listen);
@@ -661,6 +733,8 @@ static struct repo_conf *config_repo_slot(struct config *c, const char *name)
 	for (int rule = 0; rule < POLICY_NRULES; rule++)
 		c->repos[c->nrepos].policy[rule] =
 			rule == POLICY_AUTHORS || rule == POLICY_INVISIBLE ? POLICY_WARN : POLICY_BLOCK;
+	c->repos[c->nrepos].approval = APPROVAL_REVIEW;
+	c->repos[c->nrepos].confirm_over = -1;
 	return &c->repos[c->nrepos++];
 }
 
@@ -891,6 +965,7 @@ struct config_section {
 #define ENDPOINT(field) offsetof(struct endpoint_conf, field)
 #define PRICE(field) offsetof(struct price_conf, field)
 #define TOKEN(field) offsetof(struct token_conf, field)
+#define RECIPE(field) offsetof(struct recipe_conf, field)
 
 /* A plain decimal number of CPUs: 0 or 0.01 to 4096 (the cgroup quota
  * is cpus * 100 ms per 100 ms, at least 1 ms). */
@@ -1561,6 +1636,128 @@ static void config_set_webhook_timeout(const struct entry *en)
 		c->wh_timeout = secs;
 }
 
+/* Workflow keys of [repo] and [recipe] (issue 17): the object is a repo
+ * or a recipe, told apart by the entry's section. */
+static int config_entry_is_recipe(const struct entry *en)
+{
+	return strcmp(en->k->section, "recipe") == 0;
+}
+
+static void config_set_approval(const struct entry *en)
+{
+	int mode = config_approval_parse(en->value);
+	if (mode < 0) {
+		problem_add(en->p->ps, en->line, _("%s: '%s' is not an approval mode; use review, "
+		                                   "auto, auto-push or never"), en->name, en->value);
+		return;
+	}
+	if (config_entry_is_recipe(en))
+		((struct recipe_conf *)en->obj)->approval = mode;
+	else
+		((struct repo_conf *)en->obj)->approval = mode;
+}
+
+static void config_set_confirm_over(const struct entry *en)
+{
+	double usd;
+	if (units_parse_money(en->value, &usd) < 0 || usd < 0) {
+		problem_add(en->p->ps, en->line, _("%s: '%s' is not an amount in US dollars; write "
+		                                   "for example 5 or $2.50"), en->name, en->value);
+		return;
+	}
+	if (config_entry_is_recipe(en))
+		((struct recipe_conf *)en->obj)->confirm_over = usd;
+	else
+		((struct repo_conf *)en->obj)->confirm_over = usd;
+}
+
+static void config_set_fix_rounds(const struct entry *en)
+{
+	unsigned long long v;
+	if (config_parse_int(en->value, 0, 20, &v) < 0) {
+		problem_add(en->p->ps, en->line, _("%s: '%s' is not a number of tries from 0 to 20"),
+		            en->name, en->value);
+		return;
+	}
+	if (config_entry_is_recipe(en))
+		((struct recipe_conf *)en->obj)->fix_rounds = (int)v;
+	else
+		((struct repo_conf *)en->obj)->fix_rounds = (int)v;
+}
+
+/* [recipe "NAME"] */
+
+static void config_set_recipe_budget(const struct entry *en)
+{
+	struct recipe_conf *r = en->obj;
+	if (units_parse_money(en->value, &r->budget) < 0 || r->budget < 0) {
+		r->budget = -1;
+		problem_add(en->p->ps, en->line, _("%s: '%s' is not an amount in US dollars; write "
+		                                   "for example 5 or 2.50 (0 for no limit)"), en->name,
+		            en->value);
+	}
+}
+
+static void config_set_recipe_timeout(const struct entry *en)
+{
+	struct recipe_conf *r = en->obj;
+	if (units_parse_duration(en->value, &r->timeout) < 0 || r->timeout <= 0) {
+		r->timeout = 0;
+		problem_add(en->p->ps, en->line, _("%s: '%s' is not a duration; write a whole number "
+		                                   "of seconds with an optional s, m, h or d suffix "
+		                                   "(for example 30m)"), en->name, en->value);
+	}
+}
+
+/* input = NAME or NAME: what to give */
+static void config_set_recipe_input(const struct entry *en)
+{
+	struct recipe_conf *r = en->obj;
+	const char *v = en->value;
+	size_t n = strcspn(v, ":");
+	while (n && (v[n - 1] == ' ' || v[n - 1] == '\t'))
+		n--;
+	char *name = xstrndup(v, n);
+	const char *help = v[strcspn(v, ":")] ? v + strcspn(v, ":") + 1 : NULL;
+	while (help && (*help == ' ' || *help == '\t'))
+		help++;
+	if (!recipe_input_name_valid(name)) {
+		problem_add(en->p->ps, en->line, _("%s: '%s' is not an input name; use lower-case "
+		                                   "letters, digits, '-' and '_' (up to 32), then "
+		                                   "optionally ': what to give'"), en->name, name);
+		free(name);
+		return;
+	}
+	for (size_t i = 0; i < r->ninputs; i++)
+		if (!strcmp(r->inputs[i].name, name)) {
+			free(r->inputs[i].help);
+			r->inputs[i].help = help && *help ? xstrdup(help) : NULL;
+			free(name);
+			return;
+		}
+	r->inputs = xrealloc(r->inputs, (r->ninputs + 1) * sizeof *r->inputs);
+	r->inputs[r->ninputs].name = name;
+	r->inputs[r->ninputs].help = help && *help ? xstrdup(help) : NULL;
+	r->ninputs++;
+}
+
+static void config_set_recipe_contract(const struct entry *en)
+{
+	struct recipe_conf *r = en->obj;
+	struct err e = {{0}};
+	/* An empty value clears the list: a file's recipe that changes a
+	 * ready-made one's contract starts again. */
+	if (!*en->value) {
+		config_strv_free(r->contract, r->ncontract);
+		r->contract = NULL;
+		r->ncontract = 0;
+	} else if (recipe_clause_check(en->value, &e) < 0) {
+		problem_add(en->p->ps, en->line, "%s: %s", en->name, e.msg);
+	} else {
+		config_strv_add(&r->contract, &r->ncontract, en->value);
+	}
+}
+
 /* [ui] */
 
 static void config_set_theme(const struct entry *en)
@@ -1586,6 +1783,24 @@ static void *config_slot_agent(struct config *c, const char *name)
 	 * one (config_builtin_parse marks those afterwards). */
 	a->builtin = 0;
 	return a;
+}
+
+static void *config_slot_recipe(struct config *c, const char *name)
+{
+	for (size_t i = 0; i < c->nrecipes; i++)
+		if (strcmp(c->recipes[i].name, name) == 0) {
+			c->recipes[i].builtin = 0;
+			return &c->recipes[i];
+		}
+	c->recipes = xrealloc(c->recipes, (c->nrecipes + 1) * sizeof *c->recipes);
+	struct recipe_conf *r = &c->recipes[c->nrecipes++];
+	memset(r, 0, sizeof *r);
+	r->name = xstrdup(name);
+	r->budget = -1;
+	r->approval = APPROVAL_UNSET;
+	r->confirm_over = -1;
+	r->fix_rounds = -1;
+	return r;
 }
 
 static void *config_slot_endpoint(struct config *c, const char *name)
@@ -1666,6 +1881,22 @@ static const struct config_section config_sections[] = {
 	           ".B opencode\n"
 	           "are ready-made (see\n"
 	           ".BR \"READY-MADE AGENTS\" );\n"
+	           "a section with one of their names changes only the keys it sets.\n" },
+	{ .name = "recipe", .named = 1, .slot = config_slot_recipe,
+	  .title = "[recipe \\(dq\\fIname\\fP\\(dq]",
+	  .intro = "A recipe: a kind of task, with a prompt that takes inputs, its own defaults\n"
+	           "and its own output contract, used with\n"
+	           ".B paddock add \\-\\-recipe\n"
+	           ".IR name .\n"
+	           "The recipes\n"
+	           ".BR fix\\-bug ,\n"
+	           ".B verify\\-pr\n"
+	           "and\n"
+	           ".B upgrade\\-dependency\n"
+	           "are ready-made (see\n"
+	           ".B RECIPES\n"
+	           "in\n"
+	           ".BR paddock (1));\n"
 	           "a section with one of their names changes only the keys it sets.\n" },
 	{ .name = "endpoint", .named = 1, .slot = config_slot_endpoint,
 	  .title = "[endpoint \\(dq\\fIname\\fP\\(dq]",
@@ -2315,6 +2546,61 @@ static const struct config_key config_keys[] = {
 	          "command, which reaches only these hosts (not those of\n"
 	          ".BR allow\\-host ),\n"
 	          "such as the package registry that it installs dependencies from.\n" },
+	{ .section = "repo", .key = "approval", .type = KT_CUSTOM,
+	  .set = config_set_approval,
+	  .doc = "review, auto, auto-push or never",
+	  .def = "review",
+	  .group = "Workflows (see\n"
+	           ".BR paddock (1),\n"
+	           "sections\n"
+	           ".B \"APPROVAL MODES\"\n"
+	           "and\n"
+	           ".BR \"THE FIX LOOP\" ):\n",
+	  .help = "What happens when a task's gate opens.\n"
+	          ".B review\n"
+	          "waits for a person to approve, then pushes.\n"
+	          ".B auto\n"
+	          "approves and pushes without a person when the verified tests pass, the\n"
+	          "output contract holds and no policy finding is above\n"
+	          ".BR warn ;\n"
+	          "otherwise the task waits as under\n"
+	          ".BR review .\n"
+	          ".B auto\\-push\n"
+	          "pushes the branch (and opens the pull request) as the gate opens, under the\n"
+	          "same conditions, and the task waits at the gate for a person.\n"
+	          ".B never\n"
+	          "keeps the branch in paddock's mirror: approving records the decision and\n"
+	          "pushes nothing.\n"
+	          "A recipe's\n"
+	          ".B approval\n"
+	          "replaces this one for its tasks, and a task may ask for a narrower mode\n"
+	          "(in the order never, review, auto-push, auto), never a wider one.\n"
+	          ".B auto\n"
+	          "and\n"
+	          ".B auto\\-push\n"
+	          "need a test command: a repository without\n"
+	          ".B test\n"
+	          "is refused.\n" },
+	{ .section = "repo", .key = "confirm-over", .type = KT_CUSTOM,
+	  .set = config_set_confirm_over,
+	  .doc = "US dollars",
+	  .def = "none",
+	  .help = "A task whose estimated cost is over this amount waits in\n"
+	          ".B queued\n"
+	          "(\\(lqneeds confirmation\\(rq) until a person confirms it with\n"
+	          ".BR \"paddock confirm\" ,\n"
+	          "the API or the dashboard.\n"
+	          "The estimate is the mean cost of the ended tasks of the same recipe, else the\n"
+	          "task's budget, else\n"
+	          ".BR limits.budget .\n" },
+	{ .section = "repo", .key = "fix-rounds", .type = KT_CUSTOM,
+	  .set = config_set_fix_rounds,
+	  .doc = "integer, 0 to 20",
+	  .def = "0",
+	  .help = "When the verified tests fail after the agent's round, the agent gets the\n"
+	          "failing tests' names and the tail of their output as its next prompt, in the\n"
+	          "same conversation, up to this many times, before the task fails.\n"
+	          "Each try is a round of its own, with its diff and log.\n" },
 	/* [agent] */
 	{ .section = "agent", .key = "command", .type = KT_CUSTOM,
 	  .off = AGENT(command), .set = config_set_agent_command,
@@ -2477,6 +2763,116 @@ static const struct config_key config_keys[] = {
 	          ".BR PATH .\n"
 	          "When an agent with a package that is not installed fails, its error says to\n"
 	          "install it.\n" },
+	/* [recipe] */
+	{ .section = "recipe", .key = "prompt", .type = KT_TEXT,
+	  .off = RECIPE(prompt),
+	  .doc = "text",
+	  .help = "The task text.\n"
+	          "Each\n"
+	          ".BI { name }\n"
+	          "where\n"
+	          ".I name\n"
+	          "is one of the recipe's inputs becomes the value given with\n"
+	          ".B paddock add \\-\\-input\n"
+	          ".IB name = value\n"
+	          "(other braces stay as they are).\n"
+	          "Write a long prompt on one line, or with\n"
+	          ".B \\en\n"
+	          "for new lines, as git-config values are written.\n" },
+	{ .section = "recipe", .key = "description", .type = KT_TEXT,
+	  .off = RECIPE(description),
+	  .doc = "text",
+	  .def = "none",
+	  .help = "One line that\n"
+	          ".B paddock recipe list\n"
+	          "and the dashboard's new-task form show.\n" },
+	{ .section = "recipe", .key = "input", .type = KT_CUSTOM,
+	  .set = config_set_recipe_input,
+	  .doc = "name, or name: what to give; may be repeated",
+	  .def = "none",
+	  .help = "An input of the recipe, asked for in this order.\n"
+	          "A task of the recipe must give every input, and no other.\n"
+	          "The name is lower-case letters, digits,\n"
+	          ".B \\-\n"
+	          "and\n"
+	          ".BR _ .\n" },
+	{ .section = "recipe", .key = "repo", .type = KT_WORD,
+	  .off = RECIPE(repo),
+	  .def = "none",
+	  .help = "The repository its tasks work on when the task names none.\n" },
+	{ .section = "recipe", .key = "agent", .type = KT_WORD,
+	  .off = RECIPE(agent),
+	  .def = "none",
+	  .help = "The agent of its tasks when the task names none.\n" },
+	{ .section = "recipe", .key = "base", .type = KT_WORD,
+	  .off = RECIPE(base),
+	  .doc = "ref",
+	  .def = "the repository's branch",
+	  .help = "What its tasks start from, as\n"
+	          ".B paddock add \\-\\-base\n"
+	          "takes it; may use the recipe's inputs, such as\n"
+	          ".BR refs/pull/{pr}/head .\n" },
+	{ .section = "recipe", .key = "test", .type = KT_OPT_TEXT,
+	  .off = RECIPE(test),
+	  .doc = "shell command",
+	  .def = "the repository's test",
+	  .help = "The test command of its tasks, in place of the repository's.\n" },
+	{ .section = "recipe", .key = "budget", .type = KT_CUSTOM,
+	  .set = config_set_recipe_budget,
+	  .doc = "US dollars",
+	  .def = "limits.budget",
+	  .help = "The budget of each of its tasks.\n" },
+	{ .section = "recipe", .key = "timeout", .type = KT_CUSTOM,
+	  .set = config_set_recipe_timeout,
+	  .doc = "duration",
+	  .def = "limits.timeout",
+	  .help = "The time limit of each of its tasks' rounds.\n" },
+	{ .section = "recipe", .key = "approval", .type = KT_CUSTOM,
+	  .set = config_set_approval,
+	  .doc = "review, auto, auto-push or never",
+	  .def = "the repository's",
+	  .help = "The approval mode of its tasks, in place of the repository's\n"
+	          ".BR approval .\n" },
+	{ .section = "recipe", .key = "confirm-over", .type = KT_CUSTOM,
+	  .set = config_set_confirm_over,
+	  .doc = "US dollars",
+	  .def = "the repository's",
+	  .help = "As the repository's\n"
+	          ".BR confirm\\-over ,\n"
+	          "for its tasks.\n" },
+	{ .section = "recipe", .key = "fix-rounds", .type = KT_CUSTOM,
+	  .set = config_set_fix_rounds,
+	  .doc = "integer, 0 to 20",
+	  .def = "the repository's",
+	  .help = "As the repository's\n"
+	          ".BR fix\\-rounds ,\n"
+	          "for its tasks.\n" },
+	{ .section = "recipe", .key = "contract", .type = KT_CUSTOM,
+	  .set = config_set_recipe_contract,
+	  .doc = "clause, may be repeated",
+	  .def = "a change, and the tests pass",
+	  .help = "What must be true of a round for it to reach the gate (see\n"
+	          ".BR paddock (1),\n"
+	          "section\n"
+	          ".BR RECIPES ):\n"
+	          ".B change\n"
+	          "(it changed something),\n"
+	          ".B no\\-change\n"
+	          "(it changed nothing),\n"
+	          ".B tests\n"
+	          "(the verified tests pass),\n"
+	          ".B summary\n"
+	          "(the agent wrote one),\n"
+	          ".BI changed \" glob\\fR...\"\n"
+	          "(a changed path matches one of the globs),\n"
+	          ".BI file \" path\"\n"
+	          "(the round's tree has that file),\n"
+	          ".BI mentions \" text\"\n"
+	          "(the summary mentions it; may use the inputs).\n"
+	          "An empty value drops the clauses set before it.\n"
+	          "Without\n"
+	          ".BR tests ,\n"
+	          "failing tests do not stop a task: it reaches the gate, which shows them.\n" },
 	/* [endpoint] */
 	{ .section = "endpoint", .key = "kind", .type = KT_CUSTOM,
 	  .set = config_set_endpoint_kind,
@@ -3287,6 +3683,49 @@ static char *config_problem_text(const char *path, const struct problem *pr);
 
 /* Parses text, which libgit2 reads again from path, into c and collects
  * every problem; with warn, also runs config_host_checks. */
+
+/* Recipes that cannot make a task, and approval modes that need tests. */
+static void config_workflow_checks(struct config *c, struct spots *spots, struct problems *ps)
+{
+	for (size_t i = 0; i < c->nrepos; i++) {
+		const struct repo_conf *r = &c->repos[i];
+		if ((r->approval == APPROVAL_AUTO || r->approval == APPROVAL_AUTO_PUSH) && !r->test)
+			problem_add(ps, config_line(spots, "repo", r->name, "approval", 1),
+			            _("repo '%s': approval = %s needs a test command; add test = "
+			              "COMMAND, or use review"), r->name,
+			            config_approval_name(r->approval));
+	}
+	for (size_t i = 0; i < c->nrecipes; i++) {
+		const struct recipe_conf *r = &c->recipes[i];
+		if (!r->prompt) {
+			problem_add(ps, config_line(spots, "recipe", r->name, NULL, 1),
+			            _("recipe '%s' has no prompt; add prompt = TEXT under "
+			              "[recipe \"%s\"]"), r->name, r->name);
+			continue;
+		}
+		/* A placeholder that names no input would reach the agent as
+		 * it is: say so now, not on the first task. */
+		char **names = NULL;
+		size_t n = 0;
+		recipe_placeholders(r->prompt, &names, &n);
+		if (r->base)
+			recipe_placeholders(r->base, &names, &n);
+		for (size_t k = 0; k < r->ncontract; k++)
+			recipe_placeholders(r->contract[k], &names, &n);
+		for (size_t k = 0; k < n; k++) {
+			size_t j;
+			for (j = 0; j < r->ninputs && strcmp(r->inputs[j].name, names[k]); j++)
+				;
+			if (j == r->ninputs)
+				problem_add(ps, config_line(spots, "recipe", r->name, "prompt", 1),
+				            _("recipe '%s' uses {%s}, which is not one of its inputs; add "
+				              "input = %s"), r->name, names[k], names[k]);
+			free(names[k]);
+		}
+		free(names);
+	}
+}
+
 static void config_parse_text(const char *path, const char *text, size_t len, struct config *c,
                               struct problems *ps, struct problems *warn)
 {
@@ -3355,6 +3794,7 @@ static void config_parse_text(const char *path, const char *text, size_t len, st
 				    _("agent '%s' uses endpoint '%s', which is not defined; add [endpoint \"%s\"] or use anthropic or openai"),
 				    a->name, a->endpoint, a->endpoint);
 	}
+	config_workflow_checks(c, &spots, ps);
 	for (i = 0; i < c->ntokens; i++)
 		if (!c->tokens[i].value_env && !c->tokens[i].value_file)
 			problem_add(ps, config_line(&spots, "token", c->tokens[i].name, NULL, 1),
@@ -3475,10 +3915,13 @@ static void config_builtin_parse(void)
 {
 	struct problems ps = { 0 };
 	config_parse_string(config_builtin_text, &builtin_conf, &ps);
+	config_parse_string(config_recipes_text, &builtin_conf, &ps);
 	/* There are none: tests/test-config runs config_builtin_check. */
 	problems_free(&ps);
 	for (size_t i = 0; i < builtin_conf.nagents; i++)
 		builtin_conf.agents[i].builtin = 1;
+	for (size_t i = 0; i < builtin_conf.nrecipes; i++)
+		builtin_conf.recipes[i].builtin = 1;
 }
 
 int config_builtin_check(FILE *out)
@@ -3495,6 +3938,15 @@ int config_builtin_check(FILE *out)
 		free(text);
 	}
 	n = (int)ps.n;
+	problems_free(&ps);
+	memset(&ps, 0, sizeof ps);
+	config_parse_string(config_recipes_text, &c, &ps);
+	for (size_t i = 0; i < ps.n; i++) {
+		char *text = config_problem_text("recipes.conf", &ps.v[i]);
+		fprintf(out, "%s\n", text);
+		free(text);
+	}
+	n += (int)ps.n;
 	problems_free(&ps);
 	config_free(&c);
 	return n;

@@ -10,7 +10,8 @@
  * bundle (units.h syntax) cpus; [sandbox] uid gid (not 0); [repo "NAME"] url
  * (required) branch test setup; [agent "NAME"] command (required, split
  * as agent.h does) files; [endpoint "NAME"], [price "MODEL"] and [gateway] for
- * the egress gateway (gateway.h); [webhook] for the JSON POSTs of
+ * the egress gateway (gateway.h); [recipe "NAME"] for kinds of task
+ * (recipe.h); [webhook] for the JSON POSTs of
  * webhook.h; [api] and [token "NAME"] for api.h; [ui] and [bind] for the
  * dashboard.  One table in config.c lists every key with its type, default
  * and help: the parser dispatches with it, unknown keys get suggestions
@@ -50,6 +51,26 @@ enum policy_rule {
 	POLICY_NRULES
 };
 
+/* What happens at the gate without a person (repo.approval,
+ * recipe.approval, a task's own; task_row.approval names it).  Ordered from
+ * the narrowest: a task may ask for a mode no wider than its repo's or
+ * recipe's. */
+enum approval_mode {
+	APPROVAL_NEVER = 0,    /* the branch stays in the mirror: nothing is
+	                          pushed, approve or not */
+	APPROVAL_REVIEW,       /* a person approves, then paddock pushes */
+	APPROVAL_AUTO_PUSH,    /* pushed as the gate opens; a person approves
+	                          the pull request (it waits at the gate) */
+	APPROVAL_AUTO,         /* approved and pushed without a person when the
+	                          verified tests pass, the contract holds and
+	                          no finding is above warn */
+};
+#define APPROVAL_UNSET (-1)
+/* "never", "review", "auto-push", "auto"; NULL for another value. */
+const char *config_approval_name(int mode);
+/* The mode named, or -1. */
+int config_approval_parse(const char *name);
+
 struct repo_conf {
 	char *name;            /* validated: [A-Za-z0-9][A-Za-z0-9._-]{0,63} */
 	char *url;             /* path, file:// or https:// URL */
@@ -86,6 +107,43 @@ struct repo_conf {
 	size_t nallow_hosts;
 	char **setup_allow_hosts;
 	size_t nsetup_allow_hosts;
+	/* Workflows (issue 17). */
+	int approval;          /* approval: enum approval_mode (review) */
+	double confirm_over;   /* confirm-over: USD of estimated cost above
+	                          which a task waits for a confirmation; < 0:
+	                          never */
+	int fix_rounds;        /* fix-rounds: tries the agent gets with the
+	                          failing tests before the task fails (0) */
+};
+
+/* An input of a recipe: {name} in its prompt and contract. */
+struct recipe_input {
+	char *name;            /* [a-z][a-z0-9_-]{0,31} */
+	char *help;            /* what to give, or NULL */
+};
+
+/* A recipe: a kind of task ([recipe "NAME"]; the ready-made ones are
+ * data/recipes.conf, built in; a section with one of their names changes
+ * only the keys it sets).  Unset fields are NULL, < 0 or APPROVAL_UNSET:
+ * the repo's (or the command line's) then apply. */
+struct recipe_conf {
+	char *name;
+	char *description;     /* one line for lists */
+	char *prompt;          /* the task text, with {input} placeholders */
+	struct recipe_input *inputs;
+	size_t ninputs;
+	char *repo, *agent;    /* defaults */
+	char *base;            /* a ref: branch, tag, commit, refs/pull/N/head */
+	char *test;            /* test command */
+	double budget;         /* USD; < 0: unset */
+	double timeout;        /* seconds; 0: unset */
+	int approval;          /* enum approval_mode, or APPROVAL_UNSET */
+	double confirm_over;   /* < 0: unset */
+	int fix_rounds;        /* < 0: unset */
+	char **contract;       /* output contract clauses (recipe.h), or none:
+	                          the default contract */
+	size_t ncontract;
+	int builtin;           /* ready-made, not from the file */
 };
 
 /* How an agent is driven and how its output is read (adapter.h). */
@@ -193,6 +251,8 @@ struct config {
 	size_t nendpoints;
 	struct price_conf *prices;
 	size_t nprices;
+	struct recipe_conf *recipes;
+	size_t nrecipes;
 	/* [gateway] */
 	char *gw_hosts_file;   /* hosts-file: names resolved before (or instead
 	                          of) DNS, in /etc/hosts syntax */
@@ -259,6 +319,7 @@ const struct agent_conf *config_default_agent(const struct config *c);
  * (r->branch NULL means "main"); used by the demo. */
 void config_add_repo(struct config *c, const struct repo_conf *r);
 void config_add_agent(struct config *c, const char *name, const char *command);
+const struct recipe_conf *config_find_recipe(const struct config *c, const char *name);
 const struct endpoint_conf *config_find_endpoint(const struct config *c, const char *name);
 /* The price of model (exact name first, then the longest '*' prefix), or
  * NULL. */

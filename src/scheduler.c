@@ -513,6 +513,8 @@ int scheduler_next_startable(struct store *st, const struct config *cfg, double 
 	}
 	int found = 0;
 	for (size_t i = 0; i < n && !found; i++) {
+		if (rows[i].confirm && !strcmp(rows[i].confirm, "needed"))
+			continue;
 		const struct agent_conf *a = cfg ? config_find_agent(cfg, rows[i].agent) : NULL;
 		const struct pause_row *held = NULL;
 		for (size_t k = 0; a && a->endpoint && k < np; k++)
@@ -709,7 +711,8 @@ static void check_cancels(struct sched *s)
 
 static int queued_count(struct sched *s)
 {
-	struct task_query q = { .status_mask = TASK_MASK(TASK_QUEUED) };
+	/* A task waiting for a person's confirmation is not work to do. */
+	struct task_query q = { .status_mask = TASK_MASK(TASK_QUEUED), .startable = 1 };
 	size_t n = 0;
 	struct err e = {{0}};
 	store_task_count(s->st, &q, &n, &e);

@@ -187,6 +187,31 @@ static const char *const migrations[] = {
 	"  comment TEXT NOT NULL,"
 	"  created REAL NOT NULL,"
 	"  PRIMARY KEY (task_seq, n));",
+	/* 9: recipes and workflows (issue 17): a task's own inputs (its
+	 * recipe, base ref, test command, timeout), its test mode and
+	 * approval mode, its fix loop, its output contract, the group of a
+	 * best-of-N run and a confirmation of its estimated cost; what kind
+	 * of round each round was. */
+	"ALTER TABLE tasks ADD COLUMN recipe TEXT;"
+	"ALTER TABLE tasks ADD COLUMN inputs TEXT;"
+	"ALTER TABLE tasks ADD COLUMN base_ref TEXT;"
+	"ALTER TABLE tasks ADD COLUMN test_cmd TEXT;"
+	"ALTER TABLE tasks ADD COLUMN timeout REAL NOT NULL DEFAULT 0;"
+	"ALTER TABLE tasks ADD COLUMN dry_run INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE tasks ADD COLUMN approval TEXT;"
+	"ALTER TABLE tasks ADD COLUMN fix_rounds INTEGER NOT NULL DEFAULT -1;"
+	"ALTER TABLE tasks ADD COLUMN contract TEXT;"
+	"ALTER TABLE tasks ADD COLUMN group_id TEXT;"
+	"ALTER TABLE tasks ADD COLUMN confirm TEXT;"
+	"ALTER TABLE tasks ADD COLUMN estimate REAL NOT NULL DEFAULT 0;"
+	"ALTER TABLE tasks ADD COLUMN dry_run_record TEXT;"
+	"ALTER TABLE rounds ADD COLUMN kind TEXT;"
+	"CREATE INDEX tasks_group ON tasks(group_id) WHERE group_id IS NOT NULL;"
+	"CREATE TABLE task_groups ("
+	"  id TEXT PRIMARY KEY,"
+	"  text TEXT NOT NULL,"
+	"  created REAL NOT NULL,"
+	"  chosen TEXT);",
 };
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))
 
@@ -381,6 +406,15 @@ void task_row_free(struct task_row *t)
 	free(t->failed_head);
 	free(t->failed_why);
 	free(t->follow_of);
+	free(t->recipe);
+	free(t->inputs);
+	free(t->base_ref);
+	free(t->test_cmd);
+	free(t->approval);
+	free(t->contract);
+	free(t->group_id);
+	free(t->confirm);
+	free(t->dry_run_record);
 	memset(t, 0, sizeof *t);
 }
 
@@ -408,7 +442,9 @@ static uint64_t col_u64(sqlite3_stmt *st, int i)
                   "reviewed_head, sandbox_kept, pending, budget, tokens_in, tokens_out, " \
                   "tokens_cache_read, tokens_cache_write, requests, cost, priced, session, " \
                   "reason, attempts, failed_round, failed_head, failed_why, follow_of, " \
-                  "callback_url, metadata"
+                  "callback_url, metadata, recipe, inputs, base_ref, test_cmd, timeout, " \
+                  "dry_run, approval, fix_rounds, contract, group_id, confirm, estimate, " \
+                  "dry_run_record"
 
 static int load_steps(struct store *s, sqlite3_int64 seq, struct task_row *t, struct err *e)
 {
@@ -488,6 +524,19 @@ static int row_fill_steps(struct store *s, sqlite3_stmt *st, struct task_row *t,
 	t->follow_of = col_str(st, 34);
 	t->callback_url = col_str(st, 35);
 	t->metadata = col_str(st, 36);
+	t->recipe = col_str(st, 37);
+	t->inputs = col_str(st, 38);
+	t->base_ref = col_str(st, 39);
+	t->test_cmd = col_str(st, 40);
+	t->timeout = sqlite3_column_double(st, 41);
+	t->dry_run = sqlite3_column_int(st, 42);
+	t->approval = col_str(st, 43);
+	t->fix_rounds = sqlite3_column_int(st, 44);
+	t->contract = col_str(st, 45);
+	t->group_id = col_str(st, 46);
+	t->confirm = col_str(st, 47);
+	t->estimate = sqlite3_column_double(st, 48);
+	t->dry_run_record = col_str(st, 49);
 	return steps ? load_steps(s, seq, t, e) : 0;
 }
 
@@ -605,7 +654,9 @@ static int add_locked(struct store *s, const struct task_new *n, char id_out[TAS
 	sqlite3_stmt *st;
 	if (sqlite3_prepare_v2(s->db,
 	        "INSERT INTO tasks (id, text, repo, agent, branch, status, created, updated, "
-	        "budget, callback_url, metadata) VALUES (?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?)",
+	        "budget, callback_url, metadata, recipe, inputs, base_ref, test_cmd, timeout, "
+	        "dry_run, approval, fix_rounds, contract, group_id, confirm, estimate) "
+	        "VALUES (?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 	        -1, &st, NULL) != SQLITE_OK) {
 		db_err(s, e, "add");
 		goto fail;
@@ -633,6 +684,18 @@ static int add_locked(struct store *s, const struct task_new *n, char id_out[TAS
 			sqlite3_bind_double(st, 8, n->budget);
 		sqlite3_bind_text(st, 9, n->callback_url, -1, SQLITE_STATIC);
 		sqlite3_bind_text(st, 10, n->metadata, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 11, n->recipe, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 12, n->inputs, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 13, n->base_ref, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 14, n->test_cmd, -1, SQLITE_STATIC);
+		sqlite3_bind_double(st, 15, n->timeout > 0 ? n->timeout : 0);
+		sqlite3_bind_int(st, 16, n->dry_run != 0);
+		sqlite3_bind_text(st, 17, n->approval, -1, SQLITE_STATIC);
+		sqlite3_bind_int(st, 18, n->fix_rounds_set ? n->fix_rounds : -1);
+		sqlite3_bind_text(st, 19, n->contract, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 20, n->group_id, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 21, n->confirm ? "needed" : NULL, -1, SQLITE_STATIC);
+		sqlite3_bind_double(st, 22, n->estimate);
 		int rc = sqlite3_step(st);
 		if (rc == SQLITE_DONE) {
 			memcpy(id_out, id, sizeof id);
@@ -748,6 +811,10 @@ static void query_sql(struct buf *sql, const struct task_query *q, int status,
 		buf_adds(sql, " AND repo = ?6");
 	if (q->agent)
 		buf_adds(sql, " AND agent = ?7");
+	if (q->startable)
+		buf_adds(sql, " AND confirm IS NOT 'needed'");
+	if (q->group)
+		buf_adds(sql, " AND group_id = ?9");
 	if (q->text && *q->text)
 		buf_adds(sql, " AND (id LIKE ?8 ESCAPE '\\' OR text LIKE ?8 ESCAPE '\\' OR "
 		         "repo LIKE ?8 ESCAPE '\\' OR agent LIKE ?8 ESCAPE '\\' OR "
@@ -790,6 +857,7 @@ static int query_prepare(struct store *s, const struct task_query *q, int status
 	sqlite3_bind_int64(st, 5, q->before);
 	sqlite3_bind_text(st, 6, q->repo, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 7, q->agent, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 9, q->group, -1, SQLITE_STATIC);
 	if (q->text && *q->text) {
 		/* Contains: %text%, its own % _ and \ taken literally. */
 		struct buf pat = {0};
@@ -933,7 +1001,8 @@ int store_task_count(struct store *s, const struct task_query *q, size_t *n, str
 	unsigned mask = query_mask(q);
 	*n = 0;
 	if (!q->pending && q->since <= 0 && q->changed_after <= 0 && q->after <= 0 &&
-	    q->before <= 0 && !q->repo && !q->agent && !(q->text && *q->text)) {
+	    q->before <= 0 && !q->repo && !q->agent && !(q->text && *q->text) &&
+	    !q->startable && !q->group) {
 		/* Statuses alone: the counts the triggers keep. */
 		size_t c[TASK_NSTATUS];
 		if (store_task_counts(s, c, e) < 0)
@@ -1149,7 +1218,7 @@ int store_task_next_queued(struct store *s, struct task_row *t, struct err *e)
 {
 	sqlite3_stmt *st;
 	if (sqlite3_prepare_v2(s->db, "SELECT " TASK_COLS " FROM tasks WHERE status = "
-	                       "'queued' ORDER BY seq LIMIT 1", -1, &st, NULL) != SQLITE_OK)
+	                       "'queued' AND confirm IS NOT 'needed' ORDER BY seq LIMIT 1", -1, &st, NULL) != SQLITE_OK)
 		return db_err(s, e, "next");
 	int rc = 0;
 	if (sqlite3_step(st) == SQLITE_ROW)
@@ -1571,7 +1640,8 @@ int store_recover_active(struct store *s, int max_attempts, const char *why,
 static int allowed_column(const char *c)
 {
 	static const char *const cols[] = { "summary", "pr_url", "pushed", "reviewed_head",
-	                                    "pending", "error", "session", "reason", NULL };
+	                                    "pending", "error", "session", "reason",
+	                                    "dry_run_record", NULL };
 	for (size_t i = 0; cols[i]; i++)
 		if (!strcmp(cols[i], c))
 			return 1;
@@ -1672,6 +1742,7 @@ void task_rounds_free(struct task_round *r, size_t n)
 		free(r[i].from);
 		free(r[i].head);
 		free(r[i].gate);
+		free(r[i].kind);
 	}
 	free(r);
 }
@@ -1720,13 +1791,14 @@ static void round_fill(sqlite3_stmt *st, void *elem)
 	r->gate = col_str(st, 3);
 	r->started = sqlite3_column_double(st, 4);
 	r->ended = sqlite3_column_double(st, 5);
+	r->kind = col_str(st, 6);
 }
 
 int store_rounds(struct store *s, const char *id, struct task_round **out, size_t *n,
                  struct err *e)
 {
 	void *v;
-	int rc = rows_of_task(s, "SELECT n, from_commit, head, gate, started, ended FROM rounds "
+	int rc = rows_of_task(s, "SELECT n, from_commit, head, gate, started, ended, kind FROM rounds "
 	                      "WHERE task_seq = (SELECT seq FROM tasks WHERE id = ?) ORDER BY n",
 	                      id, sizeof **out, round_fill, &v, n, "rounds", e);
 	*out = v;
@@ -2683,4 +2755,188 @@ static int draft_delete(struct store *s, const char *id, long long upto, struct 
 int store_draft_discard(struct store *s, const char *id, long long upto, struct err *e)
 {
 	return draft_delete(s, id, upto, e);
+}
+
+/* ---- best-of-N groups, confirmation, round kinds (schema 9) ---- */
+
+void task_group_free(struct task_group *g)
+{
+	if (!g)
+		return;
+	free(g->text);
+	free(g->chosen);
+	memset(g, 0, sizeof *g);
+}
+
+int store_group_create(struct store *s, const char *text, const struct task_new *ns, size_t n,
+                       char id_out[TASK_ID_LEN + 1], char (*ids_out)[TASK_ID_LEN + 1],
+                       size_t *queued, struct err *e)
+{
+	if (n == 0)
+		return err_kind_set(e, ERR_INVALID, _("a group needs at least one task"));
+	if (exec(s, "BEGIN IMMEDIATE", e) < 0)
+		return -1;
+	int rc = 0;
+	if (ns[0].max_queued) {
+		size_t q = 0;
+		rc = queued_count(s, &q, e);
+		if (rc == 0 && q + n > ns[0].max_queued) {
+			if (queued)
+				*queued = q;
+			rc = -2;
+		}
+	}
+	sqlite3_stmt *st = NULL;
+	if (rc == 0 && sqlite3_prepare_v2(s->db, "INSERT INTO task_groups (id, text, created) "
+	                                  "VALUES (?, ?, ?)", -1, &st, NULL) != SQLITE_OK)
+		rc = db_err(s, e, "group");
+	/* Ids share the tasks' alphabet; the UNIQUE key turns a collision
+	 * into another try. */
+	for (int tries = 0; rc == 0; tries++) {
+		task_id_new(id_out);
+		sqlite3_reset(st);
+		sqlite3_bind_text(st, 1, id_out, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 2, text, -1, SQLITE_STATIC);
+		sqlite3_bind_double(st, 3, clock_wall());
+		int step = sqlite3_step(st);
+		if (step == SQLITE_DONE)
+			break;
+		if (step != SQLITE_CONSTRAINT || tries > 8)
+			rc = db_err(s, e, "group");
+	}
+	sqlite3_finalize(st);
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		struct task_new tn = ns[i];
+		tn.group_id = id_out;
+		rc = add_locked(s, &tn, ids_out[i], e);
+	}
+	if (rc < 0) {
+		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+		return rc;
+	}
+	return exec(s, "COMMIT", e);
+}
+
+int store_group_get(struct store *s, const char *id, struct task_group *g, struct err *e)
+{
+	memset(g, 0, sizeof *g);
+	if (!task_id_valid(id, 1))
+		return err_kind_set(e, ERR_INVALID, _("'%s' is not a group id (ids look like %s); "
+		                                      "'paddock list' shows each task's group"), id,
+		                    "k3x9m2qa7d");
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db, "SELECT id, text, created, chosen FROM task_groups "
+	                       "WHERE id >= ? AND id < ? ORDER BY id LIMIT 2", -1, &st,
+	                       NULL) != SQLITE_OK)
+		return db_err(s, e, "group");
+	char hi[TASK_ID_LEN + 2];
+	snprintf(hi, sizeof hi, "%s~", id);
+	sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, hi, -1, SQLITE_STATIC);
+	int rc = -1;
+	if (sqlite3_step(st) != SQLITE_ROW) {
+		err_kind_set(e, ERR_NOT_FOUND, _("no group %s; 'paddock list' shows each task's "
+		                                 "group"), id);
+	} else {
+		snprintf(g->id, sizeof g->id, "%s", (const char *)sqlite3_column_text(st, 0));
+		g->text = col_str(st, 1);
+		g->created = sqlite3_column_double(st, 2);
+		g->chosen = col_str(st, 3);
+		rc = 0;
+		if (sqlite3_step(st) == SQLITE_ROW) {
+			err_kind_set(e, ERR_NOT_FOUND, _("group id prefix %s is ambiguous; type more "
+			                                 "of it"), id);
+			task_group_free(g);
+			rc = -1;
+		}
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int store_group_choose(struct store *s, const char *id, const char *task_id, struct err *e)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db, "UPDATE task_groups SET chosen = ? WHERE id = ? AND "
+	                       "chosen IS NULL AND EXISTS (SELECT 1 FROM tasks WHERE id = ? AND "
+	                       "group_id = task_groups.id)", -1, &st, NULL) != SQLITE_OK)
+		return db_err(s, e, "group");
+	sqlite3_bind_text(st, 1, task_id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, task_id, -1, SQLITE_STATIC);
+	int rc = 0;
+	if (sqlite3_step(st) != SQLITE_DONE)
+		rc = db_err(s, e, "group");
+	else if (sqlite3_changes(s->db) == 0)
+		rc = err_kind_set(e, ERR_CONFLICT, _("group %s has a task picked already, or task %s "
+		                                     "is not one of its members"), id, task_id);
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int store_task_confirm(struct store *s, const char *id, const char *actor, struct err *e)
+{
+	if (exec(s, "BEGIN IMMEDIATE", e) < 0)
+		return -1;
+	sqlite3_stmt *st;
+	int rc = 0;
+	if (sqlite3_prepare_v2(s->db, "UPDATE tasks SET confirm = 'confirmed', updated = ? "
+	                       "WHERE id = ? AND status = 'queued' AND confirm = 'needed'", -1,
+	                       &st, NULL) != SQLITE_OK) {
+		rc = db_err(s, e, "confirm");
+	} else {
+		sqlite3_bind_double(st, 1, clock_wall());
+		sqlite3_bind_text(st, 2, id, -1, SQLITE_STATIC);
+		if (sqlite3_step(st) != SQLITE_DONE)
+			rc = db_err(s, e, "confirm");
+		else if (sqlite3_changes(s->db) == 0)
+			rc = err_kind_set(e, ERR_WRONG_STATE, _("task %s does not wait for a confirmation "
+			                                     "(only a queued task whose estimated cost "
+			                                     "is over its confirm-over does)"), id);
+		sqlite3_finalize(st);
+	}
+	if (rc == 0)
+		rc = decision_insert(s, id, "confirm", NULL, actor, e);
+	if (rc < 0) {
+		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+		return -1;
+	}
+	return exec(s, "COMMIT", e);
+}
+
+int store_round_set_kind(struct store *s, const char *id, int n, const char *kind,
+                         struct err *e)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db, "UPDATE rounds SET kind = ? WHERE n = ? AND task_seq = "
+	                       "(SELECT seq FROM tasks WHERE id = ?)", -1, &st, NULL) != SQLITE_OK)
+		return db_err(s, e, "rounds");
+	sqlite3_bind_text(st, 1, kind, -1, SQLITE_STATIC);
+	sqlite3_bind_int(st, 2, n);
+	sqlite3_bind_text(st, 3, id, -1, SQLITE_STATIC);
+	int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : db_err(s, e, "rounds");
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int store_recipe_spend(struct store *s, const char *recipe, double *mean, size_t *n,
+                       struct err *e)
+{
+	*mean = 0;
+	*n = 0;
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db, "SELECT COUNT(*), COALESCE(AVG(cost), 0) FROM tasks WHERE "
+	                       "recipe = ? AND status IN ('done', 'failed', 'rejected')", -1, &st,
+	                       NULL) != SQLITE_OK)
+		return db_err(s, e, "spend");
+	sqlite3_bind_text(st, 1, recipe, -1, SQLITE_STATIC);
+	int rc = 0;
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		*n = (size_t)sqlite3_column_int64(st, 0);
+		*mean = sqlite3_column_double(st, 1);
+	} else {
+		rc = db_err(s, e, "spend");
+	}
+	sqlite3_finalize(st);
+	return rc;
 }

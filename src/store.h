@@ -90,6 +90,32 @@ struct task_row {
 	/* Integrations (schema 7). */
 	char *callback_url;        /* where its webhooks go too, or NULL */
 	char *metadata;            /* the client's JSON object, as text, or NULL */
+	/* Recipes and workflows (schema 9). */
+	char *recipe;              /* the recipe it was made from, or NULL */
+	char *inputs;              /* the recipe's inputs, a JSON object of
+	                              strings, or NULL */
+	char *base_ref;            /* what it starts from as asked (a branch, a
+	                              tag, a commit or another ref); NULL: the
+	                              repo's branch.  base holds the commit. */
+	char *test_cmd;            /* its test command; NULL: the repo's test */
+	double timeout;            /* seconds per round; 0: limits.timeout */
+	int dry_run;               /* test mode: approve records, pushes nothing */
+	char *approval;            /* review, auto, auto-push or never (already
+	                              narrowed from the repo's or recipe's);
+	                              NULL: review */
+	int fix_rounds;            /* tries the agent gets on failing tests;
+	                              -1: the repo's fix-rounds */
+	char *contract;            /* its output contract, a JSON array of
+	                              clauses (recipe.h); NULL: the default one
+	                              (a change, and the tests pass) */
+	char *group_id;            /* its best-of-N group, or NULL */
+	char *confirm;             /* "needed": waits in queued for a person's
+	                              confirmation of its cost; "confirmed";
+	                              NULL: none was needed */
+	double estimate;           /* its estimated cost in USD, when confirm is
+	                              set */
+	char *dry_run_record;      /* test mode: what approve would have written,
+	                              a JSON object, or NULL */
 };
 
 /* One request through the task's gateway. */
@@ -128,6 +154,10 @@ struct task_round {
 	char *head;                /* NULL when the round ended without work */
 	char *gate;                /* the gate summary, JSON text (gate.h) */
 	double started, ended;     /* unix time; ended 0 while it runs */
+	char *kind;                /* what made it (schema 9): "agent" (NULL in
+	                              older stores), "changes" (a request for
+	                              changes), "fix" (the fix loop), "reviewer"
+	                              (a reviewer's shell, kept) */
 };
 
 /* One reviewer decision. */
@@ -172,6 +202,16 @@ struct task_new {
 	const char *metadata;      /* a JSON object's text, or NULL */
 	size_t max_queued;         /* 0: no limit; else refused when this many
 	                              tasks are queued already */
+	/* Schema 9 (struct task_row says what each is). */
+	const char *recipe, *inputs, *base_ref, *test_cmd;
+	double timeout;
+	int dry_run;
+	const char *approval;
+	int fix_rounds_set, fix_rounds;
+	const char *contract;
+	const char *group_id;
+	int confirm;               /* waits for a person's confirmation */
+	double estimate;
 };
 
 /* Adds a queued task in one transaction, the count of queued tasks taken
@@ -228,6 +268,9 @@ struct task_query {
 	const char *text;          /* only those whose id, text, repo, agent or
 	                              error contains it (ASCII letters in any
 	                              case); NULL or "": any */
+	int startable;             /* leave out tasks waiting for a person's
+	                              confirmation (task_row.confirm) */
+	const char *group;         /* only this best-of-N group's members */
 	enum task_order order;     /* other than TASK_ORDER_QUEUED: rows are
 	                              read by offset in that order (one sort of
 	                              the tasks selected; newest_first is
@@ -543,5 +586,39 @@ int store_idem_begin(struct store *s, const struct idem_key *k, struct idem_answ
 int store_idem_finish(struct store *s, const struct idem_key *k, int status, const char *body,
                       const char *location, struct err *e);
 void store_idem_free(struct idem_answer *a);
+
+/* ---- best-of-N groups and confirmation (schema 9) ---- */
+
+/* A group of tasks made from one request, run side by side; the reviewer
+ * picks one.  Strings are owned. */
+struct task_group {
+	char id[TASK_ID_LEN + 1];
+	char *text;
+	double created;
+	char *chosen;              /* the member picked, or NULL */
+};
+void task_group_free(struct task_group *g);
+/* Adds the tasks of ns[0..n) as one group, in one transaction, with a
+ * fresh group id (id_out) written into each one's group_id; ids_out[i]
+ * gets the id of ns[i].  -2 with *queued set when max_queued of ns[0]
+ * would be passed; -1 with e set on other errors. */
+int store_group_create(struct store *s, const char *text, const struct task_new *ns, size_t n,
+                       char id_out[TASK_ID_LEN + 1], char (*ids_out)[TASK_ID_LEN + 1],
+                       size_t *queued, struct err *e);
+/* The group id (or a unique prefix); -1 with ERR_NOT_FOUND when none. */
+int store_group_get(struct store *s, const char *id, struct task_group *g, struct err *e);
+/* Records the member picked (once: a second pick is refused). */
+int store_group_choose(struct store *s, const char *id, const char *task_id, struct err *e);
+/* Confirms the estimated cost of a task waiting in queued for it,
+ * recorded as a decision "confirm" of actor; refused when the task needs
+ * no confirmation (or has it). */
+int store_task_confirm(struct store *s, const char *id, const char *actor, struct err *e);
+/* The kind of round n of task id (struct task_round.kind). */
+int store_round_set_kind(struct store *s, const char *id, int n, const char *kind,
+                         struct err *e);
+/* The mean cost in USD of the tasks made from recipe that ended (done,
+ * failed, rejected), and how many there were (*n 0: none, *mean 0). */
+int store_recipe_spend(struct store *s, const char *recipe, double *mean, size_t *n,
+                       struct err *e);
 
 #endif

@@ -55,7 +55,7 @@ static void test_migration(const char *dir)
 	struct store *s;
 	struct err e = {{0}};
 	is_int(store_open(&s, db, &e), 0, "a version-2 store opens (%s)", e.msg);
-	is_int(store_schema_version(s), 8, "and is migrated to version 8");
+	is_int(store_schema_version(s), 9, "and is migrated to version 9");
 	struct task_row t;
 	is_int(store_task_get(s, "ab3de5gh7j", &t, &e), 0, "its task is still there");
 	is_str(t.text, "from before", "with its text");
@@ -391,6 +391,94 @@ static void test_query(const char *dir)
 	store_close(s);
 }
 
+/* Schema 9: a task's own options, best-of-N groups, confirmation. */
+static void test_workflows(const char *dir)
+{
+	struct err e = {{0}};
+	struct store *s;
+	is_int(store_open(&s, testlib_fmt("%s/wf.db", dir), &e), 0, "open a store for workflows");
+	struct task_new tn = { .repo = "demo", .agent = "fixer", .text = "Bump left-pad",
+	                       .budget = -1, .recipe = "upgrade-dependency",
+	                       .inputs = "{\"package\":\"left-pad\"}", .base_ref = "v1.2",
+	                       .test_cmd = "make test", .timeout = 600, .dry_run = 1,
+	                       .approval = "auto-push", .fix_rounds_set = 1, .fix_rounds = 2,
+	                       .contract = "[\"changed package.json\"]", .confirm = 1,
+	                       .estimate = 3.5 };
+	char id[TASK_ID_LEN + 1];
+	is_int(store_task_create(s, &tn, id, NULL, &e), 0, "a task with every option");
+	struct task_row t;
+	is_int(store_task_get(s, id, &t, &e), 0, "read it back");
+	is_str(t.recipe, "upgrade-dependency", "its recipe");
+	is_str(t.inputs, "{\"package\":\"left-pad\"}", "its inputs");
+	is_str(t.base_ref, "v1.2", "its base ref");
+	is_str(t.test_cmd, "make test", "its test command");
+	ok(t.timeout == 600 && t.dry_run == 1 && t.fix_rounds == 2, "timeout, dry run, fix rounds");
+	is_str(t.approval, "auto-push", "its approval mode");
+	is_str(t.contract, "[\"changed package.json\"]", "its contract");
+	is_str(t.confirm, "needed", "it waits for a confirmation");
+	ok(t.estimate == 3.5, "with its estimate");
+	task_row_free(&t);
+	ok(store_task_next_queued(s, &t, &e) == 0, "a task waiting for confirmation is not next");
+	struct task_query q = { .status_mask = TASK_MASK(TASK_QUEUED), .startable = 1 };
+	size_t n = 9;
+	is_int(store_task_count(s, &q, &n, &e), 0, "count the startable tasks");
+	is_int((long long)n, 0, "none is startable");
+	is_int(store_task_confirm(s, id, "ann", &e), 0, "confirm it");
+	ok(store_task_confirm(s, id, "ann", &e) < 0 && e.kind == ERR_WRONG_STATE,
+	   "a second confirm is refused (%s)", e.msg);
+	ok(store_task_next_queued(s, &t, &e) == 1 && !strcmp(t.id, id), "now it is next");
+	is_str(t.confirm, "confirmed", "confirmed");
+	ok(t.fix_rounds == 2, "fix rounds kept");
+	task_row_free(&t);
+	struct task_decision *d;
+	size_t nd;
+	is_int(store_decisions(s, id, &d, &nd, &e), 0, "its decisions");
+	ok(nd == 1 && !strcmp(d[0].action, "confirm") && !strcmp(d[0].actor, "ann"),
+	   "the confirmation is a decision of ann");
+	task_decisions_free(d, nd);
+
+	struct task_new plain = { .repo = "demo", .agent = "fixer", .text = "x", .budget = -1 };
+	is_int(store_task_create(s, &plain, id, NULL, &e), 0, "a task without options");
+	is_int(store_task_get(s, id, &t, &e), 0, "read it");
+	ok(t.fix_rounds == -1 && !t.approval && !t.recipe && !t.confirm && !t.dry_run,
+	   "no options: the repo's fix rounds, review, no recipe");
+	task_row_free(&t);
+
+	struct task_new ns[3] = { plain, plain, plain };
+	ns[0].agent = "claude";
+	ns[1].agent = "codex";
+	ns[2].agent = "pi";
+	char gid[TASK_ID_LEN + 1], ids[3][TASK_ID_LEN + 1];
+	is_int(store_group_create(s, "x", ns, 3, gid, ids, NULL, &e), 0, "a group of three");
+	struct task_group g;
+	is_int(store_group_get(s, gid, &g, &e), 0, "get the group");
+	ok(!g.chosen && !strcmp(g.text, "x"), "nothing chosen yet");
+	task_group_free(&g);
+	struct task_query gq = { .group = gid };
+	struct task_row *rows;
+	size_t nr;
+	is_int(store_task_query(s, &gq, &rows, &nr, &e), 0, "its members");
+	ok(nr == 3 && !strcmp(rows[1].agent, "codex") && !strcmp(rows[2].group_id, gid),
+	   "three members in order, each with the group id");
+	task_rows_free(rows, nr);
+	ok(store_group_choose(s, gid, id, &e) < 0, "a task outside the group cannot be chosen");
+	is_int(store_group_choose(s, gid, ids[1], &e), 0, "choose the second");
+	ok(store_group_choose(s, gid, ids[2], &e) < 0, "a second choice is refused");
+	is_int(store_group_get(s, gid, &g, &e), 0, "get it again");
+	is_str(g.chosen, ids[1], "the choice is recorded");
+	task_group_free(&g);
+	ok(store_group_get(s, "zzzzzzzzzz", &g, &e) < 0 && e.kind == ERR_NOT_FOUND, "no such group");
+	struct task_new full[2] = { plain, plain };
+	full[0].max_queued = 3;
+	size_t queued = 0;
+	ok(store_group_create(s, "y", full, 2, gid, ids, &queued, &e) == -2 && queued >= 2,
+	   "a group that would pass max-queue is refused whole");
+	double mean;
+	is_int(store_recipe_spend(s, "upgrade-dependency", &mean, &n, &e), 0, "a recipe's spend");
+	ok(n == 0 && mean == 0, "no ended task: no history");
+	store_close(s);
+}
+
 int main(void)
 {
 	const char *dir = testlib_tmpdir("store");
@@ -399,7 +487,7 @@ int main(void)
 	struct store *s;
 
 	is_int(store_open(&s, db, &e), 0, "open a new store");
-	is_int(store_schema_version(s), 8, "schema is at version 8");
+	is_int(store_schema_version(s), 9, "schema is at version 9");
 
 	char id1[TASK_ID_LEN + 1], id2[TASK_ID_LEN + 1];
 	is_int(store_task_add(s, "demo", "fixer", "Fix the bug", NULL, id1, &e), 0, "add a task");
@@ -687,6 +775,7 @@ int main(void)
 	sqlite3_close(raw);
 
 	test_query(dir);
+	test_workflows(dir);
 	testlib_end();
 	return tap_done();
 }
