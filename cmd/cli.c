@@ -38,14 +38,29 @@ struct cli_verb {
 /* ---------------------------------------------------------------- table */
 
 static const struct cli_verb verbs[] = {
-	{ "add", cmd_add, N_("add [--repo NAME] [--agent NAME] [--budget USD] [--json] "
-	                     "(TEXT | --file FILE)"),
+	{ "add", cmd_add, N_("add [--repo NAME] [--agent NAME | --agents A,B,... | --n N] "
+	                     "[--recipe NAME [--input NAME=VALUE]...] [--base REF] [--test CMD] "
+	                     "[--timeout DURATION] [--budget USD] [--approval MODE] [--dry-run] "
+	                     "[--json] [TEXT | --file FILE]"),
 	  N_("Queues a task and prints its id.  TEXT is what the agent should do (under\n"
-	     "128 KiB); --file reads it from FILE ('-' for standard input).\n"
+	     "128 KiB); --file reads it from FILE ('-' for standard input).  With a recipe,\n"
+	     "TEXT is optional and is added to the recipe's prompt.\n"
 	     "  -r, --repo NAME    the repo, from the configuration (needed when there are several)\n"
 	     "  -a, --agent NAME   the agent (default: the agent named 'default', else the first)\n"
+	     "  --agents A,B,...   best of N: one task per agent, as a group; prints the group's\n"
+	     "                     id, then each task's\n"
+	     "  --n N              best of N: N tasks of the one agent, as a group\n"
+	     "  --recipe NAME      a kind of task ('paddock recipe list'), with its prompt,\n"
+	     "                     defaults and output contract\n"
+	     "  --input NAME=VALUE an input of the recipe (each one it names, once)\n"
+	     "  --base REF         start from a branch, tag, commit, ref or pull request number\n"
+	     "                     (default: the repo's branch)\n"
+	     "  --test CMD         the test command, in place of the repo's\n"
+	     "  --timeout DURATION the time limit of each round (30m, 2h)\n"
 	     "  --budget USD       what the task may spend on model calls (5, 2.50, $2.50; 0: no\n"
 	     "                     limit); default: limits.budget of the configuration\n"
+	     "  --approval MODE    review, auto-push, auto or never: narrower than the repo's\n"
+	     "  --dry-run          test mode: everything runs, but approve pushes nothing\n"
 	     "  -j, --json         print {\"id\": ...} as JSON\n") },
 	{ "list", cmd_list, N_("list [--status STATUS[,...]] [--limit N] [--since WHEN] [--before ID] [--json]"),
 	  N_("Lists tasks, oldest first.\n"
@@ -189,7 +204,9 @@ static void usage(FILE *out)
 enum { OPT_HELP = 'h', OPT_JSON = 'j', OPT_FOLLOW = 'f', OPT_REPO = 'r', OPT_AGENT = 'a',
        OPT_NOTES = 'm', OPT_UNTIL_IDLE = 1000, OPT_STATUS, OPT_FILE, OPT_NOTES_FILE,
        OPT_ROUND, OPT_SINCE_REVIEW, OPT_BUDGET, OPT_LISTEN, OPT_ROUTES, OPT_OLDER_THAN,
-       OPT_DRY_RUN, OPT_FAILED, OPT_AGAIN, OPT_LIMIT, OPT_SINCE, OPT_BEFORE };
+       OPT_DRY_RUN, OPT_FAILED, OPT_AGAIN, OPT_LIMIT, OPT_SINCE, OPT_BEFORE,
+       OPT_RECIPE, OPT_INPUT, OPT_BASE, OPT_TEST, OPT_TIMEOUT, OPT_APPROVAL, OPT_AGENTS,
+       OPT_N };
 
 /* 1 if word is one of the space-separated words of list. */
 static int word_in(const char *list, const char *word)
@@ -227,6 +244,14 @@ int cli_parse_opts(const struct cli_verb *v, int argc, char **argv, struct cli_o
 		{ "limit", required_argument, NULL, OPT_LIMIT },
 		{ "since", required_argument, NULL, OPT_SINCE },
 		{ "before", required_argument, NULL, OPT_BEFORE },
+		{ "recipe", required_argument, NULL, OPT_RECIPE },
+		{ "input", required_argument, NULL, OPT_INPUT },
+		{ "base", required_argument, NULL, OPT_BASE },
+		{ "test", required_argument, NULL, OPT_TEST },
+		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+		{ "approval", required_argument, NULL, OPT_APPROVAL },
+		{ "agents", required_argument, NULL, OPT_AGENTS },
+		{ "n", required_argument, NULL, OPT_N },
 		{ NULL, 0, NULL, 0 },
 	};
 	memset(o, 0, sizeof *o);
@@ -278,6 +303,21 @@ int cli_parse_opts(const struct cli_verb *v, int argc, char **argv, struct cli_o
 		case OPT_LIMIT: o->limit = optarg; break;
 		case OPT_SINCE: o->since = optarg; break;
 		case OPT_BEFORE: o->before = optarg; break;
+		case OPT_RECIPE: o->recipe = optarg; break;
+		case OPT_INPUT:
+			if (o->ninputs == CLI_INPUTS_MAX) {
+				fprintf(stderr, _("paddock %s: at most %d --input options\n"), v->name,
+				        CLI_INPUTS_MAX);
+				return cli_bad_usage(v);
+			}
+			o->inputs[o->ninputs++] = optarg;
+			break;
+		case OPT_BASE: o->base = optarg; break;
+		case OPT_TEST: o->test = optarg; break;
+		case OPT_TIMEOUT: o->timeout = optarg; break;
+		case OPT_APPROVAL: o->approval = optarg; break;
+		case OPT_AGENTS: o->agents = optarg; break;
+		case OPT_N: o->n = optarg; break;
 		}
 	}
 	return -1;

@@ -53,6 +53,16 @@ struct cli_opts {
 	const char *limit;
 	const char *since;
 	const char *before;
+	const char *recipe;
+#define CLI_INPUTS_MAX 32
+	const char *inputs[CLI_INPUTS_MAX]; /* --input NAME=VALUE, in order */
+	int ninputs;
+	const char *base;
+	const char *test;
+	const char *timeout;
+	const char *approval;
+	const char *agents;
+	const char *n;
 };
 
 /* The verb named name (NULL if none). */

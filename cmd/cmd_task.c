@@ -24,121 +24,199 @@
 #include "paths.h"
 #include "sanitize.h"
 #include "store.h"
+#include "submit.h"
 #include "task.h"
 #include "taskjson.h"
 #include "units.h"
 
 /* ---------------------------------------------------------------- add */
 
+/* The task text of add: TEXT, --file, or none (a recipe's prompt); -1
+ * with the message printed (rc set) when it cannot be used. */
+static int add_text(const struct cli_verb *v, const struct cli_opts *o, int argc, char **argv,
+                    struct buf *text, int *rc)
+{
+	struct err e = {{0}};
+	if (o->file) {
+		if (optind != argc) {
+			*rc = cli_die(EXIT_USAGE, _("give the task text either as TEXT or with --file, "
+			                            "not both"));
+			return -1;
+		}
+		struct stat st;
+		if (strcmp(o->file, "-") != 0 && stat(o->file, &st) == 0 && S_ISREG(st.st_mode) &&
+		    st.st_size >= TASK_TEXT_MAX)
+			goto too_long;
+		if (strcmp(o->file, "-") == 0 ? cli_read_stdin_text(text) < 0
+		    : fsx_read_file(o->file, TASK_TEXT_MAX, text, &e) < 0) {
+			*rc = cli_die(EXIT_USAGE, _("cannot read the task text: %s"),
+			              *e.msg ? e.msg : strerror(errno));
+			return -1;
+		}
+	} else if (optind == argc - 1) {
+		buf_adds(text, argv[optind]);
+	} else if (optind != argc || !o->recipe) {
+		fprintf(stderr, optind == argc ? _("paddock add: the task text is missing\n")
+		        : _("paddock add: give the task text as one argument (quote it)\n"));
+		*rc = cli_bad_usage(v);
+		return -1;
+	}
+	if (text->len >= TASK_TEXT_MAX) {
+	too_long:
+		*rc = cli_die(EXIT_USAGE, _("the task text is 128 KiB or more; it must be shorter. "
+		                            "Put long material in the repository and refer to it"));
+		return -1;
+	}
+	if (text->data && memchr(text->data, '\0', text->len)) {
+		*rc = cli_die(EXIT_USAGE, _("the task text contains a NUL byte; it must be text"));
+		return -1;
+	}
+	if (!o->recipe && (!text->len || strspn(text->data, " \t\r\n") == text->len)) {
+		*rc = cli_die(EXIT_USAGE, _("the task text is empty; say what the agent should do"));
+		return -1;
+	}
+	return 0;
+}
+
+/* The options of add that are not text, into rq (pointing into o and
+ * the arrays given); -1 with the message printed. */
+static int add_request(const struct cli_opts *o, struct submit_req *rq, char **names,
+                       const char **values, char **agents, struct err *e)
+{
+	if (o->budget && units_parse_money(o->budget, &rq->budget) < 0)
+		return cli_die(EXIT_USAGE, _("--budget %s: not an amount of US dollars; give it like "
+		                             "5, 2.50 or $2.50 (0: no limit)"), o->budget), -1;
+	if (o->timeout && (units_parse_duration(o->timeout, &rq->timeout) < 0 ||
+	                   rq->timeout <= 0))
+		return cli_die(EXIT_USAGE, _("--timeout %s: not a duration; give it like 30m, 2h or "
+		                             "900 (seconds)"), o->timeout), -1;
+	if (o->n) {
+		char *end;
+		long v = strtol(o->n, &end, 10);
+		if (*end || end == o->n || v < 2 || v > SUBMIT_GROUP_MAX)
+			return cli_die(EXIT_USAGE, _("--n %s: give a number of tasks from 2 to %d"), o->n,
+			               SUBMIT_GROUP_MAX), -1;
+		rq->n = (int)v;
+	}
+	for (int i = 0; i < o->ninputs; i++) {
+		if (submit_input_split(o->inputs[i], &names[i], &values[i], e) < 0)
+			return cli_die(EXIT_USAGE, "%s", e->msg), -1;
+		rq->ninputs++;
+	}
+	rq->input_names = (const char *const *)names;
+	rq->input_values = values;
+	if (o->agents) {
+		char *copy = xstrdup(o->agents), *save = NULL;
+		for (char *w = strtok_r(copy, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+			if (rq->nagents == SUBMIT_GROUP_MAX) {
+				free(copy);
+				return cli_die(EXIT_USAGE, _("--agents: a group has at most %d members"),
+				               SUBMIT_GROUP_MAX), -1;
+			}
+			agents[rq->nagents++] = xstrdup(w);
+		}
+		free(copy);
+		rq->agents = (const char *const *)agents;
+	}
+	rq->repo = o->repo;
+	rq->agent = o->agent;
+	rq->recipe = o->recipe;
+	rq->base = o->base;
+	rq->test = o->test;
+	rq->approval = o->approval;
+	rq->dry_run = o->dry_run;
+	return 0;
+}
+
+static void add_print(const struct submit_result *res, const struct cli_opts *o)
+{
+	if (!o->json) {
+		if (res->group[0])
+			printf("%s\n", res->group);
+		for (size_t i = 0; i < res->n; i++)
+			printf("%s\n", res->ids[i]);
+		for (size_t i = 0; res->confirm && i < res->n; i++) {
+			char usd[32];
+			units_format_money(res->estimate, 2, usd, sizeof usd);
+			if (res->estimate > 0)
+				fprintf(stderr, _("paddock: task %s waits for a confirmation of its estimated "
+				                  "cost (%s, over confirm-over); confirm it with: paddock "
+				                  "confirm %s\n"), res->ids[i], usd, res->ids[i]);
+			else
+				fprintf(stderr, _("paddock: task %s waits for a confirmation: its cost cannot "
+				                  "be estimated (no budget, no history) and confirm-over is "
+				                  "set; confirm it with: paddock confirm %s\n"), res->ids[i],
+				        res->ids[i]);
+		}
+		return;
+	}
+	json_t *tasks = json_array();
+	for (size_t i = 0; i < res->n; i++)
+		json_array_append_new(tasks, json_pack("{s:s,s:s,s:s,s:s}", "id", res->ids[i],
+		                                       "status", "queued", "repo", res->repo,
+		                                       "agent", res->agents[i]));
+	json_t *j;
+	if (res->group[0]) {
+		j = json_pack("{s:s,s:o}", "group", res->group, "tasks", tasks);
+	} else {
+		j = json_incref(json_array_get(tasks, 0));
+		json_decref(tasks);
+	}
+	if (res->confirm) {
+		json_object_set_new(j, "confirm", json_string("needed"));
+		json_object_set_new(j, "estimate", json_real(res->estimate));
+	}
+	cli_json_print(j);
+}
+
 int cmd_add(int argc, char **argv)
 {
 	const struct cli_verb *v = cli_verb_find("add");
 	struct cli_opts o;
-	int rc = cli_parse_opts(v, argc, argv, &o, "help json repo agent file budget");
+	int rc = cli_parse_opts(v, argc, argv, &o, "help json repo agent file budget recipe "
+	                        "input base test timeout approval dry-run agents n");
 	if (rc >= 0)
 		return rc;
-	double budget = -1;
-	if (o.budget && units_parse_money(o.budget, &budget) < 0)
-		return cli_die(EXIT_USAGE, _("--budget %s: not an amount of US dollars; give it like "
-		                             "5, 2.50 or $2.50 (0: no limit)"), o.budget);
+	struct submit_req rq = { .budget = -1 };
+	char *names[CLI_INPUTS_MAX] = {0}, *agents[SUBMIT_GROUP_MAX] = {0};
+	const char *values[CLI_INPUTS_MAX] = {0};
 	struct buf text = {0};
 	struct err e = {{0}};
-	if (o.file) {
-		if (optind != argc)
-			return cli_die(EXIT_USAGE, _("give the task text either as TEXT or with --file, "
-			                             "not both"));
-		struct stat st;
-		if (strcmp(o.file, "-") != 0 && stat(o.file, &st) == 0 && S_ISREG(st.st_mode) &&
-		    st.st_size >= TASK_TEXT_MAX)
-			goto too_long;
-		if (strcmp(o.file, "-") == 0 ? cli_read_stdin_text(&text) < 0
-		    : fsx_read_file(o.file, TASK_TEXT_MAX, &text, &e) < 0) {
-			buf_free(&text);
-			return cli_die(EXIT_USAGE, _("cannot read the task text: %s"),
-			               *e.msg ? e.msg : strerror(errno));
-		}
-	} else {
-		if (optind != argc - 1) {
-			fprintf(stderr, optind == argc ? _("paddock add: the task text is missing\n")
-			        : _("paddock add: give the task text as one argument (quote it)\n"));
-			return cli_bad_usage(v);
-		}
-		buf_adds(&text, argv[optind]);
-	}
-	if (text.len >= TASK_TEXT_MAX) {
-	too_long:
-		buf_free(&text);
-		return cli_die(EXIT_USAGE, _("the task text is 128 KiB or more; it must be shorter. "
-		                             "Put long material in the repository and refer to it"));
-	}
-	if (!text.len || strspn(text.data, " \t\r\n") == text.len) {
-		buf_free(&text);
-		return cli_die(EXIT_USAGE, _("the task text is empty; say what the agent should do"));
-	}
-	if (memchr(text.data, '\0', text.len)) {
-		buf_free(&text);
-		return cli_die(EXIT_USAGE, _("the task text contains a NUL byte; it must be text"));
-	}
 	struct config cfg;
-	if (cli_load_config(&cfg) < 0) {
-		buf_free(&text);
-		return EXIT_USAGE;
-	}
-	const struct repo_conf *repo = NULL;
-	if (o.repo) {
-		repo = config_find_repo(&cfg, o.repo);
-		if (!repo) {
-			rc = cli_die(EXIT_USAGE, _("no repo named '%s' in %s; add a [repo \"%s\"] "
-			                           "section with a url"), o.repo, cfg.path, o.repo);
-			goto out;
-		}
-	} else if (cfg.nrepos == 1) {
-		repo = &cfg.repos[0];
-	} else if (cfg.nrepos > 1) {
-		rc = cli_die(EXIT_USAGE, _("name the repo with --repo NAME; the configuration has %zu "
-		                           "repos"), cfg.nrepos);
+	int loaded = 0;
+	if (add_text(v, &o, argc, argv, &text, &rc) < 0)
 		goto out;
-	} else {
-		rc = cli_die(EXIT_USAGE, _("no repo is configured; add a [repo \"NAME\"] section with "
-		                           "a url to %s"), cfg.path);
+	rc = EXIT_USAGE;
+	if (add_request(&o, &rq, names, values, agents, &e) < 0)
 		goto out;
-	}
-	const struct agent_conf *agent = o.agent ? config_find_agent(&cfg, o.agent)
-	                                         : config_default_agent(&cfg);
-	if (!agent && o.agent) {
-		rc = cli_die(EXIT_USAGE, _("no agent named '%s' in %s; add an [agent \"%s\"] section "
-		                           "with a command"), o.agent, cfg.path, o.agent);
+	if (cli_load_config(&cfg) < 0)
 		goto out;
-	} else if (!agent) {
-		rc = cli_die(EXIT_USAGE, _("no agent is configured; add an [agent \"NAME\"] section "
-		                           "with a command to %s"), cfg.path);
-		goto out;
-	}
+	loaded = 1;
+	rq.text = text.data;
 	char *data = NULL;
 	struct store *s = cli_open_store(&data, 1);
 	if (!s) {
 		rc = 1;
 		goto out;
 	}
-	char id[TASK_ID_LEN + 1];
-	if (store_task_add_budget(s, repo->name, agent->name, text.data, repo->branch_prefix,
-	                          budget, id, &e) < 0) {
-		rc = cli_die(1, "%s", e.msg);
-	} else if (o.json) {
-		json_t *j = json_pack("{s:s,s:s,s:s,s:s}", "id", id, "status", "queued",
-		                      "repo", repo->name, "agent", agent->name);
-		if (budget >= 0)
-			json_object_set_new(j, "budget", json_real(budget));
-		cli_json_print(j);
-		rc = 0;
+	struct submit_result res;
+	if (submit_tasks(s, &cfg, &rq, &res, &e) < 0) {
+		/* A request that is wrong is bad usage; the store failing is not. */
+		rc = cli_die(e.kind == ERR_INVALID || e.kind == ERR_NOT_FOUND ? EXIT_USAGE : 1, "%s",
+		             e.msg);
 	} else {
-		printf("%s\n", id);
+		add_print(&res, &o);
 		rc = 0;
 	}
 	store_close(s);
 	free(data);
 out:
-	config_free(&cfg);
+	for (size_t i = 0; i < CLI_INPUTS_MAX; i++)
+		free(names[i]);
+	for (size_t i = 0; i < SUBMIT_GROUP_MAX; i++)
+		free(agents[i]);
+	if (loaded)
+		config_free(&cfg);
 	buf_free(&text);
 	return rc;
 }

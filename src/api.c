@@ -33,11 +33,14 @@
 #include "paths.h"
 #include "sanitize.h"
 #include "store.h"
+#include "submit.h"
+#include "units.h"
 #include "task.h"
 #include "taskjson.h"
 #include "webhook.h"
 
 #define PROMPT_MAX (128u * 1024)   /* like `paddock add`: under 128 KiB */
+#define CLI_INPUTS_API_MAX 32      /* a recipe's inputs in one request */
 #define PAGE_DEFAULT 50
 #define PAGE_MAX 500
 #define SSE_PING_S 15.0
@@ -445,6 +448,119 @@ static enum MHD_Result send_queued(struct MHD_Connection *c, const char *id)
 	return send_full(c, 202, "application/json", txt, n + 1, url);
 }
 
+/* 202 for a best-of-N group: {"group", "tasks": [{"id", "agent", "status",
+ * "url"}], "url"} and Location: the group. */
+static enum MHD_Result send_group_queued(struct MHD_Connection *c,
+                                         const struct submit_result *res)
+{
+	char url[64];
+	snprintf(url, sizeof url, "/groups/%s", res->group);
+	json_t *tasks = json_array();
+	for (size_t i = 0; i < res->n; i++) {
+		char turl[64];
+		snprintf(turl, sizeof turl, "/tasks/%s", res->ids[i]);
+		json_array_append_new(tasks, json_pack("{s:s,s:s,s:s,s:s}", "id", res->ids[i],
+		                                       "agent", res->agents[i], "status", "queued",
+		                                       "url", turl));
+	}
+	json_t *o = json_pack("{s:s,s:o,s:s}", "group", res->group, "tasks", tasks, "url", url);
+	char *txt = json_dumps(o, JSON_INDENT(2) | TASKJSON_DUMP);
+	json_decref(o);
+	size_t n = strlen(txt);
+	txt = xrealloc(txt, n + 2);
+	txt[n] = '\n';
+	txt[n + 1] = '\0';
+	return send_full(c, 202, "application/json", txt, n + 1, url);
+}
+
+/* The fields of POST /tasks beyond text, repo and agent, into rq (its
+ * strings point into j; the arrays are the caller's).  NULL, or the
+ * message of a 400. */
+static const char *post_task_options(json_t *j, struct submit_req *rq, const char **names,
+                                     const char **values, const char **agents)
+{
+	json_t *v;
+	static const char *const strs[] = { "recipe", "base", "test", "approval" };
+	const char **dst[] = { &rq->recipe, &rq->base, &rq->test, &rq->approval };
+	for (size_t i = 0; i < 4; i++) {
+		v = json_object_get(j, strs[i]);
+		if (v && !json_is_string(v) && !json_is_null(v))
+			return "\"recipe\", \"base\", \"test\" and \"approval\" must be strings";
+		*dst[i] = json_string_value(v);
+	}
+	if ((v = json_object_get(j, "inputs")) && !json_is_null(v)) {
+		const char *k;
+		json_t *iv;
+		if (!json_is_object(v) || json_object_size(v) > CLI_INPUTS_API_MAX)
+			return "\"inputs\" must be an object of at most 32 strings";
+		json_object_foreach(v, k, iv) {
+			if (!json_is_string(iv))
+				return "each of \"inputs\" must be a string";
+			names[rq->ninputs] = k;
+			values[rq->ninputs++] = json_string_value(iv);
+		}
+		rq->input_names = names;
+		rq->input_values = values;
+	}
+	if ((v = json_object_get(j, "timeout")) && !json_is_null(v)) {
+		if (json_is_number(v))
+			rq->timeout = json_number_value(v);
+		else if (!json_is_string(v) || units_parse_duration(json_string_value(v),
+		                                                     &rq->timeout) < 0)
+			return "\"timeout\" must be a number of seconds or a duration such as \"30m\"";
+		if (rq->timeout <= 0 || rq->timeout > 30 * 86400)
+			return "\"timeout\" must be from 1 second to 30 days";
+	}
+	if ((v = json_object_get(j, "dry_run")) && !json_is_null(v)) {
+		if (!json_is_boolean(v))
+			return "\"dry_run\" must be true or false";
+		rq->dry_run = json_is_true(v);
+	}
+	if ((v = json_object_get(j, "agents")) && !json_is_null(v)) {
+		size_t i;
+		json_t *av;
+		if (!json_is_array(v) || json_array_size(v) > SUBMIT_GROUP_MAX)
+			return "\"agents\" must be an array of at most 8 agent names";
+		json_array_foreach(v, i, av) {
+			if (!json_is_string(av))
+				return "each of \"agents\" must be a string";
+			agents[rq->nagents++] = json_string_value(av);
+		}
+		rq->agents = agents;
+	}
+	if ((v = json_object_get(j, "n")) && !json_is_null(v)) {
+		if (!json_is_integer(v) || json_integer_value(v) < 1 ||
+		    json_integer_value(v) > SUBMIT_GROUP_MAX)
+			return "\"n\" must be a whole number from 1 to 8";
+		rq->n = (int)json_integer_value(v);
+	}
+	return NULL;
+}
+
+/* A name the request gives that the configuration lacks: a 404 with the
+ * code naming what (no_such_repo, no_such_agent, no_such_recipe), or
+ * MHD_NO when every one is there (*found 1). */
+static enum MHD_Result post_task_names(struct MHD_Connection *c, const struct config *cfg,
+                                       const struct submit_req *rq, int *found)
+{
+	*found = 0;
+	if (rq->recipe && !config_find_recipe(cfg, rq->recipe))
+		return send_error(c, 404, "no_such_recipe", NULL, "no recipe named '%s' in the "
+		                  "configuration", rq->recipe);
+	if (rq->repo && !config_find_repo(cfg, rq->repo))
+		return send_error(c, 404, "no_such_repo", NULL, "no repo named '%s' in the "
+		                  "configuration", rq->repo);
+	if (rq->agent && !config_find_agent(cfg, rq->agent))
+		return send_error(c, 404, "no_such_agent", NULL, "no agent named '%s' in the "
+		                  "configuration", rq->agent);
+	for (size_t i = 0; i < rq->nagents; i++)
+		if (!config_find_agent(cfg, rq->agents[i]))
+			return send_error(c, 404, "no_such_agent", NULL, "no agent named '%s' in the "
+			                  "configuration", rq->agents[i]);
+	*found = 1;
+	return MHD_NO;
+}
+
 static enum MHD_Result post_task(struct api *a, struct MHD_Connection *c, struct req *rq,
                                  struct store *st)
 {
@@ -455,51 +571,44 @@ static enum MHD_Result post_task(struct api *a, struct MHD_Connection *c, struct
 		return send_error(c, 400, "bad_json", NULL, "%s", why);
 	json_t *jr = json_object_get(j, "repo"), *jt = json_object_get(j, "text");
 	json_t *ja = json_object_get(j, "agent"), *jb = json_object_get(j, "budget");
+	json_t *jrec = json_object_get(j, "recipe");
 	enum MHD_Result rc;
-	if ((jr && !json_is_string(jr)) || !json_is_string(jt) || (ja && !json_is_string(ja) &&
+	char *meta = NULL;
+	/* With a recipe the text is optional: its prompt is the task's. */
+	int text_ok = json_is_string(jt) || (json_is_string(jrec) && (!jt || json_is_null(jt)));
+	if ((jr && !json_is_string(jr)) || !text_ok || (ja && !json_is_string(ja) &&
 	    !json_is_null(ja)) || (jb && !json_is_number(jb) && !json_is_null(jb))) {
-		rc = send_error(c, 400, "bad_field", NULL, "fields: \"text\" (string, required), "
-		                "\"repo\" and \"agent\" (strings), \"budget\" (number of US dollars)");
+		rc = send_error(c, 400, "bad_field", NULL, "fields: \"text\" (string, required "
+		                "without a recipe), \"repo\" and \"agent\" (strings), \"budget\" "
+		                "(number of US dollars)");
 		goto out;
 	}
 	const char *text = json_string_value(jt);
-	size_t tlen = json_string_length(jt);
+	size_t tlen = text ? json_string_length(jt) : 0;
 	if (tlen >= PROMPT_MAX) {
 		rc = send_error(c, 413, "prompt_too_large", NULL,
 		                "the task text is %zu bytes; it must be under 128 KiB", tlen);
 		goto out;
 	}
-	if (strspn(text, " \t\r\n") == tlen) {
+	if (text && !json_is_string(jrec) && strspn(text, " \t\r\n") == tlen) {
 		rc = send_error(c, 400, "bad_field", NULL, "\"text\" is empty; say what the agent "
 		                "should do");
 		goto out;
 	}
-	const struct repo_conf *repo = NULL;
-	if (jr)
-		repo = config_find_repo(cfg, json_string_value(jr));
-	else if (cfg->nrepos == 1)
-		repo = &cfg->repos[0];
-	if (!repo) {
-		rc = jr ? send_error(c, 404, "no_such_repo", NULL, "no repo named '%s' in the "
-		                     "configuration", json_string_value(jr))
-		        : send_error(c, 400, "bad_field", NULL, "\"repo\" is needed: the "
-		                     "configuration has %zu repos", cfg->nrepos);
+	const char *names[CLI_INPUTS_API_MAX], *values[CLI_INPUTS_API_MAX];
+	const char *agents[SUBMIT_GROUP_MAX];
+	struct submit_req sr = { .text = text, .repo = json_string_value(jr),
+	                         .agent = json_string_value(ja), .budget = -1 };
+	if ((why = post_task_options(j, &sr, names, values, agents))) {
+		rc = send_error(c, 400, "bad_field", NULL, "%s", why);
 		goto out;
 	}
-	const struct agent_conf *agent = ja && json_is_string(ja)
-	                                 ? config_find_agent(cfg, json_string_value(ja))
-	                                 : config_default_agent(cfg);
-	if (!agent) {
-		rc = ja && json_is_string(ja)
-		     ? send_error(c, 404, "no_such_agent", NULL, "no agent named '%s' in the "
-		                  "configuration", json_string_value(ja))
-		     : send_error(c, 400, "bad_field", NULL, "no agent is configured");
+	int found;
+	if ((rc = post_task_names(c, cfg, &sr, &found)), !found)
 		goto out;
-	}
-	double budget = -1;
 	if (jb && json_is_number(jb)) {
-		budget = json_number_value(jb);
-		if (budget < 0 || budget > 1e9) {
+		sr.budget = json_number_value(jb);
+		if (sr.budget < 0 || sr.budget > 1e9) {
 			rc = send_error(c, 400, "bad_field", NULL, "\"budget\" must be from 0 (no "
 			                "limit) to 1000000000 US dollars");
 			goto out;
@@ -512,42 +621,35 @@ static enum MHD_Result post_task(struct api *a, struct MHD_Connection *c, struct
 		                "and \"metadata\" a JSON object");
 		goto out;
 	}
-	const char *callback = json_string_value(jc);
-	if (callback && !webhook_callback_allowed(cfg, callback)) {
+	sr.callback_url = json_string_value(jc);
+	if (sr.callback_url && !webhook_callback_allowed(cfg, sr.callback_url)) {
 		rc = send_error(c, 400, "callback_not_allowed", NULL, "callback_url '%.200s' matches "
-		                "no [api] callback-allow pattern of this server%s", callback,
+		                "no [api] callback-allow pattern of this server%s", sr.callback_url,
 		                cfg->napi_callback_allow ? "" : " (none is configured)");
 		goto out;
 	}
-	char *meta = json_is_object(jm) ? json_dumps(jm, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+	meta = json_is_object(jm) ? json_dumps(jm, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
 	if (meta && strlen(meta) > 16384) {
-		free(meta);
 		rc = send_error(c, 400, "bad_field", NULL, "\"metadata\" is over 16 KiB of JSON; keep "
 		                "what identifies the thread or job, and store the rest on your side");
 		goto out;
 	}
+	sr.metadata = meta;
+	sr.max_queued = cfg->api_max_queue > 0 ? (size_t)cfg->api_max_queue : 0;
 	struct err e = {{0}};
-	char id[TASK_ID_LEN + 1];
+	struct submit_result res;
 	/* The count and the insert are one transaction: of 30 requests racing
 	 * for 6 places, 6 get one. */
-	struct task_new tn = { .repo = repo->name, .agent = agent->name, .text = text,
-	                       .branch_prefix = repo->branch_prefix, .budget = budget,
-	                       .callback_url = callback, .metadata = meta,
-	                       .max_queued = cfg->api_max_queue > 0 ? (size_t)cfg->api_max_queue : 0 };
-	size_t queued = 0;
-	int arc = store_task_create(st, &tn, id, &queued, &e);
-	free(meta);
-	if (arc == -2) {
+	int arc = submit_tasks(st, cfg, &sr, &res, &e);
+	if (arc == -2)
 		rc = send_error(c, 429, "queue_full", NULL, "%zu tasks are queued (api.max-queue "
-		                "is %d); try again later", queued, cfg->api_max_queue);
-		goto out;
-	}
-	if (arc < 0) {
+		                "is %d); try again later", res.queued, cfg->api_max_queue);
+	else if (arc < 0)
 		rc = send_err(c, &e, NULL);
-		goto out;
-	}
-	rc = send_queued(c, id);
+	else
+		rc = res.group[0] ? send_group_queued(c, &res) : send_queued(c, res.ids[0]);
 out:
+	free(meta);
 	json_decref(j);
 	return rc;
 }

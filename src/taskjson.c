@@ -102,6 +102,30 @@ json_t *taskjson_task(const struct task_row *t, const struct config *cfg)
 	json_object_set_new(j, "callback_url", nullable(t->callback_url));
 	json_t *md = t->metadata ? json_loads(t->metadata, 0, NULL) : NULL;
 	json_object_set_new(j, "metadata", json_is_object(md) ? md : json_null());
+	/* Workflows (schema 9). */
+	json_object_set_new(j, "recipe", nullable(t->recipe));
+	json_t *in = t->inputs ? json_loads(t->inputs, 0, NULL) : NULL;
+	json_object_set_new(j, "inputs", json_is_object(in) ? in : json_null());
+	if (in && !json_is_object(in))
+		json_decref(in);
+	json_object_set_new(j, "base_ref", nullable(t->base_ref));
+	json_object_set_new(j, "test", nullable(t->test_cmd));
+	json_object_set_new(j, "timeout", t->timeout > 0 ? json_real(t->timeout) : json_null());
+	json_object_set_new(j, "dry_run", json_boolean(t->dry_run));
+	json_object_set_new(j, "approval", json_string(t->approval ? t->approval : "review"));
+	json_object_set_new(j, "fix_rounds", t->fix_rounds >= 0 ? json_integer(t->fix_rounds)
+	                                                        : json_null());
+	json_t *ct = t->contract ? json_loads(t->contract, 0, NULL) : NULL;
+	json_object_set_new(j, "contract", json_is_array(ct) ? ct : json_null());
+	if (ct && !json_is_array(ct))
+		json_decref(ct);
+	json_object_set_new(j, "group", nullable(t->group_id));
+	json_object_set_new(j, "confirm", nullable(t->confirm));
+	json_object_set_new(j, "estimate", t->confirm ? json_real(t->estimate) : json_null());
+	json_t *dr = t->dry_run_record ? json_loads(t->dry_run_record, 0, NULL) : NULL;
+	json_object_set_new(j, "dry_run_record", json_is_object(dr) ? dr : json_null());
+	if (dr && !json_is_object(dr))
+		json_decref(dr);
 	if (md && !json_is_object(md))
 		json_decref(md);
 	return j;
@@ -142,10 +166,11 @@ json_t *taskjson_full(struct store *s, const struct task_row *t,
 	json_t *ra = json_array();
 	if (store_rounds(s, t->id, &r, &nr, &e) == 0) {
 		for (size_t i = 0; i < nr; i++)
-			json_array_append_new(ra, json_pack("{s:i,s:o,s:o,s:f,s:f}", "round", r[i].n,
+			json_array_append_new(ra, json_pack("{s:i,s:o,s:o,s:f,s:f,s:s}", "round", r[i].n,
 			                                    "from", nullable(r[i].from), "head",
 			                                    nullable(r[i].head), "started",
-			                                    r[i].started, "ended", r[i].ended));
+			                                    r[i].started, "ended", r[i].ended, "kind",
+			                                    r[i].kind ? r[i].kind : "agent"));
 		task_rounds_free(r, nr);
 	}
 	json_object_set_new(j, "rounds", ra);
