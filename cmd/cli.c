@@ -137,6 +137,12 @@ static const struct cli_verb verbs[] = {
 	     "npm package into paddock's data directory, where sandboxes see it read-only.\n"
 	     "Install scripts of the package are not run.\n"
 	     "  -j, --json         print a JSON array (list)\n") },
+	{ "recipe", cmd_recipe, N_("recipe [--json] (list | show NAME)"),
+	  N_("Lists the recipes (kinds of task: the ready-made fix-bug, verify-pr and\n"
+	     "upgrade-dependency, and the configuration's [recipe] sections) with their\n"
+	     "inputs, or shows one: its inputs, defaults, output contract and prompt.  Use\n"
+	     "one with: paddock add --recipe NAME --input NAME=VALUE.\n"
+	     "  -j, --json         print them as JSON\n") },
 	{ "template", cmd_template, N_("template [--json] (list | prune [--older-than AGE] [--dry-run])"),
 	  N_("Lists the templates (one read-only checkout per repo, base commit and set-up,\n"
 	     "the lower layer of every task's workspace) with their size, last use and\n"

@@ -1421,6 +1421,31 @@ static void idem_finish(struct req *rq, struct store *st, const struct idem_key 
 
 /* ---- dispatch ---- */
 
+/* GET /recipes, GET /recipes/NAME: the configuration's recipes. */
+static enum MHD_Result route_recipes(struct api *a, struct MHD_Connection *c, const char *url,
+                                     const char *method, struct req *rq)
+{
+	if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
+		rq->allow = "GET, HEAD";
+		return send_error(c, 405, "method", NULL, "%s takes GET", url);
+	}
+	const struct config *cfg = a->cfg;
+	json_t *j;
+	if (!url[8] || !url[9]) {
+		json_t *arr = json_array();
+		for (size_t i = 0; i < cfg->nrecipes; i++)
+			json_array_append_new(arr, taskjson_recipe(&cfg->recipes[i]));
+		j = json_pack("{s:o}", "recipes", arr);
+	} else {
+		const struct recipe_conf *r = config_find_recipe(cfg, url + 9);
+		if (!r)
+			return send_error(c, 404, "no_such_recipe", NULL, "no recipe named '%.100s' in "
+			                  "the configuration", url + 9);
+		j = taskjson_recipe(r);
+	}
+	return send_json(c, 200, j);
+}
+
 static enum MHD_Result route(struct api *a, struct MHD_Connection *c, const char *url,
                              const char *method, struct req *rq)
 {
@@ -1446,6 +1471,8 @@ static enum MHD_Result route(struct api *a, struct MHD_Connection *c, const char
 	if (rq->too_big)
 		return send_error(c, 413, "body_too_large", NULL, "the body is over %llu bytes "
 		                  "(api.max-body)", (unsigned long long)a->cfg->api_max_body);
+	if (strncmp(url, "/recipes", 8) == 0 && (!url[8] || url[8] == '/'))
+		return route_recipes(a, c, url, method, rq);
 	/* /tasks, /tasks/ID, /tasks/ID/ACTION */
 	if (strncmp(url, "/tasks", 6) != 0 || (url[6] && url[6] != '/'))
 		return send_error(c, 404, "no_route", NULL, "no such route: %s %s", method, url);
