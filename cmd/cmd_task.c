@@ -128,7 +128,8 @@ static int add_request(const struct cli_opts *o, struct submit_req *rq, char **n
 	return 0;
 }
 
-static void add_print(const struct submit_result *res, const struct cli_opts *o)
+static void add_print(const struct submit_result *res, const struct cli_opts *o,
+                      double budget)
 {
 	if (!o->json) {
 		if (res->group[0])
@@ -162,6 +163,8 @@ static void add_print(const struct submit_result *res, const struct cli_opts *o)
 		j = json_incref(json_array_get(tasks, 0));
 		json_decref(tasks);
 	}
+	if (!res->group[0] && budget >= 0)
+		json_object_set_new(j, "budget", json_real(budget));
 	if (res->confirm) {
 		json_object_set_new(j, "confirm", json_string("needed"));
 		json_object_set_new(j, "estimate", json_real(res->estimate));
@@ -205,7 +208,7 @@ int cmd_add(int argc, char **argv)
 		rc = cli_die(e.kind == ERR_INVALID || e.kind == ERR_NOT_FOUND ? EXIT_USAGE : 1, "%s",
 		             e.msg);
 	} else {
-		add_print(&res, &o);
+		add_print(&res, &o, rq.budget);
 		rc = 0;
 	}
 	store_close(s);
