@@ -1324,7 +1324,7 @@ static int fix_prompt(struct round *rd, const struct tests_after *t, const char 
 	if (tail && *tail)
 		buf_printf(&b, _("The end of their output:\n\n%s\n\n"), tail);
 	if (contract_why)
-		buf_printf(&b, _("What the task must come to is not there yet: %s.\n\n"),
+		buf_printf(&b, _("The task's contract is not satisfied yet either: %s.\n\n"),
 		           contract_why);
 	buf_printf(&b, _("This is fix round %d of %d.\n"), r->fix_used, r->fix_max);
 	int rc = fsx_write_file(r->prompt_path, b.data, b.len, 0644, &rd->e);
@@ -1496,7 +1496,7 @@ static int round_contract(struct round *rd)
 		return contract_own(rd);
 	} else if (hrc == HANDOFF_NO_CHANGE || tests_failed) {
 		if (tests_failed && fix_left(r))
-			return round_fix(rd, hrc == HANDOFF_NO_CHANGE ? _("a change") : NULL);
+			return round_fix(rd, hrc == HANDOFF_NO_CHANGE ? _("no change") : NULL);
 		contract_failed(rd);
 	} else {
 		return 0;
