@@ -13,6 +13,7 @@
 #include "config.h"
 #include "gate.h"
 #include "i18n.h"
+#include "recipe.h"
 #include "sanitize.h"
 #include "store.h"
 #include "task.h"
@@ -287,6 +288,51 @@ static void show_egress(struct store *s, const struct task_row *t)
 
 /* ---------------------------------------------------------------- show */
 
+/* What the task was made with beyond its repo and agent: its recipe and
+ * inputs, the base it asked for, its own test command, time limit, fix
+ * rounds and output contract (each line only when given). */
+static void show_made_with(const struct task_row *t)
+{
+	if (t->recipe) {
+		printf("%-8s %s", _("recipe"), t->recipe);
+		json_t *in = t->inputs ? json_loads(t->inputs, 0, NULL) : NULL;
+		const char *k;
+		json_t *v;
+		int first = 1;
+		json_object_foreach(in, k, v) {
+			const char *val = json_string_value(v);
+			printf("%s%s=", first ? " (" : ", ", k);
+			cli_put_text(stdout, val ? val : "", strcspn(val ? val : "", "\n"));
+			first = 0;
+		}
+		printf("%s\n", first ? "" : ")");
+		json_decref(in);
+	}
+	if (t->base_ref)
+		printf("%-8s %s\n", _("from"), t->base_ref);
+	if (t->test_cmd) {
+		printf("%-8s ", _("test"));
+		cli_put_text(stdout, t->test_cmd, strlen(t->test_cmd));
+		putchar('\n');
+	}
+	if (t->timeout > 0)
+		printf(_("%-8s %.0fs per round\n"), _("timeout"), t->timeout);
+	if (t->fix_rounds >= 0)
+		printf(_("%-8s %d fix rounds\n"), _("fixes"), t->fix_rounds);
+	char **c;
+	size_t nc;
+	struct err e = {{0}};
+	if (t->contract && recipe_contract_parse(t->contract, &c, &nc, &e) == 0) {
+		printf("%-8s", _("contract"));
+		for (size_t i = 0; i < nc; i++) {
+			printf("%s ", i ? ";" : "");
+			cli_put_text(stdout, c[i], strlen(c[i]));
+		}
+		putchar('\n');
+		recipe_clauses_free(c, nc);
+	}
+}
+
 int cmd_show(int argc, char **argv)
 {
 	struct cli_task_verb tv;
@@ -311,6 +357,7 @@ int cmd_show(int argc, char **argv)
 			printf("%-8s %s\n", _("base"), t.base);
 		if (t.head)
 			printf("%-8s %s\n", _("head"), t.head);
+		show_made_with(&t);
 		printf("%-8s %s\n", _("queued"), when);
 		printf("%-8s", _("steps"));
 		for (size_t i = 0; i < t.nsteps; i++)
