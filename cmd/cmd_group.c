@@ -83,7 +83,8 @@ static void member_cells(const struct group_member *m, char *c[G_N])
 	                                          t->usage.priced ? "" : "+") : xstrdup("-");
 	clock_cell(m->seconds, b, sizeof b);
 	c[G_TIME] = xstrdup(b);
-	c[G_FINDINGS] = m->blocks || m->warns ? xasprintf(_("%zu block, %zu warn"), m->blocks,
+	/* block and warn are the policy's words, as show prints them. */
+	c[G_FINDINGS] = m->blocks || m->warns ? xasprintf("%zu block, %zu warn", m->blocks,
 	                                                  m->warns) : xstrdup(_("none"));
 }
 

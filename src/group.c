@@ -51,7 +51,7 @@ static void member_change(const char *data_dir, struct group_member *m)
 
 /* From its first start to the step it is at now (review, an end), or to
  * now while a process works on it. */
-static double member_seconds(const struct task_row *t, double now)
+double group_member_seconds(const struct task_row *t, double now)
 {
 	double start = -1, last = 0;
 	for (size_t i = 0; i < t->nsteps; i++) {
@@ -104,7 +104,7 @@ int group_load(struct store *st, const char *data_dir, const char *id, double no
 		m->t = rows[i];
 		m->position = (int)i + 1;
 		m->picked = out->g.chosen && !strcmp(out->g.chosen, m->t.id);
-		m->seconds = member_seconds(&m->t, now);
+		m->seconds = group_member_seconds(&m->t, now);
 		member_gate(st, m);
 		member_change(data_dir, m);
 	}
@@ -174,6 +174,18 @@ void group_statuses(const struct group_info *gi, int labels, struct buf *out)
 		           labels ? task_status_label(s) : task_status_name(s));
 		first = 0;
 	}
+}
+
+enum task_status group_status(const struct group_info *gi)
+{
+	for (size_t i = 0; i < gi->n; i++)
+		if (gi->m[i].picked)
+			return gi->m[i].t.status;
+	for (size_t k = 0; k < sizeof brief_order / sizeof brief_order[0]; k++)
+		for (size_t i = 0; i < gi->n; i++)
+			if (gi->m[i].t.status == brief_order[k])
+				return brief_order[k];
+	return TASK_QUEUED;
 }
 
 static json_t *nullable(const char *s)

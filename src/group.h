@@ -64,6 +64,14 @@ json_t *group_json(const struct group_info *gi);
  * order of what needs a person first. */
 void group_statuses(const struct group_info *gi, int labels, struct buf *out);
 
+/* The group's status as one: the picked member's, else the first of
+ * group_statuses' order that a member has (review before work in
+ * progress before the ends). */
+enum task_status group_status(const struct group_info *gi);
+
+/* A member's time (struct group_member.seconds) at unix time now. */
+double group_member_seconds(const struct task_row *t, double now);
+
 /* "passed", "failed", "not run" (translated) */
 const char *group_tests_word(enum group_tests t);
 
