@@ -12,6 +12,7 @@
 #include "clock.h"
 #include "config.h"
 #include "gate.h"
+#include "group.h"
 #include "i18n.h"
 #include "recipe.h"
 #include "sanitize.h"
@@ -331,6 +332,24 @@ static void show_made_with(const struct task_row *t)
 		putchar('\n');
 		recipe_clauses_free(c, nc);
 	}
+/* A member of a best-of-N group: "group G (2 of 3)", and its pick. */
+static void show_group(struct store *s, const struct task_row *t)
+{
+	int pos, n;
+	struct err e = {{0}};
+	if (!t->group_id || group_position(s, t, &pos, &n, &e) < 0)
+		return;
+	printf("%-8s ", _("group"));
+	printf(_("%s (%d of %d)"), t->group_id, pos, n);
+	struct task_group g;
+	if (store_group_get(s, t->group_id, &g, &e) == 0) {
+		if (g.chosen && !strcmp(g.chosen, t->id))
+			printf(_(", picked"));
+		else if (g.chosen)
+			printf(_(", %s was picked"), g.chosen);
+		task_group_free(&g);
+	}
+	putchar('\n');
 }
 
 int cmd_show(int argc, char **argv)
@@ -403,6 +422,7 @@ int cmd_show(int argc, char **argv)
 		}
 		if (t.follow_of)
 			printf("%-8s %s\n", _("follows"), t.follow_of);
+		show_group(tv.s, &t);
 		printf("%-8s ", _("text"));
 		put_visible_str(stdout, t.text);
 		putchar('\n');

@@ -18,6 +18,7 @@
 #include "diff.h"
 #include "fsx.h"
 #include "gate.h"
+#include "group.h"
 #include "i18n.h"
 #include "mirror.h"
 #include "move.h"
@@ -300,6 +301,7 @@ struct list_out {
 	char first_id[TASK_ID_LEN + 1];
 	struct config cfg;
 	int have_cfg;
+	struct store *s;           /* for a member's place in its group */
 };
 
 static int list_print(const struct task_row *t, void *arg, struct err *e)
@@ -332,6 +334,9 @@ static int list_print(const struct task_row *t, void *arg, struct err *e)
 		/* A follow-up names the task it continues. */
 		if (t->follow_of)
 			printf(_("(follows %s) "), t->follow_of);
+		int pos, n;
+		if (t->group_id && group_position(lo->s, t, &pos, &n, e) == 0)
+			printf(_("(group %s, %d of %d) "), t->group_id, pos, n);
 		cli_put_str(stdout, text);
 		putchar('\n');
 	}
@@ -376,7 +381,7 @@ int cmd_list(int argc, char **argv)
 		q.before = b.seq;
 		task_row_free(&b);
 	}
-	struct list_out lo = { .json = o.json };
+	struct list_out lo = { .json = o.json, .s = s };
 	if (o.json)
 		lo.have_cfg = cli_config_soft(&lo.cfg);
 	/* The table shows no steps: one row read per task. */
