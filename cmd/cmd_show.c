@@ -332,6 +332,8 @@ static void show_made_with(const struct task_row *t)
 		putchar('\n');
 		recipe_clauses_free(c, nc);
 	}
+}
+
 /* A member of a best-of-N group: "group G (2 of 3)", and its pick. */
 static void show_group(struct store *s, const struct task_row *t)
 {
