@@ -122,6 +122,11 @@ static const struct cli_verb verbs[] = {
 	     "  --json             print the new task as JSON\n") },
 	{ "cancel", cmd_cancel, N_("cancel ID"),
 	  N_("Cancels a queued task at once, or asks the scheduler to stop a running one.\n") },
+	{ "confirm", cmd_confirm, N_("confirm [--json] ID"),
+	  N_("Confirms the estimated cost of a task that waits in queued for it (its repo's\n"
+	     "or recipe's confirm-over): the scheduler then runs it.  The confirmation is\n"
+	     "recorded as a decision.\n"
+	     "  -j, --json         print the task as JSON\n") },
 	{ "group", cmd_group, N_("group [--json] show GROUP | group [--notes TEXT] pick GROUP ID"),
 	  N_("A best-of-N group (paddock add --agents or --n): show prints its members side\n"
 	     "by side (status, verified tests, change, cost, time, findings, the pick);\n"

@@ -162,6 +162,7 @@ int cmd_doctor(int argc, char **argv);
 int cmd_template(int argc, char **argv);
 int cmd_agent(int argc, char **argv);
 int cmd_recipe(int argc, char **argv);
+int cmd_confirm(int argc, char **argv);
 
 /* The dashboard, `paddock` with no arguments. */
 int cmd_dashboard(void);

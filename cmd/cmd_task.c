@@ -337,6 +337,10 @@ static int list_print(const struct task_row *t, void *arg, struct err *e)
 		int pos, n;
 		if (t->group_id && group_position(lo->s, t, &pos, &n, e) == 0)
 			printf(_("(group %s, %d of %d) "), t->group_id, pos, n);
+		if (t->status == TASK_QUEUED && t->confirm && !strcmp(t->confirm, "needed"))
+			printf("%s ", _("(needs confirmation)"));
+		if (t->dry_run)
+			printf("%s ", _("(dry run)"));
 		cli_put_str(stdout, text);
 		putchar('\n');
 	}
@@ -625,6 +629,31 @@ int cmd_cancel(int argc, char **argv)
 		printf(_("%s cancelled\n"), t.id);
 	else
 		printf(_("%s: cancel requested; the scheduler stops it shortly\n"), t.id);
+	cli_task_verb_end(&tv);
+	return rc;
+}
+
+/* ---------------------------------------------------------------- confirm */
+
+int cmd_confirm(int argc, char **argv)
+{
+	struct cli_task_verb tv;
+	int rc = cli_task_verb_begin("confirm", argc, argv, "help json", &tv);
+	if (rc >= 0)
+		return rc;
+	rc = 0;
+	struct err e = {{0}};
+	if (store_task_confirm(tv.s, tv.t.id, gate_actor(), &e) < 0) {
+		rc = cli_die(1, "%s", e.msg);
+	} else if (tv.o.json) {
+		struct task_row t;
+		if (store_task_get(tv.s, tv.t.id, &t, &e) == 0) {
+			cli_json_print(taskjson_task(&t, NULL));
+			task_row_free(&t);
+		}
+	} else {
+		printf(_("%s confirmed; it runs when a worker is free\n"), tv.t.id);
+	}
 	cli_task_verb_end(&tv);
 	return rc;
 }

@@ -1252,6 +1252,18 @@ static enum MHD_Result decide(struct api *a, struct MHD_Connection *c, struct re
 	struct buf out = {0};
 	/* The gate checks the task's state (and its findings, and the notes)
 	 * and says by the error's kind what stood in the way (send_err). */
+	if (strcmp(action, "confirm") == 0) {
+		struct task_row after;
+		if (store_task_confirm(st, t->id, actor, &e) < 0)
+			rc = send_err(c, &e, state);
+		else if (store_task_get(st, t->id, &after, &e) < 0)
+			rc = send_err(c, &e, NULL);
+		else {
+			rc = send_json(c, 200, taskjson_task(&after, a->cfg));
+			task_row_free(&after);
+		}
+		goto out;
+	}
 	if (strcmp(action, "cancel") == 0) {
 		int r = gate_cancel(&g, t->id, &e);
 		if (r < 0)
@@ -1620,7 +1632,7 @@ static enum MHD_Result route(struct api *a, struct MHD_Connection *c, const char
 	}
 	static const char *const gets[] = { "", "diff", "log", "events", NULL };
 	static const char *const posts[] = { "approve", "request-changes", "push", "reject",
-	                                     "cancel", "follow-up", NULL };
+	                                     "cancel", "follow-up", "confirm", NULL };
 	int known_get = 0, known_post = 0;
 	for (size_t i = 0; gets[i]; i++)
 		known_get |= strcmp(action, gets[i]) == 0;
