@@ -123,7 +123,7 @@ static const struct cli_verb verbs[] = {
 	{ "shell", cmd_shell, N_("shell [--keep] ID [-- COMMAND [ARG...]]"),
 	  N_("Opens a shell in the sandbox a task keeps at review (or runs COMMAND there):\n"
 	     "as the sandbox's user, with the task's limits and network (its gateway), in\n"
-	     "/work at the task's head, on a terminal of its own when standard input is one.\n"
+	     "/work at the task's head, on a terminal of its own when paddock is on one.\n"
 	     "The session is recorded in the task's log.  Afterwards the workspace is put\n"
 	     "back at the head: what the shell changed is not the agent's work.  Exits with\n"
 	     "the status of the shell or COMMAND (128 + N for signal N, 124 when it ran out\n"

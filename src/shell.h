@@ -13,7 +13,7 @@
  *   file, no host socket; only the bytes typed, over a pty the supervisor
  *   made (the command's controlling terminal, in a session of its own;
  *   TIOCSTI stays refused), or over pipes when paddock's own standard
- *   input is no terminal.
+ *   input or output is no terminal.
  * - The CLI (or the dashboard) is not the scheduler's owner and holds no
  *   sandbox: it reaches the supervisor through a unix socket in the
  *   task's directory (paths_task_shell_socket: mode 0600 in a 0700
@@ -59,8 +59,8 @@
 /* Opens a shell (argv NULL) or runs argv in the kept sandbox of task
  * task_id (an id or a unique prefix) of the data directory data_dir, with
  * keep: the changes kept as a reviewer's round.  It uses the caller's
- * terminal, fds 0, 1 and 2: when fd 0 is a terminal it is put in raw
- * mode for the session (and always restored, on a signal too: SIGHUP,
+ * terminal, fds 0, 1 and 2: when fds 0 and 1 are terminals, fd 0's is
+ * put in raw mode for the session (and always restored, on a signal too: SIGHUP,
  * SIGTERM and SIGINT end the session), the window size goes along and
  * SIGWINCH is followed (its handler is the session's, the caller's put
  * back after); else standard input, output and error are pipes to the

@@ -213,7 +213,7 @@ static void filter(struct ctl_filter *f, const char *in, size_t n, struct buf *o
 
 struct client {
 	int sock;
-	int tty;                   /* fd 0 is a terminal: a pty inside */
+	int tty;                   /* fds 0 and 1 are terminals: a pty inside */
 	int keep;
 	int filter_out, filter_err; /* fd 1, fd 2 is a terminal */
 	struct ctl_filter fo, fe;
@@ -488,7 +488,7 @@ static int client_session(int sock, struct store *st, const struct task_row *t,
                           const char *data_dir, int keep, const char *const *argv,
                           struct err *e)
 {
-	struct client c = { .sock = sock, .tty = isatty(0), .keep = keep,
+	struct client c = { .sock = sock, .tty = isatty(0) && isatty(1), .keep = keep,
 	                    .filter_out = isatty(1), .filter_err = isatty(2), .stdin_open = 1 };
 	if (client_open(&c, argv, e) < 0)
 		return -1;
