@@ -812,10 +812,16 @@ static int session_finish(struct session *ss, struct err *e)
 {
 	const struct shell_host *h = ss->h;
 	char error[ERR_MAX] = "";
-	if (ss->why[0] && strcmp(ss->why, SHELL_WHY_GONE) != 0 && ss->q.keep)
-		snprintf(error, sizeof error, "%s", ss->rl.decided ?
-		         _("the task was decided, or changes were requested, while the shell ran") :
-		         _("the task was cancelled while the shell ran"));
+	if (!strcmp(ss->why, SHELL_WHY_CANCELLED)) {
+		/* Nothing runs in the sandbox any more: it goes. */
+		err_set(e, "%s", _("the task was cancelled or spent its budget, or paddock is "
+		                   "stopping"));
+		session_done(ss, SHELL_KEPT_BROKEN, NULL, e->msg);
+		return -1;
+	}
+	if (!strcmp(ss->why, SHELL_WHY_DECIDED) && ss->q.keep)
+		snprintf(error, sizeof error, "%s",
+		         _("the task was decided, or changes were requested, while the shell ran"));
 	else if (ss->q.keep && !ss->why[0] && session_keep(ss, error, sizeof error) == 0)
 		return 0;
 	if (error[0])
