@@ -132,6 +132,19 @@ static const struct cli_verb verbs[] = {
 	     "                     task stays at review, at the new head)\n") },
 	{ "cancel", cmd_cancel, N_("cancel ID"),
 	  N_("Cancels a queued task at once, or asks the scheduler to stop a running one.\n") },
+	{ "confirm", cmd_confirm, N_("confirm [--json] ID"),
+	  N_("Confirms the estimated cost of a task that waits in queued for it (its repo's\n"
+	     "or recipe's confirm-over): the scheduler then runs it.  The confirmation is\n"
+	     "recorded as a decision.\n"
+	     "  -j, --json         print the task as JSON\n") },
+	{ "group", cmd_group, N_("group [--json] show GROUP | group [--notes TEXT] pick GROUP ID"),
+	  N_("A best-of-N group (paddock add --agents or --n): show prints its members side\n"
+	     "by side (status, verified tests, change, cost, time, findings, the pick);\n"
+	     "pick approves member ID as 'paddock approve' does, records the pick, and ends\n"
+	     "the other members: those at review are rejected, the others cancelled.\n"
+	     "  -j, --json         print the group as JSON (show)\n"
+	     "  -m, --notes TEXT   a note recorded with the approval (pick)\n"
+	     "  --notes-file FILE  the note from FILE ('-' for standard input)\n") },
 	{ "serve", cmd_serve, N_("serve [--until-idle] [--listen ADDR:PORT]"),
 	  N_("Runs the scheduler without the dashboard until interrupted.\n"
 	     "  --until-idle       return when nothing is queued or running\n"

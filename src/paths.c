@@ -130,6 +130,19 @@ char *paths_tasks_dir(const char *data)
 	return paths_join(data, "tasks", NULL);
 }
 
+char *paths_groups_dir(const char *data)
+{
+	return paths_join(data, "groups", NULL);
+}
+
+char *paths_group_lock(const char *data, const char *id)
+{
+	char *name = xasprintf("%s.lock", id);
+	char *p = paths_join(data, "groups", name, NULL);
+	free(name);
+	return p;
+}
+
 char *paths_task_dir(const char *data, const char *id)
 {
 	return paths_join(data, "tasks", id, NULL);

@@ -794,6 +794,34 @@ static const char *order_sql(const struct task_query *q)
 #undef ENDED_SQL
 }
 
+/* struct task_query.fold_groups: a member of a group is the one whose seq
+ * is the least of the members the row conditions select.  In the
+ * subquery, names without a table are its own row's (g); tasks is the
+ * row asked about. */
+static void fold_sql(struct buf *sql, const struct task_query *q)
+{
+	buf_adds(sql, " AND (group_id IS NULL OR seq = (SELECT MIN(seq) FROM tasks g "
+	         "WHERE g.group_id = tasks.group_id");
+	unsigned mask = query_mask(q);
+	for (int st = 0, n = 0; mask && st < TASK_NSTATUS; st++)
+		if (mask & TASK_MASK(st))
+			buf_printf(sql, "%s'%s'", n++ ? ", " : " AND status IN (",
+			           task_status_name((enum task_status)st));
+	if (mask)
+		buf_adds(sql, ")");
+	if (q->repo)
+		buf_adds(sql, " AND repo = ?6");
+	if (q->agent)
+		buf_adds(sql, " AND agent = ?7");
+	if (q->startable)
+		buf_adds(sql, " AND confirm IS NOT 'needed'");
+	if (q->text && *q->text)
+		buf_adds(sql, " AND (id LIKE ?8 ESCAPE '\\' OR text LIKE ?8 ESCAPE '\\' OR "
+		         "repo LIKE ?8 ESCAPE '\\' OR agent LIKE ?8 ESCAPE '\\' OR "
+		         "error LIKE ?8 ESCAPE '\\')");
+	buf_adds(sql, "))");
+}
+
 /* The WHERE clause of q for one status (or none: -1, then every status
  * of q's mask), and its binds. */
 static void query_sql(struct buf *sql, const struct task_query *q, int status,
@@ -819,6 +847,8 @@ static void query_sql(struct buf *sql, const struct task_query *q, int status,
 		buf_adds(sql, " AND (id LIKE ?8 ESCAPE '\\' OR text LIKE ?8 ESCAPE '\\' OR "
 		         "repo LIKE ?8 ESCAPE '\\' OR agent LIKE ?8 ESCAPE '\\' OR "
 		         "error LIKE ?8 ESCAPE '\\')");
+	if (q->fold_groups)
+		fold_sql(sql, q);
 	/* The few pending requests come from their partial index: the
 	 * status's (every task at review) is kept out with a unary +. */
 	if (status >= 0)
@@ -1002,7 +1032,7 @@ int store_task_count(struct store *s, const struct task_query *q, size_t *n, str
 	*n = 0;
 	if (!q->pending && q->since <= 0 && q->changed_after <= 0 && q->after <= 0 &&
 	    q->before <= 0 && !q->repo && !q->agent && !(q->text && *q->text) &&
-	    !q->startable && !q->group) {
+	    !q->startable && !q->group && !q->fold_groups) {
 		/* Statuses alone: the counts the triggers keep. */
 		size_t c[TASK_NSTATUS];
 		if (store_task_counts(s, c, e) < 0)

@@ -271,6 +271,11 @@ struct task_query {
 	int startable;             /* leave out tasks waiting for a person's
 	                              confirmation (task_row.confirm) */
 	const char *group;         /* only this best-of-N group's members */
+	int fold_groups;           /* a best-of-N group's members as one: only
+	                              the first of them (by seq) that the other
+	                              conditions (statuses, repo, agent, text,
+	                              startable) select; the bounds and times
+	                              are not asked of the others */
 	enum task_order order;     /* other than TASK_ORDER_QUEUED: rows are
 	                              read by offset in that order (one sort of
 	                              the tasks selected; newest_first is

@@ -855,8 +855,9 @@ static void open_task_view(struct dash *d, const struct view_ops *ops)
 	}
 	char id[TASK_ID_LEN + 1];
 	memcpy(id, v->task_id, sizeof id);
-	/* Switching between a task's views replaces, not stacks. */
-	if (v->ops != &view_tasks)
+	/* Switching between a task's views replaces, not stacks; a group's
+	 * member opens over the group. */
+	if (v->ops != &view_tasks && v->ops != &view_group)
 		dash_close_top(d);
 	dash_open(d, ops, id);
 }
@@ -893,7 +894,7 @@ static void open_task_by_id(struct dash *d, const struct view_ops *ops, const ch
 	struct view *v = top(d);
 	/* The task's view replaces another task view, as Tab does; when it
 	 * cannot open, the current one stays. */
-	if (v && v->ops != &view_tasks && v->ops != &view_help) {
+	if (v && v->ops != &view_tasks && v->ops != &view_help && v->ops != &view_group) {
 		if (dash_open(d, ops, tid) == 0) {
 			struct view *nv = d->stack[--d->nviews];
 			dash_close_top(d);
