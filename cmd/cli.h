@@ -8,6 +8,7 @@
  *   cmd/cmd_show.c   show
  *   cmd/cmd_gate.c   approve, push, reject, request-changes, override, follow-up
  *   cmd/cmd_group.c  group show, group pick (best-of-N)
+ *   cmd/cmd_shell.c  shell
  *   cmd/cmd_serve.c  serve, demo, the dashboard
  *   cmd/cmd_admin.c  config, template, agent
  *   cmd/cmd_recipe.c recipe */
@@ -65,6 +66,7 @@ struct cli_opts {
 	const char *approval;
 	const char *agents;
 	const char *n;
+	int keep;
 };
 
 /* The verb named name (NULL if none). */
@@ -147,6 +149,7 @@ int cmd_list(int argc, char **argv);
 int cmd_log(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_cancel(int argc, char **argv);
+int cmd_shell(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 int cmd_approve(int argc, char **argv);
 int cmd_push(int argc, char **argv);

@@ -201,3 +201,13 @@ char *paths_task_push_lock(const char *data, const char *id)
 {
 	return task_file(data, id, "push.lock");
 }
+
+char *paths_task_shell_socket(const char *data, const char *id)
+{
+	return task_file(data, id, "shell.sock");
+}
+
+char *paths_task_shell_gate(const char *data, const char *id)
+{
+	return task_file(data, id, "shell-gate.json");
+}

@@ -27,6 +27,8 @@
  *       home.tgz             the agent's home at review       paths_task_home
  *       home.session         its session id                   paths_task_home_session
  *       push.lock            held while a push runs           paths_task_push_lock
+ *       shell.sock           the kept sandbox's shell (shell.h) paths_task_shell_socket
+ *       shell-gate.json      a reviewer's round's gate summary  paths_task_shell_gate
  *   groups/                                                   paths_groups_dir
  *     <id>.lock              held while a pick of best-of-N   paths_group_lock
  *                            group id runs (group.c)
@@ -75,5 +77,7 @@ char *paths_task_notes(const char *data, const char *id, int round);
 char *paths_task_home(const char *data, const char *id);
 char *paths_task_home_session(const char *data, const char *id);
 char *paths_task_push_lock(const char *data, const char *id);
+char *paths_task_shell_socket(const char *data, const char *id);
+char *paths_task_shell_gate(const char *data, const char *id);
 
 #endif
