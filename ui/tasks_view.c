@@ -1061,6 +1061,10 @@ static int tasks_request(struct view *v, enum request req)
 	case REQ_NEW_TASK:
 		newtask_open(d, new_added, v);
 		return 1;
+	case REQ_SHELL:
+		if (t)
+			dash_shell(d, t->id);
+		return 1;
 	case REQ_CONFIRM_TASK:
 		if (t)
 			confirm_task(v, t);
