@@ -122,6 +122,11 @@ static const struct cli_verb verbs[] = {
 	     "  --json             print the new task as JSON\n") },
 	{ "cancel", cmd_cancel, N_("cancel ID"),
 	  N_("Cancels a queued task at once, or asks the scheduler to stop a running one.\n") },
+	{ "confirm", cmd_confirm, N_("confirm [--json] ID"),
+	  N_("Confirms the estimated cost of a task that waits in queued for it (its repo's\n"
+	     "or recipe's confirm-over): the scheduler then runs it.  The confirmation is\n"
+	     "recorded as a decision.\n"
+	     "  -j, --json         print the task as JSON\n") },
 	{ "group", cmd_group, N_("group [--json] show GROUP | group [--notes TEXT] pick GROUP ID"),
 	  N_("A best-of-N group (paddock add --agents or --n): show prints its members side\n"
 	     "by side (status, verified tests, change, cost, time, findings, the pick);\n"
@@ -145,6 +150,12 @@ static const struct cli_verb verbs[] = {
 	     "npm package into paddock's data directory, where sandboxes see it read-only.\n"
 	     "Install scripts of the package are not run.\n"
 	     "  -j, --json         print a JSON array (list)\n") },
+	{ "recipe", cmd_recipe, N_("recipe [--json] (list | show NAME)"),
+	  N_("Lists the recipes (kinds of task: the ready-made fix-bug, verify-pr and\n"
+	     "upgrade-dependency, and the configuration's [recipe] sections) with their\n"
+	     "inputs, or shows one: its inputs, defaults, output contract and prompt.  Use\n"
+	     "one with: paddock add --recipe NAME --input NAME=VALUE.\n"
+	     "  -j, --json         print them as JSON\n") },
 	{ "template", cmd_template, N_("template [--json] (list | prune [--older-than AGE] [--dry-run])"),
 	  N_("Lists the templates (one read-only checkout per repo, base commit and set-up,\n"
 	     "the lower layer of every task's workspace) with their size, last use and\n"

@@ -9,7 +9,8 @@
  *   cmd/cmd_gate.c   approve, push, reject, request-changes, override, follow-up
  *   cmd/cmd_group.c  group show, group pick (best-of-N)
  *   cmd/cmd_serve.c  serve, demo, the dashboard
- *   cmd/cmd_admin.c  config, template, agent */
+ *   cmd/cmd_admin.c  config, template, agent
+ *   cmd/cmd_recipe.c recipe */
 #ifndef PADDOCK_CLI_H
 #define PADDOCK_CLI_H
 
@@ -160,6 +161,8 @@ int cmd_config(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
 int cmd_template(int argc, char **argv);
 int cmd_agent(int argc, char **argv);
+int cmd_recipe(int argc, char **argv);
+int cmd_confirm(int argc, char **argv);
 
 /* The dashboard, `paddock` with no arguments. */
 int cmd_dashboard(void);

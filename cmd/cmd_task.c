@@ -129,7 +129,8 @@ static int add_request(const struct cli_opts *o, struct submit_req *rq, char **n
 	return 0;
 }
 
-static void add_print(const struct submit_result *res, const struct cli_opts *o)
+static void add_print(const struct submit_result *res, const struct cli_opts *o,
+                      double budget)
 {
 	if (!o->json) {
 		if (res->group[0])
@@ -163,6 +164,8 @@ static void add_print(const struct submit_result *res, const struct cli_opts *o)
 		j = json_incref(json_array_get(tasks, 0));
 		json_decref(tasks);
 	}
+	if (!res->group[0] && budget >= 0)
+		json_object_set_new(j, "budget", json_real(budget));
 	if (res->confirm) {
 		json_object_set_new(j, "confirm", json_string("needed"));
 		json_object_set_new(j, "estimate", json_real(res->estimate));
@@ -206,7 +209,7 @@ int cmd_add(int argc, char **argv)
 		rc = cli_die(e.kind == ERR_INVALID || e.kind == ERR_NOT_FOUND ? EXIT_USAGE : 1, "%s",
 		             e.msg);
 	} else {
-		add_print(&res, &o);
+		add_print(&res, &o, rq.budget);
 		rc = 0;
 	}
 	store_close(s);
@@ -334,6 +337,10 @@ static int list_print(const struct task_row *t, void *arg, struct err *e)
 		int pos, n;
 		if (t->group_id && group_position(lo->s, t, &pos, &n, e) == 0)
 			printf(_("(group %s, %d of %d) "), t->group_id, pos, n);
+		if (t->status == TASK_QUEUED && t->confirm && !strcmp(t->confirm, "needed"))
+			printf("%s ", _("(needs confirmation)"));
+		if (t->dry_run)
+			printf("%s ", _("(dry run)"));
 		cli_put_str(stdout, text);
 		putchar('\n');
 	}
@@ -622,6 +629,31 @@ int cmd_cancel(int argc, char **argv)
 		printf(_("%s cancelled\n"), t.id);
 	else
 		printf(_("%s: cancel requested; the scheduler stops it shortly\n"), t.id);
+	cli_task_verb_end(&tv);
+	return rc;
+}
+
+/* ---------------------------------------------------------------- confirm */
+
+int cmd_confirm(int argc, char **argv)
+{
+	struct cli_task_verb tv;
+	int rc = cli_task_verb_begin("confirm", argc, argv, "help json", &tv);
+	if (rc >= 0)
+		return rc;
+	rc = 0;
+	struct err e = {{0}};
+	if (store_task_confirm(tv.s, tv.t.id, gate_actor(), &e) < 0) {
+		rc = cli_die(1, "%s", e.msg);
+	} else if (tv.o.json) {
+		struct task_row t;
+		if (store_task_get(tv.s, tv.t.id, &t, &e) == 0) {
+			cli_json_print(taskjson_task(&t, NULL));
+			task_row_free(&t);
+		}
+	} else {
+		printf(_("%s confirmed; it runs when a worker is free\n"), tv.t.id);
+	}
 	cli_task_verb_end(&tv);
 	return rc;
 }

@@ -1252,6 +1252,18 @@ static enum MHD_Result decide(struct api *a, struct MHD_Connection *c, struct re
 	struct buf out = {0};
 	/* The gate checks the task's state (and its findings, and the notes)
 	 * and says by the error's kind what stood in the way (send_err). */
+	if (strcmp(action, "confirm") == 0) {
+		struct task_row after;
+		if (store_task_confirm(st, t->id, actor, &e) < 0)
+			rc = send_err(c, &e, state);
+		else if (store_task_get(st, t->id, &after, &e) < 0)
+			rc = send_err(c, &e, NULL);
+		else {
+			rc = send_json(c, 200, taskjson_task(&after, a->cfg));
+			task_row_free(&after);
+		}
+		goto out;
+	}
 	if (strcmp(action, "cancel") == 0) {
 		int r = gate_cancel(&g, t->id, &e);
 		if (r < 0)
@@ -1525,6 +1537,31 @@ static enum MHD_Result route_groups(struct api *a, struct MHD_Connection *c, con
 
 /* ---- dispatch ---- */
 
+/* GET /recipes, GET /recipes/NAME: the configuration's recipes. */
+static enum MHD_Result route_recipes(struct api *a, struct MHD_Connection *c, const char *url,
+                                     const char *method, struct req *rq)
+{
+	if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
+		rq->allow = "GET, HEAD";
+		return send_error(c, 405, "method", NULL, "%s takes GET", url);
+	}
+	const struct config *cfg = a->cfg;
+	json_t *j;
+	if (!url[8] || !url[9]) {
+		json_t *arr = json_array();
+		for (size_t i = 0; i < cfg->nrecipes; i++)
+			json_array_append_new(arr, taskjson_recipe(&cfg->recipes[i]));
+		j = json_pack("{s:o}", "recipes", arr);
+	} else {
+		const struct recipe_conf *r = config_find_recipe(cfg, url + 9);
+		if (!r)
+			return send_error(c, 404, "no_such_recipe", NULL, "no recipe named '%.100s' in "
+			                  "the configuration", url + 9);
+		j = taskjson_recipe(r);
+	}
+	return send_json(c, 200, j);
+}
+
 static enum MHD_Result route(struct api *a, struct MHD_Connection *c, const char *url,
                              const char *method, struct req *rq)
 {
@@ -1550,6 +1587,8 @@ static enum MHD_Result route(struct api *a, struct MHD_Connection *c, const char
 	if (rq->too_big)
 		return send_error(c, 413, "body_too_large", NULL, "the body is over %llu bytes "
 		                  "(api.max-body)", (unsigned long long)a->cfg->api_max_body);
+	if (strncmp(url, "/recipes", 8) == 0 && (!url[8] || url[8] == '/'))
+		return route_recipes(a, c, url, method, rq);
 	if (strncmp(url, "/groups/", 8) == 0)
 		return route_groups(a, c, url, url + 8, method, rq, actor);
 	/* /tasks, /tasks/ID, /tasks/ID/ACTION */
@@ -1593,7 +1632,7 @@ static enum MHD_Result route(struct api *a, struct MHD_Connection *c, const char
 	}
 	static const char *const gets[] = { "", "diff", "log", "events", NULL };
 	static const char *const posts[] = { "approve", "request-changes", "push", "reject",
-	                                     "cancel", "follow-up", NULL };
+	                                     "cancel", "follow-up", "confirm", NULL };
 	int known_get = 0, known_post = 0;
 	for (size_t i = 0; gets[i]; i++)
 		known_get |= strcmp(action, gets[i]) == 0;

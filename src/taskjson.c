@@ -242,3 +242,34 @@ json_t *taskjson_full(struct store *s, const struct task_row *t,
 	return j;
 }
 
+
+json_t *taskjson_recipe(const struct recipe_conf *r)
+{
+	json_t *in = json_array();
+	for (size_t i = 0; i < r->ninputs; i++)
+		json_array_append_new(in, json_pack("{s:s,s:o}", "name", r->inputs[i].name, "help",
+		                                    nullable(r->inputs[i].help)));
+	json_t *ct = json_array();
+	for (size_t i = 0; i < r->ncontract; i++)
+		json_array_append_new(ct, json_string(r->contract[i]));
+	json_t *j = json_object();
+	json_object_set_new(j, "name", json_string(r->name));
+	json_object_set_new(j, "description", nullable(r->description));
+	json_object_set_new(j, "builtin", json_boolean(r->builtin));
+	json_object_set_new(j, "inputs", in);
+	json_object_set_new(j, "repo", nullable(r->repo));
+	json_object_set_new(j, "agent", nullable(r->agent));
+	json_object_set_new(j, "base", nullable(r->base));
+	json_object_set_new(j, "test", nullable(r->test));
+	json_object_set_new(j, "budget", r->budget >= 0 ? json_real(r->budget) : json_null());
+	json_object_set_new(j, "timeout", r->timeout > 0 ? json_real(r->timeout) : json_null());
+	json_object_set_new(j, "approval", r->approval != APPROVAL_UNSET
+	                    ? json_string(config_approval_name(r->approval)) : json_null());
+	json_object_set_new(j, "confirm_over", r->confirm_over >= 0 ? json_real(r->confirm_over)
+	                                                             : json_null());
+	json_object_set_new(j, "fix_rounds", r->fix_rounds >= 0 ? json_integer(r->fix_rounds)
+	                                                         : json_null());
+	json_object_set_new(j, "contract", ct);
+	json_object_set_new(j, "prompt", nullable(r->prompt));
+	return j;
+}

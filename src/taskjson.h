@@ -28,4 +28,9 @@ json_t *taskjson_task(const struct task_row *t, const struct config *cfg);
  * reference. */
 json_t *taskjson_full(struct store *s, const struct task_row *t, const struct config *cfg);
 
+/* A recipe (paddock recipe show --json, GET /recipes): its name,
+ * description, inputs, defaults (null when unset), contract and prompt.
+ * New reference. */
+json_t *taskjson_recipe(const struct recipe_conf *r);
+
 #endif

@@ -24,6 +24,8 @@
 #include "gate.h"
 #include "group.h"
 #include "i18n.h"
+#include "newtask.h"
+#include "units.h"
 
 enum filter {
 	FILTER_ALL, FILTER_ACTIVE, FILTER_REVIEW, FILTER_FAILED, FILTER_ENDED,
@@ -84,8 +86,6 @@ struct tasks {
 	int counted;
 	/* The text filter as it was before / (Esc puts it back). */
 	char *text_before;
-	/* The new-task form. */
-	char *new_repo, *new_agent;
 };
 
 enum role tasks_status_role(enum task_status s);
@@ -485,6 +485,11 @@ static const struct extra *extra_at(struct view *v, int line)
 		x->note = xstrdup(_("no change"));
 		x->note_long = xstrdup(x->note);
 		x->role = ROLE_DIM;
+	} else if (t->status == TASK_QUEUED && t->confirm && !strcmp(t->confirm, "needed")) {
+		/* It runs only once a person says so (Y). */
+		x->note = xstrdup(_("needs confirmation"));
+		x->note_long = xstrdup(_("needs confirmation (Y)"));
+		x->role = ROLE_FINDING_WARN;
 	}
 	return x;
 }
@@ -728,87 +733,44 @@ static void tasks_draw(struct view *v, struct screen *s, int y, int h)
 	free(xs);
 }
 
-/* ---- the new-task form ---- */
+/* ---- confirming a task's estimated cost ---- */
 
-static void new_text(struct dash *d, void *arg, const char *text)
+static void confirm_answer(struct dash *d, void *arg, const char *text)
 {
-	struct view *v = arg;
-	struct tasks *p = v->priv;
-	if (text && strspn(text, " \t\n") != strlen(text)) {
-		char id[TASK_ID_LEN + 1];
-		struct err e = {{0}};
-		const struct repo_conf *r = config_find_repo(d->cfg, p->new_repo);
-		if (strlen(text) >= TASK_TEXT_MAX)
-			dash_message(d, ROLE_ERROR, _("the task text must be under 128 KiB"));
-		else if (store_task_add(d->st, p->new_repo, p->new_agent, text,
-		                        r ? r->branch_prefix : NULL, id, &e) < 0)
+	char *id = arg;
+	struct err e = {{0}};
+	if (text && rpmatch(text) == 1) {
+		if (store_task_confirm(d->st, id, gate_actor(), &e) < 0)
 			dash_message(d, ROLE_ERROR, "%s", e.msg);
 		else
-			dash_message(d, ROLE_NOTICE, _("task %s queued"), id);
-		load(v, 1);
-	} else if (text) {
-		dash_message(d, ROLE_ERROR, _("the task text is empty; nothing was queued"));
+			dash_message(d, ROLE_NOTICE, _("task %s confirmed; it runs when a worker is "
+			                               "free"), id);
 	}
-	free(p->new_repo);
-	free(p->new_agent);
-	p->new_repo = p->new_agent = NULL;
+	free(id);
 }
 
-static void new_agent(struct dash *d, void *arg, const char *text)
-{
-	struct view *v = arg;
-	struct tasks *p = v->priv;
-	const struct agent_conf *a = text && *text ? config_find_agent(d->cfg, text) :
-	                             text ? config_default_agent(d->cfg) : NULL;
-	if (!text)
-		return;
-	if (!a) {
-		dash_message(d, ROLE_ERROR, _("no agent named '%s' in the configuration"), text);
-		return;
-	}
-	p->new_agent = xstrdup(a->name);
-	dash_ask(d, _("what should the agent do? "), 1, NULL, new_text, v);
-}
-
-static void new_repo(struct dash *d, void *arg, const char *text)
-{
-	struct view *v = arg;
-	struct tasks *p = v->priv;
-	if (!text)
-		return;
-	const struct repo_conf *r = *text ? config_find_repo(d->cfg, text) :
-	                            d->cfg->nrepos == 1 ? &d->cfg->repos[0] : NULL;
-	if (!r) {
-		dash_message(d, ROLE_ERROR, *text ? _("no repo named '%s' in the configuration") :
-		             _("name the repo%s"), text);
-		return;
-	}
-	free(p->new_repo);
-	p->new_repo = xstrdup(r->name);
-	struct buf q = {0};
-	buf_printf(&q, _("agent ("));
-	for (size_t i = 0; i < d->cfg->nagents; i++)
-		buf_printf(&q, "%s%s", i ? ", " : "", d->cfg->agents[i].name);
-	buf_printf(&q, _("; Enter: the default): "));
-	dash_ask(d, q.data, 0, NULL, new_agent, v);
-	buf_free(&q);
-}
-
-static void new_task(struct view *v)
+static void confirm_task(struct view *v, const struct task_row *t)
 {
 	struct dash *d = v->d;
-	if (!d->cfg->nrepos) {
-		dash_message(d, ROLE_ERROR, _("no repo is configured; add a [repo \"NAME\"] "
-		                              "section to %s"), d->cfg->path);
+	if (t->status != TASK_QUEUED || !t->confirm || strcmp(t->confirm, "needed") != 0) {
+		dash_message(d, ROLE_ERROR, _("task %s does not wait for a confirmation"), t->id);
 		return;
 	}
-	struct buf q = {0};
-	buf_printf(&q, _("repo ("));
-	for (size_t i = 0; i < d->cfg->nrepos; i++)
-		buf_printf(&q, "%s%s", i ? ", " : "", d->cfg->repos[i].name);
-	buf_adds(&q, "): ");
-	dash_ask(d, q.data, 0, d->cfg->nrepos == 1 ? d->cfg->repos[0].name : NULL, new_repo, v);
-	buf_free(&q);
+	char q[192], usd[32];
+	units_format_money(t->estimate, 2, usd, sizeof usd);
+	if (t->estimate > 0)
+		snprintf(q, sizeof q, _("run task %s, estimated to cost %s? (y/n) "), t->id, usd);
+	else
+		snprintf(q, sizeof q, _("run task %s, whose cost cannot be estimated? (y/n) "), t->id);
+	dash_ask(d, q, 0, NULL, confirm_answer, xstrdup(t->id));
+}
+
+/* ---- the new-task form (newtask.h) ---- */
+
+static void new_added(struct dash *d, void *arg)
+{
+	(void)d;
+	load(arg, 1);
 }
 
 static void cancel_answer(struct dash *d, void *arg, const char *text)
@@ -1121,7 +1083,11 @@ static int tasks_request(struct view *v, enum request req)
 		jump(v, TASK_MASK(TASK_REVIEW));
 		return 1;
 	case REQ_NEW_TASK:
-		new_task(v);
+		newtask_open(d, new_added, v);
+		return 1;
+	case REQ_CONFIRM_TASK:
+		if (t)
+			confirm_task(v, t);
 		return 1;
 	case REQ_CANCEL_TASK:
 		if (t && t->group_id) {
@@ -1152,8 +1118,6 @@ static void tasks_close(struct view *v)
 {
 	struct tasks *p = v->priv;
 	window_drop(p);
-	free(p->new_repo);
-	free(p->new_agent);
 	free(p->repo);
 	free(p->agent);
 	free(p->text);
