@@ -120,8 +120,31 @@ static const struct cli_verb verbs[] = {
 	     "  -m, --notes TEXT   the notes\n"
 	     "  --notes-file FILE  the notes from FILE ('-' for standard input)\n"
 	     "  --json             print the new task as JSON\n") },
+	{ "shell", cmd_shell, N_("shell [--keep] ID [-- COMMAND [ARG...]]"),
+	  N_("Opens a shell in the sandbox a task keeps at review (or runs COMMAND there):\n"
+	     "as the sandbox's user, with the task's limits and network (its gateway), in\n"
+	     "/work at the task's head, on a terminal of its own when paddock is on one.\n"
+	     "The session is recorded in the task's log.  Afterwards the workspace is put\n"
+	     "back at the head: what the shell changed is not the agent's work.  Exits with\n"
+	     "the status of the shell or COMMAND (128 + N for signal N, 124 when it ran out\n"
+	     "of time).\n"
+	     "  --keep             commit what the shell changed as a reviewer's round (the\n"
+	     "                     task stays at review, at the new head)\n") },
 	{ "cancel", cmd_cancel, N_("cancel ID"),
 	  N_("Cancels a queued task at once, or asks the scheduler to stop a running one.\n") },
+	{ "confirm", cmd_confirm, N_("confirm [--json] ID"),
+	  N_("Confirms the estimated cost of a task that waits in queued for it (its repo's\n"
+	     "or recipe's confirm-over): the scheduler then runs it.  The confirmation is\n"
+	     "recorded as a decision.\n"
+	     "  -j, --json         print the task as JSON\n") },
+	{ "group", cmd_group, N_("group [--json] show GROUP | group [--notes TEXT] pick GROUP ID"),
+	  N_("A best-of-N group (paddock add --agents or --n): show prints its members side\n"
+	     "by side (status, verified tests, change, cost, time, findings, the pick);\n"
+	     "pick approves member ID as 'paddock approve' does, records the pick, and ends\n"
+	     "the other members: those at review are rejected, the others cancelled.\n"
+	     "  -j, --json         print the group as JSON (show)\n"
+	     "  -m, --notes TEXT   a note recorded with the approval (pick)\n"
+	     "  --notes-file FILE  the note from FILE ('-' for standard input)\n") },
 	{ "serve", cmd_serve, N_("serve [--until-idle] [--listen ADDR:PORT]"),
 	  N_("Runs the scheduler without the dashboard until interrupted.\n"
 	     "  --until-idle       return when nothing is queued or running\n"
@@ -212,7 +235,7 @@ enum { OPT_HELP = 'h', OPT_JSON = 'j', OPT_FOLLOW = 'f', OPT_REPO = 'r', OPT_AGE
        OPT_ROUND, OPT_SINCE_REVIEW, OPT_BUDGET, OPT_LISTEN, OPT_ROUTES, OPT_OLDER_THAN,
        OPT_DRY_RUN, OPT_FAILED, OPT_AGAIN, OPT_LIMIT, OPT_SINCE, OPT_BEFORE,
        OPT_RECIPE, OPT_INPUT, OPT_BASE, OPT_TEST, OPT_TIMEOUT, OPT_APPROVAL, OPT_AGENTS,
-       OPT_N };
+       OPT_N, OPT_KEEP };
 
 /* 1 if word is one of the space-separated words of list. */
 static int word_in(const char *list, const char *word)
@@ -258,6 +281,7 @@ int cli_parse_opts(const struct cli_verb *v, int argc, char **argv, struct cli_o
 		{ "approval", required_argument, NULL, OPT_APPROVAL },
 		{ "agents", required_argument, NULL, OPT_AGENTS },
 		{ "n", required_argument, NULL, OPT_N },
+		{ "keep", no_argument, NULL, OPT_KEEP },
 		{ NULL, 0, NULL, 0 },
 	};
 	memset(o, 0, sizeof *o);
@@ -324,6 +348,7 @@ int cli_parse_opts(const struct cli_verb *v, int argc, char **argv, struct cli_o
 		case OPT_APPROVAL: o->approval = optarg; break;
 		case OPT_AGENTS: o->agents = optarg; break;
 		case OPT_N: o->n = optarg; break;
+		case OPT_KEEP: o->keep = 1; break;
 		}
 	}
 	return -1;

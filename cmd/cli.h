@@ -7,6 +7,8 @@
  *   cmd/cmd_task.c   add, list, log, diff, cancel
  *   cmd/cmd_show.c   show
  *   cmd/cmd_gate.c   approve, push, reject, request-changes, override, follow-up
+ *   cmd/cmd_group.c  group show, group pick (best-of-N)
+ *   cmd/cmd_shell.c  shell
  *   cmd/cmd_serve.c  serve, demo, the dashboard
  *   cmd/cmd_admin.c  config, template, agent
  *   cmd/cmd_recipe.c recipe */
@@ -64,6 +66,7 @@ struct cli_opts {
 	const char *approval;
 	const char *agents;
 	const char *n;
+	int keep;
 };
 
 /* The verb named name (NULL if none). */
@@ -135,12 +138,18 @@ int cli_task_verb_begin(const char *name, int argc, char **argv, const char *all
                         struct cli_task_verb *tv);
 void cli_task_verb_end(struct cli_task_verb *tv);
 
+/* The notes of --notes or --notes-file (given: check first) for a gate
+ * action on task id, checked as the gate verbs check them; NULL with the
+ * problem printed and *code the exit status (cmd_gate.c). */
+char *cli_gate_notes(const struct cli_opts *o, const char *id, int *code);
+
 /* The verbs: argv[0] is the verb's name. */
 int cmd_add(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_log(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_cancel(int argc, char **argv);
+int cmd_shell(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 int cmd_approve(int argc, char **argv);
 int cmd_push(int argc, char **argv);
@@ -148,6 +157,7 @@ int cmd_reject(int argc, char **argv);
 int cmd_request_changes(int argc, char **argv);
 int cmd_override(int argc, char **argv);
 int cmd_follow_up(int argc, char **argv);
+int cmd_group(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
 int cmd_config(int argc, char **argv);
@@ -155,6 +165,7 @@ int cmd_doctor(int argc, char **argv);
 int cmd_template(int argc, char **argv);
 int cmd_agent(int argc, char **argv);
 int cmd_recipe(int argc, char **argv);
+int cmd_confirm(int argc, char **argv);
 
 /* The dashboard, `paddock` with no arguments. */
 int cmd_dashboard(void);

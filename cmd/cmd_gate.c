@@ -228,3 +228,8 @@ int cmd_follow_up(int argc, char **argv)
 {
 	return gate_verb("follow-up", argc, argv, "help json notes notes-file");
 }
+
+char *cli_gate_notes(const struct cli_opts *o, const char *id, int *code)
+{
+	return read_notes(o, 0, id, code);
+}

@@ -25,6 +25,7 @@
 #include "sandbox.h"
 #include "scheduler.h"
 #include "store.h"
+#include "submit.h"
 #include "task.h"
 
 /* ---------------------------------------------------------------- serve */
@@ -203,17 +204,33 @@ int cmd_demo(int argc, char **argv)
 		free(data);
 		return 1;
 	}
-	char fix[TASK_ID_LEN + 1], brk[TASK_ID_LEN + 1];
-	if (store_task_add(s, "demo", "demo-fixer", "The test suite fails: total() in cart.py "
-	                   "ignores the quantity. Fix the bug so the tests pass.", NULL, fix, &e) < 0 ||
-	    store_task_add(s, "demo", "demo-hasty", "Round prices in cart.py to whole cents "
-	                   "when totals are computed.", NULL, brk, &e) < 0) {
+	/* A task of the fix-bug recipe, and a best-of-2 group: the same task
+	 * for both demo agents, side by side. */
+	const char *names[] = { "issue" };
+	const char *values[] = { "The test suite fails: total() in cart.py ignores the quantity." };
+	const char *agents[] = { "demo-fixer", "demo-hasty" };
+	struct submit_req rq_fix = { .repo = "demo", .agent = "demo-fixer", .recipe = "fix-bug",
+	                             .input_names = names, .input_values = values, .ninputs = 1,
+	                             .budget = -1 };
+	struct submit_req rq_two = { .repo = "demo", .agents = agents, .nagents = 2, .budget = -1,
+	                             .text = "Round prices in cart.py to whole cents when "
+	                                     "totals are computed, and make the tests pass." };
+	struct submit_req rq_brk = { .repo = "demo", .agent = "demo-hasty", .budget = -1,
+	                             .text = "Round prices in cart.py to whole cents when "
+	                                     "totals are computed." };
+	struct submit_result fixed, hasty, two;
+	if (submit_tasks(s, &cfg, &rq_fix, &fixed, &e) < 0 ||
+	    submit_tasks(s, &cfg, &rq_brk, &hasty, &e) < 0 ||
+	    submit_tasks(s, &cfg, &rq_two, &two, &e) < 0) {
 		store_close(s);
 		config_free(&cfg);
 		free(data);
 		return cli_die(1, "%s", e.msg);
 	}
 	store_close(s);
+	char fix[TASK_ID_LEN + 1], brk[TASK_ID_LEN + 1];
+	memcpy(fix, fixed.ids[0], sizeof fix);
+	memcpy(brk, hasty.ids[0], sizeof brk);
 	/* On a terminal the demo runs in the dashboard; elsewhere (scripts,
 	 * CI) it runs headless and prints what happened. */
 	if (getenv("PADDOCK_UI_SCRIPT") || (isatty(STDIN_FILENO) && isatty(STDOUT_FILENO))) {
@@ -222,10 +239,14 @@ int cmd_demo(int argc, char **argv)
 		free(data);
 		return rc;
 	}
-	printf(_("paddock demo: queued two tasks on the demo repo (%s/demo):\n"
-	         "  %s  demo-fixer fixes the failing test; it should reach review\n"
-	         "  %s  demo-hasty makes an edit that breaks a test; it should fail at testing\n\n"),
-	       data, fix, brk);
+	printf(_("paddock demo: queued on the demo repo (%s/demo):\n"
+	         "  %s  the fix-bug recipe with demo-fixer: it adds a regression test and fixes\n"
+	         "              the bug; it should reach review\n"
+	         "  %s  demo-hasty makes an edit that breaks a test; it should fail at testing\n"
+	         "  %s  a best-of-2 group, one task for each demo agent:\n"
+	         "    %s  demo-fixer's should reach review\n"
+	         "    %s  demo-hasty's should fail at testing\n\n"),
+	       data, fix, brk, two.group, two.ids[0], two.ids[1]);
 	fflush(stdout);
 	rc = run_scheduler(&cfg, 1, NULL);
 	if (rc == 0) {
@@ -240,8 +261,9 @@ int cmd_demo(int argc, char **argv)
 		fflush(stdout);
 		char *diff[] = { "diff", fix, NULL };
 		cmd_diff(2, diff);
-		printf(_("\nNext: 'paddock log %s' shows the sandbox's output; 'paddock list' "
-		         "shows all tasks.\n"), brk);
+		printf(_("\nNext: 'paddock log %s' shows the sandbox's output; 'paddock group show "
+		         "%s' shows the group's two tasks side by side; 'paddock list' shows all "
+		         "tasks.\n"), brk, two.group);
 	}
 	config_free(&cfg);
 	free(data);

@@ -12,7 +12,9 @@
 #include "clock.h"
 #include "config.h"
 #include "gate.h"
+#include "group.h"
 #include "i18n.h"
+#include "recipe.h"
 #include "sanitize.h"
 #include "store.h"
 #include "task.h"
@@ -300,6 +302,114 @@ static void show_egress(struct store *s, const struct task_row *t)
 
 /* ---------------------------------------------------------------- show */
 
+/* Test mode, after approve: what would have been written. */
+static void show_dry_run_record(const struct task_row *t)
+{
+	json_t *j = t->dry_run_record ? json_loads(t->dry_run_record, 0, NULL) : NULL;
+	if (!json_is_object(j)) {
+		json_decref(j);
+		return;
+	}
+	const char *rs = json_string_value(json_object_get(j, "refspec"));
+	const char *remote = json_string_value(json_object_get(j, "remote"));
+	printf("%-8s ", _("would"));
+	printf(_("push %s to %s (refspec %s, not forced)\n"),
+	       json_string_value(json_object_get(j, "commit")), remote ? remote : "?",
+	       rs ? rs : "?");
+	json_t *pr = json_object_get(j, "pull_request");
+	if (json_is_object(pr)) {
+		char *body = json_dumps(json_object_get(pr, "body"), JSON_COMPACT | JSON_PRESERVE_ORDER);
+		printf("%-8s ", "");
+		printf(_("open a pull request: POST %s\n"), json_string_value(json_object_get(pr, "url")));
+		printf("%-8s ", "");
+		cli_put_text(stdout, body ? body : "", body ? strlen(body) : 0);
+		putchar('\n');
+		free(body);
+	}
+	json_decref(j);
+}
+
+/* What the task was made with beyond its repo and agent: its recipe and
+ * inputs, the base it asked for, its own test command, time limit, fix
+ * rounds and output contract (each line only when given). */
+static void show_made_with(const struct task_row *t)
+{
+	if (t->recipe) {
+		printf("%-8s %s", _("recipe"), t->recipe);
+		json_t *in = t->inputs ? json_loads(t->inputs, 0, NULL) : NULL;
+		const char *k;
+		json_t *v;
+		int first = 1;
+		json_object_foreach(in, k, v) {
+			const char *val = json_string_value(v);
+			printf("%s%s=", first ? " (" : ", ", k);
+			cli_put_text(stdout, val ? val : "", strcspn(val ? val : "", "\n"));
+			first = 0;
+		}
+		printf("%s\n", first ? "" : ")");
+		json_decref(in);
+	}
+	if (t->base_ref)
+		printf("%-8s %s\n", _("from"), t->base_ref);
+	if (t->test_cmd) {
+		printf("%-8s ", _("test"));
+		cli_put_text(stdout, t->test_cmd, strlen(t->test_cmd));
+		putchar('\n');
+	}
+	if (t->timeout > 0)
+		printf(_("%-8s %.0fs per round\n"), _("timeout"), t->timeout);
+	if (t->fix_rounds >= 0)
+		printf(_("%-8s %d fix rounds\n"), _("fixes"), t->fix_rounds);
+	if (t->approval && strcmp(t->approval, "review") != 0)
+		printf("%-8s %s\n", _("approval"), t->approval);
+	if (t->dry_run)
+		printf("%-8s %s\n", _("mode"), _("dry run: approve records what it would push, and "
+		                                   "pushes nothing"));
+	if (t->confirm && !strcmp(t->confirm, "needed") && t->status == TASK_QUEUED) {
+		char usd[32];
+		units_format_money(t->estimate, 2, usd, sizeof usd);
+		printf("%-8s ", _("confirm"));
+		if (t->estimate > 0)
+			printf(_("needs confirmation (estimated $%s): paddock confirm %s\n"), usd, t->id);
+		else
+			printf(_("needs confirmation (its cost cannot be estimated): paddock confirm "
+			         "%s\n"), t->id);
+	}
+	show_dry_run_record(t);
+	char **c;
+	size_t nc;
+	struct err e = {{0}};
+	if (t->contract && recipe_contract_parse(t->contract, &c, &nc, &e) == 0) {
+		printf("%-8s", _("contract"));
+		for (size_t i = 0; i < nc; i++) {
+			printf("%s ", i ? ";" : "");
+			cli_put_text(stdout, c[i], strlen(c[i]));
+		}
+		putchar('\n');
+		recipe_clauses_free(c, nc);
+	}
+}
+
+/* A member of a best-of-N group: "group G (2 of 3)", and its pick. */
+static void show_group(struct store *s, const struct task_row *t)
+{
+	int pos, n;
+	struct err e = {{0}};
+	if (!t->group_id || group_position(s, t, &pos, &n, &e) < 0)
+		return;
+	printf("%-8s ", _("group"));
+	printf(_("%s (%d of %d)"), t->group_id, pos, n);
+	struct task_group g;
+	if (store_group_get(s, t->group_id, &g, &e) == 0) {
+		if (g.chosen && !strcmp(g.chosen, t->id))
+			printf(_(", picked"));
+		else if (g.chosen)
+			printf(_(", %s was picked"), g.chosen);
+		task_group_free(&g);
+	}
+	putchar('\n');
+}
+
 int cmd_show(int argc, char **argv)
 {
 	struct cli_task_verb tv;
@@ -324,6 +434,7 @@ int cmd_show(int argc, char **argv)
 			printf("%-8s %s\n", _("base"), t.base);
 		if (t.head)
 			printf("%-8s %s\n", _("head"), t.head);
+		show_made_with(&t);
 		printf("%-8s %s\n", _("queued"), when);
 		printf("%-8s", _("steps"));
 		for (size_t i = 0; i < t.nsteps; i++)
@@ -369,6 +480,7 @@ int cmd_show(int argc, char **argv)
 		}
 		if (t.follow_of)
 			printf("%-8s %s\n", _("follows"), t.follow_of);
+		show_group(tv.s, &t);
 		printf("%-8s ", _("text"));
 		put_visible_str(stdout, t.text);
 		putchar('\n');

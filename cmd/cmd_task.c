@@ -18,6 +18,7 @@
 #include "diff.h"
 #include "fsx.h"
 #include "gate.h"
+#include "group.h"
 #include "i18n.h"
 #include "mirror.h"
 #include "move.h"
@@ -196,6 +197,11 @@ int cmd_add(int argc, char **argv)
 		goto out;
 	loaded = 1;
 	rq.text = text.data;
+	/* A wrong request changes nothing: not even a store is made. */
+	if (submit_check(&cfg, &rq, &e) < 0) {
+		rc = cli_die(EXIT_USAGE, "%s", e.msg);
+		goto out;
+	}
 	char *data = NULL;
 	struct store *s = cli_open_store(&data, 1);
 	if (!s) {
@@ -300,6 +306,7 @@ struct list_out {
 	char first_id[TASK_ID_LEN + 1];
 	struct config cfg;
 	int have_cfg;
+	struct store *s;           /* for a member's place in its group */
 };
 
 static int list_print(const struct task_row *t, void *arg, struct err *e)
@@ -332,6 +339,13 @@ static int list_print(const struct task_row *t, void *arg, struct err *e)
 		/* A follow-up names the task it continues. */
 		if (t->follow_of)
 			printf(_("(follows %s) "), t->follow_of);
+		int pos, n;
+		if (t->group_id && group_position(lo->s, t, &pos, &n, e) == 0)
+			printf(_("(group %s, %d of %d) "), t->group_id, pos, n);
+		if (t->status == TASK_QUEUED && t->confirm && !strcmp(t->confirm, "needed"))
+			printf("%s ", _("(needs confirmation)"));
+		if (t->dry_run)
+			printf("%s ", _("(dry run)"));
 		cli_put_str(stdout, text);
 		putchar('\n');
 	}
@@ -376,7 +390,7 @@ int cmd_list(int argc, char **argv)
 		q.before = b.seq;
 		task_row_free(&b);
 	}
-	struct list_out lo = { .json = o.json };
+	struct list_out lo = { .json = o.json, .s = s };
 	if (o.json)
 		lo.have_cfg = cli_config_soft(&lo.cfg);
 	/* The table shows no steps: one row read per task. */
@@ -620,6 +634,31 @@ int cmd_cancel(int argc, char **argv)
 		printf(_("%s cancelled\n"), t.id);
 	else
 		printf(_("%s: cancel requested; the scheduler stops it shortly\n"), t.id);
+	cli_task_verb_end(&tv);
+	return rc;
+}
+
+/* ---------------------------------------------------------------- confirm */
+
+int cmd_confirm(int argc, char **argv)
+{
+	struct cli_task_verb tv;
+	int rc = cli_task_verb_begin("confirm", argc, argv, "help json", &tv);
+	if (rc >= 0)
+		return rc;
+	rc = 0;
+	struct err e = {{0}};
+	if (store_task_confirm(tv.s, tv.t.id, gate_actor(), &e) < 0) {
+		rc = cli_die(1, "%s", e.msg);
+	} else if (tv.o.json) {
+		struct task_row t;
+		if (store_task_get(tv.s, tv.t.id, &t, &e) == 0) {
+			cli_json_print(taskjson_task(&t, NULL));
+			task_row_free(&t);
+		}
+	} else {
+		printf(_("%s confirmed; it runs when a worker is free\n"), tv.t.id);
+	}
 	cli_task_verb_end(&tv);
 	return rc;
 }

@@ -28,6 +28,7 @@
 #include "clock.h"
 #include "diff.h"
 #include "gate.h"
+#include "group.h"
 #include "i18n.h"
 #include "mirror.h"
 #include "paths.h"
@@ -99,6 +100,11 @@ static const char *const routes[] = {
 	"POST /tasks/{id}/reject",
 	"POST /tasks/{id}/cancel",
 	"POST /tasks/{id}/follow-up",
+	"POST /tasks/{id}/confirm",
+	"GET /recipes",
+	"GET /recipes/{name}",
+	"GET /groups/{id}",
+	"POST /groups/{id}/pick",
 	NULL,
 };
 
@@ -1249,6 +1255,18 @@ static enum MHD_Result decide(struct api *a, struct MHD_Connection *c, struct re
 	struct buf out = {0};
 	/* The gate checks the task's state (and its findings, and the notes)
 	 * and says by the error's kind what stood in the way (send_err). */
+	if (strcmp(action, "confirm") == 0) {
+		struct task_row after;
+		if (store_task_confirm(st, t->id, actor, &e) < 0)
+			rc = send_err(c, &e, state);
+		else if (store_task_get(st, t->id, &after, &e) < 0)
+			rc = send_err(c, &e, NULL);
+		else {
+			rc = send_json(c, 200, taskjson_task(&after, a->cfg));
+			task_row_free(&after);
+		}
+		goto out;
+	}
 	if (strcmp(action, "cancel") == 0) {
 		int r = gate_cancel(&g, t->id, &e);
 		if (r < 0)
@@ -1419,6 +1437,107 @@ static void idem_finish(struct req *rq, struct store *st, const struct idem_key 
 	rq->record = 0;
 }
 
+/* ---- best-of-N groups ---- */
+
+/* An engine error about a group: as send_err, but a group that is not
+ * there is no_such_group. */
+static enum MHD_Result send_group_err(struct MHD_Connection *c, const struct err *e,
+                                      const char *state)
+{
+	if (e->kind == ERR_NOT_FOUND)
+		return send_error(c, 404, "no_such_group", NULL, "%s", e->msg);
+	return send_err(c, e, state);
+}
+
+/* POST /groups/ID/pick {"task": ID, "notes": TEXT}: 200 with the group
+ * after the pick and what it did ("output"). */
+static enum MHD_Result pick(struct api *a, struct MHD_Connection *c, struct req *rq,
+                            struct store *st, const char *gid, const char *actor)
+{
+	const char *why;
+	json_t *j = parse_body(rq, &why);
+	if (!j)
+		return send_error(c, 400, "bad_json", NULL, "%s", why);
+	json_t *jt = json_object_get(j, "task"), *jn = json_object_get(j, "notes");
+	enum MHD_Result rc;
+	if (!json_is_string(jt) || !task_id_valid(json_string_value(jt), 1)) {
+		rc = send_error(c, 400, "bad_field", NULL, "\"task\" must be the id of one of the "
+		                "group's members (GET /groups/%s lists them)", gid);
+	} else if (jn && !json_is_string(jn) && !json_is_null(jn)) {
+		rc = send_error(c, 400, "bad_field", NULL, "\"notes\" must be a string");
+	} else {
+		const char *task = json_string_value(jt), *notes = json_string_value(jn);
+		struct gate_ctx g = { .cfg = a->cfg, .data_dir = a->data_dir, .st = st,
+		                      .actor = actor };
+		struct err e = {{0}};
+		struct buf out = {0};
+		struct group_info gi;
+		if (group_pick(&g, gid, task, notes, &out, &e) < 0) {
+			struct task_row t;
+			struct err ignored;
+			int have = store_task_get(st, task, &t, &ignored) == 0;
+			rc = send_group_err(c, &e, have ? task_status_name(t.status) : NULL);
+			if (have)
+				task_row_free(&t);
+		} else if (group_load(st, a->data_dir, gid, clock_wall(), &gi, &e) < 0) {
+			rc = send_group_err(c, &e, NULL);
+		} else {
+			json_t *res = group_json(&gi);
+			json_object_set_new(res, "output", json_string(out.data ? out.data : ""));
+			rc = send_json(c, 200, res);
+			group_info_free(&gi);
+		}
+		buf_free(&out);
+	}
+	json_decref(j);
+	return rc;
+}
+
+/* /groups/ID (GET) and /groups/ID/pick (POST); rest is what follows
+ * "/groups/". */
+static enum MHD_Result route_groups(struct api *a, struct MHD_Connection *c, const char *url,
+                                    const char *rest, const char *method, struct req *rq,
+                                    const char *actor)
+{
+	int is_get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
+	int is_post = strcmp(method, "POST") == 0;
+	char id[64] = "";
+	const char *slash = strchr(rest, '/');
+	size_t idlen = slash ? (size_t)(slash - rest) : strlen(rest);
+	int picking = slash && strcmp(slash, "/pick") == 0;
+	if (!idlen || idlen >= sizeof id || (slash && !picking))
+		return send_error(c, 404, "no_route", NULL, "no such route: %s %s", method, url);
+	memcpy(id, rest, idlen);
+	if (picking ? !is_post : !is_get) {
+		rq->allow = picking ? "POST" : "GET, HEAD";
+		return send_error(c, 405, "method", NULL, "%s takes %s", url, picking ? "POST"
+		                                                                   : "GET");
+	}
+	struct err e = {{0}};
+	struct store *st = open_store(a, &e);
+	if (!st)
+		return send_err(c, &e, NULL);
+	struct group_info gi;
+	enum MHD_Result rc;
+	char route_name[96];
+	snprintf(route_name, sizeof route_name, "POST /groups/%s/pick", id);
+	struct idem_key ik = { .actor = actor, .route = route_name };
+	if (group_load(st, picking ? NULL : a->data_dir, id, clock_wall(), &gi, &e) < 0) {
+		/* A path with an id that no group can have names no group. */
+		if (e.kind == ERR_INVALID)
+			err_kind_mark(&e, ERR_NOT_FOUND);
+		rc = send_group_err(c, &e, NULL);
+	} else if (!picking) {
+		rc = send_json(c, 200, group_json(&gi));
+	} else if (!idem_start(c, rq, st, &ik, method, url, &rc)) {
+		rc = pick(a, c, rq, st, gi.g.id, actor);
+		idem_finish(rq, st, &ik);
+	}
+	group_info_free(&gi);
+	store_close(st);
+	return rc;
+}
+
 /* ---- dispatch ---- */
 
 /* GET /recipes, GET /recipes/NAME: the configuration's recipes. */
@@ -1473,6 +1592,8 @@ static enum MHD_Result route(struct api *a, struct MHD_Connection *c, const char
 		                  "(api.max-body)", (unsigned long long)a->cfg->api_max_body);
 	if (strncmp(url, "/recipes", 8) == 0 && (!url[8] || url[8] == '/'))
 		return route_recipes(a, c, url, method, rq);
+	if (strncmp(url, "/groups/", 8) == 0)
+		return route_groups(a, c, url, url + 8, method, rq, actor);
 	/* /tasks, /tasks/ID, /tasks/ID/ACTION */
 	if (strncmp(url, "/tasks", 6) != 0 || (url[6] && url[6] != '/'))
 		return send_error(c, 404, "no_route", NULL, "no such route: %s %s", method, url);
@@ -1514,7 +1635,7 @@ static enum MHD_Result route(struct api *a, struct MHD_Connection *c, const char
 	}
 	static const char *const gets[] = { "", "diff", "log", "events", NULL };
 	static const char *const posts[] = { "approve", "request-changes", "push", "reject",
-	                                     "cancel", "follow-up", NULL };
+	                                     "cancel", "follow-up", "confirm", NULL };
 	int known_get = 0, known_post = 0;
 	for (size_t i = 0; gets[i]; i++)
 		known_get |= strcmp(action, gets[i]) == 0;

@@ -1219,3 +1219,32 @@ out:
 	forge_push_state_close(&st);
 	return rc;
 }
+
+json_t *forge_dry_run(const struct repo_conf *r, const char *branch, const char *commit,
+                      const struct forge_pull_request *pr)
+{
+	char *remote = mirror_url_display(r->push_url ? r->push_url : r->url);
+	char *refspec = xasprintf("refs/heads/%s:refs/heads/%s", branch, branch);
+	json_t *j = json_pack("{s:s,s:s,s:s,s:b}", "remote", remote, "refspec", refspec,
+	                      "commit", commit ? commit : "", "force", 0);
+	free(remote);
+	free(refspec);
+	json_t *pj = json_null();
+	if (pr && r->pull_request) {
+		const char *api = r->github_api && *r->github_api ? r->github_api
+		                                                   : "https://api.github.com";
+		size_t apilen = strlen(api);
+		while (apilen && api[apilen - 1] == '/')
+			apilen--;
+		char *url = xasprintf("%.*s/repos/%s/pulls", (int)apilen, api,
+		                      r->github_repo ? r->github_repo : "");
+		char *payload = forge_pr_payload(r, pr);
+		json_t *body = payload ? json_loads(payload, 0, NULL) : NULL;
+		pj = json_pack("{s:s,s:s,s:o}", "method", "POST", "url", url, "body",
+		               body ? body : json_null());
+		free(payload);
+		free(url);
+	}
+	json_object_set_new(j, "pull_request", pj);
+	return j;
+}

@@ -12,6 +12,7 @@
 
 #include <stddef.h>
 
+#include <jansson.h>
 #include "config.h"
 #include "err.h"
 
@@ -85,6 +86,16 @@ struct forge_pull_request {
  * errors get a message a person can act on, never containing the token. */
 int forge_open_pull_request(const struct repo_conf *r, const struct forge_pull_request *pr,
                             char **url_out, struct err *e);
+
+/* Test mode (paddock add --dry-run): what forge_push and
+ * forge_open_pull_request would send, sending nothing.  A JSON object:
+ * "remote" (the push URL without credentials), "refspec" (the exact one,
+ * never forced), "commit", "force": false, and "pull_request": {"method",
+ * "url", "body" (the JSON object forge_open_pull_request would POST)}, or
+ * null when the repo opens none.  pr may be NULL (no pull request).  New
+ * reference. */
+json_t *forge_dry_run(const struct repo_conf *r, const char *branch, const char *commit,
+                      const struct forge_pull_request *pr);
 
 
 #endif

@@ -243,6 +243,60 @@ static int approve_finish(const struct gate_ctx *g, const struct task_row *tr,
                           const char *notes, const char *actor, struct buf *out,
                           struct err *e);
 
+/* Test mode: what an approve (or a push) would write, recorded with the
+ * task (dry_run_record) and printed; nothing leaves paddock. */
+static int dry_run_record(const struct gate_ctx *g, const struct task_row *t, int approve,
+                          struct buf *out, struct err *e)
+{
+	const struct repo_conf *r = config_find_repo(g->cfg, t->repo);
+	if (!r)
+		return err_kind_set(e, ERR_REMOTE, _("cannot approve task %s: repo %s is no longer "
+		                    "in the configuration"), t->id, t->repo);
+	if (forge_branch_allowed(r, t->branch, e) < 0)
+		return err_kind_mark(e, ERR_REMOTE);
+	struct gate_summary s;
+	struct err pe = {{0}};
+	gate_summary_load(g->st, t, &s, &pe);
+	char *title = pr_title(t->text);
+	char *body = pr_body(t, &s);
+	struct forge_pull_request pr = { .branch = t->branch, .title = title, .body = body };
+	json_t *rec = forge_dry_run(r, t->branch, t->head, approve && !t->pr_url ? &pr : NULL);
+	json_object_set_new(rec, "action", json_string(approve ? "approve" : "push"));
+	char *txt = json_dumps(rec, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	int rc = store_task_set(g->st, t->id, "dry_run_record", txt, e);
+	if (rc == 0) {
+		buf_printf(out, _("dry run: would push %s to branch %s of %s (refspec %s, not "
+		                  "forced); nothing was pushed\n"), t->head,
+		           t->branch, json_string_value(json_object_get(rec, "remote")),
+		           json_string_value(json_object_get(rec, "refspec")));
+		json_t *pj = json_object_get(rec, "pull_request");
+		if (json_is_object(pj))
+			buf_printf(out, _("dry run: would open a pull request with POST %s; nothing was "
+			                  "opened\n"), json_string_value(json_object_get(pj, "url")));
+	}
+	free(txt);
+	json_decref(rec);
+	free(title);
+	free(body);
+	gate_summary_free(&s);
+	return rc;
+}
+
+/* An approve that pushes nothing (test mode, approval never, a task that
+ * changed nothing): the decision, done. */
+static int approve_no_push(const struct gate_ctx *g, const struct task_row *t,
+                           const char *notes, struct err *e)
+{
+	if (store_decision_add(g->st, t->id, "approve", notes, g->actor, e) < 0)
+		return -1;
+	return gate_move(g, t->id, TASK_DONE, NULL, e);
+}
+
+static int approval_never(const struct task_row *t)
+{
+	return t->approval && config_approval_parse(t->approval) == APPROVAL_NEVER;
+}
+
 int gate_approve(const struct gate_ctx *g, const char *id, const char *notes,
                  struct buf *out, struct err *e)
 {
@@ -252,9 +306,21 @@ int gate_approve(const struct gate_ctx *g, const char *id, const char *notes,
 	int rc = -1, lock = -1;
 	if (check_findings(g, &t, _("approve"), e) < 0)
 		goto out;
-	if (push_task(g, &t, "approve", out, &lock, e) < 0)
-		goto out;
-	rc = approve_finish(g, &t, notes, g->actor, out, e);
+	if (!t.head || (t.base && !strcmp(t.head, t.base))) {
+		buf_printf(out, _("task %s changed nothing: there is nothing to push\n"), t.id);
+		rc = approve_no_push(g, &t, notes, e);
+	} else if (t.dry_run) {
+		rc = dry_run_record(g, &t, 1, out, e) == 0 ? approve_no_push(g, &t, notes, e) : -1;
+	} else if (approval_never(&t)) {
+		buf_printf(out, _("approval never: nothing is pushed; branch %s stays in paddock's "
+		                  "mirror\n"), t.branch);
+		rc = approve_no_push(g, &t, notes, e);
+	} else if (t.pushed && !strcmp(t.pushed, t.head)) {
+		/* Pushed already (auto-push, or push): the pull request and done. */
+		rc = approve_finish(g, &t, notes, g->actor, out, e);
+	} else if (push_task(g, &t, "approve", out, &lock, e) == 0) {
+		rc = approve_finish(g, &t, notes, g->actor, out, e);
+	}
 out:
 	if (lock >= 0)
 		close(lock);
@@ -371,7 +437,15 @@ int gate_push(const struct gate_ctx *g, const char *id, struct buf *out, struct 
 	if (at_review(g, id, _("push"), &t, e) < 0)
 		return -1;
 	int rc = -1, lock = -1;
-	if (check_findings(g, &t, _("push"), e) == 0 &&
+	if (approval_never(&t)) {
+		err_kind_set(e, ERR_WRONG_STATE, _("task %s has approval never: its branch is never "
+		                                   "pushed; approve ends it, keeping the branch in "
+		                                   "paddock's mirror"), t.id);
+	} else if (t.dry_run) {
+		if (check_findings(g, &t, _("push"), e) == 0 && dry_run_record(g, &t, 0, out, e) == 0 &&
+		    store_decision_add(g->st, t.id, "push", NULL, g->actor, e) == 0)
+			rc = 0;
+	} else if (check_findings(g, &t, _("push"), e) == 0 &&
 	    push_task(g, &t, "push", out, &lock, e) == 0 &&
 	    store_decision_add(g->st, t.id, "push", NULL, g->actor, e) == 0 &&
 	    gate_move(g, t.id, TASK_REVIEW, NULL, e) == 0)

@@ -130,6 +130,19 @@ char *paths_tasks_dir(const char *data)
 	return paths_join(data, "tasks", NULL);
 }
 
+char *paths_groups_dir(const char *data)
+{
+	return paths_join(data, "groups", NULL);
+}
+
+char *paths_group_lock(const char *data, const char *id)
+{
+	char *name = xasprintf("%s.lock", id);
+	char *p = paths_join(data, "groups", name, NULL);
+	free(name);
+	return p;
+}
+
 char *paths_task_dir(const char *data, const char *id)
 {
 	return paths_join(data, "tasks", id, NULL);
@@ -187,4 +200,14 @@ char *paths_task_home_session(const char *data, const char *id)
 char *paths_task_push_lock(const char *data, const char *id)
 {
 	return task_file(data, id, "push.lock");
+}
+
+char *paths_task_shell_socket(const char *data, const char *id)
+{
+	return task_file(data, id, "shell.sock");
+}
+
+char *paths_task_shell_gate(const char *data, const char *id)
+{
+	return task_file(data, id, "shell-gate.json");
 }

@@ -27,6 +27,11 @@
  *       home.tgz             the agent's home at review       paths_task_home
  *       home.session         its session id                   paths_task_home_session
  *       push.lock            held while a push runs           paths_task_push_lock
+ *       shell.sock           the kept sandbox's shell (shell.h) paths_task_shell_socket
+ *       shell-gate.json      a reviewer's round's gate summary  paths_task_shell_gate
+ *   groups/                                                   paths_groups_dir
+ *     <id>.lock              held while a pick of best-of-N   paths_group_lock
+ *                            group id runs (group.c)
  *
  * Each of them returns a malloc'd path and creates nothing. */
 #ifndef PADDOCK_PATHS_H
@@ -58,6 +63,8 @@ char *paths_agent_dir(const char *data, const char *agent);
 char *paths_demo_dir(const char *data);
 char *paths_cgroup_locks(const char *data);
 char *paths_tasks_dir(const char *data);
+char *paths_groups_dir(const char *data);
+char *paths_group_lock(const char *data, const char *id);
 
 /* Below the directory of task id. */
 char *paths_task_dir(const char *data, const char *id);
@@ -70,5 +77,7 @@ char *paths_task_notes(const char *data, const char *id, int round);
 char *paths_task_home(const char *data, const char *id);
 char *paths_task_home_session(const char *data, const char *id);
 char *paths_task_push_lock(const char *data, const char *id);
+char *paths_task_shell_socket(const char *data, const char *id);
+char *paths_task_shell_gate(const char *data, const char *id);
 
 #endif

@@ -29,6 +29,7 @@
 #include "recipe.h"
 #include "report.h"
 #include "sandbox.h"
+#include "shell.h"
 #include "template.h"
 #include "testreport.h"
 #include "units.h"
@@ -283,9 +284,9 @@ static char *handoff_script(const char *id, const char *base, const char *base_t
 		 * write-tree needs no fsmonitor answer (it looks at no file). */
 		"t=$(git -c core.fsmonitor=false write-tree)\n"
 		"if [ \"$t\" != \"$h\" ]; then\n"
-		/* The message comes in the environment (handoff_message): the
+		/* The message comes in the environment (handoff_run): the
 		 * task's text is never part of this script. */
-		"  c=$(git commit-tree \"$t\" -p HEAD -m \"$PADDOCK_COMMIT_MSG\")\n"
+		"  c=$(git commit-tree \"$t\" -p HEAD -m \"$PADDOCK_HANDOFF_MESSAGE\")\n"
 		"  git update-ref -m 'paddock: hand-off' HEAD \"$c\"\n"
 		"  h=$t\n"
 		"fi\n"
@@ -311,16 +312,17 @@ static char *handoff_script(const char *id, const char *base, const char *base_t
 
 /* sandbox_git_env_fsmonitor() but HOME and XDG_CONFIG_HOME, which the
  * hand-off script sets itself once it has read the agent's home from
- * HOME, and with msg, the commit's message (PADDOCK_COMMIT_MSG=...).  The
- * strings are borrowed. */
-static void handoff_env(const char *msg, const char *env[64])
+ * HOME. */
+static const char *const *handoff_env(void)
 {
-	size_t n = 0;
-	for (const char *const *v = sandbox_git_env_fsmonitor(); *v && n + 2 < 64; v++)
-		if (strncmp(*v, "HOME=", 5) && strncmp(*v, "XDG_CONFIG_HOME=", 16))
-			env[n++] = *v;
-	env[n++] = msg;
-	env[n] = NULL;
+	static const char *env[64];
+	if (!env[0]) {
+		size_t n = 0;
+		for (const char *const *v = sandbox_git_env_fsmonitor(); *v && n + 1 < 64; v++)
+			if (strncmp(*v, "HOME=", 5) && strncmp(*v, "XDG_CONFIG_HOME=", 16))
+				env[n++] = *v;
+	}
+	return env;
 }
 
 #define COMMIT_SUBJECT_MAX 71      /* characters of the first line */
@@ -387,8 +389,11 @@ static char *handoff_message(const char *text, const char *id)
 }
 
 /* The hand-off's run in the sandbox and the bundle copied out: 0,
- * HANDOFF_NO_CHANGE, or -1 with a message. */
-static int handoff_run(struct run *r, struct sandbox *sb, struct err *e)
+ * HANDOFF_NO_CHANGE, or -1 with a message.  extra (NULL: none) adds to
+ * its environment: a reviewer's round's commit message
+ * (PADDOCK_HANDOFF_MESSAGE) and author. */
+static int handoff_run(struct run *r, struct sandbox *sb, const char *const *extra,
+                       struct err *e)
 {
 	const struct task_row *t = r->job->task;
 	const struct config *cfg = r->job->cfg;
@@ -401,15 +406,27 @@ static int handoff_run(struct run *r, struct sandbox *sb, struct err *e)
 		return -1;
 	char *script = handoff_script(t->id, r->base, base_tree, changes);
 	const char *argv[] = { "/bin/sh", "-c", script, NULL };
-	char *text = handoff_message(t->text, t->id);
-	char *msg = xasprintf("PADDOCK_COMMIT_MSG=%s", text);
-	const char *env[64];
-	handoff_env(msg, env);
 	struct sandbox_result res;
 	/* The hand-off gets its own few minutes: a task that used all its time
 	 * still hands back what it did. */
 	double deadline = clock_mono() + 300;
 	logline(r, "hand-off: committing and bundling the work");
+	const char *env[80];
+	size_t n = 0;
+	int own = 0;
+	for (const char *const *v = handoff_env(); *v && n < 64; v++)
+		env[n++] = *v;
+	for (size_t i = 0; extra && extra[i] && n + 2 < 80; i++) {
+		own |= !strncmp(extra[i], "PADDOCK_HANDOFF_MESSAGE=", 24);
+		env[n++] = extra[i];
+	}
+	/* The commit's message, unless the caller has its own: the task's
+	 * text (handoff_message). */
+	char *text = own ? NULL : handoff_message(t->text, t->id);
+	char *msg = own ? NULL : xasprintf("PADDOCK_HANDOFF_MESSAGE=%s", text);
+	if (msg)
+		env[n++] = msg;
+	env[n] = NULL;
 	int rc = sb_run(r, sb, argv, env, deadline, &res, e);
 	free(script);
 	free(text);
@@ -778,15 +795,24 @@ static char *gate_json(struct run *r, struct gate_summary *g, const char *from,
 	return s;
 }
 
+static int gate_shell(struct run *r, struct sandbox *sb, const struct template_tests *before,
+                      int lfd);
+
 /* Waits at the gate for the scheduler: returns the round to run next, or 0
- * to tear down (teardown, timeout, cancel, or the scheduler gone). */
-static int gate_wait(struct run *r)
+ * to tear down (teardown, timeout, cancel, or the scheduler gone).
+ * Meanwhile a reviewer's shell may open in the sandbox (shell.h); each
+ * session starts the gate timeout again. */
+static int gate_wait(struct run *r, struct sandbox *sb, const struct template_tests *before)
 {
 	const struct pipeline_job *job = r->job;
 	double until = clock_mono() + job->cfg->gate_timeout;
 	struct buf in = {0};
 	int next = 0;
+	struct err le = {{0}};
 	logline(r, "review: the sandbox is kept for the reviewer (paddock.gate-timeout)");
+	int lfd = job->cmd_fd >= 0 ? shell_listen(job->data_dir, job->task->id, &le) : -1;
+	if (lfd < 0 && le.msg[0])
+		logline(r, "review: no shell can open in this sandbox: %s", le.msg);
 	report_send(r->report_fd, REPORT_KEPT, NULL);
 	while (!cancelled && job->cmd_fd >= 0) {
 		double left = until - clock_mono();
@@ -794,10 +820,19 @@ static int gate_wait(struct run *r)
 			logline(r, "review: gate timeout; the sandbox is torn down, the branch stays");
 			break;
 		}
-		struct pollfd pfd = { .fd = job->cmd_fd, .events = POLLIN };
-		int n = poll(&pfd, 1, left > 1 ? 1000 : (int)(left * 1000) + 1);
+		struct pollfd pfd[2] = { { .fd = job->cmd_fd, .events = POLLIN },
+		                         { .fd = lfd, .events = POLLIN } };
+		int n = poll(pfd, lfd >= 0 ? 2 : 1, left > 1 ? 1000 : (int)(left * 1000) + 1);
 		if (n <= 0)
 			continue;
+		if (!pfd[0].revents) {
+			/* A workspace the shell left that cannot be put back
+			 * must not reach the next round: the sandbox goes. */
+			if ((pfd[1].revents & POLLIN) && gate_shell(r, sb, before, lfd) < 0)
+				break;
+			until = clock_mono() + job->cfg->gate_timeout;
+			continue;
+		}
 		char tmp[256];
 		ssize_t got = read(job->cmd_fd, tmp, sizeof tmp);
 		if (got <= 0)
@@ -812,6 +847,7 @@ static int gate_wait(struct run *r)
 		next = 0;
 		break;
 	}
+	shell_unlisten(job->data_dir, job->task->id, lfd);
 	buf_free(&in);
 	return next;
 }
@@ -923,6 +959,191 @@ static int home_restore(struct run *r, struct sandbox *sb)
 	}
 	free(host);
 	return ok;
+}
+
+/* ---- a reviewer's shell at the gate (shell.h) ---- */
+
+struct gate_shell {
+	struct run *r;
+	struct sandbox *sb;
+	const struct template_tests *before;
+	char old_head[41];         /* the task's head before a kept round */
+	int old_round;
+};
+
+static void gate_shell_note(void *arg, const char *line)
+{
+	struct gate_shell *gs = arg;
+	logline(gs->r, "%s", line);
+}
+
+/* The workspace back at the task's head: its tracked and untracked files
+ * (what git ignores stays), the task branch at the head, and the tracked
+ * files the repo's set-up changed as the hand-off left them (the
+ * baseline, template.h). */
+static int gate_shell_reset(void *arg, struct err *e)
+{
+	struct gate_shell *gs = arg;
+	struct run *r = gs->r;
+	struct err ce = {{0}};
+	int changes = r->job->be->changes && r->job->be->changes(gs->sb, &ce) == 0;
+	char *script = xasprintf(
+		"%s"
+		"cd \"$PADDOCK_WORK\" || exit 1\n"
+		"gd=$(git rev-parse --git-dir) || exit 1\n"
+		"git checkout -q -f -B paddock/%s %s && git clean -q -ffd || exit 1\n"
+		"bl=\"$gd/info/paddock-baseline\"\n"
+		"[ -s \"$bl\" ] || exit 0\n"
+		"while IFS= read -r l; do\n"
+		"  s=${l%%%% *}; p=${l#* }\n"
+		"  if [ \"$(git rev-parse -q --verify \"%s:$p\")\" = "
+		"\"$(git rev-parse -q --verify \"%s:$p\")\" ]; then\n"
+		"    git cat-file blob \"$s\" > \"$p\" 2>/dev/null || :\n"
+		"  fi\n"
+		"done < \"$bl\"\n"
+		"exit 0\n",
+		changes ? "" : "rm -rf \"$PADDOCK_OUT/" SANDBOX_CHANGES_NAME "\"\n",
+		r->job->task->id, r->head, r->head, r->base);
+	const char *argv[] = { "/bin/sh", "-c", script, NULL };
+	struct sandbox_result res;
+	logline(r, "shell: putting the workspace back at %s", r->head);
+	int rc = sb_run(r, gs->sb, argv, sandbox_git_env_fsmonitor(), clock_mono() + 300, &res, e);
+	free(script);
+	char *p = rc < 0 ? NULL : result_problem(r, _("putting the workspace back"), &res);
+	if (p) {
+		err_set(e, "%s", p);
+		free(p);
+		rc = -1;
+	}
+	return rc;
+}
+
+/* The hand-off of what the shell changed, as the reviewer's: 0 with the
+ * bundle's tip in tip, 1 when the tip is the task's head (no change), -1
+ * with e. */
+static int gate_shell_handoff(struct gate_shell *gs, const char *actor, char tip[41],
+                              struct err *e)
+{
+	struct run *r = gs->r;
+	const char *id = r->job->task->id;
+	char *env[3] = {
+		xasprintf("PADDOCK_HANDOFF_MESSAGE=Reviewer's changes in paddock task %s "
+		          "(round %d, made with paddock shell --keep by %s)", id, r->round + 1, actor),
+		xasprintf("GIT_AUTHOR_NAME=%s", actor),
+		xasprintf("GIT_AUTHOR_EMAIL=%s@paddock.invalid", actor),
+	};
+	const char *extra[] = { env[0], env[1], env[2], NULL };
+	int rc = handoff_run(r, gs->sb, extra, e);
+	for (int i = 0; i < 3; i++)
+		free(env[i]);
+	if (rc == HANDOFF_NO_CHANGE)
+		return err_set(e, "%s", _("with the shell's changes the task's work adds up to "
+		                          "nothing; a round cannot undo all of it"));
+	if (rc < 0)
+		return -1;
+	char *bundle = paths_task_bundle(r->job->data_dir, id);
+	char *expected = xasprintf("refs/heads/paddock/%s", id);
+	struct bundle_limits lim = handoff_limits(r);
+	rc = bundle_tip(bundle, expected, r->base, &lim, tip, e);
+	free(bundle);
+	free(expected);
+	if (rc < 0)
+		return -1;
+	return strcmp(tip, r->head) == 0 ? 1 : 0;
+}
+
+/* shell.h's keep: the reviewer's round, checked, imported and verified
+ * as an agent's round is; r is at that round until gate_shell_kept. */
+static int gate_shell_keep(void *arg, const char *actor, struct shell_round *k,
+                           struct err *e)
+{
+	struct gate_shell *gs = arg;
+	struct run *r = gs->r;
+	char tip[41];
+	int rc = gate_shell_handoff(gs, actor, tip, e);
+	if (rc != 0)
+		return rc;
+	memcpy(gs->old_head, r->head, sizeof gs->old_head);
+	gs->old_round = r->round;
+	r->round++;
+	logline(r, "hand-off: checking the reviewer's bundle and importing it into the mirror");
+	struct verify_run vr;
+	struct err ve = {{0}};
+	struct tests_after none = {0}, va = {0};
+	char *problem = NULL;
+	verify_start(r, &vr, &ve);
+	if (handoff_import(r, e) < 0) {
+		verify_finish(r, &vr, 1, &va, &problem, &ve);
+		r->round = gs->old_round;
+		return -1;
+	}
+	struct gate_summary g = {0};
+	gate_prepare(r, &g);
+	if (verify_finish(r, &vr, 0, &va, &problem, &ve) < 0)
+		logline(r, "verifying: the tests could not be verified: %s", ve.msg);
+	k->summary = xasprintf(_("Changes a reviewer (%s) made in a shell in the task's sandbox "
+	                         "and kept (paddock shell --keep)."), actor);
+	k->gate = gate_json(r, &g, gs->old_head, k->summary, gs->before, &none, &va);
+	if (!k->gate)
+		k->gate = xstrdup("{}");
+	k->round = r->round;
+	memcpy(k->from, gs->old_head, sizeof k->from);
+	memcpy(k->head, r->head, sizeof k->head);
+	k->tests = va.ran ? va.passed : -1;
+	tests_after_free(&va);
+	free(problem);
+	return 0;
+}
+
+/* shell.h's kept: the round is the task's now, or undone. */
+static void gate_shell_kept(void *arg, const struct shell_round *k, int recorded)
+{
+	struct gate_shell *gs = arg;
+	struct run *r = gs->r;
+	(void)k;
+	if (recorded) {
+		keep_round_bundle(r);
+		return;
+	}
+	struct err e = {{0}};
+	char *task_ref = mirror_task_ref(r->job->task->id);
+	if (mirror_set_ref(r->mirror, task_ref, gs->old_head, &e) < 0)
+		logline(r, "shell: %s", e.msg);
+	free(task_ref);
+	memcpy(r->head, gs->old_head, sizeof r->head);
+	r->round = gs->old_round;
+}
+
+/* A client waits on lfd: its session.  -1 when the workspace could not
+ * be put back afterwards. */
+static int gate_shell(struct run *r, struct sandbox *sb, const struct template_tests *before,
+                      int lfd)
+{
+	const struct pipeline_job *job = r->job;
+	const struct task_row *t = job->task;
+	const struct agent_conf *agent = config_find_agent(job->cfg, t->agent);
+	struct gate_shell gs = { .r = r, .sb = sb, .before = before };
+	/* The agent's environment but its round's: the gateway (its model
+	 * endpoints, its proxy) and the agent's own settings. */
+	const char *env[96];
+	size_t n = 0;
+	const char *const *aenv = agent ? adapter_env(agent) : NULL;
+	const char *const *genv = r->gw ? gateway_env(r->gw) : NULL;
+	for (size_t i = 0; aenv && aenv[i] && n < 48; i++)
+		env[n++] = aenv[i];
+	for (size_t i = 0; genv && genv[i] && n < 95; i++)
+		env[n++] = genv[i];
+	env[n] = NULL;
+	struct shell_host h = {
+		.be = job->be, .sb = sb, .data_dir = job->data_dir, .task_id = t->id,
+		.head = r->head, .round = r->round, .log_fd = r->log_fd,
+		.output_used = &r->output_used, .output_cap = job->cfg->limits.output, .env = env,
+		.timeout = t->timeout > 0 ? t->timeout : job->cfg->limits.timeout,
+		.cmd_fd = job->cmd_fd, .arg = &gs, .note = gate_shell_note,
+		.reset = gate_shell_reset, .keep = gate_shell_keep, .kept = gate_shell_kept,
+	};
+	struct err e = {{0}};
+	return shell_serve(lfd, &h, &e);
 }
 
 /* A later round without the kept sandbox: the workspace is rebuilt at the
@@ -1231,7 +1452,7 @@ static int round_handoff(struct round *rd)
 	struct err ve = {{0}};
 	/* Work is handed back even when the tests failed, so that `paddock
 	 * diff` can show what the agent did. */
-	rd->hrc = handoff_run(r, rd->sb, &rd->e);
+	rd->hrc = handoff_run(r, rd->sb, NULL, &rd->e);
 	if (rd->hrc == 0) {
 		/* Logged first: what the verification prints is its tail
 		 * (nothing else writes to the log until it ends). */
@@ -1892,7 +2113,7 @@ static int step_rounds(struct steps *s)
 		s->kept = 1;
 		/* The home was saved when the round reached review; nothing
 		 * runs in the sandbox while it waits at the gate. */
-		int next = gate_wait(r);
+		int next = gate_wait(r, s->sb, &s->before);
 		if (!next)
 			return 0;
 		/* The scheduler moved the task to running, round `next`. */

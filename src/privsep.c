@@ -435,7 +435,7 @@ static int ps_create(struct sandbox **out, const struct sandbox_spec *spec, stru
 
 /* Waits for the answer to a run, passing a cancel on (the supervisor's
  * SIGTERM, the gateway's budget) while the command runs. */
-static int ps_run_wait(int fd)
+static int ps_run_wait(int fd, const volatile int *stop)
 {
 	int cancelled = 0;
 	for (;;) {
@@ -445,7 +445,7 @@ static int ps_run_wait(int fd)
 			return 0;
 		if (n < 0 && errno != EINTR)
 			return -1;
-		if (!cancelled && sandbox_cancel_requested()) {
+		if (!cancelled && (sandbox_cancel_requested() || (stop && *stop))) {
 			struct wire c = {0};
 			put_u32(&c, PS_CANCEL);
 			ps_send(fd, &c, NULL, 0);
@@ -469,13 +469,19 @@ static int ps_run(struct sandbox *sb, const struct sandbox_cmd *cmd, struct sand
 	put_u64(&req, cmd->output_used ? *cmd->output_used : 0);
 	put_f64(&req, cmd->deadline);
 	put_u32(&req, cmd->out_fd >= 0);
-	int rc = -1;
-	if (ps_send(sb->fd, &req, &cmd->out_fd, cmd->out_fd >= 0 ? 1 : 0) < 0) {
+	put_u32(&req, cmd->stdio != NULL);
+	put_u32(&req, cmd->stdio && cmd->tty);
+	int fds[4], nfds = 0, rc = -1;
+	if (cmd->out_fd >= 0)
+		fds[nfds++] = cmd->out_fd;
+	for (int i = 0; cmd->stdio && i < 3; i++)
+		fds[nfds++] = cmd->stdio[i];
+	if (ps_send(sb->fd, &req, fds, (size_t)nfds) < 0) {
 		err_errno(e, _("cannot ask paddock's root helper"));
 		goto out;
 	}
 	size_t nr = 0;
-	if (ps_run_wait(sb->fd) < 0 || ps_recv(sb->fd, &rep, NULL, 0, &nr) < 0) {
+	if (ps_run_wait(sb->fd, cmd->stop) < 0 || ps_recv(sb->fd, &rep, NULL, 0, &nr) < 0) {
 		err_set(e, _("paddock's root helper ended the connection"));
 		goto out;
 	}
@@ -909,10 +915,12 @@ out:
 }
 
 /* Reads the connection while a command runs: a cancel, or the client's
- * end, stops the command (sandbox_request_cancel). */
+ * end, stops the command (its stop flag: this command only, a later one
+ * of the same client runs, such as the reset after a shell). */
 struct watcher {
 	struct keeper *k;
 	int stop[2];
+	volatile int cancel;
 };
 
 static void *watch_client(void *arg)
@@ -935,12 +943,12 @@ static void *watch_client(void *arg)
 				continue;
 			if (n <= 0)
 				wt->k->gone = 1;
-			sandbox_request_cancel();
+			wt->cancel = 1;
 			if (n <= 0)
 				break;
 		} else if (p[0].revents) {
 			wt->k->gone = 1;
-			sandbox_request_cancel();
+			wt->cancel = 1;
 			break;
 		}
 	}
@@ -956,9 +964,13 @@ static int keep_run(struct keeper *k, struct wire *w, const int *fds, size_t nfd
 	uint64_t used = get_u64(w);
 	double deadline = get_f64(w);
 	int has_out = (int)get_u32(w);
+	/* A shell's command (shell.h): its three descriptors after out_fd,
+	 * the first a terminal when tty says so. */
+	int has_stdio = (int)get_u32(w);
+	int tty = (int)get_u32(w);
 	int rc = -1;
 	struct sandbox_result r = {0};
-	if (w->bad || !argv || nfds != (size_t)(has_out ? 1 : 0)) {
+	if (w->bad || !argv || nfds != (size_t)(has_out ? 1 : 0) + (has_stdio ? 3 : 0)) {
 		err_set(e, _("paddock's root helper got a malformed request"));
 		goto out;
 	}
@@ -966,10 +978,12 @@ static int keep_run(struct keeper *k, struct wire *w, const int *fds, size_t nfd
 		err_set(e, _("no sandbox to run in"));
 		goto out;
 	}
+	struct watcher wt = { .k = k };
 	struct sandbox_cmd cmd = { .argv = argv, .env = env, .out_fd = has_out ? fds[0] : -1,
 	                           .output_used = has_used ? &used : NULL,
-	                           .deadline = deadline };
-	struct watcher wt = { .k = k };
+	                           .deadline = deadline, .stop = &wt.cancel,
+	                           .stdio = has_stdio ? fds + (has_out ? 1 : 0) : NULL,
+	                           .tty = has_stdio && tty };
 	pthread_t th;
 	int started = pipe2(wt.stop, O_CLOEXEC) == 0 &&
 	              pthread_create(&th, NULL, watch_client, &wt) == 0;

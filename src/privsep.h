@@ -11,8 +11,9 @@
  * which does for that one client only what needs root, through the
  * bubblewrap backend in root mode:
  *   - one sandbox: create, run (the command's output goes straight to the
- *     client's log descriptor), copy out and in through descriptors the
- *     client opened, destroy;
+ *     client's log descriptor; a shell's command gets the terminal or
+ *     pipes the client made, shell.h), copy out and in through
+ *     descriptors the client opened, destroy;
  *   - the gateway's network namespace and its listeners (the descriptors
  *     go back to the client);
  *   - the bwrap preflight and janitor;

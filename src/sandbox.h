@@ -121,6 +121,15 @@ struct sandbox_cmd {
 	uint64_t *output_used;     /* bytes already written to out_fd by earlier
 	                              commands; updated; the cap is limits.output */
 	double deadline;           /* CLOCK_MONOTONIC seconds; 0 = none */
+	/* An interactive command (paddock shell, shell.h): its stdin, stdout
+	 * and stderr, in place of /dev/null and out_fd, which is then not
+	 * used (the caller reads and logs what it prints).  NULL: as above. */
+	const int *stdio;
+	int tty;                   /* with stdio: stdio[0] is a terminal (a pty's
+	                              slave), the command's controlling terminal
+	                              in a session of its own */
+	const volatile int *stop;  /* NULL, or the run ends as SANDBOX_CANCELLED
+	                              once *stop is non-zero (another thread's) */
 };
 
 enum sandbox_end {

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
@@ -258,7 +259,10 @@ static void build_argv(struct sandbox *sb, const struct sandbox_cmd *cmd,
 		av_add(a, "--unshare-net");
 	av_add2(a, "--hostname", "sandbox");
 	av_add(a, "--die-with-parent");
-	av_add(a, "--new-session");
+	/* A terminal's command is in a session of its own already, its pty
+	 * its controlling terminal (bw_enter); anything else gets none. */
+	if (!(cmd->stdio && cmd->tty))
+		av_add(a, "--new-session");
 	av_add2(a, "--cap-drop", "ALL");
 	/* --clearenv acts when parsed, so it must come before the --setenv's. */
 	av_add(a, "--clearenv");
@@ -711,6 +715,7 @@ enum bw_step {
 struct bw_child {
 	struct sandbox *sb;
 	pid_t parent;
+	int tty;               /* fd 0 is a pty: its controlling terminal */
 	int go_fd;             /* started ahead: wait here for the command, or -1 */
 	int args_fd;           /* ... whose bwrap arguments are in this memfd */
 };
@@ -783,6 +788,10 @@ static int bw_enter(void *arg)
 	struct sandbox *sb = bc->sb;
 	if (cgroup_enter(sb->cg, getpid()) < 0)
 		return STEP_CGROUP;
+	/* A session of its own whose controlling terminal is the pty (never
+	 * the supervisor's terminal); TIOCSTI stays refused (seccomp). */
+	if (bc->tty && (setsid() < 0 || ioctl(0, TIOCSCTTY, 0) < 0))
+		return STEP_FDS;
 	if (sb->netns_fd >= 0) {
 		if (setns(sb->netns_fd, CLONE_NEWNET) < 0)
 			return STEP_NETNS;
@@ -883,11 +892,15 @@ static int run_start(struct sandbox *sb, const struct sandbox_cmd *cmd,
 	if (!sb->cg && sb->limits.memory > 0)
 		limits[nlimits++] = (struct child_limit){ RLIMIT_DATA, sb->limits.memory,
 		                                          sb->limits.memory };
-	struct bw_child bc = { .sb = sb, .parent = getpid(), .go_fd = -1, .args_fd = -1 };
+	struct bw_child bc = { .sb = sb, .parent = getpid(), .go_fd = -1, .args_fd = -1,
+	                       .tty = cmd->stdio && cmd->tty };
 	*ch = (struct child){ .argv = (const char *const *)av->v, .env = envp, .cwd = "/",
 	                      .stdio = { devnull, *out_wr, *out_wr }, .keep = keep,
 	                      .nkeep = nkeep, .limits = limits, .nlimits = nlimits,
 	                      .flags = CHILD_CLOSE_FDS, .setup = bw_enter, .arg = &bc };
+	if (cmd->stdio)
+		for (int i = 0; i < 3; i++)
+			ch->stdio[i] = cmd->stdio[i];
 	int started = child_start(ch, NULL);
 	sb->running = started < 0 ? 0 : ch->pid;
 	close(*out_wr);
@@ -1103,6 +1116,10 @@ static int bw_run(struct sandbox *sb, const struct sandbox_cmd *cmd, struct sand
 		return begun < 0 ? -1 : 0;
 	oom0 = cgroup_oom_kills(sb->cg);
 	pids0 = cgroup_pids_refused(sb->cg);
+	/* The process started ahead has the usual descriptors: a command
+	 * with its own (a shell's) starts afresh. */
+	if (cmd->stdio)
+		bw_pre_drop(sb);
 	if (sb->pre.started) {
 		/* Its output and files are this run's from here on. */
 		struct bw_pre *p = &sb->pre;

@@ -156,7 +156,7 @@ enum sandbox_end sandbox_wait(const struct sandbox_cmd *cmd, struct child *ch, i
 		if (exited && eof)
 			break;
 		if (killed == SANDBOX_EXITED) {
-			if (sandbox_cancel_requested())
+			if (sandbox_cancel_requested() || (cmd->stop && *cmd->stop))
 				killed = SANDBOX_CANCELLED;
 			else if (cmd->deadline > 0 && clock_mono() >= cmd->deadline)
 				killed = SANDBOX_TIMEOUT;

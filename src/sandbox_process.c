@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -271,6 +272,14 @@ static void kill_group(void *arg)
 		kill(-pgid, SIGKILL);
 }
 
+/* In the child of a command on a terminal, after setsid: the pty (fd 0)
+ * becomes its controlling terminal. */
+static int pr_take_tty(void *arg)
+{
+	(void)arg;
+	return ioctl(0, TIOCSCTTY, 0) < 0 ? 1 : 0;
+}
+
 static int pr_run(struct sandbox *sb, const struct sandbox_cmd *cmd, struct sandbox_result *r,
                   struct err *e)
 {
@@ -300,6 +309,12 @@ static int pr_run(struct sandbox *sb, const struct sandbox_cmd *cmd, struct sand
 	                    .cwd = p->work, .stdio = { CHILD_NULL, outp[1], outp[1] },
 	                    .limits = limits, .nlimits = cpu ? 3 : 2,
 	                    .flags = CHILD_CLOSE_FDS | CHILD_NEW_SESSION | CHILD_DIE_WITH_PARENT };
+	if (cmd->stdio) {
+		for (int i = 0; i < 3; i++)
+			ch.stdio[i] = cmd->stdio[i];
+		if (cmd->tty)
+			ch.setup = pr_take_tty;
+	}
 	int started = child_start(&ch, e);
 	close(outp[1]);
 	outp[1] = -1;

@@ -22,6 +22,7 @@
 #include "child.h"
 #include "clock.h"
 #include "fsx.h"
+#include "autogate.h"
 #include "gate.h"
 #include "gateway.h"
 #include "gitlib.h"
@@ -76,6 +77,8 @@ struct scheduler {
 	double next_maintain;      /* when the mirrors are looked at next */
 	struct reconcile *reconcile; /* the thread reconciling dead pushes */
 	pthread_t reconcile_thread;
+	struct reconcile *autogate;  /* the thread deciding auto gates */
+	pthread_t autogate_thread;
 	int waiting;               /* requests for changes waiting for a worker */
 	int stopping;              /* shutting down: tasks stopped are
 	                              interrupted, not failed */
@@ -748,6 +751,8 @@ struct reconcile {
 	char (*ids)[TASK_ID_LEN + 1];
 	size_t n;
 	FILE *progress;
+	/* What is done with each id: gate_recover_push, autogate_run. */
+	int (*fn)(const struct gate_ctx *g, const char *id, struct buf *out, struct err *e);
 	atomic_int done;
 };
 
@@ -763,7 +768,7 @@ static void *reconcile_run(void *arg)
 		for (size_t i = 0; i < rc->n; i++) {
 			struct buf out = {0};
 			/* What happened is in the task (pushed, its error). */
-			if (gate_recover_push(&g, rc->ids[i], &out, &e) == 0 && out.len &&
+			if (rc->fn(&g, rc->ids[i], &out, &e) == 0 && out.len &&
 			    rc->progress) {
 				fputs(out.data, rc->progress);
 				fflush(rc->progress);
@@ -777,15 +782,83 @@ static void *reconcile_run(void *arg)
 	return NULL;
 }
 
+static void reconcile_free(struct reconcile *rc)
+{
+	free(rc->data_dir);
+	free(rc->ids);
+	free(rc);
+}
+
 static void reconcile_join(struct sched *s)
 {
-	if (!s->reconcile)
+	if (s->reconcile) {
+		pthread_join(s->reconcile_thread, NULL);
+		reconcile_free(s->reconcile);
+		s->reconcile = NULL;
+	}
+	if (s->autogate) {
+		pthread_join(s->autogate_thread, NULL);
+		reconcile_free(s->autogate);
+		s->autogate = NULL;
+	}
+}
+
+/* Starts rc (its ids set) on its own thread; 0, or -1 (rc freed). */
+static int reconcile_start(struct sched *s, struct reconcile *rc, pthread_t *thread)
+{
+	rc->cfg = s->cfg;
+	rc->data_dir = xstrdup(s->data_dir);
+	rc->progress = s->progress;
+	atomic_init(&rc->done, 0);
+	if (pthread_create(thread, NULL, reconcile_run, rc) != 0) {
+		reconcile_free(rc);
+		return -1;
+	}
+	return 0;
+}
+
+/* The tasks at review whose approval mode acts without a person and
+ * whose round it has not looked at (autogate_due): how many, and their
+ * ids into rc when rc is not NULL. */
+static size_t autogate_due_ids(struct sched *s, struct reconcile *rc)
+{
+	struct task_row *rows;
+	size_t n, due = 0;
+	struct err e = {{0}};
+	if (store_task_list(s->st, TASK_REVIEW, &rows, &n, &e) < 0)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		if (autogate_due(s->st, &rows[i], &e) != 1)
+			continue;
+		due++;
+		if (rc) {
+			rc->ids = xrealloc(rc->ids, (rc->n + 1) * sizeof *rc->ids);
+			memcpy(rc->ids[rc->n++], rows[i].id, TASK_ID_LEN + 1);
+		}
+	}
+	task_rows_free(rows, n);
+	return due;
+}
+
+/* Gates of approval auto and auto-push (autogate.h), decided in a
+ * thread: a push asks the network, and the loop must not wait for it. */
+static void auto_gates(struct sched *s)
+{
+	if (s->autogate) {
+		if (!atomic_load(&s->autogate->done))
+			return;
+		pthread_join(s->autogate_thread, NULL);
+		reconcile_free(s->autogate);
+		s->autogate = NULL;
+	}
+	struct reconcile *rc = xcalloc(1, sizeof *rc);
+	rc->fn = autogate_run;
+	if (!autogate_due_ids(s, rc)) {
+		free(rc);
 		return;
-	pthread_join(s->reconcile_thread, NULL);
-	free(s->reconcile->data_dir);
-	free(s->reconcile->ids);
-	free(s->reconcile);
-	s->reconcile = NULL;
+	}
+	if (reconcile_start(s, rc, &s->autogate_thread) == 0)
+		s->autogate = rc;
 }
 
 /* A task left at pushing by a process that died is reconciled with the
@@ -815,17 +888,9 @@ static void recover_pushing(struct sched *s)
 		free(rc);
 		return;
 	}
-	rc->cfg = s->cfg;
-	rc->data_dir = xstrdup(s->data_dir);
-	rc->progress = s->progress;
-	atomic_init(&rc->done, 0);
-	if (pthread_create(&s->reconcile_thread, NULL, reconcile_run, rc) != 0) {
-		free(rc->data_dir);
-		free(rc->ids);
-		free(rc);
-		return;
-	}
-	s->reconcile = rc;
+	rc->fn = gate_recover_push;
+	if (reconcile_start(s, rc, &s->reconcile_thread) == 0)
+		s->reconcile = rc;
 }
 
 static int pending_count(struct sched *s)
@@ -1068,6 +1133,7 @@ void scheduler_step(struct scheduler *s, const struct pollfd *fds, size_t n)
 		check_cancels(s);
 		release_decided(s);
 		recover_pushing(s);
+		auto_gates(s);
 	}
 	if (s->cfg->template_max_age > 0 && now >= s->next_prune) {
 		/* Hourly, in a child: removing a large template must not hold
@@ -1100,7 +1166,8 @@ int scheduler_idle(struct scheduler *s)
 {
 	/* Sandboxes kept at the gate are not work in progress. */
 	return busy_workers(s) == 0 && s->waiting == 0 && queued_count(s) == 0 &&
-	       !pending_count(s);
+	       !pending_count(s) && !(s->autogate && !atomic_load(&s->autogate->done)) &&
+	       !autogate_due_ids(s, NULL);
 }
 
 int scheduler_busy(struct scheduler *s)

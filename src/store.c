@@ -794,6 +794,34 @@ static const char *order_sql(const struct task_query *q)
 #undef ENDED_SQL
 }
 
+/* struct task_query.fold_groups: a member of a group is the one whose seq
+ * is the least of the members the row conditions select.  In the
+ * subquery, names without a table are its own row's (g); tasks is the
+ * row asked about. */
+static void fold_sql(struct buf *sql, const struct task_query *q)
+{
+	buf_adds(sql, " AND (group_id IS NULL OR seq = (SELECT MIN(seq) FROM tasks g "
+	         "WHERE g.group_id = tasks.group_id");
+	unsigned mask = query_mask(q);
+	for (int st = 0, n = 0; mask && st < TASK_NSTATUS; st++)
+		if (mask & TASK_MASK(st))
+			buf_printf(sql, "%s'%s'", n++ ? ", " : " AND status IN (",
+			           task_status_name((enum task_status)st));
+	if (mask)
+		buf_adds(sql, ")");
+	if (q->repo)
+		buf_adds(sql, " AND repo = ?6");
+	if (q->agent)
+		buf_adds(sql, " AND agent = ?7");
+	if (q->startable)
+		buf_adds(sql, " AND confirm IS NOT 'needed'");
+	if (q->text && *q->text)
+		buf_adds(sql, " AND (id LIKE ?8 ESCAPE '\\' OR text LIKE ?8 ESCAPE '\\' OR "
+		         "repo LIKE ?8 ESCAPE '\\' OR agent LIKE ?8 ESCAPE '\\' OR "
+		         "error LIKE ?8 ESCAPE '\\')");
+	buf_adds(sql, "))");
+}
+
 /* The WHERE clause of q for one status (or none: -1, then every status
  * of q's mask), and its binds. */
 static void query_sql(struct buf *sql, const struct task_query *q, int status,
@@ -819,6 +847,8 @@ static void query_sql(struct buf *sql, const struct task_query *q, int status,
 		buf_adds(sql, " AND (id LIKE ?8 ESCAPE '\\' OR text LIKE ?8 ESCAPE '\\' OR "
 		         "repo LIKE ?8 ESCAPE '\\' OR agent LIKE ?8 ESCAPE '\\' OR "
 		         "error LIKE ?8 ESCAPE '\\')");
+	if (q->fold_groups)
+		fold_sql(sql, q);
 	/* The few pending requests come from their partial index: the
 	 * status's (every task at review) is kept out with a unary +. */
 	if (status >= 0)
@@ -1002,7 +1032,7 @@ int store_task_count(struct store *s, const struct task_query *q, size_t *n, str
 	*n = 0;
 	if (!q->pending && q->since <= 0 && q->changed_after <= 0 && q->after <= 0 &&
 	    q->before <= 0 && !q->repo && !q->agent && !(q->text && *q->text) &&
-	    !q->startable && !q->group) {
+	    !q->startable && !q->group && !q->fold_groups) {
 		/* Statuses alone: the counts the triggers keep. */
 		size_t c[TASK_NSTATUS];
 		if (store_task_counts(s, c, e) < 0)
@@ -1928,6 +1958,10 @@ char *task_history_round_text(const struct task_history *h, int n)
 	for (size_t i = 0; i < h->nrounds; i++)
 		if (h->rounds[i].n == n)
 			rn = &h->rounds[i];
+	/* A reviewer's round (paddock shell --keep) says so. */
+	if (rn && rn->head && rn->kind && !strcmp(rn->kind, "reviewer"))
+		return xasprintf(_("%d  %.12s..%.12s  (reviewer's shell)"), n,
+		                 rn->from ? rn->from : "?", rn->head);
 	if (rn && rn->head)
 		return xasprintf("%d  %.12s..%.12s", n, rn->from ? rn->from : "?", rn->head);
 	if (rn && !rn->ended)
@@ -3000,6 +3034,69 @@ int store_round_set_kind(struct store *s, const char *id, int n, const char *kin
 	int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : db_err(s, e, "rounds");
 	sqlite3_finalize(st);
 	return rc;
+}
+
+/* The task row's and the round's part of store_task_reviewer_round, in
+ * its transaction. */
+static int reviewer_round_locked(struct store *s, const char *id, int n, const char *from,
+                                 const char *head, const char *gate, const char *summary,
+                                 double started, struct err *e)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db, "UPDATE tasks SET round = ?, head = ?, summary = ?, "
+	                       "failed_round = 0, failed_head = NULL, failed_why = NULL "
+	                       "WHERE id = ?", -1, &st, NULL) != SQLITE_OK)
+		return db_err(s, e, "reviewer round");
+	sqlite3_bind_int(st, 1, n);
+	sqlite3_bind_text(st, 2, head, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, summary, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 4, id, -1, SQLITE_STATIC);
+	int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : db_err(s, e, "reviewer round");
+	sqlite3_finalize(st);
+	if (rc < 0)
+		return -1;
+	if (sqlite3_prepare_v2(s->db, "INSERT OR REPLACE INTO rounds (task_seq, n, from_commit, "
+	                       "head, gate, started, ended, kind) SELECT seq, ?, ?, ?, ?, ?, ?, "
+	                       "'reviewer' FROM tasks WHERE id = ?", -1, &st, NULL) != SQLITE_OK)
+		return db_err(s, e, "rounds");
+	sqlite3_bind_int(st, 1, n);
+	sqlite3_bind_text(st, 2, from, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, head, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 4, gate, -1, SQLITE_STATIC);
+	sqlite3_bind_double(st, 5, started);
+	sqlite3_bind_double(st, 6, clock_wall());
+	sqlite3_bind_text(st, 7, id, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st) == SQLITE_DONE ? 0 : db_err(s, e, "rounds");
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int store_task_reviewer_round(struct store *s, const char *id, int n, const char *from,
+                              const char *head, const char *gate, const char *summary,
+                              double started, struct err *e)
+{
+	if (exec(s, "BEGIN IMMEDIATE", e) < 0)
+		return -1;
+	struct task_row t;
+	int rc = -1;
+	if (store_task_get(s, id, &t, e) == 0) {
+		if (t.status != TASK_REVIEW || t.pending)
+			err_kind_set(e, ERR_WRONG_STATE, _("task %s is %s%s now; a reviewer's round is "
+			             "kept only while the task waits at review"), t.id,
+			             task_status_name(t.status),
+			             t.pending ? _(" with changes requested") : "");
+		else if (t.round != n - 1 || !t.head || strcmp(t.head, from) != 0)
+			err_kind_set(e, ERR_CONFLICT, _("task %s moved on to round %d while the shell "
+			             "ran; the reviewer's round %d would not follow it"), t.id, t.round, n);
+		else
+			rc = reviewer_round_locked(s, t.id, n, from, head, gate, summary, started, e);
+		task_row_free(&t);
+	}
+	if (rc < 0) {
+		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+		return -1;
+	}
+	return exec(s, "COMMIT", e);
 }
 
 int store_recipe_spend(struct store *s, const char *recipe, double *mean, size_t *n,

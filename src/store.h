@@ -271,6 +271,11 @@ struct task_query {
 	int startable;             /* leave out tasks waiting for a person's
 	                              confirmation (task_row.confirm) */
 	const char *group;         /* only this best-of-N group's members */
+	int fold_groups;           /* a best-of-N group's members as one: only
+	                              the first of them (by seq) that the other
+	                              conditions (statuses, repo, agent, text,
+	                              startable) select; the bounds and times
+	                              are not asked of the others */
 	enum task_order order;     /* other than TASK_ORDER_QUEUED: rows are
 	                              read by offset in that order (one sort of
 	                              the tasks selected; newest_first is
@@ -472,8 +477,9 @@ struct task_history {
 };
 int store_history(struct store *s, const char *id, struct task_history *h, struct err *e);
 void task_history_free(struct task_history *h);
-/* Round n's line, newly allocated: "N  FROM..HEAD" (12 digits each),
- * "N  (running)" or "N  (no work)". */
+/* Round n's line, newly allocated: "N  FROM..HEAD" (12 digits each;
+ * a reviewer's round adds "  (reviewer's shell)"), "N  (running)" or
+ * "N  (no work)". */
 char *task_history_round_text(const struct task_history *h, int n);
 /* A decision's line, newly allocated: "YYYY-MM-DD HH:MM  ACTION by ACTOR"
  * in local time; the notes are the caller's to show. */
@@ -625,6 +631,16 @@ int store_task_confirm(struct store *s, const char *id, const char *actor, struc
 /* The kind of round n of task id (struct task_round.kind). */
 int store_round_set_kind(struct store *s, const char *id, int n, const char *kind,
                          struct err *e);
+/* A reviewer's round (paddock shell --keep, shell.h): task id, at review
+ * with no changes requested at round n - 1 with head `from`, gets round n
+ * of kind "reviewer" from `from` to `head` with its gate summary (JSON)
+ * and summary, started at unix time `started`; the task's head, round
+ * and summary follow it, and a failed later round's record is cleared.
+ * ERR_WRONG_STATE or ERR_CONFLICT, nothing changed, when the task moved
+ * on meanwhile. */
+int store_task_reviewer_round(struct store *s, const char *id, int n, const char *from,
+                              const char *head, const char *gate, const char *summary,
+                              double started, struct err *e);
 /* The mean cost in USD of the tasks made from recipe that ended (done,
  * failed, rejected), and how many there were (*n 0: none, *mean 0). */
 int store_recipe_spend(struct store *s, const char *recipe, double *mean, size_t *n,

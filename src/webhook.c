@@ -109,8 +109,17 @@ static json_t *str_or_null(const char *s)
 	return s ? json_string(s) : json_null();
 }
 
+static char *payload(const struct task_row *t, enum webhook_event ev, double time,
+                     const char *delivery, const char *approved_by);
+
 char *webhook_payload(const struct task_row *t, enum webhook_event ev, double time,
                       const char *delivery)
+{
+	return payload(t, ev, time, delivery, NULL);
+}
+
+static char *payload(const struct task_row *t, enum webhook_event ev, double time,
+                     const char *delivery, const char *approved_by)
 {
 	char *url = xasprintf("/tasks/%s", t->id);
 	json_t *task = json_object();
@@ -125,6 +134,10 @@ char *webhook_payload(const struct task_row *t, enum webhook_event ev, double ti
 	json_object_set_new(task, "reason", str_or_null(t->reason));
 	json_object_set_new(task, "round", json_integer(t->round));
 	json_object_set_new(task, "summary", str_or_null(t->summary));
+	/* Who approved it: a person, a token, or "paddock (auto)" (autogate.h). */
+	json_object_set_new(task, "approval", json_string(t->approval ? t->approval : "review"));
+	json_object_set_new(task, "approved_by", str_or_null(approved_by));
+	json_object_set_new(task, "dry_run", json_boolean(t->dry_run));
 	json_object_set_new(task, "url", json_string(url));
 	json_t *j = json_object();
 	json_object_set_new(j, "event", json_string(webhook_event_name(ev)));
@@ -158,6 +171,17 @@ int webhook_enqueue(const struct config *cfg, struct store *st, const char *task
 	if (store_task_get(st, task_id, &t, e) < 0)
 		return -1;
 	int rc = 0;
+	/* The actor of the last approve, for a task that is done. */
+	char *approver = NULL;
+	struct task_decision *d;
+	size_t nd;
+	struct err de;
+	if (t.status == TASK_DONE && store_decisions(st, t.id, &d, &nd, &de) == 0) {
+		for (size_t i = nd; i-- > 0 && !approver;)
+			if (!strcmp(d[i].action, "approve") && d[i].actor)
+				approver = xstrdup(d[i].actor);
+		task_decisions_free(d, nd);
+	}
 	/* The configured URL gets the events it asked for; a task's callback
 	 * gets them all, each destination a delivery of its own. */
 	const char *to_url[2] = {
@@ -169,12 +193,13 @@ int webhook_enqueue(const struct config *cfg, struct store *st, const char *task
 			continue;
 		char delivery[WEBHOOK_DELIVERY_LEN];
 		webhook_delivery_id(delivery);
-		char *body = webhook_payload(&t, (enum webhook_event)ev,
-		                             (double)(long long)clock_wall(), delivery);
+		char *body = payload(&t, (enum webhook_event)ev, (double)(long long)clock_wall(),
+		                     delivery, approver);
 		rc = store_webhook_add(st, t.id, webhook_event_name((enum webhook_event)ev), delivery,
 		                       body, i ? to_url[i] : NULL, e);
 		free(body);
 	}
+	free(approver);
 	task_row_free(&t);
 	return rc;
 }

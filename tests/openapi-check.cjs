@@ -3,18 +3,26 @@
 // @seriousme/openapi-schema-validator for the document itself, and
 // openapi-response-validator for each answer's JSON body.
 //
-// usage: node openapi-check.cjs NODE_MODULES DOC RECORDS [EXEMPT...|--no-coverage]
+// usage: node openapi-check.cjs NODE_MODULES DOC RECORDS [EXEMPT...|--no-coverage|
+//        --only=PREFIX|--skip=PREFIX]
 //
 // RECORDS is a folder of answers, one per request: N.req ("METHOD PATH
 // STATUS"), N.hdr (the headers curl saw) and N.body.  Every answer must be
 // of a documented route and status, with a documented content type, and a
 // JSON body must match its schema; every documented (route, status) must
 // have been seen, but for the EXEMPT ones ("500", "503": faults a test
-// cannot cause on demand); --no-coverage checks the answers only.
+// cannot cause on demand); --no-coverage checks the answers only;
+// --only=PREFIX asks it of the routes whose path starts with PREFIX only,
+// --skip=PREFIX of all but those (one test covers some routes, another the
+// rest).
 "use strict";
 const fs = require("fs");
 const path = require("path");
 const [mods, docPath, recDir, ...exempt] = process.argv.slice(2);
+const only = exempt.filter((a) => a.startsWith("--only=")).map((a) => a.slice(7));
+const skip = exempt.filter((a) => a.startsWith("--skip=")).map((a) => a.slice(7));
+const covered = (tpl) => (!only.length || only.some((p) => tpl.startsWith(p))) &&
+  !skip.some((p) => tpl.startsWith(p));
 const need = (name) => require(path.join(mods, "node_modules", name));
 const ResponseValidator = need("openapi-response-validator").default;
 
@@ -94,7 +102,7 @@ for (const f of files) {
 }
 
 const missing = [];
-for (const r of exempt.includes("--no-coverage") ? [] : routes) {
+for (const r of exempt.includes("--no-coverage") ? [] : routes.filter((x) => covered(x.tpl))) {
   for (const st of Object.keys(r.op.responses)) {
     if (exempt.includes(st)) continue;
     const key = `${r.method} ${r.tpl} ${st}`;

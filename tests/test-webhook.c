@@ -116,7 +116,7 @@ static void test_payload(void)
 	       "task.summary, quotes and UTF-8 intact");
 	is_str(json_string_value(json_object_get(task, "url")), "/tasks/abcd123456", "task.url");
 	ok(json_is_null(json_object_get(task, "pr_url")), "a missing pr_url is null");
-	is_int((long long)json_object_size(task), 12, "task has exactly the 12 documented fields");
+	is_int((long long)json_object_size(task), 15, "task has exactly the 15 documented fields");
 	is_int((long long)json_object_size(j), 6,
 	       "the body has exactly event, round, task, metadata, time, delivery");
 	is_int(json_integer_value(json_object_get(j, "round")), 2, "round, at the top");

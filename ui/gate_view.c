@@ -403,6 +403,11 @@ static void build_state(struct view *v, const struct task_row *t, const struct g
 		add(p, NULL, ROLE_NOTICE, 0, s);
 		free(s);
 	}
+	if (t->dry_run)
+		add(p, _("mode"), ROLE_NOTICE, 0, _("dry run: approve records what it would push, "
+		                                    "and pushes nothing"));
+	if (t->approval && strcmp(t->approval, "review") != 0)
+		add(p, _("approval"), ROLE_NORMAL, 0, t->approval);
 	if (t->sandbox_kept)
 		add(p, NULL, ROLE_DIM, 0, _("sandbox kept for the next round"));
 	if (t->pending)
@@ -1205,6 +1210,9 @@ static int gate_request(struct view *v, enum request req)
 		return 1;
 	case REQ_REQUEST_CHANGES:
 		gate_view_request_changes(v->d, v->task_id);
+		return 1;
+	case REQ_SHELL:
+		dash_shell(v->d, v->task_id);
 		return 1;
 	case REQ_DISCARD_DRAFT:
 		gate_view_discard_draft(v->d, v->task_id);

@@ -51,6 +51,7 @@ static const struct {
 	{ KS_LOG, N_("The log view") },
 	{ KS_DIFF, N_("The diff view") },
 	{ KS_GATE, N_("The gate view") },
+	{ KS_GROUP, N_("The group view") },
 	{ KS_HELP, N_("Help and messages") },
 };
 

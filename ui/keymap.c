@@ -176,7 +176,7 @@ int keymap_bind(struct keymap *k, const char *name, const char *keys, char *msg,
 
 unsigned keymap_view_scope(const char *view)
 {
-	static const char *const views[KS_N] = { "tasks", "log", "diff", "gate", "help" };
+	static const char *const views[KS_N] = { "tasks", "log", "diff", "gate", "help", "group" };
 	for (int i = 0; view && i < KS_N; i++)
 		if (!strcmp(view, views[i]))
 			return 1u << i;

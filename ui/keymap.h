@@ -19,9 +19,10 @@
 #define KS_DIFF  (1u << 2)
 #define KS_GATE  (1u << 3)
 #define KS_HELP  (1u << 4)
+#define KS_GROUP (1u << 5)                      /* a best-of-N group */
 #define KS_TEXT  (KS_LOG | KS_DIFF | KS_GATE)   /* views of a task's text */
-#define KS_ALL   (KS_TASKS | KS_TEXT | KS_HELP)
-#define KS_N     5
+#define KS_ALL   (KS_TASKS | KS_TEXT | KS_HELP | KS_GROUP)
+#define KS_N     6
 
 /* X(ID, name, scope, default keys (space separated), help).  A key may
  * be bound to several requests of disjoint scopes ("n" adds a task in the
@@ -62,15 +63,17 @@
 	X(NEXT_FINDING,    "next-finding",    KS_GATE,  "] f",            N_("the next policy finding")) \
 	X(PREV_FINDING,    "prev-finding",    KS_GATE,  "[",              N_("the previous policy finding")) \
 	X(APPROVE,         "approve",         KS_GATE,  "A",              N_("approve: push, pull request, done")) \
-	X(REQUEST_CHANGES, "request-changes", KS_GATE | KS_DIFF, "r",     N_("request changes: the draft's comments and notes")) \
+	X(REQUEST_CHANGES, "request-changes", KS_GATE | KS_DIFF | KS_GROUP, "r", N_("request changes: the draft's comments and notes")) \
 	X(DISCARD_DRAFT,   "discard-draft",   KS_GATE | KS_DIFF, "d",     N_("discard the review draft (asks first)")) \
 	X(PUSH,            "push",            KS_GATE,  "P",              N_("push the branch now")) \
 	X(REJECT,          "reject",          KS_GATE,  "X",              N_("reject the task")) \
 	X(FOLLOW_UP,       "follow-up",       KS_GATE,  "U",              N_("follow up a finished task with notes")) \
 	X(OVERRIDE,        "override",        KS_GATE,  "O",              N_("override the selected finding")) \
-	X(CANCEL_TASK,     "cancel-task",     KS_TASKS | KS_GATE, "C",    N_("cancel the selected task")) \
+	X(CANCEL_TASK,     "cancel-task",     KS_TASKS | KS_GATE | KS_GROUP, "C", N_("cancel the selected task")) \
+	X(PICK,            "pick",            KS_GROUP, "A",              N_("pick the selected member: approve it, end the others (asks first)")) \
 	X(NEW_TASK,        "new-task",        KS_TASKS, "n",              N_("add a new task (a recipe or your own text)")) \
 	X(CONFIRM_TASK,    "confirm-task",    KS_TASKS, "Y",              N_("confirm the estimated cost of a task that waits for it")) \
+	X(SHELL,           "shell",           KS_TASKS | KS_GATE, "!",    N_("a shell in the task's sandbox kept at the gate")) \
 	X(FILTER,          "filter",          KS_TASKS, "f",              N_("the next filter (all, active, review, failed, ended)")) \
 	X(TEXT_FILTER,     "text-filter",     KS_TASKS, "/",              N_("filter the list by text as you type")) \
 	X(SORT,            "sort",            KS_TASKS, "s",              N_("the next order (queued, status, age, time, repo)")) \
@@ -106,7 +109,8 @@ void keymap_free(struct keymap *k);
  * request named `name`, replacing its default keys; -1 with a message. */
 int keymap_bind(struct keymap *k, const char *name, const char *keys, char *msg, size_t msglen);
 /* The request of a key in view `view` ("tasks", "log", "diff", "gate",
- * "help"; NULL: the requests of every view); REQ_NONE when unbound. */
+ * "help", "group"; NULL: the requests of every view); REQ_NONE when
+ * unbound. */
 enum request keymap_lookup(const struct keymap *k, const char *view, int key);
 /* The scope bit of a view name (KS_TASKS, ...); 0 when none. */
 unsigned keymap_view_scope(const char *view);

@@ -9,7 +9,10 @@
  * status of every task selected, in that order (one narrow sort each time
  * the store changes), and the rows by seq.  What a row shows beyond the task's
  * own columns (its round's clock, a blocking finding) is read for the
- * rows drawn only, once per window. */
+ * rows drawn only, once per window.  A best-of-N group is one row (the
+ * store folds its members into the first the filters select): its id,
+ * its status as one, its agents, "best of N" and the members' statuses;
+ * Enter opens the group view. */
 #include "autoconfig.h"
 
 #include <ctype.h>
@@ -19,6 +22,7 @@
 #include "buf.h"
 #include "dash.h"
 #include "gate.h"
+#include "group.h"
 #include "i18n.h"
 #include "newtask.h"
 #include "units.h"
@@ -60,6 +64,10 @@ struct extra {
 	char *note, *note_long;    /* the mark before the text, short and as
 	                              wide as the room allows; NULL: none */
 	enum role role;
+	/* A group's row: */
+	int is_group;
+	enum task_status gstatus;  /* group_status */
+	char *agents;              /* its members' agents, "a,b,c" */
 };
 
 struct tasks {
@@ -98,7 +106,7 @@ static struct task_query base_query(const struct tasks *p)
 {
 	return (struct task_query){ .status_mask = filter_masks[p->filter], .no_steps = 1,
 	                            .repo = p->repo, .agent = p->agent, .text = p->text,
-	                            .order = p->order };
+	                            .order = p->order, .fold_groups = 1 };
 }
 
 static const struct task_row *row_at(const struct tasks *p, int line)
@@ -111,6 +119,7 @@ static void window_drop(struct tasks *p)
 	for (size_t i = 0; p->extra && i < p->n; i++) {
 		free(p->extra[i].note);
 		free(p->extra[i].note_long);
+		free(p->extra[i].agents);
 	}
 	free(p->extra);
 	p->extra = NULL;
@@ -417,6 +426,33 @@ static void review_note(struct view *v, const struct task_row *t, struct extra *
 	gate_summary_free(&gs);
 }
 
+/* A group's row: its members in brief, read for the rows drawn only. */
+static void group_extra(struct view *v, const struct task_row *t, struct extra *x)
+{
+	struct group_info gi;
+	struct err e = {{0}};
+	if (group_load(v->d->st, NULL, t->group_id, v->d->now, &gi, &e) < 0)
+		return;
+	x->is_group = 1;
+	x->gstatus = group_status(&gi);
+	struct buf b = {0};
+	for (size_t i = 0; i < gi.n; i++)
+		buf_printf(&b, "%s%s", i ? "," : "", gi.m[i].t.agent);
+	x->agents = buf_detach(&b);
+	group_statuses(&gi, 1, &b);
+	/* Where the room is short, the text comes before the statuses: the
+	 * group view has them. */
+	x->note = xasprintf(_("best of %zu"), gi.n);
+	if (gi.g.chosen)
+		x->note_long = xasprintf(_("best of %zu: %s picked; %s"), gi.n, gi.g.chosen,
+		                         b.data ? b.data : "");
+	else
+		x->note_long = xasprintf(_("best of %zu: %s"), gi.n, b.data ? b.data : "");
+	x->role = tasks_status_role(x->gstatus);
+	buf_free(&b);
+	group_info_free(&gi);
+}
+
 static const struct extra *extra_at(struct view *v, int line)
 {
 	struct tasks *p = v->priv;
@@ -430,7 +466,11 @@ static const struct extra *extra_at(struct view *v, int line)
 	struct err e = {{0}};
 	if (t->status != TASK_QUEUED && store_task_glance(v->d->st, t->seq, &x->g, &e) < 0)
 		memset(&x->g, 0, sizeof x->g);
-	if (t->status == TASK_FAILED || t->status == TASK_LOST) {
+	if (t->group_id)
+		group_extra(v, t, x);
+	if (x->is_group) {
+		/* its note is the group's */
+	} else if (t->status == TASK_FAILED || t->status == TASK_LOST) {
 		failed_note(t, x);
 	} else if (t->status == TASK_REVIEW) {
 		review_note(v, t, x);
@@ -457,6 +497,8 @@ static const struct extra *extra_at(struct view *v, int line)
 /* The cells of a row that are not the task's own strings. */
 struct cells {
 	char rnd[16], wait[32], time[64], age[48];
+	const char *id, *agent;    /* the task's, or its group's */
+	enum task_status status;
 };
 
 /* TIME: queued for how long; in the current step for how long, and how
@@ -492,7 +534,13 @@ static void row_cells(struct view *v, const struct task_row *t, const struct ext
 {
 	double now = v->d->now;
 	char a[32];
+	int group = x && x->is_group;
+	c->id = group ? t->group_id : t->id;
+	c->agent = group ? x->agents : t->agent;
+	c->status = group ? x->gstatus : t->status;
 	snprintf(c->rnd, sizeof c->rnd, "%d", t->round ? t->round : 1);
+	if (group)
+		snprintf(c->rnd, sizeof c->rnd, "-");
 	c->wait[0] = '\0';
 	if (t->status == TASK_QUEUED)
 		clock_text(now - t->created, c->wait, sizeof c->wait);
@@ -591,7 +639,7 @@ static void widths(struct view *v, int rows, const struct cells *cells, int pref
 		if (!t)
 			break;
 		WIDEN(C_REPO, textw(t->repo) < 16 ? textw(t->repo) : 16);
-		WIDEN(C_AGENT, textw(t->agent) < 16 ? textw(t->agent) : 16);
+		WIDEN(C_AGENT, textw(cells[r].agent) < 16 ? textw(cells[r].agent) : 16);
 		WIDEN(C_RND, textw(cells[r].rnd));
 		WIDEN(C_WAIT, textw(cells[r].wait));
 		WIDEN(C_TIME, textw(cells[r].time));
@@ -630,12 +678,12 @@ static void draw_text(struct screen *s, int x, int y, int w, const struct task_r
 static void draw_row(struct screen *s, int ry, const struct layout *L,
                      const struct task_row *t, const struct extra *x, const struct cells *c)
 {
-	const char *cell[C_N] = { t->id, task_status_label(t->status), t->repo, t->agent,
+	const char *cell[C_N] = { c->id, task_status_label(c->status), t->repo, c->agent,
 	                          c->rnd, c->wait, c->time, c->age, NULL };
 	for (int k = 0; k < C_TASK; k++)
 		if (L->on[k])
 			screen_str(s, L->x[k], ry, L->w[k],
-			           k == C_STATUS ? tasks_status_role(t->status) : ROLE_NORMAL, cell[k]);
+			           k == C_STATUS ? tasks_status_role(c->status) : ROLE_NORMAL, cell[k]);
 	draw_text(s, L->x[C_TASK], ry, L->w[C_TASK], t, x);
 }
 
@@ -917,8 +965,27 @@ int tasks_view_sort(struct view *v, const char *name)
 
 /* ---- jumps ---- */
 
+/* The seq of group gid's member that q (the list's filters, one row per
+ * group) shows: its first (newest 0), or of its members the last one
+ * (newest 1), where the group's row ends; 0 when none. */
+static long long group_seq(struct view *v, struct task_query q, const char *gid, int newest)
+{
+	struct task_row *rows = NULL;
+	size_t n = 0;
+	struct err e = {{0}};
+	if (newest)
+		q = (struct task_query){ .no_steps = 1 };
+	q.group = gid;
+	q.limit = 1;
+	q.newest_first = newest;
+	long long seq = store_task_query(v->d->st, &q, &rows, &n, &e) == 0 && n ? rows[0].seq : 0;
+	task_rows_free(rows, n);
+	return seq;
+}
+
 /* The line of the next task after the selection whose status is in
- * want, going round the end; -1 when the list has none. */
+ * want, going round the end; -1 when the list has none.  A group's row
+ * counts when a member's status is in want. */
 static long next_line(struct view *v, unsigned want, struct err *e)
 {
 	struct tasks *p = v->priv;
@@ -938,6 +1005,8 @@ static long next_line(struct view *v, unsigned want, struct err *e)
 		return -1;
 	q.limit = 1;
 	q.after = cur ? cur->seq : 0;
+	if (cur && cur->group_id)
+		q.after = group_seq(v, q, cur->group_id, 1);
 	struct task_row *rows = NULL;
 	size_t n = 0;
 	if (store_task_query(v->d->st, &q, &rows, &n, e) < 0)
@@ -951,6 +1020,9 @@ static long next_line(struct view *v, unsigned want, struct err *e)
 		return -1;
 	struct task_query before = base_query(p);
 	before.before = rows[0].seq;
+	/* The member found stands in the list as its group's row. */
+	if (rows[0].group_id)
+		before.before = group_seq(v, base_query(p), rows[0].group_id, 0);
 	size_t k = 0;
 	task_rows_free(rows, n);
 	return store_task_count(v->d->st, &before, &k, e) < 0 ? -1 : (long)k;
@@ -988,7 +1060,9 @@ static int tasks_request(struct view *v, enum request req)
 		select_task(v);
 		return 1;
 	case REQ_ENTER:
-		if (t)
+		if (t && t->group_id)
+			dash_open(d, &view_group, t->group_id);
+		else if (t)
 			dash_open(d, t->status == TASK_REVIEW ? &view_gate : &view_log, t->id);
 		return 1;
 	case REQ_FILTER:
@@ -1011,12 +1085,19 @@ static int tasks_request(struct view *v, enum request req)
 	case REQ_NEW_TASK:
 		newtask_open(d, new_added, v);
 		return 1;
+	case REQ_SHELL:
+		if (t)
+			dash_shell(d, t->id);
+		return 1;
 	case REQ_CONFIRM_TASK:
 		if (t)
 			confirm_task(v, t);
 		return 1;
 	case REQ_CANCEL_TASK:
-		if (t) {
+		if (t && t->group_id) {
+			dash_message(d, ROLE_ERROR, _("this row is best-of-N group %s: open it (Enter) "
+			                              "and cancel one member there"), t->group_id);
+		} else if (t) {
 			char q[128];
 			snprintf(q, sizeof q, _("cancel task %s? (y/n) "), t->id);
 			dash_ask(d, q, 0, NULL, cancel_answer, xstrdup(t->id));

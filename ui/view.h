@@ -1,5 +1,5 @@
 /* view: the generic view machinery.  Each view (tasks, log, diff, gate,
- * help) is a `const struct view_ops` with designated initializers; the
+ * group, help) is a `const struct view_ops` with designated initializers; the
  * dashboard keeps a stack of open views and gives the top one the screen
  * between the title line and the status bar. */
 #ifndef PADDOCK_UI_VIEW_H
@@ -90,6 +90,7 @@ extern const struct view_ops view_tasks;
 extern const struct view_ops view_log;
 extern const struct view_ops view_diff;
 extern const struct view_ops view_gate;
+extern const struct view_ops view_group;
 extern const struct view_ops view_help;
 extern const struct view_ops view_messages;
 

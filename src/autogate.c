@@ -1,0 +1,105 @@
+#include "autoconfig.h"
+#include "autogate.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include "config.h"
+#include "i18n.h"
+
+static int mode_of(const struct task_row *t)
+{
+	int m = t->approval ? config_approval_parse(t->approval) : APPROVAL_REVIEW;
+	return m < 0 ? APPROVAL_REVIEW : m;
+}
+
+int autogate_due(struct store *st, const struct task_row *t, struct err *e)
+{
+	int m = mode_of(t);
+	if (t->status != TASK_REVIEW || (m != APPROVAL_AUTO && m != APPROVAL_AUTO_PUSH) ||
+	    t->pending)
+		return 0;
+	struct task_decision *d;
+	size_t n;
+	if (store_decisions(st, t->id, &d, &n, e) < 0)
+		return -1;
+	int seen = 0;
+	for (size_t i = 0; i < n && !seen; i++)
+		seen = d[i].round == t->round && d[i].actor && !strcmp(d[i].actor, AUTOGATE_ACTOR);
+	task_decisions_free(d, n);
+	return !seen;
+}
+
+static void why_add(struct buf *why, const char *msg)
+{
+	if (why->len)
+		buf_adds(why, "; ");
+	buf_adds(why, msg);
+}
+
+int autogate_conditions(struct store *st, const struct task_row *t, struct buf *why,
+                        struct err *e)
+{
+	struct gate_summary g;
+	int have = gate_summary_load(st, t, &g, e);
+	if (have < 0)
+		return -1;
+	if (!have) {
+		why_add(why, _("the round has no gate summary"));
+	} else {
+		const struct gate_tests *a = &g.tests.after;
+		if (!a->ran)
+			why_add(why, _("no tests ran"));
+		else if (!a->verified)
+			why_add(why, _("the tests were not verified on a clean checkout"));
+		else if (!a->passed)
+			why_add(why, _("the verified tests failed"));
+		struct buf b = {0};
+		gate_blocking(&g, &b);
+		if (b.len) {
+			if (why->len)
+				buf_adds(why, "; ");
+			buf_printf(why, _("policy findings block it: %s"), b.data);
+		}
+		buf_free(&b);
+	}
+	gate_summary_free(&g);
+	return why->len == 0;
+}
+
+int autogate_run(const struct gate_ctx *g, const char *id, struct buf *out, struct err *e)
+{
+	struct task_row t;
+	if (store_task_get(g->st, id, &t, e) < 0)
+		return -1;
+	int rc = 0, due = autogate_due(g->st, &t, e);
+	if (due <= 0) {
+		task_row_free(&t);
+		return due;
+	}
+	struct gate_ctx ag = *g;
+	ag.actor = AUTOGATE_ACTOR;
+	struct buf why = {0};
+	int m = mode_of(&t);
+	int ok = autogate_conditions(g->st, &t, &why, e);
+	struct err ge = {{0}};
+	if (ok < 0) {
+		rc = -1;
+	} else if (ok && (m == APPROVAL_AUTO ? gate_approve(&ag, id, NULL, out, &ge)
+	                                     : gate_push(&ag, id, out, &ge)) == 0) {
+		buf_printf(out, m == APPROVAL_AUTO
+		           ? _("task %s: approved without a person (approval auto)\n")
+		           : _("task %s: pushed without a person (approval auto-push); it waits "
+		               "at review for the pull request\n"), id);
+	} else {
+		if (ok)
+			buf_adds(&why, ge.msg);
+		char *notes = xasprintf(_("approval %s: waits for a person: %s"),
+		                        config_approval_name(m), why.data);
+		rc = store_decision_add(g->st, id, "hold", notes, AUTOGATE_ACTOR, e);
+		buf_printf(out, _("task %s: %s\n"), id, notes);
+		free(notes);
+	}
+	buf_free(&why);
+	task_row_free(&t);
+	return rc;
+}

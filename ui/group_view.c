@@ -1,0 +1,493 @@
+#include "autoconfig.h"
+#include "view.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include "buf.h"
+#include "dash.h"
+#include "gate.h"
+#include "group.h"
+#include "i18n.h"
+#include "paths.h"
+#include "store.h"
+
+/* group view: a best-of-N group (group.h) and its members side by side,
+ * as `paddock group show` prints them: one row each with its status,
+ * verified tests, change, cost, time and findings, the picked one
+ * marked.  The selection is a member: Enter opens its gate, L, D and V
+ * its log, diff and gate over the group, r asks it for changes, C
+ * cancels it, and A picks it (asked first; group_pick, off the loop).
+ * Below the table, what the selected member's agent said, or why it
+ * failed.  What agents wrote goes through screen_text. */
+
+struct group_priv {
+	char id[TASK_ID_LEN + 1];  /* the group's */
+	struct group_info gi;
+	int have;
+	uint64_t version;          /* store_data_version when loaded */
+};
+
+/* Rows above the members: the text, the statuses, a blank, the header. */
+#define HEAD_ROWS 4
+
+static const struct group_member *selected(struct view *v)
+{
+	struct group_priv *p = v->priv;
+	return p->have && v->sel >= 0 && (size_t)v->sel < p->gi.n ? &p->gi.m[v->sel] : NULL;
+}
+
+/* The view's task is the selected member (for L, D, V and Tab). */
+static void select_member(struct view *v)
+{
+	const struct group_member *m = selected(v);
+	snprintf(v->task_id, sizeof v->task_id, "%s", m ? m->t.id : "");
+}
+
+/* Reads the group again when the store changed (force: in any case); the
+ * selection stays on its member. */
+static int load(struct view *v, int force, struct err *e)
+{
+	struct group_priv *p = v->priv;
+	uint64_t ver = store_data_version(v->d->st);
+	if (p->have && !force && ver == p->version)
+		return 0;
+	struct group_info gi;
+	if (group_load(v->d->st, v->d->data_dir, p->id, v->d->now, &gi, e) < 0)
+		return -1;
+	char keep[TASK_ID_LEN + 1];
+	snprintf(keep, sizeof keep, "%s", v->task_id);
+	group_info_free(&p->gi);
+	p->gi = gi;
+	p->have = 1;
+	p->version = ver;
+	snprintf(p->id, sizeof p->id, "%s", gi.g.id);
+	v->lines = (int)gi.n;
+	for (size_t i = 0; i < gi.n; i++)
+		if (!strcmp(gi.m[i].t.id, keep))
+			v->sel = (int)i;
+	view_clamp(v);
+	select_member(v);
+	return 0;
+}
+
+static int group_open(struct view *v, char *msg, size_t msglen)
+{
+	struct group_priv *p = v->priv;
+	struct err e = {{0}};
+	/* dash_open hands over the group's id as the view's task. */
+	snprintf(p->id, sizeof p->id, "%s", v->task_id);
+	v->task_id[0] = '\0';
+	v->sel = 0;
+	v->header_rows = HEAD_ROWS;
+	if (!p->id[0]) {
+		snprintf(msg, msglen, "%s", _("select a group to see its members"));
+		return -1;
+	}
+	if (load(v, 1, &e) < 0) {
+		snprintf(msg, msglen, "%s", e.msg);
+		return -1;
+	}
+	/* The first member that waits for a person. */
+	for (size_t i = 0; i < p->gi.n; i++)
+		if (p->gi.m[i].t.status == TASK_REVIEW) {
+			v->sel = (int)i;
+			break;
+		}
+	view_clamp(v);
+	select_member(v);
+	return 0;
+}
+
+static void group_refresh(struct view *v)
+{
+	struct err e = {{0}};
+	/* A group that cannot be read keeps its last rows on screen. */
+	load(v, 0, &e);
+}
+
+static void group_close(struct view *v)
+{
+	struct group_priv *p = v->priv;
+	group_info_free(&p->gi);
+}
+
+static void group_title(struct view *v, char *out, size_t len)
+{
+	struct group_priv *p = v->priv;
+	int n = snprintf(out, len, _("group %s  best of %zu"), p->id, p->gi.n);
+	if (p->have && p->gi.g.chosen && n >= 0 && (size_t)n < len)
+		snprintf(out + n, len - (size_t)n, _("  picked %s"), p->gi.g.chosen);
+}
+
+/* ---- drawing ---- */
+
+enum col { C_NUM, C_ID, C_AGENT, C_STATUS, C_TESTS, C_CHANGE, C_COST, C_TIME, C_FINDINGS,
+           C_N };
+
+static const char *col_title(enum col c)
+{
+	switch (c) {
+	case C_NUM: return " #";
+	case C_ID: return _("ID");
+	case C_AGENT: return _("AGENT");
+	case C_STATUS: return _("STATUS");
+	case C_TESTS: return _("TESTS");
+	case C_CHANGE: return _("CHANGE");
+	case C_COST: return _("COST");
+	case C_TIME: return _("TIME");
+	default: return _("FINDINGS");
+	}
+}
+
+static enum role status_role(enum task_status s)
+{
+	switch (s) {
+	case TASK_QUEUED: return ROLE_TASK_QUEUED;
+	case TASK_REVIEW: return ROLE_TASK_REVIEW;
+	case TASK_DONE: return ROLE_TASK_DONE;
+	case TASK_FAILED: case TASK_LOST: return ROLE_TASK_FAILED;
+	case TASK_REJECTED: case TASK_CANCELLED: return ROLE_TASK_ENDED;
+	default: return ROLE_TASK_ACTIVE;
+	}
+}
+
+struct cell {
+	char text[96];
+	enum role role;
+};
+
+static void clock_text(double secs, char *out, size_t len)
+{
+	long s = (long)secs;
+	if (secs < 0)
+		snprintf(out, len, "-");
+	else if (s >= 3600)
+		snprintf(out, len, "%ld:%02ld:%02ld", s / 3600, s / 60 % 60, s % 60);
+	else
+		snprintf(out, len, "%ld:%02ld", s / 60, s % 60);
+}
+
+static void member_cells(struct view *v, const struct group_member *m, struct cell c[C_N])
+{
+	const struct task_row *t = &m->t;
+	for (int k = 0; k < C_N; k++)
+		c[k].role = ROLE_NORMAL;
+	snprintf(c[C_NUM].text, sizeof c[C_NUM].text, "%s%d", m->picked ? "*" : " ", m->position);
+	c[C_NUM].role = m->picked ? ROLE_GATE_OK : ROLE_NORMAL;
+	snprintf(c[C_ID].text, sizeof c[C_ID].text, "%s", t->id);
+	snprintf(c[C_AGENT].text, sizeof c[C_AGENT].text, "%s", t->agent);
+	snprintf(c[C_STATUS].text, sizeof c[C_STATUS].text, "%s", task_status_label(t->status));
+	c[C_STATUS].role = status_role(t->status);
+	snprintf(c[C_TESTS].text, sizeof c[C_TESTS].text, "%s",
+	         m->has_gate ? group_tests_word(m->tests) : "-");
+	c[C_TESTS].role = !m->has_gate || m->tests == GROUP_TESTS_NOT_RUN ? ROLE_DIM :
+	                  m->tests == GROUP_TESTS_PASSED ? ROLE_GATE_OK : ROLE_ERROR;
+	if (m->has_change)
+		snprintf(c[C_CHANGE].text, sizeof c[C_CHANGE].text, "%zu +%zu -%zu", m->files, m->ins,
+		         m->del);
+	else
+		snprintf(c[C_CHANGE].text, sizeof c[C_CHANGE].text, "-");
+	if (t->usage.requests)
+		snprintf(c[C_COST].text, sizeof c[C_COST].text, "$%.2f%s", t->usage.cost,
+		         t->usage.priced ? "" : "+");
+	else
+		snprintf(c[C_COST].text, sizeof c[C_COST].text, "-");
+	/* A running member's time goes on between the store's changes. */
+	clock_text(group_member_seconds(t, v->d->now), c[C_TIME].text, sizeof c[C_TIME].text);
+	/* block and warn are the policy's words (paddock-config(5)), as
+	 * show prints them. */
+	if (m->blocks && m->warns)
+		snprintf(c[C_FINDINGS].text, sizeof c[C_FINDINGS].text, "%zu block, %zu warn",
+		         m->blocks, m->warns);
+	else if (m->blocks)
+		snprintf(c[C_FINDINGS].text, sizeof c[C_FINDINGS].text, "%zu block", m->blocks);
+	else if (m->warns)
+		snprintf(c[C_FINDINGS].text, sizeof c[C_FINDINGS].text, "%zu warn", m->warns);
+	else
+		snprintf(c[C_FINDINGS].text, sizeof c[C_FINDINGS].text, "%s", _("none"));
+	c[C_FINDINGS].role = m->blocks ? ROLE_FINDING_BLOCK : m->warns ? ROLE_FINDING_WARN
+	                                                               : ROLE_DIM;
+}
+
+static int textw(const char *s)
+{
+	return screen_textwidth(s, strlen(s));
+}
+
+/* The text and the statuses in brief, above the table. */
+static void draw_head(struct view *v, struct screen *s, int y, int w)
+{
+	struct group_priv *p = v->priv;
+	const char *text = p->gi.g.text ? p->gi.g.text : "";
+	screen_text(s, 1, y, w - 1, ROLE_NORMAL, text, strcspn(text, "\n"));
+	struct buf b = {0};
+	group_statuses(&p->gi, 1, &b);
+	int x = 1 + screen_str(s, 1, y + 1, w - 1, ROLE_NORMAL, b.data ? b.data : "");
+	buf_reset(&b);
+	const struct group_member *pm = p->gi.g.chosen ? group_member_find(&p->gi, p->gi.g.chosen)
+	                                               : NULL;
+	if (pm)
+		buf_printf(&b, _("; picked %s (%s)"), pm->t.id, pm->t.agent);
+	else
+		buf_printf(&b, "%s", _("; nothing picked yet"));
+	screen_str(s, x, y + 1, w - x, pm ? ROLE_GATE_OK : ROLE_DIM, b.data);
+	buf_free(&b);
+}
+
+/* What the selected member's agent said, or why it failed, under the
+ * table. */
+static void draw_selected(struct view *v, struct screen *s, int y, int h, int w)
+{
+	const struct group_member *m = selected(v);
+	if (!m || h < 2)
+		return;
+	const char *why = m->t.status == TASK_FAILED || m->t.status == TASK_LOST ? m->t.error : NULL;
+	const char *said = why ? why : m->t.summary;
+	char label[128];
+	snprintf(label, sizeof label, why ? _("%s failed: ") : _("%s's summary: "), m->t.id);
+	int x = 1 + screen_str(s, 1, y + 1, w - 1, ROLE_HEADER, label);
+	if (said && *said)
+		screen_text(s, x, y + 1, w - x, why ? ROLE_ERROR : ROLE_NORMAL, said,
+		            strcspn(said, "\n"));
+	else
+		screen_str(s, x, y + 1, w - x, ROLE_DIM, _("none yet"));
+}
+
+static void group_draw(struct view *v, struct screen *s, int y, int h)
+{
+	struct group_priv *p = v->priv;
+	int w = screen_width(s);
+	v->width = w;
+	v->height = h - HEAD_ROWS - 2 > 1 ? h - HEAD_ROWS - 2 : 1;
+	view_clamp(v);
+	select_member(v);
+	if (!p->have)
+		return;
+	draw_head(v, s, y, w);
+	size_t n = p->gi.n;
+	struct cell (*cells)[C_N] = xcalloc(n ? n : 1, sizeof *cells);
+	int cw[C_N];
+	for (int k = 0; k < C_N; k++)
+		cw[k] = textw(col_title((enum col)k));
+	for (size_t i = 0; i < n; i++) {
+		member_cells(v, &p->gi.m[i], cells[i]);
+		for (int k = 0; k < C_N; k++)
+			if (textw(cells[i][k].text) > cw[k])
+				cw[k] = textw(cells[i][k].text);
+	}
+	/* Where the findings would be cut, the cost gives way, then the
+	 * time. */
+	int on[C_N], used = 1;
+	for (int k = 0; k < C_N; k++) {
+		on[k] = 1;
+		used += cw[k] + (k < C_N - 1 ? 2 : 0);
+	}
+	static const enum col drop[] = { C_COST, C_TIME };
+	for (size_t d = 0; d < sizeof drop / sizeof drop[0] && used > w; d++) {
+		on[drop[d]] = 0;
+		used -= cw[drop[d]] + 2;
+	}
+	int hy = y + HEAD_ROWS - 1;
+	screen_fill(s, 0, hy, w, ROLE_HEADER);
+	for (int k = 0, x = 1; k < C_N && x < w; k++)
+		if (on[k]) {
+			screen_str(s, x, hy, k == C_N - 1 ? w - x : cw[k], ROLE_HEADER,
+			           col_title((enum col)k));
+			x += cw[k] + 2;
+		}
+	int r = 0;
+	for (size_t i = (size_t)v->top; i < n && r < v->height; i++, r++) {
+		int ry = hy + 1 + r;
+		for (int k = 0, x = 1; k < C_N && x < w; k++)
+			if (on[k]) {
+				screen_str(s, x, ry, k == C_N - 1 ? w - x : cw[k], cells[i][k].role,
+				           cells[i][k].text);
+				x += cw[k] + 2;
+			}
+		if ((int)i == v->sel)
+			screen_paint(s, 0, ry, w, ROLE_CURSOR);
+	}
+	free(cells);
+	draw_selected(v, s, hy + 1 + r, y + h - (hy + 1 + r), w);
+}
+
+/* ---- the pick ---- */
+
+/* A pick in the dashboard's forked child (it pushes).  In static storage,
+ * as the gate view's jobs: the child has its own copy. */
+struct pick_job {
+	char group[TASK_ID_LEN + 1], task[TASK_ID_LEN + 1];
+};
+static struct pick_job pick_jobs[4];
+static unsigned pick_njobs;
+
+/* "a\nb\n" -> "a; b" */
+static void one_line(const char *text, char *out, size_t len)
+{
+	struct buf b = {0};
+	for (const char *s = text ? text : ""; *s;) {
+		size_t k = strcspn(s, "\n");
+		if (k) {
+			buf_adds(&b, b.len ? "; " : "");
+			buf_add(&b, s, k);
+		}
+		s += k + (s[k] == '\n');
+	}
+	snprintf(out, len, "%s", b.data ? b.data : "");
+	buf_free(&b);
+}
+
+static int pick_run(struct dash *d, void *arg, char *msg, size_t msglen)
+{
+	const struct pick_job *job = arg;
+	struct err e = {{0}};
+	struct store *st = NULL;
+	char *db = paths_db(d->data_dir);
+	int rc = store_open(&st, db, &e);
+	free(db);
+	if (rc < 0) {
+		snprintf(msg, msglen, "%s", e.msg);
+		return -1;
+	}
+	struct gate_ctx g = { .cfg = d->cfg, .data_dir = d->data_dir, .st = st,
+	                      .actor = gate_actor() };
+	struct buf out = {0};
+	rc = group_pick(&g, job->group, job->task, NULL, &out, &e);
+	if (rc < 0) {
+		snprintf(msg, msglen, "%s", e.msg);
+	} else {
+		char facts[400];
+		one_line(out.data, facts, sizeof facts);
+		snprintf(msg, msglen, "%s", facts);
+	}
+	buf_free(&out);
+	store_close(st);
+	return rc;
+}
+
+static void pick_answer(struct dash *d, void *arg, const char *text)
+{
+	struct pick_job *job = arg;
+	if (!text || rpmatch(text) != 1) {
+		dash_message(d, ROLE_DIM, "%s", _("cancelled"));
+		return;
+	}
+	char what[128];
+	snprintf(what, sizeof what, _("picking task %s"), job->task);
+	dash_background(d, what, pick_run, job);
+}
+
+/* Refuses at once what the engine would refuse, rather than asking
+ * first; group_pick checks again when it runs. */
+static int pick_refused(struct view *v, const struct group_member *m)
+{
+	struct group_priv *p = v->priv;
+	const char *id = m->t.id;
+	if (p->gi.g.chosen)
+		dash_message(v->d, ROLE_ERROR, _("group %s has a pick already: task %s"), p->id,
+		             p->gi.g.chosen);
+	else if (m->t.status != TASK_REVIEW)
+		dash_message(v->d, ROLE_ERROR, _("cannot pick task %s: it is %s, not at review"), id,
+		             task_status_label(m->t.status));
+	else if (m->t.pending)
+		dash_message(v->d, ROLE_ERROR, _("cannot pick task %s: changes were requested and "
+		                                 "the agent is about to run round %d"), id,
+		             m->t.round + 1);
+	else if (m->blocks)
+		dash_message(v->d, ROLE_ERROR, _("cannot pick task %s: policy findings block it; "
+		                                 "open its gate (Enter) to look at them or override "
+		                                 "one"), id);
+	else
+		return 0;
+	return 1;
+}
+
+static void act_pick(struct view *v)
+{
+	struct group_priv *p = v->priv;
+	const struct group_member *m = selected(v);
+	if (!m || pick_refused(v, m))
+		return;
+	struct pick_job *job = &pick_jobs[pick_njobs++ % (sizeof pick_jobs / sizeof pick_jobs[0])];
+	snprintf(job->group, sizeof job->group, "%s", p->id);
+	snprintf(job->task, sizeof job->task, "%s", m->t.id);
+	size_t others = 0;
+	for (size_t i = 0; i < p->gi.n; i++)
+		others += &p->gi.m[i] != m && !task_status_is_terminal(p->gi.m[i].t.status);
+	char q[256];
+	snprintf(q, sizeof q, ngettext("pick task %s (%s): approve it and end %zu other member? "
+	                               "(y/n) ",
+	                               "pick task %s (%s): approve it and end %zu other members? "
+	                               "(y/n) ", others), m->t.id, m->t.agent, others);
+	dash_ask(v->d, q, 0, NULL, pick_answer, job);
+}
+
+static void cancel_answer(struct dash *d, void *arg, const char *text)
+{
+	char *id = arg;
+	if (text && rpmatch(text) == 1) {
+		struct err e = {{0}};
+		struct gate_ctx g = { .cfg = d->cfg, .data_dir = d->data_dir, .st = d->st,
+		                      .actor = gate_actor() };
+		int r = gate_cancel(&g, id, &e);
+		if (r < 0)
+			dash_message(d, ROLE_ERROR, "%s", e.msg);
+		else
+			dash_message(d, ROLE_NOTICE, r == 1 ? _("%s cancelled") :
+			             _("%s: cancel requested"), id);
+	} else {
+		dash_message(d, ROLE_DIM, "%s", _("cancelled"));
+	}
+	free(id);
+}
+
+static int group_request(struct view *v, enum request req)
+{
+	const struct group_member *m = selected(v);
+	char q[128];
+	switch (req) {
+	case REQ_NONE:
+		/* The selection moved (a click): follow it. */
+		select_member(v);
+		return 1;
+	case REQ_ENTER:
+		if (m)
+			dash_open(v->d, &view_gate, m->t.id);
+		return 1;
+	case REQ_PICK:
+		act_pick(v);
+		return 1;
+	case REQ_REQUEST_CHANGES:
+		if (m)
+			gate_view_request_changes(v->d, m->t.id);
+		return 1;
+	case REQ_CANCEL_TASK:
+		if (m) {
+			snprintf(q, sizeof q, _("cancel task %s? (y/n) "), m->t.id);
+			dash_ask(v->d, q, 0, NULL, cancel_answer, xstrdup(m->t.id));
+		}
+		return 1;
+	case REQ_COPY:
+		if (m)
+			dash_copy_menu(v->d, m->t.id, NULL);
+		return 1;
+	default:
+		if (view_scroll(v, req)) {
+			select_member(v);
+			return 1;
+		}
+		return 0;
+	}
+}
+
+const struct view_ops view_group = {
+	.name = "group",
+	.priv_size = sizeof(struct group_priv),
+	.open = group_open,
+	.title = group_title,
+	.draw = group_draw,
+	.request = group_request,
+	.refresh = group_refresh,
+	.close = group_close,
+};
