@@ -80,7 +80,17 @@ int autogate_run(const struct gate_ctx *g, const char *id, struct buf *out, stru
 	ag.actor = AUTOGATE_ACTOR;
 	struct buf why = {0};
 	int m = mode_of(&t);
-	int ok = autogate_conditions(g->st, &t, &why, e);
+	int ok;
+	if (t.group_id) {
+		/* A best-of-N group's members are alternatives: pushing each
+		 * one that passes would open a pull request per member.  The
+		 * reviewer picks one. */
+		buf_printf(&why, _("it is a member of best-of-N group %s, of which a person picks "
+		                   "one (paddock group pick %s ID)"), t.group_id, t.group_id);
+		ok = 0;
+	} else {
+		ok = autogate_conditions(g->st, &t, &why, e);
+	}
 	struct err ge = {{0}};
 	if (ok < 0) {
 		rc = -1;

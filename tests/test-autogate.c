@@ -154,6 +154,34 @@ static void test_hold(void)
 	buf_free(&out);
 }
 
+/* Members of a best-of-N group wait for a person's pick, passing or not. */
+static void test_group(void)
+{
+	struct err e = {{0}};
+	struct mover m = { .cfg = &cfg, .st = st };
+	struct task_new ns[2];
+	for (int i = 0; i < 2; i++)
+		ns[i] = (struct task_new){ .repo = "a", .agent = "good", .text = "Add mul",
+		                           .budget = -1, .approval = "auto", .fix_rounds = -1 };
+	char gid[TASK_ID_LEN + 1], ids[2][TASK_ID_LEN + 1];
+	if (store_group_create(st, "Add mul", ns, 2, gid, ids, NULL, &e) < 0)
+		printf("Bail out! %s\n", e.msg), exit(1);
+	const char *id = ids[0];
+	if (move_start(&m, id, "a", &e) < 0 || store_task_set_base(st, id, BASE, &e) < 0 ||
+	    store_round_begin(st, id, 1, BASE, &e) < 0 || store_task_set_head(st, id, HEAD, &e) < 0 ||
+	    store_round_end(st, id, 1, HEAD, gate_json(1, 1, 1, NULL), &e) < 0 ||
+	    move_task(&m, id, TASK_RUNNING, NULL, &e) < 0 || move_task(&m, id, TASK_REVIEW, NULL, &e) < 0)
+		printf("Bail out! %s\n", e.msg), exit(1);
+	struct buf out = {0};
+	is_int(autogate_run(&g, id, &out, &e), 0, "autogate_run of a passing group member");
+	ok(get(id)->status == TASK_REVIEW && !get(id)->pushed && !get(id)->dry_run_record,
+	   "it waits at review, nothing pushed");
+	is_str(decisions(id), testlib_fmt("hold/paddock (auto)/approval auto: waits for a person: "
+	       "it is a member of best-of-N group %s, of which a person picks one (paddock group "
+	       "pick %s ID);", gid, gid), "the hold says a person picks one member");
+	buf_free(&out);
+}
+
 static void test_dry_run(void)
 {
 	char id[TASK_ID_LEN + 1];
@@ -313,6 +341,7 @@ int main(void)
 
 	test_conditions();
 	test_hold();
+	test_group();
 	test_dry_run();
 	test_nothing_to_push();
 	test_webhook();
