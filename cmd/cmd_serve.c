@@ -215,8 +215,12 @@ int cmd_demo(int argc, char **argv)
 	struct submit_req rq_two = { .repo = "demo", .agents = agents, .nagents = 2, .budget = -1,
 	                             .text = "Round prices in cart.py to whole cents when "
 	                                     "totals are computed, and make the tests pass." };
-	struct submit_result fixed, two;
+	struct submit_req rq_brk = { .repo = "demo", .agent = "demo-hasty", .budget = -1,
+	                             .text = "Round prices in cart.py to whole cents when "
+	                                     "totals are computed." };
+	struct submit_result fixed, hasty, two;
 	if (submit_tasks(s, &cfg, &rq_fix, &fixed, &e) < 0 ||
+	    submit_tasks(s, &cfg, &rq_brk, &hasty, &e) < 0 ||
 	    submit_tasks(s, &cfg, &rq_two, &two, &e) < 0) {
 		store_close(s);
 		config_free(&cfg);
@@ -226,7 +230,7 @@ int cmd_demo(int argc, char **argv)
 	store_close(s);
 	char fix[TASK_ID_LEN + 1], brk[TASK_ID_LEN + 1];
 	memcpy(fix, fixed.ids[0], sizeof fix);
-	memcpy(brk, two.ids[1], sizeof brk);
+	memcpy(brk, hasty.ids[0], sizeof brk);
 	/* On a terminal the demo runs in the dashboard; elsewhere (scripts,
 	 * CI) it runs headless and prints what happened. */
 	if (getenv("PADDOCK_UI_SCRIPT") || (isatty(STDIN_FILENO) && isatty(STDOUT_FILENO))) {
@@ -238,10 +242,11 @@ int cmd_demo(int argc, char **argv)
 	printf(_("paddock demo: queued on the demo repo (%s/demo):\n"
 	         "  %s  the fix-bug recipe with demo-fixer: it adds a regression test and fixes\n"
 	         "              the bug; it should reach review\n"
+	         "  %s  demo-hasty makes an edit that breaks a test; it should fail at testing\n"
 	         "  %s  a best-of-2 group, one task for each demo agent:\n"
-	         "    %s  demo-fixer fixes the total; it should reach review\n"
-	         "    %s  demo-hasty makes an edit that breaks a test; it should fail at testing\n\n"),
-	       data, fix, two.group, two.ids[0], brk);
+	         "    %s  demo-fixer's should reach review\n"
+	         "    %s  demo-hasty's should fail at testing\n\n"),
+	       data, fix, brk, two.group, two.ids[0], two.ids[1]);
 	fflush(stdout);
 	rc = run_scheduler(&cfg, 1, NULL);
 	if (rc == 0) {

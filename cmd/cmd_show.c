@@ -146,6 +146,19 @@ static void show_gate(struct store *s, const struct task_row *t)
 	if (g.tests.agent.ran)
 		printf(", %s %s", _("agent's run:"), tests_word(&g.tests.agent));
 	putchar('\n');
+	/* The fix loop's tries (pipeline.h), and the task's own contract. */
+	char *fix = gate_fix_note(&g);
+	if (fix)
+		printf("%-8s   %s\n", "", fix);
+	free(fix);
+	if (g.contract.nclauses) {
+		struct buf c = {0};
+		gate_contract_text(&g, &c);
+		printf("%-8s ", _("contract"));
+		put_visible_str(stdout, c.data ? c.data : "");
+		putchar('\n');
+		buf_free(&c);
+	}
 	if (tb->log && *tb->log)
 		printf("%-8s   %s %s\n", "", _("before's log:"), tb->log);
 	if (ta->log && *ta->log)

@@ -197,6 +197,11 @@ int cmd_add(int argc, char **argv)
 		goto out;
 	loaded = 1;
 	rq.text = text.data;
+	/* A wrong request changes nothing: not even a store is made. */
+	if (submit_check(&cfg, &rq, &e) < 0) {
+		rc = cli_die(EXIT_USAGE, "%s", e.msg);
+		goto out;
+	}
 	char *data = NULL;
 	struct store *s = cli_open_store(&data, 1);
 	if (!s) {

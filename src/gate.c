@@ -590,6 +590,42 @@ int gate_request_changes_draft(const struct gate_ctx *g, const char *id, const c
 	return rc;
 }
 
+char *gate_fix_note(const struct gate_summary *s)
+{
+	if (!s || s->fix_rounds <= 0)
+		return NULL;
+	unsigned long n = (unsigned long)s->fix_rounds;
+	if (s->tests.after.ran && s->tests.after.passed)
+		return xasprintf(ngettext("tests passed after %d fix round",
+		                          "tests passed after %d fix rounds", n), s->fix_rounds);
+	return xasprintf(ngettext("tests still failed after %d fix round",
+	                          "tests still failed after %d fix rounds", n), s->fix_rounds);
+}
+
+int gate_contract_text(const struct gate_summary *s, struct buf *out)
+{
+	int all = 1;
+	size_t start = out->len;
+	for (size_t i = 0; i < s->contract.nclauses; i++) {
+		buf_printf(out, "%s%s: %s", out->len > start ? "  " : "",
+		           s->contract.clauses[i].clause, s->contract.clauses[i].held ? _("yes")
+		                                                                       : _("no"));
+		all &= s->contract.clauses[i].held;
+	}
+	if (s->contract.nclauses)
+		return all;
+	const struct { const char *name; int met; } parts[] = {
+		{ "change", s->contract.change }, { "tests", s->contract.tests },
+		{ "bundle", s->contract.bundle },
+	};
+	for (size_t k = 0; k < sizeof parts / sizeof parts[0]; k++) {
+		buf_printf(out, "%s%s: %s", out->len > start ? "  " : "", parts[k].name,
+		           parts[k].met ? _("yes") : _("no"));
+		all &= parts[k].met;
+	}
+	return all;
+}
+
 int gate_round_unchanged(const struct gate_summary *s)
 {
 	return s && s->round > 1 && s->from && s->head && *s->head && !strcmp(s->from, s->head);
@@ -680,6 +716,9 @@ void gate_summary_free(struct gate_summary *s)
 		free(s->findings[i].detail);
 	}
 	free(s->findings);
+	for (size_t i = 0; i < s->contract.nclauses; i++)
+		free(s->contract.clauses[i].clause);
+	free(s->contract.clauses);
 	memset(s, 0, sizeof *s);
 }
 
@@ -731,10 +770,21 @@ json_t *gate_summary_to_json(const struct gate_summary *s)
 		                                    "detail", or_empty(f->detail)));
 	}
 	json_object_set_new(g, "findings", fa);
-	if (s->has_contract)
-		json_object_set_new(g, "contract", json_pack("{s:b,s:b,s:b}",
-			"change", s->contract.change, "tests", s->contract.tests,
-			"bundle", s->contract.bundle));
+	if (s->has_contract) {
+		json_t *c = json_pack("{s:b,s:b,s:b}", "change", s->contract.change, "tests",
+		                      s->contract.tests, "bundle", s->contract.bundle);
+		if (s->contract.nclauses) {
+			json_t *a = json_array();
+			for (size_t i = 0; i < s->contract.nclauses; i++)
+				json_array_append_new(a, json_pack("{s:s,s:b}", "clause",
+					or_empty(s->contract.clauses[i].clause), "held",
+					s->contract.clauses[i].held));
+			json_object_set_new(c, "clauses", a);
+		}
+		json_object_set_new(g, "contract", c);
+	}
+	if (s->fix_rounds > 0)
+		json_object_set_new(g, "fix_rounds", json_integer(s->fix_rounds));
 	if (s->has_usage)
 		json_object_set_new(g, "usage", json_pack("{s:I,s:I,s:I,s:I,s:f,s:I,s:b,s:f}",
 			"input", (json_int_t)s->usage.input, "output", (json_int_t)s->usage.output,
@@ -817,7 +867,20 @@ static void summary_parse(json_t *g, struct gate_summary *s)
 		s->contract.change = get_bool(c, "change");
 		s->contract.tests = get_bool(c, "tests");
 		s->contract.bundle = get_bool(c, "bundle");
+		json_t *a = json_object_get(c, "clauses"), *k;
+		size_t ki;
+		json_array_foreach(a, ki, k) {
+			const char *text = json_string_value(json_object_get(k, "clause"));
+			if (!text)
+				continue;
+			s->contract.clauses = xrealloc(s->contract.clauses, (s->contract.nclauses + 1) *
+			                               sizeof *s->contract.clauses);
+			s->contract.clauses[s->contract.nclauses++] = (struct gate_clause){
+				.clause = xstrdup(text), .held = get_bool(k, "held") };
+		}
 	}
+	json_int_t fr = json_integer_value(json_object_get(g, "fix_rounds"));
+	s->fix_rounds = fr > 0 && fr < 1000000 ? (int)fr : 0;
 	json_t *u = json_object_get(g, "usage");
 	if (json_is_object(u)) {
 		s->has_usage = 1;

@@ -133,8 +133,17 @@ struct gate_summary {
 	size_t nfindings;
 	int has_contract;          /* 0: a summary from before the contract */
 	struct {
-		int change, tests, bundle;
+		int change, tests, bundle; /* each part holds (or is not asked for) */
+		/* The task's own output contract (recipe.h), each clause and
+		 * whether it held; none: the default one (a change, the tests). */
+		struct gate_clause {
+			char *clause;
+			int held;
+		} *clauses;
+		size_t nclauses;
 	} contract;
+	int fix_rounds;            /* the fix loop's rounds this round took
+	                              (pipeline.h): 0 when none */
 	int has_usage;             /* the round ran behind a gateway */
 	struct {
 		uint64_t input, output, cache_read, cache_write, requests;
@@ -185,6 +194,14 @@ const char *gate_mismatch(const struct gate_summary *s);
 /* 1 when the summary's round is a later one that changed nothing: its
  * head is where it started (the agent made no commit). */
 int gate_round_unchanged(const struct gate_summary *s);
+/* What the fix loop did, a sentence (translated, malloc'd): "tests passed
+ * after 2 fix rounds", "tests still failed after 3 fix rounds"; NULL when
+ * it did nothing.  s may be NULL. */
+char *gate_fix_note(const struct gate_summary *s);
+/* The output contract as the gate shows it: "no-change: yes  summary: no"
+ * (the task's own clauses, else change, tests, bundle), appended to out;
+ * returns 1 when every part held. */
+int gate_contract_text(const struct gate_summary *s, struct buf *out);
 /* Names of block findings not overridden, ", "-separated (empty: none). */
 void gate_blocking(const struct gate_summary *s, struct buf *out);
 

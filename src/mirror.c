@@ -23,6 +23,7 @@
 #include "gitlib.h"
 #include "i18n.h"
 #include "paths.h"
+#include "treediff.h"
 
 #define MIRROR_FETCHSPEC "+refs/heads/*:refs/heads/*"
 
@@ -164,7 +165,10 @@ out:
 	return rc;
 }
 
-static int mirror_fetch(const char *mirror, const struct repo_conf *r, struct err *e)
+/* Fetches specs[0..n) from r->url into the mirror (MIRROR_FETCHSPEC when
+ * n is 0). */
+static int mirror_fetch_specs(const char *mirror, const struct repo_conf *r,
+                              char *const *specv, size_t n, struct err *e)
 {
 	git_repository *repo = NULL;
 	git_remote *remote = NULL;
@@ -173,8 +177,8 @@ static int mirror_fetch(const char *mirror, const struct repo_conf *r, struct er
 	/* Only branches: the task refs under refs/paddock/ are never
 	 * touched, and nothing is pruned. */
 	char spec[] = MIRROR_FETCHSPEC;
-	char *specv[] = { spec };
-	git_strarray specs = { specv, 1 };
+	char *one[] = { spec };
+	git_strarray specs = { n ? (char **)specv : one, n ? n : 1 };
 	int rc = -1;
 
 	git_fetch_options_init(&fo, GIT_FETCH_OPTIONS_VERSION);
@@ -214,6 +218,11 @@ out:
 	git_remote_free(remote);
 	git_repository_free(repo);
 	return rc;
+}
+
+static int mirror_fetch(const char *mirror, const struct repo_conf *r, struct err *e)
+{
+	return mirror_fetch_specs(mirror, r, NULL, 0, e);
 }
 
 /* A local upstream whose branch is where the mirror has it already:
@@ -327,6 +336,227 @@ out:
 	git_repository_free(repo);
 	free(name);
 	return rc;
+}
+
+/* ---- a task's own base (--base) ---- */
+
+/* 1 when s is n of the characters of set, n within [lo, hi]. */
+static int all_of(const char *s, const char *set, size_t lo, size_t hi)
+{
+	size_t n = strlen(s);
+	return n >= lo && n <= hi && strspn(s, set) == n;
+}
+
+/* The commit ref names in repo (peeled: an annotated tag's commit);
+ * 0, or -1 when there is no such ref (libgit2's error cleared). */
+static int mirror_peel_ref(git_repository *repo, const char *ref, git_oid *out)
+{
+	git_reference *r = NULL;
+	git_object *obj = NULL;
+	int rc = -1;
+	if (git_reference_lookup(&r, repo, ref) == 0 &&
+	    git_reference_peel(&obj, r, GIT_OBJECT_COMMIT) == 0) {
+		git_oid_cpy(out, git_object_id(obj));
+		rc = 0;
+	}
+	git_error_clear();
+	git_object_free(obj);
+	git_reference_free(r);
+	return rc;
+}
+
+/* What ask names once the mirror has the remote's branches, tags and the
+ * asked ref: the commit, and *what saying how it was found (malloc'd). */
+static int mirror_find_base(git_repository *repo, const struct repo_conf *r, const char *ask,
+                            const char *ref, git_oid *out, char **what, struct err *e)
+{
+	if (ref) {
+		if (mirror_peel_ref(repo, ref, out) == 0) {
+			*what = all_of(ask, "0123456789", 1, 6)
+				? xasprintf(_("pull request %s, %s"), ask, ref) : xasprintf("%s", ref);
+			return 0;
+		}
+		if (all_of(ask, "0123456789", 1, 6))
+			return err_set(e, _("repo %s has no pull request %s: its remote has no %s; "
+			                    "check the number, or give --base a branch, tag or commit"),
+			               r->name, ask, ref);
+		return err_set(e, _("repo %s: the ref %s is not on its remote; check the name "
+		                    "(git ls-remote shows the remote's refs), or give --base a "
+		                    "branch, tag or commit"), r->name, ref);
+	}
+	char *head = xasprintf("refs/heads/%s", ask), *tag = xasprintf("refs/tags/%s", ask);
+	int rc = 0;
+	if (mirror_peel_ref(repo, head, out) == 0) {
+		*what = xasprintf(_("branch %s"), ask);
+	} else if (mirror_peel_ref(repo, tag, out) == 0) {
+		*what = xasprintf(_("tag %s"), ask);
+	} else {
+		git_object *obj = NULL;
+		git_oid prefix;
+		size_t n = strlen(ask);
+		int found = GIT_ENOTFOUND;
+		if (all_of(ask, "0123456789abcdef", 4, 40) && git_oid_fromstrn(&prefix, ask, n) == 0)
+			found = git_object_lookup_prefix(&obj, repo, &prefix, n, GIT_OBJECT_COMMIT);
+		if (found == 0 && obj) {
+			git_oid_cpy(out, git_object_id(obj));
+			*what = xasprintf(_("commit %s"), ask);
+		} else if (found == GIT_EAMBIGUOUS) {
+			rc = err_set(e, _("repo %s: %s names more than one commit; give more of its "
+			                  "digits"), r->name, ask);
+		} else {
+			rc = err_set(e, _("repo %s has no branch, tag or commit %s on its remote; "
+			                  "check the name (a commit must be on one of the remote's "
+			                  "branches or tags)"), r->name, ask);
+		}
+		git_object_free(obj);
+		git_error_clear();
+	}
+	free(head);
+	free(tag);
+	return rc;
+}
+
+int mirror_resolve_base(const char *data_dir, const struct repo_conf *r, const char *ask,
+                        char sha_out[41], char **what, struct err *e)
+{
+	*what = NULL;
+	/* N: pull request N's head; refs/...: that ref; else a branch, a tag
+	 * or a commit. */
+	char *ref = all_of(ask, "0123456789", 1, 6) ? xasprintf("refs/pull/%s/head", ask)
+	            : !strncmp(ask, "refs/", 5) ? xstrdup(ask) : NULL;
+	char *check = ref ? xstrdup(ref) : xasprintf("refs/heads/%s", ask);
+	int valid = 0;
+	if (git_reference_name_is_valid(&valid, check) < 0 || !valid || ask[0] == '-' ||
+	    !strncmp(check, "refs/paddock/", 13)) {
+		git_error_clear();
+		free(ref);
+		free(check);
+		return err_set(e, _("the base '%s' is not a branch, tag, commit, ref or pull "
+		                    "request number"), ask);
+	}
+	free(check);
+	char *mirror = mirror_path(data_dir, r->name);
+	/* The remote's branches and tags, and the asked ref under its own
+	 * name (a branch or tag among them already). */
+	char heads[] = MIRROR_FETCHSPEC, tags[] = "+refs/tags/*:refs/tags/*";
+	char *own = ref && strncmp(ref, "refs/heads/", 11) && strncmp(ref, "refs/tags/", 10)
+		? xasprintf("+%s:%s", ref, ref) : NULL;
+	char *specs[] = { heads, tags, own };
+	git_repository *repo = NULL;
+	git_oid id;
+	int rc = -1, lockfd = mirror_lock(mirror, e);
+	if (lockfd < 0)
+		goto out;
+	gitlib_init();
+	if (mirror_fetch_specs(mirror, r, specs, own ? 3 : 2, e) < 0)
+		goto out;
+	if (git_repository_open_bare(&repo, mirror) < 0) {
+		err_set(e, _("cannot open the mirror %s: %s"), mirror, mirror_git_errmsg());
+		goto out;
+	}
+	if (mirror_find_base(repo, r, ask, ref, &id, what, e) < 0)
+		goto out;
+	git_oid_tostr(sha_out, 41, &id);
+	rc = 0;
+out:
+	if (lockfd >= 0)
+		close(lockfd);
+	git_repository_free(repo);
+	free(own);
+	free(ref);
+	free(mirror);
+	return rc;
+}
+
+/* ---- what a round changed, read from the mirror ---- */
+
+static int mirror_tree_at(git_repository *repo, const char *sha, git_tree **out)
+{
+	git_oid id;
+	git_commit *c = NULL;
+	int rc = git_oid_fromstr(&id, sha) == 0 && git_commit_lookup(&c, repo, &id) == 0 &&
+	         git_commit_tree(out, c) == 0 ? 0 : -1;
+	git_commit_free(c);
+	return rc;
+}
+
+struct paths_acc {
+	char **v;
+	size_t n;
+};
+
+static void paths_add(struct paths_acc *a, const char *p)
+{
+	if (!p)
+		return;
+	for (size_t i = 0; i < a->n; i++)
+		if (!strcmp(a->v[i], p))
+			return;
+	a->v = xrealloc(a->v, (a->n + 1) * sizeof *a->v);
+	a->v[a->n++] = xstrdup(p);
+}
+
+static int paths_file_cb(const git_diff_delta *d, float progress, void *arg)
+{
+	(void)progress;
+	paths_add(arg, d->old_file.path);
+	paths_add(arg, d->new_file.path);
+	return 0;
+}
+
+int mirror_changed_paths(const char *mirror, const char *from, const char *to, char ***paths,
+                         size_t *n, struct err *e)
+{
+	git_repository *repo = NULL;
+	git_tree *a = NULL, *b = NULL;
+	git_diff *d = NULL;
+	struct paths_acc acc = {0};
+	int rc = -1;
+	*paths = NULL;
+	*n = 0;
+	gitlib_init();
+	if (git_repository_open_bare(&repo, mirror) < 0 || mirror_tree_at(repo, from, &a) < 0 ||
+	    mirror_tree_at(repo, to, &b) < 0 || treediff_diff(&d, repo, a, b, NULL) < 0 ||
+	    git_diff_foreach(d, paths_file_cb, NULL, NULL, NULL, &acc) < 0) {
+		err_set(e, _("cannot list the changes %.12s..%.12s in the mirror %s: %s"), from, to,
+		        mirror, mirror_git_errmsg());
+		mirror_paths_free(acc.v, acc.n);
+	} else {
+		*paths = acc.v;
+		*n = acc.n;
+		rc = 0;
+	}
+	git_diff_free(d);
+	git_tree_free(a);
+	git_tree_free(b);
+	git_repository_free(repo);
+	return rc;
+}
+
+void mirror_paths_free(char **paths, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(paths[i]);
+	free(paths);
+}
+
+int mirror_has_file(const char *mirror, const char *sha, const char *path)
+{
+	git_repository *repo = NULL;
+	git_tree *t = NULL;
+	git_tree_entry *ent = NULL;
+	gitlib_init();
+	/* A file: a blob, not a link (which may point anywhere) and not a
+	 * folder. */
+	int has = git_repository_open_bare(&repo, mirror) == 0 && mirror_tree_at(repo, sha, &t) == 0 &&
+	          git_tree_entry_bypath(&ent, t, path) == 0 &&
+	          git_tree_entry_type(ent) == GIT_OBJECT_BLOB &&
+	          git_tree_entry_filemode(ent) != GIT_FILEMODE_LINK;
+	git_error_clear();
+	git_tree_entry_free(ent);
+	git_tree_free(t);
+	git_repository_free(repo);
+	return has;
 }
 
 /* ---- the git CLI ---- */

@@ -19,6 +19,24 @@ int mirror_update(const char *data_dir, const struct repo_conf *r, struct err *e
 /* Resolves refs/heads/<branch> in the mirror to a commit id (hex). */
 int mirror_resolve_branch(const char *mirror, const char *branch, char sha_out[41],
                           struct err *e);
+/* A task's own base (task_row.base_ref): N (up to 6 digits) is pull
+ * request N's head, refs/pull/N/head; refs/... is that ref; anything else
+ * a branch, else a tag, else a full or abbreviated commit (at least 4 hex
+ * digits).  The remote's branches and tags, and the asked ref under its
+ * own name, are fetched into the mirror first (under its lock); refs under
+ * refs/paddock/ are refused.  sha_out: the commit; *what (malloc'd, NULL
+ * on failure): how it was found ("branch x", "tag v1", "pull request 7,
+ * refs/pull/7/head", "commit abc1234").  -1 with e naming what is
+ * missing and what to do. */
+int mirror_resolve_base(const char *data_dir, const struct repo_conf *r, const char *ask,
+                        char sha_out[41], char **what, struct err *e);
+/* The paths that differ between commits from and to (both sides of a
+ * rename), each once: *paths (mirror_paths_free). */
+int mirror_changed_paths(const char *mirror, const char *from, const char *to, char ***paths,
+                         size_t *n, struct err *e);
+void mirror_paths_free(char **paths, size_t n);
+/* 1 when commit sha's tree has a file (not a link or a folder) at path. */
+int mirror_has_file(const char *mirror, const char *sha, const char *path);
 /* The tree of commit sha in the mirror (hex). */
 int mirror_tree_of(const char *mirror, const char *sha, char tree_out[41], struct err *e);
 /* The ref under which task <id>'s imported work is kept in the mirror:

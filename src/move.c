@@ -78,6 +78,16 @@ int move_resume(const struct mover *m, const char *id, int *round_out, struct er
 	return 0;
 }
 
+int move_fix_round(const struct mover *m, const char *id, int n, struct err *e)
+{
+	if (store_task_fix_round(m->st, id, n, e) < 0)
+		return -1;
+	char *detail = xasprintf(_("round %d: the tests failed; the agent gets them to fix"), n);
+	move_announce(m, id, 0, TASK_RUNNING, detail);
+	free(detail);
+	return 0;
+}
+
 int move_cancel(const struct mover *m, const char *id, const char *actor, struct err *e)
 {
 	int rc = store_task_cancel(m->st, id, actor, e);

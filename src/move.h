@@ -39,6 +39,9 @@ int move_start(const struct mover *m, const char *id, const char *detail, struct
 /* review -> running for the requested round (store_task_resume). */
 int move_resume(const struct mover *m, const char *id, int *round_out, struct err *e);
 
+/* testing -> running for fix round n (store_task_fix_round). */
+int move_fix_round(const struct mover *m, const char *id, int n, struct err *e);
+
 /* A cancel by actor (store_task_cancel): 1 when the task was cancelled at
  * once, 2 when its supervisor is asked to stop (the scheduler ends it). */
 int move_cancel(const struct mover *m, const char *id, const char *actor, struct err *e);

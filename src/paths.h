@@ -10,7 +10,7 @@
  *     <repo>.git             a bare mirror                    paths_mirror
  *   templates/                                                paths_templates_dir
  *     <repo>/                checkouts of base commits        paths_template_repo_dir
- *       <sha>-<key> and its .tmp .lock .use .tests .tests.log (template.c names them)
+ *       <sha>-<key> and its .tmp .lock .use .tests-<k> .tests-<k>.log (template.c names them)
  *   agents/                                                   paths_agents_dir
  *     <name>/                an installed agent package       paths_agent_dir
  *   demo/                    paddock demo's repo and agents   paths_demo_dir

@@ -26,6 +26,7 @@
 #include "i18n.h"
 #include "mirror.h"
 #include "paths.h"
+#include "recipe.h"
 #include "report.h"
 #include "sandbox.h"
 #include "shell.h"
@@ -57,7 +58,21 @@ struct run {
 	const char *tpl;           /* the template of the base (verification) */
 	int reason_sent;           /* a failure reason was reported */
 	char home_problem[ERR_MAX]; /* why the round's home archive is missing */
+	struct repo_conf repo;     /* the task's repo, its test command the
+	                              task's own (--test) where it has one */
+	double timeout;            /* seconds each round may take */
+	char **clauses;            /* the task's output contract (recipe.h); */
+	size_t nclauses;           /* none: the default one */
+	int fix_max, fix_used;     /* the fix loop's tries: allowed, used since
+	                              the last round that reached review */
+	char fix_from[41];         /* where the round whose tests the fix loop
+	                              tries to fix started: the contract judges
+	                              the work from there */
 };
+
+/* What run_round returns besides 0 (review) and 1 (the task ended): the
+ * round's verified tests failed, and the next round is the fix loop's. */
+#define ROUND_FIX 2
 
 static volatile sig_atomic_t cancelled;
 
@@ -162,8 +177,12 @@ static char *result_problem(struct run *r, const char *what, const struct sandbo
 			                 "timeout (limits.cpus, limits.timeout)"));
 		break;
 	case SANDBOX_TIMEOUT:
-		buf_printf(&b, _("%s timed out: the task ran longer than %.0f seconds "
-		                 "(limits.timeout)"), what, l->timeout);
+		if (r->job->task->timeout > 0)
+			buf_printf(&b, _("%s timed out: the round ran longer than the task's "
+			                 "timeout of %.0f seconds (add --timeout)"), what, r->timeout);
+		else
+			buf_printf(&b, _("%s timed out: the task ran longer than %.0f seconds "
+			                 "(limits.timeout)"), what, l->timeout);
 		break;
 	case SANDBOX_OUTPUT_LIMIT:
 		units_format_size(l->output, sz, sizeof sz);
@@ -265,7 +284,9 @@ static char *handoff_script(const char *id, const char *base, const char *base_t
 		 * write-tree needs no fsmonitor answer (it looks at no file). */
 		"t=$(git -c core.fsmonitor=false write-tree)\n"
 		"if [ \"$t\" != \"$h\" ]; then\n"
-		"  c=$(git commit-tree \"$t\" -p HEAD -m \"${PADDOCK_HANDOFF_MESSAGE:-Work of paddock task %s}\")\n"
+		/* The message comes in the environment (handoff_run): the
+		 * task's text is never part of this script. */
+		"  c=$(git commit-tree \"$t\" -p HEAD -m \"$PADDOCK_HANDOFF_MESSAGE\")\n"
 		"  git update-ref -m 'paddock: hand-off' HEAD \"$c\"\n"
 		"  h=$t\n"
 		"fi\n"
@@ -275,17 +296,18 @@ static char *handoff_script(const char *id, const char *base, const char *base_t
 		"git update-ref refs/heads/paddock/%s HEAD\n"
 		/* No commit, or commits that add up to nothing: the tree is the
 		 * base's, and that is no change. */
-		"[ \"$h\" != %s ] || exit %d\n"
 		"for f in \"$PADDOCK_OUT/result.bundle\" \"$PADDOCK_OUT/home.tgz\"; do\n"
 		"  if [ -e \"$f\" ] || [ -L \"$f\" ]; then rm -rf \"$f\"; fi\n"
 		"done\n"
-		"git bundle create -q \"$PADDOCK_OUT/result.bundle\" refs/heads/paddock/%s ^%s\n"
 		/* The agent's home, for a later round to resume its session
-		 * (home_keep); a home that cannot be archived only loses that. */
+		 * (home_keep), also after no change (a contract may take that
+		 * to the gate); a home that cannot be archived only loses that. */
 		"tar -C \"$agent_home\" --exclude=./.cache --exclude=./.npm "
-		"-czf \"$PADDOCK_OUT/home.tgz\" . 2>/dev/null || rm -f \"$PADDOCK_OUT/home.tgz\"\n",
+		"-czf \"$PADDOCK_OUT/home.tgz\" . 2>/dev/null || rm -f \"$PADDOCK_OUT/home.tgz\"\n"
+		"[ \"$h\" != %s ] || exit %d\n"
+		"git bundle create -q \"$PADDOCK_OUT/result.bundle\" refs/heads/paddock/%s ^%s\n",
 		changes ? "" : "rm -rf \"$PADDOCK_OUT/" SANDBOX_CHANGES_NAME "\"\n",
-		HANDOFF_NO_REPO, 0, base, id, id, id, base_tree, HANDOFF_NO_CHANGE, id, base);
+		HANDOFF_NO_REPO, 0, base, id, id, base_tree, HANDOFF_NO_CHANGE, id, base);
 }
 
 /* sandbox_git_env_fsmonitor() but HOME and XDG_CONFIG_HOME, which the
@@ -301,6 +323,69 @@ static const char *const *handoff_env(void)
 				env[n++] = *v;
 	}
 	return env;
+}
+
+#define COMMIT_SUBJECT_MAX 71      /* characters of the first line */
+#define COMMIT_BODY_MAX 4000       /* bytes of the task's text in the body */
+
+/* Appends s[0..n) to b, each control character (a newline too, where
+ * lines is 0) as a space. */
+static void add_plain(struct buf *b, const char *s, size_t n, int lines)
+{
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		buf_addc(b, (c < 0x20 && !(lines && (c == '\n' || c == '\t'))) || c == 0x7f ? ' '
+		                                                                        : (char)c);
+	}
+}
+
+/* The hand-off commit's message, from the task's text: a first line of
+ * at most COMMIT_SUBJECT_MAX characters (the text's first line, cut on a
+ * word), the whole text below it when that says more, and the task's id
+ * as a trailer.  Control characters become spaces; malloc'd. */
+static char *handoff_message(const char *text, const char *id)
+{
+	const char *p = text + strspn(text, " \t\r\n");
+	size_t line = strcspn(p, "\r\n");
+	while (line && (p[line - 1] == ' ' || p[line - 1] == '\t'))
+		line--;
+	/* Where the first line is cut: after at most COMMIT_SUBJECT_MAX
+	 * characters (UTF-8 lead bytes), before a space where there is one. */
+	size_t cut = 0, chars = 0, space = 0;
+	while (cut < line) {
+		size_t next = cut + 1;
+		while (next < line && ((unsigned char)p[next] & 0xc0) == 0x80)
+			next++;
+		if (++chars > COMMIT_SUBJECT_MAX)
+			break;
+		if (p[cut] == ' ')
+			space = cut;
+		cut = next;
+	}
+	if (cut < line && p[cut] != ' ' && space > 0)
+		cut = space;
+	while (cut && p[cut - 1] == ' ')
+		cut--;
+	struct buf b = {0};
+	if (cut)
+		add_plain(&b, p, cut, 0);
+	else
+		buf_printf(&b, "paddock task %s", id);
+	size_t rest = strlen(p);
+	while (rest && strchr(" \t\r\n", p[rest - 1]))
+		rest--;
+	/* The whole text when the first line does not say it all. */
+	if (rest > cut) {
+		buf_adds(&b, "\n\n");
+		size_t n = rest > COMMIT_BODY_MAX ? COMMIT_BODY_MAX : rest;
+		while (n < rest && n > 0 && ((unsigned char)p[n] & 0xc0) == 0x80)
+			n--;
+		add_plain(&b, p, n, 1);
+		if (n < rest)
+			buf_adds(&b, " [...]");
+	}
+	buf_printf(&b, "\n\nPaddock-Task: %s\n", id);
+	return buf_detach(&b);
 }
 
 /* The hand-off's run in the sandbox and the bundle copied out: 0,
@@ -328,13 +413,24 @@ static int handoff_run(struct run *r, struct sandbox *sb, const char *const *ext
 	logline(r, "hand-off: committing and bundling the work");
 	const char *env[80];
 	size_t n = 0;
+	int own = 0;
 	for (const char *const *v = handoff_env(); *v && n < 64; v++)
 		env[n++] = *v;
-	for (size_t i = 0; extra && extra[i] && n + 1 < 80; i++)
+	for (size_t i = 0; extra && extra[i] && n + 2 < 80; i++) {
+		own |= !strncmp(extra[i], "PADDOCK_HANDOFF_MESSAGE=", 24);
 		env[n++] = extra[i];
+	}
+	/* The commit's message, unless the caller has its own: the task's
+	 * text (handoff_message). */
+	char *text = own ? NULL : handoff_message(t->text, t->id);
+	char *msg = own ? NULL : xasprintf("PADDOCK_HANDOFF_MESSAGE=%s", text);
+	if (msg)
+		env[n++] = msg;
 	env[n] = NULL;
 	int rc = sb_run(r, sb, argv, env, deadline, &res, e);
 	free(script);
+	free(text);
+	free(msg);
 	if (rc < 0)
 		return -1;
 	if (res.end == SANDBOX_EXITED && res.code == HANDOFF_NO_CHANGE)
@@ -423,12 +519,17 @@ struct tests_after {
 	int ran, passed, exited, code;
 	char *tail;
 	char *log;                 /* where the whole output is, or NULL */
+	char *names;               /* the failed tests found (testreport.h), or
+	                              NULL */
+	char *long_tail;           /* more of the output's end, for the fix loop */
 };
 
 static void tests_after_free(struct tests_after *ta)
 {
 	free(ta->tail);
 	free(ta->log);
+	free(ta->names);
+	free(ta->long_tail);
 	memset(ta, 0, sizeof *ta);
 }
 
@@ -452,8 +553,11 @@ static void tests_outcome(struct run *r, const struct sandbox_result *res, off_t
 		buf_free(&out);
 		return;
 	}
-	struct buf msg = {0}, names = {0};
+	struct buf msg = {0}, names = {0}, more = {0};
 	int nfail = testreport_failures(out.data ? out.data : "", out.len, &names);
+	testreport_tail(out.data ? out.data : "", out.len, 60, &more);
+	ta->long_tail = buf_detach(&more);
+	ta->names = nfail ? xstrdup(names.data) : NULL;
 	if (res->end == SANDBOX_EXITED && nfail == 1)
 		buf_printf(&msg, _("%s failed (the tests exited with status %d)"), names.data,
 		           res->code);
@@ -473,14 +577,15 @@ static void tests_outcome(struct run *r, const struct sandbox_result *res, off_t
 static int run_tests(struct run *r, struct sandbox *sb, struct tests_after *ta, char **problem,
                      struct err *e)
 {
-	const struct repo_conf *repo = config_find_repo(r->job->cfg, r->job->task->repo);
+	const struct repo_conf *repo = &r->repo;
 	*problem = NULL;
 	memset(ta, 0, sizeof *ta);
 	if (!repo->test) {
 		logline(r, "testing: no test command configured for repo %s", repo->name);
 		return 0;
 	}
-	logline(r, "testing: the agent's run, in its sandbox: %s", repo->test);
+	logline(r, "testing: the agent's run, in its sandbox%s: %s",
+	        r->job->task->test_cmd ? " (the task's test command)" : "", repo->test);
 	off_t start = lseek(r->log_fd, 0, SEEK_END);
 	const char *argv[] = { "/bin/sh", "-c", repo->test, NULL };
 	static const char *const env[] = { "PADDOCK_STEP=test", NULL };
@@ -506,7 +611,7 @@ struct verify_run {
 
 static void verify_start(struct run *r, struct verify_run *vr, struct err *e)
 {
-	const struct repo_conf *repo = config_find_repo(r->job->cfg, r->job->task->repo);
+	const struct repo_conf *repo = &r->repo;
 	memset(vr, 0, sizeof *vr);
 	if (!repo->test)
 		return;
@@ -662,8 +767,12 @@ static char *gate_json(struct run *r, struct gate_summary *g, const char *from,
 	gate_tests_fill(&g->tests.agent, agent->ran, agent->passed, agent->exited, agent->code,
 	                agent->tail, agent->log);
 	g->tests.mismatch = agent->ran && after->ran && agent->passed != after->passed;
-	g->has_contract = 1;
-	g->contract.change = g->contract.tests = g->contract.bundle = 1;
+	/* What the contract found (round_contract), else the default one held. */
+	if (!g->has_contract) {
+		g->has_contract = 1;
+		g->contract.change = g->contract.tests = g->contract.bundle = 1;
+	}
+	g->fix_rounds = r->fix_used;
 	if (r->gw) {
 		const struct gateway_stats *gs = gateway_stats(r->gw);
 		g->has_usage = g->has_egress = 1;
@@ -1160,11 +1269,19 @@ struct round {
 static int round_start(struct round *rd)
 {
 	struct run *r = rd->r;
-	memcpy(rd->from, r->round == 1 ? r->base : r->head, sizeof rd->from);
+	memcpy(rd->from, r->round == 1 || !r->head[0] ? r->base : r->head, sizeof rd->from);
+	/* A fix round's work is judged with the round's it fixes. */
+	if (!r->fix_used)
+		memcpy(r->fix_from, rd->from, sizeof r->fix_from);
 	if (r->round == 1)
 		report_send(r->report_fd, REPORT_STATUS, "running");
-	logline(r, "running: round %d, agent %s: %s", r->round, rd->agent->name,
-	        r->round > 1 && rd->agent->resume ? rd->agent->resume : rd->agent->command);
+	if (r->fix_used)
+		logline(r, "running: round %d (fix round %d of %d), agent %s: %s", r->round,
+		        r->fix_used, r->fix_max, rd->agent->name,
+		        rd->agent->resume ? rd->agent->resume : rd->agent->command);
+	else
+		logline(r, "running: round %d, agent %s: %s", r->round, rd->agent->name,
+		        r->round > 1 && rd->agent->resume ? rd->agent->resume : rd->agent->command);
 	if (r->round > 1) {
 		/* A summary left by the last round must not speak for this one. */
 		const char *rm[] = { "rm", "-f", SANDBOX_OUTDIR "/summary.md", NULL };
@@ -1360,7 +1477,29 @@ static int round_handoff(struct round *rd)
 	return 0;
 }
 
-/* The output contract, not satisfied: name every part that is missing. */
+/* After fix rounds, the message says so. */
+static void fix_note(struct run *r, struct buf *why)
+{
+	if (r->fix_used)
+		buf_printf(why, ngettext("; still failing after %d fix round (fix-rounds)",
+		                         "; still failing after %d fix rounds (fix-rounds)",
+		                         (unsigned long)r->fix_used), r->fix_used);
+}
+
+/* The round's gate summary, when its work was imported: what the reviewer
+ * would have seen, for a round that does not reach the gate. */
+static void send_gate(struct round *rd)
+{
+	struct run *r = rd->r;
+	if (rd->hrc != 0)
+		return;
+	char *g = gate_json(r, &rd->gate, rd->from, rd->summary, rd->before, &rd->ta, &rd->va);
+	report_send(r->report_fd, REPORT_GATE, g ? g : "{}");
+	free(g);
+}
+
+/* The default output contract, not satisfied: name every part that is
+ * missing. */
 static int contract_failed(struct round *rd)
 {
 	struct run *r = rd->r;
@@ -1376,31 +1515,189 @@ static int contract_failed(struct round *rd)
 		                   "checkout of its commit: %s"), failed);
 	else
 		buf_printf(&why, _("tests failed: %s"), failed);
+	fix_note(r, &why);
 	if (tail && *tail)
 		buf_printf(&why, "\n%s", tail);
-	if (rd->hrc == 0) {
-		/* The work was imported: its gate summary says what the
-		 * reviewer would have seen, the mismatch first. */
-		char *g = gate_json(r, &rd->gate, rd->from, rd->summary, rd->before, &rd->ta,
-		                    &rd->va);
-		report_send(r->report_fd, REPORT_GATE, g ? g : "{}");
-		free(g);
-	}
+	/* The mismatch first in the gate summary. */
+	rd->gate.has_contract = 1;
+	rd->gate.contract.change = rd->hrc == 0;
+	rd->gate.contract.bundle = 1;
+	send_gate(rd);
 	fail_reason(r, rd->hrc == HANDOFF_NO_CHANGE ? "contract" : "tests", "testing", why.data);
 	buf_free(&why);
 	return 1;
 }
 
+/* The next prompt of the fix loop, in the same conversation: the failed
+ * tests' names and the end of their output (t), and what else of the
+ * contract failed. */
+static int fix_prompt(struct round *rd, const struct tests_after *t, const char *contract_why)
+{
+	struct run *r = rd->r;
+	struct buf b = {0};
+	buf_printf(&b, _("The tests fail after your work (%s). Fix the code so that they pass, "
+	                 "and keep the rest of your work.\n\n"),
+	           t == &rd->va ? _("run on a clean checkout of your commit")
+	                        : _("run in your sandbox"));
+	if (t->names)
+		buf_printf(&b, _("Failed tests: %s\n\n"), t->names);
+	const char *tail = t->long_tail ? t->long_tail : t->tail;
+	if (tail && *tail)
+		buf_printf(&b, _("The end of their output:\n\n%s\n\n"), tail);
+	if (contract_why)
+		buf_printf(&b, _("The task's contract is not satisfied yet either: %s.\n\n"),
+		           contract_why);
+	buf_printf(&b, _("This is fix round %d of %d.\n"), r->fix_used, r->fix_max);
+	int rc = fsx_write_file(r->prompt_path, b.data, b.len, 0644, &rd->e);
+	if (rc == 0)
+		rc = r->job->be->copy_in(rd->sb, r->prompt_path, SANDBOX_PROMPT, &rd->e);
+	buf_free(&b);
+	return rc;
+}
+
+/* The fix loop: the round's tests failed and a try is left; the agent
+ * gets them as its next round's prompt (fix_prompt), in the same sandbox
+ * and conversation.  Returns ROUND_FIX, or 1 when that cannot be. */
+static int round_fix(struct round *rd, const char *contract_why)
+{
+	struct run *r = rd->r;
+	const struct tests_after *t = rd->va.ran && !rd->va.passed ? &rd->va : &rd->ta;
+	if (!rd->gate.has_contract) {
+		rd->gate.has_contract = 1;
+		rd->gate.contract.change = rd->hrc == 0;
+		rd->gate.contract.bundle = 1;
+	}
+	send_gate(rd);
+	r->fix_used++;
+	logline(r, "testing: the tests failed; fix round %d of %d (fix-rounds): the agent gets "
+	        "the failed tests and their output", r->fix_used, r->fix_max);
+	if (fix_prompt(rd, t, contract_why) < 0)
+		return fail(r, "testing", rd->e.msg);
+	report_sendf(r->report_fd, REPORT_FIX, "%d", r->round + 1);
+	return ROUND_FIX;
+}
+
+static int fix_left(const struct run *r)
+{
+	return r->fix_used < r->fix_max;
+}
+
+/* mirror_has_file in the round's tree, for the "file" clause. */
+struct tree_at {
+	const char *mirror, *commit;
+};
+
+static int file_in_tree(const char *path, void *arg)
+{
+	const struct tree_at *t = arg;
+	return mirror_has_file(t->mirror, t->commit, path);
+}
+
+/* The task's own contract against the round: 1 when every clause holds;
+ * why gets the sentences of those that do not, rd->gate what each came
+ * to, *tests_failed whether "tests" is among them.  The work is judged
+ * from where the round started (the fix loop's: where the round whose
+ * tests it fixes started), from the mirror, never the agent's tree. */
+static int contract_judge(struct round *rd, struct buf *why, int *tests_failed)
+{
+	struct run *r = rd->r;
+	int nochange = rd->hrc == HANDOFF_NO_CHANGE;
+	int changed = !nochange && strcmp(r->head, r->fix_from) != 0;
+	char **paths = NULL;
+	size_t np = 0;
+	struct err pe = {{0}};
+	if (changed && mirror_changed_paths(r->mirror, r->fix_from, r->head, &paths, &np, &pe) < 0)
+		logline(r, "testing: %s", pe.msg);
+	struct tree_at at = { r->mirror, nochange ? r->base : r->head };
+	struct contract_facts f = {
+		.changed = changed, .tests_ran = rd->va.ran, .tests_passed = rd->va.passed,
+		.summary = rd->summary, .paths = (const char *const *)paths, .npaths = np,
+		.file_exists = file_in_tree, .arg = &at,
+	};
+	int held = recipe_contract_check(r->clauses, r->nclauses, &f, why);
+	struct gate_summary *g = &rd->gate;
+	g->has_contract = 1;
+	g->contract.clauses = xcalloc(r->nclauses, sizeof *g->contract.clauses);
+	g->contract.nclauses = r->nclauses;
+	for (size_t i = 0; i < r->nclauses; i++) {
+		struct buf ignored = {0};
+		g->contract.clauses[i].clause = xstrdup(r->clauses[i]);
+		g->contract.clauses[i].held = recipe_contract_check(&r->clauses[i], 1, &f, &ignored);
+		buf_free(&ignored);
+	}
+	int tests_ok = rd->va.ran && rd->va.passed;
+	g->contract.change = !recipe_contract_has(r->clauses, r->nclauses, "change") || changed;
+	g->contract.tests = !recipe_contract_has(r->clauses, r->nclauses, "tests") || tests_ok;
+	g->contract.bundle = 1;
+	*tests_failed = !tests_ok && recipe_contract_has(r->clauses, r->nclauses, "tests");
+	mirror_paths_free(paths, np);
+	return held;
+}
+
+/* The task's own contract, not satisfied: every clause that failed. */
+static int contract_own_failed(struct round *rd, const char *sentences)
+{
+	struct run *r = rd->r;
+	struct buf why = {0};
+	buf_printf(&why, _("contract not satisfied: %s"), sentences);
+	if (rd->va.ran && !rd->va.passed) {
+		fix_note(r, &why);
+		if (rd->verify_problem)
+			buf_printf(&why, "\n%s", rd->verify_problem);
+		if (rd->va.tail && *rd->va.tail)
+			buf_printf(&why, "\n%s", rd->va.tail);
+	}
+	send_gate(rd);
+	fail_reason(r, "contract", "testing", why.data);
+	buf_free(&why);
+	return 1;
+}
+
+/* A round that changed nothing: its tests on a clean checkout of its
+ * tree are the base's, which the template ran (the tests before). */
+static void nochange_tests(struct round *rd)
+{
+	const struct template_tests *b = rd->before;
+	tests_after_free(&rd->va);
+	if (!b->ran)
+		return;
+	rd->va = (struct tests_after){ .ran = 1, .passed = b->passed, .exited = b->exited,
+	                               .code = b->code, .tail = dup_or_null(b->tail),
+	                               .log = dup_or_null(b->log) };
+}
+
+/* What the task's own contract (recipe.h) says of the round: 0 when it
+ * reaches the gate (a round that changed nothing too, where the contract
+ * allows), ROUND_FIX, or 1 when the task ended. */
+static int contract_own(struct round *rd)
+{
+	struct run *r = rd->r;
+	if (rd->hrc == HANDOFF_NO_CHANGE)
+		nochange_tests(rd);
+	struct buf why = {0};
+	int tests_failed = 0, rc;
+	if (contract_judge(rd, &why, &tests_failed))
+		rc = 0;
+	else if (tests_failed && rd->va.ran && fix_left(r))
+		rc = round_fix(rd, why.data);
+	else
+		rc = contract_own_failed(rd, why.data);
+	buf_free(&why);
+	return rc;
+}
+
 /* What the hand-off and the tests came to: a cancel, no change, a failed
- * hand-off or verification, or the contract not satisfied end the task. */
+ * hand-off or verification, or the contract not satisfied end the task;
+ * failing tests may go to the fix loop instead (ROUND_FIX). */
 static int round_contract(struct round *rd)
 {
 	struct run *r = rd->r;
 	int hrc = rd->hrc, vrc = rd->vrc;
+	int tests_failed = rd->va.ran ? !rd->va.passed : rd->test_problem != NULL;
 	struct buf why = {0};
 	if (hrc == 0 && vrc == 0 && cancelled) {
 		report_send(r->report_fd, REPORT_CANCELLED, NULL);
-	} else if (hrc == HANDOFF_NO_CHANGE && !rd->test_problem) {
+	} else if (!r->nclauses && hrc == HANDOFF_NO_CHANGE && !rd->test_problem) {
 		/* The agent found nothing to change: its explanation ends the
 		 * task, with no branch. */
 		logline(r, "hand-off: no change; the agent's explanation ends the task");
@@ -1416,8 +1713,11 @@ static int round_contract(struct round *rd)
 		buf_printf(&why, _("the tests could not be verified on a clean checkout: %s"),
 		           rd->e.msg);
 		fail(r, "testing", why.data);
-	} else if (hrc == HANDOFF_NO_CHANGE ||
-	           (rd->va.ran ? !rd->va.passed : rd->test_problem != NULL)) {
+	} else if (r->nclauses) {
+		return contract_own(rd);
+	} else if (hrc == HANDOFF_NO_CHANGE || tests_failed) {
+		if (tests_failed && fix_left(r))
+			return round_fix(rd, hrc == HANDOFF_NO_CHANGE ? _("no change") : NULL);
 		contract_failed(rd);
 	} else {
 		return 0;
@@ -1426,16 +1726,35 @@ static int round_contract(struct round *rd)
 	return 1;
 }
 
-/* The round's work is imported and its tests pass: the gate summary, and
- * what a later round needs kept. */
+/* The round reaches the gate without a change (a contract with
+ * no-change): its head is the base, its summary what it came to. */
+static void gate_nochange(struct round *rd)
+{
+	struct run *r = rd->r;
+	memcpy(r->head, r->base, sizeof r->head);
+	report_send(r->report_fd, REPORT_HEAD, r->head);
+	logline(r, "hand-off: no change; the round reaches the gate with the agent's summary "
+	        "(the task's contract)");
+	home_fetch(r, rd->sb);
+}
+
+/* The round's work is imported and its tests pass (or its contract
+ * holds): the gate summary, and what a later round needs kept. */
 static int round_gate(struct round *rd)
 {
 	struct run *r = rd->r;
-	if (rd->va.ran && !rd->ta.passed)
+	int nochange = rd->hrc == HANDOFF_NO_CHANGE;
+	if (nochange)
+		gate_nochange(rd);
+	else if (rd->va.ran && !rd->ta.passed && rd->va.passed)
 		logline(r, "verifying: the tests failed in the agent's sandbox but pass on a "
 		        "clean checkout; the gate uses the clean result");
-	logline(r, "hand-off: imported %s as %s (round %d)", r->head, r->job->task->branch,
-	        r->round);
+	if (!nochange)
+		logline(r, "hand-off: imported %s as %s (round %d)", r->head, r->job->task->branch,
+		        r->round);
+	if (r->fix_used)
+		logline(r, "testing: the tests pass after %d fix round%s", r->fix_used,
+		        r->fix_used == 1 ? "" : "s");
 	char *g = gate_json(r, &rd->gate, rd->from, rd->summary, rd->before, &rd->ta, &rd->va);
 	report_send(r->report_fd, REPORT_GATE, g ? g : "{}");
 	free(g);
@@ -1443,7 +1762,10 @@ static int round_gate(struct round *rd)
 	 * (a kill, a stop between rounds) finds the conversation and the
 	 * round's work kept, so a later round resumes both. */
 	home_keep(r);
-	keep_round_bundle(r);
+	if (!nochange)
+		keep_round_bundle(r);
+	/* A later round that fails gets its own tries. */
+	r->fix_used = 0;
 	report_send(r->report_fd, REPORT_DONE, NULL);
 	return 0;
 }
@@ -1514,8 +1836,25 @@ struct steps {
 	char *problem;
 };
 
+/* The task's own base (--base): fetched and resolved in the mirror. */
+static int base_of_task(struct steps *s)
+{
+	struct run *r = s->r;
+	const struct task_row *t = r->job->task;
+	char *what = NULL;
+	logline(r, "preparing: fetching the remote's branches, tags and %s", t->base_ref);
+	if (mirror_resolve_base(r->job->data_dir, s->repo, t->base_ref, r->base, &what,
+	                        &s->e) < 0)
+		return fail(r, "preparing", s->e.msg);
+	report_send(r->report_fd, REPORT_BASE, r->base);
+	logline(r, "preparing: base commit %s (--base %s: %s)", r->base, t->base_ref, what);
+	free(what);
+	return 0;
+}
+
 /* The base: the round's work when resumed, a follow-up's parent's work,
- * else the repo's branch in a freshly updated mirror. */
+ * else the task's own base or the repo's branch in a freshly updated
+ * mirror. */
 static int step_base(struct steps *s)
 {
 	struct run *r = s->r;
@@ -1548,6 +1887,8 @@ static int step_base(struct steps *s)
 		logline(r, "preparing: updating the mirror of %s", repo->name);
 		if (mirror_update(job->data_dir, repo, &s->e) < 0)
 			return fail(r, "preparing", s->e.msg);
+		if (t->base_ref)
+			return base_of_task(s);
 		if (mirror_resolve_branch(r->mirror, repo->branch, r->base, &s->e) < 0)
 			return fail(r, "preparing", s->e.msg);
 		report_send(r->report_fd, REPORT_BASE, r->base);
@@ -1663,7 +2004,7 @@ static int step_sandbox(struct steps *s)
 	struct run *r = s->r;
 	if (r->job->be->create(&s->sb, &s->spec, &s->e) < 0)
 		return fail(r, "preparing", s->e.msg);
-	r->deadline = clock_mono() + r->job->cfg->limits.timeout;
+	r->deadline = clock_mono() + r->timeout;
 	return 0;
 }
 
@@ -1673,7 +2014,9 @@ static int step_workspace(struct steps *s)
 {
 	struct run *r = s->r;
 	const struct task_row *t = r->job->task;
-	if (r->job->resume_round) {
+	/* A round that reached the gate without a change (its head is the
+	 * base) has no bundle: the branch at the base is its work. */
+	if (r->job->resume_round && strcmp(r->head, r->base) != 0) {
 		if (rebuild_workspace(r, s->sb, &s->e) < 0)
 			return fail(r, "preparing", s->e.msg);
 		return 0;
@@ -1756,6 +2099,13 @@ static int step_rounds(struct steps *s)
 		int resume = (r->round > 1 || t->follow_of) && agent->resume &&
 		             (agent->kind == AGENT_SCRIPT || r->session);
 		int result = run_round(r, s->sb, resume ? &s->rcl : &s->cl, &s->before);
+		if (result == ROUND_FIX) {
+			/* The scheduler moved the task to running, round + 1; the
+			 * prompt is in the sandbox (round_fix). */
+			r->round++;
+			r->deadline = clock_mono() + r->timeout;
+			continue;
+		}
 		if (result != 0)
 			return result;
 		if (job->cfg->gate_timeout <= 0 || job->cmd_fd < 0)
@@ -1768,7 +2118,7 @@ static int step_rounds(struct steps *s)
 			return 0;
 		/* The scheduler moved the task to running, round `next`. */
 		r->round = next;
-		r->deadline = clock_mono() + job->cfg->limits.timeout;
+		r->deadline = clock_mono() + r->timeout;
 		if (write_prompt(r, s->sb, s->prompt, &s->e) < 0)
 			return fail(r, "running", s->e.msg);
 	}
@@ -1816,17 +2166,43 @@ static void steps_free(struct steps *s)
 	agent_cmdline_free(&s->rcl);
 }
 
+/* What the task asks of its rounds: its test command, timeout, fix
+ * rounds and output contract, else the repo's and the configuration's. */
+static int task_options(struct run *r, const struct repo_conf *repo, struct err *e)
+{
+	const struct task_row *t = r->job->task;
+	const struct config *cfg = r->job->cfg;
+	r->timeout = t->timeout > 0 ? t->timeout : cfg->limits.timeout;
+	if (!repo)
+		return 0;
+	r->repo = *repo;
+	if (t->test_cmd)
+		r->repo.test = t->test_cmd;
+	r->fix_max = t->fix_rounds >= 0 ? t->fix_rounds : repo->fix_rounds;
+	if (recipe_contract_parse(t->contract, &r->clauses, &r->nclauses, e) < 0) {
+		err_prefix(e, _("the task's output contract"));
+		return -1;
+	}
+	return 0;
+}
+
 static int run_steps(struct run *r)
 {
+	const struct repo_conf *repo = config_find_repo(r->job->cfg, r->job->task->repo);
 	struct steps s = {
 		.r = r,
-		.repo = config_find_repo(r->job->cfg, r->job->task->repo),
+		.repo = repo ? &r->repo : NULL,
 		.agent = config_find_agent(r->job->cfg, r->job->task->agent),
 	};
 	int rc = 0;
+	if (task_options(r, repo, &s.e) < 0)
+		rc = fail(r, "preparing", s.e.msg);
 	for (size_t i = 0; i < sizeof task_steps / sizeof *task_steps && rc == 0; i++)
 		rc = task_steps[i].run(&s);
 	steps_free(&s);
+	recipe_clauses_free(r->clauses, r->nclauses);
+	r->clauses = NULL;
+	r->nclauses = 0;
 	return rc;
 }
 

@@ -27,6 +27,7 @@
 	X(PAUSE, pause, "JSON", "an endpoint asked to slow down: endpoint, until, status") \
 	X(DONE, done, NULL, "hand-off imported: the task goes to review") \
 	X(NOCHANGE, nochange, NULL, "the agent changed nothing and the tests pass: done") \
+	X(FIX, fix, "N", "the verified tests failed: fix round N begins in the same sandbox") \
 	X(FAIL, fail, "STEP: WHY", "the task failed in STEP") \
 	X(CANCELLED, cancelled, NULL, "stopped by SIGTERM") \
 	X(KEPT, kept, NULL, "the sandbox waits at the gate for the next round") \

@@ -56,6 +56,8 @@ struct worker {
 	int cmd;                   /* command pipe to the supervisor, write end */
 	int at_gate;               /* its sandbox waits at review: no worker slot */
 	int round;                 /* the round it runs */
+	int fix_origin;            /* the round whose tests the fix loop's rounds
+	                              try to fix, while they run; else 0 */
 };
 
 struct scheduler {
@@ -265,6 +267,7 @@ static void on_done(struct sched *s, struct worker *w, const char *arg)
 	(void)arg;
 	struct err e = {{0}};
 	w->finished = 1;
+	w->fix_origin = 0;
 	/* A cancel that arrived while the last step finished still counts:
 	 * the task does not open a gate. */
 	struct task_row t;
@@ -282,6 +285,20 @@ static void on_nochange(struct sched *s, struct worker *w, const char *arg)
 	(void)arg;
 	w->finished = 1;
 	transition(s, w->id, TASK_DONE, NULL);
+}
+
+/* fix N: the round's verified tests failed; round N tries to fix them. */
+static void on_fix(struct sched *s, struct worker *w, const char *arg)
+{
+	struct err e = {{0}};
+	int n = atoi(arg);
+	if (move_fix_round(&s->mv, w->id, n, &e) < 0) {
+		say(&e, w->id);
+		return;
+	}
+	if (!w->fix_origin)
+		w->fix_origin = w->round;
+	w->round = n;
 }
 
 static void on_kept(struct sched *s, struct worker *w, const char *arg)
@@ -310,7 +327,9 @@ static void on_fail(struct sched *s, struct worker *w, const char *arg)
 	w->finished = 1;
 	if (s->stopping)
 		interrupted(s, w->id, 1, _("paddock was stopped while the task ran"));
-	else if (w->round > 1)
+	else if (w->round > 1 && w->fix_origin != 1)
+		/* A fix round goes back past the fix loop (rollback_round);
+		 * the first round's fails the task. */
 		round_failed(s, w->id, arg);
 	else
 		transition(s, w->id, TASK_FAILED, arg);
@@ -651,6 +670,7 @@ static int start_requested(struct sched *s)
 			int len = snprintf(cmd, sizeof cmd, "resume %d\n", round);
 			w->at_gate = 0;
 			w->round = round;
+			w->fix_origin = 0;
 			w->finished = 0;
 			if (fsx_write_all(w->cmd, cmd, (size_t)len) < 0)
 				kill(w->pid, SIGTERM);

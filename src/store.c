@@ -1417,8 +1417,30 @@ static char *gate_summary_text(const char *gate)
 	return out;
 }
 
+/* 1 when round n of r[0..nr) was made by the fix loop. */
+static int round_is_fix(const struct task_round *r, size_t nr, int n)
+{
+	for (size_t i = 0; i < nr; i++)
+		if (r[i].n == n)
+			return r[i].kind && !strcmp(r[i].kind, "fix");
+	return 0;
+}
+
+/* The round a task at round `round` goes back to when that round does not
+ * reach review: the one before, or before the fix loop's rounds and the
+ * round whose tests they tried to fix, which never reached review either;
+ * 0 when that is none (the first round's fix loop). */
+static int rollback_target(const struct task_round *r, size_t nr, int round)
+{
+	int to = round - 1;
+	while (to >= 1 && round_is_fix(r, nr, to + 1))
+		to--;
+	return to;
+}
+
 /* Inside a transaction: round t->round (> 1) did not reach review; the
- * task goes back to review with round - 1, which did. */
+ * task goes back to review with the round before (rollback_target), which
+ * did. */
 static int rollback_locked(struct store *s, const struct task_row *t, const char *why,
                            struct err *e)
 {
@@ -1426,9 +1448,10 @@ static int rollback_locked(struct store *s, const struct task_row *t, const char
 	size_t n;
 	if (store_rounds(s, t->id, &r, &n, e) < 0)
 		return -1;
+	int to = rollback_target(r, n, t->round);
 	const struct task_round *prev = NULL, *cur = NULL;
 	for (size_t i = 0; i < n; i++) {
-		if (r[i].n == t->round - 1)
+		if (r[i].n == to)
 			prev = &r[i];
 		if (r[i].n == t->round)
 			cur = &r[i];
@@ -1436,13 +1459,13 @@ static int rollback_locked(struct store *s, const struct task_row *t, const char
 	int rc = -1;
 	if (!prev || !prev->head) {
 		err_kind_set(e, ERR_WRONG_STATE, _("task %s: round %d has no work to go back to"),
-		             t->id, t->round - 1);
+		             t->id, to);
 		goto out;
 	}
 	char *summary = gate_summary_text(prev->gate);
 	const char *texts[] = { prev->head, summary ? summary : t->summary,
 	                        cur ? cur->head : NULL, why };
-	const int ints[] = { t->round - 1, t->round };
+	const int ints[] = { to, to + 1 };
 	rc = update_task(s, "UPDATE tasks SET head = ?, summary = ?, failed_head = ?, "
 	                 "failed_why = ?, round = ?, failed_round = ?, pending = NULL, "
 	                 "error = NULL, reason = NULL, sandbox_kept = 0, cancel_requested = 0 "
@@ -1450,8 +1473,8 @@ static int rollback_locked(struct store *s, const struct task_row *t, const char
 	free(summary);
 	/* The round starts afresh when changes are requested again. */
 	if (rc == 0) {
-		const int nr[] = { t->round };
-		rc = update_task(s, "DELETE FROM rounds WHERE n = ? AND task_seq = "
+		const int nr[] = { to };
+		rc = update_task(s, "DELETE FROM rounds WHERE n > ? AND task_seq = "
 		                 "(SELECT seq FROM tasks WHERE id = ?)", t->id, e, 0, NULL, 1, nr);
 	}
 	if (rc == 0)
@@ -1557,6 +1580,28 @@ int store_task_start(struct store *s, const char *id, struct err *e)
 
 /* Inside a transaction: what becomes of one active task whose process
  * stopped (see store_task_interrupted). */
+/* Inside a transaction: *yes 1 when task t is in the first round's fix
+ * loop (no round reached review yet); the task is then set back to round
+ * 1, its fix rounds gone, to start again as a first round does. */
+static int first_round_fix(struct store *s, const struct task_row *t, int *yes, struct err *e)
+{
+	struct task_round *r;
+	size_t n;
+	*yes = 0;
+	if (store_rounds(s, t->id, &r, &n, e) < 0)
+		return -1;
+	*yes = round_is_fix(r, n, t->round) && rollback_target(r, n, t->round) == 0;
+	task_rounds_free(r, n);
+	if (!*yes)
+		return 0;
+	const int one[] = { 1 };
+	if (update_task(s, "DELETE FROM rounds WHERE n > ? AND task_seq = "
+	                "(SELECT seq FROM tasks WHERE id = ?)", t->id, e, 0, NULL, 1, one) < 0)
+		return -1;
+	return update_task(s, "UPDATE tasks SET round = ? WHERE id = ?", t->id, e, 0, NULL, 1,
+	                   one);
+}
+
 static int interrupted_locked(struct store *s, const struct task_row *t, int planned,
                               int max_attempts, const char *why, enum task_status *to,
                               struct err *e)
@@ -1568,7 +1613,10 @@ static int interrupted_locked(struct store *s, const struct task_row *t, int pla
 		*to = TASK_CANCELLED;
 		return transition_locked(s, t->id, TASK_CANCELLED, _("cancelled while it ran"), e);
 	}
-	if (t->round > 1) {
+	int fix_of_first = 0;
+	if (t->round > 1 && first_round_fix(s, t, &fix_of_first, e) < 0)
+		return -1;
+	if (t->round > 1 && !fix_of_first) {
 		*to = TASK_REVIEW;
 		msg = xasprintf(_("%s: round %d was interrupted (%s); the task is back at review "
 		                  "with round %d's work, and the notes can be sent again"),
@@ -1996,6 +2044,41 @@ int store_task_resume(struct store *s, const char *id, int *round_out, struct er
 			}
 			sqlite3_finalize(st);
 		}
+	}
+	task_row_free(&t);
+out:
+	if (rc < 0) {
+		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+		return -1;
+	}
+	return exec(s, "COMMIT", e);
+}
+
+int store_task_fix_round(struct store *s, const char *id, int n, struct err *e)
+{
+	if (exec(s, "BEGIN IMMEDIATE", e) < 0)
+		return -1;
+	struct task_row t;
+	int rc = -1;
+	if (store_task_get(s, id, &t, e) < 0)
+		goto out;
+	if (t.status != TASK_RUNNING && t.status != TASK_TESTING) {
+		err_kind_set(e, ERR_WRONG_STATE, _("task %s is %s; only a running task gets a fix "
+		             "round"), t.id, task_status_name(t.status));
+	} else if (n != t.round + 1) {
+		err_kind_set(e, ERR_WRONG_STATE, _("task %s is in round %d; its fix round would be "
+		             "%d, not %d"), t.id, t.round, t.round + 1, n);
+	} else {
+		/* The round first: the "running" step is the new round's. */
+		const int ints[] = { n };
+		rc = update_task(s, "UPDATE tasks SET round = ?, error = NULL, reason = NULL "
+		                 "WHERE id = ?", t.id, e, 0, NULL, 1, ints);
+		if (rc == 0 && t.status != TASK_RUNNING)
+			rc = transition_locked(s, t.id, TASK_RUNNING, NULL, e);
+		if (rc == 0)
+			rc = store_round_begin(s, t.id, n, t.head ? t.head : t.base, e);
+		if (rc == 0)
+			rc = store_round_set_kind(s, t.id, n, "fix", e);
 	}
 	task_row_free(&t);
 out:

@@ -529,6 +529,11 @@ int store_draft_discard(struct store *s, const char *id, long long upto, struct 
 /* The scheduler starts a requested round: review -> running, round + 1,
  * pending cleared, round n+1 begun from the current head. */
 int store_task_resume(struct store *s, const char *id, int *round_out, struct err *e);
+/* The fix loop (pipeline.h): the verified tests of a running task's round
+ * failed and its agent gets round n (its round + 1) to fix them, in the
+ * same sandbox: running, round n begun from the task's head (else its
+ * base), of kind "fix". */
+int store_task_fix_round(struct store *s, const char *id, int n, struct err *e);
 /* A new task that follows up a finished one (done, failed, rejected): the
  * same repo, agent, budget, branch, pull request and agent session; its
  * base is the parent's head (or base when it has none), so that the agent
@@ -542,13 +547,17 @@ int store_task_start(struct store *s, const char *id, struct err *e);
 /* Round N > 1 of an active task failed (why: "<step>: <why>"): the task
  * goes back to review at round N - 1 with its head, summary and gate;
  * failed_round, failed_head and failed_why keep what round N did; round
- * N's row is removed so that it starts afresh. */
+ * N's row is removed so that it starts afresh.  A fix round (kind "fix")
+ * goes back past the fix loop's rounds and the round they tried to fix
+ * (to M - 1, M the first of them; failed_round M, the rows from M on
+ * removed); refused when M is 1: nothing reached review. */
 int store_task_rollback_round(struct store *s, const char *id, const char *why,
                               struct err *e);
 /* The process that ran an active task (not pushing) stopped (why says
  * how).  A cancel requested ends it cancelled; a later round goes back to
  * review with the round before (store_task_rollback_round), or to lost
- * when that has no work; a first round is queued again, or fails with
+ * when that has no work; a first round (or its fix loop's rounds, set back
+ * to round 1) is queued again, or fails with
  * reason "crashed" once it was started max_attempts times (a planned stop
  * does not use an attempt up).  *to (may be NULL) gets the new status. */
 int store_task_interrupted(struct store *s, const char *id, int planned, int max_attempts,

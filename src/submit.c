@@ -323,9 +323,21 @@ static int plan_make(struct plan *p, struct store *s, const struct config *cfg,
 		                                        "shows them"), rq->recipe);
 	if (plan_inputs(p, rq, e) < 0 || plan_text(p, rq, e) < 0 ||
 	    plan_repo_agent(p, cfg, rq, e) < 0 || plan_options(p, cfg, rq, e) < 0 ||
-	    plan_contract(p, rq, e) < 0 || plan_confirm(p, s, cfg, e) < 0)
+	    plan_contract(p, rq, e) < 0 || (s && plan_confirm(p, s, cfg, e) < 0))
 		return -1;
 	return 0;
+}
+
+int submit_check(const struct config *cfg, const struct submit_req *rq, struct err *e)
+{
+	struct plan p = { .budget = -1 };
+	const struct agent_conf *members[SUBMIT_GROUP_MAX];
+	size_t n = 0;
+	int rc = plan_make(&p, NULL, cfg, rq, e);
+	if (rc == 0)
+		rc = plan_members(&p, cfg, rq, members, &n, e);
+	plan_free(&p);
+	return rc;
 }
 
 int submit_tasks(struct store *s, const struct config *cfg, const struct submit_req *rq,

@@ -65,6 +65,11 @@ struct submit_result {
 int submit_tasks(struct store *s, const struct config *cfg, const struct submit_req *rq,
                  struct submit_result *out, struct err *e);
 
+/* The checks of submit_tasks that need no store (all but the estimate):
+ * a front door that must not create a store for a request that is wrong
+ * calls it first.  0, or -1 with e set as submit_tasks sets it. */
+int submit_check(const struct config *cfg, const struct submit_req *rq, struct err *e);
+
 /* Parses "NAME=VALUE" (an --input): *name is a malloc'd copy of NAME and
  * *value points into arg.  -1 with e set when there is no '='. */
 int submit_input_split(const char *arg, char **name, const char **value, struct err *e);

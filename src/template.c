@@ -581,6 +581,15 @@ static int template_tests_load(const char *cache, const char *logpath,
 	return 0;
 }
 
+/* 12 hex digits of FNV-1a over a test command (malloc'd). */
+static char *template_test_key(const char *test)
+{
+	uint64_t h = 1469598103934665603ULL;
+	for (const char *p = test; *p; p++)
+		h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+	return xasprintf("%012llx", (unsigned long long)(h & 0xffffffffffffULL));
+}
+
 int template_tests_before(const struct template_ctx *tc, const struct repo_conf *r,
                           const char *sha, const char *tpl, struct template_tests *out,
                           struct err *e)
@@ -591,8 +600,12 @@ int template_tests_before(const struct template_ctx *tc, const struct repo_conf 
 		return 0;
 	char *name = template_name(r, sha);
 	char *dir = paths_template_repo_dir(data_dir, r->name);
-	char *cache = xasprintf("%s/%s.tests", dir, name);
-	char *logpath = xasprintf("%s/%s.tests.log", dir, name);
+	/* Keyed by the command too: tasks with test commands of their own
+	 * (--test) never share a result. */
+	char *key = template_test_key(r->test);
+	char *cache = xasprintf("%s/%s.tests-%s", dir, name, key);
+	char *logpath = xasprintf("%s/%s.tests-%s.log", dir, name, key);
+	free(key);
 	char *lock = xasprintf("%s/%s.lock", dir, name);
 	free(dir);
 	free(name);
@@ -892,13 +905,23 @@ int template_remove(const char *data_dir, const struct template_info *t, struct 
 		err_set(e, _("template %s of repo %s is in use; it is kept"), t->name, t->repo);
 		goto out;
 	}
-	static const char *const side[] = { "tests", "tests.log", "tmp" };
-	for (size_t i = 0; i < sizeof side / sizeof *side; i++) {
-		char *p = xasprintf("%s/%s.%s", dir, t->name, side[i]);
+	/* Its tests caches (<name>.tests-KEY and their logs; <name>.tests
+	 * from before they had keys) and an unfinished build. */
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	size_t nl = strlen(t->name);
+	while (d && (de = readdir(d))) {
+		const char *rest = de->d_name + nl;
+		if (strncmp(de->d_name, t->name, nl) != 0 ||
+		    (strncmp(rest, ".tests", 6) != 0 && strcmp(rest, ".tmp") != 0))
+			continue;
+		char *p = xasprintf("%s/%s", dir, de->d_name);
 		struct err ignored;
 		template_rm(p, &ignored);
 		free(p);
 	}
+	if (d)
+		closedir(d);
 	if (template_rm(t->path, e) < 0)
 		goto out;
 	/* The lock files stay: a process that opened one before this would

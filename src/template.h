@@ -10,7 +10,8 @@
  * Layout: <data>/templates/<repo>/<sha>-<key> (key: a hash of the set-up
  * command and its allowlist), beside it <name>.lock (building), <name>.use
  * (a shared lock per process that uses it; its mtime is the last use),
- * <name>.tests and <name>.tests.log (the tests before). */
+ * <name>.tests-<test key> and its .log (the tests before, per test
+ * command: a hash of it). */
 #ifndef PADDOCK_TEMPLATE_H
 #define PADDOCK_TEMPLATE_H
 

@@ -315,8 +315,65 @@ static void test_load(void)
 	store_close(st);
 }
 
+/* A task's own contract and the fix loop's rounds: each clause with
+ * whether it held, and how many fix rounds it took, there and back. */
+static void test_workflow(void)
+{
+	struct gate_summary s = { .round = 3, .summary = strdup("fixed") };
+	s.tests.after = (struct gate_tests){ .ran = 1, .passed = 1, .exited = 1, .verified = 1 };
+	s.has_contract = 1;
+	s.contract.change = s.contract.tests = s.contract.bundle = 1;
+	s.contract.nclauses = 2;
+	s.contract.clauses = calloc(2, sizeof *s.contract.clauses);
+	s.contract.clauses[0] = (struct gate_clause){ strdup("change"), 1 };
+	s.contract.clauses[1] = (struct gate_clause){ strdup("changed *test*"), 0 };
+	s.fix_rounds = 2;
+	json_t *j = gate_summary_to_json(&s);
+	char *text = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	ok(strstr(text, "\"contract\":{\"change\":true,\"tests\":true,\"bundle\":true,"
+	       "\"clauses\":[{\"clause\":\"change\",\"held\":true},{\"clause\":"
+	       "\"changed *test*\",\"held\":false}]}") != NULL &&
+	   strstr(text, "\"fix_rounds\":2") != NULL,
+	   "the clauses with whether each held, and the fix rounds, are in the JSON");
+	struct gate_summary back;
+	struct err e = {{0}};
+	gate_summary_parse(text, &back, &e);
+	ok(back.fix_rounds == 2 && back.contract.nclauses == 2 &&
+	   !strcmp(back.contract.clauses[1].clause, "changed *test*") &&
+	   back.contract.clauses[0].held && !back.contract.clauses[1].held,
+	   "and they read back");
+	char *note = gate_fix_note(&back);
+	is_str(note, "tests passed after 2 fix rounds", "the gate says how many tries it took");
+	free(note);
+	back.tests.after.passed = 0;
+	back.fix_rounds = 1;
+	note = gate_fix_note(&back);
+	is_str(note, "tests still failed after 1 fix round", "and when they did not help");
+	free(note);
+	struct buf b = {0};
+	ok(gate_contract_text(&back, &b) == 0, "a clause that failed: the contract did not hold");
+	is_str(b.data, "change: yes  changed *test*: no", "each clause, as the gate shows it");
+	buf_free(&b);
+	back.fix_rounds = 0;
+	ok(gate_fix_note(&back) == NULL, "no fix rounds: nothing to say");
+	gate_summary_free(&back);
+	free(text);
+	json_decref(j);
+	/* The default contract: change, tests, bundle. */
+	s.contract.nclauses = 0;
+	ok(gate_contract_text(&s, &b) == 1, "the default contract, all held");
+	is_str(b.data, "change: yes  tests: yes  bundle: yes", "its three parts");
+	s.contract.nclauses = 2;
+	buf_free(&b);
+	gate_summary_free(&s);
+	json_t *old = gate_summary_to_json(&(struct gate_summary){ .round = 1 });
+	ok(json_object_get(old, "fix_rounds") == NULL, "no fix_rounds member when there were none");
+	json_decref(old);
+}
+
 int main(void)
 {
+	test_workflow();
 	test_real();
 	test_built();
 	test_old();

@@ -31,7 +31,7 @@ int main(void)
 	for (int v = 0; v < REPORT_N; v++)
 		named += report_name(v) && *report_name(v) && report_doc(v) && *report_doc(v);
 	is_int(named, REPORT_N, "every verb has a name and says what it means");
-	is_int(REPORT_N, 16, "the protocol has the 16 verbs the scheduler handles");
+	is_int(REPORT_N, 17, "the protocol has the 17 verbs the scheduler handles");
 
 	char *line = through_pipe(REPORT_FAIL, "testing: two\nlines and a \\ backslash");
 	is_str(line, "fail testing: two\\nlines and a \\\\ backslash",

@@ -479,6 +479,81 @@ static void test_workflows(const char *dir)
 	store_close(s);
 }
 
+#define SHA(c) c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c
+
+/* The fix loop's rounds (store_task_fix_round): of kind "fix", from the
+ * head; one that fails goes back past them to the round that reached
+ * review, or fails the task when none did; interrupted in the first
+ * round's, the task is queued again at round 1. */
+static void test_fix_rounds(const char *dir)
+{
+	struct err e = {{0}};
+	struct store *s;
+	is_int(store_open(&s, testlib_fmt("%s/fix.db", dir), &e), 0, "open a store for fix rounds");
+	struct task_new tn = { .repo = "demo", .agent = "fixer", .text = "x", .budget = -1 };
+	char id[TASK_ID_LEN + 1];
+	store_task_create(s, &tn, id, NULL, &e);
+	ok(store_task_fix_round(s, id, 2, &e) < 0 && e.kind == ERR_WRONG_STATE,
+	   "a queued task gets no fix round (%s)", e.msg);
+	store_task_start(s, id, &e);
+	store_task_set_base(s, id, SHA("1"), &e);
+	store_round_begin(s, id, 1, SHA("1"), &e);
+	store_task_transition(s, id, TASK_RUNNING, NULL, &e);
+	store_task_transition(s, id, TASK_TESTING, NULL, &e);
+	store_task_set_head(s, id, SHA("2"), &e);
+	store_round_end(s, id, 1, SHA("2"), "{\"round\":1}", &e);
+	ok(store_task_fix_round(s, id, 3, &e) < 0, "a fix round must be the next round");
+	is_int(store_task_fix_round(s, id, 2, &e), 0, "round 1's tests failed: fix round 2");
+	struct task_row t;
+	store_task_get(s, id, &t, &e);
+	ok(t.status == TASK_RUNNING && t.round == 2, "running, round 2");
+	task_row_free(&t);
+	struct task_round *rr;
+	size_t nr;
+	store_rounds(s, id, &rr, &nr, &e);
+	ok(nr == 2 && rr[1].kind && !strcmp(rr[1].kind, "fix") && rr[1].from &&
+	   !strcmp(rr[1].from, SHA("2")), "round 2 is a fix round from round 1's head");
+	task_rounds_free(rr, nr);
+	/* paddock stops in the first round's fix loop: queued again, round 1. */
+	struct store_recovery rec;
+	is_int(store_recover_active(s, 3, "paddock stopped", &rec, &e), 0, "recovery");
+	store_task_get(s, id, &t, &e);
+	ok(rec.queued == 1 && t.status == TASK_QUEUED && t.round == 1,
+	   "interrupted in the first round's fix loop: queued again at round 1 (%s, %d)",
+	   task_status_name(t.status), t.round);
+	task_row_free(&t);
+	store_rounds(s, id, &rr, &nr, &e);
+	ok(nr == 1 && rr[0].n == 1, "the fix round is gone");
+	task_rounds_free(rr, nr);
+	ok(store_task_rollback_round(s, id, "x", &e) < 0, "nothing to roll back");
+
+	/* Reviewed round 1, round 2 (changes) fails its tests, fix round 3
+	 * too: back at review with round 1. */
+	store_task_start(s, id, &e);
+	store_task_transition(s, id, TASK_RUNNING, NULL, &e);
+	store_task_transition(s, id, TASK_REVIEW, NULL, &e);
+	store_task_request_changes(s, id, "more", "ann", &e);
+	int round = 0;
+	store_task_resume(s, id, &round, &e);
+	store_task_transition(s, id, TASK_TESTING, NULL, &e);
+	store_task_set_head(s, id, SHA("3"), &e);
+	store_round_end(s, id, 2, SHA("3"), "{\"round\":2}", &e);
+	is_int(store_task_fix_round(s, id, 3, &e), 0, "round 2's tests failed: fix round 3");
+	store_task_set_head(s, id, SHA("4"), &e);
+	store_round_end(s, id, 3, SHA("4"), NULL, &e);
+	is_int(store_task_rollback_round(s, id, "testing: tests failed", &e), 0, "round 3 fails");
+	store_task_get(s, id, &t, &e);
+	ok(t.status == TASK_REVIEW && t.round == 1 && !strcmp(t.head, SHA("2")) &&
+	   t.failed_round == 2 && t.failed_head && !strcmp(t.failed_head, SHA("4")),
+	   "back at review with round 1; round 2 is the one to run again (%d, %d)", t.round,
+	   t.failed_round);
+	task_row_free(&t);
+	store_rounds(s, id, &rr, &nr, &e);
+	ok(nr == 1 && rr[0].n == 1, "rounds 2 and 3 are gone");
+	task_rounds_free(rr, nr);
+	store_close(s);
+}
+
 int main(void)
 {
 	const char *dir = testlib_tmpdir("store");
@@ -775,6 +850,7 @@ int main(void)
 	sqlite3_close(raw);
 
 	test_query(dir);
+	test_fix_rounds(dir);
 	test_workflows(dir);
 	testlib_end();
 	return tap_done();

@@ -25,6 +25,7 @@ extern char **environ;
 #include "i18n.h"
 #include "paths.h"
 #include "sanitize.h"
+#include "shell.h"
 #include "term.h"
 #include "theme.h"
 
@@ -56,11 +57,13 @@ struct job {
 	void (*chunk)(struct dash *d, void *arg, const char *data, size_t len);
 	void *arg;
 	int forgotten;
+	int gives_term;            /* it has the terminal (dash_shell) */
 };
 
 struct ui {
 	struct dash d;
 	struct theme *theme;
+	int term_away;             /* a job has the terminal: no drawing, no keys */
 	struct job jobs[8];
 	int njobs;
 	FILE *script;
@@ -406,6 +409,56 @@ void dash_background(struct dash *d, const char *what,
 	dash_message(d, ROLE_NOTICE, _("%s..."), what);
 }
 
+struct shell_job {
+	char id[TASK_ID_LEN + 1];
+	int script;
+};
+
+/* In the job's child: the session, on the terminal the dashboard gave up
+ * (in script mode, none: standard input is /dev/null). */
+static int shell_job(struct dash *d, void *arg, char *msg, size_t msglen)
+{
+	struct shell_job *sj = arg;
+	if (sj->script) {
+		int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		if (fd >= 0) {
+			dup2(fd, STDIN_FILENO);
+			close(fd);
+		}
+	}
+	struct err e = {{0}};
+	int rc = shell_run(d->data_dir, sj->id, 0, NULL, &e);
+	if (rc < 0) {
+		snprintf(msg, msglen, "%s", e.msg);
+		return -1;
+	}
+	snprintf(msg, msglen, _("the shell in task %s ended (exit status %d); what it changed "
+	                        "was put back"), sj->id, rc);
+	return 0;
+}
+
+void dash_shell(struct dash *d, const char *task_id)
+{
+	struct ui *u = ui_of(d);
+	static struct shell_job sj;
+	snprintf(sj.id, sizeof sj.id, "%s", task_id);
+	sj.script = d->script;
+	if (!d->script)
+		term_suspend();
+	struct job_run r = { .d = d, .action = shell_job, .arg = &sj };
+	struct err e = {{0}};
+	struct job *j = job_start(u, &r, &e);
+	if (!j) {
+		if (!d->script)
+			term_resume();
+		dash_message(d, ROLE_ERROR, _("cannot start the shell: %s"), e.msg);
+		return;
+	}
+	j->what = xstrdup(_("the shell"));
+	j->gives_term = 1;
+	u->term_away = 1;
+}
+
 void dash_stream(struct dash *d, int (*fn)(struct dash *d, void *arg, FILE *out),
                  void (*chunk)(struct dash *d, void *arg, const char *data, size_t len),
                  void (*done)(struct dash *d, void *arg, const char *data, size_t len, int ok),
@@ -454,6 +507,12 @@ static void job_read(struct ui *u, int i)
 	/* The end: the child wrote everything and exited. */
 	close(j->fd);
 	int ws = child_finish(&j->ch);
+	if (j->gives_term) {
+		/* The terminal is ours again. */
+		u->term_away = 0;
+		if (!u->d.script)
+			term_resume();
+	}
 	if (j->done) {
 		struct job done = *j;
 		u->jobs[i] = u->jobs[--u->njobs];
@@ -1497,7 +1556,9 @@ static int run(struct ui *u)
 		}
 		if (u->quit_asked == 2 && (!d->sched || scheduler_busy(d->sched) == 0))
 			d->quit = 1;
-		if (!d->script) {
+		if (!d->script && u->term_away) {
+			/* A shell has the terminal: nothing is drawn under it. */
+		} else if (!d->script) {
 			int w, h;
 			term_size(&w, &h);
 			if (w != screen_width(d->scr) || h != screen_height(d->scr))
@@ -1526,7 +1587,7 @@ static int run(struct ui *u)
 		struct pollfd pfd[64];
 		size_t n = 0;
 		if (!d->script) {
-			pfd[n].fd = STDIN_FILENO;
+			pfd[n].fd = u->term_away ? -1 : STDIN_FILENO;
 			pfd[n++].events = POLLIN;
 		}
 		pfd[n].fd = u->sigfd;
@@ -1556,6 +1617,8 @@ static int run(struct ui *u)
 				 * configuration.  Otherwise (kill -INT, -TERM,
 				 * the terminal hung up) told to go: what runs is
 				 * queued again, not lost (scheduler_close). */
+				if (si.ssi_signo == SIGINT && si.ssi_code == SI_KERNEL && u->term_away)
+					continue;  /* the shell's, not ours */
 				if (si.ssi_signo == SIGINT && si.ssi_code == SI_KERNEL && !d->script)
 					handle_key(u, KEYC_CTRL + 'c');
 				else if (si.ssi_signo == SIGHUP && si.ssi_code == SI_USER)
@@ -1564,7 +1627,7 @@ static int run(struct ui *u)
 					d->quit = 1;
 			}
 		}
-		if (!d->script) {
+		if (!d->script && !u->term_away) {
 			/* Also after a signal woke poll: a resize is a key. */
 			int key;
 			while ((key = term_getkey()) >= 0)

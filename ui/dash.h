@@ -74,6 +74,11 @@ void dash_copy_menu(struct dash *d, const char *task_id, const char *line);
 /* Shows a file in $PAGER (less -R when unset) with the terminal given to
  * it and taken back after; -1 with a message in the status bar. */
 int dash_pager(struct dash *d, const char *path);
+/* `!`: a shell in task_id's kept sandbox at the gate (shell.h): the
+ * dashboard gives the terminal up for the session, in a job of its own,
+ * its loop (and a hosted scheduler) going on, and takes it back after; the
+ * status bar then says how it ended, or why it could not start. */
+void dash_shell(struct dash *d, const char *task_id);
 /* Opens a view on top (task_id may be NULL). */
 int dash_open(struct dash *d, const struct view_ops *ops, const char *task_id);
 /* Closes the top view (not the last one). */

@@ -1211,6 +1211,9 @@ static int gate_request(struct view *v, enum request req)
 	case REQ_REQUEST_CHANGES:
 		gate_view_request_changes(v->d, v->task_id);
 		return 1;
+	case REQ_SHELL:
+		dash_shell(v->d, v->task_id);
+		return 1;
 	case REQ_DISCARD_DRAFT:
 		gate_view_discard_draft(v->d, v->task_id);
 		return 1;

@@ -965,8 +965,27 @@ int tasks_view_sort(struct view *v, const char *name)
 
 /* ---- jumps ---- */
 
+/* The seq of group gid's member that q (the list's filters, one row per
+ * group) shows: its first (newest 0), or of its members the last one
+ * (newest 1), where the group's row ends; 0 when none. */
+static long long group_seq(struct view *v, struct task_query q, const char *gid, int newest)
+{
+	struct task_row *rows = NULL;
+	size_t n = 0;
+	struct err e = {{0}};
+	if (newest)
+		q = (struct task_query){ .no_steps = 1 };
+	q.group = gid;
+	q.limit = 1;
+	q.newest_first = newest;
+	long long seq = store_task_query(v->d->st, &q, &rows, &n, &e) == 0 && n ? rows[0].seq : 0;
+	task_rows_free(rows, n);
+	return seq;
+}
+
 /* The line of the next task after the selection whose status is in
- * want, going round the end; -1 when the list has none. */
+ * want, going round the end; -1 when the list has none.  A group's row
+ * counts when a member's status is in want. */
 static long next_line(struct view *v, unsigned want, struct err *e)
 {
 	struct tasks *p = v->priv;
@@ -986,6 +1005,8 @@ static long next_line(struct view *v, unsigned want, struct err *e)
 		return -1;
 	q.limit = 1;
 	q.after = cur ? cur->seq : 0;
+	if (cur && cur->group_id)
+		q.after = group_seq(v, q, cur->group_id, 1);
 	struct task_row *rows = NULL;
 	size_t n = 0;
 	if (store_task_query(v->d->st, &q, &rows, &n, e) < 0)
@@ -999,6 +1020,9 @@ static long next_line(struct view *v, unsigned want, struct err *e)
 		return -1;
 	struct task_query before = base_query(p);
 	before.before = rows[0].seq;
+	/* The member found stands in the list as its group's row. */
+	if (rows[0].group_id)
+		before.before = group_seq(v, base_query(p), rows[0].group_id, 0);
 	size_t k = 0;
 	task_rows_free(rows, n);
 	return store_task_count(v->d->st, &before, &k, e) < 0 ? -1 : (long)k;
@@ -1060,6 +1084,10 @@ static int tasks_request(struct view *v, enum request req)
 		return 1;
 	case REQ_NEW_TASK:
 		newtask_open(d, new_added, v);
+		return 1;
+	case REQ_SHELL:
+		if (t)
+			dash_shell(d, t->id);
 		return 1;
 	case REQ_CONFIRM_TASK:
 		if (t)
