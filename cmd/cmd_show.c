@@ -122,6 +122,8 @@ static void show_gate(struct store *s, const struct task_row *t)
 		printf("%-8s %s\n", _("pull req"), t->pr_url);
 	if (t->pushed)
 		printf("%-8s %s\n", _("pushed"), t->pushed);
+	else if (t->status == TASK_DONE && t->head && t->base && !strcmp(t->head, t->base))
+		printf("%-8s %s\n", _("pushed"), _("nothing: the round changed nothing"));
 	else if (t->status == TASK_DONE && t->approval && !strcmp(t->approval, "never"))
 		printf("%-8s %s\n", _("pushed"), _("nothing: the branch is kept in the mirror "
 		                                   "(approval never)"));
