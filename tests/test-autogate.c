@@ -138,6 +138,19 @@ static void test_hold(void)
 	is_int(autogate_due(st, get(id), &e), 0, "the round is looked at once");
 	buf_free(&out);
 
+	/* A reviewer's round (paddock shell --keep) that passes: a person
+	 * made it, a person decides. */
+	is_int(store_task_reviewer_round(st, id, 2, HEAD, "3333333333333333333333333333333333333333",
+	                                 gate_json(1, 1, 1, NULL), "fixed by hand", 1.0, &e), 0,
+	       "a reviewer's round 2 (%s)", e.msg);
+	is_int(autogate_due(st, get(id), &e), 1, "its round 2 is due");
+	autogate_run(&g, id, &out, &e);
+	ok(get(id)->status == TASK_REVIEW && !get(id)->pushed &&
+	   strstr(decisions(id), "hold/paddock (auto)/approval auto: waits for a person: round 2 "
+	          "is a reviewer's (paddock shell --keep), on which a person decides;"),
+	   "a reviewer's round is not approved without a person (%s)", decisions(id));
+	buf_free(&out);
+
 	char rv[TASK_ID_LEN + 1];
 	at_review(rv, "r", NULL, 0, HEAD, gate_json(1, 1, 1, NULL));
 	is_int(autogate_due(st, get(rv), &e), 0, "approval review is never due");
