@@ -88,6 +88,27 @@ static void show_rounds(struct store *s, const struct task_row *t)
 	task_history_free(&h);
 }
 
+/* A task of approval auto or auto-push that waits at review: which
+ * condition kept it there (the hold of its round, autogate.h). */
+static void show_hold(struct store *s, const struct task_row *t)
+{
+	struct task_decision *d;
+	size_t n;
+	struct err e = {{0}};
+	if (t->status != TASK_REVIEW || store_decisions(s, t->id, &d, &n, &e) < 0)
+		return;
+	const struct task_decision *hold = NULL;
+	for (size_t i = 0; i < n; i++)
+		if (d[i].round == t->round && !strcmp(d[i].action, "hold") && d[i].notes)
+			hold = &d[i];
+	if (hold) {
+		printf("%-8s ", _("held"));
+		cli_put_text(stdout, hold->notes, strcspn(hold->notes, "\n"));
+		putchar('\n');
+	}
+	task_decisions_free(d, n);
+}
+
 static void show_gate(struct store *s, const struct task_row *t)
 {
 	struct err e = {{0}};
@@ -101,6 +122,12 @@ static void show_gate(struct store *s, const struct task_row *t)
 		printf("%-8s %s\n", _("pull req"), t->pr_url);
 	if (t->pushed)
 		printf("%-8s %s\n", _("pushed"), t->pushed);
+	else if (t->status == TASK_DONE && t->head && t->base && !strcmp(t->head, t->base))
+		printf("%-8s %s\n", _("pushed"), _("nothing: the round changed nothing"));
+	else if (t->status == TASK_DONE && t->approval && !strcmp(t->approval, "never"))
+		printf("%-8s %s\n", _("pushed"), _("nothing: the branch is kept in the mirror "
+		                                   "(approval never)"));
+	show_hold(s, t);
 	if (t->round > 1 || t->status == TASK_REVIEW)
 		printf("%-8s %d%s%s\n", _("round"), t->round,
 		       t->sandbox_kept ? _(" (sandbox kept for the next round)") : "",
@@ -325,6 +352,13 @@ static void show_dry_run_record(const struct task_row *t)
 		cli_put_text(stdout, body ? body : "", body ? strlen(body) : 0);
 		putchar('\n');
 		free(body);
+		const char *problem = json_string_value(json_object_get(pr, "problem"));
+		if (problem) {
+			printf("%-8s ", "");
+			printf(_("but a real approve would not open it: "));
+			cli_put_text(stdout, problem, strlen(problem));
+			putchar('\n');
+		}
 	}
 	json_decref(j);
 }

@@ -342,8 +342,14 @@ static int list_print(const struct task_row *t, void *arg, struct err *e)
 		int pos, n;
 		if (t->group_id && group_position(lo->s, t, &pos, &n, e) == 0)
 			printf(_("(group %s, %d of %d) "), t->group_id, pos, n);
-		if (t->status == TASK_QUEUED && t->confirm && !strcmp(t->confirm, "needed"))
-			printf("%s ", _("(needs confirmation)"));
+		if (t->status == TASK_QUEUED && t->confirm && !strcmp(t->confirm, "needed")) {
+			char usd[32];
+			units_format_money(t->estimate, 2, usd, sizeof usd);
+			if (t->estimate > 0)
+				printf(_("(needs confirmation, estimated $%s) "), usd);
+			else
+				printf("%s ", _("(needs confirmation)"));
+		}
 		if (t->dry_run)
 			printf("%s ", _("(dry run)"));
 		cli_put_str(stdout, text);

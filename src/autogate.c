@@ -66,6 +66,22 @@ int autogate_conditions(struct store *st, const struct task_row *t, struct buf *
 	return why->len == 0;
 }
 
+/* 1 when the task's round is a reviewer's (paddock shell --keep): a
+ * person made it at the gate, and a person decides on it. */
+static int reviewers_round(struct store *st, const struct task_row *t)
+{
+	struct task_round *r;
+	size_t n;
+	struct err e = {{0}};
+	int yes = 0;
+	if (store_rounds(st, t->id, &r, &n, &e) < 0)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		yes |= r[i].n == t->round && r[i].kind && !strcmp(r[i].kind, "reviewer");
+	task_rounds_free(r, n);
+	return yes;
+}
+
 int autogate_run(const struct gate_ctx *g, const char *id, struct buf *out, struct err *e)
 {
 	struct task_row t;
@@ -80,7 +96,21 @@ int autogate_run(const struct gate_ctx *g, const char *id, struct buf *out, stru
 	ag.actor = AUTOGATE_ACTOR;
 	struct buf why = {0};
 	int m = mode_of(&t);
-	int ok = autogate_conditions(g->st, &t, &why, e);
+	int ok;
+	if (t.group_id) {
+		/* A best-of-N group's members are alternatives: pushing each
+		 * one that passes would open a pull request per member.  The
+		 * reviewer picks one. */
+		buf_printf(&why, _("it is a member of best-of-N group %s, of which a person picks "
+		                   "one (paddock group pick %s ID)"), t.group_id, t.group_id);
+		ok = 0;
+	} else if (reviewers_round(g->st, &t)) {
+		buf_printf(&why, _("round %d is a reviewer's (paddock shell --keep), on which a "
+		                   "person decides"), t.round);
+		ok = 0;
+	} else {
+		ok = autogate_conditions(g->st, &t, &why, e);
+	}
 	struct err ge = {{0}};
 	if (ok < 0) {
 		rc = -1;

@@ -11,7 +11,11 @@
  * are recorded as decisions of AUTOGATE_ACTOR, so the webhook and `paddock
  * show` say who decided.  When a condition fails, or the push does, the
  * task waits at review as under review, with a decision "hold" of
- * AUTOGATE_ACTOR whose notes say why; a round is looked at once. */
+ * AUTOGATE_ACTOR whose notes say why; a round is looked at once.  A
+ * member of a best-of-N group always waits: a person picks one member
+ * (group.h), and acting on each would push (and open a pull request for)
+ * every member that passes.  So does a reviewer's round (paddock shell
+ * --keep): a person made it at the gate. */
 #ifndef PADDOCK_AUTOGATE_H
 #define PADDOCK_AUTOGATE_H
 

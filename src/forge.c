@@ -1240,8 +1240,16 @@ json_t *forge_dry_run(const struct repo_conf *r, const char *branch, const char 
 		                      r->github_repo ? r->github_repo : "");
 		char *payload = forge_pr_payload(r, pr);
 		json_t *body = payload ? json_loads(payload, 0, NULL) : NULL;
-		pj = json_pack("{s:s,s:s,s:o}", "method", "POST", "url", url, "body",
-		               body ? body : json_null());
+		/* What forge_open_pull_request would refuse before sending
+		 * (github-repo, the token, https), so that a dry run shows it. */
+		struct err pe = {{0}};
+		const char *var = r->github_token_env ? r->github_token_env : "GITHUB_TOKEN";
+		if (forge_pr_check(r, pr, config_repo_github_token(r), var, api, &pe) == 0 && !body)
+			err_set(&pe, _("cannot build the pull request: the title or body is not valid "
+			               "UTF-8"));
+		pj = json_pack("{s:s,s:s,s:o,s:o}", "method", "POST", "url", url, "body",
+		               body ? body : json_null(), "problem",
+		               pe.msg[0] ? json_string(pe.msg) : json_null());
 		free(payload);
 		free(url);
 	}

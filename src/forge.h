@@ -91,9 +91,10 @@ int forge_open_pull_request(const struct repo_conf *r, const struct forge_pull_r
  * forge_open_pull_request would send, sending nothing.  A JSON object:
  * "remote" (the push URL without credentials), "refspec" (the exact one,
  * never forced), "commit", "force": false, and "pull_request": {"method",
- * "url", "body" (the JSON object forge_open_pull_request would POST)}, or
- * null when the repo opens none.  pr may be NULL (no pull request).  New
- * reference. */
+ * "url", "body" (the JSON object forge_open_pull_request would POST),
+ * "problem" (why it would refuse to send it before any network access,
+ * such as no GitHub token, or null)}, or null when the repo opens none.
+ * pr may be NULL (no pull request).  New reference. */
 json_t *forge_dry_run(const struct repo_conf *r, const char *branch, const char *commit,
                       const struct forge_pull_request *pr);
 

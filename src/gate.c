@@ -270,9 +270,12 @@ static int dry_run_record(const struct gate_ctx *g, const struct task_row *t, in
 		           t->branch, json_string_value(json_object_get(rec, "remote")),
 		           json_string_value(json_object_get(rec, "refspec")));
 		json_t *pj = json_object_get(rec, "pull_request");
+		const char *problem = json_string_value(json_object_get(pj, "problem"));
 		if (json_is_object(pj))
 			buf_printf(out, _("dry run: would open a pull request with POST %s; nothing was "
 			                  "opened\n"), json_string_value(json_object_get(pj, "url")));
+		if (problem)
+			buf_printf(out, _("dry run: but a real approve would not open it: %s\n"), problem);
 	}
 	free(txt);
 	json_decref(rec);
@@ -297,6 +300,13 @@ static int approval_never(const struct task_row *t)
 	return t->approval && config_approval_parse(t->approval) == APPROVAL_NEVER;
 }
 
+/* A round that changed nothing (a contract with no-change, such as the
+ * verify-pr recipe's): its head is the base. */
+static int changed_nothing(const struct task_row *t)
+{
+	return !t->head || (t->base && !strcmp(t->head, t->base));
+}
+
 int gate_approve(const struct gate_ctx *g, const char *id, const char *notes,
                  struct buf *out, struct err *e)
 {
@@ -306,15 +316,17 @@ int gate_approve(const struct gate_ctx *g, const char *id, const char *notes,
 	int rc = -1, lock = -1;
 	if (check_findings(g, &t, _("approve"), e) < 0)
 		goto out;
-	if (!t.head || (t.base && !strcmp(t.head, t.base))) {
+	/* What would be pushed decides, before test mode: a dry run of a
+	 * task that pushes nothing records nothing. */
+	if (changed_nothing(&t)) {
 		buf_printf(out, _("task %s changed nothing: there is nothing to push\n"), t.id);
 		rc = approve_no_push(g, &t, notes, e);
-	} else if (t.dry_run) {
-		rc = dry_run_record(g, &t, 1, out, e) == 0 ? approve_no_push(g, &t, notes, e) : -1;
 	} else if (approval_never(&t)) {
 		buf_printf(out, _("approval never: nothing is pushed; branch %s stays in paddock's "
 		                  "mirror\n"), t.branch);
 		rc = approve_no_push(g, &t, notes, e);
+	} else if (t.dry_run) {
+		rc = dry_run_record(g, &t, 1, out, e) == 0 ? approve_no_push(g, &t, notes, e) : -1;
 	} else if (t.pushed && !strcmp(t.pushed, t.head)) {
 		/* Pushed already (auto-push, or push): the pull request and done. */
 		rc = approve_finish(g, &t, notes, g->actor, out, e);
@@ -441,6 +453,10 @@ int gate_push(const struct gate_ctx *g, const char *id, struct buf *out, struct 
 		err_kind_set(e, ERR_WRONG_STATE, _("task %s has approval never: its branch is never "
 		                                   "pushed; approve ends it, keeping the branch in "
 		                                   "paddock's mirror"), t.id);
+	} else if (changed_nothing(&t)) {
+		/* A branch at the base would be a branch of nothing. */
+		err_kind_set(e, ERR_WRONG_STATE, _("task %s changed nothing: there is nothing to "
+		                                   "push; approve ends it"), t.id);
 	} else if (t.dry_run) {
 		if (check_findings(g, &t, _("push"), e) == 0 && dry_run_record(g, &t, 0, out, e) == 0 &&
 		    store_decision_add(g->st, t.id, "push", NULL, g->actor, e) == 0)

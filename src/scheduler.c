@@ -825,7 +825,10 @@ static size_t autogate_due_ids(struct sched *s, struct reconcile *rc)
 	struct task_row *rows;
 	size_t n, due = 0;
 	struct err e = {{0}};
-	if (store_task_list(s->st, TASK_REVIEW, &rows, &n, &e) < 0)
+	/* Every look (each tick, and scheduler_idle): one row per task at
+	 * review, without its steps. */
+	struct task_query q = { .status_mask = TASK_MASK(TASK_REVIEW), .no_steps = 1 };
+	if (store_task_query(s->st, &q, &rows, &n, &e) < 0)
 		return 0;
 	for (size_t i = 0; i < n; i++) {
 		if (autogate_due(s->st, &rows[i], &e) != 1)
