@@ -1595,18 +1595,19 @@ static int file_in_tree(const char *path, void *arg)
 
 /* The task's own contract against the round: 1 when every clause holds;
  * why gets the sentences of those that do not, rd->gate what each came
- * to, *tests_failed whether "tests" is among them.  The work is judged
- * from where the round started (the fix loop's: where the round whose
- * tests it fixes started), from the mirror, never the agent's tree. */
+ * to, *tests_failed whether "tests" is among them.  The work is the
+ * task's whole change, from its base, as the reviewer approves it: a
+ * later round that answers a note need not touch a test again for a
+ * fix-bug task.  Read from the mirror, never the agent's tree. */
 static int contract_judge(struct round *rd, struct buf *why, int *tests_failed)
 {
 	struct run *r = rd->r;
 	int nochange = rd->hrc == HANDOFF_NO_CHANGE;
-	int changed = !nochange && strcmp(r->head, r->fix_from) != 0;
+	int changed = !nochange && strcmp(r->head, r->base) != 0;
 	char **paths = NULL;
 	size_t np = 0;
 	struct err pe = {{0}};
-	if (changed && mirror_changed_paths(r->mirror, r->fix_from, r->head, &paths, &np, &pe) < 0)
+	if (changed && mirror_changed_paths(r->mirror, r->base, r->head, &paths, &np, &pe) < 0)
 		logline(r, "testing: %s", pe.msg);
 	struct tree_at at = { r->mirror, nochange ? r->base : r->head };
 	struct contract_facts f = {
