@@ -1761,6 +1761,15 @@ static void ui_free(struct ui *u)
 	dash_api = NULL;
 	if (d->sched)
 		scheduler_close(d->sched);
+	if (d->input) {
+		/* A question still open is cancelled, as Esc would: its owner
+		 * frees what it kept for the answer (the new-task form). */
+		struct dash_input *in = d->input;
+		d->input = NULL;
+		if (in->done)
+			in->done(d, in->arg, NULL);
+		input_free(in);
+	}
 	while (d->nviews)
 		view_free(d->stack[--d->nviews]);
 	if (d->input)
