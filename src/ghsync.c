@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <git2.h>
 #include <openssl/crypto.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +22,7 @@
 #include "gitlib.h"
 #include "i18n.h"
 #include "mirror.h"
+#include "paths.h"
 #include "store_github.h"
 #include "submit.h"
 #include "webhook.h"
@@ -1134,4 +1136,106 @@ char *ghsync_pr_words(struct store *st, const char *task_id)
 		w = l.checks ? xasprintf(_("%s; checks: %s"), l.pr_state, l.checks) : xstrdup(l.pr_state);
 	gh_link_free(&l);
 	return w;
+}
+
+/* ---- serve's poller ---- */
+
+struct ghsync_poller {
+	const struct config *cfg;
+	char *data_dir;
+	FILE *progress;
+	pthread_t thread;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int stop;
+};
+
+static void ghsync_poller_pass(struct ghsync_poller *p, struct store *st)
+{
+	struct ghsync s;
+	struct err e = {{0}};
+	ghsync_init(&s, p->cfg, p->data_dir, st, "poll");
+	ghsync_all(&s, NULL, &e);
+	size_t i;
+	json_t *a;
+	json_array_foreach(s.actions, i, a) {
+		if (!p->progress)
+			break;
+		/* GitHub's words reach a terminal: no control characters. */
+		char *d = xstrdup(jstr(a, "detail"));
+		for (char *c = d; *c; c++)
+			if ((unsigned char)*c < 0x20 || *c == 0x7f)
+				*c = ' ';
+		fprintf(p->progress, "paddock: github: %s\n", d);
+		free(d);
+	}
+	if (p->progress)
+		fflush(p->progress);
+	ghsync_free(&s);
+}
+
+static void *ghsync_poller_run(void *arg)
+{
+	struct ghsync_poller *p = arg;
+	struct store *st = NULL;
+	struct err e = {{0}};
+	char *db = paths_db(p->data_dir);
+	if (store_open(&st, db, &e) < 0) {
+		if (p->progress)
+			fprintf(p->progress, "paddock: github: %s\n", e.msg);
+		free(db);
+		return NULL;
+	}
+	free(db);
+	pthread_mutex_lock(&p->mu);
+	while (!p->stop) {
+		pthread_mutex_unlock(&p->mu);
+		ghsync_poller_pass(p, st);
+		pthread_mutex_lock(&p->mu);
+		struct timespec until;
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += (time_t)p->cfg->github_poll;
+		while (!p->stop && pthread_cond_timedwait(&p->cv, &p->mu, &until) == 0)
+			;
+	}
+	pthread_mutex_unlock(&p->mu);
+	store_close(st);
+	return NULL;
+}
+
+struct ghsync_poller *ghsync_poller_start(const struct config *cfg, const char *data_dir,
+                                          FILE *progress)
+{
+	int any = 0;
+	for (size_t i = 0; i < cfg->nrepos; i++)
+		any |= config_repo_github_follows(&cfg->repos[i]);
+	if (!any || cfg->github_poll <= 0)
+		return NULL;
+	struct ghsync_poller *p = xcalloc(1, sizeof *p);
+	p->cfg = cfg;
+	p->data_dir = xstrdup(data_dir);
+	p->progress = progress;
+	pthread_mutex_init(&p->mu, NULL);
+	pthread_cond_init(&p->cv, NULL);
+	if (pthread_create(&p->thread, NULL, ghsync_poller_run, p) != 0) {
+		free(p->data_dir);
+		free(p);
+		return NULL;
+	}
+	return p;
+}
+
+void ghsync_poller_stop(struct ghsync_poller *p)
+{
+	if (!p)
+		return;
+	pthread_mutex_lock(&p->mu);
+	p->stop = 1;
+	pthread_cond_signal(&p->cv);
+	pthread_mutex_unlock(&p->mu);
+	pthread_join(p->thread, NULL);
+	pthread_mutex_destroy(&p->mu);
+	pthread_cond_destroy(&p->cv);
+	free(p->data_dir);
+	free(p);
 }

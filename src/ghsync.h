@@ -35,6 +35,7 @@
 #define PADDOCK_GHSYNC_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <jansson.h>
 #include "config.h"
 #include "err.h"
@@ -82,6 +83,16 @@ int ghsync_webhook(struct ghsync *s, const char *event, const char *delivery,
 /* Records a delivery refused before it was read (a bad signature). */
 void ghsync_refused(struct store *st, const char *event, const char *delivery,
                     const char *why);
+
+/* serve's poller: a thread that runs ghsync_all every cfg->github_poll
+ * seconds (the first at once) with its own store connection, printing
+ * what it did to progress (may be NULL).  NULL when no repo follows
+ * GitHub or polling is off.  _stop ends it (a sync under way finishes
+ * first) and frees it. */
+struct ghsync_poller;
+struct ghsync_poller *ghsync_poller_start(const struct config *cfg, const char *data_dir,
+                                          FILE *progress);
+void ghsync_poller_stop(struct ghsync_poller *p);
 
 /* The words for a task's pull request in show and the list: "open",
  * "merged", "closed", with "; checks: X" when known (malloc'd), or NULL
