@@ -2300,14 +2300,20 @@ static const struct config_key config_keys[] = {
 	          "fetches the repository from: a local path (best absolute, since a relative\n"
 	          "one is taken from the scheduler's working directory), a\n"
 	          ".B file://\n"
-	          "URL, or an\n"
+	          "URL, an\n"
 	          ".B https://\n"
+	          "URL or an\n"
+	          ".B ssh://\n"
 	          "URL.\n"
-	          "Over https,\n"
+	          "The fetch has the credentials and checks of a push: over https (plain\n"
+	          "http only to this machine),\n"
 	          ".B paddock\n"
-	          "sends\n"
-	          ".B PADDOCK_GIT_TOKEN\n"
-	          "from its environment when the server asks for credentials.\n"
+	          "sends the token of\n"
+	          ".B token\\-env\n"
+	          "from its environment when the server asks for credentials; over SSH, the\n"
+	          ".B ssh\\-key\n"
+	          "or the SSH agent, once the server's host key is found in\n"
+	          ".BR ssh\\-known\\-hosts .\n"
 	          "A value that is empty, starts with\n"
 	          ".BR \\- ,\n"
 	          "or contains\n"
@@ -2414,17 +2420,21 @@ static const struct config_key config_keys[] = {
 	  .doc = "environment variable name",
 	  .def = "PADDOCK_GIT_TOKEN",
 	  .help = "The environment variable that holds the token sent to an https server that\n"
-	          "asks for credentials when a branch is pushed (as the password of user\n"
-	          ".BR \\%x\\-access\\-token ).\n"
+	          "asks for credentials when the mirror is fetched from the\n"
+	          ".B url\n"
+	          "and when a branch is pushed (as the password of user\n"
+	          ".BR \\%x\\-access\\-token ;\n"
+	          "over plain http only to this machine).\n"
 	          "Name the variable, never the token itself: the token is read from the\n"
-	          "environment of the process that pushes and never written anywhere.\n"
-	          "Fetching the mirror always uses\n"
-	          ".BR PADDOCK_GIT_TOKEN .\n" },
+	          "environment of the process that fetches\n"
+	          ".RB ( \"paddock serve\" )\n"
+	          "or pushes and never written anywhere.\n" },
 	{ .section = "repo", .key = "ssh-key", .type = KT_CUSTOM,
 	  .off = REPO(ssh_key), .set = config_set_ssh_file,
 	  .doc = "absolute path",
 	  .def = "the SSH agent",
-	  .help = "The private key file, without a passphrase, for pushing over SSH; the\n"
+	  .help = "The private key file, without a passphrase, for fetching the mirror and\n"
+	          "pushing over SSH; the\n"
 	          ".I .pub\n"
 	          "file beside it is used when it can be read.\n"
 	          "Without it,\n"
@@ -2435,8 +2445,9 @@ static const struct config_key config_keys[] = {
 	  .off = REPO(ssh_known_hosts), .set = config_set_ssh_file,
 	  .doc = "absolute path",
 	  .def = "the user's and the system's",
-	  .help = "The known_hosts file that the SSH server's host key is checked against\n"
-	          "when a branch is pushed over SSH, read with OpenSSH's own parser (hashed\n"
+	  .help = "The known_hosts file that the SSH server's host key is checked against,\n"
+	          "before any credential is sent, when the mirror is fetched or a branch is\n"
+	          "pushed over SSH, read with OpenSSH's own parser (hashed\n"
 	          "entries and patterns work); without it,\n"
 	          ".I ~/.ssh/known_hosts\n"
 	          "and\n"
