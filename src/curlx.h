@@ -9,8 +9,5 @@
 #include <curl/curl.h>
 
 void curlx_safe(CURL *c);
-/* 1 for an http:// URL to this machine (127.0.0.1, localhost, [::1]):
- * the only plain http a secret may be sent over (tests' servers). */
-int curlx_loopback_http(const char *url);
 
 #endif

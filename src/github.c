@@ -12,6 +12,7 @@
 #include "clock.h"
 #include "curlx.h"
 #include "i18n.h"
+#include "remote.h"
 #include "store_github.h"
 
 #define GITHUB_TIMEOUT 30L
@@ -86,7 +87,7 @@ int github_open(struct github **out, const struct repo_conf *r, struct store *st
 		return err_kind_set(e, ERR_INVALID, _("repo %s: no GitHub token: set the environment "
 		                    "variable %s to a token that may read and write issues and pull "
 		                    "requests of %s"), r->name, var, r->github_repo);
-	if (strncmp(api, "https://", 8) != 0 && !curlx_loopback_http(api))
+	if (strncmp(api, "https://", 8) != 0 && !remote_is_loopback_http(api))
 		return err_kind_set(e, ERR_INVALID, _("refusing to send the GitHub token over plain "
 		                    "http to %s; use an https:// github-api"), api);
 	if (strpbrk(token, "\r\n"))
