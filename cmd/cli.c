@@ -166,6 +166,17 @@ static const struct cli_verb verbs[] = {
 	     "inputs, or shows one: its inputs, defaults, output contract and prompt.  Use\n"
 	     "one with: paddock add --recipe NAME --input NAME=VALUE.\n"
 	     "  -j, --json         print them as JSON\n") },
+	{ "github", cmd_github, N_("github [--json] (sync [--repo NAME] | events [--limit N])"),
+	  N_("GitHub as a front door (see GITHUB in paddock(1)).  sync reads once what serve\n"
+	     "reads every github.poll: the open issues that match a repo's github-issues\n"
+	     "(each becomes a task, once), and the pull requests of paddock's tasks (their\n"
+	     "state, checks, reviews and comments: a request for changes by one of\n"
+	     "github-reviewers becomes the task's next round); it prints what it did.\n"
+	     "events lists what GitHub sent or a sync found, newest first, with what paddock\n"
+	     "did with it (task, round, state, ignored, refused, duplicate, waiting, error).\n"
+	     "  --repo NAME        sync only repo NAME\n"
+	     "  --limit N          the N newest events (default 50; 0: all)\n"
+	     "  -j, --json         print a JSON object (sync) or array (events)\n") },
 	{ "template", cmd_template, N_("template [--json] (list | prune [--older-than AGE] [--dry-run])"),
 	  N_("Lists the templates (one read-only checkout per repo, base commit and set-up,\n"
 	     "the lower layer of every task's workspace) with their size, last use and\n"

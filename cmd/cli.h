@@ -11,7 +11,8 @@
  *   cmd/cmd_shell.c  shell
  *   cmd/cmd_serve.c  serve, demo, the dashboard
  *   cmd/cmd_admin.c  config, template, agent
- *   cmd/cmd_recipe.c recipe */
+ *   cmd/cmd_recipe.c recipe
+ *   cmd/cmd_github.c github */
 #ifndef PADDOCK_CLI_H
 #define PADDOCK_CLI_H
 
@@ -165,6 +166,7 @@ int cmd_doctor(int argc, char **argv);
 int cmd_template(int argc, char **argv);
 int cmd_agent(int argc, char **argv);
 int cmd_recipe(int argc, char **argv);
+int cmd_github(int argc, char **argv);
 int cmd_confirm(int argc, char **argv);
 
 /* The dashboard, `paddock` with no arguments. */

@@ -19,6 +19,7 @@
 #include "dash.h"
 #include "demo.h"
 #include "fsx.h"
+#include "ghsync.h"
 #include "i18n.h"
 #include "paths.h"
 #include "privsep.h"
@@ -128,12 +129,16 @@ static int run_scheduler(struct config *cfg, int until_idle, const char *listen)
 		fflush(stdout);
 		free(missing);
 	}
+	/* GitHub is read beside the scheduler, in a thread of its own (it
+	 * starts with the loop's signals blocked, as the API's do). */
+	struct ghsync_poller *gh = ghsync_poller_start(cfg, data, stdout);
 	struct scheduler_opts so = { .until_idle = until_idle, .progress = stdout,
 	                             .on_hup = api ? serve_hup : NULL, .hup_arg = api };
 	int rc = scheduler_run(cfg, data, &so, &e) < 0 ? cli_die(1, "%s", e.msg) : 0;
 	if (rc == 0 && privsep_helper_died())
 		rc = cli_die(1, _("paddock's root helper ended, and no sandbox can be made "
 		                  "without it; serve stopped (start it again)"));
+	ghsync_poller_stop(gh);
 	api_stop(api);
 	pthread_sigmask(SIG_SETMASK, &oldsigs, NULL);
 	privsep_stop();

@@ -28,6 +28,7 @@
 #include "clock.h"
 #include "diff.h"
 #include "gate.h"
+#include "ghsync.h"
 #include "group.h"
 #include "i18n.h"
 #include "mirror.h"
@@ -105,6 +106,7 @@ static const char *const routes[] = {
 	"GET /recipes/{name}",
 	"GET /groups/{id}",
 	"POST /groups/{id}/pick",
+	"POST /github/webhook",
 	NULL,
 };
 
@@ -1565,6 +1567,62 @@ static enum MHD_Result route_recipes(struct api *a, struct MHD_Connection *c, co
 	return send_json(c, 200, j);
 }
 
+/* POST /github/webhook: GitHub's deliveries (ghsync.h).  The signature
+ * is the authentication, not a paddock token: GitHub sends none. */
+static enum MHD_Result route_github(struct api *a, struct MHD_Connection *c, const char *url,
+                                    const char *method, struct req *rq)
+{
+	if (strcmp(url, "/github/webhook") != 0)
+		return send_error(c, 404, "no_route", NULL, "no such route: %s %s", method, url);
+	if (strcmp(method, "POST") != 0) {
+		rq->allow = "POST";
+		return send_error(c, 405, "method", NULL, "%s takes POST", url);
+	}
+	char *secret = ghsync_secret(a->cfg);
+	if (!secret)
+		return send_error(c, 404, "no_webhook", NULL, "GitHub's webhook is not configured "
+		                  "here (set [github] webhook-secret-env)");
+	const char *ev = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-GitHub-Event");
+	const char *dl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-GitHub-Delivery");
+	const char *sig = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Hub-Signature-256");
+	struct err e = {{0}};
+	struct store *st = open_store(a, &e);
+	if (!st) {
+		free(secret);
+		return send_err(c, &e, NULL);
+	}
+	enum MHD_Result rc;
+	if (rq->too_big) {
+		ghsync_refused(st, ev, dl, "the body is over api.max-body");
+		rc = send_error(c, 413, "body_too_large", NULL, "the body is over %llu bytes "
+		                "(api.max-body)", (unsigned long long)a->cfg->api_max_body);
+	} else if (!ghsync_signature_ok(secret, rq->body.data, rq->body.len, sig)) {
+		ghsync_refused(st, ev, dl, sig ? "X-Hub-Signature-256 does not verify"
+		                               : "no X-Hub-Signature-256");
+		rc = send_error(c, 401, "bad_signature", NULL, "%s", sig
+		                ? "X-Hub-Signature-256 is not the HMAC-SHA256 of the body with "
+		                  "the webhook's secret"
+		                : "X-Hub-Signature-256 is missing; set the webhook's secret on GitHub");
+	} else if (!ev || !*ev) {
+		ghsync_refused(st, ev, dl, "no X-GitHub-Event");
+		rc = send_error(c, 400, "bad_field", "X-GitHub-Event", "X-GitHub-Event is missing");
+	} else {
+		struct ghsync s;
+		json_t *ans = NULL;
+		ghsync_init(&s, a->cfg, a->data_dir, st, "webhook");
+		if (ghsync_webhook(&s, ev, dl, rq->body.data ? rq->body.data : "", rq->body.len, &ans,
+		                   &e) < 0)
+			rc = send_error(c, 400, "bad_json", NULL, "%s", e.msg);
+		else
+			rc = send_json(c, strcmp(ev, "ping") == 0 ? 200 : 202, ans);
+		ghsync_free(&s);
+	}
+	memset(secret, 0, strlen(secret));
+	free(secret);
+	store_close(st);
+	return rc;
+}
+
 static enum MHD_Result route(struct api *a, struct MHD_Connection *c, const char *url,
                              const char *method, struct req *rq)
 {
@@ -1572,6 +1630,8 @@ static enum MHD_Result route(struct api *a, struct MHD_Connection *c, const char
 	int is_post = strcmp(method, "POST") == 0;
 	const char *actor = "api";
 	static _Thread_local char who[128];
+	if (strncmp(url, "/github/", 8) == 0)
+		return route_github(a, c, url, method, rq);
 	if (api_has_tokens(a)) {
 		int read_only = 0;
 		if (!auth(a, c, who, sizeof who, &read_only)) {

@@ -5,16 +5,30 @@
 #include <string.h>
 #include "config.h"
 #include "i18n.h"
+#include "store_github.h"
 
-static int mode_of(const struct task_row *t)
+/* 1 when the task's round was asked for on its open pull request
+ * (ghsync.h): the reviewer who asked reviews the result there, so it goes
+ * to the pull request as an approval auto would send it. */
+static int github_round(struct store *st, const struct task_row *t)
+{
+	struct err e = {{0}};
+	return t->pr_url && store_github_ask_for(st, t->id, t->round, &e) == 1;
+}
+
+static int mode_of(struct store *st, const struct task_row *t)
 {
 	int m = t->approval ? config_approval_parse(t->approval) : APPROVAL_REVIEW;
-	return m < 0 ? APPROVAL_REVIEW : m;
+	if (m < 0)
+		m = APPROVAL_REVIEW;
+	if (m != APPROVAL_NEVER && github_round(st, t))
+		return APPROVAL_AUTO;
+	return m;
 }
 
 int autogate_due(struct store *st, const struct task_row *t, struct err *e)
 {
-	int m = mode_of(t);
+	int m = mode_of(st, t);
 	if (t->status != TASK_REVIEW || (m != APPROVAL_AUTO && m != APPROVAL_AUTO_PUSH) ||
 	    t->pending)
 		return 0;
@@ -95,7 +109,7 @@ int autogate_run(const struct gate_ctx *g, const char *id, struct buf *out, stru
 	struct gate_ctx ag = *g;
 	ag.actor = AUTOGATE_ACTOR;
 	struct buf why = {0};
-	int m = mode_of(&t);
+	int m = mode_of(g->st, &t);
 	int ok;
 	if (t.group_id) {
 		/* A best-of-N group's members are alternatives: pushing each

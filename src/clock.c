@@ -1,6 +1,7 @@
 #include "autoconfig.h"
 #include "clock.h"
 
+#include <errno.h>
 #include <time.h>
 
 static double clock_read(clockid_t id)
@@ -18,4 +19,13 @@ double clock_wall(void)
 double clock_mono(void)
 {
 	return clock_read(CLOCK_MONOTONIC);
+}
+
+void clock_sleep(double secs)
+{
+	if (secs <= 0)
+		return;
+	struct timespec ts = { (time_t)secs, (long)((secs - (double)(time_t)secs) * 1e9) };
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
 }

@@ -6,5 +6,7 @@
 
 double clock_wall(void);
 double clock_mono(void);
+/* Sleeps secs seconds (signals do not cut it short). */
+void clock_sleep(double secs);
 
 #endif

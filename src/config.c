@@ -286,6 +286,15 @@ const char *config_repo_token(const struct repo_conf *r)
 	return v && *v ? v : NULL;
 }
 
+int config_repo_github_follows(const struct repo_conf *r)
+{
+	if (!r->github_repo)
+		return 0;
+	if (r->github_follow >= 0)
+		return r->github_follow;
+	return r->github_issues || r->github_handle || r->ngithub_reviewers;
+}
+
 const char *config_repo_github_token(const struct repo_conf *r)
 {
 	const char *v = getenv(r->github_token_env ? r->github_token_env : "GITHUB_TOKEN");
@@ -430,6 +439,7 @@ void config_init_defaults(struct config *c)
 	c->wh_events = CONFIG_WEBHOOK_ALL;
 	c->wh_timeout = 10;
 	c->wh_attempts = 8;
+	c->github_poll = 60;
 	config_add_builtins(c);
 }
 
@@ -457,6 +467,9 @@ static void config_repo_free(struct repo_conf *r)
 	free(r->github_repo);
 	free(r->github_api);
 	free(r->github_token_env);
+	free(r->github_issues);
+	free(r->github_handle);
+	config_strv_free(r->github_reviewers, r->ngithub_reviewers);
 	config_strv_free(r->deny, r->ndeny);
 	config_strv_free(r->allow_hosts, r->nallow_hosts);
 	config_strv_free(r->setup_allow_hosts, r->nsetup_allow_hosts);
@@ -573,6 +586,8 @@ void config_free(struct config *c)
 	free(c->wh_url);
 	free(c->wh_secret_env);
 	free(c->wh_secret_file);
+	free(c->github_secret_env);
+	free(c->github_secret_file);
 	free(c->ui_theme);
 	free(c->sandbox_backend);
 	free(c->run_as);
@@ -735,6 +750,7 @@ static struct repo_conf *config_repo_slot(struct config *c, const char *name)
 			rule == POLICY_AUTHORS || rule == POLICY_INVISIBLE ? POLICY_WARN : POLICY_BLOCK;
 	c->repos[c->nrepos].approval = APPROVAL_REVIEW;
 	c->repos[c->nrepos].confirm_over = -1;
+	c->repos[c->nrepos].github_follow = -1;
 	return &c->repos[c->nrepos++];
 }
 
@@ -1342,6 +1358,82 @@ static void config_set_github_repo(const struct entry *en)
 		config_set_str(&r->github_repo, value);
 }
 
+/* github-issues: "label:A,B" (each label non-empty) or a search query. */
+static void config_set_github_issues(const struct entry *en)
+{
+	struct repo_conf *r = en->obj;
+	const char *v = en->value;
+	int bad = !*v;
+	if (strncmp(v, "label:", 6) == 0) {
+		const char *l = v + 6;
+		bad = !*l || *l == ',' || l[strlen(l) - 1] == ',' || strstr(l, ",,");
+	}
+	if (bad || strlen(v) > 200)
+		problem_add(en->p->ps, en->line, _("repo.%s.github-issues: '%s' is neither label:NAME[,NAME...] nor a search query (such as label:agent, or \"is:issue label:bug no:assignee\")"), r->name, v);
+	else
+		config_set_str(&r->github_issues, v);
+}
+
+/* A GitHub login: letters, digits and single inner hyphens, up to 39. */
+static int config_github_login_ok(const char *s, size_t n)
+{
+	if (!n || n > 39 || s[0] == '-' || s[n - 1] == '-')
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!(isalnum((unsigned char)s[i]) || (s[i] == '-' && s[i + 1] != '-')))
+			return 0;
+	return 1;
+}
+
+static void config_set_github_handle(const struct entry *en)
+{
+	struct repo_conf *r = en->obj;
+	const char *v = en->value[0] == '@' ? en->value + 1 : en->value;
+	if (!config_github_login_ok(v, strlen(v)))
+		problem_add(en->p->ps, en->line, _("repo.%s.github-handle: '%s' is not a GitHub login (letters, digits and hyphens, such as paddock-bot)"), r->name, en->value);
+	else
+		config_set_str(&r->github_handle, v);
+}
+
+/* github-reviewers: logins and @org/team, separated by commas or spaces,
+ * the key repeated or not. */
+static void config_set_github_reviewers(const struct entry *en)
+{
+	struct repo_conf *r = en->obj;
+	char *copy = xstrdup(en->value), *save = NULL;
+	int any = 0;
+	for (char *w = strtok_r(copy, ", \t", &save); w; w = strtok_r(NULL, ", \t", &save)) {
+		const char *slash = strchr(w, '/');
+		int ok = w[0] == '@' && slash
+		         ? config_github_login_ok(w + 1, (size_t)(slash - w - 1)) && slash[1] &&
+		           strspn(slash + 1, "abcdefghijklmnopqrstuvwxyz"
+		                             "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.") == strlen(slash + 1)
+		         : config_github_login_ok(w[0] == '@' ? w + 1 : w, strlen(w[0] == '@' ? w + 1 : w));
+		if (!ok) {
+			problem_add(en->p->ps, en->line, _("repo.%s.github-reviewers: '%s' is neither a GitHub login nor @ORG/TEAM"), r->name, w);
+			continue;
+		}
+		config_strv_add(&r->github_reviewers, &r->ngithub_reviewers,
+		                w[0] == '@' && !slash ? w + 1 : w);
+		any = 1;
+	}
+	if (!any && !strtok_r(NULL, "", &save) && !en->value[0])
+		problem_add(en->p->ps, en->line, _("repo.%s.github-reviewers: give logins or @ORG/TEAM, separated by commas"), r->name);
+	free(copy);
+}
+
+static void config_set_github_poll(const struct entry *en)
+{
+	struct config *c = en->obj;
+	double secs;
+	if (strcmp(en->value, "0") == 0)
+		c->github_poll = 0;
+	else if (units_parse_duration(en->value, &secs) < 0 || secs < 1 || secs > 86400)
+		problem_add(en->p->ps, en->line, _("github.poll: '%s' is not 0 or a duration from 1s to 24h (for example 60s)"), en->value);
+	else
+		c->github_poll = secs;
+}
+
 static void config_set_github_api(const struct entry *en)
 {
 	struct repo_conf *r = en->obj;
@@ -1937,6 +2029,12 @@ static const struct config_section config_sections[] = {
 	           "See\n"
 	           ".B WEBHOOKS\n"
 	           "for the body, the headers and the signature.\n" },
+	{ .name = "github", .title = "[github]",
+	  .intro = "GitHub as a front door (see\n"
+	           ".B GITHUB\n"
+	           "in\n"
+	           ".BR paddock (1)):\n"
+	           "how issues and pull requests are read.\n" },
 	{ .name = "api", .title = "[api]",
 	  .intro = "The HTTP API of\n"
 	           ".B paddock serve\n"
@@ -2202,14 +2300,20 @@ static const struct config_key config_keys[] = {
 	          "fetches the repository from: a local path (best absolute, since a relative\n"
 	          "one is taken from the scheduler's working directory), a\n"
 	          ".B file://\n"
-	          "URL, or an\n"
+	          "URL, an\n"
 	          ".B https://\n"
+	          "URL or an\n"
+	          ".B ssh://\n"
 	          "URL.\n"
-	          "Over https,\n"
+	          "The fetch has the credentials and checks of a push: over https (plain\n"
+	          "http only to this machine),\n"
 	          ".B paddock\n"
-	          "sends\n"
-	          ".B PADDOCK_GIT_TOKEN\n"
-	          "from its environment when the server asks for credentials.\n"
+	          "sends the token of\n"
+	          ".B token\\-env\n"
+	          "from its environment when the server asks for credentials; over SSH, the\n"
+	          ".B ssh\\-key\n"
+	          "or the SSH agent, once the server's host key is found in\n"
+	          ".BR ssh\\-known\\-hosts .\n"
 	          "A value that is empty, starts with\n"
 	          ".BR \\- ,\n"
 	          "or contains\n"
@@ -2316,17 +2420,21 @@ static const struct config_key config_keys[] = {
 	  .doc = "environment variable name",
 	  .def = "PADDOCK_GIT_TOKEN",
 	  .help = "The environment variable that holds the token sent to an https server that\n"
-	          "asks for credentials when a branch is pushed (as the password of user\n"
-	          ".BR \\%x\\-access\\-token ).\n"
+	          "asks for credentials when the mirror is fetched from the\n"
+	          ".B url\n"
+	          "and when a branch is pushed (as the password of user\n"
+	          ".BR \\%x\\-access\\-token ;\n"
+	          "over plain http only to this machine).\n"
 	          "Name the variable, never the token itself: the token is read from the\n"
-	          "environment of the process that pushes and never written anywhere.\n"
-	          "Fetching the mirror always uses\n"
-	          ".BR PADDOCK_GIT_TOKEN .\n" },
+	          "environment of the process that fetches\n"
+	          ".RB ( \"paddock serve\" )\n"
+	          "or pushes and never written anywhere.\n" },
 	{ .section = "repo", .key = "ssh-key", .type = KT_CUSTOM,
 	  .off = REPO(ssh_key), .set = config_set_ssh_file,
 	  .doc = "absolute path",
 	  .def = "the SSH agent",
-	  .help = "The private key file, without a passphrase, for pushing over SSH; the\n"
+	  .help = "The private key file, without a passphrase, for fetching the mirror and\n"
+	          "pushing over SSH; the\n"
 	          ".I .pub\n"
 	          "file beside it is used when it can be read.\n"
 	          "Without it,\n"
@@ -2337,8 +2445,9 @@ static const struct config_key config_keys[] = {
 	  .off = REPO(ssh_known_hosts), .set = config_set_ssh_file,
 	  .doc = "absolute path",
 	  .def = "the user's and the system's",
-	  .help = "The known_hosts file that the SSH server's host key is checked against\n"
-	          "when a branch is pushed over SSH, read with OpenSSH's own parser (hashed\n"
+	  .help = "The known_hosts file that the SSH server's host key is checked against,\n"
+	          "before any credential is sent, when the mirror is fetched or a branch is\n"
+	          "pushed over SSH, read with OpenSSH's own parser (hashed\n"
 	          "entries and patterns work); without it,\n"
 	          ".I ~/.ssh/known_hosts\n"
 	          "and\n"
@@ -2417,6 +2526,59 @@ static const struct config_key config_keys[] = {
 	  .off = REPO(draft),
 	  .def = "false",
 	  .help = "Opens pull requests as drafts.\n" },
+	{ .section = "repo", .key = "github-issues", .type = KT_CUSTOM,
+	  .set = config_set_github_issues,
+	  .doc = "label:NAME[,NAME...] or a search query",
+	  .def = "none",
+	  .group = "GitHub as a front door (see GITHUB in paddock(1)):\n",
+	  .help = "The open issues of\n"
+	          ".B github\\-repo\n"
+	          "that become tasks:\n"
+	          ".B label:agent\n"
+	          "takes those with the label\n"
+	          ".B agent\n"
+	          "(several, separated by commas, must all be there); anything else is a GitHub\n"
+	          "search query that is added to\n"
+	          ".BR \"repo:OWNER/NAME is:issue is:open\" .\n"
+	          "Each matching issue becomes one task, once, with its title and body as the\n"
+	          "prompt (through the recipe\n"
+	          ".B fix\\-bug\n"
+	          "when there is one).\n" },
+	{ .section = "repo", .key = "github-handle", .type = KT_CUSTOM,
+	  .set = config_set_github_handle,
+	  .doc = "login",
+	  .def = "none",
+	  .help = "The GitHub login paddock's token belongs to, such as\n"
+	          ".BR paddock\\-bot :\n"
+	          "a comment on paddock's pull request that mentions\n"
+	          ".B @paddock\\-bot\n"
+	          "asks for changes, as a review that requests changes does.\n" },
+	{ .section = "repo", .key = "github-reviewers", .type = KT_CUSTOM,
+	  .set = config_set_github_reviewers,
+	  .doc = "login or @ORG/TEAM, may be repeated",
+	  .def = "none",
+	  .help = "Who may ask for changes on GitHub: logins, and teams as\n"
+	          ".BR @acme/reviewers\n"
+	          "(an active member counts; the token needs read access to the\n"
+	          "organization's members), separated by commas.\n"
+	          "A review or comment of anyone else is ignored, and recorded\n"
+	          ".RB ( \"paddock github events\" ).\n"
+	          "Without it, nobody may.\n" },
+	{ .section = "repo", .key = "github-delete-branch", .type = KT_BOOL,
+	  .off = REPO(github_delete_branch),
+	  .def = "false",
+	  .help = "Deletes the task's branch on GitHub when its pull request is merged.\n"
+	          "A branch is never deleted otherwise, and never one outside\n"
+	          ".BR branch\\-prefix .\n" },
+	{ .section = "repo", .key = "github-follow", .type = KT_BOOL,
+	  .off = REPO(github_follow),
+	  .def = "true with github-issues, github-handle or github-reviewers",
+	  .help = "Follows the pull requests of paddock's tasks: their state, checks,\n"
+	          "reviews and comments, read by\n"
+	          ".B paddock serve\n"
+	          "every\n"
+	          ".B github.poll\n"
+	          "and on each webhook.\n" },
 	{ .section = "repo", .key = "deny", .type = KT_CUSTOM,
 	  .set = config_set_deny,
 	  .doc = "glob, may be repeated",
@@ -3123,6 +3285,34 @@ static const struct config_key config_keys[] = {
 	  .off = CFG(wh_attempts), .lo = 1, .hi = 20,
 	  .def = "8",
 	  .help = "Tries before a delivery is given up.\n" },
+	/* [github] */
+	{ .section = "github", .key = "poll", .type = KT_CUSTOM,
+	  .set = config_set_github_poll,
+	  .doc = "duration, or 0",
+	  .def = "60s",
+	  .help = "How often\n"
+	          ".B paddock serve\n"
+	          "reads the issues and pull requests of the repositories that follow GitHub.\n"
+	          "An unchanged list costs no rate limit (conditional requests).\n"
+	          ".B 0\n"
+	          "reads them only when a webhook arrives.\n" },
+	{ .section = "github", .key = "webhook-secret-env", .type = KT_ENV,
+	  .off = CFG(github_secret_env),
+	  .def = "none",
+	  .help = "The variable in the environment of\n"
+	          ".B paddock serve\n"
+	          "that holds the secret of GitHub's webhook (the one given on GitHub);\n"
+	          ".B POST /github/webhook\n"
+	          "refuses every delivery whose\n"
+	          ".B X\\-Hub\\-Signature\\-256\n"
+	          "is not the HMAC-SHA256 of its body with it.\n"
+	          "Without it (or\n"
+	          ".BR webhook\\-secret\\-file ),\n"
+	          "the route answers 404.\n" },
+	{ .section = "github", .key = "webhook-secret-file", .type = KT_PATH,
+	  .off = CFG(github_secret_file),
+	  .def = "none",
+	  .help = "A file that holds that secret instead (a trailing newline is not part of it).\n" },
 	/* [api] */
 	{ .section = "api", .key = "listen", .type = KT_CUSTOM,
 	  .set = config_set_listen,
@@ -3782,7 +3972,15 @@ static void config_parse_text(const char *path, const char *text, size_t len, st
 			problem_add(ps, config_line(&spots, "repo", r->name, "pull-request", 1),
 				    _("repo '%s' opens pull requests on GitHub but names no repository; add github-repo = OWNER/NAME"),
 				    r->name);
+		if ((r->github_issues || r->github_handle || r->ngithub_reviewers ||
+		     r->github_follow == 1) && !r->github_repo)
+			problem_add(ps, config_line(&spots, "repo", r->name, NULL, 1),
+				    _("repo '%s' follows GitHub but names no repository; add github-repo = OWNER/NAME"),
+				    r->name);
 	}
+	if (c->github_secret_env && c->github_secret_file)
+		problem_add(ps, config_line(&spots, "github", NULL, "webhook-secret-file", 1),
+			    _("github: webhook-secret-env and webhook-secret-file are both set; keep one"));
 	for (i = 0; i < c->nagents; i++) {
 		const struct agent_conf *a = &c->agents[i];
 		if (!a->command)

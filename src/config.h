@@ -114,7 +114,20 @@ struct repo_conf {
 	                          never */
 	int fix_rounds;        /* fix-rounds: tries the agent gets with the
 	                          failing tests before the task fails (0) */
+	/* GitHub as a front door (ghsync.h). */
+	char *github_issues;   /* github-issues: "label:A,B" or a search query;
+	                          NULL: issues are not read */
+	char *github_handle;   /* github-handle: the login a comment mentions
+	                          (without '@') to ask for changes, or NULL */
+	char **github_reviewers; /* github-reviewers: logins, or "@org/team" */
+	size_t ngithub_reviewers;
+	int github_delete_branch; /* github-delete-branch: delete paddock's
+	                             branch when its pull request is merged */
+	int github_follow;     /* github-follow: 1, 0, or -1 (unset: on when
+	                          github-issues, -handle or -reviewers is set) */
 };
+/* 1 when paddock follows r's pull requests and issues on GitHub. */
+int config_repo_github_follows(const struct repo_conf *r);
 
 /* An input of a recipe: {name} in its prompt and contract. */
 struct recipe_input {
@@ -222,6 +235,12 @@ struct config {
 	                              to send a whole request (10) */
 	struct token_conf *tokens;
 	size_t ntokens;
+	/* [github] (ghsync.h) */
+	double github_poll;    /* poll: seconds between serve's syncs (60); 0:
+	                          none (webhook only) */
+	char *github_secret_env; /* webhook-secret-env: the variable with the
+	                            secret of POST /github/webhook, or NULL */
+	char *github_secret_file; /* webhook-secret-file */
 	char *ui_theme;        /* ui.theme: the dashboard's theme (NULL: dark) */
 	char *notify_command;  /* ui.notify-command: run (sh -c) when a gate opens
 	                          or a task fails; PADDOCK_EVENT, PADDOCK_TASK_ID */

@@ -11,3 +11,4 @@ void curlx_safe(CURL *c)
 	curl_easy_setopt(c, CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
 #endif
 }
+

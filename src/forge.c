@@ -26,6 +26,7 @@
 #include "gitlib.h"
 #include "i18n.h"
 #include "mirror.h"
+#include "remote.h"
 
 /* ---- messages ---- */
 
@@ -33,28 +34,6 @@ static const char *forge_git_errmsg(void)
 {
 	const git_error *ge = git_error_last();
 	return ge && ge->message ? ge->message : _("unknown libgit2 error");
-}
-
-/* Last line of defence: a message never carries a secret, even one that a
- * library echoed back (a URL with credentials, a token in a header). */
-static void forge_scrub(struct err *e, const char *secret)
-{
-	if (!e || !secret || strlen(secret) < 4)
-		return;
-	char *p;
-	while ((p = strstr(e->msg, secret)) != NULL) {
-		size_t n = strlen(secret);
-		memmove(p + 3, p + n, strlen(p + n) + 1);
-		memcpy(p, "***", 3);
-	}
-	/* user:password@ inside any URL of the message. */
-	for (char *s = strstr(e->msg, "://"); s; s = strstr(s + 3, "://")) {
-		char *host = s + 3;
-		size_t hostlen = strcspn(host, "/ \t'\"");
-		char *at = memchr(host, '@', hostlen);
-		if (at)
-			memmove(host, at + 1, strlen(at + 1) + 1);
-	}
 }
 
 /* ---- which branches may be pushed ---- */
@@ -148,440 +127,38 @@ int forge_branch_allowed(const struct repo_conf *r, const char *branch, struct e
 	return 0;
 }
 
-/* ---- SSH host keys ---- */
-
-/* paddock checks an SSH server's host key itself, against the repo's
- * known_hosts files (see forge_certificate_check for why).  The files are
- * read by OpenSSH's own parser (`ssh-keygen -F`), which knows hashed
- * entries, patterns, negations and markers. */
-
-#define FORGE_KEYGEN_OUT_MAX (1u << 20)
-
-static char *forge_base64(const unsigned char *p, size_t n, int pad)
-{
-	static const char tab[] =
-		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-	char *out = xmalloc(4 * ((n + 2) / 3) + 1), *o = out;
-	size_t i;
-
-	for (i = 0; i + 2 < n; i += 3) {
-		unsigned v = (unsigned)p[i] << 16 | (unsigned)p[i + 1] << 8 | p[i + 2];
-		*o++ = tab[v >> 18];
-		*o++ = tab[v >> 12 & 63];
-		*o++ = tab[v >> 6 & 63];
-		*o++ = tab[v & 63];
-	}
-	if (i < n) {
-		unsigned v = (unsigned)p[i] << 16 | (i + 1 < n ? (unsigned)p[i + 1] << 8 : 0u);
-		*o++ = tab[v >> 18];
-		*o++ = tab[v >> 12 & 63];
-		if (i + 1 < n)
-			*o++ = tab[v >> 6 & 63];
-		else if (pad)
-			*o++ = '=';
-		if (pad)
-			*o++ = '=';
-	}
-	*o = '\0';
-	return out;
-}
-
-int forge_ssh_port(const char *url)
-{
-	static const char *const schemes[] = { "ssh://", "ssh+git://", "git+ssh://" };
-	const char *h = NULL;
-
-	for (size_t i = 0; i < sizeof schemes / sizeof *schemes; i++)
-		if (strncmp(url, schemes[i], strlen(schemes[i])) == 0)
-			h = url + strlen(schemes[i]);
-	if (!h)
-		return 22;              /* scp-like user@host:path: no port */
-	size_t len = strcspn(h, "/");
-	const char *at = memrchr(h, '@', len);
-	if (at) {
-		len -= (size_t)(at + 1 - h);
-		h = at + 1;
-	}
-	const char *colon;
-	if (len && *h == '[') {
-		const char *rb = memchr(h, ']', len);
-		if (!rb)
-			return -1;
-		colon = rb + 1 < h + len && rb[1] == ':' ? rb + 1 : NULL;
-	} else
-		colon = memchr(h, ':', len);
-	if (!colon || colon + 1 == h + len)
-		return 22;
-	const char *p = colon + 1;
-	size_t plen = (size_t)(h + len - p);
-	if (plen > 5 || strspn(p, "0123456789") < plen)
-		return -1;
-	long port = strtol(p, NULL, 10);
-	return port >= 1 && port <= 65535 ? (int)port : -1;
-}
-
-/* The key type named inside the key blob ("ssh-ed25519"), or NULL when the
- * blob is not an SSH public key (malloc'd). */
-static char *forge_ssh_key_type(const unsigned char *key, size_t len)
-{
-	if (len < 4)
-		return NULL;
-	size_t n = (size_t)key[0] << 24 | (size_t)key[1] << 16 | (size_t)key[2] << 8 | key[3];
-	if (n == 0 || n > 64 || n > len - 4)
-		return NULL;
-	for (size_t i = 0; i < n; i++)
-		if (key[4 + i] <= ' ' || key[4 + i] >= 127)
-			return NULL;
-	return xstrndup((const char *)key + 4, n);
-}
-
-/* ssh-keygen's absolute path: searched in $PATH (absolute entries only),
- * else in /usr/bin and /bin. */
-static int forge_find_keygen(char *out, size_t n)
-{
-	const char *path = getenv("PATH");
-	char *dirs = xstrdup(path ? path : "/usr/bin:/bin");
-	char *save = NULL;
-	int rc = -1;
-
-	for (char *d = strtok_r(dirs, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
-		if (d[0] != '/')
-			continue;
-		if ((size_t)snprintf(out, n, "%s/ssh-keygen", d) < n && access(out, X_OK) == 0) {
-			rc = 0;
-			break;
-		}
-	}
-	free(dirs);
-	return rc;
-}
-
-/* `ssh-keygen -F pattern -f file`, without a shell; its output in *out.
- * Returns its exit status (0: entries found, 1: none), or -1 with e set
- * when it could not be run or died. */
-static int forge_keygen_lookup(const char *keygen, const char *pattern, const char *file,
-                               struct buf *out, struct err *e)
-{
-	const char *argv[] = { keygen, "-F", pattern, "-f", file, NULL };
-	const char *envp[] = { "LC_ALL=C", "PATH=/usr/bin:/bin", NULL };
-	int p[2];
-
-	if (pipe2(p, O_CLOEXEC) < 0)
-		return err_errno(e, _("cannot check the SSH host key: cannot make a pipe"));
-	/* None of paddock's descriptors (sockets, locks) reach the child. */
-	struct child ch = { .argv = argv, .env = envp, .stdio = { CHILD_NULL, p[1], CHILD_NULL },
-	                    .flags = CHILD_CLOSE_FDS };
-	int rc = child_start(&ch, NULL);
-	close(p[1]);
-	if (rc < 0) {
-		close(p[0]);
-		return err_set(e, _("cannot check the SSH host key: cannot run %s: %s"), keygen,
-		               strerror(ch.exec_errno ? ch.exec_errno : errno));
-	}
-	for (;;) {
-		char chunk[4096];
-		ssize_t n = read(p[0], chunk, sizeof chunk);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		/* Past the cap the rest is drained, not kept. */
-		if (out->len + (size_t)n <= FORGE_KEYGEN_OUT_MAX)
-			buf_add(out, chunk, (size_t)n);
-	}
-	close(p[0]);
-	int ws = child_finish(&ch);
-	if (!WIFEXITED(ws))
-		return err_set(e, _("cannot check the SSH host key: %s -F died of signal %d"),
-		               keygen, WTERMSIG(ws));
-	return WEXITSTATUS(ws);
-}
-
-/* What the known_hosts entries say about the presented key. */
-struct forge_known {
-	const char *type;           /* the presented key's type */
-	const char *b64;            /* the presented key, base64 */
-	int match;                  /* an entry has exactly this key */
-	int other_types;            /* entries for the host with other key types */
-	char *mismatch_in;          /* a file with another key of this type */
-	char *revoked_in;           /* a file where this key is @revoked */
-};
-
-/* Reads ssh-keygen -F's lines: "# Host ... found: line N [REVOKED|CA]"
- * comments, then each entry as "[@marker] PATTERNS KEYTYPE BASE64 [COMMENT]"
- * (PATTERNS hashed or not). */
-static void forge_known_parse(struct forge_known *k, char *text, const char *file)
-{
-	char *save = NULL;
-	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		char *f[5] = { 0 }, *fsave = NULL;
-		size_t n = 0;
-		if (line[0] == '#')
-			continue;
-		for (char *t = strtok_r(line, " \t\r", &fsave); t && n < 5;
-		     t = strtok_r(NULL, " \t\r", &fsave))
-			f[n++] = t;
-		const char *marker = NULL;
-		char **ent = f;
-		if (n && f[0][0] == '@') {
-			marker = f[0];
-			ent = f + 1;
-			n--;
-		}
-		if (n < 3)
-			continue;
-		int same = strcmp(ent[2], k->b64) == 0;
-		if (marker) {
-			/* @cert-authority keys sign host certificates, which
-			 * libgit2 1.5 does not offer: never a match. */
-			if (strcmp(marker, "@revoked") == 0 && same && !k->revoked_in)
-				k->revoked_in = xstrdup(file);
-			continue;
-		}
-		if (same)
-			k->match = 1;
-		else if (strcmp(ent[1], k->type) == 0) {
-			if (!k->mismatch_in)
-				k->mismatch_in = xstrdup(file);
-		} else
-			k->other_types = 1;
-	}
-}
-
-int forge_ssh_host_known(const struct repo_conf *r, const char *host, int port,
-                         const unsigned char *key, size_t keylen,
-                         const unsigned char *sha256, struct err *e)
-{
-	struct forge_known k;
-	char keygen[PATH_MAX];
-	char *files[2] = { NULL, NULL };
-	size_t nfiles = 0;
-	char *pattern = NULL, *shown = NULL, *type = NULL, *b64 = NULL, *offered = NULL;
-	char *where = NULL, *scan = NULL;
-	int rc = -1, have_keygen = 0;
-
-	memset(&k, 0, sizeof k);
-	if (!host || !*host || host[0] == '-' || strpbrk(host, " \t\r\n[]/\\,*?!|#@") ||
-	    port < 1 || port > 65535)
-		return err_set(e, _("cannot check the SSH host key of '%s': not a host name paddock "
-		                    "can look up in known_hosts; refusing to push"), host ? host : "");
-	/* OpenSSH's names for a host in known_hosts. */
-	pattern = port == 22 ? xstrdup(host) : xasprintf("[%s]:%d", host, port);
-	shown = strchr(host, ':') ? xasprintf("[%s]:%d", host, port) : xasprintf("%s:%d", host, port);
-	type = forge_ssh_key_type(key, keylen);
-	if (!type) {
-		err_set(e, _("the SSH host key of %s is not a valid SSH public key; refusing to push"),
-		        shown);
-		goto out;
-	}
-	b64 = forge_base64(key, keylen, 1);
-	if (sha256) {
-		char *fp = forge_base64(sha256, 32, 0);
-		offered = xasprintf("%s SHA256:%s", type, fp);
-		free(fp);
-	} else
-		offered = xstrdup(type);
-
-	if (r->ssh_known_hosts)
-		files[nfiles++] = xstrdup(r->ssh_known_hosts);
-	else {
-		const char *home = getenv("HOME");
-		if (!home || home[0] != '/') {
-			struct passwd *pw = getpwuid(getuid());
-			home = pw && pw->pw_dir && pw->pw_dir[0] == '/' ? pw->pw_dir : NULL;
-		}
-		if (home)
-			files[nfiles++] = xasprintf("%s%s.ssh/known_hosts", home,
-			                            home[strlen(home) - 1] == '/' ? "" : "/");
-		files[nfiles++] = xstrdup("/etc/ssh/ssh_known_hosts");
-	}
-	where = nfiles == 2 ? xasprintf(_("%s or %s"), files[0], files[1]) : xstrdup(files[0]);
-	scan = port == 22 ? xasprintf("ssh-keyscan %s >> %s", host, files[0])
-	                  : xasprintf("ssh-keyscan -p %d %s >> %s", port, host, files[0]);
-
-	k.type = type;
-	k.b64 = b64;
-	for (size_t i = 0; i < nfiles; i++) {
-		struct buf o = { 0 };
-		struct stat sb;
-		if (stat(files[i], &sb) < 0 && errno == ENOENT)
-			continue;           /* an absent file knows no host */
-		if (!have_keygen && forge_find_keygen(keygen, sizeof keygen) < 0) {
-			err_set(e, _("cannot check the SSH host key of %s: ssh-keygen is not installed "
-			             "(Debian: apt-get install openssh-client); refusing to push"), shown);
-			goto out;
-		}
-		have_keygen = 1;
-		int st = forge_keygen_lookup(keygen, pattern, files[i], &o, e);
-		if (st != 0 && st != 1) {
-			if (st > 1)
-				err_set(e, _("cannot check the SSH host key of %s: ssh-keygen cannot read "
-				             "%s (exit %d); refusing to push"), shown, files[i], st);
-			buf_free(&o);
-			goto out;
-		}
-		if (st == 0 && o.data)
-			forge_known_parse(&k, o.data, files[i]);
-		buf_free(&o);
-	}
-
-	if (k.revoked_in)
-		err_set(e, _("the SSH host key of %s (%s) is marked @revoked in %s; refusing to push"),
-		        shown, offered, k.revoked_in);
-	else if (k.match)
-		rc = 0;
-	else if (k.mismatch_in)
-		err_set(e, _("the SSH host key of %s does not match the key known for it in %s: "
-		             "possible impostor; refusing to push (the server offered %s)"),
-		        shown, k.mismatch_in, offered);
-	else if (k.other_types)
-		err_set(e, _("the SSH host key of %s (%s) is not in %s, which has only keys of other "
-		             "types for it; check the key and add it (%s)"), shown, offered, where, scan);
-	else
-		err_set(e, _("the SSH host key of %s is not in %s; check the key (%s) and add it (%s)"),
-		        shown, where, offered, scan);
-out:
-	for (size_t i = 0; i < nfiles; i++)
-		free(files[i]);
-	free(k.mismatch_in);
-	free(k.revoked_in);
-	free(pattern);
-	free(shown);
-	free(type);
-	free(b64);
-	free(offered);
-	free(where);
-	free(scan);
-	return rc;
-}
-
 /* ---- push ---- */
 
 struct forge_push_state {
 	const struct repo_conf *r;
-	const char *url;            /* the URL pushed to (its SSH port) */
-	const char *token;
+	struct remote_auth auth;    /* the push URL, the token, what the callbacks saw */
 	const char *refname;        /* refs/heads/<branch> */
 	const char *branch;
 	git_repository *repo;
 	git_oid ours;
-	int tries;
-	int no_token;               /* the server asked and there was none */
-	int cleartext;              /* the server asked over plain http */
-	int token_refused;          /* the server asked again after the token */
-	int key_refused;
 	char *moved;                /* the refusal, when the remote moved */
 	char *rejected;             /* the remote's per-ref answer */
-	char *hostkey;              /* why the SSH host key was refused */
 	char *spec;                 /* refname's storage */
 	char *shown;                /* the URL as messages show it */
 	char *mirror;               /* the mirror's path */
 	int inited;                 /* libgit2 is initialised for it */
 };
 
-static int forge_is_loopback_http(const char *url)
-{
-	static const char *const hosts[] = { "127.0.0.1", "localhost", "[::1]" };
-	if (strncmp(url, "http://", 7) != 0)
-		return 0;
-	const char *h = url + 7;
-	const char *at = memchr(h, '@', strcspn(h, "/"));
-	if (at)
-		h = at + 1;
-	for (size_t i = 0; i < sizeof hosts / sizeof *hosts; i++) {
-		size_t n = strlen(hosts[i]);
-		if (strncmp(h, hosts[i], n) == 0 && (h[n] == ':' || h[n] == '/' || !h[n]))
-			return 1;
-	}
-	return 0;
-}
-
-/* The token over https (or plain http to this machine, for tests), the key
- * or the agent over ssh; a few attempts at most so that a refused
- * credential ends the push instead of looping. */
+/* remote's callbacks, on the push's own payload. */
 static int forge_credentials(git_credential **out, const char *url,
                              const char *username_from_url,
                              unsigned int allowed_types, void *payload)
 {
 	struct forge_push_state *st = payload;
-	const char *user = username_from_url && *username_from_url ? username_from_url : "git";
-
-	if (st->tries++ >= 3)
-		goto refused;
-	if (allowed_types & GIT_CREDENTIAL_USERPASS_PLAINTEXT) {
-		if (strncmp(url, "https://", 8) != 0 && !forge_is_loopback_http(url)) {
-			st->cleartext = 1;
-			git_error_set_str(GIT_ERROR_NET, "refusing to send a token over plain http");
-			return GIT_EAUTH;
-		}
-		if (!st->token) {
-			st->no_token = 1;
-			git_error_set_str(GIT_ERROR_NET, "no token");
-			return GIT_EAUTH;
-		}
-		if (st->tries > 1) {
-			st->token_refused = 1;
-			git_error_set_str(GIT_ERROR_NET, "the server refused the token");
-			return GIT_EAUTH;
-		}
-		return git_credential_userpass_plaintext_new(out, "x-access-token", st->token);
-	}
-	if (allowed_types & GIT_CREDENTIAL_USERNAME)
-		return git_credential_username_new(out, user);
-	if (allowed_types & GIT_CREDENTIAL_SSH_KEY) {
-		if (st->tries > 2)
-			goto refused;
-		if (st->r->ssh_key) {
-			char *pub = xasprintf("%s.pub", st->r->ssh_key);
-			int rc = git_credential_ssh_key_new(out, user,
-			                                    access(pub, R_OK) == 0 ? pub : NULL,
-			                                    st->r->ssh_key, NULL);
-			free(pub);
-			return rc;
-		}
-		return git_credential_ssh_key_from_agent(out, user);
-	}
-	return GIT_PASSTHROUGH;
-refused:
-	st->key_refused = 1;
-	git_error_set_str(GIT_ERROR_NET, "the server refused the credentials");
-	return GIT_EAUTH;
+	return remote_credentials(out, url, username_from_url, allowed_types, &st->auth);
 }
 
-/* The server's identity.  SSH: paddock decides, never passing through:
- * older libgit2 accepts any host key the callback does not refuse, and
- * Debian's 1.5.1 checks only ~/.ssh/known_hosts (through libssh2, which
- * knows neither ssh-known-hosts nor the system file) and says no more than
- * "invalid or unknown remote ssh hostkey"; `valid` is that check's verdict
- * and is not used.  TLS: libgit2's own verdict stands; for a certificate
- * it found invalid (valid = 0), GIT_PASSTHROUGH fails the connection with
- * its error. */
 static int forge_certificate_check(git_cert *cert, int valid, const char *host, void *payload)
 {
 	struct forge_push_state *st = payload;
-	struct err e;
-
-	(void)valid;
-	if (cert->cert_type != GIT_CERT_HOSTKEY_LIBSSH2)
-		return GIT_PASSTHROUGH;
-	const git_cert_hostkey *hk = (const git_cert_hostkey *)cert;
-	int port = forge_ssh_port(st->url);
-	if (port < 0)
-		err_set(&e, _("cannot check the SSH host key of %s: the port in the URL is not a "
-		              "number from 1 to 65535; refusing to push"), host);
-	else if (!(hk->type & GIT_CERT_SSH_RAW) || !hk->hostkey || !hk->hostkey_len)
-		err_set(&e, _("cannot check the SSH host key of %s: libgit2 did not pass the key "
-		              "itself; refusing to push"), host);
-	else if (forge_ssh_host_known(st->r, host, port, (const unsigned char *)hk->hostkey,
-	                              hk->hostkey_len,
-	                              hk->type & GIT_CERT_SSH_SHA256 ? hk->hash_sha256 : NULL,
-	                              &e) == 0)
-		return 0;
-	free(st->hostkey);
-	st->hostkey = xstrdup(e.msg);
-	git_error_set_str(GIT_ERROR_SSH, "the SSH host key was refused");
-	return GIT_ECERTIFICATE;
+	return remote_certificate_check(cert, valid, host, &st->auth);
 }
+
 
 /* 0 when the remote's `theirs` may be replaced by ours: the same commit or
  * one of our ancestors; else the refusal in st->moved. */
@@ -642,33 +219,17 @@ static int forge_push_update_reference(const char *refname, const char *status, 
 static int forge_push_error(struct forge_push_state *st, const char *shown, const char *what,
                             struct err *e)
 {
-	const struct repo_conf *r = st->r;
-	const char *var = r->token_env ? r->token_env : "PADDOCK_GIT_TOKEN";
-
-	if (st->hostkey)
-		err_set(e, "%s", st->hostkey);
-	else if (st->moved)
+	if (st->moved && !st->auth.hostkey)
 		err_set(e, "%s", st->moved);
-	else if (st->no_token)
-		err_set(e, _("cannot push to %s: the server asks for a token and there is none; set "
-		             "the environment variable %s"), shown, var);
-	else if (st->cleartext)
-		err_set(e, _("cannot push to %s: paddock does not send a token over plain http; "
-		             "use an https:// URL"), shown);
-	else if (st->token_refused)
-		err_set(e, _("cannot push to %s: the server refused the token in %s; check that it "
-		             "is valid and may write to the repository"), shown, var);
-	else if (st->key_refused)
-		err_set(e, _("cannot push to %s: the server refused paddock's credentials (%s); "
-		             "check the repo's ssh-key or the SSH agent"), shown,
-		        r->ssh_key ? r->ssh_key : _("SSH agent"));
+	else if (remote_auth_error(&st->auth, shown, e) < 0)
+		;
 	else if (st->rejected)
 		err_set(e, _("the remote %s refused the push of %s (%s)"), shown, st->branch,
 		        st->rejected);
 	else
 		err_set(e, _("cannot push %s to %s: %s: %s"), st->branch, shown, what,
 		        forge_git_errmsg());
-	forge_scrub(e, st->token);
+	remote_scrub(e, st->auth.token);
 	return -1;
 }
 
@@ -718,10 +279,10 @@ static int forge_connect_ls(struct forge_push_state *st, const char *shown, git_
                             git_remote_callbacks *cbs, int *connected,
                             const git_remote_head ***heads, size_t *nheads, struct err *e)
 {
-	if (git_remote_create_anonymous(remote, st->repo, st->url) < 0) {
+	if (git_remote_create_anonymous(remote, st->repo, st->auth.url) < 0) {
 		err_set(e, _("cannot push to %s: %s; check [repo \"%s\"] push-url (or url)"),
 		        shown, forge_git_errmsg(), st->r->name);
-		forge_scrub(e, st->token);
+		remote_scrub(e, st->auth.token);
 		return -1;
 	}
 	git_remote_init_callbacks(cbs, GIT_REMOTE_CALLBACKS_VERSION);
@@ -757,9 +318,8 @@ static int forge_push_state_open(struct forge_push_state *st, const char *data_d
 	gitlib_init();
 	st->inited = 1;
 	st->r = r;
-	st->url = url;
+	remote_auth_init(&st->auth, r, REMOTE_PUSH, url);
 	st->branch = branch;
-	st->token = config_repo_token(r);
 	st->refname = st->spec = xasprintf("refs/heads/%s", branch);
 	st->shown = mirror_url_display(url);
 	st->mirror = mirror_path(data_dir, r->name);
@@ -775,7 +335,7 @@ static void forge_push_state_close(struct forge_push_state *st)
 	git_repository_free(st->repo);
 	free(st->moved);
 	free(st->rejected);
-	free(st->hostkey);
+	remote_auth_free(&st->auth);
 	free(st->spec);
 	free(st->shown);
 	free(st->mirror);
@@ -1051,7 +611,7 @@ static int forge_pr_check(const struct repo_conf *r, const struct forge_pull_req
 	if (!token)
 		return err_set(e, _("no GitHub token: set the environment variable %s to a token "
 		                    "that may open pull requests on %s"), var, gr);
-	if (strncmp(api, "https://", 8) != 0 && !forge_is_loopback_http(api))
+	if (strncmp(api, "https://", 8) != 0 && !remote_is_loopback_http(api))
 		return err_set(e, _("refusing to send the GitHub token over plain http to %s; "
 		                    "use an https:// github-api"), api);
 	return 0;
@@ -1162,13 +722,13 @@ int forge_open_pull_request(const struct repo_conf *r, const struct forge_pull_r
 	if (cc != CURLE_OK && !(cc == CURLE_WRITE_ERROR && h.truncated)) {
 		err_set(e, _("cannot reach GitHub at %s: %s; check github-api and the network"),
 		        shown, *errbuf ? errbuf : curl_easy_strerror(cc));
-		forge_scrub(e, token);
+		remote_scrub(e, token);
 		goto out;
 	}
 	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
 	if (status < 200 || status > 299) {
 		forge_pr_error(r, shown, status, &h, pr->branch, e);
-		forge_scrub(e, token);
+		remote_scrub(e, token);
 		goto out;
 	}
 	rc = forge_pr_html_url(&h, status, pr->branch, r->github_repo, url_out, e);

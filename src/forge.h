@@ -22,11 +22,12 @@ int forge_branch_allowed(const struct repo_conf *r, const char *branch, struct e
 
 /* Pushes commit `commit` (a commit id or a ref present in the mirror, such
  * as refs/paddock/tasks/<id>) to refs/heads/<branch> on r's push-url (else
- * url) with libgit2: HTTPS with the token of config_repo_token(r) (user
- * "x-access-token"; plain http only to loopback), SSH with r->ssh_key (and
- * its .pub) or the SSH agent, or a local path.  An SSH server must show a
- * host key known for it (forge_ssh_host_known) before any credential is
- * sent; an HTTPS server a certificate libgit2 finds valid.
+ * url) with libgit2, with remote's credentials and checks (remote.h):
+ * HTTPS with the token of config_repo_token(r) (user "x-access-token";
+ * plain http only to loopback), SSH with r->ssh_key (and its .pub) or the
+ * SSH agent, or a local path.  An SSH server must show a host key known
+ * for it (remote_ssh_host_known) before any credential is sent; an HTTPS
+ * server a certificate libgit2 finds valid.
  * forge_branch_allowed first, before any network access.  Creates the branch, fast-forwards it, or does
  * nothing when it is already at the commit; anything else is refused ("the
  * remote branch paddock/x is at <sha12>, not an ancestor of <sha12>;
@@ -45,29 +46,6 @@ int forge_push(const char *data_dir, const struct repo_conf *r, const char *bran
  * network: call it off any UI loop. */
 int forge_remote_branch(const char *data_dir, const struct repo_conf *r, const char *branch,
                         char sha_out[41], struct err *e);
-
-/* The port an SSH remote URL connects to: the one in ssh://[user@]host:PORT/
- * (also ssh+git://, git+ssh://, [v6-address]:PORT), else 22 (scp-like
- * user@host:path too); -1 when the port is not a number from 1 to 65535. */
-int forge_ssh_port(const char *url);
-
-/* Checks an SSH server's host key, `key` (keylen bytes, the raw public key
- * blob as the server sent it; sha256 its SHA-256 or NULL, only for
- * messages), for host and port against r's known_hosts files:
- * r->ssh_known_hosts, else $HOME/.ssh/known_hosts and
- * /etc/ssh/ssh_known_hosts (absent files know no host).  The files are read
- * by OpenSSH itself: `ssh-keygen -F HOST -f FILE` (HOST is "[host]:port"
- * unless the port is 22), run without a shell, so hashed entries and
- * patterns count as they do for ssh.  0 when an entry has exactly this key;
- * else -1 and a message naming host:port and the file(s): the host is not
- * known (with the ssh-keyscan command that adds it), it is known with
- * another key of the same type ("possible impostor"), the key is @revoked
- * (that wins over any match), or ssh-keygen is missing or fails.
- * @cert-authority entries never match (libgit2 1.5 offers no host
- * certificates). */
-int forge_ssh_host_known(const struct repo_conf *r, const char *host, int port,
-                         const unsigned char *key, size_t keylen,
-                         const unsigned char *sha256, struct err *e);
 
 struct forge_pull_request {
 	const char *branch;        /* head */

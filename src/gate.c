@@ -13,6 +13,7 @@
 #include "move.h"
 #include "i18n.h"
 #include "paths.h"
+#include "store_github.h"
 #include "task.h"
 
 const char *gate_actor(void)
@@ -228,15 +229,48 @@ static char *pr_title(const char *text)
 	return xstrndup(text, n);
 }
 
-static char *pr_body(const struct task_row *t, const struct gate_summary *summary)
+/* The pull request's body: the summary, the tests, the issue it closes
+ * (a task made from a GitHub issue of the same repository). */
+static char *pr_body(struct store *st, const struct task_row *t,
+                     const struct gate_summary *summary)
 {
 	struct buf b = {0};
 	const char *s = summary->summary;
 	buf_printf(&b, "%s\n\n", s && *s ? s : t->summary ? t->summary : "");
 	if (summary->tests.after.ran)
 		buf_printf(&b, "Tests: %s.\n", summary->tests.after.passed ? "passed" : "failed");
+	struct gh_link l;
+	struct err ignored;
+	if (store_github_link(st, t->id, &l, &ignored) == 1) {
+		if (l.issue)
+			buf_printf(&b, "\nCloses #%lld.\n", l.issue);
+		gh_link_free(&l);
+	}
 	buf_printf(&b, "\nOpened by paddock for task `%s` (round %d).\n", t->id, t->round);
 	return buf_detach(&b);
+}
+
+/* The pull request just opened, for a repo that follows GitHub: its
+ * number and state go into the task's link (ghsync.h reads them). */
+static void pr_link(struct store *st, const struct repo_conf *r, const struct task_row *t,
+                    const char *url)
+{
+	const char *p = url ? strstr(url, "/pull/") : NULL;
+	long long n = p ? strtoll(p + 6, NULL, 10) : 0;
+	if (n <= 0 || !config_repo_github_follows(r))
+		return;
+	struct gh_link l;
+	struct err ignored;
+	if (store_github_link(st, t->id, &l, &ignored) != 1) {
+		memset(&l, 0, sizeof l);
+		snprintf(l.task_id, sizeof l.task_id, "%s", t->id);
+		l.gh_repo = xstrdup(r->github_repo);
+	}
+	l.pr = n;
+	free(l.pr_state);
+	l.pr_state = xstrdup("open");
+	store_github_link_put(st, &l, &ignored);
+	gh_link_free(&l);
 }
 
 static int approve_finish(const struct gate_ctx *g, const struct task_row *tr,
@@ -258,7 +292,7 @@ static int dry_run_record(const struct gate_ctx *g, const struct task_row *t, in
 	struct err pe = {{0}};
 	gate_summary_load(g->st, t, &s, &pe);
 	char *title = pr_title(t->text);
-	char *body = pr_body(t, &s);
+	char *body = pr_body(g->st, t, &s);
 	struct forge_pull_request pr = { .branch = t->branch, .title = title, .body = body };
 	json_t *rec = forge_dry_run(r, t->branch, t->head, approve && !t->pr_url ? &pr : NULL);
 	json_object_set_new(rec, "action", json_string(approve ? "approve" : "push"));
@@ -353,12 +387,13 @@ static int approve_finish(const struct gate_ctx *g, const struct task_row *tr,
 		/* Without the summary, the body has the task's. */
 		gate_summary_load(g->st, &t, &s, &pe);
 		char *title = pr_title(t.text);
-		char *body = pr_body(&t, &s);
+		char *body = pr_body(g->st, &t, &s);
 		struct forge_pull_request pr = { .branch = t.branch, .title = title, .body = body };
 		char *url = NULL;
 		if (forge_open_pull_request(r, &pr, &url, &pe) == 0) {
 			struct err ignored;
 			store_task_set(g->st, t.id, "pr_url", url, &ignored);
+			pr_link(g->st, r, &t, url);
 			buf_printf(out, _("opened pull request %s\n"), url);
 		} else {
 			/* The push stands: a reviewer can open it by hand. */

@@ -23,6 +23,7 @@
 #include "gitlib.h"
 #include "i18n.h"
 #include "paths.h"
+#include "remote.h"
 #include "treediff.h"
 
 #define MIRROR_FETCHSPEC "+refs/heads/*:refs/heads/*"
@@ -77,35 +78,6 @@ int mirror_lock(const char *mirror, struct err *e)
 	return fd;
 }
 
-struct mirror_cred_state {
-	int tries;
-	const struct repo_conf *r;
-};
-
-/* Only the repo's token (the variable token-env names, by default
- * PADDOCK_GIT_TOKEN), only over https, and only once per operation so that
- * a rejected token does not loop. */
-static int mirror_credentials(git_credential **out, const char *url,
-                              const char *username_from_url,
-                              unsigned int allowed_types, void *payload)
-{
-	struct mirror_cred_state *st = payload;
-	const char *token = config_repo_token(st->r);
-	const char *var = st->r->token_env ? st->r->token_env : "PADDOCK_GIT_TOKEN";
-
-	(void)username_from_url;
-	if (!token || !*token || strncmp(url, "https://", 8) != 0 ||
-	    !(allowed_types & GIT_CREDENTIAL_USERPASS_PLAINTEXT))
-		return GIT_PASSTHROUGH;
-	if (st->tries++ > 0) {
-		char msg[256];
-		snprintf(msg, sizeof msg, _("the server refused the token in %s"), var);
-		git_error_set_str(GIT_ERROR_NET, msg);
-		return GIT_EAUTH;
-	}
-	return git_credential_userpass_plaintext_new(out, "x-access-token", token);
-}
-
 static int mirror_create_remote(git_remote **out, git_repository *repo,
                                 const char *name, const char *url, void *payload)
 {
@@ -113,11 +85,16 @@ static int mirror_create_remote(git_remote **out, git_repository *repo,
 	return git_remote_create_with_fetchspec(out, repo, name, url, MIRROR_FETCHSPEC);
 }
 
-static int mirror_fetch_error(const struct repo_conf *r, struct err *e)
+/* The fetch's error: what remote's callbacks refused (with what to do),
+ * else libgit2's; never the token or a URL's user:password. */
+static int mirror_fetch_error(const struct repo_conf *r, const struct remote_auth *auth,
+                              struct err *e)
 {
 	char *shown = mirror_url_display(r->url);
-	err_set(e, _("repo %s: cannot fetch %s: %s; check [repo \"%s\"] url in the config"),
-	        r->name, shown, mirror_git_errmsg(), r->name);
+	if (remote_auth_error(auth, shown, e) == 0)
+		err_set(e, _("repo %s: cannot fetch %s: %s; check [repo \"%s\"] url in the config"),
+		        r->name, shown, mirror_git_errmsg(), r->name);
+	remote_scrub(e, auth->token);
 	free(shown);
 	return -1;
 }
@@ -125,11 +102,12 @@ static int mirror_fetch_error(const struct repo_conf *r, struct err *e)
 static int mirror_clone(const char *mirror, const struct repo_conf *r, struct err *e)
 {
 	char *tmp = xasprintf("%s.tmp", mirror);
-	struct mirror_cred_state cred = { .r = r };
+	struct remote_auth auth;
 	git_clone_options o;
 	git_repository *repo = NULL;
 	int rc = -1;
 
+	remote_auth_init(&auth, r, REMOTE_FETCH, r->url);
 	/* A clone that died half-way left only the .tmp directory. */
 	if (fsx_rm_rf(tmp, e) < 0)
 		goto out;
@@ -137,12 +115,11 @@ static int mirror_clone(const char *mirror, const struct repo_conf *r, struct er
 	git_clone_options_init(&o, GIT_CLONE_OPTIONS_VERSION);
 	o.bare = 1;
 	o.remote_cb = mirror_create_remote;
-	o.fetch_opts.callbacks.credentials = mirror_credentials;
-	o.fetch_opts.callbacks.payload = &cred;
+	remote_auth_callbacks(&o.fetch_opts.callbacks, &auth);
 	o.fetch_opts.download_tags = GIT_REMOTE_DOWNLOAD_TAGS_NONE;
 	o.fetch_opts.prune = GIT_FETCH_NO_PRUNE;
 	if (git_clone(&repo, r->url, tmp, &o) < 0) {
-		mirror_fetch_error(r, e);
+		mirror_fetch_error(r, &auth, e);
 		struct err ignored;
 		fsx_rm_rf(tmp, &ignored);
 		goto out;
@@ -161,6 +138,7 @@ static int mirror_clone(const char *mirror, const struct repo_conf *r, struct er
 	}
 	rc = 0;
 out:
+	remote_auth_free(&auth);
 	free(tmp);
 	return rc;
 }
@@ -172,7 +150,7 @@ static int mirror_fetch_specs(const char *mirror, const struct repo_conf *r,
 {
 	git_repository *repo = NULL;
 	git_remote *remote = NULL;
-	struct mirror_cred_state cred = { .r = r };
+	struct remote_auth auth;
 	git_fetch_options fo;
 	/* Only branches: the task refs under refs/paddock/ are never
 	 * touched, and nothing is pruned. */
@@ -181,6 +159,7 @@ static int mirror_fetch_specs(const char *mirror, const struct repo_conf *r,
 	git_strarray specs = { n ? (char **)specv : one, n ? n : 1 };
 	int rc = -1;
 
+	remote_auth_init(&auth, r, REMOTE_FETCH, r->url);
 	git_fetch_options_init(&fo, GIT_FETCH_OPTIONS_VERSION);
 	if (git_repository_open_bare(&repo, mirror) < 0) {
 		err_set(e, _("cannot open the mirror %s: %s; remove it and paddock will clone it again"),
@@ -205,16 +184,16 @@ static int mirror_fetch_specs(const char *mirror, const struct repo_conf *r,
 			goto out;
 		}
 	}
-	fo.callbacks.credentials = mirror_credentials;
-	fo.callbacks.payload = &cred;
+	remote_auth_callbacks(&fo.callbacks, &auth);
 	fo.download_tags = GIT_REMOTE_DOWNLOAD_TAGS_NONE;
 	fo.prune = GIT_FETCH_NO_PRUNE;
 	if (git_remote_fetch(remote, &specs, &fo, "paddock: fetch") < 0) {
-		mirror_fetch_error(r, e);
+		mirror_fetch_error(r, &auth, e);
 		goto out;
 	}
 	rc = 0;
 out:
+	remote_auth_free(&auth);
 	git_remote_free(remote);
 	git_repository_free(repo);
 	return rc;

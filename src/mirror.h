@@ -1,7 +1,11 @@
 /* mirror: paddock's own bare mirror of each configured repo (libgit2).
  *
- * Credentials come from paddock's environment (PADDOCK_GIT_TOKEN for
- * https) and are never passed to a sandbox.  Updates of one mirror are
+ * Fetches (the clone, mirror_update, mirror_resolve_base) use the repo's url
+ * with remote's credentials and checks (remote.h), the same as a push: the
+ * token of the repo's token-env over https (plain http only to loopback),
+ * its ssh-key or the SSH agent over SSH, after the host key is found in its
+ * known_hosts.  Credentials come from paddock's environment and are never
+ * passed to a sandbox.  Updates of one mirror are
  * serialised with a flock, so concurrent tasks of one repo are safe. */
 #ifndef PADDOCK_MIRROR_H
 #define PADDOCK_MIRROR_H

@@ -16,14 +16,8 @@
 #include "clock.h"
 #include "i18n.h"
 #include "paths.h"
+#include "store_int.h"
 
-struct store {
-	sqlite3 *db;
-	char *path;
-	sqlite3_stmt *steps;       /* a task's steps: prepared once, as every
-	                              listed row reads them */
-	sqlite3_stmt *dv;          /* PRAGMA data_version */
-};
 
 /* Migrations: entry i brings the schema from version i to i+1.  Never edit
  * a released entry; append a new one. */
@@ -212,6 +206,62 @@ static const char *const migrations[] = {
 	"  text TEXT NOT NULL,"
 	"  created REAL NOT NULL,"
 	"  chosen TEXT);",
+	/* 10: GitHub as a front door (issue 18, store_github.h): a task's
+	 * issue and pull request, what GitHub sent (each event, with its
+	 * verdict), the reviews and comments already acted on, the rounds
+	 * asked for from GitHub, and the ETags of conditional requests. */
+	"CREATE TABLE github_links ("
+	"  task_id TEXT PRIMARY KEY,"
+	"  gh_repo TEXT NOT NULL,"
+	"  issue INTEGER,"
+	"  issue_comment INTEGER,"
+	"  issue_comment_body TEXT,"
+	"  pr INTEGER,"
+	"  pr_state TEXT,"
+	"  pr_head TEXT,"
+	"  checks TEXT,"
+	"  branch_deleted INTEGER NOT NULL DEFAULT 0,"
+	"  updated REAL NOT NULL);"
+	"CREATE UNIQUE INDEX github_links_issue ON github_links(gh_repo, issue) "
+	"  WHERE issue IS NOT NULL;"
+	"CREATE TABLE github_events ("
+	"  id INTEGER PRIMARY KEY,"
+	"  time REAL NOT NULL,"
+	"  source TEXT NOT NULL,"
+	"  event TEXT NOT NULL,"
+	"  delivery TEXT,"
+	"  actor TEXT,"
+	"  gh_repo TEXT,"
+	"  number INTEGER,"
+	"  verdict TEXT NOT NULL,"
+	"  detail TEXT,"
+	"  task_id TEXT);"
+	"CREATE INDEX github_events_delivery ON github_events(delivery) "
+	"  WHERE delivery IS NOT NULL;"
+	"CREATE TABLE github_seen ("
+	"  gh_repo TEXT NOT NULL,"
+	"  kind TEXT NOT NULL,"
+	"  gh_id INTEGER NOT NULL,"
+	"  task_id TEXT,"
+	"  PRIMARY KEY (gh_repo, kind, gh_id));"
+	"CREATE TABLE github_asks ("
+	"  task_id TEXT NOT NULL,"
+	"  round INTEGER NOT NULL,"
+	"  kind TEXT NOT NULL,"
+	"  gh_id INTEGER NOT NULL,"
+	"  pr INTEGER NOT NULL,"
+	"  actor TEXT,"
+	"  answered INTEGER NOT NULL DEFAULT 0,"
+	"  PRIMARY KEY (task_id, round));"
+	"CREATE TABLE github_etags ("
+	"  url TEXT PRIMARY KEY,"
+	"  etag TEXT NOT NULL,"
+	"  body TEXT NOT NULL,"
+	"  link TEXT);"
+	"CREATE TABLE github_backoff ("
+	"  api TEXT PRIMARY KEY,"
+	"  until REAL NOT NULL,"
+	"  why TEXT);",
 };
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))
 
@@ -429,6 +479,21 @@ static char *col_str(sqlite3_stmt *st, int i)
 {
 	const unsigned char *v = sqlite3_column_text(st, i);
 	return v ? xstrdup((const char *)v) : NULL;
+}
+
+char *store_col_str(sqlite3_stmt *st, int i)
+{
+	return col_str(st, i);
+}
+
+int store_exec(struct store *s, const char *sql, struct err *e)
+{
+	return exec(s, sql, e);
+}
+
+int store_db_err(struct store *s, struct err *e, const char *what)
+{
+	return db_err(s, e, what);
 }
 
 static uint64_t col_u64(sqlite3_stmt *st, int i)
@@ -2006,6 +2071,61 @@ int store_task_request_changes_draft(struct store *s, const char *id, const char
 	         store_task_set(s, t.id, "reviewed_head", t.head, e) == 0 &&
 	         (upto <= 0 || draft_delete(s, t.id, upto, e) >= 0))
 		rc = 0;
+	task_row_free(&t);
+out:
+	if (rc < 0) {
+		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+		return -1;
+	}
+	return exec(s, "COMMIT", e);
+}
+
+int store_task_reopen_changes(struct store *s, const char *id, const char *notes,
+                              const char *actor, struct err *e)
+{
+	if (exec(s, "BEGIN IMMEDIATE", e) < 0)
+		return -1;
+	struct task_row t;
+	int rc = -1;
+	if (store_task_get(s, id, &t, e) < 0)
+		goto out;
+	if (t.status == TASK_DONE && (!t.pushed || !t.head || strcmp(t.pushed, t.head) != 0)) {
+		err_kind_set(e, ERR_WRONG_STATE, _("task %s is done, but its last round was not "
+		             "pushed; changes can be asked for only on the work its pull request "
+		             "holds"), t.id);
+	} else if (t.status != TASK_DONE && t.status != TASK_REVIEW) {
+		err_kind_set(e, ERR_WRONG_STATE, _("task %s is %s; changes can be requested only "
+		             "at review or on a done task's open pull request"), t.id,
+		             task_status_name(t.status));
+	} else if (t.pending) {
+		err_kind_set(e, ERR_WRONG_STATE, _("task %s already has changes requested; they "
+		             "start when the scheduler picks them up"), t.id);
+	} else {
+		rc = 0;
+		/* Done is otherwise final: this is its only way back, for a pull
+		 * request that is still open and asks for more. */
+		if (t.status == TASK_DONE) {
+			sqlite3_stmt *st;
+			rc = -1;
+			if (sqlite3_prepare_v2(s->db, "UPDATE tasks SET status = 'review', updated = ? "
+			                       "WHERE id = ? AND status = 'done'", -1, &st,
+			                       NULL) == SQLITE_OK) {
+				sqlite3_bind_double(st, 1, clock_wall());
+				sqlite3_bind_text(st, 2, t.id, -1, SQLITE_STATIC);
+				rc = sqlite3_step(st) == SQLITE_DONE ? 0 : db_err(s, e, "reopen");
+				sqlite3_finalize(st);
+			} else {
+				db_err(s, e, "reopen");
+			}
+			double at = (double)(long long)((clock_wall() - t.created) * 1000 + 0.5) / 1000;
+			if (rc == 0)
+				rc = add_step(s, t.id, at < 0 ? 0 : at, TASK_REVIEW, e);
+		}
+		if (rc == 0 && (decision_insert(s, t.id, "request-changes", notes, actor, e) < 0 ||
+		                store_task_set(s, t.id, "pending", "request-changes", e) < 0 ||
+		                store_task_set(s, t.id, "reviewed_head", t.head, e) < 0))
+			rc = -1;
+	}
 	task_row_free(&t);
 out:
 	if (rc < 0) {

@@ -497,6 +497,12 @@ int store_task_request_changes(struct store *s, const char *id, const char *note
 /* The same, sending a review draft: the draft's comments up to n = upto
  * (their text is in notes) are removed in the same transaction, so that a
  * failed request keeps them and a comment added meanwhile stays. */
+/* A request for changes from the task's pull request (store_github.h):
+ * as store_task_request_changes at review, and also on a done task whose
+ * last round was pushed (pushed == head), which goes back to review (a
+ * step) with the changes pending: the one way out of done. */
+int store_task_reopen_changes(struct store *s, const char *id, const char *notes,
+                              const char *actor, struct err *e);
 int store_task_request_changes_draft(struct store *s, const char *id, const char *notes,
                                      const char *actor, long long upto, struct err *e);
 

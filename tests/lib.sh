@@ -205,3 +205,57 @@ openapi_validators() {
 				@seriousme/openapi-schema-validator@2.11.0 >"$T/npm.out" 2>&1)
 	) 9>"$OAV.lock"
 }
+
+# start_sshd: a real sshd on a free loopback port, for the SSH tests
+# (ssh.test, fetch.test): its own host key $T/host_key, the client key
+# $T/client_key (root may log in with it, $T/authorized_keys), LogLevel
+# VERBOSE into $T/sshd.log (accepted and offered client keys), killed at
+# exit.  Sets SSHD_PORT and SSHD_PID, and LSAN_OPTIONS for libgit2 1.5.1
+# and libssh2, which leak a few bytes and the known_hosts handle on every
+# SSH connection (not ours to fix; in the sanitizer build LeakSanitizer's
+# stacks stop in those libraries, so the rules name them).  Skips the whole
+# test when sshd or ssh-keygen is missing or this is not root.
+start_sshd() {
+	[ -x /usr/sbin/sshd ] || skip_all "sshd is not installed (Debian: apt-get install openssh-server)"
+	for _p in ssh-keygen ssh-keyscan; do
+		command -v "$_p" >/dev/null || skip_all "$_p is not installed (Debian: apt-get install openssh-client)"
+	done
+	command -v python3 >/dev/null || skip_all "python3 is not installed"
+	[ "$(id -u)" -eq 0 ] || skip_all "the test sshd runs as root (CI runs as root)"
+	{ cat "$top_srcdir/tests/lsan.supp"; printf 'leak:libssh2.so\nleak:libgit2.so\n'; } >"$T/lsan.supp"
+	LSAN_OPTIONS="suppressions=$T/lsan.supp:print_suppressions=0"
+	export LSAN_OPTIONS
+	ssh-keygen -q -t ed25519 -N '' -C 'test host key' -f "$T/host_key" || bail "ssh-keygen failed"
+	ssh-keygen -q -t ed25519 -N '' -C 'paddock' -f "$T/client_key" || bail "ssh-keygen failed"
+	cp "$T/client_key.pub" "$T/authorized_keys"
+	mkdir -p /run/sshd
+	SSHD_PID=
+	for _try in 1 2 3; do
+		SSHD_PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+		cat >"$T/sshd_config" <<CONF
+ListenAddress 127.0.0.1
+Port $SSHD_PORT
+HostKey $T/host_key
+PidFile $T/sshd.pid
+AuthorizedKeysFile $T/authorized_keys
+PermitRootLogin prohibit-password
+PubkeyAuthentication yes
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+UsePAM no
+StrictModes no
+PrintMotd no
+LogLevel VERBOSE
+CONF
+		/usr/sbin/sshd -D -e -f "$T/sshd_config" 2>"$T/sshd.log" &
+		SSHD_PID=$!
+		if wait_for 20 _sshd_up; then break; fi
+		kill "$SSHD_PID" 2>/dev/null
+		wait "$SSHD_PID" 2>/dev/null
+		SSHD_PID=
+	done
+	[ -n "$SSHD_PID" ] || bail "sshd did not start: $(cat "$T/sshd.log")"
+	at_exit "kill $SSHD_PID"
+	diag "sshd on 127.0.0.1:$SSHD_PORT (pid $SSHD_PID)"
+}
+_sshd_up() { ssh-keyscan -T 2 -p "$SSHD_PORT" 127.0.0.1 2>/dev/null | grep -q ssh-ed25519; }

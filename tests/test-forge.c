@@ -17,6 +17,7 @@
 #include "err.h"
 #include "forge.h"
 #include "mirror.h"
+#include "remote.h"
 #include "tap.h"
 #include "testlib.h"
 
@@ -218,19 +219,19 @@ static void test_push(void)
 
 static void test_ssh_port(void)
 {
-	is_int(forge_ssh_port("ssh://git@example.com:2222/x.git"), 2222, "ssh:// with a port");
-	is_int(forge_ssh_port("ssh://example.com/x.git"), 22, "ssh:// without a port: 22");
-	is_int(forge_ssh_port("ssh://git@example.com:/x.git"), 22, "an empty port: 22");
-	is_int(forge_ssh_port("git@example.com:owner/x.git"), 22, "scp-like syntax: 22");
-	is_int(forge_ssh_port("ssh://[::1]:2200/x.git"), 2200, "an IPv6 address with a port");
-	is_int(forge_ssh_port("ssh://git@[::1]/x.git"), 22, "an IPv6 address without a port");
-	is_int(forge_ssh_port("git+ssh://h:7/x"), 7, "git+ssh://");
-	is_int(forge_ssh_port("ssh+git://h:8/x"), 8, "ssh+git://");
-	is_int(forge_ssh_port("ssh://a@b@h:5/x"), 5, "the host follows the last '@'");
-	is_int(forge_ssh_port("ssh://h:99999/x"), -1, "a port over 65535 is refused");
-	is_int(forge_ssh_port("ssh://h:0/x"), -1, "port 0 is refused");
-	is_int(forge_ssh_port("ssh://h:22a/x"), -1, "a port that is not a number is refused");
-	is_int(forge_ssh_port("ssh://[::1/x"), -1, "an unclosed '[' is refused");
+	is_int(remote_ssh_port("ssh://git@example.com:2222/x.git"), 2222, "ssh:// with a port");
+	is_int(remote_ssh_port("ssh://example.com/x.git"), 22, "ssh:// without a port: 22");
+	is_int(remote_ssh_port("ssh://git@example.com:/x.git"), 22, "an empty port: 22");
+	is_int(remote_ssh_port("git@example.com:owner/x.git"), 22, "scp-like syntax: 22");
+	is_int(remote_ssh_port("ssh://[::1]:2200/x.git"), 2200, "an IPv6 address with a port");
+	is_int(remote_ssh_port("ssh://git@[::1]/x.git"), 22, "an IPv6 address without a port");
+	is_int(remote_ssh_port("git+ssh://h:7/x"), 7, "git+ssh://");
+	is_int(remote_ssh_port("ssh+git://h:8/x"), 8, "ssh+git://");
+	is_int(remote_ssh_port("ssh://a@b@h:5/x"), 5, "the host follows the last '@'");
+	is_int(remote_ssh_port("ssh://h:99999/x"), -1, "a port over 65535 is refused");
+	is_int(remote_ssh_port("ssh://h:0/x"), -1, "port 0 is refused");
+	is_int(remote_ssh_port("ssh://h:22a/x"), -1, "a port that is not a number is refused");
+	is_int(remote_ssh_port("ssh://[::1/x"), -1, "an unclosed '[' is refused");
 }
 
 /* The raw key blob of an OpenSSH .pub file (the base64 field decoded). */
@@ -325,7 +326,7 @@ static void test_ssh_host_known(void)
 	snprintf(hkline, sizeof hkline, "%s", pub_key(hk_pub));
 
 	/* No file at all: the host is not known. */
-	is_int(forge_ssh_host_known(&r, "127.0.0.1", 2222, hk, hklen, NULL, &e), -1,
+	is_int(remote_ssh_host_known(&r, REMOTE_PUSH, "127.0.0.1", 2222, hk, hklen, NULL, &e), -1,
 	       "no known_hosts file: refused");
 	want = xasprintf("the SSH host key of 127.0.0.1:2222 is not in %s; check the key "
 	                 "(ssh-ed25519) and add it (ssh-keyscan -p 2222 127.0.0.1 >> %s)", kh, kh);
@@ -333,85 +334,92 @@ static void test_ssh_host_known(void)
 	free(want);
 
 	testlib_write_file(kh, "[127.0.0.1]:2222 %s\n", hkline);
-	is_int(forge_ssh_host_known(&r, "127.0.0.1", 2222, hk, hklen, NULL, &e), 0,
+	is_int(remote_ssh_host_known(&r, REMOTE_PUSH, "127.0.0.1", 2222, hk, hklen, NULL, &e), 0,
 	       "the key known for [127.0.0.1]:2222 is accepted");
-	is_int(forge_ssh_host_known(&r, "127.0.0.1", 22, hk, hklen, NULL, &e), -1,
+	is_int(remote_ssh_host_known(&r, REMOTE_PUSH, "127.0.0.1", 22, hk, hklen, NULL, &e), -1,
 	       "... but not for port 22 (another entry name)");
 	ok(strstr(e.msg, "(ssh-keyscan 127.0.0.1 >> ") != NULL, "... with no -p for port 22: %s", e.msg);
-	is_int(forge_ssh_host_known(&r, "127.0.0.2", 2222, hk, hklen, NULL, &e), -1,
+	is_int(remote_ssh_host_known(&r, REMOTE_PUSH, "127.0.0.2", 2222, hk, hklen, NULL, &e), -1,
 	       "... nor for another host");
-	is_int(forge_ssh_host_known(&r, "127.0.0.1", 2222, other, otherlen, NULL, &e), -1,
-	       "another ed25519 key for the host is refused");
+	is_int(remote_ssh_host_known(&r, REMOTE_PUSH, "127.0.0.1", 2222, other, otherlen, NULL, &e),
+	       -1, "another ed25519 key for the host is refused");
 	want = xasprintf("the SSH host key of 127.0.0.1:2222 does not match the key known for it "
 	                 "in %s: possible impostor; refusing to push (the server offered ssh-ed25519)",
 	                 kh);
 	is_str(e.msg, want, "... as a possible impostor");
 	free(want);
-	is_int(forge_ssh_host_known(&r, "127.0.0.1", 2222, rsa, rsalen, NULL, &e), -1,
+	is_int(remote_ssh_host_known(&r, REMOTE_FETCH, "127.0.0.1", 2222, other, otherlen, NULL,
+	                             &e), -1, "... for a fetch as well");
+	ok(strstr(e.msg, "possible impostor; refusing to fetch (the server offered") != NULL,
+	   "... saying the fetch is refused: %s", e.msg);
+	is_int(remote_ssh_host_known(&r, REMOTE_PUSH, "127.0.0.1", 2222, rsa, rsalen, NULL, &e), -1,
 	       "a key of a type the file does not list for the host is refused");
 	ok(strstr(e.msg, "is not in") && strstr(e.msg, "only keys of other types"),
 	   "... as not known, saying the file has other types: %s", e.msg);
 
 	static const unsigned char fp[32] = { 0xff, 0x01 };
-	forge_ssh_host_known(&r, "127.0.0.1", 2222, other, otherlen, fp, &e);
+	remote_ssh_host_known(&r, REMOTE_PUSH, "127.0.0.1", 2222, other, otherlen, fp, &e);
 	ok(strstr(e.msg, "(the server offered ssh-ed25519 "
 	                 "SHA256:/wEAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA)") != NULL,
 	   "the SHA-256 fingerprint, when given, is shown as ssh-keygen -l does: %s", e.msg);
 
 	/* Lines ssh-keygen itself has to understand. */
 	testlib_write_file(kh, "other,[127.0.0.1]:2222 %s comment\n", hkline);
-	is_int(forge_ssh_host_known(&r, "127.0.0.1", 2222, hk, hklen, NULL, &e), 0,
+	is_int(remote_ssh_host_known(&r, REMOTE_PUSH, "127.0.0.1", 2222, hk, hklen, NULL, &e), 0,
 	       "a pattern list with a comment is understood");
 	testlib_write_file(kh, "[127.0.0.1]:2222 %s\n", hkline);
 	testlib_sh("ssh-keygen -q -H -f '%s' >/dev/null 2>&1", kh);
 	ok(strncmp(testlib_sh_out("cat '%s'", kh), "|1|", 3) == 0, "ssh-keygen -H hashed the entry");
-	is_int(forge_ssh_host_known(&r, "127.0.0.1", 2222, hk, hklen, NULL, &e), 0,
+	is_int(remote_ssh_host_known(&r, REMOTE_PUSH, "127.0.0.1", 2222, hk, hklen, NULL, &e), 0,
 	       "a hashed entry is accepted");
-	is_int(forge_ssh_host_known(&r, "127.0.0.1", 2222, other, otherlen, NULL, &e), -1,
+	is_int(remote_ssh_host_known(&r, REMOTE_PUSH, "127.0.0.1", 2222, other, otherlen, NULL, &e), -1,
 	       "... and another key against it is a mismatch");
 	ok(strstr(e.msg, "possible impostor") != NULL, "... %s", e.msg);
 	testlib_write_file(kh, "[127.0.0.*]:2222 %s\n", hkline);
-	is_int(forge_ssh_host_known(&r, "127.0.0.9", 2222, hk, hklen, NULL, &e), 0,
+	is_int(remote_ssh_host_known(&r, REMOTE_PUSH, "127.0.0.9", 2222, hk, hklen, NULL, &e), 0,
 	       "a wildcard pattern is understood");
 	testlib_write_file(kh, "[127.0.0.*]:2222,![127.0.0.9]:2222 %s\n", hkline);
-	is_int(forge_ssh_host_known(&r, "127.0.0.9", 2222, hk, hklen, NULL, &e), -1,
+	is_int(remote_ssh_host_known(&r, REMOTE_PUSH, "127.0.0.9", 2222, hk, hklen, NULL, &e), -1,
 	       "a negated pattern is understood");
 	testlib_write_file(kh, "@cert-authority [127.0.0.1]:2222 %s\n", hkline);
-	is_int(forge_ssh_host_known(&r, "127.0.0.1", 2222, hk, hklen, NULL, &e), -1,
+	is_int(remote_ssh_host_known(&r, REMOTE_PUSH, "127.0.0.1", 2222, hk, hklen, NULL, &e), -1,
 	       "a @cert-authority entry is no match for a plain key");
 	testlib_write_file(kh, "[127.0.0.1]:2222 %s\n@revoked * %s\n", hkline, hkline);
-	is_int(forge_ssh_host_known(&r, "127.0.0.1", 2222, hk, hklen, NULL, &e), -1,
+	is_int(remote_ssh_host_known(&r, REMOTE_PUSH, "127.0.0.1", 2222, hk, hklen, NULL, &e), -1,
 	       "a @revoked key is refused even when listed for the host");
 	want = xasprintf("the SSH host key of 127.0.0.1:2222 (ssh-ed25519) is marked @revoked in %s; "
 	                 "refusing to push", kh);
 	is_str(e.msg, want, "... saying so");
 	free(want);
 	testlib_write_file(kh, "[127.0.0.1]:2222 %s\n@revoked * %s\n", hkline, pub_key(other_pub));
-	is_int(forge_ssh_host_known(&r, "127.0.0.1", 2222, hk, hklen, NULL, &e), 0,
+	is_int(remote_ssh_host_known(&r, REMOTE_PUSH, "127.0.0.1", 2222, hk, hklen, NULL, &e), 0,
 	       "another key's @revoked entry does not refuse this one");
 
 	/* Base64 with padding. */
 	char ecline[1024];
 	snprintf(ecline, sizeof ecline, "%s", pub_key(ec256_pub));
 	testlib_write_file(kh, "[::1]:2222 %s\n[::1]:2222 %s\n", ecline, pub_key(ec384_pub));
-	is_int(forge_ssh_host_known(&r, "::1", 2222, ec256, ec256len, NULL, &e), 0,
+	is_int(remote_ssh_host_known(&r, REMOTE_PUSH, "::1", 2222, ec256, ec256len, NULL, &e), 0,
 	       "an ECDSA P-256 key (one '=') of [::1]:2222 is accepted");
-	is_int(forge_ssh_host_known(&r, "::1", 2222, ec384, ec384len, NULL, &e), 0,
+	is_int(remote_ssh_host_known(&r, REMOTE_PUSH, "::1", 2222, ec384, ec384len, NULL, &e), 0,
 	       "an ECDSA P-384 key (two '=') is accepted");
-	is_int(forge_ssh_host_known(&r, "::1", 2222, hk, hklen, NULL, &e), -1,
+	is_int(remote_ssh_host_known(&r, REMOTE_PUSH, "::1", 2222, hk, hklen, NULL, &e), -1,
 	       "an ed25519 key for it is not");
 	ok(strstr(e.msg, "the SSH host key of [::1]:2222 ") != NULL, "... shown as [::1]:2222: %s", e.msg);
 	testlib_write_file(kh, "[::1]:2222 %s\n", pub_key(rsa_pub));
-	is_int(forge_ssh_host_known(&r, "::1", 2222, rsa, rsalen, NULL, &e), 0, "an RSA key is accepted");
+	is_int(remote_ssh_host_known(&r, REMOTE_PUSH, "::1", 2222, rsa, rsalen, NULL, &e), 0,
+	       "an RSA key is accepted");
 
 	/* Refusals before any lookup. */
-	is_int(forge_ssh_host_known(&r, "-oProxyCommand=x", 22, hk, hklen, NULL, &e), -1,
+	is_int(remote_ssh_host_known(&r, REMOTE_PUSH, "-oProxyCommand=x", 22, hk, hklen, NULL, &e),
+	       -1,
 	       "a host starting with '-' is refused");
-	is_int(forge_ssh_host_known(&r, "a,b", 22, hk, hklen, NULL, &e), -1,
+	is_int(remote_ssh_host_known(&r, REMOTE_PUSH, "a,b", 22, hk, hklen, NULL, &e), -1,
 	       "a host that is a pattern list is refused");
-	is_int(forge_ssh_host_known(&r, "*", 22, hk, hklen, NULL, &e), -1, "a wildcard host is refused");
+	is_int(remote_ssh_host_known(&r, REMOTE_PUSH, "*", 22, hk, hklen, NULL, &e), -1,
+	       "a wildcard host is refused");
 	unsigned char junk[3] = { 0, 0, 0 };
-	is_int(forge_ssh_host_known(&r, "127.0.0.1", 22, junk, sizeof junk, NULL, &e), -1,
+	is_int(remote_ssh_host_known(&r, REMOTE_PUSH, "127.0.0.1", 22, junk, sizeof junk, NULL, &e), -1,
 	       "a blob that is no SSH key is refused");
 	ok(strstr(e.msg, "not a valid SSH public key") != NULL, "... saying so: %s", e.msg);
 
@@ -424,14 +432,14 @@ static void test_ssh_host_known(void)
 	char *home_kh = xasprintf("%s/.ssh/known_hosts", home);
 	testlib_write_file(home_kh, "git.example,[127.0.0.1]:2222 %s\n", hkline);
 	free(home_kh);
-	is_int(forge_ssh_host_known(&r, "127.0.0.1", 2222, hk, hklen, NULL, &e), 0,
+	is_int(remote_ssh_host_known(&r, REMOTE_PUSH, "127.0.0.1", 2222, hk, hklen, NULL, &e), 0,
 	       "without ssh-known-hosts, ~/.ssh/known_hosts is used");
-	is_int(forge_ssh_host_known(&r, "127.0.0.1", 2222, other, otherlen, NULL, &e), -1,
+	is_int(remote_ssh_host_known(&r, REMOTE_PUSH, "127.0.0.1", 2222, other, otherlen, NULL, &e), -1,
 	       "... and refuses another key");
 	want = xasprintf("in %s/.ssh/known_hosts: possible impostor", home);
 	ok(strstr(e.msg, want) != NULL, "... naming that file: %s", e.msg);
 	free(want);
-	is_int(forge_ssh_host_known(&r, "unknown.example", 22, hk, hklen, NULL, &e), -1,
+	is_int(remote_ssh_host_known(&r, REMOTE_PUSH, "unknown.example", 22, hk, hklen, NULL, &e), -1,
 	       "an unknown host is refused");
 	want = xasprintf("the SSH host key of unknown.example:22 is not in %s/.ssh/known_hosts or "
 	                 "/etc/ssh/ssh_known_hosts; check the key (ssh-ed25519) and add it "
@@ -449,7 +457,7 @@ static void test_ssh_host_known(void)
 	const char *old_path = getenv("PATH");
 	char *saved_path = old_path ? xstrdup(old_path) : NULL;
 	setenv("PATH", "/nonexistent", 1);
-	is_int(forge_ssh_host_known(&r, "::1", 2222, rsa, rsalen, NULL, &e), -1,
+	is_int(remote_ssh_host_known(&r, REMOTE_PUSH, "::1", 2222, rsa, rsalen, NULL, &e), -1,
 	       "without ssh-keygen the key cannot be checked and is refused");
 	ok(strstr(e.msg, "ssh-keygen is not installed") != NULL, "... saying so: %s", e.msg);
 	if (saved_path)

@@ -1,0 +1,590 @@
+#include "autoconfig.h"
+#include "github.h"
+
+#include <ctype.h>
+#include <curl/curl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include "buf.h"
+#include "clock.h"
+#include "curlx.h"
+#include "i18n.h"
+#include "remote.h"
+#include "store_github.h"
+
+#define GITHUB_TIMEOUT 30L
+#define GITHUB_BODY_MAX (16u << 20)
+#define GITHUB_MAX_PAGES 50
+
+struct github {
+	char *repo;                /* owner/name */
+	char *api;                 /* base URL, no trailing '/' */
+	char *auth;                /* "Authorization: Bearer ..." */
+	char *var;                 /* the token's variable, for messages */
+	struct store *st;
+	double max_wait;
+	long remaining;
+	long long reset;
+	unsigned sent, not_modified;
+};
+
+/* One answer. */
+struct github_http {
+	struct buf body;
+	int truncated;
+	long remaining;            /* -1: not sent */
+	long long reset;           /* 0: not sent */
+	long retry_after;          /* -1: not sent */
+	char *etag;
+	char *link;
+};
+
+int github_login_ok(const char *s)
+{
+	size_t n = s ? strlen(s) : 0;
+	if (!n || n > 39 || s[0] == '-' || s[n - 1] == '-')
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!(isalnum((unsigned char)s[i]) || (s[i] == '-' && s[i + 1] != '-')))
+			return 0;
+	return 1;
+}
+
+char *github_escape(const char *s)
+{
+	struct buf b = {0};
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (isalnum(*p) || strchr("-._~", *p))
+			buf_add(&b, (const char *)p, 1);
+		else
+			buf_printf(&b, "%%%02X", *p);
+	}
+	return b.data ? buf_detach(&b) : xstrdup("");
+}
+
+static int github_repo_ok(const char *gr)
+{
+	const char *slash = gr ? strchr(gr, '/') : NULL;
+	return gr && slash && slash != gr && slash[1] && !strchr(slash + 1, '/') &&
+	       strspn(gr, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./") ==
+	       strlen(gr) && !strstr(gr, "..");
+}
+
+int github_open(struct github **out, const struct repo_conf *r, struct store *st,
+                struct err *e)
+{
+	*out = NULL;
+	const char *var = r->github_token_env ? r->github_token_env : "GITHUB_TOKEN";
+	const char *api = r->github_api && *r->github_api ? r->github_api : "https://api.github.com";
+	const char *token = config_repo_github_token(r);
+	if (!github_repo_ok(r->github_repo))
+		return err_kind_set(e, ERR_INVALID, _("repo %s: set github-repo = OWNER/NAME in the "
+		                    "config to follow it on GitHub"), r->name);
+	if (!token)
+		return err_kind_set(e, ERR_INVALID, _("repo %s: no GitHub token: set the environment "
+		                    "variable %s to a token that may read and write issues and pull "
+		                    "requests of %s"), r->name, var, r->github_repo);
+	if (strncmp(api, "https://", 8) != 0 && !remote_is_loopback_http(api))
+		return err_kind_set(e, ERR_INVALID, _("refusing to send the GitHub token over plain "
+		                    "http to %s; use an https:// github-api"), api);
+	if (strpbrk(token, "\r\n"))
+		return err_kind_set(e, ERR_INVALID, _("the GitHub token in %s has a line break; "
+		                    "set it to the token alone"), var);
+	struct github *g = xcalloc(1, sizeof *g);
+	g->repo = xstrdup(r->github_repo);
+	size_t n = strlen(api);
+	while (n && api[n - 1] == '/')
+		n--;
+	g->api = xstrndup(api, n);
+	g->auth = xasprintf("Authorization: Bearer %s", token);
+	g->var = xstrdup(var);
+	g->st = st;
+	g->max_wait = 60;
+	g->remaining = -1;
+	*out = g;
+	return 0;
+}
+
+void github_close(struct github *g)
+{
+	if (!g)
+		return;
+	free(g->repo);
+	free(g->api);
+	/* The token leaves no copy behind in freed memory. */
+	if (g->auth) {
+		memset(g->auth, 0, strlen(g->auth));
+		free(g->auth);
+	}
+	free(g->var);
+	free(g);
+}
+
+const char *github_repo(const struct github *g)
+{
+	return g->repo;
+}
+
+const char *github_api(const struct github *g)
+{
+	return g->api;
+}
+
+void github_set_max_wait(struct github *g, double secs)
+{
+	g->max_wait = secs < 0 ? 0 : secs;
+}
+
+void github_rate(const struct github *g, long *remaining, long long *reset)
+{
+	*remaining = g->remaining;
+	*reset = g->reset;
+}
+
+void github_counts(const struct github *g, unsigned *sent, unsigned *not_modified)
+{
+	*sent = g->sent;
+	*not_modified = g->not_modified;
+}
+
+static void github_http_free(struct github_http *h)
+{
+	buf_free(&h->body);
+	free(h->etag);
+	free(h->link);
+	memset(h, 0, sizeof *h);
+}
+
+static size_t github_write(char *p, size_t size, size_t n, void *ud)
+{
+	struct github_http *h = ud;
+	size_t len = size * n;
+	if (h->body.len + len > GITHUB_BODY_MAX) {
+		h->truncated = 1;
+		return 0;
+	}
+	buf_add(&h->body, p, len);
+	return len;
+}
+
+/* The header's value when line is "name: value" (CRLF cut), else NULL. */
+static char *github_header(const char *line, size_t len, const char *name)
+{
+	size_t n = strlen(name);
+	if (len <= n || strncasecmp(line, name, n) != 0 || line[n] != ':')
+		return NULL;
+	const char *v = line + n + 1;
+	const char *end = line + len;
+	while (v < end && (*v == ' ' || *v == '\t'))
+		v++;
+	while (end > v && (end[-1] == '\r' || end[-1] == '\n' || end[-1] == ' '))
+		end--;
+	return xstrndup(v, (size_t)(end - v));
+}
+
+static size_t github_header_cb(char *p, size_t size, size_t n, void *ud)
+{
+	struct github_http *h = ud;
+	size_t len = size * n;
+	char *v;
+	/* A new status line (after a 100 Continue): the headers start over. */
+	if (len > 5 && strncmp(p, "HTTP/", 5) == 0) {
+		h->remaining = -1;
+		h->reset = 0;
+		h->retry_after = -1;
+		free(h->etag);
+		free(h->link);
+		h->etag = h->link = NULL;
+	} else if ((v = github_header(p, len, "x-ratelimit-remaining"))) {
+		h->remaining = strtol(v, NULL, 10);
+		free(v);
+	} else if ((v = github_header(p, len, "x-ratelimit-reset"))) {
+		h->reset = strtoll(v, NULL, 10);
+		free(v);
+	} else if ((v = github_header(p, len, "retry-after"))) {
+		h->retry_after = strtol(v, NULL, 10);
+		free(v);
+	} else if ((v = github_header(p, len, "etag"))) {
+		free(h->etag);
+		h->etag = v;
+	} else if ((v = github_header(p, len, "link"))) {
+		free(h->link);
+		h->link = v;
+	}
+	return len;
+}
+
+/* GitHub's "message" and the messages (or field/code) of "errors". */
+static char *github_message(const struct buf *body)
+{
+	json_error_t je;
+	json_t *root = body->data ? json_loadb(body->data, body->len, 0, &je) : NULL;
+	struct buf b = {0};
+	const char *m = json_string_value(json_object_get(root, "message"));
+	if (m)
+		buf_adds(&b, m);
+	size_t i;
+	json_t *it;
+	json_array_foreach(json_object_get(root, "errors"), i, it) {
+		const char *em = json_string_value(json_object_get(it, "message"));
+		const char *field = json_string_value(json_object_get(it, "field"));
+		const char *code = json_string_value(json_object_get(it, "code"));
+		if (!em && json_is_string(it))
+			em = json_string_value(it);
+		buf_adds(&b, b.len ? ": " : "");
+		if (em)
+			buf_adds(&b, em);
+		else
+			buf_printf(&b, "%s %s", field ? field : "?", code ? code : "invalid");
+	}
+	json_decref(root);
+	if (b.len && b.data[b.len - 1] == '.')
+		b.data[--b.len] = 0;
+	if (!b.len)
+		buf_adds(&b, _("no message"));
+	/* GitHub's words reach a terminal: no control characters. */
+	for (size_t k = 0; k < b.len; k++)
+		if ((unsigned char)b.data[k] < 0x20 || b.data[k] == 0x7f)
+			b.data[k] = ' ';
+	return buf_detach(&b);
+}
+
+static void github_when(double t, char *out, size_t n)
+{
+	time_t tt = (time_t)t;
+	struct tm tm;
+	if (!localtime_r(&tt, &tm) || !strftime(out, n, "%H:%M:%S", &tm))
+		snprintf(out, n, "?");
+}
+
+/* A wait GitHub asked for, recorded for every process of this store. */
+static void github_backoff(struct github *g, double until, const char *why)
+{
+	g->reset = g->reset ? g->reset : (long long)until;
+	if (g->st) {
+		struct err ignored;
+		store_github_backoff_set(g->st, g->api, until, why, &ignored);
+	}
+}
+
+/* Refuses (ERR_UNAVAILABLE) while a recorded wait lasts, after waiting
+ * out one that ends within max_wait. */
+static int github_wait(struct github *g, struct err *e)
+{
+	double until = 0;
+	char *why = NULL;
+	struct err ignored;
+	if (!g->st || store_github_backoff(g->st, g->api, &until, &why, &ignored) != 1) {
+		free(why);
+		return 0;
+	}
+	double now = clock_wall();
+	if (until > now && until - now <= g->max_wait) {
+		clock_sleep(until - now + 0.05);
+		now = clock_wall();
+	}
+	int rc = 0;
+	if (until > now) {
+		char when[32];
+		github_when(until, when, sizeof when);
+		rc = err_kind_set(e, ERR_UNAVAILABLE, _("GitHub asked paddock to wait until %s (%s); "
+		                  "nothing is sent to %s before then"), when, why ? why : "?", g->api);
+	}
+	free(why);
+	return rc;
+}
+
+/* The error for a non-2xx answer. */
+static int github_error(struct github *g, const char *method, const char *url, long status,
+                        const struct github_http *h, struct err *e)
+{
+	char *msg = github_message(&h->body);
+	const char *path = url + strlen(g->api);
+	char when[32];
+	int rc;
+	if (status == 401) {
+		rc = err_kind_set(e, ERR_REMOTE, _("GitHub refused the token (401 %s); check the "
+		                  "variable %s"), msg, g->var);
+	} else if ((status == 403 || status == 429) && h->remaining == 0) {
+		github_when(h->reset ? (double)h->reset : clock_wall() + 60, when, sizeof when);
+		rc = err_kind_set(e, ERR_UNAVAILABLE, _("GitHub's API rate limit for the token in %s "
+		                  "is used up (%ld %s); it resets at %s, and paddock sends nothing "
+		                  "to %s before then"), g->var, status, msg, when, g->api);
+	} else if ((status == 403 || status == 429) &&
+	           (h->retry_after >= 0 || strstr(msg, "secondary rate limit"))) {
+		rc = err_kind_set(e, ERR_UNAVAILABLE, _("GitHub is limiting requests (%ld %s); "
+		                  "paddock waits %ld s before the next one"), status, msg,
+		                  h->retry_after >= 0 ? h->retry_after : 60L);
+	} else if (status == 403) {
+		rc = err_kind_set(e, ERR_REMOTE, _("GitHub refused %s %s (403 %s); the token in %s "
+		                  "needs access to issues and pull requests of %s"), method, path, msg,
+		                  g->var, g->repo);
+	} else if (status == 404) {
+		rc = err_kind_set(e, ERR_NOT_FOUND, _("GitHub has no %s, or the token in %s cannot "
+		                  "see it (404 %s)"), path, g->var, msg);
+	} else if (status == 422) {
+		rc = err_kind_set(e, ERR_INVALID, _("GitHub did not accept %s %s (422 %s)"), method,
+		                  path, msg);
+	} else if (status >= 500) {
+		rc = err_kind_set(e, ERR_UNAVAILABLE, _("GitHub failed (%ld %s) at %s; paddock tries "
+		                  "again at the next sync"), status, msg, g->api);
+	} else {
+		rc = err_kind_set(e, ERR_REMOTE, _("GitHub answered %ld (%s) to %s %s"), status, msg,
+		                  method, path);
+	}
+	free(msg);
+	return rc;
+}
+
+/* One request: status into *status (0 when none came).  A rate limit is
+ * recorded; a short Retry-After is waited out and the request sent once
+ * more. */
+static int github_perform(struct github *g, const char *method, const char *url,
+                          const char *payload, const char *etag, struct github_http *h,
+                          long *status, struct err *e)
+{
+	for (int attempt = 0;; attempt++) {
+		*status = 0;
+		if (github_wait(g, e) < 0)
+			return -1;
+		github_http_free(h);
+		h->remaining = -1;
+		h->retry_after = -1;
+		CURL *c = curl_easy_init();
+		if (!c)
+			return err_set(e, _("cannot start an HTTP request (libcurl)"));
+		struct curl_slist *hdrs = NULL;
+		char *inm = etag ? xasprintf("If-None-Match: %s", etag) : NULL;
+		char errbuf[CURL_ERROR_SIZE] = "";
+		hdrs = curl_slist_append(hdrs, "Accept: application/vnd.github+json");
+		hdrs = curl_slist_append(hdrs, "X-GitHub-Api-Version: 2022-11-28");
+		hdrs = curl_slist_append(hdrs, g->auth);
+		hdrs = curl_slist_append(hdrs, "Expect:");
+		if (payload)
+			hdrs = curl_slist_append(hdrs, "Content-Type: application/json");
+		if (inm)
+			hdrs = curl_slist_append(hdrs, inm);
+		curl_easy_setopt(c, CURLOPT_URL, url);
+		curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
+		curl_easy_setopt(c, CURLOPT_USERAGENT, "paddock/" PACKAGE_VERSION);
+		curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
+		if (payload) {
+			curl_easy_setopt(c, CURLOPT_POSTFIELDS, payload);
+			curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)strlen(payload));
+		} else if (strcmp(method, "GET") != 0) {
+			curl_easy_setopt(c, CURLOPT_POSTFIELDS, "");
+			curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, 0L);
+		}
+		curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, github_write);
+		curl_easy_setopt(c, CURLOPT_WRITEDATA, h);
+		curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, github_header_cb);
+		curl_easy_setopt(c, CURLOPT_HEADERDATA, h);
+		curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
+		curl_easy_setopt(c, CURLOPT_TIMEOUT, GITHUB_TIMEOUT);
+		curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 10L);
+		curlx_safe(c);
+		CURLcode cc = curl_easy_perform(c);
+		if (cc == CURLE_OK)
+			curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, status);
+		curl_easy_cleanup(c);
+		curl_slist_free_all(hdrs);
+		free(inm);
+		g->sent++;
+		if (cc != CURLE_OK && !h->truncated)
+			return err_kind_set(e, ERR_UNAVAILABLE, _("cannot reach GitHub at %s: %s"), g->api,
+			                    *errbuf ? errbuf : curl_easy_strerror(cc));
+		if (h->truncated)
+			return err_kind_set(e, ERR_REMOTE, _("GitHub's answer to %s %s is larger than "
+			                    "%u MiB; not read"), method, url + strlen(g->api),
+			                    GITHUB_BODY_MAX >> 20);
+		if (h->remaining >= 0) {
+			g->remaining = h->remaining;
+			g->reset = h->reset;
+		}
+		if (*status == 304)
+			g->not_modified++;
+		if (*status != 403 && *status != 429)
+			return 0;
+		/* GitHub: a used-up limit says so in x-ratelimit-remaining; a
+		 * secondary one sends Retry-After, or else wait a minute. */
+		char *msg = github_message(&h->body);
+		int secondary = h->retry_after >= 0 || strstr(msg, "secondary rate limit") != NULL;
+		free(msg);
+		if (h->remaining == 0)
+			github_backoff(g, h->reset ? (double)h->reset : clock_wall() + 60,
+			               _("rate limit used up"));
+		else if (secondary)
+			github_backoff(g, clock_wall() + (h->retry_after >= 0 ? h->retry_after : 60),
+			               _("secondary rate limit"));
+		if (h->remaining == 0 || !secondary || attempt > 0 ||
+		    (h->retry_after < 0 ? 60 : h->retry_after) > g->max_wait)
+			return 0;
+	}
+}
+
+static int github_ok(long status)
+{
+	return status >= 200 && status < 300;
+}
+
+/* The next page's URL from a Link header, when it is on this API. */
+static char *github_next(struct github *g, const char *link, struct err *e, int *bad)
+{
+	*bad = 0;
+	for (const char *p = link; p && (p = strchr(p, '<'));) {
+		const char *end = strchr(p, '>');
+		if (!end)
+			break;
+		const char *rel = strstr(end, "rel=\"next\"");
+		const char *comma = strchr(end, ',');
+		if (rel && (!comma || rel < comma)) {
+			char *u = xstrndup(p + 1, (size_t)(end - p - 1));
+			size_t n = strlen(g->api);
+			if (strncmp(u, g->api, n) != 0 || (u[n] != '/' && u[n] != '?')) {
+				err_kind_set(e, ERR_REMOTE, _("GitHub's next page is not on %s; it was not "
+				             "followed"), g->api);
+				free(u);
+				*bad = 1;
+				return NULL;
+			}
+			return u;
+		}
+		p = end + 1;
+	}
+	return NULL;
+}
+
+/* A GET of url, conditional when an ETag is stored: the body (200, or the
+ * stored one for a 304) into *body, the Link header into *link. */
+static int github_get_url(struct github *g, const char *url, char **body, char **link,
+                          int *not_modified, struct err *e)
+{
+	char *etag = NULL, *cbody = NULL, *clink = NULL;
+	struct err ignored;
+	*body = *link = NULL;
+	*not_modified = 0;
+	if (g->st && store_github_etag(g->st, url, &etag, &cbody, &clink, &ignored) != 1)
+		etag = cbody = clink = NULL;
+	struct github_http h = {0};
+	long status;
+	int rc = github_perform(g, "GET", url, NULL, etag, &h, &status, e);
+	if (rc == 0 && status == 304 && cbody) {
+		*body = cbody;
+		*link = clink;
+		cbody = clink = NULL;
+		*not_modified = 1;
+	} else if (rc == 0 && status == 200) {
+		*body = h.body.data ? xstrndup(h.body.data, h.body.len) : xstrdup("");
+		*link = h.link ? xstrdup(h.link) : NULL;
+		if (g->st && h.etag && h.body.len < (1u << 22))
+			store_github_etag_put(g->st, url, h.etag, *body, h.link, &ignored);
+	} else if (rc == 0) {
+		rc = github_error(g, "GET", url, status, &h, e);
+	}
+	github_http_free(&h);
+	free(etag);
+	free(cbody);
+	free(clink);
+	return rc;
+}
+
+static json_t *github_parse(struct github *g, const char *url, const char *body, struct err *e)
+{
+	json_error_t je;
+	json_t *j = json_loads(body, 0, &je);
+	if (!j)
+		err_kind_set(e, ERR_REMOTE, _("GitHub's answer to GET %s is not JSON (%s)"),
+		             url + strlen(g->api), je.text);
+	return j;
+}
+
+int github_get(struct github *g, const char *path, json_t **out, struct err *e)
+{
+	char *url = xasprintf("%s%s", g->api, path), *body, *link;
+	int nm;
+	*out = NULL;
+	int rc = github_get_url(g, url, &body, &link, &nm, e);
+	if (rc == 0 && !(*out = github_parse(g, url, body, e)))
+		rc = -1;
+	free(body);
+	free(link);
+	free(url);
+	return rc;
+}
+
+int github_get_list(struct github *g, const char *path, const char *items_key, json_t **out,
+                    int *unchanged, struct err *e)
+{
+	char *url = xasprintf("%s%s", g->api, path);
+	json_t *all = json_array();
+	int rc = 0, every_304 = 1;
+	for (int page = 0; url && rc == 0; page++) {
+		char *body, *link;
+		int nm, bad;
+		if (page == GITHUB_MAX_PAGES) {
+			rc = err_kind_set(e, ERR_REMOTE, _("GitHub's list %s has more than %d pages; "
+			                  "narrow it down"), path, GITHUB_MAX_PAGES);
+			break;
+		}
+		if ((rc = github_get_url(g, url, &body, &link, &nm, e)) < 0)
+			break;
+		every_304 &= nm;
+		json_t *j = github_parse(g, url, body, e);
+		json_t *arr = items_key ? json_object_get(j, items_key) : j;
+		if (!json_is_array(arr)) {
+			if (j)
+				err_kind_set(e, ERR_REMOTE, _("GitHub's answer to GET %s is not a list"), path);
+			rc = -1;
+		} else {
+			json_array_extend(all, arr);
+		}
+		json_decref(j);
+		free(url);
+		url = rc == 0 ? github_next(g, link, e, &bad) : NULL;
+		if (rc == 0 && bad)
+			rc = -1;
+		free(body);
+		free(link);
+	}
+	free(url);
+	if (rc < 0) {
+		json_decref(all);
+		*out = NULL;
+		return -1;
+	}
+	*out = all;
+	if (unchanged)
+		*unchanged = every_304;
+	return 0;
+}
+
+int github_send(struct github *g, const char *method, const char *path, json_t *body,
+                json_t **out, long *status, struct err *e)
+{
+	char *url = xasprintf("%s%s", g->api, path);
+	char *payload = body ? json_dumps(body, JSON_COMPACT) : NULL;
+	struct github_http h = {0};
+	long st = 0;
+	int rc;
+	if (out)
+		*out = NULL;
+	if (body && !payload)
+		rc = err_set(e, _("cannot write the JSON of %s %s"), method, path);
+	else
+		rc = github_perform(g, method, url, payload, NULL, &h, &st, e);
+	if (rc == 0 && !github_ok(st)) {
+		rc = github_error(g, method, url, st, &h, e);
+	} else if (rc == 0 && out && h.body.len) {
+		json_error_t je;
+		*out = json_loadb(h.body.data, h.body.len, 0, &je);
+	}
+	if (status)
+		*status = st;
+	github_http_free(&h);
+	free(payload);
+	free(url);
+	return rc;
+}

@@ -1,0 +1,69 @@
+/* github: a client of GitHub's REST API (and GitHub Enterprise's, at a
+ * repo's github-api) for the front door (ghsync.h), with libcurl and
+ * jansson.
+ *
+ * Every request carries the documented headers (Accept:
+ * application/vnd.github+json, X-GitHub-Api-Version: 2022-11-28, a
+ * User-Agent, the repo's github token as a Bearer token, never over plain
+ * http except to loopback).  GETs are conditional when the store holds an
+ * ETag for the URL, and a 304 (which costs no rate limit) answers from
+ * the stored body.  Lists follow Link rel="next", only to the same API.
+ * A rate limit (403/429 with x-ratelimit-remaining: 0) or a secondary
+ * limit (Retry-After) is kept in the store: no request goes to that API
+ * before it ends, in this process or another; a short Retry-After (up to
+ * github.max_wait) is waited out once, in the calling thread.
+ *
+ * Calls block on the network (30 s at most each): call them off any UI
+ * loop. */
+#ifndef PADDOCK_GITHUB_H
+#define PADDOCK_GITHUB_H
+
+#include <jansson.h>
+#include "config.h"
+#include "err.h"
+#include "store.h"
+
+struct github;
+
+/* A client for r (its github-repo, github-api, token).  st (kept, not
+ * owned; may be NULL) holds the ETags and back-offs.  -1 with a message
+ * when r names no repository, has no token, or would send it over plain
+ * http to another machine. */
+int github_open(struct github **out, const struct repo_conf *r, struct store *st,
+                struct err *e);
+void github_close(struct github *g);
+/* "owner/name" of the client's repository. */
+const char *github_repo(const struct github *g);
+/* The API's base URL, without a trailing '/'. */
+const char *github_api(const struct github *g);
+/* Longest Retry-After waited out in a call (seconds; 60 by default; 0:
+ * none, the call fails at once). */
+void github_set_max_wait(struct github *g, double secs);
+
+/* GET path (from the API's base: "/repos/o/r/pulls/1"): *out the JSON
+ * (new reference).  404 sets ERR_NOT_FOUND. */
+int github_get(struct github *g, const char *path, json_t **out, struct err *e);
+/* GET a list, every page: *out an array (new reference) of the pages'
+ * arrays, or of their items_key arrays (search answers {"items": []}).
+ * *unchanged (may be NULL) is 1 when every page was a 304. */
+int github_get_list(struct github *g, const char *path, const char *items_key, json_t **out,
+                    int *unchanged, struct err *e);
+/* POST, PATCH or DELETE with a JSON body (or NULL): 0 and *out (may be
+ * NULL; new reference, or NULL for an empty answer) for a 2xx; else -1
+ * with GitHub's message, ERR_NOT_FOUND for 404, and *status (may be NULL)
+ * the HTTP status (0: none came). */
+int github_send(struct github *g, const char *method, const char *path, json_t *body,
+                json_t **out, long *status, struct err *e);
+
+/* The rate limit GitHub reported last (x-ratelimit-remaining, -reset):
+ * -1 and 0 when none was seen. */
+void github_rate(const struct github *g, long *remaining, long long *reset);
+/* Requests this client sent, and how many of them were answered 304. */
+void github_counts(const struct github *g, unsigned *sent, unsigned *not_modified);
+
+/* URL-encodes s for a query string (malloc'd). */
+char *github_escape(const char *s);
+/* 1 when s is a GitHub login (letters, digits, single inner hyphens). */
+int github_login_ok(const char *s);
+
+#endif

@@ -1,0 +1,449 @@
+#include "autoconfig.h"
+#include "store_github.h"
+
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "buf.h"
+#include "clock.h"
+#include "i18n.h"
+#include "store_int.h"
+
+void gh_link_free(struct gh_link *l)
+{
+	if (!l)
+		return;
+	free(l->gh_repo);
+	free(l->issue_comment_body);
+	free(l->pr_state);
+	free(l->pr_head);
+	free(l->checks);
+	memset(l, 0, sizeof *l);
+}
+
+void gh_links_free(struct gh_link *l, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		gh_link_free(&l[i]);
+	free(l);
+}
+
+static void bind_text_or_null(sqlite3_stmt *st, int i, const char *v)
+{
+	if (v)
+		sqlite3_bind_text(st, i, v, -1, SQLITE_TRANSIENT);
+	else
+		sqlite3_bind_null(st, i);
+}
+
+static void bind_id_or_null(sqlite3_stmt *st, int i, long long v)
+{
+	if (v > 0)
+		sqlite3_bind_int64(st, i, v);
+	else
+		sqlite3_bind_null(st, i);
+}
+
+#define LINK_COLS "task_id, gh_repo, issue, issue_comment, issue_comment_body, pr, pr_state, " \
+                  "pr_head, checks, branch_deleted, updated"
+
+static void link_read(sqlite3_stmt *st, struct gh_link *l)
+{
+	memset(l, 0, sizeof *l);
+	snprintf(l->task_id, sizeof l->task_id, "%s", (const char *)sqlite3_column_text(st, 0));
+	l->gh_repo = store_col_str(st, 1);
+	l->issue = sqlite3_column_int64(st, 2);
+	l->issue_comment = sqlite3_column_int64(st, 3);
+	l->issue_comment_body = store_col_str(st, 4);
+	l->pr = sqlite3_column_int64(st, 5);
+	l->pr_state = store_col_str(st, 6);
+	l->pr_head = store_col_str(st, 7);
+	l->checks = store_col_str(st, 8);
+	l->branch_deleted = sqlite3_column_int(st, 9);
+	l->updated = sqlite3_column_double(st, 10);
+}
+
+/* Runs a prepared query, reading each row into a growing array of gh_link. */
+static int links_read(struct store *s, sqlite3_stmt *st, struct gh_link **out, size_t *n,
+                      struct err *e)
+{
+	*out = NULL;
+	*n = 0;
+	int r;
+	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+		*out = xrealloc(*out, (*n + 1) * sizeof **out);
+		link_read(st, &(*out)[(*n)++]);
+	}
+	sqlite3_finalize(st);
+	if (r != SQLITE_DONE) {
+		gh_links_free(*out, *n);
+		*out = NULL;
+		*n = 0;
+		return store_db_err(s, e, "github links");
+	}
+	return 0;
+}
+
+int store_github_link(struct store *s, const char *task_id, struct gh_link *out,
+                      struct err *e)
+{
+	sqlite3_stmt *st;
+	memset(out, 0, sizeof *out);
+	if (sqlite3_prepare_v2(s->db, "SELECT " LINK_COLS " FROM github_links WHERE task_id = ?",
+	                       -1, &st, NULL) != SQLITE_OK)
+		return store_db_err(s, e, "github link");
+	sqlite3_bind_text(st, 1, task_id, -1, SQLITE_STATIC);
+	int r = sqlite3_step(st), rc = 0;
+	if (r == SQLITE_ROW) {
+		link_read(st, out);
+		rc = 1;
+	} else if (r != SQLITE_DONE) {
+		rc = store_db_err(s, e, "github link");
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int store_github_issue_task(struct store *s, const char *gh_repo, long long issue,
+                            char task_out[TASK_ID_LEN + 1], struct err *e)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db, "SELECT task_id FROM github_links WHERE gh_repo = ? AND "
+	                       "issue = ?", -1, &st, NULL) != SQLITE_OK)
+		return store_db_err(s, e, "github issue");
+	sqlite3_bind_text(st, 1, gh_repo, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, issue);
+	int r = sqlite3_step(st), rc = 0;
+	if (r == SQLITE_ROW) {
+		snprintf(task_out, TASK_ID_LEN + 1, "%s", (const char *)sqlite3_column_text(st, 0));
+		rc = 1;
+	} else if (r != SQLITE_DONE) {
+		rc = store_db_err(s, e, "github issue");
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int store_github_link_put(struct store *s, const struct gh_link *l, struct err *e)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db, "INSERT OR REPLACE INTO github_links (" LINK_COLS ") "
+	                       "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", -1, &st,
+	                       NULL) != SQLITE_OK)
+		return store_db_err(s, e, "github link");
+	sqlite3_bind_text(st, 1, l->task_id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, l->gh_repo ? l->gh_repo : "", -1, SQLITE_STATIC);
+	bind_id_or_null(st, 3, l->issue);
+	bind_id_or_null(st, 4, l->issue_comment);
+	bind_text_or_null(st, 5, l->issue_comment_body);
+	bind_id_or_null(st, 6, l->pr);
+	bind_text_or_null(st, 7, l->pr_state);
+	bind_text_or_null(st, 8, l->pr_head);
+	bind_text_or_null(st, 9, l->checks);
+	sqlite3_bind_int(st, 10, l->branch_deleted);
+	sqlite3_bind_double(st, 11, clock_wall());
+	int r = sqlite3_step(st), rc = 0;
+	if (r == SQLITE_CONSTRAINT)
+		rc = -2, err_kind_set(e, ERR_CONFLICT, _("issue %s#%lld is another task's already"),
+		                      l->gh_repo, l->issue);
+	else if (r != SQLITE_DONE)
+		rc = store_db_err(s, e, "github link");
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int store_github_links_live(struct store *s, const char *gh_repo, struct gh_link **out,
+                            size_t *n, struct err *e)
+{
+	sqlite3_stmt *st;
+	/* The comment's last words name the end; a link whose task ended
+	 * and whose comment says so already has nothing left to update. */
+	if (sqlite3_prepare_v2(s->db, "SELECT " LINK_COLS " FROM github_links l WHERE gh_repo = ? "
+	                       "AND ((pr IS NOT NULL AND (pr_state IS NULL OR pr_state = 'open')) "
+	                       "OR (issue IS NOT NULL AND (issue_comment_body IS NULL OR "
+	                       "issue_comment_body NOT LIKE '%<!-- paddock:final -->%'))) "
+	                       "ORDER BY updated", -1, &st, NULL) != SQLITE_OK)
+		return store_db_err(s, e, "github links");
+	sqlite3_bind_text(st, 1, gh_repo, -1, SQLITE_STATIC);
+	return links_read(s, st, out, n, e);
+}
+
+void gh_events_free(struct gh_event *ev, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(ev[i].source);
+		free(ev[i].event);
+		free(ev[i].delivery);
+		free(ev[i].actor);
+		free(ev[i].gh_repo);
+		free(ev[i].verdict);
+		free(ev[i].detail);
+		free(ev[i].task_id);
+	}
+	free(ev);
+}
+
+int store_github_event_add(struct store *s, const struct gh_event *ev, struct err *e)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db, "INSERT INTO github_events (time, source, event, delivery, "
+	                       "actor, gh_repo, number, verdict, detail, task_id) VALUES "
+	                       "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", -1, &st, NULL) != SQLITE_OK)
+		return store_db_err(s, e, "github event");
+	sqlite3_bind_double(st, 1, ev->time > 0 ? ev->time : clock_wall());
+	sqlite3_bind_text(st, 2, ev->source ? ev->source : "poll", -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, ev->event ? ev->event : "", -1, SQLITE_STATIC);
+	bind_text_or_null(st, 4, ev->delivery);
+	bind_text_or_null(st, 5, ev->actor);
+	bind_text_or_null(st, 6, ev->gh_repo);
+	bind_id_or_null(st, 7, ev->number);
+	sqlite3_bind_text(st, 8, ev->verdict ? ev->verdict : "ignored", -1, SQLITE_STATIC);
+	bind_text_or_null(st, 9, ev->detail);
+	bind_text_or_null(st, 10, ev->task_id);
+	int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : store_db_err(s, e, "github event");
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int store_github_events(struct store *s, size_t limit, struct gh_event **out, size_t *n,
+                        struct err *e)
+{
+	sqlite3_stmt *st;
+	*out = NULL;
+	*n = 0;
+	if (sqlite3_prepare_v2(s->db, "SELECT id, time, source, event, delivery, actor, gh_repo, "
+	                       "number, verdict, detail, task_id FROM github_events ORDER BY id "
+	                       "DESC LIMIT ?", -1, &st, NULL) != SQLITE_OK)
+		return store_db_err(s, e, "github events");
+	sqlite3_bind_int64(st, 1, limit ? (sqlite3_int64)limit : -1);
+	int r;
+	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+		*out = xrealloc(*out, (*n + 1) * sizeof **out);
+		struct gh_event *ev = &(*out)[(*n)++];
+		ev->id = sqlite3_column_int64(st, 0);
+		ev->time = sqlite3_column_double(st, 1);
+		ev->source = store_col_str(st, 2);
+		ev->event = store_col_str(st, 3);
+		ev->delivery = store_col_str(st, 4);
+		ev->actor = store_col_str(st, 5);
+		ev->gh_repo = store_col_str(st, 6);
+		ev->number = sqlite3_column_int64(st, 7);
+		ev->verdict = store_col_str(st, 8);
+		ev->detail = store_col_str(st, 9);
+		ev->task_id = store_col_str(st, 10);
+	}
+	sqlite3_finalize(st);
+	if (r != SQLITE_DONE) {
+		gh_events_free(*out, *n);
+		*out = NULL;
+		*n = 0;
+		return store_db_err(s, e, "github events");
+	}
+	return 0;
+}
+
+int store_github_delivery_seen(struct store *s, const char *delivery, struct err *e)
+{
+	sqlite3_stmt *st;
+	if (!delivery || !*delivery)
+		return 0;
+	if (sqlite3_prepare_v2(s->db, "SELECT 1 FROM github_events WHERE delivery = ? AND "
+	                       "verdict NOT IN ('refused', 'error')", -1, &st,
+	                       NULL) != SQLITE_OK)
+		return store_db_err(s, e, "github delivery");
+	sqlite3_bind_text(st, 1, delivery, -1, SQLITE_STATIC);
+	int r = sqlite3_step(st);
+	sqlite3_finalize(st);
+	return r == SQLITE_ROW ? 1 : r == SQLITE_DONE ? 0 : store_db_err(s, e, "github delivery");
+}
+
+int store_github_seen_add(struct store *s, const char *gh_repo, const char *kind,
+                          long long gh_id, const char *task_id, struct err *e)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db, "INSERT OR IGNORE INTO github_seen (gh_repo, kind, gh_id, "
+	                       "task_id) VALUES (?, ?, ?, ?)", -1, &st, NULL) != SQLITE_OK)
+		return store_db_err(s, e, "github seen");
+	sqlite3_bind_text(st, 1, gh_repo, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, kind, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 3, gh_id);
+	bind_text_or_null(st, 4, task_id);
+	int rc = sqlite3_step(st) == SQLITE_DONE ? sqlite3_changes(s->db) > 0
+	                                         : store_db_err(s, e, "github seen");
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int store_github_seen(struct store *s, const char *gh_repo, const char *kind, long long gh_id,
+                      struct err *e)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db, "SELECT 1 FROM github_seen WHERE gh_repo = ? AND kind = ? "
+	                       "AND gh_id = ?", -1, &st, NULL) != SQLITE_OK)
+		return store_db_err(s, e, "github seen");
+	sqlite3_bind_text(st, 1, gh_repo, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, kind, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 3, gh_id);
+	int r = sqlite3_step(st);
+	sqlite3_finalize(st);
+	return r == SQLITE_ROW ? 1 : r == SQLITE_DONE ? 0 : store_db_err(s, e, "github seen");
+}
+
+void gh_asks_free(struct gh_ask *a, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(a[i].kind);
+		free(a[i].actor);
+	}
+	free(a);
+}
+
+int store_github_ask_add(struct store *s, const struct gh_ask *a, struct err *e)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db, "INSERT OR REPLACE INTO github_asks (task_id, round, kind, "
+	                       "gh_id, pr, actor, answered) VALUES (?, ?, ?, ?, ?, ?, 0)", -1, &st,
+	                       NULL) != SQLITE_OK)
+		return store_db_err(s, e, "github ask");
+	sqlite3_bind_text(st, 1, a->task_id, -1, SQLITE_STATIC);
+	sqlite3_bind_int(st, 2, a->round);
+	sqlite3_bind_text(st, 3, a->kind, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 4, a->gh_id);
+	sqlite3_bind_int64(st, 5, a->pr);
+	bind_text_or_null(st, 6, a->actor);
+	int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : store_db_err(s, e, "github ask");
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int store_github_asks_open(struct store *s, struct gh_ask **out, size_t *n, struct err *e)
+{
+	sqlite3_stmt *st;
+	*out = NULL;
+	*n = 0;
+	if (sqlite3_prepare_v2(s->db, "SELECT task_id, round, kind, gh_id, pr, actor FROM "
+	                       "github_asks WHERE answered = 0 ORDER BY task_id, round", -1, &st,
+	                       NULL) != SQLITE_OK)
+		return store_db_err(s, e, "github asks");
+	int r;
+	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+		*out = xrealloc(*out, (*n + 1) * sizeof **out);
+		struct gh_ask *a = &(*out)[(*n)++];
+		snprintf(a->task_id, sizeof a->task_id, "%s", (const char *)sqlite3_column_text(st, 0));
+		a->round = sqlite3_column_int(st, 1);
+		a->kind = store_col_str(st, 2);
+		a->gh_id = sqlite3_column_int64(st, 3);
+		a->pr = sqlite3_column_int64(st, 4);
+		a->actor = store_col_str(st, 5);
+	}
+	sqlite3_finalize(st);
+	if (r != SQLITE_DONE) {
+		gh_asks_free(*out, *n);
+		*out = NULL;
+		*n = 0;
+		return store_db_err(s, e, "github asks");
+	}
+	return 0;
+}
+
+int store_github_ask_for(struct store *s, const char *task_id, int round, struct err *e)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db, "SELECT 1 FROM github_asks WHERE task_id = ? AND round = ?",
+	                       -1, &st, NULL) != SQLITE_OK)
+		return store_db_err(s, e, "github ask");
+	sqlite3_bind_text(st, 1, task_id, -1, SQLITE_STATIC);
+	sqlite3_bind_int(st, 2, round);
+	int r = sqlite3_step(st);
+	sqlite3_finalize(st);
+	return r == SQLITE_ROW ? 1 : r == SQLITE_DONE ? 0 : store_db_err(s, e, "github ask");
+}
+
+int store_github_ask_answered(struct store *s, const char *task_id, int round, struct err *e)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db, "UPDATE github_asks SET answered = 1 WHERE task_id = ? AND "
+	                       "round = ?", -1, &st, NULL) != SQLITE_OK)
+		return store_db_err(s, e, "github ask");
+	sqlite3_bind_text(st, 1, task_id, -1, SQLITE_STATIC);
+	sqlite3_bind_int(st, 2, round);
+	int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : store_db_err(s, e, "github ask");
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int store_github_etag(struct store *s, const char *url, char **etag, char **body, char **link,
+                      struct err *e)
+{
+	sqlite3_stmt *st;
+	*etag = *body = *link = NULL;
+	if (sqlite3_prepare_v2(s->db, "SELECT etag, body, link FROM github_etags WHERE url = ?",
+	                       -1, &st, NULL) != SQLITE_OK)
+		return store_db_err(s, e, "github etag");
+	sqlite3_bind_text(st, 1, url, -1, SQLITE_STATIC);
+	int r = sqlite3_step(st), rc = 0;
+	if (r == SQLITE_ROW) {
+		*etag = store_col_str(st, 0);
+		*body = store_col_str(st, 1);
+		*link = store_col_str(st, 2);
+		rc = 1;
+	} else if (r != SQLITE_DONE) {
+		rc = store_db_err(s, e, "github etag");
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int store_github_etag_put(struct store *s, const char *url, const char *etag, const char *body,
+                          const char *link, struct err *e)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db, "INSERT OR REPLACE INTO github_etags (url, etag, body, link) "
+	                       "VALUES (?, ?, ?, ?)", -1, &st, NULL) != SQLITE_OK)
+		return store_db_err(s, e, "github etag");
+	sqlite3_bind_text(st, 1, url, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, etag, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, body ? body : "", -1, SQLITE_STATIC);
+	bind_text_or_null(st, 4, link);
+	int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : store_db_err(s, e, "github etag");
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int store_github_backoff_set(struct store *s, const char *api, double until, const char *why,
+                             struct err *e)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db, "INSERT OR REPLACE INTO github_backoff (api, until, why) "
+	                       "VALUES (?, ?, ?)", -1, &st, NULL) != SQLITE_OK)
+		return store_db_err(s, e, "github backoff");
+	sqlite3_bind_text(st, 1, api, -1, SQLITE_STATIC);
+	sqlite3_bind_double(st, 2, until);
+	bind_text_or_null(st, 3, why);
+	int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : store_db_err(s, e, "github backoff");
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int store_github_backoff(struct store *s, const char *api, double *until, char **why,
+                         struct err *e)
+{
+	sqlite3_stmt *st;
+	*until = 0;
+	*why = NULL;
+	if (sqlite3_prepare_v2(s->db, "SELECT until, why FROM github_backoff WHERE api = ?", -1,
+	                       &st, NULL) != SQLITE_OK)
+		return store_db_err(s, e, "github backoff");
+	sqlite3_bind_text(st, 1, api, -1, SQLITE_STATIC);
+	int r = sqlite3_step(st), rc = 0;
+	if (r == SQLITE_ROW) {
+		*until = sqlite3_column_double(st, 0);
+		*why = store_col_str(st, 1);
+		rc = 1;
+	} else if (r != SQLITE_DONE) {
+		rc = store_db_err(s, e, "github backoff");
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
