@@ -13,7 +13,9 @@
 #include "config.h"
 #include "gate.h"
 #include "group.h"
+#include "ghsync.h"
 #include "i18n.h"
+#include "store_github.h"
 #include "recipe.h"
 #include "sanitize.h"
 #include "store.h"
@@ -118,8 +120,14 @@ static void show_gate(struct store *s, const struct task_row *t)
 	const char *mismatch = gate_mismatch(&g);
 	if (mismatch)
 		put_block(_("warning"), mismatch);
-	if (t->pr_url)
-		printf("%-8s %s\n", _("pull req"), t->pr_url);
+	if (t->pr_url) {
+		char *w = ghsync_pr_words(s, t->id);
+		if (w)
+			printf("%-8s %s (%s)\n", _("pull req"), t->pr_url, w);
+		else
+			printf("%-8s %s\n", _("pull req"), t->pr_url);
+		free(w);
+	}
 	if (t->pushed)
 		printf("%-8s %s\n", _("pushed"), t->pushed);
 	else if (t->status == TASK_DONE && t->head && t->base && !strcmp(t->head, t->base))
@@ -363,6 +371,21 @@ static void show_dry_run_record(const struct task_row *t)
 	json_decref(j);
 }
 
+/* The GitHub issue the task came from (its pull request is shown with the
+ * gate). */
+static void show_github(struct store *s, const struct task_row *t)
+{
+	struct gh_link l;
+	struct err e = {{0}};
+	if (store_github_link(s, t->id, &l, &e) != 1)
+		return;
+	if (l.issue)
+		printf("%-8s %s#%lld\n", _("issue"), l.gh_repo, l.issue);
+	if (l.branch_deleted)
+		printf("%-8s %s\n", _("branch"), _("deleted on GitHub when the pull request was merged"));
+	gh_link_free(&l);
+}
+
 /* What the task was made with beyond its repo and agent: its recipe and
  * inputs, the base it asked for, its own test command, time limit, fix
  * rounds and output contract (each line only when given). */
@@ -469,6 +492,7 @@ int cmd_show(int argc, char **argv)
 		if (t.head)
 			printf("%-8s %s\n", _("head"), t.head);
 		show_made_with(&t);
+		show_github(tv.s, &t);
 		printf("%-8s %s\n", _("queued"), when);
 		printf("%-8s", _("steps"));
 		for (size_t i = 0; i < t.nsteps; i++)

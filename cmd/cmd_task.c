@@ -19,6 +19,7 @@
 #include "fsx.h"
 #include "gate.h"
 #include "group.h"
+#include "ghsync.h"
 #include "i18n.h"
 #include "mirror.h"
 #include "move.h"
@@ -352,6 +353,14 @@ static int list_print(const struct task_row *t, void *arg, struct err *e)
 		}
 		if (t->dry_run)
 			printf("%s ", _("(dry run)"));
+		if (t->status == TASK_DONE && t->pr_url && lo->s) {
+			char *w = ghsync_pr_words(lo->s, t->id);
+			if (w && !strncmp(w, "merged", 6))
+				printf("%s ", _("[merged]"));
+			else if (w && !strncmp(w, "closed", 6))
+				printf("%s ", _("[pr closed]"));
+			free(w);
+		}
 		cli_put_str(stdout, text);
 		putchar('\n');
 	}

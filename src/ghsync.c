@@ -922,9 +922,9 @@ static int ghsync_follow(struct ghsync *s, struct github *g, const struct repo_c
 		l->pr = strtoll(strstr(t.pr_url, "/pull/") + 6, NULL, 10);
 		rc = store_github_link_put(s->st, l, e);
 	}
-	if (rc == 0 && l->pr && (!l->pr_state || !strcmp(l->pr_state, "open")))
+	if (rc == 0 && l->pr && !s->outbound_only && (!l->pr_state || !strcmp(l->pr_state, "open")))
 		rc = ghsync_pr(s, g, r, l, &t, e);
-	if (rc == 0 && l->pr && l->pr_state && !strcmp(l->pr_state, "open"))
+	if (rc == 0 && l->pr && !s->outbound_only && l->pr_state && !strcmp(l->pr_state, "open"))
 		rc = ghsync_asks_scan(s, g, r, l, e);
 	if (rc == 0 && l->issue) {
 		task_row_free(&t);
@@ -953,7 +953,7 @@ int ghsync_repo(struct ghsync *s, const struct repo_conf *r, struct err *e)
 	if (github_open(&g, r, s->st, e) < 0)
 		return -1;
 	github_set_max_wait(g, s->max_wait);
-	int rc = r->github_issues ? ghsync_issues(s, g, r, e) : 0;
+	int rc = r->github_issues && !s->outbound_only ? ghsync_issues(s, g, r, e) : 0;
 	struct gh_link *l = NULL;
 	size_t n = 0;
 	if (rc == 0)
@@ -1148,6 +1148,8 @@ struct ghsync_poller {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	int stop;
+	int outbound_only;
+	double every;
 };
 
 static void ghsync_poller_pass(struct ghsync_poller *p, struct store *st)
@@ -1155,6 +1157,7 @@ static void ghsync_poller_pass(struct ghsync_poller *p, struct store *st)
 	struct ghsync s;
 	struct err e = {{0}};
 	ghsync_init(&s, p->cfg, p->data_dir, st, "poll");
+	s.outbound_only = p->outbound_only;
 	ghsync_all(&s, NULL, &e);
 	size_t i;
 	json_t *a;
@@ -1194,7 +1197,7 @@ static void *ghsync_poller_run(void *arg)
 		pthread_mutex_lock(&p->mu);
 		struct timespec until;
 		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_sec += (time_t)p->cfg->github_poll;
+		until.tv_sec += (time_t)p->every;
 		while (!p->stop && pthread_cond_timedwait(&p->cv, &p->mu, &until) == 0)
 			;
 	}
@@ -1209,12 +1212,17 @@ struct ghsync_poller *ghsync_poller_start(const struct config *cfg, const char *
 	int any = 0;
 	for (size_t i = 0; i < cfg->nrepos; i++)
 		any |= config_repo_github_follows(&cfg->repos[i]);
-	if (!any || cfg->github_poll <= 0)
+	char *secret = ghsync_secret(cfg);
+	int hook = secret != NULL;
+	free(secret);
+	if (!any || (cfg->github_poll <= 0 && !hook))
 		return NULL;
 	struct ghsync_poller *p = xcalloc(1, sizeof *p);
 	p->cfg = cfg;
 	p->data_dir = xstrdup(data_dir);
 	p->progress = progress;
+	p->outbound_only = cfg->github_poll <= 0;
+	p->every = cfg->github_poll > 0 ? cfg->github_poll : 10;
 	pthread_mutex_init(&p->mu, NULL);
 	pthread_cond_init(&p->cv, NULL);
 	if (pthread_create(&p->thread, NULL, ghsync_poller_run, p) != 0) {

@@ -52,6 +52,10 @@ struct ghsync {
 	long long reset;
 	double max_wait;           /* longest Retry-After waited out (60 s) */
 	unsigned nevents;          /* events recorded so far */
+	int outbound_only;         /* read no lists (issues, reviews, comments,
+	                              pull requests): only keep paddock's issue
+	                              comments and answers up to date, for
+	                              github.poll = 0 (the webhook tells) */
 };
 
 void ghsync_init(struct ghsync *s, const struct config *cfg, const char *data_dir,
@@ -86,8 +90,10 @@ void ghsync_refused(struct store *st, const char *event, const char *delivery,
 
 /* serve's poller: a thread that runs ghsync_all every cfg->github_poll
  * seconds (the first at once) with its own store connection, printing
- * what it did to progress (may be NULL).  NULL when no repo follows
- * GitHub or polling is off.  _stop ends it (a sync under way finishes
+ * what it did to progress (may be NULL); with github.poll = 0 and a
+ * webhook secret, every 10 s, outbound only (paddock's comments and
+ * answers).  NULL when no repo follows GitHub, or neither polling nor
+ * the webhook is on.  _stop ends it (a sync under way finishes
  * first) and frees it. */
 struct ghsync_poller;
 struct ghsync_poller *ghsync_poller_start(const struct config *cfg, const char *data_dir,

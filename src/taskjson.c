@@ -6,6 +6,7 @@
 
 #include "clock.h"
 #include "gate.h"
+#include "store_github.h"
 #include "task.h"
 
 static json_t *steps_json(const struct task_row *t)
@@ -154,6 +155,24 @@ static json_t *egress_json(const struct egress_row *r)
 
 /* show --json: the task with its gate summary, rounds, decisions, egress
  * records and the pauses that hold it back. */
+/* The task's place on GitHub (store_github.h), or null. */
+static json_t *github_json(struct store *s, const struct task_row *t)
+{
+	struct gh_link l;
+	struct err e = {{0}};
+	if (store_github_link(s, t->id, &l, &e) != 1)
+		return json_null();
+	json_t *j = json_pack("{s:s, s:o, s:o, s:o, s:o, s:o, s:b}", "repo", l.gh_repo,
+	                      "issue", l.issue ? json_integer(l.issue) : json_null(),
+	                      "issue_comment", l.issue_comment ? json_integer(l.issue_comment)
+	                                                       : json_null(),
+	                      "pull_request", l.pr ? json_integer(l.pr) : json_null(),
+	                      "pr_state", nullable(l.pr_state), "checks", nullable(l.checks),
+	                      "branch_deleted", l.branch_deleted);
+	gh_link_free(&l);
+	return j ? j : json_null();
+}
+
 json_t *taskjson_full(struct store *s, const struct task_row *t,
                       const struct config *cfg)
 {
@@ -174,6 +193,7 @@ json_t *taskjson_full(struct store *s, const struct task_row *t,
 		task_rounds_free(r, nr);
 	}
 	json_object_set_new(j, "rounds", ra);
+	json_object_set_new(j, "github", github_json(s, t));
 	struct task_decision *d;
 	size_t nd;
 	json_t *da = json_array();

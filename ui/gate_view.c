@@ -8,6 +8,7 @@
 #include "buf.h"
 #include "dash.h"
 #include "gate.h"
+#include "ghsync.h"
 #include "i18n.h"
 #include "paths.h"
 #include "sanitize.h"
@@ -554,8 +555,13 @@ static void build(struct view *v, struct store *st, const struct task_row *t)
 		build_output(p, &g);
 	add_usage(p, v->d->cfg, t);
 	add_egress(p, st, t);
-	if (t->pr_url)
-		add(p, _("pull req"), ROLE_NORMAL, 0, t->pr_url);
+	if (t->pr_url) {
+		char *w = ghsync_pr_words(st, t->id);
+		char *line = w ? xasprintf("%s (%s)", t->pr_url, w) : NULL;
+		add(p, _("pull req"), ROLE_NORMAL, 0, line ? line : t->pr_url);
+		free(line);
+		free(w);
+	}
 	if (t->pushed)
 		add(p, _("pushed"), ROLE_NORMAL, 0, t->pushed);
 	gate_summary_free(&g);

@@ -23,6 +23,7 @@
 #include "dash.h"
 #include "gate.h"
 #include "group.h"
+#include "ghsync.h"
 #include "i18n.h"
 #include "newtask.h"
 #include "units.h"
@@ -453,6 +454,21 @@ static void group_extra(struct view *v, const struct task_row *t, struct extra *
 	group_info_free(&gi);
 }
 
+/* A done task's pull request that GitHub merged or closed (ghsync.h). */
+static int pr_note(struct view *v, const struct task_row *t, struct extra *x)
+{
+	char *w = ghsync_pr_words(v->d->st, t->id);
+	int merged = w && !strncmp(w, "merged", 6), closed = w && !strncmp(w, "closed", 6);
+	free(w);
+	if (!merged && !closed)
+		return 0;
+	x->note = xstrdup(merged ? _("merged") : _("pr closed"));
+	x->note_long = xstrdup(merged ? _("pull request merged") : _("pull request closed without "
+	                                                               "merge"));
+	x->role = merged ? ROLE_NORMAL : ROLE_DIM;
+	return 1;
+}
+
 static const struct extra *extra_at(struct view *v, int line)
 {
 	struct tasks *p = v->priv;
@@ -481,6 +497,8 @@ static const struct extra *extra_at(struct view *v, int line)
 			x->note_long = xasprintf(_("no change in round %d"), t->round);
 			x->role = ROLE_DIM;
 		}
+	} else if (t->status == TASK_DONE && t->pr_url && pr_note(v, t, x)) {
+		/* its pull request's end: merged, or closed without merge */
 	} else if (t->status == TASK_DONE && x->g.round_unchanged) {
 		x->note = xstrdup(_("no change"));
 		x->note_long = xstrdup(x->note);
