@@ -630,15 +630,18 @@ static int ghsync_ask(struct ghsync *s, struct github *g, const struct repo_conf
 	return rc;
 }
 
-/* A review: one that requests changes asks, with its line comments. */
+/* A review: one that requests changes asks, with its line comments.  As
+ * ghsync_ask, and 2 when it was seen before (a duplicate). */
 static int ghsync_review(struct ghsync *s, struct github *g, const struct repo_conf *r,
                          const struct gh_link *l, const json_t *rev, const char *delivery,
                          struct err *e)
 {
 	long long id = jint(rev, "id");
-	if (strcasecmp(jstr(rev, "state"), "changes_requested") != 0 ||
-	    store_github_seen(s->st, l->gh_repo, "review", id, e) != 0)
+	if (strcasecmp(jstr(rev, "state"), "changes_requested") != 0)
 		return 0;
+	int seen = store_github_seen(s->st, l->gh_repo, "review", id, e);
+	if (seen != 0)
+		return seen > 0 ? 2 : 0;
 	char *path = xasprintf("/repos/%s/pulls/%lld/reviews/%lld/comments?per_page=100",
 	                       l->gh_repo, l->pr, id);
 	json_t *comments = NULL;
@@ -655,7 +658,7 @@ static int ghsync_review(struct ghsync *s, struct github *g, const struct repo_c
 }
 
 /* A comment (kind review_comment: on a line; issue_comment: the pull
- * request's conversation) that mentions the handle asks. */
+ * request's conversation) that mentions the handle asks.  As ghsync_review. */
 static int ghsync_mention(struct ghsync *s, struct github *g, const struct repo_conf *r,
                           const struct gh_link *l, const json_t *c, const char *kind,
                           const char *delivery, struct err *e)
@@ -663,9 +666,11 @@ static int ghsync_mention(struct ghsync *s, struct github *g, const struct repo_
 	long long id = jint(c, "id");
 	const char *who = jlogin(c);
 	if (!r->github_handle || !strcasecmp(who, r->github_handle) ||
-	    !ghsync_mentions(jstr(c, "body"), r->github_handle) ||
-	    store_github_seen(s->st, l->gh_repo, kind, id, e) != 0)
+	    !ghsync_mentions(jstr(c, "body"), r->github_handle))
 		return 0;
+	int seen = store_github_seen(s->st, l->gh_repo, kind, id, e);
+	if (seen != 0)
+		return seen > 0 ? 2 : 0;
 	json_t *one = NULL;
 	if (!strcmp(kind, "review_comment")) {
 		one = json_array();
@@ -1070,7 +1075,7 @@ static const char *ghsync_hook_act(struct ghsync *s, struct github *g, const str
 	} else
 		rc = 0;
 	gh_link_free(&l);
-	return rc < 0 ? NULL : rc > 0 ? "round" : "ignored";
+	return rc < 0 ? NULL : rc == 2 ? "duplicate" : rc > 0 ? "round" : "ignored";
 }
 
 int ghsync_webhook(struct ghsync *s, const char *ev, const char *delivery, const char *body,
