@@ -148,9 +148,7 @@ static const struct repo_conf *ghsync_repo_of(const struct config *cfg, const ch
 	return NULL;
 }
 
-/* 1 when text mentions @handle (not as part of a longer login or an
- * e-mail address). */
-static int ghsync_mentions(const char *text, const char *handle)
+int ghsync_mentions(const char *text, const char *handle)
 {
 	size_t n = handle ? strlen(handle) : 0;
 	if (!n || !text)
