@@ -3916,6 +3916,28 @@ static void config_workflow_checks(struct config *c, struct spots *spots, struct
 	}
 }
 
+/* GitHub needs a repository to talk about (r), and one webhook secret
+ * (r NULL). */
+static void config_github_checks(const struct config *c, const struct repo_conf *r,
+                                 struct spots *spots, struct problems *ps)
+{
+	if (!r) {
+		if (c->github_secret_env && c->github_secret_file)
+			problem_add(ps, config_line(spots, "github", NULL, "webhook-secret-file", 1),
+				    _("github: webhook-secret-env and webhook-secret-file are both set; keep one"));
+		return;
+	}
+	if (r->pull_request && !r->github_repo)
+		problem_add(ps, config_line(spots, "repo", r->name, "pull-request", 1),
+			    _("repo '%s' opens pull requests on GitHub but names no repository; add github-repo = OWNER/NAME"),
+			    r->name);
+	if ((r->github_issues || r->github_handle || r->ngithub_reviewers ||
+	     r->github_follow == 1) && !r->github_repo)
+		problem_add(ps, config_line(spots, "repo", r->name, NULL, 1),
+			    _("repo '%s' follows GitHub but names no repository; add github-repo = OWNER/NAME"),
+			    r->name);
+}
+
 static void config_parse_text(const char *path, const char *text, size_t len, struct config *c,
                               struct problems *ps, struct problems *warn)
 {
@@ -3968,19 +3990,9 @@ static void config_parse_text(const char *path, const char *text, size_t len, st
 				    _("repo '%s' has no url; add url = PATH-OR-URL under [repo \"%s\"]"),
 				    r->name, r->name);
 		config_repo_defaults(r);
-		if (r->pull_request && !r->github_repo)
-			problem_add(ps, config_line(&spots, "repo", r->name, "pull-request", 1),
-				    _("repo '%s' opens pull requests on GitHub but names no repository; add github-repo = OWNER/NAME"),
-				    r->name);
-		if ((r->github_issues || r->github_handle || r->ngithub_reviewers ||
-		     r->github_follow == 1) && !r->github_repo)
-			problem_add(ps, config_line(&spots, "repo", r->name, NULL, 1),
-				    _("repo '%s' follows GitHub but names no repository; add github-repo = OWNER/NAME"),
-				    r->name);
+		config_github_checks(c, r, &spots, ps);
 	}
-	if (c->github_secret_env && c->github_secret_file)
-		problem_add(ps, config_line(&spots, "github", NULL, "webhook-secret-file", 1),
-			    _("github: webhook-secret-env and webhook-secret-file are both set; keep one"));
+	config_github_checks(c, NULL, &spots, ps);
 	for (i = 0; i < c->nagents; i++) {
 		const struct agent_conf *a = &c->agents[i];
 		if (!a->command)

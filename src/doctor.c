@@ -27,7 +27,7 @@
 #include "scheduler.h"
 #include "seccomp_filter.h"
 
-#define REPO_TIMEOUT 20  /* seconds for each repo's ls-remote */
+#define REPO_TIMEOUT 20  /* seconds for each repo's probe */
 
 static void add(struct doctor *d, const char *name, enum doctor_status st, const char *fix,
                 const char *fmt, ...) __attribute__((format(printf, 5, 6)));
@@ -321,23 +321,14 @@ static void check_repos(struct doctor *d, const struct config *cfg)
 		char name[96];
 		snprintf(name, sizeof name, "repo %s", r->name);
 		char *shown = mirror_url_display(r->url);
-		const char *argv[] = { "ls-remote", "--heads", "--", r->url, NULL };
-		struct buf err = { 0 };
 		struct err e = { { 0 } };
-		int st = 0;
-		struct mirror_git_cmd c = { .argv = argv, .in_fd = -1, .out_fd = -1, .err = &err,
-		                            .timeout = REPO_TIMEOUT };
-		if (mirror_git_run(&c, &st, &e) < 0) {
-			add(d, name, DOCTOR_WARN, NULL, "%s", e.msg);
-		} else if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-			char *msg = err.data ? err.data : "";
-			msg[strcspn(msg, "\n")] = '\0';
+		/* As a fetch connects: the repo's token or SSH key, the host key
+		 * checked (remote.h). */
+		if (mirror_probe(r, REPO_TIMEOUT, &e) < 0)
 			add(d, name, DOCTOR_WARN, _("check the repo's url and its credentials"),
-			    _("%s cannot be reached: %s"), shown, *msg ? msg : _("git ls-remote failed"));
-		} else {
+			    _("%s cannot be reached: %s"), shown, e.msg);
+		else
 			add(d, name, DOCTOR_OK, NULL, _("%s answers"), shown);
-		}
-		buf_free(&err);
 		free(shown);
 	}
 }

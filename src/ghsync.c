@@ -148,9 +148,7 @@ static const struct repo_conf *ghsync_repo_of(const struct config *cfg, const ch
 	return NULL;
 }
 
-/* 1 when text mentions @handle (not as part of a longer login or an
- * e-mail address). */
-static int ghsync_mentions(const char *text, const char *handle)
+int ghsync_mentions(const char *text, const char *handle)
 {
 	size_t n = handle ? strlen(handle) : 0;
 	if (!n || !text)
@@ -584,9 +582,15 @@ static int ghsync_ask(struct ghsync *s, struct github *g, const struct repo_conf
 		return err_set(e, "%s", te.msg);
 	}
 	if (t.pending || (t.status != TASK_REVIEW && t.status != TASK_DONE)) {
-		/* Not now: the next sync asks again, once the round ends. */
-		event(s, a->event, a->delivery, a->actor, l->gh_repo, l->pr, "waiting", t.id,
-		      _("the task is busy; the request is taken up when its round ends"));
+		/* Not now: the next sync asks again, once the round ends; the
+		 * wait is recorded once, not at every sync. */
+		char *kind = xasprintf("waiting-%s", a->kind);
+		struct err ignored;
+		if (a->delivery || store_github_seen_add(s->st, l->gh_repo, kind, a->gh_id, t.id,
+		                                         &ignored) == 1)
+			event(s, a->event, a->delivery, a->actor, l->gh_repo, l->pr, "waiting", t.id,
+			      _("the task is busy; the request is taken up when its round ends"));
+		free(kind);
 		task_row_free(&t);
 		ghsync_unlock(fd);
 		return 0;

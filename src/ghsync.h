@@ -74,6 +74,9 @@ int ghsync_all(struct ghsync *s, const char *only, struct err *e);
 /* 1 when header ("sha256=<64 hex>") is the HMAC-SHA256 of body under
  * secret, compared in constant time; 0 otherwise. */
 int ghsync_signature_ok(const char *secret, const char *body, size_t len, const char *header);
+/* 1 when text mentions @handle (case aside; not as part of a longer
+ * login or of an e-mail address). */
+int ghsync_mentions(const char *text, const char *handle);
 /* The webhook secret of cfg ([github] webhook-secret-env or -file;
  * malloc'd), or NULL when none is set. */
 char *ghsync_secret(const struct config *cfg);

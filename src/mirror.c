@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <git2.h>
 #include <signal.h>
 #include <stdio.h>
@@ -830,4 +831,88 @@ int mirror_maintain(const char *data_dir, int max_packs)
 	struct maintain mt = { .max_packs = max_packs };
 	mirror_each(data_dir, mirror_maintain_check, &mt);
 	return mt.packed;
+}
+
+/* The probe itself, in the child: connect and list, as a fetch would. */
+static int mirror_probe_here(const struct repo_conf *r, struct err *e)
+{
+	git_remote *rem = NULL;
+	git_remote_callbacks cbs;
+	struct remote_auth auth;
+	const git_remote_head **heads;
+	size_t n;
+	int rc = -1;
+	gitlib_init();
+	const char *path = config_url_local_path(r->url);
+	git_repository *local = NULL;
+	if (path && git_repository_open_ext(&local, path, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0)
+		return err_set(e, _("repo %s: there is no git repository at %s; check [repo \"%s\"] "
+		                    "url in the config"), r->name, path, r->name);
+	git_repository_free(local);
+	remote_auth_init(&auth, r, REMOTE_FETCH, r->url);
+	git_remote_init_callbacks(&cbs, GIT_REMOTE_CALLBACKS_VERSION);
+	remote_auth_callbacks(&cbs, &auth);
+	if (git_remote_create_detached(&rem, r->url) < 0 ||
+	    git_remote_connect(rem, GIT_DIRECTION_FETCH, &cbs, NULL, NULL) < 0 ||
+	    git_remote_ls(&heads, &n, rem) < 0)
+		mirror_fetch_error(r, &auth, e);
+	else
+		rc = 0;
+	git_remote_free(rem);
+	remote_auth_free(&auth);
+	return rc;
+}
+
+int mirror_probe(const struct repo_conf *r, unsigned timeout, struct err *e)
+{
+	int p[2];
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return err_errno(e, _("cannot make a pipe"));
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0) {
+		close(p[0]);
+		close(p[1]);
+		return err_errno(e, _("cannot start a process"));
+	}
+	if (pid == 0) {
+		struct err ce = {{0}};
+		close(p[0]);
+		int rc = mirror_probe_here(r, &ce);
+		if (rc < 0 && write(p[1], ce.msg, strlen(ce.msg)) < 0)
+			rc = -1;
+		_exit(rc < 0 ? 1 : 0);
+	}
+	close(p[1]);
+	struct buf msg = {0};
+	struct pollfd pfd = { .fd = p[0], .events = POLLIN };
+	int timed_out = 0;
+	for (;;) {
+		int k = poll(&pfd, 1, (int)timeout * 1000);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			timed_out = 1;
+			kill(pid, SIGKILL);
+			break;
+		}
+		char chunk[512];
+		ssize_t got = read(p[0], chunk, sizeof chunk);
+		if (got <= 0)
+			break;
+		buf_add(&msg, chunk, (size_t)got);
+	}
+	close(p[0]);
+	int st = 0;
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	int rc = 0;
+	char *shown = mirror_url_display(r->url);
+	if (timed_out)
+		rc = err_set(e, _("%s did not answer within %u s"), shown, timeout);
+	else if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		rc = err_set(e, "%s", msg.data ? msg.data : _("the connection failed"));
+	free(shown);
+	buf_free(&msg);
+	return rc;
 }

@@ -20,6 +20,11 @@
 char *mirror_path(const char *data_dir, const char *repo_name);
 /* Clones the mirror when missing, else fetches every branch from r->url. */
 int mirror_update(const char *data_dir, const struct repo_conf *r, struct err *e);
+/* Connects to r->url and lists its refs, with the credentials and checks
+ * a fetch uses (remote.h), in a child process killed after timeout
+ * seconds (libgit2 1.5 has no network timeout): 0 when the remote
+ * answers, -1 with the fetch's message. */
+int mirror_probe(const struct repo_conf *r, unsigned timeout, struct err *e);
 /* Resolves refs/heads/<branch> in the mirror to a commit id (hex). */
 int mirror_resolve_branch(const char *mirror, const char *branch, char sha_out[41],
                           struct err *e);

@@ -128,9 +128,16 @@ int store_github_issue_task(struct store *s, const char *gh_repo, long long issu
 int store_github_link_put(struct store *s, const struct gh_link *l, struct err *e)
 {
 	sqlite3_stmt *st;
-	if (sqlite3_prepare_v2(s->db, "INSERT OR REPLACE INTO github_links (" LINK_COLS ") "
-	                       "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", -1, &st,
-	                       NULL) != SQLITE_OK)
+	/* An upsert on the task alone: OR REPLACE would delete another
+	 * task's link to the same issue instead of failing. */
+	if (sqlite3_prepare_v2(s->db, "INSERT INTO github_links (" LINK_COLS ") "
+	                       "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(task_id) DO "
+	                       "UPDATE SET gh_repo = excluded.gh_repo, issue = excluded.issue, "
+	                       "issue_comment = excluded.issue_comment, issue_comment_body = "
+	                       "excluded.issue_comment_body, pr = excluded.pr, pr_state = "
+	                       "excluded.pr_state, pr_head = excluded.pr_head, checks = "
+	                       "excluded.checks, branch_deleted = excluded.branch_deleted, "
+	                       "updated = excluded.updated", -1, &st, NULL) != SQLITE_OK)
 		return store_db_err(s, e, "github link");
 	sqlite3_bind_text(st, 1, l->task_id, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 2, l->gh_repo ? l->gh_repo : "", -1, SQLITE_STATIC);
