@@ -57,7 +57,8 @@ THE CONTRACT.  Every API request is checked, in this order:
     secondary limit's 403, is a violation ("ignored the rate limit",
     "ignored Retry-After") and answered 403 again;
   - a reply to a reply (GitHub supports replies to top-level comments only),
-    and deleting the default branch, are violations.
+    editing a comment that is not the token user's, and deleting the
+    default branch are violations; so is a request the fake failed on (500).
 A request that breaks the contract in its shape is answered 400 with a
 message starting "contract:".  Every violation is kept (GET /_fake/state).
 
@@ -121,6 +122,7 @@ the request log; a bad control request is 400 and is the test's fault):
        the requests [{seq, time, method, path, status, if_none_match}] and
        the violations [{seq, method, path, message}]."""
 
+import datetime
 import hashlib
 import hmac
 import http.client
@@ -475,6 +477,12 @@ def is_time(v):
     return re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)", v) is not None
 
 
+def since(h):
+    """The query's since (ISO 8601) as a Unix time, or None."""
+    v = h.query.get("since")
+    return datetime.datetime.fromisoformat(v.replace("Z", "+00:00")).timestamp() if v else None
+
+
 def is_any(v):
     return True
 
@@ -519,9 +527,8 @@ def list_issues(h):
         items = [i for i in items if want <= {l.lower() for l in i["labels"]}]
     if q.get("creator"):
         items = [i for i in items if i["user"] == q["creator"]]
-    if q.get("since"):
-        since = time.mktime(time.strptime(q["since"][:19], "%Y-%m-%dT%H:%M:%S")) - time.timezone
-        items = [i for i in items if i["updated"] >= since]
+    if since(h) is not None:
+        items = [i for i in items if i["updated"] >= since(h)]
     key = {"created": "created", "updated": "updated", "comments": "comments"}[q.get("sort", "created")]
     items.sort(key=lambda i: (len(i["comments"]) if key == "comments" else i[key], i["number"]),
                reverse=q.get("direction", "desc") == "desc")
@@ -688,8 +695,8 @@ def list_review_comments(h):
     repo = the_repo(h)
     it = the_item(h, repo, pull=True)
     cs = [S.review_comments[i] for i in it["pull"]["review_comments"]]
-    if h.query.get("since"):
-        cs = [c for c in cs if now_iso(c["created"]) >= h.query["since"]]
+    if since(h) is not None:
+        cs = [c for c in cs if c["created"] >= since(h)]
     cs.sort(key=lambda c: c["id"], reverse=h.query.get("direction", "asc") == "desc")
     page, headers = paginate(h, cs)
     return 200, [review_comment_obj(h.api, c) for c in page], headers
@@ -699,8 +706,8 @@ def list_issue_comments(h):
     repo = the_repo(h)
     it = the_item(h, repo)
     cs = [S.comments[i] for i in it["comments"]]
-    if h.query.get("since"):
-        cs = [c for c in cs if now_iso(c["updated"]) >= h.query["since"]]
+    if since(h) is not None:
+        cs = [c for c in cs if c["updated"] >= since(h)]
     page, headers = paginate(h, cs)
     return 200, [comment_obj(h.api, c) for c in page], headers
 
@@ -967,7 +974,7 @@ def ctl_secondary(m, b):
     return {}
 
 
-def ctl_state(m, b, api):
+def state_dump(api):
     def with_repo(repo, o):
         return dict(o, repo=repo.full_name)
     return {
@@ -1126,7 +1133,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return self.control(split, raw)
         with LOCK:
             self.problems, self.violations = [], []
-            status, obj, headers = self.api_request(split, raw)
+            try:
+                status, obj, headers = self.api_request(split, raw)
+            except Exception as e:  # the fake's own fault: a violation, so that a test sees it
+                self.violation(f"the fake failed: {e!r}")
+                status, obj, headers = 500, {"message": f"fake: {e!r}"}, []
             self.finish_api(status, obj, headers, raw)
 
     # -- control --
@@ -1138,7 +1149,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 return self.send(200, ctl_deliver(b, self.api))
             with LOCK:
                 if split.path == "/_fake/state":
-                    return self.send(200, ctl_state(None, None, self.api))
+                    return self.send(200, state_dump(self.api))
                 if split.path == "/_fake/webhook":
                     return self.send(200, webhook_payload(q, self.api))
                 for method, path, fn in CONTROL:
@@ -1148,7 +1159,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return self.send(404, {"message": f"control: no {self.command} {split.path}"})
         except Answer as a:
             return self.send(a.status, a.obj, a.headers)
-        except (KeyError, ValueError, TypeError) as e:
+        except (KeyError, ValueError, TypeError, RuntimeError) as e:
             return self.send(400, {"message": f"control: bad request: {e!r}"})
 
     # -- the API --
@@ -1280,6 +1291,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
                                  ("Vary", "Accept, Authorization, Cookie, X-GitHub-OTP")]
             if inm and etag_matches(inm, etag):
                 status, obj = 304, None
+        # acme/limited's answers carry their own limit, and count against none.
         counted = status not in (304, 401) and not any(k == "x-ratelimit-remaining" for k, _ in headers)
         if counted and self.bucket.remaining > 0:
             self.bucket.remaining -= 1
