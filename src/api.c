@@ -1605,7 +1605,7 @@ static enum MHD_Result route_github(struct api *a, struct MHD_Connection *c, con
 		                : "X-Hub-Signature-256 is missing; set the webhook's secret on GitHub");
 	} else if (!ev || !*ev) {
 		ghsync_refused(st, ev, dl, "no X-GitHub-Event");
-		rc = send_error(c, 400, "bad_field", "X-GitHub-Event", "X-GitHub-Event is missing");
+		rc = send_error(c, 400, "bad_field", NULL, "X-GitHub-Event is missing");
 	} else {
 		struct ghsync s;
 		json_t *ans = NULL;
