@@ -2520,8 +2520,12 @@ static const struct config_key config_keys[] = {
 	  .off = REPO(github_token_env), .set = config_set_token_env,
 	  .doc = "environment variable name",
 	  .def = "GITHUB_TOKEN",
-	  .help = "The environment variable that holds the token that opens pull requests; it\n"
-	          "needs write access to the repository's pull requests.\n" },
+	  .help = "The environment variable that holds the GitHub token: it opens pull requests\n"
+	          "(write access to the repository's pull requests) and, for a repository that\n"
+	          "follows GitHub, reads its issues, pull requests, reviews and check runs and\n"
+	          "writes paddock's comments (and reads team memberships for a team in\n"
+	          ".BR github\\-reviewers ).\n"
+	          "It is read from the environment of the process that sends the request.\n" },
 	{ .section = "repo", .key = "draft", .type = KT_BOOL,
 	  .off = REPO(draft),
 	  .def = "false",
@@ -2543,7 +2547,8 @@ static const struct config_key config_keys[] = {
 	          "Each matching issue becomes one task, once, with its title and body as the\n"
 	          "prompt (through the recipe\n"
 	          ".B fix\\-bug\n"
-	          "when there is one).\n" },
+	          "when the repository has a test command; its agent is that recipe's\n"
+	          ".BR agent ).\n" },
 	{ .section = "repo", .key = "github-handle", .type = KT_CUSTOM,
 	  .set = config_set_github_handle,
 	  .doc = "login",
@@ -2577,7 +2582,9 @@ static const struct config_key config_keys[] = {
 	          "reviews and comments, read by\n"
 	          ".B paddock serve\n"
 	          "every\n"
-	          ".B github.poll\n"
+	          ".BR github.poll ,\n"
+	          "by\n"
+	          ".BR \"paddock github sync\" ,\n"
 	          "and on each webhook.\n" },
 	{ .section = "repo", .key = "deny", .type = KT_CUSTOM,
 	  .set = config_set_deny,
@@ -3295,7 +3302,10 @@ static const struct config_key config_keys[] = {
 	          "reads the issues and pull requests of the repositories that follow GitHub.\n"
 	          "An unchanged list costs no rate limit (conditional requests).\n"
 	          ".B 0\n"
-	          "reads them only when a webhook arrives.\n" },
+	          "reads them only when a webhook arrives (or\n"
+	          ".B paddock github sync\n"
+	          "runs); with a webhook secret set, serve still updates paddock's comments and\n"
+	          "answers every 10 seconds.\n" },
 	{ .section = "github", .key = "webhook-secret-env", .type = KT_ENV,
 	  .off = CFG(github_secret_env),
 	  .def = "none",
