@@ -38,15 +38,18 @@ static int github_sync(const struct cli_opts *o)
 		size_t i;
 		json_t *a;
 		json_array_foreach(s.actions, i, a) {
-			if (!strcmp(json_string_value(json_object_get(a, "kind")), "error"))
-				continue;
-			cli_put_str(stdout, json_string_value(json_object_get(a, "detail")));
-			fputc('\n', stdout);
+			int error = !strcmp(json_string_value(json_object_get(a, "kind")), "error");
+			FILE *f = error ? stderr : stdout;
+			if (error)
+				fputs("paddock: ", f);
+			cli_put_str(f, json_string_value(json_object_get(a, "detail")));
+			fputc('\n', f);
 		}
 	}
-	if (rc < 0)
+	/* Each error was said above, in the text; the JSON has them too. */
+	if (rc < 0 && (o->json || rc == -2 || !json_array_size(s.actions)))
 		cli_die(0, "%s", e.msg);
-	int code = rc < 0 ? (e.kind == ERR_NOT_FOUND && o->repo ? EXIT_USAGE : 1) : 0;
+	int code = rc == -2 ? EXIT_USAGE : rc < 0 ? 1 : 0;
 	ghsync_free(&s);
 	store_close(st);
 	free(data);
@@ -96,8 +99,10 @@ static int github_events(const struct cli_opts *o)
 		strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", localtime_r(&t, &tm));
 		struct buf line = {0};
 		buf_printf(&line, "%s %-7s %-28s %-9s", when, ev[i].source, ev[i].event, ev[i].verdict);
-		if (ev[i].gh_repo)
+		if (ev[i].gh_repo && ev[i].number)
 			buf_printf(&line, " %s#%lld", ev[i].gh_repo, ev[i].number);
+		else if (ev[i].gh_repo)
+			buf_printf(&line, " %s", ev[i].gh_repo);
 		if (ev[i].actor)
 			buf_printf(&line, " %s", ev[i].actor);
 		if (ev[i].task_id)

@@ -137,8 +137,10 @@ int autogate_run(const struct gate_ctx *g, const char *id, struct buf *out, stru
 	} else {
 		if (ok)
 			buf_adds(&why, ge.msg);
-		char *notes = xasprintf(_("approval %s: waits for a person: %s"),
-		                        config_approval_name(m), why.data);
+		char *notes = github_round(g->st, &t)
+		              ? xasprintf(_("asked on GitHub: waits for a person: %s"), why.data)
+		              : xasprintf(_("approval %s: waits for a person: %s"),
+		                          config_approval_name(m), why.data);
 		rc = store_decision_add(g->st, id, "hold", notes, AUTOGATE_ACTOR, e);
 		buf_printf(out, _("task %s: %s\n"), id, notes);
 		free(notes);

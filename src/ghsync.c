@@ -22,6 +22,7 @@
 #include "gitlib.h"
 #include "i18n.h"
 #include "mirror.h"
+#include "move.h"
 #include "paths.h"
 #include "store_github.h"
 #include "submit.h"
@@ -292,9 +293,10 @@ static const char *ghsync_issue_task(struct ghsync *s, const struct repo_conf *r
 	                         .input_values = values, .ninputs = 1, .budget = -1 };
 	struct submit_result res;
 	struct err se = {{0}};
-	/* fix-bug wants a test command; without one (or the recipe) the issue
-	 * is the task's text. */
-	if (!config_find_recipe(s->cfg, "fix-bug") || submit_check(s->cfg, &rq, &se) < 0) {
+	/* fix-bug wants a test command (its contract has tests); without one
+	 * (or the recipe) the issue is the task's text. */
+	if (!r->test || !config_find_recipe(s->cfg, "fix-bug") ||
+	    submit_check(s->cfg, &rq, &se) < 0) {
 		struct submit_req plain = { .repo = r->name, .text = text, .budget = -1 };
 		rq = plain;
 	}
@@ -549,8 +551,9 @@ struct ghsync_ask {
 	const char *body;          /* the review's or comment's text */
 };
 
-/* Asks the task for changes as a.  1 when the round was asked for, 0
- * when nothing was done (the verdict recorded), -1 on error. */
+/* Asks the task for changes as a.  1 when the round was asked for, 3
+ * when it waits for the task's round to end, 0 when nothing was done
+ * (the verdict recorded), -1 on error. */
 static int ghsync_ask(struct ghsync *s, struct github *g, const struct repo_conf *r,
                       const struct gh_link *l, const struct ghsync_ask *a, struct err *e)
 {
@@ -581,6 +584,20 @@ static int ghsync_ask(struct ghsync *s, struct github *g, const struct repo_conf
 		ghsync_unlock(fd);
 		return err_set(e, "%s", te.msg);
 	}
+	if (task_status_is_terminal(t.status) && t.status != TASK_DONE) {
+		/* Ended without its pull request: nothing will take the request. */
+		char *d = xasprintf(_("task %s is %s; it takes no more rounds"), t.id,
+		                    task_status_name(t.status));
+		event(s, a->event, a->delivery, a->actor, l->gh_repo, l->pr, "ignored", t.id, d);
+		act(s, "ignored", l->gh_repo, l->pr, t.id, _("%s#%lld: %s by %s ignored: %s"),
+		    l->gh_repo, l->pr, a->kind, a->actor, d);
+		struct err ignored;
+		store_github_seen_add(s->st, l->gh_repo, a->kind, a->gh_id, t.id, &ignored);
+		free(d);
+		task_row_free(&t);
+		ghsync_unlock(fd);
+		return 0;
+	}
 	if (t.pending || (t.status != TASK_REVIEW && t.status != TASK_DONE)) {
 		/* Not now: the next sync asks again, once the round ends; the
 		 * wait is recorded once, not at every sync. */
@@ -593,7 +610,7 @@ static int ghsync_ask(struct ghsync *s, struct github *g, const struct repo_conf
 		free(kind);
 		task_row_free(&t);
 		ghsync_unlock(fd);
-		return 0;
+		return 3;
 	}
 	char *mirror = mirror_path(s->data_dir, r->name);
 	size_t n = json_array_size(a->comments);
@@ -609,12 +626,14 @@ static int ghsync_ask(struct ghsync *s, struct github *g, const struct repo_conf
 	struct gh_ask ask = { .round = t.round + 1, .kind = (char *)a->kind, .gh_id = a->gh_id,
 	                      .pr = l->pr, .actor = (char *)a->actor };
 	snprintf(ask.task_id, sizeof ask.task_id, "%s", t.id);
-	if (store_task_reopen_changes(s->st, t.id, notes, actor, e) < 0 ||
+	struct mover m = { .cfg = s->cfg, .st = s->st };
+	if (move_reopen(&m, t.id, notes, actor, e) < 0 ||
 	    store_github_ask_add(s->st, &ask, e) < 0) {
 		rc = -1;
 	} else {
 		struct err ignored;
 		store_github_seen_add(s->st, l->gh_repo, a->kind, a->gh_id, t.id, &ignored);
+		store_github_waiting_clear(s->st, t.id, &ignored);
 		for (size_t i = 0; i < n; i++)
 			store_github_seen_add(s->st, l->gh_repo, "review_comment",
 			                      jint(json_array_get(a->comments, i), "id"), t.id, &ignored);
@@ -762,7 +781,8 @@ static void ghsync_merged(struct ghsync *s, struct github *g, const struct repo_
 	char *actor = xasprintf(GHSYNC_ACTOR_PREFIX "%s", *by ? by : "?");
 	store_decision_add(s->st, t->id, "merged", jstr(pr, "html_url"), actor, &e);
 	if (t->status == TASK_REVIEW && !t->pending) {
-		store_task_transition(s->st, t->id, TASK_DONE, NULL, &e);
+		struct mover m = { .cfg = s->cfg, .st = s->st };
+		move_task(&m, t->id, TASK_DONE, NULL, &e);
 	}
 	free(actor);
 	act(s, "merged", l->gh_repo, l->pr, t->id, _("task %s: pull request %s#%lld merged"), t->id,
@@ -816,6 +836,10 @@ static int ghsync_pr(struct ghsync *s, struct github *g, const struct repo_conf 
 	l->pr_state = xstrdup(state);
 	if (was_open && !strcmp(state, "merged")) {
 		ghsync_merged(s, g, r, l, t, pr);
+	} else if (!was_open && !strcmp(state, "open")) {
+		act(s, "reopened", l->gh_repo, l->pr, t->id, _("task %s: pull request %s#%lld "
+		    "reopened"), t->id, l->gh_repo, l->pr);
+		event(s, "pull_request", NULL, NULL, l->gh_repo, l->pr, "state", t->id, "reopened");
 	} else if (was_open && !strcmp(state, "closed")) {
 		struct err ignored;
 		store_decision_add(s->st, t->id, "closed", jstr(pr, "html_url"),
@@ -933,7 +957,13 @@ static int ghsync_follow(struct ghsync *s, struct github *g, const struct repo_c
 	}
 	if (rc == 0 && l->pr && !s->outbound_only && (!l->pr_state || !strcmp(l->pr_state, "open")))
 		rc = ghsync_pr(s, g, r, l, &t, e);
-	if (rc == 0 && l->pr && !s->outbound_only && l->pr_state && !strcmp(l->pr_state, "open"))
+	/* Outbound only, a request that waited for the round to end is still
+	 * read again, once the task can take it. */
+	int waited = s->outbound_only && !t.pending &&
+	             (t.status == TASK_REVIEW || t.status == TASK_DONE) &&
+	             store_github_waiting(s->st, t.id, e) == 1;
+	if (rc == 0 && l->pr && (!s->outbound_only || waited) && l->pr_state &&
+	    !strcmp(l->pr_state, "open"))
 		rc = ghsync_asks_scan(s, g, r, l, e);
 	if (rc == 0 && l->issue) {
 		task_row_free(&t);
@@ -985,10 +1015,12 @@ int ghsync_all(struct ghsync *s, const char *only, struct err *e)
 		if (only && strcmp(only, r->name) != 0)
 			continue;
 		if (!config_repo_github_follows(r)) {
-			if (only)
-				return err_kind_set(e, ERR_NOT_FOUND, _("repo %s does not follow GitHub; set "
-				                    "github-repo and github-issues, github-handle or "
-				                    "github-reviewers (or github-follow = true)"), only);
+			if (only) {
+				err_kind_set(e, ERR_INVALID, _("repo %s does not follow GitHub; set "
+				             "github-repo and github-issues, github-handle or "
+				             "github-reviewers (or github-follow = true)"), only);
+				return -2;
+			}
 			continue;
 		}
 		any = 1;
@@ -1000,8 +1032,20 @@ int ghsync_all(struct ghsync *s, const char *only, struct err *e)
 			rc = -1;
 		}
 	}
-	if (only && !any)
-		return err_kind_set(e, ERR_NOT_FOUND, _("no repo %s in the config"), only);
+	if (only && !any) {
+		err_kind_set(e, ERR_NOT_FOUND, _("no repo %s in the config"), only);
+		return -2;
+	}
+	/* What went wrong on the way (an issue that could not become a task,
+	 * a branch not deleted) fails the sync too. */
+	size_t i;
+	json_t *a;
+	json_array_foreach(s->actions, i, a) {
+		if (rc == 0 && !strcmp(jstr(a, "kind"), "error")) {
+			err_set(e, "%s", jstr(a, "detail"));
+			rc = -1;
+		}
+	}
 	return rc;
 }
 
@@ -1043,11 +1087,12 @@ static const char *ghsync_hook_act(struct ghsync *s, struct github *g, const str
 		    (strcmp(action, "opened") && strcmp(action, "labeled") && strcmp(action, "edited") &&
 		     strcmp(action, "reopened")))
 			return "ignored";
+		size_t before = json_array_size(s->actions);
 		if (!ghsync_by_label(r))
-			return ghsync_issues(s, g, r, e) < 0 ? NULL : "task";
+			return ghsync_issues(s, g, r, e) < 0 ? NULL
+			       : json_array_size(s->actions) > before ? "task" : "ignored";
 		if (!ghsync_labels_match(r, issue))
 			return "ignored";
-		size_t before = json_array_size(s->actions);
 		if (ghsync_issue(s, r, issue, delivery, e) < 0)
 			return NULL;
 		store_github_issue_task(s->st, r->github_repo, number, task, e);
@@ -1055,7 +1100,10 @@ static const char *ghsync_hook_act(struct ghsync *s, struct github *g, const str
 	}
 	if (!issue && !prj)
 		return "ignored";
-	if ((rc = ghsync_pr_link(s, r, number, &l, e)) <= 0)
+	rc = !strcmp(ev, "pull_request")
+	     ? store_github_pr_link(s->st, r->github_repo, number, &l, e)
+	     : ghsync_pr_link(s, r, number, &l, e);
+	if (rc <= 0)
 		return rc < 0 ? NULL : "ignored";
 	snprintf(task, TASK_ID_LEN + 1, "%s", l.task_id);
 	if (!strcmp(ev, "pull_request_review") && !strcmp(action, "submitted"))
@@ -1079,7 +1127,8 @@ static const char *ghsync_hook_act(struct ghsync *s, struct github *g, const str
 	} else
 		rc = 0;
 	gh_link_free(&l);
-	return rc < 0 ? NULL : rc == 2 ? "duplicate" : rc > 0 ? "round" : "ignored";
+	return rc < 0 ? NULL : rc == 2 ? "duplicate" : rc == 3 ? "waiting" : rc > 0 ? "round"
+	       : "ignored";
 }
 
 int ghsync_webhook(struct ghsync *s, const char *ev, const char *delivery, const char *body,

@@ -66,9 +66,10 @@ void ghsync_free(struct ghsync *s);
  * (what was done before stays done, and is in s->actions). */
 int ghsync_repo(struct ghsync *s, const struct repo_conf *r, struct err *e);
 /* One pass over every repo that follows GitHub (only: just that one, by
- * name; ERR_NOT_FOUND when it does not exist or does not follow GitHub).
- * Each repo that fails is an action "error"; -1 (e: the first) when one
- * did. */
+ * name; -2 with e set when it does not exist or does not follow
+ * GitHub).  Each repo that fails is an action "error", as is anything
+ * that could not be done on the way; -1 (e: the first) when there is
+ * one. */
 int ghsync_all(struct ghsync *s, const char *only, struct err *e);
 
 /* 1 when header ("sha256=<64 hex>") is the HMAC-SHA256 of body under

@@ -108,6 +108,17 @@ int move_interrupted(const struct mover *m, const char *id, int planned, const c
 	return 0;
 }
 
+int move_reopen(const struct mover *m, const char *id, const char *notes, const char *actor,
+                struct err *e)
+{
+	int was = move_status(m, id);
+	if (store_task_reopen_changes(m->st, id, notes, actor, e) < 0)
+		return -1;
+	if (was == TASK_DONE)
+		move_announce(m, id, 1, TASK_REVIEW, _("changes asked on its pull request"));
+	return 0;
+}
+
 int move_rollback_round(const struct mover *m, const char *id, const char *why,
                         const char *detail, struct err *e)
 {

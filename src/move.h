@@ -56,6 +56,11 @@ int move_interrupted(const struct mover *m, const char *id, int planned, const c
 int move_rollback_round(const struct mover *m, const char *id, const char *why,
                         const char *detail, struct err *e);
 
+/* A request for changes from the task's pull request
+ * (store_task_reopen_changes): a done task goes back to review with the
+ * changes pending (a progress line; no webhook, as no gate opens). */
+int move_reopen(const struct mover *m, const char *id, const char *notes, const char *actor,
+                struct err *e);
 /* A progress line that is not a move ("paused"). */
 void move_progress(const struct mover *m, const char *id, const char *what,
                    const char *detail);

@@ -105,6 +105,28 @@ int store_github_link(struct store *s, const char *task_id, struct gh_link *out,
 	return rc;
 }
 
+int store_github_pr_link(struct store *s, const char *gh_repo, long long pr, struct gh_link *out,
+                         struct err *e)
+{
+	sqlite3_stmt *st;
+	memset(out, 0, sizeof *out);
+	if (sqlite3_prepare_v2(s->db, "SELECT " LINK_COLS " FROM github_links WHERE gh_repo = ? "
+	                       "AND pr = ? ORDER BY updated DESC LIMIT 1", -1, &st,
+	                       NULL) != SQLITE_OK)
+		return store_db_err(s, e, "github link");
+	sqlite3_bind_text(st, 1, gh_repo, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, pr);
+	int r = sqlite3_step(st), rc = 0;
+	if (r == SQLITE_ROW) {
+		link_read(st, out);
+		rc = 1;
+	} else if (r != SQLITE_DONE) {
+		rc = store_db_err(s, e, "github link");
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
 int store_github_issue_task(struct store *s, const char *gh_repo, long long issue,
                             char task_out[TASK_ID_LEN + 1], struct err *e)
 {
@@ -295,6 +317,30 @@ int store_github_seen(struct store *s, const char *gh_repo, const char *kind, lo
 	int r = sqlite3_step(st);
 	sqlite3_finalize(st);
 	return r == SQLITE_ROW ? 1 : r == SQLITE_DONE ? 0 : store_db_err(s, e, "github seen");
+}
+
+int store_github_waiting(struct store *s, const char *task_id, struct err *e)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db, "SELECT 1 FROM github_seen WHERE task_id = ? AND kind LIKE "
+	                       "'waiting-%' LIMIT 1", -1, &st, NULL) != SQLITE_OK)
+		return store_db_err(s, e, "github seen");
+	sqlite3_bind_text(st, 1, task_id, -1, SQLITE_STATIC);
+	int r = sqlite3_step(st);
+	sqlite3_finalize(st);
+	return r == SQLITE_ROW ? 1 : r == SQLITE_DONE ? 0 : store_db_err(s, e, "github seen");
+}
+
+int store_github_waiting_clear(struct store *s, const char *task_id, struct err *e)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db, "DELETE FROM github_seen WHERE task_id = ? AND kind LIKE "
+	                       "'waiting-%'", -1, &st, NULL) != SQLITE_OK)
+		return store_db_err(s, e, "github seen");
+	sqlite3_bind_text(st, 1, task_id, -1, SQLITE_STATIC);
+	int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : store_db_err(s, e, "github seen");
+	sqlite3_finalize(st);
+	return rc;
 }
 
 void gh_asks_free(struct gh_ask *a, size_t n)

@@ -35,6 +35,9 @@ int store_github_link(struct store *s, const char *task_id, struct gh_link *out,
 /* The task an issue became: 1 and its id, 0 when none, -1. */
 int store_github_issue_task(struct store *s, const char *gh_repo, long long issue,
                             char task_out[TASK_ID_LEN + 1], struct err *e);
+/* The link of pull request pr of gh_repo, open or not: 1, 0, -1. */
+int store_github_pr_link(struct store *s, const char *gh_repo, long long pr, struct gh_link *out,
+                         struct err *e);
 /* Writes l (insert or replace); -2 (e set) when another task already
  * holds l's issue. */
 int store_github_link_put(struct store *s, const struct gh_link *l, struct err *e);
@@ -73,6 +76,11 @@ int store_github_seen_add(struct store *s, const char *gh_repo, const char *kind
                           long long gh_id, const char *task_id, struct err *e);
 int store_github_seen(struct store *s, const char *gh_repo, const char *kind, long long gh_id,
                       struct err *e);
+
+/* Requests that wait for the task's round to end (seen rows of kind
+ * "waiting-..."): _waiting 1 when the task has one, _clear forgets them. */
+int store_github_waiting(struct store *s, const char *task_id, struct err *e);
+int store_github_waiting_clear(struct store *s, const char *task_id, struct err *e);
 
 /* A round asked for on GitHub: where to answer when it ends. */
 struct gh_ask {
