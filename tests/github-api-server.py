@@ -102,6 +102,7 @@ the request log; a bad control request is 400 and is the test's fault):
   POST /_fake/repos/O/R/pulls/N/merge {"user"?} -> {"sha"}   (closes the
        issues its body says it closes: "Closes #3")
   POST /_fake/repos/O/R/pulls/N/close {}
+  POST /_fake/repos/O/R/pulls/N/reopen {}
   POST /_fake/repos/O/R/check-runs {"sha", "name", "status"?, "conclusion"?}
   POST /_fake/teams {"org", "slug", "members": [login] or {login: role},
        "pending"?: [login]}
@@ -942,6 +943,14 @@ def ctl_close_pull(m, b):
     return {}
 
 
+def ctl_reopen_pull(m, b):
+    _, it = ctl_repo_item(m, pull=True)
+    if it.get("merged"):
+        raise ValueError("a merged pull request cannot be reopened")
+    it.update(state="open", closed=None, updated=time.time())
+    return {}
+
+
 def ctl_check_run(m, b):
     repo = S.repos[m["repo"]]
     c = {"id": S.new_id(), "head_sha": b["sha"], "name": b["name"],
@@ -1078,6 +1087,7 @@ CONTROL = [
     ("POST", r"/_fake/repos/(?P<repo>[^/]+/[^/]+)/pulls/(?P<number>\d+)/comments", ctl_review_comment),
     ("POST", r"/_fake/repos/(?P<repo>[^/]+/[^/]+)/pulls/(?P<number>\d+)/merge", ctl_merge),
     ("POST", r"/_fake/repos/(?P<repo>[^/]+/[^/]+)/pulls/(?P<number>\d+)/close", ctl_close_pull),
+    ("POST", r"/_fake/repos/(?P<repo>[^/]+/[^/]+)/pulls/(?P<number>\d+)/reopen", ctl_reopen_pull),
     ("POST", r"/_fake/repos/(?P<repo>[^/]+/[^/]+)/check-runs", ctl_check_run),
     ("POST", r"/_fake/teams", ctl_team),
     ("POST", r"/_fake/rate-limit", ctl_rate_limit),
