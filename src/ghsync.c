@@ -276,6 +276,33 @@ static char *ghsync_issue_text(const struct repo_conf *r, const json_t *issue)
 	return buf_detach(&b);
 }
 
+/* A task of the issue that has no link: a process killed between making
+ * the task and its link left it.  It is linked now (1, its id), so that
+ * the issue does not become a second task; 0 when there is none. */
+static int ghsync_issue_orphan(struct ghsync *s, const struct repo_conf *r, long long number,
+                               char id[TASK_ID_LEN + 1], struct err *e)
+{
+	char *mark = xasprintf("GitHub issue %s#%lld: ", r->github_repo, number);
+	struct task_query q = { .repo = r->name, .text = mark, .no_steps = 1 };
+	struct task_row *rows = NULL;
+	size_t n = 0;
+	int rc = store_task_query(s->st, &q, &rows, &n, e) < 0 ? -1 : 0;
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		struct gh_link l;
+		int linked = store_github_link(s->st, rows[i].id, &l, e);
+		gh_link_free(&l);
+		if (!strstr(rows[i].text, mark) || linked != 0)
+			continue;
+		snprintf(id, TASK_ID_LEN + 1, "%s", rows[i].id);
+		struct gh_link nl = { .gh_repo = r->github_repo, .issue = number };
+		snprintf(nl.task_id, sizeof nl.task_id, "%s", id);
+		rc = store_github_link_put(s->st, &nl, e) < 0 ? -1 : 1;
+	}
+	task_rows_free(rows, n);
+	free(mark);
+	return rc;
+}
+
 /* Queues the issue's task (under the lock): "task" when made, "duplicate"
  * when it has one, NULL with e set on failure. */
 static const char *ghsync_issue_task(struct ghsync *s, const struct repo_conf *r,
@@ -285,6 +312,8 @@ static const char *ghsync_issue_task(struct ghsync *s, const struct repo_conf *r
 	long long number = jint(issue, "number");
 	int have = store_github_issue_task(s->st, r->github_repo, number, id, e);
 	if (have != 0)
+		return have > 0 ? "duplicate" : NULL;
+	if ((have = ghsync_issue_orphan(s, r, number, id, e)) != 0)
 		return have > 0 ? "duplicate" : NULL;
 	char *text = ghsync_issue_text(r, issue);
 	const char *names[] = { "issue" };
