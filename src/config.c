@@ -730,6 +730,13 @@ char *config_missing_keys(const struct config *c)
 		free(why);
 		buf_free(&agents);
 	}
+	for (size_t i = 0; i < c->nrepos; i++) {
+		const struct repo_conf *r = &c->repos[i];
+		if (config_repo_github_follows(r) && !config_repo_github_token(r))
+			buf_printf(&out, _("repo %s follows GitHub, but %s is not set; its issues and "
+			                   "pull requests are not read until it is\n"), r->name,
+			           r->github_token_env ? r->github_token_env : "GITHUB_TOKEN");
+	}
 	return out.len ? buf_detach(&out) : NULL;
 }
 
