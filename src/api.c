@@ -1610,6 +1610,9 @@ static enum MHD_Result route_github(struct api *a, struct MHD_Connection *c, con
 		struct ghsync s;
 		json_t *ans = NULL;
 		ghsync_init(&s, a->cfg, a->data_dir, st, "webhook");
+		/* GitHub gives a delivery 10 s: a longer wait it asks for is left
+		 * to the next sync. */
+		s.max_wait = 5;
 		if (ghsync_webhook(&s, ev, dl, rq->body.data ? rq->body.data : "", rq->body.len, &ans,
 		                   &e) < 0)
 			rc = send_error(c, 400, "bad_json", NULL, "%s", e.msg);

@@ -2,6 +2,7 @@
 #include "ghsync.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <git2.h>
 #include <openssl/crypto.h>
@@ -99,7 +100,7 @@ static int ghsync_lock(const struct ghsync *s)
 	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	free(path);
 	if (fd >= 0)
-		while (flock(fd, LOCK_EX) < 0)
+		while (flock(fd, LOCK_EX) < 0 && errno == EINTR)
 			;
 	return fd;
 }
