@@ -19,7 +19,7 @@
 #include "fsx.h"
 #include "gate.h"
 #include "group.h"
-#include "ghsync.h"
+#include "store_github.h"
 #include "i18n.h"
 #include "mirror.h"
 #include "move.h"
@@ -353,13 +353,14 @@ static int list_print(const struct task_row *t, void *arg, struct err *e)
 		}
 		if (t->dry_run)
 			printf("%s ", _("(dry run)"));
-		if (t->status == TASK_DONE && t->pr_url && lo->s) {
-			char *w = ghsync_pr_words(lo->s, t->id);
-			if (w && !strncmp(w, "merged", 6))
-				printf("%s ", _("[merged]"));
-			else if (w && !strncmp(w, "closed", 6))
-				printf("%s ", _("[pr closed]"));
-			free(w);
+		struct gh_link l;
+		struct err le = {{0}};
+		if (t->status == TASK_DONE && t->pr_url && lo->s &&
+		    store_github_link(lo->s, t->id, &l, &le) == 1) {
+			const char *st = l.pr_state ? l.pr_state : "";
+			if (!strcmp(st, "merged") || !strcmp(st, "closed"))
+				printf("%s ", !strcmp(st, "merged") ? _("[merged]") : _("[pr closed]"));
+			gh_link_free(&l);
 		}
 		cli_put_str(stdout, text);
 		putchar('\n');

@@ -1381,8 +1381,7 @@ static void config_set_github_issues(const struct entry *en)
 		config_set_str(&r->github_issues, v);
 }
 
-/* A GitHub login: letters, digits and single inner hyphens, up to 39. */
-static int config_github_login_ok(const char *s, size_t n)
+int config_github_login_ok(const char *s, size_t n)
 {
 	if (!n || n > 39 || s[0] == '-' || s[n - 1] == '-')
 		return 0;

@@ -126,6 +126,9 @@ struct repo_conf {
 	int github_follow;     /* github-follow: 1, 0, or -1 (unset: on when
 	                          github-issues, -handle or -reviewers is set) */
 };
+/* 1 when the n bytes at s are a GitHub login: letters, digits and single
+ * inner hyphens, up to 39. */
+int config_github_login_ok(const char *s, size_t n);
 /* 1 when paddock follows r's pull requests and issues on GitHub. */
 int config_repo_github_follows(const struct repo_conf *r);
 

@@ -23,6 +23,7 @@
 #include "buf.h"
 #include "curlx.h"
 #include "child.h"
+#include "github.h"
 #include "gitlib.h"
 #include "i18n.h"
 #include "mirror.h"
@@ -500,52 +501,11 @@ static size_t forge_http_header(char *p, size_t size, size_t n, void *ud)
 	return len;
 }
 
-/* GitHub's "message" and the messages (or field/code) of "errors". */
-static char *forge_github_message(const struct buf *body)
-{
-	json_error_t je;
-	json_t *root = body->data ? json_loadb(body->data, body->len, 0, &je) : NULL;
-	struct buf b = { 0 };
-
-	if (root && json_is_object(root)) {
-		const char *m = json_string_value(json_object_get(root, "message"));
-		if (m)
-			buf_adds(&b, m);
-		json_t *errs = json_object_get(root, "errors");
-		size_t i;
-		json_t *it;
-		json_array_foreach(errs, i, it) {
-			const char *em = json_string_value(json_object_get(it, "message"));
-			const char *field = json_string_value(json_object_get(it, "field"));
-			const char *code = json_string_value(json_object_get(it, "code"));
-			if (!em && json_is_string(it))
-				em = json_string_value(it);
-			buf_adds(&b, b.len ? ": " : "");
-			if (b.len > 3 && b.data[b.len - 3] == '.') {
-				/* "Validation Failed." -> "Validation Failed: ..." */
-				memmove(b.data + b.len - 3, ": ", 3);
-				b.len--;
-			}
-			if (em)
-				buf_adds(&b, em);
-			else
-				buf_printf(&b, "%s %s", field ? field : "?", code ? code : "invalid");
-		}
-	}
-	json_decref(root);
-	/* GitHub's messages end with a period; ours go on after them. */
-	if (b.len && b.data[b.len - 1] == '.')
-		b.data[--b.len] = 0;
-	if (!b.len)
-		buf_adds(&b, _("no message"));
-	return buf_detach(&b);
-}
-
 static int forge_pr_error(const struct repo_conf *r, const char *api, long status,
                           const struct forge_http *h, const char *head, struct err *e)
 {
 	const char *var = r->github_token_env ? r->github_token_env : "GITHUB_TOKEN";
-	char *msg = forge_github_message(&h->body);
+	char *msg = github_message(h->body.data, h->body.len);
 
 	if (status == 401)
 		err_set(e, _("GitHub refused the token (401 %s); check the variable %s"), msg, var);

@@ -198,7 +198,7 @@ static char *first_line(const char *s)
 static int ghsync_allowed(struct github *g, const struct repo_conf *r, const char *login,
                           struct buf *why, struct err *e)
 {
-	if (!github_login_ok(login)) {
+	if (!config_github_login_ok(login, strlen(login))) {
 		buf_printf(why, _("'%s' is not a GitHub login"), login);
 		return 0;
 	}
@@ -414,8 +414,8 @@ static int ghsync_issues(struct ghsync *s, struct github *g, const struct repo_c
 
 /* What paddock's comment on the issue says for task t (malloc'd); *final
  * when it will not change again. */
-static char *ghsync_comment_body(struct store *st, const struct task_row *t,
-                                 const struct gh_link *l, int *final)
+static char *ghsync_comment_body(const struct task_row *t, const struct gh_link *l,
+                                 int *final)
 {
 	struct buf b = {0};
 	char *line;
@@ -456,7 +456,6 @@ static char *ghsync_comment_body(struct store *st, const struct task_row *t,
 		*final = 1;
 		break;
 	}
-	(void)st;
 	buf_printf(&b, "\n\n<!-- paddock:task %s -->", t->id);
 	if (*final)
 		buf_adds(&b, "\n<!-- paddock:final -->");
@@ -468,7 +467,7 @@ static int ghsync_comment(struct ghsync *s, struct github *g, struct gh_link *l,
                           const struct task_row *t, struct err *e)
 {
 	int final;
-	char *body = ghsync_comment_body(s->st, t, l, &final);
+	char *body = ghsync_comment_body(t, l, &final);
 	if (l->issue_comment_body && !strcmp(l->issue_comment_body, body)) {
 		free(body);
 		return 0;
@@ -1081,25 +1080,6 @@ int ghsync_all(struct ghsync *s, const char *only, struct err *e)
 
 /* ---- webhooks ---- */
 
-/* The link of pull request number of r's repository, when a task has one. */
-static int ghsync_pr_link(struct ghsync *s, const struct repo_conf *r, long long number,
-                          struct gh_link *out, struct err *e)
-{
-	struct gh_link *l;
-	size_t n;
-	int found = 0;
-	if (store_github_links_live(s->st, r->github_repo, &l, &n, e) < 0)
-		return -1;
-	for (size_t i = 0; i < n && !found; i++)
-		if (l[i].pr == number) {
-			*out = l[i];
-			memset(&l[i], 0, sizeof l[i]);
-			found = 1;
-		}
-	gh_links_free(l, n);
-	return found;
-}
-
 /* Which webhook events are about an issue or a pull request, and what
  * they carry. */
 static const char *ghsync_hook_act(struct ghsync *s, struct github *g, const struct repo_conf *r,
@@ -1130,11 +1110,14 @@ static const char *ghsync_hook_act(struct ghsync *s, struct github *g, const str
 	}
 	if (!issue && !prj)
 		return "ignored";
-	rc = !strcmp(ev, "pull_request")
-	     ? store_github_pr_link(s->st, r->github_repo, number, &l, e)
-	     : ghsync_pr_link(s, r, number, &l, e);
-	if (rc <= 0)
+	if ((rc = store_github_pr_link(s->st, r->github_repo, number, &l, e)) <= 0)
 		return rc < 0 ? NULL : "ignored";
+	/* A pull_request delivery reads the state again (a reopened one is
+	 * followed again); the others ask only on an open one. */
+	if (strcmp(ev, "pull_request") != 0 && l.pr_state && strcmp(l.pr_state, "open") != 0) {
+		gh_link_free(&l);
+		return "ignored";
+	}
 	snprintf(task, TASK_ID_LEN + 1, "%s", l.task_id);
 	if (!strcmp(ev, "pull_request_review") && !strcmp(action, "submitted"))
 		rc = ghsync_review(s, g, r, &l, json_object_get(p, "review"), delivery, e);

@@ -28,7 +28,6 @@ struct github {
 	double max_wait;
 	long remaining;
 	long long reset;
-	unsigned sent, not_modified;
 };
 
 /* One answer. */
@@ -41,17 +40,6 @@ struct github_http {
 	char *etag;
 	char *link;
 };
-
-int github_login_ok(const char *s)
-{
-	size_t n = s ? strlen(s) : 0;
-	if (!n || n > 39 || s[0] == '-' || s[n - 1] == '-')
-		return 0;
-	for (size_t i = 0; i < n; i++)
-		if (!(isalnum((unsigned char)s[i]) || (s[i] == '-' && s[i + 1] != '-')))
-			return 0;
-	return 1;
-}
 
 char *github_escape(const char *s)
 {
@@ -123,16 +111,6 @@ void github_close(struct github *g)
 	free(g);
 }
 
-const char *github_repo(const struct github *g)
-{
-	return g->repo;
-}
-
-const char *github_api(const struct github *g)
-{
-	return g->api;
-}
-
 void github_set_max_wait(struct github *g, double secs)
 {
 	g->max_wait = secs < 0 ? 0 : secs;
@@ -142,12 +120,6 @@ void github_rate(const struct github *g, long *remaining, long long *reset)
 {
 	*remaining = g->remaining;
 	*reset = g->reset;
-}
-
-void github_counts(const struct github *g, unsigned *sent, unsigned *not_modified)
-{
-	*sent = g->sent;
-	*not_modified = g->not_modified;
 }
 
 static void github_http_free(struct github_http *h)
@@ -217,11 +189,10 @@ static size_t github_header_cb(char *p, size_t size, size_t n, void *ud)
 	return len;
 }
 
-/* GitHub's "message" and the messages (or field/code) of "errors". */
-static char *github_message(const struct buf *body)
+char *github_message(const char *body, size_t len)
 {
 	json_error_t je;
-	json_t *root = body->data ? json_loadb(body->data, body->len, 0, &je) : NULL;
+	json_t *root = body ? json_loadb(body, len, 0, &je) : NULL;
 	struct buf b = {0};
 	const char *m = json_string_value(json_object_get(root, "message"));
 	if (m)
@@ -235,12 +206,18 @@ static char *github_message(const struct buf *body)
 		if (!em && json_is_string(it))
 			em = json_string_value(it);
 		buf_adds(&b, b.len ? ": " : "");
+		if (b.len > 3 && b.data[b.len - 3] == '.') {
+			/* "Validation Failed." -> "Validation Failed: ..." */
+			memmove(b.data + b.len - 3, ": ", 3);
+			b.len--;
+		}
 		if (em)
 			buf_adds(&b, em);
 		else
 			buf_printf(&b, "%s %s", field ? field : "?", code ? code : "invalid");
 	}
 	json_decref(root);
+	/* GitHub's messages end with a period; ours go on after them. */
 	if (b.len && b.data[b.len - 1] == '.')
 		b.data[--b.len] = 0;
 	if (!b.len)
@@ -301,7 +278,7 @@ static int github_wait(struct github *g, struct err *e)
 static int github_error(struct github *g, const char *method, const char *url, long status,
                         const struct github_http *h, struct err *e)
 {
-	char *msg = github_message(&h->body);
+	char *msg = github_message(h->body.data, h->body.len);
 	const char *path = url + strlen(g->api);
 	char when[32];
 	int rc;
@@ -392,7 +369,6 @@ static int github_perform(struct github *g, const char *method, const char *url,
 		curl_easy_cleanup(c);
 		curl_slist_free_all(hdrs);
 		free(inm);
-		g->sent++;
 		if (cc != CURLE_OK && !h->truncated)
 			return err_kind_set(e, ERR_UNAVAILABLE, _("cannot reach GitHub at %s: %s"), g->api,
 			                    *errbuf ? errbuf : curl_easy_strerror(cc));
@@ -404,13 +380,11 @@ static int github_perform(struct github *g, const char *method, const char *url,
 			g->remaining = h->remaining;
 			g->reset = h->reset;
 		}
-		if (*status == 304)
-			g->not_modified++;
 		if (*status != 403 && *status != 429)
 			return 0;
 		/* GitHub: a used-up limit says so in x-ratelimit-remaining; a
 		 * secondary one sends Retry-After, or else wait a minute. */
-		char *msg = github_message(&h->body);
+		char *msg = github_message(h->body.data, h->body.len);
 		int secondary = h->retry_after >= 0 || strstr(msg, "secondary rate limit") != NULL;
 		free(msg);
 		if (h->remaining == 0)

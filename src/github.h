@@ -32,10 +32,6 @@ struct github;
 int github_open(struct github **out, const struct repo_conf *r, struct store *st,
                 struct err *e);
 void github_close(struct github *g);
-/* "owner/name" of the client's repository. */
-const char *github_repo(const struct github *g);
-/* The API's base URL, without a trailing '/'. */
-const char *github_api(const struct github *g);
 /* Longest Retry-After waited out in a call (seconds; 60 by default; 0:
  * none, the call fails at once). */
 void github_set_max_wait(struct github *g, double secs);
@@ -58,12 +54,12 @@ int github_send(struct github *g, const char *method, const char *path, json_t *
 /* The rate limit GitHub reported last (x-ratelimit-remaining, -reset):
  * -1 and 0 when none was seen. */
 void github_rate(const struct github *g, long *remaining, long long *reset);
-/* Requests this client sent, and how many of them were answered 304. */
-void github_counts(const struct github *g, unsigned *sent, unsigned *not_modified);
+/* GitHub's words in an error answer's body: its "message" and the
+ * messages (or field and code) of its "errors", without control
+ * characters or a final period (malloc'd; "no message" when none). */
+char *github_message(const char *body, size_t len);
 
 /* URL-encodes s for a query string (malloc'd). */
 char *github_escape(const char *s);
-/* 1 when s is a GitHub login (letters, digits, single inner hyphens). */
-int github_login_ok(const char *s);
 
 #endif

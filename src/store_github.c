@@ -45,6 +45,15 @@ static void bind_id_or_null(sqlite3_stmt *st, int i, long long v)
 		sqlite3_bind_null(st, i);
 }
 
+/* Steps a query for one row and finalizes it: 1 when there is a row, 0
+ * when none, -1 (e set) on error. */
+static int row_exists(struct store *s, sqlite3_stmt *st, const char *what, struct err *e)
+{
+	int r = sqlite3_step(st);
+	sqlite3_finalize(st);
+	return r == SQLITE_ROW ? 1 : r == SQLITE_DONE ? 0 : store_db_err(s, e, what);
+}
+
 #define LINK_COLS "task_id, gh_repo, issue, issue_comment, issue_comment_body, pr, pr_state, " \
                   "pr_head, checks, branch_deleted, updated"
 
@@ -282,9 +291,7 @@ int store_github_delivery_seen(struct store *s, const char *delivery, struct err
 	                       NULL) != SQLITE_OK)
 		return store_db_err(s, e, "github delivery");
 	sqlite3_bind_text(st, 1, delivery, -1, SQLITE_STATIC);
-	int r = sqlite3_step(st);
-	sqlite3_finalize(st);
-	return r == SQLITE_ROW ? 1 : r == SQLITE_DONE ? 0 : store_db_err(s, e, "github delivery");
+	return row_exists(s, st, "github delivery", e);
 }
 
 int store_github_seen_add(struct store *s, const char *gh_repo, const char *kind,
@@ -314,9 +321,7 @@ int store_github_seen(struct store *s, const char *gh_repo, const char *kind, lo
 	sqlite3_bind_text(st, 1, gh_repo, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 2, kind, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 3, gh_id);
-	int r = sqlite3_step(st);
-	sqlite3_finalize(st);
-	return r == SQLITE_ROW ? 1 : r == SQLITE_DONE ? 0 : store_db_err(s, e, "github seen");
+	return row_exists(s, st, "github seen", e);
 }
 
 int store_github_waiting(struct store *s, const char *task_id, struct err *e)
@@ -326,9 +331,7 @@ int store_github_waiting(struct store *s, const char *task_id, struct err *e)
 	                       "'waiting-%' LIMIT 1", -1, &st, NULL) != SQLITE_OK)
 		return store_db_err(s, e, "github seen");
 	sqlite3_bind_text(st, 1, task_id, -1, SQLITE_STATIC);
-	int r = sqlite3_step(st);
-	sqlite3_finalize(st);
-	return r == SQLITE_ROW ? 1 : r == SQLITE_DONE ? 0 : store_db_err(s, e, "github seen");
+	return row_exists(s, st, "github seen", e);
 }
 
 int store_github_waiting_clear(struct store *s, const char *task_id, struct err *e)
@@ -408,9 +411,7 @@ int store_github_ask_for(struct store *s, const char *task_id, int round, struct
 		return store_db_err(s, e, "github ask");
 	sqlite3_bind_text(st, 1, task_id, -1, SQLITE_STATIC);
 	sqlite3_bind_int(st, 2, round);
-	int r = sqlite3_step(st);
-	sqlite3_finalize(st);
-	return r == SQLITE_ROW ? 1 : r == SQLITE_DONE ? 0 : store_db_err(s, e, "github ask");
+	return row_exists(s, st, "github ask", e);
 }
 
 int store_github_ask_answered(struct store *s, const char *task_id, int round, struct err *e)

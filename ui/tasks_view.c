@@ -23,7 +23,7 @@
 #include "dash.h"
 #include "gate.h"
 #include "group.h"
-#include "ghsync.h"
+#include "store_github.h"
 #include "i18n.h"
 #include "newtask.h"
 #include "units.h"
@@ -457,9 +457,13 @@ static void group_extra(struct view *v, const struct task_row *t, struct extra *
 /* A done task's pull request that GitHub merged or closed (ghsync.h). */
 static int pr_note(struct view *v, const struct task_row *t, struct extra *x)
 {
-	char *w = ghsync_pr_words(v->d->st, t->id);
-	int merged = w && !strncmp(w, "merged", 6), closed = w && !strncmp(w, "closed", 6);
-	free(w);
+	struct gh_link l;
+	struct err e = {{0}};
+	if (store_github_link(v->d->st, t->id, &l, &e) != 1)
+		return 0;
+	int merged = l.pr_state && !strcmp(l.pr_state, "merged");
+	int closed = l.pr_state && !strcmp(l.pr_state, "closed");
+	gh_link_free(&l);
 	if (!merged && !closed)
 		return 0;
 	x->note = xstrdup(merged ? _("merged") : _("pr closed"));
