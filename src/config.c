@@ -25,6 +25,7 @@
 #include "recipe.h"
 #include "sandbox.h"
 #include "units.h"
+#include "urlmatch.h"
 
 /* Largest config file read: far more than any real configuration. */
 #define CONFIG_MAX_SIZE (1024 * 1024)
@@ -1443,10 +1444,14 @@ static void config_set_github_poll(const struct entry *en)
 static void config_set_github_api(const struct entry *en)
 {
 	struct repo_conf *r = en->obj;
-	if (strncmp(en->value, "https://", 8) != 0 && strncmp(en->value, "http://", 7) != 0)
-		problem_add(en->p->ps, en->line, _("repo.%s.github-api: '%s' is not an http(s) URL; for GitHub Enterprise it looks like https://HOST/api/v3"), r->name, en->value);
-	else
-		config_set_str(&r->github_api, en->value);
+	struct urlmatch_url u;
+	struct err e;
+	if (urlmatch_parse(en->value, 0, &u, &e) < 0) {
+		problem_add(en->p->ps, en->line, _("repo.%s.github-api: %s; for GitHub Enterprise it looks like https://HOST/api/v3"), r->name, e.msg);
+		return;
+	}
+	urlmatch_url_free(&u);
+	config_set_str(&r->github_api, en->value);
 }
 
 static void config_set_deny(const struct entry *en)
@@ -1665,10 +1670,14 @@ static void config_set_max_queue(const struct entry *en)
 static void config_set_callback_allow(const struct entry *en)
 {
 	struct config *c = en->obj;
-	if (strncmp(en->value, "http://", 7) && strncmp(en->value, "https://", 8))
-		problem_add(en->p->ps, en->line, _("api.callback-allow: '%s' is not an http(s) URL pattern such as https://chat.example.com/hooks/*"), en->value);
-	else
-		config_strv_add(&c->api_callback_allow, &c->napi_callback_allow, en->value);
+	struct urlmatch_pattern p;
+	struct err e;
+	if (urlmatch_pattern_parse(en->value, &p, &e) < 0) {
+		problem_add(en->p->ps, en->line, _("api.callback-allow: %s; write an http(s) URL pattern such as https://chat.example.com/hooks/*"), e.msg);
+		return;
+	}
+	urlmatch_pattern_free(&p);
+	config_strv_add(&c->api_callback_allow, &c->napi_callback_allow, en->value);
 }
 
 static void config_set_header_timeout(const struct entry *en)
