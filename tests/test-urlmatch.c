@@ -37,7 +37,7 @@ static void test_bypasses(void)
 	   "... nor on the default port");
 	ok(!allowed(pat, "http://127.0.0.1/#.hooks.localtest/x"), "... nor in a fragment");
 	ok(!allowed(pat, "http://a.hooks.localtest/x#frag"), "a URL with a fragment is refused");
-	ok(!allowed(pat, "http://a.hooks.localtest@127.0.0.1/x"),
+	ok(!allowed(pat, "http://a.hooks.localtest@127.0.0.1/b.hooks.localtest/x"),
 	   "the suffix as a user name before '@' is refused");
 	ok(!allowed(pat, "http://u:p@a.hooks.localtest/x"), "any user name or password is refused");
 	ok(!allowed(pat, "http://hooks.localtest/x"), "'*.' needs a label: not the suffix itself");
@@ -148,7 +148,7 @@ static void test_config(void)
 	   "a callback_url below it is allowed");
 	ok(!webhook_callback_allowed(&c, "http://127.0.0.1:9/?.hooks.localtest/x") &&
 	   !webhook_callback_allowed(&c, "http://127.0.0.1:9/#.hooks.localtest/x") &&
-	   !webhook_callback_allowed(&c, "http://a.hooks.localtest@127.0.0.1:9/x"),
+	   !webhook_callback_allowed(&c, "http://a.hooks.localtest@127.0.0.1:9/b.hooks.localtest/x"),
 	   "the query, fragment and user-name forms are not");
 	config_free(&c);
 	ok(strstr(load(&c, "[api]\n\tcallback-allow = http://a*b.example/*\n"),
