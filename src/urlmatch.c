@@ -227,9 +227,22 @@ int urlmatch_is_loopback_http(const char *url)
 	struct urlmatch_url u;
 	if (urlmatch_parse(url, URLMATCH_USERINFO, &u, NULL) < 0)
 		return 0;
+	/* The host as written must be the name too: libcurl reads 127.1 as
+	 * 127.0.0.1, which the list does not name. */
+	const char *auth = url + strlen("http://");
+	size_t alen = strcspn(auth, "/?#");
+	const char *at = NULL;
+	for (const char *c = auth; c < auth + alen; c++)
+		if (*c == '@')
+			at = c;
+	const char *h = at ? at + 1 : auth;
+	size_t hlen = (size_t)(auth + alen - h);
 	int hit = 0;
-	for (size_t i = 0; i < sizeof hosts / sizeof *hosts; i++)
-		hit |= !strcmp(u.scheme, "http") && !strcmp(u.host, hosts[i]);
+	for (size_t i = 0; i < sizeof hosts / sizeof *hosts; i++) {
+		size_t n = strlen(hosts[i]);
+		hit |= !strcmp(u.scheme, "http") && !strcmp(u.host, hosts[i]) && hlen >= n &&
+		       !strncasecmp(h, hosts[i], n) && (hlen == n || h[n] == ':');
+	}
 	urlmatch_url_free(&u);
 	return hit;
 }

@@ -71,8 +71,9 @@ int urlmatch_allowed(const char *const *patterns, size_t n, const char *url);
  * with wildcard, a name one or more labels below rule. */
 int urlmatch_host(const char *rule, int wildcard, const char *host);
 
-/* 1 when url is plain http to this machine (127.0.0.1, localhost, [::1])
- * as libcurl reads it; a user name in it is ignored. */
+/* 1 when url is plain http to this machine: its host, as libcurl reads
+ * it and as written, is 127.0.0.1, localhost or [::1] (not 127.1 nor
+ * 2130706433); a user name in it is ignored. */
 int urlmatch_is_loopback_http(const char *url);
 
 #endif

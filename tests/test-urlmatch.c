@@ -123,6 +123,9 @@ static void test_hosts(void)
 	ok(!urlmatch_is_loopback_http("http://localhost#@evil.example/api"),
 	   "a fragment before the real host is refused");
 	ok(!urlmatch_is_loopback_http("https://127.0.0.1/"), "https is not plain http");
+	ok(!urlmatch_is_loopback_http("http://127.1:9/") &&
+	   !urlmatch_is_loopback_http("http://2130706433:9/"),
+	   "only the names the list has, as written");
 }
 
 static const char *load(struct config *c, const char *text)
