@@ -25,6 +25,7 @@
 #include "recipe.h"
 #include "sandbox.h"
 #include "units.h"
+#include "urlmatch.h"
 
 /* Largest config file read: far more than any real configuration. */
 #define CONFIG_MAX_SIZE (1024 * 1024)
@@ -1443,10 +1444,14 @@ static void config_set_github_poll(const struct entry *en)
 static void config_set_github_api(const struct entry *en)
 {
 	struct repo_conf *r = en->obj;
-	if (strncmp(en->value, "https://", 8) != 0 && strncmp(en->value, "http://", 7) != 0)
-		problem_add(en->p->ps, en->line, _("repo.%s.github-api: '%s' is not an http(s) URL; for GitHub Enterprise it looks like https://HOST/api/v3"), r->name, en->value);
-	else
-		config_set_str(&r->github_api, en->value);
+	struct urlmatch_url u;
+	struct err e;
+	if (urlmatch_parse(en->value, 0, &u, &e) < 0) {
+		problem_add(en->p->ps, en->line, _("repo.%s.github-api: %s; for GitHub Enterprise it looks like https://HOST/api/v3"), r->name, e.msg);
+		return;
+	}
+	urlmatch_url_free(&u);
+	config_set_str(&r->github_api, en->value);
 }
 
 static void config_set_deny(const struct entry *en)
@@ -1665,10 +1670,14 @@ static void config_set_max_queue(const struct entry *en)
 static void config_set_callback_allow(const struct entry *en)
 {
 	struct config *c = en->obj;
-	if (strncmp(en->value, "http://", 7) && strncmp(en->value, "https://", 8))
-		problem_add(en->p->ps, en->line, _("api.callback-allow: '%s' is not an http(s) URL pattern such as https://chat.example.com/hooks/*"), en->value);
-	else
-		config_strv_add(&c->api_callback_allow, &c->napi_callback_allow, en->value);
+	struct urlmatch_pattern p;
+	struct err e;
+	if (urlmatch_pattern_parse(en->value, &p, &e) < 0) {
+		problem_add(en->p->ps, en->line, _("api.callback-allow: %s; write an http(s) URL pattern such as https://chat.example.com/hooks/*"), e.msg);
+		return;
+	}
+	urlmatch_pattern_free(&p);
+	config_strv_add(&c->api_callback_allow, &c->napi_callback_allow, en->value);
 }
 
 static void config_set_header_timeout(const struct entry *en)
@@ -2521,7 +2530,8 @@ static const struct config_key config_keys[] = {
 	          ".RB ( http://\n"
 	          "is accepted, but the token is sent over plain http only to 127.0.0.1,\n"
 	          ".B localhost\n"
-	          "or [::1]).\n" },
+	          "or [::1], as the host of the parsed URL).\n"
+	          "A URL with a user name, a fragment, or that does not parse is refused.\n" },
 	{ .section = "repo", .key = "github-token-env", .type = KT_CUSTOM,
 	  .off = REPO(github_token_env), .set = config_set_token_env,
 	  .doc = "environment variable name",
@@ -2700,7 +2710,9 @@ static const struct config_key config_keys[] = {
 	          ".B registry.npmjs.org\n"
 	          "(that name),\n"
 	          ".B *.pythonhosted.org\n"
-	          "(any name below it, not the name itself),\n"
+	          "(any name one or more labels below it, not the name itself;\n"
+	          ".B *\n"
+	          "stands nowhere else),\n"
 	          "either with\n"
 	          ".BI : port\n"
 	          "for that port only, or an IP address, which allows requests to that address\n"
@@ -3357,14 +3369,34 @@ static const struct config_key config_keys[] = {
 	  .set = config_set_callback_allow,
 	  .doc = "URL pattern, one per line",
 	  .def = "none",
-	  .help = "A pattern (shell wildcards, as\n"
-	          ".BR fnmatch (3))\n"
-	          "that a task's\n"
+	  .help = "A URL pattern that a task's\n"
 	          ".B callback_url\n"
 	          "must match, such as\n"
-	          ".BR https://chat.example.com/hooks/* ;\n"
+	          ".BR https://*.hooks.example.com/paddock/* ;\n"
 	          "one per line.\n"
-	          "Without one,\n"
+	          "Both are parsed as URLs and compared field by field: the same scheme; the\n"
+	          "same host, or for a host\n"
+	          ".BI *. name\n"
+	          "one or more labels below\n"
+	          ".I name\n"
+	          "(not\n"
+	          ".I name\n"
+	          "itself;\n"
+	          ".B *\n"
+	          "stands nowhere else in a host); the same port (the scheme's default when\n"
+	          "none is written); the path as\n"
+	          ".BR fnmatch (3)\n"
+	          "with\n"
+	          ".BR FNM_PATHNAME ,\n"
+	          "so that\n"
+	          ".B *\n"
+	          "matches within one segment, or anything below a last segment\n"
+	          ".BR ** .\n"
+	          "A pattern has no query, fragment or user name; a URL's query is not compared,\n"
+	          "and a URL with a user name or a fragment is refused (see\n"
+	          ".BR paddock (1),\n"
+	          "SECURITY).\n"
+	          "Without a pattern,\n"
 	          ".B POST /tasks\n"
 	          "refuses every\n"
 	          ".BR callback_url .\n" },

@@ -11,6 +11,7 @@
 #include "buf.h"
 #include "fsx.h"
 #include "i18n.h"
+#include "urlmatch.h"
 
 #define HOST_MAX 253
 
@@ -234,20 +235,11 @@ void egress_rule_free(struct egress_rule *r)
 int egress_rules_allow(const struct egress_rule *rules, size_t n, const char *host, int port,
                        int plain_http)
 {
-	size_t hl = strlen(host);
 	for (size_t i = 0; i < n; i++) {
 		const struct egress_rule *r = &rules[i];
 		if (r->port ? r->port != port : !(port == 443 || (plain_http && port == 80)))
 			continue;
-		if (!r->wildcard) {
-			if (strcmp(r->host, host) == 0)
-				return 1;
-			continue;
-		}
-		/* "*.x" matches "a.x" and "a.b.x", on a label boundary; not "x"
-		 * nor "evilx". */
-		size_t sl = strlen(r->host);
-		if (hl > sl + 1 && host[hl - sl - 1] == '.' && strcmp(host + hl - sl, r->host) == 0)
+		if (urlmatch_host(r->host, r->wildcard, host))
 			return 1;
 	}
 	return 0;

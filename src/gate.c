@@ -9,12 +9,17 @@
 #include <unistd.h>
 #include "forge.h"
 #include "fsx.h"
+#include "github.h"
 #include "mirror.h"
 #include "move.h"
 #include "i18n.h"
 #include "paths.h"
 #include "store_github.h"
 #include "task.h"
+
+/* The most of an agent's summary a pull request body quotes (GitHub takes
+ * 65536 characters). */
+#define PR_SUMMARY_MAX 16000
 
 const char *gate_actor(void)
 {
@@ -229,14 +234,18 @@ static char *pr_title(const char *text)
 	return xstrndup(text, n);
 }
 
-/* The pull request's body: the summary, the tests, the issue it closes
- * (a task made from a GitHub issue of the same repository). */
+/* The pull request's body: the agent's summary (quoted, github_quote: its
+ * words can neither mention, link nor embed), the tests, the issue it
+ * closes (a task made from a GitHub issue of the same repository). */
 static char *pr_body(struct store *st, const struct task_row *t,
                      const struct gate_summary *summary)
 {
 	struct buf b = {0};
 	const char *s = summary->summary;
-	buf_printf(&b, "%s\n\n", s && *s ? s : t->summary ? t->summary : "");
+	char *q = github_quote(s && *s ? s : t->summary, PR_SUMMARY_MAX);
+	if (*q)
+		buf_printf(&b, "Summary by the agent:\n\n%s\n\n", q);
+	free(q);
 	if (summary->tests.after.ran)
 		buf_printf(&b, "Tests: %s.\n", summary->tests.after.passed ? "passed" : "failed");
 	struct gh_link l;

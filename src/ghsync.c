@@ -181,13 +181,18 @@ static const char *jlogin(const json_t *o)
 	return jstr(json_object_get(o, "user"), "login");
 }
 
-/* The first line of s, at most 200 bytes (malloc'd). */
+/* The first line of s, text from a sandbox, quoted for GitHub
+ * (github_quote: a code block, at most 200 bytes of it), then ":" and a
+ * blank line before it; or "." when it is empty (malloc'd). */
 static char *first_line(const char *s)
 {
 	size_t n = s ? strcspn(s, "\r\n") : 0;
-	if (n > 200)
-		n = 200;
-	return xstrndup(s ? s : "", n);
+	char *line = xstrndup(s ? s : "", n);
+	char *q = github_quote(line, 200);
+	char *out = *q ? xasprintf(":\n\n%s", q) : xstrdup(".");
+	free(line);
+	free(q);
+	return out;
 }
 
 /* ---- who may ask ---- */
@@ -431,8 +436,8 @@ static char *ghsync_comment_body(const struct task_row *t, const struct gh_link 
 		break;
 	case TASK_REVIEW: case TASK_PUSHING:
 		line = first_line(t->summary);
-		buf_printf(&b, "task `%s` reached the review gate (round %d)%s%s", t->id, t->round,
-		           *line ? ": " : ".", line);
+		buf_printf(&b, "task `%s` reached the review gate (round %d)%s", t->id, t->round,
+		           line);
 		free(line);
 		break;
 	case TASK_DONE:
@@ -450,8 +455,7 @@ static char *ghsync_comment_body(const struct task_row *t, const struct gh_link 
 		break;
 	default:
 		line = first_line(t->error);
-		buf_printf(&b, "task `%s` %s%s%s", t->id, task_status_name(t->status),
-		           *line ? ": " : ".", line);
+		buf_printf(&b, "task `%s` %s%s", t->id, task_status_name(t->status), line);
 		free(line);
 		*final = 1;
 		break;
@@ -891,7 +895,7 @@ static char *ghsync_answer_body(struct store *st, const struct task_row *t,
 	struct buf b = {0};
 	if (t->failed_round == a->round) {
 		char *why = first_line(t->failed_why);
-		buf_printf(&b, "**paddock**: round %d failed: %s", a->round, why);
+		buf_printf(&b, "**paddock**: round %d failed%s", a->round, why);
 		free(why);
 	} else if (t->round > a->round) {
 		buf_printf(&b, "**paddock**: round %d ended; round %d followed.", a->round, t->round);
@@ -899,15 +903,13 @@ static char *ghsync_answer_body(struct store *st, const struct task_row *t,
 		return NULL;
 	} else if (t->status == TASK_DONE && t->pushed && t->head && !strcmp(t->pushed, t->head)) {
 		char *sum = first_line(t->summary);
-		buf_printf(&b, "**paddock**: round %d is pushed to this pull request (commit %.12s).",
-		           a->round, t->head);
-		if (*sum)
-			buf_printf(&b, "\n\n%s", sum);
+		buf_printf(&b, "**paddock**: round %d is pushed to this pull request (commit %.12s)%s",
+		           a->round, t->head, sum);
 		free(sum);
 	} else if (task_status_is_terminal(t->status)) {
 		char *why = first_line(t->error);
-		buf_printf(&b, "**paddock**: round %d ended: task %s%s%s", a->round,
-		           task_status_name(t->status), *why ? ": " : ".", why);
+		buf_printf(&b, "**paddock**: round %d ended: task %s%s", a->round,
+		           task_status_name(t->status), why);
 		free(why);
 	} else if (t->status == TASK_REVIEW) {
 		struct task_decision *d;
@@ -919,9 +921,11 @@ static char *ghsync_answer_body(struct store *st, const struct task_row *t,
 		for (size_t i = 0; i < n; i++)
 			if (d[i].round == a->round && !strcmp(d[i].action, "hold"))
 				hold = d[i].notes;
+		char *why = hold ? first_line(hold) : NULL;
 		if (hold)
 			buf_printf(&b, "**paddock**: round %d is at paddock's review gate and waits for a "
-			           "person there: %s", a->round, hold);
+			           "person there%s", a->round, why);
+		free(why);
 		task_decisions_free(d, n);
 		if (!hold)
 			return NULL;

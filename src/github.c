@@ -13,6 +13,7 @@
 #include "curlx.h"
 #include "i18n.h"
 #include "remote.h"
+#include "sanitize.h"
 #include "store_github.h"
 
 #define GITHUB_TIMEOUT 30L
@@ -40,6 +41,44 @@ struct github_http {
 	char *etag;
 	char *link;
 };
+
+char *github_quote(const char *text, size_t max)
+{
+	struct buf clean = {0}, b = {0};
+	size_t n = text ? strlen(text) : 0;
+	sanitize_visible(text ? text : "", n, SANITIZE_KEEP_TAB | SANITIZE_KEEP_NEWLINE, &clean,
+	                 NULL);
+	size_t len = clean.len;
+	int cut = 0;
+	if (len > max) {
+		len = max;
+		while (len > 0 && ((unsigned char)clean.data[len] & 0xc0) == 0x80)
+			len--;
+		cut = 1;
+	}
+	while (len > 0 && strchr("\n\t ", clean.data[len - 1]))
+		len--;
+	if (len == 0 && !cut) {
+		buf_free(&clean);
+		return xstrdup("");
+	}
+	size_t run = 0, longest = 0;
+	for (size_t i = 0; i < len; i++) {
+		run = clean.data[i] == '`' ? run + 1 : 0;
+		if (run > longest)
+			longest = run;
+	}
+	size_t fence = longest < 3 ? 3 : longest + 1;
+	for (size_t i = 0; i < fence; i++)
+		buf_adds(&b, "`");
+	buf_adds(&b, "\n");
+	buf_add(&b, clean.data ? clean.data : "", len);
+	buf_adds(&b, cut ? "…\n" : "\n");
+	for (size_t i = 0; i < fence; i++)
+		buf_adds(&b, "`");
+	buf_free(&clean);
+	return buf_detach(&b);
+}
 
 char *github_escape(const char *s)
 {

@@ -59,6 +59,17 @@ void github_rate(const struct github *g, long *remaining, long long *reset);
  * characters or a final period (malloc'd; "no message" when none). */
 char *github_message(const char *body, size_t len);
 
+/* Text from a sandbox (an agent's summary, an error that quotes a file
+ * name) for a comment, a review reply or a pull request body on GitHub:
+ * a fenced code block the text cannot end, so that nothing in it
+ * mentions, links, embeds or renders as HTML.  Controls, bidi controls
+ * and invalid UTF-8 show as marks (sanitize_visible), tabs and line
+ * breaks pass; at most max bytes of it (cut at a character, then "…");
+ * the fence is a run of backticks longer than any in the text (three at
+ * least), alone on its first and last line.  Every place paddock posts
+ * such text goes through this.  "" for empty text (malloc'd). */
+char *github_quote(const char *text, size_t max);
+
 /* URL-encodes s for a query string (malloc'd). */
 char *github_escape(const char *s);
 

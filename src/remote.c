@@ -15,6 +15,7 @@
 #include "buf.h"
 #include "child.h"
 #include "i18n.h"
+#include "urlmatch.h"
 
 /* ---- messages ---- */
 
@@ -417,19 +418,7 @@ void remote_auth_callbacks(git_remote_callbacks *cbs, struct remote_auth *a)
 
 int remote_is_loopback_http(const char *url)
 {
-	static const char *const hosts[] = { "127.0.0.1", "localhost", "[::1]" };
-	if (strncmp(url, "http://", 7) != 0)
-		return 0;
-	const char *h = url + 7;
-	const char *at = memchr(h, '@', strcspn(h, "/"));
-	if (at)
-		h = at + 1;
-	for (size_t i = 0; i < sizeof hosts / sizeof *hosts; i++) {
-		size_t n = strlen(hosts[i]);
-		if (strncmp(h, hosts[i], n) == 0 && (h[n] == ':' || h[n] == '/' || !h[n]))
-			return 1;
-	}
-	return 0;
+	return urlmatch_is_loopback_http(url);
 }
 
 /* The token over https (or plain http to this machine, for tests), the key

@@ -2,7 +2,6 @@
 #include "webhook.h"
 
 #include <curl/curl.h>
-#include <fnmatch.h>
 #include <jansson.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
@@ -17,6 +16,7 @@
 #include "clock.h"
 #include "fsx.h"
 #include "i18n.h"
+#include "urlmatch.h"
 
 /* Deliveries sent at once; more wait for the next pump. */
 #define MAX_INFLIGHT 4
@@ -51,13 +51,8 @@ int webhook_event_of(enum task_status to)
 
 int webhook_callback_allowed(const struct config *cfg, const char *url)
 {
-	if (!url || strpbrk(url, " \t\r\n") || (strncmp(url, "http://", 7) &&
-	    strncmp(url, "https://", 8)))
-		return 0;
-	for (size_t i = 0; i < cfg->napi_callback_allow; i++)
-		if (fnmatch(cfg->api_callback_allow[i], url, 0) == 0)
-			return 1;
-	return 0;
+	return urlmatch_allowed((const char *const *)cfg->api_callback_allow,
+	                        cfg->napi_callback_allow, url);
 }
 
 void webhook_sign(const void *key, size_t keylen, const char *body, size_t len,

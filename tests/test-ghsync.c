@@ -5,7 +5,8 @@
  * back-offs kept, the asks and their answers, events and deliveries), a
  * request for changes on a done task's pull request (back to review, only
  * when its last round was pushed), and a round asked on GitHub going to
- * the pull request as approval auto would. */
+ * the pull request as approval auto would; agent text quoted for GitHub
+ * (github_quote) in a code block it cannot end. */
 #include "autoconfig.h"
 #include "ghsync.h"
 
@@ -15,6 +16,7 @@
 #include "autogate.h"
 #include "buf.h"
 #include "config.h"
+#include "github.h"
 #include "move.h"
 #include "paths.h"
 #include "store_github.h"
@@ -220,6 +222,43 @@ static void test_reopen(void)
 	gh_asks_free(open, n);
 }
 
+/* The line of q between its opening and closing fence, which must be the
+ * same run of backticks, longer than any run inside. */
+static void test_quote(void)
+{
+	const char *evil = "@octocat ![x](http://127.0.0.1:1/i.png) [c](http://127.0.0.1:1/) "
+	                   "<img src=x> `` ``` ```` \033]0;T\007 \xc2\x9b" "2J \xff";
+	char *q = github_quote(evil, 1000);
+	ok(!strncmp(q, "`````\n", 6), "the fence is one backtick longer than the longest run (4)");
+	size_t n = strlen(q);
+	ok(n > 12 && !strcmp(q + n - 6, "\n`````"), "... and closes the block on its own line");
+	ok(strstr(q, "@octocat ![x](http://127.0.0.1:1/i.png) [c](http://127.0.0.1:1/) <img src=x>") &&
+	   strchr(q, '\n') == q + 5 && strchr(q + 6, '\n') == q + n - 6,
+	   "the text is inside, on its own line(s), and only there");
+	ok(!strchr(q, '\033') && !strchr(q, '\007') && !strstr(q, "\xc2\x9b") && !strstr(q, "\xff"),
+	   "no escape, C1 control or invalid UTF-8 is left: %s", q);
+	free(q);
+	q = github_quote("a\n```\n@octocat\n``````", 1000);
+	ok(!strncmp(q, "```````\na\n```\n@octocat\n``````\n```````", 37) && strlen(q) == 37,
+	   "a fence line inside does not end the block: %s", q);
+	free(q);
+	char big[600];
+	memset(big, 'a', sizeof big - 1);
+	big[sizeof big - 1] = '\0';
+	big[199] = '\xc3';  /* a two-byte character cut by the cap */
+	big[200] = '\xa4';
+	q = github_quote(big, 200);
+	ok(strlen(q) == 4 + 199 + strlen("…") + 4 && strstr(q, "a…\n```"),
+	   "the cap cuts at a character and adds an ellipsis");
+	free(q);
+	q = github_quote(" \n", 100);
+	is_str(q, "", "empty text quotes as nothing");
+	free(q);
+	q = github_quote(NULL, 100);
+	is_str(q, "", "... and so does none");
+	free(q);
+}
+
 int main(void)
 {
 	char *dir = testlib_tmpdir("ghsync");
@@ -238,6 +277,7 @@ int main(void)
 	if (config_load(&cfg, conf, &e) < 0 || store_open(&st, db, &e) < 0)
 		printf("Bail out! %s\n", e.msg), exit(1);
 	test_signature();
+	test_quote();
 	test_mentions();
 	test_links();
 	test_seen_and_cache();
