@@ -84,8 +84,8 @@ int fsx_rm_rf(const char *path, struct err *e)
 }
 
 /* By descriptor: the entry opened without following a link is the one
- * checked and changed.  from == (uid_t)-1: any owner. */
-static int chown_at(int dfd, const char *name, uid_t from, uid_t uid, gid_t gid,
+ * checked and changed.  from == (uid_t)-1: any owner.  dry: only checked. */
+static int chown_at(int dfd, const char *name, uid_t from, uid_t uid, gid_t gid, int dry,
                     struct err *e)
 {
 	struct stat st;
@@ -102,7 +102,7 @@ static int chown_at(int dfd, const char *name, uid_t from, uid_t uid, gid_t gid,
 		                    "%lu; remove it"), name, (unsigned long)st.st_uid,
 		               (unsigned long)from);
 	}
-	if (fchownat(fd, "", uid, gid, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0) {
+	if (!dry && fchownat(fd, "", uid, gid, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0) {
 		close(fd);
 		return err_errno(e, _("cannot change owner of %s"), name);
 	}
@@ -124,7 +124,7 @@ static int chown_at(int dfd, const char *name, uid_t from, uid_t uid, gid_t gid,
 	while ((de = readdir(d)) && rc == 0) {
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
-		rc = chown_at(dirfd(d), de->d_name, from, uid, gid, e);
+		rc = chown_at(dirfd(d), de->d_name, from, uid, gid, dry, e);
 	}
 	closedir(d);
 	return rc;
@@ -132,12 +132,14 @@ static int chown_at(int dfd, const char *name, uid_t from, uid_t uid, gid_t gid,
 
 int fsx_chown_r(const char *path, uid_t uid, gid_t gid, struct err *e)
 {
-	return chown_at(AT_FDCWD, path, (uid_t)-1, uid, gid, e);
+	return chown_at(AT_FDCWD, path, (uid_t)-1, uid, gid, 0, e);
 }
 
 int fsx_chown_owned_r(const char *path, uid_t from, uid_t uid, gid_t gid, struct err *e)
 {
-	return chown_at(AT_FDCWD, path, from, uid, gid, e);
+	/* Checked whole first, so that a refused tree keeps every owner. */
+	return chown_at(AT_FDCWD, path, from, uid, gid, 1, e) < 0 ? -1
+	       : chown_at(AT_FDCWD, path, from, uid, gid, 0, e);
 }
 
 /* The walk where openat2 is missing: one component at a time. */

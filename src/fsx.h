@@ -20,7 +20,8 @@ int fsx_rm_rf(const char *path, struct err *e);
 int fsx_chown_r(const char *path, uid_t uid, gid_t gid, struct err *e);
 /* The same, but only for a tree whose every entry is owned by `from` (or
  * already by uid): anything else (a hard link to a file of another
- * user's, such as root's) fails the walk, unchanged. */
+ * user's, such as root's) fails it, the tree checked whole first so that
+ * nothing of it changes owner (but for a race the tree's owner runs). */
 int fsx_chown_owned_r(const char *path, uid_t from, uid_t uid, gid_t gid, struct err *e);
 /* Opens rel below the folder dirfd without following any symbolic link
  * (nor a /proc magic link) and without leaving it ("..", an absolute rel):
