@@ -11,6 +11,11 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#ifdef __has_include
+#if __has_include(<linux/openat2.h>)
+#include <linux/openat2.h>
+#endif
+#endif
 #include "i18n.h"
 
 int fsx_mkdir_p(const char *path, mode_t mode, struct err *e)
@@ -78,21 +83,40 @@ int fsx_rm_rf(const char *path, struct err *e)
 	return rm_at(AT_FDCWD, path, st.st_dev, e);
 }
 
-static int chown_at(int dfd, const char *name, uid_t uid, gid_t gid, struct err *e)
+/* By descriptor: the entry opened without following a link is the one
+ * checked and changed.  from == (uid_t)-1: any owner.  dry: only checked. */
+static int chown_at(int dfd, const char *name, uid_t from, uid_t uid, gid_t gid, int dry,
+                    struct err *e)
 {
 	struct stat st;
-	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return err_errno(e, _("cannot change owner of %s"), name);
-	if (fchownat(dfd, name, uid, gid, AT_SYMLINK_NOFOLLOW) < 0)
-		return err_errno(e, _("cannot change owner of %s"), name);
-	if (!S_ISDIR(st.st_mode))
-		return 0;
-	int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return err_errno(e, _("cannot change owner of %s"), name);
-	DIR *d = fdopendir(fd);
-	if (!d) {
+	int fd = openat(dfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		err_errno(e, _("cannot change owner of %s"), name);
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	if (from != (uid_t)-1 && st.st_uid != from && st.st_uid != uid) {
 		close(fd);
+		return err_set(e, _("cannot change owner of %s: it belongs to uid %lu, not to uid "
+		                    "%lu; remove it"), name, (unsigned long)st.st_uid,
+		               (unsigned long)from);
+	}
+	if (!dry && fchownat(fd, "", uid, gid, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0) {
+		close(fd);
+		return err_errno(e, _("cannot change owner of %s"), name);
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		close(fd);
+		return 0;
+	}
+	int dir = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	close(fd);
+	if (dir < 0)
+		return err_errno(e, _("cannot change owner of %s"), name);
+	DIR *d = fdopendir(dir);
+	if (!d) {
+		close(dir);
 		return err_errno(e, _("cannot change owner of %s"), name);
 	}
 	int rc = 0;
@@ -100,7 +124,7 @@ static int chown_at(int dfd, const char *name, uid_t uid, gid_t gid, struct err 
 	while ((de = readdir(d)) && rc == 0) {
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
-		rc = chown_at(dirfd(d), de->d_name, uid, gid, e);
+		rc = chown_at(dirfd(d), de->d_name, from, uid, gid, dry, e);
 	}
 	closedir(d);
 	return rc;
@@ -108,7 +132,57 @@ static int chown_at(int dfd, const char *name, uid_t uid, gid_t gid, struct err 
 
 int fsx_chown_r(const char *path, uid_t uid, gid_t gid, struct err *e)
 {
-	return chown_at(AT_FDCWD, path, uid, gid, e);
+	return chown_at(AT_FDCWD, path, (uid_t)-1, uid, gid, 0, e);
+}
+
+int fsx_chown_owned_r(const char *path, uid_t from, uid_t uid, gid_t gid, struct err *e)
+{
+	/* Checked whole first, so that a refused tree keeps every owner. */
+	return chown_at(AT_FDCWD, path, from, uid, gid, 1, e) < 0 ? -1
+	       : chown_at(AT_FDCWD, path, from, uid, gid, 0, e);
+}
+
+/* The walk where openat2 is missing: one component at a time. */
+static int open_beneath_walk(int dirfd, const char *rel, int flags)
+{
+	if (rel[0] == '/') {
+		errno = EXDEV;
+		return -1;
+	}
+	char *copy = xstrdup(rel), *save = NULL;
+	char *part = strtok_r(copy, "/", &save);
+	int fd = openat(dirfd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	while (fd >= 0 && part) {
+		char *next = strtok_r(NULL, "/", &save);
+		if (!strcmp(part, "..")) {
+			close(fd);
+			fd = -1;
+			errno = EXDEV;
+			break;
+		}
+		int d = openat(fd, part, next ? O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC
+		                              : flags | O_NOFOLLOW | O_CLOEXEC);
+		int saved = errno;
+		close(fd);
+		errno = saved;
+		fd = d;
+		part = next;
+	}
+	free(copy);
+	return fd;
+}
+
+int fsx_open_beneath(int dirfd, const char *rel, int flags)
+{
+#if defined(SYS_openat2) && defined(RESOLVE_BENEATH)
+	struct open_how how = { .flags = (uint64_t)(flags | O_CLOEXEC),
+	                        .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
+	                                   RESOLVE_NO_MAGICLINKS };
+	long fd = syscall(SYS_openat2, dirfd, rel, &how, sizeof how);
+	if (fd >= 0 || (errno != ENOSYS && errno != EPERM))
+		return (int)fd;
+#endif
+	return open_beneath_walk(dirfd, rel, flags);
 }
 
 static int read_fd(int fd, const char *path, size_t cap, struct buf *out, struct err *e)
@@ -195,25 +269,25 @@ int fsx_copy_regular(const char *src, const char *dst, size_t cap, mode_t mode, 
 			return err_set(e, _("%s is a symbolic link; refusing to read it"), src);
 		return err_errno(e, _("cannot open %s"), src);
 	}
+	int rc = fsx_copy_regular_fd(in, src, dst, cap, mode, e);
+	close(in);
+	return rc;
+}
+
+int fsx_copy_regular_fd(int in, const char *src, const char *dst, size_t cap, mode_t mode,
+                        struct err *e)
+{
 	struct stat st;
-	if (fstat(in, &st) < 0) {
-		close(in);
+	if (fstat(in, &st) < 0)
 		return err_errno(e, _("cannot stat %s"), src);
-	}
-	if (!S_ISREG(st.st_mode)) {
-		close(in);
+	if (!S_ISREG(st.st_mode))
 		return err_set(e, _("%s is not a regular file; refusing to read it"), src);
-	}
-	if ((uint64_t)st.st_size > cap) {
-		close(in);
+	if ((uint64_t)st.st_size > cap)
 		return err_set(e, _("%s is %lld bytes, over the cap of %zu bytes"), src,
 		               (long long)st.st_size, cap);
-	}
 	int out = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
-	if (out < 0) {
-		close(in);
+	if (out < 0)
 		return err_errno(e, _("cannot create %s"), dst);
-	}
 	char tmp[65536];
 	size_t total = 0;
 	int rc = 0;
@@ -238,7 +312,6 @@ int fsx_copy_regular(const char *src, const char *dst, size_t cap, mode_t mode, 
 			break;
 		}
 	}
-	close(in);
 	if (close(out) < 0 && rc == 0)
 		rc = err_errno(e, _("cannot write %s"), dst);
 	if (rc < 0)

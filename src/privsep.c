@@ -15,12 +15,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
+#include <linux/nsfs.h>
 
 #include "buf.h"
 #include "child.h"
@@ -35,7 +37,10 @@
  * times over, and a unix datagram socket takes it with the default
  * buffers. */
 #define PS_MAX (160u << 10)
-#define PS_MAXFDS 16
+#define PS_MAXFDS 64
+/* The host files one sandbox may be shown: each travels as a descriptor
+ * beside the netns, the prompt and the agent's folder. */
+#define PS_MAXFILES 48
 
 enum ps_op {
 	PS_PREFLIGHT = 1, PS_JANITOR, PS_NETNS, PS_HAND_OVER, PS_REMOVE,
@@ -411,21 +416,57 @@ static void put_spec(struct wire *w, const struct sandbox_spec *s)
 	}
 }
 
+/* The client's side of a create: it opens every host object itself, as
+ * its own user, and the keeper gets the descriptors (the netns, the
+ * prompt, the agent's folder, the files, in that order), never a path
+ * to look up as root.  The template is the one path: the keeper walks it
+ * below the templates folder (keep_template). */
 static int ps_create(struct sandbox **out, const struct sandbox_spec *spec, struct err *e)
 {
 	*out = NULL;
-	int fd = ps_connect(e);
-	if (fd < 0)
-		return -1;
+	int fds[PS_MAXFDS];
+	size_t nfds = 0;
+	int rc = -1, fd = -1;
 	struct wire req = {0}, rep = {0};
+	if (spec->nfiles > PS_MAXFILES) {
+		err_set(e, _("a sandbox shows at most %d host files; list fewer in the agent's "
+		             "files"), PS_MAXFILES);
+		goto out;
+	}
+	if (spec->net.netns_fd >= 0)
+		fds[nfds++] = spec->net.netns_fd;
+	const char *paths[PS_MAXFILES + 2];
+	size_t np = 0;
+	if (spec->prompt_file)
+		paths[np++] = spec->prompt_file;
+	if (spec->agent_dir)
+		paths[np++] = spec->agent_dir;
+	for (size_t i = 0; i < spec->nfiles; i++)
+		paths[np++] = spec->files[i].host;
+	for (size_t i = 0; i < np; i++) {
+		int dir = spec->agent_dir && paths[i] == spec->agent_dir;
+		int f = open(paths[i], dir ? O_RDONLY | O_DIRECTORY | O_CLOEXEC
+		                           : O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+		if (f < 0) {
+			err_errno(e, _("cannot open %s for the sandbox"), paths[i]);
+			goto out;
+		}
+		fds[nfds++] = f;
+	}
+	fd = ps_connect(e);
+	if (fd < 0)
+		goto out;
 	put_u32(&req, PS_CREATE);
 	put_spec(&req, spec);
-	int netns = spec->net.netns_fd;
-	int rc = ps_call(fd, &req, &netns, netns >= 0 ? 1 : 0, &rep, NULL, 0, NULL, e);
+	rc = ps_call(fd, &req, fds, nfds, &rep, NULL, 0, NULL, e);
+out:
+	for (size_t i = spec->net.netns_fd >= 0 ? 1 : 0; i < nfds; i++)
+		close(fds[i]);
 	wire_free(&req);
 	wire_free(&rep);
 	if (rc < 0) {
-		close(fd);
+		if (fd >= 0)
+			close(fd);
 		return -1;
 	}
 	*out = xcalloc(1, sizeof **out);
@@ -646,24 +687,6 @@ static int become(uid_t uid, gid_t gid)
 	       setresuid(uid, uid, uid) < 0 ? -1 : 0;
 }
 
-struct readable {
-	const char *const *paths;
-	size_t n;
-};
-
-/* In a child, as the client's user: what it can read, the keeper's client
- * may have the sandbox shown. */
-static int all_readable(void *arg)
-{
-	const struct readable *r = arg;
-	if (become(ps.uid, ps.gid) < 0)
-		return 2;
-	for (size_t i = 0; i < r->n; i++)
-		if (r->paths[i] && access(r->paths[i], R_OK) < 0)
-			return 1;
-	return 0;
-}
-
 static int plain_name(const char *s)
 {
 	if (!s || !*s || strlen(s) > 200 || !strcmp(s, ".") || !strcmp(s, ".."))
@@ -689,48 +712,146 @@ static size_t below_templates(const char *path, struct err *e)
 	return rl;
 }
 
-/* The folder that holds path's last component, opened by walking from
- * <data>/templates without following a link; *name is that component.
- * -1 unless path is below the templates folder. */
+/* <data>/templates, opened as root without following a link, and the
+ * client's own: everything below it is the client's to show (keepers
+ * walk only below it, keep_template).  -1 with e set. */
+static int open_templates(struct err *e)
+{
+	int data = open(ps.data_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	int fd = data < 0 ? -1 : fsx_open_beneath(data, "templates", O_PATH | O_DIRECTORY);
+	struct stat st;
+	if (data >= 0)
+		close(data);
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		err_errno(e, _("cannot open paddock's templates folder in %s"), ps.data_dir);
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	if (st.st_uid != ps.uid) {
+		close(fd);
+		return err_set(e, _("paddock's templates folder in %s is not the user's; give it to "
+		                    "the user paddock.user names"), ps.data_dir);
+	}
+	return fd;
+}
+
+/* The folder that holds path's last component, opened below
+ * <data>/templates without following a link (fsx_open_beneath); *name is
+ * that component.  -1 unless path is below the templates folder. */
 static int open_template_parent(const char *path, const char **name, struct err *e)
 {
 	size_t rl = below_templates(path, e);
 	if (!rl)
 		return -1;
-	int fd = open(ps.data_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd >= 0) {
-		int t = openat(fd, "templates", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		close(fd);
-		fd = t;
-	}
-	char *rest = xstrdup(path + rl + 1);
-	char *save = NULL, *part = strtok_r(rest, "/", &save);
-	const char *last = NULL;
-	while (fd >= 0 && part) {
-		char *next = strtok_r(NULL, "/", &save);
-		if (!strcmp(part, ".") || !strcmp(part, "..")) {
-			close(fd);
-			fd = -1;
-			errno = EINVAL;
-			break;
-		}
-		if (!next) {
-			last = path + (part - rest) + rl + 1;
-			break;
-		}
-		int d = openat(fd, part, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		close(fd);
-		fd = d;
-		part = next;
-	}
-	free(rest);
-	if (fd < 0 || !last) {
-		if (fd >= 0)
-			close(fd);
+	const char *rel = path + rl + 1, *slash = strrchr(rel, '/');
+	const char *last = slash ? slash + 1 : rel;
+	if (!*last || !strcmp(last, ".") || !strcmp(last, "..")) {
+		errno = EINVAL;
 		return err_errno(e, _("cannot open %s"), path);
 	}
+	int tdir = open_templates(e);
+	if (tdir < 0)
+		return -1;
+	char *parent = slash ? xstrndup(rel, (size_t)(slash - rel)) : xstrdup(".");
+	int fd = fsx_open_beneath(tdir, parent, O_RDONLY | O_DIRECTORY);
+	int saved = errno;
+	free(parent);
+	close(tdir);
+	errno = saved;
+	if (fd < 0)
+		return err_errno(e, _("cannot open %s"), path);
 	*name = last;
 	return fd;
+}
+
+/* The template folder path names, walked below <data>/templates without
+ * following a link; the client's or the sandbox uid's (handed over).
+ * -1 with e set. */
+static int keep_template(const char *path, struct err *e)
+{
+	size_t rl = below_templates(path, e);
+	if (!rl)
+		return -1;
+	int tdir = open_templates(e);
+	if (tdir < 0)
+		return -1;
+	int fd = fsx_open_beneath(tdir, path + rl + 1, O_RDONLY | O_DIRECTORY);
+	int saved = errno;
+	close(tdir);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		errno = fd < 0 ? saved : errno;
+		if (errno == ELOOP || errno == EXDEV || errno == ENOTDIR)
+			err_set(e, _("%s is not a folder below paddock's templates folder: a symbolic "
+			             "link or '..' is in the way; refusing it"), path);
+		else
+			err_errno(e, _("cannot open %s"), path);
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	if (st.st_uid != ps.uid && st.st_uid != ps.sbx_uid) {
+		close(fd);
+		return err_set(e, _("%s is neither the user's nor the sandbox uid's; refusing it"),
+		               path);
+	}
+	return fd;
+}
+
+/* A descriptor the client passed for a host object: open for reading
+ * (not O_PATH: the client proved it may read it by opening it), of the
+ * type asked (a folder or a regular file), and the client's own, or
+ * root's where root_ok (a system file).  0, or -1 with e set. */
+static int check_client_fd(int fd, int dir, int root_ok, const char *what, struct err *e)
+{
+	struct stat st;
+	int fl = fcntl(fd, F_GETFL);
+	if (fl < 0 || (fl & O_PATH) || (fl & O_ACCMODE) == O_WRONLY || fstat(fd, &st) < 0)
+		return err_set(e, _("%s was not passed open for reading; refusing it"), what);
+	if (dir ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode))
+		return err_set(e, dir ? _("%s is not a folder; refusing it")
+		                      : _("%s is not a regular file; refusing it"), what);
+	if (st.st_uid != ps.uid && !(root_ok && st.st_uid == 0))
+		return err_set(e, _("%s belongs to uid %lu, not to the user; refusing it"), what,
+		               (unsigned long)st.st_uid);
+	return 0;
+}
+
+/* The record of a network namespace a keeper made (keep_netns), in the
+ * helper's folder, which is root's: "<dir>/netns/<dev>-<ino>". */
+static char *netns_record(const struct stat *st)
+{
+	return xasprintf("%s/netns/%llu-%llu", ps.dir, (unsigned long long)st->st_dev,
+	                 (unsigned long long)st->st_ino);
+}
+
+/* The netns descriptor a client passed for its sandbox: a network
+ * namespace a keeper made for the gateway (recorded), owned by root's
+ * user namespace (not one the client made in a user namespace of its
+ * own), and never the host's.  0, or -1 with e set. */
+static int check_netns(int fd, struct err *e)
+{
+	struct stat st, host, uns, huns;
+	if (fstat(fd, &st) < 0 || ioctl(fd, NS_GET_NSTYPE) != CLONE_NEWNET)
+		return err_set(e, _("the sandbox's network namespace is not a network namespace; "
+		                    "refusing it"));
+	if (stat("/proc/self/ns/net", &host) == 0 && host.st_dev == st.st_dev &&
+	    host.st_ino == st.st_ino)
+		return err_set(e, _("the sandbox was asked to run in the host's network namespace; "
+		                    "refusing it"));
+	int u = ioctl(fd, NS_GET_USERNS);
+	int same = u >= 0 && fstat(u, &uns) == 0 && stat("/proc/self/ns/user", &huns) == 0 &&
+	           uns.st_dev == huns.st_dev && uns.st_ino == huns.st_ino;
+	if (u >= 0)
+		close(u);
+	char *rec = netns_record(&st);
+	int made = access(rec, F_OK) == 0;
+	free(rec);
+	if (!same || !made)
+		return err_set(e, _("the sandbox's network namespace is not one paddock's root "
+		                    "helper made for its gateway; refusing it"));
+	return 0;
 }
 
 /* The refresh git makes of a template's index after the chown (the
@@ -789,7 +910,9 @@ static int keep_hand_over(const char *path, struct err *e)
 		err_set(e, _("%s is not the user's own checkout"), path);
 		goto out;
 	}
-	if (fchdir(pfd) < 0 || fsx_chown_r(name, ps.sbx_uid, ps.sbx_gid, e) < 0)
+	/* Only what is the client's: a hard link in it to a file of root's
+	 * (or anyone else's) fails the hand-over, its owner unchanged. */
+	if (fchdir(pfd) < 0 || fsx_chown_owned_r(name, ps.uid, ps.sbx_uid, ps.sbx_gid, e) < 0)
 		goto out;
 	int code = refresh_index(path);
 	if (code != 0) {
@@ -819,6 +942,38 @@ static int keep_remove(const char *path, struct err *e)
 	return rc;
 }
 
+/* What a create shows the sandbox, as descriptors only (sandbox_fds):
+ * the template walked below the templates folder, the client's
+ * descriptors checked (fds: the netns, the prompt, the agent's folder,
+ * the files, as ps_create sends them; borrowed).  0, or -1 with e. */
+static int keep_objects(struct sandbox_spec *s, int has_netns, const int *fds,
+                        struct sandbox_fds *sf, int *file_fds, struct err *e)
+{
+	size_t i = 0;
+	if (has_netns) {
+		if (check_netns(fds[i], e) < 0)
+			return -1;
+		s->net.netns_fd = fds[i++];
+	}
+	if (s->prompt_file) {
+		if (check_client_fd(fds[i], 0, 0, s->prompt_file, e) < 0)
+			return -1;
+		sf->prompt_fd = fds[i++];
+	}
+	if (s->agent_dir) {
+		if (check_client_fd(fds[i], 1, 0, s->agent_dir, e) < 0)
+			return -1;
+		sf->agent_fd = fds[i++];
+	}
+	for (size_t f = 0; f < s->nfiles; f++) {
+		if (check_client_fd(fds[i], 0, 1, s->files[f].host, e) < 0)
+			return -1;
+		file_fds[f] = fds[i++];
+	}
+	sf->template_fd = keep_template(s->ws.template_dir, e);
+	return sf->template_fd < 0 ? -1 : 0;
+}
+
 static int keep_create(struct keeper *k, struct wire *w, const int *fds, size_t nfds,
                        struct err *e)
 {
@@ -840,7 +995,7 @@ static int keep_create(struct keeper *k, struct wire *w, const int *fds, size_t 
 	l->cpus = get_f64(w);
 	l->cpus_set = (int)get_u32(w);
 	s.nfiles = get_u32(w);
-	if (s.nfiles > 1024) {
+	if (s.nfiles > PS_MAXFILES) {
 		w->bad = 1;
 		s.nfiles = 0;
 	}
@@ -869,9 +1024,12 @@ static int keep_create(struct keeper *k, struct wire *w, const int *fds, size_t 
 	}
 	s.home_files = home;
 	int rc = -1;
-	const char **paths = xcalloc(s.nfiles + 4, sizeof *paths);
-	size_t np = 0;
-	if (w->bad || (has_netns && nfds != 1)) {
+	int file_fds[PS_MAXFILES];
+	struct sandbox_fds sf = { .template_fd = -1, .prompt_fd = -1, .agent_fd = -1,
+	                          .file_fds = file_fds };
+	size_t want = (has_netns ? 1 : 0) + (s.prompt_file ? 1 : 0) + (s.agent_dir ? 1 : 0) +
+	              s.nfiles;
+	if (w->bad || nfds != want) {
 		err_set(e, _("paddock's root helper got a malformed request"));
 		goto out;
 	}
@@ -887,28 +1045,13 @@ static int keep_create(struct keeper *k, struct wire *w, const int *fds, size_t 
 		err_set(e, _("the bridge is not offered in root mode with paddock.user"));
 		goto out;
 	}
-	if (!below_templates(s.ws.template_dir, e))
+	if (keep_objects(&s, has_netns, fds, &sf, file_fds, e) < 0)
 		goto out;
-	if (strstr(s.ws.template_dir, "/..")) {
-		err_set(e, _("%s is not below paddock's templates folder"), s.ws.template_dir);
-		goto out;
-	}
-	/* What the sandbox is shown is what the client could read itself. */
-	paths[np++] = s.ws.template_dir;
-	paths[np++] = s.prompt_file;
-	paths[np++] = s.agent_dir;
-	for (size_t i = 0; i < s.nfiles; i++)
-		paths[np++] = files[i].host;
-	struct readable r = { .paths = paths, .n = np };
-	if (in_child(all_readable, &r) != 0) {
-		err_set(e, _("the sandbox was asked to show a file its task's user cannot read"));
-		goto out;
-	}
-	if (has_netns)
-		s.net.netns_fd = fds[0];
+	s.fds = &sf;
 	rc = ps.be->create(&k->sb, &s, e);
 out:
-	free(paths);
+	if (sf.template_fd >= 0)
+		close(sf.template_fd);
 	free(files);
 	free(home);
 	return rc;
@@ -1095,6 +1238,21 @@ static int keep_netns(struct wire *w, struct wire *rep, int *out, size_t *nout, 
 	}
 	int rc = w->bad ? err_set(e, _("paddock's root helper got a malformed request"))
 	                : gateway_netns_make(ports, n, out, &out[n], e);
+	/* Recorded, so that a create takes this namespace (check_netns). */
+	struct stat st;
+	if (rc == 0) {
+		char *rec = fstat(out[n], &st) == 0 ? netns_record(&st) : NULL;
+		int f = rec ? open(rec, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600) : -1;
+		if (f < 0) {
+			rc = err_errno(e, _("cannot record the sandbox's network namespace in %s"),
+			               ps.dir);
+			for (uint32_t i = 0; i <= n; i++)
+				close(out[i]);
+		} else {
+			close(f);
+		}
+		free(rec);
+	}
 	*nout = rc == 0 ? n + 1 : 0;
 	reply_put(rep, rc, e);
 	return rc;
@@ -1316,7 +1474,10 @@ int privsep_start(const struct sandbox_options *o, const char *data_dir, uid_t u
 	snprintf(a.sun_path, sizeof a.sun_path, "%s", sock);
 	/* The folder is root's (the helper removes it); the socket is the
 	 * user's alone. */
-	if (mkdir(dir, 0755) < 0) {
+	char *records = xasprintf("%s/netns", dir);
+	int made = mkdir(dir, 0755) == 0 && mkdir(records, 0700) == 0;
+	free(records);
+	if (!made) {
 		err_errno(e, _("cannot create %s"), dir);
 		goto fail;
 	}

@@ -22,8 +22,15 @@
  *     a template tree; both only below <data>/templates, walked without
  *     following a link.
  * A keeper checks what it is asked: the peer is NAME (SO_PEERCRED), task
- * ids are plain, the host paths of a sandbox are ones NAME can read (and
- * its template below the data directory).  It ends with its connection:
+ * ids are plain.  It never looks up a path NAME controls (paddock(1),
+ * SECURITY): NAME opens the prompt, the host files and the agent's folder
+ * and passes the descriptors, which the keeper takes only open for
+ * reading, of their type and NAME's (a host file may be root's); the
+ * template is walked below <data>/templates (NAME's) with
+ * fsx_open_beneath, and the sandbox is made from the descriptors
+ * (sandbox_fds).  A network namespace is taken only when a keeper made it
+ * (recorded in the helper's folder) and root's user namespace owns it.
+ * It ends with its connection:
  * a client that dies (kill -9) has its sandbox killed and its cgroups
  * removed at once.  The helper and its keepers die with serve.
  *

@@ -99,6 +99,18 @@ struct sandbox_net {
 	const char *bridge_ports; /* BRIDGE: "8081,3128", the ports relayed */
 };
 
+/* The host objects of a spec as descriptors (root's helper, privsep.h):
+ * opened by the unprivileged client, or walked by the keeper, and checked
+ * there.  A backend given them reads and mounts only through them, never
+ * by the paths, which then only name things in messages (and, for
+ * files[i].host, where each is shown).  -1: none. */
+struct sandbox_fds {
+	int template_fd;       /* ws.template_dir, a folder */
+	int prompt_fd;         /* prompt_file, a regular file */
+	int agent_fd;          /* agent_dir, a folder */
+	const int *file_fds;   /* files[i].host, nfiles regular files */
+};
+
 struct sandbox_spec {
 	const char *task_id;   /* names cgroups and runtime dirs (a task id or "tpl-<sha>") */
 	struct sandbox_workspace ws;
@@ -112,6 +124,8 @@ struct sandbox_spec {
 	 * settings), owned by the sandbox user: paths relative to the home. */
 	const struct sandbox_home_file *home_files;
 	size_t nhome_files;
+	const struct sandbox_fds *fds; /* bwrap in root mode: NULL, or the
+	                          descriptors to use instead of the paths */
 };
 
 struct sandbox_cmd {

@@ -50,6 +50,46 @@
 #define RT_AGENT RT "/agent"
 #define RT_GATEWAY RT "/gateway"
 #define RT_BRIDGE RT "/bridge"
+#define RT_LOWER RT "/lower"
+
+/* The new mount API (Linux 5.2), for the trees a keeper got as
+ * descriptors (sandbox_fds): cloned in the mount namespace they were
+ * opened in, attached in the sandbox's. */
+#ifndef OPEN_TREE_CLONE
+#define OPEN_TREE_CLONE 1
+#endif
+#ifndef OPEN_TREE_CLOEXEC
+#define OPEN_TREE_CLOEXEC O_CLOEXEC
+#endif
+#ifndef MOVE_MOUNT_F_EMPTY_PATH
+#define MOVE_MOUNT_F_EMPTY_PATH 0x00000004
+#endif
+
+/* A detached copy of the mount at the folder fd (not its submounts). */
+static int tree_clone(int fd)
+{
+#ifdef SYS_open_tree
+	return (int)syscall(SYS_open_tree, fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
+	                    AT_EMPTY_PATH);
+#else
+	(void)fd;
+	errno = ENOSYS;
+	return -1;
+#endif
+}
+
+/* Attaches a tree_clone at dst. */
+static int tree_attach(int tree, const char *dst)
+{
+#ifdef SYS_move_mount
+	return (int)syscall(SYS_move_mount, tree, "", AT_FDCWD, dst, MOVE_MOUNT_F_EMPTY_PATH);
+#else
+	(void)tree;
+	(void)dst;
+	errno = ENOSYS;
+	return -1;
+#endif
+}
 
 #define SANDBOX_PATH "/usr/local/bin:/usr/bin:/bin"
 #define CPU_NOTE "[paddock: no cgroup cpu controller here: limits.cpus only caps each " \
@@ -74,6 +114,7 @@ struct sandbox {
 	size_t nfiles;
 	int netns_fd;          /* the gateway's network namespace, or -1 */
 	int has_agent;         /* RT_AGENT holds an agent install */
+	int tpl_tree, agent_tree; /* sandbox_fds' folders cloned (open_tree), or -1 */
 	char *bridge_ports;    /* bridge: RT_GATEWAY holds the gateway's sockets */
 	int root_mounted, merged_mounted;
 	int direct;            /* the workspace is the template itself, no overlay */
@@ -343,9 +384,13 @@ static void bw_destroy(struct sandbox *sb);
 static void bw_prestart(struct sandbox *sb);
 static void bw_pre_drop(struct sandbox *sb);
 
-static int copy_in(const char *src, const char *dst, uint64_t cap, mode_t mode, struct err *e)
+/* A host file into the sandbox's tmpfs: from fd when it is not -1 (a
+ * descriptor of sandbox_fds), else from src, never following a link. */
+static int copy_in(int fd, const char *src, const char *dst, uint64_t cap, mode_t mode,
+                   struct err *e)
 {
-	if (fsx_copy_regular(src, dst, (size_t)cap, mode, e) < 0)
+	if ((fd >= 0 ? fsx_copy_regular_fd(fd, src, dst, (size_t)cap, mode, e)
+	             : fsx_copy_regular(src, dst, (size_t)cap, mode, e)) < 0)
 		return -1;
 	if (chmod(dst, mode) < 0)
 		return err_errno(e, _("cannot set the mode of %s"), dst);
@@ -398,8 +443,20 @@ static int write_proc(const char *path, const char *text)
 static int mount_workspace(struct sandbox *sb, const struct sandbox_spec *spec, struct err *e)
 {
 	char opts[4400];
+	const char *lower = spec->ws.template_dir;
 	sb->direct = spec->ws.direct;
-	if (spec->ws.direct) {
+	if (sb->tpl_tree >= 0) {
+		/* The keeper's descriptor: its clone attached here, the path
+		 * never looked up. */
+		lower = RT_LOWER;
+		if ((!spec->ws.direct && mkdir_owned(RT_LOWER, 0755, 0, 0, e) < 0) ||
+		    tree_attach(sb->tpl_tree, spec->ws.direct ? RT_MERGED : RT_LOWER) < 0)
+			return err_errno(e, _("cannot bind the workspace %s"), spec->ws.template_dir);
+		close(sb->tpl_tree);
+		sb->tpl_tree = -1;
+		if (spec->ws.direct)
+			return 0;
+	} else if (spec->ws.direct) {
 		if (mount(spec->ws.template_dir, RT_MERGED, NULL, MS_BIND | MS_REC, NULL) < 0)
 			return err_errno(e, _("cannot bind the workspace %s"), spec->ws.template_dir);
 		return 0;
@@ -412,7 +469,7 @@ static int mount_workspace(struct sandbox *sb, const struct sandbox_spec *spec, 
 	int rc = -1;
 	for (int ux = sb->user ? 1 : 0; rc < 0 && ux >= 0; ux--) {
 		snprintf(opts, sizeof opts, "lowerdir=%s,upperdir=" RT_UPPER ",workdir=" RT_WORK "%s",
-		         spec->ws.template_dir, ux ? ",userxattr" : "");
+		         lower, ux ? ",userxattr" : "");
 		rc = mount("paddock", RT_MERGED, "overlay", MS_NOSUID | MS_NODEV, opts);
 	}
 	if (rc < 0)
@@ -529,8 +586,10 @@ static int setup_runtime(struct sandbox *sb, const struct sandbox_spec *spec, st
 	    mkdir_owned(RT_FILES, 0755, 0, 0, e) < 0)
 		return -1;
 
+	const struct sandbox_fds *fds = sb->user ? NULL : spec->fds;
 	if (spec->prompt_file) {
-		if (copy_in(spec->prompt_file, RT_PROMPT, spec->limits.disk, 0444, e) < 0)
+		if (copy_in(fds ? fds->prompt_fd : -1, spec->prompt_file, RT_PROMPT,
+		            spec->limits.disk, 0444, e) < 0)
 			return err_prefix(e, _("cannot copy the prompt into the sandbox"));
 	} else {
 		int fd = open(RT_PROMPT, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
@@ -543,10 +602,12 @@ static int setup_runtime(struct sandbox *sb, const struct sandbox_spec *spec, st
 	for (size_t i = 0; i < spec->nfiles; i++) {
 		char dst[64];
 		mode_t mode = 0444;
-		if (stat(spec->files[i].host, &st) == 0 && (st.st_mode & S_IXUSR))
+		int fd = fds ? fds->file_fds[i] : -1;
+		if ((fd >= 0 ? fstat(fd, &st) : stat(spec->files[i].host, &st)) == 0 &&
+		    (st.st_mode & S_IXUSR))
 			mode = 0555;
 		snprintf(dst, sizeof dst, RT_FILES "/%zu", i);
-		if (copy_in(spec->files[i].host, dst, spec->limits.disk, mode, e) < 0)
+		if (copy_in(fd, spec->files[i].host, dst, spec->limits.disk, mode, e) < 0)
 			return err_prefix(e, _("cannot copy %s into the sandbox"), spec->files[i].host);
 	}
 	if (chmod(RT_FILES, 0555) < 0)
@@ -557,7 +618,9 @@ static int setup_runtime(struct sandbox *sb, const struct sandbox_spec *spec, st
 		 * the sandbox uid) needs no way through the data dir. */
 		if (mkdir_owned(RT_AGENT, 0755, 0, 0, e) < 0)
 			return -1;
-		if (mount(spec->agent_dir, RT_AGENT, NULL, MS_BIND | MS_REC, NULL) < 0 ||
+		if ((sb->agent_tree >= 0
+		     ? tree_attach(sb->agent_tree, RT_AGENT)
+		     : mount(spec->agent_dir, RT_AGENT, NULL, MS_BIND | MS_REC, NULL)) < 0 ||
 		    mount(NULL, RT_AGENT, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID |
 		          MS_NODEV, NULL) < 0)
 			return err_errno(e, _("cannot show the agent installed in %s to the sandbox"),
@@ -572,7 +635,7 @@ static int setup_runtime(struct sandbox *sb, const struct sandbox_spec *spec, st
 		                      MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0))
 			rc = err_errno(e, _("cannot show the gateway's sockets in %s to the sandbox"),
 			               spec->net.bridge_dir);
-		if (rc == 0 && copy_in(bridge, RT_BRIDGE, 16 * 1024 * 1024, 0555, e) < 0)
+		if (rc == 0 && copy_in(-1, bridge, RT_BRIDGE, 16 * 1024 * 1024, 0555, e) < 0)
 			rc = err_prefix(e, _("cannot copy %s into the sandbox (is paddock installed "
 			                     "whole?)"), bridge);
 		free(bridge);
@@ -605,12 +668,22 @@ static int bw_create(struct sandbox **out, const struct sandbox_spec *spec, stru
 		                    "set sandbox.uid and sandbox.gid in the configuration"));
 	if (!spec->task_id || !*spec->task_id)
 		return err_set(e, _("the sandbox needs a task id"));
-	if (!spec->ws.template_dir || spec->ws.template_dir[0] != '/' || stat(spec->ws.template_dir, &st) < 0 ||
+	const struct sandbox_fds *fds = user ? NULL : spec->fds;
+	if (!spec->ws.template_dir || spec->ws.template_dir[0] != '/' ||
+	    (fds ? fstat(fds->template_fd, &st) : stat(spec->ws.template_dir, &st)) < 0 ||
 	    !S_ISDIR(st.st_mode))
 		return err_set(e, _("the workspace %s is not a directory"),
 		               spec->ws.template_dir ? spec->ws.template_dir : "(none)");
+	/* Given descriptors, each object has one: no path is looked up. */
+	int missing = fds && ((spec->prompt_file && fds->prompt_fd < 0) ||
+	                      (spec->agent_dir && fds->agent_fd < 0) ||
+	                      (spec->nfiles && !fds->file_fds));
+	for (size_t i = 0; fds && !missing && i < spec->nfiles; i++)
+		missing = fds->file_fds[i] < 0;
+	if (missing)
+		return err_set(e, _("the sandbox was given a path without its descriptor"));
 	/* overlayfs splits its options at ',' and lowerdir at ':'. */
-	if (!spec->ws.direct && strpbrk(spec->ws.template_dir, ",:\\"))
+	if (!fds && !spec->ws.direct && strpbrk(spec->ws.template_dir, ",:\\"))
 		return err_set(e, _("the workspace path %s contains ',', ':' or '\\', which "
 		                    "overlayfs cannot take; use a data directory without them"),
 		               spec->ws.template_dir);
@@ -631,6 +704,7 @@ static int bw_create(struct sandbox **out, const struct sandbox_spec *spec, stru
 	sb->limits = spec->limits;
 	sb->seccomp_fd = -1;
 	sb->netns_fd = -1;
+	sb->tpl_tree = sb->agent_tree = -1;
 	sb->nfiles = spec->nfiles;
 	sb->file_paths = xcalloc(spec->nfiles + 1, sizeof *sb->file_paths);
 	for (size_t i = 0; i < spec->nfiles; i++)
@@ -645,6 +719,15 @@ static int bw_create(struct sandbox **out, const struct sandbox_spec *spec, stru
 			err_errno(e, _("cannot keep the sandbox's network namespace"));
 			goto fail;
 		}
+	}
+	/* The descriptors' folders are cloned here, in the mount namespace
+	 * they were opened in (a mount is attached only from its own). */
+	if (fds && ((sb->tpl_tree = tree_clone(fds->template_fd)) < 0 ||
+	            (spec->agent_dir && fds->agent_fd >= 0 &&
+	             (sb->agent_tree = tree_clone(fds->agent_fd)) < 0))) {
+		err_errno(e, _("cannot clone the mount of the sandbox's folders (open_tree needs "
+		               "Linux 5.2 or later)"));
+		goto fail;
 	}
 	/* User mode without a delegated cgroup makes none: rlimits and the
 	 * watch stand in.  Made before the user namespace, as the user. */
@@ -697,6 +780,10 @@ static void bw_destroy(struct sandbox *sb)
 		close(sb->seccomp_fd);
 	if (sb->netns_fd >= 0)
 		close(sb->netns_fd);
+	if (sb->tpl_tree >= 0)
+		close(sb->tpl_tree);
+	if (sb->agent_tree >= 0)
+		close(sb->agent_tree);
 	for (size_t i = 0; i < sb->nfiles; i++)
 		free(sb->file_paths[i]);
 	free(sb->file_paths);
@@ -1175,11 +1262,10 @@ static int bw_copy_out(struct sandbox *sb, const char *inside, const char *host,
                        struct err *e)
 {
 	const char *under, *rel;
-	(void)sb;
 	if (sandbox_inside_split(inside, &under, &rel, e) < 0)
 		return -1;
 	return sandbox_copy_out_at(!strcmp(under, SANDBOX_OUTDIR) ? RT_OUT : RT_MERGED, rel, inside,
-	                           host, cap, e);
+	                           host, cap, sb->uid, e);
 }
 
 /* ---- changes ---- */
@@ -1209,7 +1295,7 @@ static int bw_copy_in(struct sandbox *sb, const char *host, const char *inside,
 	if (strcmp(inside, SANDBOX_PROMPT) == 0) {
 		/* A new file renamed over the old: commands started later bind
 		 * the new one. */
-		if (copy_in(host, RT_PROMPT ".new", cap, 0444, e) < 0)
+		if (copy_in(-1, host, RT_PROMPT ".new", cap, 0444, e) < 0)
 			return -1;
 		if (rename(RT_PROMPT ".new", RT_PROMPT) < 0)
 			return err_errno(e, _("cannot replace %s"), RT_PROMPT);

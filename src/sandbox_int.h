@@ -81,9 +81,13 @@ int sandbox_inside_split(const char *inside, const char **under, const char **re
 /* copy_out for a backend whose /out or /work is the host dir `base`: the
  * regular file at base/rel, walked one component at a time without
  * following links, to `host`, at most cap bytes.  `inside` names it in
- * messages. */
+ * messages.  The file must be owner's (the sandbox's user as this
+ * process sees it): a file of anyone else's (a hard link to a host file
+ * of root's in a template, or overlayfs's copy of one) is refused, so
+ * that the copy, made with this process's rights, shows nothing the
+ * sandbox could not read. */
 int sandbox_copy_out_at(const char *base, const char *rel, const char *inside,
-                        const char *host, uint64_t cap, struct err *e);
+                        const char *host, uint64_t cap, uid_t owner, struct err *e);
 
 /* copy_in for a file directly in /out (the host dir outdir): replaces
  * what is there under that name without following a link, read-only. */

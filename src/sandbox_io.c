@@ -404,7 +404,7 @@ static int copy_capped(int in, const char *inside, const char *host, uint64_t ca
 }
 
 int sandbox_copy_out_at(const char *base, const char *rel, const char *inside,
-                        const char *host, uint64_t cap, struct err *e)
+                        const char *host, uint64_t cap, uid_t owner, struct err *e)
 {
 	struct stat st;
 	int dirfd = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -425,6 +425,9 @@ int sandbox_copy_out_at(const char *base, const char *rel, const char *inside,
 		err_errno(e, _("cannot stat %s"), inside);
 	} else if (!S_ISREG(st.st_mode)) {
 		err_set(e, _("%s is not a regular file; refusing to read it"), inside);
+	} else if (st.st_uid != owner) {
+		err_set(e, _("%s is not the sandbox user's own file (it is uid %lu's); refusing "
+		             "to read it"), inside, (unsigned long)st.st_uid);
 	} else if ((uint64_t)st.st_size > cap) {
 		err_set(e, _("%s is %lld bytes, over the cap of %" PRIu64 " bytes"), inside,
 		        (long long)st.st_size, cap);

@@ -348,7 +348,7 @@ static int pr_copy_out(struct sandbox *sb, const char *inside, const char *host,
 	if (sandbox_inside_split(inside, &under, &rel, e) < 0)
 		return -1;
 	return sandbox_copy_out_at(!strcmp(under, SANDBOX_OUTDIR) ? p->out : p->work, rel, inside,
-	                           host, cap, e);
+	                           host, cap, geteuid(), e);
 }
 
 static int pr_copy_in(struct sandbox *sb, const char *host, const char *inside, struct err *e)
