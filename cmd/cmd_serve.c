@@ -49,9 +49,10 @@ static int drop_root(const struct config *cfg, const char *data, struct err *e)
 	struct stat st;
 	if (stat(data, &st) < 0)
 		return err_errno(e, _("cannot read %s"), data);
-	/* Only a directory that is not the user's yet is handed over whole. */
+	/* Only a directory that is not the user's yet is handed over whole;
+	 * a file linked from elsewhere keeps its owner (fsx_chown_handover_r). */
 	if ((st.st_uid != pw->pw_uid || st.st_gid != pw->pw_gid) &&
-	    fsx_chown_r(data, pw->pw_uid, pw->pw_gid, e) < 0)
+	    fsx_chown_handover_r(data, pw->pw_uid, pw->pw_gid, e) < 0)
 		return err_prefix(e, _("cannot hand the data directory to %s"), cfg->run_as);
 	/* What stays root: the helper that makes root mode's sandboxes (the
 	 * sandbox uid, cgroups, the network namespace) for this process's

@@ -83,11 +83,15 @@ int fsx_rm_rf(const char *path, struct err *e)
 	return rm_at(AT_FDCWD, path, st.st_dev, e);
 }
 
+#define CHOWN_DRY 1          /* only checked */
+#define CHOWN_SKIP_LINKED 2  /* a non-folder with other links keeps its owner */
+
 /* By descriptor: the entry opened without following a link is the one
- * checked and changed.  from == (uid_t)-1: any owner.  dry: only checked. */
-static int chown_at(int dfd, const char *name, uid_t from, uid_t uid, gid_t gid, int dry,
-                    struct err *e)
+ * checked and changed.  from == (uid_t)-1: any owner. */
+static int chown_at(int dfd, const char *name, uid_t from, uid_t uid, gid_t gid,
+                    unsigned flags, struct err *e)
 {
+	int dry = flags & CHOWN_DRY;
 	struct stat st;
 	int fd = openat(dfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &st) < 0) {
@@ -101,6 +105,10 @@ static int chown_at(int dfd, const char *name, uid_t from, uid_t uid, gid_t gid,
 		return err_set(e, _("cannot change owner of %s: it belongs to uid %lu, not to uid "
 		                    "%lu; remove it"), name, (unsigned long)st.st_uid,
 		               (unsigned long)from);
+	}
+	if ((flags & CHOWN_SKIP_LINKED) && !S_ISDIR(st.st_mode) && st.st_nlink > 1) {
+		close(fd);
+		return 0;
 	}
 	if (!dry && fchownat(fd, "", uid, gid, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0) {
 		close(fd);
@@ -124,7 +132,7 @@ static int chown_at(int dfd, const char *name, uid_t from, uid_t uid, gid_t gid,
 	while ((de = readdir(d)) && rc == 0) {
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
-		rc = chown_at(dirfd(d), de->d_name, from, uid, gid, dry, e);
+		rc = chown_at(dirfd(d), de->d_name, from, uid, gid, flags, e);
 	}
 	closedir(d);
 	return rc;
@@ -135,10 +143,15 @@ int fsx_chown_r(const char *path, uid_t uid, gid_t gid, struct err *e)
 	return chown_at(AT_FDCWD, path, (uid_t)-1, uid, gid, 0, e);
 }
 
+int fsx_chown_handover_r(const char *path, uid_t uid, gid_t gid, struct err *e)
+{
+	return chown_at(AT_FDCWD, path, (uid_t)-1, uid, gid, CHOWN_SKIP_LINKED, e);
+}
+
 int fsx_chown_owned_r(const char *path, uid_t from, uid_t uid, gid_t gid, struct err *e)
 {
 	/* Checked whole first, so that a refused tree keeps every owner. */
-	return chown_at(AT_FDCWD, path, from, uid, gid, 1, e) < 0 ? -1
+	return chown_at(AT_FDCWD, path, from, uid, gid, CHOWN_DRY, e) < 0 ? -1
 	       : chown_at(AT_FDCWD, path, from, uid, gid, 0, e);
 }
 

@@ -18,6 +18,11 @@ int fsx_rm_rf(const char *path, struct err *e);
  * through that descriptor, so an entry swapped for another during the
  * walk is never the one changed unchecked. */
 int fsx_chown_r(const char *path, uid_t uid, gid_t gid, struct err *e);
+/* The same for a tree another user may have written into (the data
+ * directory handed to [paddock] user): a file with more than one link
+ * keeps its owner, since its other name may be anywhere (a hard link to
+ * root's file must not make it the user's). */
+int fsx_chown_handover_r(const char *path, uid_t uid, gid_t gid, struct err *e);
 /* The same, but only for a tree whose every entry is owned by `from` (or
  * already by uid): anything else (a hard link to a file of another
  * user's, such as root's) fails it, the tree checked whole first so that
