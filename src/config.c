@@ -3403,8 +3403,9 @@ static const struct config_key config_keys[] = {
 	  .off = CFG(api_max_conns), .lo = 16, .hi = 65536,
 	  .def = "1024",
 	  .help = "Connections open at once.\n"
-	          "When they are all open, the oldest connection that has not sent a whole\n"
-	          "request is closed to make room for a new one.\n" },
+	          "When they are all open, the oldest connection that has had no request\n"
+	          "taken (one still sending its first body too) is closed to make room for\n"
+	          "a new one.\n" },
 	{ .section = "api", .key = "max-connections-per-address", .type = KT_INT,
 	  .off = CFG(api_max_conns_addr), .lo = 1, .hi = 65536,
 	  .def = "64",
