@@ -1839,12 +1839,15 @@ static enum MHD_Result send_unauthorized(struct MHD_Connection *c)
  * token, and a body's type (a page's form or text/plain POST).  MHD_YES
  * with nothing queued: read the body. */
 static enum MHD_Result screen(struct api *a, struct MHD_Connection *c, const char *url,
-                              const char *method, struct req *rq)
+                              const char *method, const char *version, struct req *rq)
 {
 	const char *host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Host");
 	const char *origin = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin");
 	int local;
 	long port;
+	if (!host && strcmp(version, MHD_HTTP_VERSION_1_0) != 0)
+		return send_error(c, 400, "bad_request", NULL, "an HTTP/1.1 request needs a Host "
+		                  "header");
 	size_t hl = host ? host_port(host, &port) : 0;
 	if (host && (port < 0 || !host_allowed(a, host, hl, &local)))
 		return send_error(c, 421, "misdirected", NULL, "this API does not answer to the "
@@ -1991,7 +1994,6 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                                   const char *upload, size_t *upload_size, void **con_cls)
 {
 	struct api *a = cls;
-	(void)version;
 	struct req *rq = *con_cls;
 	cur_req = rq;
 	cur_api = a;
@@ -2000,7 +2002,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		*con_cls = rq;
 		cur_req = rq;
 		conn_body(a, c, clock_mono());
-		return screen(a, c, url, method, rq);
+		return screen(a, c, url, method, version, rq);
 	}
 	if (*upload_size) {
 		if (!rq->too_big && rq->body.len + *upload_size <= a->cfg->api_max_body)
