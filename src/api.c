@@ -47,6 +47,9 @@
 #define PAGE_MAX 500
 #define SSE_PING_S 15.0
 #define SSE_SETTLE_S 5.0   /* the longest a step's place in the log is waited for */
+#define REFUSE_MAX 30       /* refused GitHub deliveries per address and window */
+#define REFUSE_WINDOW_S 60.0
+#define REFUSE_SLOTS 64     /* addresses tracked at once; the oldest makes room */
 
 struct api_token {
 	char *name;
@@ -61,7 +64,10 @@ struct api_conn {
 	int fd;                    /* a dup of the connection's socket: ours to
 	                              shut down, never reused while listed */
 	double started;            /* monotonic */
-	int served;                /* sent a whole request at least once */
+	int served;                /* had a request accepted (a token, a
+	                              signature, or none needed) */
+	double body_since;         /* monotonic: when the headers of the
+	                              request being read came; 0: none */
 	int loopback;
 	struct sockaddr_storage addr;
 };
@@ -84,6 +90,16 @@ struct api {
 	size_t ntokens;
 	int loopback;              /* listening on a loopback address */
 	int port;
+	char listen_host[64];      /* the address listened on, as a Host names
+	                              it ("10.0.0.5", "[fd00::1]"); "" for a
+	                              wildcard address */
+	/* Refused GitHub deliveries per client address, in windows of
+	 * REFUSE_WINDOW_S (under cmu). */
+	struct refusals {
+		struct sockaddr_storage addr;
+		double since;
+		unsigned n;
+	} refusals[REFUSE_SLOTS];
 	int stop_fd;               /* an eventfd, readable once stopping */
 	volatile int stopping;
 };
@@ -119,6 +135,9 @@ const char *const *api_routes(void)
 struct req {
 	struct buf body;
 	int too_big;
+	int accepted;              /* passed screen(): its token, or none needed */
+	int read_only;
+	char who[128];             /* the token's name, the actor; "api" */
 	const char *allow;         /* a 405's Allow header, or NULL */
 	/* The answer, kept for an Idempotency-Key (status 0: none yet). */
 	int record;
@@ -132,6 +151,8 @@ struct req {
 static _Thread_local struct req *cur_req;
 
 static void conn_served(struct api *a, struct MHD_Connection *c);
+static void conn_body(struct api *a, struct MHD_Connection *c, double since);
+static int addr_same(const struct sockaddr *a, const struct sockaddr_storage *b);
 
 /* ---- answers ---- */
 
@@ -1567,6 +1588,59 @@ static enum MHD_Result route_recipes(struct api *a, struct MHD_Connection *c, co
 	return send_json(c, 200, j);
 }
 
+/* Counts a refused GitHub delivery from c's address: 0 while the address
+ * is within REFUSE_MAX refusals a window, else the seconds until its
+ * window ends (the refusal is then answered 429 and not recorded). */
+static double refusal_count(struct api *a, struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ai =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	if (!ai || !ai->client_addr)
+		return 0;
+	const struct sockaddr *sa = ai->client_addr;
+	double now = clock_mono(), retry = 0;
+	pthread_mutex_lock(&a->cmu);
+	struct refusals *slot = NULL, *oldest = NULL;
+	for (size_t i = 0; i < REFUSE_SLOTS; i++) {
+		struct refusals *r = &a->refusals[i];
+		if (r->n && addr_same(sa, &r->addr)) {
+			slot = r;
+			break;
+		}
+		if (!oldest || !r->n || (oldest->n && r->since < oldest->since))
+			oldest = r;
+	}
+	if (!slot) {
+		slot = oldest;
+		memset(slot, 0, sizeof *slot);
+		memcpy(&slot->addr, sa, sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+		                                                  : sizeof(struct sockaddr_in));
+	}
+	if (!slot->n || now - slot->since >= REFUSE_WINDOW_S) {
+		slot->since = now;
+		slot->n = 0;
+	}
+	if (++slot->n > REFUSE_MAX)
+		retry = slot->since + REFUSE_WINDOW_S - now;
+	pthread_mutex_unlock(&a->cmu);
+	return retry > 0 ? retry : 0;
+}
+
+/* 429 to an address over its refusals, with Retry-After. */
+static enum MHD_Result send_retry(struct MHD_Connection *c, double secs)
+{
+	char *body = xasprintf("{\"error\": \"too many refused deliveries from this address; "
+	                       "try again in %.0f s\", \"code\": \"too_many_refused\"}\n",
+	                       secs + 0.5);
+	struct MHD_Response *r = MHD_create_response_from_buffer(strlen(body), body,
+	                                                         MHD_RESPMEM_MUST_FREE);
+	char after[32];
+	snprintf(after, sizeof after, "%.0f", secs + 0.5);
+	MHD_add_response_header(r, "Content-Type", "application/json");
+	MHD_add_response_header(r, "Retry-After", after);
+	return answer(c, 429, r);
+}
+
 /* POST /github/webhook: GitHub's deliveries (ghsync.h).  The signature
  * is the authentication, not a paddock token: GitHub sends none. */
 static enum MHD_Result route_github(struct api *a, struct MHD_Connection *c, const char *url,
@@ -1592,11 +1666,17 @@ static enum MHD_Result route_github(struct api *a, struct MHD_Connection *c, con
 		return send_err(c, &e, NULL);
 	}
 	enum MHD_Result rc;
-	if (rq->too_big) {
+	int ok = !rq->too_big && ghsync_signature_ok(secret, rq->body.data, rq->body.len, sig);
+	double retry = ok ? 0 : refusal_count(a, c);
+	if (ok)
+		conn_served(a, c);
+	if (retry > 0) {
+		rc = send_retry(c, retry);
+	} else if (rq->too_big) {
 		ghsync_refused(st, ev, dl, "the body is over api.max-body");
 		rc = send_error(c, 413, "body_too_large", NULL, "the body is over %llu bytes "
 		                "(api.max-body)", (unsigned long long)a->cfg->api_max_body);
-	} else if (!ghsync_signature_ok(secret, rq->body.data, rq->body.len, sig)) {
+	} else if (!ok) {
 		ghsync_refused(st, ev, dl, sig ? "X-Hub-Signature-256 does not verify"
 		                               : "no X-Hub-Signature-256");
 		rc = send_error(c, 401, "bad_signature", NULL, "%s", sig
@@ -1626,30 +1706,194 @@ static enum MHD_Result route_github(struct api *a, struct MHD_Connection *c, con
 	return rc;
 }
 
+/* ---- what a request must be before its body is read ---- */
+
+/* Whether name (a Host's or an Origin's host part, without a port) is
+ * one the API answers to: a loopback name or address, the address it
+ * listens on, or an api.server-name.  *local: it is not a server-name. */
+static int host_allowed(const struct api *a, const char *name, size_t n, int *local)
+{
+	char h[256];
+	*local = 1;
+	if (!n || n >= sizeof h)
+		return 0;
+	memcpy(h, name, n);
+	h[n] = '\0';
+	struct in_addr v4;
+	struct in6_addr v6;
+	if (strcasecmp(h, "localhost") == 0)
+		return 1;
+	if (inet_pton(AF_INET, h, &v4) == 1 && (ntohl(v4.s_addr) >> 24) == 127)
+		return 1;
+	if (n > 2 && h[0] == '[' && h[n - 1] == ']') {
+		h[n - 1] = '\0';
+		int lo = inet_pton(AF_INET6, h + 1, &v6) == 1 && IN6_IS_ADDR_LOOPBACK(&v6);
+		h[n - 1] = ']';
+		if (lo)
+			return 1;
+	}
+	if (*a->listen_host && strcasecmp(h, a->listen_host) == 0)
+		return 1;
+	*local = 0;
+	for (size_t i = 0; i < a->cfg->napi_server_names; i++)
+		if (strcasecmp(h, a->cfg->api_server_names[i]) == 0)
+			return 1;
+	return 0;
+}
+
+/* Splits "host[:port]" ("[v6]:port" too): the host's length, and the port
+ * (0: none; -1: not a port). */
+static size_t host_port(const char *v, long *port)
+{
+	size_t hl;
+	if (*v == '[') {
+		const char *end = strchr(v, ']');
+		hl = end ? (size_t)(end - v) + 1 : strlen(v);
+	} else {
+		hl = strcspn(v, ":");
+	}
+	*port = 0;
+	if (v[hl] == ':') {
+		char *end;
+		errno = 0;
+		*port = strtol(v + hl + 1, &end, 10);
+		if (*end || !v[hl + 1] || errno || *port <= 0 || *port > 65535)
+			*port = -1;
+	} else if (v[hl]) {
+		*port = -1;
+	}
+	return hl;
+}
+
+/* A web page's request carries its Origin: only the API's own is taken,
+ * http://NAME:PORT with a name of host_allowed and the port listened on,
+ * or http(s)://SERVER-NAME[:PORT] (a proxy in front may change both). */
+static int origin_allowed(const struct api *a, const char *o)
+{
+	int https = strncasecmp(o, "https://", 8) == 0;
+	if (!https && strncasecmp(o, "http://", 7) != 0)
+		return 0;
+	o += https ? 8 : 7;
+	long port;
+	size_t hl = host_port(o, &port);
+	int local;
+	if (port < 0 || !host_allowed(a, o, hl, &local))
+		return 0;
+	if (!local)
+		return 1;
+	return !https && (port ? port : 80) == a->port;
+}
+
+/* Each Content-Length header, for duplicate_length. */
+static enum MHD_Result count_length(void *cls, enum MHD_ValueKind kind, const char *key,
+                                    const char *value)
+{
+	(void)kind;
+	const char **first = cls;
+	if (strcasecmp(key, "Content-Length") != 0)
+		return MHD_YES;
+	if (!first[0])
+		first[0] = value;
+	else if (strcmp(first[0], value) != 0)
+		first[1] = value;
+	return MHD_YES;
+}
+
+/* Whether the body's type is JSON: application/json, with charset=utf-8
+ * at most. */
+static int is_json_type(const char *ct)
+{
+	while (*ct == ' ' || *ct == '\t')
+		ct++;
+	if (strncasecmp(ct, "application/json", 16) != 0)
+		return 0;
+	const char *p = ct + 16;
+	while (*p == ' ' || *p == '\t')
+		p++;
+	if (!*p)
+		return 1;
+	if (*p++ != ';')
+		return 0;
+	while (*p == ' ' || *p == '\t')
+		p++;
+	return strncasecmp(p, "charset=", 8) == 0 &&
+	       (strcasecmp(p + 8, "utf-8") == 0 || strcasecmp(p + 8, "\"utf-8\"") == 0);
+}
+
+/* The answer to a request without a token (or with one that is not
+ * configured). */
+static enum MHD_Result send_unauthorized(struct MHD_Connection *c)
+{
+	char *body = xstrdup("{\"error\": \"a bearer token is needed (Authorization: "
+	                     "Bearer TOKEN)\", \"code\": \"unauthorized\"}\n");
+	struct MHD_Response *r = MHD_create_response_from_buffer(strlen(body), body,
+	                                                         MHD_RESPMEM_MUST_FREE);
+	MHD_add_response_header(r, "Content-Type", "application/json");
+	MHD_add_response_header(r, "WWW-Authenticate", "Bearer realm=\"paddock\"");
+	return answer(c, 401, r);
+}
+
+/* What is decided from the headers alone, before a byte of the body is
+ * read (an answer now closes the connection with the body unread): the
+ * Host (DNS rebinding), the Origin (a web page), two Content-Lengths, the
+ * token, and a body's type (a page's form or text/plain POST).  MHD_YES
+ * with nothing queued: read the body. */
+static enum MHD_Result screen(struct api *a, struct MHD_Connection *c, const char *url,
+                              const char *method, const char *version, struct req *rq)
+{
+	const char *host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Host");
+	const char *origin = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin");
+	int local;
+	long port;
+	if (!host && strcmp(version, MHD_HTTP_VERSION_1_0) != 0)
+		return send_error(c, 400, "bad_request", NULL, "an HTTP/1.1 request needs a Host "
+		                  "header");
+	size_t hl = host ? host_port(host, &port) : 0;
+	if (host && (port < 0 || !host_allowed(a, host, hl, &local)))
+		return send_error(c, 421, "misdirected", NULL, "this API does not answer to the "
+		                  "host '%.100s'; use localhost or 127.0.0.1, or add the name to "
+		                  "[api] server-name", host);
+	if (origin && !origin_allowed(a, origin))
+		return send_error(c, 403, "origin", NULL, "a request from the web page '%.100s' "
+		                  "is refused: the API takes no request from other origins", origin);
+	const char *lengths[2] = { NULL, NULL };
+	MHD_get_connection_values(c, MHD_HEADER_KIND, count_length, lengths);
+	if (lengths[1])
+		return send_error(c, 400, "bad_request", NULL, "two different Content-Length "
+		                  "headers (%.20s, %.20s); send one", lengths[0], lengths[1]);
+	snprintf(rq->who, sizeof rq->who, "api");
+	int github = strncmp(url, "/github/", 8) == 0;
+	int is_get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
+	if (!github && api_has_tokens(a)) {
+		if (!auth(a, c, rq->who, sizeof rq->who, &rq->read_only))
+			return send_unauthorized(c);
+		if (!is_get && rq->read_only)
+			return send_error(c, 403, "read_only", NULL, "token '%s' is read-only", rq->who);
+	}
+	if (strcmp(method, "POST") == 0) {
+		const char *ct = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
+		const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+		const char *te = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+		                                             "Transfer-Encoding");
+		int body = te || (cl && strspn(cl, "0") != strlen(cl));
+		if (ct ? !is_json_type(ct) : body)
+			return send_error(c, 415, "media_type", NULL, "the body is %.100s; send "
+			                  "Content-Type: application/json", ct ? ct : "of no type");
+	}
+	rq->accepted = 1;
+	return MHD_YES;
+}
+
 static enum MHD_Result route(struct api *a, struct MHD_Connection *c, const char *url,
                              const char *method, struct req *rq)
 {
 	int is_get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
 	int is_post = strcmp(method, "POST") == 0;
-	const char *actor = "api";
-	static _Thread_local char who[128];
+	const char *actor = rq->who;
 	if (strncmp(url, "/github/", 8) == 0)
 		return route_github(a, c, url, method, rq);
-	if (api_has_tokens(a)) {
-		int read_only = 0;
-		if (!auth(a, c, who, sizeof who, &read_only)) {
-			struct MHD_Response *r;
-			char *body = xstrdup("{\"error\": \"a bearer token is needed (Authorization: "
-			                     "Bearer TOKEN)\", \"code\": \"unauthorized\"}\n");
-			r = MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_FREE);
-			MHD_add_response_header(r, "Content-Type", "application/json");
-			MHD_add_response_header(r, "WWW-Authenticate", "Bearer realm=\"paddock\"");
-			return answer(c, 401, r);
-		}
-		if (!is_get && read_only)
-			return send_error(c, 403, "read_only", NULL, "token '%s' is read-only", who);
-		actor = who;
-	}
+	/* screen() let it in: its token (or none needed) holds. */
+	conn_served(a, c);
 	if (rq->too_big)
 		return send_error(c, 413, "body_too_large", NULL, "the body is over %llu bytes "
 		                  "(api.max-body)", (unsigned long long)a->cfg->api_max_body);
@@ -1750,15 +1994,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                                   const char *upload, size_t *upload_size, void **con_cls)
 {
 	struct api *a = cls;
-	(void)version;
 	struct req *rq = *con_cls;
 	cur_req = rq;
 	cur_api = a;
 	if (!rq) {
-		conn_served(a, c);
 		rq = xcalloc(1, sizeof *rq);
 		*con_cls = rq;
-		return MHD_YES;
+		cur_req = rq;
+		conn_body(a, c, clock_mono());
+		return screen(a, c, url, method, version, rq);
 	}
 	if (*upload_size) {
 		if (!rq->too_big && rq->body.len + *upload_size <= a->cfg->api_max_body)
@@ -1770,16 +2014,16 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		*upload_size = 0;
 		return MHD_YES;
 	}
+	conn_body(a, c, 0);
 	return route(a, c, url, method, rq);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
-	(void)cls;
-	(void)c;
 	(void)toe;
 	struct req *rq = *con_cls;
+	conn_body(cls, c, 0);
 	if (rq) {
 		if (cur_req == rq)
 			cur_req = NULL;
@@ -1818,8 +2062,10 @@ static int addr_same(const struct sockaddr *a, const struct sockaddr_storage *b)
 
 /* Whether a new connection from addr gets in: not over the per-address
  * limit (loopback aside: its clients are this host's), and when all
- * places are taken, the oldest connection that never sent a whole request
- * makes room.  Clients that made requests keep theirs. */
+ * places are taken, the oldest connection that never had a request
+ * accepted makes room (one still sending its first body, too: a client
+ * that trickles it holds no place).  Clients whose requests were taken
+ * keep theirs. */
 static enum MHD_Result conn_accept(void *cls, const struct sockaddr *addr, socklen_t len)
 {
 	struct api *a = cls;
@@ -1900,8 +2146,26 @@ static void conn_notify(void *cls, struct MHD_Connection *c, void **ctx,
 	*ctx = NULL;
 }
 
-/* The connection sent a whole request: from now on only the idle timeout
- * applies to it, and it is not the one that makes room. */
+/* The request's headers came at since (monotonic), and its body has
+ * api.body-timeout from then; since 0: the whole request came. */
+static void conn_body(struct api *a, struct MHD_Connection *c, double since)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	struct api_conn *k = ci ? ci->socket_context : NULL;
+	if (!k)
+		return;
+	pthread_mutex_lock(&a->cmu);
+	k->body_since = since;
+	if (since > 0)
+		pthread_cond_signal(&a->ccv);
+	pthread_mutex_unlock(&a->cmu);
+}
+
+/* The connection had a whole request accepted (its token, or none needed;
+ * a delivery's signature): from now on only the idle timeout applies to
+ * it between requests, and it is not the one that makes room.  A
+ * connection whose requests were all refused stays a stranger's. */
 static void conn_served(struct api *a, struct MHD_Connection *c)
 {
 	const union MHD_ConnectionInfo *ci =
@@ -1914,10 +2178,11 @@ static void conn_served(struct api *a, struct MHD_Connection *c)
 	pthread_mutex_unlock(&a->cmu);
 }
 
-/* Closes connections that sent no whole request within header-timeout
+/* Closes connections that had no request accepted within header-timeout
  * (a slow-loris client keeps its connection by sending a byte now and
- * then; the idle timeout alone would never close it).  Sleeps while there
- * is nothing to watch. */
+ * then; the idle timeout alone would never close it), and those whose
+ * request's body is not all there body-timeout after its headers.  Sleeps
+ * while there is nothing to watch. */
 static void *conn_reaper(void *arg)
 {
 	struct api *a = arg;
@@ -1925,9 +2190,10 @@ static void *conn_reaper(void *arg)
 	while (!a->stopping) {
 		double now = clock_mono(), next = -1;
 		for (struct api_conn *k = a->conns; k; k = k->next) {
-			if (k->served || k->fd < 0)
+			if ((k->served && k->body_since <= 0) || k->fd < 0)
 				continue;
-			double due = k->started + a->cfg->api_header_timeout;
+			double due = k->body_since > 0 ? k->body_since + a->cfg->api_body_timeout
+			                               : k->started + a->cfg->api_header_timeout;
 			if (due <= now) {
 				shutdown(k->fd, SHUT_RDWR);
 				k->fd = -k->fd - 2;
@@ -2033,6 +2299,25 @@ int api_listen_try(const char *listen, struct err *e)
 	return 0;
 }
 
+/* The address listened on as a Host header names it; "" for a wildcard
+ * (its names are api.server-name's to give). */
+static void listen_host(const struct sockaddr_storage *ss, char *out, size_t size)
+{
+	char t[INET6_ADDRSTRLEN] = "";
+	*out = '\0';
+	if (ss->ss_family == AF_INET) {
+		const struct sockaddr_in *s4 = (const struct sockaddr_in *)ss;
+		if (s4->sin_addr.s_addr != htonl(INADDR_ANY) &&
+		    inet_ntop(AF_INET, &s4->sin_addr, t, sizeof t))
+			snprintf(out, size, "%s", t);
+	} else if (ss->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)ss;
+		if (!IN6_IS_ADDR_UNSPECIFIED(&s6->sin6_addr) &&
+		    inet_ntop(AF_INET6, &s6->sin6_addr, t, sizeof t))
+			snprintf(out, size, "[%s]", t);
+	}
+}
+
 int api_start(struct api **out, const struct api_opts *o, FILE *notice, struct err *e)
 {
 	*out = NULL;
@@ -2055,6 +2340,7 @@ int api_start(struct api **out, const struct api_opts *o, FILE *notice, struct e
 	a->db = paths_db(o->data_dir);
 	pthread_mutex_init(&a->tmu, NULL);
 	a->loopback = loopback;
+	listen_host(&ss, a->listen_host, sizeof a->listen_host);
 	if (tokens_read(o->cfg, &a->tokens, &a->ntokens, e) < 0) {
 		api_stop(a);
 		return -1;

@@ -11,7 +11,17 @@
  * logged); the token's name is the actor of the decisions it makes; a
  * read-only token may only GET.  Without tokens the API answers only on a
  * loopback address, without asking; a non-loopback address needs a token
- * configured. */
+ * configured.
+ *
+ * Web pages and strangers (doc/paddock-api.7, BROWSERS): every request is
+ * screened on its headers before its body is read, tokens or not: a Host
+ * that is not loopback, the listen address or an api.server-name (421),
+ * another Origin (403), two Content-Lengths (400), no token where tokens
+ * are configured (401), a POST body that is not application/json (415).
+ * A body has api.body-timeout from its headers; a connection holds its
+ * place only once a request of it was taken.  Refused GitHub deliveries
+ * past 30 a minute from one address (REFUSE_MAX) are answered 429 and not
+ * recorded (store_github.h caps those that are). */
 #ifndef PADDOCK_API_H
 #define PADDOCK_API_H
 

@@ -437,6 +437,7 @@ void config_init_defaults(struct config *c)
 	c->api_max_conns = 1024;
 	c->api_max_conns_addr = 64;
 	c->api_header_timeout = 10;
+	c->api_body_timeout = 30;
 	c->wh_events = CONFIG_WEBHOOK_ALL;
 	c->wh_timeout = 10;
 	c->wh_attempts = 8;
@@ -584,6 +585,7 @@ void config_free(struct config *c)
 	free(c->tokens);
 	config_strv_free(c->gw_allow_address, c->ngw_allow_address);
 	config_strv_free(c->api_callback_allow, c->napi_callback_allow);
+	config_strv_free(c->api_server_names, c->napi_server_names);
 	free(c->wh_url);
 	free(c->wh_secret_env);
 	free(c->wh_secret_file);
@@ -1688,6 +1690,35 @@ static void config_set_header_timeout(const struct entry *en)
 		problem_add(en->p->ps, en->line, _("api.header-timeout: '%s' is not a duration from 1s to 10m (for example 10s)"), en->value);
 	else
 		c->api_header_timeout = secs;
+}
+
+static void config_set_body_timeout(const struct entry *en)
+{
+	struct config *c = en->obj;
+	double secs;
+	if (units_parse_duration(en->value, &secs) < 0 || secs < 1 || secs > 3600)
+		problem_add(en->p->ps, en->line, _("api.body-timeout: '%s' is not a duration from 1s to 1h (for example 30s)"), en->value);
+	else
+		c->api_body_timeout = secs;
+}
+
+/* A host name or an IP address as a Host header names it: letters,
+ * digits, dots and dashes, or an IPv6 address in brackets. */
+static void config_set_server_name(const struct entry *en)
+{
+	struct config *c = en->obj;
+	const char *v = en->value;
+	size_t n = strlen(v);
+	int ok = n > 0 && n < 256;
+	if (ok && v[0] == '[')
+		ok = n > 2 && v[n - 1] == ']' && strspn(v + 1, "0123456789abcdefABCDEF:.") == n - 2;
+	else if (ok)
+		ok = strspn(v, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-") == n &&
+		     v[0] != '.' && v[0] != '-';
+	if (!ok)
+		problem_add(en->p->ps, en->line, _("api.server-name: '%s' is not a host name or address such as paddock.example.com (no port, no wildcard)"), v);
+	else
+		config_strv_add(&c->api_server_names, &c->napi_server_names, v);
 }
 
 /* [webhook] */
@@ -3404,8 +3435,9 @@ static const struct config_key config_keys[] = {
 	  .off = CFG(api_max_conns), .lo = 16, .hi = 65536,
 	  .def = "1024",
 	  .help = "Connections open at once.\n"
-	          "When they are all open, the oldest connection that has not sent a whole\n"
-	          "request is closed to make room for a new one.\n" },
+	          "When they are all open, the oldest connection that has had no request\n"
+	          "taken (one still sending its first body too) is closed to make room for\n"
+	          "a new one.\n" },
 	{ .section = "api", .key = "max-connections-per-address", .type = KT_INT,
 	  .off = CFG(api_max_conns_addr), .lo = 1, .hi = 65536,
 	  .def = "64",
@@ -3416,7 +3448,31 @@ static const struct config_key config_keys[] = {
 	  .doc = "duration, 1s to 10m",
 	  .def = "10s",
 	  .help = "How long a connection has to send a whole request (its headers); after\n"
-	          "a request, an idle connection is kept for 60 seconds.\n" },
+	          "a request, an idle connection is kept for 60 seconds.\n"
+	          "A connection whose requests were all refused (no token, a bad signature)\n"
+	          "is closed this long after it opened.\n" },
+	{ .section = "api", .key = "body-timeout", .type = KT_CUSTOM,
+	  .set = config_set_body_timeout,
+	  .doc = "duration, 1s to 1h",
+	  .def = "30s",
+	  .help = "How long a request has to send its whole body once its headers came;\n"
+	          "then the connection is closed unanswered.\n" },
+	{ .section = "api", .key = "server-name", .type = KT_CUSTOM,
+	  .set = config_set_server_name,
+	  .doc = "host name, one per line",
+	  .def = "none",
+	  .help = "A name (or address) the API answers to in a request's\n"
+	          ".B Host\n"
+	          "header, such as the name of a proxy in front of it; one per line.\n"
+	          "Loopback names\n"
+	          ".RB ( localhost ,\n"
+	          ".BR 127.\\fIx\\fP.\\fIx\\fP.\\fIx\\fP ,\n"
+	          ".BR [::1] )\n"
+	          "and the address of\n"
+	          ".B listen\n"
+	          "are always answered; any other is refused with 421\n"
+	          "(see\n"
+	          ".BR paddock\\-api (7)).\n" },
 	{ .section = "api", .key = "max-body", .type = KT_SIZE,
 	  .off = CFG(api_max_body), .lo = 1024,
 	  .def = "1m",

@@ -236,6 +236,11 @@ struct config {
 	                           non-loopback address (64) */
 	double api_header_timeout; /* header-timeout: seconds a new connection has
 	                              to send a whole request (10) */
+	double api_body_timeout; /* body-timeout: seconds a request has to send
+	                            its whole body once its headers came (30) */
+	char **api_server_names; /* server-name: Host names the API answers
+	                            besides loopback ones (api.h) */
+	size_t napi_server_names;
 	struct token_conf *tokens;
 	size_t ntokens;
 	/* [github] (ghsync.h) */

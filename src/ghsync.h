@@ -88,7 +88,9 @@ char *ghsync_secret(const struct config *cfg);
  * JSON object. */
 int ghsync_webhook(struct ghsync *s, const char *event, const char *delivery,
                    const char *body, size_t len, json_t **answer, struct err *e);
-/* Records a delivery refused before it was read (a bad signature). */
+/* Records a delivery refused before it was read (a bad signature): the
+ * store keeps only the newest refusals, their fields cut
+ * (store_github_event_add). */
 void ghsync_refused(struct store *st, const char *event, const char *delivery,
                     const char *why);
 

@@ -222,17 +222,32 @@ void gh_events_free(struct gh_event *ev, size_t n)
 	free(ev);
 }
 
+/* What a sender's header may leave in the store: GH_FIELD_MAX printable
+ * ASCII bytes, the rest cut and any other byte a '?'.  NULL stays NULL. */
+static const char *gh_field(const char *v, char out[GH_FIELD_MAX + 1])
+{
+	if (!v)
+		return NULL;
+	size_t i = 0;
+	for (; v[i] && i < GH_FIELD_MAX; i++)
+		out[i] = (unsigned char)v[i] >= 0x20 && (unsigned char)v[i] < 0x7f ? v[i] : '?';
+	out[i] = '\0';
+	return out;
+}
+
 int store_github_event_add(struct store *s, const struct gh_event *ev, struct err *e)
 {
 	sqlite3_stmt *st;
+	char event[GH_FIELD_MAX + 1], delivery[GH_FIELD_MAX + 1];
+	int refused = ev->verdict && strcmp(ev->verdict, "refused") == 0;
 	if (sqlite3_prepare_v2(s->db, "INSERT INTO github_events (time, source, event, delivery, "
 	                       "actor, gh_repo, number, verdict, detail, task_id) VALUES "
 	                       "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", -1, &st, NULL) != SQLITE_OK)
 		return store_db_err(s, e, "github event");
 	sqlite3_bind_double(st, 1, ev->time > 0 ? ev->time : clock_wall());
 	sqlite3_bind_text(st, 2, ev->source ? ev->source : "poll", -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 3, ev->event ? ev->event : "", -1, SQLITE_STATIC);
-	bind_text_or_null(st, 4, ev->delivery);
+	sqlite3_bind_text(st, 3, ev->event ? gh_field(ev->event, event) : "", -1, SQLITE_STATIC);
+	bind_text_or_null(st, 4, gh_field(ev->delivery, delivery));
 	bind_text_or_null(st, 5, ev->actor);
 	bind_text_or_null(st, 6, ev->gh_repo);
 	bind_id_or_null(st, 7, ev->number);
@@ -240,6 +255,16 @@ int store_github_event_add(struct store *s, const struct gh_event *ev, struct er
 	bind_text_or_null(st, 9, ev->detail);
 	bind_text_or_null(st, 10, ev->task_id);
 	int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : store_db_err(s, e, "github event");
+	sqlite3_finalize(st);
+	if (rc < 0 || !refused)
+		return rc;
+	/* Refusals are a stranger's to send: only the newest are kept. */
+	if (sqlite3_prepare_v2(s->db, "DELETE FROM github_events WHERE verdict = 'refused' AND "
+	                       "id <= (SELECT id FROM github_events WHERE verdict = 'refused' "
+	                       "ORDER BY id DESC LIMIT 1 OFFSET ?)", -1, &st, NULL) != SQLITE_OK)
+		return store_db_err(s, e, "github event");
+	sqlite3_bind_int(st, 1, GH_REFUSED_KEPT);
+	rc = sqlite3_step(st) == SQLITE_DONE ? 0 : store_db_err(s, e, "github event");
 	sqlite3_finalize(st);
 	return rc;
 }
@@ -290,7 +315,8 @@ int store_github_delivery_seen(struct store *s, const char *delivery, struct err
 	                       "verdict NOT IN ('refused', 'error')", -1, &st,
 	                       NULL) != SQLITE_OK)
 		return store_db_err(s, e, "github delivery");
-	sqlite3_bind_text(st, 1, delivery, -1, SQLITE_STATIC);
+	char clipped[GH_FIELD_MAX + 1];
+	sqlite3_bind_text(st, 1, gh_field(delivery, clipped), -1, SQLITE_STATIC);
 	return row_exists(s, st, "github delivery", e);
 }
 

@@ -63,6 +63,12 @@ struct gh_event {
 	char *task_id;             /* or NULL */
 };
 void gh_events_free(struct gh_event *ev, size_t n);
+/* The sender's fields (event, delivery) are kept as GH_FIELD_MAX printable
+ * ASCII bytes at most; of the events refused (a bad or no signature, from
+ * anyone), only the newest GH_REFUSED_KEPT stay: the store does not grow
+ * with what strangers send. */
+#define GH_FIELD_MAX 64
+#define GH_REFUSED_KEPT 100
 int store_github_event_add(struct store *s, const struct gh_event *ev, struct err *e);
 /* Newest first; limit 0: all. */
 int store_github_events(struct store *s, size_t limit, struct gh_event **out, size_t *n,
