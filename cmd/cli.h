@@ -68,6 +68,7 @@ struct cli_opts {
 	const char *agents;
 	const char *n;
 	int keep;
+	int yes;
 };
 
 /* The verb named name (NULL if none). */

@@ -58,7 +58,10 @@
 
 /* Opens a shell (argv NULL) or runs argv in the kept sandbox of task
  * task_id (an id or a unique prefix) of the data directory data_dir, with
- * keep: the changes kept as a reviewer's round.  It uses the caller's
+ * keep (SHELL_KEEP, SHELL_KEEP_YES): the changes kept as a reviewer's
+ * round once the reviewer saw their files and stat and said yes on the
+ * terminal (fd 0 and 2; SHELL_KEEP_YES: without asking; without it and
+ * without a terminal on fd 0, ERR_INVALID before anything ran).  It uses the caller's
  * terminal, fds 0, 1 and 2: when fds 0 and 1 are terminals, fd 0's is
  * put in raw mode for the session (and always restored, on a signal too: SIGHUP,
  * SIGTERM and SIGINT end the session), the window size goes along and
@@ -76,6 +79,8 @@
  * kept sandbox, ERR_UNAVAILABLE when the supervisor does not answer),
  * nothing changed.  A session whose keep failed returns 1 (the message
  * says why; the workspace is back at the head). */
+#define SHELL_KEEP 1               /* keep: a reviewer's round, asked first */
+#define SHELL_KEEP_YES 2           /* with SHELL_KEEP: recorded without asking */
 int shell_run(const char *data_dir, const char *task_id, int keep, const char *const *argv,
               struct err *e);
 
