@@ -423,9 +423,16 @@ struct store *cli_open_store(char **data_out, int create)
 	return s;
 }
 
+size_t cli_json_flags(void)
+{
+	/* JSON escapes C0 controls, not C1 ones (U+0080..U+009F), which
+	 * some terminals act on: on a terminal it is all ASCII. */
+	return JSON_INDENT(2) | TASKJSON_DUMP | (isatty(1) ? JSON_ENSURE_ASCII : 0);
+}
+
 void cli_json_print(json_t *j)
 {
-	char *s = json_dumps(j, JSON_INDENT(2) | TASKJSON_DUMP);
+	char *s = json_dumps(j, cli_json_flags());
 	if (s) {
 		puts(s);
 		free(s);

@@ -39,11 +39,20 @@
  *   workspace goes back.  Input on the scheduler's command pipe (a
  *   teardown, a resume) ends a session at once.
  * - The terminal is an attack surface: what the sandbox prints reaches
- *   the reviewer's terminal only through a filter that drops control
- *   strings (OSC, such as window titles and OSC 52 clipboard writes, DCS,
- *   SOS, PM, APC); colours, cursor moves and the alternate screen pass, so
- *   that line editing and full-screen programs work.  The log keeps the
- *   bytes; `paddock log` sanitizes them (sanitize.h).
+ *   the reviewer's terminal only through sanitize_term (sanitize.h), an
+ *   allow-list of what a shell needs (text, colours, cursor moves, erase,
+ *   the scroll region, cursor keys and keypad modes); titles, clipboard
+ *   writes, window operations, mouse and alternate-screen modes, reports
+ *   and C1 controls are dropped, and the session's end sends
+ *   sanitize_term_restore and puts back the terminal's settings.  What
+ *   the client says itself goes through sanitize_quote.  The log keeps
+ *   the bytes; `paddock log` sanitizes them.
+ * - Nothing the agent left runs by itself: the shell is the read-only
+ *   system's /bin/bash (else /bin/sh) by absolute path, without rc or
+ *   profile files, with INPUTRC=/dev/null, an empty HISTFILE, a PATH of
+ *   the system's folders only, and BASH_ENV, ENV, PROMPT_COMMAND unset
+ *   (shell.c, shell_env).  A kept round is recorded only once the
+ *   reviewer saw its files and stat and said yes (or gave --yes).
  *
  * The protocol (SOCK_SEQPACKET, one message a frame: a type byte, then
  * its payload) is shell.c's and shell_client.c's alone. */
