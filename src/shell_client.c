@@ -20,9 +20,9 @@
 
 #include "buf.h"
 #include "clock.h"
+#include "diff.h"
 #include "fsx.h"
 #include "gate.h"
-#include "diff.h"
 #include "i18n.h"
 #include "mirror.h"
 #include "paths.h"
