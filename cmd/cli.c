@@ -120,7 +120,7 @@ static const struct cli_verb verbs[] = {
 	     "  -m, --notes TEXT   the notes\n"
 	     "  --notes-file FILE  the notes from FILE ('-' for standard input)\n"
 	     "  --json             print the new task as JSON\n") },
-	{ "shell", cmd_shell, N_("shell [--keep] ID [-- COMMAND [ARG...]]"),
+	{ "shell", cmd_shell, N_("shell [--keep [--yes]] ID [-- COMMAND [ARG...]]"),
 	  N_("Opens a shell in the sandbox a task keeps at review (or runs COMMAND there):\n"
 	     "as the sandbox's user, with the task's limits and network (its gateway), in\n"
 	     "/work at the task's head, on a terminal of its own when paddock is on one.\n"
@@ -129,7 +129,10 @@ static const struct cli_verb verbs[] = {
 	     "the status of the shell or COMMAND (128 + N for signal N, 124 when it ran out\n"
 	     "of time).\n"
 	     "  --keep             commit what the shell changed as a reviewer's round (the\n"
-	     "                     task stays at review, at the new head)\n") },
+	     "                     task stays at review, at the new head), after showing its\n"
+	     "                     files and stat and asking y/N on the terminal\n"
+	     "  --yes              with --keep: record the round without asking (needed\n"
+	     "                     when standard input is no terminal)\n") },
 	{ "cancel", cmd_cancel, N_("cancel ID"),
 	  N_("Cancels a queued task at once, or asks the scheduler to stop a running one.\n") },
 	{ "confirm", cmd_confirm, N_("confirm [--json] ID"),
@@ -246,7 +249,7 @@ enum { OPT_HELP = 'h', OPT_JSON = 'j', OPT_FOLLOW = 'f', OPT_REPO = 'r', OPT_AGE
        OPT_ROUND, OPT_SINCE_REVIEW, OPT_BUDGET, OPT_LISTEN, OPT_ROUTES, OPT_OLDER_THAN,
        OPT_DRY_RUN, OPT_FAILED, OPT_AGAIN, OPT_LIMIT, OPT_SINCE, OPT_BEFORE,
        OPT_RECIPE, OPT_INPUT, OPT_BASE, OPT_TEST, OPT_TIMEOUT, OPT_APPROVAL, OPT_AGENTS,
-       OPT_N, OPT_KEEP };
+       OPT_N, OPT_KEEP, OPT_YES };
 
 /* 1 if word is one of the space-separated words of list. */
 static int word_in(const char *list, const char *word)
@@ -293,6 +296,7 @@ int cli_parse_opts(const struct cli_verb *v, int argc, char **argv, struct cli_o
 		{ "agents", required_argument, NULL, OPT_AGENTS },
 		{ "n", required_argument, NULL, OPT_N },
 		{ "keep", no_argument, NULL, OPT_KEEP },
+		{ "yes", no_argument, NULL, OPT_YES },
 		{ NULL, 0, NULL, 0 },
 	};
 	memset(o, 0, sizeof *o);
@@ -360,6 +364,7 @@ int cli_parse_opts(const struct cli_verb *v, int argc, char **argv, struct cli_o
 		case OPT_AGENTS: o->agents = optarg; break;
 		case OPT_N: o->n = optarg; break;
 		case OPT_KEEP: o->keep = 1; break;
+		case OPT_YES: o->yes = 1; break;
 		}
 	}
 	return -1;
@@ -418,9 +423,16 @@ struct store *cli_open_store(char **data_out, int create)
 	return s;
 }
 
+size_t cli_json_flags(void)
+{
+	/* JSON escapes C0 controls, not C1 ones (U+0080..U+009F), which
+	 * some terminals act on: on a terminal it is all ASCII. */
+	return JSON_INDENT(2) | TASKJSON_DUMP | (isatty(1) ? JSON_ENSURE_ASCII : 0);
+}
+
 void cli_json_print(json_t *j)
 {
-	char *s = json_dumps(j, JSON_INDENT(2) | TASKJSON_DUMP);
+	char *s = json_dumps(j, cli_json_flags());
 	if (s) {
 		puts(s);
 		free(s);

@@ -68,6 +68,7 @@ struct cli_opts {
 	const char *agents;
 	const char *n;
 	int keep;
+	int yes;
 };
 
 /* The verb named name (NULL if none). */
@@ -105,8 +106,12 @@ struct store *cli_open_store(char **data_out, int create);
  * or more (callers refuse that much); -1 on a read error. */
 int cli_read_stdin_text(struct buf *b);
 
-/* Prints j as indented JSON and drops the reference. */
+/* Prints j as indented JSON (cli_json_flags) and drops the reference. */
 void cli_json_print(json_t *j);
+/* json_dumps flags of every JSON the CLI prints: indented, in the
+ * documented order, and all ASCII on a terminal (a C1 control there as
+ * \u0085, not the character). */
+size_t cli_json_flags(void);
 
 /* Untrusted text: sanitized on a terminal, as stored elsewhere. */
 void cli_put_text(FILE *out, const char *s, size_t len);

@@ -95,7 +95,7 @@ static void follow_up_print(const struct config *cfg, struct store *s,
 		        t->branch);
 	} else if (store_task_get(s, nid, &n, &e) == 0) {
 		json_t *j = taskjson_task(&n, cfg);
-		json_dumpf(j, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+		json_dumpf(j, stdout, cli_json_flags());
 		putchar('\n');
 		json_decref(j);
 		task_row_free(&n);

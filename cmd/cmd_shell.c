@@ -20,11 +20,14 @@ int cmd_shell(int argc, char **argv)
 	while (dd < argc && strcmp(argv[dd], "--") != 0)
 		dd++;
 	struct cli_opts o;
-	int rc = cli_parse_opts(v, dd, argv, &o, "help keep");
+	int rc = cli_parse_opts(v, dd, argv, &o, "help keep yes");
 	if (rc >= 0)
 		return rc;
 	if (optind != dd - 1)
 		return cli_bad_usage(v);
+	if (o.yes && !o.keep)
+		return cli_die(EXIT_USAGE, "%s", _("--yes answers the question of --keep; it needs "
+		                                   "--keep"));
 	const char *id = argv[optind];
 	if ((rc = cli_id_usage(id)) >= 0)
 		return rc;
@@ -36,7 +39,8 @@ int cmd_shell(int argc, char **argv)
 	store_close(s);
 	struct err e = {{0}};
 	fflush(stdout);
-	int status = shell_run(data, id, o.keep, cmd, &e);
+	int status = shell_run(data, id, (o.keep ? SHELL_KEEP : 0) | (o.yes ? SHELL_KEEP_YES : 0),
+	                       cmd, &e);
 	free(data);
 	if (status < 0)
 		return cli_die(e.kind == ERR_INVALID ? EXIT_USAGE : 1, "%s", e.msg);

@@ -486,9 +486,16 @@ int cmd_show(int argc, char **argv)
 		printf("%-8s %s  %s\n", _("task"), t.id, task_status_name(t.status));
 		printf("%-8s %s\n", _("repo"), t.repo);
 		printf("%-8s %s\n", _("agent"), t.agent);
-		printf("%-8s %s\n", _("branch"), t.branch);
-		if (t.base)
-			printf("%-8s %s\n", _("base"), t.base);
+		/* A branch or base may be the agent's words (a follow-up's
+		 * base): through the sanitizer on a terminal. */
+		printf("%-8s ", _("branch"));
+		cli_put_str(stdout, t.branch);
+		putchar('\n');
+		if (t.base) {
+			printf("%-8s ", _("base"));
+			cli_put_str(stdout, t.base);
+			putchar('\n');
+		}
 		if (t.head)
 			printf("%-8s %s\n", _("head"), t.head);
 		show_made_with(&t);

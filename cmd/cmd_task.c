@@ -320,7 +320,7 @@ static int list_print(const struct task_row *t, void *arg, struct err *e)
 		/* One element of the array at a time, indented as
 		 * cli_json_print indents the whole. */
 		json_t *j = taskjson_task(t, lo->have_cfg ? &lo->cfg : NULL);
-		char *text = json_dumps(j, JSON_INDENT(2) | TASKJSON_DUMP);
+		char *text = json_dumps(j, cli_json_flags());
 		json_decref(j);
 		fputs(lo->n ? ",\n  " : "[\n  ", stdout);
 		for (const char *p = text; p && *p; p++) {

@@ -25,6 +25,7 @@
 #include "mirror.h"
 #include "move.h"
 #include "paths.h"
+#include "sanitize.h"
 #include "store_github.h"
 #include "submit.h"
 #include "webhook.h"
@@ -1239,11 +1240,8 @@ static void ghsync_poller_pass(struct ghsync_poller *p, struct store *st)
 	json_array_foreach(s.actions, i, a) {
 		if (!p->progress)
 			break;
-		/* GitHub's words reach a terminal: no control characters. */
-		char *d = xstrdup(jstr(a, "detail"));
-		for (char *c = d; *c; c++)
-			if ((unsigned char)*c < 0x20 || *c == 0x7f)
-				*c = ' ';
+		/* GitHub's words reach a terminal: through the sanitizer. */
+		char *d = sanitize_quote_str(jstr(a, "detail"));
 		fprintf(p->progress, "paddock: github: %s\n", d);
 		free(d);
 	}

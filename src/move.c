@@ -6,6 +6,7 @@
 
 #include "buf.h"
 #include "i18n.h"
+#include "sanitize.h"
 #include "webhook.h"
 
 void move_progress(const struct mover *m, const char *id, const char *what,
@@ -14,9 +15,12 @@ void move_progress(const struct mover *m, const char *id, const char *what,
 	if (!m->progress)
 		return;
 	if (detail) {
-		/* Only the first line of an error goes to the progress output. */
-		int n = (int)strcspn(detail, "\n");
-		fprintf(m->progress, "%s  %-9s  %.*s\n", id, what, n, detail);
+		/* Only the first line of an error goes to the progress output,
+		 * through the sanitizer: it may quote the sandbox (a file name
+		 * in a refused bundle, the agent's words). */
+		char *d = sanitize_quote(detail, strcspn(detail, "\n"));
+		fprintf(m->progress, "%s  %-9s  %s\n", id, what, d);
+		free(d);
 	} else {
 		fprintf(m->progress, "%s  %s\n", id, what);
 	}

@@ -563,3 +563,253 @@ void sanitize_describe(uint32_t cp, char *out, size_t outlen)
 	else
 		snprintf(out, outlen, "U+%04X", (unsigned)cp);
 }
+
+/* ---- a line quoted in a message ---- */
+
+char *sanitize_quote(const char *in, size_t len)
+{
+	struct buf b = {0};
+	sanitize_visible(in ? in : "", in ? len : 0, 0, &b, NULL);
+	return buf_detach(&b);
+}
+
+char *sanitize_quote_str(const char *in)
+{
+	return sanitize_quote(in, in ? strlen(in) : 0);
+}
+
+/* ---- a live terminal's stream ---- */
+
+enum { TS_INCOMPLETE, TS_ALLOW, TS_DROP, TS_STRING, TS_SKIP_CSI };
+
+/* Longest parameter string of a CSI passed; a longer one is dropped. */
+#define TERM_CSI_MAX 64
+
+/* Is the private mode list (digits and ';') made only of modes a shell
+ * may set: 1 (cursor keys), 7 (auto-wrap), 25 (cursor visible)? */
+static int term_private_ok(const unsigned char *p, size_t n)
+{
+	size_t i = 0;
+	if (!n)
+		return 0;
+	while (i < n) {
+		unsigned v = 0;
+		size_t start = i;
+		while (i < n && p[i] >= '0' && p[i] <= '9' && v < 100000)
+			v = v * 10 + (unsigned)(p[i++] - '0');
+		if (i == start || (i < n && p[i] != ';'))
+			return 0;
+		if (v != 1 && v != 7 && v != 25)
+			return 0;
+		if (i < n)
+			i++;
+	}
+	return 1;
+}
+
+/* The CSI whose parameters are p[0..n) and final byte f, with or without
+ * intermediates: allowed? */
+static int term_csi_ok(const unsigned char *p, size_t n, int inter, unsigned char f)
+{
+	if (inter)
+		return 0;
+	if (n && p[0] == '?')
+		return (f == 'h' || f == 'l') && term_private_ok(p + 1, n - 1);
+	for (size_t i = 0; i < n; i++)
+		if (!((p[i] >= '0' && p[i] <= '9') || p[i] == ';' || (f == 'm' && p[i] == ':')))
+			return 0;
+	if (f == 'J')              /* not 3: the scrollback */
+		return !(n == 1 && p[0] == '3');
+	if (f == 'T')              /* one parameter; more is mouse highlighting */
+		return !memchr(p, ';', n);
+	if (f == 'h' || f == 'l')  /* insert mode only */
+		return n == 1 && p[0] == '4';
+	return strchr("@ABCDEFGHIKLMPSXZ`abdefmrsu", f) != NULL;
+}
+
+/* Classifies the sequence that starts with ESC at p (n bytes there);
+ * *len: its length (for TS_DROP of a cut-short sequence, the bytes before
+ * the one that cut it). */
+static int term_esc(const unsigned char *p, size_t n, size_t *len)
+{
+	*len = 1;
+	if (n < 2)
+		return TS_INCOMPLETE;
+	unsigned char c = p[1];
+	if (c == '[') {
+		size_t i = 2;
+		while (i < n && p[i] >= 0x30 && p[i] <= 0x3f)
+			i++;
+		size_t pend = i;
+		while (i < n && p[i] >= 0x20 && p[i] <= 0x2f)
+			i++;
+		if (i == n) {
+			*len = n;
+			return n > TERM_CSI_MAX + 8 ? TS_SKIP_CSI : TS_INCOMPLETE;
+		}
+		*len = i;
+		if (p[i] < 0x40 || p[i] > 0x7e)
+			return TS_DROP;
+		*len = i + 1;
+		if (pend - 2 > TERM_CSI_MAX)
+			return TS_DROP;
+		return term_csi_ok(p + 2, pend - 2, i > pend, p[i]) ? TS_ALLOW : TS_DROP;
+	}
+	if (strchr("]PX^_k", c)) {
+		*len = 2;
+		return TS_STRING;
+	}
+	if (c >= 0x20 && c <= 0x2f) {
+		size_t i = 1;
+		while (i < n && p[i] >= 0x20 && p[i] <= 0x2f)
+			i++;
+		if (i == n)
+			return n > 16 ? (*len = n, TS_DROP) : TS_INCOMPLETE;
+		*len = i;
+		if (p[i] < 0x30 || p[i] > 0x7e)
+			return TS_DROP;
+		*len = i + 1;
+		return i == 2 && c == '(' && (p[2] == 'B' || p[2] == '0') ? TS_ALLOW : TS_DROP;
+	}
+	if (c < 0x20 || c == 0x7f)
+		return TS_DROP;    /* the ESC alone; the control is seen next */
+	*len = 2;
+	return strchr("78MDE=>", c) ? TS_ALLOW : TS_DROP;
+}
+
+/* 1 when p[0..n) is the start of a valid UTF-8 sequence cut by the end. */
+static int term_utf8_cut(const unsigned char *p, size_t n)
+{
+	unsigned char c = p[0];
+	size_t len = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 :
+	             c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+	if (!len || n >= len)
+		return 0;
+	for (size_t i = 1; i < n; i++) {
+		unsigned char lo = 0x80, hi = 0xbf;
+		if (i == 1 && c == 0xe0)
+			lo = 0xa0;
+		else if (i == 1 && c == 0xed)
+			hi = 0x9f;
+		else if (i == 1 && c == 0xf0)
+			lo = 0x90;
+		else if (i == 1 && c == 0xf4)
+			hi = 0x8f;
+		if (p[i] < lo || p[i] > hi)
+			return 0;
+	}
+	return 1;
+}
+
+/* Inside a control string: the bytes up to its end (BEL, ST, CAN, SUB, or
+ * a newline, which passes) are dropped; an ESC that starts no ST ends it
+ * and starts what follows.  Returns the index after what was consumed;
+ * an ESC at the end of the input is not, and the string goes on. */
+static size_t term_in_string(struct sanitize_term *t, const unsigned char *p, size_t n,
+                             size_t i, struct buf *out)
+{
+	for (; i < n; i++) {
+		unsigned char c = p[i];
+		if (c == 0x1b) {
+			if (i + 1 == n)
+				return i;
+			t->string = 0;
+			return p[i + 1] == '\\' ? i + 2 : i;
+		}
+		if (c == 0x07 || c == 0x18 || c == 0x1a || (t->string == 3 && c == 0x9c)) {
+			t->string = 0;
+			return i + 1;
+		}
+		if (c == '\n') {
+			t->string = 0;
+			buf_addc(out, '\n');
+			return i + 1;
+		}
+		t->string = c == 0xc2 ? 3 : 1;
+	}
+	return i;
+}
+
+void sanitize_term(struct sanitize_term *t, const char *in, size_t len, struct buf *out)
+{
+	struct buf w = {0};
+	buf_add(&w, t->pend, t->npend);
+	buf_add(&w, in, len);
+	t->npend = 0;
+	const unsigned char *p = (const unsigned char *)w.data;
+	size_t n = w.len, i = 0;
+	while (i < n) {
+		unsigned char c = p[i];
+		if (t->string) {
+			size_t j = term_in_string(t, p, n, i, out);
+			if (j == i && t->string) {
+				memcpy(t->pend, p + i, n - i);   /* an ESC: ST, or not */
+				t->npend = n - i;
+				break;
+			}
+			i = j;
+			continue;
+		}
+		if (t->skip_csi) {
+			if (c >= 0x20 && c <= 0x3f) {
+				i++;
+				continue;
+			}
+			t->skip_csi = 0;
+			if (c >= 0x40 && c <= 0x7e)
+				i++;
+			continue;
+		}
+		if ((c >= 0x20 && c < 0x7f) || c == '\a' || c == '\b' || c == '\t' || c == '\n' ||
+		    c == '\r') {
+			buf_addc(out, (char)c);
+			i++;
+		} else if (c == 0x1b) {
+			size_t l;
+			int k = term_esc(p + i, n - i, &l);
+			if (k == TS_INCOMPLETE) {
+				memcpy(t->pend, p + i, n - i);
+				t->npend = n - i;
+				break;
+			}
+			if (k == TS_ALLOW)
+				buf_add(out, p + i, l);
+			t->string = k == TS_STRING;
+			t->skip_csi = k == TS_SKIP_CSI;
+			i += l;
+		} else if (c < 0x80) {
+			i++;                 /* another C0 control, DEL */
+		} else {
+			uint32_t cp;
+			size_t l = sanitize_utf8(p + i, n - i, &cp);
+			if (!l && term_utf8_cut(p + i, n - i)) {
+				memcpy(t->pend, p + i, n - i);
+				t->npend = n - i;
+				break;
+			}
+			if (!l) {
+				cp = c;          /* a raw byte: a C1 control to some terminals */
+				l = 1;
+			}
+			if (cp >= 0x80 && cp <= 0x9f) {
+				t->skip_csi = cp == 0x9b;
+				t->string = cp == 0x90 || cp == 0x98 || cp == 0x9d || cp == 0x9e ||
+				            cp == 0x9f;
+			} else if (l == 1) {
+				buf_add(out, replacement, 3);
+			} else {
+				buf_add(out, p + i, l);
+			}
+			i += l;
+		}
+	}
+	buf_free(&w);
+}
+
+const char *sanitize_term_restore(void)
+{
+	/* The scroll region (its reset homes the cursor: saved around it),
+	 * colours and attributes, the character set, insert mode, cursor
+	 * keys, the keypad, auto-wrap, the cursor shown. */
+	return "\0337\033[r\0338\033[m\033(B\033[4l\033[?1l\033>\033[?7h\033[?25h";
+}

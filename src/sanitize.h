@@ -1,6 +1,11 @@
 /* sanitize: makes untrusted text (agent output, commit messages, diffs)
- * safe to write to a terminal.
+ * safe to write to a terminal.  It is the one owner of text from a
+ * sandbox (file names, errors, summaries, branch names, agent output) on
+ * its way to a person: a message that quotes such text passes it, or the
+ * whole message, through sanitize_quote (or sanitize_visible,
+ * sanitize_text); a live session's stream goes through sanitize_term.
  *
+ * sanitize_text:
  * - Newline and tab pass; CR before LF is dropped, any other CR shows as
  *   "^M".  Other C0 controls and DEL show in caret notation ("^G", "^[",
  *   "^?"), so a reviewer sees that they were there.
@@ -126,5 +131,50 @@ void sanitize_scan(const char *in, size_t len, int flags, struct sanitize_hidden
 /* "U+202E RIGHT-TO-LEFT OVERRIDE", "U+001B ESCAPE", "U+E0041 TAG",
  * "U+0011" (a character without a name here). */
 void sanitize_describe(uint32_t cp, char *out, size_t outlen);
+
+/* ---- a message to a person ----
+ *
+ * Text quoted in a message (a progress line, an error, a status line):
+ * sanitize_visible's rendering with flags 0, so that an escape sequence,
+ * a control (tab and newline too), a bidi control or an invisible
+ * character shows as a mark and nothing reaches the terminal raw.  The
+ * result is malloc'd (free it); NULL in is "". */
+char *sanitize_quote(const char *in, size_t len);
+char *sanitize_quote_str(const char *in);
+
+/* ---- a live terminal session (paddock shell) ----
+ *
+ * What a program in the sandbox prints, on its way to the reviewer's
+ * terminal, chunk by chunk (a sequence may span chunks).  An allow-list:
+ * printable text and valid UTF-8 (other C1 U+0080..U+009F, in either
+ * form, are dropped; another invalid byte becomes U+FFFD), BEL, BS, HT,
+ * LF, CR; and these sequences, copied whole:
+ * - CSI with digits and ';' (':' in SGR): SGR (m), cursor moves (A-G, H,
+ *   f, d, e, a, `, I, Z), save and restore (s, u), erase (J but 3, K, X),
+ *   insert and delete (@, P, L, M), scroll (S, T with one parameter),
+ *   repeat (b), the scroll region (r), insert mode (4 h/l);
+ * - CSI ? h/l of the modes 1 (cursor keys), 7 (auto-wrap) and 25 (the
+ *   cursor shown) only;
+ * - ESC 7, ESC 8, ESC M, ESC D, ESC E, ESC =, ESC >, ESC ( B, ESC ( 0.
+ * Every other sequence is dropped whole: control strings (OSC, such as
+ * window titles and OSC 52 clipboard writes, DCS, SOS, PM, APC, ESC k
+ * titles) up to BEL, ST, CAN, SUB or a newline (which passes), window
+ * operations (CSI t), other modes (mouse tracking, the alternate screen,
+ * bracketed paste, focus events), reports that would answer into the
+ * input (CSI n, CSI c), a full reset (ESC c), a CSI with over 64
+ * parameter bytes.  Other C0 controls and DEL are dropped.  Appends to
+ * out. */
+struct sanitize_term {
+	int string;                /* in a control string being dropped */
+	int skip_csi;              /* in an over-long CSI being dropped */
+	unsigned char pend[96];    /* an incomplete sequence or character */
+	size_t npend;
+};
+void sanitize_term(struct sanitize_term *t, const char *in, size_t len, struct buf *out);
+
+/* What puts back every mode sanitize_term lets through (the scroll
+ * region, SGR, the character set, insert mode, cursor keys, the keypad,
+ * auto-wrap, the cursor shown), for the end of a session.  Static. */
+const char *sanitize_term_restore(void);
 
 #endif

@@ -33,6 +33,7 @@
 #include "privsep.h"
 #include "pipeline.h"
 #include "report.h"
+#include "sanitize.h"
 #include "sandbox.h"
 #include "store.h"
 #include "template.h"
@@ -190,9 +191,13 @@ static void on_pause(struct sched *s, struct worker *w, const char *json)
 
 /* ---- the report lines (report.h), one handler each ---- */
 
+/* A report's error: it may quote what the supervisor read from the
+ * sandbox, so it goes through the sanitizer. */
 static void say(struct err *e, const char *id)
 {
-	fprintf(stderr, "paddock: %s: %s\n", id, e->msg);
+	char *m = sanitize_quote_str(e->msg);
+	fprintf(stderr, "paddock: %s: %s\n", id, m);
+	free(m);
 }
 
 static void on_status(struct sched *s, struct worker *w, const char *arg)
@@ -770,8 +775,13 @@ static void *reconcile_run(void *arg)
 			/* What happened is in the task (pushed, its error). */
 			if (rc->fn(&g, rc->ids[i], &out, &e) == 0 && out.len &&
 			    rc->progress) {
-				fputs(out.data, rc->progress);
+				/* Lines that may quote the remote or the task. */
+				struct buf clean = {0};
+				sanitize_visible(out.data, out.len, SANITIZE_KEEP_NEWLINE, &clean,
+				                 NULL);
+				fputs(clean.data ? clean.data : "", rc->progress);
 				fflush(rc->progress);
+				buf_free(&clean);
 			}
 			buf_free(&out);
 		}

@@ -25,29 +25,59 @@
 #include "shell_int.h"
 
 #define REQUEST_WAIT_MS 5000       /* for the request after the connection */
-#define ANSWER_WAIT_MS 120000      /* for the client's answer to an offer */
+#define ANSWER_WAIT_MS 300000      /* for the client's answer to an offer (the
+                                      reviewer's y/N: shell_client.c) */
 #define SEND_WAIT_MS 10000         /* for room to send a control frame */
 #define INPUT_MAX (1u << 20)       /* typed bytes not yet taken by the command */
 #define DRAIN_S 3.0                /* for the output after the command ended */
 #define LOG_CAPPED "\n[paddock: output limit reached (limits.output); the rest of the " \
 	"shell session is not logged]\n"
 
-/* The interactive shell: bash where the sandbox has it (without the
- * home's rc files, which are the agent's), else sh. */
-static const char shell_interactive[] =
-	"if command -v bash >/dev/null 2>&1; then exec bash --norc --noprofile -i; fi; exec sh -i";
+/* Nothing the agent left behind may run in the reviewer's shell (paddock(1),
+ * THE SHELL): the shell is the read-only system's /bin/bash (else
+ * /bin/sh), by absolute path, without rc or profile files; what the
+ * environment could name for it to read or run is unset here and set in
+ * session_command (shell_env). */
+#define SHELL_UNSET "unset BASH_ENV ENV PROMPT_COMMAND PS0 CDPATH GLOBIGNORE; "
+/* The interactive shell. */
+static const char shell_interactive[] = SHELL_UNSET
+	"if [ -x /bin/bash ]; then exec /bin/bash --norc --noprofile -i; fi; exec /bin/sh -i";
 /* A command on a terminal runs under an interactive bash (without its
  * rc files), which puts it in a process group of its own in the
  * terminal's foreground (a shell without -i cannot, where its process
  * group is outside the sandbox's pid namespace), so that ^C reaches it,
  * not the sandbox's own processes.  ^Z is ignored: nothing would resume
  * it. */
-static const char shell_job[] =
-	"trap '' TSTP; if command -v bash >/dev/null 2>&1; then "
-	"exec bash --norc --noprofile -ic '\"$@\"' paddock-shell \"$@\"; fi; exec \"$@\"";
+static const char shell_job[] = SHELL_UNSET
+	"trap '' TSTP; if [ -x /bin/bash ]; then "
+	"exec /bin/bash --norc --noprofile -ic '\"$@\"' paddock-shell \"$@\"; fi; exec \"$@\"";
 /* No terminal: the shell reads its commands from standard input. */
-static const char shell_piped[] =
-	"if command -v bash >/dev/null 2>&1; then exec bash --norc --noprofile; fi; exec sh";
+static const char shell_piped[] = SHELL_UNSET
+	"if [ -x /bin/bash ]; then exec /bin/bash --norc --noprofile; fi; exec /bin/sh";
+/* What the shell's environment says, over the agent's and the gateway's:
+ * a PATH of the read-only system's folders only (none in the home or the
+ * workspace), no readline init file (INPUTRC: the home's .inputrc is the
+ * agent's), no history file (HISTFILE empty: nothing read, nothing
+ * written). */
+static const char *const shell_env[] = {
+	"PATH=/usr/local/bin:/usr/bin:/bin",
+	"INPUTRC=/dev/null",
+	"HISTFILE=",
+	"PADDOCK_STEP=shell",
+	NULL,
+};
+/* Variables of the host's list that the shell never takes from it. */
+static int shell_env_banned(const char *kv)
+{
+	static const char *const banned[] = { "PATH=", "INPUTRC=", "HISTFILE=", "BASH_ENV=",
+	                                      "ENV=", "PROMPT_COMMAND=", "PS0=", "SHELLOPTS=",
+	                                      "BASHOPTS=", "CDPATH=", "GLOBIGNORE=", "LD_",
+	                                      "BASH_FUNC_", NULL };
+	for (size_t i = 0; banned[i]; i++)
+		if (!strncmp(kv, banned[i], strlen(banned[i])))
+			return 1;
+	return 0;
+}
 
 /* ---- the protocol's helpers ---- */
 
@@ -602,12 +632,14 @@ static void session_command(struct session *ss, const char **v, size_t vcap,
 	own[1] = xasprintf("PS1=[paddock %s] \\w\\$ ", ss->h->task_id);
 	own[2] = xasprintf("PADDOCK_SHELL_ACTOR=%s", q->actor);
 	size_t k = 0;
-	env[k++] = "PADDOCK_STEP=shell";
-	env[k++] = "HISTFILE=";
+	/* The host's list first: what comes later wins. */
+	for (size_t i = 0; ss->h->env && ss->h->env[i] && k + 8 < ecap; i++)
+		if (!shell_env_banned(ss->h->env[i]))
+			env[k++] = ss->h->env[i];
+	for (size_t i = 0; shell_env[i]; i++)
+		env[k++] = shell_env[i];
 	for (int i = 0; i < 3; i++)
 		env[k++] = own[i];
-	for (size_t i = 0; ss->h->env && ss->h->env[i] && k + 1 < ecap; i++)
-		env[k++] = ss->h->env[i];
 	env[k] = NULL;
 }
 

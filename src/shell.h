@@ -39,11 +39,20 @@
  *   workspace goes back.  Input on the scheduler's command pipe (a
  *   teardown, a resume) ends a session at once.
  * - The terminal is an attack surface: what the sandbox prints reaches
- *   the reviewer's terminal only through a filter that drops control
- *   strings (OSC, such as window titles and OSC 52 clipboard writes, DCS,
- *   SOS, PM, APC); colours, cursor moves and the alternate screen pass, so
- *   that line editing and full-screen programs work.  The log keeps the
- *   bytes; `paddock log` sanitizes them (sanitize.h).
+ *   the reviewer's terminal only through sanitize_term (sanitize.h), an
+ *   allow-list of what a shell needs (text, colours, cursor moves, erase,
+ *   the scroll region, cursor keys and keypad modes); titles, clipboard
+ *   writes, window operations, mouse and alternate-screen modes, reports
+ *   and C1 controls are dropped, and the session's end sends
+ *   sanitize_term_restore and puts back the terminal's settings.  What
+ *   the client says itself goes through sanitize_quote.  The log keeps
+ *   the bytes; `paddock log` sanitizes them.
+ * - Nothing the agent left runs by itself: the shell is the read-only
+ *   system's /bin/bash (else /bin/sh) by absolute path, without rc or
+ *   profile files, with INPUTRC=/dev/null, an empty HISTFILE, a PATH of
+ *   the system's folders only, and BASH_ENV, ENV, PROMPT_COMMAND unset
+ *   (shell.c, shell_env).  A kept round is recorded only once the
+ *   reviewer saw its files and stat and said yes (or gave --yes).
  *
  * The protocol (SOCK_SEQPACKET, one message a frame: a type byte, then
  * its payload) is shell.c's and shell_client.c's alone. */
@@ -58,7 +67,10 @@
 
 /* Opens a shell (argv NULL) or runs argv in the kept sandbox of task
  * task_id (an id or a unique prefix) of the data directory data_dir, with
- * keep: the changes kept as a reviewer's round.  It uses the caller's
+ * keep (SHELL_KEEP, SHELL_KEEP_YES): the changes kept as a reviewer's
+ * round once the reviewer saw their files and stat and said yes on the
+ * terminal (fd 0 and 2; SHELL_KEEP_YES: without asking; without it and
+ * without a terminal on fd 0, ERR_INVALID before anything ran).  It uses the caller's
  * terminal, fds 0, 1 and 2: when fds 0 and 1 are terminals, fd 0's is
  * put in raw mode for the session (and always restored, on a signal too: SIGHUP,
  * SIGTERM and SIGINT end the session), the window size goes along and
@@ -76,6 +88,8 @@
  * kept sandbox, ERR_UNAVAILABLE when the supervisor does not answer),
  * nothing changed.  A session whose keep failed returns 1 (the message
  * says why; the workspace is back at the head). */
+#define SHELL_KEEP 1               /* keep: a reviewer's round, asked first */
+#define SHELL_KEEP_YES 2           /* with SHELL_KEEP: recorded without asking */
 int shell_run(const char *data_dir, const char *task_id, int keep, const char *const *argv,
               struct err *e);
 

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <termios.h>
@@ -19,15 +20,22 @@
 
 #include "buf.h"
 #include "clock.h"
+#include "diff.h"
 #include "fsx.h"
 #include "gate.h"
 #include "i18n.h"
+#include "mirror.h"
 #include "paths.h"
+#include "sanitize.h"
 #include "shell_int.h"
 #include "store.h"
 #include "task.h"
 
 #define ACCEPT_WAIT_MS 30000       /* for the supervisor to take the session */
+/* For the reviewer's answer to "record them?": within the supervisor's
+ * wait for the client's (shell.c, ANSWER_WAIT_MS), with time to spare for
+ * the store. */
+#define CONFIRM_WAIT_MS 240000
 #define GATE_MAX (8u << 20)
 
 /* ---- what may be asked ---- */
@@ -150,73 +158,20 @@ static void winsize(unsigned *rows, unsigned *cols)
 	}
 }
 
-/* ---- what reaches the terminal ---- */
-
-/* Drops control strings (OSC, DCS, SOS, PM, APC, 7-bit and UTF-8 C1
- * forms) up to BEL or ST, a CAN or SUB, or a newline (one that never
- * ends); everything else passes.  A sequence may span chunks. */
-struct ctl_filter {
-	enum { F_TEXT, F_ESC, F_C2, F_STR, F_STR_ESC, F_STR_C2 } state;
-};
-
-static void filter(struct ctl_filter *f, const char *in, size_t n, struct buf *out)
-{
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)in[i];
-		switch (f->state) {
-		case F_TEXT:
-			if (c == 0x1b)
-				f->state = F_ESC;
-			else if (c == 0xc2)
-				f->state = F_C2;
-			else
-				buf_addc(out, (char)c);
-			break;
-		case F_ESC:
-			if (c && strchr("]PX^_", c)) {
-				f->state = F_STR;
-			} else {
-				buf_addc(out, 0x1b);
-				f->state = c == 0x1b ? F_ESC : F_TEXT;
-				if (c != 0x1b)
-					buf_addc(out, (char)c);
-			}
-			break;
-		case F_C2:
-			if (c == 0x90 || c == 0x98 || c == 0x9d || c == 0x9e || c == 0x9f) {
-				f->state = F_STR;
-			} else {
-				buf_addc(out, (char)0xc2);
-				f->state = c == 0x1b ? F_ESC : c == 0xc2 ? F_C2 : F_TEXT;
-				if (f->state == F_TEXT)
-					buf_addc(out, (char)c);
-			}
-			break;
-		case F_STR:
-		case F_STR_ESC:
-		case F_STR_C2:
-			if (c == 0x07 || c == 0x18 || c == 0x1a || (f->state == F_STR_ESC && c == '\\') ||
-			    (f->state == F_STR_C2 && c == 0x9c)) {
-				f->state = F_TEXT;
-			} else if (c == '\n') {
-				buf_addc(out, '\n');
-				f->state = F_TEXT;
-			} else {
-				f->state = c == 0x1b ? F_STR_ESC : c == 0xc2 ? F_STR_C2 : F_STR;
-			}
-			break;
-		}
-	}
-}
+/* ---- what reaches the terminal ----
+ *
+ * What the sandbox prints reaches a terminal only through sanitize_term
+ * (sanitize.h: an allow-list of what a shell needs), and the session's end
+ * puts back the modes it lets through (sanitize_term_restore). */
 
 /* ---- the session ---- */
 
 struct client {
 	int sock;
 	int tty;                   /* fds 0 and 1 are terminals: a pty inside */
-	int keep;
+	int keep;                  /* SHELL_KEEP, SHELL_KEEP_YES */
 	int filter_out, filter_err; /* fd 1, fd 2 is a terminal */
-	struct ctl_filter fo, fe;
+	struct sanitize_term fo, fe;
 	int stdin_open;
 	int sig;                   /* the signal that ended the session, or 0 */
 	json_t *end;               /* the S frame */
@@ -229,7 +184,7 @@ static void put_out(struct client *c, int fd, const char *p, size_t n)
 		return;
 	}
 	struct buf b = {0};
-	filter(fd == 1 ? &c->fo : &c->fe, p, n, &b);
+	sanitize_term(fd == 1 ? &c->fo : &c->fe, p, n, &b);
 	if (b.len)
 		(void)fsx_write_all(fd, b.data, b.len);
 	buf_free(&b);
@@ -311,15 +266,22 @@ static int client_relay(struct client *c)
 	}
 }
 
+/* A line for the reviewer: what it quotes (an error from the sandbox's
+ * hand-off, a file name) may be the sandbox's, so the whole line goes
+ * through sanitize_quote. */
 static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void say(const char *fmt, ...)
 {
 	va_list ap;
-	fputs("paddock: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	char *line = NULL;
+	if (vasprintf(&line, fmt, ap) < 0)
+		line = NULL;
 	va_end(ap);
-	fputc('\n', stderr);
+	char *clean = sanitize_quote_str(line ? line : "?");
+	fprintf(stderr, "paddock: %s\n", clean);
+	free(clean);
+	free(line);
 }
 
 /* What the end (S) says, said; returns the exit status. */
@@ -346,7 +308,63 @@ static int client_ended(const struct client *c)
 	return (int)json_integer_value(json_object_get(c->end, "status"));
 }
 
-/* An offered round (P), recorded in the store; the answer (K) sent. */
+/* The round offered: its files and stat shown (the names are the
+ * sandbox's: through the sanitizer), and the reviewer asked on the
+ * terminal whether it is theirs (SHELL_KEEP_YES: not asked).  1 when it
+ * is to be recorded; 0 with e saying why not. */
+static int client_confirm(const struct client *c, const struct task_row *t,
+                          const char *data_dir, int round, const char *from, const char *head,
+                          struct err *e)
+{
+	struct buf stat = {0}, shown = {0};
+	char *mirror = mirror_path(data_dir, t->repo);
+	struct err de = {{0}};
+	say(_("what the shell changed, to be recorded as round %d of task %s, a reviewer's, "
+	      "yours (%.12s..%.12s):"), round, t->id, from, head);
+	if (diff_stat(mirror, from, head, &stat, &de) < 0)
+		say(_("its diffstat cannot be read: %s"), de.msg);
+	free(mirror);
+	sanitize_visible(stat.data ? stat.data : "", stat.len, SANITIZE_KEEP_NEWLINE, &shown, NULL);
+	if (shown.len)
+		(void)fsx_write_all(2, shown.data, shown.len);
+	buf_free(&stat);
+	buf_free(&shown);
+	if (c->keep & SHELL_KEEP_YES) {
+		say("%s", _("recorded without asking (--yes)"));
+		return 1;
+	}
+	/* Keys typed before the question do not answer it. */
+	tcflush(0, TCIFLUSH);
+	fprintf(stderr, _("paddock: record these changes as round %d, yours? [y/N] "), round);
+	fflush(stderr);
+	char answer[64] = "";
+	size_t n = 0;
+	struct pollfd p = { .fd = 0, .events = POLLIN };
+	double until = clock_mono() + CONFIRM_WAIT_MS / 1000.0;
+	while (n + 1 < sizeof answer) {
+		double left = until - clock_mono();
+		if (left <= 0 || poll(&p, 1, (int)(left * 1000) + 1) <= 0)
+			break;
+		ssize_t k = read(0, answer + n, 1);
+		if (k <= 0 || answer[n] == '\n' || answer[n] == '\r')
+			break;
+		n++;
+	}
+	answer[n] = '\0';
+	fputc('\n', stderr);
+	/* TRANSLATORS: the short and the long answer that mean yes to
+	 * "[y/N]". */
+	const char *yes[] = { "y", "yes", _("y"), _("yes") };
+	for (size_t i = 0; i < sizeof yes / sizeof *yes; i++)
+		if (!strcasecmp(answer, yes[i]))
+			return 1;
+	err_set(e, "%s", _("you did not say yes to recording them (answer y to keep the changes, "
+	                   "or use --yes where no one can answer)"));
+	return 0;
+}
+
+/* An offered round (P), recorded in the store once the reviewer said yes;
+ * the answer (K) sent. */
 static void client_record(struct client *c, struct store *st, const struct task_row *t,
                           const char *data_dir, json_t *offer, double started)
 {
@@ -360,7 +378,8 @@ static void client_record(struct client *c, struct store *st, const struct task_
 	int rc = -1;
 	if (round < 2 || !from || !head || strlen(from) != 40 || strlen(head) != 40)
 		err_set(&e, "%s", _("the supervisor offered a malformed round"));
-	else if (fsx_read_file(path, GATE_MAX, &gate, &e) == 0)
+	else if (client_confirm(c, t, data_dir, round, from, head, &e) == 1 &&
+	         fsx_read_file(path, GATE_MAX, &gate, &e) == 0)
 		rc = store_task_reviewer_round(st, t->id, round, from, head,
 		                               gate.data ? gate.data : "{}", summary ? summary : "",
 		                               started, &e);
@@ -498,6 +517,8 @@ static int client_session(int sock, struct store *st, const struct task_row *t,
 	struct term term;
 	term_enter(&term, c.tty);
 	int relayed = client_relay(&c);
+	if (c.filter_out)
+		(void)fsx_write_all(1, sanitize_term_restore(), strlen(sanitize_term_restore()));
 	term_leave(&term);
 	close(sig_pipe[0]);
 	close(sig_pipe[1]);
@@ -525,6 +546,10 @@ int shell_run(const char *data_dir, const char *task_id, int keep, const char *c
 {
 	if (argv && !argv[0])
 		argv = NULL;
+	if ((keep & SHELL_KEEP) && !(keep & SHELL_KEEP_YES) && !isatty(0))
+		return err_kind_set(e, ERR_INVALID, "%s", _("--keep asks on the terminal before it "
+		                    "records the shell's changes as your round, and standard input "
+		                    "is no terminal; add --yes to record them without asking"));
 	char *db = paths_db(data_dir);
 	struct store *st = NULL;
 	int rc = access(db, F_OK) < 0

@@ -178,6 +178,85 @@ static void test_scan(void)
 	is_str(d, "U+0011", "describe: no name, the code point");
 }
 
+/* sanitize_term of s fed in chunks of step bytes (0: at once), from a
+ * fresh state. */
+static const char *term_f(const char *s, size_t len, size_t step)
+{
+	static struct buf b;
+	struct sanitize_term t;
+	memset(&t, 0, sizeof t);
+	buf_free(&b);
+	memset(&b, 0, sizeof(b));
+	if (!step)
+		step = len ? len : 1;
+	for (size_t i = 0; i < len; i += step)
+		sanitize_term(&t, s + i, len - i < step ? len - i : step, &b);
+	return b.data ? b.data : "";
+}
+#define TM(s) term_f((s), strlen(s), 0)
+
+/* The bytes a terminal acts on, in what sanitize_term let through: no
+ * ESC but at the start of an allowed sequence, no C1 in either form. */
+static void test_term(void)
+{
+	/* What a shell needs passes, byte for byte. */
+	const char *need = "prompt$ \033[1;32mgreen\033[m \033[K\033[2J\033[H\033[10;5H"
+	                   "\033[3D\033[2C\033[A\033[B\033[P\033[@\033[5X\033[L\033[M"
+	                   "\033[1;24r\033[?25l\033[?25h\033[?1h\033=\033[?1l\033>"
+	                   "\0337\0338\033M\033(0q\033(B\033[4h\033[4l\033[38:2::1:2:3m"
+	                   "a\bb\tc\r\n\a caf\xc3\xa9 \xe6\xbc\xa2 \xf0\x9f\x98\x80";
+	is_str(TM(need), need, "term: colours, cursor moves, erase, scroll region, cursor keys, "
+	       "the keypad, charsets, insert mode and text pass");
+	is_str(term_f(need, strlen(need), 1), need, "term: the same, a byte at a time");
+	/* What a terminal must not get is dropped whole. */
+	is_str(TM("a\033]0;SPOOF\007b\033]52;c;cHduZWQ=\033\\c"), "abc",
+	       "term: OSC titles and clipboard writes (BEL or ST) are dropped");
+	is_str(TM("a\033kSPOOF\033\\b"), "ab", "term: ESC k titles are dropped");
+	is_str(TM("a\033P+q544e\033\\b\033_apc\007c\033^pm\033\\d\033Xsos\033\\e"), "abcde",
+	       "term: DCS, APC, PM and SOS strings are dropped");
+	is_str(TM("a\033[8;1;1t\033[2t\033[21tb"), "ab", "term: window operations (CSI t) are dropped");
+	is_str(TM("a\033[?1000h\033[?1002h\033[?1003h\033[?1005h\033[?1006h\033[?1015hb"), "ab",
+	       "term: mouse tracking modes are dropped");
+	is_str(TM("a\033[?47h\033[?1047h\033[?1049h\033[?2004h\033[?1004h\033[?25;1049hb"), "ab",
+	       "term: the alternate screen, bracketed paste, focus events are dropped (a list "
+	       "with one of them too)");
+	is_str(TM("a\033[6n\033[c\033[>c\033cb\033[3J\033[1;2;3;4;5Tc"), "abc",
+	       "term: reports, a full reset, the scrollback's erase, mouse highlighting are dropped");
+	is_str(TM("a\xc2\x9b" "31mb\xc2\x9d" "0;SPOOF\xc2\x9c" "c\xc2\x85" "d"), "abcd",
+	       "term: UTF-8 C1 controls (CSI, OSC, NEL) are dropped with their sequences");
+	is_str(TM("a\x9b" "31mb\x9d" "0;SPOOF\x07" "c\x85" "d\xff" "e"), "abcd\xef\xbf\xbd" "e",
+	       "term: raw 8-bit C1 controls are dropped with their sequences; another bad byte is U+FFFD");
+	is_str(TM("a\001\016\017\177b"), "ab", "term: other C0 controls and DEL are dropped");
+	is_str(TM("a\033]0;never ends\nb"), "a\nb", "term: an unterminated string ends at a newline");
+	{
+		const char *h = "x\033]0;SP\033kT\033\\y\033[?1049hz\xc2\x9d" "q\x07!";
+		for (size_t step = 1; step < 6; step++)
+			is_str(term_f(h, strlen(h), step), "xyz!", "term: hostile bytes in chunks of %zu",
+			       step);
+	}
+	{
+		char big[400];
+		memset(big, '1', sizeof big);
+		memcpy(big, "a\033[", 3);
+		memcpy(big + sizeof big - 3, "tb", 3);
+		is_str(TM(big), "ab", "term: an over-long CSI is dropped whole");
+	}
+	is_str(sanitize_term_restore(),
+	       "\0337\033[r\0338\033[m\033(B\033[4l\033[?1l\033>\033[?7h\033[?25h",
+	       "term: the restore resets every mode the filter lets through");
+}
+
+static void test_quote(void)
+{
+	char *q = sanitize_quote_str("big\033]52;c;cHduZWQ=\007\033]0;SPOOF\007\xc2\x9b" "2J\n2nd");
+	is_str(q, "big^[]52;c;cHduZWQ=^G^[]0;SPOOF^G<U+009B>2J^J2nd",
+	       "quote: escape sequences, C1 and newline show as marks, nothing raw");
+	free(q);
+	q = sanitize_quote_str(NULL);
+	is_str(q, "", "quote: NULL is empty");
+	free(q);
+}
+
 int main(void)
 {
 	/* Plain text. */
@@ -296,5 +375,7 @@ int main(void)
 	san("", 0, 0);
 	test_visible();
 	test_scan();
+	test_term();
+	test_quote();
 	return tap_done();
 }

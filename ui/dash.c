@@ -104,14 +104,14 @@ void dash_message(struct dash *d, enum role role, const char *fmt, ...)
 	vsnprintf(raw, sizeof raw, fmt, ap);
 	va_end(ap);
 	/* Messages quote what agents wrote (errors, reasons): the status bar
-	 * gets them without escape sequences, and one line of them. */
-	struct buf b = {0};
-	sanitize_text(raw, strlen(raw), 0, &b);
-	for (char *p = b.data; p && *p; p++)
+	 * gets one line of them, through the sanitizer (escape sequences and
+	 * controls shown as marks). */
+	for (char *p = raw; *p; p++)
 		if (*p == '\n' || *p == '\t')
 			*p = ' ';
-	snprintf(d->message, sizeof d->message, "%s", b.data ? b.data : "");
-	buf_free(&b);
+	char *clean = sanitize_quote_str(raw);
+	snprintf(d->message, sizeof d->message, "%s", clean);
+	free(clean);
 	d->message_role = role;
 	if (!d->message[0])
 		return;
