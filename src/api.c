@@ -5,6 +5,7 @@
 #include <curl/curl.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ifaddrs.h>
 #include <jansson.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
@@ -1708,9 +1709,34 @@ static enum MHD_Result route_github(struct api *a, struct MHD_Connection *c, con
 
 /* ---- what a request must be before its body is read ---- */
 
+/* Whether the address (AF_INET or AF_INET6, in network order) is one of
+ * this machine's interfaces'.  A page cannot rebind an address literal, so
+ * a Host (or an Origin) that names one is this machine as its clients
+ * reach it. */
+static int addr_is_local(int family, const void *addr)
+{
+	struct ifaddrs *all = NULL;
+	if (getifaddrs(&all) < 0)
+		return 0;
+	int hit = 0;
+	for (struct ifaddrs *i = all; i && !hit; i = i->ifa_next) {
+		if (!i->ifa_addr || i->ifa_addr->sa_family != family)
+			continue;
+		if (family == AF_INET)
+			hit = !memcmp(&((struct sockaddr_in *)(void *)i->ifa_addr)->sin_addr, addr,
+			              sizeof(struct in_addr));
+		else
+			hit = !memcmp(&((struct sockaddr_in6 *)(void *)i->ifa_addr)->sin6_addr, addr,
+			              sizeof(struct in6_addr));
+	}
+	freeifaddrs(all);
+	return hit;
+}
+
 /* Whether name (a Host's or an Origin's host part, without a port) is
  * one the API answers to: a loopback name or address, the address it
- * listens on, or an api.server-name.  *local: it is not a server-name. */
+ * listens on, an address of this machine's interfaces, or an
+ * api.server-name.  *local: it is not a server-name. */
 static int host_allowed(const struct api *a, const char *name, size_t n, int *local)
 {
 	char h[256];
@@ -1723,11 +1749,13 @@ static int host_allowed(const struct api *a, const char *name, size_t n, int *lo
 	struct in6_addr v6;
 	if (strcasecmp(h, "localhost") == 0)
 		return 1;
-	if (inet_pton(AF_INET, h, &v4) == 1 && (ntohl(v4.s_addr) >> 24) == 127)
+	if (inet_pton(AF_INET, h, &v4) == 1 &&
+	    ((ntohl(v4.s_addr) >> 24) == 127 || addr_is_local(AF_INET, &v4)))
 		return 1;
 	if (n > 2 && h[0] == '[' && h[n - 1] == ']') {
 		h[n - 1] = '\0';
-		int lo = inet_pton(AF_INET6, h + 1, &v6) == 1 && IN6_IS_ADDR_LOOPBACK(&v6);
+		int lo = inet_pton(AF_INET6, h + 1, &v6) == 1 &&
+		         (IN6_IS_ADDR_LOOPBACK(&v6) || addr_is_local(AF_INET6, &v6));
 		h[n - 1] = ']';
 		if (lo)
 			return 1;

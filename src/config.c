@@ -3468,8 +3468,9 @@ static const struct config_key config_keys[] = {
 	          ".RB ( localhost ,\n"
 	          ".BR 127.\\fIx\\fP.\\fIx\\fP.\\fIx\\fP ,\n"
 	          ".BR [::1] )\n"
-	          "and the address of\n"
+	          "the address of\n"
 	          ".B listen\n"
+	          "and the addresses of this machine's interfaces\n"
 	          "are always answered; any other is refused with 421\n"
 	          "(see\n"
 	          ".BR paddock\\-api (7)).\n" },

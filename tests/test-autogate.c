@@ -227,9 +227,11 @@ static void test_dry_run(void)
 	json_t *body = json_object_get(pr, "body");
 	char *bs = body ? json_dumps(body, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
 	is_str(bs, testlib_fmt("{\"title\":\"Add mul\",\"head\":\"%s\",\"base\":\"trunk\","
-	                       "\"body\":\"Added mul.\\n\\nTests: passed.\\n\\nOpened by paddock "
+	                       "\"body\":\"Summary by the agent:\\n\\n```\\nAdded mul.\\n```\\n"
+	                       "\\nTests: passed.\\n\\nOpened by paddock "
 	                       "for task `%s` (round 1).\\n\",\"draft\":true}", br, id),
-	       "the body, as forge sends it: title, head, base, body, draft");
+	       "the body, as forge sends it: title, head, base, body (the agent's summary quoted), "
+	       "draft");
 	free(bs);
 	const char *problem = json_string_value(json_object_get(pr, "problem"));
 	ok(problem && strstr(problem, "no GitHub token: set the environment variable "
