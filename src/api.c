@@ -1908,6 +1908,11 @@ static enum MHD_Result screen(struct api *a, struct MHD_Connection *c, const cha
 			return send_error(c, 415, "media_type", NULL, "the body is %.100s; send "
 			                  "Content-Type: application/json", ct ? ct : "of no type");
 	}
+	/* An unsigned delivery is a stranger's: refused (and counted) on its
+	 * headers, its body never read. */
+	if (github && strcmp(method, "POST") == 0 && strcmp(url, "/github/webhook") == 0 &&
+	    !MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Hub-Signature-256"))
+		return route_github(a, c, url, method, rq);
 	rq->accepted = 1;
 	return MHD_YES;
 }
