@@ -63,6 +63,20 @@ static const char *const shell_env[] = {
 	"PATH=/usr/local/bin:/usr/bin:/bin",
 	"INPUTRC=/dev/null",
 	"HISTFILE=",
+	/* git as the reviewer types it: not the home's .gitconfig (the
+	 * agent's), and of the workspace's .git/config (the agent's too)
+	 * nothing that runs on its own: no fsmonitor (git status runs it), no
+	 * hooks, the pager git's default (GIT_PAGER wins over core.pager and
+	 * pager.CMD), which reads no lesskey file of the home's. */
+	"GIT_CONFIG_GLOBAL=/dev/null",
+	"GIT_CONFIG_COUNT=2",
+	"GIT_CONFIG_KEY_0=core.fsmonitor", "GIT_CONFIG_VALUE_0=false",
+	"GIT_CONFIG_KEY_1=core.hooksPath", "GIT_CONFIG_VALUE_1=/dev/null",
+	"GIT_PAGER=less",
+	"PAGER=less",
+	"LESSKEY=/dev/null",
+	"LESSKEYIN=/dev/null",
+	"LESSHISTFILE=-",
 	"PADDOCK_STEP=shell",
 	NULL,
 };
@@ -72,7 +86,8 @@ static int shell_env_banned(const char *kv)
 	static const char *const banned[] = { "PATH=", "INPUTRC=", "HISTFILE=", "BASH_ENV=",
 	                                      "ENV=", "PROMPT_COMMAND=", "PS0=", "SHELLOPTS=",
 	                                      "BASHOPTS=", "CDPATH=", "GLOBIGNORE=", "LD_",
-	                                      "BASH_FUNC_", NULL };
+	                                      "BASH_FUNC_", "GIT_", "PAGER=", "LESS",
+	                                      NULL };
 	for (size_t i = 0; banned[i]; i++)
 		if (!strncmp(kv, banned[i], strlen(banned[i])))
 			return 1;
