@@ -50,7 +50,7 @@
 #define SSE_SETTLE_S 5.0   /* the longest a step's place in the log is waited for */
 #define REFUSE_MAX 30       /* refused GitHub deliveries per address and window */
 #define REFUSE_WINDOW_S 60.0
-#define REFUSE_SLOTS 64     /* addresses tracked at once; the oldest makes room */
+#define REFUSE_SLOTS 64     /* addresses counted at once; others wait (429) */
 
 struct api_token {
 	char *name;
@@ -1591,7 +1591,14 @@ static enum MHD_Result route_recipes(struct api *a, struct MHD_Connection *c, co
 
 /* Counts a refused GitHub delivery from c's address: 0 while the address
  * is within REFUSE_MAX refusals a window, else the seconds until its
- * window ends (the refusal is then answered 429 and not recorded). */
+ * window ends (the refusal is then answered 429 and not recorded).  An
+ * address gets a slot of its own only when one is free (never used, or
+ * its window over): a slot still counting is never taken from its
+ * address, or a sender cycling through more addresses than there are
+ * slots would start afresh at each; while all are counting, a new
+ * address waits for the first window to end.  So at most REFUSE_SLOTS *
+ * REFUSE_MAX refusals a window are recorded, from any number of
+ * addresses. */
 static double refusal_count(struct api *a, struct MHD_Connection *c)
 {
 	const union MHD_ConnectionInfo *ai =
@@ -1599,20 +1606,28 @@ static double refusal_count(struct api *a, struct MHD_Connection *c)
 	if (!ai || !ai->client_addr)
 		return 0;
 	const struct sockaddr *sa = ai->client_addr;
-	double now = clock_mono(), retry = 0;
+	double now = clock_mono(), retry = 0, first_end = 0;
 	pthread_mutex_lock(&a->cmu);
-	struct refusals *slot = NULL, *oldest = NULL;
+	struct refusals *slot = NULL, *spare = NULL;
 	for (size_t i = 0; i < REFUSE_SLOTS; i++) {
 		struct refusals *r = &a->refusals[i];
 		if (r->n && addr_same(sa, &r->addr)) {
 			slot = r;
 			break;
 		}
-		if (!oldest || !r->n || (oldest->n && r->since < oldest->since))
-			oldest = r;
+		if (!r->n || now - r->since >= REFUSE_WINDOW_S) {
+			if (!spare)
+				spare = r;
+		} else if (!first_end || r->since + REFUSE_WINDOW_S < first_end) {
+			first_end = r->since + REFUSE_WINDOW_S;
+		}
+	}
+	if (!slot && !spare) {
+		pthread_mutex_unlock(&a->cmu);
+		return first_end - now > 1 ? first_end - now : 1;
 	}
 	if (!slot) {
-		slot = oldest;
+		slot = spare;
 		memset(slot, 0, sizeof *slot);
 		memcpy(&slot->addr, sa, sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
 		                                                  : sizeof(struct sockaddr_in));
@@ -1827,6 +1842,19 @@ static enum MHD_Result count_length(void *cls, enum MHD_ValueKind kind, const ch
 	return MHD_YES;
 }
 
+/* The Host headers, for screen: RFC 9112 has a request with more than
+ * one refused (a proxy in front may have checked another than the first,
+ * which is the one MHD's lookup gives). */
+static enum MHD_Result count_host(void *cls, enum MHD_ValueKind kind, const char *key,
+                                  const char *value)
+{
+	(void)kind;
+	(void)value;
+	if (strcasecmp(key, "Host") == 0)
+		++*(unsigned *)cls;
+	return MHD_YES;
+}
+
 /* Whether the body's type is JSON: application/json, with charset=utf-8
  * at most. */
 static int is_json_type(const char *ct)
@@ -1876,6 +1904,10 @@ static enum MHD_Result screen(struct api *a, struct MHD_Connection *c, const cha
 	if (!host && strcmp(version, MHD_HTTP_VERSION_1_0) != 0)
 		return send_error(c, 400, "bad_request", NULL, "an HTTP/1.1 request needs a Host "
 		                  "header");
+	unsigned hosts = 0;
+	MHD_get_connection_values(c, MHD_HEADER_KIND, count_host, &hosts);
+	if (hosts > 1)
+		return send_error(c, 400, "bad_request", NULL, "%u Host headers; send one", hosts);
 	size_t hl = host ? host_port(host, &port) : 0;
 	if (host && (port < 0 || !host_allowed(a, host, hl, &local)))
 		return send_error(c, 421, "misdirected", NULL, "this API does not answer to the "

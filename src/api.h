@@ -16,12 +16,13 @@
  * Web pages and strangers (doc/paddock-api.7, BROWSERS): every request is
  * screened on its headers before its body is read, tokens or not: a Host
  * that is not loopback, the listen address or an api.server-name (421),
- * another Origin (403), two Content-Lengths (400), no token where tokens
+ * another Origin (403), two Content-Lengths or two Hosts (400), no token where tokens
  * are configured (401), a POST body that is not application/json (415).
  * A body has api.body-timeout from its headers; a connection holds its
  * place only once a request of it was taken.  Refused GitHub deliveries
  * past 30 a minute from one address (REFUSE_MAX) are answered 429 and not
- * recorded (store_github.h caps those that are). */
+ * recorded, and so are those of any other address while 64 are counted
+ * (REFUSE_SLOTS; store_github.h caps those that are recorded). */
 #ifndef PADDOCK_API_H
 #define PADDOCK_API_H
 

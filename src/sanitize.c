@@ -618,8 +618,12 @@ static int term_csi_ok(const unsigned char *p, size_t n, int inter, unsigned cha
 	for (size_t i = 0; i < n; i++)
 		if (!((p[i] >= '0' && p[i] <= '9') || p[i] == ';' || (f == 'm' && p[i] == ':')))
 			return 0;
-	if (f == 'J')              /* not 3: the scrollback */
-		return !(n == 1 && p[0] == '3');
+	if (f == 'J') {            /* not 3 (03, 3;...): the scrollback */
+		unsigned v = 0;
+		for (size_t i = 0; i < n && p[i] != ';' && v < 10; i++)
+			v = v * 10 + (unsigned)(p[i] - '0');
+		return v != 3;
+	}
 	if (f == 'T')              /* one parameter; more is mouse highlighting */
 		return !memchr(p, ';', n);
 	if (f == 'h' || f == 'l')  /* insert mode only */

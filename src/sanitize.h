@@ -150,7 +150,7 @@ char *sanitize_quote_str(const char *in);
  * form, are dropped; another invalid byte becomes U+FFFD), BEL, BS, HT,
  * LF, CR; and these sequences, copied whole:
  * - CSI with digits and ';' (':' in SGR): SGR (m), cursor moves (A-G, H,
- *   f, d, e, a, `, I, Z), save and restore (s, u), erase (J but 3, K, X),
+ *   f, d, e, a, `, I, Z), save and restore (s, u), erase (J but 3 or 03, K, X),
  *   insert and delete (@, P, L, M), scroll (S, T with one parameter),
  *   repeat (b), the scroll region (r), insert mode (4 h/l);
  * - CSI ? h/l of the modes 1 (cursor keys), 7 (auto-wrap) and 25 (the

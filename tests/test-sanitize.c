@@ -222,6 +222,8 @@ static void test_term(void)
 	       "with one of them too)");
 	is_str(TM("a\033[6n\033[c\033[>c\033cb\033[3J\033[1;2;3;4;5Tc"), "abc",
 	       "term: reports, a full reset, the scrollback's erase, mouse highlighting are dropped");
+	is_str(TM("a\033[03Jb\033[3;1Jc\033[0003Jd\033[30Je\033[0J"), "abcd\033[30Je\033[0J",
+	       "term: the scrollback's erase with a leading zero or more parameters is dropped too");
 	is_str(TM("a\xc2\x9b" "31mb\xc2\x9d" "0;SPOOF\xc2\x9c" "c\xc2\x85" "d"), "abcd",
 	       "term: UTF-8 C1 controls (CSI, OSC, NEL) are dropped with their sequences");
 	is_str(TM("a\x9b" "31mb\x9d" "0;SPOOF\x07" "c\x85" "d\xff" "e"), "abcd\xef\xbf\xbd" "e",
