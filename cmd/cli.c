@@ -209,14 +209,20 @@ const struct cli_verb *cli_verb_find(const char *name)
 	return NULL;
 }
 
+/* An error may quote what a sandbox made (a file name, a branch): it
+ * reaches the terminal through the sanitizer, its newlines and tabs kept. */
 int cli_die(int code, const char *fmt, ...)
 {
 	va_list ap;
-	fputs("paddock: ", stderr);
+	struct buf msg = {0}, out = {0};
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	buf_vprintf(&msg, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	sanitize_visible(msg.data ? msg.data : "", msg.len,
+	                 SANITIZE_KEEP_TAB | SANITIZE_KEEP_NEWLINE, &out, NULL);
+	fprintf(stderr, "paddock: %s\n", out.data ? out.data : "");
+	buf_free(&msg);
+	buf_free(&out);
 	return code;
 }
 
