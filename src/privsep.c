@@ -1201,6 +1201,10 @@ static int keep_copy_out(struct keeper *k, struct wire *w, const int *fds, size_
 	uint64_t cap = get_u64(w);
 	if (w->bad || !inside || nfds != 1 || !k->sb)
 		return err_set(e, _("paddock's root helper got a malformed request"));
+	/* Root's copy in /tmp holds no more than the sandbox's disk: a file
+	 * of the template (a sparse one handed over) may be larger. */
+	if (cap > k->disk)
+		cap = k->disk;
 	char *tmp = keep_tmp(k, e);
 	if (!tmp)
 		return -1;
