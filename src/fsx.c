@@ -9,8 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include <linux/magic.h>
 #ifdef __has_include
 #if __has_include(<linux/openat2.h>)
 #include <linux/openat2.h>
@@ -196,6 +198,24 @@ int fsx_open_beneath(int dirfd, const char *rel, int flags)
 		return (int)fd;
 #endif
 	return open_beneath_walk(dirfd, rel, flags);
+}
+
+int fsx_kernel_fs(int fd)
+{
+	static const unsigned long kernel[] = {
+		PROC_SUPER_MAGIC, SYSFS_MAGIC, DEBUGFS_MAGIC, TRACEFS_MAGIC, SECURITYFS_MAGIC,
+		SELINUX_MAGIC, SMACK_MAGIC, CGROUP_SUPER_MAGIC, CGROUP2_SUPER_MAGIC, BPF_FS_MAGIC,
+		EFIVARFS_MAGIC, PSTOREFS_MAGIC, BINFMTFS_MAGIC, RDTGROUP_SUPER_MAGIC, NSFS_MAGIC,
+		DEVPTS_SUPER_MAGIC, OPENPROM_SUPER_MAGIC,
+		0x62656570UL,  /* configfs */
+	};
+	struct statfs sf;
+	if (fstatfs(fd, &sf) < 0)
+		return 1;
+	for (size_t i = 0; i < sizeof kernel / sizeof kernel[0]; i++)
+		if ((unsigned long)sf.f_type == kernel[i])
+			return 1;
+	return 0;
 }
 
 static int read_fd(int fd, const char *path, size_t cap, struct buf *out, struct err *e)

@@ -35,6 +35,13 @@ int fsx_chown_owned_r(const char *path, uid_t from, uid_t uid, gid_t gid, struct
  * (".." refused).  flags as openat's (O_CLOEXEC is added).  The new fd, or
  * -1 with errno (ELOOP for a link, EXDEV or EINVAL for a way out). */
 int fsx_open_beneath(int dirfd, const char *rel, int flags);
+/* 1 when fd is on one of the kernel's interface filesystems (/proc,
+ * /sys, debugfs, tracefs, securityfs, cgroup, bpf, efivarfs, pstore,
+ * binfmt_misc, configfs, an LSM's), whose files decide at each read what
+ * the reader may see (a root reader sees more through a descriptor
+ * another user opened), or when fstatfs fails; 0 for a filesystem that
+ * stores files. */
+int fsx_kernel_fs(int fd);
 /* Reads a whole regular file (at most cap bytes, else error). */
 int fsx_read_file(const char *path, size_t cap, struct buf *out, struct err *e);
 /* Writes data to path atomically (temp file + rename) with mode. */

@@ -661,6 +661,7 @@ struct keeper {
 	int fd;
 	struct sandbox *sb;
 	char *tmp;             /* a folder of root's for copies */
+	uint64_t disk;         /* the sandbox's limits.disk: the most a copy holds */
 	int gone;              /* the client ended the connection */
 };
 
@@ -801,8 +802,10 @@ static int keep_template(const char *path, struct err *e)
 
 /* A descriptor the client passed for a host object: open for reading
  * (not O_PATH: the client proved it may read it by opening it), of the
- * type asked (a folder or a regular file), and the client's own, or
- * root's where root_ok (a system file).  0, or -1 with e set. */
+ * type asked (a folder or a regular file: never a FIFO, socket or device
+ * that could block root or stream without end), the client's own, or
+ * root's where root_ok (a system file), and not on a kernel interface
+ * filesystem (fsx_kernel_fs).  0, or -1 with e set. */
 static int check_client_fd(int fd, int dir, int root_ok, const char *what, struct err *e)
 {
 	struct stat st;
@@ -815,6 +818,12 @@ static int check_client_fd(int fd, int dir, int root_ok, const char *what, struc
 	if (st.st_uid != ps.uid && !(root_ok && st.st_uid == 0))
 		return err_set(e, _("%s belongs to uid %lu, not to the user; refusing it"), what,
 		               (unsigned long)st.st_uid);
+	/* Such a file answers each read by who reads it: root would read
+	 * with its own rights what the user may not see (/proc/1/stat). */
+	if (fsx_kernel_fs(fd))
+		return err_set(e, _("%s is a file of the kernel's (/proc, /sys or the like), which "
+		                    "root would read with its own rights; refusing it (give a copy "
+		                    "of it instead)"), what);
 	return 0;
 }
 
@@ -1049,6 +1058,8 @@ static int keep_create(struct keeper *k, struct wire *w, const int *fds, size_t 
 		goto out;
 	s.fds = &sf;
 	rc = ps.be->create(&k->sb, &s, e);
+	if (rc == 0)
+		k->disk = l->disk;
 out:
 	if (sf.template_fd >= 0)
 		close(sf.template_fd);
@@ -1113,7 +1124,11 @@ static int keep_run(struct keeper *k, struct wire *w, const int *fds, size_t nfd
 	int tty = (int)get_u32(w);
 	int rc = -1;
 	struct sandbox_result r = {0};
-	if (w->bad || !argv || nfds != (size_t)(has_out ? 1 : 0) + (has_stdio ? 3 : 0)) {
+	int env_ok = 1;
+	for (size_t i = 0; env && env[i]; i++)
+		env_ok &= strchr(env[i], '=') != NULL && env[i][0] != '=';
+	if (w->bad || !argv || !argv[0] || !env_ok ||
+	    nfds != (size_t)(has_out ? 1 : 0) + (has_stdio ? 3 : 0)) {
 		err_set(e, _("paddock's root helper got a malformed request"));
 		goto out;
 	}
@@ -1186,6 +1201,10 @@ static int keep_copy_out(struct keeper *k, struct wire *w, const int *fds, size_
 	uint64_t cap = get_u64(w);
 	if (w->bad || !inside || nfds != 1 || !k->sb)
 		return err_set(e, _("paddock's root helper got a malformed request"));
+	/* Root's copy in /tmp holds no more than the sandbox's disk: a file
+	 * of the template (a sparse one handed over) may be larger. */
+	if (cap > k->disk)
+		cap = k->disk;
 	char *tmp = keep_tmp(k, e);
 	if (!tmp)
 		return -1;
@@ -1211,14 +1230,12 @@ static int keep_copy_in(struct keeper *k, struct wire *w, const int *fds, size_t
 	char *tmp = keep_tmp(k, e);
 	if (!tmp)
 		return -1;
-	int rc = -1;
-	int out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (out < 0 || copy_fd(fds[0], out) < 0)
-		err_errno(e, _("cannot copy %s in"), inside);
-	else
-		rc = ps.be->copy_in(k->sb, tmp, inside, e);
-	if (out >= 0)
-		close(out);
+	/* The client's file, checked as a create's are, and no larger than
+	 * the sandbox's disk it goes to: root's copy of it neither blocks on
+	 * a FIFO nor grows without end from a device or a sparse file. */
+	int rc = check_client_fd(fds[0], 0, 1, inside, e) < 0 ||
+	         fsx_copy_regular_fd(fds[0], inside, tmp, (size_t)k->disk, 0600, e) < 0
+	         ? -1 : ps.be->copy_in(k->sb, tmp, inside, e);
 	unlink(tmp);
 	free(tmp);
 	return rc;

@@ -25,7 +25,9 @@
  * ids are plain.  It never looks up a path NAME controls (paddock(1),
  * SECURITY): NAME opens the prompt, the host files and the agent's folder
  * and passes the descriptors, which the keeper takes only open for
- * reading, of their type and NAME's (a host file may be root's); the
+ * reading, of their type and NAME's (a host file may be root's), and not
+ * on a kernel interface filesystem (fsx_kernel_fs: /proc answers root
+ * more); a copy in takes the same, no larger than the sandbox's disk; the
  * template is walked below <data>/templates (NAME's) with
  * fsx_open_beneath, and the sandbox is made from the descriptors
  * (sandbox_fds).  A network namespace is taken only when a keeper made it
