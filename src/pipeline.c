@@ -39,6 +39,14 @@
 #define HANDOFF_NO_CHANGE 3
 #define HANDOFF_NO_REPO 4
 
+/* The hand-off's parts.  What paddock's own test step writes in the
+ * workspace (__pycache__, build output) is not the agent's work: where a
+ * round runs tests, the work is committed as the agent left it before
+ * them (HANDOFF_COMMIT), and after them the tree is put back as it was
+ * then and the branch bundled (HANDOFF_AFTER_TESTS).  HANDOFF_ALL does
+ * both at once (no tests, a reviewer's shell). */
+enum handoff_phase { HANDOFF_ALL, HANDOFF_COMMIT, HANDOFF_AFTER_TESTS };
+
 struct run {
 	const struct pipeline_job *job;
 	int report_fd;
@@ -219,8 +227,15 @@ static int sb_run(struct run *r, struct sandbox *sb, const char *const *argv,
  * trees, testing for files before removing them).  base_tree is the
  * base's tree, from the mirror. */
 static char *handoff_script(const char *id, const char *base, const char *base_tree,
-                            int changes)
+                            int changes, enum handoff_phase phase)
 {
+	/* HANDOFF_COMMIT ends after the commit; HANDOFF_AFTER_TESTS makes
+	 * none (the work was committed before the tests) but puts the tree
+	 * back as the agent left it: what the tests changed, created or
+	 * removed among the files git sees, after the index saved then. */
+	const char *save = phase == HANDOFF_COMMIT ? "cp -f \"$gd/index\" \"$ai\"\n" : "";
+	const char *stop = phase == HANDOFF_COMMIT ? "exit 0\n" : "rm -f \"$ai\"\n";
+	const char *restore = phase == HANDOFF_AFTER_TESTS ? "if true; then\n" : "if false; then\n";
 	/* Runs with handoff_env(): nothing of the agent's home (a global
 	 * gitconfig's filters, aliases, includes) reaches these commands, and
 	 * hooks stay off and fsmonitor is paddock's whatever the repository
@@ -267,7 +282,18 @@ static char *handoff_script(const char *id, const char *base, const char *base_t
 		"> \"$d/config\"\n"
 		"  [ \"$cd_\" != \"$gd\" ] || break\n"
 		"done\n"
+		/* The index of the agent's tree, for the restore after the
+		 * tests; one the agent planted restores only its own files. */
+		"ai=\"$gd/paddock-agent-index\"\n"
+		"%s"
+		"  if [ -f \"$ai\" ]; then\n"
+		"    GIT_INDEX_FILE=$ai git checkout-index -a -f -q 2>/dev/null || true\n"
+		"    GIT_INDEX_FILE=$ai git clean -fdq 2>/dev/null || true\n"
+		"  fi\n"
+		"else\n"
+		"rm -f \"$ai\"\n"
 		"git add -A\n"
+		"%s"
 		/* Tracked files the repo's set-up changed (template.h): where
 		 * they still hold what set-up left, the commit keeps the base's
 		 * version, so that only the agent's changes are committed. */
@@ -290,6 +316,8 @@ static char *handoff_script(const char *id, const char *base, const char *base_t
 		"  git update-ref -m 'paddock: hand-off' HEAD \"$c\"\n"
 		"  h=$t\n"
 		"fi\n"
+		"fi\n"
+		"%s"
 		/* HEAD names the task branch unless the agent moved it. */
 		"IFS= read -r hd < \"$gd/HEAD\" || hd=\n"
 		"[ \"$hd\" = 'ref: refs/heads/paddock/%s' ] || "
@@ -307,7 +335,8 @@ static char *handoff_script(const char *id, const char *base, const char *base_t
 		"[ \"$h\" != %s ] || exit %d\n"
 		"git bundle create -q \"$PADDOCK_OUT/result.bundle\" refs/heads/paddock/%s ^%s\n",
 		changes ? "" : "rm -rf \"$PADDOCK_OUT/" SANDBOX_CHANGES_NAME "\"\n",
-		HANDOFF_NO_REPO, 0, base, id, id, base_tree, HANDOFF_NO_CHANGE, id, base);
+		HANDOFF_NO_REPO, restore, save, 0, base, stop, id, id, base_tree, HANDOFF_NO_CHANGE, id,
+		base);
 }
 
 /* sandbox_git_env_fsmonitor() but HOME and XDG_CONFIG_HOME, which the
@@ -393,7 +422,7 @@ static char *handoff_message(const char *text, const char *id)
  * its environment: a reviewer's round's commit message
  * (PADDOCK_HANDOFF_MESSAGE) and author. */
 static int handoff_run(struct run *r, struct sandbox *sb, const char *const *extra,
-                       struct err *e)
+                       enum handoff_phase phase, struct err *e)
 {
 	const struct task_row *t = r->job->task;
 	const struct config *cfg = r->job->cfg;
@@ -404,13 +433,18 @@ static int handoff_run(struct run *r, struct sandbox *sb, const char *const *ext
 	char base_tree[41];
 	if (mirror_tree_of(r->mirror, r->base, base_tree, e) < 0)
 		return -1;
-	char *script = handoff_script(t->id, r->base, base_tree, changes);
+	char *script = handoff_script(t->id, r->base, base_tree, changes, phase);
 	const char *argv[] = { "/bin/sh", "-c", script, NULL };
 	struct sandbox_result res;
 	/* The hand-off gets its own few minutes: a task that used all its time
 	 * still hands back what it did. */
 	double deadline = clock_mono() + 300;
-	logline(r, "hand-off: committing and bundling the work");
+	if (phase == HANDOFF_COMMIT)
+		logline(r, "hand-off: committing the work as the agent left it, before the tests");
+	else if (phase == HANDOFF_AFTER_TESTS)
+		logline(r, "hand-off: putting the tree back as the agent left it, bundling the work");
+	else
+		logline(r, "hand-off: committing and bundling the work");
 	const char *env[80];
 	size_t n = 0;
 	int own = 0;
@@ -444,6 +478,8 @@ static int handoff_run(struct run *r, struct sandbox *sb, const char *const *ext
 		free(p);
 		return -1;
 	}
+	if (phase == HANDOFF_COMMIT)
+		return 0;
 	char *bundle = paths_task_bundle(r->job->data_dir, t->id);
 	/* A new file, never the last round's rewritten: that one may be
 	 * linked as round-N.bundle (keep_round_bundle). */
@@ -1033,7 +1069,7 @@ static int gate_shell_handoff(struct gate_shell *gs, const char *actor, char tip
 		xasprintf("GIT_AUTHOR_EMAIL=%s@paddock.invalid", actor),
 	};
 	const char *extra[] = { env[0], env[1], env[2], NULL };
-	int rc = handoff_run(r, gs->sb, extra, e);
+	int rc = handoff_run(r, gs->sb, extra, HANDOFF_ALL, e);
 	for (int i = 0; i < 3; i++)
 		free(env[i]);
 	if (rc == HANDOFF_NO_CHANGE)
@@ -1262,6 +1298,7 @@ struct round {
 	struct tests_after ta, va; /* the tests in its sandbox; on a clean checkout */
 	char *test_problem, *verify_problem;
 	int hrc, vrc;              /* the hand-off's result; the verification's */
+	int committed;             /* the work was committed before the tests */
 	struct gate_summary gate;  /* its diffstat and findings (gate_prepare) */
 };
 
@@ -1431,6 +1468,16 @@ static int round_tests(struct round *rd)
 {
 	struct run *r = rd->r;
 	report_send(r->report_fd, REPORT_STATUS, "testing");
+	/* The work as the agent left it, before the tests write in its
+	 * tree.  Where this fails, the hand-off after the tests commits
+	 * everything, as it would without tests (and says why here). */
+	if (r->repo.test) {
+		struct err ce = {{0}};
+		if (handoff_run(r, rd->sb, NULL, HANDOFF_COMMIT, &ce) == 0)
+			rd->committed = 1;
+		else
+			logline(r, "hand-off: %s", ce.msg);
+	}
 	if (run_tests(r, rd->sb, &rd->ta, &rd->test_problem, &rd->e) < 0)
 		return fail(r, "testing", rd->e.msg);
 	if (cancelled) {
@@ -1452,7 +1499,8 @@ static int round_handoff(struct round *rd)
 	struct err ve = {{0}};
 	/* Work is handed back even when the tests failed, so that `paddock
 	 * diff` can show what the agent did. */
-	rd->hrc = handoff_run(r, rd->sb, NULL, &rd->e);
+	rd->hrc = handoff_run(r, rd->sb, NULL,
+	                      rd->committed ? HANDOFF_AFTER_TESTS : HANDOFF_ALL, &rd->e);
 	if (rd->hrc == 0) {
 		/* Logged first: what the verification prints is its tail
 		 * (nothing else writes to the log until it ends). */
