@@ -569,6 +569,38 @@ int cli_read_stdin_text(struct buf *b)
 
 /* -1 for an id that may name a task, else the exit status of bad usage:
  * a malformed id is that whether or not there is a store. */
+/* Display columns of s (a byte that is no character counts one). */
+int cli_cols(const char *s)
+{
+	int w = 0;
+	mbstate_t st;
+	memset(&st, 0, sizeof st);
+	for (const char *p = s; *p;) {
+		wchar_t wc;
+		size_t k = mbrtowc(&wc, p, strlen(p), &st);
+		if (k == (size_t)-1 || k == (size_t)-2 || k == 0) {
+			memset(&st, 0, sizeof st);
+			k = 1;
+			wc = L'?';
+		}
+		int cw = wcwidth(wc);
+		w += cw > 0 ? cw : 0;
+		p += k;
+	}
+	return w;
+}
+
+/* s, then spaces up to w columns (right: the spaces first). */
+void cli_pad(const char *s, int w, int right)
+{
+	int n = w - cli_cols(s);
+	if (right)
+		printf("%*s", n > 0 ? n : 0, "");
+	fputs(s, stdout);
+	if (!right)
+		printf("%*s", n > 0 ? n : 0, "");
+}
+
 int cli_id_usage(const char *id)
 {
 	if (task_id_valid(id, 1))

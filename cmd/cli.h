@@ -126,6 +126,13 @@ int cli_put_wrapped(FILE *out, const char *s, int col, int indent);
  * in reverse video), as stored elsewhere; flags as sanitize_visible's. */
 void cli_put_visible(FILE *out, const char *s, size_t len, int flags);
 
+/* Display columns of s in the locale's character set (a byte that is no
+ * character counts one); cli_pad prints s to stdout, then spaces up to w
+ * columns (right: the spaces first), for tables whose cells are words of
+ * the language of messages. */
+int cli_cols(const char *s);
+void cli_pad(const char *s, int w, int right);
+
 /* -1 when id may name a task, else the exit status of bad usage. */
 int cli_id_usage(const char *id);
 

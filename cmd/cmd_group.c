@@ -17,38 +17,6 @@
 #include "store.h"
 #include "task.h"
 
-/* Display columns of s (a byte that is no character counts one). */
-static int cols(const char *s)
-{
-	int w = 0;
-	mbstate_t st;
-	memset(&st, 0, sizeof st);
-	for (const char *p = s; *p;) {
-		wchar_t wc;
-		size_t k = mbrtowc(&wc, p, strlen(p), &st);
-		if (k == (size_t)-1 || k == (size_t)-2 || k == 0) {
-			memset(&st, 0, sizeof st);
-			k = 1;
-			wc = L'?';
-		}
-		int cw = wcwidth(wc);
-		w += cw > 0 ? cw : 0;
-		p += k;
-	}
-	return w;
-}
-
-/* s, then spaces up to w columns (right: the spaces first). */
-static void pad(const char *s, int w, int right)
-{
-	int n = w - cols(s);
-	if (right)
-		printf("%*s", n > 0 ? n : 0, "");
-	fputs(s, stdout);
-	if (!right)
-		printf("%*s", n > 0 ? n : 0, "");
-}
-
 /* A duration as a clock: "0:42", "1:02:03"; "-" when not started. */
 static void clock_cell(double secs, char *out, size_t len)
 {
@@ -73,7 +41,7 @@ static void member_cells(const struct group_member *m, char *c[G_N])
 	char b[64];
 	c[G_ID] = xstrdup(t->id);
 	c[G_AGENT] = xstrdup(t->agent);
-	c[G_STATUS] = xstrdup(task_status_name(t->status));
+	c[G_STATUS] = xstrdup(task_status_label(t->status));
 	c[G_TESTS] = xstrdup(m->has_gate ? group_tests_word(m->tests) : "-");
 	c[G_FILES] = m->has_change ? xasprintf("%zu", m->files) : xstrdup("-");
 	c[G_INS] = m->has_change ? xasprintf("+%zu", m->ins) : xstrdup("-");
@@ -97,23 +65,23 @@ static void print_table(const struct group_info *gi)
 	char *(*cell)[G_N] = xcalloc(gi->n ? gi->n : 1, sizeof *cell);
 	int w[G_N];
 	for (int k = 0; k < G_N; k++)
-		w[k] = cols(title[k]);
+		w[k] = cli_cols(title[k]);
 	for (size_t i = 0; i < gi->n; i++) {
 		member_cells(&gi->m[i], cell[i]);
 		for (int k = 0; k < G_N; k++)
-			if (cols(cell[i][k]) > w[k])
-				w[k] = cols(cell[i][k]);
+			if (cli_cols(cell[i][k]) > w[k])
+				w[k] = cli_cols(cell[i][k]);
 	}
 	printf("   #  ");
 	for (int k = 0; k < G_N; k++) {
-		pad(title[k], k == G_N - 1 ? 0 : w[k], right[k]);
+		cli_pad(title[k], k == G_N - 1 ? 0 : w[k], right[k]);
 		fputs(k == G_N - 1 ? "\n" : "  ", stdout);
 	}
 	for (size_t i = 0; i < gi->n; i++) {
 		/* The picked one is marked, as git branch marks the current. */
 		printf("%s %2d  ", gi->m[i].picked ? "*" : " ", gi->m[i].position);
 		for (int k = 0; k < G_N; k++) {
-			pad(cell[i][k], k == G_N - 1 ? 0 : w[k], right[k]);
+			cli_pad(cell[i][k], k == G_N - 1 ? 0 : w[k], right[k]);
 			fputs(k == G_N - 1 ? "\n" : "  ", stdout);
 			free(cell[i][k]);
 		}

@@ -31,7 +31,7 @@ static void recipe_list(const struct config *cfg, int json)
 		for (size_t k = 0; k < r->ninputs; k++)
 			buf_printf(&in, "%s%s", k ? "," : "", r->inputs[k].name);
 		printf("%-20s %-12s %s\n", r->name, in.data ? in.data : "-",
-		       r->description ? r->description : "");
+		       r->description ? config_recipe_text(r->description) : "");
 		buf_free(&in);
 	}
 }
@@ -47,12 +47,12 @@ static void recipe_show(const struct recipe_conf *r)
 {
 	printf(r->builtin ? _("recipe %s (ready-made)\n") : _("recipe %s\n"), r->name);
 	if (r->description)
-		printf("  %s\n", r->description);
+		printf("  %s\n", config_recipe_text(r->description));
 	printf(_("inputs:\n"));
 	if (!r->ninputs)
 		printf(_("  none\n"));
 	for (size_t i = 0; i < r->ninputs; i++)
-		printf("  %-13s %s\n", r->inputs[i].name, r->inputs[i].help ? r->inputs[i].help : "");
+		printf("  %-13s %s\n", r->inputs[i].name, r->inputs[i].help ? config_recipe_text(r->inputs[i].help) : "");
 	printf(_("defaults (unset ones are the repo's or the configuration's):\n"));
 	char money[32], dur[32], tries[16], over[32];
 	show_default("repo", r->repo);

@@ -483,7 +483,7 @@ int cmd_show(int argc, char **argv)
 		char when[64];
 		time_t c = (time_t)t.created;
 		strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", localtime(&c));
-		printf("%-8s %s  %s\n", _("task"), t.id, task_status_name(t.status));
+		printf("%-8s %s  %s\n", _("task"), t.id, task_status_label(t.status));
 		printf("%-8s %s\n", _("repo"), t.repo);
 		printf("%-8s %s\n", _("agent"), t.agent);
 		/* A branch or base may be the agent's words (a follow-up's
@@ -503,7 +503,7 @@ int cmd_show(int argc, char **argv)
 		printf("%-8s %s\n", _("queued"), when);
 		printf("%-8s", _("steps"));
 		for (size_t i = 0; i < t.nsteps; i++)
-			printf("%s %s %.1fs", i ? "," : "", task_status_name(t.steps[i].status),
+			printf("%s %s %.1fs", i ? "," : "", task_status_label(t.steps[i].status),
 			       t.steps[i].at);
 		putchar('\n');
 		if (t.error) {
@@ -521,7 +521,7 @@ int cmd_show(int argc, char **argv)
 			}
 		}
 		if (t.reason)
-			printf("%-8s %s\n", _("reason"), t.reason);
+			printf("%-8s %s\n", _("reason"), task_reason_label(t.reason));
 		if (t.attempts > 1)
 			printf("%-8s %d\n", _("attempts"), t.attempts);
 		if (t.failed_round && t.status == TASK_REVIEW) {

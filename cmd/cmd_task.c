@@ -330,13 +330,22 @@ static int list_print(const struct task_row *t, void *arg, struct err *e)
 		}
 		free(text);
 	} else {
-		if (!lo->n)
-			printf("%-10s  %-9s  %-12s  %-12s  %s\n", _("ID"), _("STATUS"), _("REPO"),
-			       _("AGENT"), _("TEXT"));
+		/* Statuses in the language of messages (--json keeps the
+		 * names): the column is as wide as the widest of them. */
+		int sw = cli_cols(_("STATUS"));
+		for (int k = 0; k < TASK_NSTATUS; k++)
+			if (cli_cols(task_status_label((enum task_status)k)) > sw)
+				sw = cli_cols(task_status_label((enum task_status)k));
+		if (!lo->n) {
+			printf("%-10s  ", _("ID"));
+			cli_pad(_("STATUS"), sw, 0);
+			printf("  %-12s  %-12s  %s\n", _("REPO"), _("AGENT"), _("TEXT"));
+		}
 		char text[61];
 		first_line(t->text, 60, text, sizeof text);
-		printf("%-10s  %-9s  %-12s  %-12s  ", t->id, task_status_name(t->status), t->repo,
-		       t->agent);
+		printf("%-10s  ", t->id);
+		cli_pad(task_status_label(t->status), sw, 0);
+		printf("  %-12s  %-12s  ", t->repo, t->agent);
 		/* A follow-up names the task it continues. */
 		if (t->follow_of)
 			printf(_("(follows %s) "), t->follow_of);
@@ -603,7 +612,7 @@ int cmd_diff(int argc, char **argv)
 		/* reported */
 	} else if (!to || !from) {
 		rc = cli_die(1, _("task %s has no work to show yet (it is %s); its diff exists once "
-		                  "the agent's work is handed back"), t.id, task_status_name(t.status));
+		                  "the agent's work is handed back"), t.id, task_status_label(t.status));
 	} else {
 		char *mirror = mirror_path(tv.data, t.repo);
 		struct diff_out o = { isatty(fileno(stdout)) };

@@ -1,6 +1,8 @@
 #include "autoconfig.h"
 #include "buf.h"
 
+#include <locale.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -106,6 +108,37 @@ void buf_vprintf(struct buf *b, const char *fmt, va_list ap)
 		b->len += (size_t)n;
 	}
 	va_end(again);
+}
+
+/* The C locale, made once for every thread. */
+static locale_t c_loc;
+static pthread_once_t c_once = PTHREAD_ONCE_INIT;
+static void c_make(void)
+{
+	c_loc = newlocale(LC_ALL_MASK, "C", (locale_t)0);
+}
+
+static locale_t c_locale(void)
+{
+	pthread_once(&c_once, c_make);
+	return c_loc;
+}
+
+void buf_vprintf_c(struct buf *b, const char *fmt, va_list ap)
+{
+	locale_t c = c_locale();
+	locale_t was = c ? uselocale(c) : (locale_t)0;
+	buf_vprintf(b, fmt, ap);
+	if (was)
+		uselocale(was);
+}
+
+void buf_printf_c(struct buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	buf_vprintf_c(b, fmt, ap);
+	va_end(ap);
 }
 
 void buf_printf(struct buf *b, const char *fmt, ...)

@@ -23,6 +23,12 @@ void buf_printf(struct buf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void buf_vprintf(struct buf *b, const char *fmt, va_list ap)
 	__attribute__((format(printf, 2, 0)));
+/* buf_printf in the C locale ("2.56", never "2,56"), whatever the
+ * thread's: for text written to be read in any locale (the task log). */
+void buf_printf_c(struct buf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void buf_vprintf_c(struct buf *b, const char *fmt, va_list ap)
+	__attribute__((format(printf, 2, 0)));
 void buf_reset(struct buf *b);
 void buf_free(struct buf *b);
 /* Returns data (never NULL) and leaves b empty; caller frees. */

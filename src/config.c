@@ -533,6 +533,27 @@ int config_approval_parse(const char *name)
 	return -1;
 }
 
+const char *config_recipe_text(const char *text)
+{
+	/* The ready-made recipes' descriptions and input hints, as
+	 * data/recipes.conf has them (tests/i18n.test checks that each is
+	 * here): the same words of a user's own recipe stay as written. */
+	static const char *const ready_made[] = {
+		N_("A bug report to a branch whose tests pass, with a regression test"),
+		N_("the bug, as a user would report it"),
+		N_("Check out a pull request's head, run its tests and review it, changing nothing"),
+		N_("the pull request's number, or its branch or ref"),
+		N_("Bump one package (npm, pip or a git submodule) and run the tests"),
+		N_("the npm or pip package, or the path of a git submodule"),
+	};
+	if (!text)
+		return NULL;
+	for (size_t i = 0; i < sizeof ready_made / sizeof *ready_made; i++)
+		if (!strcmp(ready_made[i], text))
+			return _(ready_made[i]);
+	return text;
+}
+
 const struct recipe_conf *config_find_recipe(const struct config *c, const char *name)
 {
 	for (size_t i = 0; name && i < c->nrecipes; i++)

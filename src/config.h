@@ -347,6 +347,10 @@ const struct agent_conf *config_default_agent(const struct config *c);
 void config_add_repo(struct config *c, const struct repo_conf *r);
 void config_add_agent(struct config *c, const char *name, const char *command);
 const struct recipe_conf *config_find_recipe(const struct config *c, const char *name);
+/* A recipe's description or input hint as a person reads it: the
+ * ready-made recipes' own words in the language of messages, any other
+ * text (a user's) as it is; NULL for NULL.  JSON keeps the stored text. */
+const char *config_recipe_text(const char *text);
 const struct endpoint_conf *config_find_endpoint(const struct config *c, const char *name);
 /* The price of model (exact name first, then the longest '*' prefix), or
  * NULL. */

@@ -113,7 +113,7 @@ static int at_review(const struct gate_ctx *g, const char *id, const char *actio
 			what = _("it has ended; add a new task to try again");
 		}
 		err_kind_set(e, ERR_WRONG_STATE, _("cannot %s task %s: it is %s; %s"), action,
-		             t->id, task_status_name(t->status), what);
+		             t->id, task_status_label(t->status), what);
 		task_row_free(t);
 		return -1;
 	}

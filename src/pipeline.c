@@ -95,17 +95,13 @@ static void on_term(int sig)
 static void logline(struct run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void logline(struct run *r, const char *fmt, ...)
 {
+	/* In the C locale: the log is read in any language ("2.56s"). */
 	struct buf b = {0};
 	va_list ap;
-	buf_printf(&b, "[paddock %6.2fs] ", clock_mono() - r->started);
+	buf_printf_c(&b, "[paddock %6.2fs] ", clock_mono() - r->started);
 	va_start(ap, fmt);
-	int n = vsnprintf(NULL, 0, fmt, ap);
+	buf_vprintf_c(&b, fmt, ap);
 	va_end(ap);
-	buf_grow(&b, (size_t)n + 2);
-	va_start(ap, fmt);
-	vsnprintf(b.data + b.len, (size_t)n + 1, fmt, ap);
-	va_end(ap);
-	b.len += (size_t)n;
 	buf_addc(&b, '\n');
 	if (write(r->log_fd, b.data, b.len) < 0) {
 		/* The log is best effort; the store has the outcome. */

@@ -601,13 +601,17 @@ static void note(const struct shell_host *h, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 static void note(const struct shell_host *h, const char *fmt, ...)
 {
-	char line[1024];
+	/* In the C locale, as the rest of the task log ("2.5 s"). */
+	struct buf line = {0};
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(line, sizeof line, fmt, ap);
+	buf_vprintf_c(&line, fmt, ap);
 	va_end(ap);
+	if (line.len > 1023)
+		line.data[line.len = 1023] = '\0';
 	if (h->note)
-		h->note(h->arg, line);
+		h->note(h->arg, line.data ? line.data : "");
+	buf_free(&line);
 }
 
 /* The command line as the log shows it: one line, at most 300 bytes. */

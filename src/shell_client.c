@@ -58,10 +58,10 @@ static int task_refusal(const struct task_row *t, struct err *e)
 		return err_kind_set(e, ERR_WRONG_STATE, _("cannot open a shell in task %s: it is %s; "
 		                    "a shell opens in the sandbox a task keeps at review: wait until "
 		                    "it gets there ('paddock show %s')"), t->id,
-		                    task_status_name(t->status), t->id);
+		                    task_status_label(t->status), t->id);
 	return err_kind_set(e, ERR_WRONG_STATE, _("cannot open a shell in task %s: it is %s, and "
 	                    "its sandbox went with it; 'paddock diff %s' shows its work"), t->id,
-	                    task_status_name(t->status), t->id);
+	                    task_status_label(t->status), t->id);
 }
 
 /* A connection to the supervisor of task id, checked to be paddock's:

@@ -1353,7 +1353,7 @@ static int transition_locked(struct store *s, const char *id, enum task_status t
 		return -1;
 	if (!task_transition_allowed(from, to))
 		return err_kind_set(e, ERR_WRONG_STATE, _("task %s is %s; it cannot become %s"), id,
-		                    task_status_name(from), task_status_name(to));
+		                    task_status_label(from), task_status_label(to));
 	sqlite3_stmt *st;
 	if (sqlite3_prepare_v2(s->db, "UPDATE tasks SET status = ?, updated = ?, "
 	                       "error = COALESCE(?, error) WHERE id = ?", -1, &st,
@@ -1438,7 +1438,7 @@ int store_task_cancel(struct store *s, const char *id, const char *actor, struct
 		             "WHERE id = ?", id, "1", e) < 0 ? -1 : 2;
 	} else {
 		err_kind_set(e, ERR_WRONG_STATE, _("task %s is already %s; there is nothing to "
-		             "cancel"), id, task_status_name(from));
+		             "cancel"), id, task_status_label(from));
 	}
 out:
 	if (rc > 0 && decision_insert(s, id, "cancel", NULL, actor, e) < 0)
@@ -1559,7 +1559,7 @@ int store_task_rollback_round(struct store *s, const char *id, const char *why,
 	if (store_task_get(s, id, &t, e) == 0) {
 		if (t.round < 2 || !task_status_is_active(t.status) || t.status == TASK_PUSHING)
 			err_kind_set(e, ERR_WRONG_STATE, _("task %s is %s in round %d; it has no "
-			             "earlier round to go back to"), t.id, task_status_name(t.status),
+			             "earlier round to go back to"), t.id, task_status_label(t.status),
 			             t.round);
 		else
 			rc = rollback_locked(s, &t, why, e);
@@ -1582,7 +1582,7 @@ int store_task_follow_up(struct store *s, const char *parent, const char *text,
 	if (p.status != TASK_DONE && p.status != TASK_FAILED && p.status != TASK_REJECTED) {
 		err_kind_set(e, ERR_WRONG_STATE, _("task %s is %s; only a finished task (done, "
 		             "failed or rejected) can be followed up%s"), p.id,
-		             task_status_name(p.status),
+		             task_status_label(p.status),
 		             p.status == TASK_REVIEW ? _(": request changes instead") : "");
 		goto out;
 	}
@@ -1732,7 +1732,7 @@ int store_task_interrupted(struct store *s, const char *id, int planned, int max
 	if (store_task_get(s, id, &t, e) == 0) {
 		if (!task_status_is_active(t.status) || t.status == TASK_PUSHING)
 			err_kind_set(e, ERR_WRONG_STATE, _("task %s is %s, not interrupted"), t.id,
-			             task_status_name(t.status));
+			             task_status_label(t.status));
 		else
 			rc = interrupted_locked(s, &t, planned, max_attempts, why, to ? to : &dummy, e);
 		task_row_free(&t);
@@ -2062,7 +2062,7 @@ int store_task_request_changes_draft(struct store *s, const char *id, const char
 		goto out;
 	if (t.status != TASK_REVIEW)
 		err_kind_set(e, ERR_WRONG_STATE, _("task %s is %s; changes can be requested only "
-		             "at review"), t.id, task_status_name(t.status));
+		             "at review"), t.id, task_status_label(t.status));
 	else if (t.pending)
 		err_kind_set(e, ERR_WRONG_STATE, _("task %s already has changes requested; they "
 		             "start when the scheduler picks them up"), t.id);
@@ -2096,7 +2096,7 @@ int store_task_reopen_changes(struct store *s, const char *id, const char *notes
 	} else if (t.status != TASK_DONE && t.status != TASK_REVIEW) {
 		err_kind_set(e, ERR_WRONG_STATE, _("task %s is %s; changes can be requested only "
 		             "at review or on a done task's open pull request"), t.id,
-		             task_status_name(t.status));
+		             task_status_label(t.status));
 	} else if (t.pending) {
 		err_kind_set(e, ERR_WRONG_STATE, _("task %s already has changes requested; they "
 		             "start when the scheduler picks them up"), t.id);
@@ -2184,7 +2184,7 @@ int store_task_fix_round(struct store *s, const char *id, int n, struct err *e)
 		goto out;
 	if (t.status != TASK_RUNNING && t.status != TASK_TESTING) {
 		err_kind_set(e, ERR_WRONG_STATE, _("task %s is %s; only a running task gets a fix "
-		             "round"), t.id, task_status_name(t.status));
+		             "round"), t.id, task_status_label(t.status));
 	} else if (n != t.round + 1) {
 		err_kind_set(e, ERR_WRONG_STATE, _("task %s is in round %d; its fix round would be "
 		             "%d, not %d"), t.id, t.round, t.round + 1, n);
@@ -3203,7 +3203,7 @@ int store_task_reviewer_round(struct store *s, const char *id, int n, const char
 		if (t.status != TASK_REVIEW || t.pending)
 			err_kind_set(e, ERR_WRONG_STATE, _("task %s is %s%s now; a reviewer's round is "
 			             "kept only while the task waits at review"), t.id,
-			             task_status_name(t.status),
+			             task_status_label(t.status),
 			             t.pending ? _(" with changes requested") : "");
 		else if (t.round != n - 1 || !t.head || strcmp(t.head, from) != 0)
 			err_kind_set(e, ERR_CONFLICT, _("task %s moved on to round %d while the shell "

@@ -36,6 +36,27 @@ int task_status_parse(const char *name)
 	return -1;
 }
 
+const char *task_reason_label(const char *reason)
+{
+	static const char *const words[] = {
+		/* TRANSLATORS: why a task failed, one word each, as the
+		   dashboard marks a failed task ("[tool]") and show prints
+		   it; keep them short. */
+		N_("budget"), N_("model-auth"), N_("rate-limit"), N_("overloaded"),
+		N_("context"), N_("model"), N_("tool"), N_("timeout"), N_("tests"),
+		N_("contract"), N_("setup"), N_("crashed"),
+	};
+	if (!reason)
+		return NULL;
+	int s = task_status_parse(reason);
+	if (s >= 0) /* a step's name: where it failed */
+		return task_status_label((enum task_status)s);
+	for (size_t i = 0; i < sizeof words / sizeof *words; i++)
+		if (!strcmp(words[i], reason))
+			return _(words[i]);
+	return reason;
+}
+
 int task_status_is_terminal(enum task_status s)
 {
 	return s == TASK_DONE || s == TASK_FAILED || s == TASK_REJECTED ||

@@ -26,6 +26,11 @@ const char *task_status_name(enum task_status s);
 const char *task_status_label(enum task_status s);
 /* -1 if unknown. */
 int task_status_parse(const char *name);
+/* A failed task's reason word (budget, tool, tests, ..., or the name of
+ * the step it failed in) in the language of messages, for people; an
+ * unknown word as it is; the stored word is the one scripts read.  NULL
+ * for NULL. */
+const char *task_reason_label(const char *reason);
 /* 1 if a task may move from `from` to `to`. */
 int task_transition_allowed(enum task_status from, enum task_status to);
 /* 1 for done, failed, rejected, cancelled, lost. */

@@ -619,7 +619,7 @@ static void notify_new(struct ui *u, int silent)
 			snprintf(why, sizeof why, "%.*s", (int)strcspn(t->error ? t->error : "", "\n"),
 			         t->error ? t->error : "");
 			dash_message(&u->d, ROLE_ERROR, _("task %s failed: %s"), t->id,
-			             *why ? why : t->reason ? t->reason : "?");
+			             *why ? why : t->reason ? task_reason_label(t->reason) : "?");
 		}
 	}
 	task_rows_free(rows, n);

@@ -1152,7 +1152,7 @@ static void diff_note_done(struct dash *d, void *arg, const char *text)
 	size_t n = 0;
 	if (!text || strspn(text, " \t\r\n") == strlen(text)) {
 		dash_message(d, ROLE_DIM, "%s", text ? _("an empty comment; nothing added")
-		                                     : _("cancelled"));
+		                                     : C_("prompt", "cancelled"));
 	} else {
 		note->c.comment = (char *)text;
 		if (store_draft_add(d->st, note->id, &note->c, &e) < 0 ||

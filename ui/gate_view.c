@@ -418,7 +418,7 @@ static void build_state(struct view *v, const struct task_row *t, const struct g
 		add_block(p, _("error"), t->status == TASK_FAILED || t->status == TASK_LOST ?
 		          ROLE_ERROR : status_role(t->status), 0, GL_PLAIN, t->error);
 	if (t->reason && *t->reason)
-		add(p, _("reason"), ROLE_ERROR, 0, t->reason);
+		add(p, _("reason"), ROLE_ERROR, 0, task_reason_label(t->reason));
 }
 
 /* The verification: a mismatch of the two runs first, then the result
@@ -897,7 +897,7 @@ static int blank(const char *s)
 
 static void cancelled(struct dash *d)
 {
-	dash_message(d, ROLE_DIM, "%s", _("cancelled"));
+	dash_message(d, ROLE_DIM, "%s", C_("prompt", "cancelled"));
 }
 
 /* The start of an answer that acts on the gate: none (Escape) cancels
@@ -1000,7 +1000,7 @@ static int refused_task(struct dash *d, const char *id, const char *action, int 
 	int no = 1;
 	if (t.status != TASK_REVIEW) {
 		dash_message(d, ROLE_ERROR, _("cannot %s task %s: it is %s, not at review"), action,
-		             t.id, task_status_name(t.status));
+		             t.id, task_status_label(t.status));
 	} else if (t.pending) {
 		dash_message(d, ROLE_ERROR, _("cannot %s task %s: changes were requested and the "
 		                              "agent is about to run round %d"), action, t.id,

@@ -370,7 +370,7 @@ static void pick_answer(struct dash *d, void *arg, const char *text)
 {
 	struct pick_job *job = arg;
 	if (!text || rpmatch(text) != 1) {
-		dash_message(d, ROLE_DIM, "%s", _("cancelled"));
+		dash_message(d, ROLE_DIM, "%s", C_("prompt", "cancelled"));
 		return;
 	}
 	char what[128];
@@ -437,7 +437,7 @@ static void cancel_answer(struct dash *d, void *arg, const char *text)
 			dash_message(d, ROLE_NOTICE, r == 1 ? _("%s cancelled") :
 			             _("%s: cancel requested"), id);
 	} else {
-		dash_message(d, ROLE_DIM, "%s", _("cancelled"));
+		dash_message(d, ROLE_DIM, "%s", C_("prompt", "cancelled"));
 	}
 	free(id);
 }

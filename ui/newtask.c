@@ -157,7 +157,7 @@ static void ask_input(struct form *f)
 	const struct recipe_input *in = &r->inputs[f->input];
 	struct buf q = {0};
 	if (in->help)
-		buf_printf(&q, _("%s (%s): "), in->name, in->help);
+		buf_printf(&q, _("%s (%s): "), in->name, config_recipe_text(in->help));
 	else
 		buf_printf(&q, "%s: ", in->name);
 	dash_ask(f->d, q.data, 0, NULL, form_input, f);
@@ -181,7 +181,8 @@ static void form_recipe(struct dash *d, void *arg, const char *text)
 		}
 		f->values = xcalloc(f->recipe->ninputs + 1, sizeof *f->values);
 		if (f->recipe->description)
-			dash_message(d, ROLE_NOTICE, "%s: %s", f->recipe->name, f->recipe->description);
+			dash_message(d, ROLE_NOTICE, "%s: %s", f->recipe->name,
+			             config_recipe_text(f->recipe->description));
 	}
 	ask_input(f);
 }

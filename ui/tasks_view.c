@@ -389,11 +389,16 @@ static void failed_note(const struct task_row *t, struct extra *x)
 	if (t->reason && !strcmp(t->reason, "contract") && x->g.round_unchanged)
 		x->note = xstrdup(_("no change"));
 	else if (t->reason && *t->reason)
-		x->note = xstrdup(t->reason);
+		x->note = xstrdup(task_reason_label(t->reason));
 	else if (t->error && *t->error)
 		x->note = first_line(t->error);
-	if (x->note && strchr(x->note, ':') && (!t->reason || !*t->reason))
+	if (x->note && strchr(x->note, ':') && (!t->reason || !*t->reason)) {
+		/* The step it failed in ("preparing: ..."), in words. */
 		*strchr(x->note, ':') = '\0';
+		char *w = xstrdup(task_reason_label(x->note));
+		free(x->note);
+		x->note = w;
+	}
 	x->note_long = t->error && *t->error ? first_line(t->error) :
 	               x->note ? xstrdup(x->note) : NULL;
 	x->role = ROLE_TASK_FAILED;
