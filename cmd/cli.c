@@ -530,29 +530,24 @@ int cli_put_wrapped(FILE *out, const char *s, int col, int indent)
 /* Text a reviewer approves (a diff, the agent's summary, changed paths,
  * findings) on a terminal: every byte visible, escape sequences, controls,
  * bidi and invisible characters as marks (sanitize_visible), drawn in
- * reverse video where colours are welcome (not NO_COLOR, not TERM=dumb).
- * Pipes get the bytes as stored: a diff stays a patch. */
+ * reverse video (an attribute, not a colour: NO_COLOR keeps it) unless the
+ * terminal takes no attributes (TERM=dumb or unset).  Pipes get the bytes
+ * as stored: a diff stays a patch. */
 void cli_put_visible(FILE *out, const char *s, size_t len, int flags)
 {
 	if (!isatty(fileno(out))) {
 		fwrite(s, 1, len, out);
 		return;
 	}
-	const char *nc = getenv("NO_COLOR"), *term = getenv("TERM");
-	int colour = !(nc && *nc) && term && *term && strcmp(term, "dumb") != 0;
+	const char *term = getenv("TERM");
+	int attrs = term && *term && strcmp(term, "dumb") != 0;
 	struct buf b = {0};
-	struct sanitize_segs segs = {0};
-	sanitize_visible(s, len, flags, &b, &segs);
-	for (size_t i = 0; i < segs.n; i++) {
-		const struct sanitize_seg *g = &segs.v[i];
-		if (g->mark && colour)
-			fputs("\033[7m", out);
-		fwrite(b.data + g->out, 1, g->len, out);
-		if (g->mark && colour)
-			fputs("\033[27m", out);
-	}
+	if (attrs)
+		sanitize_visible_marked(s, len, flags, &b);
+	else
+		sanitize_visible(s, len, flags, &b, NULL);
+	fwrite(b.data, 1, b.len, out);
 	buf_free(&b);
-	sanitize_segs_free(&segs);
 }
 
 int cli_read_stdin_text(struct buf *b)

@@ -18,6 +18,7 @@
 #include "store_github.h"
 #include "recipe.h"
 #include "sanitize.h"
+#include "screen.h"
 #include "store.h"
 #include "task.h"
 #include "taskjson.h"
@@ -28,22 +29,51 @@ static void put_visible_str(FILE *out, const char *s)
 	cli_put_visible(out, s, strlen(s), SANITIZE_KEEP_TAB | SANITIZE_KEEP_NEWLINE);
 }
 
-/* Prints text a reviewer approves under a label, continuation lines
- * indented. */
+/* Prints a label in its column: at least 8 columns wide (its display
+ * width, not its bytes: a translated label may hold umlauts), then a
+ * space.  Returns the column the text starts at. */
+static int put_label(const char *label)
+{
+	int w = screen_textwidth(label, strlen(label));
+	printf("%s%*s ", label, w < 8 ? 8 - w : 0, "");
+	return (w < 8 ? 8 : w) + 1;
+}
+
+/* Prints text a reviewer approves under a label, every line of it from
+ * the same column (a diffstat's lines stay aligned). */
 static void put_block(const char *label, const char *text)
 {
-	printf("%-8s ", label);
+	int col = put_label(label);
 	const char *line = text;
 	for (int first = 1; *line; first = 0) {
 		size_t n = strcspn(line, "\n");
 		if (!first)
-			printf("%-8s   ", "");
+			printf("%*s", col, "");
 		cli_put_visible(stdout, line, n, SANITIZE_KEEP_TAB);
 		putchar('\n');
 		line += n + (line[n] == '\n');
 	}
 	if (!*text)
 		putchar('\n');
+}
+
+/* A decision's notes in the rounds: the first line after "ACTION: ",
+ * each further line on a line of its own, indented under the decision;
+ * every line through the sanitizer, trailing blank lines dropped. */
+static void put_notes(const char *notes)
+{
+	size_t len = strlen(notes);
+	while (len && (notes[len - 1] == '\n' || notes[len - 1] == ' ' || notes[len - 1] == '\r'))
+		len--;
+	printf(": ");
+	for (size_t at = 0, first = 1; at < len; first = 0) {
+		const char *nl = memchr(notes + at, '\n', len - at);
+		size_t n = nl ? (size_t)(nl - (notes + at)) : len - at;
+		if (!first)
+			fputs(n ? "\n       " : "\n", stdout);
+		cli_put_text(stdout, notes + at, n);
+		at += n + (nl != NULL);
+	}
 }
 
 static const char *tests_word(const struct gate_tests *t)
@@ -73,17 +103,8 @@ static void show_rounds(struct store *s, const struct task_row *t)
 			char *text = task_decision_text(d);
 			printf("     %s", text);
 			free(text);
-			if (d->notes) {
-				printf(": ");
-				/* Notes may span lines: keep them on this one. */
-				struct buf one = {0};
-				for (const char *c = d->notes; *c; c++)
-					buf_addc(&one, *c == '\n' ? ' ' : *c);
-				while (one.len && one.data[one.len - 1] == ' ')
-					one.data[--one.len] = '\0';
-				cli_put_str(stdout, one.data ? one.data : "");
-				buf_free(&one);
-			}
+			if (d->notes)
+				put_notes(d->notes);
 			putchar('\n');
 		}
 	}

@@ -458,6 +458,25 @@ void sanitize_segs_free(struct sanitize_segs *s)
 	memset(s, 0, sizeof(*s));
 }
 
+size_t sanitize_visible_marked(const char *in, size_t len, int flags, struct buf *out)
+{
+	struct buf vis = {0};
+	struct sanitize_segs segs = {0};
+	size_t marks = sanitize_visible(in, len, flags, &vis, &segs);
+	buf_grow(out, vis.len + 9 * segs.n);
+	for (size_t k = 0; k < segs.n; k++) {
+		const struct sanitize_seg *g = &segs.v[k];
+		if (g->mark)
+			buf_adds(out, "\033[7m");
+		buf_add(out, vis.data + g->out, g->len);
+		if (g->mark)
+			buf_adds(out, "\033[27m");
+	}
+	buf_free(&vis);
+	sanitize_segs_free(&segs);
+	return marks;
+}
+
 void sanitize_scan(const char *in, size_t len, int flags, struct sanitize_hidden *ctl,
                    struct sanitize_hidden *inv)
 {

@@ -89,6 +89,13 @@ size_t sanitize_visible(const char *in, size_t len, int flags, struct buf *out,
                         struct sanitize_segs *segs);
 void sanitize_segs_free(struct sanitize_segs *s);
 
+/* sanitize_visible for a terminal: each mark wrapped in reverse video
+ * (ESC [ 7 m ... ESC [ 27 m), an attribute and not a colour, so it is
+ * drawn under NO_COLOR too: a mark never looks like text the agent typed.
+ * Used by `paddock diff` and `show` on a terminal and by the dashboard's
+ * pager copy.  Appends to out; returns the number of marks. */
+size_t sanitize_visible_marked(const char *in, size_t len, int flags, struct buf *out);
+
 /* What sanitize_scan finds, by how the policy treats it. */
 enum sanitize_hidden_kind {
 	SANITIZE_HIDDEN_NONE,

@@ -75,6 +75,17 @@ static void test_shipped(void)
 		is_int(flat, 0, "%s: key roles stay visible without colours", shipped[i]);
 		theme_style(t, ROLE_CURSOR, THEME_MONO, &s);
 		ok(s.attrs & A_REVERSE, "%s: the cursor is reverse video without colours", shipped[i]);
+		/* A mark for hidden bytes (<U+202E>) is underlined or reversed at
+		 * every level, NO_COLOR included: normal text never is. */
+		int plain = 0;
+		for (int lv = THEME_MONO; lv <= THEME_DIRECT; lv++) {
+			theme_style(t, ROLE_ESCAPED, (enum theme_level)lv, &s);
+			plain += !(s.attrs & (A_UNDERLINE | A_REVERSE));
+		}
+		theme_style(t, ROLE_NORMAL, THEME_MONO, &n);
+		is_int(plain + !!(n.attrs & (A_UNDERLINE | A_REVERSE)), 0,
+		       "%s: marks for hidden bytes are underlined or reversed at every level, "
+		       "normal text is not", shipped[i]);
 
 		if (strcmp(shipped[i], "mono") == 0) {
 			int coloured = 0;
@@ -97,6 +108,24 @@ static void test_shipped(void)
 			}
 		}
 		theme_free(t);
+	}
+
+	/* A user's theme that gives marks only a colour, or none, still
+	 * underlines them; one that reverses them keeps reverse. */
+	const char *const user[] = { "normal default default\nescaped red default\n",
+	                             "normal default default\n",
+	                             "escaped red default bold reverse\n" };
+	for (size_t k = 0; k < sizeof(user) / sizeof(user[0]); k++) {
+		char umsg[256] = "";
+		struct theme *u = theme_parse("mine", "mine.theme", user[k], umsg, sizeof(umsg));
+		struct theme_style st = {0};
+		if (u)
+			theme_style(u, ROLE_ESCAPED, THEME_MONO, &st);
+		ok(u && (k == 2 ? (st.attrs & A_REVERSE) && !(st.attrs & A_UNDERLINE)
+		                : (st.attrs & A_UNDERLINE) != 0),
+		   "a user theme's marks without colours: %s (theme %zu)",
+		   k == 2 ? "reverse, as it says" : "underlined", k);
+		theme_free(u);
 	}
 
 	char *path = xasprintf("%s/themes/dark.theme", srcdir());

@@ -1327,33 +1327,25 @@ static const char *diff_pager_colour(int kind)
 }
 
 /* Writes the patch the view shows as `paddock diff` prints it on a
- * terminal: what is not printable as a visible mark (in reverse video),
- * and, unless NO_COLOR is set, each line in git's colours. */
+ * terminal: what is not printable as a visible mark in reverse video
+ * (sanitize_visible_marked: NO_COLOR keeps it), and, unless NO_COLOR is
+ * set, each line in git's colours. */
 static void diff_pager_write(struct diff_priv *p, FILE *out)
 {
 	const char *nc = getenv("NO_COLOR");
 	int colour = !(nc && *nc);
 	struct buf vis = {0};
-	struct sanitize_segs segs = {0};
 	for (int i = 0; i < p->st.nlines; i++) {
 		const struct dline *l = &p->st.lines[i];
 		const char *c = colour ? diff_pager_colour(l->kind) : "";
 		buf_reset(&vis);
-		segs.n = 0;
-		sanitize_visible(p->st.text + l->off, l->len, SANITIZE_KEEP_TAB, &vis, &segs);
+		sanitize_visible_marked(p->st.text + l->off, l->len, SANITIZE_KEEP_TAB, &vis);
 		fputs(c, out);
-		for (size_t k = 0; k < segs.n; k++) {
-			const struct sanitize_seg *g = &segs.v[k];
-			if (g->mark && colour)
-				fputs("\033[7m", out);
-			fwrite(vis.data + g->out, 1, g->len, out);
-			if (g->mark && colour)
-				fputs("\033[27m", out);
-		}
+		/* After a mark's ESC [ 27 m the line's colour goes on. */
+		fwrite(vis.data, 1, vis.len, out);
 		fputs(*c ? "\033[m\n" : "\n", out);
 	}
 	buf_free(&vis);
-	sanitize_segs_free(&segs);
 }
 
 /* o: the diff the view shows in $PAGER, from a temporary file removed

@@ -235,6 +235,31 @@ const char *keymap_request_name(enum request r)
 	return (unsigned)r < REQ_N ? info[r].name : "none";
 }
 
+/* Text for man(7): every '-' as "\-". */
+static void man_text(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '-' || *s == '\\')
+			fputc('\\', f);
+		fputc(*s, f);
+	}
+}
+
+void keymap_write_man(FILE *f)
+{
+	struct keymap *k = keymap_new();
+	for (int r = REQ_NONE + 1; r < REQ_N; r++) {
+		char keys[256];
+		keymap_keys_of(k, (enum request)r, keys, sizeof keys);
+		fputs(".BR ", f);
+		man_text(f, keymap_request_name((enum request)r));
+		fputs(" \" (", f);
+		man_text(f, keys);
+		fprintf(f, ")%s\"\n", r + 1 < REQ_N ? "," : ".");
+	}
+	keymap_free(k);
+}
+
 const char *keymap_request_help(enum request r)
 {
 	return (unsigned)r < REQ_N ? _(info[r].help) : "";

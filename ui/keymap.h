@@ -11,6 +11,7 @@
 #define PADDOCK_UI_KEYMAP_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include "i18n.h"
 
 /* Where a request applies: the views it is looked up in. */
@@ -127,6 +128,11 @@ void keymap_key_name(int key, char *out, size_t len);
 /* The keys bound to a request, space separated, into out. */
 void keymap_keys_of(const struct keymap *k, enum request r, char *out, size_t len);
 const char *keymap_request_name(enum request r);
+/* Writes the requests of REQ_INFO with their default keys, in the table's
+ * order, as paddock-config(5)'s [bind] section lists them (man(7) text,
+ * between its BEGIN and END GENERATED REQUESTS lines; make
+ * update-ui-man). */
+void keymap_write_man(FILE *f);
 const char *keymap_request_help(enum request r);   /* translated */
 
 #endif

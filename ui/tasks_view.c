@@ -45,16 +45,83 @@ static const unsigned filter_masks[FILTER_N] = {
 	0, TASK_MASK(TASK_QUEUED) | TASK_MASK_ACTIVE, TASK_MASK(TASK_REVIEW), MASK_FAILED,
 	TASK_MASK_ENDED, TASK_MASK_ACTIVE, TASK_MASK(TASK_QUEUED) };
 
-/* The words :filter takes (Tab completes them). */
-const char *const tasks_view_filter_names[] = {
-	"all", "active", "review", "failed", "ended", "running", "queued", "repo", "agent",
-	"text", NULL };
+/* The words :filter takes, the one table of them: the status filters in
+ * enum filter's order, then those that take an argument (its name in the
+ * manual).  Tab completion, the messages and the manual's lists
+ * (tasks_view_write_man) come from here. */
+#define FILTER_WORDS(X) \
+	X("all", NULL) X("active", NULL) X("review", NULL) X("failed", NULL) X("ended", NULL) \
+	X("running", NULL) X("queued", NULL) X("repo", "name") X("agent", "name") \
+	X("text", "words")
+#define FW_NAME(n, a) n,
+#define FW_ARG(n, a) a,
+const char *const tasks_view_filter_names[] = { FILTER_WORDS(FW_NAME) NULL };
+static const char *const filter_args[] = { FILTER_WORDS(FW_ARG) };
+#define FILTER_WORDS_N ((int)(sizeof filter_args / sizeof filter_args[0]))
 
 /* In enum task_order's order; s goes round them. */
 static const char *const order_names[] = {
 	N_("queued"), N_("status"), N_("age"), N_("time"), N_("repo") };
 #define ORDER_N ((int)(sizeof order_names / sizeof order_names[0]))
 const char *const tasks_view_sort_names[] = { "queued", "status", "age", "time", "repo", NULL };
+
+/* "all, active, ... and text WORDS": the words of a table as typed (Tab
+ * completes them so), the joins and arguments translated. */
+static void words_list(struct buf *out, const char *const *names, const char *const *args, int n)
+{
+	for (int i = 0; i < n; i++) {
+		if (i)
+			buf_adds(out, i + 1 < n ? ", " : _(" and "));
+		buf_adds(out, names[i]);
+		if (args && args[i]) {
+			buf_addc(out, ' ');
+			buf_adds(out, strcmp(args[i], "name") ? _("WORDS") : _("NAME"));
+		}
+	}
+}
+
+/* Text for man(7): every '-' as "\-". */
+static void man_word(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '-')
+			fputc('\\', f);
+		fputc(*s, f);
+	}
+}
+
+/* One list of the manual: each word bold (its argument in italics), the
+ * first "(the default)", joined with commas and "or", ending with '.'. */
+static void man_list(FILE *f, const char *const *names, const char *const *args, int n)
+{
+	for (int i = 0; i < n; i++) {
+		const char *sep = i == 0 ? "" : i + 2 < n ? " ," : i + 1 < n ? "" : " .";
+		if (args && args[i]) {
+			fputs(".BI \"", f);
+			man_word(f, names[i]);
+			fprintf(f, " \" %s%s\n", args[i], sep);
+		} else {
+			fputs(*sep ? ".BR " : ".B ", f);
+			man_word(f, names[i]);
+			fprintf(f, "%s\n", sep);
+		}
+		if (i == 0)
+			fputs("(the default),\n", f);
+		else if (i + 2 == n)
+			fputs("or\n", f);
+	}
+}
+
+void tasks_view_write_man(FILE *f)
+{
+	fputs(".TP\n.BR :filter \" [\\fIname\\fP]\"\n"
+	      "Show the tasks of one filter on the task list (see\n.BR \"The task list\" ):\n", f);
+	man_list(f, tasks_view_filter_names, filter_args, FILTER_WORDS_N);
+	fputs("Without a name, all.\n", f);
+	fputs(".TP\n.BI :sort \" order\"\n"
+	      "Order the task list (see\n.BR \"The task list\" ):\n", f);
+	man_list(f, tasks_view_sort_names, NULL, ORDER_N);
+}
 
 #define MARGIN 64                  /* rows kept above and below the screen */
 
@@ -961,9 +1028,10 @@ int tasks_view_filter(struct view *v, const char *arg)
 		set_filter(v, (enum filter)f);
 		return 0;
 	}
-	dash_message(v->d, ROLE_ERROR, _("no filter named '%s'; filters are all, active, running, "
-	                                 "queued, review, failed, ended, repo NAME, agent NAME "
-	                                 "and text WORDS"), arg);
+	struct buf names = {0};
+	words_list(&names, tasks_view_filter_names, filter_args, FILTER_WORDS_N);
+	dash_message(v->d, ROLE_ERROR, _("no filter named '%s'; filters are %s"), arg, names.data);
+	buf_free(&names);
 	return -1;
 }
 
@@ -985,8 +1053,10 @@ int tasks_view_sort(struct view *v, const char *name)
 		set_order(v, (enum task_order)o);
 		return 0;
 	}
-	dash_message(v->d, ROLE_ERROR, _("no order named '%s'; orders are queued, status, age, "
-	                                 "time and repo"), name);
+	struct buf names = {0};
+	words_list(&names, tasks_view_sort_names, NULL, ORDER_N);
+	dash_message(v->d, ROLE_ERROR, _("no order named '%s'; orders are %s"), name, names.data);
+	buf_free(&names);
 	return -1;
 }
 

@@ -513,14 +513,22 @@ void theme_style(const struct theme *t, enum role r, enum theme_level level,
 		l = &t->line[r];
 	else if (t->line[ROLE_NORMAL].set)
 		l = &t->line[ROLE_NORMAL];
-	if (!l)
+	if (!l) {
+		if (r == ROLE_ESCAPED)
+			out->attrs = A_UNDERLINE;
 		return;
+	}
 	out->attrs = l->attrs;
 	/* The specs were checked when parsed. */
 	theme_resolve(l->fg, level, &out->fg);
 	theme_resolve(l->bg, level, &out->bg);
 	if (out->fg.bold)
 		out->attrs |= A_BOLD;
+	/* A mark for hidden bytes never looks like text the agent typed, in
+	 * any theme and without colours: it is underlined unless the theme
+	 * reverses it. */
+	if (r == ROLE_ESCAPED && !(out->attrs & (A_UNDERLINE | A_REVERSE)))
+		out->attrs |= A_UNDERLINE;
 }
 
 /* ---- finding files ---------------------------------------------------- */

@@ -14,7 +14,9 @@
  * bright foreground becomes the normal colour plus bold).  ATTR: bold dim
  * underline reverse italic standout.  A role the file does not name looks
  * like normal.  Without colours (NO_COLOR set and non-empty, or a
- * terminal with none) only the attributes are drawn.
+ * terminal with none) only the attributes are drawn.  The escaped role
+ * (marks for hidden bytes) is always underlined unless its line says
+ * reverse, whatever the file says, so that a mark never looks like text. 
  *
  * Themes are found by name: NAME.theme in the user's directory
  * ($XDG_CONFIG_HOME/paddock/themes, else ~/.config/paddock/themes), then

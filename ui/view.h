@@ -85,6 +85,10 @@ int tasks_view_sort(struct view *v, const char *name);
  * :sort, NULL-terminated. */
 extern const char *const tasks_view_filter_names[];
 extern const char *const tasks_view_sort_names[];
+/* Writes the entries of :filter and :sort in paddock(1)'s list of
+ * commands, with every filter and order of those tables (man(7) text,
+ * between its BEGIN and END GENERATED FILTERS lines; make update-ui-man). */
+void tasks_view_write_man(FILE *f);
 
 extern const struct view_ops view_tasks;
 extern const struct view_ops view_log;
