@@ -153,6 +153,10 @@ static _Noreturn void child_run(const struct child *c, const char *path, char *c
 	 * signal sent to the caller's group since the fork (blocked until
 	 * now, child_start) is dropped, as ignoring a signal drops it. */
 	int away = leave_terminal && !(c->flags & CHILD_TERMINAL);
+	/* A child on the terminal (a shell's session) keeps what it starts
+	 * there too, as a command of the CLI does. */
+	if (c->flags & CHILD_TERMINAL)
+		leave_terminal = 0;
 	if ((away || (c->flags & CHILD_NEW_SESSION)) && setsid() < 0)
 		child_fail(report_fd, 0, errno);
 	if (away) {

@@ -42,7 +42,8 @@ enum child_flag {
 	 * and execve; child_exec_wait says later whether it runs. */
 	CHILD_EXEC_LATER = 1 << 3,
 	/* After child_leave_terminal: stays in the caller's process group
-	 * and so on its terminal (an editor, a pager, a shell). */
+	 * and so on its terminal (an editor, a pager, a shell), and so do
+	 * the children it starts. */
 	CHILD_TERMINAL = 1 << 4,
 };
 
