@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "api.h"
+#include "child.h"
 #include "config.h"
 #include "dash.h"
 #include "demo.h"
@@ -96,6 +97,10 @@ static void serve_hup(void *arg)
 static int run_scheduler(struct config *cfg, int until_idle, const char *listen)
 {
 	struct err e = {{0}};
+	/* A ^C, ^\ or ^Z typed at serve's terminal is serve's (SIGINT: a
+	 * planned stop), never its tasks' own (child.h): the root helper,
+	 * the supervisors and what they run are off the terminal. */
+	child_leave_terminal();
 	char *data = paths_data_dir_ensure(&e);
 	if (!data)
 		return cli_die(1, "%s", e.msg);
@@ -110,6 +115,7 @@ static int run_scheduler(struct config *cfg, int until_idle, const char *listen)
 	sigset_t sigs, oldsigs;
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGQUIT);
 	sigaddset(&sigs, SIGTERM);
 	if (listen)
 		sigaddset(&sigs, SIGHUP);

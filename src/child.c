@@ -36,6 +36,16 @@ struct node {
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t reaped = PTHREAD_COND_INITIALIZER;
 static struct node *nodes;
+/* child_leave_terminal was called (inherited by forked copies). */
+static int leave_terminal;
+
+/* The signals a terminal's keys send to its foreground group. */
+static const int term_key_signals[] = { SIGINT, SIGQUIT, SIGTSTP };
+
+void child_leave_terminal(void)
+{
+	leave_terminal = 1;
+}
 
 /* With lock held. */
 static struct node *node_find(pid_t pid)
@@ -139,19 +149,39 @@ static _Noreturn void child_run(const struct child *c, const char *path, char *c
 			if (sig != SIGKILL && sig != SIGSTOP)
 				(void)sigaction(sig, &dfl, NULL);
 	}
+	/* Off the caller's terminal before any signal is let in: a key's
+	 * signal sent to the caller's group since the fork (blocked until
+	 * now, child_start) is dropped, as ignoring a signal drops it. */
+	int away = leave_terminal && !(c->flags & CHILD_TERMINAL);
+	/* A child on the terminal (a shell's session) keeps what it starts
+	 * there too, as a command of the CLI does. */
+	if (c->flags & CHILD_TERMINAL)
+		leave_terminal = 0;
+	if ((away || (c->flags & CHILD_NEW_SESSION)) && setsid() < 0)
+		child_fail(report_fd, 0, errno);
+	if (away) {
+		for (size_t i = 0; i < sizeof term_key_signals / sizeof *term_key_signals; i++) {
+			struct sigaction ign, old;
+			memset(&ign, 0, sizeof ign);
+			ign.sa_handler = SIG_IGN;
+			if (sigaction(term_key_signals[i], &ign, &old) == 0)
+				(void)sigaction(term_key_signals[i], &old, NULL);
+		}
+	}
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	if (c->flags & CHILD_DIE_WITH_PARENT) {
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (getppid() != parent)
 			_exit(127);
 	}
-	if ((c->flags & CHILD_NEW_SESSION) && setsid() < 0)
-		child_fail(report_fd, 0, errno);
 	/* Every source is first moved above 2, so that no dup2 to 0-2 can
 	 * clobber a source still to come. */
 	int src[3];
 	for (int i = 0; i < 3; i++) {
 		int fd = c->stdio[i] == CHILD_NULL ? devnull : c->stdio[i];
+		/* Off the terminal, reading it would steal the caller's keys. */
+		if (away && i == 0 && fd == CHILD_INHERIT && isatty(0))
+			fd = devnull;
 		src[i] = fd == CHILD_INHERIT ? -1 : fcntl(fd, F_DUPFD_CLOEXEC, 3);
 		if (fd != CHILD_INHERIT && src[i] < 0)
 			child_fail(report_fd, 0, errno);
@@ -243,6 +273,13 @@ int child_start(struct child *c, struct err *e)
 	n->owner = c->owner;
 	pid_t parent = getpid();
 	fflush(NULL);
+	/* The terminal's keys are held back across the fork: the child lets
+	 * them in once it is where they belong (child_run). */
+	sigset_t keys, oldmask;
+	sigemptyset(&keys);
+	for (size_t i = 0; i < sizeof term_key_signals / sizeof *term_key_signals; i++)
+		sigaddset(&keys, term_key_signals[i]);
+	pthread_sigmask(SIG_BLOCK, &keys, &oldmask);
 	/* Listed before any reaper can see it end: the lock is held across
 	 * the fork, and the child starts with a list of its own. */
 	pthread_mutex_lock(&lock);
@@ -272,6 +309,7 @@ int child_start(struct child *c, struct err *e)
 	}
 	pthread_mutex_unlock(&lock);
 	int fork_errno = errno;
+	pthread_sigmask(SIG_SETMASK, &oldmask, NULL);
 	close(devnull);
 	if (pid < 0) {
 		free(n);

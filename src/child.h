@@ -41,6 +41,10 @@ enum child_flag {
 	/* A program: child_start returns once it has forked, before setup
 	 * and execve; child_exec_wait says later whether it runs. */
 	CHILD_EXEC_LATER = 1 << 3,
+	/* After child_leave_terminal: stays in the caller's process group
+	 * and so on its terminal (an editor, a pager, a shell), and so do
+	 * the children it starts. */
+	CHILD_TERMINAL = 1 << 4,
 };
 
 struct child {
@@ -116,6 +120,19 @@ void child_reap(void);
  * child_start (or timeout seconds passed).  Returns 1 when none of the
  * others is left. */
 int child_reap_strays(double timeout);
+
+/* For a process that keeps a terminal while its children work (the
+ * dashboard, serve): from this call on, every child but those started
+ * with CHILD_TERMINAL starts in a session of its own (setsid), and so
+ * does every child a forked copy of this process starts (a supervisor's
+ * bwrap, a gateway, a keeper).  The keys that signal the terminal's
+ * foreground process group (^C, ^\ and ^Z) then reach this process only,
+ * never a task: what they mean is this process's to decide.  Such a
+ * child never reads the terminal: an inherited standard input that is
+ * one becomes /dev/null.  Without it (a command of the CLI) children
+ * stay in the caller's group, and a ^C stops the command and what it
+ * runs.  Call it before starting threads that start children. */
+void child_leave_terminal(void);
 
 /* The exit code a shell would give: the exit status, or 128 + signal. */
 int child_exit_code(int status);

@@ -57,7 +57,7 @@ int editor_edit_with(const char *ed, const char *initial, char **out, struct err
 	char *cmd = xasprintf("%s \"$1\"", ed);
 	/* The editor gets the signals a program expects (child.h). */
 	const char *argv[] = { "/bin/sh", "-c", cmd, "sh", path, NULL };
-	struct child ch = { .argv = argv };
+	struct child ch = { .argv = argv, .flags = CHILD_TERMINAL };
 	int ws = child_start(&ch, NULL) < 0 ? -1 : child_finish(&ch);
 	free(cmd);
 	int rc = -1;

@@ -876,8 +876,9 @@ static int bw_enter(void *arg)
 	if (cgroup_enter(sb->cg, getpid()) < 0)
 		return STEP_CGROUP;
 	/* A session of its own whose controlling terminal is the pty (never
-	 * the supervisor's terminal); TIOCSTI stays refused (seccomp). */
-	if (bc->tty && (setsid() < 0 || ioctl(0, TIOCSCTTY, 0) < 0))
+	 * the supervisor's terminal); TIOCSTI stays refused (seccomp).  It
+	 * may lead one already (child_leave_terminal). */
+	if (bc->tty && ((getsid(0) != getpid() && setsid() < 0) || ioctl(0, TIOCSCTTY, 0) < 0))
 		return STEP_FDS;
 	if (sb->netns_fd >= 0) {
 		if (setns(sb->netns_fd, CLONE_NEWNET) < 0)

@@ -1215,6 +1215,7 @@ int scheduler_run(const struct config *cfg, const char *data_dir,
 	sigset_t mask, old;
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGQUIT);
 	sigaddset(&mask, SIGTERM);
 	if (o->on_hup)
 		sigaddset(&mask, SIGHUP);

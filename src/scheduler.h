@@ -73,7 +73,7 @@ int scheduler_busy(struct scheduler *s);
  * signal mask, releases the lock; frees s. */
 void scheduler_close(struct scheduler *s);
 
-/* Runs until SIGINT/SIGTERM (or idle, with until_idle). */
+/* Runs until SIGINT, SIGQUIT or SIGTERM (or idle, with until_idle). */
 int scheduler_run(const struct config *cfg, const char *data_dir,
                   const struct scheduler_opts *o, struct err *e);
 

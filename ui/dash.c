@@ -231,7 +231,7 @@ int dash_pager(struct dash *d, const char *path)
 	const char *argv[] = { "/bin/sh", "-c", cmd, "sh", path, NULL };
 	/* Script mode has no terminal to give: the pager's output goes
 	 * nowhere. */
-	struct child ch = { .argv = argv };
+	struct child ch = { .argv = argv, .flags = CHILD_TERMINAL };
 	if (d->script)
 		ch.stdio[0] = ch.stdio[1] = CHILD_NULL;
 	if (!d->script)
@@ -344,6 +344,7 @@ struct job_run {
 	int (*produce)(struct dash *d, void *arg, FILE *out);
 	void *arg;
 	int wfd;
+	int term;        /* it takes the terminal (CHILD_TERMINAL) */
 };
 
 static int job_child(void *arg)
@@ -382,6 +383,7 @@ static struct job *job_start(struct ui *u, struct job_run *r, struct err *e)
 	memset(j, 0, sizeof *j);
 	j->ch.fn = job_child;
 	j->ch.arg = r;
+	j->ch.flags = r->term ? CHILD_TERMINAL : 0;
 	int rc = child_start(&j->ch, e);
 	close(p[1]);
 	if (rc < 0) {
@@ -445,7 +447,7 @@ void dash_shell(struct dash *d, const char *task_id)
 	sj.script = d->script;
 	if (!d->script)
 		term_suspend();
-	struct job_run r = { .d = d, .action = shell_job, .arg = &sj };
+	struct job_run r = { .d = d, .action = shell_job, .arg = &sj, .term = 1 };
 	struct err e = {{0}};
 	struct job *j = job_start(u, &r, &e);
 	if (!j) {
@@ -1612,14 +1614,16 @@ static int run(struct ui *u)
 		if (pfd[d->script ? 0 : 1].revents) {
 			struct signalfd_siginfo si;
 			while (read(u->sigfd, &si, sizeof si) == sizeof si) {
-				/* <C-c> typed at the terminal is a key; SIGHUP
+				/* <C-c> (and <C-\\>) typed at the terminal is a key; SIGHUP
 				 * sent by a person (kill -HUP) re-reads the
-				 * configuration.  Otherwise (kill -INT, -TERM,
+				 * configuration.  Otherwise (kill -INT, -QUIT, -TERM,
 				 * the terminal hung up) told to go: what runs is
 				 * queued again, not lost (scheduler_close). */
-				if (si.ssi_signo == SIGINT && si.ssi_code == SI_KERNEL && u->term_away)
+				int typed = (si.ssi_signo == SIGINT || si.ssi_signo == SIGQUIT) &&
+				            si.ssi_code == SI_KERNEL;
+				if (typed && u->term_away)
 					continue;  /* the shell's, not ours */
-				if (si.ssi_signo == SIGINT && si.ssi_code == SI_KERNEL && !d->script)
+				if (typed && !d->script)
 					handle_key(u, KEYC_CTRL + 'c');
 				else if (si.ssi_signo == SIGHUP && si.ssi_code == SI_USER)
 					run_reload(u);
@@ -1707,6 +1711,7 @@ static void block_signals(struct ui *u)
 	sigset_t mask;
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGQUIT);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGHUP);
 	/* SIGWINCH stays with ncurses, which turns it into KEY_RESIZE. */
@@ -1804,6 +1809,10 @@ int dash_main(struct config *cfg, int demo)
 	struct err e = {{0}};
 	int rc = 1;
 	d->cfg = cfg;
+	/* The terminal's ^C, ^\ and ^Z are the dashboard's keys: no task,
+	 * supervisor or job of ours is in the terminal's foreground group
+	 * (child.h); only an answer to "wait or stop" stops a task. */
+	child_leave_terminal();
 	d->data_dir = paths_data_dir_ensure(&e);
 	if (!d->data_dir) {
 		fprintf(stderr, "paddock: %s\n", e.msg);
