@@ -562,8 +562,6 @@ int cli_read_stdin_text(struct buf *b)
 	return ferror(stdin) ? -1 : 0;
 }
 
-/* -1 for an id that may name a task, else the exit status of bad usage:
- * a malformed id is that whether or not there is a store. */
 /* Display columns of s (a byte that is no character counts one). */
 int cli_cols(const char *s)
 {
@@ -596,6 +594,8 @@ void cli_pad(const char *s, int w, int right)
 		printf("%*s", n > 0 ? n : 0, "");
 }
 
+/* -1 for an id that may name a task, else the exit status of bad usage:
+ * a malformed id is that whether or not there is a store. */
 int cli_id_usage(const char *id)
 {
 	if (task_id_valid(id, 1))
