@@ -175,7 +175,7 @@ int keymap_bind(struct keymap *k, const char *name, const char *keys, char *msg,
 	for (int r = 1; r < REQ_N; r++)
 		suggest_add(&sg, info[r].name);
 	if (suggest_best(&sg))
-		snprintf(msg, msglen, _("bind.%s: there is no request named %s; did you mean %s? "
+		snprintf(msg, msglen, _("bind.%s: there is no request named %s; did you mean '%s'? "
 		                        "('?' in the dashboard lists them)"), name, name,
 		         suggest_best(&sg));
 	else
