@@ -2385,7 +2385,14 @@ static const struct config_key config_keys[] = {
 	          ".B push\\-url\n"
 	          "like it the same way);\n"
 	          ".B paddock config check\n"
-	          "warns about both.\n" },
+	          "warns about both.\n"
+	          "A local repository that another user owns is opened only for its owner,\n"
+	          "as in git: the task fails saying that it belongs to another user; run\n"
+	          ".B paddock\n"
+	          "as that user, or trust the repository as the user\n"
+	          ".B paddock\n"
+	          "runs as with\n"
+	          ".BI \"git config \\-\\-global \\-\\-add safe.directory \" path\\fR.\n" },
 	{ .section = "repo", .key = "branch", .type = KT_CUSTOM,
 	  .set = config_set_repo_branch,
 	  .doc = "string",
@@ -3530,8 +3537,9 @@ static const struct config_key config_keys[] = {
 	          ".BR \\- ,\n"
 	          "starting with a letter or digit.\n"
 	          ".B paddock config check\n"
-	          "checks the name only: a theme that cannot be found or has an error stops\n"
-	          "the dashboard when it starts (exit status 1).\n" },
+	          "loads the theme as the dashboard does when it starts: one that cannot be\n"
+	          "found or has an error is a problem there, as it stops the dashboard (exit\n"
+	          "status 1).\n" },
 	{ .section = "ui", .key = "notify-command", .type = KT_TEXT,
 	  .off = CFG(notify_command),
 	  .doc = "shell command",
