@@ -25,6 +25,7 @@
 #include "paths.h"
 #include "sanitize.h"
 #include "store.h"
+#include "suggest.h"
 #include "taskjson.h"
 #include "task.h"
 
@@ -248,6 +249,47 @@ static void usage(FILE *out)
 	fprintf(out, _("\n'paddock VERB --help' describes a verb; man paddock has the details.\n"));
 }
 
+static int word_in(const char *list, const char *word);
+
+/* A word where a verb goes: the verb it is nearly, as git suggests one
+ * (then the list of verbs would bury the hint), else the list. */
+static int unknown_verb(const char *word)
+{
+	struct suggest sg;
+	suggest_init(&sg, word);
+	for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++)
+		suggest_add(&sg, verbs[i].name);
+	suggest_add(&sg, "help");
+	if (suggest_best(&sg)) {
+		fprintf(stderr, _("paddock: '%s' is not a verb; did you mean '%s'?\n"
+		                  "Try 'paddock --help'.\n"), word, suggest_best(&sg));
+		return EXIT_USAGE;
+	}
+	fprintf(stderr, _("paddock: '%s' is not a verb.\n"), word);
+	usage(stderr);
+	return EXIT_USAGE;
+}
+
+int cli_sub_usage(const struct cli_verb *v, const char *sub, const char *subs)
+{
+	if (*sub && word_in(subs, sub))
+		return -1;
+	struct suggest sg;
+	suggest_init(&sg, sub);
+	char *list = xstrdup(subs);
+	char *save = NULL;
+	for (char *w = strtok_r(list, " ", &save); w; w = strtok_r(NULL, " ", &save))
+		suggest_add(&sg, w);
+	if (suggest_best(&sg))
+		fprintf(stderr, _("paddock %s: '%s' is not a sub-verb of %s; did you mean '%s'?\n"),
+		        v->name, sub, v->name, suggest_best(&sg));
+	else
+		fprintf(stderr, _("paddock %s: '%s' is not a sub-verb of %s\n"), v->name, sub,
+		        v->name);
+	free(list);
+	return cli_bad_usage(v);
+}
+
 /* ---------------------------------------------------------------- options */
 
 enum { OPT_HELP = 'h', OPT_JSON = 'j', OPT_FOLLOW = 'f', OPT_REPO = 'r', OPT_AGENT = 'a',
@@ -265,6 +307,28 @@ static int word_in(const char *list, const char *word)
 		if ((p == list || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0'))
 			return 1;
 	return 0;
+}
+
+/* An unknown long option: the one of the verb's options (allowed) it is
+ * nearly, as git suggests one. */
+static void unknown_option(const struct cli_verb *v, const char *arg, const char *allowed)
+{
+	const char *name = arg;
+	name += strspn(name, "-");
+	char *word = xstrndup(name, strcspn(name, "="));
+	char *list = xstrdup(allowed);
+	char *save = NULL;
+	struct suggest sg;
+	suggest_init(&sg, word);
+	for (char *w = strtok_r(list, " ", &save); w; w = strtok_r(NULL, " ", &save))
+		suggest_add(&sg, w);
+	if (!strncmp(arg, "--", 2) && suggest_best(&sg))
+		fprintf(stderr, _("paddock %s: unknown option '%s'; did you mean '--%s'?\n"),
+		        v->name, arg, suggest_best(&sg));
+	else
+		fprintf(stderr, _("paddock %s: unknown option '%s'\n"), v->name, arg);
+	free(list);
+	free(word);
 }
 
 int cli_parse_opts(const struct cli_verb *v, int argc, char **argv, struct cli_opts *o,
@@ -322,8 +386,7 @@ int cli_parse_opts(const struct cli_verb *v, int argc, char **argv, struct cli_o
 		}
 		if (c == '?' || c == ':' || !name || !word_in(allowed, name)) {
 			if (c == '?' && optopt == 0)
-				fprintf(stderr, _("paddock %s: unknown option '%s'\n"), v->name,
-				        argv[optind - 1]);
+				unknown_option(v, argv[optind - 1], allowed);
 			else if (c == '?' || c == ':')
 				fprintf(stderr, _("paddock %s: bad option '%s'\n"), v->name,
 				        argv[optind - 1]);
@@ -416,7 +479,9 @@ struct store *cli_open_store(char **data_out, int create)
 	char *db = paths_db(data);
 	struct store *s = NULL;
 	struct stat st;
-	if (!create && stat(db, &st) < 0 && (errno == ENOENT || errno == ENOTDIR))
+	if (!create && paths_data_dir_check(data, &e) < 0)
+		cli_die(1, "%s", e.msg);
+	else if (!create && stat(db, &st) < 0 && (errno == ENOENT || errno == ENOTDIR))
 		cli_die(1, _("no paddock data in %s; check PADDOCK_HOME (it names the data "
 		             "directory), or queue a first task with 'paddock add'"), data);
 	else if (store_open(&s, db, &e) < 0)
@@ -689,11 +754,8 @@ int cli_main(int argc, char **argv)
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
 		if (argc > 2 && cli_verb_find(argv[2]))
 			return verb_help(cli_verb_find(argv[2]), stdout);
-		if (argc > 2) {
-			fprintf(stderr, _("paddock: '%s' is not a verb.\n"), argv[2]);
-			usage(stderr);
-			return EXIT_USAGE;
-		}
+		if (argc > 2)
+			return unknown_verb(argv[2]);
 		usage(stdout);
 		return 0;
 	}
@@ -702,10 +764,7 @@ int cli_main(int argc, char **argv)
 		return 0;
 	}
 	const struct cli_verb *v = cli_verb_find(argv[1]);
-	if (!v) {
-		fprintf(stderr, _("paddock: '%s' is not a verb.\n"), argv[1]);
-		usage(stderr);
-		return EXIT_USAGE;
-	}
+	if (!v)
+		return unknown_verb(argv[1]);
 	return v->run(argc - 1, argv + 1);
 }

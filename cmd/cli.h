@@ -87,6 +87,11 @@ void cli_git_home_changed(void);
 /* Prints v's usage and a hint on standard error; returns EXIT_USAGE. */
 int cli_bad_usage(const struct cli_verb *v);
 
+/* -1 when sub is one of the space-separated sub-verbs of v (subs); else
+ * says so, with the one it is nearly, prints v's usage and returns
+ * EXIT_USAGE. */
+int cli_sub_usage(const struct cli_verb *v, const char *sub, const char *subs);
+
 /* Prints "paddock: MESSAGE" on standard error; returns code. */
 int cli_die(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -151,10 +156,11 @@ int cli_task_verb_begin(const char *name, int argc, char **argv, const char *all
                         struct cli_task_verb *tv);
 void cli_task_verb_end(struct cli_task_verb *tv);
 
-/* The notes of --notes or --notes-file (given: check first) for a gate
- * action on task id, checked as the gate verbs check them; NULL with the
- * problem printed and *code the exit status (cmd_gate.c). */
-char *cli_gate_notes(const struct cli_opts *o, const char *id, int *code);
+/* The notes of --notes or --notes-file (given: check first) for gate
+ * action verb ("pick", or a gate verb's name) on task id, checked as the
+ * gate verbs check them; NULL with the problem printed and *code the exit
+ * status (cmd_gate.c). */
+char *cli_gate_notes(const char *verb, const struct cli_opts *o, const char *id, int *code);
 
 /* The verbs: argv[0] is the verb's name. */
 int cmd_add(int argc, char **argv);

@@ -13,6 +13,7 @@
 #include "adapter.h"
 #include "buf.h"
 #include "config.h"
+#include "dash.h"
 #include "demo.h"
 #include "doctor.h"
 #include "fsx.h"
@@ -30,11 +31,15 @@ int cmd_config(int argc, char **argv)
 	int rc = cli_parse_opts(v, argc, argv, &o, "help");
 	if (rc >= 0)
 		return rc;
-	if (optind >= argc || strcmp(argv[optind], "check") != 0 || argc - optind > 2)
+	if (optind >= argc)
+		return cli_bad_usage(v);
+	if ((rc = cli_sub_usage(v, argv[optind], "check")) >= 0)
+		return rc;
+	if (argc - optind > 2)
 		return cli_bad_usage(v);
 	const char *file = optind + 1 < argc ? argv[optind + 1] : NULL;
 	char *path = file ? xstrdup(file) : config_default_path();
-	int n = config_check(path, stderr);
+	int n = config_check(path, stderr, dash_config_check);
 	if (n == 0)
 		printf(_("%s: no problems\n"), path);
 	free(path);
@@ -113,6 +118,8 @@ int cmd_template(int argc, char **argv)
 	if (optind >= argc)
 		return cli_bad_usage(v);
 	const char *sub = argv[optind];
+	if ((rc = cli_sub_usage(v, sub, "list prune")) >= 0)
+		return rc;
 	int prune = strcmp(sub, "prune") == 0;
 	if (argc - optind != 1 || (!prune && strcmp(sub, "list") != 0) ||
 	    (!prune && (o.older_than || o.dry_run)))
@@ -218,6 +225,9 @@ int cmd_agent(int argc, char **argv)
 	if (optind >= argc)
 		return cli_bad_usage(v);
 	const char *sub = argv[optind];
+	if ((rc = cli_sub_usage(v, sub, "list install")) >= 0)
+		return rc;
+	rc = 0;
 	int install = strcmp(sub, "install") == 0;
 	if (!(install && argc - optind == 2) && !(strcmp(sub, "list") == 0 && argc - optind == 1))
 		return cli_bad_usage(v);
@@ -232,7 +242,11 @@ int cmd_agent(int argc, char **argv)
 	}
 	if (install) {
 		const struct agent_conf *a = config_find_agent(&cfg, argv[optind + 1]);
-		if (!a)
+		const char *near = a ? NULL : config_suggest_name(&cfg, "agent", argv[optind + 1]);
+		if (!a && near)
+			rc = cli_die(EXIT_USAGE, _("no agent named '%s' in the configuration; did you "
+			                           "mean '%s'?"), argv[optind + 1], near);
+		else if (!a)
 			rc = cli_die(EXIT_USAGE, _("no agent named '%s' in the configuration; "
 			                           "'paddock agent list' lists them"), argv[optind + 1]);
 		else if (!a->package)

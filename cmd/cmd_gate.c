@@ -18,9 +18,30 @@
 #include "task.h"
 #include "taskjson.h"
 
-/* Notes from --notes, --notes-file, or $EDITOR; NULL with a message when
- * there are none.  Lines starting with '#' from the editor are dropped. */
-static char *read_notes(const struct cli_opts *o, int editor_ok, const char *id, int *code)
+/* What empty notes of verb's are refused with: what those notes are for
+ * (an approval's note is no request to the agent). */
+static const char *notes_empty(const char *verb)
+{
+	if (!strcmp(verb, "approve"))
+		return _("the notes are empty; write the note to record with the approval, or "
+		         "leave --notes out");
+	if (!strcmp(verb, "reject"))
+		return _("the notes are empty; say why the task is rejected, or leave --notes out");
+	if (!strcmp(verb, "override"))
+		return _("the notes are empty; say why the finding is fine, or leave --notes out");
+	if (!strcmp(verb, "pick"))
+		return _("the notes are empty; write the note to record with the pick, or leave "
+		         "--notes out");
+	if (!strcmp(verb, "follow-up"))
+		return _("the notes are empty; say what the agent should do next");
+	return _("the notes are empty; say what the agent should change");
+}
+
+/* Notes of verb from --notes, --notes-file, or $EDITOR; NULL with a
+ * message when there are none.  Lines starting with '#' from the editor
+ * are dropped. */
+static char *read_notes(const char *verb, const struct cli_opts *o, int editor_ok,
+                        const char *id, int *code)
 {
 	struct err e = {{0}};
 	*code = EXIT_USAGE;
@@ -29,7 +50,7 @@ static char *read_notes(const struct cli_opts *o, int editor_ok, const char *id,
 		return NULL;
 	}
 	if (o->notes && strspn(o->notes, " \t\r\n") == strlen(o->notes)) {
-		cli_die(EXIT_USAGE, _("the notes are empty; say what the agent should change"));
+		cli_die(EXIT_USAGE, "%s", notes_empty(verb));
 		return NULL;
 	}
 	if (o->notes)
@@ -50,7 +71,7 @@ static char *read_notes(const struct cli_opts *o, int editor_ok, const char *id,
 		                  : memchr(b.data ? b.data : "", '\0', b.len)
 		                  ? _("the notes contain a NUL byte; they must be text")
 		                  : strspn(b.data ? b.data : "", " \t\r\n") == b.len
-		                  ? _("the notes are empty; say what the agent should change") : NULL;
+		                  ? notes_empty(verb) : NULL;
 		if (bad) {
 			cli_die(EXIT_USAGE, "%s", bad);
 			buf_free(&b);
@@ -125,9 +146,9 @@ static int gate_verb(const char *name, int argc, char **argv, const char *allowe
 	} else if (o.again) {
 		/* read from the store below */
 	} else if (!strcmp(name, "request-changes") || !strcmp(name, "follow-up")) {
-		if (!(notes = read_notes(&o, 1, id, &code)))
+		if (!(notes = read_notes(name, &o, 1, id, &code)))
 			return code;
-	} else if ((o.notes || o.notes_file) && !(notes = read_notes(&o, 0, id, &code))) {
+	} else if ((o.notes || o.notes_file) && !(notes = read_notes(name, &o, 0, id, &code))) {
 		return code;
 	}
 	struct config cfg;
@@ -229,7 +250,7 @@ int cmd_follow_up(int argc, char **argv)
 	return gate_verb("follow-up", argc, argv, "help json notes notes-file");
 }
 
-char *cli_gate_notes(const struct cli_opts *o, const char *id, int *code)
+char *cli_gate_notes(const char *verb, const struct cli_opts *o, const char *id, int *code)
 {
-	return read_notes(o, 0, id, code);
+	return read_notes(verb, o, 0, id, code);
 }

@@ -126,7 +126,11 @@ int cmd_github(int argc, char **argv)
 	if (rc >= 0)
 		return rc;
 	const char *sub = optind < argc ? argv[optind] : NULL;
-	if (!sub || argc - optind != 1)
+	if (!sub)
+		return cli_bad_usage(v);
+	if ((rc = cli_sub_usage(v, sub, "sync events")) >= 0)
+		return rc;
+	if (argc - optind != 1)
 		return cli_bad_usage(v);
 	if (!strcmp(sub, "sync") && !o.limit)
 		return github_sync(&o);

@@ -149,7 +149,7 @@ static int group_pick_verb(const struct cli_opts *o, const char *id, const char 
 {
 	int code;
 	char *notes = NULL;
-	if ((o->notes || o->notes_file) && !(notes = cli_gate_notes(o, task, &code)))
+	if ((o->notes || o->notes_file) && !(notes = cli_gate_notes("pick", o, task, &code)))
 		return code;
 	struct config cfg;
 	if (cli_load_config(&cfg) < 0) {
@@ -187,6 +187,8 @@ int cmd_group(int argc, char **argv)
 	if (optind >= argc)
 		return cli_bad_usage(v);
 	const char *sub = argv[optind];
+	if ((rc = cli_sub_usage(v, sub, "show pick")) >= 0)
+		return rc;
 	int show = !strcmp(sub, "show"), pick = !strcmp(sub, "pick");
 	if ((!show && !pick) || argc - optind != (show ? 2 : 3))
 		return cli_bad_usage(v);

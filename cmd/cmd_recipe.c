@@ -98,6 +98,8 @@ int cmd_recipe(int argc, char **argv)
 	if (rc >= 0)
 		return rc;
 	const char *sub = optind < argc ? argv[optind] : "list";
+	if ((rc = cli_sub_usage(v, sub, "list show")) >= 0)
+		return rc;
 	int show = strcmp(sub, "show") == 0;
 	if (!(show && argc - optind == 2) && !(strcmp(sub, "list") == 0 && argc - optind <= 1))
 		return cli_bad_usage(v);
@@ -109,7 +111,11 @@ int cmd_recipe(int argc, char **argv)
 		recipe_list(&cfg, o.json);
 	} else {
 		const struct recipe_conf *r = config_find_recipe(&cfg, argv[optind + 1]);
-		if (!r)
+		const char *near = r ? NULL : config_suggest_name(&cfg, "recipe", argv[optind + 1]);
+		if (!r && near)
+			rc = cli_die(EXIT_USAGE, _("no recipe named '%s'; did you mean '%s'? ('paddock "
+			                           "recipe list' lists them)"), argv[optind + 1], near);
+		else if (!r)
 			rc = cli_die(EXIT_USAGE, _("no recipe named '%s'; 'paddock recipe list' lists "
 			                           "them"), argv[optind + 1]);
 		else if (o.json)

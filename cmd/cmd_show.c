@@ -39,6 +39,19 @@ static int put_label(const char *label)
 	return (w < 8 ? 8 : w) + 1;
 }
 
+/* label with spaces up to 8 columns of display width, for the "%-8s"
+ * formats (printf pads by bytes: "Bestätig." would end a column early);
+ * static, valid for the next three calls. */
+static const char *show_label(const char *label)
+{
+	static char bufs[4][64];
+	static unsigned next;
+	char *b = bufs[next++ % 4];
+	int w = screen_textwidth(label, strlen(label));
+	snprintf(b, sizeof bufs[0], "%s%*s", label, w < 8 ? 8 - w : 0, "");
+	return b;
+}
+
 /* Prints text a reviewer approves under a label, every line of it from
  * the same column (a diffstat's lines stay aligned). */
 static void put_block(const char *label, const char *text)
@@ -125,7 +138,7 @@ static void show_hold(struct store *s, const struct task_row *t)
 		if (d[i].round == t->round && !strcmp(d[i].action, "hold") && d[i].notes)
 			hold = &d[i];
 	if (hold) {
-		printf("%-8s ", _("held"));
+		printf("%-8s ", show_label(_("held")));
 		cli_put_text(stdout, hold->notes, strcspn(hold->notes, "\n"));
 		putchar('\n');
 	}
@@ -144,21 +157,21 @@ static void show_gate(struct store *s, const struct task_row *t)
 	if (t->pr_url) {
 		char *w = ghsync_pr_words(s, t->id);
 		if (w)
-			printf("%-8s %s (%s)\n", _("pull req"), t->pr_url, w);
+			printf("%-8s %s (%s)\n", show_label(_("pull req")), t->pr_url, w);
 		else
-			printf("%-8s %s\n", _("pull req"), t->pr_url);
+			printf("%-8s %s\n", show_label(_("pull req")), t->pr_url);
 		free(w);
 	}
 	if (t->pushed)
-		printf("%-8s %s\n", _("pushed"), t->pushed);
+		printf("%-8s %s\n", show_label(_("pushed")), t->pushed);
 	else if (t->status == TASK_DONE && t->head && t->base && !strcmp(t->head, t->base))
-		printf("%-8s %s\n", _("pushed"), _("nothing: the round changed nothing"));
+		printf("%-8s %s\n", show_label(_("pushed")), _("nothing: the round changed nothing"));
 	else if (t->status == TASK_DONE && t->approval && !strcmp(t->approval, "never"))
-		printf("%-8s %s\n", _("pushed"), _("nothing: the branch is kept in the mirror "
+		printf("%-8s %s\n", show_label(_("pushed")), _("nothing: the branch is kept in the mirror "
 		                                   "(approval never)"));
 	show_hold(s, t);
 	if (t->round > 1 || t->status == TASK_REVIEW)
-		printf("%-8s %d%s%s\n", _("round"), t->round,
+		printf("%-8s %d%s%s\n", show_label(_("round")), t->round,
 		       t->sandbox_kept ? _(" (sandbox kept for the next round)") : "",
 		       t->pending ? _(" (changes requested; waiting for the scheduler)") : "");
 	if (t->summary && *t->summary)
@@ -170,7 +183,7 @@ static void show_gate(struct store *s, const struct task_row *t)
 	if (g.diffstat && *g.diffstat)
 		put_block(_("changes"), g.diffstat);
 	const struct gate_tests *tb = &g.tests.before, *ta = &g.tests.after;
-	printf("%-8s %s %s, %s %s", _("tests"), _("before:"), tests_word(tb), _("after:"),
+	printf("%-8s %s %s, %s %s", show_label(_("tests")), _("before:"), tests_word(tb), _("after:"),
 	       tests_word(ta));
 	if (ta->verified)
 		printf(" %s", _("(verified on a clean checkout)"));
@@ -185,7 +198,7 @@ static void show_gate(struct store *s, const struct task_row *t)
 	if (g.contract.nclauses) {
 		struct buf c = {0};
 		gate_contract_text(&g, &c);
-		printf("%-8s ", _("contract"));
+		printf("%-8s ", show_label(_("contract")));
 		put_visible_str(stdout, c.data ? c.data : "");
 		putchar('\n');
 		buf_free(&c);
@@ -242,7 +255,7 @@ static void show_usage(struct store *s, const struct task_row *t, const struct c
 	double budget = taskjson_budget(t, cfg, &from);
 	char usd[32];
 	units_format_money(budget, 2, usd, sizeof usd);
-	printf("%-8s ", _("budget"));
+	printf("%-8s ", show_label(_("budget")));
 	if (budget > 0)
 		printf(from && !strcmp(from, "task") ? _("$%s (this task's)")
 		                                     : _("$%s (limits.budget)"), usd);
@@ -255,7 +268,7 @@ static void show_usage(struct store *s, const struct task_row *t, const struct c
 		       (unsigned long long)cfg->limits.budget_tokens);
 	putchar('\n');
 	const struct task_usage *u = &t->usage;
-	printf("%-8s ", _("usage"));
+	printf("%-8s ", show_label(_("usage")));
 	if (!u->requests && !u->in && !u->out && !u->cache_read && !u->cache_write &&
 	    u->cost <= 0) {
 		printf("%s\n", _("none"));
@@ -273,7 +286,7 @@ static void show_usage(struct store *s, const struct task_row *t, const struct c
 			printf("%s\n", _("not priced"));
 	}
 	if (t->session) {
-		printf("%-8s ", _("session"));
+		printf("%-8s ", show_label(_("session")));
 		cli_put_str(stdout, t->session);
 		putchar('\n');
 	}
@@ -287,7 +300,7 @@ static void show_usage(struct store *s, const struct task_row *t, const struct c
 			continue;
 		char when[32];
 		clock_time(p[i].until, when, sizeof when);
-		printf("%-8s ", _("paused"));
+		printf("%-8s ", show_label(_("paused")));
 		if (p[i].status)
 			printf(_("%s is paused until %s (HTTP %d)"), p[i].endpoint, when, p[i].status);
 		else
@@ -312,7 +325,7 @@ static void show_egress(struct store *s, const struct task_row *t)
 		refused += r[i].verdict && !strcmp(r[i].verdict, "refused");
 		allowed += r[i].verdict && !strcmp(r[i].verdict, "allowed");
 	}
-	printf("%-8s ", _("egress"));
+	printf("%-8s ", show_label(_("egress")));
 	printf(_("%zu allowed, %zu refused"), allowed, refused);
 	putchar('\n');
 	for (size_t i = 0; i < n; i++) {
@@ -368,7 +381,7 @@ static void show_dry_run_record(const struct task_row *t)
 	}
 	const char *rs = json_string_value(json_object_get(j, "refspec"));
 	const char *remote = json_string_value(json_object_get(j, "remote"));
-	printf("%-8s ", _("would"));
+	printf("%-8s ", show_label(_("would")));
 	printf(_("push %s to %s (refspec %s, not forced)\n"),
 	       json_string_value(json_object_get(j, "commit")), remote ? remote : "?",
 	       rs ? rs : "?");
@@ -401,9 +414,9 @@ static void show_github(struct store *s, const struct task_row *t)
 	if (store_github_link(s, t->id, &l, &e) != 1)
 		return;
 	if (l.issue)
-		printf("%-8s %s#%lld\n", _("issue"), l.gh_repo, l.issue);
+		printf("%-8s %s#%lld\n", show_label(_("issue")), l.gh_repo, l.issue);
 	if (l.branch_deleted)
-		printf("%-8s %s\n", _("branch"), _("deleted on GitHub when the pull request was merged"));
+		printf("%-8s %s\n", show_label(_("branch")), _("deleted on GitHub when the pull request was merged"));
 	gh_link_free(&l);
 }
 
@@ -413,7 +426,7 @@ static void show_github(struct store *s, const struct task_row *t)
 static void show_made_with(const struct task_row *t)
 {
 	if (t->recipe) {
-		printf("%-8s %s", _("recipe"), t->recipe);
+		printf("%-8s %s", show_label(_("recipe")), t->recipe);
 		json_t *in = t->inputs ? json_loads(t->inputs, 0, NULL) : NULL;
 		const char *k;
 		json_t *v;
@@ -428,25 +441,25 @@ static void show_made_with(const struct task_row *t)
 		json_decref(in);
 	}
 	if (t->base_ref)
-		printf("%-8s %s\n", _("from"), t->base_ref);
+		printf("%-8s %s\n", show_label(_("from")), t->base_ref);
 	if (t->test_cmd) {
-		printf("%-8s ", _("test"));
+		printf("%-8s ", show_label(_("test")));
 		cli_put_text(stdout, t->test_cmd, strlen(t->test_cmd));
 		putchar('\n');
 	}
 	if (t->timeout > 0)
-		printf(_("%-8s %.0fs per round\n"), _("timeout"), t->timeout);
+		printf(_("%-8s %.0fs per round\n"), show_label(_("timeout")), t->timeout);
 	if (t->fix_rounds >= 0)
-		printf(_("%-8s %d fix rounds\n"), _("fixes"), t->fix_rounds);
+		printf(_("%-8s %d fix rounds\n"), show_label(_("fixes")), t->fix_rounds);
 	if (t->approval && strcmp(t->approval, "review") != 0)
-		printf("%-8s %s\n", _("approval"), t->approval);
+		printf("%-8s %s\n", show_label(_("approval")), t->approval);
 	if (t->dry_run)
-		printf("%-8s %s\n", _("mode"), _("dry run: approve records what it would push, and "
+		printf("%-8s %s\n", show_label(_("mode")), _("dry run: approve records what it would push, and "
 		                                   "pushes nothing"));
 	if (t->confirm && !strcmp(t->confirm, "needed") && t->status == TASK_QUEUED) {
 		char usd[32];
 		units_format_money(t->estimate, 2, usd, sizeof usd);
-		printf("%-8s ", _("confirm"));
+		printf("%-8s ", show_label(_("confirm")));
 		if (t->estimate > 0)
 			printf(_("needs confirmation (estimated $%s): paddock confirm %s\n"), usd, t->id);
 		else
@@ -458,7 +471,7 @@ static void show_made_with(const struct task_row *t)
 	size_t nc;
 	struct err e = {{0}};
 	if (t->contract && recipe_contract_parse(t->contract, &c, &nc, &e) == 0) {
-		printf("%-8s", _("contract"));
+		printf("%-8s", show_label(_("contract")));
 		for (size_t i = 0; i < nc; i++) {
 			printf("%s ", i ? ";" : "");
 			cli_put_text(stdout, c[i], strlen(c[i]));
@@ -475,7 +488,7 @@ static void show_group(struct store *s, const struct task_row *t)
 	struct err e = {{0}};
 	if (!t->group_id || group_position(s, t, &pos, &n, &e) < 0)
 		return;
-	printf("%-8s ", _("group"));
+	printf("%-8s ", show_label(_("group")));
 	printf(_("%s (%d of %d)"), t->group_id, pos, n);
 	struct task_group g;
 	if (store_group_get(s, t->group_id, &g, &e) == 0) {
@@ -504,25 +517,25 @@ int cmd_show(int argc, char **argv)
 		char when[64];
 		time_t c = (time_t)t.created;
 		strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", localtime(&c));
-		printf("%-8s %s  %s\n", _("task"), t.id, task_status_label(t.status));
-		printf("%-8s %s\n", _("repo"), t.repo);
-		printf("%-8s %s\n", _("agent"), t.agent);
+		printf("%-8s %s  %s\n", show_label(_("task")), t.id, task_status_label(t.status));
+		printf("%-8s %s\n", show_label(_("repo")), t.repo);
+		printf("%-8s %s\n", show_label(_("agent")), t.agent);
 		/* A branch or base may be the agent's words (a follow-up's
 		 * base): through the sanitizer on a terminal. */
-		printf("%-8s ", _("branch"));
+		printf("%-8s ", show_label(_("branch")));
 		cli_put_str(stdout, t.branch);
 		putchar('\n');
 		if (t.base) {
-			printf("%-8s ", _("base"));
+			printf("%-8s ", show_label(_("base")));
 			cli_put_str(stdout, t.base);
 			putchar('\n');
 		}
 		if (t.head)
-			printf("%-8s %s\n", _("head"), t.head);
+			printf("%-8s %s\n", show_label(_("head")), t.head);
 		show_made_with(&t);
 		show_github(tv.s, &t);
-		printf("%-8s %s\n", _("queued"), when);
-		printf("%-8s", _("steps"));
+		printf("%-8s %s\n", show_label(_("queued")), when);
+		printf("%-8s", show_label(_("steps")));
 		for (size_t i = 0; i < t.nsteps; i++)
 			printf("%s %s %.1fs", i ? "," : "", task_status_label(t.steps[i].status),
 			       t.steps[i].at);
@@ -530,7 +543,7 @@ int cmd_show(int argc, char **argv)
 		if (t.error) {
 			/* The first line says what failed; the detail (a test
 			 * output's tail) follows, indented under it. */
-			printf("%-8s ", _("error"));
+			printf("%-8s ", show_label(_("error")));
 			const char *line = t.error;
 			for (int first = 1; *line; first = 0) {
 				size_t n = strcspn(line, "\n");
@@ -542,13 +555,13 @@ int cmd_show(int argc, char **argv)
 			}
 		}
 		if (t.reason)
-			printf("%-8s %s\n", _("reason"), task_reason_label(t.reason));
+			printf("%-8s %s\n", show_label(_("reason")), task_reason_label(t.reason));
 		if (t.attempts > 1)
-			printf("%-8s %d\n", _("attempts"), t.attempts);
+			printf("%-8s %d\n", show_label(_("attempts")), t.attempts);
 		if (t.failed_round && t.status == TASK_REVIEW) {
 			/* The round after this one did not reach review: what
 			 * it did and why are the reviewer's to see. */
-			printf("%-8s ", _("retry"));
+			printf("%-8s ", show_label(_("retry")));
 			printf(_("round %d did not reach review: "), t.failed_round);
 			/* Its first line; the test output after it is in the log
 			 * and in --json. */
@@ -565,9 +578,9 @@ int cmd_show(int argc, char **argv)
 			printf(_("send the notes again: paddock request-changes --again %s\n"), t.id);
 		}
 		if (t.follow_of)
-			printf("%-8s %s\n", _("follows"), t.follow_of);
+			printf("%-8s %s\n", show_label(_("follows")), t.follow_of);
 		show_group(tv.s, &t);
-		printf("%-8s ", _("text"));
+		printf("%-8s ", show_label(_("text")));
 		put_visible_str(stdout, t.text);
 		putchar('\n');
 		show_usage(tv.s, &t, conf, have_cfg);

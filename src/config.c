@@ -24,6 +24,7 @@
 #include "i18n.h"
 #include "recipe.h"
 #include "sandbox.h"
+#include "suggest.h"
 #include "units.h"
 #include "urlmatch.h"
 
@@ -562,6 +563,22 @@ const struct recipe_conf *config_find_recipe(const struct config *c, const char 
 	return NULL;
 }
 
+const char *config_suggest_name(const struct config *c, const char *section, const char *name)
+{
+	struct suggest sg;
+	suggest_init(&sg, name);
+	if (!strcmp(section, "repo"))
+		for (size_t i = 0; i < c->nrepos; i++)
+			suggest_add(&sg, c->repos[i].name);
+	else if (!strcmp(section, "agent"))
+		for (size_t i = 0; i < c->nagents; i++)
+			suggest_add(&sg, c->agents[i].name);
+	else if (!strcmp(section, "recipe"))
+		for (size_t i = 0; i < c->nrecipes; i++)
+			suggest_add(&sg, c->recipes[i].name);
+	return suggest_best(&sg);
+}
+
 void config_free(struct config *c)
 {
 	size_t i;
@@ -847,33 +864,6 @@ int config_name_valid(const char *name)
 }
 
 /* ---- checking values ---- */
-
-static size_t config_distance(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b), i, j;
-	size_t row[64 + 1];
-
-	if (la > 64 || lb > 64)
-		return 99;
-	for (j = 0; j <= lb; j++)
-		row[j] = j;
-	for (i = 1; i <= la; i++) {
-		size_t diag = row[0], tmp;
-		row[0] = i;
-		for (j = 1; j <= lb; j++) {
-			size_t best = diag + (tolower((unsigned char)a[i - 1]) !=
-					      tolower((unsigned char)b[j - 1]));
-			if (row[j] + 1 < best)
-				best = row[j] + 1;
-			if (row[j - 1] + 1 < best)
-				best = row[j - 1] + 1;
-			tmp = row[j];
-			row[j] = best;
-			diag = tmp;
-		}
-	}
-	return row[lb];
-}
 
 /* Strict decimal in [lo, hi]. */
 static int config_parse_int(const char *s, unsigned long long lo,
@@ -2395,7 +2385,14 @@ static const struct config_key config_keys[] = {
 	          ".B push\\-url\n"
 	          "like it the same way);\n"
 	          ".B paddock config check\n"
-	          "warns about both.\n" },
+	          "warns about both.\n"
+	          "A local repository that another user owns is opened only for its owner,\n"
+	          "as in git: the task fails saying that it belongs to another user; run\n"
+	          ".B paddock\n"
+	          "as that user, or trust the repository as the user\n"
+	          ".B paddock\n"
+	          "runs as with\n"
+	          ".BI \"git config \\-\\-global \\-\\-add safe.directory \" path\\fR.\n" },
 	{ .section = "repo", .key = "branch", .type = KT_CUSTOM,
 	  .set = config_set_repo_branch,
 	  .doc = "string",
@@ -3540,8 +3537,9 @@ static const struct config_key config_keys[] = {
 	          ".BR \\- ,\n"
 	          "starting with a letter or digit.\n"
 	          ".B paddock config check\n"
-	          "checks the name only: a theme that cannot be found or has an error stops\n"
-	          "the dashboard when it starts (exit status 1).\n" },
+	          "loads the theme as the dashboard does when it starts: one that cannot be\n"
+	          "found or has an error is a problem there, as it stops the dashboard (exit\n"
+	          "status 1).\n" },
 	{ .section = "ui", .key = "notify-command", .type = KT_TEXT,
 	  .off = CFG(notify_command),
 	  .doc = "shell command",
@@ -3594,7 +3592,7 @@ static const char *config_suggest_section(const char *s)
 	const char *best = NULL;
 	size_t bestd = 3;   /* at most two edits away */
 	for (size_t i = 0; i < sizeof config_sections / sizeof config_sections[0]; i++) {
-		size_t d = config_distance(s, config_sections[i].name);
+		size_t d = suggest_distance(s, config_sections[i].name);
 		if (d < bestd) {
 			bestd = d;
 			best = config_sections[i].name;
@@ -3641,7 +3639,7 @@ static const char *config_suggest_key(const char *section, const char *s)
 		const char *k = config_keys[i].key;
 		if (strcmp(config_keys[i].section, section) != 0)
 			continue;
-		size_t d = config_distance(norm, k);
+		size_t d = suggest_distance(norm, k);
 		if (d < bestd) {
 			bestd = d;
 			best = k;
@@ -4318,7 +4316,20 @@ int config_load(struct config *c, const char *path, struct err *e)
 	return 0;
 }
 
-int config_check(const char *path, FILE *out)
+/* Where config_check_fn's reports go: a problem at the key's line. */
+struct config_more {
+	struct problems *ps;
+	struct spots spots;
+};
+
+static void config_more_report(void *rctx, const char *section, const char *key, int n,
+                               const char *msg)
+{
+	struct config_more *m = rctx;
+	problem_add(m->ps, config_line(&m->spots, section, NULL, key, n), "%s", msg);
+}
+
+int config_check(const char *path, FILE *out, config_check_fn *more)
 {
 	struct problems ps = { 0 }, warn = { 0 };
 	struct config c;
@@ -4327,8 +4338,20 @@ int config_check(const char *path, FILE *out)
 	int count;
 
 	config_init_defaults(&c);
-	if (config_parse(file, &c, &ps, &warn) == 1 && path)
+	int missing = config_parse(file, &c, &ps, &warn) == 1;
+	if (missing && path)
 		problem_add(&ps, 0, _("no such file; create it or name another file"));
+	if (more) {
+		struct config_more m = { .ps = &ps };
+		struct buf text = { 0 };
+		if (!missing && config_read(file, &text) == 0)
+			config_scan(text.data ? text.data : "", text.len, &m.spots);
+		more(&c, config_more_report, &m);
+		spots_free(&m.spots);
+		buf_free(&text);
+		/* Found after the file's own, but told in line order. */
+		qsort(ps.v, ps.n, sizeof *ps.v, problem_cmp);
+	}
 	for (i = 0; i < ps.n; i++) {
 		char *text = config_problem_text(file, &ps.v[i]);
 		fprintf(out, "%s\n", text);

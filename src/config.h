@@ -327,14 +327,24 @@ void config_init_defaults(struct config *c);
  * holds the defaults (free it all the same); use config_check to list all
  * of them. */
 int config_load(struct config *c, const char *path, struct err *e);
+/* A problem found outside the engine, in the value of key of section
+ * (its n-th occurrence, from 1): config_check puts it at that line. */
+typedef void config_report_fn(void *rctx, const char *section, const char *key, int n,
+                              const char *msg);
+/* What the engine cannot check itself (the dashboard's [bind] request
+ * names and keys, its theme: ui/, which the engine does not include):
+ * called with the parsed configuration, it reports each problem. */
+typedef void config_check_fn(const struct config *c, config_report_fn *report, void *rctx);
+
 /* Checks path and prints every problem as "file:line: message" to out, in
  * line order (one per unknown or misnamed section).  Beyond what
  * config_load refuses, it checks the host: each agent's files exist as
  * regular files, and its command and resume name no host file it does not
  * list (agent_sandbox_files, which the task's preparing step applies
- * again).  Returns the number of problems (0 when the file is good).  A missing file is a problem when
+ * again); and what more (NULL: nothing) finds.  Returns the number of
+ * problems (0 when the file is good).  A missing file is a problem when
  * path names it, not when path is NULL (the default file is optional). */
-int config_check(const char *path, FILE *out);
+int config_check(const char *path, FILE *out, config_check_fn *more);
 void config_free(struct config *c);
 
 const struct repo_conf *config_find_repo(const struct config *c, const char *name);
@@ -347,6 +357,10 @@ const struct agent_conf *config_default_agent(const struct config *c);
 void config_add_repo(struct config *c, const struct repo_conf *r);
 void config_add_agent(struct config *c, const char *name, const char *command);
 const struct recipe_conf *config_find_recipe(const struct config *c, const char *name);
+/* The name of c's repos, agents or recipes (section "repo", "agent" or
+ * "recipe") that a misspelt name is nearly, for "did you mean"; NULL when
+ * none is close.  It points into c. */
+const char *config_suggest_name(const struct config *c, const char *section, const char *name);
 /* A recipe's description or input hint as a person reads it: the
  * ready-made recipes' own words in the language of messages, any other
  * text (a user's) as it is; NULL for NULL.  JSON keeps the stored text. */

@@ -53,12 +53,43 @@ char *paths_join(const char *first, ...)
 	return buf_detach(&b);
 }
 
+int paths_data_dir_check(const char *data, struct err *e)
+{
+	char *p = xstrdup(data);
+	int rc = 0;
+	for (;;) {
+		struct stat st;
+		if (stat(p, &st) == 0) {
+			/* A file where the directory goes reads as "no data" or
+			 * ENOTDIR, which says neither what nor where. */
+			if (!S_ISDIR(st.st_mode))
+				rc = strcmp(p, data) == 0
+				     ? err_set(e, _("the data directory %s is not a directory; set "
+				                    "PADDOCK_HOME to a directory (paddock makes it when "
+				                    "it is not there)"), data)
+				     : err_set(e, _("the data directory %s cannot be made: %s is not a "
+				                    "directory; set PADDOCK_HOME to a directory"), data, p);
+			break;
+		}
+		char *slash = strrchr(p, '/');
+		if (!slash || slash == p)
+			break;
+		*slash = '\0';
+	}
+	free(p);
+	return rc;
+}
+
 char *paths_data_dir_ensure(struct err *e)
 {
 	char *d = paths_data_dir();
 	static char *(*const subdirs[])(const char *) = {
 		paths_mirrors_dir, paths_templates_dir, paths_tasks_dir
 	};
+	if (paths_data_dir_check(d, e) < 0) {
+		free(d);
+		return NULL;
+	}
 	if (fsx_mkdir_p(d, 0700, e) < 0)
 		goto fail;
 	for (size_t i = 0; i < sizeof subdirs / sizeof subdirs[0]; i++) {

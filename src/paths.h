@@ -44,6 +44,10 @@ char *paths_data_dir(void);
 /* Creates the data directory and its fixed subdirectories (mode 0700 for
  * the top).  Returns the path (malloc'd) or NULL. */
 char *paths_data_dir_ensure(struct err *e);
+/* -1 with "the data directory DATA is not a directory" (or names the file
+ * on its way that is not one) when DATA, or the nearest of its parents
+ * that exists, is no directory; else 0 (also when nothing is there). */
+int paths_data_dir_check(const char *data, struct err *e);
 /* The user's runtime directory ($XDG_RUNTIME_DIR: absolute, a directory
  * of this euid's, shorter than 64 bytes so that socket paths in it fit),
  * or NULL: for root, or when there is none. */

@@ -554,6 +554,33 @@ static int remote_fetch_auth_error(const struct remote_auth *a, const char *show
 	return 0;
 }
 
+/* A local repository of another user: libgit2 opens one only for its
+ * owner, unless git's safe.directory trusts it, and says only "config
+ * value 'safe.directory' was not found" (1.5) or "... is not owned by
+ * current user" (later).  Its message names the check, so that a trusted
+ * repository's other failure is not taken for this one. */
+static int remote_owner_error(const struct remote_auth *a, const char *shown, struct err *e)
+{
+	const char *path = a->url ? config_url_local_path(a->url) : NULL;
+	const git_error *ge = git_error_last();
+	struct stat st;
+	if (!path || !*path || !ge || !ge->message ||
+	    (!strstr(ge->message, "safe.directory") && !strstr(ge->message, "owned")) ||
+	    stat(path, &st) < 0 || st.st_uid == geteuid())
+		return 0;
+	if (a->dir == REMOTE_PUSH)
+		return err_set(e, _("cannot push to %s: the repository belongs to another user (uid "
+		                    "%lu), and git opens a repository only for its owner; run "
+		                    "paddock as that user, or trust it as the user paddock runs as: "
+		                    "git config --global --add safe.directory %s"), shown,
+		               (unsigned long)st.st_uid, path);
+	return err_set(e, _("repo %s: cannot fetch %s: the repository belongs to another user "
+	                    "(uid %lu), and git opens a repository only for its owner; run "
+	                    "paddock as that user, or trust it as the user paddock runs as: "
+	                    "git config --global --add safe.directory %s"), a->r->name, shown,
+	               (unsigned long)st.st_uid, path);
+}
+
 int remote_auth_error(const struct remote_auth *a, const char *shown, struct err *e)
 {
 	const char *var = a->r->token_env ? a->r->token_env : "PADDOCK_GIT_TOKEN";
@@ -564,6 +591,8 @@ int remote_auth_error(const struct remote_auth *a, const char *shown, struct err
 		rc = remote_push_auth_error(a, shown, var, e);
 	else
 		rc = remote_fetch_auth_error(a, shown, var, e);
+	if (rc == 0)
+		rc = remote_owner_error(a, shown, e);
 	if (rc < 0)
 		remote_scrub(e, a->token);
 	return rc;

@@ -60,10 +60,11 @@ int remote_credentials(git_credential **out, const char *url, const char *userna
 int remote_certificate_check(git_cert *cert, int valid, const char *host, void *payload);
 
 /* When the callbacks of a refused what they were asked (an unknown host
- * key, no token, a token refused, plain http, a refused key), -1 with the
- * message that says what to do, about the remote shown (its URL as
- * mirror_url_display shows it); else 0 and e untouched.  Scrubbed of the
- * token. */
+ * key, no token, a token refused, plain http, a refused key), or libgit2
+ * refused a local repository that another user owns (git's
+ * safe.directory), -1 with the message that says what to do, about the
+ * remote shown (its URL as mirror_url_display shows it); else 0 and e
+ * untouched.  Scrubbed of the token. */
 int remote_auth_error(const struct remote_auth *a, const char *shown, struct err *e);
 
 /* 1 when url is plain http:// to 127.0.0.1, localhost or [::1]. */

@@ -132,15 +132,36 @@ static int plan_text(struct plan *p, const struct submit_req *rq, struct err *e)
 	return 0;
 }
 
+/* A repo, agent or recipe (section) the configuration has no name for: the
+ * one it is nearly, else how to add it.  Returns -1. */
+static int no_such(struct err *e, const struct config *cfg, const char *section,
+                   const char *name)
+{
+	const char *near = config_suggest_name(cfg, section, name);
+	const char *file = cfg->path ? cfg->path : _("the configuration");
+	if (!strcmp(section, "recipe"))
+		return near ? err_kind_set(e, ERR_NOT_FOUND, _("no recipe named '%s'; did you mean "
+		                           "'%s'? ('paddock recipe list' shows them)"), name, near)
+		            : err_kind_set(e, ERR_NOT_FOUND, _("no recipe named '%s'; 'paddock "
+		                           "recipe list' shows them"), name);
+	if (!strcmp(section, "repo"))
+		return near ? err_kind_set(e, ERR_NOT_FOUND, _("no repo named '%s' in %s; did you "
+		                           "mean '%s'?"), name, file, near)
+		            : err_kind_set(e, ERR_NOT_FOUND, _("no repo named '%s' in %s; add a "
+		                           "[repo \"%s\"] section with a url"), name, file, name);
+	return near ? err_kind_set(e, ERR_NOT_FOUND, _("no agent named '%s' in %s; did you mean "
+	                           "'%s'?"), name, file, near)
+	            : err_kind_set(e, ERR_NOT_FOUND, _("no agent named '%s' in %s; add an "
+	                           "[agent \"%s\"] section with a command"), name, file, name);
+}
+
 static int plan_repo_agent(struct plan *p, const struct config *cfg,
                            const struct submit_req *rq, struct err *e)
 {
 	const char *repo = rq->repo ? rq->repo : p->recipe ? p->recipe->repo : NULL;
 	if (repo) {
 		if (!(p->repo = config_find_repo(cfg, repo)))
-			return err_kind_set(e, ERR_NOT_FOUND, _("no repo named '%s' in %s; add a "
-			                    "[repo \"%s\"] section with a url"), repo,
-			                    cfg->path ? cfg->path : _("the configuration"), repo);
+			return no_such(e, cfg, "repo", repo);
 	} else if (cfg->nrepos == 1) {
 		p->repo = &cfg->repos[0];
 	} else if (cfg->nrepos > 1) {
@@ -154,9 +175,7 @@ static int plan_repo_agent(struct plan *p, const struct config *cfg,
 	const char *agent = rq->agent ? rq->agent : p->recipe ? p->recipe->agent : NULL;
 	p->agent = agent ? config_find_agent(cfg, agent) : config_default_agent(cfg);
 	if (!p->agent && agent)
-		return err_kind_set(e, ERR_NOT_FOUND, _("no agent named '%s' in %s; add an "
-		                    "[agent \"%s\"] section with a command"), agent,
-		                    cfg->path ? cfg->path : _("the configuration"), agent);
+		return no_such(e, cfg, "agent", agent);
 	if (!p->agent)
 		return err_kind_set(e, ERR_INVALID, _("no agent is configured; add an [agent \"NAME\"] "
 		                                      "section with a command to %s"),
@@ -298,10 +317,7 @@ static int plan_members(const struct plan *p, const struct config *cfg,
 		for (size_t i = 0; i < rq->nagents; i++) {
 			members[i] = config_find_agent(cfg, rq->agents[i]);
 			if (!members[i])
-				return err_kind_set(e, ERR_NOT_FOUND, _("no agent named '%s' in %s; add an "
-				                    "[agent \"%s\"] section with a command"), rq->agents[i],
-				                    cfg->path ? cfg->path : _("the configuration"),
-				                    rq->agents[i]);
+				return no_such(e, cfg, "agent", rq->agents[i]);
 		}
 		*n = rq->nagents;
 		if (*n < 2)
@@ -319,8 +335,7 @@ static int plan_make(struct plan *p, struct store *s, const struct config *cfg,
                      const struct submit_req *rq, struct err *e)
 {
 	if (rq->recipe && !(p->recipe = config_find_recipe(cfg, rq->recipe)))
-		return err_kind_set(e, ERR_NOT_FOUND, _("no recipe named '%s'; 'paddock recipe list' "
-		                                        "shows them"), rq->recipe);
+		return no_such(e, cfg, "recipe", rq->recipe);
 	if (plan_inputs(p, rq, e) < 0 || plan_text(p, rq, e) < 0 ||
 	    plan_repo_agent(p, cfg, rq, e) < 0 || plan_options(p, cfg, rq, e) < 0 ||
 	    plan_contract(p, rq, e) < 0 || (s && plan_confirm(p, s, cfg, e) < 0))

@@ -72,7 +72,7 @@ static const char *check(const char *path, int *n)
 	size_t plen = path ? strlen(path) : 0;
 	const char *p;
 
-	*n = config_check(path, f);
+	*n = config_check(path, f, NULL);
 	fclose(f);
 	buf_free(&out);
 	memset(&out, 0, sizeof(out));

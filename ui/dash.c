@@ -985,7 +985,6 @@ static void run_theme(struct ui *u, const char *arg)
 }
 
 static void run_reload(struct ui *u);
-static int bind_keys(struct dash *d, const struct config *cfg);
 static void set_help_hint(struct ui *u);
 
 /* The task list is always at the bottom of the stack. */
@@ -1170,6 +1169,70 @@ static void complete(struct ui *u)
 	free(line);
 }
 
+int dash_config_take(const struct config *cfg, struct keymap **keys, struct theme **theme,
+                     config_report_fn *report, void *rctx)
+{
+	int n = 0;
+	struct keymap *k = keymap_new();
+	for (size_t i = 0; i < cfg->nbinds; i++) {
+		char msg[512];
+		if (keymap_bind(k, cfg->binds[i].name, cfg->binds[i].keys, msg, sizeof msg) < 0) {
+			/* The n-th bind.NAME of the file, for its line. */
+			int nth = 1;
+			for (size_t j = 0; j < i; j++)
+				nth += !strcmp(cfg->binds[j].name, cfg->binds[i].name);
+			report(rctx, "bind", cfg->binds[i].name, nth, msg);
+			n++;
+		}
+	}
+	char msg[512] = "";
+	struct theme *t = theme_load(cfg->ui_theme ? cfg->ui_theme : "dark", msg, sizeof msg);
+	if (!t) {
+		char *m = xasprintf("ui.theme: %s", msg);
+		report(rctx, "ui", "theme", 1, m);
+		free(m);
+		n++;
+	}
+	if (keys && !n)
+		*keys = k;
+	else
+		keymap_free(k);
+	if (theme && !n)
+		*theme = t;
+	else
+		theme_free(t);
+	return n;
+}
+
+void dash_config_check(const struct config *cfg, config_report_fn *report, void *rctx)
+{
+	dash_config_take(cfg, NULL, NULL, report, rctx);
+}
+
+/* Before the screen opens: each problem on standard error. */
+static void config_report_stderr(void *rctx, const char *section, const char *key, int n,
+                                 const char *msg)
+{
+	(void)rctx, (void)section, (void)key, (void)n;
+	fprintf(stderr, "paddock: %s\n", msg);
+}
+
+/* On :reload: the first problem in the status bar (the rest are the
+ * same mistake, or in `paddock config check`). */
+struct reload_report {
+	struct dash *d;
+	int told;
+};
+
+static void config_report_reload(void *rctx, const char *section, const char *key, int n,
+                                 const char *msg)
+{
+	struct reload_report *r = rctx;
+	(void)section, (void)key, (void)n;
+	if (!r->told++)
+		dash_message(r->d, ROLE_ERROR, _("the configuration was not reloaded: %s"), msg);
+}
+
 /* ---- :reload and SIGHUP ---- */
 
 /* Reads the configuration file again; on an error the one in use stays.
@@ -1186,27 +1249,25 @@ static void run_reload(struct ui *u)
 		free(fresh);
 		return;
 	}
-	struct keymap *old_keys = d->keys;
-	if (bind_keys(d, fresh) < 0) {
-		keymap_free(d->keys);
-		d->keys = old_keys;
+	struct keymap *keys = NULL;
+	struct theme *t = NULL;
+	struct reload_report rr = { .d = d };
+	if (dash_config_take(fresh, &keys, &t, config_report_reload, &rr) > 0) {
 		config_free(fresh);
 		free(fresh);
 		return;
 	}
-	keymap_free(old_keys);
-	const char *theme = fresh->ui_theme ? fresh->ui_theme : "dark";
-	if (strcmp(theme, theme_name(u->theme))) {
-		char msg[512] = "";
-		struct theme *t = theme_load(theme, msg, sizeof msg);
-		if (t) {
-			theme_free(u->theme);
-			u->theme = t;
-			if (!d->script) {
-				theme_reset_pairs();
-				term_repaint();
-			}
+	keymap_free(d->keys);
+	d->keys = keys;
+	if (strcmp(theme_name(t), theme_name(u->theme))) {
+		theme_free(u->theme);
+		u->theme = t;
+		if (!d->script) {
+			theme_reset_pairs();
+			term_repaint();
 		}
+	} else {
+		theme_free(t);
 	}
 	u->configs = xrealloc(u->configs, (u->nconfigs + 1) * sizeof *u->configs);
 	u->configs[u->nconfigs++] = fresh;
@@ -1641,24 +1702,6 @@ static int run(struct ui *u)
 	return 0;
 }
 
-/* The key bindings of the config over the defaults: on stderr before
- * the screen opens, in the status bar after. */
-static int bind_keys(struct dash *d, const struct config *cfg)
-{
-	d->keys = keymap_new();
-	for (size_t i = 0; i < cfg->nbinds; i++) {
-		char msg[256];
-		if (keymap_bind(d->keys, cfg->binds[i].name, cfg->binds[i].keys, msg, sizeof msg) < 0) {
-			if (d->scr)
-				dash_message(d, ROLE_ERROR, _("the configuration was not reloaded: %s"),
-				             msg);
-			else
-				fprintf(stderr, "paddock: %s\n", msg);
-			return -1;
-		}
-	}
-	return 0;
-}
 
 /* "? help" in the status bar, with the key help is bound to now. */
 static void set_help_hint(struct ui *u)
@@ -1826,15 +1869,11 @@ int dash_main(struct config *cfg, int demo)
 		fprintf(stderr, "paddock: %s\n", e.msg);
 		goto out;
 	}
-	if (bind_keys(d, cfg) < 0 || open_script(u) < 0)
+	/* What `paddock config check` checks of the dashboard's, the same way. */
+	if (dash_config_take(cfg, &d->keys, &u->theme, config_report_stderr, NULL) > 0 ||
+	    open_script(u) < 0)
 		goto out;
 	set_help_hint(u);
-	char msg[512] = "";
-	u->theme = theme_load(cfg->ui_theme ? cfg->ui_theme : "dark", msg, sizeof msg);
-	if (!u->theme) {
-		fprintf(stderr, "paddock: %s\n", msg);
-		goto out;
-	}
 	/* Blocked first: the API's threads start with the mask, so that a
 	 * SIGTERM cannot land in one of them and end the dashboard with the
 	 * terminal left raw. */

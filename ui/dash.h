@@ -58,6 +58,17 @@ struct dash_command {
 };
 extern const struct dash_command dash_commands[];
 
+/* The keys of cfg's [bind] over the defaults and its theme (ui.theme),
+ * taken as the dashboard takes them at start and on :reload; the one check
+ * of both, for `paddock config check` too.  Each problem goes to report;
+ * returns how many there were.  When there were none, *keys and *theme
+ * (either may be NULL: only checked) get what was made, to free with
+ * keymap_free and theme_free. */
+int dash_config_take(const struct config *cfg, struct keymap **keys, struct theme **theme,
+                     config_report_fn *report, void *rctx);
+/* dash_config_take that only checks: a config_check_fn. */
+void dash_config_check(const struct config *cfg, config_report_fn *report, void *rctx);
+
 /* Runs the dashboard; returns the exit status. */
 int dash_main(struct config *cfg, int demo);
 

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "buf.h"
+#include "suggest.h"
 
 #define MAX_KEYS 6
 
@@ -169,8 +170,17 @@ int keymap_bind(struct keymap *k, const char *name, const char *keys, char *msg,
 		k->b[r] = b;
 		return 0;
 	}
-	snprintf(msg, msglen, _("bind.%s: there is no request named %s ('?' in the dashboard "
-	                        "lists them)"), name, name);
+	struct suggest sg;
+	suggest_init(&sg, name);
+	for (int r = 1; r < REQ_N; r++)
+		suggest_add(&sg, info[r].name);
+	if (suggest_best(&sg))
+		snprintf(msg, msglen, _("bind.%s: there is no request named %s; did you mean '%s'? "
+		                        "('?' in the dashboard lists them)"), name, name,
+		         suggest_best(&sg));
+	else
+		snprintf(msg, msglen, _("bind.%s: there is no request named %s ('?' in the "
+		                        "dashboard lists them)"), name, name);
 	return -1;
 }
 

@@ -15,6 +15,7 @@
 #include "buf.h"
 #include "i18n.h"
 #include "screen.h"
+#include "suggest.h"
 
 #ifndef PKGDATADIR
 #define PKGDATADIR "/usr/local/share/paddock"
@@ -261,36 +262,10 @@ static void theme_msg(char *msg, size_t msglen, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* Edit distance, for "did you mean"; words here are short. */
-static size_t theme_distance(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b);
-	size_t row[64];
-	if (la >= 63 || lb >= 63)
-		return 99;
-	for (size_t j = 0; j <= lb; j++)
-		row[j] = j;
-	for (size_t i = 1; i <= la; i++) {
-		size_t diag = row[0];
-		row[0] = i;
-		for (size_t j = 1; j <= lb; j++) {
-			size_t up = row[j];
-			size_t best = diag + (a[i - 1] != b[j - 1]);
-			if (up + 1 < best)
-				best = up + 1;
-			if (row[j - 1] + 1 < best)
-				best = row[j - 1] + 1;
-			row[j] = best;
-			diag = up;
-		}
-	}
-	return row[lb];
-}
-
 /* Keeps the closest candidate within two edits. */
 static void theme_suggest(const char *word, const char *cand, const char **best, size_t *bestd)
 {
-	size_t d = theme_distance(word, cand);
+	size_t d = suggest_distance(word, cand);
 	if (d <= 2 && d < strlen(cand) && d < *bestd) {
 		*bestd = d;
 		*best = cand;
@@ -692,9 +667,18 @@ struct theme *theme_load(const char *name, char *msg, size_t msglen)
 			return theme_parse(name, "(built-in)", text, msg, msglen);
 		char **names = theme_names();
 		struct buf list = { 0 };
-		for (size_t i = 0; names[i]; i++)
+		struct suggest sg;
+		suggest_init(&sg, name);
+		for (size_t i = 0; names[i]; i++) {
 			buf_printf(&list, "%s%s", i ? ", " : "", names[i]);
-		theme_msg(msg, msglen, _("no theme named '%s' (there are: %s)"), name, list.data);
+			suggest_add(&sg, names[i]);
+		}
+		if (suggest_best(&sg))
+			theme_msg(msg, msglen, _("no theme named '%s'; did you mean '%s'? (there are: "
+			                         "%s)"), name, suggest_best(&sg), list.data);
+		else
+			theme_msg(msg, msglen, _("no theme named '%s' (there are: %s)"), name,
+			          list.data);
 		buf_free(&list);
 		theme_names_free(names);
 	}
