@@ -43,6 +43,8 @@ struct dash_input {
 	size_t hist;               /* the history entry shown (nhistory: none) */
 	int confirm;               /* asking whether to drop what was written */
 	int ctrl_x;                /* <C-x> came: <C-e> opens the editor */
+	char **words;              /* what Tab completes the answer from (dash_ask_complete) */
+	size_t nwords;
 };
 
 /* Slow work running in a forked child: a message for the status bar
@@ -301,6 +303,9 @@ static void input_free(struct dash_input *in)
 {
 	lineedit_free(&in->ed);
 	free(in->prompt);
+	for (size_t i = 0; i < in->nwords; i++)
+		free(in->words[i]);
+	free(in->words);
 	free(in);
 }
 
@@ -325,12 +330,43 @@ void dash_ask_live(struct dash *d, const char *prompt, const char *initial,
 	d->input->changed = changed;
 }
 
+void dash_ask_complete(struct dash *d, const char *const *words, size_t n)
+{
+	struct dash_input *in = d->input;
+	if (!in)
+		return;
+	in->words = xrealloc(in->words, (in->nwords + n) * sizeof *in->words);
+	for (size_t i = 0; i < n; i++)
+		in->words[in->nwords++] = xstrdup(words[i]);
+}
+
+void dash_ask_again(struct dash *d, enum role role, const char *fmt, ...)
+{
+	char msg[sizeof d->message];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	dash_message(d, role, "%s", msg);
+	/* input_finish sees it once done returns; an answer that asked
+	 * something else (d->input set again) is not kept. */
+	d->ask_again = 1;
+}
+
 static void input_finish(struct dash *d, int ok)
 {
 	struct dash_input *in = d->input;
 	d->input = NULL;
+	d->ask_again = 0;
 	if (in->done)
 		in->done(d, in->arg, ok ? lineedit_text(&in->ed) : NULL);
+	if (ok && d->ask_again && !d->input) {
+		/* The same question, what was typed and where the cursor was. */
+		d->input = in;
+		d->ask_again = 0;
+		return;
+	}
+	d->ask_again = 0;
 	input_free(in);
 }
 
@@ -1118,12 +1154,14 @@ static int cmp_str(const void *a, const void *b)
 }
 
 /* Tab in the : prompt: the word before the cursor completed as far as
- * the candidates agree; when several remain, the status bar lists them. */
+ * the candidates agree; when several remain, the status bar lists them.
+ * In a question with words to complete from (dash_ask_complete), the whole
+ * answer before the cursor is the word, and one match adds no space. */
 static void complete(struct ui *u)
 {
 	struct dash_input *in = u->d.input;
 	char *line = xstrndup(lineedit_text(&in->ed), in->ed.pos);
-	char *word = strrchr(line, ' ');
+	char *word = in->words ? NULL : strrchr(line, ' ');
 	word = word ? word + 1 : line;
 	char *cmd = NULL, *sub = NULL;
 	if (word != line) {
@@ -1133,9 +1171,13 @@ static void complete(struct ui *u)
 			sub = xasprintf("filter-%s", strstr(line, " repo ") ? "repo" : "agent");
 		}
 	}
-	const char *w = word + (word == line ? strspn(word, ":") : 0);
+	const char *w = word + (word == line && !in->words ? strspn(word, ":") : 0);
 	struct cands c = {0};
-	candidates(u, sub ? sub : cmd, w, &c);
+	if (in->words)
+		for (size_t i = 0; i < in->nwords; i++)
+			cand_add(&c, w, in->words[i]);
+	else
+		candidates(u, sub ? sub : cmd, w, &c);
 	if (!c.n) {
 		dash_message(&u->d, ROLE_ERROR, _("nothing completes '%s'"), w);
 	} else {
@@ -1151,7 +1193,8 @@ static void complete(struct ui *u)
 		if (common > have)
 			lineedit_insert(&in->ed, c.v[0] + have, common - have);
 		if (c.n == 1) {
-			lineedit_insert(&in->ed, " ", 1);
+			if (!in->words)
+				lineedit_insert(&in->ed, " ", 1);
 			u->d.message[0] = '\0';
 		} else {
 			struct buf b = {0};
@@ -1394,7 +1437,7 @@ static void input_key(struct ui *u, int key)
 		input_finish(&u->d, 0);
 	} else if ((key == KEYC_UP || key == KEYC_DOWN) && in->commands) {
 		input_history(u, key == KEYC_UP ? -1 : 1);
-	} else if (key == KEYC_TAB && in->commands) {
+	} else if (key == KEYC_TAB && (in->commands || in->words)) {
 		complete(u);
 	} else {
 		size_t before = in->ed.text.len;

@@ -49,6 +49,7 @@ struct dash {
 	double now;                    /* unix time of this loop turn */
 	/* A line editor at the bottom (prompt, search, notes). */
 	struct dash_input *input;
+	int ask_again;                 /* set by dash_ask_again while an answer is read */
 };
 
 /* The : commands, for the help view: name, arguments, help (to be
@@ -100,6 +101,15 @@ void dash_close_top(struct dash *d);
  * line, <C-d> finishes (notes). */
 void dash_ask(struct dash *d, const char *prompt, int multiline, const char *initial,
               void (*done)(struct dash *d, void *arg, const char *text), void *arg);
+/* Called by a dash_ask `done` with an answer it refuses: the message goes
+ * to the status bar and the same question stays open with what was typed
+ * (nothing is thrown away; Esc still drops it).  Not after a cancel
+ * (text NULL), nor when done asked another question. */
+void dash_ask_again(struct dash *d, enum role role, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Right after dash_ask: Tab completes the whole answer from words (copied),
+ * as far as they agree; several left are listed in the status bar. */
+void dash_ask_complete(struct dash *d, const char *const *words, size_t n);
 /* Like dash_ask on one line, and `changed` is called with the text after
  * each key that changed it (a filter as you type); done as for dash_ask
  * at Enter or Esc. */

@@ -202,6 +202,13 @@ static void add_actions(struct view *v, const struct task_row *t, const struct g
 {
 	struct gate_priv *p = v->priv;
 	struct dash *d = v->d;
+	if (t->status == TASK_QUEUED && t->confirm && !strcmp(t->confirm, "needed")) {
+		char ky[32];
+		keys_of(d, REQ_CONFIRM_TASK, ky, sizeof ky);
+		add_fmt(p, ROLE_FINDING_WARN, _("%s confirm - it waits for a confirmation of its "
+		                                "estimated cost"), ky);
+		return;
+	}
 	if (t->status != TASK_REVIEW)
 		return;
 	char ka[32], kr[32], kp[32], kx[32], ko[32], kf[32], kd[32];
@@ -963,6 +970,11 @@ static void follow_up_done(struct dash *d, void *arg, const char *text)
 	(void)arg;
 	if (gate_answer(d, text, &g)) {
 		int rc = gate_follow_up(&g, ask.id, text, nid, &e);
+		if (rc < 0) {
+			/* As changes_done: the notes stay in the editor. */
+			dash_ask_again(d, ROLE_ERROR, "%s", e.msg);
+			return;
+		}
 		gate_outcome(d, rc, &e, rc < 0 ? NULL : xasprintf(_("queued %s: it follows up "
 		                                                    "task %s"), nid, ask.id));
 	}
@@ -1055,6 +1067,12 @@ static void changes_done(struct dash *d, void *arg, const char *text)
 	} else {
 		gate_ctx_of(d, d->st, &g);
 		int rc = gate_request_changes_draft(&g, a->id, text, &sent, &e);
+		if (rc < 0) {
+			/* The notes stay in the editor, and the keys with it
+			 * rather than with the gate behind (A, X, d). */
+			dash_ask_again(d, ROLE_ERROR, "%s", e.msg);
+			return;
+		}
 		gate_outcome(d, rc, &e, rc < 0 ? NULL : sent
 		             ? xasprintf(ngettext("changes requested on task %s with %zu comment "
 		                                  "of the review draft; its agent runs another round",
@@ -1222,6 +1240,10 @@ static int gate_request(struct view *v, enum request req)
 		return 1;
 	case REQ_DISCARD_DRAFT:
 		gate_view_discard_draft(v->d, v->task_id);
+		return 1;
+	case REQ_CONFIRM_TASK:
+		/* This task only, a group's member too. */
+		tasks_view_confirm(v->d, v->task_id, 0);
 		return 1;
 	case REQ_FOLLOW_UP:
 		snprintf(q, sizeof q, _("follow up task %s (what should the agent do next?): "),

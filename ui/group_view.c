@@ -18,6 +18,7 @@
  * marked.  The selection is a member: Enter opens its gate, L, D and V
  * its log, diff and gate over the group, r asks it for changes, C
  * cancels it, and A picks it (asked first; group_pick, off the loop).
+ * Y confirms the estimated cost of every member that waits for it.
  * Below the table, what the selected member's agent said, or why it
  * failed.  What agents wrote goes through screen_text. */
 
@@ -231,7 +232,22 @@ static void draw_head(struct view *v, struct screen *s, int y, int w)
 		buf_printf(&b, _("; picked %s (%s)"), pm->t.id, pm->t.agent);
 	else
 		buf_printf(&b, "%s", _("; nothing picked yet"));
-	screen_str(s, x, y + 1, w - x, pm ? ROLE_GATE_OK : ROLE_DIM, b.data);
+	x += screen_str(s, x, y + 1, w - x, pm ? ROLE_GATE_OK : ROLE_DIM, b.data);
+	size_t waiting = 0;
+	for (size_t i = 0; i < p->gi.n; i++)
+		waiting += p->gi.m[i].t.status == TASK_QUEUED && p->gi.m[i].t.confirm &&
+		           !strcmp(p->gi.m[i].t.confirm, "needed");
+	if (waiting && x < w) {
+		char k[32] = "";
+		if (v->d->keys)
+			keymap_keys_of(v->d->keys, REQ_CONFIRM_TASK, k, sizeof k);
+		k[strcspn(k, " ")] = '\0';
+		buf_reset(&b);
+		buf_printf(&b, ngettext("; %zu needs confirmation (%s)",
+		                        "; %zu need confirmation (%s)", waiting), waiting,
+		           *k ? k : ":confirm-task");
+		screen_str(s, x, y + 1, w - x, ROLE_FINDING_WARN, b.data);
+	}
 	buf_free(&b);
 }
 
@@ -444,6 +460,7 @@ static void cancel_answer(struct dash *d, void *arg, const char *text)
 
 static int group_request(struct view *v, enum request req)
 {
+	struct group_priv *p = v->priv;
 	const struct group_member *m = selected(v);
 	char q[128];
 	switch (req) {
@@ -471,6 +488,11 @@ static int group_request(struct view *v, enum request req)
 	case REQ_COPY:
 		if (m)
 			dash_copy_menu(v->d, m->t.id, NULL);
+		return 1;
+	case REQ_CONFIRM_TASK:
+		/* The group as a whole; a member's own gate confirms it alone. */
+		if (p->have && p->gi.n)
+			tasks_view_confirm(v->d, p->gi.m[0].t.id, 1);
 		return 1;
 	default:
 		if (view_scroll(v, req)) {

@@ -73,7 +73,7 @@
 	X(CANCEL_TASK,     "cancel-task",     KS_TASKS | KS_GATE | KS_GROUP, "C", N_("cancel the selected task")) \
 	X(PICK,            "pick",            KS_GROUP, "A",              N_("pick the selected member: approve it, end the others (asks first)")) \
 	X(NEW_TASK,        "new-task",        KS_TASKS, "n",              N_("add a new task (a recipe or your own text)")) \
-	X(CONFIRM_TASK,    "confirm-task",    KS_TASKS, "Y",              N_("confirm the estimated cost of a task that waits for it")) \
+	X(CONFIRM_TASK,    "confirm-task",    KS_TASKS | KS_GATE | KS_GROUP, "Y", N_("confirm a waiting task's estimated cost (a group's: every member that waits)")) \
 	X(SHELL,           "shell",           KS_TASKS | KS_GATE, "!",    N_("a shell in the task's sandbox kept at the gate")) \
 	X(FILTER,          "filter",          KS_TASKS, "f",              N_("the next filter (all, active, review, failed, ended)")) \
 	X(TEXT_FILTER,     "text-filter",     KS_TASKS, "/",              N_("filter the list by text as you type")) \

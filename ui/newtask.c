@@ -1,7 +1,10 @@
 /* The new-task form of the dashboard (`n` in the task list): a recipe or
  * none, the recipe's inputs one by one, the repo, the agent and the text,
  * each a question at the bottom; then submit.h makes the task, as `paddock
- * add` would.  Esc at any question drops the form. */
+ * add` would.  Each answer is checked when it is given: a wrong one is
+ * asked again with the reason, what was typed kept (dash_ask_again), and
+ * Tab completes recipes, repos and agents.  Esc at any question drops the
+ * form. */
 #include "autoconfig.h"
 #include "newtask.h"
 
@@ -32,7 +35,9 @@ static void form_free(struct form *f)
 	free(f);
 }
 
-static void form_submit(struct form *f, const char *text)
+/* 0 when queued; -1 when refused: the text question stays open with the
+ * reason, every answer kept (Enter tries again, Esc drops the form). */
+static int form_submit(struct form *f, const char *text)
 {
 	struct dash *d = f->d;
 	const char *names[RECIPE_INPUTS_FORM_MAX];
@@ -47,25 +52,35 @@ static void form_submit(struct form *f, const char *text)
 	};
 	struct submit_result res;
 	struct err e = {{0}};
-	if (submit_tasks(d->st, d->cfg, &rq, &res, &e) < 0)
-		dash_message(d, ROLE_ERROR, "%s", e.msg);
-	else if (res.confirm)
+	if (submit_tasks(d->st, d->cfg, &rq, &res, &e) < 0) {
+		dash_ask_again(d, ROLE_ERROR, "%s", e.msg);
+		return -1;
+	}
+	if (res.confirm)
 		dash_message(d, ROLE_NOTICE, _("task %s queued; it waits for a confirmation of its "
 		                               "estimated cost (Y confirms)"), res.ids[0]);
 	else
 		dash_message(d, ROLE_NOTICE, _("task %s queued"), res.ids[0]);
 	if (f->added)
 		f->added(d, f->arg);
+	return 0;
+}
+
+static int blank(const char *s)
+{
+	return strspn(s, " \t\r\n") == strlen(s);
 }
 
 static void form_text(struct dash *d, void *arg, const char *text)
 {
 	struct form *f = arg;
-	(void)d;
-	if (text && (f->recipe || strspn(text, " \t\n") != strlen(text)))
-		form_submit(f, text);
-	else if (text)
-		dash_message(d, ROLE_ERROR, _("the task text is empty; nothing was queued"));
+	if (text && !f->recipe && blank(text)) {
+		dash_ask_again(d, ROLE_ERROR, "%s", _("the task text is empty; say what the agent "
+		                                      "should do"));
+		return;
+	}
+	if (text && form_submit(f, text) < 0)
+		return;
 	form_free(f);
 }
 
@@ -77,8 +92,8 @@ static void form_agent(struct dash *d, void *arg, const char *text)
 		return;
 	}
 	if (*text && !config_find_agent(d->cfg, text)) {
-		dash_message(d, ROLE_ERROR, _("no agent named '%s' in the configuration"), text);
-		form_free(f);
+		dash_ask_again(d, ROLE_ERROR, _("no agent named '%s'; Tab completes the agents' "
+		                                "names"), text);
 		return;
 	}
 	f->agent = *text ? xstrdup(text) : NULL;
@@ -97,6 +112,8 @@ static void ask_agent(struct form *f)
 	buf_printf(&q, _("; Enter: the default): "));
 	dash_ask(d, q.data, 0, f->recipe ? f->recipe->agent : NULL, form_agent, f);
 	buf_free(&q);
+	for (size_t i = 0; i < d->cfg->nagents; i++)
+		dash_ask_complete(d, (const char *const *)&d->cfg->agents[i].name, 1);
 }
 
 static void form_repo(struct dash *d, void *arg, const char *text)
@@ -109,9 +126,12 @@ static void form_repo(struct dash *d, void *arg, const char *text)
 	const struct repo_conf *r = *text ? config_find_repo(d->cfg, text) :
 	                            d->cfg->nrepos == 1 ? &d->cfg->repos[0] : NULL;
 	if (!r) {
-		dash_message(d, ROLE_ERROR, *text ? _("no repo named '%s' in the configuration") :
-		             _("name the repo%s"), text);
-		form_free(f);
+		if (*text)
+			dash_ask_again(d, ROLE_ERROR, _("no repo named '%s'; Tab completes the repos' "
+			                                "names"), text);
+		else
+			dash_ask_again(d, ROLE_ERROR, "%s", _("name the repo the task works on; Tab "
+			                                      "completes the names"));
 		return;
 	}
 	f->repo = xstrdup(r->name);
@@ -130,6 +150,8 @@ static void ask_repo(struct form *f)
 	                      : d->cfg->nrepos == 1 ? d->cfg->repos[0].name : NULL;
 	dash_ask(d, q.data, 0, initial, form_repo, f);
 	buf_free(&q);
+	for (size_t i = 0; i < d->cfg->nrepos; i++)
+		dash_ask_complete(d, (const char *const *)&d->cfg->repos[i].name, 1);
 }
 
 static void ask_input(struct form *f);
@@ -137,9 +159,15 @@ static void ask_input(struct form *f);
 static void form_input(struct dash *d, void *arg, const char *text)
 {
 	struct form *f = arg;
-	(void)d;
 	if (!text) {
 		form_free(f);
+		return;
+	}
+	/* Every input of a recipe is needed (submit.h); asked again here
+	 * rather than refused once the form is done. */
+	if (blank(text)) {
+		dash_ask_again(d, ROLE_ERROR, _("%s is empty; recipe %s needs it"),
+		               f->recipe->inputs[f->input].name, f->recipe->name);
 		return;
 	}
 	f->values[f->input++] = xstrdup(text);
@@ -174,9 +202,8 @@ static void form_recipe(struct dash *d, void *arg, const char *text)
 	if (*text) {
 		f->recipe = config_find_recipe(d->cfg, text);
 		if (!f->recipe) {
-			dash_message(d, ROLE_ERROR, _("no recipe named '%s'; the recipes are listed "
-			                              "above the question"), text);
-			form_free(f);
+			dash_ask_again(d, ROLE_ERROR, _("no recipe named '%s'; Tab completes the "
+			                                "recipes' names (Enter on nothing: none)"), text);
 			return;
 		}
 		f->values = xcalloc(f->recipe->ninputs + 1, sizeof *f->values);
@@ -209,4 +236,6 @@ void newtask_open(struct dash *d, void (*added)(struct dash *d, void *arg), void
 	buf_adds(&q, _("; Enter: none): "));
 	dash_ask(d, q.data, 0, NULL, form_recipe, f);
 	buf_free(&q);
+	for (size_t i = 0; i < d->cfg->nrecipes; i++)
+		dash_ask_complete(d, (const char *const *)&d->cfg->recipes[i].name, 1);
 }

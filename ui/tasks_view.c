@@ -499,6 +499,12 @@ static void review_note(struct view *v, const struct task_row *t, struct extra *
 	gate_summary_free(&gs);
 }
 
+/* It waits in queued for a person's confirmation of its cost (Y). */
+static int waits_confirm(const struct task_row *t)
+{
+	return t->status == TASK_QUEUED && t->confirm && !strcmp(t->confirm, "needed");
+}
+
 /* A group's row: its members in brief, read for the rows drawn only. */
 static void group_extra(struct view *v, const struct task_row *t, struct extra *x)
 {
@@ -515,13 +521,20 @@ static void group_extra(struct view *v, const struct task_row *t, struct extra *
 	group_statuses(&gi, 1, &b);
 	/* Where the room is short, the text comes before the statuses: the
 	 * group view has them. */
-	x->note = xasprintf(_("best of %zu"), gi.n);
-	if (gi.g.chosen)
+	size_t waiting = 0;
+	for (size_t i = 0; i < gi.n; i++)
+		waiting += waits_confirm(&gi.m[i].t);
+	/* A group that waits is marked as a task's row is (Y confirms it). */
+	x->note = waiting ? xstrdup(_("needs confirmation")) : xasprintf(_("best of %zu"), gi.n);
+	if (waiting) {
+		x->note_long = xasprintf(_("best of %zu: needs confirmation (Y); %s"), gi.n,
+		                         b.data ? b.data : "");
+	} else if (gi.g.chosen)
 		x->note_long = xasprintf(_("best of %zu: %s picked; %s"), gi.n, gi.g.chosen,
 		                         b.data ? b.data : "");
 	else
 		x->note_long = xasprintf(_("best of %zu: %s"), gi.n, b.data ? b.data : "");
-	x->role = tasks_status_role(x->gstatus);
+	x->role = waiting ? ROLE_FINDING_WARN : tasks_status_role(x->gstatus);
 	buf_free(&b);
 	group_info_free(&gi);
 }
@@ -579,7 +592,7 @@ static const struct extra *extra_at(struct view *v, int line)
 		x->note = xstrdup(_("no change"));
 		x->note_long = xstrdup(x->note);
 		x->role = ROLE_DIM;
-	} else if (t->status == TASK_QUEUED && t->confirm && !strcmp(t->confirm, "needed")) {
+	} else if (waits_confirm(t)) {
 		/* It runs only once a person says so (Y). */
 		x->note = xstrdup(_("needs confirmation"));
 		x->note_long = xstrdup(_("needs confirmation (Y)"));
@@ -827,36 +840,108 @@ static void tasks_draw(struct view *v, struct screen *s, int y, int h)
 	free(xs);
 }
 
-/* ---- confirming a task's estimated cost ---- */
+/* ---- confirming a task's (or a group's) estimated cost ---- */
+
+/* What Y asked about: one task, or the members of a group that wait. */
+struct confirm_ask {
+	char group[TASK_ID_LEN + 1];   /* "" for one task */
+	char (*ids)[TASK_ID_LEN + 1];
+	size_t n;
+};
 
 static void confirm_answer(struct dash *d, void *arg, const char *text)
 {
-	char *id = arg;
-	struct err e = {{0}};
-	if (text && rpmatch(text) == 1) {
-		if (store_task_confirm(d->st, id, gate_actor(), &e) < 0)
-			dash_message(d, ROLE_ERROR, "%s", e.msg);
-		else
-			dash_message(d, ROLE_NOTICE, _("task %s confirmed; it runs when a worker is "
-			                               "free"), id);
+	struct confirm_ask *a = arg;
+	struct err e = {{0}}, first = {{0}};
+	size_t done = 0, failed = 0;
+	for (size_t i = 0; text && rpmatch(text) == 1 && i < a->n; i++) {
+		if (store_task_confirm(d->st, a->ids[i], gate_actor(), &e) == 0)
+			done++;
+		else if (!failed++)
+			first = e;
 	}
-	free(id);
+	if (failed)
+		dash_message(d, ROLE_ERROR, "%s", first.msg);
+	else if (done && !a->group[0])
+		dash_message(d, ROLE_NOTICE, _("task %s confirmed; it runs when a worker is "
+		                               "free"), a->ids[0]);
+	else if (done)
+		dash_message(d, ROLE_NOTICE, ngettext("group %s: %zu member confirmed; it runs when "
+		                                      "a worker is free",
+		                                      "group %s: %zu members confirmed; they run "
+		                                      "when workers are free", done), a->group, done);
+	free(a->ids);
+	free(a);
 }
 
-static void confirm_task(struct view *v, const struct task_row *t)
+/* The members of group_id that wait into a; their estimated cost in all
+ * (0 when one of them has none). */
+static double confirm_group(struct dash *d, const char *group_id, struct confirm_ask *a,
+                            struct err *e)
 {
-	struct dash *d = v->d;
-	if (t->status != TASK_QUEUED || !t->confirm || strcmp(t->confirm, "needed") != 0) {
-		dash_message(d, ROLE_ERROR, _("task %s does not wait for a confirmation"), t->id);
+	struct group_info gi;
+	if (group_load(d->st, NULL, group_id, d->now, &gi, e) < 0)
+		return -1;
+	snprintf(a->group, sizeof a->group, "%s", gi.g.id);
+	a->ids = xcalloc(gi.n ? gi.n : 1, sizeof *a->ids);
+	double sum = 0;
+	int unknown = 0;
+	for (size_t i = 0; i < gi.n; i++)
+		if (waits_confirm(&gi.m[i].t)) {
+			snprintf(a->ids[a->n++], sizeof a->ids[0], "%s", gi.m[i].t.id);
+			sum += gi.m[i].t.estimate;
+			unknown |= gi.m[i].t.estimate <= 0;
+		}
+	group_info_free(&gi);
+	return unknown ? 0 : sum;
+}
+
+void tasks_view_confirm(struct dash *d, const char *id, int whole_group)
+{
+	struct task_row t;
+	struct err e = {{0}};
+	if (store_task_get(d->st, id, &t, &e) < 0) {
+		dash_message(d, ROLE_ERROR, "%s", e.msg);
 		return;
 	}
-	char q[192], usd[32];
-	units_format_money(t->estimate, 2, usd, sizeof usd);
-	if (t->estimate > 0)
-		snprintf(q, sizeof q, _("run task %s, estimated to cost %s? (y/n) "), t->id, usd);
+	struct confirm_ask *a = xcalloc(1, sizeof *a);
+	double cost = t.estimate;
+	if (whole_group && t.group_id) {
+		cost = confirm_group(d, t.group_id, a, &e);
+	} else if (waits_confirm(&t)) {
+		a->ids = xcalloc(1, sizeof *a->ids);
+		snprintf(a->ids[a->n++], sizeof a->ids[0], "%s", t.id);
+	}
+	char q[256], usd[32];
+	units_format_money(cost, 2, usd, sizeof usd);
+	if (cost < 0)
+		dash_message(d, ROLE_ERROR, "%s", e.msg);
+	else if (!a->n && a->group[0])
+		dash_message(d, ROLE_ERROR, _("no member of group %s waits for a confirmation"),
+		             a->group);
+	else if (!a->n)
+		dash_message(d, ROLE_ERROR, _("task %s does not wait for a confirmation"), t.id);
+	else if (a->group[0] && cost > 0)
+		snprintf(q, sizeof q, ngettext("run %zu member of group %s, estimated to cost $%s? "
+		                               "(y/n) ",
+		                               "run %zu members of group %s, estimated to cost $%s in "
+		                               "all? (y/n) ", a->n), a->n, a->group, usd);
+	else if (a->group[0])
+		snprintf(q, sizeof q, ngettext("run %zu member of group %s, whose cost cannot be "
+		                               "estimated? (y/n) ",
+		                               "run %zu members of group %s, whose cost cannot be "
+		                               "estimated? (y/n) ", a->n), a->n, a->group);
+	else if (cost > 0)
+		snprintf(q, sizeof q, _("run task %s, estimated to cost $%s? (y/n) "), t.id, usd);
 	else
-		snprintf(q, sizeof q, _("run task %s, whose cost cannot be estimated? (y/n) "), t->id);
-	dash_ask(d, q, 0, NULL, confirm_answer, xstrdup(t->id));
+		snprintf(q, sizeof q, _("run task %s, whose cost cannot be estimated? (y/n) "), t.id);
+	task_row_free(&t);
+	if (cost < 0 || !a->n) {
+		free(a->ids);
+		free(a);
+		return;
+	}
+	dash_ask(d, q, 0, NULL, confirm_answer, a);
 }
 
 /* ---- the new-task form (newtask.h) ---- */
@@ -1187,8 +1272,9 @@ static int tasks_request(struct view *v, enum request req)
 			dash_shell(d, t->id);
 		return 1;
 	case REQ_CONFIRM_TASK:
+		/* A group's row: every member that waits, as one. */
 		if (t)
-			confirm_task(v, t);
+			tasks_view_confirm(d, t->id, 1);
 		return 1;
 	case REQ_CANCEL_TASK:
 		if (t && t->group_id) {

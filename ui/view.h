@@ -73,6 +73,12 @@ void view_clamp(struct view *v);
 void gate_view_request_changes(struct dash *d, const char *task_id);
 void gate_view_discard_draft(struct dash *d, const char *task_id);
 
+/* Y: asks whether task id may run at its estimated cost, and confirms
+ * it (store_task_confirm); whole_group: when id is in a best-of-N group,
+ * every member that waits, in one question.  A message says when nothing
+ * waits. */
+void tasks_view_confirm(struct dash *d, const char *id, int whole_group);
+
 /* :filter ARG on the task list: a status group (all, active, running,
  * queued, review, failed, ended; all also drops the filters below),
  * "repo NAME", "agent NAME" or "text WORDS" (no NAME or WORDS: that filter
