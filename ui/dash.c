@@ -1390,6 +1390,7 @@ static void handle_key(struct ui *u, int key)
 		return;
 	switch (r) {
 	case REQ_QUIT:
+	case REQ_CLEAR_FILTER:         /* the list had no filter to clear */
 		if (d->nviews > 1)
 			dash_close_top(d);
 		else

@@ -1170,6 +1170,21 @@ static int tasks_request(struct view *v, enum request req)
 		p->text_before = p->text ? xstrdup(p->text) : NULL;
 		dash_ask_live(d, "/", p->text, text_changed, text_done, v);
 		return 1;
+	case REQ_CLEAR_FILTER:
+		/* Esc backs out of a filter before it quits, as in k9s and
+		 * lazygit; the order stays (it hides no task). */
+		if (p->filter == FILTER_ALL && !p->repo && !p->agent && !p->text)
+			return 0;
+		set_filter(v, FILTER_ALL);
+		return 1;
+	case REQ_COPY:
+		/* A group's row is the group: its id (it has no branch of its
+		 * own; its members' are in the group view). */
+		if (t && t->group_id)
+			dash_copy(d, _("group id"), t->group_id);
+		else
+			dash_copy_menu(d, t ? t->id : NULL, NULL);
+		return 1;
 	case REQ_SORT:
 		set_order(v, (enum task_order)((p->order + 1) % ORDER_N));
 		return 1;
