@@ -26,6 +26,7 @@
 #include "store_github.h"
 #include "i18n.h"
 #include "newtask.h"
+#include "recipe.h"
 #include "units.h"
 
 enum filter {
@@ -132,6 +133,7 @@ struct extra {
 	char *note, *note_long;    /* the mark before the text, short and as
 	                              wide as the room allows; NULL: none */
 	enum role role;
+	char *title;               /* recipe_task_title: what the row names */
 	/* A group's row: */
 	int is_group;
 	enum task_status gstatus;  /* group_status */
@@ -188,6 +190,7 @@ static void window_drop(struct tasks *p)
 		free(p->extra[i].note);
 		free(p->extra[i].note_long);
 		free(p->extra[i].agents);
+		free(p->extra[i].title);
 	}
 	free(p->extra);
 	p->extra = NULL;
@@ -555,6 +558,7 @@ static const struct extra *extra_at(struct view *v, int line)
 	if (x->have)
 		return x;
 	x->have = 1;
+	x->title = recipe_task_title(t->inputs, t->text);
 	struct err e = {{0}};
 	if (t->status != TASK_QUEUED && store_task_glance(v->d->st, t->seq, &x->g, &e) < 0)
 		memset(&x->g, 0, sizeof x->g);
@@ -766,7 +770,8 @@ static void draw_text(struct screen *s, int x, int y, int w, const struct task_r
 		if (w <= 0)
 			return;
 	}
-	screen_text(s, x, y, w, ROLE_NORMAL, t->text, strcspn(t->text, "\n"));
+	const char *title = ex && ex->title ? ex->title : t->text;
+	screen_text(s, x, y, w, ROLE_NORMAL, title, strcspn(title, "\n"));
 }
 
 static void draw_row(struct screen *s, int ry, const struct layout *L,
