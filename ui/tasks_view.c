@@ -12,7 +12,9 @@
  * rows drawn only, once per window.  A best-of-N group is one row (the
  * store folds its members into the first the filters select): its id,
  * its status as one, its agents, "best of N" and the members' statuses;
- * Enter opens the group view. */
+ * Enter opens the group view.  Under a status filter its members are rows
+ * of their own, by their own status, marked "group G, 2 of 3" as paddock
+ * list marks them.  A row names its task by recipe_task_title. */
 #include "autoconfig.h"
 
 #include <ctype.h>
