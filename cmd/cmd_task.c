@@ -24,6 +24,7 @@
 #include "mirror.h"
 #include "move.h"
 #include "paths.h"
+#include "recipe.h"
 #include "sanitize.h"
 #include "store.h"
 #include "submit.h"
@@ -342,7 +343,9 @@ static int list_print(const struct task_row *t, void *arg, struct err *e)
 			printf("  %-12s  %-12s  %s\n", _("REPO"), _("AGENT"), _("TEXT"));
 		}
 		char text[61];
-		first_line(t->text, 60, text, sizeof text);
+		char *title = recipe_task_title(t->inputs, t->text);
+		first_line(title, 60, text, sizeof text);
+		free(title);
 		printf("%-10s  ", t->id);
 		cli_pad(task_status_label(t->status), sw, 0);
 		printf("  %-12s  %-12s  ", t->repo, t->agent);

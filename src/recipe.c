@@ -263,3 +263,36 @@ int recipe_contract_check(char *const *clauses, size_t n, const struct contract_
 	}
 	return held;
 }
+
+/* The first line of s that is not blank, from its first non-blank
+ * character: *len bytes from the pointer returned; NULL when none. */
+static const char *first_words(const char *s, size_t *len)
+{
+	for (s += strspn(s, " \t\r\n"); *s; s += strspn(s, " \t\r\n")) {
+		size_t n = strcspn(s, "\r\n");
+		while (n && (s[n - 1] == ' ' || s[n - 1] == '\t'))
+			n--;
+		if (n) {
+			*len = n;
+			return s;
+		}
+		s += strcspn(s, "\r\n");
+	}
+	return NULL;
+}
+
+char *recipe_task_title(const char *inputs, const char *text)
+{
+	/* A recipe's prompt starts with its own words ("Fix this bug:"), the
+	 * same for each of its tasks; what tells them apart is the input. */
+	json_t *o = inputs ? json_loads(inputs, 0, NULL) : NULL;
+	void *it = json_is_object(o) ? json_object_iter(o) : NULL;
+	const char *v = it ? json_string_value(json_object_iter_value(it)) : NULL;
+	size_t len = 0;
+	const char *w = v ? first_words(v, &len) : NULL;
+	if (!w)
+		w = first_words(text ? text : "", &len);
+	char *r = w ? xstrndup(w, len) : xstrdup("");
+	json_decref(o);
+	return r;
+}

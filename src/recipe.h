@@ -39,6 +39,14 @@ char *recipe_expand(const char *text, const char *const *names, const char *cons
  * each once, added to *names (malloc'd strings, *n grows). */
 void recipe_placeholders(const char *text, char ***names, size_t *n);
 
+/* The line a list shows for a task (the dashboard's list, `paddock
+ * list`): the first line of its recipe's first input, an issue's title,
+ * where it was made from a recipe (inputs: task_row.inputs, its JSON
+ * object in the recipe's order); else, or when that line is blank, the
+ * first line of its text.  Blank lines and blanks around it are left
+ * out.  Malloc'd. */
+char *recipe_task_title(const char *inputs, const char *text);
+
 /* What a round came to, for recipe_contract_check. */
 struct contract_facts {
 	int changed;               /* it has a change */

@@ -92,8 +92,14 @@ static int plan_inputs(struct plan *p, const struct submit_req *rq, struct err *
 			                    : _("recipe %s needs --input %s=VALUE%s"), r->name, in->name,
 			                    in->help ? in->help : "");
 		}
-	p->inputs = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	/* In the recipe's order, whatever the request's: its first input is
+	 * what lists show of the task (recipe_task_title). */
+	json_t *ordered = json_object();
+	for (size_t k = 0; k < r->ninputs; k++)
+		json_object_set(ordered, r->inputs[k].name, json_object_get(o, r->inputs[k].name));
 	json_decref(o);
+	p->inputs = json_dumps(ordered, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	json_decref(ordered);
 	return 0;
 }
 

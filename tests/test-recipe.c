@@ -110,5 +110,26 @@ int main(void)
 	f.changed = 1;
 	is_int(check("[\"no-change\"]", &f, &why), 0, "no-change fails on a change");
 	buf_free(&why);
+
+	/* What a list names a task by (recipe_task_title). */
+	struct { const char *inputs, *text, *want, *what; } titles[] = {
+		{ "{\"issue\":\"Crash on an empty file\\n\\nThe parser...\\n\\nGitHub issue a/b#7: "
+		  "https://github.com/a/b/issues/7\"}", "Fix this bug:\n\nCrash on an empty file",
+		  "Crash on an empty file", "a GitHub issue's task: the issue's title" },
+		{ "{\"version\":\"1.2\",\"audience\":\"ops\"}", "Write the notes", "1.2",
+		  "the first input of several" },
+		{ "{\"issue\":\"\\n  \\t\\n  Blank lines first  \\nthen more\"}", "Fix this bug:",
+		  "Blank lines first", "blank lines and blanks around the line left out" },
+		{ "{\"issue\":\" \\n \"}", "Fix this bug:\nmore", "Fix this bug:",
+		  "a blank input: the text's first line" },
+		{ NULL, "\n Plain task\nsecond line", "Plain task", "no recipe: the text's first line" },
+		{ "not json", "Text", "Text", "inputs that cannot be read: the text" },
+		{ "{}", "", "", "nothing at all: empty" },
+	};
+	for (size_t i = 0; i < sizeof titles / sizeof titles[0]; i++) {
+		char *t = recipe_task_title(titles[i].inputs, titles[i].text);
+		is_str(t, titles[i].want, "%s", titles[i].what);
+		free(t);
+	}
 	return tap_done();
 }

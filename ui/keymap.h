@@ -77,6 +77,7 @@
 	X(SHELL,           "shell",           KS_TASKS | KS_GATE, "!",    N_("a shell in the task's sandbox kept at the gate")) \
 	X(FILTER,          "filter",          KS_TASKS, "f",              N_("the next filter (all, active, review, failed, ended)")) \
 	X(TEXT_FILTER,     "text-filter",     KS_TASKS, "/",              N_("filter the list by text as you type")) \
+	X(CLEAR_FILTER,    "clear-filter",    KS_TASKS, "<Esc>",          N_("clear the filters and the text filter; with none, quit as q does")) \
 	X(SORT,            "sort",            KS_TASKS, "s",              N_("the next order (queued, status, age, time, repo)")) \
 	X(NEXT_FAILED,     "next-failed",     KS_TASKS, "F",              N_("the next failed task")) \
 	X(NEXT_REVIEW,     "next-review",     KS_TASKS, "R",              N_("the next task at review")) \

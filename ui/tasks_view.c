@@ -12,7 +12,9 @@
  * rows drawn only, once per window.  A best-of-N group is one row (the
  * store folds its members into the first the filters select): its id,
  * its status as one, its agents, "best of N" and the members' statuses;
- * Enter opens the group view. */
+ * Enter opens the group view.  Under a status filter its members are rows
+ * of their own, by their own status, marked "group G, 2 of 3" as paddock
+ * list marks them.  A row names its task by recipe_task_title. */
 #include "autoconfig.h"
 
 #include <ctype.h>
@@ -26,6 +28,7 @@
 #include "store_github.h"
 #include "i18n.h"
 #include "newtask.h"
+#include "recipe.h"
 #include "units.h"
 
 enum filter {
@@ -132,10 +135,19 @@ struct extra {
 	char *note, *note_long;    /* the mark before the text, short and as
 	                              wide as the room allows; NULL: none */
 	enum role role;
+	char *title;               /* recipe_task_title: what the row names */
+	char *pre, *pre_long;      /* marks before that one, as paddock list
+	                              has them: a group's member (where the
+	                              list shows members by their own status),
+	                              test mode; NULL: none */
 	/* A group's row: */
 	int is_group;
 	enum task_status gstatus;  /* group_status */
 	char *agents;              /* its members' agents, "a,b,c" */
+	struct task_row rep;       /* the member whose status is the group's:
+	                              its status and times only (no strings),
+	                              for TIME */
+	struct task_glance rg;     /* its glance */
 };
 
 struct tasks {
@@ -169,12 +181,26 @@ enum role tasks_status_role(enum task_status s)
 	}
 }
 
+/* A best-of-N group is one row unless a status filter is on: then its
+ * members are rows of their own, by their own status (":filter failed"
+ * shows and counts the member that failed, as paddock list does). */
+static int folded(const struct tasks *p)
+{
+	return p->filter == FILTER_ALL;
+}
+
 /* The query of the list's filters and order (no window bounds). */
 static struct task_query base_query(const struct tasks *p)
 {
 	return (struct task_query){ .status_mask = filter_masks[p->filter], .no_steps = 1,
 	                            .repo = p->repo, .agent = p->agent, .text = p->text,
-	                            .order = p->order, .fold_groups = 1 };
+	                            .order = p->order, .fold_groups = folded(p) };
+}
+
+/* The row of line stands for a whole group. */
+static int row_is_group(const struct tasks *p, const struct task_row *t)
+{
+	return t && t->group_id && folded(p);
 }
 
 static const struct task_row *row_at(const struct tasks *p, int line)
@@ -188,6 +214,9 @@ static void window_drop(struct tasks *p)
 		free(p->extra[i].note);
 		free(p->extra[i].note_long);
 		free(p->extra[i].agents);
+		free(p->extra[i].title);
+		free(p->extra[i].pre);
+		free(p->extra[i].pre_long);
 	}
 	free(p->extra);
 	p->extra = NULL;
@@ -514,6 +543,27 @@ static void group_extra(struct view *v, const struct task_row *t, struct extra *
 		return;
 	x->is_group = 1;
 	x->gstatus = group_status(&gi);
+	/* TIME is the time of the member the status is (the picked one, or
+	 * the first with that status): a group at review has waited there
+	 * so long, whatever its first member does. */
+	const struct group_member *rep = NULL;
+	for (size_t i = 0; i < gi.n && !rep; i++)
+		if (gi.m[i].picked)
+			rep = &gi.m[i];
+	for (size_t i = 0; i < gi.n && !rep; i++)
+		if (gi.m[i].t.status == x->gstatus)
+			rep = &gi.m[i];
+	if (rep) {
+		x->rep = (struct task_row){ .seq = rep->t.seq, .status = rep->t.status,
+		                            .created = rep->t.created, .updated = rep->t.updated };
+		if (rep->t.status != TASK_QUEUED && store_task_glance(v->d->st, rep->t.seq, &x->rg,
+		                                                      &e) < 0)
+			memset(&x->rg, 0, sizeof x->rg);
+	} else {
+		x->rep = (struct task_row){ .seq = t->seq, .status = t->status,
+		                            .created = t->created, .updated = t->updated };
+		x->rg = x->g;
+	}
 	struct buf b = {0};
 	for (size_t i = 0; i < gi.n; i++)
 		buf_printf(&b, "%s%s", i ? "," : "", gi.m[i].t.agent);
@@ -558,6 +608,18 @@ static int pr_note(struct view *v, const struct task_row *t, struct extra *x)
 	return 1;
 }
 
+/* A group's member shown as a row of its own: "group G, 2 of 3" (as
+ * paddock list marks it), "2 of 3" where the room is short. */
+static void member_mark(struct view *v, const struct task_row *t, struct extra *x)
+{
+	int pos, n;
+	struct err e = {{0}};
+	if (!t->group_id || group_position(v->d->st, t, &pos, &n, &e) < 0 || n == 0)
+		return;
+	x->pre = xasprintf(_("%d of %d"), pos, n);
+	x->pre_long = xasprintf(_("group %s, %d of %d"), t->group_id, pos, n);
+}
+
 static const struct extra *extra_at(struct view *v, int line)
 {
 	struct tasks *p = v->priv;
@@ -568,11 +630,23 @@ static const struct extra *extra_at(struct view *v, int line)
 	if (x->have)
 		return x;
 	x->have = 1;
+	x->title = recipe_task_title(t->inputs, t->text);
 	struct err e = {{0}};
 	if (t->status != TASK_QUEUED && store_task_glance(v->d->st, t->seq, &x->g, &e) < 0)
 		memset(&x->g, 0, sizeof x->g);
-	if (t->group_id)
+	if (row_is_group(p, t))
 		group_extra(v, t, x);
+	else
+		member_mark(v, t, x);
+	if (t->dry_run) {
+		/* paddock list's "(dry run)": it pushes nothing when approved. */
+		char *pre = x->pre, *pre_long = x->pre_long;
+		x->pre = xasprintf("%s%s%s", pre ? pre : "", pre ? "] [" : "", _("dry run"));
+		x->pre_long = xasprintf("%s%s%s", pre_long ? pre_long : "", pre_long ? "] [" : "",
+		                        _("dry run"));
+		free(pre);
+		free(pre_long);
+	}
 	if (x->is_group) {
 		/* its note is the group's */
 	} else if (t->status == TASK_FAILED || t->status == TASK_LOST) {
@@ -616,18 +690,22 @@ static void time_cell(struct view *v, const struct task_row *t, const struct ext
 {
 	double now = v->d->now, limit = v->d->cfg->limits.timeout;
 	char a[32], b[32];
+	/* A group's: its status's member's (group_extra). */
+	const struct task_glance *g = x->is_group ? &x->rg : &x->g;
+	if (x->is_group)
+		t = &x->rep;
 	if (t->status == TASK_QUEUED) {
 		short_text(now - t->updated, a, sizeof a);
 		snprintf(out, len, _("queued %s"), a);
 	} else if (task_status_is_terminal(t->status)) {
-		if (x->g.started > 0)
-			clock_text(t->updated - x->g.started, out, len);
+		if (g->started > 0)
+			clock_text(t->updated - g->started, out, len);
 		else
 			snprintf(out, len, "-");
 	} else {
 		clock_text(now - t->updated, a, sizeof a);
 		if (task_status_is_active(t->status) && t->status != TASK_PUSHING && limit > 0) {
-			double from = x->g.round_started > 0 ? x->g.round_started : t->updated;
+			double from = g->round_started > 0 ? g->round_started : t->updated;
 			short_text(limit - (now - from), b, sizeof b);
 			snprintf(out, len, _("%s (%s left)"), a, b);
 		} else {
@@ -755,31 +833,42 @@ static void widths(struct view *v, int rows, const struct cells *cells, int pref
 #undef WIDEN
 }
 
-/* The text column: the mark (a failure's reason, a blocking finding, no
- * change) in brackets, then the first line of the task's text. */
+/* One mark in brackets at (*x, y): the long one where w is 60 or more
+ * and it takes at most half of w, else the short one; *x and *w move past
+ * it.  0 when no room is left for what follows. */
+static int draw_mark(struct screen *s, int *x, int y, int *w, enum role role,
+                     const char *mark, const char *mark_long)
+{
+	struct buf b = {0};
+	if (mark_long && *w >= 60)
+		buf_printf(&b, "[%s]", mark_long);
+	if (!b.len || textw(b.data) > *w / 2) {
+		buf_reset(&b);
+		buf_printf(&b, "[%s]", mark);
+	}
+	int used = screen_text(s, *x, y, *w, role, b.data, b.len);
+	buf_free(&b);
+	*x += used + 1;
+	*w -= used + 1;
+	return *w > 0;
+}
+
+/* The text column: the marks (a group's member, test mode; a failure's
+ * reason, a blocking finding, no change) in brackets, then what the task
+ * is named by (recipe_task_title). */
 static void draw_text(struct screen *s, int x, int y, int w, const struct task_row *t,
                       const struct extra *ex)
 {
 	if (w <= 0)
 		return;
-	if (ex && ex->note) {
-		/* The long one (a failure's first line) where it takes at most
-		 * half the room. */
-		struct buf b = {0};
-		if (ex->note_long && w >= 60)
-			buf_printf(&b, "[%s]", ex->note_long);
-		if (!b.len || textw(b.data) > w / 2) {
-			buf_reset(&b);
-			buf_printf(&b, "[%s]", ex->note);
-		}
-		int used = screen_text(s, x, y, w, ex->role, b.data, b.len);
-		buf_free(&b);
-		x += used + 1;
-		w -= used + 1;
-		if (w <= 0)
-			return;
-	}
-	screen_text(s, x, y, w, ROLE_NORMAL, t->text, strcspn(t->text, "\n"));
+	if (ex && ex->pre && !draw_mark(s, &x, y, &w, ROLE_DIM, ex->pre, ex->pre_long))
+		return;
+	/* The long note (a failure's first line) where it takes at most half
+	 * the room. */
+	if (ex && ex->note && !draw_mark(s, &x, y, &w, ex->role, ex->note, ex->note_long))
+		return;
+	const char *title = ex && ex->title ? ex->title : t->text;
+	screen_text(s, x, y, w, ROLE_NORMAL, title, strcspn(title, "\n"));
 }
 
 static void draw_row(struct screen *s, int ry, const struct layout *L,
@@ -1187,7 +1276,7 @@ static long next_line(struct view *v, unsigned want, struct err *e)
 		return -1;
 	q.limit = 1;
 	q.after = cur ? cur->seq : 0;
-	if (cur && cur->group_id)
+	if (row_is_group(p, cur))
 		q.after = group_seq(v, q, cur->group_id, 1);
 	struct task_row *rows = NULL;
 	size_t n = 0;
@@ -1203,7 +1292,7 @@ static long next_line(struct view *v, unsigned want, struct err *e)
 	struct task_query before = base_query(p);
 	before.before = rows[0].seq;
 	/* The member found stands in the list as its group's row. */
-	if (rows[0].group_id)
+	if (row_is_group(p, &rows[0]))
 		before.before = group_seq(v, base_query(p), rows[0].group_id, 0);
 	size_t k = 0;
 	task_rows_free(rows, n);
@@ -1242,7 +1331,7 @@ static int tasks_request(struct view *v, enum request req)
 		select_task(v);
 		return 1;
 	case REQ_ENTER:
-		if (t && t->group_id)
+		if (row_is_group(p, t))
 			dash_open(d, &view_group, t->group_id);
 		else if (t)
 			dash_open(d, t->status == TASK_REVIEW ? &view_gate : &view_log, t->id);
@@ -1254,6 +1343,21 @@ static int tasks_request(struct view *v, enum request req)
 		free(p->text_before);
 		p->text_before = p->text ? xstrdup(p->text) : NULL;
 		dash_ask_live(d, "/", p->text, text_changed, text_done, v);
+		return 1;
+	case REQ_CLEAR_FILTER:
+		/* Esc backs out of a filter before it quits, as in k9s and
+		 * lazygit; the order stays (it hides no task). */
+		if (p->filter == FILTER_ALL && !p->repo && !p->agent && !p->text)
+			return 0;
+		set_filter(v, FILTER_ALL);
+		return 1;
+	case REQ_COPY:
+		/* A group's row is the group: its id (it has no branch of its
+		 * own; its members' are in the group view). */
+		if (row_is_group(p, t))
+			dash_copy(d, _("group id"), t->group_id);
+		else
+			dash_copy_menu(d, t ? t->id : NULL, NULL);
 		return 1;
 	case REQ_SORT:
 		set_order(v, (enum task_order)((p->order + 1) % ORDER_N));
@@ -1277,7 +1381,7 @@ static int tasks_request(struct view *v, enum request req)
 			tasks_view_confirm(d, t->id, 1);
 		return 1;
 	case REQ_CANCEL_TASK:
-		if (t && t->group_id) {
+		if (row_is_group(p, t)) {
 			dash_message(d, ROLE_ERROR, _("this row is best-of-N group %s: open it (Enter) "
 			                              "and cancel one member there"), t->group_id);
 		} else if (t) {
