@@ -19,7 +19,9 @@
  * its log, diff and gate over the group, r asks it for changes, C
  * cancels it, and A picks it (asked first; group_pick, off the loop).
  * Below the table, what the selected member's agent said, or why it
- * failed.  What agents wrote goes through screen_text. */
+ * failed.  The text above and below the table is cut at the edge with
+ * the marks of a cut line, scrolled sideways (< >) or wrapped (w), as a
+ * log's lines are.  What agents wrote goes through screen_text. */
 
 struct group_priv {
 	char id[TASK_ID_LEN + 1];  /* the group's */
