@@ -862,17 +862,114 @@ static void draw_status(struct ui *u, int sy, int rows, const char *text, enum r
 		screen_str(s, w - cw, sy + rows - 1, cw, ROLE_STATUSBAR, counts);
 }
 
+/* The line editor's question: the prompt, and the notes' hint after it,
+ * wrapped at words onto as many rows as they take (at most
+ * QUESTION_ROWS_MAX, or a third of the screen: then the last row ends in
+ * "»"), so that no option of a question is cut, whatever its language. */
+#define QUESTION_ROWS_MAX 8
+
+struct question {
+	char *text;                /* the prompt, then " " and the hint */
+	size_t prompt_len;         /* the prompt's bytes in text */
+	size_t start[QUESTION_ROWS_MAX], len[QUESTION_ROWS_MAX];
+	int rows;
+	int cut;                   /* it went on past the last row */
+	int answer_row;            /* a single-line answer: on a row of its own */
+};
+
+static void question_free(struct question *q)
+{
+	free(q->text);
+}
+
+static const char *input_hint(void)
+{
+	return _("(Enter: new line, <C-d>: done, <C-e>: $EDITOR, <Esc>: cancel)");
+}
+
+/* Lays the input's question out at width w on a screen h rows high. */
+static void question_layout(const struct dash_input *in, int w, int h, struct question *q)
+{
+	memset(q, 0, sizeof *q);
+	const char *prompt = in->confirm ? in->ed.multiline ? _("discard what you wrote? (y/n) ") :
+	                     _("discard the text? (y/n) ") : in->prompt;
+	q->text = in->ed.multiline && !in->confirm ? xasprintf("%s %s", prompt, input_hint())
+	                                           : xstrdup(prompt);
+	/* The space before the hint is the prompt's. */
+	q->prompt_len = strlen(prompt) + (in->ed.multiline && !in->confirm);
+	int max = h / 3 < QUESTION_ROWS_MAX ? h / 3 : QUESTION_ROWS_MAX;
+	if (max < 1)
+		max = 1;
+	size_t n = strlen(q->text), at = 0;
+	do {
+		size_t k = screen_fit(q->text + at, n - at, w);
+		q->start[q->rows] = at;
+		q->len[q->rows++] = k;
+		at += k;
+	} while (at < n && q->rows < max);
+	q->cut = at < n;
+	if (!in->ed.multiline && !in->confirm) {
+		/* The answer goes on after the question, or on a row of its
+		 * own where too little of the row is left to type in. */
+		int last = screen_textwidth(q->text + q->start[q->rows - 1], q->len[q->rows - 1]);
+		int room = w / 4 > 1 ? w / 4 : 1;
+		q->answer_row = q->rows > 1 && w - last - 1 < room && q->rows < max;
+	}
+}
+
 /* The rows the line editor takes under the status bar. */
-static int input_rows(const struct dash *d, int h)
+static int input_rows(const struct dash *d, int w, int h)
 {
 	if (!d->input)
 		return 0;
+	struct question q;
+	question_layout(d->input, w, h, &q);
+	question_free(&q);
+	int rows = q.rows + q.answer_row;
 	if (!d->input->ed.multiline)
-		return 1;
-	int rows = 2;
+		return rows;
+	int lines = 1;
 	for (size_t i = 0; i < d->input->ed.text.len; i++)
-		rows += d->input->ed.text.data[i] == '\n';
-	return rows > h / 2 ? h / 2 : rows;
+		lines += d->input->ed.text.data[i] == '\n';
+	/* Up to half the screen; one line of them at least. */
+	int cap = h / 2 > rows + 1 ? h / 2 : rows + 1;
+	return rows + lines < cap ? rows + lines : cap;
+}
+
+/* Draws the question on rows y...; returns the column after its end on
+ * its last row. */
+static int draw_question(struct screen *s, int y, int w, const struct question *q)
+{
+	int x = 0;
+	for (int r = 0; r < q->rows; r++) {
+		size_t a = q->start[r], b = a + q->len[r];
+		x = 0;
+		if (a < q->prompt_len)
+			x += screen_text(s, x, y + r, w - x, ROLE_PROMPT, q->text + a,
+			                 (b < q->prompt_len ? b : q->prompt_len) - a);
+		if (b > q->prompt_len) {
+			size_t from = a > q->prompt_len ? a : q->prompt_len;
+			x += screen_text(s, x, y + r, w - x, ROLE_DIM, q->text + from, b - from);
+		}
+	}
+	if (q->cut)
+		screen_str(s, w - 1, y + q->rows - 1, 1, ROLE_DIM, "\u00bb");
+	return x;
+}
+
+/* One line of the notes, cut: scrolled sideways so that column col (the
+ * cursor, or -1) shows, with the marks of a cut line; returns the
+ * cursor's column on screen. */
+static int draw_note_line(struct screen *s, int y, int w, const char *p, size_t n, int col)
+{
+	int left = 0;
+	/* Half a screen at a time, as the views scroll sideways; the last
+	 * column is the "»" mark's. */
+	int step = w / 2 > 1 ? w / 2 : 1;
+	while (col >= 0 && col - left > w - 2 && w > 2)
+		left += step;
+	screen_text_window(s, 0, y, w, 1, ROLE_NORMAL, p, n, left, SCREEN_TEXT_MARKS);
+	return col - left;
 }
 
 static void draw_input(struct ui *u, int y, int rows)
@@ -884,15 +981,21 @@ static void draw_input(struct ui *u, int y, int rows)
 	const char *text = lineedit_text(&in->ed);
 	int line, col;
 	lineedit_cursor(&in->ed, &line, &col);
-	if (in->confirm) {
-		int pw = screen_str(s, 0, y, w, ROLE_PROMPT, in->ed.multiline ?
-		                    _("discard what you wrote? (y/n) ") :
-		                    _("discard the text? (y/n) "));
-		screen_cursor(s, pw, y);
+	struct question q;
+	question_layout(in, w, screen_height(s), &q);
+	int pw = draw_question(s, y, w, &q);
+	int qrows = q.rows, answer_row = q.answer_row;
+	question_free(&q);
+	if (in->confirm && !in->ed.multiline) {
+		screen_cursor(s, pw < w ? pw : w - 1, y + qrows - 1);
 		return;
 	}
-	int pw = screen_str(s, 0, y, w, ROLE_PROMPT, in->prompt);
 	if (!in->ed.multiline) {
+		int ay = y + qrows - 1;
+		if (answer_row) {
+			pw = 0;
+			ay++;
+		}
 		/* Scrolled so that the cursor shows. */
 		int room = w - pw - 1 > 1 ? w - pw - 1 : 1;
 		const char *shown = text;
@@ -903,26 +1006,31 @@ static void draw_input(struct ui *u, int y, int rows)
 			col -= screen_textwidth(shown, k);
 			shown += k;
 		}
-		screen_str(s, pw, y, w - pw, ROLE_NORMAL, shown);
-		screen_cursor(s, pw + col, y);
+		screen_str(s, pw, ay, w - pw, ROLE_NORMAL, shown);
+		screen_cursor(s, pw + col, ay);
 		return;
 	}
-	screen_str(s, pw + 1, y, w - pw - 1, ROLE_DIM,
-	           _("(Enter: new line, <C-d>: done, <C-e>: $EDITOR, <Esc>: cancel)"));
 	/* The lines around the cursor's. */
-	int shown = rows - 1, first = line - shown + 1 > 0 ? line - shown + 1 : 0;
+	int shown = rows - qrows, first = line - shown + 1 > 0 ? line - shown + 1 : 0;
 	const char *p = text;
 	for (int i = 0; i < first && p; i++) {
 		p = strchr(p, '\n');
 		if (p)
 			p++;
 	}
+	int cx = 0;
 	for (int r = 0; r < shown && p; r++) {
 		size_t n = strcspn(p, "\n");
-		screen_text(s, 0, y + 1 + r, w, ROLE_NORMAL, p, n);
+		int at = draw_note_line(s, y + qrows + r, w, p, n, first + r == line ? col : -1);
+		if (first + r == line)
+			cx = at;
 		p = p[n] ? p + n + 1 : NULL;
 	}
-	screen_cursor(s, col < w ? col : w - 1, y + 1 + (line - first));
+	/* Asked whether to discard them, the notes stay in sight. */
+	if (in->confirm)
+		screen_cursor(s, pw < w ? pw : w - 1, y + qrows - 1);
+	else
+		screen_cursor(s, cx, y + qrows + (line - first));
 }
 
 static void draw(struct ui *u)
@@ -950,7 +1058,7 @@ static void draw(struct ui *u)
 	const char *text = status_text(u, &role);
 	size_t starts[STATUS_ROWS_MAX + 1], lens[STATUS_ROWS_MAX + 1];
 	int srows = status_layout(w, screen_textwidth(counts, strlen(counts)), text, starts, lens);
-	int irows = input_rows(d, h);
+	int irows = input_rows(d, w, h);
 	if (srows > 1 && srows > h / 3) {
 		/* A tiny screen: one row, cut. */
 		srows = 1;

@@ -96,9 +96,10 @@ int dash_open(struct dash *d, const struct view_ops *ops, const char *task_id);
 /* Closes the top view (not the last one). */
 void dash_close_top(struct dash *d);
 
-/* Asks for a line of text at the bottom (prompt shown before it); done is
- * called with the text, or NULL when cancelled.  multiline: Enter adds a
- * line, <C-d> finishes (notes). */
+/* Asks for a line of text at the bottom (prompt shown before it; a prompt
+ * wider than the screen goes on over the rows below, broken between
+ * words, so that no option is cut); done is called with the text, or NULL
+ * when cancelled.  multiline: Enter adds a line, <C-d> finishes (notes). */
 void dash_ask(struct dash *d, const char *prompt, int multiline, const char *initial,
               void (*done)(struct dash *d, void *arg, const char *text), void *arg);
 /* Called by a dash_ask `done` with an answer it refuses: the message goes

@@ -20,7 +20,9 @@
  * actions on it.  Everything shown that an agent or a test wrote goes
  * through screen_text, which makes control sequences inert; what the
  * reviewer approves (summary, changed paths, findings) shows every byte,
- * hidden ones as marks (sanitize_visible). */
+ * hidden ones as marks (sanitize_visible).  Long lines are cut with
+ * marks, scrolled sideways or wrapped (w); the actions, and the names of
+ * the findings that block, always wrap. */
 
 enum gline_kind {
 	GL_PLAIN,
@@ -41,6 +43,9 @@ struct gline {
 	int visible;           /* what a reviewer approves (the agent's summary,
 	                          the changed paths, findings): every byte shown,
 	                          hidden ones as marks in the escaped role */
+	int wrap;              /* wrapped even when lines are cut (w): what can
+	                          be done and why not, which no one should have
+	                          to scroll sideways to read */
 };
 
 struct gate_priv {
@@ -184,6 +189,7 @@ static void keys_of(struct dash *d, enum request r, char *out, size_t len)
 static void add_fmt(struct gate_priv *p, enum role role, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* An action line: always wrapped. */
 static void add_fmt(struct gate_priv *p, enum role role, const char *fmt, ...)
 {
 	struct buf b = {0};
@@ -191,7 +197,7 @@ static void add_fmt(struct gate_priv *p, enum role role, const char *fmt, ...)
 	va_start(ap, fmt);
 	buf_vprintf(&b, fmt, ap);
 	va_end(ap);
-	add(p, NULL, role, 0, b.data);
+	add(p, NULL, role, 0, b.data)->wrap = 1;
 	buf_free(&b);
 }
 
@@ -472,7 +478,44 @@ static void build_output(struct gate_priv *p, const struct gate_summary *g)
 	         after->verified ? _("after (clean checkout):") : _("after:"), after);
 }
 
-/* The policy's findings, one selectable line each. */
+/* A finding's place in the list: what still blocks first, then what
+ * warns, then what was overridden. */
+static int finding_rank(const struct gate_finding *f)
+{
+	if (f->action == POLICY_BLOCK && !f->overridden)
+		return 0;
+	return f->overridden ? 2 : 1;
+}
+
+/* One finding's selectable line: the mark of an overridden one before
+ * its name and detail, which may be long, so that a cut line still says
+ * it. */
+static void add_finding(struct gate_priv *p, const struct gate_finding *f)
+{
+	int block = f->action == POLICY_BLOCK;
+	int over = f->overridden;
+	struct buf b = {0};
+	buf_printf(&b, "%-5s  ", gate_action_name(f->action));
+	if (over)
+		buf_printf(&b, "%s  ", _("[overridden]"));
+	buf_printf(&b, "%s  %s", str(f->name), str(f->detail));
+	/* A multi-line detail stays on its finding's line. */
+	for (size_t k = 0; k < b.len; k++)
+		if (b.data[k] == '\n')
+			b.data[k] = ' ';
+	struct gline *l = add(p, NULL, over ? ROLE_DIM : block ? ROLE_FINDING_BLOCK
+	                                                      : ROLE_FINDING_WARN,
+	                      2, b.data);
+	l->kind = GL_FINDING;
+	l->visible = 1;
+	l->finding = xstrdup(str(f->name));
+	l->block = block;
+	l->overridden = over;
+	buf_free(&b);
+}
+
+/* The policy's findings, one selectable line each, standing blocks
+ * first (finding_rank). */
 static void build_findings(struct gate_priv *p, const struct gate_summary *g)
 {
 	if (g->nfindings) {
@@ -480,33 +523,15 @@ static void build_findings(struct gate_priv *p, const struct gate_summary *g)
 		gate_blocking(g, &blocking);
 		char *head = blocking.len ? xasprintf(_("blocking: %s"), blocking.data)
 		                          : xstrdup("");
-		add(p, _("findings"), blocking.len ? ROLE_FINDING_BLOCK : ROLE_HEADER, 0, head);
+		add(p, _("findings"), blocking.len ? ROLE_FINDING_BLOCK : ROLE_HEADER, 0, head)
+			->wrap = blocking.len > 0;
 		free(head);
 		buf_free(&blocking);
 	}
-	for (size_t i = 0; i < g->nfindings; i++) {
-		const struct gate_finding *f = &g->findings[i];
-		int block = f->action == POLICY_BLOCK;
-		int over = f->overridden;
-		struct buf b = {0};
-		buf_printf(&b, "%-5s  %s  %s", gate_action_name(f->action), str(f->name),
-		           str(f->detail));
-		if (over)
-			buf_printf(&b, "  %s", _("[overridden]"));
-		/* A multi-line detail stays on its finding's line. */
-		for (size_t k = 0; k < b.len; k++)
-			if (b.data[k] == '\n')
-				b.data[k] = ' ';
-		struct gline *l = add(p, NULL, over ? ROLE_DIM : block ? ROLE_FINDING_BLOCK
-		                                                      : ROLE_FINDING_WARN,
-		                      2, b.data);
-		l->kind = GL_FINDING;
-		l->visible = 1;
-		l->finding = xstrdup(str(f->name));
-		l->block = block;
-		l->overridden = over;
-		buf_free(&b);
-	}
+	for (int rank = 0; rank < 3; rank++)
+		for (size_t i = 0; i < g->nfindings; i++)
+			if (finding_rank(&g->findings[i]) == rank)
+				add_finding(p, &g->findings[i]);
 }
 
 /* The parts of the output contract, in their order. */
@@ -720,10 +745,10 @@ static void gate_title(struct view *v, char *out, size_t len)
 }
 
 /* Draws line l whole (as far as a window of it needs: w columns from
- * v->left, or all of it wrapped) into p->row; returns its width there.
+ * v->left, or all of it when wrapped) into p->row; returns its width there.
  * What a reviewer approves shows its hidden characters as marks
  * (sanitize_visible) in the escaped role. */
-static int render(struct view *v, const struct gline *l, int w)
+static int render(struct view *v, const struct gline *l, int w, int wrap)
 {
 	struct gate_priv *p = v->priv;
 	struct buf vis = {0};
@@ -735,7 +760,7 @@ static int render(struct view *v, const struct gline *l, int w)
 		text = vis.data ? vis.data : "";
 		len = vis.len;
 	}
-	int width = v->wrap ? screen_textwidth(text, len) : v->left + w + 1;
+	int width = wrap ? screen_textwidth(text, len) : v->left + w + 1;
 	p->row = screen_line(p->row, width);
 	int x = 0;
 	if (!l->visible) {
@@ -760,13 +785,13 @@ static int text_x(const struct gate_priv *p, const struct gline *l)
 static int line_rows(struct view *v, int i, int w)
 {
 	struct gate_priv *p = v->priv;
-	if (!v->wrap)
-		return 1;
 	const struct gline *l = &p->line[i];
+	if (!v->wrap && !l->wrap)
+		return 1;
 	int tw = w - text_x(p, l);
 	if (tw < 1)
 		return 1;
-	int used = render(v, l, tw);
+	int used = render(v, l, tw, 1);
 	return screen_window(NULL, 0, 0, tw, 0, p->row, used, 0, SCREEN_TEXT_WRAP);
 }
 
@@ -778,27 +803,27 @@ static void gate_draw(struct view *v, struct screen *s, int y, int h)
 	v->width = w;
 	view_clamp(v);
 	/* Wrapped lines take more rows: the selection stays on screen. */
-	if (v->wrap && v->sel > v->top) {
+	if (v->sel > v->top) {
 		int rows = 0;
 		for (int i = v->top; i <= v->sel; i++)
 			rows += line_rows(v, i, w);
 		for (; v->top < v->sel && rows > h; v->top++)
 			rows -= line_rows(v, v->top, w);
 	}
-	int flags = SCREEN_TEXT_MARKS | (v->wrap ? SCREEN_TEXT_WRAP : 0);
 	v->more_right = 0;
 	for (int i = v->top, r = 0; i >= 0 && i < p->n && r < h; i++) {
 		const struct gline *l = &p->line[i];
 		if (l->label)
 			screen_str(s, 1, y + r, p->labelw, ROLE_HEADER, l->label);
-		int x = text_x(p, l), rows = 1;
+		int x = text_x(p, l), rows = 1, wrap = v->wrap || l->wrap;
+		int flags = SCREEN_TEXT_MARKS | (wrap ? SCREEN_TEXT_WRAP : 0);
 		if (x < w) {
-			int used = render(v, l, w - x);
-			rows = v->wrap ? screen_window(NULL, 0, 0, w - x, 0, p->row, used, 0, flags) : 1;
+			int used = render(v, l, w - x, wrap);
+			rows = wrap ? screen_window(NULL, 0, 0, w - x, 0, p->row, used, 0, flags) : 1;
 			if (rows > h - r)
 				rows = h - r;
 			int n = screen_window(s, x, y + r, w - x, rows, p->row, used, v->left, flags);
-			v->more_right |= !v->wrap && n > v->left + w - x;
+			v->more_right |= !wrap && n > v->left + w - x;
 		}
 		for (int k = 0; i == v->sel && k < rows; k++)
 			screen_paint(s, 0, y + r + k, w, ROLE_CURSOR);

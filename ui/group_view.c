@@ -20,16 +20,20 @@
  * cancels it, and A picks it (asked first; group_pick, off the loop).
  * Y confirms the estimated cost of every member that waits for it.
  * Below the table, what the selected member's agent said, or why it
- * failed.  What agents wrote goes through screen_text. */
+ * failed.  The text above and below the table is cut at the edge with
+ * the marks of a cut line, scrolled sideways (< >) or wrapped (w), as a
+ * log's lines are.  What agents wrote goes through screen_text. */
 
 struct group_priv {
 	char id[TASK_ID_LEN + 1];  /* the group's */
 	struct group_info gi;
 	int have;
 	uint64_t version;          /* store_data_version when loaded */
+	struct screen *row;        /* one line drawn whole, shown with screen_window */
 };
 
-/* Rows above the members: the text, the statuses, a blank, the header. */
+/* Rows above the members: the text, the statuses, a blank, the header
+ * (more when the text is wrapped). */
 #define HEAD_ROWS 4
 
 static const struct group_member *selected(struct view *v)
@@ -111,6 +115,8 @@ static void group_close(struct view *v)
 {
 	struct group_priv *p = v->priv;
 	group_info_free(&p->gi);
+	screen_free(p->row);
+	p->row = NULL;
 }
 
 static void group_title(struct view *v, char *out, size_t len)
@@ -216,44 +222,109 @@ static int textw(const char *s)
 	return screen_textwidth(s, strlen(s));
 }
 
-/* The text and the statuses in brief, above the table. */
-static void draw_head(struct view *v, struct screen *s, int y, int w)
+/* A piece of a line of text in its role. */
+struct seg {
+	const char *text;
+	size_t len;
+	enum role role;
+};
+
+/* Draws a line made of n pieces from column x of row y to the right edge:
+ * cut, scrolled sideways by v->left, with the marks of a cut line (more:
+ * text follows that is not shown, as a "»"); or wrapped (w) onto max rows
+ * at most.  Returns the rows it took. */
+static int draw_line(struct view *v, struct screen *s, int x, int y, int max,
+                     const struct seg *seg, int n, int more)
+{
+	struct group_priv *p = v->priv;
+	int w = screen_width(s) - x;
+	if (w < 1 || max < 1)
+		return 0;
+	int width = 0;
+	for (int k = 0; k < n; k++)
+		width += screen_textwidth(seg[k].text, seg[k].len);
+	p->row = screen_line(p->row, width);
+	int used = 0;
+	for (int k = 0; k < n; k++)
+		used += screen_text(p->row, used, 0, -1, seg[k].role, seg[k].text, seg[k].len);
+	int flags = SCREEN_TEXT_MARKS | (v->wrap ? SCREEN_TEXT_WRAP : 0) |
+	            (more ? SCREEN_TEXT_MORE : 0);
+	int rows = v->wrap ? screen_window(NULL, 0, 0, w, 0, p->row, used, 0, flags) : 1;
+	if (rows > max)
+		rows = max;
+	screen_window(s, x, y, w, rows, p->row, used, v->left, flags);
+	if (!v->wrap && used > v->left + w)
+		v->more_right = 1;
+	return rows;
+}
+
+/* Text of several lines: the first, cut (the "»" says more follows), or
+ * every line wrapped (w); at most max rows.  Returns the rows it took. */
+static int draw_lines(struct view *v, struct screen *s, int x, int y, int max, struct seg head,
+                      const char *text, enum role role)
+{
+	int r = 0;
+	do {
+		size_t n = strcspn(text, "\n");
+		int more = text[n] == '\n' && text[n + 1];
+		struct seg seg[2] = { head, { text, n, role } };
+		r += draw_line(v, s, x, y + r, max - r, head.len ? seg : seg + 1, head.len ? 2 : 1,
+		               more && !v->wrap);
+		/* The label on the first row only; the rest under the text. */
+		if (head.len) {
+			x += screen_textwidth(head.text, head.len);
+			head.len = 0;
+		}
+		text += n + (text[n] == '\n');
+	} while (v->wrap && *text && r < max);
+	return r;
+}
+
+/* The text and the statuses in brief, above the table; returns the rows
+ * they took. */
+static int draw_head(struct view *v, struct screen *s, int y, int max)
 {
 	struct group_priv *p = v->priv;
 	const char *text = p->gi.g.text ? p->gi.g.text : "";
-	screen_text(s, 1, y, w - 1, ROLE_NORMAL, text, strcspn(text, "\n"));
-	struct buf b = {0};
+	struct seg none = { "", 0, ROLE_NORMAL };
+	int r = draw_lines(v, s, 1, y, max - 1, none, text, ROLE_NORMAL);
+	if (r < 1)
+		r = 1;
+	struct buf b = {0}, pick = {0};
 	group_statuses(&p->gi, 1, &b);
-	int x = 1 + screen_str(s, 1, y + 1, w - 1, ROLE_NORMAL, b.data ? b.data : "");
-	buf_reset(&b);
 	const struct group_member *pm = p->gi.g.chosen ? group_member_find(&p->gi, p->gi.g.chosen)
 	                                               : NULL;
 	if (pm)
-		buf_printf(&b, _("; picked %s (%s)"), pm->t.id, pm->t.agent);
+		buf_printf(&pick, _("; picked %s (%s)"), pm->t.id, pm->t.agent);
 	else
-		buf_printf(&b, "%s", _("; nothing picked yet"));
-	x += screen_str(s, x, y + 1, w - x, pm ? ROLE_GATE_OK : ROLE_DIM, b.data);
+		buf_printf(&pick, "%s", _("; nothing picked yet"));
+	struct buf wait = {0};
 	size_t waiting = 0;
 	for (size_t i = 0; i < p->gi.n; i++)
 		waiting += p->gi.m[i].t.status == TASK_QUEUED && p->gi.m[i].t.confirm &&
 		           !strcmp(p->gi.m[i].t.confirm, "needed");
-	if (waiting && x < w) {
+	if (waiting) {
 		char k[32] = "";
 		if (v->d->keys)
 			keymap_keys_of(v->d->keys, REQ_CONFIRM_TASK, k, sizeof k);
 		k[strcspn(k, " ")] = '\0';
-		buf_reset(&b);
-		buf_printf(&b, ngettext("; %zu needs confirmation (%s)",
-		                        "; %zu need confirmation (%s)", waiting), waiting,
+		buf_printf(&wait, ngettext("; %zu needs confirmation (%s)",
+		                           "; %zu need confirmation (%s)", waiting), waiting,
 		           *k ? k : ":confirm-task");
-		screen_str(s, x, y + 1, w - x, ROLE_FINDING_WARN, b.data);
 	}
+	struct seg seg[3] = { { b.data ? b.data : "", b.len, ROLE_NORMAL },
+	                      { pick.data, pick.len, pm ? ROLE_GATE_OK : ROLE_DIM },
+	                      { wait.data ? wait.data : "", wait.len, ROLE_FINDING_WARN } };
+	r += draw_line(v, s, 1, y + r, max - r, seg, waiting ? 3 : 2, 0);
+	buf_free(&wait);
 	buf_free(&b);
+	buf_free(&pick);
+	return r;
 }
 
 /* What the selected member's agent said, or why it failed, under the
  * table. */
-static void draw_selected(struct view *v, struct screen *s, int y, int h, int w)
+static void draw_selected(struct view *v, struct screen *s, int y, int h)
 {
 	const struct group_member *m = selected(v);
 	if (!m || h < 2)
@@ -262,12 +333,11 @@ static void draw_selected(struct view *v, struct screen *s, int y, int h, int w)
 	const char *said = why ? why : m->t.summary;
 	char label[128];
 	snprintf(label, sizeof label, why ? _("%s failed: ") : _("%s's summary: "), m->t.id);
-	int x = 1 + screen_str(s, 1, y + 1, w - 1, ROLE_HEADER, label);
+	struct seg head = { label, strlen(label), ROLE_HEADER };
 	if (said && *said)
-		screen_text(s, x, y + 1, w - x, why ? ROLE_ERROR : ROLE_NORMAL, said,
-		            strcspn(said, "\n"));
+		draw_lines(v, s, 1, y + 1, h - 1, head, said, why ? ROLE_ERROR : ROLE_NORMAL);
 	else
-		screen_str(s, x, y + 1, w - x, ROLE_DIM, _("none yet"));
+		draw_lines(v, s, 1, y + 1, h - 1, head, _("none yet"), ROLE_DIM);
 }
 
 static void group_draw(struct view *v, struct screen *s, int y, int h)
@@ -275,12 +345,15 @@ static void group_draw(struct view *v, struct screen *s, int y, int h)
 	struct group_priv *p = v->priv;
 	int w = screen_width(s);
 	v->width = w;
-	v->height = h - HEAD_ROWS - 2 > 1 ? h - HEAD_ROWS - 2 : 1;
-	view_clamp(v);
-	select_member(v);
+	v->more_right = 0;
 	if (!p->have)
 		return;
-	draw_head(v, s, y, w);
+	/* The text wrapped (w) takes up to a third of the rows. */
+	int head = draw_head(v, s, y, h / 3 > 2 ? h / 3 : 2) + 2;
+	v->header_rows = head;
+	v->height = h - head - 2 > 1 ? h - head - 2 : 1;
+	view_clamp(v);
+	select_member(v);
 	size_t n = p->gi.n;
 	struct cell (*cells)[C_N] = xcalloc(n ? n : 1, sizeof *cells);
 	int cw[C_N];
@@ -304,7 +377,7 @@ static void group_draw(struct view *v, struct screen *s, int y, int h)
 		on[drop[d]] = 0;
 		used -= cw[drop[d]] + 2;
 	}
-	int hy = y + HEAD_ROWS - 1;
+	int hy = y + head - 1;
 	screen_fill(s, 0, hy, w, ROLE_HEADER);
 	for (int k = 0, x = 1; k < C_N && x < w; k++)
 		if (on[k]) {
@@ -325,7 +398,7 @@ static void group_draw(struct view *v, struct screen *s, int y, int h)
 			screen_paint(s, 0, ry, w, ROLE_CURSOR);
 	}
 	free(cells);
-	draw_selected(v, s, hy + 1 + r, y + h - (hy + 1 + r), w);
+	draw_selected(v, s, hy + 1 + r, y + h - (hy + 1 + r));
 }
 
 /* ---- the pick ---- */

@@ -1,6 +1,7 @@
 /* The help view, generated from the keymap table and the : commands:
  * grouped by view (as tig's), with the keys as bound now; it scrolls,
- * and / searches it.  It opens at the section of the view it was opened
+ * and / searches it.  Nothing is cut: long text and keys wider than
+ * their column go on over the rows below.  It opens at the section of the view it was opened
  * from. */
 #include "autoconfig.h"
 
@@ -20,10 +21,11 @@ struct hentry {
 	const char *text;          /* translated; not owned */
 };
 
-/* One row on screen: a piece of an entry's text. */
+/* One row on screen: a piece of an entry's text, and of its keys. */
 struct hrow {
 	int entry;
 	size_t off, len;           /* of the entry's text */
+	size_t koff, klen;         /* of its keys (klen 0: none on this row) */
 };
 
 struct help {
@@ -123,15 +125,19 @@ static void layout(struct view *v, int w)
 	if (tw < 10)
 		tw = 10;
 	for (int i = 0; i < h->n; i++) {
-		const char *t = h->e[i].text;
-		size_t n = strlen(t), at = 0;
+		const char *t = h->e[i].text, *keys = h->e[i].keys ? h->e[i].keys : "";
+		size_t n = strlen(t), at = 0, kn = strlen(keys), kat = 0;
 		int room = h->e[i].kind == H_ENTRY ? tw : w - 1;
+		/* Keys wider than their column go on under themselves, as
+		 * the text does, broken between keys where they can be. */
 		do {
-			size_t k = screen_fit(t + at, n - at, room);
+			size_t k = at < n ? screen_fit(t + at, n - at, room) : 0;
+			size_t kk = kat < kn ? screen_fit(keys + kat, kn - kat, h->kw) : 0;
 			h->rows = xrealloc(h->rows, (size_t)(h->nrows + 1) * sizeof *h->rows);
-			h->rows[h->nrows++] = (struct hrow){ i, at, k };
+			h->rows[h->nrows++] = (struct hrow){ i, at, k, kat, kk };
 			at += k;
-		} while (at < n);
+			kat += kk;
+		} while (at < n || kat < kn);
 	}
 	h->width = w;
 	v->lines = h->nrows;
@@ -174,8 +180,8 @@ static void help_draw(struct view *v, struct screen *s, int y, int h)
 		if (e->kind == H_SECTION) {
 			screen_text(s, 0, ry, w, ROLE_HEADER, e->text + row->off, row->len);
 		} else if (e->kind == H_ENTRY) {
-			if (row->off == 0)
-				screen_str(s, 1, ry, p->kw, ROLE_HELP_KEY, e->keys);
+			screen_text(s, 1, ry, p->kw, ROLE_HELP_KEY, e->keys + row->koff,
+			            row->klen);
 			screen_text(s, p->kw + 3, ry, w - p->kw - 3, ROLE_NORMAL, e->text + row->off,
 			            row->len);
 		}

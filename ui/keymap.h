@@ -37,9 +37,9 @@
 	X(PAGE_DOWN,       "page-down",       KS_ALL,   "<PageDown> <C-f> <Space>", N_("one page down")) \
 	X(FIRST,           "first",           KS_ALL,   "<Home> g",       N_("to the first line")) \
 	X(LAST,            "last",            KS_ALL,   "<End> G",        N_("to the last line (a log follows again)")) \
-	X(SCROLL_LEFT,     "scroll-left",     KS_TEXT | KS_HELP, "<Left> <", N_("scroll long lines left")) \
-	X(SCROLL_RIGHT,    "scroll-right",    KS_TEXT | KS_HELP, "<Right> >", N_("scroll long lines right")) \
-	X(WRAP,            "wrap",            KS_TEXT,  "w",              N_("wrap long lines, or cut them again")) \
+	X(SCROLL_LEFT,     "scroll-left",     KS_TEXT | KS_HELP | KS_GROUP, "<Left> <", N_("scroll long lines left")) \
+	X(SCROLL_RIGHT,    "scroll-right",    KS_TEXT | KS_HELP | KS_GROUP, "<Right> >", N_("scroll long lines right")) \
+	X(WRAP,            "wrap",            KS_TEXT | KS_GROUP, "w",              N_("wrap long lines, or cut them again")) \
 	X(ENTER,           "enter",           KS_ALL,   "<Enter>",        N_("open the selected task or line")) \
 	X(NEXT_PANE,       "next-pane",       KS_ALL,   "<Tab>",          N_("next view of the task: log, diff, gate")) \
 	X(VIEW_LOG,        "view-log",        KS_ALL,   "L",              N_("the task's log")) \
