@@ -209,16 +209,20 @@ static void show_gate(struct store *s, const struct task_row *t)
 		printf("%-8s   %s %s\n", "", _("after's log:"), ta->log);
 	if (g.nfindings)
 		printf("%s\n", _("findings"));
-	for (size_t i = 0; i < g.nfindings; i++) {
-		const struct gate_finding *f = &g.findings[i];
-		printf("  %-5s  ", gate_action_name(f->action));
-		put_visible_str(stdout, f->name ? f->name : "");
-		printf("  ");
-		put_visible_str(stdout, f->detail ? f->detail : "");
-		if (f->overridden)
-			printf("  %s", _("[overridden]"));
-		putchar('\n');
-	}
+	/* In the gate view's order, the mark before the name as there. */
+	for (int rank = 0; rank < GATE_FINDING_RANKS; rank++)
+		for (size_t i = 0; i < g.nfindings; i++) {
+			const struct gate_finding *f = &g.findings[i];
+			if (gate_finding_rank(f) != rank)
+				continue;
+			printf("  %-5s  ", gate_action_name(f->action));
+			if (f->overridden)
+				printf("%s  ", _("[overridden]"));
+			put_visible_str(stdout, f->name ? f->name : "");
+			printf("  ");
+			put_visible_str(stdout, f->detail ? f->detail : "");
+			putchar('\n');
+		}
 	gate_summary_free(&g);
 	show_rounds(s, t);
 }

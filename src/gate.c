@@ -725,6 +725,15 @@ const char *gate_action_name(enum policy_action a)
 	return a == POLICY_BLOCK ? "block" : a == POLICY_WARN ? "warn" : "off";
 }
 
+/* What still blocks first, then what warns, then what was overridden:
+ * a reviewer reads first what stops the approval. */
+int gate_finding_rank(const struct gate_finding *f)
+{
+	if (f->action == POLICY_BLOCK && !f->overridden)
+		return 0;
+	return f->overridden ? 2 : 1;
+}
+
 void gate_summary_add_finding(struct gate_summary *s, const char *name, const char *rule,
                               enum policy_action action, const char *path,
                               const char *detail)

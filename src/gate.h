@@ -187,6 +187,10 @@ json_t *gate_summary_json_round(struct store *st, const struct task_row *t, int 
                                 struct err *e);
 /* "block", "warn" or "off". */
 const char *gate_action_name(enum policy_action a);
+/* The order findings are shown in, the same in show and the gate view:
+ * 0 for a block that stands, 1 for a warning, 2 for one overridden. */
+#define GATE_FINDING_RANKS 3
+int gate_finding_rank(const struct gate_finding *f);
 /* When the tests' verified result (a clean checkout of the head) and the
  * agent's own run disagree, a sentence that says which way, in lines of
  * at most 60 columns (translated, static); else NULL.  s may be NULL. */

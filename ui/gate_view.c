@@ -478,15 +478,6 @@ static void build_output(struct gate_priv *p, const struct gate_summary *g)
 	         after->verified ? _("after (clean checkout):") : _("after:"), after);
 }
 
-/* A finding's place in the list: what still blocks first, then what
- * warns, then what was overridden. */
-static int finding_rank(const struct gate_finding *f)
-{
-	if (f->action == POLICY_BLOCK && !f->overridden)
-		return 0;
-	return f->overridden ? 2 : 1;
-}
-
 /* One finding's selectable line: the mark of an overridden one before
  * its name and detail, which may be long, so that a cut line still says
  * it. */
@@ -515,7 +506,7 @@ static void add_finding(struct gate_priv *p, const struct gate_finding *f)
 }
 
 /* The policy's findings, one selectable line each, standing blocks
- * first (finding_rank). */
+ * first (gate_finding_rank). */
 static void build_findings(struct gate_priv *p, const struct gate_summary *g)
 {
 	if (g->nfindings) {
@@ -528,9 +519,9 @@ static void build_findings(struct gate_priv *p, const struct gate_summary *g)
 		free(head);
 		buf_free(&blocking);
 	}
-	for (int rank = 0; rank < 3; rank++)
+	for (int rank = 0; rank < GATE_FINDING_RANKS; rank++)
 		for (size_t i = 0; i < g->nfindings; i++)
-			if (finding_rank(&g->findings[i]) == rank)
+			if (gate_finding_rank(&g->findings[i]) == rank)
 				add_finding(p, &g->findings[i]);
 }
 

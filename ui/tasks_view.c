@@ -374,7 +374,9 @@ static void load(struct view *v, int force)
 		return;
 	const struct task_row *cur = row_at(p, v->sel);
 	long long keep = cur ? cur->seq : 0;
-	struct task_query q = base_query(p), all = {0};
+	/* The total counts rows as the list shows them: a folded group is
+	 * one, so that "all" never reads "7 of 8". */
+	struct task_query q = base_query(p), all = { .fold_groups = q.fold_groups };
 	size_t shown, total;
 	struct err e = {{0}};
 	struct task_key *keys = NULL;
@@ -868,7 +870,9 @@ static void draw_text(struct screen *s, int x, int y, int w, const struct task_r
 	if (ex && ex->note && !draw_mark(s, &x, y, &w, ex->role, ex->note, ex->note_long))
 		return;
 	const char *title = ex && ex->title ? ex->title : t->text;
-	screen_text(s, x, y, w, ROLE_NORMAL, title, strcspn(title, "\n"));
+	/* Cut at the edge with the dim mark: the gate and show have it whole. */
+	screen_text_window(s, x, y, w, 1, ROLE_NORMAL, title, strcspn(title, "\n"), 0,
+	                   SCREEN_TEXT_MARKS);
 }
 
 static void draw_row(struct screen *s, int ry, const struct layout *L,
