@@ -260,12 +260,17 @@ static int unknown_verb(const char *word)
 	for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++)
 		suggest_add(&sg, verbs[i].name);
 	suggest_add(&sg, "help");
+	/* What was typed is echoed as text: an escape sequence in it shows
+	 * as a mark, never reaches the terminal. */
+	char *shown = sanitize_quote_str(word);
 	if (suggest_best(&sg)) {
 		fprintf(stderr, _("paddock: '%s' is not a verb; did you mean '%s'?\n"
-		                  "Try 'paddock --help'.\n"), word, suggest_best(&sg));
+		                  "Try 'paddock --help'.\n"), shown, suggest_best(&sg));
+		free(shown);
 		return EXIT_USAGE;
 	}
-	fprintf(stderr, _("paddock: '%s' is not a verb.\n"), word);
+	fprintf(stderr, _("paddock: '%s' is not a verb.\n"), shown);
+	free(shown);
 	usage(stderr);
 	return EXIT_USAGE;
 }
@@ -280,12 +285,14 @@ int cli_sub_usage(const struct cli_verb *v, const char *sub, const char *subs)
 	char *save = NULL;
 	for (char *w = strtok_r(list, " ", &save); w; w = strtok_r(NULL, " ", &save))
 		suggest_add(&sg, w);
+	char *shown = sanitize_quote_str(sub);
 	if (suggest_best(&sg))
 		fprintf(stderr, _("paddock %s: '%s' is not a sub-verb of %s; did you mean '%s'?\n"),
-		        v->name, sub, v->name, suggest_best(&sg));
+		        v->name, shown, v->name, suggest_best(&sg));
 	else
-		fprintf(stderr, _("paddock %s: '%s' is not a sub-verb of %s\n"), v->name, sub,
+		fprintf(stderr, _("paddock %s: '%s' is not a sub-verb of %s\n"), v->name, shown,
 		        v->name);
+	free(shown);
 	free(list);
 	return cli_bad_usage(v);
 }
@@ -322,11 +329,13 @@ static void unknown_option(const struct cli_verb *v, const char *arg, const char
 	suggest_init(&sg, word);
 	for (char *w = strtok_r(list, " ", &save); w; w = strtok_r(NULL, " ", &save))
 		suggest_add(&sg, w);
+	char *shown = sanitize_quote_str(arg);
 	if (!strncmp(arg, "--", 2) && suggest_best(&sg))
 		fprintf(stderr, _("paddock %s: unknown option '%s'; did you mean '--%s'?\n"),
-		        v->name, arg, suggest_best(&sg));
+		        v->name, shown, suggest_best(&sg));
 	else
-		fprintf(stderr, _("paddock %s: unknown option '%s'\n"), v->name, arg);
+		fprintf(stderr, _("paddock %s: unknown option '%s'\n"), v->name, shown);
+	free(shown);
 	free(list);
 	free(word);
 }

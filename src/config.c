@@ -24,6 +24,7 @@
 #include "i18n.h"
 #include "recipe.h"
 #include "sandbox.h"
+#include "sanitize.h"
 #include "suggest.h"
 #include "units.h"
 #include "urlmatch.h"
@@ -4288,9 +4289,13 @@ int config_builtin_check(FILE *out)
 
 static char *config_problem_text(const char *path, const struct problem *pr)
 {
-	if (pr->line > 0)
-		return xasprintf("%s:%d: %s", path, pr->line, pr->msg);
-	return xasprintf("%s: %s", path, pr->msg);
+	/* The path was typed and the message may quote the file's bytes:
+	 * shown as text, so that no escape sequence reaches a terminal. */
+	char *raw = pr->line > 0 ? xasprintf("%s:%d: %s", path, pr->line, pr->msg)
+	                         : xasprintf("%s: %s", path, pr->msg);
+	char *text = sanitize_quote_str(raw);
+	free(raw);
+	return text;
 }
 
 int config_load(struct config *c, const char *path, struct err *e)
@@ -4350,7 +4355,8 @@ int config_check(const char *path, FILE *out, config_check_fn *more)
 		spots_free(&m.spots);
 		buf_free(&text);
 		/* Found after the file's own, but told in line order. */
-		qsort(ps.v, ps.n, sizeof *ps.v, problem_cmp);
+		if (ps.n > 1)  /* qsort of a NULL array is undefined, even empty */
+			qsort(ps.v, ps.n, sizeof *ps.v, problem_cmp);
 	}
 	for (i = 0; i < ps.n; i++) {
 		char *text = config_problem_text(file, &ps.v[i]);
