@@ -163,7 +163,7 @@ static int gate_verb(const char *name, int argc, char **argv, const char *allowe
 		free(notes);
 		return 1;
 	}
-	struct gate_ctx g = { .cfg = &cfg, .data_dir = data, .st = s, .actor = gate_actor() };
+	struct gate_ctx g = gate_ctx_of(&cfg, data, s, NULL);
 	struct err e = {{0}};
 	struct buf out = {0};
 	struct task_row t;

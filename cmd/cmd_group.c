@@ -160,8 +160,7 @@ static int group_pick_verb(const struct cli_opts *o, const char *id, const char 
 	struct store *s = cli_open_store(&data, 0);
 	int rc = 1;
 	if (s) {
-		struct gate_ctx g = { .cfg = &cfg, .data_dir = data, .st = s,
-		                      .actor = gate_actor() };
+		struct gate_ctx g = gate_ctx_of(&cfg, data, s, NULL);
 		struct err e = {{0}};
 		struct buf out = {0};
 		rc = group_pick(&g, id, task, notes, &out, &e);

@@ -648,8 +648,7 @@ int cmd_cancel(int argc, char **argv)
 	    cli_load_config(&cfg) == 0) {
 		/* A push left by a dead process: gate_cancel finds out where it
 		 * got to first (that needs the repo's push configuration). */
-		struct gate_ctx g = { .cfg = &cfg, .data_dir = tv.data, .st = tv.s,
-		                      .actor = gate_actor() };
+		struct gate_ctx g = gate_ctx_of(&cfg, tv.data, tv.s, NULL);
 		r = gate_cancel(&g, t.id, &e);
 		config_free(&cfg);
 	} else {

@@ -1262,8 +1262,7 @@ static enum MHD_Result decide(struct api *a, struct MHD_Connection *c, struct re
 	if (t->status == TASK_PUSHING && gate_push_lock_free(a->data_dir, t->id)) {
 		/* A push left by a dead process: where it got to decides what
 		 * the task is now. */
-		struct gate_ctx rg = { .cfg = a->cfg, .data_dir = a->data_dir, .st = st,
-		                       .actor = actor };
+		struct gate_ctx rg = gate_ctx_of(a->cfg, a->data_dir, st, actor);
 		struct buf said = {0};
 		gate_recover_push(&rg, t->id, &said, &e);
 		buf_free(&said);
@@ -1275,7 +1274,7 @@ static enum MHD_Result decide(struct api *a, struct MHD_Connection *c, struct re
 	char *again_notes = NULL;
 	const char *state = task_status_name(t->status);
 	enum MHD_Result rc;
-	struct gate_ctx g = { .cfg = a->cfg, .data_dir = a->data_dir, .st = st, .actor = actor };
+	struct gate_ctx g = gate_ctx_of(a->cfg, a->data_dir, st, actor);
 	struct buf out = {0};
 	/* The gate checks the task's state (and its findings, and the notes)
 	 * and says by the error's kind what stood in the way (send_err). */
@@ -1364,9 +1363,8 @@ static enum MHD_Result follow_up(struct api *a, struct MHD_Connection *c, struct
 	struct err e = {{0}};
 	char nid[TASK_ID_LEN + 1];
 	/* The queue's limit is counted where the follow-up is added. */
-	struct gate_ctx g = { .cfg = a->cfg, .data_dir = a->data_dir, .st = st, .actor = actor,
-	                      .max_queued = a->cfg->api_max_queue > 0
-	                                    ? (size_t)a->cfg->api_max_queue : 0 };
+	struct gate_ctx g = gate_ctx_of(a->cfg, a->data_dir, st, actor);
+	g.max_queued = a->cfg->api_max_queue > 0 ? (size_t)a->cfg->api_max_queue : 0;
 	int frc;
 	if (!json_is_string(jn) || strspn(notes, " \t\r\n") == strlen(notes)) {
 		rc = send_error(c, 400, "bad_field", NULL, "\"notes\" are needed: say what the "
@@ -1491,8 +1489,7 @@ static enum MHD_Result pick(struct api *a, struct MHD_Connection *c, struct req 
 		rc = send_error(c, 400, "bad_field", NULL, "\"notes\" must be a string");
 	} else {
 		const char *task = json_string_value(jt), *notes = json_string_value(jn);
-		struct gate_ctx g = { .cfg = a->cfg, .data_dir = a->data_dir, .st = st,
-		                      .actor = actor };
+		struct gate_ctx g = gate_ctx_of(a->cfg, a->data_dir, st, actor);
 		struct err e = {{0}};
 		struct buf out = {0};
 		struct group_info gi;

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
@@ -236,6 +237,22 @@ static int read_fd(int fd, const char *path, size_t cap, struct buf *out, struct
 			return err_set(e, _("%s is larger than %zu bytes"), path, cap);
 		buf_add(out, tmp, (size_t)n);
 	}
+}
+
+int fsx_lock_try(const char *dir, const char *path, struct err *e)
+{
+	if (fsx_mkdir_p(dir, 0700, e) < 0)
+		return -1;
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0) {
+		err_errno(e, _("cannot open %s"), path);
+		return -1;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		close(fd);
+		return -2;
+	}
+	return fd;
 }
 
 int fsx_read_file(const char *path, size_t cap, struct buf *out, struct err *e)

@@ -42,6 +42,11 @@ int fsx_open_beneath(int dirfd, const char *rel, int flags);
  * another user opened), or when fstatfs fails; 0 for a filesystem that
  * stores files. */
 int fsx_kernel_fs(int fd);
+/* Takes an exclusive flock on path (created 0600, never through a link)
+ * without waiting, dir (path's folder) made first: an fd to close when
+ * done; -1 with a message when it cannot be opened; -2, no message, when
+ * another holds it (the caller says what holds it). */
+int fsx_lock_try(const char *dir, const char *path, struct err *e);
 /* Reads a whole regular file (at most cap bytes, else error). */
 int fsx_read_file(const char *path, size_t cap, struct buf *out, struct err *e);
 /* Writes data to path atomically (temp file + rename) with mode. */

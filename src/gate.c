@@ -1,9 +1,8 @@
 #include "autoconfig.h"
 #include "gate.h"
 
-#include <fcntl.h>
+#include <pthread.h>
 #include <pwd.h>
-#include <sys/file.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -21,38 +20,44 @@
  * 65536 characters). */
 #define PR_SUMMARY_MAX 16000
 
-const char *gate_actor(void)
+static char actor_name[256];
+
+static void actor_find(void)
 {
-	static char name[256];
-	if (name[0])
-		return name;
 	struct passwd *pw = getpwuid(getuid());
 	const char *u = getenv("USER");
 	/* sudo leaves the person's name in SUDO_USER. */
 	const char *s = getenv("SUDO_USER");
-	snprintf(name, sizeof name, "%s", s && *s ? s : u && *u ? u : pw ? pw->pw_name : "?");
-	return name;
+	snprintf(actor_name, sizeof actor_name, "%s",
+	         s && *s ? s : u && *u ? u : pw ? pw->pw_name : "?");
+}
+
+const char *gate_actor(void)
+{
+	/* Once per process, under pthread_once's lock: serve's reconcile
+	 * thread asks while its loop may (getpwuid's buffer is shared too). */
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	pthread_once(&once, actor_find);
+	return actor_name;
+}
+
+struct gate_ctx gate_ctx_of(const struct config *cfg, const char *data_dir, struct store *st,
+                            const char *actor)
+{
+	return (struct gate_ctx){ .cfg = cfg, .data_dir = data_dir, .st = st,
+	                          .actor = actor ? actor : gate_actor() };
 }
 
 int gate_push_lock(const char *data_dir, const char *id, struct err *e)
 {
 	char *dir = paths_task_dir(data_dir, id);
 	char *path = paths_task_push_lock(data_dir, id);
-	int fd = -1;
-	if (fsx_mkdir_p(dir, 0700, e) == 0) {
-		fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-		if (fd < 0) {
-			err_errno(e, _("cannot open %s"), path);
-		} else if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
-			err_kind_set(e, ERR_CONFLICT, _("a push of task %s is already in progress"),
-			             id);
-			close(fd);
-			fd = -1;
-		}
-	}
+	int fd = fsx_lock_try(dir, path, e);
+	if (fd == -2)
+		err_kind_set(e, ERR_CONFLICT, _("a push of task %s is already in progress"), id);
 	free(dir);
 	free(path);
-	return fd;
+	return fd < 0 ? -1 : fd;
 }
 
 int gate_push_lock_free(const char *data_dir, const char *id)

@@ -42,8 +42,14 @@ int gate_push_lock_free(const char *data_dir, const char *id);
  * is alive.  Blocks on the network. */
 int gate_recover_push(const struct gate_ctx *g, const char *id, struct buf *out,
                       struct err *e);
-/* The user name of this process (for decisions). */
+/* The user name of this process (for decisions): SUDO_USER, USER or the
+ * password database's, found once; safe from any thread. */
 const char *gate_actor(void);
+/* The context of decisions by actor (NULL: gate_actor()) on the store st
+ * of data_dir; the strings are borrowed, not copied.  Set max_queued
+ * after, where a limit applies. */
+struct gate_ctx gate_ctx_of(const struct config *cfg, const char *data_dir, struct store *st,
+                            const char *actor);
 
 /* Pushes the branch, opens the pull request when the repo has one
  * configured, and ends the task as done.  What happened is appended to

@@ -1,10 +1,8 @@
 #include "autoconfig.h"
 #include "group.h"
 
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <unistd.h>
 #include "diff.h"
 #include "fsx.h"
@@ -271,22 +269,14 @@ static int pick_lock(const char *data_dir, const char *id, struct err *e)
 {
 	char *dir = paths_groups_dir(data_dir);
 	char *path = paths_group_lock(data_dir, id);
-	int fd = -1;
-	if (fsx_mkdir_p(dir, 0700, e) == 0) {
-		fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-		if (fd < 0) {
-			err_errno(e, _("cannot open %s"), path);
-		} else if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
-			err_kind_set(e, ERR_CONFLICT, _("a pick in group %s is already in progress; "
-			                                "look again with 'paddock group show %s' when "
-			                                "it is done"), id, id);
-			close(fd);
-			fd = -1;
-		}
-	}
+	int fd = fsx_lock_try(dir, path, e);
+	if (fd == -2)
+		err_kind_set(e, ERR_CONFLICT, _("a pick in group %s is already in progress; look "
+		                                "again with 'paddock group show %s' when it is done"),
+		             id, id);
 	free(dir);
 	free(path);
-	return fd;
+	return fd < 0 ? -1 : fd;
 }
 
 /* 1 when task t was approved (done, its last decision an approve). */

@@ -768,8 +768,7 @@ static void *reconcile_run(void *arg)
 	struct err e = {{0}};
 	char *db = paths_db(rc->data_dir);
 	if (store_open(&st, db, &e) == 0) {
-		struct gate_ctx g = { .cfg = rc->cfg, .data_dir = rc->data_dir, .st = st,
-		                      .actor = gate_actor() };
+		struct gate_ctx g = gate_ctx_of(rc->cfg, rc->data_dir, st, NULL);
 		for (size_t i = 0; i < rc->n; i++) {
 			struct buf out = {0};
 			/* What happened is in the task (pushed, its error). */

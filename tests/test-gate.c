@@ -1,12 +1,18 @@
 /* Unit tests: the gate summary (gate.h): what the pipeline stores parses
  * and emits back byte for byte, a summary from an older paddock parses
  * with defaults, bad JSON is refused with a message; loading it from the
- * store marks the findings overridden in its round. */
+ * store marks the findings overridden in its round.  gate_actor is whole
+ * in every thread that asks first at once. */
 #include "autoconfig.h"
 #include "gate.h"
 
+#include <pthread.h>
+#include <pwd.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include "buf.h"
 #include "store.h"
 #include "tap.h"
@@ -371,8 +377,79 @@ static void test_workflow(void)
 	json_decref(old);
 }
 
+/* ---- gate_actor from several threads ---- */
+
+#define ACTOR_THREADS 8
+
+static pthread_barrier_t actor_start;
+static atomic_int actor_lookups;
+
+/* The password database as gate_actor sees it here: slow, so that threads
+ * asking at once are all inside it together unless a lock keeps them out;
+ * it counts the lookups. */
+struct passwd *getpwuid(uid_t uid)
+{
+	static struct passwd pw = { .pw_name = (char *)"tester-in-passwd" };
+	(void)uid;
+	atomic_fetch_add(&actor_lookups, 1);
+	usleep(20000);
+	return &pw;
+}
+
+static void *actor_ask(void *arg)
+{
+	(void)arg;
+	pthread_barrier_wait(&actor_start);
+	return strcmp(gate_actor(), "tester-in-passwd") ? NULL : (void *)1;
+}
+
+/* The reconcile thread and the scheduler's loop both ask for the actor:
+ * the name is looked up once, under a lock, and each thread gets it
+ * whole.  In a child: gate_actor keeps what it found first. */
+static void test_actor_threads(void)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		unsetenv("USER");
+		unsetenv("SUDO_USER");
+		pthread_t th[ACTOR_THREADS];
+		pthread_barrier_init(&actor_start, NULL, ACTOR_THREADS);
+		for (int i = 0; i < ACTOR_THREADS; i++)
+			pthread_create(&th[i], NULL, actor_ask, NULL);
+		int whole = 1;
+		for (int i = 0; i < ACTOR_THREADS; i++) {
+			void *r;
+			pthread_join(th[i], &r);
+			whole &= r != NULL;
+		}
+		pthread_barrier_destroy(&actor_start);
+		_exit(whole ? atomic_load(&actor_lookups) : 100);
+	}
+	int status = 0;
+	ok(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status),
+	   "gate_actor: %d threads ask at once", ACTOR_THREADS);
+	is_int(WEXITSTATUS(status), 1, "each gets the whole name, looked up once");
+}
+
+/* A push holds the task's push lock: a second is refused at once. */
+static void test_push_lock(void)
+{
+	char *dir = testlib_tmpdir("gate-lock");
+	struct err e = {{0}};
+	int fd = gate_push_lock(dir, "k3zd0q7m2a", &e);
+	ok(fd >= 0, "the push lock, taken (its folder made)");
+	ok(!gate_push_lock_free(dir, "k3zd0q7m2a"), "... not free while held");
+	is_int(gate_push_lock(dir, "k3zd0q7m2a", &e), -1, "a second push");
+	ok(e.kind == ERR_CONFLICT && !strcmp(e.msg, "a push of task k3zd0q7m2a is already in "
+	                                     "progress"), "... refused as a conflict: %s", e.msg);
+	close(fd);
+	ok(gate_push_lock_free(dir, "k3zd0q7m2a"), "free once closed");
+}
+
 int main(void)
 {
+	test_actor_threads();
+	test_push_lock();
 	test_workflow();
 	test_real();
 	test_built();

@@ -7,7 +7,10 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "buf.h"
+#include "fsx.h"
+#include "paths.h"
 #include "store.h"
 #include "tap.h"
 #include "testlib.h"
@@ -163,6 +166,19 @@ int main(void)
 	ok(pe.kind == ERR_WRONG_STATE && strstr(pe.msg, "it is running"), "... wrong state: %s",
 	   pe.msg);
 	err_clear(&pe);
+	/* A pick that another process runs holds the group's lock. */
+	int held = fsx_lock_try(testlib_keep(paths_groups_dir(dir)),
+	                        testlib_keep(paths_group_lock(dir, g)), &e);
+	ok(held >= 0, "the group's pick lock, taken");
+	is_int(fsx_lock_try(testlib_keep(paths_groups_dir(dir)),
+	                    testlib_keep(paths_group_lock(dir, g)), &e), -2,
+	       "... held: a second try says so, without waiting");
+	is_int(group_pick(&gc, g, m[1], NULL, &out, &pe), -1, "a pick while another runs");
+	ok(pe.kind == ERR_CONFLICT && strstr(pe.msg, "already in progress") &&
+	   strstr(pe.msg, "paddock group show"), "... refused, saying how to look again: %s",
+	   pe.msg);
+	err_clear(&pe);
+	close(held);
 	is_int(store_group_choose(s, g, m[0], &e), 0, "a pick recorded");
 	is_int(group_pick(&gc, g, m[2], NULL, &out, &pe), -1, "a second pick");
 	ok(pe.kind == ERR_CONFLICT && strstr(pe.msg, m[0]), "... refused, naming the pick: %s",

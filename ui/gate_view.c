@@ -111,19 +111,6 @@ static void add_block(struct gate_priv *p, const char *label, enum role role, in
 		add(p, label, role, indent, "")->kind = kind;
 }
 
-static enum role status_role(enum task_status s)
-{
-	switch (s) {
-	case TASK_QUEUED: return ROLE_TASK_QUEUED;
-	case TASK_PREPARING: case TASK_RUNNING: case TASK_TESTING: case TASK_PUSHING:
-		return ROLE_TASK_ACTIVE;
-	case TASK_REVIEW: return ROLE_TASK_REVIEW;
-	case TASK_DONE: return ROLE_TASK_DONE;
-	case TASK_FAILED: case TASK_LOST: return ROLE_TASK_FAILED;
-	default: return ROLE_TASK_ENDED;
-	}
-}
-
 static const char *str(const char *s)
 {
 	return s ? s : "";
@@ -407,7 +394,7 @@ static void build_state(struct view *v, const struct task_row *t, const struct g
 	}
 	if (t->branch && *t->branch)
 		add(p, _("branch"), ROLE_NORMAL, 0, t->branch);
-	add(p, _("status"), status_role(t->status), 0, task_status_label(t->status));
+	add(p, _("status"), view_status_role(t->status), 0, task_status_label(t->status));
 	char *s = xasprintf("%d", t->round);
 	add(p, _("round"), ROLE_NORMAL, 0, s);
 	free(s);
@@ -429,7 +416,7 @@ static void build_state(struct view *v, const struct task_row *t, const struct g
 	/* A rejected or cancelled task's "error" only says how it ended. */
 	if (t->error && *t->error)
 		add_block(p, _("error"), t->status == TASK_FAILED || t->status == TASK_LOST ?
-		          ROLE_ERROR : status_role(t->status), 0, GL_PLAIN, t->error);
+		          ROLE_ERROR : view_status_role(t->status), 0, GL_PLAIN, t->error);
 	if (t->reason && *t->reason)
 		add(p, _("reason"), ROLE_ERROR, 0, task_reason_label(t->reason));
 }
@@ -824,14 +811,6 @@ static void gate_draw(struct view *v, struct screen *s, int y, int h)
 
 /* ------------------------------------------------------------ actions */
 
-static void gate_ctx_of(struct dash *d, struct store *st, struct gate_ctx *g)
-{
-	g->cfg = d->cfg;
-	g->data_dir = d->data_dir;
-	g->st = st;
-	g->actor = gate_actor();
-}
-
 /* A push or an approval in the dashboard's forked child.  The job lives
  * in static storage: the child has its own copy, and the parent's stays
  * valid whenever dash_background forks. */
@@ -847,22 +826,23 @@ static unsigned gate_njobs;
 static void one_line(const char *text, char *out, size_t len)
 {
 	struct buf b = {0};
-	const char *s = text ? text : "";
-	while (*s) {
-		size_t n = strcspn(s, "\n");
-		if (n) {
+	for (const char *s = text ? text : ""; *s;) {
+		size_t k = strcspn(s, "\n");
+		if (k) {
 			buf_adds(&b, b.len ? "; " : "");
-			buf_add(&b, s, n);
+			buf_add(&b, s, k);
 		}
-		s += n + (s[n] == '\n');
+		s += k + (s[k] == '\n');
 	}
 	snprintf(out, len, "%s", b.data ? b.data : "");
 	buf_free(&b);
 }
 
-static int gate_job_run(struct dash *d, void *arg, char *msg, size_t msglen)
+int gate_view_run(struct dash *d,
+                  int (*verb)(const struct gate_ctx *g, const void *arg, struct buf *out,
+                              struct err *e),
+                  const void *arg, char *msg, size_t msglen)
 {
-	const struct gate_job *job = arg;
 	struct err e = {{0}};
 	struct store *st = NULL;
 	char *db = paths_db(d->data_dir);
@@ -872,21 +852,39 @@ static int gate_job_run(struct dash *d, void *arg, char *msg, size_t msglen)
 		snprintf(msg, msglen, "%s", e.msg);
 		return -1;
 	}
-	struct gate_ctx g;
-	gate_ctx_of(d, st, &g);
+	struct gate_ctx g = gate_ctx_of(d->cfg, d->data_dir, st, NULL);
 	struct buf out = {0};
-	rc = job->approve ? gate_approve(&g, job->id, NULL, &out, &e)
-	                  : gate_push(&g, job->id, &out, &e);
+	rc = verb(&g, arg, &out, &e);
 	if (rc < 0) {
 		snprintf(msg, msglen, "%s", e.msg);
 	} else {
 		char facts[400];
 		one_line(out.data, facts, sizeof facts);
-		snprintf(msg, msglen, job->approve ? _("approved task %s: %s")
-		                                   : _("pushed task %s: %s"), job->id, facts);
+		snprintf(msg, msglen, "%s", facts);
 	}
 	buf_free(&out);
 	store_close(st);
+	return rc;
+}
+
+static int gate_job_verb(const struct gate_ctx *g, const void *arg, struct buf *out,
+                         struct err *e)
+{
+	const struct gate_job *job = arg;
+	return job->approve ? gate_approve(g, job->id, NULL, out, e)
+	                    : gate_push(g, job->id, out, e);
+}
+
+static int gate_job_run(struct dash *d, void *arg, char *msg, size_t msglen)
+{
+	const struct gate_job *job = arg;
+	int rc = gate_view_run(d, gate_job_verb, job, msg, msglen);
+	if (rc >= 0) {
+		char facts[400];
+		snprintf(facts, sizeof facts, "%s", msg);
+		snprintf(msg, msglen, job->approve ? _("approved task %s: %s")
+		                                   : _("pushed task %s: %s"), job->id, facts);
+	}
 	return rc;
 }
 
@@ -931,7 +929,7 @@ static int gate_answer(struct dash *d, const char *text, struct gate_ctx *g)
 		cancelled(d);
 		return 0;
 	}
-	gate_ctx_of(d, d->st, g);
+	*g = gate_ctx_of(d->cfg, d->data_dir, d->st, NULL);
 	return 1;
 }
 
@@ -1005,9 +1003,8 @@ static void override_done(struct dash *d, void *arg, const char *text)
 		ask.finding = NULL;
 		return;
 	}
-	struct gate_ctx g;
+	struct gate_ctx g = gate_ctx_of(d->cfg, d->data_dir, d->st, NULL);
 	struct err e = {{0}};
-	gate_ctx_of(d, d->st, &g);
 	gate_outcome(d, gate_override(&g, ask.id, ask.finding, blank(text) ? NULL : text, &e), &e,
 	             xasprintf(_("overrode finding %s of task %s"), ask.finding, ask.id));
 	free(ask.finding);
@@ -1072,7 +1069,6 @@ struct draft_ask {
 static void changes_done(struct dash *d, void *arg, const char *text)
 {
 	struct draft_ask *a = arg;
-	struct gate_ctx g;
 	struct err e = {{0}};
 	size_t sent = 0;
 	if (!text) {
@@ -1081,7 +1077,7 @@ static void changes_done(struct dash *d, void *arg, const char *text)
 		else
 			cancelled(d);
 	} else {
-		gate_ctx_of(d, d->st, &g);
+		struct gate_ctx g = gate_ctx_of(d->cfg, d->data_dir, d->st, NULL);
 		int rc = gate_request_changes_draft(&g, a->id, text, &sent, &e);
 		if (rc < 0) {
 			/* The notes stay in the editor, and the keys with it

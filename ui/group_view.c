@@ -147,33 +147,10 @@ static const char *col_title(enum col c)
 	}
 }
 
-static enum role status_role(enum task_status s)
-{
-	switch (s) {
-	case TASK_QUEUED: return ROLE_TASK_QUEUED;
-	case TASK_REVIEW: return ROLE_TASK_REVIEW;
-	case TASK_DONE: return ROLE_TASK_DONE;
-	case TASK_FAILED: case TASK_LOST: return ROLE_TASK_FAILED;
-	case TASK_REJECTED: case TASK_CANCELLED: return ROLE_TASK_ENDED;
-	default: return ROLE_TASK_ACTIVE;
-	}
-}
-
 struct cell {
 	char text[96];
 	enum role role;
 };
-
-static void clock_text(double secs, char *out, size_t len)
-{
-	long s = (long)secs;
-	if (secs < 0)
-		snprintf(out, len, "-");
-	else if (s >= 3600)
-		snprintf(out, len, "%ld:%02ld:%02ld", s / 3600, s / 60 % 60, s % 60);
-	else
-		snprintf(out, len, "%ld:%02ld", s / 60, s % 60);
-}
 
 static void member_cells(struct view *v, const struct group_member *m, struct cell c[C_N])
 {
@@ -185,7 +162,7 @@ static void member_cells(struct view *v, const struct group_member *m, struct ce
 	snprintf(c[C_ID].text, sizeof c[C_ID].text, "%s", t->id);
 	snprintf(c[C_AGENT].text, sizeof c[C_AGENT].text, "%s", t->agent);
 	snprintf(c[C_STATUS].text, sizeof c[C_STATUS].text, "%s", task_status_label(t->status));
-	c[C_STATUS].role = status_role(t->status);
+	c[C_STATUS].role = view_status_role(t->status);
 	snprintf(c[C_TESTS].text, sizeof c[C_TESTS].text, "%s",
 	         m->has_gate ? group_tests_word(m->tests) : "-");
 	c[C_TESTS].role = !m->has_gate || m->tests == GROUP_TESTS_NOT_RUN ? ROLE_DIM :
@@ -200,8 +177,13 @@ static void member_cells(struct view *v, const struct group_member *m, struct ce
 		         t->usage.priced ? "" : "+");
 	else
 		snprintf(c[C_COST].text, sizeof c[C_COST].text, "-");
-	/* A running member's time goes on between the store's changes. */
-	clock_text(group_member_seconds(t, v->d->now), c[C_TIME].text, sizeof c[C_TIME].text);
+	/* A running member's time goes on between the store's changes; "-"
+	 * before it started, as group show prints it. */
+	double secs = group_member_seconds(t, v->d->now);
+	if (secs < 0)
+		snprintf(c[C_TIME].text, sizeof c[C_TIME].text, "-");
+	else
+		view_clock_text(secs, c[C_TIME].text, sizeof c[C_TIME].text);
 	/* block and warn are the policy's words (paddock-config(5)), as
 	 * show prints them. */
 	if (m->blocks && m->warns)
@@ -215,11 +197,6 @@ static void member_cells(struct view *v, const struct group_member *m, struct ce
 		snprintf(c[C_FINDINGS].text, sizeof c[C_FINDINGS].text, "%s", _("none"));
 	c[C_FINDINGS].role = m->blocks ? ROLE_FINDING_BLOCK : m->warns ? ROLE_FINDING_WARN
 	                                                               : ROLE_DIM;
-}
-
-static int textw(const char *s)
-{
-	return screen_textwidth(s, strlen(s));
 }
 
 /* A piece of a line of text in its role. */
@@ -358,12 +335,12 @@ static void group_draw(struct view *v, struct screen *s, int y, int h)
 	struct cell (*cells)[C_N] = xcalloc(n ? n : 1, sizeof *cells);
 	int cw[C_N];
 	for (int k = 0; k < C_N; k++)
-		cw[k] = textw(col_title((enum col)k));
+		cw[k] = screen_strwidth(col_title((enum col)k));
 	for (size_t i = 0; i < n; i++) {
 		member_cells(v, &p->gi.m[i], cells[i]);
 		for (int k = 0; k < C_N; k++)
-			if (textw(cells[i][k].text) > cw[k])
-				cw[k] = textw(cells[i][k].text);
+			if (screen_strwidth(cells[i][k].text) > cw[k])
+				cw[k] = screen_strwidth(cells[i][k].text);
 	}
 	/* Where the findings would be cut, the cost gives way, then the
 	 * time. */
@@ -411,48 +388,16 @@ struct pick_job {
 static struct pick_job pick_jobs[4];
 static unsigned pick_njobs;
 
-/* "a\nb\n" -> "a; b" */
-static void one_line(const char *text, char *out, size_t len)
+static int pick_verb(const struct gate_ctx *g, const void *arg, struct buf *out,
+                     struct err *e)
 {
-	struct buf b = {0};
-	for (const char *s = text ? text : ""; *s;) {
-		size_t k = strcspn(s, "\n");
-		if (k) {
-			buf_adds(&b, b.len ? "; " : "");
-			buf_add(&b, s, k);
-		}
-		s += k + (s[k] == '\n');
-	}
-	snprintf(out, len, "%s", b.data ? b.data : "");
-	buf_free(&b);
+	const struct pick_job *job = arg;
+	return group_pick(g, job->group, job->task, NULL, out, e);
 }
 
 static int pick_run(struct dash *d, void *arg, char *msg, size_t msglen)
 {
-	const struct pick_job *job = arg;
-	struct err e = {{0}};
-	struct store *st = NULL;
-	char *db = paths_db(d->data_dir);
-	int rc = store_open(&st, db, &e);
-	free(db);
-	if (rc < 0) {
-		snprintf(msg, msglen, "%s", e.msg);
-		return -1;
-	}
-	struct gate_ctx g = { .cfg = d->cfg, .data_dir = d->data_dir, .st = st,
-	                      .actor = gate_actor() };
-	struct buf out = {0};
-	rc = group_pick(&g, job->group, job->task, NULL, &out, &e);
-	if (rc < 0) {
-		snprintf(msg, msglen, "%s", e.msg);
-	} else {
-		char facts[400];
-		one_line(out.data, facts, sizeof facts);
-		snprintf(msg, msglen, "%s", facts);
-	}
-	buf_free(&out);
-	store_close(st);
-	return rc;
+	return gate_view_run(d, pick_verb, arg, msg, msglen);
 }
 
 static void pick_answer(struct dash *d, void *arg, const char *text)
@@ -512,30 +457,10 @@ static void act_pick(struct view *v)
 	dash_ask(v->d, q, 0, NULL, pick_answer, job);
 }
 
-static void cancel_answer(struct dash *d, void *arg, const char *text)
-{
-	char *id = arg;
-	if (text && rpmatch(text) == 1) {
-		struct err e = {{0}};
-		struct gate_ctx g = { .cfg = d->cfg, .data_dir = d->data_dir, .st = d->st,
-		                      .actor = gate_actor() };
-		int r = gate_cancel(&g, id, &e);
-		if (r < 0)
-			dash_message(d, ROLE_ERROR, "%s", e.msg);
-		else
-			dash_message(d, ROLE_NOTICE, r == 1 ? _("%s cancelled") :
-			             _("%s: cancel requested"), id);
-	} else {
-		dash_message(d, ROLE_DIM, "%s", C_("prompt", "cancelled"));
-	}
-	free(id);
-}
-
 static int group_request(struct view *v, enum request req)
 {
 	struct group_priv *p = v->priv;
 	const struct group_member *m = selected(v);
-	char q[128];
 	switch (req) {
 	case REQ_NONE:
 		/* The selection moved (a click): follow it. */
@@ -553,10 +478,8 @@ static int group_request(struct view *v, enum request req)
 			gate_view_request_changes(v->d, m->t.id);
 		return 1;
 	case REQ_CANCEL_TASK:
-		if (m) {
-			snprintf(q, sizeof q, _("cancel task %s? (y/n) "), m->t.id);
-			dash_ask(v->d, q, 0, NULL, cancel_answer, xstrdup(m->t.id));
-		}
+		if (m)
+			tasks_view_cancel(v->d, m->t.id);
 		return 1;
 	case REQ_COPY:
 		if (m)

@@ -688,6 +688,11 @@ int screen_textwidth(const char *text, size_t len)
 	return w;
 }
 
+int screen_strwidth(const char *s)
+{
+	return screen_textwidth(s, strlen(s));
+}
+
 size_t screen_fit(const char *text, size_t n, int w)
 {
 	size_t i = 0;

@@ -134,5 +134,7 @@ void screen_dump(const struct screen *s, FILE *out, int roles);
 size_t screen_fit(const char *text, size_t n, int w);
 /* Display width of UTF-8 text as screen_text would draw it. */
 int screen_textwidth(const char *text, size_t len);
+/* The same for a NUL-terminated string. */
+int screen_strwidth(const char *s);
 
 #endif

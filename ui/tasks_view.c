@@ -168,19 +168,6 @@ struct tasks {
 	char *text_before;
 };
 
-enum role tasks_status_role(enum task_status s);
-enum role tasks_status_role(enum task_status s)
-{
-	switch (s) {
-	case TASK_QUEUED: return ROLE_TASK_QUEUED;
-	case TASK_REVIEW: return ROLE_TASK_REVIEW;
-	case TASK_DONE: return ROLE_TASK_DONE;
-	case TASK_FAILED: case TASK_LOST: return ROLE_TASK_FAILED;
-	case TASK_REJECTED: case TASK_CANCELLED: return ROLE_TASK_ENDED;
-	default: return ROLE_TASK_ACTIVE;
-	}
-}
-
 /* A best-of-N group is one row unless a status filter is on: then its
  * members are rows of their own, by their own status (":filter failed"
  * shows and counts the member that failed, as paddock list does). */
@@ -442,34 +429,6 @@ static void tasks_title(struct view *v, char *out, size_t len)
 
 /* ---- what a row shows ---- */
 
-static void short_text(double secs, char *out, size_t len);
-
-/* A duration as a clock: "4:12", "1:04:12"; from a day on "3d". */
-static void clock_text(double secs, char *out, size_t len)
-{
-	long s = secs < 0 ? 0 : (long)secs;
-	if (s >= 86400)
-		short_text(secs, out, len);
-	else if (s >= 3600)
-		snprintf(out, len, "%ld:%02ld:%02ld", s / 3600, s / 60 % 60, s % 60);
-	else
-		snprintf(out, len, "%ld:%02ld", s / 60, s % 60);
-}
-
-/* A duration in its largest unit: "42s", "11m", "3h", "2d". */
-static void short_text(double secs, char *out, size_t len)
-{
-	long s = secs < 0 ? 0 : (long)secs;
-	if (s < 60)
-		snprintf(out, len, _("%lds"), s);
-	else if (s < 3600)
-		snprintf(out, len, _("%ldm"), s / 60);
-	else if (s < 86400)
-		snprintf(out, len, _("%ldh"), s / 3600);
-	else
-		snprintf(out, len, _("%ldd"), s / 86400);
-}
-
 /* The first line of s (up to len bytes) into a new string. */
 static char *first_line(const char *s)
 {
@@ -586,7 +545,7 @@ static void group_extra(struct view *v, const struct task_row *t, struct extra *
 		                         b.data ? b.data : "");
 	else
 		x->note_long = xasprintf(_("best of %zu: %s"), gi.n, b.data ? b.data : "");
-	x->role = waiting ? ROLE_FINDING_WARN : tasks_status_role(x->gstatus);
+	x->role = waiting ? ROLE_FINDING_WARN : view_status_role(x->gstatus);
 	buf_free(&b);
 	group_info_free(&gi);
 }
@@ -697,18 +656,18 @@ static void time_cell(struct view *v, const struct task_row *t, const struct ext
 	if (x->is_group)
 		t = &x->rep;
 	if (t->status == TASK_QUEUED) {
-		short_text(now - t->updated, a, sizeof a);
+		view_short_text(now - t->updated, a, sizeof a);
 		snprintf(out, len, _("queued %s"), a);
 	} else if (task_status_is_terminal(t->status)) {
 		if (g->started > 0)
-			clock_text(t->updated - g->started, out, len);
+			view_clock_text(t->updated - g->started, out, len);
 		else
 			snprintf(out, len, "-");
 	} else {
-		clock_text(now - t->updated, a, sizeof a);
+		view_clock_text(now - t->updated, a, sizeof a);
 		if (task_status_is_active(t->status) && t->status != TASK_PUSHING && limit > 0) {
 			double from = g->round_started > 0 ? g->round_started : t->updated;
-			short_text(limit - (now - from), b, sizeof b);
+			view_short_text(limit - (now - from), b, sizeof b);
 			snprintf(out, len, _("%s (%s left)"), a, b);
 		} else {
 			snprintf(out, len, "%s", a);
@@ -730,11 +689,11 @@ static void row_cells(struct view *v, const struct task_row *t, const struct ext
 		snprintf(c->rnd, sizeof c->rnd, "-");
 	c->wait[0] = '\0';
 	if (t->status == TASK_QUEUED)
-		clock_text(now - t->created, c->wait, sizeof c->wait);
+		view_clock_text(now - t->created, c->wait, sizeof c->wait);
 	else if (x->g.started > 0)
-		clock_text(x->g.started - t->created, c->wait, sizeof c->wait);
+		view_clock_text(x->g.started - t->created, c->wait, sizeof c->wait);
 	time_cell(v, t, x, c->time, sizeof c->time);
-	short_text(now - t->created, a, sizeof a);
+	view_short_text(now - t->created, a, sizeof a);
 	snprintf(c->age, sizeof c->age, _("%s ago"), a);
 }
 
@@ -745,11 +704,6 @@ enum col { C_ID, C_STATUS, C_REPO, C_AGENT, C_RND, C_WAIT, C_TIME, C_AGE, C_TASK
 struct layout {
 	int on[C_N], x[C_N], w[C_N];
 };
-
-static int textw(const char *s)
-{
-	return screen_textwidth(s, strlen(s));
-}
 
 static const char *col_title(enum col c)
 {
@@ -782,7 +736,7 @@ static void layout(int w, const int pref[C_N], struct layout *L)
 	for (size_t i = 0; i < sizeof add / sizeof add[0]; i++) {
 		enum col c = add[i];
 		int room = w - used - text_min - gap;
-		int least = c == C_REPO || c == C_AGENT ? textw(col_title(c)) : pref[c];
+		int least = c == C_REPO || c == C_AGENT ? screen_strwidth(col_title(c)) : pref[c];
 		if (least < 4 && pref[c] >= 4)
 			least = 4;
 		if (room < least)
@@ -810,27 +764,28 @@ static void widths(struct view *v, int rows, const struct cells *cells, int pref
 {
 	struct tasks *p = v->priv;
 	for (int c = 0; c < C_N; c++)
-		pref[c] = textw(col_title((enum col)c));
+		pref[c] = screen_strwidth(col_title((enum col)c));
 #define WIDEN(c, n) do { int n_ = (n); if (n_ > pref[c]) pref[c] = n_; } while (0)
 	WIDEN(C_ID, TASK_ID_LEN);
 	for (int s = 0; s < TASK_NSTATUS; s++)
-		WIDEN(C_STATUS, textw(task_status_label((enum task_status)s)));
+		WIDEN(C_STATUS, screen_strwidth(task_status_label((enum task_status)s)));
 	/* Room for the common cases, so that columns stay put as times grow. */
 	char sample[64];
 	snprintf(sample, sizeof sample, _("%s ago"), "59m");
-	WIDEN(C_AGE, textw(sample));
+	WIDEN(C_AGE, screen_strwidth(sample));
 	snprintf(sample, sizeof sample, _("%s (%s left)"), "59:59", "59m");
-	WIDEN(C_TIME, textw(sample));
+	WIDEN(C_TIME, screen_strwidth(sample));
 	for (int r = 0; r < rows; r++) {
 		const struct task_row *t = row_at(p, v->top + r);
 		if (!t)
 			break;
-		WIDEN(C_REPO, textw(t->repo) < 16 ? textw(t->repo) : 16);
-		WIDEN(C_AGENT, textw(cells[r].agent) < 16 ? textw(cells[r].agent) : 16);
-		WIDEN(C_RND, textw(cells[r].rnd));
-		WIDEN(C_WAIT, textw(cells[r].wait));
-		WIDEN(C_TIME, textw(cells[r].time));
-		WIDEN(C_AGE, textw(cells[r].age));
+		int rw = screen_strwidth(t->repo), aw = screen_strwidth(cells[r].agent);
+		WIDEN(C_REPO, rw < 16 ? rw : 16);
+		WIDEN(C_AGENT, aw < 16 ? aw : 16);
+		WIDEN(C_RND, screen_strwidth(cells[r].rnd));
+		WIDEN(C_WAIT, screen_strwidth(cells[r].wait));
+		WIDEN(C_TIME, screen_strwidth(cells[r].time));
+		WIDEN(C_AGE, screen_strwidth(cells[r].age));
 	}
 #undef WIDEN
 }
@@ -844,7 +799,7 @@ static int draw_mark(struct screen *s, int *x, int y, int *w, enum role role,
 	struct buf b = {0};
 	if (mark_long && *w >= 60)
 		buf_printf(&b, "[%s]", mark_long);
-	if (!b.len || textw(b.data) > *w / 2) {
+	if (!b.len || screen_strwidth(b.data) > *w / 2) {
 		buf_reset(&b);
 		buf_printf(&b, "[%s]", mark);
 	}
@@ -883,7 +838,7 @@ static void draw_row(struct screen *s, int ry, const struct layout *L,
 	for (int k = 0; k < C_TASK; k++)
 		if (L->on[k])
 			screen_str(s, L->x[k], ry, L->w[k],
-			           k == C_STATUS ? tasks_status_role(c->status) : ROLE_NORMAL, cell[k]);
+			           k == C_STATUS ? view_status_role(c->status) : ROLE_NORMAL, cell[k]);
 	draw_text(s, L->x[C_TASK], ry, L->w[C_TASK], t, x);
 }
 
@@ -1050,16 +1005,24 @@ static void cancel_answer(struct dash *d, void *arg, const char *text)
 	char *id = arg;
 	if (text && rpmatch(text) == 1) {
 		struct err e = {{0}};
-		struct gate_ctx g = { .cfg = d->cfg, .data_dir = d->data_dir, .st = d->st,
-		                      .actor = gate_actor() };
+		struct gate_ctx g = gate_ctx_of(d->cfg, d->data_dir, d->st, NULL);
 		int r = gate_cancel(&g, id, &e);
 		if (r < 0)
 			dash_message(d, ROLE_ERROR, "%s", e.msg);
 		else
 			dash_message(d, ROLE_NOTICE, r == 1 ? _("%s cancelled") :
 			             _("%s: cancel requested"), id);
+	} else {
+		dash_message(d, ROLE_DIM, "%s", C_("prompt", "cancelled"));
 	}
 	free(id);
+}
+
+void tasks_view_cancel(struct dash *d, const char *id)
+{
+	char q[128];
+	snprintf(q, sizeof q, _("cancel task %s? (y/n) "), id);
+	dash_ask(d, q, 0, NULL, cancel_answer, xstrdup(id));
 }
 
 /* ---- filters and orders ---- */
@@ -1389,9 +1352,7 @@ static int tasks_request(struct view *v, enum request req)
 			dash_message(d, ROLE_ERROR, _("this row is best-of-N group %s: open it (Enter) "
 			                              "and cancel one member there"), t->group_id);
 		} else if (t) {
-			char q[128];
-			snprintf(q, sizeof q, _("cancel task %s? (y/n) "), t->id);
-			dash_ask(d, q, 0, NULL, cancel_answer, xstrdup(t->id));
+			tasks_view_cancel(d, t->id);
 		}
 		return 1;
 	default:

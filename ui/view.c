@@ -1,6 +1,9 @@
 #include "autoconfig.h"
 #include "view.h"
 
+#include <stdio.h>
+#include "i18n.h"
+
 int view_scroll(struct view *v, enum request req)
 {
 	int page = v->height > 1 ? v->height - 1 : 1;
@@ -54,4 +57,43 @@ int view_sideways(struct view *v, enum request req)
 	default:
 		return 0;
 	}
+}
+
+enum role view_status_role(enum task_status s)
+{
+	switch (s) {
+	case TASK_QUEUED: return ROLE_TASK_QUEUED;
+	case TASK_PREPARING: case TASK_RUNNING: case TASK_TESTING: case TASK_PUSHING:
+		return ROLE_TASK_ACTIVE;
+	case TASK_REVIEW: return ROLE_TASK_REVIEW;
+	case TASK_DONE: return ROLE_TASK_DONE;
+	case TASK_FAILED: case TASK_LOST: return ROLE_TASK_FAILED;
+	case TASK_REJECTED: case TASK_CANCELLED: return ROLE_TASK_ENDED;
+	case TASK_NSTATUS: break;
+	}
+	return ROLE_NORMAL;
+}
+
+void view_clock_text(double secs, char *out, size_t len)
+{
+	long s = secs < 0 ? 0 : (long)secs;
+	if (s >= 86400)
+		view_short_text(secs, out, len);
+	else if (s >= 3600)
+		snprintf(out, len, "%ld:%02ld:%02ld", s / 3600, s / 60 % 60, s % 60);
+	else
+		snprintf(out, len, "%ld:%02ld", s / 60, s % 60);
+}
+
+void view_short_text(double secs, char *out, size_t len)
+{
+	long s = secs < 0 ? 0 : (long)secs;
+	if (s < 60)
+		snprintf(out, len, _("%lds"), s);
+	else if (s < 3600)
+		snprintf(out, len, _("%ldm"), s / 60);
+	else if (s < 86400)
+		snprintf(out, len, _("%ldh"), s / 3600);
+	else
+		snprintf(out, len, _("%ldd"), s / 86400);
 }

@@ -67,17 +67,42 @@ int view_sideways(struct view *v, enum request req);
 /* Keeps sel visible after lines or height changed. */
 void view_clamp(struct view *v);
 
+/* ---- what the views share ---- */
+
+/* The role a task's status is drawn in (a status-* role of THEMES); every
+ * status is named, so a new one does not compile until it has one. */
+enum role view_status_role(enum task_status s);
+/* A duration as a clock: "4:12", "1:04:12"; from a day on "3d"
+ * (view_short_text).  Below 0 (a clock a moment behind): "0:00". */
+void view_clock_text(double secs, char *out, size_t len);
+/* A duration in its largest unit: "42s", "11m", "3h", "2d". */
+void view_short_text(double secs, char *out, size_t len);
+
 /* A task's review (the gate and the diff view): REQUEST_CHANGES asks for
  * notes and sends them with the task's review draft as one request for
  * changes; DISCARD_DRAFT discards the draft after asking. */
 void gate_view_request_changes(struct dash *d, const char *task_id);
 void gate_view_discard_draft(struct dash *d, const char *task_id);
+/* A gate verb in dash_background's child (approve, push, a pick): verb
+ * runs on a store connection of the child's own with the dashboard's
+ * gate context (gate_ctx_of); msg gets the facts it appended to out as
+ * one line ("a; b", 399 bytes at most), or its error.  verb's return. */
+struct gate_ctx;
+struct buf;
+struct err;
+int gate_view_run(struct dash *d,
+                  int (*verb)(const struct gate_ctx *g, const void *arg, struct buf *out,
+                              struct err *e),
+                  const void *arg, char *msg, size_t msglen);
 
 /* Y: asks whether task id may run at its estimated cost, and confirms
  * it (store_task_confirm); whole_group: when id is in a best-of-N group,
  * every member that waits, in one question.  A message says when nothing
  * waits. */
 void tasks_view_confirm(struct dash *d, const char *id, int whole_group);
+/* C: asks whether task id is to be cancelled, and cancels it
+ * (gate_cancel); the status bar says what came of it. */
+void tasks_view_cancel(struct dash *d, const char *id);
 
 /* :filter ARG on the task list: a status group (all, active, running,
  * queued, review, failed, ended; all also drops the filters below),
