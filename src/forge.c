@@ -2,7 +2,6 @@
 #include "forge.h"
 
 #include <ctype.h>
-#include <curl/curl.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
@@ -14,16 +13,12 @@
 #include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "buf.h"
-#include "curlx.h"
 #include "child.h"
-#include "github.h"
 #include "gitlib.h"
 #include "i18n.h"
 #include "mirror.h"
@@ -439,278 +434,6 @@ out:
 	return rc;
 }
 
-/* ---- pull requests ---- */
-
-#define FORGE_HTTP_TIMEOUT 30L
-#define FORGE_BODY_MAX (1u << 20)
-
-struct forge_http {
-	struct buf body;
-	int truncated;
-	long ratelimit_remaining;   /* -1: not sent */
-	long long ratelimit_reset;  /* epoch seconds, 0: not sent */
-	long retry_after;           /* seconds, -1: not sent */
-};
-
-static size_t forge_http_write(char *p, size_t size, size_t n, void *ud)
-{
-	struct forge_http *h = ud;
-	size_t len = size * n;
-	if (h->body.len + len > FORGE_BODY_MAX) {
-		h->truncated = 1;
-		return 0;
-	}
-	buf_add(&h->body, p, len);
-	return len;
-}
-
-static int forge_header_is(const char *line, size_t len, const char *name, const char **val)
-{
-	size_t n = strlen(name);
-	if (len <= n || strncasecmp(line, name, n) != 0 || line[n] != ':')
-		return 0;
-	*val = line + n + 1;
-	while (**val == ' ' || **val == '\t')
-		(*val)++;
-	return 1;
-}
-
-static long long forge_header_num(const char *p, size_t len, const char *v)
-{
-	char tmp[32];
-	size_t vlen = len - (size_t)(v - p);
-	if (vlen >= sizeof tmp)
-		vlen = sizeof tmp - 1;
-	memcpy(tmp, v, vlen);
-	tmp[vlen] = 0;
-	return strtoll(tmp, NULL, 10);
-}
-
-static size_t forge_http_header(char *p, size_t size, size_t n, void *ud)
-{
-	struct forge_http *h = ud;
-	size_t len = size * n;
-	const char *v;
-
-	if (forge_header_is(p, len, "x-ratelimit-remaining", &v))
-		h->ratelimit_remaining = (long)forge_header_num(p, len, v);
-	else if (forge_header_is(p, len, "x-ratelimit-reset", &v))
-		h->ratelimit_reset = forge_header_num(p, len, v);
-	else if (forge_header_is(p, len, "retry-after", &v))
-		h->retry_after = (long)forge_header_num(p, len, v);
-	return len;
-}
-
-static int forge_pr_error(const struct repo_conf *r, const char *api, long status,
-                          const struct forge_http *h, const char *head, struct err *e)
-{
-	const char *var = r->github_token_env ? r->github_token_env : "GITHUB_TOKEN";
-	char *msg = github_message(h->body.data, h->body.len);
-
-	if (status == 401)
-		err_set(e, _("GitHub refused the token (401 %s); check the variable %s"), msg, var);
-	else if ((status == 403 || status == 429) && h->ratelimit_remaining == 0) {
-		char when[64] = "";
-		time_t t = (time_t)h->ratelimit_reset;
-		struct tm tm;
-		long mins = h->ratelimit_reset ? (long)((t - time(NULL) + 59) / 60) : -1;
-		if (h->ratelimit_reset && localtime_r(&t, &tm))
-			strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S %Z", &tm);
-		if (mins < 0 && *when)
-			mins = 0;
-		if (*when)
-			err_set(e, _("GitHub's API rate limit for the token in %s is used up (%ld: %s); "
-			             "it resets at %s (in %ld min); open the pull request then"),
-			        var, status, msg, when, mins);
-		else
-			err_set(e, _("GitHub's API rate limit for the token in %s is used up (%ld: %s); "
-			             "try again later"), var, status, msg);
-	} else if ((status == 403 || status == 429) && h->retry_after >= 0)
-		err_set(e, _("GitHub is limiting requests (%ld %s); try again in %ld s"), status,
-		        msg, h->retry_after);
-	else if (status == 403)
-		err_set(e, _("GitHub refused to open a pull request on %s (403 %s); the token in %s "
-		             "needs write access to pull requests of that repository"),
-		        r->github_repo, msg, var);
-	else if (status == 404)
-		err_set(e, _("GitHub has no repository %s, or the token in %s cannot see it (404 %s); "
-		             "check github-repo in the config and the token's access"),
-		        r->github_repo, var, msg);
-	else if (status == 422 && strstr(msg, "A pull request already exists"))
-		err_set(e, _("a pull request for %s already exists on %s (GitHub: %s); the pushed "
-		             "branch updates it"), head, r->github_repo, msg);
-	else if (status == 422)
-		err_set(e, _("GitHub did not open the pull request (422 %s); check that branch %s "
-		             "exists on %s and differs from %s"), msg, head, r->github_repo,
-		        r->branch ? r->branch : "main");
-	else if (status >= 500)
-		err_set(e, _("GitHub failed (%ld %s) at %s; try again later"), status, msg, api);
-	else
-		err_set(e, _("GitHub answered %ld (%s) to the pull request for %s on %s"), status, msg,
-		        head, r->github_repo);
-	free(msg);
-	return -1;
-}
-
-/* What must hold before anything is sent: a well-formed OWNER/NAME (it
- * goes into the URL), a branch, a title, a token, and https for it. */
-static int forge_pr_check(const struct repo_conf *r, const struct forge_pull_request *pr,
-                          const char *token, const char *var, const char *api,
-                          struct err *e)
-{
-	const char *gr = r->github_repo;
-	const char *slash = gr ? strchr(gr, '/') : NULL;
-	if (!gr || !slash || slash == gr || !slash[1] || strchr(slash + 1, '/') ||
-	    strspn(gr, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./") != strlen(gr))
-		return err_set(e, _("repo %s: set github-repo = OWNER/NAME in the config to open pull "
-		                    "requests"), r->name);
-	if (!pr->branch || !*pr->branch)
-		return err_set(e, _("no branch to open a pull request for"));
-	if (!pr->title || !*pr->title)
-		return err_set(e, _("a pull request needs a title"));
-	if (!token)
-		return err_set(e, _("no GitHub token: set the environment variable %s to a token "
-		                    "that may open pull requests on %s"), var, gr);
-	if (strncmp(api, "https://", 8) != 0 && !remote_is_loopback_http(api))
-		return err_set(e, _("refusing to send the GitHub token over plain http to %s; "
-		                    "use an https:// github-api"), api);
-	return 0;
-}
-
-/* The request's JSON, or NULL when jansson refuses a string (not UTF-8). */
-static char *forge_pr_payload(const struct repo_conf *r, const struct forge_pull_request *pr)
-{
-	json_t *req = json_pack("{s:s, s:s, s:s, s:s, s:b}", "title", pr->title,
-	                        "head", pr->branch, "base", r->branch ? r->branch : "main",
-	                        "body", pr->body ? pr->body : "", "draft", r->draft ? 1 : 0);
-	char *payload = req ? json_dumps(req, JSON_COMPACT) : NULL;
-	json_decref(req);
-	return payload;
-}
-
-/* The POST to the pulls endpoint, its answer into h. */
-static void forge_pr_setopt(CURL *c, const char *url, struct curl_slist *hdrs,
-                            const char *payload, struct forge_http *h, char *errbuf)
-{
-	curl_easy_setopt(c, CURLOPT_URL, url);
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
-	curl_easy_setopt(c, CURLOPT_USERAGENT, "paddock/" PACKAGE_VERSION);
-	curl_easy_setopt(c, CURLOPT_POST, 1L);
-	curl_easy_setopt(c, CURLOPT_POSTFIELDS, payload);
-	curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)strlen(payload));
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, forge_http_write);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, h);
-	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, forge_http_header);
-	curl_easy_setopt(c, CURLOPT_HEADERDATA, h);
-	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT, FORGE_HTTP_TIMEOUT);
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 10L);
-	/* No redirects: the Authorization header stays with this host. */
-	curlx_safe(c);
-}
-
-/* The new pull request's address from a 2xx answer. */
-static int forge_pr_html_url(const struct forge_http *h, long status, const char *branch,
-                             const char *gr, char **url_out, struct err *e)
-{
-	json_error_t je;
-	json_t *resp = h->body.data ? json_loadb(h->body.data, h->body.len, 0, &je) : NULL;
-	const char *html = json_string_value(json_object_get(resp, "html_url"));
-	int rc = -1;
-
-	if (!html || !*html)
-		err_set(e, _("GitHub answered %ld to the pull request for %s without its html_url; "
-		             "look for it on %s"), status, branch, gr);
-	else {
-		*url_out = xstrdup(html);
-		rc = 0;
-	}
-	json_decref(resp);
-	return rc;
-}
-
-int forge_open_pull_request(const struct repo_conf *r, const struct forge_pull_request *pr,
-                            char **url_out, struct err *e)
-{
-	const char *token = config_repo_github_token(r);
-	const char *var = r->github_token_env ? r->github_token_env : "GITHUB_TOKEN";
-	const char *api = r->github_api && *r->github_api ? r->github_api : "https://api.github.com";
-	struct forge_http h;
-	struct curl_slist *hdrs = NULL;
-	char errbuf[CURL_ERROR_SIZE] = "";
-	char *url = NULL, *auth = NULL, *payload = NULL, *shown = NULL;
-	CURL *c = NULL;
-	long status = 0;
-	int rc = -1, global = 0;
-	size_t apilen = strlen(api);
-
-	memset(&h, 0, sizeof h);
-	h.ratelimit_remaining = -1;
-	h.retry_after = -1;
-	*url_out = NULL;
-	if (forge_pr_check(r, pr, token, var, api, e) < 0)
-		return -1;
-
-	while (apilen && api[apilen - 1] == '/')
-		apilen--;
-	url = xasprintf("%.*s/repos/%s/pulls", (int)apilen, api, r->github_repo);
-	shown = mirror_url_display(url);
-	payload = forge_pr_payload(r, pr);
-	if (!payload) {
-		err_set(e, _("cannot build the pull request: the title or body is not valid UTF-8"));
-		goto out;
-	}
-
-	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
-		err_set(e, _("cannot initialise libcurl"));
-		goto out;
-	}
-	global = 1;
-	c = curl_easy_init();
-	if (!c) {
-		err_set(e, _("cannot initialise libcurl"));
-		goto out;
-	}
-	auth = xasprintf("Authorization: Bearer %s", token);
-	hdrs = curl_slist_append(hdrs, "Accept: application/vnd.github+json");
-	hdrs = curl_slist_append(hdrs, auth);
-	hdrs = curl_slist_append(hdrs, "X-GitHub-Api-Version: 2022-11-28");
-	hdrs = curl_slist_append(hdrs, "Content-Type: application/json");
-	hdrs = curl_slist_append(hdrs, "Expect:");
-	forge_pr_setopt(c, url, hdrs, payload, &h, errbuf);
-	CURLcode cc = curl_easy_perform(c);
-	if (cc != CURLE_OK && !(cc == CURLE_WRITE_ERROR && h.truncated)) {
-		err_set(e, _("cannot reach GitHub at %s: %s; check github-api and the network"),
-		        shown, *errbuf ? errbuf : curl_easy_strerror(cc));
-		remote_scrub(e, token);
-		goto out;
-	}
-	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-	if (status < 200 || status > 299) {
-		forge_pr_error(r, shown, status, &h, pr->branch, e);
-		remote_scrub(e, token);
-		goto out;
-	}
-	rc = forge_pr_html_url(&h, status, pr->branch, r->github_repo, url_out, e);
-out:
-	if (auth) {
-		explicit_bzero(auth, strlen(auth));
-		free(auth);
-	}
-	for (struct curl_slist *l = hdrs; l; l = l->next)
-		explicit_bzero(l->data, strlen(l->data));
-	curl_slist_free_all(hdrs);
-	if (c)
-		curl_easy_cleanup(c);
-	if (global)
-		curl_global_cleanup();
-	free(payload);
-	free(url);
-	free(shown);
-	buf_free(&h.body);
-	return rc;
-}
-
 int forge_remote_branch(const char *data_dir, const struct repo_conf *r, const char *branch,
                         char sha_out[41], struct err *e)
 {
@@ -740,8 +463,7 @@ out:
 	return rc;
 }
 
-json_t *forge_dry_run(const struct repo_conf *r, const char *branch, const char *commit,
-                      const struct forge_pull_request *pr)
+json_t *forge_dry_run(const struct repo_conf *r, const char *branch, const char *commit)
 {
 	char *remote = mirror_url_display(r->push_url ? r->push_url : r->url);
 	char *refspec = xasprintf("refs/heads/%s:refs/heads/%s", branch, branch);
@@ -749,30 +471,5 @@ json_t *forge_dry_run(const struct repo_conf *r, const char *branch, const char 
 	                      "commit", commit ? commit : "", "force", 0);
 	free(remote);
 	free(refspec);
-	json_t *pj = json_null();
-	if (pr && r->pull_request) {
-		const char *api = r->github_api && *r->github_api ? r->github_api
-		                                                   : "https://api.github.com";
-		size_t apilen = strlen(api);
-		while (apilen && api[apilen - 1] == '/')
-			apilen--;
-		char *url = xasprintf("%.*s/repos/%s/pulls", (int)apilen, api,
-		                      r->github_repo ? r->github_repo : "");
-		char *payload = forge_pr_payload(r, pr);
-		json_t *body = payload ? json_loads(payload, 0, NULL) : NULL;
-		/* What forge_open_pull_request would refuse before sending
-		 * (github-repo, the token, https), so that a dry run shows it. */
-		struct err pe = {{0}};
-		const char *var = r->github_token_env ? r->github_token_env : "GITHUB_TOKEN";
-		if (forge_pr_check(r, pr, config_repo_github_token(r), var, api, &pe) == 0 && !body)
-			err_set(&pe, _("cannot build the pull request: the title or body is not valid "
-			               "UTF-8"));
-		pj = json_pack("{s:s,s:s,s:o,s:o}", "method", "POST", "url", url, "body",
-		               body ? body : json_null(), "problem",
-		               pe.msg[0] ? json_string(pe.msg) : json_null());
-		free(payload);
-		free(url);
-	}
-	json_object_set_new(j, "pull_request", pj);
 	return j;
 }

@@ -1,7 +1,7 @@
-/* forge: pushes a task's branch from paddock's mirror to the repo's remote,
- * and opens pull requests.  Only paddock pushes, with its own credentials:
- * the token (from the environment variable the repo names) never appears
- * in argv, logs, the store or any sandbox.
+/* forge: pushes a task's branch from paddock's mirror to the repo's remote;
+ * the pull request that follows is github.h's.  Only paddock pushes, with
+ * its own credentials: the token (from the environment variable the repo
+ * names) never appears in argv, logs, the store or any sandbox.
  *
  * Safe writes, which no task can switch off: only branches under the repo's
  * branch prefix (default "paddock/") are pushed; never the repo's default
@@ -47,34 +47,11 @@ int forge_push(const char *data_dir, const struct repo_conf *r, const char *bran
 int forge_remote_branch(const char *data_dir, const struct repo_conf *r, const char *branch,
                         char sha_out[41], struct err *e);
 
-struct forge_pull_request {
-	const char *branch;        /* head */
-	const char *title;
-	const char *body;          /* markdown */
-};
-
-/* Opens a pull request on GitHub (or GitHub Enterprise at r->github_api)
- * for r->github_repo with libcurl and jansson: POST
- * /repos/{owner}/{repo}/pulls with head, base (r->branch), title, body and
- * draft, the token of config_repo_github_token(r) as a Bearer token (never
- * over plain http except to loopback).  Blocks for up to 30 s: call it off
- * any UI loop.  On success *url_out is the pull request's html_url
- * (malloc'd); on failure it is NULL.  401, 403, 404, 422 (including "A pull
- * request already exists"), rate limits (with the reset time) and network
- * errors get a message a person can act on, never containing the token. */
-int forge_open_pull_request(const struct repo_conf *r, const struct forge_pull_request *pr,
-                            char **url_out, struct err *e);
-
-/* Test mode (paddock add --dry-run): what forge_push and
- * forge_open_pull_request would send, sending nothing.  A JSON object:
- * "remote" (the push URL without credentials), "refspec" (the exact one,
- * never forced), "commit", "force": false, and "pull_request": {"method",
- * "url", "body" (the JSON object forge_open_pull_request would POST),
- * "problem" (why it would refuse to send it before any network access,
- * such as no GitHub token, or null)}, or null when the repo opens none.
- * pr may be NULL (no pull request).  New reference. */
-json_t *forge_dry_run(const struct repo_conf *r, const char *branch, const char *commit,
-                      const struct forge_pull_request *pr);
-
+/* Test mode (paddock add --dry-run): what forge_push would send, sending
+ * nothing.  A JSON object: "remote" (the push URL without credentials),
+ * "refspec" (the exact one, never forced), "commit" and "force": false.
+ * The pull request's part is github_pull_request_dry_run's (github.h).
+ * New reference. */
+json_t *forge_dry_run(const struct repo_conf *r, const char *branch, const char *commit);
 
 #endif

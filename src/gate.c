@@ -307,8 +307,10 @@ static int dry_run_record(const struct gate_ctx *g, const struct task_row *t, in
 	gate_summary_load(g->st, t, &s, &pe);
 	char *title = pr_title(t->text);
 	char *body = pr_body(g->st, t, &s);
-	struct forge_pull_request pr = { .branch = t->branch, .title = title, .body = body };
-	json_t *rec = forge_dry_run(r, t->branch, t->head, approve && !t->pr_url ? &pr : NULL);
+	struct github_pull_request pr = { .branch = t->branch, .title = title, .body = body };
+	json_t *rec = forge_dry_run(r, t->branch, t->head);
+	json_object_set_new(rec, "pull_request",
+	                    github_pull_request_dry_run(r, approve && !t->pr_url ? &pr : NULL));
 	json_object_set_new(rec, "action", json_string(approve ? "approve" : "push"));
 	char *txt = json_dumps(rec, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	int rc = store_task_set(g->st, t->id, "dry_run_record", txt, e);
@@ -402,9 +404,11 @@ static int approve_finish(const struct gate_ctx *g, const struct task_row *tr,
 		gate_summary_load(g->st, &t, &s, &pe);
 		char *title = pr_title(t.text);
 		char *body = pr_body(g->st, &t, &s);
-		struct forge_pull_request pr = { .branch = t.branch, .title = title, .body = body };
+		struct github_pull_request pr = { .branch = t.branch, .title = title, .body = body };
 		char *url = NULL;
-		if (forge_open_pull_request(r, &pr, &url, &pe) == 0) {
+		/* Through the store: the rate limits and back-offs every GitHub
+		 * call honours. */
+		if (github_pull_request_open(r, g->st, &pr, &url, &pe) == 0) {
 			struct err ignored;
 			store_task_set(g->st, t.id, "pr_url", url, &ignored);
 			pr_link(g->st, r, &t, url);

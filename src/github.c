@@ -12,6 +12,7 @@
 #include "clock.h"
 #include "curlx.h"
 #include "i18n.h"
+#include "mirror.h"
 #include "remote.h"
 #include "sanitize.h"
 #include "store_github.h"
@@ -29,6 +30,8 @@ struct github {
 	double max_wait;
 	long remaining;
 	long long reset;
+	double until;              /* the last wait GitHub asked for, for a */
+	const char *why;           /* client without a store (static text) */
 };
 
 /* One answer. */
@@ -40,6 +43,7 @@ struct github_http {
 	long retry_after;          /* -1: not sent */
 	char *etag;
 	char *link;
+	char *neterr;              /* curl's words when no answer came */
 };
 
 char *github_quote(const char *text, size_t max)
@@ -166,6 +170,7 @@ static void github_http_free(struct github_http *h)
 	buf_free(&h->body);
 	free(h->etag);
 	free(h->link);
+	free(h->neterr);
 	memset(h, 0, sizeof *h);
 }
 
@@ -280,6 +285,8 @@ static void github_when(double t, char *out, size_t n)
 static void github_backoff(struct github *g, double until, const char *why)
 {
 	g->reset = g->reset ? g->reset : (long long)until;
+	g->until = until;
+	g->why = why;
 	if (g->st) {
 		struct err ignored;
 		store_github_backoff_set(g->st, g->api, until, why, &ignored);
@@ -293,7 +300,10 @@ static int github_wait(struct github *g, struct err *e)
 	double until = 0;
 	char *why = NULL;
 	struct err ignored;
-	if (!g->st || store_github_backoff(g->st, g->api, &until, &why, &ignored) != 1) {
+	if (!g->st && g->until > 0) {
+		until = g->until;
+		why = xstrdup(g->why);
+	} else if (!g->st || store_github_backoff(g->st, g->api, &until, &why, &ignored) != 1) {
 		free(why);
 		return 0;
 	}
@@ -406,11 +416,16 @@ static int github_perform(struct github *g, const char *method, const char *url,
 		if (cc == CURLE_OK)
 			curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, status);
 		curl_easy_cleanup(c);
+		/* The token leaves no copy behind in freed memory. */
+		for (struct curl_slist *l = hdrs; l; l = l->next)
+			explicit_bzero(l->data, strlen(l->data));
 		curl_slist_free_all(hdrs);
 		free(inm);
-		if (cc != CURLE_OK && !h->truncated)
+		if (cc != CURLE_OK && !h->truncated) {
+			h->neterr = xstrdup(*errbuf ? errbuf : curl_easy_strerror(cc));
 			return err_kind_set(e, ERR_UNAVAILABLE, _("cannot reach GitHub at %s: %s"), g->api,
-			                    *errbuf ? errbuf : curl_easy_strerror(cc));
+			                    h->neterr);
+		}
 		if (h->truncated)
 			return err_kind_set(e, ERR_REMOTE, _("GitHub's answer to %s %s is larger than "
 			                    "%u MiB; not read"), method, url + strlen(g->api),
@@ -600,4 +615,193 @@ int github_send(struct github *g, const char *method, const char *path, json_t *
 	free(payload);
 	free(url);
 	return rc;
+}
+
+/* ---- pull requests ---- */
+
+static const char *github_var_of(const struct repo_conf *r)
+{
+	return r->github_token_env ? r->github_token_env : "GITHUB_TOKEN";
+}
+
+static const char *github_api_of(const struct repo_conf *r)
+{
+	return r->github_api && *r->github_api ? r->github_api : "https://api.github.com";
+}
+
+static int github_pr_error(const struct repo_conf *r, const char *api, long status,
+                           const struct github_http *h, const char *head, struct err *e)
+{
+	const char *var = github_var_of(r);
+	char *msg = github_message(h->body.data, h->body.len);
+
+	if (status == 401)
+		err_set(e, _("GitHub refused the token (401 %s); check the variable %s"), msg, var);
+	else if ((status == 403 || status == 429) && h->remaining == 0) {
+		char when[64] = "";
+		time_t t = (time_t)h->reset;
+		struct tm tm;
+		long mins = h->reset ? (long)((t - time(NULL) + 59) / 60) : -1;
+		if (h->reset && localtime_r(&t, &tm))
+			strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S %Z", &tm);
+		if (mins < 0 && *when)
+			mins = 0;
+		if (*when)
+			err_set(e, _("GitHub's API rate limit for the token in %s is used up (%ld: %s); "
+			             "it resets at %s (in %ld min); open the pull request then"),
+			        var, status, msg, when, mins);
+		else
+			err_set(e, _("GitHub's API rate limit for the token in %s is used up (%ld: %s); "
+			             "try again later"), var, status, msg);
+	} else if ((status == 403 || status == 429) && h->retry_after >= 0)
+		err_set(e, _("GitHub is limiting requests (%ld %s); try again in %ld s"), status,
+		        msg, h->retry_after);
+	else if (status == 403)
+		err_set(e, _("GitHub refused to open a pull request on %s (403 %s); the token in %s "
+		             "needs write access to pull requests of that repository"),
+		        r->github_repo, msg, var);
+	else if (status == 404)
+		err_set(e, _("GitHub has no repository %s, or the token in %s cannot see it (404 %s); "
+		             "check github-repo in the config and the token's access"),
+		        r->github_repo, var, msg);
+	else if (status == 422 && strstr(msg, "A pull request already exists"))
+		err_set(e, _("a pull request for %s already exists on %s (GitHub: %s); the pushed "
+		             "branch updates it"), head, r->github_repo, msg);
+	else if (status == 422)
+		err_set(e, _("GitHub did not open the pull request (422 %s); check that branch %s "
+		             "exists on %s and differs from %s"), msg, head, r->github_repo,
+		        r->branch ? r->branch : "main");
+	else if (status >= 500)
+		err_set(e, _("GitHub failed (%ld %s) at %s; try again later"), status, msg, api);
+	else
+		err_set(e, _("GitHub answered %ld (%s) to the pull request for %s on %s"), status, msg,
+		        head, r->github_repo);
+	free(msg);
+	return -1;
+}
+
+/* What must hold before anything is sent: a well-formed OWNER/NAME (it
+ * goes into the URL), a branch, a title, a token, and https for it. */
+static int github_pr_check(const struct repo_conf *r, const struct github_pull_request *pr,
+                           const char *token, const char *var, const char *api,
+                           struct err *e)
+{
+	const char *gr = r->github_repo;
+	if (!github_repo_ok(gr))
+		return err_set(e, _("repo %s: set github-repo = OWNER/NAME in the config to open pull "
+		                    "requests"), r->name);
+	if (!pr->branch || !*pr->branch)
+		return err_set(e, _("no branch to open a pull request for"));
+	if (!pr->title || !*pr->title)
+		return err_set(e, _("a pull request needs a title"));
+	if (!token)
+		return err_set(e, _("no GitHub token: set the environment variable %s to a token "
+		                    "that may open pull requests on %s"), var, gr);
+	if (strncmp(api, "https://", 8) != 0 && !remote_is_loopback_http(api))
+		return err_set(e, _("refusing to send the GitHub token over plain http to %s; "
+		                    "use an https:// github-api"), api);
+	return 0;
+}
+
+/* The request's JSON, or NULL when jansson refuses a string (not UTF-8). */
+static char *github_pr_payload(const struct repo_conf *r, const struct github_pull_request *pr)
+{
+	json_t *req = json_pack("{s:s, s:s, s:s, s:s, s:b}", "title", pr->title,
+	                        "head", pr->branch, "base", r->branch ? r->branch : "main",
+	                        "body", pr->body ? pr->body : "", "draft", r->draft ? 1 : 0);
+	char *payload = req ? json_dumps(req, JSON_COMPACT) : NULL;
+	json_decref(req);
+	return payload;
+}
+
+/* The new pull request's address from a 2xx answer. */
+static int github_pr_html_url(const struct github_http *h, long status, const char *branch,
+                              const char *gr, char **url_out, struct err *e)
+{
+	json_error_t je;
+	json_t *resp = h->body.data ? json_loadb(h->body.data, h->body.len, 0, &je) : NULL;
+	const char *html = json_string_value(json_object_get(resp, "html_url"));
+	int rc = -1;
+
+	if (!html || !*html)
+		err_set(e, _("GitHub answered %ld to the pull request for %s without its html_url; "
+		             "look for it on %s"), status, branch, gr);
+	else {
+		*url_out = xstrdup(html);
+		rc = 0;
+	}
+	json_decref(resp);
+	return rc;
+}
+
+int github_pull_request_open(const struct repo_conf *r, struct store *st,
+                             const struct github_pull_request *pr, char **url_out,
+                             struct err *e)
+{
+	const char *token = config_repo_github_token(r);
+	struct github *g = NULL;
+	struct github_http h = {0};
+	char *url = NULL, *payload = NULL, *shown = NULL;
+	long status = 0;
+	int rc = -1;
+
+	*url_out = NULL;
+	if (github_pr_check(r, pr, token, github_var_of(r), github_api_of(r), e) < 0)
+		return -1;
+	if (github_open(&g, r, st, e) < 0)
+		goto out;
+	url = xasprintf("%s/repos/%s/pulls", g->api, r->github_repo);
+	shown = mirror_url_display(url);
+	payload = github_pr_payload(r, pr);
+	if (!payload) {
+		err_set(e, _("cannot build the pull request: the title or body is not valid UTF-8"));
+		goto out;
+	}
+	if (github_perform(g, "POST", url, payload, NULL, &h, &status, e) < 0) {
+		if (h.neterr)
+			err_set(e, _("cannot reach GitHub at %s: %s; check github-api and the network"),
+			        shown, h.neterr);
+		goto out;
+	}
+	if (!github_ok(status))
+		github_pr_error(r, shown, status, &h, pr->branch, e);
+	else
+		rc = github_pr_html_url(&h, status, pr->branch, r->github_repo, url_out, e);
+out:
+	if (rc < 0)
+		remote_scrub(e, token);
+	github_http_free(&h);
+	github_close(g);
+	free(payload);
+	free(url);
+	free(shown);
+	return rc;
+}
+
+json_t *github_pull_request_dry_run(const struct repo_conf *r,
+                                    const struct github_pull_request *pr)
+{
+	if (!pr || !r->pull_request)
+		return json_null();
+	const char *api = github_api_of(r);
+	size_t apilen = strlen(api);
+	while (apilen && api[apilen - 1] == '/')
+		apilen--;
+	char *url = xasprintf("%.*s/repos/%s/pulls", (int)apilen, api,
+	                      r->github_repo ? r->github_repo : "");
+	char *payload = github_pr_payload(r, pr);
+	json_t *body = payload ? json_loads(payload, 0, NULL) : NULL;
+	/* What github_pull_request_open would refuse before sending
+	 * (github-repo, the token, https), so that a dry run shows it. */
+	struct err pe = {{0}};
+	if (github_pr_check(r, pr, config_repo_github_token(r), github_var_of(r), api, &pe) == 0 &&
+	    !body)
+		err_set(&pe, _("cannot build the pull request: the title or body is not valid "
+		               "UTF-8"));
+	json_t *pj = json_pack("{s:s,s:s,s:o,s:o}", "method", "POST", "url", url, "body",
+	                       body ? body : json_null(), "problem",
+	                       pe.msg[0] ? json_string(pe.msg) : json_null());
+	free(payload);
+	free(url);
+	return pj;
 }

@@ -1,6 +1,6 @@
 /* github: a client of GitHub's REST API (and GitHub Enterprise's, at a
- * repo's github-api) for the front door (ghsync.h), with libcurl and
- * jansson.
+ * repo's github-api) for the front door (ghsync.h) and the pull requests
+ * an approve opens (gate.h), with libcurl and jansson: paddock's one.
  *
  * Every request carries the documented headers (Accept:
  * application/vnd.github+json, X-GitHub-Api-Version: 2022-11-28, a
@@ -72,5 +72,35 @@ char *github_quote(const char *text, size_t max);
 
 /* URL-encodes s for a query string (malloc'd). */
 char *github_escape(const char *s);
+
+/* ---- pull requests ---- */
+
+struct github_pull_request {
+	const char *branch;        /* head */
+	const char *title;
+	const char *body;          /* markdown */
+};
+
+/* Opens a pull request for r->github_repo: POST /repos/{owner}/{repo}/pulls
+ * with head, base (r->branch), title, body and draft, as every request of
+ * this client (the headers, the token, the rate limits and back-offs kept
+ * in st, which may be NULL).  So a rate limit the sync was told of delays
+ * (or refuses) the pull request, and one the pull request is told of
+ * delays the next sync.  Blocks (a request of up to 30 s, and a back-off
+ * of up to 60 s waited out): call it off any UI loop.  On success
+ * *url_out is the pull request's html_url (malloc'd); on failure it is
+ * NULL.  401, 403, 404, 422 (including "A pull request already exists"),
+ * rate limits (with the reset time) and network errors get a message a
+ * person can act on, never containing the token. */
+int github_pull_request_open(const struct repo_conf *r, struct store *st,
+                             const struct github_pull_request *pr, char **url_out,
+                             struct err *e);
+/* Test mode (paddock add --dry-run): what github_pull_request_open would
+ * send, sending nothing: {"method", "url", "body" (the JSON object it
+ * would POST), "problem" (why it would refuse to send it before any
+ * network access, such as no GitHub token, or null)}; JSON null when pr
+ * is NULL or r opens no pull requests.  New reference. */
+json_t *github_pull_request_dry_run(const struct repo_conf *r,
+                                    const struct github_pull_request *pr);
 
 #endif

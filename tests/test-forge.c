@@ -1,9 +1,9 @@
 /* test-forge: which branches may be pushed, and forge_push for real to a
  * bare repo by path: creation, no-op, fast-forward, a remote branch moved
- * by someone else, refusals before any network access; the pull request
- * errors that need no server (the HTTP contract is in tests/push.test);
- * SSH host keys against known_hosts files made by ssh-keygen (pushes over
- * SSH to a real sshd are in tests/ssh.test). */
+ * by someone else, refusals before any network access; SSH host keys
+ * against known_hosts files made by ssh-keygen (pushes over SSH to a real
+ * sshd are in tests/ssh.test).  The pull request's errors are
+ * tests/test-ghsync.c's. */
 #include "autoconfig.h"
 
 #include <stdint.h>
@@ -510,41 +510,6 @@ static void test_config_known_hosts(void)
 	free(path);
 }
 
-static void test_pull_request_errors(void)
-{
-	struct repo_conf r;
-	struct err e;
-	char *url = (char *)"unset";
-	struct forge_pull_request pr = { "paddock/t1", "Fix it", "body" };
-
-	repo_init(&r, REMOTE);
-	r.github_token_env = "FORGE_TEST_GH_TOKEN";
-	unsetenv("FORGE_TEST_GH_TOKEN");
-	is_int(forge_open_pull_request(&r, &pr, &url, &e), -1, "no github-repo: refused");
-	ok(strstr(e.msg, "github-repo") != NULL, "... naming github-repo: %s", e.msg);
-	ok(url == NULL, "... and no URL");
-
-	r.github_repo = "acme/widgets";
-	is_int(forge_open_pull_request(&r, &pr, &url, &e), -1, "no token: refused");
-	ok(strstr(e.msg, "set the environment variable FORGE_TEST_GH_TOKEN") != NULL,
-	   "... naming the variable: %s", e.msg);
-
-	setenv("FORGE_TEST_GH_TOKEN", "ghp_sekrit_value_1234", 1);
-	r.github_api = "http://example.invalid/api/v3";
-	is_int(forge_open_pull_request(&r, &pr, &url, &e), -1, "plain http to another host: refused");
-	ok(strstr(e.msg, "plain http") != NULL, "... saying why: %s", e.msg);
-
-	r.github_api = "http://127.0.0.1:1";
-	is_int(forge_open_pull_request(&r, &pr, &url, &e), -1, "a closed port: a network error");
-	ok(strstr(e.msg, "cannot reach GitHub at http://127.0.0.1:1/repos/acme/widgets/pulls") != NULL,
-	   "... naming the URL: %s", e.msg);
-	ok(strstr(e.msg, "ghp_sekrit_value_1234") == NULL, "... without the token");
-
-	struct forge_pull_request notitle = { "paddock/t1", "", "body" };
-	is_int(forge_open_pull_request(&r, &notitle, &url, &e), -1, "an empty title: refused");
-	unsetenv("FORGE_TEST_GH_TOKEN");
-}
-
 int main(void)
 {
 	testlib_git_env("tester", "tester@example.invalid", NULL);
@@ -562,7 +527,6 @@ int main(void)
 
 	test_allowed();
 	test_push();
-	test_pull_request_errors();
 	test_ssh_port();
 	test_ssh_host_known();
 	test_config_known_hosts();

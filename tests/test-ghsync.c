@@ -6,7 +6,8 @@
  * request for changes on a done task's pull request (back to review, only
  * when its last round was pushed), and a round asked on GitHub going to
  * the pull request as approval auto would; agent text quoted for GitHub
- * (github_quote) in a code block it cannot end. */
+ * (github_quote) in a code block it cannot end; the pull request's errors
+ * that need no server, and a back-off in the store holding it back. */
 #include "autoconfig.h"
 #include "ghsync.h"
 
@@ -15,6 +16,7 @@
 
 #include "autogate.h"
 #include "buf.h"
+#include "clock.h"
 #include "config.h"
 #include "github.h"
 #include "move.h"
@@ -259,6 +261,60 @@ static void test_quote(void)
 	free(q);
 }
 
+/* The pull request's errors that need no server (the HTTP contract is in
+ * tests/push.test). */
+static void test_pull_request_errors(void)
+{
+	struct repo_conf r;
+	struct err e;
+	char *url = (char *)"unset";
+	struct github_pull_request pr = { "paddock/t1", "Fix it", "body" };
+
+	memset(&r, 0, sizeof r);
+	r.name = "demo";
+	r.url = "https://git.example.invalid/acme/widgets.git";
+	r.branch = "main";
+	r.github_token_env = "FORGE_TEST_GH_TOKEN";
+	unsetenv("FORGE_TEST_GH_TOKEN");
+	is_int(github_pull_request_open(&r, NULL, &pr, &url, &e), -1, "no github-repo: refused");
+	ok(strstr(e.msg, "github-repo") != NULL, "... naming github-repo: %s", e.msg);
+	ok(url == NULL, "... and no URL");
+
+	r.github_repo = "acme/widgets";
+	is_int(github_pull_request_open(&r, NULL, &pr, &url, &e), -1, "no token: refused");
+	ok(strstr(e.msg, "set the environment variable FORGE_TEST_GH_TOKEN") != NULL,
+	   "... naming the variable: %s", e.msg);
+
+	setenv("FORGE_TEST_GH_TOKEN", "ghp_sekrit_value_1234", 1);
+	r.github_api = "http://example.invalid/api/v3";
+	is_int(github_pull_request_open(&r, NULL, &pr, &url, &e), -1,
+	       "plain http to another host: refused");
+	ok(strstr(e.msg, "plain http") != NULL, "... saying why: %s", e.msg);
+
+	r.github_api = "http://127.0.0.1:1";
+	is_int(github_pull_request_open(&r, NULL, &pr, &url, &e), -1,
+	       "a closed port: a network error");
+	ok(strstr(e.msg, "cannot reach GitHub at http://127.0.0.1:1/repos/acme/widgets/pulls") != NULL,
+	   "... naming the URL: %s", e.msg);
+	ok(strstr(e.msg, "ghp_sekrit_value_1234") == NULL, "... without the token");
+
+	struct github_pull_request notitle = { "paddock/t1", "", "body" };
+	is_int(github_pull_request_open(&r, NULL, &notitle, &url, &e), -1,
+	       "an empty title: refused");
+
+	/* A wait GitHub asked the sync for holds the pull request too: nothing
+	 * is sent (the closed port is never tried) before it ends. */
+	is_int(store_github_backoff_set(st, "http://127.0.0.1:1", clock_wall() + 600,
+	                                "rate limit used up", &e), 0, "a back-off is recorded");
+	is_int(github_pull_request_open(&r, st, &pr, &url, &e), -1,
+	       "a pull request during a back-off: refused");
+	ok(strstr(e.msg, "GitHub asked paddock to wait until ") != NULL &&
+	   strstr(e.msg, "(rate limit used up); nothing is sent to http://127.0.0.1:1 before then"),
+	   "... saying until when, and that nothing is sent before: %s", e.msg);
+	ok(url == NULL, "... and no URL");
+	unsetenv("FORGE_TEST_GH_TOKEN");
+}
+
 int main(void)
 {
 	char *dir = testlib_tmpdir("ghsync");
@@ -282,6 +338,7 @@ int main(void)
 	test_links();
 	test_seen_and_cache();
 	test_reopen();
+	test_pull_request_errors();
 	store_close(st);
 	config_free(&cfg);
 	free(db);
