@@ -144,6 +144,21 @@ write_agent() {
 task_status() { "$PADDOCK" show --json "$1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["status"])'; }
 task_field() { "$PADDOCK" show --json "$1" | python3 -c 'import json,sys; v=json.load(sys.stdin).get(sys.argv[1]); print("" if v is None else v)' "$2"; }
 
+# listed_ids IDS-FILE: prints each id in IDS-FILE (one a line, as `add`
+# printed them) that `list --json` does not have, and fails when there is
+# one or IDS-FILE has a line that is not an id: "no task is lost" means
+# every task added is still there, whatever its status.
+listed_ids() {
+	"$PADDOCK" list --json | python3 -c '
+import json, re, sys
+have = {t["id"] for t in json.load(sys.stdin)}
+added = [l.strip() for l in open(sys.argv[1])]
+bad = [i or "(an empty line)" for i in added if not re.fullmatch(r"[0-9a-z-]+", i)]
+gone = [i for i in added if i and i not in have]
+print(" ".join(bad + gone))
+sys.exit(1 if bad + gone or not added else 0)' "$1"
+}
+
 # skip_check DESCRIPTION REASON: a check that does not apply in this mode,
 # as a TAP line that names it ("ok N - DESCRIPTION # SKIP REASON").
 skip_check() { ok 0 "$1 # SKIP $2"; }
