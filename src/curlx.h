@@ -1,5 +1,5 @@
 /* curlx: the options every HTTP request paddock itself sends takes
- * (forge.c's GitHub calls, webhook.c's deliveries, the gateway's model
+ * (github.c's GitHub calls, webhook.c's deliveries, the gateway's model
  * requests): no signals (threads, and the scheduler's own handlers), no
  * redirects (a secret header or a signed body goes to no other host),
  * http and https only. */
