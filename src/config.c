@@ -989,7 +989,7 @@ static void config_entry(struct parse *p, const char *name, const char *value, i
 	if (strcmp(section, "include") == 0 || strcmp(section, "includeif") == 0) {
 		if (config_first_report(p, section, sub))
 			config_problem_add(p->ps, config_line(p->spots, section, sub, NULL, 1),
-				    _("[%s] is not supported; put every setting in this file"), section);
+				           _("[%s] is not supported; put every setting in this file"), section);
 		goto out;
 	}
 	sec = config_section_find(section);
@@ -1007,25 +1007,25 @@ static void config_entry(struct parse *p, const char *name, const char *value, i
 	if (sec->named && !sub) {
 		if (config_first_report(p, section, sub))
 			config_problem_add(p->ps, config_line(p->spots, section, NULL, NULL, 1),
-				    _("[%s] needs a name: write [%s \"NAME\"]"), section, section);
+				           _("[%s] needs a name: write [%s \"NAME\"]"), section, section);
 		goto out;
 	}
 	if (!sec->named && sub) {
 		if (config_first_report(p, section, sub))
 			config_problem_add(p->ps, config_line(p->spots, section, sub, NULL, 1),
-				    _("[%s \"%s\"]: section %s takes no name; write [%s]"), section, sub, section, section);
+				           _("[%s \"%s\"]: section %s takes no name; write [%s]"), section, sub, section, section);
 		goto out;
 	}
 	if (strcmp(section, "price") == 0 && !config_model_name_valid(sub)) {
 		if (config_first_report(p, section, sub))
 			config_problem_add(p->ps, config_line(p->spots, section, sub, NULL, 1),
-				    _("invalid model name '%s': use up to 128 letters, digits, '.', '_', ':', '/', '@' and '-', optionally ending in '*'"), sub);
+				           _("invalid model name '%s': use up to 128 letters, digits, '.', '_', ':', '/', '@' and '-', optionally ending in '*'"), sub);
 		goto out;
 	}
 	if (sec->named && strcmp(section, "price") != 0 && !config_name_valid(sub)) {
 		if (config_first_report(p, section, sub))
 			config_problem_add(p->ps, config_line(p->spots, section, sub, NULL, 1),
-				    _("invalid %s name '%s': use up to 64 letters, digits, '.', '_' and '-', starting with a letter or digit"), section, sub);
+				           _("invalid %s name '%s': use up to 64 letters, digits, '.', '_' and '-', starting with a letter or digit"), section, sub);
 		goto out;
 	}
 	if (sec->any_key) {
@@ -1250,7 +1250,7 @@ static void config_host_checks(const struct config *c, const struct spots *spots
 			struct err e;
 			if (urls[k] && config_local_url_check(r->name, keys[k], urls[k], &e) < 0)
 				config_problem_add(warn, config_line(spots, "repo", r->name, keys[k], 1),
-				            _("warning: %s"), e.msg);
+				                   _("warning: %s"), e.msg);
 		}
 	}
 
@@ -1266,13 +1266,13 @@ static void config_host_checks(const struct config *c, const struct spots *spots
 			if (agent_check_named(a->name, keys[k], &cl, a->files, a->nfiles, &e) < 0 ||
 			    config_agent_program(a, keys[k], &cl, &e) < 0)
 				config_problem_add(ps, config_line(spots, "agent", a->name, keys[k], 1), "%s",
-				            e.msg);
+				                   e.msg);
 			agent_cmdline_free(&cl);
 		}
 		for (size_t f = 0; f < a->nfiles; f++)
 			if (agent_check_listed(a->name, a->files[f], &e) < 0)
 				config_problem_add(ps, config_line(spots, "agent", a->name, "files", 1), "%s",
-				            e.msg);
+				                   e.msg);
 	}
 	/* A key that can spend without a limit: the default has no budget. */
 	if (c->limits.budget <= 0 && !c->limits.budget_tokens) {
@@ -1289,8 +1289,8 @@ static void config_host_checks(const struct config *c, const struct spots *spots
 		}
 		if (with.len)
 			config_problem_add(warn, config_line(spots, "limits", NULL, "budget", 1),
-			            _("warning: a key is set for %s, and no budget limits what a task spends with it; set limits.budget (for example 5) or limits.budget-tokens, or give tasks paddock add --budget"),
-			            with.data);
+			                   _("warning: a key is set for %s, and no budget limits what a task spends with it; set limits.budget (for example 5) or limits.budget-tokens, or give tasks paddock add --budget"),
+			                   with.data);
 		buf_free(&with);
 	}
 	/* The gateway's uid should be nobody else's (an account of that name
@@ -1298,12 +1298,12 @@ static void config_host_checks(const struct config *c, const struct spots *spots
 	struct passwd *pw = getpwuid(c->gw_uid);
 	if (pw && strcmp(pw->pw_name, "paddock-gateway") != 0)
 		config_problem_add(warn, config_line(spots, "gateway", NULL, "uid", 1),
-		            _("warning: gateway.uid %lu is the account %s's; choose a uid that no account uses (or name its account paddock-gateway)"),
-		            (unsigned long)c->gw_uid, pw->pw_name);
+		                   _("warning: gateway.uid %lu is the account %s's; choose a uid that no account uses (or name its account paddock-gateway)"),
+		                   (unsigned long)c->gw_uid, pw->pw_name);
 	if (c->limits.cpus_set && online > 0 && c->limits.cpus > (double)online)
 		config_problem_add(warn, config_line(spots, "limits", NULL, "cpus", 1),
-		            _("warning: limits.cpus = %g is more than the %ld CPUs of this machine; a task may use them all"),
-		            c->limits.cpus, online);
+		                   _("warning: limits.cpus = %g is more than the %ld CPUs of this machine; a task may use them all"),
+		                   c->limits.cpus, online);
 }
 
 static char *config_problem_text(const char *path, const struct problem *pr);
@@ -1318,16 +1318,16 @@ static void config_workflow_checks(struct config *c, struct spots *spots, struct
 		const struct repo_conf *r = &c->repos[i];
 		if ((r->approval == APPROVAL_AUTO || r->approval == APPROVAL_AUTO_PUSH) && !r->test)
 			config_problem_add(ps, config_line(spots, "repo", r->name, "approval", 1),
-			            _("repo '%s': approval = %s needs a test command; add test = "
-			              "COMMAND, or use review"), r->name,
-			            config_approval_name(r->approval));
+			                   _("repo '%s': approval = %s needs a test command; add test = "
+			                     "COMMAND, or use review"), r->name,
+			                   config_approval_name(r->approval));
 	}
 	for (size_t i = 0; i < c->nrecipes; i++) {
 		const struct recipe_conf *r = &c->recipes[i];
 		if (!r->prompt) {
 			config_problem_add(ps, config_line(spots, "recipe", r->name, NULL, 1),
-			            _("recipe '%s' has no prompt; add prompt = TEXT under "
-			              "[recipe \"%s\"]"), r->name, r->name);
+			                   _("recipe '%s' has no prompt; add prompt = TEXT under "
+			                     "[recipe \"%s\"]"), r->name, r->name);
 			continue;
 		}
 		/* A placeholder that names no input would reach the agent as
@@ -1345,8 +1345,8 @@ static void config_workflow_checks(struct config *c, struct spots *spots, struct
 				;
 			if (j == r->ninputs)
 				config_problem_add(ps, config_line(spots, "recipe", r->name, "prompt", 1),
-				            _("recipe '%s' uses {%s}, which is not one of its inputs; add "
-				              "input = %s"), r->name, names[k], names[k]);
+				                   _("recipe '%s' uses {%s}, which is not one of its inputs; add "
+				                     "input = %s"), r->name, names[k], names[k]);
 			free(names[k]);
 		}
 		free(names);
@@ -1361,18 +1361,18 @@ static void config_github_checks(const struct config *c, const struct repo_conf 
 	if (!r) {
 		if (c->github_secret_env && c->github_secret_file)
 			config_problem_add(ps, config_line(spots, "github", NULL, "webhook-secret-file", 1),
-				    _("github: webhook-secret-env and webhook-secret-file are both set; keep one"));
+				           _("github: webhook-secret-env and webhook-secret-file are both set; keep one"));
 		return;
 	}
 	if (r->pull_request && !r->github_repo)
 		config_problem_add(ps, config_line(spots, "repo", r->name, "pull-request", 1),
-			    _("repo '%s' opens pull requests on GitHub but names no repository; add github-repo = OWNER/NAME"),
-			    r->name);
+			           _("repo '%s' opens pull requests on GitHub but names no repository; add github-repo = OWNER/NAME"),
+			           r->name);
 	if ((r->github_issues || r->github_handle || r->ngithub_reviewers ||
 	     r->github_follow == 1) && !r->github_repo)
 		config_problem_add(ps, config_line(spots, "repo", r->name, NULL, 1),
-			    _("repo '%s' follows GitHub but names no repository; add github-repo = OWNER/NAME"),
-			    r->name);
+			           _("repo '%s' follows GitHub but names no repository; add github-repo = OWNER/NAME"),
+			           r->name);
 }
 
 static void config_parse_text(const char *path, const char *text, size_t len, struct config *c,
@@ -1393,8 +1393,8 @@ static void config_parse_text(const char *path, const char *text, size_t len, st
 		if (!spots.v[i].key && (strcmp(spots.v[i].section, "include") == 0 ||
 					strcmp(spots.v[i].section, "includeif") == 0)) {
 			config_problem_add(ps, spots.v[i].line,
-				    _("[%s] is not supported; put every setting in this file"),
-				    spots.v[i].section);
+				           _("[%s] is not supported; put every setting in this file"),
+				           spots.v[i].section);
 			spots_free(&spots);
 			return;
 		}
@@ -1424,8 +1424,8 @@ static void config_parse_text(const char *path, const char *text, size_t len, st
 		struct repo_conf *r = &c->repos[i];
 		if (!r->url)
 			config_problem_add(ps, config_line(&spots, "repo", r->name, NULL, 1),
-				    _("repo '%s' has no url; add url = PATH-OR-URL under [repo \"%s\"]"),
-				    r->name, r->name);
+				           _("repo '%s' has no url; add url = PATH-OR-URL under [repo \"%s\"]"),
+				           r->name, r->name);
 		config_repo_defaults(r);
 		config_github_checks(c, r, &spots, ps);
 	}
@@ -1434,53 +1434,53 @@ static void config_parse_text(const char *path, const char *text, size_t len, st
 		const struct agent_conf *a = &c->agents[i];
 		if (!a->command)
 			config_problem_add(ps, config_line(&spots, "agent", a->name, NULL, 1),
-				    _("agent '%s' has no command; add command = COMMAND under [agent \"%s\"]"),
-				    a->name, a->name);
+				           _("agent '%s' has no command; add command = COMMAND under [agent \"%s\"]"),
+				           a->name, a->name);
 		if (a->endpoint && !config_find_endpoint(c, a->endpoint))
 			config_problem_add(ps, config_line(&spots, "agent", a->name, "endpoint", 1),
-				    _("agent '%s' uses endpoint '%s', which is not defined; add [endpoint \"%s\"] or use anthropic or openai"),
-				    a->name, a->endpoint, a->endpoint);
+				           _("agent '%s' uses endpoint '%s', which is not defined; add [endpoint \"%s\"] or use anthropic or openai"),
+				           a->name, a->endpoint, a->endpoint);
 	}
 	config_workflow_checks(c, &spots, ps);
 	for (i = 0; i < c->ntokens; i++)
 		if (!c->tokens[i].value_env && !c->tokens[i].value_file)
 			config_problem_add(ps, config_line(&spots, "token", c->tokens[i].name, NULL, 1),
-				    _("token '%s' has no value; add value-env = VARIABLE or value-file = PATH (never the token itself)"),
-				    c->tokens[i].name);
+				           _("token '%s' has no value; add value-env = VARIABLE or value-file = PATH (never the token itself)"),
+				           c->tokens[i].name);
 	for (i = 0; i < c->nendpoints; i++) {
 		const struct endpoint_conf *ep = &c->endpoints[i];
 		if (!ep->upstream)
 			config_problem_add(ps, config_line(&spots, "endpoint", ep->name, NULL, 1),
-				    _("endpoint '%s' has no upstream; add upstream = URL under [endpoint \"%s\"]"),
-				    ep->name, ep->name);
+				           _("endpoint '%s' has no upstream; add upstream = URL under [endpoint \"%s\"]"),
+				           ep->name, ep->name);
 		if (!ep->port)
 			config_problem_add(ps, config_line(&spots, "endpoint", ep->name, NULL, 1),
-				    _("endpoint '%s' has no port; add port = N (the port the sandbox reaches it on, such as 8083)"),
-				    ep->name);
+				           _("endpoint '%s' has no port; add port = N (the port the sandbox reaches it on, such as 8083)"),
+				           ep->name);
 		for (size_t j = 0; j < i; j++)
 			if (ep->port && c->endpoints[j].port == ep->port)
 				config_problem_add(ps, config_line(&spots, "endpoint", ep->name, "port", 1),
-					    _("endpoints '%s' and '%s' both use port %d; give each its own"),
-					    c->endpoints[j].name, ep->name, ep->port);
+					           _("endpoints '%s' and '%s' both use port %d; give each its own"),
+					           c->endpoints[j].name, ep->name, ep->port);
 		if (ep->port && ep->port == c->gw_proxy_port)
 			config_problem_add(ps, config_line(&spots, "endpoint", ep->name, "port", 1),
-				    _("endpoint '%s' uses port %d, which is the proxy's (gateway.proxy-port)"),
-				    ep->name, ep->port);
+				           _("endpoint '%s' uses port %d, which is the proxy's (gateway.proxy-port)"),
+				           ep->name, ep->port);
 	}
 	/* (The built-in definitions are parsed without the defaults: 0.) */
 	if (c->gw_uid && (c->gw_uid == c->sandbox_uid || c->gw_gid == c->sandbox_gid)) {
 		const char *k = c->gw_uid == c->sandbox_uid ? "uid" : "gid";
 		int line = config_line(&spots, "gateway", NULL, k, 1);
 		config_problem_add(ps, line ? line : config_line(&spots, "sandbox", NULL, k, 1),
-			    _("gateway.uid and gateway.gid must differ from sandbox.uid and sandbox.gid (%lu, %lu): a sandbox could signal the gateway that holds the keys; choose other ids"),
-			    (unsigned long)c->sandbox_uid, (unsigned long)c->sandbox_gid);
+			           _("gateway.uid and gateway.gid must differ from sandbox.uid and sandbox.gid (%lu, %lu): a sandbox could signal the gateway that holds the keys; choose other ids"),
+			           (unsigned long)c->sandbox_uid, (unsigned long)c->sandbox_gid);
 	}
 	if (c->wh_secret_env && c->wh_secret_file)
 		config_problem_add(ps, config_line(&spots, "webhook", NULL, "secret-file", 1),
-			    _("webhook: secret-env and secret-file are both set; keep one"));
+			           _("webhook: secret-env and secret-file are both set; keep one"));
 	if (!c->wh_url && config_line(&spots, "webhook", NULL, NULL, 1))
 		config_problem_add(ps, config_line(&spots, "webhook", NULL, NULL, 1),
-			    _("[webhook] has no url; add url = URL under [webhook] (the chat or service that receives the POSTs)"));
+			           _("[webhook] has no url; add url = URL under [webhook] (the chat or service that receives the POSTs)"));
 	if (warn)
 		config_host_checks(c, &spots, ps, warn);
 out:
@@ -1723,6 +1723,8 @@ static const char *config_key_type(const struct config_key *k, char *buf, size_t
 	case KT_TEXT:
 	case KT_OPT_TEXT:
 		return "string";
+	case KT_DURATION:
+		return "duration";
 	case KT_CUSTOM:
 		break;
 	}

@@ -61,6 +61,8 @@ enum key_type {
 	KT_PRICE,      /* double: US dollars per million tokens */
 	KT_TEXT,       /* char *: any text */
 	KT_OPT_TEXT,   /* char *: any text; empty means none (NULL) */
+	KT_DURATION,   /* double: seconds, a duration (units.h) of at most hi
+	                  (0: no limit), or a word of none's (stored as 0) */
 	KT_CUSTOM      /* set reads it */
 };
 
@@ -73,14 +75,27 @@ struct config_key {
 	const char *key;
 	enum key_type type;
 	size_t off;                  /* typed keys: offset in the section's object */
-	unsigned long long lo, hi;   /* KT_INT: the range; KT_SIZE: the minimum */
+	unsigned long long lo, hi;   /* KT_INT: the range; KT_SIZE: the minimum;
+	                                KT_DURATION: hi, the longest in seconds */
 	void (*set)(const struct entry *en);  /* KT_CUSTOM */
+	unsigned none;               /* KT_DURATION: the words that mean none
+	                                (KD_ZERO, KD_NEVER), 0: no such word */
+	const char *bad;             /* KT_DURATION: the message for a value
+	                                it refuses, N_() with one %s, the
+	                                value; NULL: "KEY: 'VALUE' is not a
+	                                duration; write ..." */
 	const char *doc;             /* the value's form; NULL: the type's */
 	const char *def;             /* the default in words; NULL: required (a
 	                                text that starts with "required" is
 	                                printed as it is) */
 	const char *group;           /* a paragraph before the key, or NULL */
 	const char *help;            /* what the key does */
+};
+
+/* The words a KT_DURATION key takes for none, besides a duration. */
+enum {
+	KD_ZERO = 1,   /* 0 */
+	KD_NEVER = 2   /* never */
 };
 
 /* A section of the file. */

@@ -153,6 +153,34 @@ int config_model_name_valid(const char *s)
 	return 1;
 }
 
+/* A KT_DURATION key: a duration (never 0s: units.h's start at 1s) up to
+ * the key's hi, or a word that means none.  A value it refuses gets the
+ * row's message (bad), or, where the row has none, one that names the key.
+ * The rows' messages are N_() literals with one %s, the value, so the
+ * format is not a literal here: tests/test-config gives each duration key
+ * a bad value, and msgfmt -c checks that each translation keeps the %s. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+static void config_set_duration(const struct entry *en)
+{
+	const struct config_key *k = en->k;
+	const char *v = en->value;
+	double secs;
+
+	if (((k->none & KD_ZERO) && strcmp(v, "0") == 0) ||
+	    ((k->none & KD_NEVER) && strcmp(v, "never") == 0))
+		*FIELD(en, double) = 0;
+	else if (units_parse_duration(v, &secs) == 0 && (!k->hi || secs <= (double)k->hi))
+		*FIELD(en, double) = secs;
+	else if (k->bad)
+		config_problem_add(en->p->ps, en->line, _(k->bad), v);
+	else
+		config_problem_add(en->p->ps, en->line, _("%s: '%s' is not a duration; write a whole number "
+		                                          "of seconds with an optional s, m, h or d suffix "
+		                                          "(for example 30m)"), en->name, v);
+}
+#pragma GCC diagnostic pop
+
 /* The typed keys: checked, and stored in the section's object. */
 void config_set_typed(const struct entry *en)
 {
@@ -168,7 +196,7 @@ void config_set_typed(const struct entry *en)
 	case KT_INT:
 		if (config_parse_int(v, k->lo, k->hi, &n) < 0)
 			config_problem_add(ps, en->line, _("%s: '%s' is not a number from %llu to %llu"),
-			            en->name, v, k->lo, k->hi);
+			                   en->name, v, k->lo, k->hi);
 		else
 			*FIELD(en, int) = (int)n;
 		break;
@@ -191,10 +219,10 @@ void config_set_typed(const struct entry *en)
 			char least[32];
 			units_format_size(k->lo, least, sizeof least);
 			config_problem_add(ps, en->line, _("%s: '%s' is not a size of at least %s (for example %s)"),
-			            en->name, v, least, k->def ? k->def : least);
+			                   en->name, v, least, k->def ? k->def : least);
 		} else {
 			config_problem_add(ps, en->line, _("%s: '%s' is not a size; write a whole number of bytes with an optional k, m, g or t suffix (for example 4g or 512m)"),
-			            en->name, v);
+			                   en->name, v);
 		}
 		break;
 	case KT_PATH:
@@ -211,14 +239,14 @@ void config_set_typed(const struct entry *en)
 	case KT_WORD:
 		if (!v[0] || v[0] == '-' || strpbrk(v, " \t\n\"'\\"))
 			config_problem_add(ps, en->line, _("%s: '%s' must be one word that does not start with '-'"),
-			            en->name, v);
+			                   en->name, v);
 		else
 			config_set_str(FIELD(en, char *), v);
 		break;
 	case KT_PRICE:
 		if (units_parse_money(v, &usd) < 0)
 			config_problem_add(ps, en->line, _("%s: '%s' is not a price in US dollars per million tokens (for example 3 or 0.30)"),
-			            en->name, v);
+			                   en->name, v);
 		else
 			*FIELD(en, double) = usd;
 		break;
@@ -229,49 +257,16 @@ void config_set_typed(const struct entry *en)
 		free(*FIELD(en, char *));
 		*FIELD(en, char *) = v[0] ? xstrdup(v) : NULL;
 		break;
+	case KT_DURATION:
+		config_set_duration(en);
+		break;
 	case KT_CUSTOM:
 		k->set(en);
 		break;
 	}
 }
 
-/* [paddock] */
-
-static void config_set_template_max_age(const struct entry *en)
-{
-	struct config *c = en->obj;
-	double secs;
-	if (strcmp(en->value, "0") == 0 || strcmp(en->value, "never") == 0)
-		c->template_max_age = 0;
-	else if (units_parse_duration(en->value, &secs) < 0 || secs <= 0)
-		config_problem_add(en->p->ps, en->line, _("paddock.template-max-age: '%s' is not a duration (for example 7d, or never to keep templates)"), en->value);
-	else
-		c->template_max_age = secs;
-}
-
-static void config_set_gate_timeout(const struct entry *en)
-{
-	struct config *c = en->obj;
-	double secs;
-	if (strcmp(en->value, "0") == 0)
-		c->gate_timeout = 0;
-	else if (units_parse_duration(en->value, &secs) < 0)
-		config_problem_add(en->p->ps, en->line, _("paddock.gate-timeout: '%s' is not a duration (for example 24h, or 0 to tear sandboxes down at once)"), en->value);
-	else
-		c->gate_timeout = secs;
-}
-
 /* [limits] */
-
-static void config_set_timeout(const struct entry *en)
-{
-	struct config *c = en->obj;
-	double secs;
-	if (units_parse_duration(en->value, &secs) < 0)
-		config_problem_add(en->p->ps, en->line, _("limits.timeout: '%s' is not a duration; write a whole number of seconds with an optional s, m, h or d suffix (for example 30m)"), en->value);
-	else
-		c->limits.timeout = secs;
-}
 
 static void config_set_pids(const struct entry *en)
 {
@@ -319,8 +314,8 @@ static void config_set_ugid(const struct entry *en)
 
 	if (strcmp(en->value, "0") == 0) {
 		config_problem_add(en->p->ps, en->line, is_uid
-			    ? _("sandbox.uid = 0 would run agents as root; choose an unused unprivileged uid such as 64100")
-			    : _("sandbox.gid = 0 would give agents the root group; choose an unused unprivileged gid such as 64100"));
+			           ? _("sandbox.uid = 0 would run agents as root; choose an unused unprivileged uid such as 64100")
+			           : _("sandbox.gid = 0 would give agents the root group; choose an unused unprivileged gid such as 64100"));
 		return;
 	}
 	/* (uid_t)-1 means "no change" to chown and setresuid. */
@@ -507,18 +502,6 @@ static void config_set_github_reviewers(const struct entry *en)
 	free(copy);
 }
 
-static void config_set_github_poll(const struct entry *en)
-{
-	struct config *c = en->obj;
-	double secs;
-	if (strcmp(en->value, "0") == 0)
-		c->github_poll = 0;
-	else if (units_parse_duration(en->value, &secs) < 0 || secs < 1 || secs > 86400)
-		config_problem_add(en->p->ps, en->line, _("github.poll: '%s' is not 0 or a duration from 1s to 24h (for example 60s)"), en->value);
-	else
-		c->github_poll = secs;
-}
-
 static void config_set_github_api(const struct entry *en)
 {
 	struct repo_conf *r = en->obj;
@@ -661,7 +644,7 @@ static void config_set_upstream(const struct entry *en)
 	else if (n >= 3 && strncmp(en->value + n - 3, "/v1", 3) == 0)
 		/* The agent's paths start with /v1: it would be asked twice. */
 		config_problem_add(en->p->ps, en->line, _("endpoint.%s.upstream: '%s' ends in the API's version path /v1, which the agent's requests bring themselves (/v1/messages, /v1/responses); write %.*s"),
-		            ep->name, en->value, (int)(n - 3), en->value);
+		                   ep->name, en->value, (int)(n - 3), en->value);
 	/* Kept all the same (the load fails): "has no upstream" would be a
 	 * second, wrong message. */
 	config_set_str(&ep->upstream, en->value);
@@ -677,18 +660,6 @@ static void config_set_allow_address(const struct entry *en)
 		config_problem_add(en->p->ps, en->line, _("gateway.allow-address: '%s' is not an address or CIDR such as 10.1.2.0/24 or fd00::/8"), en->value);
 	else
 		config_strv_add(&c->gw_allow_address, &c->ngw_allow_address, en->value);
-}
-
-static void config_set_tunnel_idle(const struct entry *en)
-{
-	struct config *c = en->obj;
-	double secs;
-	if (strcmp(en->value, "0") == 0)
-		c->gw_tunnel_idle = 0;
-	else if (units_parse_duration(en->value, &secs) < 0)
-		config_problem_add(en->p->ps, en->line, _("gateway.tunnel-idle: '%s' is not a duration such as 10m or 90s (0 for no limit)"), en->value);
-	else
-		c->gw_tunnel_idle = secs;
 }
 
 /* gateway.uid and gateway.gid: not root, which the gateway drops. */
@@ -758,26 +729,6 @@ static void config_set_callback_allow(const struct entry *en)
 	config_strv_add(&c->api_callback_allow, &c->napi_callback_allow, en->value);
 }
 
-static void config_set_header_timeout(const struct entry *en)
-{
-	struct config *c = en->obj;
-	double secs;
-	if (units_parse_duration(en->value, &secs) < 0 || secs < 1 || secs > 600)
-		config_problem_add(en->p->ps, en->line, _("api.header-timeout: '%s' is not a duration from 1s to 10m (for example 10s)"), en->value);
-	else
-		c->api_header_timeout = secs;
-}
-
-static void config_set_body_timeout(const struct entry *en)
-{
-	struct config *c = en->obj;
-	double secs;
-	if (units_parse_duration(en->value, &secs) < 0 || secs < 1 || secs > 3600)
-		config_problem_add(en->p->ps, en->line, _("api.body-timeout: '%s' is not a duration from 1s to 1h (for example 30s)"), en->value);
-	else
-		c->api_body_timeout = secs;
-}
-
 /* A host name or an IP address as a Host header names it: letters,
  * digits, dots and dashes, or an IPv6 address in brackets. */
 static void config_set_server_name(const struct entry *en)
@@ -840,16 +791,6 @@ static void config_set_webhook_events(const struct entry *en)
 	free(list);
 }
 
-static void config_set_webhook_timeout(const struct entry *en)
-{
-	struct config *c = en->obj;
-	double secs;
-	if (units_parse_duration(en->value, &secs) < 0 || secs < 1 || secs > 600)
-		config_problem_add(en->p->ps, en->line, _("webhook.timeout: '%s' is not a duration from 1s to 10m (for example 10s)"), en->value);
-	else
-		c->wh_timeout = secs;
-}
-
 /* Workflow keys of [repo] and [recipe] (issue 17): the object is a repo
  * or a recipe, told apart by the entry's section. */
 static int config_entry_is_recipe(const struct entry *en)
@@ -862,7 +803,7 @@ static void config_set_approval(const struct entry *en)
 	int mode = config_approval_parse(en->value);
 	if (mode < 0) {
 		config_problem_add(en->p->ps, en->line, _("%s: '%s' is not an approval mode; use review, "
-		                                   "auto, auto-push or never"), en->name, en->value);
+		                                          "auto, auto-push or never"), en->name, en->value);
 		return;
 	}
 	if (config_entry_is_recipe(en))
@@ -876,7 +817,7 @@ static void config_set_confirm_over(const struct entry *en)
 	double usd;
 	if (units_parse_money(en->value, &usd) < 0 || usd < 0) {
 		config_problem_add(en->p->ps, en->line, _("%s: '%s' is not an amount in US dollars; write "
-		                                   "for example 5 or $2.50"), en->name, en->value);
+		                                          "for example 5 or $2.50"), en->name, en->value);
 		return;
 	}
 	if (config_entry_is_recipe(en))
@@ -890,7 +831,7 @@ static void config_set_fix_rounds(const struct entry *en)
 	unsigned long long v;
 	if (config_parse_int(en->value, 0, 20, &v) < 0) {
 		config_problem_add(en->p->ps, en->line, _("%s: '%s' is not a number of tries from 0 to 20"),
-		            en->name, en->value);
+		                   en->name, en->value);
 		return;
 	}
 	if (config_entry_is_recipe(en))
@@ -907,19 +848,8 @@ static void config_set_recipe_budget(const struct entry *en)
 	if (units_parse_money(en->value, &r->budget) < 0 || r->budget < 0) {
 		r->budget = -1;
 		config_problem_add(en->p->ps, en->line, _("%s: '%s' is not an amount in US dollars; write "
-		                                   "for example 5 or 2.50 (0 for no limit)"), en->name,
-		            en->value);
-	}
-}
-
-static void config_set_recipe_timeout(const struct entry *en)
-{
-	struct recipe_conf *r = en->obj;
-	if (units_parse_duration(en->value, &r->timeout) < 0 || r->timeout <= 0) {
-		r->timeout = 0;
-		config_problem_add(en->p->ps, en->line, _("%s: '%s' is not a duration; write a whole number "
-		                                   "of seconds with an optional s, m, h or d suffix "
-		                                   "(for example 30m)"), en->name, en->value);
+		                                          "for example 5 or 2.50 (0 for no limit)"), en->name,
+		                   en->value);
 	}
 }
 
@@ -937,8 +867,8 @@ static void config_set_recipe_input(const struct entry *en)
 		help++;
 	if (!recipe_input_name_valid(name)) {
 		config_problem_add(en->p->ps, en->line, _("%s: '%s' is not an input name; use lower-case "
-		                                   "letters, digits, '-' and '_' (up to 32), then "
-		                                   "optionally ': what to give'"), en->name, name);
+		                                          "letters, digits, '-' and '_' (up to 32), then "
+		                                          "optionally ': what to give'"), en->name, name);
 		free(name);
 		return;
 	}
@@ -1193,8 +1123,9 @@ const struct config_key config_keys[] = {
 	  .help = "How many tasks run at once.\n"
 	          "Queued tasks start first in, first out, as workers come free.\n"
 	          "A sandbox kept at the review gate does not take a worker.\n" },
-	{ .section = "paddock", .key = "template-max-age", .type = KT_CUSTOM,
-	  .set = config_set_template_max_age,
+	{ .section = "paddock", .key = "template-max-age", .type = KT_DURATION,
+	  .off = CFG(template_max_age), .none = KD_ZERO | KD_NEVER,
+	  .bad = N_("paddock.template-max-age: '%s' is not a duration (for example 7d, or never to keep templates)"),
 	  .doc = "duration, or never",
 	  .def = "7d",
 	  .help = "How long a template (the read-only checkout of a base commit that task\n"
@@ -1238,8 +1169,9 @@ const struct config_key config_keys[] = {
 	          "(see RECOVERY in\n"
 	          ".BR paddock (1)).\n"
 	          "A planned stop (SIGTERM, quitting the dashboard) does not count.\n" },
-	{ .section = "paddock", .key = "gate-timeout", .type = KT_CUSTOM,
-	  .set = config_set_gate_timeout,
+	{ .section = "paddock", .key = "gate-timeout", .type = KT_DURATION,
+	  .off = CFG(gate_timeout), .none = KD_ZERO,
+	  .bad = N_("paddock.gate-timeout: '%s' is not a duration (for example 24h, or 0 to tear sandboxes down at once)"),
 	  .doc = "duration, or 0",
 	  .def = "24h",
 	  .help = "How long a task's sandbox is kept while the task waits at review, counted\n"
@@ -1256,8 +1188,9 @@ const struct config_key config_keys[] = {
 	          "section\n"
 	          ".BR \"THE REVIEW GATE\" .\n" },
 	/* [limits] */
-	{ .section = "limits", .key = "timeout", .type = KT_CUSTOM,
-	  .set = config_set_timeout,
+	{ .section = "limits", .key = "timeout", .type = KT_DURATION,
+	  .off = CFG(limits.timeout),
+	  .bad = N_("limits.timeout: '%s' is not a duration; write a whole number of seconds with an optional s, m, h or d suffix (for example 30m)"),
 	  .doc = "duration",
 	  .def = "30m",
 	  .help = "Wall-clock time for a task's commands in the sandbox together: creating the\n"
@@ -2123,8 +2056,8 @@ const struct config_key config_keys[] = {
 	  .doc = "US dollars",
 	  .def = "limits.budget",
 	  .help = "The budget of each of its tasks.\n" },
-	{ .section = "recipe", .key = "timeout", .type = KT_CUSTOM,
-	  .set = config_set_recipe_timeout,
+	{ .section = "recipe", .key = "timeout", .type = KT_DURATION,
+	  .off = RECIPE(timeout),
 	  .doc = "duration",
 	  .def = "limits.timeout",
 	  .help = "The time limit of each of its tasks' rounds.\n" },
@@ -2311,8 +2244,9 @@ const struct config_key config_keys[] = {
 	  .def = "32",
 	  .help = "Connections through the proxy open at once, per task; the next one is\n"
 	          "answered with 429.\n" },
-	{ .section = "gateway", .key = "tunnel-idle", .type = KT_CUSTOM,
-	  .set = config_set_tunnel_idle,
+	{ .section = "gateway", .key = "tunnel-idle", .type = KT_DURATION,
+	  .off = CFG(gw_tunnel_idle), .none = KD_ZERO,
+	  .bad = N_("gateway.tunnel-idle: '%s' is not a duration such as 10m or 90s (0 for no limit)"),
 	  .doc = "duration, or 0",
 	  .def = "10m",
 	  .help = "A tunnel through the proxy that moves no byte either way for this long is\n"
@@ -2415,8 +2349,9 @@ const struct config_key config_keys[] = {
 	          "is a gate that opens (each round),\n"
 	          ".B agent\\-finished\n"
 	          "a round's agent that ended (its tests come next), the others the ends.\n" },
-	{ .section = "webhook", .key = "timeout", .type = KT_CUSTOM,
-	  .set = config_set_webhook_timeout,
+	{ .section = "webhook", .key = "timeout", .type = KT_DURATION,
+	  .off = CFG(wh_timeout), .hi = 600,
+	  .bad = N_("webhook.timeout: '%s' is not a duration from 1s to 10m (for example 10s)"),
 	  .doc = "duration, 1s to 10m",
 	  .def = "10s",
 	  .help = "How long one attempt may take, connection included.\n" },
@@ -2425,8 +2360,9 @@ const struct config_key config_keys[] = {
 	  .def = "8",
 	  .help = "Tries before a delivery is given up.\n" },
 	/* [github] */
-	{ .section = "github", .key = "poll", .type = KT_CUSTOM,
-	  .set = config_set_github_poll,
+	{ .section = "github", .key = "poll", .type = KT_DURATION,
+	  .off = CFG(github_poll), .hi = 86400, .none = KD_ZERO,
+	  .bad = N_("github.poll: '%s' is not 0 or a duration from 1s to 24h (for example 60s)"),
 	  .doc = "duration, or 0",
 	  .def = "60s",
 	  .help = "How often\n"
@@ -2526,16 +2462,18 @@ const struct config_key config_keys[] = {
 	  .def = "64",
 	  .help = "Connections open at once from one address that is not loopback; more\n"
 	          "are refused.\n" },
-	{ .section = "api", .key = "header-timeout", .type = KT_CUSTOM,
-	  .set = config_set_header_timeout,
+	{ .section = "api", .key = "header-timeout", .type = KT_DURATION,
+	  .off = CFG(api_header_timeout), .hi = 600,
+	  .bad = N_("api.header-timeout: '%s' is not a duration from 1s to 10m (for example 10s)"),
 	  .doc = "duration, 1s to 10m",
 	  .def = "10s",
 	  .help = "How long a connection has to send a whole request (its headers); after\n"
 	          "a request, an idle connection is kept for 60 seconds.\n"
 	          "A connection whose requests were all refused (no token, a bad signature)\n"
 	          "is closed this long after it opened.\n" },
-	{ .section = "api", .key = "body-timeout", .type = KT_CUSTOM,
-	  .set = config_set_body_timeout,
+	{ .section = "api", .key = "body-timeout", .type = KT_DURATION,
+	  .off = CFG(api_body_timeout), .hi = 3600,
+	  .bad = N_("api.body-timeout: '%s' is not a duration from 1s to 1h (for example 30s)"),
 	  .doc = "duration, 1s to 1h",
 	  .def = "30s",
 	  .help = "How long a request has to send its whole body once its headers came;\n"
