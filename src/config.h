@@ -13,7 +13,7 @@
  * the egress gateway (gateway.h); [recipe "NAME"] for kinds of task
  * (recipe.h); [webhook] for the JSON POSTs of
  * webhook.h; [api] and [token "NAME"] for api.h; [ui] and [bind] for the
- * dashboard.  One table in config.c lists every key with its type, default
+ * dashboard.  One table in config_keys.c lists every key with its type, default
  * and help: the parser dispatches with it, unknown keys get suggestions
  * from it, and config_write_man writes paddock-config(5)'s list of keys.
  * The ready-made agents (claude, codex, pi, opencode), endpoints

@@ -551,6 +551,108 @@ static void test_missing_keys(void)
 	unsetenv("TEST_LOCAL_KEY");
 }
 
+/* Every duration key: what it accepts, where its range ends, what 0 and
+ * never mean, and the message a bad value gets (issue 33: one duration
+ * type replaced a parser per key; this is what they did). */
+static void test_durations(void)
+{
+	static const struct {
+		const char *section, *key;
+		size_t off;            /* in struct config; -1: the recipe's */
+		const char *zero;      /* a word stored as 0, or NULL */
+		const char *top;       /* the longest accepted, or NULL: no limit */
+		const char *over;      /* just past it */
+		const char *bad;       /* the message for 'soon' */
+	} keys[] = {
+		{ "paddock", "template-max-age", offsetof(struct config, template_max_age), "never",
+		  NULL, NULL,
+		  "paddock.template-max-age: 'soon' is not a duration (for example 7d, or never to keep templates)" },
+		{ "paddock", "gate-timeout", offsetof(struct config, gate_timeout), "0", NULL, NULL,
+		  "paddock.gate-timeout: 'soon' is not a duration (for example 24h, or 0 to tear sandboxes down at once)" },
+		{ "limits", "timeout", offsetof(struct config, limits.timeout), NULL, NULL, NULL,
+		  "limits.timeout: 'soon' is not a duration; write a whole number of seconds with an optional s, m, h or d suffix (for example 30m)" },
+		{ "github", "poll", offsetof(struct config, github_poll), "0", "24h", "86401",
+		  "github.poll: 'soon' is not 0 or a duration from 1s to 24h (for example 60s)" },
+		{ "gateway", "tunnel-idle", offsetof(struct config, gw_tunnel_idle), "0", NULL, NULL,
+		  "gateway.tunnel-idle: 'soon' is not a duration such as 10m or 90s (0 for no limit)" },
+		{ "api", "header-timeout", offsetof(struct config, api_header_timeout), NULL, "10m",
+		  "601", "api.header-timeout: 'soon' is not a duration from 1s to 10m (for example 10s)" },
+		{ "api", "body-timeout", offsetof(struct config, api_body_timeout), NULL, "1h", "3601",
+		  "api.body-timeout: 'soon' is not a duration from 1s to 1h (for example 30s)" },
+		{ "webhook", "timeout", offsetof(struct config, wh_timeout), NULL, "600s", "11m",
+		  "webhook.timeout: 'soon' is not a duration from 1s to 10m (for example 10s)" },
+		{ "recipe", "timeout", (size_t)-1, NULL, NULL, NULL,
+		  "recipe.r.timeout: 'soon' is not a duration; write a whole number of seconds with an optional s, m, h or d suffix (for example 30m)" },
+	};
+
+	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+		const char *sec = strcmp(keys[i].section, "recipe") == 0 ? "recipe \"r\"" : keys[i].section;
+		const char *pre = strcmp(keys[i].section, "recipe") == 0 ? "prompt = p\n"
+		                  : strcmp(keys[i].section, "webhook") == 0 ? "url = https://example.com/h\n"
+		                  : "";
+		char *name = strcmp(keys[i].section, "recipe") == 0 ? xasprintf("recipe.r.%s", keys[i].key)
+		             : xasprintf("%s.%s", keys[i].section, keys[i].key);
+		char *text, *want;
+#define DUR_VALUE() (keys[i].off == (size_t)-1 \
+	? (config_find_recipe(&c, "r") ? config_find_recipe(&c, "r")->timeout : -1) \
+	: *(double *)(void *)((char *)&c + keys[i].off))
+
+		text = xasprintf("[%s]\n%s%s = 5m\n", sec, pre, keys[i].key);
+		is_str(load(text), "", "%s = 5m loads", name);
+		ok(DUR_VALUE() == 300, "%s is 300 seconds", name);
+		free(text);
+
+		text = xasprintf("[%s]\n%s%s = soon\n", sec, pre, keys[i].key);
+		want = xasprintf("F:%d: %s", pre[0] ? 3 : 2, keys[i].bad);
+		is_str(load(text), want, "%s: a value that is no duration gets its message", name);
+		free(text);
+		free(want);
+
+		/* "0s" is no duration (units.h): not even where 0 is none. */
+		text = xasprintf("[%s]\n%s%s = 0s\n", sec, pre, keys[i].key);
+		ok(load(text)[0] != '\0', "%s = 0s is refused", name);
+		free(text);
+
+		text = xasprintf("[%s]\n%s%s = 0\n", sec, pre, keys[i].key);
+		if (keys[i].zero) {
+			is_str(load(text), "", "%s = 0 loads", name);
+			ok(DUR_VALUE() == 0, "%s = 0 is none", name);
+		} else {
+			ok(load(text)[0] != '\0', "%s = 0 is refused", name);
+		}
+		free(text);
+
+		text = xasprintf("[%s]\n%s%s = never\n", sec, pre, keys[i].key);
+		if (keys[i].zero && strcmp(keys[i].zero, "never") == 0) {
+			is_str(load(text), "", "%s = never loads", name);
+			ok(DUR_VALUE() == 0, "%s = never is none", name);
+		} else {
+			ok(load(text)[0] != '\0', "%s = never is refused", name);
+		}
+		free(text);
+
+		if (keys[i].top) {
+			text = xasprintf("[%s]\n%s%s = %s\n", sec, pre, keys[i].key, keys[i].top);
+			is_str(load(text), "", "%s = %s, the longest, loads", name, keys[i].top);
+			free(text);
+			text = xasprintf("[%s]\n%s%s = %s\n", sec, pre, keys[i].key, keys[i].over);
+			want = xasprintf("F:%d: %s", pre[0] ? 3 : 2, keys[i].bad);
+			*strstr(want, "'soon'") = '\0';
+			{
+				char *full = xasprintf("%s'%s'%s", want, keys[i].over,
+				                       strstr(keys[i].bad, "'soon'") + 6);
+				is_str(load(text), full, "%s = %s, past the longest, gets its message", name,
+				       keys[i].over);
+				free(full);
+			}
+			free(text);
+			free(want);
+		}
+		free(name);
+#undef DUR_VALUE
+	}
+}
+
 int main(int argc, char **argv)
 {
 	struct err e = { { 0 } };
@@ -1063,6 +1165,7 @@ int main(int argc, char **argv)
 	test_builtin();
 	test_key_table();
 	test_man_page();
+	test_durations();
 	test_missing_keys();
 	test_secrets_and_suggestions();
 
