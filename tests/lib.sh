@@ -5,6 +5,8 @@ set -u
 : "${PADDOCK:=$top_builddir/paddock}"
 T=$(mktemp -d /tmp/paddock-test.XXXXXX)
 chmod 755 "$T"
+# Every process this test starts carries the marker, for _lib_leftovers.
+export PADDOCK_TEST_RUN="$T"
 export PADDOCK_HOME="$T/data"
 export PADDOCK_CONFIG="$T/config"
 export XDG_CONFIG_HOME="$T/xdg-config"
@@ -32,11 +34,96 @@ _cleanup_hooks=""
 
 at_exit() { _cleanup_hooks="$_cleanup_hooks
 $1"; }
+# _lib_leftovers: after the cleanup hooks, each process of this test still
+# alive 3 s later (killed ones take a moment to go) is killed and fails
+# the test, named by its command line: a helper left behind holds the
+# test driver's pipe (the suite waits for it) or writes into the next
+# test's time.  A process is this test's when it carries PADDOCK_TEST_RUN=$T
+# in its environment, or its cwd, an open file or its command line is $T or
+# under it (what a sandbox runs has neither environment nor paths of ours;
+# its bwrap has both).  The test's own shell and its subshells, the
+# ancestors of the scan, are not leftovers.
+_lib_leftovers() {
+	command -v python3 >/dev/null || return 0
+	python3 - "$T" >"$T/leftovers" 2>&1 <<'PY'
+import os, re, signal, sys, time
+t = os.fsencode(sys.argv[1])
+mark = b"PADDOCK_TEST_RUN=" + t
+under = re.compile(re.escape(t) + rb"(?:/|\0|$| \(deleted\)$)")
+mine = set()
+p = os.getpid()
+while p > 1 and p not in mine:
+    mine.add(p)
+    try:
+        p = int([l for l in open("/proc/%d/status" % p) if l.startswith("PPid:")][0].split()[1])
+    except (OSError, IndexError, ValueError):
+        break
+def link(path):
+    try:
+        return os.fsencode(os.readlink(path))
+    except OSError:
+        return b""
+def ours(p):
+    base = "/proc/%d/" % p
+    try:
+        if open(base + "stat", "rb").read().rsplit(b")", 1)[1].split()[0] in (b"Z", b"X"):
+            return None
+        cmd = open(base + "cmdline", "rb").read()
+    except (OSError, IndexError):
+        return None
+    hit = under.search(cmd) or under.match(link(base + "cwd"))
+    if not hit:
+        try:
+            hit = mark in open(base + "environ", "rb").read().split(b"\0")
+        except OSError:
+            pass
+    if not hit:
+        try:
+            hit = any(under.match(link(base + "fd/" + fd)) for fd in os.listdir(base + "fd"))
+        except OSError:
+            pass
+    return cmd if hit else None
+def scan():
+    found = {}
+    for d in os.listdir("/proc"):
+        if d.isdigit() and int(d) not in mine:
+            cmd = ours(int(d))
+            if cmd is not None:
+                found[int(d)] = cmd
+    return found
+t0 = time.monotonic()
+left = first = scan()
+while left and time.monotonic() < t0 + 3:
+    time.sleep(0.1)
+    left = scan()
+if first and not left:
+    # How near the grace period came to its end, for the log.
+    print("# %d process(es) of this test went %.1f s after its cleanup" %
+          (len(first), time.monotonic() - t0))
+for p, cmd in sorted(left.items()):
+    try:
+        os.kill(p, signal.SIGKILL)
+    except OSError:
+        pass
+    # Printable ASCII only: an agent's process names itself.
+    words = cmd.rstrip(b"\0").replace(b"\0", b" ")[:200]
+    print("".join(chr(c) if 32 <= c < 127 else "\\x%02x" % c for c in words) or "[pid %d]" % p)
+PY
+	_left_n=0
+	while IFS= read -r _left; do
+		case $_left in
+		"# "*) echo "$_left" ;;
+		*) ok 1 "no process of this test outlives it: $_left"; _left_n=1 ;;
+		esac
+	done <"$T/leftovers"
+	[ $_left_n -eq 1 ] || ok 0 "no process of this test outlives it"
+}
 _lib_exit() {
 	rc=$?
 	eval "$_cleanup_hooks" >/dev/null 2>&1 || true
 	# A serve left running by a failed test must not outlive it.
 	[ -f "$T/serve.pid" ] && kill -9 "$(cat "$T/serve.pid")" 2>/dev/null
+	_lib_leftovers
 	rm -rf "$T" 2>/dev/null
 	echo "1..$_tap_n"
 	[ "$_tap_failed" -eq 0 ] || exit 1
@@ -262,7 +349,7 @@ StrictModes no
 PrintMotd no
 LogLevel VERBOSE
 CONF
-		/usr/sbin/sshd -D -e -f "$T/sshd_config" 2>"$T/sshd.log" &
+		/usr/sbin/sshd -D -e -f "$T/sshd_config" >"$T/sshd.out" 2>"$T/sshd.log" &
 		SSHD_PID=$!
 		if wait_for 20 _sshd_up; then break; fi
 		kill "$SSHD_PID" 2>/dev/null
