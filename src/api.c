@@ -50,34 +50,6 @@
 #define REFUSE_WINDOW_S 60.0
 
 
-static const char *const routes[] = {
-	"POST /tasks",
-	"GET /tasks",
-	"GET /tasks/{id}",
-	"GET /tasks/{id}/diff",
-	"GET /tasks/{id}/log",
-	"GET /tasks/{id}/events",
-	"POST /tasks/{id}/approve",
-	"POST /tasks/{id}/request-changes",
-	"POST /tasks/{id}/push",
-	"POST /tasks/{id}/reject",
-	"POST /tasks/{id}/cancel",
-	"POST /tasks/{id}/follow-up",
-	"POST /tasks/{id}/confirm",
-	"GET /recipes",
-	"GET /recipes/{name}",
-	"GET /groups/{id}",
-	"POST /groups/{id}/pick",
-	"POST /github/webhook",
-	NULL,
-};
-
-const char *const *api_routes(void)
-{
-	return routes;
-}
-
-
 /* The request this thread answers (a thread per connection). */
 static _Thread_local struct req *cur_req;
 
@@ -391,6 +363,20 @@ static int parse_uint(const char *s, long max, long *out)
 }
 
 /* ---- routes ---- */
+
+/* What a route's handler is given besides the request: the parts of its
+ * path, and for the task routes the store and the task (route). */
+struct api_call {
+	const char *url, *method;
+	const char *actor;           /* the token's name; "api" */
+	struct store *st;            /* /tasks routes: open, closed by route */
+	const struct task_row *t;    /* /tasks/{id} routes: the task */
+	const char *action;          /* /tasks/{id}/ACTION: ACTION; else "" */
+	const char *name;            /* {id} of a group, {name} of a recipe */
+};
+
+typedef enum MHD_Result api_route_fn(struct api *a, struct MHD_Connection *c, struct req *rq,
+                                     const struct api_call *x);
 
 /* 202 with {"id", "status": "queued", "url"} and Location: a task was
  * queued. */
@@ -1097,26 +1083,11 @@ static enum MHD_Result pick(struct api *a, struct MHD_Connection *c, struct req 
 	return rc;
 }
 
-/* /groups/ID (GET) and /groups/ID/pick (POST); rest is what follows
- * "/groups/". */
-static enum MHD_Result route_groups(struct api *a, struct MHD_Connection *c, const char *url,
-                                    const char *rest, const char *method, struct req *rq,
-                                    const char *actor)
+/* GET /groups/{id} and POST /groups/{id}/pick (picking). */
+static enum MHD_Result group_answer(struct api *a, struct MHD_Connection *c, struct req *rq,
+                                    const struct api_call *x, int picking)
 {
-	int is_get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
-	int is_post = strcmp(method, "POST") == 0;
-	char id[64] = "";
-	const char *slash = strchr(rest, '/');
-	size_t idlen = slash ? (size_t)(slash - rest) : strlen(rest);
-	int picking = slash && strcmp(slash, "/pick") == 0;
-	if (!idlen || idlen >= sizeof id || (slash && !picking))
-		return api_send_error(c, 404, "no_route", NULL, "no such route: %s %s", method, url);
-	memcpy(id, rest, idlen);
-	if (picking ? !is_post : !is_get) {
-		rq->allow = picking ? "POST" : "GET, HEAD";
-		return api_send_error(c, 405, "method", NULL, "%s takes %s", url, picking ? "POST"
-		                                                                   : "GET");
-	}
+	const char *url = x->url, *method = x->method, *actor = x->actor, *id = x->name;
 	struct err e = {{0}};
 	struct store *st = api_open_store(a, &e);
 	if (!st)
@@ -1142,31 +1113,42 @@ static enum MHD_Result route_groups(struct api *a, struct MHD_Connection *c, con
 	return rc;
 }
 
+static enum MHD_Result route_get_group(struct api *a, struct MHD_Connection *c, struct req *rq,
+                                       const struct api_call *x)
+{
+	return group_answer(a, c, rq, x, 0);
+}
+
+static enum MHD_Result route_post_pick(struct api *a, struct MHD_Connection *c, struct req *rq,
+                                       const struct api_call *x)
+{
+	return group_answer(a, c, rq, x, 1);
+}
+
 /* ---- dispatch ---- */
 
-/* GET /recipes, GET /recipes/NAME: the configuration's recipes. */
-static enum MHD_Result route_recipes(struct api *a, struct MHD_Connection *c, const char *url,
-                                     const char *method, struct req *rq)
+/* GET /recipes: the configuration's recipes. */
+static enum MHD_Result route_get_recipes(struct api *a, struct MHD_Connection *c,
+                                         struct req *rq, const struct api_call *x)
 {
-	if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
-		rq->allow = "GET, HEAD";
-		return api_send_error(c, 405, "method", NULL, "%s takes GET", url);
-	}
+	(void)rq, (void)x;
 	const struct config *cfg = a->cfg;
-	json_t *j;
-	if (!url[8] || !url[9]) {
-		json_t *arr = json_array();
-		for (size_t i = 0; i < cfg->nrecipes; i++)
-			json_array_append_new(arr, taskjson_recipe(&cfg->recipes[i]));
-		j = json_pack("{s:o}", "recipes", arr);
-	} else {
-		const struct recipe_conf *r = config_find_recipe(cfg, url + 9);
-		if (!r)
-			return api_send_error(c, 404, "no_such_recipe", NULL, "no recipe named '%.100s' in "
-			                  "the configuration", url + 9);
-		j = taskjson_recipe(r);
-	}
-	return send_json(c, 200, j);
+	json_t *arr = json_array();
+	for (size_t i = 0; i < cfg->nrecipes; i++)
+		json_array_append_new(arr, taskjson_recipe(&cfg->recipes[i]));
+	return send_json(c, 200, json_pack("{s:o}", "recipes", arr));
+}
+
+/* GET /recipes/{name}: one of them. */
+static enum MHD_Result route_get_recipe(struct api *a, struct MHD_Connection *c,
+                                        struct req *rq, const struct api_call *x)
+{
+	(void)rq;
+	const struct recipe_conf *r = config_find_recipe(a->cfg, x->name);
+	if (!r)
+		return api_send_error(c, 404, "no_such_recipe", NULL, "no recipe named '%.100s' in "
+		                  "the configuration", x->name);
+	return send_json(c, 200, taskjson_recipe(r));
 }
 
 /* Counts a refused GitHub delivery from c's address: 0 while the address
@@ -1239,15 +1221,11 @@ static enum MHD_Result send_retry(struct MHD_Connection *c, double secs)
 
 /* POST /github/webhook: GitHub's deliveries (ghsync.h).  The signature
  * is the authentication, not a paddock token: GitHub sends none. */
-static enum MHD_Result route_github(struct api *a, struct MHD_Connection *c, const char *url,
-                                    const char *method, struct req *rq)
+/* POST /github/webhook: a delivery, signed with the webhook's secret. */
+static enum MHD_Result route_post_github(struct api *a, struct MHD_Connection *c,
+                                         struct req *rq, const struct api_call *x)
 {
-	if (strcmp(url, "/github/webhook") != 0)
-		return api_send_error(c, 404, "no_route", NULL, "no such route: %s %s", method, url);
-	if (strcmp(method, "POST") != 0) {
-		rq->allow = "POST";
-		return api_send_error(c, 405, "method", NULL, "%s takes POST", url);
-	}
+	(void)x;
 	char *secret = ghsync_secret(a->cfg);
 	if (!secret)
 		return api_send_error(c, 404, "no_webhook", NULL, "GitHub's webhook is not configured "
@@ -1300,6 +1278,196 @@ static enum MHD_Result route_github(struct api *a, struct MHD_Connection *c, con
 	free(secret);
 	store_close(st);
 	return rc;
+}
+
+/* ---- the route table ---- */
+
+/* Handlers of the task routes: the engine calls above, as the table's. */
+static enum MHD_Result route_post_task(struct api *a, struct MHD_Connection *c,
+                                       struct req *rq, const struct api_call *x)
+{
+	return post_task(a, c, rq, x->st);
+}
+
+static enum MHD_Result route_get_tasks(struct api *a, struct MHD_Connection *c,
+                                       struct req *rq, const struct api_call *x)
+{
+	(void)rq;
+	return get_tasks(a, c, x->st);
+}
+
+static enum MHD_Result route_get_task(struct api *a, struct MHD_Connection *c,
+                                      struct req *rq, const struct api_call *x)
+{
+	(void)rq;
+	return send_json(c, 200, taskjson_full(x->st, x->t, a->cfg));
+}
+
+static enum MHD_Result route_get_diff(struct api *a, struct MHD_Connection *c,
+                                      struct req *rq, const struct api_call *x)
+{
+	(void)rq;
+	return get_diff(a, c, x->st, x->t);
+}
+
+static enum MHD_Result route_get_log(struct api *a, struct MHD_Connection *c,
+                                     struct req *rq, const struct api_call *x)
+{
+	(void)rq;
+	return get_log(a, c, x->t);
+}
+
+static enum MHD_Result route_get_events(struct api *a, struct MHD_Connection *c,
+                                        struct req *rq, const struct api_call *x)
+{
+	(void)rq;
+	return api_events_get(a, c, x->t);
+}
+
+static enum MHD_Result route_decide(struct api *a, struct MHD_Connection *c,
+                                    struct req *rq, const struct api_call *x)
+{
+	return decide(a, c, rq, x->st, x->t, x->action, x->actor);
+}
+
+static enum MHD_Result route_follow_up(struct api *a, struct MHD_Connection *c,
+                                       struct req *rq, const struct api_call *x)
+{
+	return follow_up(a, c, rq, x->st, x->t, x->actor);
+}
+
+/* Every route the server answers, once: dispatch, the 405s' Allow and
+ * `paddock serve --routes` (checked against doc/paddock-api.json) read
+ * it.  A GET route answers HEAD too.  {id} is a task's or a group's id,
+ * {name} a recipe's. */
+static const struct api_route {
+	const char *method;
+	const char *pattern;
+	api_route_fn *handler;
+} api_route_table[] = {
+	{ "POST", "/tasks", route_post_task },
+	{ "GET", "/tasks", route_get_tasks },
+	{ "GET", "/tasks/{id}", route_get_task },
+	{ "GET", "/tasks/{id}/diff", route_get_diff },
+	{ "GET", "/tasks/{id}/log", route_get_log },
+	{ "GET", "/tasks/{id}/events", route_get_events },
+	{ "POST", "/tasks/{id}/approve", route_decide },
+	{ "POST", "/tasks/{id}/request-changes", route_decide },
+	{ "POST", "/tasks/{id}/push", route_decide },
+	{ "POST", "/tasks/{id}/reject", route_decide },
+	{ "POST", "/tasks/{id}/cancel", route_decide },
+	{ "POST", "/tasks/{id}/follow-up", route_follow_up },
+	{ "POST", "/tasks/{id}/confirm", route_decide },
+	{ "GET", "/recipes", route_get_recipes },
+	{ "GET", "/recipes/{name}", route_get_recipe },
+	{ "GET", "/groups/{id}", route_get_group },
+	{ "POST", "/groups/{id}/pick", route_post_pick },
+	{ "POST", "/github/webhook", route_post_github },
+};
+#define API_NROUTES (sizeof api_route_table / sizeof *api_route_table)
+
+static const char *api_route_names[API_NROUTES + 1];
+static char api_route_text[API_NROUTES][64];
+static pthread_once_t api_route_once = PTHREAD_ONCE_INIT;
+
+static void api_routes_make(void)
+{
+	for (size_t i = 0; i < API_NROUTES; i++) {
+		snprintf(api_route_text[i], sizeof api_route_text[i], "%s %s",
+		         api_route_table[i].method, api_route_table[i].pattern);
+		api_route_names[i] = api_route_text[i];
+	}
+}
+
+const char *const *api_routes(void)
+{
+	pthread_once(&api_route_once, api_routes_make);
+	return api_route_names;
+}
+
+/* The route for method on pattern, or NULL with *allow saying which
+ * methods pattern takes (a 405's Allow), NULL when no route has it. */
+static const struct api_route *api_route_find(const char *method, const char *pattern,
+                                              const char **allow)
+{
+	int is_get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
+	int is_post = strcmp(method, "POST") == 0;
+	int gets = 0, posts = 0;
+	for (size_t i = 0; i < API_NROUTES; i++) {
+		const struct api_route *r = &api_route_table[i];
+		if (strcmp(r->pattern, pattern) != 0)
+			continue;
+		int get = strcmp(r->method, "GET") == 0;
+		if (get ? is_get : is_post)
+			return r;
+		gets |= get;
+		posts |= !get;
+	}
+	*allow = gets && posts ? "GET, HEAD, POST" : gets ? "GET, HEAD" : posts ? "POST" : NULL;
+	return NULL;
+}
+
+/* The answer when api_route_find found none: 404, or 405 with allow. */
+static enum MHD_Result api_route_refuse(struct MHD_Connection *c, struct req *rq,
+                                        const char *url, const char *method,
+                                        const char *pattern, const char *allow)
+{
+	if (!allow)
+		return api_send_error(c, 404, "no_route", NULL, "no such route: %s %s", method, url);
+	rq->allow = allow;
+	if (strcmp(allow, "GET, HEAD, POST") == 0)
+		return api_send_error(c, 405, "method", NULL, "%s takes GET and POST", pattern);
+	return api_send_error(c, 405, "method", NULL, "%s takes %s", url,
+	                      strcmp(allow, "POST") == 0 ? "POST" : "GET");
+}
+
+/* /github/...: its one route, before the token is asked for (the
+ * delivery's signature stands for it). */
+static enum MHD_Result route_github(struct api *a, struct MHD_Connection *c, const char *url,
+                                    const char *method, struct req *rq)
+{
+	const char *allow;
+	const struct api_route *r = api_route_find(method, url, &allow);
+	if (!r)
+		return api_route_refuse(c, rq, url, method, url, allow);
+	struct api_call x = { .url = url, .method = method, .actor = rq->who, .action = "" };
+	return r->handler(a, c, rq, &x);
+}
+
+/* /recipes and /recipes/NAME ("/recipes/" is the first). */
+static enum MHD_Result route_recipes(struct api *a, struct MHD_Connection *c, const char *url,
+                                     const char *method, struct req *rq)
+{
+	const char *pattern = !url[8] || !url[9] ? "/recipes" : "/recipes/{name}";
+	const char *allow;
+	const struct api_route *r = api_route_find(method, pattern, &allow);
+	if (!r)
+		return api_route_refuse(c, rq, url, method, pattern, allow);
+	struct api_call x = { .url = url, .method = method, .actor = rq->who, .action = "",
+	                      .name = url[8] ? url + 9 : "" };
+	return r->handler(a, c, rq, &x);
+}
+
+/* /groups/ID and /groups/ID/pick; rest is what follows "/groups/". */
+static enum MHD_Result route_groups(struct api *a, struct MHD_Connection *c, const char *url,
+                                    const char *rest, const char *method, struct req *rq,
+                                    const char *actor)
+{
+	char id[64] = "";
+	const char *slash = strchr(rest, '/');
+	size_t idlen = slash ? (size_t)(slash - rest) : strlen(rest);
+	int picking = slash && strcmp(slash, "/pick") == 0;
+	if (!idlen || idlen >= sizeof id || (slash && !picking))
+		return api_send_error(c, 404, "no_route", NULL, "no such route: %s %s", method, url);
+	memcpy(id, rest, idlen);
+	const char *pattern = picking ? "/groups/{id}/pick" : "/groups/{id}";
+	const char *allow;
+	const struct api_route *r = api_route_find(method, pattern, &allow);
+	if (!r)
+		return api_route_refuse(c, rq, url, method, pattern, allow);
+	struct api_call x = { .url = url, .method = method, .actor = actor, .action = "",
+	                      .name = id };
+	return r->handler(a, c, rq, &x);
 }
 
 /* ---- what a request must be before its body is read ---- */
@@ -1532,7 +1700,6 @@ static enum MHD_Result screen(struct api *a, struct MHD_Connection *c, const cha
 static enum MHD_Result route(struct api *a, struct MHD_Connection *c, const char *url,
                              const char *method, struct req *rq)
 {
-	int is_get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
 	int is_post = strcmp(method, "POST") == 0;
 	const char *actor = rq->who;
 	if (strncmp(url, "/github/", 8) == 0)
@@ -1568,40 +1735,28 @@ static enum MHD_Result route(struct api *a, struct MHD_Connection *c, const char
 	snprintf(route_name, sizeof route_name, "POST /tasks%s%s%s%s", *id ? "/" : "", id,
 	         *action ? "/" : "", action);
 	struct idem_key ik = { .actor = actor, .route = route_name };
+	char pattern[64];
+	/* "/tasks/" and "/tasks//ACTION" are /tasks, as they always were. */
+	snprintf(pattern, sizeof pattern, "%s%s%s", *id ? "/tasks/{id}" : "/tasks",
+	         *id && *action ? "/" : "", *id ? action : "");
+	const char *allow;
+	const struct api_route *r = api_route_find(method, pattern, &allow);
+	struct api_call x = { .url = url, .method = method, .actor = actor, .st = st,
+	                      .action = action };
 	if (!*id) {
 		if (is_post && idem_start(c, rq, st, &ik, method, url, &rc)) {
 			store_close(st);
 			return rc;
 		}
-		if (is_post)
-			rc = post_task(a, c, rq, st);
-		else if (is_get)
-			rc = get_tasks(a, c, st);
-		else {
-			rq->allow = "GET, HEAD, POST";
-			rc = api_send_error(c, 405, "method", NULL, "/tasks takes GET and POST");
-		}
+		rc = r ? r->handler(a, c, rq, &x) : api_route_refuse(c, rq, url, method, "/tasks",
+		                                                     allow);
 		idem_finish(rq, st, &ik);
 		store_close(st);
 		return rc;
 	}
-	static const char *const gets[] = { "", "diff", "log", "events", NULL };
-	static const char *const posts[] = { "approve", "request-changes", "push", "reject",
-	                                     "cancel", "follow-up", "confirm", NULL };
-	int known_get = 0, known_post = 0;
-	for (size_t i = 0; gets[i]; i++)
-		known_get |= strcmp(action, gets[i]) == 0;
-	for (size_t i = 0; posts[i]; i++)
-		known_post |= strcmp(action, posts[i]) == 0;
-	if (!known_get && !known_post) {
+	if (!r) {
 		store_close(st);
-		return api_send_error(c, 404, "no_route", NULL, "no such route: %s %s", method, url);
-	}
-	if ((known_get && !is_get) || (known_post && !is_post)) {
-		store_close(st);
-		rq->allow = known_get ? "GET, HEAD" : "POST";
-		return api_send_error(c, 405, "method", NULL, "%s takes %s", url, known_get ? "GET"
-		                                                                        : "POST");
+		return api_route_refuse(c, rq, url, method, pattern, allow);
 	}
 	struct task_row t;
 	if (store_task_get(st, id, &t, &e) < 0) {
@@ -1616,18 +1771,8 @@ static enum MHD_Result route(struct api *a, struct MHD_Connection *c, const char
 		store_close(st);
 		return rc;
 	}
-	if (!*action)
-		rc = send_json(c, 200, taskjson_full(st, &t, a->cfg));
-	else if (strcmp(action, "diff") == 0)
-		rc = get_diff(a, c, st, &t);
-	else if (strcmp(action, "log") == 0)
-		rc = get_log(a, c, &t);
-	else if (strcmp(action, "events") == 0)
-		rc = api_events_get(a, c, &t);
-	else if (strcmp(action, "follow-up") == 0)
-		rc = follow_up(a, c, rq, st, &t, actor);
-	else
-		rc = decide(a, c, rq, st, &t, action, actor);
+	x.t = &t;
+	rc = r->handler(a, c, rq, &x);
 	idem_finish(rq, st, &ik);
 	task_row_free(&t);
 	store_close(st);

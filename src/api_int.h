@@ -1,8 +1,8 @@
 /* api_int.h: what the API's own files share (api.c, api_events.c).
  * Internal to the API: no other module includes it; theirs is api.h.
  *
- *   api.c         the server: connections, screening, the route table and
- *                 the answers of every route but the event stream;
+ *   api.c         the server: connections, screening, the route table
+ *                 (api_route_table) and every route's answer but one;
  *   api_events.c  GET /tasks/{id}/events, the server-sent event stream. */
 #ifndef PADDOCK_API_INT_H
 #define PADDOCK_API_INT_H
@@ -99,8 +99,9 @@ enum MHD_Result api_send_error(struct MHD_Connection *c, unsigned status, const 
 /* e's kind as its status and code. */
 enum MHD_Result api_send_err(struct MHD_Connection *c, const struct err *e,
                              const char *state);
-/* text (which it frees) with the data folder's and the home's paths
- * written as names: what reaches a client names no host path. */
+/* text (which it frees, or returns) with the data directory and the
+ * repos' remotes that are host paths named instead: what reaches a client
+ * names no host path. */
 char *api_scrub_paths(const struct api *a, char *text);
 /* The store, opened for one request; the caller closes it.  NULL: e says
  * why. */
