@@ -19,7 +19,6 @@
 #include <pthread.h>
 #include <sys/resource.h>
 #include <sys/eventfd.h>
-#include <sys/inotify.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
