@@ -1,5 +1,5 @@
 #include "autoconfig.h"
-#include "api.h"
+#include "api_int.h"
 
 #include <arpa/inet.h>
 #include <curl/curl.h>
@@ -19,7 +19,6 @@
 #include <pthread.h>
 #include <sys/resource.h>
 #include <sys/eventfd.h>
-#include <sys/inotify.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -46,107 +45,9 @@
 #define CLI_INPUTS_API_MAX 32      /* a recipe's inputs in one request */
 #define PAGE_DEFAULT 50
 #define PAGE_MAX 500
-#define SSE_PING_S 15.0
-#define SSE_SETTLE_S 5.0   /* the longest a step's place in the log is waited for */
 #define REFUSE_MAX 30       /* refused GitHub deliveries per address and window */
 #define REFUSE_WINDOW_S 60.0
-#define REFUSE_SLOTS 64     /* addresses counted at once; others wait (429) */
 
-struct api_token {
-	char *name;
-	unsigned char hash[SHA256_DIGEST_LENGTH];
-	int read_only;
-};
-
-/* One open connection, tracked so that idle ones cannot lock clients out:
- * see conn_accept. */
-struct api_conn {
-	struct api_conn *prev, *next;
-	int fd;                    /* a dup of the connection's socket: ours to
-	                              shut down, never reused while listed */
-	double started;            /* monotonic */
-	int served;                /* had a request accepted (a token, a
-	                              signature, or none needed) */
-	double body_since;         /* monotonic: when the headers of the
-	                              request being read came; 0: none */
-	int loopback;
-	struct sockaddr_storage addr;
-};
-
-struct api {
-	struct MHD_Daemon *d;
-	/* The open connections, oldest first, and the thread that closes
-	 * those that send no whole request in time. */
-	pthread_mutex_t cmu;
-	pthread_cond_t ccv;
-	struct api_conn *conns, *conns_tail;
-	size_t nconns;
-	pthread_t reaper;
-	int reaper_started;
-	const struct config *cfg;
-	char *data_dir;
-	char *db;
-	pthread_mutex_t tmu;       /* the tokens: swapped by api_reload */
-	struct api_token *tokens;
-	size_t ntokens;
-	int loopback;              /* listening on a loopback address */
-	int port;
-	char listen_host[64];      /* the address listened on, as a Host names
-	                              it ("10.0.0.5", "[fd00::1]"); "" for a
-	                              wildcard address */
-	/* Refused GitHub deliveries per client address, in windows of
-	 * REFUSE_WINDOW_S (under cmu). */
-	struct refusals {
-		struct sockaddr_storage addr;
-		double since;
-		unsigned n;
-	} refusals[REFUSE_SLOTS];
-	int stop_fd;               /* an eventfd, readable once stopping */
-	volatile int stopping;
-};
-
-static const char *const routes[] = {
-	"POST /tasks",
-	"GET /tasks",
-	"GET /tasks/{id}",
-	"GET /tasks/{id}/diff",
-	"GET /tasks/{id}/log",
-	"GET /tasks/{id}/events",
-	"POST /tasks/{id}/approve",
-	"POST /tasks/{id}/request-changes",
-	"POST /tasks/{id}/push",
-	"POST /tasks/{id}/reject",
-	"POST /tasks/{id}/cancel",
-	"POST /tasks/{id}/follow-up",
-	"POST /tasks/{id}/confirm",
-	"GET /recipes",
-	"GET /recipes/{name}",
-	"GET /groups/{id}",
-	"POST /groups/{id}/pick",
-	"POST /github/webhook",
-	NULL,
-};
-
-const char *const *api_routes(void)
-{
-	return routes;
-}
-
-/* What one request accumulates across libmicrohttpd's calls. */
-struct req {
-	struct buf body;
-	int too_big;
-	int accepted;              /* passed screen(): its token, or none needed */
-	int read_only;
-	char who[128];             /* the token's name, the actor; "api" */
-	const char *allow;         /* a 405's Allow header, or NULL */
-	/* The answer, kept for an Idempotency-Key (status 0: none yet). */
-	int record;
-	int replayed;              /* the answer is a stored one */
-	unsigned status;
-	char *answer;
-	char *location;
-};
 
 /* The request this thread answers (a thread per connection). */
 static _Thread_local struct req *cur_req;
@@ -159,7 +60,7 @@ static int addr_same(const struct sockaddr *a, const struct sockaddr_storage *b)
 
 /* Queues r with what every answer carries: no caching (answers hold task
  * states and tokens' views), and a 405's Allow. */
-static enum MHD_Result answer(struct MHD_Connection *c, unsigned status, struct MHD_Response *r)
+enum MHD_Result api_answer(struct MHD_Connection *c, unsigned status, struct MHD_Response *r)
 {
 	MHD_add_response_header(r, "Cache-Control", "no-store");
 	if (status == 405 && cur_req && cur_req->allow)
@@ -184,7 +85,7 @@ static enum MHD_Result send_full(struct MHD_Connection *c, unsigned status, cons
 	MHD_add_response_header(r, "Content-Type", ctype);
 	if (location)
 		MHD_add_response_header(r, "Location", location);
-	return answer(c, status, r);
+	return api_answer(c, status, r);
 }
 
 static enum MHD_Result send_buf(struct MHD_Connection *c, unsigned status, const char *ctype,
@@ -217,7 +118,7 @@ static char *replace_all(char *text, const char *needle, const char *with)
 /* Host paths never reach a client: the data directory (logs, templates,
  * mirrors) and the remotes that are paths on this host are named, not
  * shown, in every JSON answer and event. */
-static char *scrub_paths(const struct api *a, char *text)
+char *api_scrub_paths(const struct api *a, char *text)
 {
 	if (!a || !text)
 		return text;
@@ -243,7 +144,7 @@ static enum MHD_Result send_json(struct MHD_Connection *c, unsigned status, json
 	json_decref(j);
 	if (!s)
 		s = xstrdup("{}");
-	s = scrub_paths(cur_api, s);
+	s = api_scrub_paths(cur_api, s);
 	size_t n = strlen(s);
 	s = xrealloc(s, n + 2);
 	s[n] = '\n';
@@ -252,10 +153,10 @@ static enum MHD_Result send_json(struct MHD_Connection *c, unsigned status, json
 }
 
 /* {"error": "...", "code": "..."} plus the task's status for 409s. */
-static enum MHD_Result send_error(struct MHD_Connection *c, unsigned status, const char *code,
+enum MHD_Result api_send_error(struct MHD_Connection *c, unsigned status, const char *code,
                                   const char *state, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
-static enum MHD_Result send_error(struct MHD_Connection *c, unsigned status, const char *code,
+enum MHD_Result api_send_error(struct MHD_Connection *c, unsigned status, const char *code,
                                   const char *state, const char *fmt, ...)
 {
 	char msg[1024];
@@ -273,7 +174,7 @@ static enum MHD_Result send_error(struct MHD_Connection *c, unsigned status, con
  * one place that turns a kind into an HTTP status and an error code
  * (doc/paddock-api.json).  state, the task's status, goes with the answers
  * about a task (409, 502). */
-static enum MHD_Result send_err(struct MHD_Connection *c, const struct err *e,
+enum MHD_Result api_send_err(struct MHD_Connection *c, const struct err *e,
                                 const char *state)
 {
 	unsigned status = 500;
@@ -288,7 +189,7 @@ static enum MHD_Result send_err(struct MHD_Connection *c, const struct err *e,
 	case ERR_UNAVAILABLE: status = 503; code = "unavailable"; break;
 	case ERR_INTERNAL:    break;
 	}
-	return send_error(c, status, code, status == 409 || status == 502 ? state : NULL, "%s",
+	return api_send_error(c, status, code, status == 409 || status == 502 ? state : NULL, "%s",
 	                  e->msg);
 }
 
@@ -403,7 +304,7 @@ int api_reload(struct api *a, FILE *notice, struct err *e)
 
 /* ---- helpers ---- */
 
-static struct store *open_store(const struct api *a, struct err *e)
+struct store *api_open_store(const struct api *a, struct err *e)
 {
 	struct store *s = NULL;
 	if (store_open(&s, a->db, e) < 0)
@@ -442,7 +343,7 @@ static json_t *parse_body(struct req *rq, const char **why)
 	return j;
 }
 
-static const char *query(struct MHD_Connection *c, const char *key)
+const char *api_query(struct MHD_Connection *c, const char *key)
 {
 	return MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, key);
 }
@@ -461,6 +362,20 @@ static int parse_uint(const char *s, long max, long *out)
 }
 
 /* ---- routes ---- */
+
+/* What a route's handler is given besides the request: the parts of its
+ * path, and for the task routes the store and the task (route). */
+struct api_call {
+	const char *url, *method;
+	const char *actor;           /* the token's name; "api" */
+	struct store *st;            /* /tasks routes: open, closed by route */
+	const struct task_row *t;    /* /tasks/{id} routes: the task */
+	const char *action;          /* /tasks/{id}/ACTION: ACTION; else "" */
+	const char *name;            /* {id} of a group, {name} of a recipe */
+};
+
+typedef enum MHD_Result api_route_fn(struct api *a, struct MHD_Connection *c, struct req *rq,
+                                     const struct api_call *x);
 
 /* 202 with {"id", "status": "queued", "url"} and Location: a task was
  * queued. */
@@ -575,17 +490,17 @@ static enum MHD_Result post_task_names(struct MHD_Connection *c, const struct co
 {
 	*found = 0;
 	if (rq->recipe && !config_find_recipe(cfg, rq->recipe))
-		return send_error(c, 404, "no_such_recipe", NULL, "no recipe named '%s' in the "
+		return api_send_error(c, 404, "no_such_recipe", NULL, "no recipe named '%s' in the "
 		                  "configuration", rq->recipe);
 	if (rq->repo && !config_find_repo(cfg, rq->repo))
-		return send_error(c, 404, "no_such_repo", NULL, "no repo named '%s' in the "
+		return api_send_error(c, 404, "no_such_repo", NULL, "no repo named '%s' in the "
 		                  "configuration", rq->repo);
 	if (rq->agent && !config_find_agent(cfg, rq->agent))
-		return send_error(c, 404, "no_such_agent", NULL, "no agent named '%s' in the "
+		return api_send_error(c, 404, "no_such_agent", NULL, "no agent named '%s' in the "
 		                  "configuration", rq->agent);
 	for (size_t i = 0; i < rq->nagents; i++)
 		if (!config_find_agent(cfg, rq->agents[i]))
-			return send_error(c, 404, "no_such_agent", NULL, "no agent named '%s' in the "
+			return api_send_error(c, 404, "no_such_agent", NULL, "no agent named '%s' in the "
 			                  "configuration", rq->agents[i]);
 	*found = 1;
 	return MHD_NO;
@@ -598,7 +513,7 @@ static enum MHD_Result post_task(struct api *a, struct MHD_Connection *c, struct
 	const char *why;
 	json_t *j = parse_body(rq, &why);
 	if (!j)
-		return send_error(c, 400, "bad_json", NULL, "%s", why);
+		return api_send_error(c, 400, "bad_json", NULL, "%s", why);
 	json_t *jr = json_object_get(j, "repo"), *jt = json_object_get(j, "text");
 	json_t *ja = json_object_get(j, "agent"), *jb = json_object_get(j, "budget");
 	json_t *jrec = json_object_get(j, "recipe");
@@ -608,7 +523,7 @@ static enum MHD_Result post_task(struct api *a, struct MHD_Connection *c, struct
 	int text_ok = json_is_string(jt) || (json_is_string(jrec) && (!jt || json_is_null(jt)));
 	if ((jr && !json_is_string(jr)) || !text_ok || (ja && !json_is_string(ja) &&
 	    !json_is_null(ja)) || (jb && !json_is_number(jb) && !json_is_null(jb))) {
-		rc = send_error(c, 400, "bad_field", NULL, "fields: \"text\" (string, required "
+		rc = api_send_error(c, 400, "bad_field", NULL, "fields: \"text\" (string, required "
 		                "without a recipe), \"repo\" and \"agent\" (strings), \"budget\" "
 		                "(number of US dollars)");
 		goto out;
@@ -616,12 +531,12 @@ static enum MHD_Result post_task(struct api *a, struct MHD_Connection *c, struct
 	const char *text = json_string_value(jt);
 	size_t tlen = text ? json_string_length(jt) : 0;
 	if (tlen >= PROMPT_MAX) {
-		rc = send_error(c, 413, "prompt_too_large", NULL,
+		rc = api_send_error(c, 413, "prompt_too_large", NULL,
 		                "the task text is %zu bytes; it must be under 128 KiB", tlen);
 		goto out;
 	}
 	if (text && !json_is_string(jrec) && strspn(text, " \t\r\n") == tlen) {
-		rc = send_error(c, 400, "bad_field", NULL, "\"text\" is empty; say what the agent "
+		rc = api_send_error(c, 400, "bad_field", NULL, "\"text\" is empty; say what the agent "
 		                "should do");
 		goto out;
 	}
@@ -630,7 +545,7 @@ static enum MHD_Result post_task(struct api *a, struct MHD_Connection *c, struct
 	struct submit_req sr = { .text = text, .repo = json_string_value(jr),
 	                         .agent = json_string_value(ja), .budget = -1 };
 	if ((why = post_task_options(j, &sr, names, values, agents))) {
-		rc = send_error(c, 400, "bad_field", NULL, "%s", why);
+		rc = api_send_error(c, 400, "bad_field", NULL, "%s", why);
 		goto out;
 	}
 	int found;
@@ -639,7 +554,7 @@ static enum MHD_Result post_task(struct api *a, struct MHD_Connection *c, struct
 	if (jb && json_is_number(jb)) {
 		sr.budget = json_number_value(jb);
 		if (sr.budget < 0 || sr.budget > 1e9) {
-			rc = send_error(c, 400, "bad_field", NULL, "\"budget\" must be from 0 (no "
+			rc = api_send_error(c, 400, "bad_field", NULL, "\"budget\" must be from 0 (no "
 			                "limit) to 1000000000 US dollars");
 			goto out;
 		}
@@ -647,20 +562,20 @@ static enum MHD_Result post_task(struct api *a, struct MHD_Connection *c, struct
 	json_t *jc = json_object_get(j, "callback_url"), *jm = json_object_get(j, "metadata");
 	if ((jc && !json_is_string(jc) && !json_is_null(jc)) ||
 	    (jm && !json_is_object(jm) && !json_is_null(jm))) {
-		rc = send_error(c, 400, "bad_field", NULL, "\"callback_url\" must be a string (a URL) "
+		rc = api_send_error(c, 400, "bad_field", NULL, "\"callback_url\" must be a string (a URL) "
 		                "and \"metadata\" a JSON object");
 		goto out;
 	}
 	sr.callback_url = json_string_value(jc);
 	if (sr.callback_url && !webhook_callback_allowed(cfg, sr.callback_url)) {
-		rc = send_error(c, 400, "callback_not_allowed", NULL, "callback_url '%.200s' matches "
+		rc = api_send_error(c, 400, "callback_not_allowed", NULL, "callback_url '%.200s' matches "
 		                "no [api] callback-allow pattern of this server%s", sr.callback_url,
 		                cfg->napi_callback_allow ? "" : " (none is configured)");
 		goto out;
 	}
 	meta = json_is_object(jm) ? json_dumps(jm, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
 	if (meta && strlen(meta) > 16384) {
-		rc = send_error(c, 400, "bad_field", NULL, "\"metadata\" is over 16 KiB of JSON; keep "
+		rc = api_send_error(c, 400, "bad_field", NULL, "\"metadata\" is over 16 KiB of JSON; keep "
 		                "what identifies the thread or job, and store the rest on your side");
 		goto out;
 	}
@@ -672,10 +587,10 @@ static enum MHD_Result post_task(struct api *a, struct MHD_Connection *c, struct
 	 * for 6 places, 6 get one. */
 	int arc = submit_tasks(st, cfg, &sr, &res, &e);
 	if (arc == -2)
-		rc = send_error(c, 429, "queue_full", NULL, "%zu tasks are queued (api.max-queue "
+		rc = api_send_error(c, 429, "queue_full", NULL, "%zu tasks are queued (api.max-queue "
 		                "is %d); try again later", res.queued, cfg->api_max_queue);
 	else if (arc < 0)
-		rc = send_err(c, &e, NULL);
+		rc = api_send_err(c, &e, NULL);
 	else
 		rc = res.group[0] ? send_group_queued(c, &res) : send_queued(c, res.ids[0]);
 out:
@@ -686,16 +601,16 @@ out:
 
 static enum MHD_Result get_tasks(struct api *a, struct MHD_Connection *c, struct store *st)
 {
-	const char *sts = query(c, "status"), *before = query(c, "before");
+	const char *sts = api_query(c, "status"), *before = api_query(c, "before");
 	int status = -1;
 	if (sts && (status = task_status_parse(sts)) < 0)
-		return send_error(c, 400, "bad_field", NULL, "status '%s' is not a task status", sts);
+		return api_send_error(c, 400, "bad_field", NULL, "status '%s' is not a task status", sts);
 	long limit = PAGE_DEFAULT, offset = 0;
-	if ((query(c, "limit") && parse_uint(query(c, "limit"), PAGE_MAX, &limit) < 0) ||
+	if ((api_query(c, "limit") && parse_uint(api_query(c, "limit"), PAGE_MAX, &limit) < 0) ||
 	    limit < 1)
-		return send_error(c, 400, "bad_field", NULL, "limit must be from 1 to %d", PAGE_MAX);
-	if (query(c, "offset") && parse_uint(query(c, "offset"), 1L << 40, &offset) < 0)
-		return send_error(c, 400, "bad_field", NULL, "offset must be a whole number");
+		return api_send_error(c, 400, "bad_field", NULL, "limit must be from 1 to %d", PAGE_MAX);
+	if (api_query(c, "offset") && parse_uint(api_query(c, "offset"), 1L << 40, &offset) < 0)
+		return api_send_error(c, 400, "bad_field", NULL, "offset must be a whole number");
 	struct err e = {{0}};
 	/* Newest first; a page is read through the (status, seq) index,
 	 * whatever the history's size.  The cursor is the last task of the
@@ -706,7 +621,7 @@ static enum MHD_Result get_tasks(struct api *a, struct MHD_Connection *c, struct
 	if (before) {
 		struct task_row b;
 		if (!task_id_valid(before, 0) || store_task_get(st, before, &b, &e) < 0)
-			return send_error(c, 400, "bad_field", NULL, "before must be the id of a task "
+			return api_send_error(c, 400, "bad_field", NULL, "before must be the id of a task "
 			                  "(the next link of a page has one)");
 		q.before = b.seq;
 		task_row_free(&b);
@@ -716,7 +631,7 @@ static enum MHD_Result get_tasks(struct api *a, struct MHD_Connection *c, struct
 	size_t n, total;
 	if (store_task_count(st, &all, &total, &e) < 0 ||
 	    store_task_query(st, &q, &rows, &n, &e) < 0)
-		return send_err(c, &e, NULL);
+		return api_send_err(c, &e, NULL);
 	json_t *arr = json_array();
 	for (size_t i = 0; i < n && i < (size_t)limit; i++)
 		json_array_append_new(arr, taskjson_task(&rows[i], a->cfg));
@@ -737,23 +652,23 @@ static enum MHD_Result get_tasks(struct api *a, struct MHD_Connection *c, struct
 static enum MHD_Result get_diff(struct api *a, struct MHD_Connection *c, struct store *st,
                                 const struct task_row *t)
 {
-	const char *round = query(c, "round"), *since = query(c, "since");
+	const char *round = api_query(c, "round"), *since = api_query(c, "since");
 	const char *from = t->base, *to = t->head;
 	struct task_round *r = NULL;
 	size_t nr = 0;
 	struct err e = {{0}};
 	enum MHD_Result rc;
 	if (round && since)
-		return send_error(c, 400, "bad_field", NULL, "give either round or since, not both");
+		return api_send_error(c, 400, "bad_field", NULL, "give either round or since, not both");
 	if (since && strcmp(since, "review") != 0)
-		return send_error(c, 400, "bad_field", NULL, "since takes only 'review'");
+		return api_send_error(c, 400, "bad_field", NULL, "since takes only 'review'");
 	if (round) {
 		long n;
 		if (parse_uint(round, 1 << 20, &n) < 0 || n < 1 || n > t->round)
-			return send_error(c, 400, "bad_field", NULL, "round: task %s has rounds 1 to %d",
+			return api_send_error(c, 400, "bad_field", NULL, "round: task %s has rounds 1 to %d",
 			                  t->id, t->round);
 		if (store_rounds(st, t->id, &r, &nr, &e) < 0)
-			return send_err(c, &e, NULL);
+			return api_send_err(c, &e, NULL);
 		from = to = NULL;
 		for (size_t i = 0; i < nr; i++)
 			if (r[i].n == n) {
@@ -762,14 +677,14 @@ static enum MHD_Result get_diff(struct api *a, struct MHD_Connection *c, struct 
 			}
 	} else if (since) {
 		if (!t->reviewed_head) {
-			return send_error(c, 409, "not_reviewed", task_status_name(t->status),
+			return api_send_error(c, 409, "not_reviewed", task_status_name(t->status),
 			                  "task %s has not been reviewed yet (no changes were requested)",
 			                  t->id);
 		}
 		from = t->reviewed_head;
 	}
 	if (!from || !to) {
-		rc = send_error(c, 409, "no_work", task_status_name(t->status), "task %s has no work "
+		rc = api_send_error(c, 409, "no_work", task_status_name(t->status), "task %s has no work "
 		                "to show yet (it is %s)", t->id, task_status_name(t->status));
 		task_rounds_free(r, nr);
 		return rc;
@@ -784,7 +699,7 @@ static enum MHD_Result get_diff(struct api *a, struct MHD_Connection *c, struct 
 	task_rounds_free(r, nr);
 	if (drc < 0) {
 		free(mem);
-		return send_error(c, 500, "diff", NULL, "%s", e.msg);
+		return api_send_error(c, 500, "diff", NULL, "%s", e.msg);
 	}
 	return send_buf(c, 200, "text/x-diff; charset=utf-8", mem, len);
 }
@@ -841,7 +756,7 @@ static enum MHD_Result get_log(struct api *a, struct MHD_Connection *c, const st
 	}
 	off_t size = sb.st_size, start = 0, end = size - 1;
 	const char *range = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Range");
-	const char *off = query(c, "offset");
+	const char *off = api_query(c, "offset");
 	unsigned status = 200;
 	if (range) {
 		if (parse_range(range, size, &start, &end) < 0) {
@@ -851,14 +766,14 @@ static enum MHD_Result get_log(struct api *a, struct MHD_Connection *c, const st
 			char cr[64];
 			snprintf(cr, sizeof cr, "bytes */%lld", (long long)size);
 			MHD_add_response_header(r, "Content-Range", cr);
-			return answer(c, 416, r);
+			return api_answer(c, 416, r);
 		}
 		status = 206;
 	} else if (off) {
 		long o;
 		if (parse_uint(off, 1L << 62, &o) < 0) {
 			close(fd);
-			return send_error(c, 400, "bad_field", NULL, "offset must be a whole number");
+			return api_send_error(c, 400, "bad_field", NULL, "offset must be a whole number");
 		}
 		start = o > size ? size : o;
 	}
@@ -874,354 +789,7 @@ static enum MHD_Result get_log(struct api *a, struct MHD_Connection *c, const st
 	}
 	snprintf(hdr, sizeof hdr, "%lld", (long long)size);
 	MHD_add_response_header(r, "X-Log-Size", hdr);
-	return answer(c, status, r);
-}
-
-/* ---- events (server-sent) ---- */
-
-/* The stream is one sequence: the task's steps and its log lines, in the
- * order they happened (a step's log_off says how much of the log came
- * before it), each review's gate right after its status.  A position in
- * it is (steps sent, log bytes sent), and the id of every event is the
- * position after it, with ".r" after a review's status while its gate is
- * still to come: resuming from any id gives exactly what followed. */
-struct sse {
-	struct api *a;
-	struct store *st;
-	char id[TASK_ID_LEN + 1];
-	size_t nsteps;             /* steps sent */
-	off_t logoff;              /* log bytes sent */
-	int gate_due;              /* a review's status went out, its gate not */
-	int sock;                  /* the client's socket: its hang-up ends us */
-	int watch;                 /* inotify: the store's folder, the task's */
-	int task_watched;
-	struct buf out;
-	size_t out_off;
-	int ended;
-	double last;
-	double retry_at;           /* monotonic: look again then (0: on news) */
-	/* The log read ahead: bytes [chunk_at, chunk_at + chunk_len). */
-	int logfd;
-	off_t limit;               /* the log's size before the store was read;
-	                              -1: none */
-	off_t chunk_at;
-	size_t chunk_len;
-	char chunk[65536];
-};
-
-static void sse_event(struct sse *s, const char *type, json_t *data)
-{
-	char *txt = scrub_paths(s->a, json_dumps(data, JSON_COMPACT | TASKJSON_DUMP));
-	json_decref(data);
-	/* The end has an id of its own: resuming from it gets 204, nothing
-	 * more to follow. */
-	const char *mark = s->gate_due ? ".r" : strcmp(type, "end") == 0 ? ".e" : "";
-	buf_printf(&s->out, "id: %zu.%lld%s\nevent: %s\ndata: %s\n\n", s->nsteps,
-	           (long long)s->logoff, mark, type, txt ? txt : "{}");
-	free(txt);
-}
-
-/* The gate of the review that step n (1-based) was: that round's. */
-static void sse_gate(struct sse *s, const struct task_row *t, size_t n)
-{
-	struct err e = {{0}};
-	int round = n && t->steps[n - 1].round ? t->steps[n - 1].round : t->round;
-	json_t *g = gate_summary_json_round(s->st, t, round, &e);
-	s->gate_due = 0;
-	sse_event(s, "gate", json_pack("{s:s,s:i,s:o}", "id", t->id, "round", round,
-	                               "gate", g ? g : json_null()));
-}
-
-/* The next whole line of the log at s->logoff: its length (with the
- * newline) in *len and a pointer to it, or NULL when none is complete.  A
- * line longer than the chunk comes in pieces of the chunk's size. */
-static const char *sse_line(struct sse *s, size_t *len)
-{
-	if (s->logfd < 0)
-		return NULL;
-	for (int fresh = 0;; fresh = 1) {
-		if (s->logoff >= s->chunk_at && s->logoff < s->chunk_at + (off_t)s->chunk_len) {
-			size_t at = (size_t)(s->logoff - s->chunk_at), left = s->chunk_len - at;
-			/* What was read ahead past the limit is not there yet. */
-			if (s->limit >= 0 && s->logoff + (off_t)left > s->limit)
-				left = s->limit > s->logoff ? (size_t)(s->limit - s->logoff) : 0;
-			const char *p = s->chunk + at, *nl = memchr(p, '\n', left);
-			if (nl) {
-				*len = (size_t)(nl - p) + 1;
-				return p;
-			}
-			if (at == 0 && left == sizeof s->chunk) {
-				*len = left;
-				return p;
-			}
-		}
-		if (fresh)
-			return NULL;
-		/* Only what the log held before the store was read (sse_poll). */
-		size_t want = sizeof s->chunk;
-		if (s->limit >= 0 && s->logoff + (off_t)want > s->limit)
-			want = s->limit > s->logoff ? (size_t)(s->limit - s->logoff) : 0;
-		ssize_t n = want ? pread(s->logfd, s->chunk, want, s->logoff) : 0;
-		s->chunk_at = s->logoff;
-		s->chunk_len = n > 0 ? (size_t)n : 0;
-	}
-}
-
-static void sse_open_log(struct sse *s)
-{
-	if (s->logfd >= 0)
-		return;
-	char *path = paths_task_log(s->a->data_dir, s->id);
-	s->logfd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	free(path);
-	s->chunk_len = 0;
-}
-
-/* Sends what happened since the last look, in order. */
-static void sse_poll(struct sse *s)
-{
-	struct err e = {{0}};
-	struct task_row t;
-	/* The log's size first, then the store: a line sent now was written
-	 * before every step this look does not see yet, so such a step, made
-	 * later, comes after it for late readers too (store_steps_settle). */
-	sse_open_log(s);
-	struct stat sb;
-	s->limit = s->logfd >= 0 && fstat(s->logfd, &sb) == 0 ? sb.st_size : 0;
-	s->chunk_len = 0;  /* the log may have grown: read it afresh */
-	if (store_task_get(s->st, s->id, &t, &e) < 0) {
-		sse_event(s, "error", json_pack("{s:s}", "error", e.msg));
-		s->ended = 1;
-		return;
-	}
-	if (s->gate_due)
-		sse_gate(s, &t, s->nsteps);
-	for (;;) {
-		size_t len = 0;
-		int step = s->nsteps < t.nsteps;
-		/* A step whose place in the log is not settled yet (its mover
-		 * settles it right after the commit) holds everything back: what
-		 * comes next depends on it.  One never settled (its mover died)
-		 * takes the step before it's place, as for a late reader. */
-		if (step && !t.steps[s->nsteps].log_known &&
-		    clock_wall() - t.steps[s->nsteps].time < SSE_SETTLE_S) {
-			s->retry_at = clock_mono() + 0.1;
-			break;
-		}
-		/* The lines up to a settled step's place are in the log, read or
-		 * not when the store was: they come before it. */
-		off_t seen = s->limit;
-		if (step && t.steps[s->nsteps].log_off > s->limit)
-			s->limit = t.steps[s->nsteps].log_off;
-		const char *line = sse_line(s, &len);
-		s->limit = seen;
-		/* A line whole when the step was made came before it. */
-		if (step && (!line || s->logoff + (off_t)len > t.steps[s->nsteps].log_off)) {
-			const struct task_step *st = &t.steps[s->nsteps];
-			s->nsteps++;
-			s->gate_due = st->status == TASK_REVIEW;
-			sse_event(s, "status", json_pack("{s:s,s:s,s:f,s:i,s:o}", "id", t.id, "status",
-			                                 task_status_name(st->status), "at",
-			                                 (double)(long long)(st->time * 1000 + 0.5) / 1000,
-			                                 "round", st->round ? st->round : t.round,
-			                                 "error", st->status == TASK_FAILED && t.error
-			                                 ? json_string(t.error) : json_null()));
-			if (s->gate_due)
-				sse_gate(s, &t, s->nsteps);
-			continue;
-		}
-		if (!line)
-			break;
-		size_t text = len && line[len - 1] == '\n' ? len - 1 : len;
-		json_t *l = sanitize_json_string(line, text);
-		s->logoff += (off_t)len;
-		sse_event(s, "log", json_pack("{s:o}", "line", l));
-	}
-	if (task_status_is_terminal(t.status) && s->nsteps >= t.nsteps) {
-		sse_event(s, "end", json_pack("{s:s,s:s}", "id", t.id, "status",
-		                              task_status_name(t.status)));
-		s->ended = 1;
-	}
-	task_row_free(&t);
-}
-
-/* Waits for the store or the task's log to change, the client to go, the
- * server to stop, or the ping to be due: nothing is read while nothing
- * happens.  0 to look again, -1 when the client went. */
-static int sse_wait(struct sse *s)
-{
-	if (!s->task_watched && s->watch >= 0) {
-		/* The task's folder comes with its first run. */
-		char *dir = paths_task_dir(s->a->data_dir, s->id);
-		s->task_watched = inotify_add_watch(s->watch, dir, IN_MODIFY | IN_CREATE |
-		                                    IN_MOVED_TO) >= 0;
-		free(dir);
-	}
-	double left = SSE_PING_S - (clock_mono() - s->last);
-	struct pollfd p[3] = {
-		{ .fd = s->watch, .events = POLLIN },
-		{ .fd = s->sock, .events = POLLRDHUP },
-		{ .fd = s->a->stop_fd, .events = POLLIN },
-	};
-	/* Without inotify, a look every second. */
-	int ms = s->watch < 0 ? 1000 : left > 0 ? (int)(left * 1000) + 1 : 0;
-	if (s->retry_at > 0) {
-		double r = s->retry_at - clock_mono();
-		int rms = r > 0 ? (int)(r * 1000) + 1 : 0;
-		if (rms < ms)
-			ms = rms;
-		s->retry_at = 0;
-	}
-	int n = poll(p, 3, ms);
-	if (n > 0 && (p[1].revents & (POLLRDHUP | POLLHUP | POLLERR)))
-		return -1;
-	if (n > 0 && (p[0].revents & POLLIN)) {
-		char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
-		while (read(s->watch, buf, sizeof buf) > 0)
-			;
-	}
-	return 0;
-}
-
-static ssize_t sse_read(void *cls, uint64_t pos, char *buf, size_t max)
-{
-	struct sse *s = cls;
-	(void)pos;
-	for (;;) {
-		if (s->out.len > s->out_off) {
-			size_t n = s->out.len - s->out_off;
-			if (n > max)
-				n = max;
-			memcpy(buf, s->out.data + s->out_off, n);
-			s->out_off += n;
-			if (s->out_off == s->out.len) {
-				buf_reset(&s->out);
-				s->out_off = 0;
-			}
-			s->last = clock_mono();
-			return (ssize_t)n;
-		}
-		if (s->ended || s->a->stopping)
-			return MHD_CONTENT_READER_END_OF_STREAM;
-		sse_poll(s);
-		if (s->out.len)
-			continue;
-		if (clock_mono() - s->last >= SSE_PING_S) {
-			buf_adds(&s->out, ": ping\n\n");
-			continue;
-		}
-		if (sse_wait(s) < 0)
-			return MHD_CONTENT_READER_END_WITH_ERROR;
-	}
-}
-
-static void sse_free(void *cls)
-{
-	struct sse *s = cls;
-	store_close(s->st);
-	if (s->watch >= 0)
-		close(s->watch);
-	if (s->logfd >= 0)
-		close(s->logfd);
-	buf_free(&s->out);
-	free(s);
-}
-
-/* Whether (k, o, review) is a position this server's stream of t passes
- * through (see struct sse): the ids it sent, and no others. */
-static int sse_position_valid(struct sse *s, const struct task_row *t, size_t k, off_t o,
-                              int mark)
-{
-	if (k > t->nsteps || (mark == 'r' && (k == 0 || t->steps[k - 1].status != TASK_REVIEW)))
-		return 0;
-	if (mark == 'e' && (k != t->nsteps || !task_status_is_terminal(t->status)))
-		return 0;
-	sse_open_log(s);
-	struct stat sb;
-	off_t size = s->logfd >= 0 && fstat(s->logfd, &sb) == 0 ? sb.st_size : 0;
-	if (o > size)
-		return 0;
-	if (o > 0) {
-		/* After a whole line, or a piece of one longer than a chunk. */
-		size_t back = o > (off_t)sizeof s->chunk ? sizeof s->chunk : (size_t)o;
-		ssize_t n = pread(s->logfd, s->chunk, back, o - (off_t)back);
-		s->chunk_len = 0;
-		if (n != (ssize_t)back || (s->chunk[back - 1] != '\n' &&
-		    (back < sizeof s->chunk || memchr(s->chunk, '\n', back))))
-			return 0;
-	}
-	/* The step after k would have gone out before the line that ends at o;
-	 * the line after o would have gone out before step k. */
-	if (k < t->nsteps && o > 0 && t->steps[k].log_off < o)
-		return 0;
-	if (k > 0) {
-		off_t keep = s->logoff;
-		size_t len;
-		s->limit = -1;
-		s->logoff = o;
-		const char *line = sse_line(s, &len);
-		s->logoff = keep;
-		if (line && o + (off_t)len <= t->steps[k - 1].log_off)
-			return 0;
-	}
-	return 1;
-}
-
-static enum MHD_Result get_events(struct api *a, struct MHD_Connection *c,
-                                  const struct task_row *t)
-{
-	struct sse *s = xcalloc(1, sizeof *s);
-	struct err e = {{0}};
-	s->a = a;
-	s->logfd = -1;
-	memcpy(s->id, t->id, sizeof s->id);
-	s->st = open_store(a, &e);
-	if (!s->st) {
-		free(s);
-		return send_err(c, &e, NULL);
-	}
-	s->watch = store_watch(s->st, &e);
-	const union MHD_ConnectionInfo *ci =
-		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
-	s->sock = ci ? ci->connect_fd : -1;
-	/* Resuming: "STEPS.LOGBYTES" or "STEPS.LOGBYTES.r" from the last event
-	 * the client saw (".g", of earlier versions, is the plain form). */
-	const char *last = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Last-Event-ID");
-	if (!last)
-		last = query(c, "last_event_id");
-	if (last) {
-		unsigned long long ns, lo;
-		char g = 0, extra;
-		int k = sscanf(last, "%llu.%llu.%c%c", &ns, &lo, &g, &extra);
-		int ok = (k == 2 || (k == 3 && (g == 'r' || g == 'g' || g == 'e'))) &&
-		         strspn(last, "0123456789.rge") == strlen(last) && ns <= (1u << 30) &&
-		         lo <= (1ull << 62);
-		if (!ok || !sse_position_valid(s, t, (size_t)ns, (off_t)lo, k == 3 ? g : 0)) {
-			sse_free(s);
-			return send_error(c, 400, "bad_field", NULL, "Last-Event-ID '%.40s' is not one "
-			                  "this server sent for task %s", last, t->id);
-		}
-		if (g == 'e' && k == 3) {
-			/* After the end: nothing follows, and 204 tells an EventSource
-			 * to stop reconnecting. */
-			sse_free(s);
-			struct MHD_Response *r = MHD_create_response_from_buffer(0, (void *)"",
-			                                                         MHD_RESPMEM_PERSISTENT);
-			return answer(c, 204, r);
-		}
-		s->nsteps = (size_t)ns;
-		s->logoff = (off_t)lo;
-		s->gate_due = g == 'r';
-	}
-	s->last = clock_mono();
-	buf_adds(&s->out, "retry: 2000\n\n");
-	struct MHD_Response *r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384,
-	                                                           sse_read, s, sse_free);
-	MHD_add_response_header(r, "Content-Type", "text/event-stream");
-	MHD_add_response_header(r, "X-Accel-Buffering", "no");
-	/* A follower is quiet by nature: the ping keeps it, not the timeout. */
-	MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, (unsigned)0);
-	return answer(c, 200, r);
+	return api_answer(c, status, r);
 }
 
 /* ---- decisions ---- */
@@ -1238,23 +806,23 @@ static enum MHD_Result decide(struct api *a, struct MHD_Connection *c, struct re
 		const char *why;
 		j = parse_body(rq, &why);
 		if (!j)
-			return send_error(c, 400, "bad_json", NULL, "%s", why);
+			return api_send_error(c, 400, "bad_json", NULL, "%s", why);
 		json_t *jn = json_object_get(j, "notes");
 		if (jn && !json_is_string(jn) && !json_is_null(jn)) {
 			json_decref(j);
-			return send_error(c, 400, "bad_field", NULL, "\"notes\" must be a string");
+			return api_send_error(c, 400, "bad_field", NULL, "\"notes\" must be a string");
 		}
 		notes = jn ? json_string_value(jn) : NULL;
 		json_t *ja = json_object_get(j, "again");
 		if (ja && !json_is_boolean(ja)) {
 			json_decref(j);
-			return send_error(c, 400, "bad_field", NULL, "\"again\" must be true or false");
+			return api_send_error(c, 400, "bad_field", NULL, "\"again\" must be true or false");
 		}
 		again = json_is_true(ja);
 	}
 	if (again && (notes || strcmp(action, "request-changes") != 0)) {
 		json_decref(j);
-		return send_error(c, 400, "bad_field", NULL, "\"again\" sends the last notes of "
+		return api_send_error(c, 400, "bad_field", NULL, "\"again\" sends the last notes of "
 		                  "a request for changes again; give it without \"notes\"");
 	}
 	struct task_row fresh;
@@ -1281,9 +849,9 @@ static enum MHD_Result decide(struct api *a, struct MHD_Connection *c, struct re
 	if (strcmp(action, "confirm") == 0) {
 		struct task_row after;
 		if (store_task_confirm(st, t->id, actor, &e) < 0)
-			rc = send_err(c, &e, state);
+			rc = api_send_err(c, &e, state);
 		else if (store_task_get(st, t->id, &after, &e) < 0)
-			rc = send_err(c, &e, NULL);
+			rc = api_send_err(c, &e, NULL);
 		else {
 			rc = send_json(c, 200, taskjson_task(&after, a->cfg));
 			task_row_free(&after);
@@ -1293,7 +861,7 @@ static enum MHD_Result decide(struct api *a, struct MHD_Connection *c, struct re
 	if (strcmp(action, "cancel") == 0) {
 		int r = gate_cancel(&g, t->id, &e);
 		if (r < 0)
-			rc = send_err(c, &e, state);
+			rc = api_send_err(c, &e, state);
 		else
 			rc = send_json(c, r == 1 ? 200 : 202, json_pack("{s:s,s:s}", "id", t->id,
 			               "status", r == 1 ? "cancelled" : "cancel requested"));
@@ -1301,7 +869,7 @@ static enum MHD_Result decide(struct api *a, struct MHD_Connection *c, struct re
 	}
 	if (again) {
 		if (!(again_notes = gate_last_notes(st, t->id, &e))) {
-			rc = send_err(c, &e, state);
+			rc = api_send_err(c, &e, state);
 			goto out;
 		}
 		notes = again_notes;
@@ -1316,7 +884,7 @@ static enum MHD_Result decide(struct api *a, struct MHD_Connection *c, struct re
 	else
 		r = gate_request_changes(&g, t->id, notes, &e);
 	if (r < 0) {
-		rc = send_err(c, &e, state);
+		rc = api_send_err(c, &e, state);
 		goto out;
 	}
 	struct task_row after;
@@ -1356,7 +924,7 @@ static enum MHD_Result follow_up(struct api *a, struct MHD_Connection *c, struct
 	const char *why;
 	json_t *j = parse_body(rq, &why);
 	if (!j)
-		return send_error(c, 400, "bad_json", NULL, "%s", why);
+		return api_send_error(c, 400, "bad_json", NULL, "%s", why);
 	json_t *jn = json_object_get(j, "notes");
 	const char *notes = json_string_value(jn);
 	enum MHD_Result rc;
@@ -1367,14 +935,14 @@ static enum MHD_Result follow_up(struct api *a, struct MHD_Connection *c, struct
 	g.max_queued = a->cfg->api_max_queue > 0 ? (size_t)a->cfg->api_max_queue : 0;
 	int frc;
 	if (!json_is_string(jn) || strspn(notes, " \t\r\n") == strlen(notes)) {
-		rc = send_error(c, 400, "bad_field", NULL, "\"notes\" are needed: say what the "
+		rc = api_send_error(c, 400, "bad_field", NULL, "\"notes\" are needed: say what the "
 		                "agent should do next");
 	} else if ((frc = gate_follow_up(&g, t->id, notes, nid, &e)) == -2) {
-		rc = send_error(c, 429, "queue_full", NULL, "%d tasks are queued (api.max-queue "
+		rc = api_send_error(c, 429, "queue_full", NULL, "%d tasks are queued (api.max-queue "
 		                "is %d); try again later", a->cfg->api_max_queue,
 		                a->cfg->api_max_queue);
 	} else if (frc < 0) {
-		rc = send_err(c, &e, task_status_name(t->status));
+		rc = api_send_err(c, &e, task_status_name(t->status));
 	} else {
 		rc = send_queued(c, nid);
 	}
@@ -1400,7 +968,7 @@ static int idem_start(struct MHD_Connection *c, struct req *rq, struct store *st
 	for (size_t i = 0; printable && i < kl; i++)
 		printable = key[i] > 0x20 && key[i] < 0x7f;
 	if (!printable) {
-		*rc = send_error(c, 400, "bad_field", NULL, "Idempotency-Key must be 1 to 255 "
+		*rc = api_send_error(c, 400, "bad_field", NULL, "Idempotency-Key must be 1 to 255 "
 		                 "printable ASCII characters, without spaces (a UUID, say)");
 		return 1;
 	}
@@ -1422,7 +990,7 @@ static int idem_start(struct MHD_Connection *c, struct req *rq, struct store *st
 	struct err e = {{0}};
 	int r = store_idem_begin(st, k, &got, &e);
 	if (r < 0) {
-		*rc = send_err(c, &e, NULL);
+		*rc = api_send_err(c, &e, NULL);
 		return 1;
 	}
 	if (r == STORE_IDEM_NEW) {
@@ -1435,10 +1003,10 @@ static int idem_start(struct MHD_Connection *c, struct req *rq, struct store *st
 		*rc = send_full(c, (unsigned)got.status, "application/json", xstrdup(got.body), n,
 		                got.location);
 	} else if (r == STORE_IDEM_BUSY) {
-		*rc = send_error(c, 409, "idempotency_in_progress", NULL, "a request with this "
+		*rc = api_send_error(c, 409, "idempotency_in_progress", NULL, "a request with this "
 		                 "Idempotency-Key is still being answered; try again in a moment");
 	} else {
-		*rc = send_error(c, 422, "idempotency_key_reused", NULL, "this Idempotency-Key "
+		*rc = api_send_error(c, 422, "idempotency_key_reused", NULL, "this Idempotency-Key "
 		                 "was used for another request (another route or body) in the "
 		                 "last 24 hours; use a new key for a new request");
 	}
@@ -1467,8 +1035,8 @@ static enum MHD_Result send_group_err(struct MHD_Connection *c, const struct err
                                       const char *state)
 {
 	if (e->kind == ERR_NOT_FOUND)
-		return send_error(c, 404, "no_such_group", NULL, "%s", e->msg);
-	return send_err(c, e, state);
+		return api_send_error(c, 404, "no_such_group", NULL, "%s", e->msg);
+	return api_send_err(c, e, state);
 }
 
 /* POST /groups/ID/pick {"task": ID, "notes": TEXT}: 200 with the group
@@ -1479,14 +1047,14 @@ static enum MHD_Result pick(struct api *a, struct MHD_Connection *c, struct req 
 	const char *why;
 	json_t *j = parse_body(rq, &why);
 	if (!j)
-		return send_error(c, 400, "bad_json", NULL, "%s", why);
+		return api_send_error(c, 400, "bad_json", NULL, "%s", why);
 	json_t *jt = json_object_get(j, "task"), *jn = json_object_get(j, "notes");
 	enum MHD_Result rc;
 	if (!json_is_string(jt) || !task_id_valid(json_string_value(jt), 1)) {
-		rc = send_error(c, 400, "bad_field", NULL, "\"task\" must be the id of one of the "
+		rc = api_send_error(c, 400, "bad_field", NULL, "\"task\" must be the id of one of the "
 		                "group's members (GET /groups/%s lists them)", gid);
 	} else if (jn && !json_is_string(jn) && !json_is_null(jn)) {
-		rc = send_error(c, 400, "bad_field", NULL, "\"notes\" must be a string");
+		rc = api_send_error(c, 400, "bad_field", NULL, "\"notes\" must be a string");
 	} else {
 		const char *task = json_string_value(jt), *notes = json_string_value(jn);
 		struct gate_ctx g = gate_ctx_of(a->cfg, a->data_dir, st, actor);
@@ -1514,30 +1082,15 @@ static enum MHD_Result pick(struct api *a, struct MHD_Connection *c, struct req 
 	return rc;
 }
 
-/* /groups/ID (GET) and /groups/ID/pick (POST); rest is what follows
- * "/groups/". */
-static enum MHD_Result route_groups(struct api *a, struct MHD_Connection *c, const char *url,
-                                    const char *rest, const char *method, struct req *rq,
-                                    const char *actor)
+/* GET /groups/{id} and POST /groups/{id}/pick (picking). */
+static enum MHD_Result group_answer(struct api *a, struct MHD_Connection *c, struct req *rq,
+                                    const struct api_call *x, int picking)
 {
-	int is_get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
-	int is_post = strcmp(method, "POST") == 0;
-	char id[64] = "";
-	const char *slash = strchr(rest, '/');
-	size_t idlen = slash ? (size_t)(slash - rest) : strlen(rest);
-	int picking = slash && strcmp(slash, "/pick") == 0;
-	if (!idlen || idlen >= sizeof id || (slash && !picking))
-		return send_error(c, 404, "no_route", NULL, "no such route: %s %s", method, url);
-	memcpy(id, rest, idlen);
-	if (picking ? !is_post : !is_get) {
-		rq->allow = picking ? "POST" : "GET, HEAD";
-		return send_error(c, 405, "method", NULL, "%s takes %s", url, picking ? "POST"
-		                                                                   : "GET");
-	}
+	const char *url = x->url, *method = x->method, *actor = x->actor, *id = x->name;
 	struct err e = {{0}};
-	struct store *st = open_store(a, &e);
+	struct store *st = api_open_store(a, &e);
 	if (!st)
-		return send_err(c, &e, NULL);
+		return api_send_err(c, &e, NULL);
 	struct group_info gi;
 	enum MHD_Result rc;
 	char route_name[96];
@@ -1559,31 +1112,42 @@ static enum MHD_Result route_groups(struct api *a, struct MHD_Connection *c, con
 	return rc;
 }
 
+static enum MHD_Result route_get_group(struct api *a, struct MHD_Connection *c, struct req *rq,
+                                       const struct api_call *x)
+{
+	return group_answer(a, c, rq, x, 0);
+}
+
+static enum MHD_Result route_post_pick(struct api *a, struct MHD_Connection *c, struct req *rq,
+                                       const struct api_call *x)
+{
+	return group_answer(a, c, rq, x, 1);
+}
+
 /* ---- dispatch ---- */
 
-/* GET /recipes, GET /recipes/NAME: the configuration's recipes. */
-static enum MHD_Result route_recipes(struct api *a, struct MHD_Connection *c, const char *url,
-                                     const char *method, struct req *rq)
+/* GET /recipes: the configuration's recipes. */
+static enum MHD_Result route_get_recipes(struct api *a, struct MHD_Connection *c,
+                                         struct req *rq, const struct api_call *x)
 {
-	if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
-		rq->allow = "GET, HEAD";
-		return send_error(c, 405, "method", NULL, "%s takes GET", url);
-	}
+	(void)rq, (void)x;
 	const struct config *cfg = a->cfg;
-	json_t *j;
-	if (!url[8] || !url[9]) {
-		json_t *arr = json_array();
-		for (size_t i = 0; i < cfg->nrecipes; i++)
-			json_array_append_new(arr, taskjson_recipe(&cfg->recipes[i]));
-		j = json_pack("{s:o}", "recipes", arr);
-	} else {
-		const struct recipe_conf *r = config_find_recipe(cfg, url + 9);
-		if (!r)
-			return send_error(c, 404, "no_such_recipe", NULL, "no recipe named '%.100s' in "
-			                  "the configuration", url + 9);
-		j = taskjson_recipe(r);
-	}
-	return send_json(c, 200, j);
+	json_t *arr = json_array();
+	for (size_t i = 0; i < cfg->nrecipes; i++)
+		json_array_append_new(arr, taskjson_recipe(&cfg->recipes[i]));
+	return send_json(c, 200, json_pack("{s:o}", "recipes", arr));
+}
+
+/* GET /recipes/{name}: one of them. */
+static enum MHD_Result route_get_recipe(struct api *a, struct MHD_Connection *c,
+                                        struct req *rq, const struct api_call *x)
+{
+	(void)rq;
+	const struct recipe_conf *r = config_find_recipe(a->cfg, x->name);
+	if (!r)
+		return api_send_error(c, 404, "no_such_recipe", NULL, "no recipe named '%.100s' in "
+		                  "the configuration", x->name);
+	return send_json(c, 200, taskjson_recipe(r));
 }
 
 /* Counts a refused GitHub delivery from c's address: 0 while the address
@@ -1651,32 +1215,28 @@ static enum MHD_Result send_retry(struct MHD_Connection *c, double secs)
 	snprintf(after, sizeof after, "%.0f", secs + 0.5);
 	MHD_add_response_header(r, "Content-Type", "application/json");
 	MHD_add_response_header(r, "Retry-After", after);
-	return answer(c, 429, r);
+	return api_answer(c, 429, r);
 }
 
 /* POST /github/webhook: GitHub's deliveries (ghsync.h).  The signature
  * is the authentication, not a paddock token: GitHub sends none. */
-static enum MHD_Result route_github(struct api *a, struct MHD_Connection *c, const char *url,
-                                    const char *method, struct req *rq)
+/* POST /github/webhook: a delivery, signed with the webhook's secret. */
+static enum MHD_Result route_post_github(struct api *a, struct MHD_Connection *c,
+                                         struct req *rq, const struct api_call *x)
 {
-	if (strcmp(url, "/github/webhook") != 0)
-		return send_error(c, 404, "no_route", NULL, "no such route: %s %s", method, url);
-	if (strcmp(method, "POST") != 0) {
-		rq->allow = "POST";
-		return send_error(c, 405, "method", NULL, "%s takes POST", url);
-	}
+	(void)x;
 	char *secret = ghsync_secret(a->cfg);
 	if (!secret)
-		return send_error(c, 404, "no_webhook", NULL, "GitHub's webhook is not configured "
+		return api_send_error(c, 404, "no_webhook", NULL, "GitHub's webhook is not configured "
 		                  "here (set [github] webhook-secret-env)");
 	const char *ev = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-GitHub-Event");
 	const char *dl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-GitHub-Delivery");
 	const char *sig = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Hub-Signature-256");
 	struct err e = {{0}};
-	struct store *st = open_store(a, &e);
+	struct store *st = api_open_store(a, &e);
 	if (!st) {
 		free(secret);
-		return send_err(c, &e, NULL);
+		return api_send_err(c, &e, NULL);
 	}
 	enum MHD_Result rc;
 	int ok = !rq->too_big && ghsync_signature_ok(secret, rq->body.data, rq->body.len, sig);
@@ -1687,18 +1247,18 @@ static enum MHD_Result route_github(struct api *a, struct MHD_Connection *c, con
 		rc = send_retry(c, retry);
 	} else if (rq->too_big) {
 		ghsync_refused(st, ev, dl, "the body is over api.max-body");
-		rc = send_error(c, 413, "body_too_large", NULL, "the body is over %llu bytes "
+		rc = api_send_error(c, 413, "body_too_large", NULL, "the body is over %llu bytes "
 		                "(api.max-body)", (unsigned long long)a->cfg->api_max_body);
 	} else if (!ok) {
 		ghsync_refused(st, ev, dl, sig ? "X-Hub-Signature-256 does not verify"
 		                               : "no X-Hub-Signature-256");
-		rc = send_error(c, 401, "bad_signature", NULL, "%s", sig
+		rc = api_send_error(c, 401, "bad_signature", NULL, "%s", sig
 		                ? "X-Hub-Signature-256 is not the HMAC-SHA256 of the body with "
 		                  "the webhook's secret"
 		                : "X-Hub-Signature-256 is missing; set the webhook's secret on GitHub");
 	} else if (!ev || !*ev) {
 		ghsync_refused(st, ev, dl, "no X-GitHub-Event");
-		rc = send_error(c, 400, "bad_field", NULL, "X-GitHub-Event is missing");
+		rc = api_send_error(c, 400, "bad_field", NULL, "X-GitHub-Event is missing");
 	} else {
 		struct ghsync s;
 		json_t *ans = NULL;
@@ -1708,7 +1268,7 @@ static enum MHD_Result route_github(struct api *a, struct MHD_Connection *c, con
 		s.max_wait = 5;
 		if (ghsync_webhook(&s, ev, dl, rq->body.data ? rq->body.data : "", rq->body.len, &ans,
 		                   &e) < 0)
-			rc = send_error(c, 400, "bad_json", NULL, "%s", e.msg);
+			rc = api_send_error(c, 400, "bad_json", NULL, "%s", e.msg);
 		else
 			rc = send_json(c, strcmp(ev, "ping") == 0 ? 200 : 202, ans);
 		ghsync_free(&s);
@@ -1717,6 +1277,196 @@ static enum MHD_Result route_github(struct api *a, struct MHD_Connection *c, con
 	free(secret);
 	store_close(st);
 	return rc;
+}
+
+/* ---- the route table ---- */
+
+/* Handlers of the task routes: the engine calls above, as the table's. */
+static enum MHD_Result route_post_task(struct api *a, struct MHD_Connection *c,
+                                       struct req *rq, const struct api_call *x)
+{
+	return post_task(a, c, rq, x->st);
+}
+
+static enum MHD_Result route_get_tasks(struct api *a, struct MHD_Connection *c,
+                                       struct req *rq, const struct api_call *x)
+{
+	(void)rq;
+	return get_tasks(a, c, x->st);
+}
+
+static enum MHD_Result route_get_task(struct api *a, struct MHD_Connection *c,
+                                      struct req *rq, const struct api_call *x)
+{
+	(void)rq;
+	return send_json(c, 200, taskjson_full(x->st, x->t, a->cfg));
+}
+
+static enum MHD_Result route_get_diff(struct api *a, struct MHD_Connection *c,
+                                      struct req *rq, const struct api_call *x)
+{
+	(void)rq;
+	return get_diff(a, c, x->st, x->t);
+}
+
+static enum MHD_Result route_get_log(struct api *a, struct MHD_Connection *c,
+                                     struct req *rq, const struct api_call *x)
+{
+	(void)rq;
+	return get_log(a, c, x->t);
+}
+
+static enum MHD_Result route_get_events(struct api *a, struct MHD_Connection *c,
+                                        struct req *rq, const struct api_call *x)
+{
+	(void)rq;
+	return api_events_get(a, c, x->t);
+}
+
+static enum MHD_Result route_decide(struct api *a, struct MHD_Connection *c,
+                                    struct req *rq, const struct api_call *x)
+{
+	return decide(a, c, rq, x->st, x->t, x->action, x->actor);
+}
+
+static enum MHD_Result route_follow_up(struct api *a, struct MHD_Connection *c,
+                                       struct req *rq, const struct api_call *x)
+{
+	return follow_up(a, c, rq, x->st, x->t, x->actor);
+}
+
+/* Every route the server answers, once: dispatch, the 405s' Allow and
+ * `paddock serve --routes` (checked against doc/paddock-api.json) read
+ * it.  A GET route answers HEAD too.  {id} is a task's or a group's id,
+ * {name} a recipe's. */
+static const struct api_route {
+	const char *method;
+	const char *pattern;
+	api_route_fn *handler;
+} api_route_table[] = {
+	{ "POST", "/tasks", route_post_task },
+	{ "GET", "/tasks", route_get_tasks },
+	{ "GET", "/tasks/{id}", route_get_task },
+	{ "GET", "/tasks/{id}/diff", route_get_diff },
+	{ "GET", "/tasks/{id}/log", route_get_log },
+	{ "GET", "/tasks/{id}/events", route_get_events },
+	{ "POST", "/tasks/{id}/approve", route_decide },
+	{ "POST", "/tasks/{id}/request-changes", route_decide },
+	{ "POST", "/tasks/{id}/push", route_decide },
+	{ "POST", "/tasks/{id}/reject", route_decide },
+	{ "POST", "/tasks/{id}/cancel", route_decide },
+	{ "POST", "/tasks/{id}/follow-up", route_follow_up },
+	{ "POST", "/tasks/{id}/confirm", route_decide },
+	{ "GET", "/recipes", route_get_recipes },
+	{ "GET", "/recipes/{name}", route_get_recipe },
+	{ "GET", "/groups/{id}", route_get_group },
+	{ "POST", "/groups/{id}/pick", route_post_pick },
+	{ "POST", "/github/webhook", route_post_github },
+};
+#define API_NROUTES (sizeof api_route_table / sizeof *api_route_table)
+
+static const char *api_route_names[API_NROUTES + 1];
+static char api_route_text[API_NROUTES][64];
+static pthread_once_t api_route_once = PTHREAD_ONCE_INIT;
+
+static void api_routes_make(void)
+{
+	for (size_t i = 0; i < API_NROUTES; i++) {
+		snprintf(api_route_text[i], sizeof api_route_text[i], "%s %s",
+		         api_route_table[i].method, api_route_table[i].pattern);
+		api_route_names[i] = api_route_text[i];
+	}
+}
+
+const char *const *api_routes(void)
+{
+	pthread_once(&api_route_once, api_routes_make);
+	return api_route_names;
+}
+
+/* The route for method on pattern, or NULL with *allow saying which
+ * methods pattern takes (a 405's Allow), NULL when no route has it. */
+static const struct api_route *api_route_find(const char *method, const char *pattern,
+                                              const char **allow)
+{
+	int is_get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
+	int is_post = strcmp(method, "POST") == 0;
+	int gets = 0, posts = 0;
+	for (size_t i = 0; i < API_NROUTES; i++) {
+		const struct api_route *r = &api_route_table[i];
+		if (strcmp(r->pattern, pattern) != 0)
+			continue;
+		int get = strcmp(r->method, "GET") == 0;
+		if (get ? is_get : is_post)
+			return r;
+		gets |= get;
+		posts |= !get;
+	}
+	*allow = gets && posts ? "GET, HEAD, POST" : gets ? "GET, HEAD" : posts ? "POST" : NULL;
+	return NULL;
+}
+
+/* The answer when api_route_find found none: 404, or 405 with allow. */
+static enum MHD_Result api_route_refuse(struct MHD_Connection *c, struct req *rq,
+                                        const char *url, const char *method,
+                                        const char *pattern, const char *allow)
+{
+	if (!allow)
+		return api_send_error(c, 404, "no_route", NULL, "no such route: %s %s", method, url);
+	rq->allow = allow;
+	if (strcmp(allow, "GET, HEAD, POST") == 0)
+		return api_send_error(c, 405, "method", NULL, "%s takes GET and POST", pattern);
+	return api_send_error(c, 405, "method", NULL, "%s takes %s", url,
+	                      strcmp(allow, "POST") == 0 ? "POST" : "GET");
+}
+
+/* /github/...: its one route, before the token is asked for (the
+ * delivery's signature stands for it). */
+static enum MHD_Result route_github(struct api *a, struct MHD_Connection *c, const char *url,
+                                    const char *method, struct req *rq)
+{
+	const char *allow;
+	const struct api_route *r = api_route_find(method, url, &allow);
+	if (!r)
+		return api_route_refuse(c, rq, url, method, url, allow);
+	struct api_call x = { .url = url, .method = method, .actor = rq->who, .action = "" };
+	return r->handler(a, c, rq, &x);
+}
+
+/* /recipes and /recipes/NAME ("/recipes/" is the first). */
+static enum MHD_Result route_recipes(struct api *a, struct MHD_Connection *c, const char *url,
+                                     const char *method, struct req *rq)
+{
+	const char *pattern = !url[8] || !url[9] ? "/recipes" : "/recipes/{name}";
+	const char *allow;
+	const struct api_route *r = api_route_find(method, pattern, &allow);
+	if (!r)
+		return api_route_refuse(c, rq, url, method, pattern, allow);
+	struct api_call x = { .url = url, .method = method, .actor = rq->who, .action = "",
+	                      .name = url[8] ? url + 9 : "" };
+	return r->handler(a, c, rq, &x);
+}
+
+/* /groups/ID and /groups/ID/pick; rest is what follows "/groups/". */
+static enum MHD_Result route_groups(struct api *a, struct MHD_Connection *c, const char *url,
+                                    const char *rest, const char *method, struct req *rq,
+                                    const char *actor)
+{
+	char id[64] = "";
+	const char *slash = strchr(rest, '/');
+	size_t idlen = slash ? (size_t)(slash - rest) : strlen(rest);
+	int picking = slash && strcmp(slash, "/pick") == 0;
+	if (!idlen || idlen >= sizeof id || (slash && !picking))
+		return api_send_error(c, 404, "no_route", NULL, "no such route: %s %s", method, url);
+	memcpy(id, rest, idlen);
+	const char *pattern = picking ? "/groups/{id}/pick" : "/groups/{id}";
+	const char *allow;
+	const struct api_route *r = api_route_find(method, pattern, &allow);
+	if (!r)
+		return api_route_refuse(c, rq, url, method, pattern, allow);
+	struct api_call x = { .url = url, .method = method, .actor = actor, .action = "",
+	                      .name = id };
+	return r->handler(a, c, rq, &x);
 }
 
 /* ---- what a request must be before its body is read ---- */
@@ -1883,7 +1633,7 @@ static enum MHD_Result send_unauthorized(struct MHD_Connection *c)
 	                                                         MHD_RESPMEM_MUST_FREE);
 	MHD_add_response_header(r, "Content-Type", "application/json");
 	MHD_add_response_header(r, "WWW-Authenticate", "Bearer realm=\"paddock\"");
-	return answer(c, 401, r);
+	return api_answer(c, 401, r);
 }
 
 /* What is decided from the headers alone, before a byte of the body is
@@ -1899,24 +1649,24 @@ static enum MHD_Result screen(struct api *a, struct MHD_Connection *c, const cha
 	int local;
 	long port;
 	if (!host && strcmp(version, MHD_HTTP_VERSION_1_0) != 0)
-		return send_error(c, 400, "bad_request", NULL, "an HTTP/1.1 request needs a Host "
+		return api_send_error(c, 400, "bad_request", NULL, "an HTTP/1.1 request needs a Host "
 		                  "header");
 	unsigned hosts = 0;
 	MHD_get_connection_values(c, MHD_HEADER_KIND, count_host, &hosts);
 	if (hosts > 1)
-		return send_error(c, 400, "bad_request", NULL, "%u Host headers; send one", hosts);
+		return api_send_error(c, 400, "bad_request", NULL, "%u Host headers; send one", hosts);
 	size_t hl = host ? host_port(host, &port) : 0;
 	if (host && (port < 0 || !host_allowed(a, host, hl, &local)))
-		return send_error(c, 421, "misdirected", NULL, "this API does not answer to the "
+		return api_send_error(c, 421, "misdirected", NULL, "this API does not answer to the "
 		                  "host '%.100s'; use localhost or 127.0.0.1, or add the name to "
 		                  "[api] server-name", host);
 	if (origin && !origin_allowed(a, origin))
-		return send_error(c, 403, "origin", NULL, "a request from the web page '%.100s' "
+		return api_send_error(c, 403, "origin", NULL, "a request from the web page '%.100s' "
 		                  "is refused: the API takes no request from other origins", origin);
 	const char *lengths[2] = { NULL, NULL };
 	MHD_get_connection_values(c, MHD_HEADER_KIND, count_length, lengths);
 	if (lengths[1])
-		return send_error(c, 400, "bad_request", NULL, "two different Content-Length "
+		return api_send_error(c, 400, "bad_request", NULL, "two different Content-Length "
 		                  "headers (%.20s, %.20s); send one", lengths[0], lengths[1]);
 	snprintf(rq->who, sizeof rq->who, "api");
 	int github = strncmp(url, "/github/", 8) == 0;
@@ -1925,7 +1675,7 @@ static enum MHD_Result screen(struct api *a, struct MHD_Connection *c, const cha
 		if (!auth(a, c, rq->who, sizeof rq->who, &rq->read_only))
 			return send_unauthorized(c);
 		if (!is_get && rq->read_only)
-			return send_error(c, 403, "read_only", NULL, "token '%s' is read-only", rq->who);
+			return api_send_error(c, 403, "read_only", NULL, "token '%s' is read-only", rq->who);
 	}
 	if (strcmp(method, "POST") == 0) {
 		const char *ct = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
@@ -1934,7 +1684,7 @@ static enum MHD_Result screen(struct api *a, struct MHD_Connection *c, const cha
 		                                             "Transfer-Encoding");
 		int body = te || (cl && strspn(cl, "0") != strlen(cl));
 		if (ct ? !is_json_type(ct) : body)
-			return send_error(c, 415, "media_type", NULL, "the body is %.100s; send "
+			return api_send_error(c, 415, "media_type", NULL, "the body is %.100s; send "
 			                  "Content-Type: application/json", ct ? ct : "of no type");
 	}
 	/* An unsigned delivery is a stranger's: refused (and counted) on its
@@ -1949,7 +1699,6 @@ static enum MHD_Result screen(struct api *a, struct MHD_Connection *c, const cha
 static enum MHD_Result route(struct api *a, struct MHD_Connection *c, const char *url,
                              const char *method, struct req *rq)
 {
-	int is_get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
 	int is_post = strcmp(method, "POST") == 0;
 	const char *actor = rq->who;
 	if (strncmp(url, "/github/", 8) == 0)
@@ -1957,7 +1706,7 @@ static enum MHD_Result route(struct api *a, struct MHD_Connection *c, const char
 	/* screen() let it in: its token (or none needed) holds. */
 	conn_served(a, c);
 	if (rq->too_big)
-		return send_error(c, 413, "body_too_large", NULL, "the body is over %llu bytes "
+		return api_send_error(c, 413, "body_too_large", NULL, "the body is over %llu bytes "
 		                  "(api.max-body)", (unsigned long long)a->cfg->api_max_body);
 	if (strncmp(url, "/recipes", 8) == 0 && (!url[8] || url[8] == '/'))
 		return route_recipes(a, c, url, method, rq);
@@ -1965,60 +1714,48 @@ static enum MHD_Result route(struct api *a, struct MHD_Connection *c, const char
 		return route_groups(a, c, url, url + 8, method, rq, actor);
 	/* /tasks, /tasks/ID, /tasks/ID/ACTION */
 	if (strncmp(url, "/tasks", 6) != 0 || (url[6] && url[6] != '/'))
-		return send_error(c, 404, "no_route", NULL, "no such route: %s %s", method, url);
+		return api_send_error(c, 404, "no_route", NULL, "no such route: %s %s", method, url);
 	const char *rest = url[6] ? url + 7 : "";
 	char id[64] = "", action[32] = "";
 	const char *slash = strchr(rest, '/');
 	size_t idlen = slash ? (size_t)(slash - rest) : strlen(rest);
 	if (idlen >= sizeof id || (slash && strlen(slash + 1) >= sizeof action) ||
 	    (slash && strchr(slash + 1, '/')))
-		return send_error(c, 404, "no_route", NULL, "no such route: %s %s", method, url);
+		return api_send_error(c, 404, "no_route", NULL, "no such route: %s %s", method, url);
 	memcpy(id, rest, idlen);
 	if (slash)
 		strcpy(action, slash + 1);
 	struct err e = {{0}};
-	struct store *st = open_store(a, &e);
+	struct store *st = api_open_store(a, &e);
 	if (!st)
-		return send_err(c, &e, NULL);
+		return api_send_err(c, &e, NULL);
 	enum MHD_Result rc;
 	char route_name[64];
 	snprintf(route_name, sizeof route_name, "POST /tasks%s%s%s%s", *id ? "/" : "", id,
 	         *action ? "/" : "", action);
 	struct idem_key ik = { .actor = actor, .route = route_name };
+	char pattern[64];
+	/* "/tasks/" and "/tasks//ACTION" are /tasks, as they always were. */
+	snprintf(pattern, sizeof pattern, "%s%s%s", *id ? "/tasks/{id}" : "/tasks",
+	         *id && *action ? "/" : "", *id ? action : "");
+	const char *allow;
+	const struct api_route *r = api_route_find(method, pattern, &allow);
+	struct api_call x = { .url = url, .method = method, .actor = actor, .st = st,
+	                      .action = action };
 	if (!*id) {
 		if (is_post && idem_start(c, rq, st, &ik, method, url, &rc)) {
 			store_close(st);
 			return rc;
 		}
-		if (is_post)
-			rc = post_task(a, c, rq, st);
-		else if (is_get)
-			rc = get_tasks(a, c, st);
-		else {
-			rq->allow = "GET, HEAD, POST";
-			rc = send_error(c, 405, "method", NULL, "/tasks takes GET and POST");
-		}
+		rc = r ? r->handler(a, c, rq, &x) : api_route_refuse(c, rq, url, method, "/tasks",
+		                                                     allow);
 		idem_finish(rq, st, &ik);
 		store_close(st);
 		return rc;
 	}
-	static const char *const gets[] = { "", "diff", "log", "events", NULL };
-	static const char *const posts[] = { "approve", "request-changes", "push", "reject",
-	                                     "cancel", "follow-up", "confirm", NULL };
-	int known_get = 0, known_post = 0;
-	for (size_t i = 0; gets[i]; i++)
-		known_get |= strcmp(action, gets[i]) == 0;
-	for (size_t i = 0; posts[i]; i++)
-		known_post |= strcmp(action, posts[i]) == 0;
-	if (!known_get && !known_post) {
+	if (!r) {
 		store_close(st);
-		return send_error(c, 404, "no_route", NULL, "no such route: %s %s", method, url);
-	}
-	if ((known_get && !is_get) || (known_post && !is_post)) {
-		store_close(st);
-		rq->allow = known_get ? "GET, HEAD" : "POST";
-		return send_error(c, 405, "method", NULL, "%s takes %s", url, known_get ? "GET"
-		                                                                        : "POST");
+		return api_route_refuse(c, rq, url, method, pattern, allow);
 	}
 	struct task_row t;
 	if (store_task_get(st, id, &t, &e) < 0) {
@@ -2026,25 +1763,15 @@ static enum MHD_Result route(struct api *a, struct MHD_Connection *c, const char
 		/* A path with an id that no task can have names no task. */
 		if (e.kind == ERR_INVALID)
 			err_kind_mark(&e, ERR_NOT_FOUND);
-		return send_err(c, &e, NULL);
+		return api_send_err(c, &e, NULL);
 	}
 	if (is_post && idem_start(c, rq, st, &ik, method, url, &rc)) {
 		task_row_free(&t);
 		store_close(st);
 		return rc;
 	}
-	if (!*action)
-		rc = send_json(c, 200, taskjson_full(st, &t, a->cfg));
-	else if (strcmp(action, "diff") == 0)
-		rc = get_diff(a, c, st, &t);
-	else if (strcmp(action, "log") == 0)
-		rc = get_log(a, c, &t);
-	else if (strcmp(action, "events") == 0)
-		rc = get_events(a, c, &t);
-	else if (strcmp(action, "follow-up") == 0)
-		rc = follow_up(a, c, rq, st, &t, actor);
-	else
-		rc = decide(a, c, rq, st, &t, action, actor);
+	x.t = &t;
+	rc = r->handler(a, c, rq, &x);
 	idem_finish(rq, st, &ik);
 	task_row_free(&t);
 	store_close(st);
