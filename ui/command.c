@@ -54,7 +54,7 @@ static void open_task_by_id(struct dash *d, const struct view_ops *ops, const ch
 	struct view *v = dash_top(d);
 	/* The task's view replaces another task view, as Tab does; when it
 	 * cannot open, the current one stays. */
-	if (v && v->ops != &view_tasks && v->ops != &view_help && v->ops != &view_group) {
+	if (v && !(v->ops->flags & VIEW_STACKS)) {
 		if (dash_open(d, ops, tid) == 0) {
 			struct view *nv = d->stack[--d->nviews];
 			dash_close_top(d);
@@ -154,12 +154,16 @@ static void run_message(struct dash *d, const char *arg)
 
 static void run_filter(struct dash *d, const char *arg)
 {
-	tasks_view_filter(to_list(d), *arg ? arg : "all");
+	struct view *v = to_list(d);
+	if (v->ops->filter)
+		v->ops->filter(v, *arg ? arg : "all");
 }
 
 static void run_sort(struct dash *d, const char *arg)
 {
-	tasks_view_sort(to_list(d), *arg ? arg : "queued");
+	struct view *v = to_list(d);
+	if (v->ops->sort)
+		v->ops->sort(v, *arg ? arg : "queued");
 }
 
 /* Work another process does (a second dashboard): wait until the screen

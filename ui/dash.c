@@ -1024,7 +1024,7 @@ void dash_open_task_view(struct dash *d, const struct view_ops *ops)
 	memcpy(id, v->task_id, sizeof id);
 	/* Switching between a task's views replaces, not stacks; a group's
 	 * member opens over the group. */
-	if (v->ops != &view_tasks && v->ops != &view_group)
+	if (!(v->ops->flags & VIEW_STACKS))
 		dash_close_top(d);
 	dash_open(d, ops, id);
 }
@@ -1298,7 +1298,7 @@ static void handle_key(struct ui *u, int key)
 			v->sel = v->top + y - 1 - v->header_rows;
 			view_clamp(v);
 			/* The task list's selection is its task. */
-			if (v->ops == &view_tasks)
+			if (v->ops->flags & VIEW_CLICK_REQUEST)
 				v->ops->request(v, REQ_NONE);
 		}
 		return;

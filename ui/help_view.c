@@ -267,6 +267,7 @@ static void help_close(struct view *v)
 
 const struct view_ops view_help = {
 	.name = "help",
+	.flags = VIEW_STACKS,
 	.priv_size = sizeof(struct help),
 	.open = help_open,
 	.title = help_title,
