@@ -33,7 +33,6 @@ extern char **environ;
 #define TICK_MS 200
 #define SCRIPT_IDLE_TIMEOUT 120.0
 
-
 void dash_message(struct dash *d, enum role role, const char *fmt, ...)
 {
 	char raw[sizeof d->message];

@@ -80,7 +80,7 @@ static inline struct ui *ui_of(struct dash *d)
 /* The top view, NULL when none is open. */
 struct view *dash_top(struct dash *d);
 /* The selected task's view of ops (:log, Tab): it replaces another view of
- * the task; over the list or a group it stacks. */
+ * the task; over a VIEW_STACKS view (the list, a group) it stacks. */
 void dash_open_task_view(struct dash *d, const struct view_ops *ops);
 /* Draws the screen (the top view, the title line, the status bar). */
 void dash_draw(struct ui *u);
