@@ -72,7 +72,7 @@ static void check_words(void)
 	for (int w = 0; w < 2; w++) {
 		const char *const *names = w ? tasks_view_sort_names : tasks_view_filter_names;
 		const char *help = "";
-		for (const struct dash_command *k = dash_commands; k->name; k++)
+		for (const struct command *k = command_table; k->name; k++)
 			if (strcmp(k->name, w ? "sort" : "filter") == 0)
 				help = k->help;
 		for (size_t i = 0; names[i]; i++) {

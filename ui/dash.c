@@ -1,5 +1,6 @@
 #include "autoconfig.h"
 #include "dash.h"
+#include "dash_int.h"
 #include "api.h"
 
 #include <errno.h>
@@ -31,72 +32,6 @@ extern char **environ;
 
 #define TICK_MS 200
 #define SCRIPT_IDLE_TIMEOUT 120.0
-
-/* The line editor at the bottom: :commands, searches, notes. */
-struct dash_input {
-	char *prompt;
-	struct lineedit ed;
-	void (*done)(struct dash *d, void *arg, const char *text);
-	void (*changed)(struct dash *d, void *arg, const char *text);
-	void *arg;
-	int commands;              /* the : prompt: Tab completes, Up/Down history */
-	size_t hist;               /* the history entry shown (nhistory: none) */
-	int confirm;               /* asking whether to drop what was written */
-	int ctrl_x;                /* <C-x> came: <C-e> opens the editor */
-	char **words;              /* what Tab completes the answer from (dash_ask_complete) */
-	size_t nwords;
-};
-
-/* Slow work running in a forked child: a message for the status bar
- * (dash_background), or data for a callback (dash_stream). */
-struct job {
-	struct child ch;
-	int fd;
-	char *what;
-	struct buf out;
-	void (*done)(struct dash *d, void *arg, const char *data, size_t len, int ok);
-	/* dash_stream: each read as it comes, nothing kept. */
-	void (*chunk)(struct dash *d, void *arg, const char *data, size_t len);
-	void *arg;
-	int forgotten;
-	int gives_term;            /* it has the terminal (dash_shell) */
-};
-
-struct ui {
-	struct dash d;
-	struct theme *theme;
-	int term_away;             /* a job has the terminal: no drawing, no keys */
-	struct job jobs[8];
-	int njobs;
-	FILE *script;
-	int script_line;
-	char *script_path;
-	int sigfd;
-	/* Counts for the status bar and notifications. */
-	int running, review, queued, failed;
-	int known_review, known_failed;   /* for notifications */
-	char notified[64][64];            /* "id/round/status" notified lately */
-	size_t nnotified;
-	int counts_valid;
-	uint64_t counts_version;          /* store_data_version of the counts */
-	double pause_until;               /* the first shown pause's end, or 0 */
-	char pauses[256];                 /* "anthropic paused until ..." or "" */
-	char **history;                   /* : command history */
-	size_t nhistory;
-	int quit_asked;
-	char help_hint[64];               /* "? help", with the key bound now */
-	struct config **configs;          /* those :reload read (the first is
-	                                     the caller's) */
-	size_t nconfigs;
-	char *wait_text;                  /* script: wait until the screen shows it */
-	double wait_until;
-	int script_failed;                /* script: a step failed */
-};
-
-static struct ui *ui_of(struct dash *d)
-{
-	return (struct ui *)d;
-}
 
 void dash_message(struct dash *d, enum role role, const char *fmt, ...)
 {
@@ -255,7 +190,7 @@ int dash_pager(struct dash *d, const char *path)
 	return 0;
 }
 
-static struct view *top(struct dash *d)
+struct view *dash_top(struct dash *d)
 {
 	return d->nviews ? d->stack[d->nviews - 1] : NULL;
 }
@@ -1033,13 +968,13 @@ static void draw_input(struct ui *u, int y, int rows)
 		screen_cursor(s, cx, y + qrows + (line - first));
 }
 
-static void draw(struct ui *u)
+void dash_draw(struct ui *u)
 {
 	struct dash *d = &u->d;
 	struct screen *s = d->scr;
 	int w = screen_width(s), h = screen_height(s);
 	screen_clear(s);
-	struct view *v = top(d);
+	struct view *v = dash_top(d);
 	/* Title line. */
 	char title[256] = "paddock";
 	if (v && v->ops->title)
@@ -1077,34 +1012,9 @@ static void draw(struct ui *u)
 		draw_input(u, sy + srows, irows);
 }
 
-static void request_quit(struct ui *u);
-static struct api *dash_api;  /* the HTTP API, when configured */
-
-/* ---- :commands ---- */
-
-static int save_display(struct ui *u, const char *arg)
+void dash_open_task_view(struct dash *d, const struct view_ops *ops)
 {
-	char path[1024];
-	int roles = 0;
-	if (sscanf(arg, "%1023s", path) != 1) {
-		dash_message(&u->d, ROLE_ERROR, _("usage: :save-display FILE [roles]"));
-		return -1;
-	}
-	roles = strstr(arg, " roles") != NULL;
-	FILE *f = fopen(path, "w");
-	if (!f) {
-		dash_message(&u->d, ROLE_ERROR, _("cannot write %s: %s"), path, strerror(errno));
-		return -1;
-	}
-	draw(u);
-	screen_dump(u->d.scr, f, roles);
-	fclose(f);
-	return 0;
-}
-
-static void open_task_view(struct dash *d, const struct view_ops *ops)
-{
-	struct view *v = top(d);
+	struct view *v = dash_top(d);
 	if (!v || !v->task_id[0]) {
 		dash_message(d, ROLE_ERROR, _("select a task first"));
 		return;
@@ -1113,263 +1023,14 @@ static void open_task_view(struct dash *d, const struct view_ops *ops)
 	memcpy(id, v->task_id, sizeof id);
 	/* Switching between a task's views replaces, not stacks; a group's
 	 * member opens over the group. */
-	if (v->ops != &view_tasks && v->ops != &view_group)
+	if (!(v->ops->flags & VIEW_STACKS))
 		dash_close_top(d);
 	dash_open(d, ops, id);
 }
 
-const struct dash_command dash_commands[] = {
-	{ "quit", "", N_("quit at once; tasks this dashboard runs are stopped and queued again") },
-	{ "theme", N_("NAME"), N_("switch the colour theme (Tab lists them)") },
-	{ "log", N_("[ID]"), N_("the log of the selected task, or of task ID") },
-	{ "diff", N_("[ID]"), N_("the diff of the selected task, or of task ID") },
-	{ "gate", N_("[ID]"), N_("the gate of the selected task, or of task ID") },
-	{ "filter", N_("NAME"), N_("show all, active, running, queued, review, failed or ended "
-	                           "tasks; repo NAME, agent NAME, text WORDS") },
-	{ "sort", N_("ORDER"), N_("order the list by queued, status, age, time or repo") },
-	{ "messages", "", N_("the messages so far, with their times") },
-	{ "reload", "", N_("read the configuration again: agents, repos, keys, theme") },
-	{ "help", "", N_("this help") },
-	{ "save-display", N_("FILE [roles]"), N_("write the screen to FILE") },
-	{ "message", N_("TEXT"), N_("show TEXT in the status bar") },
-	{ NULL, NULL, NULL }
-};
-
-/* :log ID and the like: the task's view over the list. */
-static void open_task_by_id(struct dash *d, const struct view_ops *ops, const char *id)
-{
-	struct task_row t;
-	struct err e = {{0}};
-	if (store_task_get(d->st, id, &t, &e) < 0) {
-		dash_message(d, ROLE_ERROR, "%s", e.msg);
-		return;
-	}
-	char tid[TASK_ID_LEN + 1];
-	memcpy(tid, t.id, sizeof tid);
-	task_row_free(&t);
-	struct view *v = top(d);
-	/* The task's view replaces another task view, as Tab does; when it
-	 * cannot open, the current one stays. */
-	if (v && v->ops != &view_tasks && v->ops != &view_help && v->ops != &view_group) {
-		if (dash_open(d, ops, tid) == 0) {
-			struct view *nv = d->stack[--d->nviews];
-			dash_close_top(d);
-			d->stack[d->nviews++] = nv;
-		}
-		return;
-	}
-	dash_open(d, ops, tid);
-}
-
-static void run_theme(struct ui *u, const char *arg)
-{
-	struct dash *d = &u->d;
-	char msg[512] = "";
-	struct theme *t = theme_load(arg, msg, sizeof msg);
-	if (!t) {
-		dash_message(d, ROLE_ERROR, "%s", msg);
-		return;
-	}
-	theme_free(u->theme);
-	u->theme = t;
-	if (!d->script) {
-		theme_reset_pairs();
-		term_repaint();
-	}
-	dash_message(d, ROLE_NOTICE, _("theme %s"), arg);
-}
-
-static void run_reload(struct ui *u);
+static void request_quit(struct ui *u);
 static void set_help_hint(struct ui *u);
-
-/* The task list is always at the bottom of the stack. */
-static struct view *to_list(struct dash *d)
-{
-	while (d->nviews > 1)
-		dash_close_top(d);
-	return d->stack[0];
-}
-
-static void run_command(struct ui *u, const char *line)
-{
-	struct dash *d = &u->d;
-	while (*line == ' ' || *line == ':')
-		line++;
-	char cmd[64] = "";
-	sscanf(line, "%63s", cmd);
-	const char *arg = line + strlen(cmd);
-	while (*arg == ' ')
-		arg++;
-	if (!*cmd)
-		return;
-	/* Completion leaves a space after the last word. */
-	char *argbuf = xstrdup(arg);
-	for (size_t n = strlen(argbuf); n && (argbuf[n - 1] == ' ' || argbuf[n - 1] == '\t');)
-		argbuf[--n] = '\0';
-	arg = argbuf;
-	if (!strcmp(cmd, "q") || !strcmp(cmd, "quit")) {
-		/* As documented: at once, no question (q asks). */
-		d->quit = 1;
-	} else if (!strcmp(cmd, "save-display")) {
-		save_display(u, arg);
-	} else if (!strcmp(cmd, "theme")) {
-		run_theme(u, arg);
-	} else if (!strcmp(cmd, "log") || !strcmp(cmd, "diff") || !strcmp(cmd, "gate")) {
-		const struct view_ops *ops = !strcmp(cmd, "log") ? &view_log :
-		                             !strcmp(cmd, "diff") ? &view_diff : &view_gate;
-		if (*arg)
-			open_task_by_id(d, ops, arg);
-		else
-			open_task_view(d, ops);
-	} else if (!strcmp(cmd, "help")) {
-		dash_open(d, &view_help, NULL);
-	} else if (!strcmp(cmd, "messages")) {
-		dash_open(d, &view_messages, NULL);
-	} else if (!strcmp(cmd, "reload")) {
-		run_reload(u);
-	} else if (!strcmp(cmd, "message")) {
-		dash_message(d, ROLE_NOTICE, "%s", arg);
-	} else if (!strcmp(cmd, "filter")) {
-		tasks_view_filter(to_list(d), *arg ? arg : "all");
-	} else if (!strcmp(cmd, "sort")) {
-		tasks_view_sort(to_list(d), *arg ? arg : "queued");
-	} else if (!strcmp(cmd, "wait-for") && d->script) {
-		/* Work another process does (a second dashboard): wait until
-		 * the screen shows the text, for at most a minute. */
-		free(u->wait_text);
-		u->wait_text = xstrdup(arg);
-		u->wait_until = clock_mono() + 60;
-	} else if (!strcmp(cmd, "resize") && d->script) {
-		int w, h;
-		if (sscanf(arg, "%dx%d", &w, &h) == 2 && w > 0 && h > 0)
-			screen_resize(d->scr, w, h);
-	} else {
-		dash_message(d, ROLE_ERROR, _("unknown command :%s (Tab lists them; :help explains "
-		                              "them)"), cmd);
-	}
-	free(argbuf);
-}
-
-/* ---- completion ---- */
-
-struct cands {
-	char **v;
-	size_t n;
-};
-
-static void cand_add(struct cands *c, const char *word, const char *s)
-{
-	if (strncmp(s, word, strlen(word)))
-		return;
-	for (size_t i = 0; i < c->n; i++)
-		if (!strcmp(c->v[i], s))
-			return;
-	c->v = xrealloc(c->v, (c->n + 1) * sizeof *c->v);
-	c->v[c->n++] = xstrdup(s);
-}
-
-/* The candidates for the word being written after `cmd` (NULL: the
- * command's name itself). */
-static void candidates(struct ui *u, const char *cmd, const char *word, struct cands *c)
-{
-	const char *const *filters = tasks_view_filter_names, *const *sorts = tasks_view_sort_names;
-	if (!cmd) {
-		for (const struct dash_command *k = dash_commands; k->name; k++)
-			cand_add(c, word, k->name);
-	} else if (!strcmp(cmd, "theme")) {
-		char **names = theme_names();
-		for (size_t i = 0; names && names[i]; i++)
-			cand_add(c, word, names[i]);
-		theme_names_free(names);
-	} else if (!strcmp(cmd, "filter")) {
-		for (size_t i = 0; filters[i]; i++)
-			cand_add(c, word, filters[i]);
-	} else if (!strcmp(cmd, "filter-repo")) {
-		for (size_t i = 0; i < u->d.cfg->nrepos; i++)
-			cand_add(c, word, u->d.cfg->repos[i].name);
-	} else if (!strcmp(cmd, "filter-agent")) {
-		for (size_t i = 0; i < u->d.cfg->nagents; i++)
-			cand_add(c, word, u->d.cfg->agents[i].name);
-	} else if (!strcmp(cmd, "sort")) {
-		for (size_t i = 0; sorts[i]; i++)
-			cand_add(c, word, sorts[i]);
-	} else if (!strcmp(cmd, "log") || !strcmp(cmd, "diff") || !strcmp(cmd, "gate")) {
-		/* The newest tasks' ids. */
-		struct task_query q = { .no_steps = 1, .newest_first = 1, .limit = 200 };
-		struct task_row *rows;
-		size_t n;
-		struct err e = {{0}};
-		if (store_task_query(u->d.st, &q, &rows, &n, &e) == 0) {
-			for (size_t i = 0; i < n; i++)
-				cand_add(c, word, rows[i].id);
-			task_rows_free(rows, n);
-		}
-	}
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Tab in the : prompt: the word before the cursor completed as far as
- * the candidates agree; when several remain, the status bar lists them.
- * In a question with words to complete from (dash_ask_complete), the whole
- * answer before the cursor is the word, and one match adds no space. */
-static void complete(struct ui *u)
-{
-	struct dash_input *in = u->d.input;
-	char *line = xstrndup(lineedit_text(&in->ed), in->ed.pos);
-	char *word = in->words ? NULL : strrchr(line, ' ');
-	word = word ? word + 1 : line;
-	char *cmd = NULL, *sub = NULL;
-	if (word != line) {
-		cmd = xstrndup(line + strspn(line, ": "), strcspn(line + strspn(line, ": "), " "));
-		/* :filter repo NAME, :filter agent NAME */
-		if (!strcmp(cmd, "filter") && (strstr(line, " repo ") || strstr(line, " agent "))) {
-			sub = xasprintf("filter-%s", strstr(line, " repo ") ? "repo" : "agent");
-		}
-	}
-	const char *w = word + (word == line && !in->words ? strspn(word, ":") : 0);
-	struct cands c = {0};
-	if (in->words)
-		for (size_t i = 0; i < in->nwords; i++)
-			cand_add(&c, w, in->words[i]);
-	else
-		candidates(u, sub ? sub : cmd, w, &c);
-	if (!c.n) {
-		dash_message(&u->d, ROLE_ERROR, _("nothing completes '%s'"), w);
-	} else {
-		qsort(c.v, c.n, sizeof *c.v, cmp_str);
-		size_t common = strlen(c.v[0]);
-		for (size_t i = 1; i < c.n; i++) {
-			size_t k = 0;
-			while (k < common && c.v[i][k] == c.v[0][k])
-				k++;
-			common = k;
-		}
-		size_t have = strlen(w);
-		if (common > have)
-			lineedit_insert(&in->ed, c.v[0] + have, common - have);
-		if (c.n == 1) {
-			if (!in->words)
-				lineedit_insert(&in->ed, " ", 1);
-			u->d.message[0] = '\0';
-		} else {
-			struct buf b = {0};
-			for (size_t i = 0; i < c.n; i++)
-				buf_printf(&b, "%s%s", i ? "  " : "", c.v[i]);
-			dash_message(&u->d, ROLE_NOTICE, "%s", b.data);
-			buf_free(&b);
-		}
-	}
-	for (size_t i = 0; i < c.n; i++)
-		free(c.v[i]);
-	free(c.v);
-	free(cmd);
-	free(sub);
-	free(line);
-}
+static struct api *dash_api;  /* the HTTP API, when configured */
 
 int dash_config_take(const struct config *cfg, struct keymap **keys, struct theme **theme,
                      config_report_fn *report, void *rctx)
@@ -1440,7 +1101,7 @@ static void config_report_reload(void *rctx, const char *section, const char *ke
 /* Reads the configuration file again; on an error the one in use stays.
  * Old configurations stay allocated until the dashboard ends: views,
  * the scheduler's running work and the HTTP API may point into them. */
-static void run_reload(struct ui *u)
+void dash_reload(struct ui *u)
 {
 	struct dash *d = &u->d;
 	struct config *fresh = xcalloc(1, sizeof *fresh);
@@ -1489,7 +1150,7 @@ static void prompt_done(struct dash *d, void *arg, const char *text)
 		return;
 	u->history = xrealloc(u->history, (u->nhistory + 1) * sizeof *u->history);
 	u->history[u->nhistory++] = xstrdup(text);
-	run_command(u, text);
+	command_run(&u->d, text);
 }
 
 /* ---- quitting ---- */
@@ -1597,7 +1258,7 @@ static void input_key(struct ui *u, int key)
 	} else if ((key == KEYC_UP || key == KEYC_DOWN) && in->commands) {
 		input_history(u, key == KEYC_UP ? -1 : 1);
 	} else if (key == KEYC_TAB && (in->commands || in->words)) {
-		complete(u);
+		command_complete(&u->d);
 	} else {
 		size_t before = in->ed.text.len;
 		char *old = in->changed ? xstrdup(lineedit_text(&in->ed)) : NULL;
@@ -1615,7 +1276,7 @@ static void handle_key(struct ui *u, int key)
 		input_key(u, key);
 		return;
 	}
-	struct view *v = top(d);
+	struct view *v = dash_top(d);
 	if (key == KEYC_RESIZE)
 		return;
 	if (key == KEYC_CTRL + 'c') {
@@ -1636,7 +1297,7 @@ static void handle_key(struct ui *u, int key)
 			v->sel = v->top + y - 1 - v->header_rows;
 			view_clamp(v);
 			/* The task list's selection is its task. */
-			if (v->ops == &view_tasks)
+			if (v->ops->flags & VIEW_CLICK_REQUEST)
 				v->ops->request(v, REQ_NONE);
 		}
 		return;
@@ -1668,19 +1329,19 @@ static void handle_key(struct ui *u, int key)
 		d->input->hist = u->nhistory;
 		break;
 	case REQ_VIEW_LOG:
-		open_task_view(d, &view_log);
+		dash_open_task_view(d, &view_log);
 		break;
 	case REQ_VIEW_DIFF:
-		open_task_view(d, &view_diff);
+		dash_open_task_view(d, &view_diff);
 		break;
 	case REQ_VIEW_GATE:
-		open_task_view(d, &view_gate);
+		dash_open_task_view(d, &view_gate);
 		break;
 	case REQ_NEXT_PANE:
 		if (v && v->task_id[0]) {
 			const struct view_ops *next = v->ops == &view_log ? &view_diff :
 			                              v->ops == &view_diff ? &view_gate : &view_log;
-			open_task_view(d, next);
+			dash_open_task_view(d, next);
 		}
 		break;
 	case REQ_REFRESH:
@@ -1718,7 +1379,7 @@ static int script_step(struct ui *u)
 		/* In the line editor ':' is text, but a script may still save
 		 * the screen there (to show what the editor holds). */
 		if (*p == ':' && (!u->d.input || !strncmp(p, ":save-display ", 14))) {
-			run_command(u, p + 1);
+			command_run(&u->d, p + 1);
 		} else if (!strncmp(p, "type ", 5)) {
 			/* Text typed into the line editor, as is: one key per
 			 * character, "<" included. */
@@ -1768,7 +1429,7 @@ static int screen_shows(struct screen *s, const char *text)
 static int idle(struct ui *u)
 {
 	if (u->wait_text) {
-		draw(u);
+		dash_draw(u);
 		if (screen_shows(u->d.scr, u->wait_text)) {
 			free(u->wait_text);
 			u->wait_text = NULL;
@@ -1829,7 +1490,7 @@ static int run(struct ui *u)
 			term_size(&w, &h);
 			if (w != screen_width(d->scr) || h != screen_height(d->scr))
 				screen_resize(d->scr, w, h);
-			draw(u);
+			dash_draw(u);
 			term_draw(d->scr, u->theme);
 		} else if (idle(u)) {
 			/* A step runs once the UI has caught up with an idle
@@ -1890,7 +1551,7 @@ static int run(struct ui *u)
 				if (typed && !d->script)
 					handle_key(u, KEYC_CTRL + 'c');
 				else if (si.ssi_signo == SIGHUP && si.ssi_code == SI_USER)
-					run_reload(u);
+					dash_reload(u);
 				else
 					d->quit = 1;
 			}
@@ -1995,7 +1656,7 @@ static void write_last(struct ui *u)
 		FILE *f = fopen(last, "w");
 		if (f) {
 			fprintf(f, "%s:%d\n", u->script_path, u->script_line);
-			draw(u);
+			dash_draw(u);
 			screen_dump(u->d.scr, f, 0);
 			fclose(f);
 		}

@@ -52,12 +52,15 @@ struct dash {
 	int ask_again;                 /* set by dash_ask_again while an answer is read */
 };
 
-/* The : commands, for the help view: name, arguments, help (to be
- * translated); ends with a NULL name. */
-struct dash_command {
-	const char *name, *args, *help;
+/* The : commands (ui/command.c), one table of name, arguments, help and
+ * handler: the help view, Tab and paddock(1)'s list come from it.  Ends
+ * with a NULL name; an alias (q) and what only scripts run are not in it. */
+struct command {
+	const char *name, *args, *help;   /* args and help to be translated */
+	/* Runs the command; arg has no spaces around it ("" when none). */
+	void (*run)(struct dash *d, const char *arg);
 };
-extern const struct dash_command dash_commands[];
+extern const struct command command_table[];
 
 /* The keys of cfg's [bind] over the defaults and its theme (ui.theme),
  * taken as the dashboard takes them at start and on :reload; the one check

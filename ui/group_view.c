@@ -501,6 +501,7 @@ static int group_request(struct view *v, enum request req)
 
 const struct view_ops view_group = {
 	.name = "group",
+	.flags = VIEW_STACKS,
 	.priv_size = sizeof(struct group_priv),
 	.open = group_open,
 	.title = group_title,

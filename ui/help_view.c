@@ -94,7 +94,7 @@ static void build(struct help *h, const struct keymap *k, unsigned here)
 {
 	build_keys(h, k, here);
 	add(h, H_SECTION, NULL, _("Commands (: opens the prompt)"));
-	for (const struct dash_command *c = dash_commands; c->name; c++)
+	for (const struct command *c = command_table; c->name; c++)
 		add(h, H_ENTRY, *c->args ? xasprintf(":%s %s", c->name, _(c->args)) :
 		    xasprintf(":%s", c->name), _(c->help));
 	add(h, H_BLANK, NULL, "");
@@ -267,6 +267,7 @@ static void help_close(struct view *v)
 
 const struct view_ops view_help = {
 	.name = "help",
+	.flags = VIEW_STACKS,
 	.priv_size = sizeof(struct help),
 	.open = help_open,
 	.title = help_title,

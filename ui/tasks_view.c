@@ -1134,7 +1134,7 @@ static void set_filter(struct view *v, enum filter f)
 	dash_message(v->d, ROLE_NOTICE, _("showing %s tasks"), _(filter_names[f]));
 }
 
-int tasks_view_filter(struct view *v, const char *arg)
+static int tasks_view_filter(struct view *v, const char *arg)
 {
 	char word[64] = "";
 	while (*arg == ' ')
@@ -1184,7 +1184,7 @@ static void set_order(struct view *v, enum task_order o)
 	dash_message(v->d, ROLE_NOTICE, _("sorted by %s"), _(order_names[o]));
 }
 
-int tasks_view_sort(struct view *v, const char *name)
+static int tasks_view_sort(struct view *v, const char *name)
 {
 	while (*name == ' ')
 		name++;
@@ -1383,6 +1383,7 @@ static void tasks_close(struct view *v)
 
 const struct view_ops view_tasks = {
 	.name = "tasks",
+	.flags = VIEW_STACKS | VIEW_CLICK_REQUEST,
 	.priv_size = sizeof(struct tasks),
 	.open = tasks_open,
 	.title = tasks_title,
@@ -1390,4 +1391,6 @@ const struct view_ops view_tasks = {
 	.request = tasks_request,
 	.refresh = tasks_refresh,
 	.close = tasks_close,
+	.filter = tasks_view_filter,
+	.sort = tasks_view_sort,
 };

@@ -12,8 +12,20 @@
 struct dash;
 struct view;
 
+/* Traits of a view, for the dashboard that hosts it (as tig's
+ * VIEW_SORTABLE): the host asks the view's flags, never which view it is. */
+enum {
+	/* A task's view (log, diff, gate) opens over it, not in its place:
+	 * the task list, a group, the help. */
+	VIEW_STACKS = 1 << 0,
+	/* A click that moves the selection is told to request() as REQ_NONE
+	 * (the task list: the selection is its task). */
+	VIEW_CLICK_REQUEST = 1 << 1,
+};
+
 struct view_ops {
 	const char *name;              /* keymap scope and :view name */
+	unsigned flags;                /* VIEW_* */
 	size_t priv_size;              /* zeroed private state, v->priv */
 	/* Loads the view (for v->task_id when it has one); -1 with a message
 	 * for the status bar. */
@@ -35,6 +47,15 @@ struct view_ops {
 	int (*work)(struct view *v);
 	/* Frees the private state's contents (not v->priv itself). */
 	void (*close)(struct view *v);
+	/* :filter ARG (the task list: a status group, all, active, running,
+	 * queued, review, failed, ended, all also dropping the filters below;
+	 * "repo NAME", "agent NAME" or "text WORDS", no NAME or WORDS: that
+	 * filter off); -1 with a message when ARG is none of them.  May be
+	 * NULL. */
+	int (*filter)(struct view *v, const char *arg);
+	/* :sort NAME (the task list: queued, status, age, time, repo); -1
+	 * with a message when NAME is none of them.  May be NULL. */
+	int (*sort)(struct view *v, const char *name);
 };
 
 struct view {
@@ -104,14 +125,6 @@ void tasks_view_confirm(struct dash *d, const char *id, int whole_group);
  * (gate_cancel); the status bar says what came of it. */
 void tasks_view_cancel(struct dash *d, const char *id);
 
-/* :filter ARG on the task list: a status group (all, active, running,
- * queued, review, failed, ended; all also drops the filters below),
- * "repo NAME", "agent NAME" or "text WORDS" (no NAME or WORDS: that filter
- * off); -1 with a message when ARG is none of them. */
-int tasks_view_filter(struct view *v, const char *arg);
-/* :sort NAME on the task list (queued, status, age, time, repo); -1 with
- * a message when NAME is none of them. */
-int tasks_view_sort(struct view *v, const char *name);
 /* For Tab completion: the first words of :filter and the names of
  * :sort, NULL-terminated. */
 extern const char *const tasks_view_filter_names[];
