@@ -410,17 +410,6 @@ static int shell_job(struct dash *d, void *arg, char *msg, size_t msglen)
 	return 0;
 }
 
-/* The first key of a request, for a message ("r"); ":name" when unbound. */
-static void request_key(struct dash *d, enum request r, char *out, size_t len)
-{
-	out[0] = '\0';
-	if (d->keys)
-		keymap_keys_of(d->keys, r, out, len);
-	out[strcspn(out, " ")] = '\0';
-	if (!out[0])
-		snprintf(out, len, ":%s", keymap_request_name(r));
-}
-
 /* Refuses at once what shell_run would refuse, naming the keys that help
  * where its messages name commands; shell_run checks again.  1 when
  * refused (said in the status bar). */
@@ -435,20 +424,20 @@ static int shell_refused(struct dash *d, const char *id)
 	char k[64];
 	int no = 1;
 	if (t.status == TASK_REVIEW && !t.pending && !t.sandbox_kept) {
-		request_key(d, REQ_REQUEST_CHANGES, k, sizeof k);
+		keymap_first_key(d->keys, REQ_REQUEST_CHANGES, k, sizeof k);
 		dash_message(d, ROLE_ERROR, _("cannot open a shell in task %s: its sandbox is no "
 		                              "longer kept (paddock.gate-timeout passed, or paddock "
 		                              "was restarted); %s in its gate sends notes for a round "
 		                              "in a new sandbox, which is kept at review again"),
 		             t.id, k);
 	} else if (task_status_is_active(t.status) || t.status == TASK_QUEUED) {
-		request_key(d, REQ_VIEW_LOG, k, sizeof k);
+		keymap_first_key(d->keys, REQ_VIEW_LOG, k, sizeof k);
 		dash_message(d, ROLE_ERROR, _("cannot open a shell in task %s: it is %s; a shell "
 		                              "opens in the sandbox a task keeps at review: wait "
 		                              "until it gets there (%s shows its log)"), t.id,
 		             task_status_label(t.status), k);
 	} else if (task_status_is_terminal(t.status)) {
-		request_key(d, REQ_VIEW_DIFF, k, sizeof k);
+		keymap_first_key(d->keys, REQ_VIEW_DIFF, k, sizeof k);
 		dash_message(d, ROLE_ERROR, _("cannot open a shell in task %s: it is %s, and its "
 		                              "sandbox went with it; %s shows its work"), t.id,
 		             task_status_label(t.status), k);

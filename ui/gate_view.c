@@ -161,18 +161,6 @@ static int add_tail(struct gate_priv *p, const char *label, const char *which,
 	return 1;
 }
 
-/* The keys of a request, for hints ("O"; the first of several); the
- * request's name when unbound. */
-static void keys_of(struct dash *d, enum request r, char *out, size_t len)
-{
-	out[0] = '\0';
-	if (d->keys)
-		keymap_keys_of(d->keys, r, out, len);
-	out[strcspn(out, " ")] = '\0';
-	if (!out[0])
-		snprintf(out, len, ":%s", keymap_request_name(r));
-}
-
 static void add_fmt(struct gate_priv *p, enum role role, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
@@ -197,7 +185,7 @@ static void add_actions(struct view *v, const struct task_row *t, const struct g
 	struct dash *d = v->d;
 	if (t->status == TASK_QUEUED && t->confirm && !strcmp(t->confirm, "needed")) {
 		char ky[32];
-		keys_of(d, REQ_CONFIRM_TASK, ky, sizeof ky);
+		keymap_first_key(d->keys, REQ_CONFIRM_TASK, ky, sizeof ky);
 		add_fmt(p, ROLE_FINDING_WARN, _("%s confirm - it waits for a confirmation of its "
 		                                "estimated cost"), ky);
 		return;
@@ -205,13 +193,13 @@ static void add_actions(struct view *v, const struct task_row *t, const struct g
 	if (t->status != TASK_REVIEW)
 		return;
 	char ka[32], kr[32], kp[32], kx[32], ko[32], kf[32], kd[32];
-	keys_of(d, REQ_APPROVE, ka, sizeof ka);
-	keys_of(d, REQ_REQUEST_CHANGES, kr, sizeof kr);
-	keys_of(d, REQ_PUSH, kp, sizeof kp);
-	keys_of(d, REQ_REJECT, kx, sizeof kx);
-	keys_of(d, REQ_OVERRIDE, ko, sizeof ko);
-	keys_of(d, REQ_NEXT_FINDING, kf, sizeof kf);
-	keys_of(d, REQ_DISCARD_DRAFT, kd, sizeof kd);
+	keymap_first_key(d->keys, REQ_APPROVE, ka, sizeof ka);
+	keymap_first_key(d->keys, REQ_REQUEST_CHANGES, kr, sizeof kr);
+	keymap_first_key(d->keys, REQ_PUSH, kp, sizeof kp);
+	keymap_first_key(d->keys, REQ_REJECT, kx, sizeof kx);
+	keymap_first_key(d->keys, REQ_OVERRIDE, ko, sizeof ko);
+	keymap_first_key(d->keys, REQ_NEXT_FINDING, kf, sizeof kf);
+	keymap_first_key(d->keys, REQ_DISCARD_DRAFT, kd, sizeof kd);
 	struct buf blocking = {0};
 	gate_blocking(g, &blocking);
 	if (t->pending) {
@@ -379,7 +367,7 @@ static void build_state(struct view *v, const struct task_row *t, const struct g
 		/* The round after this one did not reach review: right under
 		 * the actions, since it is why the task is back here. */
 		char k[64];
-		keys_of(v->d, REQ_REQUEST_CHANGES, k, sizeof k);
+		keymap_first_key(v->d->keys, REQ_REQUEST_CHANGES, k, sizeof k);
 		/* Its first line says why; the test output after it is in
 		 * the log. */
 		const char *why = t->failed_why ? t->failed_why : "?";
@@ -1040,7 +1028,7 @@ static int refused_task(struct dash *d, const char *id, const char *action, int 
 		gate_summary_free(&g);
 		if (b.len) {
 			char k[64];
-			keys_of(d, REQ_OVERRIDE, k, sizeof k);
+			keymap_first_key(d->keys, REQ_OVERRIDE, k, sizeof k);
 			dash_message(d, ROLE_ERROR, _("cannot %s task %s: policy findings block it: "
 			                              "%s; select one and press %s to override it"),
 			             action, t.id, b.data, k);

@@ -281,13 +281,10 @@ static int draw_head(struct view *v, struct screen *s, int y, int max)
 		waiting += p->gi.m[i].t.status == TASK_QUEUED && p->gi.m[i].t.confirm &&
 		           !strcmp(p->gi.m[i].t.confirm, "needed");
 	if (waiting) {
-		char k[32] = "";
-		if (v->d->keys)
-			keymap_keys_of(v->d->keys, REQ_CONFIRM_TASK, k, sizeof k);
-		k[strcspn(k, " ")] = '\0';
+		char k[32];
+		keymap_first_key(v->d->keys, REQ_CONFIRM_TASK, k, sizeof k);
 		buf_printf(&wait, ngettext("; %zu needs confirmation (%s)",
-		                           "; %zu need confirmation (%s)", waiting), waiting,
-		           *k ? k : ":confirm-task");
+		                           "; %zu need confirmation (%s)", waiting), waiting, k);
 	}
 	struct seg seg[3] = { { b.data ? b.data : "", b.len, ROLE_NORMAL },
 	                      { pick.data, pick.len, pm ? ROLE_GATE_OK : ROLE_DIM },

@@ -240,6 +240,16 @@ void keymap_keys_of(const struct keymap *k, enum request r, char *out, size_t le
 	buf_free(&b);
 }
 
+void keymap_first_key(const struct keymap *k, enum request r, char *out, size_t len)
+{
+	out[0] = '\0';
+	if (k)
+		keymap_keys_of(k, r, out, len);
+	out[strcspn(out, " ")] = '\0';
+	if (!out[0])
+		snprintf(out, len, ":%s", keymap_request_name(r));
+}
+
 const char *keymap_request_name(enum request r)
 {
 	return (unsigned)r < REQ_N ? info[r].name : "none";

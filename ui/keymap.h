@@ -129,6 +129,10 @@ void keymap_key_name(int key, char *out, size_t len);
 /* The keys bound to a request, space separated, into out. */
 void keymap_keys_of(const struct keymap *k, enum request r, char *out, size_t len);
 const char *keymap_request_name(enum request r);
+/* The first key of request r, as a hint names it ("r"), into out; the
+ * command (":request-changes") when no key is bound.  k may be NULL (no
+ * keymap yet: the command). */
+void keymap_first_key(const struct keymap *k, enum request r, char *out, size_t len);
 /* Writes the requests of REQ_INFO with their default keys, in the table's
  * order, as paddock-config(5)'s [bind] section lists them (man(7) text,
  * between its BEGIN and END GENERATED REQUESTS lines; make
