@@ -26,6 +26,7 @@
 #include "sanitize.h"
 #include "store.h"
 #include "suggest.h"
+#include "supervisor.h"
 #include "taskjson.h"
 #include "task.h"
 
@@ -756,6 +757,10 @@ static int become_data_owner(const char *verb)
 
 int cli_main(int argc, char **argv)
 {
+	/* The scheduler's own (supervisor.h): it runs as whoever started it,
+	 * with what it was given, and is no verb of paddock(1)'s list. */
+	if (argc >= 2 && !strcmp(argv[1], "supervise"))
+		return supervisor_main(argc - 1, argv + 1);
 	if (become_data_owner(argc < 2 ? NULL : argv[1]) != 0)
 		return 1;
 	if (argc < 2)

@@ -47,6 +47,11 @@ void child_leave_terminal(void)
 	leave_terminal = 1;
 }
 
+int child_left_terminal(void)
+{
+	return leave_terminal;
+}
+
 /* With lock held. */
 static struct node *node_find(pid_t pid)
 {
@@ -251,7 +256,7 @@ int child_start(struct child *c, struct err *e)
 	c->exec_step = 0;
 	c->exec_fd = -1;
 	if (!c->fn) {
-		path = child_resolve(c->argv[0], c->env);
+		path = child_resolve(c->path ? c->path : c->argv[0], c->env);
 		if (!path) {
 			c->exec_errno = ENOENT;
 			errno = ENOENT;

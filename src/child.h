@@ -54,6 +54,8 @@ struct child {
 	 * the caller's signal handlers (its code may rely on them); a
 	 * program gets every signal at its default. */
 	const char *const *argv;
+	const char *path;                /* the program's file when it is not
+	                                    argv[0] (NULL: argv[0]) */
 	int (*fn)(void *arg);
 	void *arg;
 	const char *const *env;          /* NULL: the caller's environment */
@@ -133,6 +135,10 @@ int child_reap_strays(double timeout);
  * stay in the caller's group, and a ^C stops the command and what it
  * runs.  Call it before starting threads that start children. */
 void child_leave_terminal(void);
+
+/* 1 after child_leave_terminal (a process that starts children in the
+ * same way passes it on: supervisor.h). */
+int child_left_terminal(void);
 
 /* The exit code a shell would give: the exit status, or 128 + signal. */
 int child_exit_code(int status);

@@ -557,6 +557,7 @@ void config_free(struct config *c)
 	if (!c)
 		return;
 	free(c->path);
+	free(c->source);
 	for (i = 0; i < c->nrepos; i++)
 		config_repo_free(&c->repos[i]);
 	free(c->repos);
@@ -1512,16 +1513,27 @@ static int config_parse(const char *path, struct config *c, struct problems *ps,
 		return missing;
 	}
 	config_parse_text(path, text.data ? text.data : "", text.len, c, ps, warn);
-	buf_free(&text);
+	/* Kept for the supervisors this process starts (config_load_text). */
+	free(c->source);
+	c->source_len = text.len;
+	c->source = text.data ? text.data : xstrdup("");
 	return 0;
 }
+
+static void config_parse_bytes(const char *text, size_t len, struct config *c,
+                               struct problems *ps);
 
 /* Parses text, which is no file, into c: libgit2 reads it from a memfd
  * (or, where /proc is missing, from a temporary file). */
 static void config_parse_string(const char *text, struct config *c, struct problems *ps)
 {
+	config_parse_bytes(text, strlen(text), c, ps);
+}
+
+static void config_parse_bytes(const char *text, size_t len, struct config *c,
+                               struct problems *ps)
+{
 	char path[64], *tmp = NULL;
-	size_t len = strlen(text);
 	int fd = memfd_create("paddock-builtin.conf", MFD_CLOEXEC);
 
 	if (fd >= 0) {
@@ -1608,6 +1620,39 @@ static char *config_problem_text(const char *path, const struct problem *pr)
 	char *text = sanitize_quote_str(raw);
 	free(raw);
 	return text;
+}
+
+/* The first problem into e, c left as the defaults (path kept). */
+static int config_load_failed(struct config *c, const char *file, struct problems *ps,
+                              struct err *e)
+{
+	char *text = config_problem_text(file, &ps->v[0]);
+	err_set(e, "%s", text);
+	free(text);
+	problems_free(ps);
+	char *keep = xstrdup(file);
+	config_free(c);
+	config_init_defaults(c);
+	c->path = keep;
+	return -1;
+}
+
+int config_load_text(struct config *c, const char *path, const char *text, size_t len,
+                     struct err *e)
+{
+	struct problems ps = { 0 };
+	config_init_defaults(c);
+	c->path = xstrdup(path);
+	if (!text)
+		return 0;
+	config_parse_bytes(text, len, c, &ps);
+	if (ps.n > 0)
+		return config_load_failed(c, path, &ps, e);
+	c->source = xmalloc(len + 1);
+	memcpy(c->source, text, len);
+	c->source[len] = 0;
+	c->source_len = len;
+	return 0;
 }
 
 int config_load(struct config *c, const char *path, struct err *e)

@@ -224,6 +224,10 @@ enum gw_network { GW_NETWORK_AUTO, GW_NETWORK_NAMESPACE, GW_NETWORK_BRIDGE };
 
 struct config {
 	char *path;            /* the file read (may not exist) */
+	char *source;          /* its bytes as read (NUL-terminated), or NULL
+	                          when there was no file: what an exec'd
+	                          supervisor is given (supervisor.h) */
+	size_t source_len;
 	/* [api] (api.h) */
 	char *api_listen;      /* listen: ADDR:PORT, or NULL (serve --listen) */
 	int api_max_queue;     /* max-queue: queued tasks before 429; 0: none */
@@ -327,6 +331,11 @@ void config_init_defaults(struct config *c);
  * holds the defaults (free it all the same); use config_check to list all
  * of them. */
 int config_load(struct config *c, const char *path, struct err *e);
+/* Like config_load, from text (len bytes, NULL for a missing file) that
+ * was read from path: the configuration another process loaded, as it
+ * loaded it, even when the file changed since. */
+int config_load_text(struct config *c, const char *path, const char *text, size_t len,
+                     struct err *e);
 /* A problem found outside the engine, in the value of key of section
  * (its n-th occurrence, from 1): config_check puts it at that line. */
 typedef void config_report_fn(void *rctx, const char *section, const char *key, int n,

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "child.h"
+#include "clock.h"
 #include "fsx.h"
 #include "gitlib.h"
 #include "i18n.h"
@@ -863,49 +864,64 @@ static int mirror_probe_here(const struct repo_conf *r, struct err *e)
 	return rc;
 }
 
+struct probe_arg {
+	const struct repo_conf *r;
+	int wfd;
+};
+
+/* In the probe's child: the answer on wfd when it fails. */
+static int mirror_probe_child(void *arg)
+{
+	struct probe_arg *a = arg;
+	struct err ce = {{0}};
+	int rc = mirror_probe_here(a->r, &ce);
+	if (rc < 0 && fsx_write_all(a->wfd, ce.msg, strlen(ce.msg)) < 0)
+		rc = -1;
+	return rc < 0 ? 1 : 0;
+}
+
 int mirror_probe(const struct repo_conf *r, unsigned timeout, struct err *e)
 {
 	int p[2];
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return err_errno(e, _("cannot make a pipe"));
-	fflush(NULL);
-	pid_t pid = fork();
-	if (pid < 0) {
+	/* A child of its own (child.h): libgit2 may hang on a server that
+	 * never answers, and the deadline kills it. */
+	struct probe_arg a = { .r = r, .wfd = p[1] };
+	int keep[] = { p[1] };
+	struct child ch = { .fn = mirror_probe_child, .arg = &a, .keep = keep, .nkeep = 1,
+	                    .flags = CHILD_CLOSE_FDS,
+	                    .stdio = { CHILD_NULL, CHILD_INHERIT, CHILD_INHERIT } };
+	if (child_start(&ch, e) < 0) {
 		close(p[0]);
 		close(p[1]);
-		return err_errno(e, _("cannot start a process"));
-	}
-	if (pid == 0) {
-		struct err ce = {{0}};
-		close(p[0]);
-		int rc = mirror_probe_here(r, &ce);
-		if (rc < 0 && write(p[1], ce.msg, strlen(ce.msg)) < 0)
-			rc = -1;
-		_exit(rc < 0 ? 1 : 0);
+		return -1;
 	}
 	close(p[1]);
 	struct buf msg = {0};
 	struct pollfd pfd = { .fd = p[0], .events = POLLIN };
 	int timed_out = 0;
+	double deadline = clock_mono() + timeout;
 	for (;;) {
-		int k = poll(&pfd, 1, (int)timeout * 1000);
+		double left = deadline - clock_mono();
+		int k = left > 0 ? poll(&pfd, 1, (int)(left * 1000) + 1) : 0;
 		if (k < 0 && errno == EINTR)
 			continue;
 		if (k <= 0) {
 			timed_out = 1;
-			kill(pid, SIGKILL);
+			child_kill(&ch, SIGKILL);
 			break;
 		}
 		char chunk[512];
 		ssize_t got = read(p[0], chunk, sizeof chunk);
+		if (got < 0 && errno == EINTR)
+			continue;
 		if (got <= 0)
 			break;
 		buf_add(&msg, chunk, (size_t)got);
 	}
 	close(p[0]);
-	int st = 0;
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
+	int st = child_finish(&ch);
 	int rc = 0;
 	char *shown = mirror_url_display(r->url);
 	if (timed_out)

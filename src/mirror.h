@@ -108,5 +108,7 @@ int mirror_retire_ref(const char *mirror, const char *ref, const char *keep_as,
  * under the mirror's lock.  Slow on a large mirror: run it off any loop.
  * Returns how many mirrors it packed. */
 int mirror_maintain(const char *data_dir, int max_packs);
+/* The packs a mirror may have before mirror_maintain repacks it. */
+#define MIRROR_MAX_PACKS 50
 
 #endif

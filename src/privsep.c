@@ -260,6 +260,27 @@ int privsep_active(void)
 	return ps.active;
 }
 
+int privsep_client_get(struct privsep_client *c)
+{
+	if (!ps.active)
+		return 0;
+	*c = (struct privsep_client){ .sock = ps.sock, .uid = ps.uid, .gid = ps.gid,
+	                              .sbx_uid = ps.sbx_uid, .sbx_gid = ps.sbx_gid };
+	return 1;
+}
+
+void privsep_client_adopt(const struct privsep_client *c, const char *data_dir)
+{
+	privsep_stop();
+	ps.sock = xstrdup(c->sock);
+	ps.data_dir = xstrdup(data_dir);
+	ps.uid = c->uid;
+	ps.gid = c->gid;
+	ps.sbx_uid = c->sbx_uid;
+	ps.sbx_gid = c->sbx_gid;
+	ps.active = 1;
+}
+
 /* A keeper of one's own: the connection's fd. */
 static int ps_connect(struct err *e)
 {

@@ -58,6 +58,19 @@ int privsep_start(const struct sandbox_options *o, const char *data_dir, uid_t u
 /* 1 in a client of a started helper (serve after the drop, its
  * supervisors). */
 int privsep_active(void);
+/* What makes a process a client of the running helper, for a supervisor
+ * started by exec (supervisor.h), which has none of serve's memory. */
+struct privsep_client {
+	const char *sock;      /* the helper's socket */
+	uid_t uid;             /* the user clients run as */
+	gid_t gid;
+	uid_t sbx_uid;         /* the sandbox uid */
+	gid_t sbx_gid;
+};
+/* 1 with c filled (its strings this module's) in a client, else 0. */
+int privsep_client_get(struct privsep_client *c);
+/* Makes this process a client of the helper c describes (copied). */
+void privsep_client_adopt(const struct privsep_client *c, const char *data_dir);
 /* 1 once the helper ended while serve runs (serve then stops itself
  * with SIGTERM: it cannot make sandboxes without it). */
 int privsep_helper_died(void);

@@ -31,19 +31,18 @@
 #include "move.h"
 #include "paths.h"
 #include "privsep.h"
-#include "pipeline.h"
 #include "report.h"
 #include "sanitize.h"
 #include "sandbox.h"
 #include "store.h"
 #include "template.h"
+#include "supervisor.h"
 #include "webhook.h"
 
 /* How often the owner looks at the store for tasks added and cancelled
  * by other processes. */
 #define POLL_MS 200
 #define MAINTAIN_S 300             /* between looks at the mirrors' packs */
-#define MIRROR_MAX_PACKS 50
 /* After SIGTERM, a supervisor gets this long to stop before SIGKILL. */
 #define KILL_GRACE 10.0
 
@@ -448,27 +447,6 @@ static void worker_reap(struct sched *s, size_t i, int status)
 	s->last_poll = 0;
 }
 
-struct supervise_arg {
-	struct sched *s;
-	struct task_row *t;
-	int wfd, cmdfd, resume;
-};
-
-/* In the supervisor (a child that dies with the scheduler: nothing of a
- * task may outlive paddock), with nothing of the host
- * process but its two pipes: a dashboard's pipes held open here would
- * never see their end, and its store and terminal are none of a task's
- * business. */
-static int supervise(void *arg)
-{
-	struct supervise_arg *a = arg;
-	signal(SIGCHLD, SIG_DFL);
-	struct pipeline_job job = { .cfg = a->s->cfg, .be = a->s->be,
-	                            .data_dir = a->s->data_dir, .task = a->t,
-	                            .cmd_fd = a->cmdfd, .resume_round = a->resume };
-	return pipeline_run(&job, a->wfd);
-}
-
 static void on_supervisor_exit(pid_t pid, int status, void *owner)
 {
 	struct sched *s = owner;
@@ -491,13 +469,19 @@ static int spawn(struct sched *s, struct task_row *t, int resume, int round)
 		close(p[1]);
 		return -1;
 	}
-	struct supervise_arg a = { .s = s, .t = t, .wfd = p[1], .cmdfd = c[0], .resume = resume };
-	int keep[] = { p[1], c[0] };
-	struct child ch = { .fn = supervise, .arg = &a, .keep = keep, .nkeep = 2,
-	                    .flags = CHILD_DIE_WITH_PARENT | CHILD_CLOSE_FDS,
+	/* A new program (supervisor.h), which dies with the scheduler:
+	 * nothing of a task may outlive paddock.  Of this process it gets
+	 * its two pipes only: a dashboard's pipes held open there would
+	 * never see their end, and its store and terminal are none of a
+	 * task's business. */
+	struct supervisor_spec sp = { .kind = SUPERVISOR_TASK, .cfg = s->cfg,
+	                              .data_dir = s->data_dir, .task_id = t->id,
+	                              .resume = resume, .report_fd = p[1], .cmd_fd = c[0] };
+	struct child ch = { .flags = CHILD_DIE_WITH_PARENT,
 	                    .on_exit = on_supervisor_exit, .owner = s };
 	struct err e = {{0}};
-	if (child_start(&ch, &e) < 0) {
+	if (supervisor_start(&ch, &sp, &e) < 0) {
+		fprintf(stderr, "paddock: %s\n", e.msg);
 		close(p[0]);
 		close(p[1]);
 		close(c[0]);
@@ -1003,8 +987,8 @@ int scheduler_open(struct scheduler **out, const struct config *cfg, const char 
 	const struct sandbox_backend *be = scheduler_backend(cfg, e);
 	if (!be)
 		return err_prefix(e, _("cannot run tasks"));
-	/* Once here, not in each supervisor: they are forked from this
-	 * process and inherit it (gitlib.h). */
+	/* Before any thread (gitlib.h); each supervisor, a program of its
+	 * own, initializes its own. */
 	gitlib_init();
 	if (scheduler_lock(data_dir, &lockfd, e) < 0)
 		return -1;
@@ -1094,23 +1078,9 @@ size_t scheduler_pollfds(struct scheduler *s, struct pollfd *out, size_t max)
 	return n;
 }
 
-static int prune_templates(void *arg)
-{
-	struct sched *s = arg;
-	template_prune_unused(s->data_dir, s->cfg->template_max_age);
-	return 0;
-}
-
 static void on_prune_exit(pid_t pid, int status, void *owner)
 {
 	(void)pid, (void)status, (void)owner;
-}
-
-static int maintain_mirrors(void *arg)
-{
-	struct sched *s = arg;
-	mirror_maintain(s->data_dir, MIRROR_MAX_PACKS);
-	return 0;
 }
 
 void scheduler_step(struct scheduler *s, const struct pollfd *fds, size_t n)
@@ -1153,10 +1123,12 @@ void scheduler_step(struct scheduler *s, const struct pollfd *fds, size_t n)
 		 * handle_signals collects it. */
 		s->next_prune = now + 3600;
 		/* None of the loop's locks, pipes or sockets. */
-		struct child ch = { .fn = prune_templates, .arg = s, .flags = CHILD_CLOSE_FDS,
-		                    .on_exit = on_prune_exit };
+		struct supervisor_spec sp = { .kind = SUPERVISOR_PRUNE, .cfg = s->cfg,
+		                              .data_dir = s->data_dir,
+		                              .max_age = s->cfg->template_max_age };
+		struct child ch = { .on_exit = on_prune_exit };
 		struct err e = {{0}};
-		if (child_start(&ch, &e) < 0)
+		if (supervisor_start(&ch, &sp, &e) < 0)
 			fprintf(stderr, "paddock: %s\n", e.msg);
 	}
 	if (now >= s->next_maintain) {
@@ -1164,11 +1136,11 @@ void scheduler_step(struct scheduler *s, const struct pollfd *fds, size_t n)
 		 * (the janitor removes a lock it leaves): the mirrors' packs
 		 * and loose refs, one more with each import. */
 		s->next_maintain = now + MAINTAIN_S;
-		struct child ch = { .fn = maintain_mirrors, .arg = s,
-		                    .flags = CHILD_CLOSE_FDS | CHILD_DIE_WITH_PARENT,
-		                    .on_exit = on_prune_exit };
+		struct supervisor_spec sp = { .kind = SUPERVISOR_MAINTAIN, .cfg = s->cfg,
+		                              .data_dir = s->data_dir };
+		struct child ch = { .flags = CHILD_DIE_WITH_PARENT, .on_exit = on_prune_exit };
 		struct err e = {{0}};
-		if (child_start(&ch, &e) < 0)
+		if (supervisor_start(&ch, &sp, &e) < 0)
 			fprintf(stderr, "paddock: %s\n", e.msg);
 	}
 	webhook_pump(s->wh, fds, n, clock_wall());
