@@ -88,10 +88,43 @@ static int drop_root(const struct config *cfg, const char *data, struct err *e)
 /* SIGHUP: the API's tokens are read again (a rotation needs no restart). */
 static void serve_hup(void *arg)
 {
-	struct api *api = arg;
+	struct api *api = *(struct api **)arg;
 	struct err e = {{0}};
 	if (api && api_reload(api, stdout, &e) < 0)
 		fprintf(stderr, _("paddock: SIGHUP: the HTTP API keeps its tokens: %s\n"), e.msg);
+}
+
+/* serve's threads: the HTTP API's and the GitHub poller. */
+struct serve_threads {
+	const struct config *cfg;
+	const char *data;
+	const char *listen;
+	struct api *api;
+	struct ghsync_poller *gh;
+};
+
+/* Once the scheduler is open: its checks fork children (the user
+ * namespace probe), which a process with threads may not (child.h). */
+static int serve_start_threads(void *arg, struct err *e)
+{
+	struct serve_threads *th = arg;
+	if (th->listen) {
+		struct api_opts ao = { .listen = th->listen, .cfg = th->cfg, .data_dir = th->data };
+		if (api_start(&th->api, &ao, stdout, e) < 0)
+			return err_prefix(e, _("the HTTP API"));
+	}
+	/* A key that is missing is said now, not as a task's failure later. */
+	char *missing = config_missing_keys(th->cfg);
+	if (missing) {
+		for (char *line = strtok(missing, "\n"); line; line = strtok(NULL, "\n"))
+			printf("paddock: %s\n", line);
+		fflush(stdout);
+		free(missing);
+	}
+	/* GitHub is read beside the scheduler, in a thread of its own (it
+	 * starts with the loop's signals blocked, as the API's do). */
+	th->gh = ghsync_poller_start(th->cfg, th->data, stdout);
+	return 0;
 }
 
 static int run_scheduler(struct config *cfg, int until_idle, const char *listen)
@@ -120,33 +153,16 @@ static int run_scheduler(struct config *cfg, int until_idle, const char *listen)
 	if (listen)
 		sigaddset(&sigs, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &sigs, &oldsigs);
-	struct api *api = NULL;
-	if (listen) {
-		struct api_opts ao = { .listen = listen, .cfg = cfg, .data_dir = data };
-		if (api_start(&api, &ao, stdout, &e) < 0) {
-			free(data);
-			return cli_die(1, _("the HTTP API: %s"), e.msg);
-		}
-	}
-	/* A key that is missing is said now, not as a task's failure later. */
-	char *missing = config_missing_keys(cfg);
-	if (missing) {
-		for (char *line = strtok(missing, "\n"); line; line = strtok(NULL, "\n"))
-			printf("paddock: %s\n", line);
-		fflush(stdout);
-		free(missing);
-	}
-	/* GitHub is read beside the scheduler, in a thread of its own (it
-	 * starts with the loop's signals blocked, as the API's do). */
-	struct ghsync_poller *gh = ghsync_poller_start(cfg, data, stdout);
+	struct serve_threads th = { .cfg = cfg, .data = data, .listen = listen };
 	struct scheduler_opts so = { .until_idle = until_idle, .progress = stdout,
-	                             .on_hup = api ? serve_hup : NULL, .hup_arg = api };
+	                             .on_hup = listen ? serve_hup : NULL, .hup_arg = &th.api,
+	                             .on_open = serve_start_threads, .open_arg = &th };
 	int rc = scheduler_run(cfg, data, &so, &e) < 0 ? cli_die(1, "%s", e.msg) : 0;
 	if (rc == 0 && privsep_helper_died())
 		rc = cli_die(1, _("paddock's root helper ended, and no sandbox can be made "
 		                  "without it; serve stopped (start it again)"));
-	ghsync_poller_stop(gh);
-	api_stop(api);
+	ghsync_poller_stop(th.gh);
+	api_stop(th.api);
 	pthread_sigmask(SIG_SETMASK, &oldsigs, NULL);
 	privsep_stop();
 	free(data);

@@ -245,6 +245,28 @@ static char *child_resolve(const char *name, const char *const *env)
 	return NULL;
 }
 
+int child_threads(void)
+{
+	char b[1024];
+	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, b, sizeof b - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	b[n] = 0;
+	/* After the command's name, which may hold anything, ")": field 20
+	 * is num_threads (proc(5)). */
+	char *p = strrchr(b, ')');
+	if (!p)
+		return 0;
+	int field = 2;
+	for (p++; *p && field < 20; p++)
+		field += *p == ' ';
+	return atoi(p);
+}
+
 int child_start(struct child *c, struct err *e)
 {
 	const char *what = c->fn ? "" : c->argv[0];
@@ -255,6 +277,16 @@ int child_start(struct child *c, struct err *e)
 	c->exec_errno = 0;
 	c->exec_step = 0;
 	c->exec_fd = -1;
+	/* A copy that runs on without exec inherits every lock another
+	 * thread held at the fork, held for good (supervisor.h): refused,
+	 * so that it fails here, in the tests, and not as a rare hang. */
+	int threads = c->fn ? child_threads() : 0;
+	if (threads > 1) {
+		errno = EDEADLK;
+		return err_set(e, _("cannot start a process: a copy of this process, which has %d "
+		                    "threads, could hang on a lock one of them holds (a bug in "
+		                    "paddock: please report it)"), threads);
+	}
 	if (!c->fn) {
 		path = child_resolve(c->path ? c->path : c->argv[0], c->env);
 		if (!path) {

@@ -13,9 +13,10 @@
  * (orphans of a sandbox, with this process as their subreaper) are reaped
  * and forgotten.
  *
- * The list is guarded by a mutex: any thread may start and finish its
- * children.  Callbacks run in the thread that calls child_reap, without
- * the lock. */
+ * The list is guarded by a mutex: any thread may start programs and
+ * finish its children (a function child needs a process of one thread:
+ * see fn below).  Callbacks run in the thread that calls child_reap,
+ * without the lock. */
 #ifndef PADDOCK_CHILD_H
 #define PADDOCK_CHILD_H
 
@@ -50,7 +51,10 @@ enum child_flag {
 struct child {
 	/* What runs: the program argv[0] (a path, or a name looked up in
 	 * PATH) with argv, or, when fn is set, fn(arg) in a forked copy of
-	 * the caller, its return value the exit status.  A fn child keeps
+	 * the caller, its return value the exit status.  A copy is made only
+	 * of a process with one thread: child_start refuses fn otherwise
+	 * (a lock another thread held at the fork would stay held in the
+	 * copy forever); a threaded process starts programs (supervisor.h).  A fn child keeps
 	 * the caller's signal handlers (its code may rely on them); a
 	 * program gets every signal at its default. */
 	const char *const *argv;
@@ -135,6 +139,9 @@ int child_reap_strays(double timeout);
  * stay in the caller's group, and a ^C stops the command and what it
  * runs.  Call it before starting threads that start children. */
 void child_leave_terminal(void);
+
+/* The threads this process has (0 when /proc cannot tell). */
+int child_threads(void);
 
 /* 1 after child_leave_terminal (a process that starts children in the
  * same way passes it on: supervisor.h). */

@@ -1183,6 +1183,10 @@ int scheduler_run(const struct config *cfg, const char *data_dir,
 	struct scheduler *s;
 	if (scheduler_open(&s, cfg, data_dir, o->progress, e) < 0)
 		return -1;
+	if (o->on_open && o->on_open(o->open_arg, e) < 0) {
+		scheduler_close(s);
+		return -1;
+	}
 	sigset_t mask, old;
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);

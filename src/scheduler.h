@@ -24,6 +24,12 @@ struct scheduler_opts {
 	 * is). */
 	void (*on_hup)(void *arg);
 	void *hup_arg;
+	/* If set, called once the scheduler is open, before its loop: the
+	 * place to start threads (the HTTP API's), after the checks that
+	 * fork (child.h: no copy of a threaded process).  -1 with e set
+	 * stops scheduler_run with that error. */
+	int (*on_open)(void *arg, struct err *e);
+	void *open_arg;
 };
 
 /* Takes the owner lock; fails with a message when another process holds it. */

@@ -114,7 +114,11 @@ static void test_reaper_thread(void)
 	pthread_create(&t, NULL, reap_loop, (void *)&stop);
 	int right = 0;
 	for (long i = 0; i < 60; i++) {
-		struct child c = { .fn = exit_with, .arg = (void *)(i % 7) };
+		/* Programs: with a second thread, no copy runs without exec. */
+		char code[8];
+		snprintf(code, sizeof code, "exit %ld", i % 7);
+		const char *argv[] = { "/bin/sh", "-c", code, NULL };
+		struct child c = { .argv = argv };
 		struct err e = {{0}};
 		if (child_start(&c, &e) < 0)
 			continue;
@@ -126,6 +130,41 @@ static void test_reaper_thread(void)
 	stop = 1;
 	pthread_join(t, NULL);
 	is_int(right, 60, "60 children finished beside a reaping thread, each with its status");
+}
+
+static void *wait_flag(void *arg)
+{
+	volatile int *stop = arg;
+	while (!*stop)
+		usleep(1000);
+	return NULL;
+}
+
+/* No copy of a threaded process: a function child is refused while a
+ * second thread lives, a program starts, and once the thread is gone a
+ * function child starts again. */
+static void test_no_fork_when_threaded(void)
+{
+	is_int(child_threads(), 1, "one thread to begin with");
+	volatile int stop = 0;
+	pthread_t t;
+	pthread_create(&t, NULL, wait_flag, (void *)&stop);
+	is_int(child_threads(), 2, "child_threads counts the second one");
+	struct child c = { .fn = exit_with, .arg = (void *)0L };
+	struct err e = {{0}};
+	int rc = child_start(&c, &e);
+	ok(rc < 0 && c.pid == -1 && strstr(e.msg, "2 threads") != NULL,
+	   "a function child is refused while another thread runs, and says why");
+	const char *argv[] = { "/bin/sh", "-c", "exit 5", NULL };
+	struct child p = { .argv = argv };
+	rc = child_start(&p, &e);
+	ok(rc == 0 && WEXITSTATUS(child_finish(&p)) == 5, "... a program starts all the same");
+	stop = 1;
+	pthread_join(t, NULL);
+	struct child again = { .fn = exit_with, .arg = (void *)6L };
+	rc = child_start(&again, &e);
+	ok(rc == 0 && WEXITSTATUS(child_finish(&again)) == 6,
+	   "once the thread is gone, a function child starts");
 }
 
 static void test_program(void)
@@ -318,6 +357,7 @@ int main(void)
 {
 	test_reaper_keeps_others_status();
 	test_reaper_thread();
+	test_no_fork_when_threaded();
 	test_program();
 	test_descriptors_and_signals();
 	test_limits();
