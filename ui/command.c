@@ -281,7 +281,10 @@ static void cand_add(struct cands *c, const char *word, const char *s)
  * command's name itself). */
 static void candidates(struct ui *u, const char *cmd, const char *word, struct cands *c)
 {
-	const char *const *filters = tasks_view_filter_names, *const *sorts = tasks_view_sort_names;
+	/* The list's words: :filter and :sort act on it (to_list). */
+	const struct view_ops *list = u->d.nviews ? u->d.stack[0]->ops : NULL;
+	const char *const *filters = list ? list->filter_names : NULL;
+	const char *const *sorts = list ? list->sort_names : NULL;
 	if (!cmd) {
 		for (const struct command *k = command_table; k->name; k++)
 			cand_add(c, word, k->name);
@@ -291,7 +294,7 @@ static void candidates(struct ui *u, const char *cmd, const char *word, struct c
 			cand_add(c, word, names[i]);
 		theme_names_free(names);
 	} else if (!strcmp(cmd, "filter")) {
-		for (size_t i = 0; filters[i]; i++)
+		for (size_t i = 0; filters && filters[i]; i++)
 			cand_add(c, word, filters[i]);
 	} else if (!strcmp(cmd, "filter-repo")) {
 		for (size_t i = 0; i < u->d.cfg->nrepos; i++)
@@ -300,7 +303,7 @@ static void candidates(struct ui *u, const char *cmd, const char *word, struct c
 		for (size_t i = 0; i < u->d.cfg->nagents; i++)
 			cand_add(c, word, u->d.cfg->agents[i].name);
 	} else if (!strcmp(cmd, "sort")) {
-		for (size_t i = 0; sorts[i]; i++)
+		for (size_t i = 0; sorts && sorts[i]; i++)
 			cand_add(c, word, sorts[i]);
 	} else if (!strcmp(cmd, "log") || !strcmp(cmd, "diff") || !strcmp(cmd, "gate")) {
 		/* The newest tasks' ids. */

@@ -1327,11 +1327,8 @@ static void handle_key(struct ui *u, int key)
 		dash_open_task_view(d, &view_gate);
 		break;
 	case REQ_NEXT_PANE:
-		if (v && v->task_id[0]) {
-			const struct view_ops *next = v->ops == &view_log ? &view_diff :
-			                              v->ops == &view_diff ? &view_gate : &view_log;
-			dash_open_task_view(d, next);
-		}
+		if (v && v->task_id[0] && v->ops->next_pane)
+			dash_open_task_view(d, v->ops->next_pane);
 		break;
 	case REQ_REFRESH:
 		break;

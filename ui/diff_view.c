@@ -1540,4 +1540,5 @@ const struct view_ops view_diff = {
 	.request = diff_request,
 	.refresh = diff_refresh,
 	.close = diff_close,
+	.next_pane = &view_gate,
 };

@@ -1281,4 +1281,5 @@ const struct view_ops view_gate = {
 	.request = gate_request,
 	.refresh = gate_refresh,
 	.close = gate_close,
+	.next_pane = &view_log,
 };

@@ -506,4 +506,5 @@ const struct view_ops view_group = {
 	.request = group_request,
 	.refresh = group_refresh,
 	.close = group_close,
+	.next_pane = &view_log,
 };

@@ -1124,4 +1124,5 @@ const struct view_ops view_log = {
 	.refresh = log_refresh,
 	.work = log_work,
 	.close = log_close,
+	.next_pane = &view_diff,
 };

@@ -1393,4 +1393,7 @@ const struct view_ops view_tasks = {
 	.close = tasks_close,
 	.filter = tasks_view_filter,
 	.sort = tasks_view_sort,
+	.filter_names = tasks_view_filter_names,
+	.sort_names = tasks_view_sort_names,
+	.next_pane = &view_log,
 };

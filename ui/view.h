@@ -56,6 +56,14 @@ struct view_ops {
 	/* :sort NAME (the task list: queued, status, age, time, repo); -1
 	 * with a message when NAME is none of them.  May be NULL. */
 	int (*sort)(struct view *v, const char *name);
+	/* The words filter and sort take, NULL-terminated, for Tab completion
+	 * of :filter and :sort; NULL where the view has none. */
+	const char *const *filter_names;
+	const char *const *sort_names;
+	/* The view Tab (next-pane) opens for the task v->task_id names: the
+	 * log, diff and gate go round, the task list and a group open the
+	 * log.  NULL: Tab does nothing here. */
+	const struct view_ops *next_pane;
 };
 
 struct view {

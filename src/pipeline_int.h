@@ -1,0 +1,217 @@
+/* pipeline_int.h: what the pipeline's own files share (pipeline.c,
+ * pipeline_handoff.c, pipeline_gate.c, pipeline_contract.c).  Internal to
+ * the pipeline: no other module includes it; theirs is pipeline.h.
+ *
+ *   pipeline.c           pipeline_run: the task's steps (base, template,
+ *                        agent, gateway, sandbox, workspace, home) and
+ *                        each round's (agent, tests, hand-off, gate); the
+ *                        log, failures, sandbox commands, the tests and
+ *                        their verification on a clean checkout;
+ *   pipeline_handoff.c   the hand-off: the script that commits, bundles
+ *                        and archives the home inside the sandbox, the
+ *                        bundle copied out, checked and imported;
+ *   pipeline_gate.c      the gate: its summary, the wait for the
+ *                        scheduler, the agent's home archive kept between
+ *                        rounds, and the reviewer's shell (shell.h);
+ *   pipeline_contract.c  what a round came to: the default contract or
+ *                        the task's own (recipe.h) judged, and the fix
+ *                        loop when tests fail.
+ *
+ * All of it runs in the task's supervisor process, one round at a time. */
+#ifndef PADDOCK_PIPELINE_INT_H
+#define PADDOCK_PIPELINE_INT_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "adapter.h"
+#include "agent.h"
+#include "buf.h"
+#include "bundle.h"
+#include "err.h"
+#include "gate.h"
+#include "pipeline.h"
+#include "sandbox.h"
+#include "template.h"
+
+struct gateway;
+
+/* Exit codes of the hand-off script: the agent changed nothing; the
+ * workspace is no longer a git repository. */
+#define HANDOFF_NO_CHANGE 3
+#define HANDOFF_NO_REPO 4
+
+/* The hand-off's parts.  What paddock's own test step writes in the
+ * workspace (__pycache__, build output) is not the agent's work: where a
+ * round runs tests, the work is committed as the agent left it before
+ * them (HANDOFF_COMMIT), and after them the tree is put back as it was
+ * then and the branch bundled (HANDOFF_AFTER_TESTS).  HANDOFF_ALL does
+ * both at once (no tests, a reviewer's shell). */
+enum handoff_phase { HANDOFF_ALL, HANDOFF_COMMIT, HANDOFF_AFTER_TESTS };
+
+struct run {
+	const struct pipeline_job *job;
+	int report_fd;
+	int log_fd;
+	char *task_dir;
+	uint64_t output_used;
+	double deadline;
+	double started;            /* monotonic time the supervisor began */
+	int round;
+	char base[41];
+	char head[41];             /* the imported head of the latest round */
+	char *mirror;
+	struct gateway *gw;        /* the sandbox's way out, while it lives */
+	char *session;             /* the agent's session id, for resuming */
+	char *prompt_path;         /* the round's prompt (host file) */
+	char *agent_dir;           /* the installed agent, or NULL */
+	const char *tpl;           /* the template of the base (verification) */
+	int reason_sent;           /* a failure reason was reported */
+	char home_problem[ERR_MAX]; /* why the round's home archive is missing */
+	struct repo_conf repo;     /* the task's repo, its test command the
+	                              task's own (--test) where it has one */
+	double timeout;            /* seconds each round may take */
+	char **clauses;            /* the task's output contract (recipe.h); */
+	size_t nclauses;           /* none: the default one */
+	int fix_max, fix_used;     /* the fix loop's tries: allowed, used since
+	                              the last round that reached review */
+	char fix_from[41];         /* where the round whose tests the fix loop
+	                              tries to fix started: the contract judges
+	                              the work from there */
+};
+
+/* What run_round returns besides 0 (review) and 1 (the task ended): the
+ * round's verified tests failed, and the next round is the fix loop's. */
+#define ROUND_FIX 2
+
+struct tests_after {
+	int ran, passed, exited, code;
+	char *tail;
+	char *log;                 /* where the whole output is, or NULL */
+	char *names;               /* the failed tests found (testreport.h), or
+	                              NULL */
+	char *long_tail;           /* more of the output's end, for the fix loop */
+};
+
+/* The result the gate and the contract use: the repo's tests on a clean
+ * checkout of the imported head, in a fresh sandbox over the template
+ * with an empty home and nothing of the agent's (template_verify).  It
+ * starts as soon as the bundle is out, in its own process, and runs
+ * while the host checks and imports the same bundle; *v stays NULL when
+ * the repo has no tests or the bundle names no tip (the import then
+ * refuses it). */
+struct verify_run {
+	struct template_verify *v;
+	off_t start;                 /* the log's end when it began */
+	int failed;                  /* it could not start: e says why */
+};
+
+/* A malloc'd copy of s, or NULL for NULL. */
+static inline char *pipeline_dup_or_null(const char *s)
+{
+	return s ? xstrdup(s) : NULL;
+}
+
+/* What the steps of one round share, and round_free releases. */
+struct round {
+	struct run *r;
+	struct sandbox *sb;
+	const struct agent_cmdline *cl;
+	const struct template_tests *before;
+	const struct agent_conf *agent;
+	struct err e;
+	char from[41];             /* the commit the round starts from */
+	off_t start;               /* the log's end when the agent began */
+	struct sandbox_result res; /* the agent's run */
+	struct adapter_result ar;  /* what its adapter read from that run */
+	char *problem;             /* what went wrong in that run, or NULL */
+	char *summary;             /* the agent's summary of the round */
+	struct tests_after ta, va; /* the tests in its sandbox; on a clean checkout */
+	char *test_problem, *verify_problem;
+	int hrc, vrc;              /* the hand-off's result; the verification's */
+	int committed;             /* the work was committed before the tests */
+	struct gate_summary gate;  /* its diffstat and findings (pipeline_gate_prepare) */
+};
+
+/* ---- pipeline.c ---- */
+
+/* Set by SIGTERM or SIGINT: the task was cancelled. */
+extern volatile sig_atomic_t pipeline_cancelled;
+
+/* A marker line in the task log, so that a reader sees the steps. */
+void pipeline_log(struct run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Ends the task at step with msg (reported as fail, or cancelled);
+ * returns 1, what a step returns when the task ended. */
+int pipeline_fail(struct run *r, const char *step, const char *msg);
+/* pipeline_fail() with the one-word reason that `paddock show` and the API
+ * give. */
+int pipeline_fail_reason(struct run *r, const char *reason, const char *step,
+                         const char *msg);
+/* A sandbox result that is not a clean exit 0 as a message (free it);
+ * NULL for success. */
+char *pipeline_result_problem(struct run *r, const char *what,
+                              const struct sandbox_result *res);
+/* Runs argv in sb, its output to the task log: be->run's result. */
+int pipeline_sb_run(struct run *r, struct sandbox *sb, const char *const *argv,
+                    const char *const *env, double deadline, struct sandbox_result *res,
+                    struct err *e);
+void pipeline_tests_after_free(struct tests_after *ta);
+/* The verification (struct verify_run): started once the bundle is out;
+ * pipeline_verify_finish waits for it, or stops it when stop is set. */
+void pipeline_verify_start(struct run *r, struct verify_run *vr, struct err *e);
+int pipeline_verify_finish(struct run *r, struct verify_run *vr, int stop,
+                           struct tests_after *ta, char **problem, struct err *e);
+
+/* ---- pipeline_handoff.c ---- */
+
+/* The hand-off run in the sandbox and the bundle copied out: 0,
+ * HANDOFF_NO_CHANGE, or -1 with e.  extra (NULL: none) adds to its
+ * environment. */
+int pipeline_handoff_run(struct run *r, struct sandbox *sb, const char *const *extra,
+                         enum handoff_phase phase, struct err *e);
+/* The limits a round's bundle is checked against. */
+struct bundle_limits pipeline_handoff_limits(const struct run *r);
+/* The bundle checked and imported into the mirror: 0 with r->head set,
+ * or -1 with e. */
+int pipeline_handoff_import(struct run *r, struct err *e);
+
+/* ---- pipeline_gate.c ---- */
+
+/* The diffstat and the policy's findings of the imported work, into g. */
+void pipeline_gate_prepare(struct run *r, struct gate_summary *g);
+/* The round's gate summary as the store keeps it (malloc'd JSON, or
+ * NULL), from the prepared g, which it frees. */
+char *pipeline_gate_json(struct run *r, struct gate_summary *g, const char *from,
+                         const char *summary, const struct template_tests *before,
+                         const struct tests_after *agent, const struct tests_after *after);
+/* Waits at the gate: the round to run next, or 0 to tear down. */
+int pipeline_gate_wait(struct run *r, struct sandbox *sb, const struct template_tests *before);
+
+/* The agent's home outlives its sandbox: archived by the hand-off (inside
+ * the sandbox; the host only copies the bytes), kept beside the task when
+ * the round reaches review, and unpacked into the home of a sandbox
+ * rebuilt for a later round, so that the agent's session, and with it the
+ * conversation, can be resumed. */
+#define HOME_ARCHIVE_CAP (256ULL << 20)
+/* The round's archive copied out beside the kept one. */
+void pipeline_home_fetch(struct run *r, struct sandbox *sb);
+/* The round reached review: its archive (and session) replaces the kept one. */
+void pipeline_home_keep(struct run *r);
+/* The round did not: the last round's archive stays. */
+void pipeline_home_discard(struct run *r);
+/* The session kept with task id's home archive replaces r->session. */
+void pipeline_home_session(struct run *r, const char *id);
+/* The kept home unpacked into sb's: 1 when it was put back. */
+int pipeline_home_restore(struct run *r, struct sandbox *sb);
+/* The round's bundle kept as round-N.bundle. */
+void pipeline_keep_round_bundle(struct run *r);
+
+/* ---- pipeline_contract.c ---- */
+
+/* The round step "contract": what the hand-off and the tests came to.
+ * 0 to go on to the gate, ROUND_FIX, or 1 when the task ended. */
+int pipeline_round_contract(struct round *rd);
+
+#endif
