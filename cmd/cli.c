@@ -19,6 +19,7 @@
 #include <wchar.h>
 #include "buf.h"
 #include "config.h"
+#include "dash.h"
 #include "demo.h"
 #include "gitlib.h"
 #include "i18n.h"
@@ -757,10 +758,13 @@ static int become_data_owner(const char *verb)
 
 int cli_main(int argc, char **argv)
 {
-	/* The scheduler's own (supervisor.h): it runs as whoever started it,
-	 * with what it was given, and is no verb of paddock(1)'s list. */
+	/* The scheduler's own (supervisor.h) and the dashboard's (dash.h):
+	 * they run as whoever started them, with what they were given, and
+	 * are no verbs of paddock(1)'s list. */
 	if (argc >= 2 && !strcmp(argv[1], "supervise"))
 		return supervisor_main(argc - 1, argv + 1);
+	if (argc >= 2 && !strcmp(argv[1], "dashboard-job"))
+		return dash_job_main(argc - 1, argv + 1);
 	if (become_data_owner(argc < 2 ? NULL : argv[1]) != 0)
 		return 1;
 	if (argc < 2)

@@ -25,6 +25,10 @@
 
 #include "err.h"
 
+/* child.path for a program of this very binary: the one this process
+ * runs, even when a newer one was installed in its place since. */
+#define CHILD_SELF "/proc/self/exe"
+
 /* Values of child.stdio[i] besides a descriptor to dup2 there. */
 #define CHILD_INHERIT 0    /* the caller's own descriptor i */
 #define CHILD_NULL (-1)    /* /dev/null */

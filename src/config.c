@@ -1655,6 +1655,48 @@ int config_load_text(struct config *c, const char *path, const char *text, size_
 	return 0;
 }
 
+int config_pass_fd(const struct config *c, struct err *e)
+{
+	if (!c->source)
+		return -1;
+	int fd = memfd_create("paddock-config", MFD_CLOEXEC);
+	if (fd < 0)
+		return err_errno(e, _("cannot pass the configuration to a supervisor"));
+	if (fsx_write_all(fd, c->source, c->source_len) < 0 || lseek(fd, 0, SEEK_SET) < 0) {
+		err_errno(e, _("cannot pass the configuration to a supervisor"));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+int config_load_fd(struct config *c, const char *path, int fd, struct err *e)
+{
+	struct buf text = {0};
+	if (fd >= 0) {
+		char chunk[8192];
+		ssize_t got;
+		while ((got = read(fd, chunk, sizeof chunk)) != 0) {
+			if (got < 0 && errno == EINTR)
+				continue;
+			if (got < 0) {
+				int saved = errno;
+				buf_free(&text);
+				close(fd);
+				config_init_defaults(c);
+				c->path = xstrdup(path);
+				errno = saved;
+				return err_errno(e, _("cannot read the configuration"));
+			}
+			buf_add(&text, chunk, (size_t)got);
+		}
+		close(fd);
+	}
+	int rc = config_load_text(c, path, fd < 0 ? NULL : text.data ? text.data : "", text.len, e);
+	buf_free(&text);
+	return rc;
+}
+
 int config_load(struct config *c, const char *path, struct err *e)
 {
 	struct problems ps = { 0 };

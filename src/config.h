@@ -336,6 +336,15 @@ int config_load(struct config *c, const char *path, struct err *e);
  * loaded it, even when the file changed since. */
 int config_load_text(struct config *c, const char *path, const char *text, size_t len,
                      struct err *e);
+/* For a program of this binary started to work for this process
+ * (supervisor.h, a dashboard's job): a memfd (close-on-exec, at its
+ * start) holding c's bytes as read; -1 when c was no file (nothing to
+ * pass: config_load_fd then gives the defaults), or -1 with e set. */
+int config_pass_fd(const struct config *c, struct err *e);
+/* In that program: the configuration from fd (closed here; -1: none,
+ * the defaults), which was read from path.  The demo's repo and agents
+ * are the caller's to add (demo_config_add), as the CLI's verbs do. */
+int config_load_fd(struct config *c, const char *path, int fd, struct err *e);
 /* A problem found outside the engine, in the value of key of section
  * (its n-th occurrence, from 1): config_check puts it at that line. */
 typedef void config_report_fn(void *rctx, const char *section, const char *key, int n,

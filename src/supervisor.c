@@ -8,13 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
-#include "buf.h"
 #include "config.h"
 #include "demo.h"
-#include "fsx.h"
 #include "gitlib.h"
 #include "i18n.h"
 #include "mirror.h"
@@ -26,36 +23,17 @@
 #include "store.h"
 #include "template.h"
 
-/* The binary this process runs, even when a newer one was installed in
- * its place since: a supervisor is always the version of its scheduler. */
-#define SUPERVISOR_EXE "/proc/self/exe"
-
 static const char *const kind_names[] = {
 	[SUPERVISOR_TASK] = "task",
 	[SUPERVISOR_PRUNE] = "prune-templates",
 	[SUPERVISOR_MAINTAIN] = "maintain-mirrors",
 };
 
-/* The configuration's bytes in a memfd, read from its start; -1 with e
- * set when it cannot be made. */
-static int config_memfd(const struct config *cfg, struct err *e)
-{
-	int fd = memfd_create("paddock-config", MFD_CLOEXEC);
-	if (fd < 0)
-		return err_errno(e, _("cannot pass the configuration to a supervisor"));
-	if (fsx_write_all(fd, cfg->source, cfg->source_len) < 0 || lseek(fd, 0, SEEK_SET) < 0) {
-		err_errno(e, _("cannot pass the configuration to a supervisor"));
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
 int supervisor_start(struct child *c, const struct supervisor_spec *sp, struct err *e)
 {
 	const struct config *cfg = sp->cfg;
-	int cfd = cfg->source ? config_memfd(cfg, e) : -1;
-	if (cfg->source && cfd < 0)
+	int cfd = config_pass_fd(cfg, e);
+	if (cfd < 0 && cfg->source)
 		return -1;
 	char cfd_s[16], resume_s[16], report_s[16], cmd_s[16], age_s[32], opts_s[96], ids_s[96];
 	const char *argv[40];
@@ -116,7 +94,7 @@ int supervisor_start(struct child *c, const struct supervisor_spec *sp, struct e
 	if (child_left_terminal())
 		argv[n++] = "--leave-terminal";
 	argv[n] = NULL;
-	c->path = SUPERVISOR_EXE;
+	c->path = CHILD_SELF;   /* always the version of its scheduler */
 	c->argv = argv;
 	c->fn = NULL;
 	c->keep = keep;
@@ -255,34 +233,6 @@ static int parse_args(int argc, char **argv, struct supervise_args *a)
 	return 0;
 }
 
-/* The configuration the scheduler had, from its bytes. */
-static int load_config(const struct supervise_args *a, struct config *cfg, struct err *e)
-{
-	struct buf text = {0};
-	if (a->config_fd >= 0) {
-		char chunk[8192];
-		ssize_t got;
-		while ((got = read(a->config_fd, chunk, sizeof chunk)) != 0) {
-			if (got < 0 && errno == EINTR)
-				continue;
-			if (got < 0) {
-				buf_free(&text);
-				close(a->config_fd);
-				return err_errno(e, _("cannot read the configuration"));
-			}
-			buf_add(&text, chunk, (size_t)got);
-		}
-		close(a->config_fd);
-	}
-	int rc = config_load_text(cfg, a->config_path,
-	                          a->config_fd < 0 ? NULL : text.data ? text.data : "",
-	                          text.len, e);
-	buf_free(&text);
-	if (rc == 0)
-		demo_config_add(a->data_dir, cfg);   /* as the CLI's verbs do */
-	return rc;
-}
-
 static int run_task(const struct supervise_args *a, const struct config *cfg)
 {
 	struct err e = {{0}};
@@ -325,7 +275,10 @@ int supervisor_main(int argc, char **argv)
 		child_leave_terminal();
 	struct config cfg;
 	struct err e = {{0}};
-	if (load_config(&a, &cfg, &e) < 0) {
+	int loaded = config_load_fd(&cfg, a.config_path, a.config_fd, &e);
+	if (loaded == 0)
+		demo_config_add(a.data_dir, &cfg);  /* as the CLI's verbs do */
+	if (loaded < 0) {
 		if (a.kind == SUPERVISOR_TASK) {
 			report_send(a.report_fd, REPORT_REASON, "preparing");
 			report_sendf(a.report_fd, REPORT_FAIL, "preparing: %s", e.msg);

@@ -22,6 +22,7 @@ extern char **environ;
 #include "demo.h"
 #include "editor.h"
 #include "fsx.h"
+#include "gitlib.h"
 #include "lineedit.h"
 #include "i18n.h"
 #include "paths.h"
@@ -307,39 +308,47 @@ static void input_finish(struct dash *d, int ok)
 
 /* ---- background jobs ---- */
 
-/* What a job's child runs: a background action (a message back, '0' or
- * '1' first) or an async producer (its output back). */
+/* What a job runs: a background action (a message back, '0' or '1'
+ * first) or an async producer (its output back), by name. */
+struct job_kind {
+	const char *name;
+	size_t nargs;
+	int (*action)(struct dash *d, char *const *args, char *msg, size_t msglen);
+	int (*produce)(struct dash *d, char *const *args, FILE *out);
+};
+
+static int shell_job(struct dash *d, char *const *args, char *msg, size_t msglen);
+
+static const struct job_kind job_kinds[] = {
+	{ "gate", 2, gate_view_job, NULL },
+	{ "pick", 2, group_view_pick_job, NULL },
+	{ "shell", 2, shell_job, NULL },
+	{ "diff", 3, NULL, diff_view_produce },
+};
+
+static const struct job_kind *job_kind_find(const char *name)
+{
+	for (size_t i = 0; i < sizeof job_kinds / sizeof *job_kinds; i++)
+		if (!strcmp(job_kinds[i].name, name))
+			return &job_kinds[i];
+	return NULL;
+}
+
+/* What job_start starts: kind with its arguments, on the terminal or not. */
 struct job_run {
-	struct dash *d;
-	int (*action)(struct dash *d, void *arg, char *msg, size_t msglen);
-	int (*produce)(struct dash *d, void *arg, FILE *out);
-	void *arg;
-	int wfd;
+	const char *kind;
+	const char *const *args;
 	int term;        /* it takes the terminal (CHILD_TERMINAL) */
 };
 
-static int job_child(void *arg)
+/* Starts a job, `paddock dashboard-job KIND ...` (dash_job_main): a
+ * program, never a copy of the dashboard, which may have threads (the
+ * HTTP API's, the hosted scheduler's: child.h).  Waited for by job_read,
+ * never by a hosted scheduler; NULL with e set when it cannot start. */
+static struct job *job_start(struct ui *u, const struct job_run *r, struct err *e)
 {
-	struct job_run *r = arg;
-	if (r->action) {
-		char msg[1024] = "";
-		int rc = r->action(r->d, r->arg, msg, sizeof msg);
-		char out[1100];
-		int n = snprintf(out, sizeof out, "%c%s", rc == 0 ? '0' : '1', msg);
-		(void)fsx_write_all(r->wfd, out, (size_t)n);
-		return 0;
-	}
-	FILE *out = fdopen(r->wfd, "w");
-	int rc = out ? r->produce(r->d, r->arg, out) : -1;
-	if (out && fclose(out) != 0)
-		rc = -1;
-	return rc == 0 ? 0 : 1;
-}
-
-/* Starts a job (child.h: waited for by job_read, never by a hosted
- * scheduler); NULL with e set when it cannot. */
-static struct job *job_start(struct ui *u, struct job_run *r, struct err *e)
-{
+	struct dash *d = &u->d;
+	const struct job_kind *k = job_kind_find(r->kind);
 	if (u->njobs == (int)(sizeof u->jobs / sizeof u->jobs[0])) {
 		err_set(e, _("too much is running in the background; try again in a moment"));
 		return NULL;
@@ -349,14 +358,46 @@ static struct job *job_start(struct ui *u, struct job_run *r, struct err *e)
 		err_errno(e, _("cannot make a pipe"));
 		return NULL;
 	}
-	r->wfd = p[1];
+	int cfd = config_pass_fd(d->cfg, e);
+	if (cfd < 0 && d->cfg->source) {
+		close(p[0]);
+		close(p[1]);
+		return NULL;
+	}
+	char out_s[16], cfd_s[16];
+	snprintf(out_s, sizeof out_s, "%d", p[1]);
+	snprintf(cfd_s, sizeof cfd_s, "%d", cfd);
+	const char *argv[16];
+	size_t n = 0;
+	argv[n++] = "paddock";
+	argv[n++] = "dashboard-job";
+	argv[n++] = r->kind;
+	argv[n++] = "--data-dir";
+	argv[n++] = d->data_dir;
+	argv[n++] = "--config";
+	argv[n++] = d->cfg->path;
+	if (cfd >= 0) {
+		argv[n++] = "--config-fd";
+		argv[n++] = cfd_s;
+	}
+	argv[n++] = "--out-fd";
+	argv[n++] = out_s;
+	argv[n++] = "--";
+	for (size_t i = 0; k && i < k->nargs; i++)
+		argv[n++] = r->args[i];
+	argv[n] = NULL;
+	int keep[] = { p[1], cfd };
 	struct job *j = &u->jobs[u->njobs];
 	memset(j, 0, sizeof *j);
-	j->ch.fn = job_child;
-	j->ch.arg = r;
-	j->ch.flags = r->term ? CHILD_TERMINAL : 0;
+	j->ch = (struct child){ .path = CHILD_SELF, .argv = argv, .keep = keep,
+	                        .nkeep = cfd >= 0 ? 2 : 1,
+	                        .flags = CHILD_CLOSE_FDS | (r->term ? CHILD_TERMINAL : 0) };
 	int rc = child_start(&j->ch, e);
+	j->ch.argv = NULL;
+	j->ch.keep = NULL;
 	close(p[1]);
+	if (cfd >= 0)
+		close(cfd);
 	if (rc < 0) {
 		close(p[0]);
 		return NULL;
@@ -367,11 +408,72 @@ static struct job *job_start(struct ui *u, struct job_run *r, struct err *e)
 	return j;
 }
 
-void dash_background(struct dash *d, const char *what,
-                     int (*fn)(struct dash *d, void *arg, char *msg, size_t msglen),
-                     void *arg)
+/* ---- in `paddock dashboard-job` ---- */
+
+int dash_job_main(int argc, char **argv)
 {
-	struct job_run r = { .d = d, .action = fn, .arg = arg };
+	/* dashboard-job KIND --data-dir D --config P [--config-fd N]
+	 * --out-fd W -- ARG... (job_start's, nothing else) */
+	const struct job_kind *k = argc > 1 ? job_kind_find(argv[1]) : NULL;
+	const char *data = NULL, *path = NULL;
+	int cfd = -1, wfd = -1, i;
+	for (i = 2; k && i + 1 < argc && strcmp(argv[i], "--"); i += 2) {
+		char *end;
+		long v = strtol(argv[i + 1], &end, 10);
+		int num = *argv[i + 1] && !*end && v >= 3 && v < 1 << 20;
+		if (!strcmp(argv[i], "--data-dir"))
+			data = argv[i + 1];
+		else if (!strcmp(argv[i], "--config"))
+			path = argv[i + 1];
+		else if (!strcmp(argv[i], "--config-fd") && num)
+			cfd = (int)v;
+		else if (!strcmp(argv[i], "--out-fd") && num)
+			wfd = (int)v;
+		else
+			break;
+	}
+	if (!k || !data || !path || wfd < 0 || i >= argc || strcmp(argv[i], "--") ||
+	    (size_t)(argc - i - 1) != k->nargs) {
+		fprintf(stderr, _("paddock: 'dashboard-job' is for paddock's own use: the dashboard "
+		                  "starts it for its background work\n"));
+		return 2;
+	}
+	char *const *args = argv + i + 1;
+	struct config cfg;
+	struct err e = {{0}};
+	int loaded = config_load_fd(&cfg, path, cfd, &e);
+	struct dash d = { .cfg = &cfg, .data_dir = (char *)data };
+	int rc = 1;
+	if (loaded < 0) {
+		char out[1100];
+		int n = snprintf(out, sizeof out, "1%s", e.msg);
+		(void)fsx_write_all(wfd, out, (size_t)n);
+	} else if (k->action) {
+		demo_config_add(data, &cfg);
+		gitlib_init();
+		char msg[1024] = "";
+		int ok = k->action(&d, args, msg, sizeof msg);
+		char out[1100];
+		int n = snprintf(out, sizeof out, "%c%s", ok == 0 ? '0' : '1', msg);
+		(void)fsx_write_all(wfd, out, (size_t)n);
+		rc = 0;
+	} else {
+		demo_config_add(data, &cfg);
+		gitlib_init();
+		FILE *out = fdopen(wfd, "w");
+		rc = out ? k->produce(&d, args, out) : -1;
+		if (out && fclose(out) != 0)
+			rc = -1;
+		rc = rc == 0 ? 0 : 1;
+	}
+	config_free(&cfg);
+	return rc;
+}
+
+void dash_background(struct dash *d, const char *what, const char *kind,
+                     const char *const *args)
+{
+	struct job_run r = { .kind = kind, .args = args };
 	struct err e = {{0}};
 	struct job *j = job_start(ui_of(d), &r, &e);
 	if (!j) {
@@ -382,17 +484,13 @@ void dash_background(struct dash *d, const char *what,
 	dash_message(d, ROLE_NOTICE, _("%s..."), what);
 }
 
-struct shell_job {
-	char id[TASK_ID_LEN + 1];
-	int script;
-};
-
-/* In the job's child: the session, on the terminal the dashboard gave up
- * (in script mode, none: standard input is /dev/null). */
-static int shell_job(struct dash *d, void *arg, char *msg, size_t msglen)
+/* In the job (args: the task's id, "script" or "terminal"): the
+ * session, on the terminal the dashboard gave up (in script mode, none:
+ * standard input is /dev/null). */
+static int shell_job(struct dash *d, char *const *args, char *msg, size_t msglen)
 {
-	struct shell_job *sj = arg;
-	if (sj->script) {
+	const char *id = args[0];
+	if (!strcmp(args[1], "script")) {
 		int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 		if (fd >= 0) {
 			dup2(fd, STDIN_FILENO);
@@ -400,13 +498,13 @@ static int shell_job(struct dash *d, void *arg, char *msg, size_t msglen)
 		}
 	}
 	struct err e = {{0}};
-	int rc = shell_run(d->data_dir, sj->id, 0, NULL, &e);
+	int rc = shell_run(d->data_dir, id, 0, NULL, &e);
 	if (rc < 0) {
 		snprintf(msg, msglen, "%s", e.msg);
 		return -1;
 	}
 	snprintf(msg, msglen, _("the shell in task %s ended (exit status %d); what it changed "
-	                        "was put back"), sj->id, rc);
+	                        "was put back"), id, rc);
 	return 0;
 }
 
@@ -451,14 +549,12 @@ static int shell_refused(struct dash *d, const char *id)
 void dash_shell(struct dash *d, const char *task_id)
 {
 	struct ui *u = ui_of(d);
-	static struct shell_job sj;
 	if (shell_refused(d, task_id))
 		return;
-	snprintf(sj.id, sizeof sj.id, "%s", task_id);
-	sj.script = d->script;
 	if (!d->script)
 		term_suspend();
-	struct job_run r = { .d = d, .action = shell_job, .arg = &sj, .term = 1 };
+	const char *args[] = { task_id, d->script ? "script" : "terminal" };
+	struct job_run r = { .kind = "shell", .args = args, .term = 1 };
 	struct err e = {{0}};
 	struct job *j = job_start(u, &r, &e);
 	if (!j) {
@@ -472,12 +568,12 @@ void dash_shell(struct dash *d, const char *task_id)
 	u->term_away = 1;
 }
 
-void dash_stream(struct dash *d, int (*fn)(struct dash *d, void *arg, FILE *out),
+void dash_stream(struct dash *d, const char *kind, const char *const *args,
                  void (*chunk)(struct dash *d, void *arg, const char *data, size_t len),
                  void (*done)(struct dash *d, void *arg, const char *data, size_t len, int ok),
                  void *arg)
 {
-	struct job_run r = { .d = d, .produce = fn, .arg = arg };
+	struct job_run r = { .kind = kind, .args = args };
 	struct err e = {{0}};
 	struct job *j = job_start(ui_of(d), &r, &e);
 	if (!j) {

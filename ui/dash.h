@@ -120,22 +120,33 @@ void dash_ask_complete(struct dash *d, const char *const *words, size_t n);
 void dash_ask_live(struct dash *d, const char *prompt, const char *initial,
                    void (*changed)(struct dash *d, void *arg, const char *text),
                    void (*done)(struct dash *d, void *arg, const char *text), void *arg);
-/* Runs slow work (a push, a pull request) off the loop: fn runs in a
- * forked child with the dashboard's store closed; its message and status
- * come back to the status bar when it ends. */
-void dash_background(struct dash *d, const char *what,
-                     int (*fn)(struct dash *d, void *arg, char *msg, size_t msglen),
-                     void *arg);
+/* Slow work runs off the loop as a job: a program of this binary,
+ * `paddock dashboard-job KIND ... -- ARG...` (dash_job_main), never a copy
+ * of the dashboard, which may have threads (child.h).  KIND names a
+ * function of the table in dash.c; it runs with the dashboard's
+ * configuration (as read) and data directory in a struct dash of its
+ * own (cfg and data_dir only) and the ARGs, which are copied at the
+ * start: nothing of the caller need outlive the call. */
 
-/* Produces data off the loop (a large diff): fn runs in a forked child and
- * writes to out; chunk gets the output as it is read (the loop draws
- * between chunks), and done the end (data empty; ok: fn returned 0; when
- * the child cannot start, data is why).  dash_forget drops what is pending
- * for arg (a view that closes): neither is called any more. */
-void dash_stream(struct dash *d, int (*fn)(struct dash *d, void *arg, FILE *out),
+/* A push, a pull request: the action KIND (gate, pick) runs; its message
+ * and status come back to the status bar when it ends. */
+void dash_background(struct dash *d, const char *what, const char *kind,
+                     const char *const *args);
+
+/* Produces data off the loop (a large diff): the producer KIND (diff)
+ * writes; chunk gets the output as it is read (the loop draws between
+ * chunks), and done the end (data empty; ok: it returned 0; when the job
+ * cannot start, data is why).  dash_forget drops what is pending for arg
+ * (a view that closes): neither is called any more. */
+void dash_stream(struct dash *d, const char *kind, const char *const *args,
                  void (*chunk)(struct dash *d, void *arg, const char *data, size_t len),
                  void (*done)(struct dash *d, void *arg, const char *data, size_t len, int ok),
                  void *arg);
 void dash_forget(struct dash *d, void *arg);
+
+/* `paddock dashboard-job ...` (argv[0] "dashboard-job"): what job_start
+ * asked for.  Returns the exit status; 2 for arguments that are not the
+ * dashboard's. */
+int dash_job_main(int argc, char **argv);
 
 #endif

@@ -430,21 +430,29 @@ static int diff_emit(void *arg, const struct diff_file *f, const char *patch, si
 	return 0;
 }
 
-static int diff_produce(struct dash *d, void *arg, FILE *out)
+static void diff_chunk(struct dash *d, void *arg, const char *data, size_t len);
+static void diff_arrived(struct dash *d, void *arg, const char *data, size_t len, int ok);
+
+/* In the dashboard's job: args are the mirror, the commit from (""
+ * for none) and the commit to. */
+int diff_view_produce(struct dash *d, char *const *args, FILE *out)
 {
 	(void)d;
-	struct view *v = arg;
-	struct diff_priv *p = v->priv;
-	struct diff_pending *pd = p->pending;
 	struct err e = {{0}};
-	int rc = diff_each(pd->mirror, pd->from, pd->to, diff_emit, out, &e);
+	int rc = diff_each(args[0], args[1][0] ? args[1] : NULL, args[2], diff_emit, out, &e);
 	if (rc < 0)
 		rec_put(out, REC_ERROR, e.msg, strlen(e.msg), "", 0, "", 0, "", 0);
 	return rc;
 }
 
-static void diff_chunk(struct dash *d, void *arg, const char *data, size_t len);
-static void diff_arrived(struct dash *d, void *arg, const char *data, size_t len, int ok);
+/* Streams the diff p->pending asks for into the view. */
+static void diff_stream(struct view *v)
+{
+	struct diff_pending *pd = ((struct diff_priv *)v->priv)->pending;
+	const char *args[] = { pd->mirror, pd->from ? pd->from : "", pd->to };
+	dash_stream(v->d, "diff", args, diff_chunk, diff_arrived, v);
+}
+
 
 static int diff_load(struct view *v, enum drange r, int n, char *msg, size_t msglen)
 {
@@ -542,7 +550,7 @@ static int diff_reload(struct view *v, enum drange r, int n, char *msg, size_t m
 	else
 		p->in = xmalloc(sizeof(*p->in));
 	memset(p->in, 0, sizeof(*p->in));
-	dash_stream(v->d, diff_produce, diff_chunk, diff_arrived, v);
+	diff_stream(v);
 	return 0;
 }
 
@@ -1470,7 +1478,7 @@ static int diff_open(struct view *v, char *msg, size_t msglen)
 	p->task_round = pd->task_round;
 	v->top = 0;
 	v->sel = -1;
-	dash_stream(v->d, diff_produce, diff_chunk, diff_arrived, v);
+	diff_stream(v);
 	return 0;
 }
 

@@ -799,16 +799,11 @@ static void gate_draw(struct view *v, struct screen *s, int y, int h)
 
 /* ------------------------------------------------------------ actions */
 
-/* A push or an approval in the dashboard's forked child.  The job lives
- * in static storage: the child has its own copy, and the parent's stays
- * valid whenever dash_background forks. */
+/* A push or an approval, in the dashboard's job (dash_background). */
 struct gate_job {
-	char id[TASK_ID_LEN + 1];
+	const char *id;
 	int approve;
 };
-
-static struct gate_job gate_jobs[8];
-static unsigned gate_njobs;
 
 /* "a\nb\n" -> "a; b" */
 static void one_line(const char *text, char *out, size_t len)
@@ -863,27 +858,25 @@ static int gate_job_verb(const struct gate_ctx *g, const void *arg, struct buf *
 	                    : gate_push(g, job->id, out, e);
 }
 
-static int gate_job_run(struct dash *d, void *arg, char *msg, size_t msglen)
+int gate_view_job(struct dash *d, char *const *args, char *msg, size_t msglen)
 {
-	const struct gate_job *job = arg;
-	int rc = gate_view_run(d, gate_job_verb, job, msg, msglen);
+	const struct gate_job job = { .id = args[1], .approve = !strcmp(args[0], "approve") };
+	int rc = gate_view_run(d, gate_job_verb, &job, msg, msglen);
 	if (rc >= 0) {
 		char facts[400];
 		snprintf(facts, sizeof facts, "%s", msg);
-		snprintf(msg, msglen, job->approve ? _("approved task %s: %s")
-		                                   : _("pushed task %s: %s"), job->id, facts);
+		snprintf(msg, msglen, job.approve ? _("approved task %s: %s")
+		                                  : _("pushed task %s: %s"), job.id, facts);
 	}
 	return rc;
 }
 
 static void start_job(struct dash *d, const char *id, int approve)
 {
-	struct gate_job *job = &gate_jobs[gate_njobs++ % (sizeof gate_jobs / sizeof gate_jobs[0])];
-	snprintf(job->id, sizeof job->id, "%s", id);
-	job->approve = approve;
 	char what[128];
 	snprintf(what, sizeof what, approve ? _("approving task %s") : _("pushing task %s"), id);
-	dash_background(d, what, gate_job_run, job);
+	const char *args[] = { approve ? "approve" : "push", id };
+	dash_background(d, what, "gate", args);
 }
 
 /* The question being asked (dash_ask asks one at a time). */

@@ -377,24 +377,24 @@ static void group_draw(struct view *v, struct screen *s, int y, int h)
 
 /* ---- the pick ---- */
 
-/* A pick in the dashboard's forked child (it pushes).  In static storage,
- * as the gate view's jobs: the child has its own copy. */
+/* The pick the question is about.  In static storage: dash_ask asks
+ * one question at a time. */
 struct pick_job {
 	char group[TASK_ID_LEN + 1], task[TASK_ID_LEN + 1];
 };
-static struct pick_job pick_jobs[4];
-static unsigned pick_njobs;
+static struct pick_job pick_asked;
 
 static int pick_verb(const struct gate_ctx *g, const void *arg, struct buf *out,
                      struct err *e)
 {
-	const struct pick_job *job = arg;
-	return group_pick(g, job->group, job->task, NULL, out, e);
+	char *const *args = arg;
+	return group_pick(g, args[0], args[1], NULL, out, e);
 }
 
-static int pick_run(struct dash *d, void *arg, char *msg, size_t msglen)
+/* In the dashboard's job (it pushes): args are the group and the task. */
+int group_view_pick_job(struct dash *d, char *const *args, char *msg, size_t msglen)
 {
-	return gate_view_run(d, pick_verb, arg, msg, msglen);
+	return gate_view_run(d, pick_verb, args, msg, msglen);
 }
 
 static void pick_answer(struct dash *d, void *arg, const char *text)
@@ -406,7 +406,8 @@ static void pick_answer(struct dash *d, void *arg, const char *text)
 	}
 	char what[128];
 	snprintf(what, sizeof what, _("picking task %s"), job->task);
-	dash_background(d, what, pick_run, job);
+	const char *args[] = { job->group, job->task };
+	dash_background(d, what, "pick", args);
 }
 
 /* Refuses at once what the engine would refuse, rather than asking
@@ -440,7 +441,7 @@ static void act_pick(struct view *v)
 	const struct group_member *m = selected(v);
 	if (!m || pick_refused(v, m))
 		return;
-	struct pick_job *job = &pick_jobs[pick_njobs++ % (sizeof pick_jobs / sizeof pick_jobs[0])];
+	struct pick_job *job = &pick_asked;
 	snprintf(job->group, sizeof job->group, "%s", p->id);
 	snprintf(job->task, sizeof job->task, "%s", m->t.id);
 	size_t others = 0;

@@ -5,6 +5,7 @@
 #ifndef PADDOCK_UI_VIEW_H
 #define PADDOCK_UI_VIEW_H
 
+#include <stdio.h>
 #include "keymap.h"
 #include "screen.h"
 #include "task.h"
@@ -123,6 +124,14 @@ int gate_view_run(struct dash *d,
                   int (*verb)(const struct gate_ctx *g, const void *arg, struct buf *out,
                               struct err *e),
                   const void *arg, char *msg, size_t msglen);
+
+/* The dashboard's jobs (dash.h: dash_background, dash_stream), run in
+ * `paddock dashboard-job`: gate (args: "approve" or "push", the task's
+ * id), pick (the group's id, the task's) and diff (the mirror, the
+ * commit from or "", the commit to). */
+int gate_view_job(struct dash *d, char *const *args, char *msg, size_t msglen);
+int group_view_pick_job(struct dash *d, char *const *args, char *msg, size_t msglen);
+int diff_view_produce(struct dash *d, char *const *args, FILE *out);
 
 /* Y: asks whether task id may run at its estimated cost, and confirms
  * it (store_task_confirm); whole_group: when id is in a best-of-N group,
