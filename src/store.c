@@ -339,6 +339,21 @@ static int exec(struct store *s, const char *sql, struct err *e)
 	return 0;
 }
 
+int store_tx_begin(struct store *s, struct err *e)
+{
+	return exec(s, "BEGIN IMMEDIATE", e);
+}
+
+int store_tx_end(struct store *s, int rc, struct err *e)
+{
+	/* A failed COMMIT may leave the transaction open (SQLITE_BUSY does):
+	 * it is rolled back too, so the next change does not join it. */
+	if (rc >= 0 && exec(s, "COMMIT", e) == 0)
+		return rc;
+	sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+	return rc < 0 ? rc : -1;
+}
+
 static int user_version(struct store *s)
 {
 	sqlite3_stmt *st;
@@ -353,30 +368,21 @@ static int user_version(struct store *s)
 
 static int migrate(struct store *s, struct err *e)
 {
-	if (exec(s, "BEGIN IMMEDIATE", e) < 0)
+	if (store_tx_begin(s, e) < 0)
 		return -1;
-	int v = user_version(s);
-	if (v < 0) {
-		db_err(s, e, "schema version");
-		goto fail;
-	}
-	if (v > NMIGRATIONS) {
-		err_set(e, _("store %s has schema version %d, newer than this paddock "
-		             "understands (%d); use a newer paddock"), s->path, v, NMIGRATIONS);
-		goto fail;
-	}
-	for (; v < NMIGRATIONS; v++) {
-		if (exec(s, migrations[v], e) < 0)
-			goto fail;
+	int v = user_version(s), rc = 0;
+	if (v < 0)
+		rc = db_err(s, e, "schema version");
+	else if (v > NMIGRATIONS)
+		rc = err_set(e, _("store %s has schema version %d, newer than this paddock "
+		                  "understands (%d); use a newer paddock"), s->path, v, NMIGRATIONS);
+	for (; rc == 0 && v < NMIGRATIONS; v++) {
 		char sql[64];
 		snprintf(sql, sizeof sql, "PRAGMA user_version = %d", v + 1);
-		if (exec(s, sql, e) < 0)
-			goto fail;
+		if (exec(s, migrations[v], e) < 0 || exec(s, sql, e) < 0)
+			rc = -1;
 	}
-	return exec(s, "COMMIT", e);
-fail:
-	sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
-	return -1;
+	return store_tx_end(s, rc, e);
 }
 
 int store_open(struct store **out, const char *path, struct err *e)
@@ -457,29 +463,47 @@ uint64_t store_col_u64(sqlite3_stmt *st, int i)
 	return v < 0 ? 0 : (uint64_t)v;
 }
 
-/* The rows a query about task id (its one parameter) gives, into a new
- * array of elements of size sz, each filled by fill. */
-int store_rows_of_task(struct store *s, const char *sql, const char *id, size_t sz,
-                       void (*fill)(sqlite3_stmt *st, void *elem), void **out, size_t *n,
-                       const char *what, struct err *e)
+int store_rows(struct store *s, sqlite3_stmt *st, const struct store_row_type *type,
+               void *arg, void **out, size_t *n, struct err *e)
+{
+	char *v = NULL;
+	size_t cnt = 0, cap = 0;
+	int step;
+	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+		if (cnt == cap) {
+			cap = cap ? cap * 2 : 8;
+			v = xrealloc(v, cap * type->size);
+		}
+		memset(v + cnt * type->size, 0, type->size);
+		type->fill(st, v + cnt * type->size, arg);
+		cnt++;
+	}
+	if (step != SQLITE_DONE) {
+		db_err(s, e, type->what);
+		for (size_t i = 0; type->clear && i < cnt; i++)
+			type->clear(v + i * type->size);
+		free(v);
+		v = NULL;
+		cnt = 0;
+	}
+	*out = v;
+	*n = cnt;
+	return step == SQLITE_DONE ? 0 : -1;
+}
+
+int store_rows_of_task(struct store *s, const char *sql, const char *id,
+                       const struct store_row_type *type, void **out, size_t *n,
+                       struct err *e)
 {
 	sqlite3_stmt *st;
 	*out = NULL;
 	*n = 0;
 	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
-		return db_err(s, e, what);
+		return db_err(s, e, type->what);
 	sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
-	char *v = NULL;
-	size_t cnt = 0;
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		v = xrealloc(v, (cnt + 1) * sz);
-		fill(st, v + cnt * sz);
-		cnt++;
-	}
+	int rc = store_rows(s, st, type, NULL, out, n, e);
 	sqlite3_finalize(st);
-	*out = v;
-	*n = cnt;
-	return 0;
+	return rc;
 }
 
 void store_bind_text_or_null(sqlite3_stmt *st, int i, const char *v)

@@ -35,9 +35,10 @@ int store_draft_add(struct store *s, const char *id, const struct review_comment
 	return rc;
 }
 
-static void draft_fill(sqlite3_stmt *st, void *elem)
+static void draft_fill(sqlite3_stmt *st, void *elem, void *arg)
 {
 	struct review_comment *c = elem;
+	(void)arg;
 	c->n = sqlite3_column_int64(st, 0);
 	c->round = sqlite3_column_int(st, 1);
 	c->path = store_col_str(st, 2);
@@ -48,25 +49,33 @@ static void draft_fill(sqlite3_stmt *st, void *elem)
 	c->created = sqlite3_column_double(st, 7);
 }
 
+static void draft_clear(void *elem)
+{
+	struct review_comment *c = elem;
+	free(c->path);
+	free(c->text);
+	free(c->comment);
+}
+
+static const struct store_row_type draft_rows = {
+	sizeof(struct review_comment), draft_fill, draft_clear, "review draft"
+};
+
 int store_draft_list(struct store *s, const char *id, struct review_comment **out, size_t *n,
                      struct err *e)
 {
 	void *v;
 	int rc = store_rows_of_task(s, "SELECT n, round, path, line, old, text, comment, created "
 	                            "FROM review_comments WHERE task_seq = (SELECT seq FROM tasks "
-	                            "WHERE id = ?) ORDER BY n", id, sizeof **out, draft_fill, &v, n,
-	                            "review draft", e);
+	                            "WHERE id = ?) ORDER BY n", id, &draft_rows, &v, n, e);
 	*out = v;
 	return rc;
 }
 
 void store_draft_free(struct review_comment *c, size_t n)
 {
-	for (size_t i = 0; i < n; i++) {
-		free(c[i].path);
-		free(c[i].text);
-		free(c[i].comment);
-	}
+	for (size_t i = 0; i < n; i++)
+		draft_clear(&c[i]);
 	free(c);
 }
 

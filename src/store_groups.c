@@ -27,7 +27,7 @@ int store_group_create(struct store *s, const char *text, const struct task_new 
 {
 	if (n == 0)
 		return err_kind_set(e, ERR_INVALID, _("a group needs at least one task"));
-	if (store_exec(s, "BEGIN IMMEDIATE", e) < 0)
+	if (store_tx_begin(s, e) < 0)
 		return -1;
 	int rc = 0;
 	if (ns[0].max_queued) {
@@ -63,11 +63,7 @@ int store_group_create(struct store *s, const char *text, const struct task_new 
 		tn.group_id = id_out;
 		rc = store_task_insert(s, &tn, ids_out[i], e);
 	}
-	if (rc < 0) {
-		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
-		return rc;
-	}
-	return store_exec(s, "COMMIT", e);
+	return store_tx_end(s, rc, e);
 }
 
 int store_group_get(struct store *s, const char *id, struct task_group *g, struct err *e)
@@ -86,19 +82,25 @@ int store_group_get(struct store *s, const char *id, struct task_group *g, struc
 	snprintf(hi, sizeof hi, "%s~", id);
 	sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 2, hi, -1, SQLITE_STATIC);
-	int rc = -1;
-	if (sqlite3_step(st) != SQLITE_ROW) {
+	int rc = -1, step = sqlite3_step(st);
+	if (step == SQLITE_DONE) {
 		err_kind_set(e, ERR_NOT_FOUND, _("no group %s; 'paddock list' shows each task's "
 		                                 "group"), id);
+	} else if (step != SQLITE_ROW) {
+		store_db_err(s, e, "group");
 	} else {
 		snprintf(g->id, sizeof g->id, "%s", (const char *)sqlite3_column_text(st, 0));
 		g->text = store_col_str(st, 1);
 		g->created = sqlite3_column_double(st, 2);
 		g->chosen = store_col_str(st, 3);
 		rc = 0;
-		if (sqlite3_step(st) == SQLITE_ROW) {
+		step = sqlite3_step(st);
+		if (step == SQLITE_ROW)
 			err_kind_set(e, ERR_NOT_FOUND, _("group id prefix %s is ambiguous; type more "
 			                                 "of it"), id);
+		else if (step != SQLITE_DONE)
+			store_db_err(s, e, "group");
+		if (step != SQLITE_DONE) {
 			task_group_free(g);
 			rc = -1;
 		}

@@ -37,11 +37,37 @@ int store_exec(struct store *s, const char *sql, struct err *e);
 int store_db_err(struct store *s, struct err *e, const char *what);
 /* The folder of the database file (malloc'd). */
 char *store_dir(const struct store *s);
-/* The rows a query about task id (its one parameter) gives, into a new
- * array of elements of size sz, each filled by fill. */
-int store_rows_of_task(struct store *s, const char *sql, const char *id, size_t sz,
-                       void (*fill)(sqlite3_stmt *st, void *elem), void **out, size_t *n,
-                       const char *what, struct err *e);
+
+/* A kind of row a query gives, for store_rows. */
+struct store_row_type {
+	size_t size;               /* of one element */
+	/* Reads the row st is at into elem (zeroed); arg is store_rows's. */
+	void (*fill)(sqlite3_stmt *st, void *elem, void *arg);
+	/* Frees what fill put in elem (not elem itself); NULL: nothing. */
+	void (*clear)(void *elem);
+	const char *what;          /* what the error says the rows were */
+};
+/* Steps st (prepared, its values bound) to its end, each row filled by
+ * type->fill into a new element of a malloc'd array: *out, *n elements.
+ * The last step is checked: SQLITE_DONE returns 0; anything else (busy,
+ * interrupted, corrupt) returns -1 with e set, *out NULL and *n 0 (the
+ * rows read so far cleared and freed), never a short list.  The caller
+ * finalizes or resets st. */
+int store_rows(struct store *s, sqlite3_stmt *st, const struct store_row_type *type,
+               void *arg, void **out, size_t *n, struct err *e);
+/* store_rows of a query about task id (its one parameter), prepared and
+ * finalized here. */
+int store_rows_of_task(struct store *s, const char *sql, const char *id,
+                       const struct store_row_type *type, void **out, size_t *n,
+                       struct err *e);
+/* Begins a write transaction: BEGIN IMMEDIATE, the write lock first, so
+ * that what it reads cannot go stale before it writes.  -1 with e set. */
+int store_tx_begin(struct store *s, struct err *e);
+/* Ends the transaction store_tx_begin began, with what its work returned:
+ * rc < 0 rolls it back and returns rc (e as the work set it); else it
+ * commits and returns rc, or rolls back and returns -1 (e set) when the
+ * commit fails. */
+int store_tx_end(struct store *s, int rc, struct err *e);
 
 /* ---- store_tasks.c: what the other files' changes to a task use ---- */
 

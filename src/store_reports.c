@@ -199,6 +199,45 @@ out:
 	return rc;
 }
 
+static void egress_fill(sqlite3_stmt *st, void *elem, void *arg)
+{
+	struct egress_row *r = elem;
+	(void)arg;
+	r->id = sqlite3_column_int64(st, 0);
+	r->round = sqlite3_column_int(st, 1);
+	r->time = sqlite3_column_double(st, 2);
+	r->step = store_col_str(st, 3);
+	r->kind = store_col_str(st, 4);
+	r->endpoint = store_col_str(st, 5);
+	r->host = store_col_str(st, 6);
+	r->port = sqlite3_column_int(st, 7);
+	r->method = store_col_str(st, 8);
+	r->path = store_col_str(st, 9);
+	r->status = sqlite3_column_int(st, 10);
+	r->up = store_col_u64(st, 11);
+	r->down = store_col_u64(st, 12);
+	r->ms = sqlite3_column_double(st, 13);
+	r->verdict = store_col_str(st, 14);
+	r->reason = store_col_str(st, 15);
+}
+
+static void egress_clear(void *elem)
+{
+	struct egress_row *r = elem;
+	free(r->step);
+	free(r->kind);
+	free(r->endpoint);
+	free(r->host);
+	free(r->method);
+	free(r->path);
+	free(r->verdict);
+	free(r->reason);
+}
+
+static const struct store_row_type egress_rows = {
+	sizeof(struct egress_row), egress_fill, egress_clear, "egress"
+};
+
 int store_egress_list(struct store *s, const char *id, struct egress_row **out, size_t *n,
                       struct err *e)
 {
@@ -209,54 +248,17 @@ int store_egress_list(struct store *s, const char *id, struct egress_row **out, 
 	        &st, NULL) != SQLITE_OK)
 		return store_db_err(s, e, "egress");
 	sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
-	struct egress_row *v = NULL;
-	size_t cnt = 0, cap = 0;
-	int rc;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (cnt == cap) {
-			cap = cap ? cap * 2 : 16;
-			v = xrealloc(v, cap * sizeof *v);
-		}
-		struct egress_row *r = &v[cnt++];
-		r->id = sqlite3_column_int64(st, 0);
-		r->round = sqlite3_column_int(st, 1);
-		r->time = sqlite3_column_double(st, 2);
-		r->step = store_col_str(st, 3);
-		r->kind = store_col_str(st, 4);
-		r->endpoint = store_col_str(st, 5);
-		r->host = store_col_str(st, 6);
-		r->port = sqlite3_column_int(st, 7);
-		r->method = store_col_str(st, 8);
-		r->path = store_col_str(st, 9);
-		r->status = sqlite3_column_int(st, 10);
-		r->up = store_col_u64(st, 11);
-		r->down = store_col_u64(st, 12);
-		r->ms = sqlite3_column_double(st, 13);
-		r->verdict = store_col_str(st, 14);
-		r->reason = store_col_str(st, 15);
-	}
+	void *v;
+	int rc = store_rows(s, st, &egress_rows, NULL, &v, n, e);
 	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE) {
-		store_egress_free(v, cnt);
-		return store_db_err(s, e, "egress");
-	}
 	*out = v;
-	*n = cnt;
-	return 0;
+	return rc;
 }
 
 void store_egress_free(struct egress_row *r, size_t n)
 {
-	for (size_t i = 0; i < n; i++) {
-		free(r[i].step);
-		free(r[i].kind);
-		free(r[i].endpoint);
-		free(r[i].host);
-		free(r[i].method);
-		free(r[i].path);
-		free(r[i].verdict);
-		free(r[i].reason);
-	}
+	for (size_t i = 0; i < n; i++)
+		egress_clear(&r[i]);
 	free(r);
 }
 
@@ -280,6 +282,30 @@ int store_pause_set(struct store *s, const char *endpoint, double until, int sta
 	return rc;
 }
 
+static void pause_fill(sqlite3_stmt *st, void *elem, void *arg)
+{
+	struct pause_row *p = elem;
+	(void)arg;
+	p->endpoint = store_col_str(st, 0);
+	p->until = sqlite3_column_double(st, 1);
+	p->status = sqlite3_column_int(st, 2);
+	p->task_id = store_col_str(st, 3);
+	p->time = sqlite3_column_double(st, 4);
+	if (!p->endpoint)
+		p->endpoint = xstrdup("");
+}
+
+static void pause_clear(void *elem)
+{
+	struct pause_row *p = elem;
+	free(p->endpoint);
+	free(p->task_id);
+}
+
+static const struct store_row_type pause_rows = {
+	sizeof(struct pause_row), pause_fill, pause_clear, "pauses"
+};
+
 int store_pauses_active(struct store *s, double at, struct pause_row **out, size_t *n,
                         struct err *e)
 {
@@ -289,36 +315,17 @@ int store_pauses_active(struct store *s, double at, struct pause_row **out, size
 	                       NULL) != SQLITE_OK)
 		return store_db_err(s, e, "pauses");
 	sqlite3_bind_double(st, 1, at);
-	struct pause_row *v = NULL;
-	size_t cnt = 0;
-	int rc;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		v = xrealloc(v, (cnt + 1) * sizeof *v);
-		v[cnt].endpoint = store_col_str(st, 0);
-		v[cnt].until = sqlite3_column_double(st, 1);
-		v[cnt].status = sqlite3_column_int(st, 2);
-		v[cnt].task_id = store_col_str(st, 3);
-		v[cnt].time = sqlite3_column_double(st, 4);
-		if (!v[cnt].endpoint)
-			v[cnt].endpoint = xstrdup("");
-		cnt++;
-	}
+	void *v;
+	int rc = store_rows(s, st, &pause_rows, NULL, &v, n, e);
 	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE) {
-		store_pauses_free(v, cnt);
-		return store_db_err(s, e, "pauses");
-	}
 	*out = v;
-	*n = cnt;
-	return 0;
+	return rc;
 }
 
 void store_pauses_free(struct pause_row *p, size_t n)
 {
-	for (size_t i = 0; i < n; i++) {
-		free(p[i].endpoint);
-		free(p[i].task_id);
-	}
+	for (size_t i = 0; i < n; i++)
+		pause_clear(&p[i]);
 	free(p);
 }
 

@@ -95,7 +95,7 @@ out:
 int store_task_rollback_round(struct store *s, const char *id, const char *why,
                               struct err *e)
 {
-	if (store_exec(s, "BEGIN IMMEDIATE", e) < 0)
+	if (store_tx_begin(s, e) < 0)
 		return -1;
 	struct task_row t;
 	int rc = -1;
@@ -108,11 +108,7 @@ int store_task_rollback_round(struct store *s, const char *id, const char *why,
 			rc = rollback_locked(s, &t, why, e);
 		task_row_free(&t);
 	}
-	if (rc < 0) {
-		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
-		return -1;
-	}
-	return store_exec(s, "COMMIT", e);
+	return store_tx_end(s, rc, e);
 }
 
 /* Inside a transaction: *yes 1 when task t is in the first round's fix
@@ -197,7 +193,7 @@ static int interrupted_locked(struct store *s, const struct task_row *t, int pla
 int store_task_interrupted(struct store *s, const char *id, int planned, int max_attempts,
                            const char *why, enum task_status *to, struct err *e)
 {
-	if (store_exec(s, "BEGIN IMMEDIATE", e) < 0)
+	if (store_tx_begin(s, e) < 0)
 		return -1;
 	struct task_row t;
 	int rc = -1;
@@ -210,11 +206,7 @@ int store_task_interrupted(struct store *s, const char *id, int planned, int max
 			rc = interrupted_locked(s, &t, planned, max_attempts, why, to ? to : &dummy, e);
 		task_row_free(&t);
 	}
-	if (rc < 0) {
-		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
-		return -1;
-	}
-	return store_exec(s, "COMMIT", e);
+	return store_tx_end(s, rc, e);
 }
 
 int store_recover_active(struct store *s, int max_attempts, const char *why,
@@ -223,23 +215,21 @@ int store_recover_active(struct store *s, int max_attempts, const char *why,
 	struct task_row *rows;
 	size_t n;
 	memset(out, 0, sizeof *out);
-	if (store_exec(s, "BEGIN IMMEDIATE", e) < 0)
+	if (store_tx_begin(s, e) < 0)
 		return -1;
 	struct task_query q = { .status_mask = TASK_MASK_ACTIVE };
-	if (store_task_query(s, &q, &rows, &n, e) < 0) {
-		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
-		return -1;
-	}
-	for (size_t i = 0; i < n; i++) {
+	if (store_task_query(s, &q, &rows, &n, e) < 0)
+		return store_tx_end(s, -1, e);
+	int rc = 0;
+	for (size_t i = 0; rc == 0 && i < n; i++) {
 		/* Pushes run in the process that decided (gate.h); whoever
 		 * touches a task whose pusher died reconciles it. */
 		if (!task_status_is_active(rows[i].status) || rows[i].status == TASK_PUSHING)
 			continue;
 		enum task_status to;
 		if (interrupted_locked(s, &rows[i], 0, max_attempts, why, &to, e) < 0) {
-			task_rows_free(rows, n);
-			sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
-			return -1;
+			rc = -1;
+			break;
 		}
 		switch (to) {
 		case TASK_QUEUED: out->queued++; break;
@@ -250,7 +240,7 @@ int store_recover_active(struct store *s, int max_attempts, const char *why,
 		}
 	}
 	task_rows_free(rows, n);
-	return store_exec(s, "COMMIT", e);
+	return store_tx_end(s, rc, e);
 }
 
 int store_round_begin(struct store *s, const char *id, int n, const char *from, struct err *e)
@@ -261,10 +251,7 @@ int store_round_begin(struct store *s, const char *id, int n, const char *from, 
 	        "SELECT seq, ?, ?, ? FROM tasks WHERE id = ?", -1, &st, NULL) != SQLITE_OK)
 		return store_db_err(s, e, "rounds");
 	sqlite3_bind_int(st, 1, n);
-	if (from)
-		sqlite3_bind_text(st, 2, from, -1, SQLITE_STATIC);
-	else
-		sqlite3_bind_null(st, 2);
+	store_bind_text_or_null(st, 2, from);
 	sqlite3_bind_double(st, 3, clock_wall());
 	sqlite3_bind_text(st, 4, id, -1, SQLITE_STATIC);
 	int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : store_db_err(s, e, "rounds");
@@ -281,14 +268,8 @@ int store_round_end(struct store *s, const char *id, int n, const char *head,
 	        "WHERE n = ? AND task_seq = (SELECT seq FROM tasks WHERE id = ?)", -1, &st,
 	        NULL) != SQLITE_OK)
 		return store_db_err(s, e, "rounds");
-	if (head)
-		sqlite3_bind_text(st, 1, head, -1, SQLITE_STATIC);
-	else
-		sqlite3_bind_null(st, 1);
-	if (gate)
-		sqlite3_bind_text(st, 2, gate, -1, SQLITE_STATIC);
-	else
-		sqlite3_bind_null(st, 2);
+	store_bind_text_or_null(st, 1, head);
+	store_bind_text_or_null(st, 2, gate);
 	sqlite3_bind_double(st, 3, clock_wall());
 	sqlite3_bind_int(st, 4, n);
 	sqlite3_bind_text(st, 5, id, -1, SQLITE_STATIC);
@@ -297,30 +278,41 @@ int store_round_end(struct store *s, const char *id, int n, const char *head,
 	return rc;
 }
 
+static void round_clear(void *elem)
+{
+	struct task_round *r = elem;
+	free(r->from);
+	free(r->head);
+	free(r->gate);
+	free(r->kind);
+}
+
 void task_rounds_free(struct task_round *r, size_t n)
 {
-	for (size_t i = 0; i < n; i++) {
-		free(r[i].from);
-		free(r[i].head);
-		free(r[i].gate);
-		free(r[i].kind);
-	}
+	for (size_t i = 0; i < n; i++)
+		round_clear(&r[i]);
 	free(r);
+}
+
+static void decision_clear(void *elem)
+{
+	struct task_decision *d = elem;
+	free(d->action);
+	free(d->notes);
+	free(d->actor);
 }
 
 void task_decisions_free(struct task_decision *d, size_t n)
 {
-	for (size_t i = 0; i < n; i++) {
-		free(d[i].action);
-		free(d[i].notes);
-		free(d[i].actor);
-	}
+	for (size_t i = 0; i < n; i++)
+		decision_clear(&d[i]);
 	free(d);
 }
 
-static void round_fill(sqlite3_stmt *st, void *elem)
+static void round_fill(sqlite3_stmt *st, void *elem, void *arg)
 {
 	struct task_round *r = elem;
+	(void)arg;
 	r->n = sqlite3_column_int(st, 0);
 	r->from = store_col_str(st, 1);
 	r->head = store_col_str(st, 2);
@@ -330,14 +322,17 @@ static void round_fill(sqlite3_stmt *st, void *elem)
 	r->kind = store_col_str(st, 6);
 }
 
+static const struct store_row_type round_rows = {
+	sizeof(struct task_round), round_fill, round_clear, "rounds"
+};
+
 int store_rounds(struct store *s, const char *id, struct task_round **out, size_t *n,
                  struct err *e)
 {
 	void *v;
 	int rc = store_rows_of_task(s, "SELECT n, from_commit, head, gate, started, ended, kind "
 	                            "FROM rounds WHERE task_seq = (SELECT seq FROM tasks WHERE "
-	                            "id = ?) ORDER BY n", id, sizeof **out, round_fill, &v, n,
-	                            "rounds", e);
+	                            "id = ?) ORDER BY n", id, &round_rows, &v, n, e);
 	*out = v;
 	return rc;
 }
@@ -352,10 +347,7 @@ int store_decision_add(struct store *s, const char *id, const char *action,
 	        "?, ?, ?, ? FROM tasks WHERE id = ?", -1, &st, NULL) != SQLITE_OK)
 		return store_db_err(s, e, "decisions");
 	sqlite3_bind_text(st, 1, action, -1, SQLITE_STATIC);
-	if (notes)
-		sqlite3_bind_text(st, 2, notes, -1, SQLITE_STATIC);
-	else
-		sqlite3_bind_null(st, 2);
+	store_bind_text_or_null(st, 2, notes);
 	sqlite3_bind_text(st, 3, actor, -1, SQLITE_STATIC);
 	sqlite3_bind_double(st, 4, clock_wall());
 	sqlite3_bind_text(st, 5, id, -1, SQLITE_STATIC);
@@ -364,9 +356,10 @@ int store_decision_add(struct store *s, const char *id, const char *action,
 	return rc;
 }
 
-static void decision_fill(sqlite3_stmt *st, void *elem)
+static void decision_fill(sqlite3_stmt *st, void *elem, void *arg)
 {
 	struct task_decision *d = elem;
+	(void)arg;
 	d->round = sqlite3_column_int(st, 0);
 	d->action = store_col_str(st, 1);
 	d->notes = store_col_str(st, 2);
@@ -374,13 +367,17 @@ static void decision_fill(sqlite3_stmt *st, void *elem)
 	d->at = sqlite3_column_double(st, 4);
 }
 
+static const struct store_row_type decision_rows = {
+	sizeof(struct task_decision), decision_fill, decision_clear, "decisions"
+};
+
 int store_decisions(struct store *s, const char *id, struct task_decision **out, size_t *n,
                     struct err *e)
 {
 	void *v;
 	int rc = store_rows_of_task(s, "SELECT round, action, notes, actor, at FROM decisions "
 	                            "WHERE task_seq = (SELECT seq FROM tasks WHERE id = ?) ORDER BY n",
-	                            id, sizeof **out, decision_fill, &v, n, "decisions", e);
+	                            id, &decision_rows, &v, n, e);
 	*out = v;
 	return rc;
 }
@@ -440,7 +437,7 @@ int store_task_request_changes(struct store *s, const char *id, const char *note
 int store_task_request_changes_draft(struct store *s, const char *id, const char *notes,
                                      const char *actor, long long upto, struct err *e)
 {
-	if (store_exec(s, "BEGIN IMMEDIATE", e) < 0)
+	if (store_tx_begin(s, e) < 0)
 		return -1;
 	struct task_row t;
 	int rc = -1;
@@ -459,17 +456,13 @@ int store_task_request_changes_draft(struct store *s, const char *id, const char
 		rc = 0;
 	task_row_free(&t);
 out:
-	if (rc < 0) {
-		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
-		return -1;
-	}
-	return store_exec(s, "COMMIT", e);
+	return store_tx_end(s, rc, e);
 }
 
 int store_task_reopen_changes(struct store *s, const char *id, const char *notes,
                               const char *actor, struct err *e)
 {
-	if (store_exec(s, "BEGIN IMMEDIATE", e) < 0)
+	if (store_tx_begin(s, e) < 0)
 		return -1;
 	struct task_row t;
 	int rc = -1;
@@ -514,16 +507,12 @@ int store_task_reopen_changes(struct store *s, const char *id, const char *notes
 	}
 	task_row_free(&t);
 out:
-	if (rc < 0) {
-		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
-		return -1;
-	}
-	return store_exec(s, "COMMIT", e);
+	return store_tx_end(s, rc, e);
 }
 
 int store_task_resume(struct store *s, const char *id, int *round_out, struct err *e)
 {
-	if (store_exec(s, "BEGIN IMMEDIATE", e) < 0)
+	if (store_tx_begin(s, e) < 0)
 		return -1;
 	struct task_row t;
 	int rc = -1;
@@ -553,16 +542,12 @@ int store_task_resume(struct store *s, const char *id, int *round_out, struct er
 	}
 	task_row_free(&t);
 out:
-	if (rc < 0) {
-		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
-		return -1;
-	}
-	return store_exec(s, "COMMIT", e);
+	return store_tx_end(s, rc, e);
 }
 
 int store_task_fix_round(struct store *s, const char *id, int n, struct err *e)
 {
-	if (store_exec(s, "BEGIN IMMEDIATE", e) < 0)
+	if (store_tx_begin(s, e) < 0)
 		return -1;
 	struct task_row t;
 	int rc = -1;
@@ -588,11 +573,7 @@ int store_task_fix_round(struct store *s, const char *id, int n, struct err *e)
 	}
 	task_row_free(&t);
 out:
-	if (rc < 0) {
-		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
-		return -1;
-	}
-	return store_exec(s, "COMMIT", e);
+	return store_tx_end(s, rc, e);
 }
 
 int store_round_set_kind(struct store *s, const char *id, int n, const char *kind,
@@ -649,7 +630,7 @@ int store_task_reviewer_round(struct store *s, const char *id, int n, const char
                               const char *head, const char *gate, const char *summary,
                               double started, struct err *e)
 {
-	if (store_exec(s, "BEGIN IMMEDIATE", e) < 0)
+	if (store_tx_begin(s, e) < 0)
 		return -1;
 	struct task_row t;
 	int rc = -1;
@@ -666,9 +647,5 @@ int store_task_reviewer_round(struct store *s, const char *id, int n, const char
 			rc = reviewer_round_locked(s, t.id, n, from, head, gate, summary, started, e);
 		task_row_free(&t);
 	}
-	if (rc < 0) {
-		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
-		return -1;
-	}
-	return store_exec(s, "COMMIT", e);
+	return store_tx_end(s, rc, e);
 }

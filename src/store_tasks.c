@@ -67,6 +67,34 @@ void task_rows_free(struct task_row *t, size_t n)
                   "dry_run, approval, fix_rounds, contract, group_id, confirm, estimate, " \
                   "dry_run_record"
 
+/* store_rows's arg for a task's steps. */
+struct steps_read {
+	double created;            /* the task's */
+	long long before;          /* the log offset of the step before */
+};
+
+static void step_fill(sqlite3_stmt *st, void *elem, void *arg)
+{
+	struct steps_read *r = arg;
+	int status = task_status_parse((const char *)sqlite3_column_text(st, 1));
+	struct task_step *sp = elem;
+	sp->at = sqlite3_column_double(st, 0);
+	sp->time = r->created + sp->at;
+	sp->status = status < 0 ? TASK_LOST : (enum task_status)status;
+	/* Never before the step before it: the log only grows. */
+	long long before = r->before;
+	sp->log_known = sqlite3_column_type(st, 2) != SQLITE_NULL;
+	sp->log_off = !sp->log_known ? before : sqlite3_column_int64(st, 2);
+	if (sp->log_off < before)
+		sp->log_off = before;
+	sp->round = sqlite3_column_int(st, 3);
+	r->before = sp->log_off;
+}
+
+static const struct store_row_type step_rows = {
+	sizeof(struct task_step), step_fill, NULL, "steps"
+};
+
 static int load_steps(struct store *s, sqlite3_int64 seq, struct task_row *t, struct err *e)
 {
 	if (!s->steps && sqlite3_prepare_v2(s->db, "SELECT at, status, log_off, round FROM "
@@ -76,28 +104,12 @@ static int load_steps(struct store *s, sqlite3_int64 seq, struct task_row *t, st
 	sqlite3_stmt *st = s->steps;
 	sqlite3_reset(st);
 	sqlite3_bind_int64(st, 1, seq);
-	size_t cap = 0;
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		if (t->nsteps == cap) {
-			cap = cap ? cap * 2 : 8;
-			t->steps = xrealloc(t->steps, cap * sizeof *t->steps);
-		}
-		int status = task_status_parse((const char *)sqlite3_column_text(st, 1));
-		struct task_step *sp = &t->steps[t->nsteps];
-		sp->at = sqlite3_column_double(st, 0);
-		sp->time = t->created + sp->at;
-		sp->status = status < 0 ? TASK_LOST : (enum task_status)status;
-		/* Never before the step before it: the log only grows. */
-		long long before = t->nsteps ? sp[-1].log_off : 0;
-		sp->log_known = sqlite3_column_type(st, 2) != SQLITE_NULL;
-		sp->log_off = !sp->log_known ? before : sqlite3_column_int64(st, 2);
-		if (sp->log_off < before)
-			sp->log_off = before;
-		sp->round = sqlite3_column_int(st, 3);
-		t->nsteps++;
-	}
+	struct steps_read r = { t->created, 0 };
+	void *v;
+	int rc = store_rows(s, st, &step_rows, &r, &v, &t->nsteps, e);
+	t->steps = v;
 	sqlite3_reset(st);
-	return 0;
+	return rc;
 }
 
 static int row_fill_steps(struct store *s, sqlite3_stmt *st, struct task_row *t, int steps,
@@ -234,9 +246,12 @@ int store_queued_count(struct store *s, size_t *out, struct err *e)
 	if (sqlite3_prepare_v2(s->db, "SELECT n FROM task_counts WHERE status = 'queued'", -1,
 	                       &st, NULL) != SQLITE_OK)
 		return store_db_err(s, e, "count");
-	*out = sqlite3_step(st) == SQLITE_ROW ? (size_t)sqlite3_column_int64(st, 0) : 0;
+	int step = sqlite3_step(st), rc = 0;
+	*out = step == SQLITE_ROW ? (size_t)sqlite3_column_int64(st, 0) : 0;
+	if (step != SQLITE_ROW && step != SQLITE_DONE)
+		rc = store_db_err(s, e, "count");
 	sqlite3_finalize(st);
-	return 0;
+	return rc;
 }
 
 int store_task_create(struct store *s, const struct task_new *n, char id_out[TASK_ID_LEN + 1],
@@ -244,7 +259,7 @@ int store_task_create(struct store *s, const struct task_new *n, char id_out[TAS
 {
 	/* IMMEDIATE: the write lock first, so the count below cannot go stale
 	 * before the insert. */
-	if (store_exec(s, "BEGIN IMMEDIATE", e) < 0)
+	if (store_tx_begin(s, e) < 0)
 		return -1;
 	int rc = 0;
 	if (n->max_queued) {
@@ -258,11 +273,7 @@ int store_task_create(struct store *s, const struct task_new *n, char id_out[TAS
 	}
 	if (rc == 0)
 		rc = store_task_insert(s, n, id_out, e);
-	if (rc < 0) {
-		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
-		return rc;
-	}
-	return store_exec(s, "COMMIT", e);
+	return store_tx_end(s, rc, e);
 }
 
 int store_task_insert(struct store *s, const struct task_new *n, char id_out[TASK_ID_LEN + 1],
@@ -347,18 +358,24 @@ int store_task_get(struct store *s, const char *id, struct task_row *t, struct e
 	snprintf(hi, sizeof hi, "%s~", id);
 	sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 2, hi, -1, SQLITE_STATIC);
-	int rc = -1;
-	if (sqlite3_step(st) != SQLITE_ROW) {
+	int rc = -1, step = sqlite3_step(st);
+	if (step == SQLITE_DONE) {
 		err_kind_set(e, ERR_NOT_FOUND, _("no task %s; 'paddock list' shows the tasks"), id);
+	} else if (step != SQLITE_ROW) {
+		store_db_err(s, e, "get");
 	} else {
 		char first[TASK_ID_LEN + 1];
 		snprintf(first, sizeof first, "%s", (const char *)sqlite3_column_text(st, 1));
 		rc = row_fill(s, st, t, e);
-		if (rc == 0 && sqlite3_step(st) == SQLITE_ROW) {
+		step = rc == 0 ? sqlite3_step(st) : SQLITE_DONE;
+		if (step == SQLITE_ROW)
 			/* Not found: no one task has the prefix. */
 			err_kind_set(e, ERR_NOT_FOUND, _("task id prefix %s is ambiguous (%s, %s, "
 			             "...); type more of it"), id, first,
 			             (const char *)sqlite3_column_text(st, 1));
+		else if (step != SQLITE_DONE)
+			store_db_err(s, e, "get");
+		if (rc < 0 || step != SQLITE_DONE) {
 			task_row_free(t);
 			rc = -1;
 		}
@@ -676,6 +693,19 @@ int store_task_count(struct store *s, const struct task_query *q, size_t *n, str
 	return 0;
 }
 
+static void key_fill(sqlite3_stmt *st, void *elem, void *arg)
+{
+	struct task_key *k = elem;
+	(void)arg;
+	int v = task_status_parse((const char *)sqlite3_column_text(st, 1));
+	k->seq = sqlite3_column_int64(st, 0);
+	k->status = v < 0 ? TASK_LOST : (enum task_status)v;
+}
+
+static const struct store_row_type key_rows = {
+	sizeof(struct task_key), key_fill, NULL, "order"
+};
+
 int store_task_order(struct store *s, const struct task_query *q, struct task_key **out,
                      size_t *n, struct err *e)
 {
@@ -686,25 +716,11 @@ int store_task_order(struct store *s, const struct task_query *q, struct task_ke
 	*n = 0;
 	if (query_prepare(s, q, -1, "seq, status", tail, &st) < 0)
 		return store_db_err(s, e, "order");
-	size_t cap = 0;
-	int step;
-	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-		if (*n == cap) {
-			cap = cap ? cap * 2 : 256;
-			*out = xrealloc(*out, cap * sizeof **out);
-		}
-		int v = task_status_parse((const char *)sqlite3_column_text(st, 1));
-		(*out)[*n].seq = sqlite3_column_int64(st, 0);
-		(*out)[(*n)++].status = v < 0 ? TASK_LOST : (enum task_status)v;
-	}
+	void *v;
+	int rc = store_rows(s, st, &key_rows, NULL, &v, n, e);
 	sqlite3_finalize(st);
-	if (step != SQLITE_DONE) {
-		free(*out);
-		*out = NULL;
-		*n = 0;
-		return store_db_err(s, e, "order");
-	}
-	return 0;
+	*out = v;
+	return rc;
 }
 
 int store_task_rows(struct store *s, const long long *seqs, size_t n, int no_steps,
@@ -816,9 +832,15 @@ int store_task_next_queued(struct store *s, struct task_row *t, struct err *e)
 	if (sqlite3_prepare_v2(s->db, "SELECT " TASK_COLS " FROM tasks WHERE status = "
 	                       "'queued' AND confirm IS NOT 'needed' ORDER BY seq LIMIT 1", -1, &st, NULL) != SQLITE_OK)
 		return store_db_err(s, e, "next");
-	int rc = 0;
-	if (sqlite3_step(st) == SQLITE_ROW)
-		rc = row_fill(s, st, t, e) < 0 ? -1 : 1;
+	int rc = 0, step = sqlite3_step(st);
+	if (step == SQLITE_ROW && row_fill(s, st, t, e) < 0) {
+		task_row_free(t);
+		rc = -1;
+	} else if (step == SQLITE_ROW) {
+		rc = 1;
+	} else if (step != SQLITE_DONE) {
+		rc = store_db_err(s, e, "next");
+	}
 	sqlite3_finalize(st);
 	return rc;
 }
@@ -832,14 +854,16 @@ static int read_status(struct store *s, const char *id, enum task_status *status
 	                       &st, NULL) != SQLITE_OK)
 		return store_db_err(s, e, "status");
 	sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
-	int rc = -1;
-	if (sqlite3_step(st) == SQLITE_ROW) {
+	int rc = -1, step = sqlite3_step(st);
+	if (step == SQLITE_ROW) {
 		int v = task_status_parse((const char *)sqlite3_column_text(st, 0));
 		*status = v < 0 ? TASK_LOST : (enum task_status)v;
 		*created = sqlite3_column_double(st, 1);
 		rc = 0;
-	} else {
+	} else if (step == SQLITE_DONE) {
 		err_kind_set(e, ERR_NOT_FOUND, _("no task %s"), id);
+	} else {
+		store_db_err(s, e, "status");
 	}
 	sqlite3_finalize(st);
 	return rc;
@@ -862,10 +886,7 @@ int store_transition_locked(struct store *s, const char *id, enum task_status to
 		return store_db_err(s, e, "transition");
 	sqlite3_bind_text(st, 1, task_status_name(to), -1, SQLITE_STATIC);
 	sqlite3_bind_double(st, 2, clock_wall());
-	if (error)
-		sqlite3_bind_text(st, 3, error, -1, SQLITE_STATIC);
-	else
-		sqlite3_bind_null(st, 3);
+	store_bind_text_or_null(st, 3, error);
 	sqlite3_bind_text(st, 4, id, -1, SQLITE_STATIC);
 	int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : store_db_err(s, e, "transition");
 	sqlite3_finalize(st);
@@ -879,13 +900,9 @@ int store_transition_locked(struct store *s, const char *id, enum task_status to
 int store_task_transition(struct store *s, const char *id, enum task_status to,
                           const char *error, struct err *e)
 {
-	if (store_exec(s, "BEGIN IMMEDIATE", e) < 0)
+	if (store_tx_begin(s, e) < 0)
 		return -1;
-	if (store_transition_locked(s, id, to, error, e) < 0) {
-		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
-		return -1;
-	}
-	return store_exec(s, "COMMIT", e);
+	return store_tx_end(s, store_transition_locked(s, id, to, error, e), e);
 }
 
 static int set_col(struct store *s, const char *sql, const char *id, const char *v,
@@ -915,7 +932,7 @@ int store_task_set_head(struct store *s, const char *id, const char *head, struc
 
 int store_task_cancel(struct store *s, const char *id, const char *actor, struct err *e)
 {
-	if (store_exec(s, "BEGIN IMMEDIATE", e) < 0)
+	if (store_tx_begin(s, e) < 0)
 		return -1;
 	enum task_status from;
 	double created;
@@ -941,11 +958,7 @@ int store_task_cancel(struct store *s, const char *id, const char *actor, struct
 out:
 	if (rc > 0 && store_decision_add(s, id, "cancel", NULL, actor, e) < 0)
 		rc = -1;
-	if (rc < 0) {
-		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
-		return -1;
-	}
-	return store_exec(s, "COMMIT", e) < 0 ? -1 : rc;
+	return store_tx_end(s, rc, e);
 }
 
 /* Runs one UPDATE with the task id bound last; binds: text values (NULL
@@ -958,10 +971,7 @@ int store_task_update(struct store *s, const char *sql, const char *id, struct e
 		return store_db_err(s, e, "update");
 	int k = 1;
 	for (int i = 0; i < ntext; i++, k++)
-		if (texts[i])
-			sqlite3_bind_text(st, k, texts[i], -1, SQLITE_TRANSIENT);
-		else
-			sqlite3_bind_null(st, k);
+		store_bind_text_or_null(st, k, texts[i]);
 	for (int i = 0; i < nint; i++, k++)
 		sqlite3_bind_int(st, k, ints[i]);
 	sqlite3_bind_text(st, k, id, -1, SQLITE_STATIC);
@@ -996,30 +1006,28 @@ int store_task_follow_up(struct store *s, const char *parent, const char *text,
 	size_t bl = strlen(p.branch), il = strlen(p.id);
 	snprintf(prefix, sizeof prefix, "%.*s", bl >= il && !strcmp(p.branch + bl - il, p.id) ?
 	         (int)(bl - il) : 0, p.branch);
-	if (store_exec(s, "BEGIN IMMEDIATE", e) < 0)
+	if (store_tx_begin(s, e) < 0)
 		goto out;
 	/* The queue's limit counted in the insert's transaction, as by
 	 * store_task_create. */
 	size_t queued = 0;
-	if (max_queued && (store_queued_count(s, &queued, e) < 0 || queued >= max_queued)) {
-		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
-		if (queued >= max_queued)
-			rc = -2;
-		goto out;
-	}
 	const char *texts[] = { p.id, base, p.branch, p.session, p.pr_url, p.pushed };
 	/* Its webhooks go where the parent's went, with the same metadata. */
 	struct task_new n = { .repo = p.repo, .agent = p.agent, .text = text,
 	                      .branch_prefix = *prefix ? prefix : NULL, .budget = p.budget,
 	                      .callback_url = p.callback_url, .metadata = p.metadata };
-	if (store_task_insert(s, &n, id_out, e) < 0 ||
-	    store_task_update(s, "UPDATE tasks SET follow_of = ?, base = ?, branch = ?, "
-	                      "session = ?, pr_url = ?, pushed = ? WHERE id = ?", id_out, e, 6,
-	                      texts, 0, NULL) < 0) {
-		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
-		goto out;
-	}
-	rc = store_exec(s, "COMMIT", e);
+	if (max_queued && store_queued_count(s, &queued, e) < 0)
+		rc = -1;
+	else if (max_queued && queued >= max_queued)
+		rc = -2;
+	else if (store_task_insert(s, &n, id_out, e) < 0 ||
+	         store_task_update(s, "UPDATE tasks SET follow_of = ?, base = ?, branch = ?, "
+	                           "session = ?, pr_url = ?, pushed = ? WHERE id = ?", id_out, e,
+	                           6, texts, 0, NULL) < 0)
+		rc = -1;
+	else
+		rc = 0;
+	rc = store_tx_end(s, rc, e);
 out:
 	task_row_free(&p);
 	return rc;
@@ -1027,18 +1035,14 @@ out:
 
 int store_task_start(struct store *s, const char *id, struct err *e)
 {
-	if (store_exec(s, "BEGIN IMMEDIATE", e) < 0)
+	if (store_tx_begin(s, e) < 0)
 		return -1;
 	int rc = store_transition_locked(s, id, TASK_PREPARING, NULL, e);
 	/* A task queued again starts without its last run's error. */
 	if (rc == 0)
 		rc = store_task_update(s, "UPDATE tasks SET attempts = attempts + 1, error = NULL, "
 		                       "reason = NULL WHERE id = ?", id, e, 0, NULL, 0, NULL);
-	if (rc < 0) {
-		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
-		return -1;
-	}
-	return store_exec(s, "COMMIT", e);
+	return store_tx_end(s, rc, e);
 }
 
 static int allowed_column(const char *c)
@@ -1065,10 +1069,7 @@ int store_task_set(struct store *s, const char *id, const char *column, const ch
 		return store_db_err(s, e, "update");
 	}
 	free(sql);
-	if (value)
-		sqlite3_bind_text(st, 1, value, -1, SQLITE_STATIC);
-	else
-		sqlite3_bind_null(st, 1);
+	store_bind_text_or_null(st, 1, value);
 	sqlite3_bind_text(st, 2, id, -1, SQLITE_STATIC);
 	if (sqlite3_step(st) != SQLITE_DONE)
 		rc = store_db_err(s, e, "update");
@@ -1116,7 +1117,7 @@ int store_task_set_budget(struct store *s, const char *id, double budget, struct
 
 int store_task_confirm(struct store *s, const char *id, const char *actor, struct err *e)
 {
-	if (store_exec(s, "BEGIN IMMEDIATE", e) < 0)
+	if (store_tx_begin(s, e) < 0)
 		return -1;
 	sqlite3_stmt *st;
 	int rc = 0;
@@ -1137,11 +1138,7 @@ int store_task_confirm(struct store *s, const char *id, const char *actor, struc
 	}
 	if (rc == 0)
 		rc = store_decision_add(s, id, "confirm", NULL, actor, e);
-	if (rc < 0) {
-		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
-		return -1;
-	}
-	return store_exec(s, "COMMIT", e);
+	return store_tx_end(s, rc, e);
 }
 
 int store_recipe_spend(struct store *s, const char *recipe, double *mean, size_t *n,

@@ -36,40 +36,49 @@ int store_webhook_add(struct store *s, const char *task_id, const char *event,
 #define WEBHOOK_COLS "id, task_id, event, delivery, body, created, attempts, next_at, " \
                      "last_error, delivered_at, url"
 
+static void webhook_fill(sqlite3_stmt *st, void *elem, void *arg)
+{
+	struct webhook_row *r = elem;
+	(void)arg;
+	r->id = sqlite3_column_int64(st, 0);
+	r->task_id = store_col_str(st, 1);
+	r->event = store_col_str(st, 2);
+	r->delivery = store_col_str(st, 3);
+	r->body = store_col_str(st, 4);
+	r->created = sqlite3_column_double(st, 5);
+	r->attempts = sqlite3_column_int(st, 6);
+	r->next_at = sqlite3_column_type(st, 7) == SQLITE_NULL ? 0 :
+	             sqlite3_column_double(st, 7);
+	r->last_error = store_col_str(st, 8);
+	r->delivered_at = sqlite3_column_type(st, 9) == SQLITE_NULL ? 0 :
+	                  sqlite3_column_double(st, 9);
+	r->url = store_col_str(st, 10);
+}
+
+static void webhook_clear(void *elem)
+{
+	struct webhook_row *r = elem;
+	free(r->task_id);
+	free(r->event);
+	free(r->delivery);
+	free(r->body);
+	free(r->last_error);
+	free(r->url);
+}
+
+static const struct store_row_type webhook_row_type = {
+	sizeof(struct webhook_row), webhook_fill, webhook_clear, "webhooks"
+};
+
+/* The rows of st, a query of WEBHOOK_COLS; finalizes st. */
 static int webhook_rows(struct store *s, sqlite3_stmt *st, struct webhook_row **out,
                         size_t *n, struct err *e)
 {
-	struct webhook_row *v = NULL;
-	size_t cnt = 0, cap = 0;
-	int rc;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (cnt == cap) {
-			cap = cap ? cap * 2 : 8;
-			v = xrealloc(v, cap * sizeof *v);
-		}
-		struct webhook_row *r = &v[cnt++];
-		r->id = sqlite3_column_int64(st, 0);
-		r->task_id = store_col_str(st, 1);
-		r->event = store_col_str(st, 2);
-		r->delivery = store_col_str(st, 3);
-		r->body = store_col_str(st, 4);
-		r->created = sqlite3_column_double(st, 5);
-		r->attempts = sqlite3_column_int(st, 6);
-		r->next_at = sqlite3_column_type(st, 7) == SQLITE_NULL ? 0 :
-		             sqlite3_column_double(st, 7);
-		r->last_error = store_col_str(st, 8);
-		r->delivered_at = sqlite3_column_type(st, 9) == SQLITE_NULL ? 0 :
-		                  sqlite3_column_double(st, 9);
-		r->url = store_col_str(st, 10);
-	}
+	void *v;
+	int rc = store_rows(s, st, &webhook_row_type, NULL, &v, n, e);
 	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE) {
-		store_webhooks_free(v, cnt);
-		return store_db_err(s, e, "webhooks");
-	}
 	*out = v;
-	*n = cnt;
-	return 0;
+	return rc;
 }
 
 int store_webhook_due(struct store *s, double at, struct webhook_row **out, size_t *n,
@@ -125,7 +134,7 @@ static int webhook_tried(struct store *s, long long id, int delivered, double ne
                          const char *error, int status, struct err *e)
 {
 	sqlite3_stmt *st;
-	if (store_exec(s, "BEGIN IMMEDIATE", e) < 0)
+	if (store_tx_begin(s, e) < 0)
 		return -1;
 	int rc = sqlite3_prepare_v2(s->db, delivered
 	        ? "UPDATE webhooks SET attempts = attempts + 1, next_at = NULL, delivered_at = ?1 "
@@ -147,11 +156,7 @@ static int webhook_tried(struct store *s, long long id, int delivered, double ne
 	}
 	if (rc == 0)
 		rc = webhook_attempt(s, id, status, delivered ? NULL : error, e);
-	if (rc < 0) {
-		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
-		return -1;
-	}
-	return store_exec(s, "COMMIT", e);
+	return store_tx_end(s, rc, e);
 }
 
 int store_webhook_done(struct store *s, long long id, int status, struct err *e)
@@ -165,6 +170,24 @@ int store_webhook_retry(struct store *s, long long id, double next_at, const cha
 	return webhook_tried(s, id, 0, next_at, error, status, e);
 }
 
+static void attempt_fill(sqlite3_stmt *st, void *elem, void *arg)
+{
+	struct webhook_attempt *a = elem;
+	(void)arg;
+	a->at = sqlite3_column_double(st, 0);
+	a->status = sqlite3_column_int(st, 1);
+	a->error = store_col_str(st, 2);
+}
+
+static void attempt_clear(void *elem)
+{
+	free(((struct webhook_attempt *)elem)->error);
+}
+
+static const struct store_row_type attempt_rows = {
+	sizeof(struct webhook_attempt), attempt_fill, attempt_clear, "webhooks"
+};
+
 int store_webhook_attempts(struct store *s, long long id, struct webhook_attempt **out,
                            size_t *n, struct err *e)
 {
@@ -175,32 +198,17 @@ int store_webhook_attempts(struct store *s, long long id, struct webhook_attempt
 	                       "webhook_id = ? ORDER BY n", -1, &st, NULL) != SQLITE_OK)
 		return store_db_err(s, e, "webhooks");
 	sqlite3_bind_int64(st, 1, id);
-	size_t cap = 0;
-	int rc;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (*n == cap) {
-			cap = cap ? cap * 2 : 4;
-			*out = xrealloc(*out, cap * sizeof **out);
-		}
-		struct webhook_attempt *a = &(*out)[(*n)++];
-		a->at = sqlite3_column_double(st, 0);
-		a->status = sqlite3_column_int(st, 1);
-		a->error = store_col_str(st, 2);
-	}
+	void *v;
+	int rc = store_rows(s, st, &attempt_rows, NULL, &v, n, e);
 	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE) {
-		store_webhook_attempts_free(*out, *n);
-		*out = NULL;
-		*n = 0;
-		return store_db_err(s, e, "webhooks");
-	}
-	return 0;
+	*out = v;
+	return rc;
 }
 
 void store_webhook_attempts_free(struct webhook_attempt *a, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		free(a[i].error);
+		attempt_clear(&a[i]);
 	free(a);
 }
 
@@ -220,14 +228,8 @@ int store_webhook_list(struct store *s, const char *task_id, struct webhook_row 
 
 void store_webhooks_free(struct webhook_row *r, size_t n)
 {
-	for (size_t i = 0; i < n; i++) {
-		free(r[i].task_id);
-		free(r[i].event);
-		free(r[i].delivery);
-		free(r[i].body);
-		free(r[i].last_error);
-		free(r[i].url);
-	}
+	for (size_t i = 0; i < n; i++)
+		webhook_clear(&r[i]);
 	free(r);
 }
 
@@ -256,8 +258,10 @@ static int idem_lookup(struct store *s, const struct idem_key *k, struct idem_an
 	sqlite3_bind_text(st, 1, k->key, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 2, k->actor, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 3, k->route, -1, SQLITE_STATIC);
-	int rc = STORE_IDEM_NEW;
-	if (sqlite3_step(st) == SQLITE_ROW) {
+	int rc = STORE_IDEM_NEW, step = sqlite3_step(st);
+	if (step != SQLITE_ROW && step != SQLITE_DONE)
+		rc = store_db_err(s, e, "idempotency");
+	if (step == SQLITE_ROW) {
 		const char *fp = (const char *)sqlite3_column_text(st, 0);
 		out->status = sqlite3_column_int(st, 1);
 		out->body = store_col_str(st, 2);
@@ -281,7 +285,7 @@ int store_idem_begin(struct store *s, const struct idem_key *k, struct idem_answ
                      struct err *e)
 {
 	memset(out, 0, sizeof *out);
-	if (store_exec(s, "BEGIN IMMEDIATE", e) < 0)
+	if (store_tx_begin(s, e) < 0)
 		return -1;
 	double now = clock_wall();
 	sqlite3_stmt *st;
@@ -292,8 +296,10 @@ int store_idem_begin(struct store *s, const struct idem_key *k, struct idem_answ
 		goto out;
 	}
 	sqlite3_bind_double(st, 1, now - IDEM_KEEP);
-	sqlite3_step(st);
+	rc = sqlite3_step(st) == SQLITE_DONE ? 0 : store_db_err(s, e, "idempotency");
 	sqlite3_finalize(st);
+	if (rc < 0)
+		goto out;
 	rc = idem_lookup(s, k, out, now, e);
 	if (rc != STORE_IDEM_NEW)
 		goto out;
@@ -314,15 +320,9 @@ int store_idem_begin(struct store *s, const struct idem_key *k, struct idem_answ
 		rc = store_db_err(s, e, "idempotency");
 	sqlite3_finalize(st);
 out:
-	if (rc < 0) {
-		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+	rc = store_tx_end(s, rc, e);
+	if (rc < 0)
 		store_idem_free(out);
-		return -1;
-	}
-	if (store_exec(s, "COMMIT", e) < 0) {
-		store_idem_free(out);
-		return -1;
-	}
 	return rc;
 }
 
