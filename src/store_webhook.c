@@ -66,16 +66,16 @@ static void webhook_clear(void *elem)
 	free(r->url);
 }
 
-static const struct store_row_type webhook_row_type = {
+static const struct store_row_type webhook_rows = {
 	sizeof(struct webhook_row), webhook_fill, webhook_clear, "webhooks"
 };
 
 /* The rows of st, a query of WEBHOOK_COLS; finalizes st. */
-static int webhook_rows(struct store *s, sqlite3_stmt *st, struct webhook_row **out,
-                        size_t *n, struct err *e)
+static int webhooks_read(struct store *s, sqlite3_stmt *st, struct webhook_row **out,
+                         size_t *n, struct err *e)
 {
 	void *v;
-	int rc = store_rows(s, st, &webhook_row_type, NULL, &v, n, e);
+	int rc = store_rows(s, st, &webhook_rows, NULL, &v, n, e);
 	sqlite3_finalize(st);
 	*out = v;
 	return rc;
@@ -91,7 +91,7 @@ int store_webhook_due(struct store *s, double at, struct webhook_row **out, size
 	        NULL) != SQLITE_OK)
 		return store_db_err(s, e, "webhooks");
 	sqlite3_bind_double(st, 1, at);
-	return webhook_rows(s, st, out, n, e);
+	return webhooks_read(s, st, out, n, e);
 }
 
 int store_webhook_next(struct store *s, double *at, struct err *e)
@@ -223,7 +223,7 @@ int store_webhook_list(struct store *s, const char *task_id, struct webhook_row 
 		return store_db_err(s, e, "webhooks");
 	if (task_id)
 		sqlite3_bind_text(st, 1, task_id, -1, SQLITE_STATIC);
-	return webhook_rows(s, st, out, n, e);
+	return webhooks_read(s, st, out, n, e);
 }
 
 void store_webhooks_free(struct webhook_row *r, size_t n)
