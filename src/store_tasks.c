@@ -830,7 +830,8 @@ int store_task_next_queued(struct store *s, struct task_row *t, struct err *e)
 {
 	sqlite3_stmt *st;
 	if (sqlite3_prepare_v2(s->db, "SELECT " TASK_COLS " FROM tasks WHERE status = "
-	                       "'queued' AND confirm IS NOT 'needed' ORDER BY seq LIMIT 1", -1, &st, NULL) != SQLITE_OK)
+	                       "'queued' AND confirm IS NOT 'needed' ORDER BY seq LIMIT 1", -1,
+	                       &st, NULL) != SQLITE_OK)
 		return store_db_err(s, e, "next");
 	int rc = 0, step = sqlite3_step(st);
 	if (step == SQLITE_ROW && row_fill(s, st, t, e) < 0) {
