@@ -3,7 +3,8 @@
  * WAL mode, a schema version with migrations, every state change in one
  * transaction.  Several processes may open the same store: the scheduler
  * owner, CLI verbs, dashboards.  A struct store is not shared between
- * processes (open it again after fork). */
+ * processes (open it again after fork).  This header is the whole API;
+ * the code is one file per concern (store_int.h names them). */
 #ifndef PADDOCK_STORE_H
 #define PADDOCK_STORE_H
 

@@ -10,6 +10,12 @@
 #include "i18n.h"
 #include "store_int.h"
 
+/* gh_link_free for store_rows. */
+static void link_clear(void *elem)
+{
+	gh_link_free(elem);
+}
+
 void gh_link_free(struct gh_link *l)
 {
 	if (!l)
@@ -27,14 +33,6 @@ void gh_links_free(struct gh_link *l, size_t n)
 	for (size_t i = 0; i < n; i++)
 		gh_link_free(&l[i]);
 	free(l);
-}
-
-static void bind_text_or_null(sqlite3_stmt *st, int i, const char *v)
-{
-	if (v)
-		sqlite3_bind_text(st, i, v, -1, SQLITE_TRANSIENT);
-	else
-		sqlite3_bind_null(st, i);
 }
 
 static void bind_id_or_null(sqlite3_stmt *st, int i, long long v)
@@ -73,26 +71,15 @@ static void link_read(sqlite3_stmt *st, struct gh_link *l)
 	l->updated = sqlite3_column_double(st, 10);
 }
 
-/* Runs a prepared query, reading each row into a growing array of gh_link. */
-static int links_read(struct store *s, sqlite3_stmt *st, struct gh_link **out, size_t *n,
-                      struct err *e)
+static void link_fill(sqlite3_stmt *st, void *elem, void *arg)
 {
-	*out = NULL;
-	*n = 0;
-	int r;
-	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
-		*out = xrealloc(*out, (*n + 1) * sizeof **out);
-		link_read(st, &(*out)[(*n)++]);
-	}
-	sqlite3_finalize(st);
-	if (r != SQLITE_DONE) {
-		gh_links_free(*out, *n);
-		*out = NULL;
-		*n = 0;
-		return store_db_err(s, e, "github links");
-	}
-	return 0;
+	(void)arg;
+	link_read(st, elem);
 }
+
+static const struct store_row_type link_rows = {
+	sizeof(struct gh_link), link_fill, link_clear, "github links"
+};
 
 int store_github_link(struct store *s, const char *task_id, struct gh_link *out,
                       struct err *e)
@@ -174,11 +161,11 @@ int store_github_link_put(struct store *s, const struct gh_link *l, struct err *
 	sqlite3_bind_text(st, 2, l->gh_repo ? l->gh_repo : "", -1, SQLITE_STATIC);
 	bind_id_or_null(st, 3, l->issue);
 	bind_id_or_null(st, 4, l->issue_comment);
-	bind_text_or_null(st, 5, l->issue_comment_body);
+	store_bind_text_or_null(st, 5, l->issue_comment_body);
 	bind_id_or_null(st, 6, l->pr);
-	bind_text_or_null(st, 7, l->pr_state);
-	bind_text_or_null(st, 8, l->pr_head);
-	bind_text_or_null(st, 9, l->checks);
+	store_bind_text_or_null(st, 7, l->pr_state);
+	store_bind_text_or_null(st, 8, l->pr_head);
+	store_bind_text_or_null(st, 9, l->checks);
 	sqlite3_bind_int(st, 10, l->branch_deleted);
 	sqlite3_bind_double(st, 11, clock_wall());
 	int r = sqlite3_step(st), rc = 0;
@@ -204,23 +191,53 @@ int store_github_links_live(struct store *s, const char *gh_repo, struct gh_link
 	                       "ORDER BY updated", -1, &st, NULL) != SQLITE_OK)
 		return store_db_err(s, e, "github links");
 	sqlite3_bind_text(st, 1, gh_repo, -1, SQLITE_STATIC);
-	return links_read(s, st, out, n, e);
+	void *v;
+	int rc = store_rows(s, st, &link_rows, NULL, &v, n, e);
+	sqlite3_finalize(st);
+	*out = v;
+	return rc;
+}
+
+static void event_clear(void *elem)
+{
+	struct gh_event *ev = elem;
+	free(ev->source);
+	free(ev->event);
+	free(ev->delivery);
+	free(ev->actor);
+	free(ev->gh_repo);
+	free(ev->verdict);
+	free(ev->detail);
+	free(ev->task_id);
 }
 
 void gh_events_free(struct gh_event *ev, size_t n)
 {
-	for (size_t i = 0; i < n; i++) {
-		free(ev[i].source);
-		free(ev[i].event);
-		free(ev[i].delivery);
-		free(ev[i].actor);
-		free(ev[i].gh_repo);
-		free(ev[i].verdict);
-		free(ev[i].detail);
-		free(ev[i].task_id);
-	}
+	for (size_t i = 0; i < n; i++)
+		event_clear(&ev[i]);
 	free(ev);
 }
+
+static void event_fill(sqlite3_stmt *st, void *elem, void *arg)
+{
+	struct gh_event *ev = elem;
+	(void)arg;
+	ev->id = sqlite3_column_int64(st, 0);
+	ev->time = sqlite3_column_double(st, 1);
+	ev->source = store_col_str(st, 2);
+	ev->event = store_col_str(st, 3);
+	ev->delivery = store_col_str(st, 4);
+	ev->actor = store_col_str(st, 5);
+	ev->gh_repo = store_col_str(st, 6);
+	ev->number = sqlite3_column_int64(st, 7);
+	ev->verdict = store_col_str(st, 8);
+	ev->detail = store_col_str(st, 9);
+	ev->task_id = store_col_str(st, 10);
+}
+
+static const struct store_row_type event_rows = {
+	sizeof(struct gh_event), event_fill, event_clear, "github events"
+};
 
 /* What a sender's header may leave in the store: GH_FIELD_MAX printable
  * ASCII bytes, the rest cut and any other byte a '?'.  NULL stays NULL. */
@@ -247,13 +264,13 @@ int store_github_event_add(struct store *s, const struct gh_event *ev, struct er
 	sqlite3_bind_double(st, 1, ev->time > 0 ? ev->time : clock_wall());
 	sqlite3_bind_text(st, 2, ev->source ? ev->source : "poll", -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 3, ev->event ? gh_field(ev->event, event) : "", -1, SQLITE_STATIC);
-	bind_text_or_null(st, 4, gh_field(ev->delivery, delivery));
-	bind_text_or_null(st, 5, ev->actor);
-	bind_text_or_null(st, 6, ev->gh_repo);
+	store_bind_text_or_null(st, 4, gh_field(ev->delivery, delivery));
+	store_bind_text_or_null(st, 5, ev->actor);
+	store_bind_text_or_null(st, 6, ev->gh_repo);
 	bind_id_or_null(st, 7, ev->number);
 	sqlite3_bind_text(st, 8, ev->verdict ? ev->verdict : "ignored", -1, SQLITE_STATIC);
-	bind_text_or_null(st, 9, ev->detail);
-	bind_text_or_null(st, 10, ev->task_id);
+	store_bind_text_or_null(st, 9, ev->detail);
+	store_bind_text_or_null(st, 10, ev->task_id);
 	int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : store_db_err(s, e, "github event");
 	sqlite3_finalize(st);
 	if (rc < 0 || !refused)
@@ -280,30 +297,11 @@ int store_github_events(struct store *s, size_t limit, struct gh_event **out, si
 	                       "DESC LIMIT ?", -1, &st, NULL) != SQLITE_OK)
 		return store_db_err(s, e, "github events");
 	sqlite3_bind_int64(st, 1, limit ? (sqlite3_int64)limit : -1);
-	int r;
-	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
-		*out = xrealloc(*out, (*n + 1) * sizeof **out);
-		struct gh_event *ev = &(*out)[(*n)++];
-		ev->id = sqlite3_column_int64(st, 0);
-		ev->time = sqlite3_column_double(st, 1);
-		ev->source = store_col_str(st, 2);
-		ev->event = store_col_str(st, 3);
-		ev->delivery = store_col_str(st, 4);
-		ev->actor = store_col_str(st, 5);
-		ev->gh_repo = store_col_str(st, 6);
-		ev->number = sqlite3_column_int64(st, 7);
-		ev->verdict = store_col_str(st, 8);
-		ev->detail = store_col_str(st, 9);
-		ev->task_id = store_col_str(st, 10);
-	}
+	void *v;
+	int rc = store_rows(s, st, &event_rows, NULL, &v, n, e);
 	sqlite3_finalize(st);
-	if (r != SQLITE_DONE) {
-		gh_events_free(*out, *n);
-		*out = NULL;
-		*n = 0;
-		return store_db_err(s, e, "github events");
-	}
-	return 0;
+	*out = v;
+	return rc;
 }
 
 int store_github_delivery_seen(struct store *s, const char *delivery, struct err *e)
@@ -330,7 +328,7 @@ int store_github_seen_add(struct store *s, const char *gh_repo, const char *kind
 	sqlite3_bind_text(st, 1, gh_repo, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 2, kind, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 3, gh_id);
-	bind_text_or_null(st, 4, task_id);
+	store_bind_text_or_null(st, 4, task_id);
 	int rc = sqlite3_step(st) == SQLITE_DONE ? sqlite3_changes(s->db) > 0
 	                                         : store_db_err(s, e, "github seen");
 	sqlite3_finalize(st);
@@ -372,14 +370,35 @@ int store_github_waiting_clear(struct store *s, const char *task_id, struct err 
 	return rc;
 }
 
+static void ask_clear(void *elem)
+{
+	struct gh_ask *a = elem;
+	free(a->kind);
+	free(a->actor);
+}
+
 void gh_asks_free(struct gh_ask *a, size_t n)
 {
-	for (size_t i = 0; i < n; i++) {
-		free(a[i].kind);
-		free(a[i].actor);
-	}
+	for (size_t i = 0; i < n; i++)
+		ask_clear(&a[i]);
 	free(a);
 }
+
+static void ask_fill(sqlite3_stmt *st, void *elem, void *arg)
+{
+	struct gh_ask *a = elem;
+	(void)arg;
+	snprintf(a->task_id, sizeof a->task_id, "%s", (const char *)sqlite3_column_text(st, 0));
+	a->round = sqlite3_column_int(st, 1);
+	a->kind = store_col_str(st, 2);
+	a->gh_id = sqlite3_column_int64(st, 3);
+	a->pr = sqlite3_column_int64(st, 4);
+	a->actor = store_col_str(st, 5);
+}
+
+static const struct store_row_type ask_rows = {
+	sizeof(struct gh_ask), ask_fill, ask_clear, "github asks"
+};
 
 int store_github_ask_add(struct store *s, const struct gh_ask *a, struct err *e)
 {
@@ -393,7 +412,7 @@ int store_github_ask_add(struct store *s, const struct gh_ask *a, struct err *e)
 	sqlite3_bind_text(st, 3, a->kind, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 4, a->gh_id);
 	sqlite3_bind_int64(st, 5, a->pr);
-	bind_text_or_null(st, 6, a->actor);
+	store_bind_text_or_null(st, 6, a->actor);
 	int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : store_db_err(s, e, "github ask");
 	sqlite3_finalize(st);
 	return rc;
@@ -408,25 +427,11 @@ int store_github_asks_open(struct store *s, struct gh_ask **out, size_t *n, stru
 	                       "github_asks WHERE answered = 0 ORDER BY task_id, round", -1, &st,
 	                       NULL) != SQLITE_OK)
 		return store_db_err(s, e, "github asks");
-	int r;
-	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
-		*out = xrealloc(*out, (*n + 1) * sizeof **out);
-		struct gh_ask *a = &(*out)[(*n)++];
-		snprintf(a->task_id, sizeof a->task_id, "%s", (const char *)sqlite3_column_text(st, 0));
-		a->round = sqlite3_column_int(st, 1);
-		a->kind = store_col_str(st, 2);
-		a->gh_id = sqlite3_column_int64(st, 3);
-		a->pr = sqlite3_column_int64(st, 4);
-		a->actor = store_col_str(st, 5);
-	}
+	void *v;
+	int rc = store_rows(s, st, &ask_rows, NULL, &v, n, e);
 	sqlite3_finalize(st);
-	if (r != SQLITE_DONE) {
-		gh_asks_free(*out, *n);
-		*out = NULL;
-		*n = 0;
-		return store_db_err(s, e, "github asks");
-	}
-	return 0;
+	*out = v;
+	return rc;
 }
 
 int store_github_ask_for(struct store *s, const char *task_id, int round, struct err *e)
@@ -485,7 +490,7 @@ int store_github_etag_put(struct store *s, const char *url, const char *etag, co
 	sqlite3_bind_text(st, 1, url, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 2, etag, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 3, body ? body : "", -1, SQLITE_STATIC);
-	bind_text_or_null(st, 4, link);
+	store_bind_text_or_null(st, 4, link);
 	int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : store_db_err(s, e, "github etag");
 	sqlite3_finalize(st);
 	return rc;
@@ -500,7 +505,7 @@ int store_github_backoff_set(struct store *s, const char *api, double until, con
 		return store_db_err(s, e, "github backoff");
 	sqlite3_bind_text(st, 1, api, -1, SQLITE_STATIC);
 	sqlite3_bind_double(st, 2, until);
-	bind_text_or_null(st, 3, why);
+	store_bind_text_or_null(st, 3, why);
 	int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : store_db_err(s, e, "github backoff");
 	sqlite3_finalize(st);
 	return rc;

@@ -1,5 +1,6 @@
 /* Unit tests: the SQLite store (schema, tasks, transitions, steps, the
- * gateway's records: usage, budget, egress, pauses). */
+ * gateway's records: usage, budget, egress, pauses; a list cut short by
+ * the database is an error). */
 #include "autoconfig.h"
 #include "store.h"
 
@@ -8,6 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 #include "buf.h"
+#include "store_github.h"
+#include "store_int.h"   /* the connection, for its progress handler */
 #include "tap.h"
 #include "testlib.h"
 
@@ -554,6 +557,187 @@ static void test_fix_rounds(const char *dir)
 	store_close(s);
 }
 
+/* SQLite's progress handler, called every step of the virtual machine:
+ * interrupts the statement at the progress_stop-th call (0: never), as a
+ * busy, locked or corrupt database would stop it midway. */
+static long progress_calls, progress_stop;
+
+static int progress_interrupt(void *arg)
+{
+	(void)arg;
+	return ++progress_calls == progress_stop;
+}
+
+/* One list of the store, its rows freed: how many there were. */
+typedef int (*list_fn)(struct store *s, const char *id, size_t *n, struct err *e);
+
+static int list_rounds(struct store *s, const char *id, size_t *n, struct err *e)
+{
+	struct task_round *r;
+	int rc = store_rounds(s, id, &r, n, e);
+	if (rc == 0)
+		task_rounds_free(r, *n);
+	return rc;
+}
+
+static int list_decisions(struct store *s, const char *id, size_t *n, struct err *e)
+{
+	struct task_decision *d;
+	int rc = store_decisions(s, id, &d, n, e);
+	if (rc == 0)
+		task_decisions_free(d, *n);
+	return rc;
+}
+
+static int list_drafts(struct store *s, const char *id, size_t *n, struct err *e)
+{
+	struct review_comment *c;
+	int rc = store_draft_list(s, id, &c, n, e);
+	if (rc == 0)
+		store_draft_free(c, *n);
+	return rc;
+}
+
+static int list_steps(struct store *s, const char *id, size_t *n, struct err *e)
+{
+	struct task_row t;
+	int rc = store_task_get(s, id, &t, e);
+	if (rc == 0) {
+		*n = t.nsteps;
+		task_row_free(&t);
+	}
+	return rc;
+}
+
+static int list_order(struct store *s, const char *id, size_t *n, struct err *e)
+{
+	(void)id;
+	struct task_query q = { 0 };
+	struct task_key *k;
+	int rc = store_task_order(s, &q, &k, n, e);
+	if (rc == 0)
+		free(k);
+	return rc;
+}
+
+static int list_egress(struct store *s, const char *id, size_t *n, struct err *e)
+{
+	struct egress_row *r;
+	int rc = store_egress_list(s, id, &r, n, e);
+	if (rc == 0)
+		store_egress_free(r, *n);
+	return rc;
+}
+
+static int list_webhooks(struct store *s, const char *id, size_t *n, struct err *e)
+{
+	struct webhook_row *r;
+	int rc = store_webhook_list(s, id, &r, n, e);
+	if (rc == 0)
+		store_webhooks_free(r, *n);
+	return rc;
+}
+
+static int list_pauses(struct store *s, const char *id, size_t *n, struct err *e)
+{
+	(void)id;
+	struct pause_row *p;
+	int rc = store_pauses_active(s, 0, &p, n, e);
+	if (rc == 0)
+		store_pauses_free(p, *n);
+	return rc;
+}
+
+static int list_gh_events(struct store *s, const char *id, size_t *n, struct err *e)
+{
+	(void)id;
+	struct gh_event *ev;
+	int rc = store_github_events(s, 0, &ev, n, e);
+	if (rc == 0)
+		gh_events_free(ev, *n);
+	return rc;
+}
+
+/* Every list the store reads row by row, stopped by the database at
+ * points spread over its whole query: each time the answer is the whole
+ * list or an error that says why, never a short list taken for the whole
+ * (the last sqlite3_step of each loop is checked). */
+static void test_last_step(const char *dir)
+{
+	const char *db = testlib_fmt("%s/steps.db", dir);
+	struct err e = {{0}};
+	struct store *s;
+	is_int(store_open(&s, db, &e), 0, "a store for lists cut short (%s)", e.msg);
+	enum { ROWS = 8 };
+	char id[TASK_ID_LEN + 1], other[TASK_ID_LEN + 1];
+	store_task_add(s, "demo", "fixer", "many rows", NULL, id, &e);
+	for (int i = 1; i < ROWS; i++)
+		store_task_add(s, "demo", "fixer", "another", NULL, other, &e);
+	int made = 0;
+	for (int i = 1; i <= ROWS; i++) {
+		struct review_comment c = { .path = "a.c", .line = i, .text = "x", .comment = "y" };
+		struct gh_event ev = { .source = "poll", .event = "issues", .verdict = "ignored" };
+		char endpoint[32], sql[160];
+		snprintf(endpoint, sizeof endpoint, "endpoint-%d", i);
+		snprintf(sql, sizeof sql, "INSERT INTO steps (task_seq, n, at, status) SELECT seq, "
+		         "%d, %d, 'running' FROM tasks WHERE id = '%s'", i, i, id);
+		made += store_round_begin(s, id, i, NULL, &e) == 0 &&
+		        store_decision_add(s, id, "note", "n", "alice", &e) == 0 &&
+		        store_draft_add(s, id, &c, &e) == 0 &&
+		        store_egress_add(s, id, 1, "{\"host\":\"h.example\"}", &e) == 0 &&
+		        store_webhook_add(s, id, "review", "d", "{}", NULL, &e) == 0 &&
+		        store_pause_set(s, endpoint, 4e9, 429, id, &e) == 0 &&
+		        store_github_event_add(s, &ev, &e) == 0 &&
+		        sqlite3_exec(s->db, sql, NULL, NULL, NULL) == SQLITE_OK;
+	}
+	is_int(made, ROWS, "%d rows of each kind (%s)", ROWS, e.msg);
+	static const struct {
+		const char *name;
+		list_fn list;
+		size_t whole;
+	} lists[] = {
+		{ "rounds", list_rounds, ROWS },
+		{ "decisions", list_decisions, ROWS },
+		{ "review draft", list_drafts, ROWS },
+		{ "a task's steps", list_steps, ROWS + 1 },
+		{ "the tasks' order", list_order, ROWS },
+		{ "egress", list_egress, ROWS },
+		{ "webhooks", list_webhooks, ROWS },
+		{ "pauses", list_pauses, ROWS },
+		{ "github events", list_gh_events, ROWS },
+	};
+	sqlite3_progress_handler(s->db, 1, progress_interrupt, NULL);
+	for (size_t l = 0; l < sizeof lists / sizeof lists[0]; l++) {
+		size_t n = 0;
+		progress_calls = progress_stop = 0;
+		int rc = lists[l].list(s, id, &n, &e);
+		long total = progress_calls;
+		ok(rc == 0 && n == lists[l].whole, "%s: the whole list, %zu rows (%s)",
+		   lists[l].name, n, rc ? e.msg : "");
+		/* Every call up to 64 points, spread over the query. */
+		long every = total / 64 + 1, errors = 0, whole = 0, cut = 0, odd = 0;
+		for (progress_stop = 1; progress_stop <= total; progress_stop += every) {
+			progress_calls = 0;
+			memset(&e, 0, sizeof e);
+			n = 0;
+			rc = lists[l].list(s, id, &n, &e);
+			if (rc < 0 && strstr(e.msg, "interrupted"))
+				errors++;
+			else if (rc == 0 && n == lists[l].whole)
+				whole++;
+			else if (rc == 0)
+				cut++;
+			else
+				odd++;
+		}
+		ok(cut == 0 && odd == 0 && errors > 0, "%s: stopped midway, an error that says "
+		   "so every time, never a short list (%ld errors, %ld whole, %ld short, %ld "
+		   "other)", lists[l].name, errors, whole, cut, odd);
+	}
+	sqlite3_progress_handler(s->db, 0, NULL, NULL);
+	store_close(s);
+}
+
 int main(void)
 {
 	const char *dir = testlib_tmpdir("store");
@@ -852,6 +1036,7 @@ int main(void)
 	test_query(dir);
 	test_fix_rounds(dir);
 	test_workflows(dir);
+	test_last_step(dir);
 	testlib_end();
 	return tap_done();
 }
