@@ -1552,6 +1552,14 @@ static int work_views(struct ui *u)
 	return busy;
 }
 
+/* The keys the terminal holds now, in the order they were typed. */
+static void read_keys(struct ui *u)
+{
+	int key;
+	while ((key = term_getkey()) >= 0)
+		handle_key(u, key);
+}
+
 static int run(struct ui *u)
 {
 	struct dash *d = &u->d;
@@ -1630,20 +1638,23 @@ static int run(struct ui *u)
 				            si.ssi_code == SI_KERNEL;
 				if (typed && u->term_away)
 					continue;  /* the shell's, not ours */
-				if (typed && !d->script)
-					handle_key(u, KEYC_CTRL + 'c');
-				else if (si.ssi_signo == SIGHUP && si.ssi_code == SI_USER)
+				if (typed && !d->script) {
+					/* The terminal raised it where the <C-c> was
+					 * typed: the keys before it are waiting still,
+					 * and go first, or a busy loop would let it
+					 * overtake them (a prompt's text reaching the
+					 * list as keys). */
+					read_keys(u);
+					if (!u->term_away)
+						handle_key(u, KEYC_CTRL + 'c');
+				} else if (si.ssi_signo == SIGHUP && si.ssi_code == SI_USER)
 					dash_reload(u);
 				else
 					d->quit = 1;
 			}
 		}
-		if (!d->script && !u->term_away) {
-			/* Also after a signal woke poll: a resize is a key. */
-			int key;
-			while ((key = term_getkey()) >= 0)
-				handle_key(u, key);
-		}
+		if (!d->script && !u->term_away)
+			read_keys(u);  /* also after a signal woke poll: a resize is a key */
 	}
 	return 0;
 }
