@@ -1,5 +1,5 @@
 /* paddock-bridge: the sandbox end of the gateway's fallback network
- * (src/gateway.h, "The bridge"; gateway.network in paddock-config(5)).
+ * (src/gateway/gateway.h, "The bridge"; gateway.network in paddock-config(5)).
  *
  *   paddock-bridge DIR PORT[,PORT...] -- COMMAND [ARG...]
  *
