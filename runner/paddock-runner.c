@@ -868,7 +868,15 @@ static void setup(int argc, char **argv)
 	prctl(PR_SET_DUMPABLE, 0);
 	if (!is_pid1)
 		prctl(PR_SET_CHILD_SUBREAPER, 1);
-	fcntl(chan, F_SETFD, FD_CLOEXEC);
+	/* Nothing the runner inherited but the channel and 0-2 reaches a
+	 * command: whatever its starter left open stays with the runner. */
+	DIR *fds = opendir("/proc/self/fd");
+	struct dirent *de;
+	while (fds && (de = readdir(fds)))
+		if (atoi(de->d_name) > 2)
+			fcntl(atoi(de->d_name), F_SETFD, FD_CLOEXEC);
+	if (fds)
+		closedir(fds);
 	fcntl(chan, F_SETFL, O_NONBLOCK);
 	signal(SIGPIPE, SIG_IGN);
 	/* Standard descriptors open, so that no pipe of a command lands on

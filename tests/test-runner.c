@@ -171,6 +171,7 @@ static void test_partial_and_bad(void)
 struct fake {
 	struct rp_buf hello, reply;
 	int read_request, stay;
+	int dribble;   /* the reply a byte at a time */
 };
 
 static void read_frame(int fd)
@@ -202,7 +203,11 @@ static pid_t fake_start(struct fake *f, int *host_fd)
 		(void)!write(sv[1], f->hello.data, f->hello.len);
 		if (f->read_request)
 			read_frame(sv[1]);
-		if (f->reply.len)
+		for (size_t i = 0; f->dribble && i < f->reply.len; i++) {
+			(void)!write(sv[1], f->reply.data + i, 1);
+			usleep(500);
+		}
+		if (f->reply.len && !f->dribble)
 			(void)!write(sv[1], f->reply.data, f->reply.len);
 		char c;
 		while (f->stay && read(sv[1], &c, 1) > 0)
@@ -275,11 +280,13 @@ static char *sh_argv[] = { "sh", "-c", "true", NULL };
 
 /* Runs one command against a fake whose answer is reply; the session's
  * fault and message after it. */
+static int dribble;
+
 static enum runner_fault fake_run(struct rp_buf *reply, uint64_t cap, int stay,
                                   double wait, struct runner_end *end, struct sink *out,
                                   char *msg, size_t msgsize)
 {
-	struct fake f = { .read_request = 1, .stay = stay };
+	struct fake f = { .read_request = 1, .stay = stay, .dribble = dribble };
 	fake_hello(&f, RP_VERSION);
 	if (reply)
 		f.reply = *reply;
@@ -383,6 +390,23 @@ static void test_lies(void)
 	ok(f == RUNNER_OK && strcmp(s.data, "hello world") == 0 && !s.gap && s.first == 0 &&
 	   end.how == RP_END_EXITED && end.code == 3 && end.output == 11,
 	   "an honest run: its output in order and its exit status");
+
+	b = (struct rp_buf){ 0 };
+	s = (struct sink){ .len = 0 };
+	out_msg(&b, 1, 0, "hello ");
+	out_msg(&b, 1, 6, "world");
+	end_msg(&b, 1, 3, 11);
+	dribble = 1;
+	f = fake_run(&b, 0, 1, 5, &end, &s, msg, sizeof msg);
+	dribble = 0;
+	ok(f == RUNNER_OK && strcmp(s.data, "hello world") == 0 && !s.gap && end.code == 3,
+	   "frames that arrive a byte at a time are read whole");
+
+	b = (struct rp_buf){ 0 };
+	s = (struct sink){ .len = 0 };
+	f = fake_run(NULL, 0, 0, 5, &end, &s, msg, sizeof msg);
+	ok(f == RUNNER_DIED && strstr(msg, "is gone"),
+	   "a runner whose channel is dead: the request fails, paddock goes on: %s", msg);
 
 	b = (struct rp_buf){ 0 };
 	s = (struct sink){ .len = 0 };
@@ -505,6 +529,21 @@ static enum runner_fault fake_get(uint64_t announce, const char *data, uint64_t 
 static void test_file_lies(void)
 {
 	char msg[ERR_MAX];
+	struct fake dead = { 0 };
+	fake_hello(&dead, RP_VERSION);
+	int cfd;
+	pid_t pid = fake_start(&dead, &cfd);
+	struct err e = {{0}};
+	struct runner *r = runner_open(cfd, clock_mono() + 5, &e);
+	int zero = open("/dev/zero", O_RDONLY | O_CLOEXEC);
+	ok(r && runner_file_put(r, "/x", 0600, zero, 8u << 20, clock_mono() + 10, &e) == -1 &&
+	   runner_fault(r) == RUNNER_DIED,
+	   "8 MiB for a runner that is gone: the write fails (no SIGPIPE), the session is over: %s",
+	   e.msg);
+	close(zero);
+	runner_close(r);
+	fake_free(&dead, pid);
+
 	ok(fake_get(5, "12345", 10, msg, sizeof msg) == RUNNER_OK, "an honest file comes out");
 	enum runner_fault f = fake_get(3, "12345", 10, msg, sizeof msg);
 	ok(f == RUNNER_LIED && strstr(msg, "announced as 3"),
@@ -587,7 +626,9 @@ static int alive(pid_t p)
 static void test_real(const char *dir)
 {
 	pid_t pid;
+	int stray = dup2(1, 40);   /* inherited, not close-on-exec */
 	struct runner *r = real_start(NULL, &pid);
+	close(stray);
 	ok(r != NULL, "paddock-runner greets on fd 3");
 	if (!r)
 		return;
@@ -595,6 +636,10 @@ static void test_real(const char *dir)
 	struct runner_end end;
 	struct sink s;
 	struct rp_limits none = { 0 };
+	ok(stray == 40 && sh(r, "[ -e /proc/$$/fd/40 ] && echo leaked || echo clean", 0, none,
+	                     &end, &s) == 0 && strcmp(s.data, "clean\n") == 0,
+	   "a command gets only its standard descriptors, nothing the runner inherited: %s",
+	   s.data);
 	ok(sh(r, "echo out; echo err >&2; exit 3", 0, none, &end, &s) == 0 &&
 	   strcmp(s.data, "out\nerr\n") == 0 && end.how == RP_END_EXITED && end.code == 3 &&
 	   end.output == 8 && s.first == 0 && !s.gap,
@@ -829,6 +874,41 @@ static void test_real_hostile_host(void)
 	runner_close(r);
 }
 
+/* Sends raw bytes to a fresh real runner (on fd 5, by --fd) after a good
+ * HELLO; its exit status. */
+static int real_raw(const void *bytes, size_t len)
+{
+	int sv[2];
+	socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv);
+	pid_t pid = fork();
+	if (pid == 0) {
+		dup2(sv[1], 5);
+		execl(runner_bin, runner_bin, "--fd", "5", (char *)NULL);
+		_exit(127);
+	}
+	close(sv[1]);
+	struct err e = {{0}};
+	struct runner *r = runner_open(sv[0], clock_mono() + 10, &e);
+	if (r)
+		(void)!write(runner_fd(r), bytes, len);
+	int st = -1;
+	waitpid(pid, &st, 0);
+	runner_close(r);
+	return r ? st : -1;
+}
+
+static void test_real_refusals(void)
+{
+	unsigned char unknown[8] = { 0, 0, 0, 0, 0, 200, 0, 0 };
+	int st = real_raw(unknown, sizeof unknown);
+	ok(WIFEXITED(st) && WEXITSTATUS(st) == 2,
+	   "the runner (its channel on --fd 5) ends the session at an unknown type");
+	unsigned char huge[4] = { 0xff, 0xff, 0xff, 0xff };
+	st = real_raw(huge, sizeof huge);
+	ok(WIFEXITED(st) && WEXITSTATUS(st) == 2,
+	   "and at a length past the maximum, from its four bytes");
+}
+
 /* As PID 1 of a pid namespace (bubblewrap), where fresh is kill(-1). */
 static void test_real_pid1(void)
 {
@@ -868,7 +948,6 @@ static void test_real_pid1(void)
 
 int main(void)
 {
-	signal(SIGPIPE, SIG_IGN);
 	const char *top = getenv("top_builddir");
 	runner_bin = testlib_fmt("%s/paddock-runner", top ? top : ".");
 	test_round_trips();
@@ -879,6 +958,7 @@ int main(void)
 	char *dir = testlib_tmpdir("runner");
 	test_real(dir);
 	test_real_hostile_host();
+	test_real_refusals();
 	test_real_pid1();
 	testlib_end();
 	return tap_done();
