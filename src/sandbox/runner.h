@@ -114,16 +114,18 @@ int runner_stdin(struct runner *r, uint32_t id, const void *data, size_t len,
 int runner_resize(struct runner *r, uint32_t id, unsigned rows, unsigned cols,
                   struct err *e);
 /* Asks for a run's output again from offset (a reader that lost its place:
- * the callback gets it from there, without a gap or a repeat).  The runner
- * keeps the last MiB of each run; older offsets fail with a message, as do
- * offsets past what was sent. */
+ * the callback gets it from there, without a gap or a repeat, and the
+ * live output goes on after it).  The runner keeps the last MiB of each
+ * of its last 64 runs; older offsets fail with a message (the session goes
+ * on), as do offsets past what was received. */
 int runner_watch(struct runner *r, uint32_t id, uint64_t offset, double deadline,
                  struct err *e);
 
 /* Writes size bytes read from fd (from its current position) to path in
- * the sandbox, with mode.  -1 with a message when fd ends early, the
- * runner refuses (its message, the agent's data, is quoted sanitized) or
- * fails. */
+ * the sandbox, with mode.  -1 with a message when the runner refuses (its
+ * message, the agent's data, quoted sanitized; the session goes on), fails,
+ * or fd ends early (the runner still waits for the rest: the session is
+ * over, runner_fault() says RUNNER_DIED). */
 int runner_file_put(struct runner *r, const char *path, unsigned mode, int fd, uint64_t size,
                     double deadline, struct err *e);
 /* Copies path in the sandbox (a regular file, not a link) to fd, at most

@@ -52,8 +52,16 @@
  *
  * A run: RUN; OUTPUT frames whose offsets follow each other from 0
  * (stdout and stderr are one stream, as a task's log is); END, whose
- * output is the offset past the last byte sent.  STDIN, RESIZE, KILL and
- * WATCH name a run by id.
+ * output is the offset past the last byte sent.  The command is a session
+ * and process group of its own; KILL, the time limit and the output limit
+ * signal that group.  END follows as soon as the command itself has ended
+ * and the output it wrote is sent: a process it left behind holds nothing
+ * up (a fresh RUN, or the session's end, kills it).  STDIN, RESIZE, KILL
+ * and WATCH name a run by id; the runner keeps the last MiB of output of
+ * each of its last 64 runs for WATCH.
+ *
+ * Paths are the sandbox's own; a link as the last component is never
+ * followed (a FILE_GET of one, or of anything but a regular file, fails).
  *
  * A file into the sandbox: FILE_PUT (the size announced), FILE_DATA
  * frames whose offsets follow each other up to the size, then the runner
