@@ -172,6 +172,7 @@ struct fake {
 	struct rp_buf hello, reply;
 	int read_request, stay;
 	int dribble;   /* the reply a byte at a time */
+	int hold;      /* after the greeting, read nothing more (until killed) */
 };
 
 static void read_frame(int fd)
@@ -201,6 +202,8 @@ static pid_t fake_start(struct fake *f, int *host_fd)
 		close(sv[0]);
 		read_frame(sv[1]);
 		(void)!write(sv[1], f->hello.data, f->hello.len);
+		while (f->hold)
+			pause();
 		if (f->read_request)
 			read_frame(sv[1]);
 		for (size_t i = 0; f->dribble && i < f->reply.len; i++) {
@@ -374,6 +377,37 @@ static void test_hello(void)
 	r = runner_open(fd, clock_mono() + 5, &e);
 	ok(!r && strstr(e.msg, "is gone"), "a runner that dies mid-frame is gone: %s", e.msg);
 	fake_free(&d, pid);
+}
+
+/* A runner that takes no more frames: a call without a deadline of its
+ * own stops at the send timeout. */
+static void test_send_stall(void)
+{
+	struct fake f = { .hold = 1 };
+	fake_hello(&f, RP_VERSION);
+	int fd;
+	pid_t pid = fake_start(&f, &fd);
+	struct err e = {{0}};
+	struct runner *r = runner_open(fd, clock_mono() + 5, &e);
+	size_t big = RP_BODY_MAX - 4096;
+	char *arg = malloc(big + 1);
+	memset(arg, 'x', big);
+	arg[big] = 0;
+	char *argv[] = { "echo", arg, NULL };
+	struct runner_cmd cmd = { .argv = argv };
+	double t0 = clock_mono();
+	uint32_t id = 0;
+	if (r) {
+		runner_set_send_timeout(r, 0.3);
+		for (int i = 0; i < 8 && runner_fault(r) == RUNNER_OK; i++)
+			id = runner_start(r, &cmd, &e);
+	}
+	ok(r && id == 0 && runner_fault(r) == RUNNER_STALLED && clock_mono() - t0 < 10,
+	   "requests to a runner that reads nothing fail at the send timeout: %s", e.msg);
+	free(arg);
+	runner_close(r);
+	kill(pid, SIGKILL);
+	fake_free(&f, pid);
 }
 
 static void test_lies(void)
@@ -965,6 +999,7 @@ int main(void)
 	test_partial_and_bad();
 	test_hello();
 	test_lies();
+	test_send_stall();
 	test_file_lies();
 	/* The installed runner (static, no sanitizers), then the same code
 	 * built as the tests are: a memory error in it fails there. */

@@ -55,6 +55,7 @@ struct runner {
 	size_t nruns;
 	struct xfer x;
 	uint64_t ping_sent, pong_got;
+	double send_seconds;  /* runner_set_send_timeout */
 	int watch_failed;     /* the WATCH under way was refused */
 };
 
@@ -87,6 +88,11 @@ static int failed(struct runner *r, struct err *e)
 enum runner_fault runner_fault(const struct runner *r)
 {
 	return r->fault;
+}
+
+void runner_set_send_timeout(struct runner *r, double seconds)
+{
+	r->send_seconds = seconds;
 }
 
 int runner_pid1(const struct runner *r)
@@ -359,6 +365,8 @@ static int send_msg(struct runner *r, const struct rp_msg *m, double deadline, s
 	if (rp_encode(&r->out, m) < 0)
 		return err_set(e, _("a request to the sandbox's runner is too large: %s"),
 		               strerror(errno));
+	if (deadline <= 0)
+		deadline = clock_mono() + r->send_seconds;
 	while (r->out.len)
 		if (pump(r, deadline, e) < 0)
 			return -1;
@@ -404,6 +412,7 @@ static int hello(struct runner *r, double deadline, struct err *e)
 				            _("it speaks protocol version %u, paddock speaks %u"),
 				            (unsigned)h.version, (unsigned)RP_VERSION);
 			r->pid1 = (h.flags & RP_HELLO_PID1) != 0;
+			rp_msg_clear(&h);
 			return parse(r, e);
 		}
 		struct pollfd p = { r->fd, POLLIN, 0 };
@@ -429,6 +438,7 @@ struct runner *runner_open(int fd, double deadline, struct err *e)
 	struct runner *r = xcalloc(1, sizeof *r);
 	r->fd = fd;
 	r->next_id = 1;
+	r->send_seconds = RUNNER_SEND_SECONDS;
 	fcntl(fd, F_SETFD, FD_CLOEXEC);
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 	if (hello(r, deadline, e) < 0) {

@@ -25,8 +25,11 @@
  * what the caller allows.
  *
  * One session is used by one thread; calls block until their deadline
- * (clock_mono() seconds; 0: none) and meanwhile deliver the output of
- * every run of the session to that run's callback. */
+ * (clock_mono() seconds; 0: none, for a caller bounded otherwise) and
+ * meanwhile deliver the output of every run of the session to that run's
+ * callback.  Writing a frame is bounded too: a call without a deadline of
+ * its own (runner_start, runner_kill, runner_stdin, runner_resize) gives
+ * the runner RUNNER_SEND_SECONDS to take it, then the runner has stalled. */
 #ifndef PADDOCK_RUNNER_H
 #define PADDOCK_RUNNER_H
 
@@ -37,6 +40,8 @@
 
 /* The reason word a pipeline reports for a session that failed this way. */
 #define RUNNER_REASON "runner"
+/* How long a call without a deadline waits for the runner to take a frame. */
+#define RUNNER_SEND_SECONDS 30.0
 
 enum runner_fault {
 	RUNNER_OK = 0,
@@ -80,6 +85,8 @@ struct runner *runner_open(int fd, double deadline, struct err *e);
  * process it started and exits).  r may be NULL. */
 void runner_close(struct runner *r);
 
+/* Changes RUNNER_SEND_SECONDS for this session (tests). */
+void runner_set_send_timeout(struct runner *r, double seconds);
 /* Why the session failed (RUNNER_OK while it has not). */
 enum runner_fault runner_fault(const struct runner *r);
 /* Whether the runner says it is PID 1 of its sandbox (the agent's data). */
