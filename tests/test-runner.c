@@ -730,6 +730,8 @@ static void test_real(const char *dir)
 	   runner_wait(r, id, clock_mono() + 30, &end, &e) == 0 && end.how == RP_END_SIGNALED &&
 	   end.code == SIGTERM, "KILL sends the signal to a run");
 	ok(runner_kill(r, 12345, SIGTERM, &e) == -1, "a kill of a run never started is refused");
+	ok(runner_kill(r, id, 0, &e) == -1 && runner_kill(r, 0, 99, &e) == -1 &&
+	   runner_fault(r) == RUNNER_OK, "a signal that is none is refused: %s", e.msg);
 
 	/* input */
 	char *cat[] = { "cat", NULL };

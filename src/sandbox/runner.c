@@ -536,6 +536,10 @@ int runner_kill(struct runner *r, uint32_t id, int sig, struct err *e)
 {
 	if (id && !run_find(r, id))
 		return err_set(e, _("no run %u in this sandbox session"), (unsigned)id);
+	/* The runner refuses anything else; checked here, so that a refusal
+	 * can only mean a run that ended meanwhile. */
+	if (sig < 1 || sig > 64)
+		return err_set(e, _("no signal %d to send to a run in the sandbox"), sig);
 	struct rp_msg m = { .type = RP_KILL, .id = id, .sig = (uint32_t)sig };
 	return send_msg(r, &m, 0, e);
 }
