@@ -960,15 +960,17 @@ int main(int argc, char **argv)
 			struct run *r = &runs[i];
 			if (!r->used || r->ended)
 				continue;
-			if (r->out_fd >= 0 && outq.len < OUTQ_HIGH) {
-				pf[n] = (struct pollfd){ r->out_fd, POLLIN, 0 };
+			int in_wait = r->in_fd >= 0 && (r->inq.len || r->in_close);
+			short ev = r->out_fd >= 0 && outq.len < OUTQ_HIGH ? POLLIN : 0;
+			if (in_wait && r->in_fd == r->out_fd)
+				ev |= POLLOUT;   /* a pty: one descriptor both ways */
+			if (ev) {
+				pf[n] = (struct pollfd){ r->out_fd, ev, 0 };
 				owner[n++] = i;
 			}
-			if (r->in_fd >= 0 && (r->inq.len || r->in_close) && r->in_fd != r->out_fd) {
+			if (in_wait && r->in_fd != r->out_fd) {
 				pf[n] = (struct pollfd){ r->in_fd, POLLOUT, 0 };
 				owner[n++] = i;
-			} else if (r->inq.len) {
-				stdin_flush(r);
 			}
 		}
 		int pending = 0;
@@ -993,10 +995,11 @@ int main(int argc, char **argv)
 			if (!pf[i].revents)
 				continue;
 			struct run *r = &runs[owner[i]];
-			if (pf[i].events & POLLIN)
-				run_read(r, 0);
-			else
+			if ((pf[i].revents & POLLOUT) ||
+			    (!(pf[i].events & POLLIN) && (pf[i].revents & (POLLERR | POLLHUP))))
 				stdin_flush(r);
+			if ((pf[i].events & POLLIN) && (pf[i].revents & (POLLIN | POLLHUP | POLLERR)))
+				run_read(r, 0);
 		}
 	}
 }

@@ -279,6 +279,15 @@ static void tape_output(void *arg, uint32_t id, uint64_t offset, const char *dat
 	t->next = offset + len;
 }
 
+/* Counts output, checking only that each offset follows on. */
+static void count_output(void *arg, uint32_t id, uint64_t offset, const char *data, size_t len)
+{
+	struct tape *t = arg;
+	if (offset != t->next)
+		t->bad = 1;
+	t->next = offset + len;
+}
+
 static char *sh_argv[] = { "sh", "-c", "true", NULL };
 
 /* Runs one command against a fake whose answer is reply; the session's
@@ -722,6 +731,15 @@ static void test_real(const char *dir)
 	ok(sh(r, "yes & exit 0", 0, lim, &end, &s) == 0 && end.how == RP_END_EXITED &&
 	   end.code == 0, "a process left writing to the output does not hold the END back");
 
+	char *flood[] = { "head", "-c", "20000000", "/dev/zero", NULL };
+	static struct tape counted;
+	cmd = (struct runner_cmd){ .argv = flood, .env = env_path, .output = count_output,
+	                           .arg = &counted };
+	counted = (struct tape){ .next = 0 };
+	ok(runner_run(r, &cmd, clock_mono() + 60, &end, &e) == 0 && !counted.bad &&
+	   counted.next == 20000000 && end.output == 20000000,
+	   "20 MB of output arrive in order, every byte once");
+
 	/* kill */
 	char *sleeper[] = { "sleep", "30", NULL };
 	cmd = (struct runner_cmd){ .argv = sleeper, .env = env_path };
@@ -742,6 +760,18 @@ static void test_real(const char *dir)
 	ok(id && runner_stdin(r, id, "typed", 5, &e) == 0 && runner_stdin(r, id, "", 0, &e) == 0 &&
 	   runner_wait(r, id, clock_mono() + 30, &end, &e) == 0 && strcmp(s.data, "typed") == 0 &&
 	   end.code == 0, "STDIN reaches the command, and an empty one ends its input");
+
+	char *wc[] = { "wc", "-c", NULL };
+	cmd = (struct runner_cmd){ .argv = wc, .env = env_path, .flags = RP_RUN_STDIN,
+	                           .output = sink_output, .arg = &s };
+	s = (struct sink){ .len = 0 };
+	size_t mib = 1u << 20;
+	char *lots = calloc(1, mib);
+	id = runner_start(r, &cmd, &e);
+	ok(id && runner_stdin(r, id, lots, mib, &e) == 0 && runner_stdin(r, id, "", 0, &e) == 0 &&
+	   runner_wait(r, id, clock_mono() + 30, &end, &e) == 0 && atoi(s.data) == (int)mib,
+	   "a MiB of input arrives whole, however slowly the command reads: %s", s.data);
+	free(lots);
 
 	/* a terminal */
 	ok(sh(r, "stty size; test -t 0 && echo tty", RP_RUN_PTY, none, &end, &s) == 0 &&
