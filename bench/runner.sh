@@ -1,0 +1,32 @@
+#!/bin/sh
+# bench/runner.sh [BUILD_DIR]: what one step costs in a sandbox session
+# (paddock-runner, src/sandbox/runner.h) against a bwrap launch per step,
+# as the backends run each step today.  Builds bench/runner-steps.c against
+# the build's engine, runs N fresh steps of /bin/true in one session under
+# bwrap (the runner as PID 1) and N bwrap launches of /bin/true with the
+# same namespaces and mounts; prints both means and their ratio.  Not in
+# bench/run's list yet: the backends do not use the runner.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+build=$(cd "${1:-$here/../build/check}" && pwd)
+N=${N:-500}
+T=$(mktemp -d /tmp/paddock-bench.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+libs=$(pkg-config --libs sqlite3 libgit2 libcurl libcrypto libmicrohttpd jansson libpcre2-8 libseccomp)
+# shellcheck disable=SC2086 # the libraries are words
+cc -std=c11 -O2 -I"$build" -I"$here/../src" -I"$here/../src/sandbox" "$here/runner-steps.c" \
+	"$build/src/libpaddock.a" $libs -lhttp_parser -o "$T/runner-steps"
+ns="--unshare-pid --die-with-parent --ro-bind / / --dev /dev --proc /proc"
+# shellcheck disable=SC2086,SC2046 # the options and the two figures are words
+set -- $("$T/runner-steps" "$N" bwrap $ns --as-pid-1 "$build/paddock-runner")
+start=$1 step=$2
+t0=$(date +%s%N)
+i=0
+while [ $i -lt "$N" ]; do
+	# shellcheck disable=SC2086
+	bwrap $ns /bin/true
+	i=$((i + 1))
+done
+launch=$(echo "$t0 $(date +%s%N) $N" | awk '{ printf "%.3f", ($2 - $1) / 1e6 / $3 }')
+echo "session start (bwrap, runner as PID 1): $start ms"
+echo "fresh step in the session: $step ms; bwrap launch per step: $launch ms; ratio $(echo "$step $launch" | awk '{ printf "%.2f", $1 / $2 }')"

@@ -1,0 +1,1005 @@
+/* paddock-runner: the sandbox end of a sandbox session
+ * (src/sandbox/runner.h; the frames are src/sandbox/runner_proto.h).
+ *
+ *   paddock-runner [--fd N]
+ *
+ * Meant to be PID 1 of a sandbox: it speaks the runner protocol on the
+ * inherited descriptor N (3 unless told), runs each RUN as its own process
+ * group with the limits asked for, streams its output (stdout and stderr
+ * as one stream) as OUTPUT frames, sends END when the command has ended
+ * and its output is read, and reaps every process the sandbox's commands
+ * leave (as PID 1, or as a child subreaper when it is not).  A RUN flagged
+ * fresh first kills every other process of the sandbox: kill(-1, SIGKILL)
+ * as PID 1, otherwise every process below it (found through /proc).
+ *
+ * It is as untrusted as everything in the sandbox: the host believes
+ * nothing it says except as the agent's data.  It holds no secret, makes
+ * itself non-dumpable, and ends the session (killing what it runs) at the
+ * first frame it does not expect, or when the channel closes.  libc only,
+ * no sanitizer runtime, static where the toolchain allows: it runs on any
+ * sandbox's /usr, or none. */
+#define _GNU_SOURCE
+#include "runner_proto.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_RUNS 64
+#define MAX_XFERS 8
+/* The tail of each run's output kept for WATCH. */
+#define RETAIN (1u << 20)
+/* Past this much unsent output, the runner stops reading commands' output
+ * and files until the host has read some: its memory stays bounded however
+ * slowly the host reads. */
+#define OUTQ_HIGH (4u << 20)
+
+struct run {
+	int used;
+	uint32_t id;
+	pid_t pid;          /* 0 once reaped */
+	int out_fd, in_fd;  /* -1 when closed; with a pty both are the master */
+	int pty;
+	int in_close;       /* close in_fd once inq is written */
+	struct rp_buf inq;
+	uint64_t offset;    /* output bytes sent */
+	struct rp_buf keep; /* the tail kept for WATCH, from keep_start */
+	uint64_t keep_start;
+	struct rp_limits lim;
+	double deadline;    /* 0: none */
+	uint32_t hit;
+	int status;
+	int ended;          /* END sent: kept for WATCH only */
+	unsigned long seq;  /* the order runs ended, to forget the oldest */
+};
+
+struct xfer {
+	int used;
+	uint32_t id;
+	int fd;
+	int get;            /* 1: a file out of the sandbox */
+	int err;            /* a put that failed: the rest is discarded */
+	uint64_t size, done;
+	char *path;
+};
+
+static int chan = 3;
+static int sigfd = -1;
+static struct rp_buf inbuf, outq;
+static struct run runs[MAX_RUNS];
+static struct xfer xfers[MAX_XFERS];
+static unsigned long end_seq;
+static int is_pid1;
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* A frame to send; a runner that cannot even queue one ends. */
+static void kill_tree(void);
+static void finish(int code) __attribute__((noreturn));
+
+static void send_msg(const struct rp_msg *m)
+{
+	if (rp_encode(&outq, m) < 0)
+		finish(3);
+}
+
+static void send_fail(uint32_t id, int err, const char *what)
+{
+	char text[512];
+	snprintf(text, sizeof text, "%s: %s", what, strerror(err));
+	struct rp_msg m = { .type = RP_FAIL, .id = id, .err = (uint32_t)err, .text = text };
+	send_msg(&m);
+}
+
+/* Writes what is queued; with block set, until it is all written. */
+static void flush(int block)
+{
+	while (outq.len) {
+		ssize_t n = write(chan, outq.data, outq.len);
+		if (n > 0) {
+			rp_buf_consume(&outq, (size_t)n);
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN) {
+			if (!block)
+				return;
+			struct pollfd p = { chan, POLLOUT, 0 };
+			if (poll(&p, 1, 5000) <= 0)
+				return;
+			continue;
+		}
+		/* The host is gone. */
+		finish(0);
+	}
+}
+
+/* Every process below this one, by its parents in /proc; *n of them. */
+static pid_t *descendants(size_t *n)
+{
+	size_t cap = 256, cnt = 0, out = 0;
+	pid_t *pid = malloc(cap * sizeof *pid), *ppid = malloc(cap * sizeof *ppid);
+	*n = 0;
+	DIR *d = opendir("/proc");
+	if (!pid || !ppid || !d) {
+		free(pid);
+		free(ppid);
+		if (d)
+			closedir(d);
+		return NULL;
+	}
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		char path[64], buf[512];
+		long p = strtol(de->d_name, NULL, 10);
+		if (p <= 0)
+			continue;
+		snprintf(path, sizeof path, "/proc/%ld/stat", p);
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		ssize_t r = read(fd, buf, sizeof buf - 1);
+		close(fd);
+		if (r <= 0)
+			continue;
+		buf[r] = 0;
+		char *rp = strrchr(buf, ')');
+		int pp;
+		char st;
+		if (!rp || sscanf(rp + 1, " %c %d", &st, &pp) != 2)
+			continue;
+		if (cnt == cap) {
+			cap *= 2;
+			pid_t *a = realloc(pid, cap * sizeof *pid);
+			if (a)
+				pid = a;
+			pid_t *b = realloc(ppid, cap * sizeof *ppid);
+			if (b)
+				ppid = b;
+			if (!a || !b)
+				break;
+		}
+		pid[cnt] = (pid_t)p;
+		ppid[cnt++] = pp;
+	}
+	closedir(d);
+	/* Mark the tree: the runner's children, theirs, ... in place (a
+	 * descendant moves to the front part of the arrays). */
+	pid_t self = getpid();
+	for (int changed = 1; changed;) {
+		changed = 0;
+		for (size_t i = out; i < cnt; i++) {
+			int mine = ppid[i] == self;
+			for (size_t j = 0; j < out && !mine; j++)
+				mine = ppid[i] == pid[j];
+			if (mine) {
+				pid_t tp = pid[out], tpp = ppid[out];
+				pid[out] = pid[i];
+				ppid[out] = ppid[i];
+				pid[i] = tp;
+				ppid[i] = tpp;
+				out++;
+				changed = 1;
+			}
+		}
+	}
+	free(ppid);
+	*n = out;
+	return pid;
+}
+
+static struct run *run_by_pid(pid_t pid)
+{
+	for (int i = 0; i < MAX_RUNS; i++)
+		if (runs[i].used && runs[i].pid == pid)
+			return &runs[i];
+	return NULL;
+}
+
+static void reap(void)
+{
+	int st;
+	pid_t p;
+	while ((p = waitpid(-1, &st, WNOHANG)) > 0) {
+		struct run *r = run_by_pid(p);
+		if (r) {
+			r->pid = 0;
+			r->status = st;
+		}
+	}
+}
+
+/* Kills every other process of the sandbox and reaps them: nothing a
+ * command left behind outlives this call (but what is stuck in the
+ * kernel, which PID 1's exit still ends). */
+static void kill_tree(void)
+{
+	for (int round = 0; round < 200; round++) {
+		size_t n = 0;
+		if (is_pid1) {
+			if (kill(-1, SIGKILL) == 0)
+				n = 1;
+		} else {
+			pid_t *p = descendants(&n);
+			for (size_t i = 0; i < n; i++)
+				kill(p[i], SIGKILL);
+			free(p);
+		}
+		reap();
+		if (n == 0 && waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD)
+			return;
+		struct timespec ts = { 0, 5 * 1000 * 1000 };
+		nanosleep(&ts, NULL);
+	}
+}
+
+static void finish(int code)
+{
+	kill_tree();
+	exit(code);
+}
+
+static void run_send(struct run *r, const unsigned char *p, size_t n)
+{
+	struct rp_msg m = { .type = RP_OUTPUT, .id = r->id, .offset = r->offset,
+	                    .data = p, .len = n };
+	send_msg(&m);
+	r->offset += n;
+	if (rp_buf_add(&r->keep, p, n) < 0)
+		finish(3);
+	if (r->keep.len > RETAIN) {
+		size_t drop = r->keep.len - RETAIN;
+		rp_buf_consume(&r->keep, drop);
+		r->keep_start += drop;
+	}
+}
+
+static void run_close_out(struct run *r)
+{
+	if (r->out_fd < 0)
+		return;
+	if (r->in_fd == r->out_fd)
+		r->in_fd = -1;
+	close(r->out_fd);
+	r->out_fd = -1;
+}
+
+/* Reads what the command wrote: one chunk, or (all) what the pipe holds
+ * now, and no more: a process left behind that keeps writing cannot hold
+ * the END back. */
+static void run_read(struct run *r, int all)
+{
+	static unsigned char buf[RP_CHUNK];
+	int avail = 0;
+	if (all && (r->out_fd < 0 || ioctl(r->out_fd, FIONREAD, &avail) < 0))
+		avail = 0;
+	while (r->out_fd >= 0) {
+		size_t want = sizeof buf;
+		if (all) {
+			if (avail <= 0)
+				return;
+			want = (size_t)avail < want ? (size_t)avail : want;
+		}
+		ssize_t n = read(r->out_fd, buf, want);
+		if (n > 0)
+			avail -= (int)n;
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			/* EOF, or EIO from a pty whose other side is closed */
+			if (n == 0 || errno != EAGAIN)
+				run_close_out(r);
+			return;
+		}
+		size_t take = (size_t)n;
+		if (r->lim.output && !(r->hit & RP_HIT_OUTPUT)) {
+			if (r->offset + take > r->lim.output) {
+				take = (size_t)(r->lim.output - r->offset);
+				r->hit |= RP_HIT_OUTPUT;
+				if (r->pid > 0)
+					kill(-r->pid, SIGKILL);
+			}
+		} else if (r->hit & RP_HIT_OUTPUT) {
+			take = 0;
+		}
+		if (take)
+			run_send(r, buf, take);
+		if (!all)
+			return;
+	}
+}
+
+static void run_end(struct run *r)
+{
+	int st = r->status;
+	struct rp_msg m = { .type = RP_END, .id = r->id, .hit = r->hit, .size = r->offset };
+	if (WIFSIGNALED(st)) {
+		m.how = RP_END_SIGNALED;
+		m.code = (uint32_t)WTERMSIG(st);
+		if (m.code == SIGXFSZ)
+			m.hit |= RP_HIT_DISK;
+	} else {
+		m.how = RP_END_EXITED;
+		m.code = (uint32_t)WEXITSTATUS(st);
+	}
+	send_msg(&m);
+	run_close_out(r);
+	if (r->in_fd >= 0)
+		close(r->in_fd);
+	r->in_fd = -1;
+	rp_buf_free(&r->inq);
+	r->ended = 1;
+	r->seq = ++end_seq;
+}
+
+static struct run *run_by_id(uint32_t id)
+{
+	for (int i = 0; i < MAX_RUNS; i++)
+		if (runs[i].used && runs[i].id == id)
+			return &runs[i];
+	return NULL;
+}
+
+static void run_forget(struct run *r)
+{
+	rp_buf_free(&r->keep);
+	rp_buf_free(&r->inq);
+	memset(r, 0, sizeof *r);
+}
+
+/* A free slot, forgetting the run that ended first when none is. */
+static struct run *run_slot(void)
+{
+	struct run *old = NULL;
+	for (int i = 0; i < MAX_RUNS; i++) {
+		if (!runs[i].used)
+			return &runs[i];
+		if (runs[i].ended && (!old || runs[i].seq < old->seq))
+			old = &runs[i];
+	}
+	if (old)
+		run_forget(old);
+	return old;
+}
+
+/* The program to exec: argv0 itself when it names a path, else the first
+ * match on the command's own PATH. */
+static const char *find_program(const char *argv0, char **env, char *buf, size_t size)
+{
+	if (strchr(argv0, '/'))
+		return argv0;
+	const char *path = "/usr/local/bin:/usr/bin:/bin";
+	for (size_t i = 0; env[i]; i++)
+		if (strncmp(env[i], "PATH=", 5) == 0)
+			path = env[i] + 5;
+	while (*path) {
+		size_t n = strcspn(path, ":");
+		if (n && (size_t)snprintf(buf, size, "%.*s/%s", (int)n, path, argv0) < size &&
+		    access(buf, X_OK) == 0)
+			return buf;
+		path += n + (path[n] == ':');
+	}
+	return argv0;
+}
+
+static void set_limit(int res, uint64_t v)
+{
+	if (!v)
+		return;
+	struct rlimit rl = { (rlim_t)v, (rlim_t)v };
+	setrlimit(res, &rl);
+}
+
+/* In the child: becomes the command, or writes errno and where to errfd. */
+static void child_exec(const struct rp_msg *m, int out, int in, int errfd)
+{
+	char what = 'd';
+	sigset_t all;
+	sigemptyset(&all);
+	sigprocmask(SIG_SETMASK, &all, NULL);
+	signal(SIGPIPE, SIG_DFL);
+	setsid();
+	if (m->flags & RP_RUN_PTY)
+		ioctl(out, TIOCSCTTY, 0);
+	if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(out, 2) < 0)
+		goto fail;
+	what = 'c';
+	if (m->text[0] && chdir(m->text) < 0)
+		goto fail;
+	set_limit(RLIMIT_AS, m->limits.memory);
+	set_limit(RLIMIT_NPROC, m->limits.pids);
+	set_limit(RLIMIT_FSIZE, m->limits.file_size);
+	what = 'e';
+	char buf[4096];
+	execve(find_program(m->argv[0], m->env, buf, sizeof buf), m->argv, m->env);
+fail:;
+	int err = errno;
+	char msg[1 + sizeof err];
+	msg[0] = what;
+	memcpy(msg + 1, &err, sizeof err);
+	(void)!write(errfd, msg, sizeof msg);
+	_exit(127);
+}
+
+static void run_not_started(uint32_t id, const char *why)
+{
+	struct rp_msg m = { .type = RP_END, .id = id, .how = RP_END_NOT_STARTED,
+	                    .code = 127, .text = (char *)why };
+	send_msg(&m);
+}
+
+/* Long: one RUN from the frame to a started process group: the slot, the
+ * fresh kill, the pty or pipes, the exec error channel, each failure an
+ * END that says why. */
+static void run_start(const struct rp_msg *m)
+{
+	struct run *r = run_by_id(m->id);
+	if (r && !r->ended) {
+		send_fail(m->id, EEXIST, "run");
+		return;
+	}
+	if (r)
+		run_forget(r);
+	if (m->flags & RP_RUN_FRESH) {
+		kill_tree();
+		/* The runs it killed end now, before the new one starts. */
+		for (int i = 0; i < MAX_RUNS; i++) {
+			struct run *o = &runs[i];
+			if (o->used && !o->ended) {
+				run_read(o, 1);
+				run_end(o);
+			}
+		}
+	}
+	r = run_slot();
+	if (!r) {
+		send_fail(m->id, EAGAIN, "run");
+		return;
+	}
+	int out[2] = { -1, -1 }, in[2] = { -1, -1 }, ep[2];
+	int master = -1;
+	if (m->flags & RP_RUN_PTY) {
+		master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+		char *name = master >= 0 && grantpt(master) == 0 && unlockpt(master) == 0 ?
+		             ptsname(master) : NULL;
+		int slave = name ? open(name, O_RDWR | O_NOCTTY | O_CLOEXEC) : -1;
+		if (slave < 0) {
+			if (master >= 0)
+				close(master);
+			run_not_started(m->id, "no terminal");
+			return;
+		}
+		struct winsize ws = { .ws_row = m->rows, .ws_col = m->cols };
+		ioctl(slave, TIOCSWINSZ, &ws);
+		out[0] = master;
+		out[1] = slave;
+		in[1] = master;
+		in[0] = slave;
+	} else {
+		if (pipe2(out, O_CLOEXEC) < 0) {
+			run_not_started(m->id, strerror(errno));
+			return;
+		}
+		if (m->flags & RP_RUN_STDIN ? pipe2(in, O_CLOEXEC) :
+		    (in[0] = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0) {
+			close(out[0]);
+			close(out[1]);
+			run_not_started(m->id, strerror(errno));
+			return;
+		}
+	}
+	if (pipe2(ep, O_CLOEXEC) < 0)
+		finish(3);
+	pid_t pid = fork();
+	if (pid == 0)
+		child_exec(m, out[1], in[0], ep[1]);
+	close(ep[1]);
+	close(out[1]);
+	if (in[0] != out[1])
+		close(in[0]);
+	char msg[1 + sizeof(int)];
+	ssize_t got = pid > 0 ? read(ep[0], msg, sizeof msg) : -1;
+	close(ep[0]);
+	if (pid < 0 || got == (ssize_t)sizeof msg) {
+		char why[600];
+		int err;
+		if (pid < 0) {
+			snprintf(why, sizeof why, "fork: %s", strerror(errno));
+		} else {
+			memcpy(&err, msg + 1, sizeof err);
+			snprintf(why, sizeof why, "%s: %s",
+			         msg[0] == 'c' ? m->text : msg[0] == 'e' ? m->argv[0] : "stdio",
+			         strerror(err));
+			waitpid(pid, NULL, 0);
+		}
+		close(out[0]);
+		if (in[1] >= 0 && in[1] != out[0])
+			close(in[1]);
+		run_not_started(m->id, why);
+		return;
+	}
+	memset(r, 0, sizeof *r);
+	r->used = 1;
+	r->id = m->id;
+	r->pid = pid;
+	r->out_fd = out[0];
+	r->in_fd = in[1];
+	r->pty = master >= 0;
+	r->lim = m->limits;
+	r->deadline = m->limits.time_ms ? now() + (double)m->limits.time_ms / 1000.0 : 0;
+	fcntl(r->out_fd, F_SETFL, O_NONBLOCK);
+	if (r->in_fd >= 0)
+		fcntl(r->in_fd, F_SETFL, O_NONBLOCK);
+}
+
+static struct xfer *xfer_by_id(uint32_t id)
+{
+	for (int i = 0; i < MAX_XFERS; i++)
+		if (xfers[i].used && xfers[i].id == id)
+			return &xfers[i];
+	return NULL;
+}
+
+static void xfer_close(struct xfer *x)
+{
+	if (x->fd >= 0)
+		close(x->fd);
+	free(x->path);
+	memset(x, 0, sizeof *x);
+	x->fd = -1;
+}
+
+static struct xfer *xfer_new(uint32_t id)
+{
+	if (xfer_by_id(id)) {
+		send_fail(id, EEXIST, "file");
+		return NULL;
+	}
+	for (int i = 0; i < MAX_XFERS; i++)
+		if (!xfers[i].used) {
+			xfers[i].used = 1;
+			xfers[i].id = id;
+			xfers[i].fd = -1;
+			return &xfers[i];
+		}
+	send_fail(id, EAGAIN, "file");
+	return NULL;
+}
+
+static void put_done(struct xfer *x)
+{
+	if (x->err) {
+		send_fail(x->id, x->err, x->path);
+	} else if (fsync(x->fd) < 0 && errno != EINVAL) {
+		send_fail(x->id, errno, x->path);
+	} else {
+		struct rp_msg m = { .type = RP_FILE_DONE, .id = x->id, .size = x->size };
+		send_msg(&m);
+	}
+	xfer_close(x);
+}
+
+static void file_put(struct rp_msg *m)
+{
+	struct xfer *x = xfer_new(m->id);
+	if (!x)
+		return;
+	x->size = m->size;
+	x->path = m->text;
+	m->text = NULL;
+	x->fd = open(x->path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
+	             (mode_t)(m->mode & 07777));
+	if (x->fd < 0)
+		x->err = errno;
+	else if (fchmod(x->fd, (mode_t)(m->mode & 07777)) < 0)
+		x->err = errno;
+	if (x->size == 0)
+		put_done(x);
+}
+
+/* FILE_DATA: the next bytes of a put, or the host broke the protocol. */
+static int file_data(const struct rp_msg *m)
+{
+	struct xfer *x = xfer_by_id(m->id);
+	if (!x || x->get || m->offset != x->done || m->len > x->size - x->done)
+		return -1;
+	for (size_t off = 0; !x->err && off < m->len;) {
+		ssize_t n = write(x->fd, m->data + off, m->len - off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			x->err = n < 0 ? errno : EIO;
+		else
+			off += (size_t)n;
+	}
+	x->done += m->len;
+	if (x->done == x->size)
+		put_done(x);
+	return 0;
+}
+
+static void file_get(struct rp_msg *m)
+{
+	struct xfer *x = xfer_new(m->id);
+	if (!x)
+		return;
+	x->get = 1;
+	x->fd = open(m->text, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	struct stat st;
+	int err = x->fd < 0 ? errno : fstat(x->fd, &st) < 0 ? errno :
+	          !S_ISREG(st.st_mode) ? EINVAL : (uint64_t)st.st_size > m->size ? EFBIG : 0;
+	if (err) {
+		send_fail(m->id, err, m->text);
+		xfer_close(x);
+		return;
+	}
+	x->size = (uint64_t)st.st_size;
+	x->path = m->text;
+	m->text = NULL;
+	struct rp_msg a = { .type = RP_FILE_PUT, .id = x->id, .mode = st.st_mode & 07777,
+	                    .size = x->size, .text = x->path };
+	send_msg(&a);
+}
+
+/* Sends the next chunk of each file on its way out. */
+static void file_pump(void)
+{
+	static unsigned char buf[RP_CHUNK];
+	for (int i = 0; i < MAX_XFERS && outq.len < OUTQ_HIGH; i++) {
+		struct xfer *x = &xfers[i];
+		if (!x->used || !x->get)
+			continue;
+		size_t want = x->size - x->done < sizeof buf ? (size_t)(x->size - x->done) : sizeof buf;
+		ssize_t n = want ? read(x->fd, buf, want) : 0;
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (want && n <= 0) {
+			/* It shrank (or failed) under the runner: say so rather
+			 * than send less than announced. */
+			send_fail(x->id, n < 0 ? errno : EIO, x->path);
+			xfer_close(x);
+			continue;
+		}
+		if (n > 0) {
+			struct rp_msg d = { .type = RP_FILE_DATA, .id = x->id, .offset = x->done,
+			                    .data = buf, .len = (size_t)n };
+			send_msg(&d);
+			x->done += (uint64_t)n;
+		}
+		if (x->done == x->size) {
+			struct rp_msg e = { .type = RP_FILE_DONE, .id = x->id, .size = x->size };
+			send_msg(&e);
+			xfer_close(x);
+		}
+	}
+}
+
+static void do_kill(const struct rp_msg *m)
+{
+	if (m->sig < 1 || m->sig > 64) {
+		send_fail(m->id, EINVAL, "kill");
+		return;
+	}
+	int found = 0;
+	for (int i = 0; i < MAX_RUNS; i++) {
+		struct run *r = &runs[i];
+		if (r->used && !r->ended && (m->id == 0 || r->id == m->id)) {
+			found = 1;
+			if (r->pid > 0)
+				kill(-r->pid, (int)m->sig);
+		}
+	}
+	if (!found && m->id)
+		send_fail(m->id, ESRCH, "kill");
+}
+
+static void do_watch(const struct rp_msg *m)
+{
+	struct run *r = run_by_id(m->id);
+	if (!r) {
+		send_fail(m->id, ESRCH, "watch");
+		return;
+	}
+	if (m->offset < r->keep_start || m->offset > r->offset) {
+		send_fail(m->id, ENODATA, "watch");
+		return;
+	}
+	struct rp_msg start = { .type = RP_OUTPUT, .id = r->id, .offset = m->offset };
+	send_msg(&start);
+	for (uint64_t off = m->offset; off < r->offset;) {
+		size_t n = r->offset - off < RP_CHUNK ? (size_t)(r->offset - off) : RP_CHUNK;
+		struct rp_msg o = { .type = RP_OUTPUT, .id = r->id, .offset = off,
+		                    .data = r->keep.data + (off - r->keep_start), .len = n };
+		send_msg(&o);
+		off += n;
+	}
+}
+
+static void do_stdin(const struct rp_msg *m)
+{
+	struct run *r = run_by_id(m->id);
+	if (!r || r->ended || r->in_fd < 0)
+		return;   /* input for a command that ended (or takes none) is dropped */
+	if (m->len == 0) {
+		if (!r->pty)
+			r->in_close = 1;
+	} else if (rp_buf_add(&r->inq, m->data, m->len) < 0) {
+		finish(3);
+	}
+}
+
+static void do_resize(const struct rp_msg *m)
+{
+	struct run *r = run_by_id(m->id);
+	if (r && !r->ended && r->pty && r->out_fd >= 0) {
+		struct winsize ws = { .ws_row = m->rows, .ws_col = m->cols };
+		ioctl(r->out_fd, TIOCSWINSZ, &ws);
+	}
+}
+
+/* One frame from the host: -1 ends the session. */
+static int handle(struct rp_msg *m)
+{
+	switch (m->type) {
+	case RP_RUN:
+		run_start(m);
+		return 0;
+	case RP_KILL:
+		do_kill(m);
+		return 0;
+	case RP_WATCH:
+		do_watch(m);
+		return 0;
+	case RP_FILE_PUT:
+		file_put(m);
+		return 0;
+	case RP_FILE_DATA:
+		return file_data(m);
+	case RP_FILE_GET:
+		file_get(m);
+		return 0;
+	case RP_STDIN:
+		do_stdin(m);
+		return 0;
+	case RP_RESIZE:
+		do_resize(m);
+		return 0;
+	case RP_PING: {
+		struct rp_msg p = { .type = RP_PONG, .token = m->token };
+		send_msg(&p);
+		return 0;
+	}
+	default:
+		return -1;
+	}
+}
+
+/* Reads the channel and handles every whole frame; 0 at EOF. */
+static int chan_read(int *hello)
+{
+	unsigned char buf[65536];
+	ssize_t n = read(chan, buf, sizeof buf);
+	if (n < 0)
+		return errno == EINTR || errno == EAGAIN ? 1 : 0;
+	if (n == 0)
+		return 0;
+	if (rp_buf_add(&inbuf, buf, (size_t)n) < 0)
+		finish(3);
+	for (;;) {
+		uint16_t type;
+		const unsigned char *body;
+		size_t blen;
+		long fl = rp_frame(inbuf.data, inbuf.len, &type, &body, &blen);
+		if (fl < 0)
+			finish(2);
+		if (fl == 0)
+			return 1;
+		struct rp_msg m;
+		if (rp_decode(type, body, blen, &m) < 0)
+			finish(2);
+		int rc;
+		if (!*hello) {
+			rc = m.type == RP_HELLO ? 0 : -1;
+			if (rc == 0) {
+				struct rp_msg h = { .type = RP_HELLO, .version = RP_VERSION,
+				                    .flags = is_pid1 ? RP_HELLO_PID1 : 0 };
+				send_msg(&h);
+				if (m.version != RP_VERSION) {
+					flush(1);
+					rc = -1;
+				}
+			}
+			*hello = 1;
+		} else {
+			rc = handle(&m);
+		}
+		rp_msg_clear(&m);
+		if (rc < 0)
+			finish(2);
+		rp_buf_consume(&inbuf, (size_t)fl);
+	}
+}
+
+static void on_signals(void)
+{
+	struct signalfd_siginfo si;
+	while (read(sigfd, &si, sizeof si) == (ssize_t)sizeof si)
+		if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT || si.ssi_signo == SIGHUP)
+			finish(0);
+	reap();
+}
+
+static void setup(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--fd") == 0 && i + 1 < argc) {
+			chan = atoi(argv[++i]);
+		} else {
+			fprintf(stderr, "usage: paddock-runner [--fd N]\n");
+			exit(2);
+		}
+	}
+	if (fcntl(chan, F_GETFD) < 0) {
+		fprintf(stderr, "paddock-runner: no channel on fd %d\n", chan);
+		exit(2);
+	}
+	is_pid1 = getpid() == 1;
+	/* Another process of the sandbox may not read its memory or ptrace it. */
+	prctl(PR_SET_DUMPABLE, 0);
+	if (!is_pid1)
+		prctl(PR_SET_CHILD_SUBREAPER, 1);
+	/* Nothing the runner inherited but the channel and 0-2 reaches a
+	 * command: whatever its starter left open stays with the runner. */
+	DIR *fds = opendir("/proc/self/fd");
+	struct dirent *de;
+	while (fds && (de = readdir(fds)))
+		if (atoi(de->d_name) > 2)
+			fcntl(atoi(de->d_name), F_SETFD, FD_CLOEXEC);
+	if (fds)
+		closedir(fds);
+	fcntl(chan, F_SETFL, O_NONBLOCK);
+	signal(SIGPIPE, SIG_IGN);
+	/* Standard descriptors open, so that no pipe of a command lands on
+	 * one (a child's dup2 onto 0-2 would then clobber it). */
+	int nul;
+	while ((nul = open("/dev/null", O_RDWR)) >= 0 && nul <= 2)
+		;
+	if (nul > 2)
+		close(nul);
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (sigfd < 0) {
+		perror("paddock-runner: signalfd");
+		exit(2);
+	}
+	for (int i = 0; i < MAX_XFERS; i++)
+		xfers[i].fd = -1;
+}
+
+/* Writes queued input to the commands that read it. */
+static void stdin_flush(struct run *r)
+{
+	while (r->inq.len && r->in_fd >= 0) {
+		ssize_t n = write(r->in_fd, r->inq.data, r->inq.len);
+		if (n <= 0) {
+			if (n < 0 && errno != EAGAIN && errno != EINTR)
+				r->inq.len = 0;   /* the command closed it */
+			break;
+		}
+		rp_buf_consume(&r->inq, (size_t)n);
+	}
+	if (r->in_close && !r->inq.len && r->in_fd >= 0 && r->in_fd != r->out_fd) {
+		close(r->in_fd);
+		r->in_fd = -1;
+	}
+}
+
+/* Long: the one poll loop: the channel, the signals, each run's output and
+ * input, the time limits, the files on their way out. */
+int main(int argc, char **argv)
+{
+	setup(argc, argv);
+	int hello = 0;
+	struct pollfd pf[2 + 2 * MAX_RUNS];
+	int owner[2 + 2 * MAX_RUNS];
+	for (;;) {
+		double t = now(), wake = 0;
+		for (int i = 0; i < MAX_RUNS; i++) {
+			struct run *r = &runs[i];
+			if (!r->used || r->ended)
+				continue;
+			if (r->deadline && r->pid > 0) {
+				if (t >= r->deadline) {
+					r->hit |= RP_HIT_TIME;
+					kill(-r->pid, SIGKILL);
+					r->deadline = 0;
+				} else if (!wake || r->deadline < wake) {
+					wake = r->deadline;
+				}
+			}
+			if (r->pid == 0) {
+				/* Ended: what it wrote before is in the pipe now. */
+				run_read(r, 1);
+				run_end(r);
+			}
+		}
+		file_pump();
+		flush(0);
+		int n = 0;
+		pf[n] = (struct pollfd){ chan, POLLIN | (outq.len ? POLLOUT : 0), 0 };
+		owner[n++] = -1;
+		pf[n] = (struct pollfd){ sigfd, POLLIN, 0 };
+		owner[n++] = -1;
+		for (int i = 0; i < MAX_RUNS; i++) {
+			struct run *r = &runs[i];
+			if (!r->used || r->ended)
+				continue;
+			int in_wait = r->in_fd >= 0 && (r->inq.len || r->in_close);
+			short ev = r->out_fd >= 0 && outq.len < OUTQ_HIGH ? POLLIN : 0;
+			if (in_wait && r->in_fd == r->out_fd)
+				ev |= POLLOUT;   /* a pty: one descriptor both ways */
+			if (ev) {
+				pf[n] = (struct pollfd){ r->out_fd, ev, 0 };
+				owner[n++] = i;
+			}
+			if (in_wait && r->in_fd != r->out_fd) {
+				pf[n] = (struct pollfd){ r->in_fd, POLLOUT, 0 };
+				owner[n++] = i;
+			}
+		}
+		int pending = 0;
+		for (int i = 0; i < MAX_XFERS; i++)
+			pending |= xfers[i].used && xfers[i].get;
+		int timeout = pending && outq.len < OUTQ_HIGH ? 0 : -1;
+		if (wake) {
+			int ms = (int)((wake - t) * 1000.0) + 1;
+			timeout = timeout < 0 || ms < timeout ? ms : timeout;
+		}
+		if (poll(pf, (nfds_t)n, timeout) < 0 && errno != EINTR)
+			finish(3);
+		if (pf[0].revents & (POLLIN | POLLHUP | POLLERR)) {
+			if (!chan_read(&hello))
+				finish(0);
+		}
+		if (pf[0].revents & POLLOUT)
+			flush(0);
+		if (pf[1].revents & POLLIN)
+			on_signals();
+		for (int i = 2; i < n; i++) {
+			if (!pf[i].revents)
+				continue;
+			struct run *r = &runs[owner[i]];
+			if ((pf[i].revents & POLLOUT) ||
+			    (!(pf[i].events & POLLIN) && (pf[i].revents & (POLLERR | POLLHUP))))
+				stdin_flush(r);
+			if ((pf[i].events & POLLIN) && (pf[i].revents & (POLLIN | POLLHUP | POLLERR)))
+				run_read(r, 0);
+		}
+	}
+}

@@ -1,0 +1,675 @@
+/* runner: the host's client of a sandbox session (runner.h). */
+#include "autoconfig.h"
+#include "runner.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "clock.h"
+#include "i18n.h"
+#include "sanitize.h"
+
+struct run {
+	uint32_t id;
+	runner_output_fn *output;
+	void *arg;
+	uint64_t next;        /* the offset the next OUTPUT must have */
+	uint64_t cap;         /* limits.output (0: none) */
+	int ended, refused;
+	/* A WATCH under way: until its replay starts (an empty OUTPUT at the
+	 * offset asked), output still in flight continues the old stream at
+	 * stale; the replay sends it again. */
+	int watching, replaying;
+	uint64_t stale;
+	struct runner_end end;
+	char why[256];        /* a refused run: the runner's message */
+};
+
+/* The one file on its way in or out. */
+struct xfer {
+	uint32_t id;          /* 0: none */
+	int get, fd;
+	uint64_t max, size, done;
+	int announced, finished, failed;
+	unsigned mode;
+	char why[256];
+};
+
+struct runner {
+	int fd;
+	enum runner_fault fault;
+	char msg[ERR_MAX];    /* the fault's message, for every later call */
+	int pid1;
+	uint32_t next_id;
+	struct rp_buf in, out;
+	struct run *runs;
+	size_t nruns;
+	struct xfer x;
+	uint64_t ping_sent, pong_got;
+	double send_seconds;  /* runner_set_send_timeout */
+	int watch_failed;     /* the WATCH under way was refused */
+};
+
+static int fail(struct runner *r, enum runner_fault f, struct err *e, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* Ends the session: the first fault's message stays for every later call. */
+static int fail(struct runner *r, enum runner_fault f, struct err *e, const char *fmt, ...)
+{
+	if (r->fault == RUNNER_OK) {
+		char what[ERR_MAX / 2];
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(what, sizeof what, fmt, ap);
+		va_end(ap);
+		r->fault = f;
+		snprintf(r->msg, sizeof r->msg, "%s: %s",
+		         f == RUNNER_LIED ? _("the sandbox's runner broke the protocol") :
+		         f == RUNNER_STALLED ? _("the sandbox's runner stopped answering") :
+		         _("the sandbox's runner is gone"), what);
+	}
+	return err_set(e, "%s", r->msg);
+}
+
+static int failed(struct runner *r, struct err *e)
+{
+	return r->fault == RUNNER_OK ? 0 : err_set(e, "%s", r->msg);
+}
+
+enum runner_fault runner_fault(const struct runner *r)
+{
+	return r->fault;
+}
+
+void runner_set_send_timeout(struct runner *r, double seconds)
+{
+	r->send_seconds = seconds;
+}
+
+int runner_pid1(const struct runner *r)
+{
+	return r->pid1;
+}
+
+int runner_fd(const struct runner *r)
+{
+	return r->fd;
+}
+
+static struct run *run_find(struct runner *r, uint32_t id)
+{
+	for (size_t i = 0; i < r->nruns; i++)
+		if (r->runs[i].id == id)
+			return &r->runs[i];
+	return NULL;
+}
+
+/* The runner's text, made safe to quote in a message. */
+static void quote(char *dst, size_t size, const char *text)
+{
+	char *q = sanitize_quote_str(text ? text : "");
+	snprintf(dst, size, "%s", q);
+	free(q);
+}
+
+static int on_output(struct runner *r, const struct rp_msg *m, struct err *e)
+{
+	struct run *run = run_find(r, m->id);
+	if (!run || (run->ended && !run->watching))
+		return fail(r, RUNNER_LIED, e, _("output for run %u, which is not running"),
+		            (unsigned)m->id);
+	if (run->watching && !run->replaying) {
+		if (m->len == 0 && m->offset == run->next) {
+			run->replaying = 1;
+			return 0;
+		}
+		if (m->offset != run->stale || (run->cap && m->len > run->cap - run->stale))
+			return fail(r, RUNNER_LIED, e,
+			            _("output of run %u at offset %llu, expected %llu"),
+			            (unsigned)m->id, (unsigned long long)m->offset,
+			            (unsigned long long)run->stale);
+		run->stale += m->len;
+		return 0;
+	}
+	if (m->offset != run->next)
+		return fail(r, RUNNER_LIED, e, _("output of run %u at offset %llu, expected %llu"),
+		            (unsigned)m->id, (unsigned long long)m->offset,
+		            (unsigned long long)run->next);
+	if (run->cap && (m->len > run->cap || m->offset > run->cap - m->len))
+		return fail(r, RUNNER_LIED, e, _("output of run %u past its limit of %llu bytes"),
+		            (unsigned)m->id, (unsigned long long)run->cap);
+	run->next += m->len;
+	if (run->output && m->len)
+		run->output(run->arg, m->id, m->offset, (const char *)m->data, m->len);
+	return 0;
+}
+
+static int on_end(struct runner *r, const struct rp_msg *m, struct err *e)
+{
+	struct run *run = run_find(r, m->id);
+	if (!run || run->ended)
+		return fail(r, RUNNER_LIED, e, _("an end for run %u, which is not running"),
+		            (unsigned)m->id);
+	if (m->size != (run->watching && !run->replaying ? run->stale : run->next))
+		return fail(r, RUNNER_LIED, e,
+		            _("run %u ended after %llu bytes of output, but %llu were sent"),
+		            (unsigned)m->id, (unsigned long long)m->size,
+		            (unsigned long long)run->next);
+	run->ended = 1;
+	run->end.how = (enum rp_end)m->how;
+	run->end.code = (int)m->code;
+	run->end.hit = m->hit;
+	run->end.output = m->size;
+	snprintf(run->end.message, sizeof run->end.message, "%s", m->text ? m->text : "");
+	return 0;
+}
+
+static int on_fail(struct runner *r, const struct rp_msg *m, struct err *e)
+{
+	struct run *run = run_find(r, m->id);
+	if (r->x.id && r->x.id == m->id && !r->x.finished) {
+		r->x.failed = 1;
+		quote(r->x.why, sizeof r->x.why, m->text);
+		return 0;
+	}
+	if (!run)
+		return fail(r, RUNNER_LIED, e, _("a refusal for request %u, which was never made"),
+		            (unsigned)m->id);
+	if (run->watching) {
+		r->watch_failed = 1;
+		quote(run->why, sizeof run->why, m->text);
+	} else if (!run->ended) {
+		/* The run itself was refused (a kill that raced its end is not). */
+		run->refused = 1;
+		run->ended = 1;
+		quote(run->why, sizeof run->why, m->text);
+	}
+	return 0;
+}
+
+static int on_file(struct runner *r, const struct rp_msg *m, struct err *e)
+{
+	struct xfer *x = &r->x;
+	if (!x->id || x->id != m->id || x->finished || x->failed)
+		return fail(r, RUNNER_LIED, e, _("file data for request %u, which is not open"),
+		            (unsigned)m->id);
+	switch (m->type) {
+	case RP_FILE_PUT:
+		if (!x->get || x->announced)
+			break;
+		if (m->size > x->max)
+			return fail(r, RUNNER_LIED, e,
+			            _("a file of %llu bytes announced where at most %llu were asked for"),
+			            (unsigned long long)m->size, (unsigned long long)x->max);
+		x->announced = 1;
+		x->size = m->size;
+		x->mode = m->mode & 07777;
+		return 0;
+	case RP_FILE_DATA:
+		if (!x->get || !x->announced)
+			break;
+		if (m->offset != x->done || m->len > x->size - x->done)
+			return fail(r, RUNNER_LIED, e,
+			            _("file data at offset %llu (%zu bytes) of a file announced as %llu bytes"),
+			            (unsigned long long)m->offset, m->len, (unsigned long long)x->size);
+		for (size_t off = 0; off < m->len;) {
+			ssize_t n = write(x->fd, m->data + off, m->len - off);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0)
+				return err_errno(e, _("cannot write the file copied out of the sandbox"));
+			off += (size_t)n;
+		}
+		x->done += m->len;
+		return 0;
+	case RP_FILE_DONE:
+		if (x->get && (!x->announced || x->done != x->size || m->size != x->size))
+			return fail(r, RUNNER_LIED, e,
+			            _("a file ended after %llu of %llu bytes"),
+			            (unsigned long long)x->done, (unsigned long long)x->size);
+		if (!x->get && (x->done != x->size || m->size != x->size))
+			break;
+		x->finished = 1;
+		return 0;
+	default:
+		break;
+	}
+	return fail(r, RUNNER_LIED, e, _("an unexpected %s frame"), rp_type_name(m->type));
+}
+
+/* One frame from the runner. */
+static int dispatch(struct runner *r, const struct rp_msg *m, struct err *e)
+{
+	switch (m->type) {
+	case RP_OUTPUT:
+		return on_output(r, m, e);
+	case RP_END:
+		return on_end(r, m, e);
+	case RP_FAIL:
+		return on_fail(r, m, e);
+	case RP_FILE_PUT:
+	case RP_FILE_DATA:
+	case RP_FILE_DONE:
+		return on_file(r, m, e);
+	case RP_PONG:
+		if (m->token <= r->pong_got || m->token > r->ping_sent)
+			return fail(r, RUNNER_LIED, e, _("an answer to a ping never sent"));
+		r->pong_got = m->token;
+		return 0;
+	default:
+		return fail(r, RUNNER_LIED, e, _("an unexpected %s frame"), rp_type_name(m->type));
+	}
+}
+
+/* Handles every whole frame in r->in. */
+static int parse(struct runner *r, struct err *e)
+{
+	for (;;) {
+		uint16_t type;
+		const unsigned char *body;
+		size_t blen;
+		long fl = rp_frame(r->in.data, r->in.len, &type, &body, &blen);
+		if (fl < 0)
+			return fail(r, RUNNER_LIED, e, _("a malformed frame header"));
+		if (fl == 0)
+			return 0;
+		struct rp_msg m;
+		if (rp_decode(type, body, blen, &m) < 0) {
+			if (!rp_type_name(type))
+				return fail(r, RUNNER_LIED, e, _("a frame of unknown type %u"),
+				            (unsigned)type);
+			return fail(r, RUNNER_LIED, e, _("a malformed %s frame"), rp_type_name(type));
+		}
+		int rc = dispatch(r, &m, e);
+		rp_msg_clear(&m);
+		if (rc < 0)
+			return -1;
+		rp_buf_consume(&r->in, (size_t)fl);
+	}
+}
+
+/* Waits up to ms (-1: no limit) for the channel to be readable, or
+ * writable too while r->out holds bytes; reads, writes and handles what
+ * came.  1 when something happened, 0 when ms passed, -1 on failure. */
+static int pump_ms(struct runner *r, int ms, struct err *e)
+{
+	if (failed(r, e))
+		return -1;
+	struct pollfd p = { r->fd, POLLIN | (r->out.len ? POLLOUT : 0), 0 };
+	int n = poll(&p, 1, ms);
+	if (n < 0 && errno == EINTR)
+		return 1;
+	if (n < 0)
+		return fail(r, RUNNER_DIED, e, "%s", strerror(errno));
+	if (n == 0)
+		return 0;
+	if (p.revents & POLLOUT) {
+		ssize_t w = send(r->fd, r->out.data, r->out.len, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (w < 0 && errno != EAGAIN && errno != EINTR)
+			return fail(r, RUNNER_DIED, e, "%s", strerror(errno));
+		if (w > 0)
+			rp_buf_consume(&r->out, (size_t)w);
+	}
+	if (p.revents & (POLLIN | POLLHUP | POLLERR)) {
+		/* At most one frame's worth buffered: a header past the
+		 * maximum fails in parse() before its body is read. */
+		unsigned char buf[65536];
+		ssize_t got = read(r->fd, buf, sizeof buf);
+		if (got < 0 && (errno == EAGAIN || errno == EINTR))
+			return 1;
+		if (got < 0)
+			return fail(r, RUNNER_DIED, e, "%s", strerror(errno));
+		if (got == 0)
+			return fail(r, RUNNER_DIED, e, _("the channel closed"));
+		if (rp_buf_add(&r->in, buf, (size_t)got) < 0)
+			abort();
+		if (parse(r, e) < 0)
+			return -1;
+	}
+	return 1;
+}
+
+/* Milliseconds left until deadline (-1: none; 0: passed). */
+static int ms_left(double deadline)
+{
+	if (deadline <= 0)
+		return -1;
+	double left = deadline - clock_mono();
+	return left <= 0 ? 0 : (int)(left * 1000.0) + 1;
+}
+
+/* pump_ms until deadline: a deadline that passes is a stall. */
+static int pump(struct runner *r, double deadline, struct err *e)
+{
+	int ms = ms_left(deadline);
+	int rc = ms == 0 ? 0 : pump_ms(r, ms, e);
+	if (rc == 0)
+		return fail(r, RUNNER_STALLED, e, _("no answer in time"));
+	return rc < 0 ? -1 : 0;
+}
+
+/* Queues a frame and writes it all (reading what comes meanwhile). */
+static int send_msg(struct runner *r, const struct rp_msg *m, double deadline, struct err *e)
+{
+	if (failed(r, e))
+		return -1;
+	if (rp_encode(&r->out, m) < 0)
+		return err_set(e, _("a request to the sandbox's runner is too large: %s"),
+		               strerror(errno));
+	if (deadline <= 0)
+		deadline = clock_mono() + r->send_seconds;
+	while (r->out.len)
+		if (pump(r, deadline, e) < 0)
+			return -1;
+	return 0;
+}
+
+static int wait_pong(struct runner *r, double deadline, struct err *e)
+{
+	uint64_t token = ++r->ping_sent;
+	struct rp_msg m = { .type = RP_PING, .token = token };
+	if (send_msg(r, &m, deadline, e) < 0)
+		return -1;
+	while (r->pong_got < token)
+		if (pump(r, deadline, e) < 0)
+			return -1;
+	return 0;
+}
+
+static int hello(struct runner *r, double deadline, struct err *e)
+{
+	struct rp_msg m = { .type = RP_HELLO, .version = RP_VERSION };
+	if (rp_encode(&r->out, &m) < 0)
+		abort();
+	while (r->out.len)
+		if (pump(r, deadline, e) < 0)
+			return -1;
+	/* The answer, read a byte at a time up to its frame: nothing past it
+	 * is handled before the version is known. */
+	for (;;) {
+		uint16_t type;
+		const unsigned char *body;
+		size_t blen;
+		long fl = rp_frame(r->in.data, r->in.len, &type, &body, &blen);
+		if (fl < 0)
+			return fail(r, RUNNER_LIED, e, _("a malformed frame header"));
+		if (fl > 0) {
+			struct rp_msg h;
+			if (type != RP_HELLO || rp_decode(type, body, blen, &h) < 0)
+				return fail(r, RUNNER_LIED, e, _("no greeting"));
+			rp_buf_consume(&r->in, (size_t)fl);
+			if (h.version != RP_VERSION)
+				return fail(r, RUNNER_LIED, e,
+				            _("it speaks protocol version %u, paddock speaks %u"),
+				            (unsigned)h.version, (unsigned)RP_VERSION);
+			r->pid1 = (h.flags & RP_HELLO_PID1) != 0;
+			rp_msg_clear(&h);
+			return parse(r, e);
+		}
+		struct pollfd p = { r->fd, POLLIN, 0 };
+		double left = deadline > 0 ? deadline - clock_mono() : 1e9;
+		int n = left > 0 ? poll(&p, 1, deadline > 0 ? (int)(left * 1000.0) + 1 : -1) : 0;
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return fail(r, RUNNER_STALLED, e, _("no greeting in time"));
+		unsigned char c;
+		ssize_t got = read(r->fd, &c, 1);
+		if (got < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (got <= 0)
+			return fail(r, RUNNER_DIED, e, _("the channel closed"));
+		if (rp_buf_add(&r->in, &c, 1) < 0)
+			abort();
+	}
+}
+
+struct runner *runner_open(int fd, double deadline, struct err *e)
+{
+	struct runner *r = xcalloc(1, sizeof *r);
+	r->fd = fd;
+	r->next_id = 1;
+	r->send_seconds = RUNNER_SEND_SECONDS;
+	fcntl(fd, F_SETFD, FD_CLOEXEC);
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+	if (hello(r, deadline, e) < 0) {
+		runner_close(r);
+		return NULL;
+	}
+	return r;
+}
+
+void runner_close(struct runner *r)
+{
+	if (!r)
+		return;
+	if (r->fd >= 0)
+		close(r->fd);
+	rp_buf_free(&r->in);
+	rp_buf_free(&r->out);
+	free(r->runs);
+	free(r);
+}
+
+static uint32_t new_id(struct runner *r)
+{
+	uint32_t id = r->next_id++;
+	if (r->next_id == 0)
+		r->next_id = 1;
+	return id;
+}
+
+uint32_t runner_start(struct runner *r, const struct runner_cmd *cmd, struct err *e)
+{
+	if (failed(r, e))
+		return 0;
+	struct rp_msg m = {
+		.type = RP_RUN, .id = new_id(r), .flags = cmd->flags, .limits = cmd->limits,
+		.rows = (uint16_t)cmd->rows, .cols = (uint16_t)cmd->cols,
+		.text = (char *)(cmd->cwd ? cmd->cwd : ""),
+		.argv = (char **)cmd->argv, .env = (char **)cmd->env,
+	};
+	if (!cmd->argv || !cmd->argv[0]) {
+		err_set(e, _("a command for the sandbox's runner needs a program"));
+		return 0;
+	}
+	r->runs = xrealloc(r->runs, (r->nruns + 1) * sizeof *r->runs);
+	struct run *run = &r->runs[r->nruns++];
+	memset(run, 0, sizeof *run);
+	run->id = m.id;
+	run->output = cmd->output;
+	run->arg = cmd->arg;
+	run->cap = cmd->limits.output;
+	if (send_msg(r, &m, 0, e) < 0)
+		return 0;
+	return m.id;
+}
+
+int runner_step(struct runner *r, uint32_t id, double deadline, struct err *e)
+{
+	for (;;) {
+		struct run *run = id ? run_find(r, id) : NULL;
+		if (run && run->ended)
+			return 1;
+		int ms = ms_left(deadline);
+		int rc = pump_ms(r, ms < 0 ? 0 : ms, e);
+		if (rc <= 0)
+			return rc;
+	}
+}
+
+int runner_wait(struct runner *r, uint32_t id, double deadline, struct runner_end *end,
+                struct err *e)
+{
+	struct run *run = run_find(r, id);
+	if (!run)
+		return err_set(e, _("no run %u in this sandbox session"), (unsigned)id);
+	while (!run->ended) {
+		if (pump(r, deadline, e) < 0)
+			return -1;
+		run = run_find(r, id);
+	}
+	if (run->refused)
+		return err_set(e, _("the sandbox's runner refused to run the command: %s"), run->why);
+	if (end)
+		*end = run->end;
+	return 0;
+}
+
+int runner_run(struct runner *r, const struct runner_cmd *cmd, double deadline,
+               struct runner_end *end, struct err *e)
+{
+	uint32_t id = runner_start(r, cmd, e);
+	return id ? runner_wait(r, id, deadline, end, e) : -1;
+}
+
+int runner_kill(struct runner *r, uint32_t id, int sig, struct err *e)
+{
+	if (id && !run_find(r, id))
+		return err_set(e, _("no run %u in this sandbox session"), (unsigned)id);
+	/* The runner refuses anything else; checked here, so that a refusal
+	 * can only mean a run that ended meanwhile. */
+	if (sig < 1 || sig > 64)
+		return err_set(e, _("no signal %d to send to a run in the sandbox"), sig);
+	struct rp_msg m = { .type = RP_KILL, .id = id, .sig = (uint32_t)sig };
+	return send_msg(r, &m, 0, e);
+}
+
+int runner_stdin(struct runner *r, uint32_t id, const void *data, size_t len, struct err *e)
+{
+	const unsigned char *p = data;
+	do {
+		size_t n = len < RP_CHUNK ? len : RP_CHUNK;
+		struct rp_msg m = { .type = RP_STDIN, .id = id, .data = p, .len = n };
+		if (send_msg(r, &m, 0, e) < 0)
+			return -1;
+		p += n;
+		len -= n;
+	} while (len);
+	return 0;
+}
+
+int runner_resize(struct runner *r, uint32_t id, unsigned rows, unsigned cols, struct err *e)
+{
+	struct rp_msg m = { .type = RP_RESIZE, .id = id, .rows = (uint16_t)rows,
+	                    .cols = (uint16_t)cols };
+	return send_msg(r, &m, 0, e);
+}
+
+int runner_watch(struct runner *r, uint32_t id, uint64_t offset, double deadline,
+                 struct err *e)
+{
+	struct run *run = run_find(r, id);
+	if (!run)
+		return err_set(e, _("no run %u in this sandbox session"), (unsigned)id);
+	if (offset > run->next)
+		return err_set(e, _("run %u has no output at offset %llu yet"), (unsigned)id,
+		               (unsigned long long)offset);
+	uint64_t was = run->next;
+	run->stale = was;
+	run->next = offset;
+	run->watching = 1;
+	run->replaying = 0;
+	r->watch_failed = 0;
+	struct rp_msg m = { .type = RP_WATCH, .id = id, .offset = offset };
+	int rc = send_msg(r, &m, deadline, e) < 0 ? -1 : wait_pong(r, deadline, e);
+	run = run_find(r, id);
+	run->watching = 0;
+	if (rc < 0)
+		return -1;
+	if (r->watch_failed) {
+		run->next = run->stale;
+		return err_set(e, _("the sandbox's runner no longer holds run %u's output from "
+		                    "offset %llu: %s"), (unsigned)id, (unsigned long long)offset,
+		               run->why);
+	}
+	if (!run->replaying || run->next < run->stale)
+		return fail(r, RUNNER_LIED, e, _("output of run %u sent again only up to %llu of %llu"),
+		            (unsigned)id, (unsigned long long)run->next,
+		            (unsigned long long)run->stale);
+	return 0;
+}
+
+static void xfer_begin(struct runner *r, int get, int fd, uint64_t max)
+{
+	memset(&r->x, 0, sizeof r->x);
+	r->x.id = new_id(r);
+	r->x.get = get;
+	r->x.fd = fd;
+	r->x.max = max;
+}
+
+int runner_file_put(struct runner *r, const char *path, unsigned mode, int fd, uint64_t size,
+                    double deadline, struct err *e)
+{
+	if (failed(r, e))
+		return -1;
+	xfer_begin(r, 0, fd, size);
+	r->x.size = size;
+	struct rp_msg m = { .type = RP_FILE_PUT, .id = r->x.id, .mode = mode & 07777,
+	                    .size = size, .text = (char *)path };
+	int rc = send_msg(r, &m, deadline, e);
+	unsigned char *buf = xmalloc(RP_CHUNK);
+	while (rc == 0 && r->x.done < size) {
+		size_t want = size - r->x.done < RP_CHUNK ? (size_t)(size - r->x.done) : RP_CHUNK;
+		ssize_t n = read(fd, buf, want);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			/* The runner waits for the rest: the session cannot go on. */
+			err_set(e, _("cannot read the file for the sandbox (%s): it ended after %llu of "
+			             "%llu bytes"), path, (unsigned long long)r->x.done,
+			        (unsigned long long)size);
+			r->fault = RUNNER_DIED;
+			snprintf(r->msg, sizeof r->msg, "%s", e ? e->msg : "");
+			rc = -1;
+			break;
+		}
+		struct rp_msg d = { .type = RP_FILE_DATA, .id = r->x.id, .offset = r->x.done,
+		                    .data = buf, .len = (size_t)n };
+		rc = send_msg(r, &d, deadline, e);
+		r->x.done += (uint64_t)n;
+	}
+	free(buf);
+	while (rc == 0 && !r->x.finished && !r->x.failed)
+		rc = pump(r, deadline, e);
+	if (rc == 0 && r->x.failed)
+		rc = err_set(e, _("the sandbox's runner could not write %s: %s"), path, r->x.why);
+	r->x.id = 0;
+	return rc;
+}
+
+int64_t runner_file_get(struct runner *r, const char *path, int fd, uint64_t max,
+                        unsigned *mode, double deadline, struct err *e)
+{
+	if (failed(r, e))
+		return -1;
+	xfer_begin(r, 1, fd, max);
+	struct rp_msg m = { .type = RP_FILE_GET, .id = r->x.id, .size = max,
+	                    .text = (char *)path };
+	int rc = send_msg(r, &m, deadline, e);
+	while (rc == 0 && !r->x.finished && !r->x.failed)
+		rc = pump(r, deadline, e);
+	if (rc == 0 && r->x.failed)
+		rc = err_set(e, _("cannot copy %s out of the sandbox: %s"), path, r->x.why);
+	r->x.id = 0;
+	if (rc < 0)
+		return -1;
+	if (mode)
+		*mode = r->x.mode;
+	return (int64_t)r->x.size;
+}
+
+int runner_ping(struct runner *r, double deadline, struct err *e)
+{
+	return wait_pong(r, deadline, e);
+}

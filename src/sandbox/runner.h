@@ -1,0 +1,148 @@
+/* runner: paddock's end of a sandbox session with paddock-runner
+ * (runner/paddock-runner.c; the frames are runner_proto.h).
+ *
+ * What a backend does with it (DESIGN.md, "The runner"): start the
+ * sandbox with paddock-runner as its PID 1 and one end of a socketpair on
+ * the runner's fd 3, hand the other end to runner_open, then run each step
+ * of the agent's side (agent, tests, hand-off, home archive, the next
+ * round's agent, the reviewer's shell) with runner_run on that one
+ * session, every step after the agent's with RP_RUN_FRESH; files go in and
+ * out with runner_file_put and runner_file_get.  The verification gets a
+ * sandbox (and session) of its own.
+ *
+ * Trust: the runner lives in the agent's sandbox, so everything it says is
+ * the agent's data.  This client checks every frame and believes nothing
+ * else: an exit status, the hit limits, output and files are what the
+ * agent made them.  A runner that lies (a malformed or unexpected frame,
+ * output whose offset goes backwards or skips, output past the run's
+ * output limit, an END or a FAIL for an id paddock never used, a file
+ * bigger than announced or than asked for), stalls (a deadline passes) or
+ * dies (the channel closes) fails the call with a message that says so, and
+ * runner_fault() says which; the session is then over (every later call
+ * fails the same way) and the caller reports it as the agent's failure,
+ * with the reason word "runner" (RUNNER_REASON), never as paddock's.  No
+ * read is unbounded: a frame is at most RP_FRAME_MAX bytes, a file at most
+ * what the caller allows.
+ *
+ * One session is used by one thread; calls block until their deadline
+ * (clock_mono() seconds; 0: none, for a caller bounded otherwise) and
+ * meanwhile deliver the output of every run of the session to that run's
+ * callback.  Writing a frame is bounded too: a call without a deadline of
+ * its own (runner_start, runner_kill, runner_stdin, runner_resize) gives
+ * the runner RUNNER_SEND_SECONDS to take it, then the runner has stalled. */
+#ifndef PADDOCK_RUNNER_H
+#define PADDOCK_RUNNER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "err.h"
+#include "runner_proto.h"
+
+/* The reason word a pipeline reports for a session that failed this way. */
+#define RUNNER_REASON "runner"
+/* How long a call without a deadline waits for the runner to take a frame. */
+#define RUNNER_SEND_SECONDS 30.0
+
+enum runner_fault {
+	RUNNER_OK = 0,
+	RUNNER_LIED,      /* a frame paddock cannot believe */
+	RUNNER_STALLED,   /* a deadline passed while waiting for it */
+	RUNNER_DIED,      /* the channel closed (or failed) */
+};
+
+/* Gets a run's output in order, each byte once: offset is where data
+ * starts in the run's output (after runner_watch, from the offset asked).
+ * data is untrusted (sanitize before a terminal shows it). */
+typedef void runner_output_fn(void *arg, uint32_t id, uint64_t offset,
+                              const char *data, size_t len);
+
+struct runner_cmd {
+	char *const *argv;     /* argv[0] found on env's PATH unless it has a / */
+	char *const *env;      /* NAME=VALUE; NULL: none */
+	const char *cwd;       /* NULL: the runner's */
+	struct rp_limits limits;
+	unsigned flags;        /* RP_RUN_FRESH, RP_RUN_PTY, RP_RUN_STDIN */
+	unsigned rows, cols;   /* RP_RUN_PTY */
+	runner_output_fn *output;   /* NULL: the output is dropped */
+	void *arg;
+};
+
+struct runner_end {
+	enum rp_end how;
+	int code;              /* exit status, or the signal */
+	unsigned hit;          /* RP_HIT_*: the limits the runner saw hit */
+	uint64_t output;       /* bytes of output in all */
+	char message[256];     /* RP_END_NOT_STARTED: why (untrusted text) */
+};
+
+struct runner;
+
+/* Starts a session on fd (a stream socket to the runner; the session owns
+ * it from here on, failure included): HELLO both ways, the runner's
+ * version checked.  NULL with a message on failure. */
+struct runner *runner_open(int fd, double deadline, struct err *e);
+/* Ends the session: closes the channel (the runner then kills every
+ * process it started and exits).  r may be NULL. */
+void runner_close(struct runner *r);
+
+/* Changes RUNNER_SEND_SECONDS for this session (tests). */
+void runner_set_send_timeout(struct runner *r, double seconds);
+/* Why the session failed (RUNNER_OK while it has not). */
+enum runner_fault runner_fault(const struct runner *r);
+/* Whether the runner says it is PID 1 of its sandbox (the agent's data). */
+int runner_pid1(const struct runner *r);
+/* The channel, for a caller's poll loop (runner_step reads it). */
+int runner_fd(const struct runner *r);
+
+/* Sends RUN; returns the run's id (never 0), or 0 with a message.  The
+ * output goes to cmd->output while any call of the session waits. */
+uint32_t runner_start(struct runner *r, const struct runner_cmd *cmd, struct err *e);
+/* Waits for the run's END (the run's whole output delivered before it).
+ * -1 with a message when the runner refused the run or failed. */
+int runner_wait(struct runner *r, uint32_t id, double deadline, struct runner_end *end,
+                struct err *e);
+/* runner_start and runner_wait. */
+int runner_run(struct runner *r, const struct runner_cmd *cmd, double deadline,
+               struct runner_end *end, struct err *e);
+/* Handles what the runner sent until nothing more is there or the
+ * deadline, whichever first (a deadline in the past: what is there now).
+ * 1 when the run id has ended (0 for none), else 0; -1 on failure. */
+int runner_step(struct runner *r, uint32_t id, double deadline, struct err *e);
+
+/* Sends sig to a run's process group (id 0: every run).  An id the
+ * session never started is refused here; a run that ended meanwhile is no
+ * error. */
+int runner_kill(struct runner *r, uint32_t id, int sig, struct err *e);
+/* Input for a run started with RP_RUN_STDIN or RP_RUN_PTY (len 0: end of
+ * input, for pipes), in chunks of RP_CHUNK. */
+int runner_stdin(struct runner *r, uint32_t id, const void *data, size_t len,
+                 struct err *e);
+/* A new window size for a run's terminal. */
+int runner_resize(struct runner *r, uint32_t id, unsigned rows, unsigned cols,
+                  struct err *e);
+/* Asks for a run's output again from offset (a reader that lost its place:
+ * the callback gets it from there, without a gap or a repeat, and the
+ * live output goes on after it).  The runner keeps the last MiB of each
+ * of its last 64 runs; older offsets fail with a message (the session goes
+ * on), as do offsets past what was received. */
+int runner_watch(struct runner *r, uint32_t id, uint64_t offset, double deadline,
+                 struct err *e);
+
+/* Writes size bytes read from fd (from its current position) to path in
+ * the sandbox, with mode.  -1 with a message when the runner refuses (its
+ * message, the agent's data, quoted sanitized; the session goes on), fails,
+ * or fd ends early (the runner still waits for the rest: the session is
+ * over, runner_fault() says RUNNER_DIED). */
+int runner_file_put(struct runner *r, const char *path, unsigned mode, int fd, uint64_t size,
+                    double deadline, struct err *e);
+/* Copies path in the sandbox (a regular file, not a link) to fd, at most
+ * max bytes; returns its size (and the mode in *mode when not NULL), or -1
+ * with a message (a bigger file is refused by the runner, or is its lie). */
+int64_t runner_file_get(struct runner *r, const char *path, int fd, uint64_t max,
+                        unsigned *mode, double deadline, struct err *e);
+
+/* A PING answered by its PONG: the runner is alive and has handled every
+ * frame sent before. */
+int runner_ping(struct runner *r, double deadline, struct err *e);
+
+#endif
