@@ -17,7 +17,7 @@
 #include "buf.h"
 #include "bundle.h"
 #include "clock.h"
-#include "diff.h"
+#include "diffcache.h"
 #include "fsx.h"
 #include "gate.h"
 #include "gateway.h"
@@ -57,8 +57,12 @@ void pipeline_gate_prepare(struct run *r, struct gate_summary *g)
 	const struct repo_conf *repo = config_find_repo(r->job->cfg, t->repo);
 	struct err e = {{0}};
 	struct buf stat = {0};
-	if (diff_stat(r->mirror, r->base, r->head, &stat, &e) < 0)
+	/* The one diff pass of the round's change: the diffstat, and the
+	 * entry that paddock diff, the dashboard and the API then serve. */
+	char *diffs = paths_task_diffs(r->job->data_dir, t->id);
+	if (diffcache_stat(diffs, r->mirror, r->base, r->head, &stat, &e) < 0)
 		buf_printf(&stat, "(%s)", e.msg);
+	free(diffs);
 	g->diffstat = xstrdup(stat.data ? stat.data : "");
 	buf_free(&stat);
 	struct policy_finding *f = NULL;

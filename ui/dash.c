@@ -323,7 +323,7 @@ static const struct job_kind job_kinds[] = {
 	{ "gate", 2, gate_view_job, NULL },
 	{ "pick", 2, group_view_pick_job, NULL },
 	{ "shell", 2, shell_job, NULL },
-	{ "diff", 3, NULL, diff_view_produce },
+	{ "diff", 4, NULL, diff_view_produce },
 };
 
 static const struct job_kind *job_kind_find(const char *name)
