@@ -24,8 +24,10 @@
 #define DC_OFF_NFILES (DC_OFF_OPTS + DC_OPTS_MAX)
 #define DC_OFF_RAW (DC_OFF_NFILES + 8)
 #define DC_OFF_ZLEN (DC_OFF_RAW + 8)
-#define DC_OFF_CRC (DC_OFF_ZLEN + 8)
-#define DC_HEADER (DC_OFF_CRC + 8)
+#define DC_OFF_CRC (DC_OFF_ZLEN + 8)     /* CRC-32 of the body */
+#define DC_OFF_FCRC (DC_OFF_CRC + 4)    /* CRC-32 of the header before it
+                                           and of the compressed body */
+#define DC_HEADER (DC_OFF_FCRC + 4)
 /* A record's fixed part: old_mode, new_mode (4), old_size, new_size (8),
  * binary (4), ins, del (8), old_len, new_len (4), patch_len (8); then
  * the old path, the new path and the patch, each followed by a NUL. */
@@ -157,24 +159,45 @@ static int diffcache_slurp(const char *path, unsigned char **out, size_t *len)
 	return 0;
 }
 
+/* The CRC-32 a file of flen bytes must hold at DC_OFF_FCRC. */
+static uint32_t diffcache_fcrc(const unsigned char *file, size_t flen)
+{
+	uLong c = crc32(0L, Z_NULL, 0);
+	c = crc32(c, file, DC_OFF_FCRC);
+	return (uint32_t)crc32(c, file + DC_HEADER, (uInt)(flen - DC_HEADER));
+}
+
+/* The checks on a whole file before any of it is believed: this range
+ * and options, the length, and the checksum of every byte (the header's
+ * numbers and the compressed body), so that a short or damaged file is
+ * refused before anything is handed over. */
+static int diffcache_check(const unsigned char *file, size_t flen, const char *base,
+                           const char *head)
+{
+	unsigned char want[DC_HEADER];
+	diffcache_header(want, base, head, 0, 0, 0, 0);
+	if (memcmp(file, want, DC_OFF_NFILES) != 0)
+		return -1;   /* another format, range or options */
+	if (get64(file + DC_OFF_RAW) > DIFFCACHE_MAX ||
+	    get64(file + DC_OFF_ZLEN) != flen - DC_HEADER)
+		return -1;
+	return diffcache_fcrc(file, flen) == get32(file + DC_OFF_FCRC) ? 0 : -1;
+}
+
 int diffcache_load(const char *dir, const char *base, const char *head, char **out,
                    size_t *len, size_t *nfiles)
 {
 	char *path = diffcache_path(dir, base, head);
-	unsigned char *file = NULL, want[DC_HEADER];
+	unsigned char *file = NULL;
 	size_t flen = 0;
 	char *body = NULL;
 	int rc = -1;
 
-	if (!path || diffcache_slurp(path, &file, &flen) < 0)
+	if (!path || diffcache_slurp(path, &file, &flen) < 0 ||
+	    diffcache_check(file, flen, base, head) < 0)
 		goto out;
-	diffcache_header(want, base, head, 0, 0, 0, 0);
-	if (memcmp(file, want, DC_OFF_NFILES) != 0)
-		goto out;   /* another format, range or options */
 	uint64_t nf = get64(file + DC_OFF_NFILES), raw = get64(file + DC_OFF_RAW);
-	uint64_t zlen = get64(file + DC_OFF_ZLEN);
-	if (raw > DIFFCACHE_MAX || zlen != flen - DC_HEADER || get32(file + DC_OFF_CRC + 4) != 0)
-		goto out;
+	uint64_t zlen = flen - DC_HEADER;
 	body = xmalloc((size_t)raw + 1);
 	uLongf dlen = (uLongf)raw;
 	uLong slen = (uLong)zlen;
@@ -209,6 +232,87 @@ out:
 	return rc;
 }
 
+/* How many bytes the record at p (avail of them there) takes: 0 while
+ * its fixed part is not all there; SIZE_MAX when it cannot fit a body of
+ * raw bytes. */
+static size_t diffcache_record_len(const unsigned char *p, size_t avail, uint64_t raw)
+{
+	if (avail < DC_REC)
+		return 0;
+	uint64_t ol = get32(p + 44), nl = get32(p + 48), pl = get64(p + 52);
+	if (pl > raw)
+		return SIZE_MAX;
+	uint64_t n = DC_REC + ol + 1 + nl + 1 + pl + 1;
+	return n > raw ? SIZE_MAX : (size_t)n;
+}
+
+/* Hands over the files of a checked file (diffcache_check) as they are
+ * inflated: the first file long before the last is read, as diff_each
+ * hands them over.  0: all of them; -1: fn stopped (e set); -2: the body
+ * did not hold what the header says (not reached once the checksums
+ * matched), *handed files given. */
+static int diffcache_stream(const unsigned char *file, size_t flen, diff_file_fn fn,
+                            void *arg, size_t *handed, struct err *e)
+{
+	uint64_t raw = get64(file + DC_OFF_RAW), nf = get64(file + DC_OFF_NFILES), got = 0;
+	uint32_t crc = (uint32_t)crc32(0L, Z_NULL, 0);
+	struct buf w = {0};
+	size_t start = 0;
+	z_stream z;
+	int zr = Z_OK, rc = -2;
+
+	memset(&z, 0, sizeof(z));
+	if (inflateInit(&z) != Z_OK)
+		return -2;
+	z.next_in = (Bytef *)(uintptr_t)(file + DC_HEADER);
+	z.avail_in = (uInt)(flen - DC_HEADER);
+	while (zr != Z_STREAM_END) {
+		buf_grow(&w, 1 << 16);
+		z.next_out = (Bytef *)w.data + w.len;
+		z.avail_out = 1 << 16;
+		zr = inflate(&z, Z_NO_FLUSH);
+		size_t n = (1 << 16) - z.avail_out;
+		if ((zr != Z_OK && zr != Z_STREAM_END) || got + n > raw)
+			goto out;
+		crc = (uint32_t)crc32(crc, (const Bytef *)w.data + w.len, (uInt)n);
+		w.len += n;
+		got += n;
+		/* Every whole record so far. */
+		for (;;) {
+			size_t need = diffcache_record_len((unsigned char *)w.data + start,
+			                                   w.len - start, raw);
+			if (need == SIZE_MAX)
+				goto out;
+			if (!need || need > w.len - start)
+				break;
+			struct diff_file f;
+			const char *patch;
+			size_t plen, off = 0;
+			if (diffcache_record(w.data + start, need, &off, &f, &patch, &plen) < 0)
+				goto out;
+			if (fn(arg, &f, patch, plen, e) != 0) {
+				rc = e && e->msg[0] ? -1 : err_set(e, _("the diff was stopped"));
+				goto out;
+			}
+			(*handed)++;
+			start += need;
+		}
+		/* Keep only what is not handed over yet. */
+		if (start > (1 << 20)) {
+			memmove(w.data, w.data + start, w.len - start);
+			w.len -= start;
+			start = 0;
+		}
+	}
+	if (got == raw && start == w.len && *handed == nf && z.avail_in == 0 &&
+	    crc == get32(file + DC_OFF_CRC))
+		rc = 0;
+out:
+	inflateEnd(&z);
+	buf_free(&w);
+	return rc;
+}
+
 /* ------------------------------------------------------------ writing */
 
 /* An entry being written: the body deflated into a temporary file. */
@@ -218,7 +322,8 @@ struct diffcache_writer {
 	int fd;                        /* -1: nothing is kept */
 	char *tmp;
 	z_stream z;
-	uint32_t crc;
+	uint32_t crc;                  /* of the body */
+	uLong zcrc;                    /* of the compressed body written */
 	uint64_t raw, nfiles;
 	unsigned char out[1 << 16];
 };
@@ -259,6 +364,7 @@ static void diffcache_writer_open(struct diffcache_writer *w, const char *dir)
 	}
 	w->fd = fd;
 	w->crc = (uint32_t)crc32(0L, Z_NULL, 0);
+	w->zcrc = crc32(0L, Z_NULL, 0);
 	if (fsx_write_all(fd, zero, sizeof(zero)) < 0)
 		diffcache_writer_drop(w);
 }
@@ -286,6 +392,7 @@ static void diffcache_writer_add(struct diffcache_writer *w, const void *p, size
 			diffcache_writer_drop(w);
 			return;
 		}
+		w->zcrc = crc32(w->zcrc, w->out, (uInt)have);
 	} while (w->z.avail_out == 0 || (flush == Z_FINISH && zr != Z_STREAM_END));
 }
 
@@ -326,6 +433,8 @@ static void diffcache_writer_commit(struct diffcache_writer *w, const char *path
 	if (w->fd < 0)
 		return;
 	diffcache_header(h, base, head, w->nfiles, w->raw, (uint64_t)w->z.total_out, w->crc);
+	uLong hcrc = crc32(crc32(0L, Z_NULL, 0), h, DC_OFF_FCRC);
+	put32(h + DC_OFF_FCRC, (uint32_t)crc32_combine(hcrc, w->zcrc, (z_off_t)w->z.total_out));
 	if (pwrite(w->fd, h, sizeof(h), 0) != (ssize_t)sizeof(h) || rename(w->tmp, path) < 0) {
 		diffcache_writer_drop(w);
 		return;
@@ -339,21 +448,22 @@ static void diffcache_writer_commit(struct diffcache_writer *w, const char *path
 
 /* ------------------------------------------------------------ serving */
 
-/* Hands a checked body's files to fn in order. */
-static int diffcache_replay(const char *body, size_t len, diff_file_fn fn, void *arg,
-                            struct err *e)
+/* The caller's fn, past the files it already has. */
+struct diffcache_skip {
+	diff_file_fn fn;
+	void *arg;
+	size_t skip;
+};
+
+static int diffcache_skip_file(void *arg, const struct diff_file *f, const char *patch,
+                               size_t len, struct err *e)
 {
-	size_t off = 0;
-	while (off < len) {
-		struct diff_file f;
-		const char *patch;
-		size_t plen;
-		if (diffcache_record(body, len, &off, &f, &patch, &plen) < 0)
-			break;   /* diffcache_load checked every record: not reached */
-		if (fn(arg, &f, patch, plen, e) != 0)
-			return e && e->msg[0] ? -1 : err_set(e, _("the diff was stopped"));
+	struct diffcache_skip *s = arg;
+	if (s->skip) {
+		s->skip--;
+		return 0;
 	}
-	return 0;
+	return s->fn(s->arg, f, patch, len, e);
 }
 
 int diffcache_each(const char *dir, const char *mirror, const char *base, const char *head,
@@ -362,18 +472,26 @@ int diffcache_each(const char *dir, const char *mirror, const char *base, const 
 	char *path = diffcache_path(dir, base, head);
 	if (!path)
 		return diff_each(mirror, base, head, fn, arg, e);
-	char *body;
-	size_t len, nfiles;
+	unsigned char *file;
+	size_t flen, handed = 0;
 	int rc;
-	if (diffcache_load(dir, base, head, &body, &len, &nfiles) == 0) {
-		rc = diffcache_replay(body, len, fn, arg, e);
-		free(body);
-		free(path);
-		return rc;
+	struct diffcache_skip skip = { fn, arg, 0 };
+	if (diffcache_slurp(path, &file, &flen) == 0) {
+		rc = diffcache_check(file, flen, base, head) == 0
+		     ? diffcache_stream(file, flen, fn, arg, &handed, e) : -2;
+		free(file);
+		if (rc != -2) {
+			free(path);
+			return rc;
+		}
+		/* Refused: computed again and replaced, past what was handed
+		 * over (nothing, unless the body disagreed with checksums that
+		 * matched). */
+		skip.skip = handed;
 	}
 	struct diffcache_writer *w = xcalloc(1, sizeof(*w));
-	w->fn = fn;
-	w->arg = arg;
+	w->fn = diffcache_skip_file;
+	w->arg = &skip;
 	diffcache_writer_open(w, dir);
 	rc = diff_each(mirror, base, head, diffcache_writer_file, w, e);
 	if (rc == 0)

@@ -10,6 +10,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <git2.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <zlib.h>
 #include "buf.h"
 #include "tap.h"
 #include "testlib.h"
@@ -88,10 +91,51 @@ static void damaged(const char *what, const char *cmd)
 		return;
 	}
 	ok(!entry_sound(BASE, HEAD), "%s: the entry is not believed", what);
-	(void)served(GONE, BASE, HEAD, &rc);
-	ok(rc < 0, "%s: without the mirror nothing is served from it", what);
+	const char *got = served(GONE, BASE, HEAD, &rc);
+	ok(rc < 0 && strncmp(got, "error: ", 7) == 0,
+	   "%s: without the mirror nothing is served from it, not a file", what);
 	is_str(served(MIRROR, BASE, HEAD, &rc), want, "%s: computed again, the same bytes", what);
 	ok(entry_sound(BASE, HEAD), "%s: and kept again, sound", what);
+}
+
+/* Sets a number of the entry's header and its checksum to match, as if
+ * the writer had put it there: the checksums hold, the body disagrees. */
+static void forge(size_t off, unsigned width, uint64_t v)
+{
+	const char *path = testlib_keep(diffcache_path(DIR_, BASE, HEAD));
+	FILE *f = fopen(path, "r+b");
+	unsigned char h[224];
+	if (!f || fread(h, 1, sizeof(h), f) != sizeof(h)) {
+		ok(0, "the entry is read");
+		if (f)
+			fclose(f);
+		return;
+	}
+	for (unsigned i = 0; i < width; i++)
+		h[off + i] = (unsigned char)(v >> (8 * i));
+	uLong c = crc32(crc32(0L, Z_NULL, 0), h, 220);
+	unsigned char chunk[65536];
+	size_t n;
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		c = crc32(c, chunk, (uInt)n);
+	for (unsigned i = 0; i < 4; i++)
+		h[220 + i] = (unsigned char)(c >> (8 * i));
+	fseek(f, 0, SEEK_SET);
+	fwrite(h, 1, sizeof(h), f);
+	fclose(f);
+}
+
+/* An entry whose checksums hold but whose body disagrees with its header
+ * is found out only as it is read: the reader still gets every file
+ * once, the rest computed, and the entry is replaced. */
+static void forged(const char *what, size_t off, unsigned width, uint64_t v)
+{
+	const char *want = computed(BASE, HEAD);
+	int rc;
+	forge(off, width, v);
+	ok(!entry_sound(BASE, HEAD), "%s: the entry is not believed", what);
+	is_str(served(MIRROR, BASE, HEAD, &rc), want, "%s: every file once, the same bytes", what);
+	ok(rc == 0 && entry_sound(BASE, HEAD), "%s: and the entry replaced", what);
 }
 
 static void setup(void)
@@ -175,6 +219,14 @@ int main(void)
 	        "printf 'X' | dd of=\"$f\" bs=1 seek=144 conv=notrunc status=none");
 	damaged("a symlink to a sound entry",
 	        "cp \"$f\" ../elsewhere && rm \"$f\" && ln -s ../elsewhere \"$f\"");
+
+	char *body;
+	size_t blen, nf = 0;
+	if (diffcache_load(DIR_, BASE, HEAD, &body, &blen, &nf) == 0)
+		free(body);
+	forged("a file count one too many", 192, 8, nf + 1);
+	forged("a file count one too few", 192, 8, nf - 1);
+	forged("the body's checksum wrong", 216, 4, 12345);
 
 	/* A reader that stops early keeps nothing. */
 	testlib_rm_rf(DIR_);
