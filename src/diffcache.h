@@ -12,16 +12,22 @@
  *
  * A file is a header (a magic with the format's version, both commits,
  * the options, the number of files, the body's length before and after
- * compression and its CRC-32), then the body compressed with zlib: per
+ * compression, the body's CRC-32, and a CRC-32 of the header's numbers
+ * and the compressed body), then the body compressed with zlib: per
  * file, its fields in little-endian and its paths and patch.  It is
  * written to a temporary file in the same folder and renamed into place,
  * so a reader sees a whole file or none; it is not synced, so after a
- * crash it may be empty or short.  A file is believed only after all of
- * it has been read back and checked (header, lengths, checksum, every
- * record within the body); anything else (short, corrupt, another range
- * or options, over the size cap) is ignored, computed again from the
- * mirror and replaced.  Nothing is handed to a caller before the check,
- * so a bad file is never partly served.
+ * crash it may be empty or short.  A reader reads the whole file and
+ * checks it before handing anything over (this range and options, the
+ * length, the checksum of every byte); a file that fails (short,
+ * damaged, another range or options, a link, over the size cap) is
+ * ignored, computed again from the mirror and replaced, so a bad file is
+ * never partly served.  Then each file goes to the caller as soon as it
+ * is inflated (the first screen does not wait for the last file), each
+ * record checked to lie within the body; should the body still disagree
+ * with its header (the body's checksum, the count, a record), the rest
+ * is computed from the mirror past the files handed over, and the entry
+ * replaced.
  *
  * Only ranges of two full hexadecimal object ids are kept (a name or a
  * short id may move); others are computed every time. */
@@ -63,7 +69,8 @@ int diffcache_stat(const char *dir, const char *mirror, const char *base, const 
  * range is not kept (not two full object ids). */
 char *diffcache_path(const char *dir, const char *base, const char *head);
 
-/* Reads the entry for base..head in dir and checks all of it: 0 with
+/* Reads the entry for base..head in dir and checks all of it, body
+ * included (what diffcache_each believes, and more): 0 with
  * *out holding the body (free with free()) and *len, *nfiles set; -1
  * when there is none or it is unsound (missing, short, corrupt, another
  * range or options). */
