@@ -15,7 +15,7 @@
 #include "buf.h"
 #include "clock.h"
 #include "config.h"
-#include "diff.h"
+#include "diffcache.h"
 #include "fsx.h"
 #include "gate.h"
 #include "group.h"
@@ -618,11 +618,13 @@ int cmd_diff(int argc, char **argv)
 		                  "the agent's work is handed back"), t.id, task_status_label(t.status));
 	} else {
 		char *mirror = mirror_path(tv.data, t.repo);
+		char *diffs = paths_task_diffs(tv.data, t.id);
 		struct diff_out o = { isatty(fileno(stdout)) };
-		if (diff_each(mirror, from, to, diff_out_file, &o, &e) < 0)
+		if (diffcache_each(diffs, mirror, from, to, diff_out_file, &o, &e) < 0)
 			rc = cli_die(1, "%s", e.msg);
 		else if (fflush(stdout) != 0)
 			rc = cli_die(1, _("cannot write the diff: %s"), strerror(errno));
+		free(diffs);
 		free(mirror);
 	}
 	free(from);

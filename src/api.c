@@ -26,7 +26,7 @@
 
 #include "buf.h"
 #include "clock.h"
-#include "diff.h"
+#include "diffcache.h"
 #include "gate.h"
 #include "ghsync.h"
 #include "group.h"
@@ -693,8 +693,10 @@ static enum MHD_Result get_diff(struct api *a, struct MHD_Connection *c, struct 
 	char *mem = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&mem, &len);
-	int drc = diff_write(mirror, from, to, f, &e);
+	char *diffs = paths_task_diffs(a->data_dir, t->id);
+	int drc = diffcache_write(diffs, mirror, from, to, f, &e);
 	fclose(f);
+	free(diffs);
 	free(mirror);
 	task_rounds_free(r, nr);
 	if (drc < 0) {

@@ -451,17 +451,10 @@ int diff_stat_mode(const struct diff_file *f, struct buf *out)
 	return 1;
 }
 
-/* The files of a diff, kept for a diffstat of the whole. */
-struct diff_stat_ctx {
-	struct diff_stat st;
-	struct diff_file *v;
-	size_t n, cap;
-};
-
-static int diff_stat_file(void *arg, const struct diff_file *f, const char *patch, size_t len,
-                          struct err *e)
+int diff_stat_list_file(void *arg, const struct diff_file *f, const char *patch, size_t len,
+                        struct err *e)
 {
-	struct diff_stat_ctx *c = arg;
+	struct diff_stat_list *c = arg;
 	(void)patch, (void)len, (void)e;
 	if (c->n == c->cap) {
 		c->cap = c->cap ? c->cap * 2 : 16;
@@ -475,22 +468,32 @@ static int diff_stat_file(void *arg, const struct diff_file *f, const char *patc
 	return 0;
 }
 
+void diff_stat_list_write(const struct diff_stat_list *l, struct buf *out)
+{
+	for (size_t i = 0; i < l->n; i++)
+		diff_stat_line(&l->st, &l->v[i], 80, out);
+	diff_stat_summary(&l->st, out);
+	for (size_t i = 0; i < l->n; i++)
+		diff_stat_mode(&l->v[i], out);
+}
+
+void diff_stat_list_free(struct diff_stat_list *l)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		free((char *)l->v[i].old_path);
+		free((char *)l->v[i].new_path);
+	}
+	free(l->v);
+	memset(l, 0, sizeof(*l));
+}
+
 int diff_stat(const char *mirror, const char *base, const char *head, struct buf *out,
               struct err *e)
 {
-	struct diff_stat_ctx c = {0};
-	int rc = diff_each(mirror, base, head, diff_stat_file, &c, e);
-	if (rc == 0) {
-		for (size_t i = 0; i < c.n; i++)
-			diff_stat_line(&c.st, &c.v[i], 80, out);
-		diff_stat_summary(&c.st, out);
-		for (size_t i = 0; i < c.n; i++)
-			diff_stat_mode(&c.v[i], out);
-	}
-	for (size_t i = 0; i < c.n; i++) {
-		free((char *)c.v[i].old_path);
-		free((char *)c.v[i].new_path);
-	}
-	free(c.v);
+	struct diff_stat_list c = {0};
+	int rc = diff_each(mirror, base, head, diff_stat_list_file, &c, e);
+	if (rc == 0)
+		diff_stat_list_write(&c, out);
+	diff_stat_list_free(&c);
 	return rc;
 }

@@ -49,6 +49,19 @@ void diff_stat_add(struct diff_stat *s, const struct diff_file *f);
 /* " path | 12 +++---\n", bars scaled to fit width columns. */
 void diff_stat_line(const struct diff_stat *s, const struct diff_file *f, size_t width,
                     struct buf *out);
+/* The files of a diff kept for a diffstat of the whole, as diff_stat
+ * writes it: diff_stat_list_file is a diff_file_fn (arg: the list, zeroed
+ * first); diff_stat_list_write appends the lines; diff_stat_list_free
+ * frees what the list holds. */
+struct diff_stat_list {
+	struct diff_stat st;
+	struct diff_file *v;           /* the paths are the list's copies */
+	size_t n, cap;
+};
+int diff_stat_list_file(void *arg, const struct diff_file *f, const char *patch, size_t len,
+                        struct err *e);
+void diff_stat_list_write(const struct diff_stat_list *l, struct buf *out);
+void diff_stat_list_free(struct diff_stat_list *l);
 /* " 3 files changed, 5 insertions(+), 2 deletions(-)\n" */
 void diff_stat_summary(const struct diff_stat *s, struct buf *out);
 /* " create mode 100644 path\n" and the like; 0 (nothing added) when the

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "diff.h"
+#include "diffcache.h"
 #include "fsx.h"
 #include "i18n.h"
 #include "paths.h"
@@ -36,9 +36,13 @@ static void member_change(const char *data_dir, struct group_member *m)
 	if (!data_dir || !t->base || !t->head)
 		return;
 	char *mirror = paths_mirror(data_dir, t->repo);
+	char *diffs = paths_task_diffs(data_dir, t->id);
 	struct change_sum c = {0};
 	struct err e = {{0}};
-	if (diff_each(mirror, t->base, t->head, change_add, &c, &e) == 0) {
+	/* The gate kept this range's diff (diffcache.h). */
+	int rc = diffcache_each(diffs, mirror, t->base, t->head, change_add, &c, &e);
+	free(diffs);
+	if (rc == 0) {
 		m->has_change = 1;
 		m->files = c.files;
 		m->ins = c.ins;

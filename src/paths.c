@@ -242,3 +242,8 @@ char *paths_task_shell_gate(const char *data, const char *id)
 {
 	return task_file(data, id, "shell-gate.json");
 }
+
+char *paths_task_diffs(const char *data, const char *id)
+{
+	return task_file(data, id, "diffs");
+}

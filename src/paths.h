@@ -29,6 +29,8 @@
  *       push.lock            held while a push runs           paths_task_push_lock
  *       shell.sock           the kept sandbox's shell (shell.h) paths_task_shell_socket
  *       shell-gate.json      a reviewer's round's gate summary  paths_task_shell_gate
+ *       diffs/               the kept diffs of its ranges     paths_task_diffs
+ *         <base>-<head>.<options> and its .tmp-* (diffcache.c names them)
  *   groups/                                                   paths_groups_dir
  *     <id>.lock              held while a pick of best-of-N   paths_group_lock
  *                            group id runs (group.c)
@@ -83,5 +85,6 @@ char *paths_task_home_session(const char *data, const char *id);
 char *paths_task_push_lock(const char *data, const char *id);
 char *paths_task_shell_socket(const char *data, const char *id);
 char *paths_task_shell_gate(const char *data, const char *id);
+char *paths_task_diffs(const char *data, const char *id);
 
 #endif

@@ -17,7 +17,7 @@
 #include "buf.h"
 #include "bundle.h"
 #include "clock.h"
-#include "diff.h"
+#include "diffcache.h"
 #include "fsx.h"
 #include "gate.h"
 #include "gateway.h"
@@ -48,25 +48,53 @@ static double task_budget(const struct run *r)
 	return t->budget >= 0 ? t->budget : r->job->cfg->limits.budget;
 }
 
+/* What the gate's one pass over the round's diff feeds: the diffstat and
+ * the policy's line scans. */
+struct gate_pass {
+	struct diff_stat_list stat;
+	struct policy_run *policy;     /* NULL: the policy could not start */
+};
+
+static int gate_pass_file(void *arg, const struct diff_file *f, const char *patch, size_t len,
+                          struct err *e)
+{
+	struct gate_pass *p = arg;
+	diff_stat_list_file(&p->stat, f, patch, len, e);
+	return p->policy ? policy_file(p->policy, f, patch, len, e) : 0;
+}
+
 /* The parts of the round's gate summary that need only the imported
  * work, computed while the verification runs: the diffstat and the
- * policy's findings. */
+ * policy's findings, from one pass over the diff that also keeps it for
+ * paddock diff, the dashboard and the API (diffcache.h). */
 void pipeline_gate_prepare(struct run *r, struct gate_summary *g)
 {
 	const struct task_row *t = r->job->task;
 	const struct repo_conf *repo = config_find_repo(r->job->cfg, t->repo);
-	struct err e = {{0}};
+	struct err e = {{0}}, pe = {{0}};
 	struct buf stat = {0};
-	if (diff_stat(r->mirror, r->base, r->head, &stat, &e) < 0)
+	struct gate_pass pass = {0};
+	struct policy_secrets sec = policy_secrets_collect(r->job->cfg);
+	int prc = policy_begin(r->mirror, r->base, r->head, repo, &sec, &pass.policy, &pe);
+	char *diffs = paths_task_diffs(r->job->data_dir, t->id);
+	int drc = diffcache_each(diffs, r->mirror, r->base, r->head, gate_pass_file, &pass, &e);
+	free(diffs);
+	if (drc < 0)
 		buf_printf(&stat, "(%s)", e.msg);
+	else
+		diff_stat_list_write(&pass.stat, &stat);
+	diff_stat_list_free(&pass.stat);
 	g->diffstat = xstrdup(stat.data ? stat.data : "");
 	buf_free(&stat);
 	struct policy_finding *f = NULL;
 	size_t nf = 0;
-	struct policy_secrets sec = policy_secrets_collect(r->job->cfg);
-	if (policy_check(r->mirror, r->base, r->head, repo, &sec, &f, &nf, &e) < 0) {
+	if (prc < 0 || drc < 0) {
 		/* A check that cannot run blocks: nothing unchecked is pushed. */
-		gate_summary_add_finding(g, "policy:error", "policy", POLICY_BLOCK, "", e.msg);
+		gate_summary_add_finding(g, "policy:error", "policy", POLICY_BLOCK, "",
+		                         prc < 0 ? pe.msg : e.msg);
+		policy_run_free(pass.policy);
+	} else {
+		policy_end(pass.policy, &f, &nf);
 	}
 	free((void *)sec.values);
 	for (size_t i = 0; i < nf; i++)

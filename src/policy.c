@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "buf.h"
+#include "diff.h"
 #include "gitlib.h"
 #include "i18n.h"
 #include "sanitize.h"
@@ -617,56 +618,72 @@ static void policy_report_hidden(struct policy_ctx *c, enum policy_rule rule, co
 		           h->first_line, what);
 }
 
-/* The rules on added lines (secrets, controls, invisible), in one pass
- * over the file's patch: at most one finding per rule and file. */
-static int policy_check_lines(struct policy_ctx *c, git_diff *diff, size_t idx,
-                              const git_diff_delta *d, const char *path, struct err *e)
+/* One added line of a patch: its content (what libgit2 has as the line,
+ * its newline included where the file has one) and its number. */
+static void policy_scan_line(struct policy_ctx *c, const char *line, size_t len, int lineno,
+                             struct policy_hits *sec, struct policy_hits *ctl,
+                             struct policy_hits *inv)
 {
-	git_patch *patch = NULL;
-	size_t nhunks;
-	struct policy_hits sec = { 0 }, ctl = { 0 }, inv = { 0 };
-	int want_sec = policy_on(c, POLICY_SECRETS);
-	int want_ctl = policy_on(c, POLICY_CONTROLS);
-	int want_inv = policy_on(c, POLICY_INVISIBLE);
-
-	if (!want_sec && !want_ctl && !want_inv)
-		return 0;
-	if (!policy_is_file(d->new_file.mode) && d->new_file.mode != GIT_FILEMODE_LINK)
-		return 0;
-	if (git_patch_from_diff(&patch, diff, idx) < 0)
-		return err_set(e, _("cannot compute the diff of %s: %s"), path, policy_git_errmsg());
-	if (!patch)
-		return 0;
-	/* Binary files have no lines (the size rule still sees them). */
-	nhunks = git_patch_num_hunks(patch);
-	for (size_t h = 0; h < nhunks; h++) {
-		int nlines = git_patch_num_lines_in_hunk(patch, h);
-		for (int l = 0; l < nlines; l++) {
-			const git_diff_line *line;
-			if (git_patch_get_line_in_hunk(&line, patch, h, (size_t)l) < 0)
-				continue;
-			if (line->origin != GIT_DIFF_LINE_ADDITION)
-				continue;
-			if (want_sec) {
-				int kind = policy_line_secret(c, line->content, line->content_len);
-				if (kind >= 0)
-					policy_hit(&sec, line->new_lineno, kind, NULL);
-			}
-			if (want_ctl || want_inv) {
-				struct sanitize_hidden hc, hi;
-				sanitize_scan(line->content, line->content_len, 0, &hc, &hi);
-				if (want_ctl && hc.kind != SANITIZE_HIDDEN_NONE)
-					policy_hit(&ctl, line->new_lineno, 0, &hc);
-				if (want_inv && hi.kind != SANITIZE_HIDDEN_NONE)
-					policy_hit(&inv, line->new_lineno, 0, &hi);
-			}
-		}
+	if (policy_on(c, POLICY_SECRETS)) {
+		int kind = policy_line_secret(c, line, len);
+		if (kind >= 0)
+			policy_hit(sec, lineno, kind, NULL);
 	}
-	git_patch_free(patch);
+	if (policy_on(c, POLICY_CONTROLS) || policy_on(c, POLICY_INVISIBLE)) {
+		struct sanitize_hidden hc, hi;
+		sanitize_scan(line, len, 0, &hc, &hi);
+		if (policy_on(c, POLICY_CONTROLS) && hc.kind != SANITIZE_HIDDEN_NONE)
+			policy_hit(ctl, lineno, 0, &hc);
+		if (policy_on(c, POLICY_INVISIBLE) && hi.kind != SANITIZE_HIDDEN_NONE)
+			policy_hit(inv, lineno, 0, &hi);
+	}
+}
+
+/* The new side's first line number in a hunk header "@@ -a,b +c,d @@". */
+static int policy_hunk_start(const char *p, size_t len)
+{
+	const char *plus = memchr(p, '+', len);
+	long v = 0;
+	if (!plus)
+		return 0;
+	for (const char *q = plus + 1; q < p + len && *q >= '0' && *q <= '9' && v < INT32_MAX; q++)
+		v = v * 10 + (*q - '0');
+	return (int)v;
+}
+
+/* The rules on added lines (secrets, controls, invisible), in one pass
+ * over a file's patch text as diff.h has it (libgit2's, with a "\ No
+ * newline at end of file" line after a last line without one): at most
+ * one finding per rule and file. */
+static void policy_check_lines(struct policy_ctx *c, const char *path, const char *patch,
+                               size_t len)
+{
+	struct policy_hits sec = { 0 }, ctl = { 0 }, inv = { 0 };
+	const char *p = patch, *end = patch + len;
+	int in_hunk = 0, lineno = 0;
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *next = nl ? nl + 1 : end;
+		size_t n = (size_t)(next - p);
+		if (n >= 2 && p[0] == '@' && p[1] == '@') {
+			in_hunk = 1;
+			lineno = policy_hunk_start(p, n);
+		} else if (in_hunk && p[0] == '+') {
+			/* The newline is the marker's when a "\" line follows. */
+			size_t cl = n - 1;
+			if (nl && next < end && *next == '\\')
+				cl--;
+			policy_scan_line(c, p + 1, cl, lineno, &sec, &ctl, &inv);
+			lineno++;
+		} else if (in_hunk && p[0] == ' ') {
+			lineno++;
+		}
+		p = next;
+	}
 	policy_report_secrets(c, path, &sec);
 	policy_report_hidden(c, POLICY_CONTROLS, path, &ctl);
 	policy_report_hidden(c, POLICY_INVISIBLE, path, &inv);
-	return 0;
 }
 
 static int policy_check_delta(struct policy_ctx *c, git_diff *diff, size_t idx, struct err *e)
@@ -697,8 +714,7 @@ static int policy_check_delta(struct policy_ctx *c, git_diff *diff, size_t idx, 
 	if (d->status == GIT_DELTA_ADDED &&
 	    (policy_on(c, POLICY_CONTROLS) || policy_on(c, POLICY_INVISIBLE)))
 		policy_check_path_chars(c, path);
-	if (policy_check_lines(c, diff, idx, d, path, e) < 0)
-		return -1;
+	/* The added lines come from the patches (policy_run_file). */
 	return 0;
 }
 
@@ -828,74 +844,129 @@ static void policy_compile(struct policy_ctx *c)
 	}
 }
 
-int policy_check(const char *mirror, const char *base, const char *head,
-                 const struct repo_conf *r, const struct policy_secrets *secrets,
-                 struct policy_finding **out, size_t *n, struct err *e)
-{
+/* A check under way: the context, and the tree diff's verdicts kept
+ * until the patches come. */
+struct policy_run {
 	struct policy_ctx c;
+};
+
+void policy_run_free(struct policy_run *run)
+{
+	if (!run)
+		return;
+	policy_findings_free(run->c.list.v, run->c.list.n);
+	for (size_t k = 0; k < POLICY_NPATTERNS; k++) {
+		pcre2_match_data_free(run->c.md[k]);
+		pcre2_code_free(run->c.re[k]);
+	}
+	git_odb_free(run->c.odb);
+	git_repository_free(run->c.repo);
+	free(run);
+}
+
+int policy_begin(const char *mirror, const char *base, const char *head,
+                 const struct repo_conf *r, const struct policy_secrets *secrets,
+                 struct policy_run **out, struct err *e)
+{
+	struct policy_run *run = xcalloc(1, sizeof(*run));
+	struct policy_ctx *c = &run->c;
 	git_tree *ta = NULL, *tb = NULL;
 	git_diff *diff = NULL;
 	git_diff_options opts;
 	git_oid base_oid, head_oid;
 	int rc = -1;
 
-	memset(&c, 0, sizeof(c));
-	c.r = r;
-	c.secrets = secrets;
+	c->r = r;
+	c->secrets = secrets;
 	gitlib_init();
-	if (git_repository_open_bare(&c.repo, mirror) < 0) {
+	if (git_repository_open_bare(&c->repo, mirror) < 0) {
 		err_set(e, _("cannot open the mirror %s: %s"), mirror, policy_git_errmsg());
 		goto out;
 	}
-	if (git_repository_odb(&c.odb, c.repo) < 0) {
+	if (git_repository_odb(&c->odb, c->repo) < 0) {
 		err_set(e, _("cannot open the objects of the mirror %s: %s"), mirror,
 		        policy_git_errmsg());
 		goto out;
 	}
-	if (policy_resolve(c.repo, base, &base_oid, &ta, e) < 0 ||
-	    policy_resolve(c.repo, head, &head_oid, &tb, e) < 0)
+	if (policy_resolve(c->repo, base, &base_oid, &ta, e) < 0 ||
+	    policy_resolve(c->repo, head, &head_oid, &tb, e) < 0)
 		goto out;
 
+	/* The deltas only, no patches: a file that becomes a symlink (or a
+	 * submodule) stays one delta, so that the new side is checked as
+	 * what it is. */
 	git_diff_options_init(&opts, GIT_DIFF_OPTIONS_VERSION);
-	/* A file that becomes a symlink (or a submodule) stays one delta, so
-	 * that the new side is checked as what it is. */
 	opts.flags = GIT_DIFF_INCLUDE_TYPECHANGE;
-	opts.max_size = POLICY_SCAN_MAX;
-	opts.context_lines = 0;
-	if (treediff_diff(&diff, c.repo, ta, tb, &opts) < 0) {
+	if (treediff_diff(&diff, c->repo, ta, tb, &opts) < 0) {
 		err_set(e, _("cannot compute the diff %s..%s: %s"), base, head, policy_git_errmsg());
 		goto out;
 	}
-	if (policy_on(&c, POLICY_SECRETS))
-		policy_compile(&c);
+	if (policy_on(c, POLICY_SECRETS))
+		policy_compile(c);
 	for (size_t i = 0, nd = git_diff_num_deltas(diff); i < nd; i++)
-		if (policy_check_delta(&c, diff, i, e) < 0)
+		if (policy_check_delta(c, diff, i, e) < 0)
 			goto out;
-	if (policy_on(&c, POLICY_AUTHORS) && policy_check_authors(&c, &base_oid, &head_oid, e) < 0)
+	if (policy_on(c, POLICY_AUTHORS) && policy_check_authors(c, &base_oid, &head_oid, e) < 0)
 		goto out;
-
-	policy_finish(&c.list);
-	if (c.list.n) {
-		*out = xrealloc(*out, (*n + c.list.n) * sizeof(**out));
-		memcpy(*out + *n, c.list.v, c.list.n * sizeof(*c.list.v));
-		*n += c.list.n;
-		free(c.list.v);
-		c.list.v = NULL;
-		c.list.n = 0;
-	}
 	rc = 0;
 out:
-	policy_findings_free(c.list.v, c.list.n);
-	for (size_t k = 0; k < POLICY_NPATTERNS; k++) {
-		pcre2_match_data_free(c.md[k]);
-		pcre2_code_free(c.re[k]);
-	}
 	git_diff_free(diff);
 	git_tree_free(ta);
 	git_tree_free(tb);
-	git_odb_free(c.odb);
-	git_repository_free(c.repo);
+	if (rc < 0) {
+		policy_run_free(run);
+		run = NULL;
+	}
+	*out = run;
 	return rc;
+}
+
+int policy_file(void *arg, const struct diff_file *f, const char *patch, size_t len,
+                struct err *e)
+{
+	struct policy_run *run = arg;
+	struct policy_ctx *c = &run->c;
+	(void)e;
+	/* What the change adds to a text file or link: not a deleted file,
+	 * a submodule or a binary, nor a blob too large to read. */
+	if (!policy_is_file(f->new_mode) && f->new_mode != GIT_FILEMODE_LINK)
+		return 0;
+	if (f->binary || f->new_size > POLICY_SCAN_MAX)
+		return 0;
+	if (policy_on(c, POLICY_SECRETS) || policy_on(c, POLICY_CONTROLS) ||
+	    policy_on(c, POLICY_INVISIBLE))
+		policy_check_lines(c, f->new_path, patch, len);
+	return 0;
+}
+
+int policy_end(struct policy_run *run, struct policy_finding **out, size_t *n)
+{
+	struct policy_ctx *c = &run->c;
+	policy_finish(&c->list);
+	if (c->list.n) {
+		*out = xrealloc(*out, (*n + c->list.n) * sizeof(**out));
+		memcpy(*out + *n, c->list.v, c->list.n * sizeof(*c->list.v));
+		*n += c->list.n;
+		free(c->list.v);
+		c->list.v = NULL;
+		c->list.n = 0;
+	}
+	policy_run_free(run);
+	return 0;
+}
+
+int policy_check(const char *mirror, const char *base, const char *head,
+                 const struct repo_conf *r, const struct policy_secrets *secrets,
+                 struct policy_finding **out, size_t *n, struct err *e)
+{
+	struct policy_run *run;
+	if (policy_begin(mirror, base, head, r, secrets, &run, e) < 0)
+		return -1;
+	if (diff_each(mirror, base, head, policy_file, run, e) < 0) {
+		policy_run_free(run);
+		return -1;
+	}
+	return policy_end(run, out, n);
 }
 
 /* ---- secrets paddock holds ---- */

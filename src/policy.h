@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 #include "config.h"
+#include "diff.h"
 #include "err.h"
 
 struct policy_finding {
@@ -55,6 +56,9 @@ struct policy_secrets {
  *              characters, variation selectors: sanitize.h's list);
  *   authors    a commit whose author is not "paddock agent
  *              <agent@paddock.invalid>" (the sandbox's identity).
+ * The line scans read the patches of base..head as diff.h computes it
+ * (renames detected): a renamed file's added lines are the lines the
+ * change adds to it.
  * Deny globs match the whole path: `**` is any number of components, `*`
  * and `?` do not cross '/', `[...]` is a set; a leading '/' is ignored and
  * a trailing '/' means everything below.  Added, changed and deleted paths
@@ -70,6 +74,24 @@ struct policy_secrets {
 int policy_check(const char *mirror, const char *base, const char *head,
                  const struct repo_conf *r, const struct policy_secrets *secrets,
                  struct policy_finding **out, size_t *n, struct err *e);
+
+/* policy_check in parts, for a caller that has the diff's patches anyway
+ * (the gate's one pass, diffcache.h): policy_begin runs every check that
+ * needs no patch (a tree diff of the deltas only, and the authors) and
+ * returns the run in *run; policy_file, a diff_file_fn (diff.h) given the
+ * run, scans the added lines of each file of diff_each(mirror, base,
+ * head), as policy_check does; policy_end appends the findings to *out
+ * and *n as policy_check does and frees the run.  policy_run_free frees
+ * a run that does not reach policy_end.  On error policy_begin sets e and
+ * leaves *run NULL. */
+struct policy_run;
+int policy_begin(const char *mirror, const char *base, const char *head,
+                 const struct repo_conf *r, const struct policy_secrets *secrets,
+                 struct policy_run **run, struct err *e);
+int policy_file(void *run, const struct diff_file *f, const char *patch, size_t len,
+                struct err *e);
+int policy_end(struct policy_run *run, struct policy_finding **out, size_t *n);
+void policy_run_free(struct policy_run *run);
 void policy_findings_free(struct policy_finding *f, size_t n);
 /* 1 if path matches the deny glob pattern (syntax above). */
 int policy_glob_match(const char *pattern, const char *path);

@@ -9,6 +9,7 @@
 
 #include "buf.h"
 #include "config.h"
+#include "diffcache.h"
 #include "err.h"
 #include "policy.h"
 #include "tap.h"
@@ -644,6 +645,61 @@ static void test_mixed(void)
 	buf_free(&b);
 }
 
+/* The line scans read the diff's patches (renames detected), as the gate's
+ * one pass hands them over (policy_begin, policy_file, policy_end). */
+static void test_renames_and_pass(void)
+{
+	struct repo_conf r = conf();
+	struct buf b = { 0 };
+
+	start("renames", BASE);
+	for (int i = 1; i <= 40; i++)
+		buf_printf(&b, "line_%d = %d\n", i, i);
+	put("long.py", b.data);
+	const char *base2 = commit(NULL);
+	buf_free(&b);
+	/* long.py moved, a token put in at line 10; legacy.py (whose token
+	 * the base has) moved as it is; a token on a last line without a
+	 * newline. */
+	testlib_sh("cd '%s' && git mv long.py moved.py && git mv legacy.py legacy2.py && "
+	           "sed -i '10s/.*/KEY = \"%s\"/' moved.py && printf 'a\\nb\\nK = \"%s\"' >tail.py",
+	           WORK, GH_TOKEN, GH_TOKEN);
+	const char *head = commit(NULL);
+	ok(check(base2, head, &r, NULL) == 0, "renames: the check runs");
+	ok(strstr(detail("secrets:moved.py"), "line 10") != NULL,
+	   "renames: a token the change adds to a renamed file, at its line (%s)",
+	   detail("secrets:moved.py"));
+	ok(find("secrets:legacy2.py") == NULL,
+	   "renames: a file moved as it is adds no line (its token is the base's)");
+	ok(strstr(detail("secrets:tail.py"), "line 3") != NULL,
+	   "renames: a last line without a newline is scanned (%s)", detail("secrets:tail.py"));
+
+	/* The gate's way: the same findings from one pass through diffcache,
+	 * computed, then again from the kept entry. */
+	const char *dir = testlib_fmt("%s/diffs-renames", T);
+	for (int round = 0; round < 2; round++) {
+		struct policy_run *run = NULL;
+		struct policy_finding *out = NULL;
+		size_t n = 0;
+		struct err e = {{0}};
+		int rc = policy_begin(MIRROR, base2, head, &r, NULL, &run, &e);
+		if (rc == 0)
+			rc = diffcache_each(dir, MIRROR, base2, head, policy_file, run, &e);
+		if (rc == 0)
+			policy_end(run, &out, &n);
+		else
+			policy_run_free(run);
+		int same = rc == 0 && n == NF;
+		for (size_t i = 0; same && i < n; i++)
+			same = !strcmp(out[i].name, F[i].name) && !strcmp(out[i].detail, F[i].detail);
+		ok(same, "renames: policy_begin, policy_file and policy_end through diffcache%s: "
+		   "policy_check's findings", round ? " (the kept entry)" : "");
+		policy_findings_free(out, n);
+	}
+	ok(access(testlib_keep(diffcache_path(dir, base2, head)), F_OK) == 0,
+	   "renames: the pass kept the diff");
+}
+
 static void test_clean_and_errors(void)
 {
 	struct repo_conf r = conf();
@@ -753,6 +809,7 @@ int main(void)
 	test_authors();
 	test_hidden();
 	test_mixed();
+	test_renames_and_pass();
 	test_clean_and_errors();
 	test_collect();
 

@@ -308,8 +308,12 @@ static void input_finish(struct dash *d, int ok)
 
 /* ---- background jobs ---- */
 
+/* The most arguments a job kind takes (job_start's argv). */
+#define JOB_ARGS_MAX 4
+
 /* What a job runs: a background action (a message back, '0' or '1'
- * first) or an async producer (its output back), by name. */
+ * first) or an async producer (its output back), by name; nargs is
+ * JOB_ARGS_MAX at most. */
 struct job_kind {
 	const char *name;
 	size_t nargs;
@@ -323,7 +327,7 @@ static const struct job_kind job_kinds[] = {
 	{ "gate", 2, gate_view_job, NULL },
 	{ "pick", 2, group_view_pick_job, NULL },
 	{ "shell", 2, shell_job, NULL },
-	{ "diff", 3, NULL, diff_view_produce },
+	{ "diff", 4, NULL, diff_view_produce },
 };
 
 static const struct job_kind *job_kind_find(const char *name)
@@ -367,7 +371,8 @@ static struct job *job_start(struct ui *u, const struct job_run *r, struct err *
 	char out_s[16], cfd_s[16];
 	snprintf(out_s, sizeof out_s, "%d", p[1]);
 	snprintf(cfd_s, sizeof cfd_s, "%d", cfd);
-	const char *argv[16];
+	/* Twelve of its own, the kind's arguments and the NULL. */
+	const char *argv[12 + JOB_ARGS_MAX + 1];
 	size_t n = 0;
 	argv[n++] = "paddock";
 	argv[n++] = "dashboard-job";
@@ -383,6 +388,8 @@ static struct job *job_start(struct ui *u, const struct job_run *r, struct err *
 	argv[n++] = "--out-fd";
 	argv[n++] = out_s;
 	argv[n++] = "--";
+	if (k && k->nargs > JOB_ARGS_MAX)
+		abort();   /* a bug in job_kinds */
 	for (size_t i = 0; k && i < k->nargs; i++)
 		argv[n++] = r->args[i];
 	argv[n] = NULL;

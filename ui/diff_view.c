@@ -5,8 +5,9 @@
  * between files and hunks, rounds, the interdiff since the last review,
  * word highlights, pcre2 search, and notes on a line.
  *
- * The diff streams in: a child computes it file by file (diff_each, once
- * for the file list and the patch alike) and writes each file as it is
+ * The diff streams in: a child reads it from the task's kept diffs, or
+ * computes it file by file where none is kept (diffcache_each, once for
+ * the file list and the patch alike), and writes each file as it is
  * done; the view appends the file's patch text to one buffer, makes its
  * line records and adds it to the file list, and the loop draws what has
  * arrived, so the first screen of a 100,000-line diff shows while the
@@ -25,10 +26,11 @@
 
 #include "buf.h"
 #include "dash.h"
-#include "diff.h"
+#include "diffcache.h"
 #include "gate.h"
 #include "i18n.h"
 #include "mirror.h"
+#include "paths.h"
 #include "sanitize.h"
 #include "screen.h"
 #include "store.h"
@@ -117,6 +119,7 @@ struct diff_priv {
 /* What a load computes in its child, and restores when it arrives. */
 struct diff_pending {
 	char *mirror, *from, *to;
+	char *diffs;               /* the task's kept diffs (diffcache.h) */
 	enum drange range;
 	int round, task_round;
 	char *head, *reviewed;
@@ -391,6 +394,7 @@ static void diff_pending_free(struct diff_pending *pd)
 	if (!pd)
 		return;
 	free(pd->mirror);
+	free(pd->diffs);
 	free(pd->from);
 	free(pd->to);
 	free(pd->head);
@@ -434,12 +438,15 @@ static void diff_chunk(struct dash *d, void *arg, const char *data, size_t len);
 static void diff_arrived(struct dash *d, void *arg, const char *data, size_t len, int ok);
 
 /* In the dashboard's job: args are the mirror, the commit from (""
- * for none) and the commit to. */
+ * for none), the commit to and the task's kept diffs (diffcache.h; ""
+ * for none): served from there when it holds the range, else computed
+ * and kept. */
 int diff_view_produce(struct dash *d, char *const *args, FILE *out)
 {
 	(void)d;
 	struct err e = {{0}};
-	int rc = diff_each(args[0], args[1][0] ? args[1] : NULL, args[2], diff_emit, out, &e);
+	int rc = diffcache_each(args[3][0] ? args[3] : NULL, args[0], args[1][0] ? args[1] : NULL,
+	                        args[2], diff_emit, out, &e);
 	if (rc < 0)
 		rec_put(out, REC_ERROR, e.msg, strlen(e.msg), "", 0, "", 0, "", 0);
 	return rc;
@@ -449,7 +456,8 @@ int diff_view_produce(struct dash *d, char *const *args, FILE *out)
 static void diff_stream(struct view *v)
 {
 	struct diff_pending *pd = ((struct diff_priv *)v->priv)->pending;
-	const char *args[] = { pd->mirror, pd->from ? pd->from : "", pd->to };
+	const char *args[] = { pd->mirror, pd->from ? pd->from : "", pd->to,
+	                       pd->diffs ? pd->diffs : "" };
 	dash_stream(v->d, "diff", args, diff_chunk, diff_arrived, v);
 }
 
@@ -511,6 +519,7 @@ static int diff_load(struct view *v, enum drange r, int n, char *msg, size_t msg
 	 * the screen.  diff_arrived installs it. */
 	struct diff_pending *pd = xcalloc(1, sizeof *pd);
 	pd->mirror = mirror_path(d->data_dir, t.repo);
+	pd->diffs = paths_task_diffs(d->data_dir, t.id);
 	pd->from = xstrdup(from);
 	pd->to = xstrdup(to);
 	pd->range = r;

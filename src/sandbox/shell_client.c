@@ -20,7 +20,7 @@
 
 #include "buf.h"
 #include "clock.h"
-#include "diff.h"
+#include "diffcache.h"
 #include "fsx.h"
 #include "gate.h"
 #include "i18n.h"
@@ -321,8 +321,11 @@ static int client_confirm(const struct client *c, const struct task_row *t,
 	struct err de = {{0}};
 	say(_("what the shell changed, to be recorded as round %d of task %s, a reviewer's, "
 	      "yours (%.12s..%.12s):"), round, t->id, from, head);
-	if (diff_stat(mirror, from, head, &stat, &de) < 0)
+	/* Kept for the round's diff (paddock diff --round, diffcache.h). */
+	char *diffs = paths_task_diffs(data_dir, t->id);
+	if (diffcache_stat(diffs, mirror, from, head, &stat, &de) < 0)
 		say(_("its diffstat cannot be read: %s"), de.msg);
+	free(diffs);
 	free(mirror);
 	sanitize_visible(stat.data ? stat.data : "", stat.len, SANITIZE_KEEP_NEWLINE, &shown, NULL);
 	if (shown.len)
