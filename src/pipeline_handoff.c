@@ -89,7 +89,19 @@ static char *handoff_script(const char *id, const char *base, const char *base_t
 		"  fi\n"
 		"else\n"
 		"rm -f \"$ai\"\n"
-		"git add -A\n"
+		/* Only the paths the agent touched, where the host listed them
+		 * (sandbox.h, SANDBOX_STAGE): git then reads those folders
+		 * only.  Status 1 is a named path git ignores, which it leaves
+		 * out as its scan would; anything else (a removed file git
+		 * never had) and git scans every folder. */
+		"st=\"$PADDOCK_OUT/" SANDBOX_STAGE_NAME "\"\n"
+		"if [ -f \"$st\" ] && [ -s \"$st\" ]; then\n"
+		"  s=0; git --literal-pathspecs add -A --pathspec-from-file=\"$st\" "
+		"--pathspec-file-nul 2>/dev/null || s=$?\n"
+		"  [ \"$s\" -le 1 ] || git add -A\n"
+		"else\n"
+		"  git add -A\n"
+		"fi\n"
 		"%s"
 		/* Tracked files the repo's set-up changed (template.h): where
 		 * they still hold what set-up left, the commit keeps the base's
@@ -102,6 +114,9 @@ static char *handoff_script(const char *id, const char *base, const char *base_t
 		"    if [ \"$c\" = \"$s\" ]; then git --literal-pathspecs reset -q %s -- \"$p\"; fi\n"
 		"  done < \"$bl\"\n"
 		"fi\n"
+		/* The index as staged: while it stays so, the next hand-off
+		 * may stage the listed paths only (sandbox.h). */
+		"cp -f \"$gd/index\" \"$gd/" SANDBOX_STAGED_INDEX "\"\n"
 		/* Plumbing, not git commit: commit refreshes the index again.
 		 * The index holds a change when its tree is not the head's.
 		 * write-tree needs no fsmonitor answer (it looks at no file). */
@@ -131,7 +146,8 @@ static char *handoff_script(const char *id, const char *base, const char *base_t
 		"-czf \"$PADDOCK_OUT/home.tgz\" . 2>/dev/null || rm -f \"$PADDOCK_OUT/home.tgz\"\n"
 		"[ \"$h\" != %s ] || exit %d\n"
 		"git bundle create -q \"$PADDOCK_OUT/result.bundle\" refs/heads/paddock/%s ^%s\n",
-		changes ? "" : "rm -rf \"$PADDOCK_OUT/" SANDBOX_CHANGES_NAME "\"\n",
+		changes ? "" : "rm -rf \"$PADDOCK_OUT/" SANDBOX_CHANGES_NAME "\" \"$PADDOCK_OUT/"
+		               SANDBOX_STAGE_NAME "\"\n",
 		HANDOFF_NO_REPO, restore, save, 0, base, stop, id, id, base_tree, HANDOFF_NO_CHANGE, id,
 		base);
 }

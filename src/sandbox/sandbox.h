@@ -286,6 +286,19 @@ const char *const *sandbox_git_env(void);
 #define SANDBOX_FSMONITOR_HOOK \
 	"{ cat " SANDBOX_CHANGES " || printf '" SANDBOX_FSMONITOR_TOKEN "\\0/\\0'; } 2>/dev/null; :"
 
+/* What the hand-off stages (pipeline_handoff.c): beside SANDBOX_CHANGES,
+ * changes() writes SANDBOX_STAGE, the paths of the overlay's upper layer
+ * for `git add -A` as literal pathspecs, each ending in NUL (a file made,
+ * changed or removed; a folder made over a removed one, or renamed,
+ * whole), so that git reads only those folders for new files instead of
+ * every folder of the workspace.  It writes none (git scans) where the
+ * list would not be exact: too many paths, a .gitignore among them, or a
+ * .git whose info/ or commondir changed, or whose index is not the one
+ * the last hand-off staged (its copy SANDBOX_STAGED_INDEX, in the git
+ * dir: the agent's own git, or its tests, rewrote it). */
+#define SANDBOX_STAGE_NAME ".paddock-stage"
+#define SANDBOX_STAGED_INDEX "paddock-staged-index"
+
 /* The hook's answer "everything may have changed", for a refresh that
  * records the files of a template as they are (no answer file asked). */
 #define SANDBOX_FSMONITOR_ALL "printf '" SANDBOX_FSMONITOR_TOKEN "\\0/\\0'; :"
