@@ -24,7 +24,7 @@
  * trees, testing for files before removing them).  base_tree is the
  * base's tree, from the mirror. */
 static char *handoff_script(const char *id, const char *base, const char *base_tree,
-                            int changes, enum handoff_phase phase)
+                            int changes, int home, enum handoff_phase phase)
 {
 	/* HANDOFF_COMMIT ends after the commit; HANDOFF_AFTER_TESTS makes
 	 * none (the work was committed before the tests) but puts the tree
@@ -141,15 +141,18 @@ static char *handoff_script(const char *id, const char *base, const char *base_t
 		"done\n"
 		/* The agent's home, for a later round to resume its session
 		 * (pipeline_home_keep), also after no change (a contract may take that
-		 * to the gate); a home that cannot be archived only loses that. */
-		"tar -C \"$agent_home\" --exclude=./.cache --exclude=./.npm "
-		"-czf \"$PADDOCK_OUT/home.tgz\" . 2>/dev/null || rm -f \"$PADDOCK_OUT/home.tgz\"\n"
+		 * to the gate); a home that cannot be archived only loses that.
+		 * Only an agent that resumes has a use for it. */
+		"%s"
 		"[ \"$h\" != %s ] || exit %d\n"
 		"git bundle create -q \"$PADDOCK_OUT/result.bundle\" refs/heads/paddock/%s ^%s\n",
 		changes ? "" : "rm -rf \"$PADDOCK_OUT/" SANDBOX_CHANGES_NAME "\" \"$PADDOCK_OUT/"
 		               SANDBOX_STAGE_NAME "\"\n",
-		HANDOFF_NO_REPO, restore, save, 0, base, stop, id, id, base_tree, HANDOFF_NO_CHANGE, id,
-		base);
+		HANDOFF_NO_REPO, restore, save, 0, base, stop, id, id,
+		home ? "tar -C \"$agent_home\" --exclude=./.cache --exclude=./.npm "
+		       "-czf \"$PADDOCK_OUT/home.tgz\" . 2>/dev/null || rm -f \"$PADDOCK_OUT/home.tgz\"\n"
+		     : "",
+		base_tree, HANDOFF_NO_CHANGE, id, base);
 }
 
 /* sandbox_git_env_fsmonitor() but HOME and XDG_CONFIG_HOME, which the
@@ -246,7 +249,8 @@ int pipeline_handoff_run(struct run *r, struct sandbox *sb, const char *const *e
 	char base_tree[41];
 	if (mirror_tree_of(r->mirror, r->base, base_tree, e) < 0)
 		return -1;
-	char *script = handoff_script(t->id, r->base, base_tree, changes, phase);
+	char *script = handoff_script(t->id, r->base, base_tree, changes, pipeline_home_wanted(r),
+	                              phase);
 	const char *argv[] = { "/bin/sh", "-c", script, NULL };
 	struct sandbox_result res;
 	/* The hand-off gets its own few minutes: a task that used all its time
