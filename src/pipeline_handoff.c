@@ -30,8 +30,10 @@ static char *handoff_script(const char *id, const char *base, const char *base_t
 	 * none (the work was committed before the tests) but puts the tree
 	 * back as the agent left it: what the tests changed, created or
 	 * removed among the files git sees, after the index saved then. */
-	const char *save = phase == HANDOFF_COMMIT ? "cp -f \"$gd/index\" \"$ai\"\n" : "";
-	const char *stop = phase == HANDOFF_COMMIT ? "exit 0\n" : "rm -f \"$ai\"\n";
+	const char *save = phase == HANDOFF_COMMIT ?
+		"cp -f \"$gd/index\" \"$ai\"\n"
+		"if [ -f \"$pl\" ]; then cp -f \"$pl\" \"$ap\"; fi\n" : "";
+	const char *stop = phase == HANDOFF_COMMIT ? "exit 0\n" : "rm -f \"$ai\" \"$ap\"\n";
 	const char *restore = phase == HANDOFF_AFTER_TESTS ? "if true; then\n" : "if false; then\n";
 	/* Runs with handoff_env(): nothing of the agent's home (a global
 	 * gitconfig's filters, aliases, includes) reaches these commands, and
@@ -82,8 +84,18 @@ static char *handoff_script(const char *id, const char *base, const char *base_t
 		/* The index of the agent's tree, for the restore after the
 		 * tests; one the agent planted restores only its own files. */
 		"ai=\"$gd/paddock-agent-index\"\n"
+		/* The paths the agent touched, from the upper layer when the
+		 * commit ran (sandbox.h, SANDBOX_PATHS), and those the tests
+		 * touched since: only they are put back. */
+		"ap=\"$gd/paddock-agent-paths\"; pl=\"$PADDOCK_OUT/" SANDBOX_PATHS_NAME "\"\n"
 		"%s"
-		"  if [ -f \"$ai\" ]; then\n"
+		"  if [ -f \"$ai\" ] && [ -f \"$ap\" ] && [ -f \"$pl\" ]; then\n"
+		"    export GIT_INDEX_FILE=\"$ai\"\n"
+		"    cat \"$ap\" \"$pl\" | git checkout-index -f -q -z --stdin 2>/dev/null || true\n"
+		"    cat \"$ap\" \"$pl\" | xargs -0 -r git --literal-pathspecs clean -fdq -- "
+		"2>/dev/null || true\n"
+		"    unset GIT_INDEX_FILE\n"
+		"  elif [ -f \"$ai\" ]; then\n"
 		"    GIT_INDEX_FILE=$ai git checkout-index -a -f -q 2>/dev/null || true\n"
 		"    GIT_INDEX_FILE=$ai git clean -fdq 2>/dev/null || true\n"
 		"  fi\n"
@@ -147,7 +159,7 @@ static char *handoff_script(const char *id, const char *base, const char *base_t
 		"[ \"$h\" != %s ] || exit %d\n"
 		"git bundle create -q \"$PADDOCK_OUT/result.bundle\" refs/heads/paddock/%s ^%s\n",
 		changes ? "" : "rm -rf \"$PADDOCK_OUT/" SANDBOX_CHANGES_NAME "\" \"$PADDOCK_OUT/"
-		               SANDBOX_STAGE_NAME "\"\n",
+		               SANDBOX_STAGE_NAME "\" \"$PADDOCK_OUT/" SANDBOX_PATHS_NAME "\"\n",
 		HANDOFF_NO_REPO, restore, save, 0, base, stop, id, id,
 		home ? "tar -C \"$agent_home\" --exclude=./.cache --exclude=./.npm "
 		       "-czf \"$PADDOCK_OUT/home.tgz\" . 2>/dev/null || rm -f \"$PADDOCK_OUT/home.tgz\"\n"

@@ -298,6 +298,13 @@ const char *const *sandbox_git_env(void);
  * dir: the agent's own git, or its tests, rewrote it). */
 #define SANDBOX_STAGE_NAME ".paddock-stage"
 #define SANDBOX_STAGED_INDEX "paddock-staged-index"
+/* And SANDBOX_PATHS, the same paths whatever the index and .gitignore
+ * files say, for the hand-off after the tests: what it puts back as the
+ * agent left it (every other file is as the tests found it), with the
+ * folders the upper layer made that the template lacks.  None (every file
+ * put back) where a removed or hiding path was a folder of the template:
+ * its files are not listed. */
+#define SANDBOX_PATHS_NAME ".paddock-paths"
 
 /* The hook's answer "everything may have changed", for a refresh that
  * records the files of a template as they are (no answer file asked). */

@@ -495,7 +495,41 @@ struct changes_walk {
 	int full;                      /* too much: answer "/" */
 	struct buf stage;              /* SANDBOX_STAGE: what the hand-off stages */
 	int no_stage;                  /* git's own scan is needed (sandbox.h) */
+	struct buf paths;              /* SANDBOX_PATHS */
+	int lower_fd;                  /* the lower folder, or -1 (no SANDBOX_PATHS) */
 };
+
+/* What path is in the lower layer: 'd' a folder, 'f' anything else, 0
+ * nothing (or unknown: lower_fd -1 makes no list). */
+static char changes_lower(const struct changes_walk *w, const char *path)
+{
+	/* Beneath it, no link followed: a link in the template is no
+	 * folder of it, and never a look at the host's files. */
+	struct stat st;
+	int fd = w->lower_fd < 0 ? -1 : fsx_open_beneath(w->lower_fd, path, O_PATH | O_NOFOLLOW);
+	if (fd < 0)
+		return 0;
+	char kind = fstat(fd, &st) == 0 && S_ISDIR(st.st_mode) ? 'd' : 'f';
+	close(fd);
+	return kind;
+}
+
+/* A path for SANDBOX_PATHS; what would need the template's files listed
+ * (a removed or hidden folder of it) makes none. */
+static void changes_path(struct changes_walk *w, const char *path, const char *suffix,
+                         int hides)
+{
+	if (w->lower_fd < 0)
+		return;
+	if (hides && changes_lower(w, path) == 'd') {
+		close(w->lower_fd);
+		w->lower_fd = -1;
+		return;
+	}
+	buf_adds(&w->paths, path);
+	buf_adds(&w->paths, suffix);
+	buf_addc(&w->paths, '\0');
+}
 
 static void changes_add(struct changes_walk *w, const char *path, const char *suffix)
 {
@@ -570,6 +604,7 @@ static void changes_walk_dir(struct changes_walk *w, int fd, const char *prefix,
 			changes_add(w, path, "");
 			changes_add(w, path, "/");
 			changes_stage(w, path, name);
+			changes_path(w, path, "", 1);
 		} else if (S_ISDIR(st.st_mode)) {
 			int sub = openat(dirfd(d), name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			if (sub < 0 || depth >= CHANGES_MAX_DEPTH) {
@@ -580,9 +615,15 @@ static void changes_walk_dir(struct changes_walk *w, int fd, const char *prefix,
 				/* A folder made over a removed file or folder, or
 				 * renamed: staged whole (what was there goes).  Any
 				 * other folder: its files, one by one below. */
+				/* A folder made here (or over a file) goes whole:
+				 * git clean given "d/" removes it, given "d" and a
+				 * file in it only the file. */
 				if (changes_dir_hides(sub)) {
 					changes_add(w, path, "/");
 					changes_stage(w, path, name);
+					changes_path(w, path, "/", 1);
+				} else if (w->lower_fd >= 0 && changes_lower(w, path) != 'd') {
+					changes_path(w, path, "/", 0);
 				}
 				/* A folder made or copied up: git finds new files by
 				 * reading folders anyway; its name is listed for a file
@@ -595,6 +636,7 @@ static void changes_walk_dir(struct changes_walk *w, int fd, const char *prefix,
 		} else {
 			changes_add(w, path, "");
 			changes_stage(w, path, name);
+			changes_path(w, path, "", 0);
 		}
 		free(path);
 	}
@@ -681,10 +723,12 @@ out:
 	return rc;
 }
 
-int sandbox_changes_at(const char *upper, const char *outdir, struct err *e)
+int sandbox_changes_at(const char *upper, const char *lower, const char *outdir,
+                       struct err *e)
 {
 	const char *name = SANDBOX_CHANGES_NAME;
 	struct changes_walk w = {0};
+	w.lower_fd = lower ? open(lower, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
 	buf_adds(&w.out, SANDBOX_FSMONITOR_TOKEN);
 	buf_addc(&w.out, '\0');
 	int fd = open(upper, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -715,14 +759,20 @@ int sandbox_changes_at(const char *upper, const char *outdir, struct err *e)
 	 * answer but no list scans as git does. */
 	if (changes_write(dfd, SANDBOX_STAGE_NAME, stage ? w.stage.data : NULL, w.stage.len,
 	                  e) < 0 ||
+	    changes_write(dfd, SANDBOX_PATHS_NAME,
+	                  !w.full && w.lower_fd >= 0 ? (w.paths.data ? w.paths.data : "") : NULL,
+	                  w.paths.len, e) < 0 ||
 	    changes_write(dfd, name, w.out.data, w.out.len, e) < 0)
 		goto out;
 	rc = 0;
 out:
 	if (dfd >= 0)
 		close(dfd);
+	if (w.lower_fd >= 0)
+		close(w.lower_fd);
 	buf_free(&w.out);
 	buf_free(&w.stage);
+	buf_free(&w.paths);
 	return rc;
 }
 
