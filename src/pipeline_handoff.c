@@ -22,7 +22,9 @@
  * the sandbox and never on the host.  Each process it starts costs a few
  * ms, so the shell does what it can itself (reading HEAD, comparing
  * trees, testing for files before removing them).  base_tree is the
- * base's tree, from the mirror. */
+ * base's tree, from the mirror.
+ * Long: one shell script, read top to bottom as it runs; split, its
+ * steps would only move apart from their comments. */
 static char *handoff_script(const char *id, const char *base, const char *base_tree,
                             int changes, int home, enum handoff_phase phase)
 {
