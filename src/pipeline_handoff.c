@@ -32,10 +32,7 @@ static char *handoff_script(const char *id, const char *base, const char *base_t
 	 * none (the work was committed before the tests) but puts the tree
 	 * back as the agent left it: what the tests changed, created or
 	 * removed among the files git sees, after the index saved then. */
-	const char *save = phase == HANDOFF_COMMIT ?
-		"cp -f \"$gd/index\" \"$ai\"\n"
-		"if [ -f \"$pl\" ]; then cp -f \"$pl\" \"$ap\"; fi\n" : "";
-	const char *stop = phase == HANDOFF_COMMIT ? "exit 0\n" : "rm -f \"$ai\" \"$ap\"\n";
+	const char *stop = phase == HANDOFF_COMMIT ? "exit 0\n" : "";
 	const char *restore = phase == HANDOFF_AFTER_TESTS ? "if true; then\n" : "if false; then\n";
 	/* Runs with handoff_env(): nothing of the agent's home (a global
 	 * gitconfig's filters, aliases, includes) reaches these commands, and
@@ -83,13 +80,14 @@ static char *handoff_script(const char *id, const char *base, const char *base_t
 		"> \"$d/config\"\n"
 		"  [ \"$cd_\" != \"$gd\" ] || break\n"
 		"done\n"
-		/* The index of the agent's tree, for the restore after the
-		 * tests; one the agent planted restores only its own files. */
-		"ai=\"$gd/paddock-agent-index\"\n"
-		/* The paths the agent touched, from the upper layer when the
-		 * commit ran (sandbox.h, SANDBOX_PATHS), and those the tests
-		 * touched since: only they are put back. */
-		"ap=\"$gd/paddock-agent-paths\"; pl=\"$PADDOCK_OUT/" SANDBOX_PATHS_NAME "\"\n"
+		/* The index of the agent's tree as staged (SANDBOX_STAGED_INDEX),
+		 * for the restore after the tests and the next hand-off's
+		 * staging; one the agent planted restores only its own files.
+		 * Beside it the paths the agent touched, from the upper layer
+		 * when the commit ran (sandbox.h, SANDBOX_PATHS): with those
+		 * the tests touched since, only they are put back. */
+		"pd=\"$gd/" SANDBOX_STAGED_DIR "\"; ai=\"$pd/index\"; ap=\"$pd/" SANDBOX_PATHS_NAME "\"\n"
+		"pl=\"$PADDOCK_OUT/" SANDBOX_PATHS_NAME "\"\n"
 		"%s"
 		"  if [ -f \"$ai\" ] && [ -f \"$ap\" ] && [ -f \"$pl\" ]; then\n"
 		"    export GIT_INDEX_FILE=\"$ai\"\n"
@@ -102,7 +100,6 @@ static char *handoff_script(const char *id, const char *base, const char *base_t
 		"    GIT_INDEX_FILE=$ai git clean -fdq 2>/dev/null || true\n"
 		"  fi\n"
 		"else\n"
-		"rm -f \"$ai\"\n"
 		/* Only the paths the agent touched, where the host listed them
 		 * (sandbox.h, SANDBOX_STAGE): git then reads those folders
 		 * only.  Status 1 is a named path git ignores, which it leaves
@@ -116,25 +113,32 @@ static char *handoff_script(const char *id, const char *base, const char *base_t
 		"else\n"
 		"  git add -A\n"
 		"fi\n"
-		"%s"
+		/* The index saved as staged, with the list, in one process (cp
+		 * keeps the names): after write-tree, which writes it again;
+		 * before a baseline's resets, which the restore must not
+		 * apply (the next hand-off then scans). */
+		"save() {\n"
+		"  if ! [ -d \"$pd\" ] || [ -L \"$pd\" ]; then rm -rf \"$pd\"; mkdir \"$pd\"; fi\n"
+		"  if [ -f \"$pl\" ]; then cp -f \"$gd/index\" \"$pl\" \"$pd/\"; "
+		"else cp -f \"$gd/index\" \"$pd/\"; rm -f \"$ap\"; fi\n"
+		"}\n"
 		/* Tracked files the repo's set-up changed (template.h): where
 		 * they still hold what set-up left, the commit keeps the base's
 		 * version, so that only the agent's changes are committed. */
 		"bl=\"$gd/info/paddock-baseline\"\n"
 		"if [ -s \"$bl\" ]; then\n"
+		"  save\n"
 		"  while IFS= read -r l; do\n"
 		"    s=${l%%%% *}; p=${l#* }\n"
 		"    c=$(git rev-parse -q --verify \":0:$p\" 2>/dev/null) || c=%040d\n"
 		"    if [ \"$c\" = \"$s\" ]; then git --literal-pathspecs reset -q %s -- \"$p\"; fi\n"
 		"  done < \"$bl\"\n"
 		"fi\n"
-		/* The index as staged: while it stays so, the next hand-off
-		 * may stage the listed paths only (sandbox.h). */
-		"cp -f \"$gd/index\" \"$gd/" SANDBOX_STAGED_INDEX "\"\n"
 		/* Plumbing, not git commit: commit refreshes the index again.
 		 * The index holds a change when its tree is not the head's.
 		 * write-tree needs no fsmonitor answer (it looks at no file). */
 		"t=$(git -c core.fsmonitor=false write-tree)\n"
+		"[ -s \"$bl\" ] || save\n"
 		"if [ \"$t\" != \"$h\" ]; then\n"
 		/* The message comes in the environment (pipeline_handoff_run): the
 		 * task's text is never part of this script. */
@@ -162,7 +166,7 @@ static char *handoff_script(const char *id, const char *base, const char *base_t
 		"git bundle create -q \"$PADDOCK_OUT/result.bundle\" refs/heads/paddock/%s ^%s\n",
 		changes ? "" : "rm -rf \"$PADDOCK_OUT/" SANDBOX_CHANGES_NAME "\" \"$PADDOCK_OUT/"
 		               SANDBOX_STAGE_NAME "\" \"$PADDOCK_OUT/" SANDBOX_PATHS_NAME "\"\n",
-		HANDOFF_NO_REPO, restore, save, 0, base, stop, id, id,
+		HANDOFF_NO_REPO, restore, 0, base, stop, id, id,
 		home ? "tar -C \"$agent_home\" --exclude=./.cache --exclude=./.npm "
 		       "-czf \"$PADDOCK_OUT/home.tgz\" . 2>/dev/null || rm -f \"$PADDOCK_OUT/home.tgz\"\n"
 		     : "",

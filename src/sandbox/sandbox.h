@@ -295,9 +295,11 @@ const char *const *sandbox_git_env(void);
  * list would not be exact: too many paths, a .gitignore among them, or a
  * .git whose info/ or commondir changed, or whose index is not the one
  * the last hand-off staged (its copy SANDBOX_STAGED_INDEX, in the git
- * dir: the agent's own git, or its tests, rewrote it). */
+ * dir: the agent's own git, or its tests, rewrote it, or the set-up's
+ * baseline was put back). */
 #define SANDBOX_STAGE_NAME ".paddock-stage"
-#define SANDBOX_STAGED_INDEX "paddock-staged-index"
+#define SANDBOX_STAGED_DIR "paddock"
+#define SANDBOX_STAGED_INDEX SANDBOX_STAGED_DIR "/index"
 /* And SANDBOX_PATHS, the same paths whatever the index and .gitignore
  * files say, for the hand-off after the tests: what it puts back as the
  * agent left it (every other file is as the tests found it), with the

@@ -643,11 +643,11 @@ static void changes_walk_dir(struct changes_walk *w, int fd, const char *prefix,
 	closedir(d);
 }
 
-/* The regular file name of the folder dfd, at most cap bytes, into out
- * (empty first); -1 for anything else. */
+/* The regular file name below the folder dfd (no link followed), at most
+ * cap bytes, into out (empty first); -1 for anything else. */
 static int changes_read_at(int dfd, const char *name, size_t cap, struct buf *out)
 {
-	int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	int fd = fsx_open_beneath(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
 	struct stat st;
 	if (fd < 0)
 		return -1;
