@@ -94,3 +94,32 @@ for a, b in sorted(ev):
 bench_mean_task() {
 	bench_task_times "$@" | awk '{ s += $2 - $1; n++ } END { printf "%.3f\n", s / n }'
 }
+
+# bench_log_steps LABEL: reads the logs of tasks (paddock log, one after
+# the other) and prints, per step, the mean milliseconds from its line to
+# the next line of paddock's ([paddock N.NNs], 10 ms ticks): where a
+# task's time goes.  A step is its line's first words, ids left out.
+bench_log_steps() {
+	python3 -c '
+import re, sys
+label = sys.argv[1]
+order, tot, cnt = [], {}, {}
+prev = None
+for line in sys.stdin:
+    m = re.match(r"\[paddock +([0-9.]+)s\] (.*)", line)
+    if not m:
+        continue
+    t, text = float(m.group(1)), m.group(2)
+    if text.startswith("task "):
+        prev = None
+    if prev is not None and t >= prev[0]:
+        k = prev[1]
+        if k not in tot:
+            order.append(k); tot[k] = 0.0; cnt[k] = 0
+        tot[k] += t - prev[0]; cnt[k] += 1
+    key = re.sub(r"[0-9a-f]{12,40}|\b(?=[a-z]*[0-9])[0-9a-z]{10}\b|/tmp/\S+", "X", text)[:60]
+    prev = (t, key)
+for k in order:
+    print("   %s %6.1f ms  %s" % (label, 1000 * tot[k] / cnt[k], k))
+' "$1"
+}

@@ -41,6 +41,8 @@ run() { # repo -> prints mean seconds preparing -> review
 	"$P" serve --until-idle >/dev/null
 	# shellcheck disable=SC2086
 	bench_mean_task $ids
+	# shellcheck disable=SC2086
+	for id in $ids; do "$P" log "$id"; done | bench_log_steps "$1" >>"$T/steps"
 }
 # The first task of each repo builds its template; it is not measured.
 "$P" add --repo small "warm up" >/dev/null
@@ -54,6 +56,8 @@ t1=$(date +%s%N)
 clone=$(python3 -c "print('%.3f' % (($t1 - $t0) / 1e9))")
 echo "small repo: $(describe small); large repo: $(describe large)"
 echo "task, preparing -> review, mean of $N: small ${small}s, large ${large}s"
+echo "where the time goes (mean ms from each log line to the next, 10 ms ticks):"
+cat "$T/steps"
 echo "for scale: git clone of the large repo took ${clone}s in this run"
 goal "per-task overhead, large repo / small repo" "$small" "$large" 1.5
 goal "per-task overhead, small repo, against the goal of 50 ms" 0.05 "$small" 1

@@ -211,11 +211,19 @@ int pipeline_gate_wait(struct run *r, struct sandbox *sb, const struct template_
 	return next;
 }
 
+int pipeline_home_wanted(const struct run *r)
+{
+	const struct agent_conf *a = config_find_agent(r->job->cfg, r->job->task->agent);
+	return a && a->resume;
+}
+
 /* The archive the hand-off made copied out beside the kept one; it
  * replaces that one only if the round reaches review (pipeline_home_keep). */
 void pipeline_home_fetch(struct run *r, struct sandbox *sb)
 {
 	struct err e = {{0}};
+	if (!pipeline_home_wanted(r))
+		return;
 	char *host = paths_task_home(r->job->data_dir, r->job->task->id);
 	char *tmp = xasprintf("%s.tmp", host);
 	if (r->job->be->copy_out(sb, SANDBOX_OUTDIR "/home.tgz", tmp, HOME_ARCHIVE_CAP, &e) < 0) {
@@ -233,6 +241,8 @@ void pipeline_home_keep(struct run *r)
 	struct err e = {{0}};
 	char *host = paths_task_home(r->job->data_dir, r->job->task->id);
 	char *tmp = xasprintf("%s.tmp", host);
+	if (!pipeline_home_wanted(r))
+		goto out;
 	if (!r->home_problem[0] && rename(tmp, host) < 0)
 		snprintf(r->home_problem, sizeof r->home_problem, "%s", strerror(errno));
 	if (r->home_problem[0]) {
@@ -249,6 +259,7 @@ void pipeline_home_keep(struct run *r)
 			unlink(sess);
 		free(sess);
 	}
+out:
 	r->home_problem[0] = '\0';
 	free(tmp);
 	free(host);

@@ -22,16 +22,17 @@
  * the sandbox and never on the host.  Each process it starts costs a few
  * ms, so the shell does what it can itself (reading HEAD, comparing
  * trees, testing for files before removing them).  base_tree is the
- * base's tree, from the mirror. */
+ * base's tree, from the mirror.
+ * Long: one shell script, read top to bottom as it runs; split, its
+ * steps would only move apart from their comments. */
 static char *handoff_script(const char *id, const char *base, const char *base_tree,
-                            int changes, enum handoff_phase phase)
+                            int changes, int home, enum handoff_phase phase)
 {
 	/* HANDOFF_COMMIT ends after the commit; HANDOFF_AFTER_TESTS makes
 	 * none (the work was committed before the tests) but puts the tree
 	 * back as the agent left it: what the tests changed, created or
 	 * removed among the files git sees, after the index saved then. */
-	const char *save = phase == HANDOFF_COMMIT ? "cp -f \"$gd/index\" \"$ai\"\n" : "";
-	const char *stop = phase == HANDOFF_COMMIT ? "exit 0\n" : "rm -f \"$ai\"\n";
+	const char *stop = phase == HANDOFF_COMMIT ? "exit 0\n" : "";
 	const char *restore = phase == HANDOFF_AFTER_TESTS ? "if true; then\n" : "if false; then\n";
 	/* Runs with handoff_env(): nothing of the agent's home (a global
 	 * gitconfig's filters, aliases, includes) reaches these commands, and
@@ -79,23 +80,54 @@ static char *handoff_script(const char *id, const char *base, const char *base_t
 		"> \"$d/config\"\n"
 		"  [ \"$cd_\" != \"$gd\" ] || break\n"
 		"done\n"
-		/* The index of the agent's tree, for the restore after the
-		 * tests; one the agent planted restores only its own files. */
-		"ai=\"$gd/paddock-agent-index\"\n"
+		/* The index of the agent's tree as staged (SANDBOX_STAGED_INDEX),
+		 * for the restore after the tests and the next hand-off's
+		 * staging; one the agent planted restores only its own files.
+		 * Beside it the paths the agent touched, from the upper layer
+		 * when the commit ran (sandbox.h, SANDBOX_PATHS): with those
+		 * the tests touched since, only they are put back. */
+		"pd=\"$gd/" SANDBOX_STAGED_DIR "\"; ai=\"$pd/index\"; ap=\"$pd/" SANDBOX_PATHS_NAME "\"\n"
+		"pl=\"$PADDOCK_OUT/" SANDBOX_PATHS_NAME "\"\n"
 		"%s"
-		"  if [ -f \"$ai\" ]; then\n"
+		"  if [ -f \"$ai\" ] && [ -f \"$ap\" ] && [ -f \"$pl\" ]; then\n"
+		"    export GIT_INDEX_FILE=\"$ai\"\n"
+		"    cat \"$ap\" \"$pl\" | git checkout-index -f -q -z --stdin 2>/dev/null || true\n"
+		"    cat \"$ap\" \"$pl\" | xargs -0 -r git --literal-pathspecs clean -fdq -- "
+		"2>/dev/null || true\n"
+		"    unset GIT_INDEX_FILE\n"
+		"  elif [ -f \"$ai\" ]; then\n"
 		"    GIT_INDEX_FILE=$ai git checkout-index -a -f -q 2>/dev/null || true\n"
 		"    GIT_INDEX_FILE=$ai git clean -fdq 2>/dev/null || true\n"
 		"  fi\n"
 		"else\n"
-		"rm -f \"$ai\"\n"
-		"git add -A\n"
-		"%s"
+		/* Only the paths the agent touched, where the host listed them
+		 * (sandbox.h, SANDBOX_STAGE): git then reads those folders
+		 * only.  Status 1 is a named path git ignores, which it leaves
+		 * out as its scan would; anything else (a removed file git
+		 * never had) and git scans every folder. */
+		"st=\"$PADDOCK_OUT/" SANDBOX_STAGE_NAME "\"\n"
+		"if [ -f \"$st\" ] && [ -s \"$st\" ]; then\n"
+		"  s=0; git --literal-pathspecs add -A --pathspec-from-file=\"$st\" "
+		"--pathspec-file-nul 2>/dev/null || s=$?\n"
+		"  [ \"$s\" -le 1 ] || git add -A\n"
+		"else\n"
+		"  git add -A\n"
+		"fi\n"
+		/* The index saved as staged, with the list, in one process (cp
+		 * keeps the names): after write-tree, which writes it again;
+		 * before a baseline's resets, which the restore must not
+		 * apply (the next hand-off then scans). */
+		"save() {\n"
+		"  if ! [ -d \"$pd\" ] || [ -L \"$pd\" ]; then rm -rf \"$pd\"; mkdir \"$pd\"; fi\n"
+		"  if [ -f \"$pl\" ]; then cp -f \"$gd/index\" \"$pl\" \"$pd/\"; "
+		"else cp -f \"$gd/index\" \"$pd/\"; rm -f \"$ap\"; fi\n"
+		"}\n"
 		/* Tracked files the repo's set-up changed (template.h): where
 		 * they still hold what set-up left, the commit keeps the base's
 		 * version, so that only the agent's changes are committed. */
 		"bl=\"$gd/info/paddock-baseline\"\n"
 		"if [ -s \"$bl\" ]; then\n"
+		"  save\n"
 		"  while IFS= read -r l; do\n"
 		"    s=${l%%%% *}; p=${l#* }\n"
 		"    c=$(git rev-parse -q --verify \":0:$p\" 2>/dev/null) || c=%040d\n"
@@ -106,6 +138,7 @@ static char *handoff_script(const char *id, const char *base, const char *base_t
 		 * The index holds a change when its tree is not the head's.
 		 * write-tree needs no fsmonitor answer (it looks at no file). */
 		"t=$(git -c core.fsmonitor=false write-tree)\n"
+		"[ -s \"$bl\" ] || save\n"
 		"if [ \"$t\" != \"$h\" ]; then\n"
 		/* The message comes in the environment (pipeline_handoff_run): the
 		 * task's text is never part of this script. */
@@ -126,14 +159,18 @@ static char *handoff_script(const char *id, const char *base, const char *base_t
 		"done\n"
 		/* The agent's home, for a later round to resume its session
 		 * (pipeline_home_keep), also after no change (a contract may take that
-		 * to the gate); a home that cannot be archived only loses that. */
-		"tar -C \"$agent_home\" --exclude=./.cache --exclude=./.npm "
-		"-czf \"$PADDOCK_OUT/home.tgz\" . 2>/dev/null || rm -f \"$PADDOCK_OUT/home.tgz\"\n"
+		 * to the gate); a home that cannot be archived only loses that.
+		 * Only an agent that resumes has a use for it. */
+		"%s"
 		"[ \"$h\" != %s ] || exit %d\n"
 		"git bundle create -q \"$PADDOCK_OUT/result.bundle\" refs/heads/paddock/%s ^%s\n",
-		changes ? "" : "rm -rf \"$PADDOCK_OUT/" SANDBOX_CHANGES_NAME "\"\n",
-		HANDOFF_NO_REPO, restore, save, 0, base, stop, id, id, base_tree, HANDOFF_NO_CHANGE, id,
-		base);
+		changes ? "" : "rm -rf \"$PADDOCK_OUT/" SANDBOX_CHANGES_NAME "\" \"$PADDOCK_OUT/"
+		               SANDBOX_STAGE_NAME "\" \"$PADDOCK_OUT/" SANDBOX_PATHS_NAME "\"\n",
+		HANDOFF_NO_REPO, restore, 0, base, stop, id, id,
+		home ? "tar -C \"$agent_home\" --exclude=./.cache --exclude=./.npm "
+		       "-czf \"$PADDOCK_OUT/home.tgz\" . 2>/dev/null || rm -f \"$PADDOCK_OUT/home.tgz\"\n"
+		     : "",
+		base_tree, HANDOFF_NO_CHANGE, id, base);
 }
 
 /* sandbox_git_env_fsmonitor() but HOME and XDG_CONFIG_HOME, which the
@@ -230,7 +267,8 @@ int pipeline_handoff_run(struct run *r, struct sandbox *sb, const char *const *e
 	char base_tree[41];
 	if (mirror_tree_of(r->mirror, r->base, base_tree, e) < 0)
 		return -1;
-	char *script = handoff_script(t->id, r->base, base_tree, changes, phase);
+	char *script = handoff_script(t->id, r->base, base_tree, changes, pipeline_home_wanted(r),
+	                              phase);
 	const char *argv[] = { "/bin/sh", "-c", script, NULL };
 	struct sandbox_result res;
 	/* The hand-off gets its own few minutes: a task that used all its time

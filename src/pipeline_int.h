@@ -195,6 +195,10 @@ int pipeline_gate_wait(struct run *r, struct sandbox *sb, const struct template_
  * rebuilt for a later round, so that the agent's session, and with it the
  * conversation, can be resumed. */
 #define HOME_ARCHIVE_CAP (256ULL << 20)
+/* 1 when the task's agent resumes a conversation (its `resume` command):
+ * only then is its home archived; without one, a later round starts anew
+ * and has no use for it. */
+int pipeline_home_wanted(const struct run *r);
 /* The round's archive copied out beside the kept one. */
 void pipeline_home_fetch(struct run *r, struct sandbox *sb);
 /* The round reached review: its archive (and session) replaces the kept one. */

@@ -286,6 +286,28 @@ const char *const *sandbox_git_env(void);
 #define SANDBOX_FSMONITOR_HOOK \
 	"{ cat " SANDBOX_CHANGES " || printf '" SANDBOX_FSMONITOR_TOKEN "\\0/\\0'; } 2>/dev/null; :"
 
+/* What the hand-off stages (pipeline_handoff.c): beside SANDBOX_CHANGES,
+ * changes() writes SANDBOX_STAGE, the paths of the overlay's upper layer
+ * for `git add -A` as literal pathspecs, each ending in NUL (a file made,
+ * changed or removed; a folder made over a removed one, or renamed,
+ * whole), so that git reads only those folders for new files instead of
+ * every folder of the workspace.  It writes none (git scans) where the
+ * list would not be exact: too many paths, a .gitignore among them, or a
+ * .git whose info/ or commondir changed, or whose index is not the one
+ * the last hand-off staged (its copy SANDBOX_STAGED_INDEX, in the git
+ * dir: the agent's own git, or its tests, rewrote it, or the set-up's
+ * baseline was put back). */
+#define SANDBOX_STAGE_NAME ".paddock-stage"
+#define SANDBOX_STAGED_DIR "paddock"
+#define SANDBOX_STAGED_INDEX SANDBOX_STAGED_DIR "/index"
+/* And SANDBOX_PATHS, the same paths whatever the index and .gitignore
+ * files say, for the hand-off after the tests: what it puts back as the
+ * agent left it (every other file is as the tests found it), with the
+ * folders the upper layer made that the template lacks.  None (every file
+ * put back) where a removed or hiding path was a folder of the template:
+ * its files are not listed. */
+#define SANDBOX_PATHS_NAME ".paddock-paths"
+
 /* The hook's answer "everything may have changed", for a refresh that
  * records the files of a template as they are (no answer file asked). */
 #define SANDBOX_FSMONITOR_ALL "printf '" SANDBOX_FSMONITOR_TOKEN "\\0/\\0'; :"

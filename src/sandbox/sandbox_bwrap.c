@@ -118,6 +118,7 @@ struct sandbox {
 	char *bridge_ports;    /* bridge: RT_GATEWAY holds the gateway's sockets */
 	int root_mounted, merged_mounted;
 	int direct;            /* the workspace is the template itself, no overlay */
+	char *lower;           /* the overlay's lower folder (changes), or NULL */
 	int cpu_noted;         /* CPU_NOTE is in the log */
 	int user;              /* user mode (sandbox.h): in a user namespace of ours */
 	int limits_noted;      /* RLIMIT_NOTE is in the log */
@@ -475,6 +476,7 @@ static int mount_workspace(struct sandbox *sb, const struct sandbox_spec *spec, 
 	if (rc < 0)
 		return err_errno(e, _("cannot mount the workspace overlay over %s"),
 		                 spec->ws.template_dir);
+	sb->lower = xstrdup(lower);
 	return 0;
 }
 
@@ -789,6 +791,7 @@ static void bw_destroy(struct sandbox *sb)
 	free(sb->file_paths);
 	free(sb->task_id);
 	free(sb->bridge_ports);
+	free(sb->lower);
 	free(sb);
 }
 
@@ -1275,7 +1278,7 @@ static int bw_changes(struct sandbox *sb, struct err *e)
 {
 	if (sb->direct)
 		return err_set(e, _("the workspace is no overlay; nothing to compare"));
-	return sandbox_changes_at(RT_UPPER, RT_OUT, e);
+	return sandbox_changes_at(RT_UPPER, sb->lower, RT_OUT, e);
 }
 
 /* ---- branch ---- */

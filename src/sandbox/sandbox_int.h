@@ -95,10 +95,12 @@ int sandbox_copy_in_at(const char *outdir, const char *host, const char *inside,
                        struct err *e);
 
 /* changes() for a backend whose workspace is an overlay with the upper
- * folder `upper` and whose /out is outdir: every entry of the upper layer
- * but .git, a whiteout also as a folder, a folder overlayfs made opaque or
- * redirected also with a trailing '/' (everything under it). */
-int sandbox_changes_at(const char *upper, const char *outdir, struct err *e);
+ * folder `upper` over `lower` (NULL: unknown) and whose /out is outdir:
+ * every entry of the upper layer but .git, a whiteout also as a folder, a
+ * folder overlayfs made opaque or redirected also with a trailing '/'
+ * (everything under it); and SANDBOX_STAGE and SANDBOX_PATHS. */
+int sandbox_changes_at(const char *upper, const char *lower, const char *outdir,
+                       struct err *e);
 
 /* branch() for a backend whose workspace is the host dir `work`: its
  * .git's refs/heads/<branch> (one folder at most) at sha and HEAD naming

@@ -493,7 +493,43 @@ done:
 struct changes_walk {
 	struct buf out;
 	int full;                      /* too much: answer "/" */
+	struct buf stage;              /* SANDBOX_STAGE: what the hand-off stages */
+	int no_stage;                  /* git's own scan is needed (sandbox.h) */
+	struct buf paths;              /* SANDBOX_PATHS */
+	int lower_fd;                  /* the lower folder, or -1 (no SANDBOX_PATHS) */
 };
+
+/* What path is in the lower layer: 'd' a folder, 'f' anything else, 0
+ * nothing (or unknown: lower_fd -1 makes no list). */
+static char changes_lower(const struct changes_walk *w, const char *path)
+{
+	/* Beneath it, no link followed: a link in the template is no
+	 * folder of it, and never a look at the host's files. */
+	struct stat st;
+	int fd = w->lower_fd < 0 ? -1 : fsx_open_beneath(w->lower_fd, path, O_PATH | O_NOFOLLOW);
+	if (fd < 0)
+		return 0;
+	char kind = fstat(fd, &st) == 0 && S_ISDIR(st.st_mode) ? 'd' : 'f';
+	close(fd);
+	return kind;
+}
+
+/* A path for SANDBOX_PATHS; what would need the template's files listed
+ * (a removed or hidden folder of it) makes none. */
+static void changes_path(struct changes_walk *w, const char *path, const char *suffix,
+                         int hides)
+{
+	if (w->lower_fd < 0)
+		return;
+	if (hides && changes_lower(w, path) == 'd') {
+		close(w->lower_fd);
+		w->lower_fd = -1;
+		return;
+	}
+	buf_adds(&w->paths, path);
+	buf_adds(&w->paths, suffix);
+	buf_addc(&w->paths, '\0');
+}
 
 static void changes_add(struct changes_walk *w, const char *path, const char *suffix)
 {
@@ -504,6 +540,17 @@ static void changes_add(struct changes_walk *w, const char *path, const char *su
 	buf_addc(&w->out, '\0');
 	if (w->out.len > CHANGES_MAX_BYTES)
 		w->full = 1;
+}
+
+/* A path for the hand-off's `git add` (SANDBOX_STAGE).  A .gitignore
+ * anywhere may un-ignore files the agent never touched, which only git's
+ * scan of every folder finds. */
+static void changes_stage(struct changes_walk *w, const char *path, const char *name)
+{
+	if (!strcmp(name, ".gitignore"))
+		w->no_stage = 1;
+	buf_adds(&w->stage, path);
+	buf_addc(&w->stage, '\0');
 }
 
 /* 1 when overlayfs marked the folder opaque (what was below it is gone)
@@ -556,6 +603,8 @@ static void changes_walk_dir(struct changes_walk *w, int fd, const char *prefix,
 			/* A whiteout: removed, a file or a whole folder. */
 			changes_add(w, path, "");
 			changes_add(w, path, "/");
+			changes_stage(w, path, name);
+			changes_path(w, path, "", 1);
 		} else if (S_ISDIR(st.st_mode)) {
 			int sub = openat(dirfd(d), name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			if (sub < 0 || depth >= CHANGES_MAX_DEPTH) {
@@ -563,8 +612,19 @@ static void changes_walk_dir(struct changes_walk *w, int fd, const char *prefix,
 					close(sub);
 				w->full = 1;
 			} else {
-				if (changes_dir_hides(sub))
+				/* A folder made over a removed file or folder, or
+				 * renamed: staged whole (what was there goes).  Any
+				 * other folder: its files, one by one below. */
+				/* A folder made here (or over a file) goes whole:
+				 * git clean given "d/" removes it, given "d" and a
+				 * file in it only the file. */
+				if (changes_dir_hides(sub)) {
 					changes_add(w, path, "/");
+					changes_stage(w, path, name);
+					changes_path(w, path, "/", 1);
+				} else if (w->lower_fd >= 0 && changes_lower(w, path) != 'd') {
+					changes_path(w, path, "/", 0);
+				}
 				/* A folder made or copied up: git finds new files by
 				 * reading folders anyway; its name is listed for a file
 				 * that became a folder. */
@@ -575,16 +635,100 @@ static void changes_walk_dir(struct changes_walk *w, int fd, const char *prefix,
 			}
 		} else {
 			changes_add(w, path, "");
+			changes_stage(w, path, name);
+			changes_path(w, path, "", 0);
 		}
 		free(path);
 	}
 	closedir(d);
 }
 
-int sandbox_changes_at(const char *upper, const char *outdir, struct err *e)
+/* The regular file name below the folder dfd (no link followed), at most
+ * cap bytes, into out (empty first); -1 for anything else. */
+static int changes_read_at(int dfd, const char *name, size_t cap, struct buf *out)
+{
+	int fd = fsx_open_beneath(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+	struct stat st;
+	if (fd < 0)
+		return -1;
+	int rc = -1;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size <= cap) {
+		buf_reset(out);
+		char tmp[65536];
+		ssize_t n;
+		while ((n = read(fd, tmp, sizeof tmp)) > 0 && out->len + (size_t)n <= cap)
+			buf_add(out, tmp, (size_t)n);
+		rc = n == 0 ? 0 : -1;
+	}
+	close(fd);
+	return rc;
+}
+
+/* 1 when the files of the upper folder fd's .git leave the hand-off's
+ * staging to the listed paths exact (SANDBOX_STAGE): no .git, or one
+ * whose index is the one the last hand-off staged (a copy beside it,
+ * SANDBOX_STAGED_INDEX) and with nothing that changes what git ignores
+ * or where the repository is (info/, commondir). */
+static int changes_git_ok(int fd)
+{
+	struct stat st;
+	if (fstatat(fd, ".git", &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT;
+	if (!S_ISDIR(st.st_mode))
+		return 0;
+	int g = openat(fd, ".git", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (g < 0)
+		return 0;
+	int ok = !changes_dir_hides(g) &&
+	         fstatat(g, "info", &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT &&
+	         fstatat(g, "commondir", &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT;
+	if (ok && fstatat(g, "index", &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		/* The agent's git (or tests) wrote the index since: git's scan. */
+		struct buf a = {0}, b = {0};
+		ok = changes_read_at(g, "index", CHANGES_MAX_BYTES, &a) == 0 &&
+		     changes_read_at(g, SANDBOX_STAGED_INDEX, CHANGES_MAX_BYTES, &b) == 0 &&
+		     a.len == b.len && !memcmp(a.data, b.data, a.len);
+		buf_free(&a);
+		buf_free(&b);
+	} else if (ok) {
+		ok = errno == ENOENT;
+	}
+	close(g);
+	return ok;
+}
+
+/* Writes data[0..len) as the read-only file name of the folder dfd,
+ * replacing what is there (the sandbox's, never followed); NULL data
+ * only removes it. */
+static int changes_write(int dfd, const char *name, const char *data, size_t len,
+                         struct err *e)
+{
+	char *shown = xasprintf("%s/%s", SANDBOX_OUTDIR, name);
+	int rc = -1;
+	if (unlinkat(dfd, name, 0) < 0 && errno != ENOENT) {
+		err_errno(e, _("cannot replace %s"), shown);
+		goto out;
+	}
+	rc = 0;
+	if (!data)
+		goto out;
+	int fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
+	if (fd < 0 || fsx_write_all(fd, data, len) < 0 || close(fd) < 0) {
+		rc = err_errno(e, _("cannot write %s"), shown);
+		if (fd >= 0)
+			close(fd);
+	}
+out:
+	free(shown);
+	return rc;
+}
+
+int sandbox_changes_at(const char *upper, const char *lower, const char *outdir,
+                       struct err *e)
 {
 	const char *name = SANDBOX_CHANGES_NAME;
 	struct changes_walk w = {0};
+	w.lower_fd = lower ? open(lower, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
 	buf_adds(&w.out, SANDBOX_FSMONITOR_TOKEN);
 	buf_addc(&w.out, '\0');
 	int fd = open(upper, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -593,6 +737,7 @@ int sandbox_changes_at(const char *upper, const char *outdir, struct err *e)
 			close(fd);
 		w.full = 1;
 	} else {
+		w.no_stage = !changes_git_ok(fd);
 		changes_walk_dir(&w, fd, "", 0);
 	}
 	if (w.full) {
@@ -602,27 +747,32 @@ int sandbox_changes_at(const char *upper, const char *outdir, struct err *e)
 		buf_adds(&w.out, "/");
 		buf_addc(&w.out, '\0');
 	}
+	/* Nothing changed: an empty list, which git takes for "everything";
+	 * the hand-off then scans, and finds nothing. */
+	int stage = !w.full && !w.no_stage && w.stage.len;
 	int rc = -1, dfd = open(outdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0) {
 		err_errno(e, _("cannot open the sandbox's %s"), outdir);
 		goto out;
 	}
-	if (unlinkat(dfd, name, 0) < 0 && errno != ENOENT) {
-		err_errno(e, _("cannot replace %s"), SANDBOX_CHANGES);
+	/* The staging list first: a hand-off that finds the fsmonitor's
+	 * answer but no list scans as git does. */
+	if (changes_write(dfd, SANDBOX_STAGE_NAME, stage ? w.stage.data : NULL, w.stage.len,
+	                  e) < 0 ||
+	    changes_write(dfd, SANDBOX_PATHS_NAME,
+	                  !w.full && w.lower_fd >= 0 ? (w.paths.data ? w.paths.data : "") : NULL,
+	                  w.paths.len, e) < 0 ||
+	    changes_write(dfd, name, w.out.data, w.out.len, e) < 0)
 		goto out;
-	}
-	int out = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
-	if (out < 0 || fsx_write_all(out, w.out.data, w.out.len) < 0) {
-		err_errno(e, _("cannot write %s"), SANDBOX_CHANGES);
-		if (out >= 0)
-			close(out);
-		goto out;
-	}
-	rc = close(out) == 0 ? 0 : err_errno(e, _("cannot write %s"), SANDBOX_CHANGES);
+	rc = 0;
 out:
 	if (dfd >= 0)
 		close(dfd);
+	if (w.lower_fd >= 0)
+		close(w.lower_fd);
 	buf_free(&w.out);
+	buf_free(&w.stage);
+	buf_free(&w.paths);
 	return rc;
 }
 
