@@ -289,10 +289,17 @@ int sandbox_runner_run(struct runner *rn, const struct sandbox_cmd *cmd, char *c
 	if (runner_kill(rn, id, SIGKILL, e) < 0)
 		return runner_failed(rn, e);
 	if (end.how == RP_END_NOT_STARTED) {
+		/* As a shell says it (the runner's words, the agent's data, go
+		 * to the log like any output): status 127, so that a missing
+		 * program is found and named as one. */
 		char *why = sanitize_quote_str(end.message);
-		err_set(e, _("cannot run %s in the sandbox: %s"), argv[0], why);
+		char *line = xasprintf("%s\n", why);
+		sandbox_drain_chunk(&o.d, line, strlen(line));
+		free(line);
 		free(why);
-		return -1;
+		r->end = SANDBOX_EXITED;
+		r->code = 127;
+		return 0;
 	}
 	if (killed == SANDBOX_EXITED && (end.hit & RP_HIT_OUTPUT))
 		killed = SANDBOX_OUTPUT_LIMIT;
