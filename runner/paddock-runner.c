@@ -431,7 +431,21 @@ static void child_exec(const struct rp_msg *m, int out, int in, int errfd)
 	set_limit(RLIMIT_FSIZE, m->limits.file_size);
 	what = 'e';
 	char buf[4096];
-	execve(find_program(m->argv[0], m->env, buf, sizeof buf), m->argv, m->env);
+	const char *prog = find_program(m->argv[0], m->env, buf, sizeof buf);
+	execve(prog, m->argv, m->env);
+	if (errno == ENOEXEC) {
+		/* A script without #!: the shell runs it, as execvp and a
+		 * shell would (an agent's script often is one). */
+		static char *sh_argv[RP_STRS_MAX + 2];
+		size_t n = 0;
+		sh_argv[n++] = (char *)"/bin/sh";
+		sh_argv[n++] = (char *)prog;
+		for (size_t i = 1; m->argv[i] && n < RP_STRS_MAX + 1; i++)
+			sh_argv[n++] = m->argv[i];
+		sh_argv[n] = NULL;
+		execve("/bin/sh", sh_argv, m->env);
+		errno = ENOEXEC;
+	}
 fail:;
 	int err = errno;
 	char msg[1 + sizeof err];

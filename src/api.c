@@ -188,6 +188,7 @@ enum MHD_Result api_send_err(struct MHD_Connection *c, const struct err *e,
 	case ERR_REMOTE:      status = 502; code = "push_failed"; break;
 	case ERR_UNAVAILABLE: status = 503; code = "unavailable"; break;
 	case ERR_INTERNAL:    break;
+	case ERR_RUNNER:      break;
 	}
 	return api_send_error(c, status, code, status == 409 || status == 502 ? state : NULL, "%s",
 	                  e->msg);

@@ -30,6 +30,8 @@ enum err_kind {
 	                      again later */
 	ERR_REMOTE,        /* a push to the repo's remote (or the forge) failed or
 	                      could not be made */
+	ERR_RUNNER,        /* a sandbox's runner lied, stalled or died (runner.h):
+	                      the agent's failure, never paddock's */
 };
 
 struct err {

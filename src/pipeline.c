@@ -23,6 +23,7 @@
 #include "pipeline_int.h"
 #include "recipe.h"
 #include "report.h"
+#include "runner.h"
 #include "sandbox.h"
 #include "template.h"
 #include "testreport.h"
@@ -67,7 +68,8 @@ int pipeline_fail(struct run *r, const char *step, const char *msg)
 	/* Every failure has its one-word reason: the step's, unless a
 	 * closer one was given (pipeline_fail_reason). */
 	if (!r->reason_sent)
-		report_send(r->report_fd, REPORT_REASON, !strcmp(step, "running") ? "tool" :
+		report_send(r->report_fd, REPORT_REASON, r->runner_failed ? RUNNER_REASON :
+		            !strcmp(step, "running") ? "tool" :
 		            !strcmp(step, "testing") ? "tests" : step);
 	report_sendf(r->report_fd, REPORT_FAIL, "%s: %s", step, msg);
 	return 1;
@@ -77,7 +79,7 @@ int pipeline_fail(struct run *r, const char *step, const char *msg)
 int pipeline_fail_reason(struct run *r, const char *reason, const char *step, const char *msg)
 {
 	if (!pipeline_cancelled) {
-		report_send(r->report_fd, REPORT_REASON, reason);
+		report_send(r->report_fd, REPORT_REASON, r->runner_failed ? RUNNER_REASON : reason);
 		r->reason_sent = 1;
 	}
 	return pipeline_fail(r, step, msg);
@@ -157,7 +159,12 @@ int pipeline_sb_run(struct run *r, struct sandbox *sb, const char *const *argv,
 		.output_used = &r->output_used,
 		.deadline = deadline,
 	};
-	return r->job->be->run(sb, &cmd, res, e);
+	int rc = r->job->be->run(sb, &cmd, res, e);
+	/* Whatever step it was, the agent's side broke its sandbox's session:
+	 * the task fails as the agent's doing (runner.h). */
+	if (rc < 0 && e && e->kind == ERR_RUNNER)
+		r->runner_failed = 1;
+	return rc;
 }
 
 /* Reads what was written to the log from offset on (at most the last

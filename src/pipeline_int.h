@@ -69,6 +69,9 @@ struct run {
 	char *agent_dir;           /* the installed agent, or NULL */
 	const char *tpl;           /* the template of the base (verification) */
 	int reason_sent;           /* a failure reason was reported */
+	int runner_failed;         /* a sandbox's runner lied, stalled or died
+	                              (ERR_RUNNER): the failure's reason is
+	                              RUNNER_REASON */
 	char home_problem[ERR_MAX]; /* why the round's home archive is missing */
 	struct repo_conf repo;     /* the task's repo, its test command the
 	                              task's own (--test) where it has one */

@@ -44,7 +44,7 @@ const char *task_reason_label(const char *reason)
 		   it; keep them short. */
 		N_("budget"), N_("model-auth"), N_("rate-limit"), N_("overloaded"),
 		N_("context"), N_("model"), N_("tool"), N_("timeout"), N_("tests"),
-		N_("contract"), N_("setup"), N_("crashed"),
+		N_("contract"), N_("setup"), N_("crashed"), N_("runner"),
 	};
 	if (!reason)
 		return NULL;

@@ -131,7 +131,9 @@ const char *sandbox_end_describe(const struct sandbox_result *r, char *buf, size
 	return buf;
 }
 
-char *sandbox_bridge_path(void)
+/* The helper program name: next to the running paddock (a build tree),
+ * else in PKGLIBEXECDIR. */
+static char *helper_path(const char *name)
 {
 	char exe[4096];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
@@ -140,11 +142,21 @@ char *sandbox_bridge_path(void)
 		char *slash = strrchr(exe, '/');
 		if (slash) {
 			*slash = '\0';
-			char *here = xasprintf("%s/paddock-bridge", exe);
+			char *here = xasprintf("%s/%s", exe, name);
 			if (access(here, X_OK) == 0)
 				return here;
 			free(here);
 		}
 	}
-	return xstrdup(PKGLIBEXECDIR "/paddock-bridge");
+	return xasprintf("%s/%s", PKGLIBEXECDIR, name);
+}
+
+char *sandbox_bridge_path(void)
+{
+	return helper_path("paddock-bridge");
+}
+
+char *sandbox_runner_path(void)
+{
+	return helper_path("paddock-runner");
 }

@@ -227,11 +227,17 @@ struct sandbox_backend {
  * and removes the cgroups of tasks of a process that died (mounts vanish
  * with their supervisor). */
 const struct sandbox_backend *sandbox_backend_bwrap(void);
+/* The root helper's keeper (privsep.c): bwrap runs each command in a
+ * sandbox of its own instead of one session per sandbox (runner.h). */
+void sandbox_bwrap_no_session(void);
 /* process (sandbox_process.c): no isolation at all.  Commands run as
  * paddock's own user in a private directory (a copy of the template, a
  * home, /out), with a cleared environment, the task's time, output and
  * file-size limits, killed as a process group; sandbox paths in their
- * arguments and environment are translated to those directories.  Its
+ * arguments and environment are translated to those directories.  They
+ * run through one paddock-runner session per sandbox (runner.h), each a
+ * fresh RUN: what an earlier command left below the runner is killed
+ * first; a runner that lies, stalls or dies fails run() with ERR_RUNNER.  Its
  * preflight refuses unless unsafe_no_isolation is set: it is for tests
  * and for development where user namespaces are missing. */
 const struct sandbox_backend *sandbox_backend_process(void);
@@ -319,6 +325,9 @@ const char *const *sandbox_git_env_fsmonitor(void);
 /* The paddock-bridge program: next to the running paddock (a build tree),
  * else in PKGLIBEXECDIR.  Newly allocated. */
 char *sandbox_bridge_path(void);
+/* The paddock-runner program (runner.h), found as paddock-bridge is.
+ * Newly allocated. */
+char *sandbox_runner_path(void);
 
 /* A human phrase for a result, e.g. "exited with status 1", "killed by
  * signal 9", "timed out". */

@@ -18,6 +18,7 @@
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
@@ -31,6 +32,7 @@
 #include "clock.h"
 #include "fsx.h"
 #include "i18n.h"
+#include "runner.h"
 #include "sandbox_int.h"
 #include "seccomp_filter.h"
 
@@ -51,6 +53,12 @@
 #define RT_GATEWAY RT "/gateway"
 #define RT_BRIDGE RT "/bridge"
 #define RT_LOWER RT "/lower"
+/* paddock-runner inside, read-only. */
+#define SANDBOX_RUNNER "/paddock/runner"
+/* How long a new session's runner has to greet; its end after the channel
+ * closes. */
+#define SESSION_HELLO_S 10.0
+#define SESSION_EXIT_MS 2000
 
 /* The new mount API (Linux 5.2), for the trees a keeper got as
  * descriptors (sandbox_fds): cloned in the mount namespace they were
@@ -123,6 +131,13 @@ struct sandbox {
 	int user;              /* user mode (sandbox.h): in a user namespace of ours */
 	int limits_noted;      /* RLIMIT_NOTE is in the log */
 	pid_t running;         /* the command's bwrap while it runs, or 0 */
+	/* The sandbox's session (runner.h): one bwrap whose PID 1 is
+	 * paddock-runner, made at the first command, ended when the prompt
+	 * changes (its file is bound) and by destroy. */
+	struct child session_ch;
+	struct runner *rn;
+	int in_session;        /* build_argv, run_start: the command is the runner */
+	int session_fd;        /* ... and the runner's end of the channel */
 	int memory_hit;        /* the watch killed it for its memory */
 	/* The next command's bwrap, started ahead (bw_prestart): in the
 	 * sandbox's cgroups already, blocked reading its arguments. */
@@ -282,6 +297,40 @@ static void add_root_links(struct argv_b *a)
 	}
 }
 
+/* A command's environment, NAME=VALUE each: the sandbox's, then cmd's
+ * (a later entry of a name wins, as with --setenv). */
+static void bw_env(const struct sandbox *sb, const struct sandbox_cmd *cmd, struct argv_b *env)
+{
+	char *fixed[] = {
+		xasprintf("PATH=%s", sb->has_agent ? SANDBOX_AGENT_DIR "/node_modules/.bin:" SANDBOX_PATH
+		                                    : SANDBOX_PATH),
+		xstrdup("HOME=" SANDBOX_HOME), xstrdup("USER=agent"), xstrdup("LOGNAME=agent"),
+		xstrdup("LANG=C.UTF-8"), xstrdup("TMPDIR=/tmp"),
+		xstrdup("PADDOCK_PROMPT_FILE=" SANDBOX_PROMPT),
+		xasprintf("PADDOCK_TASK_ID=%s", sb->task_id),
+		xstrdup("PADDOCK_WORK=" SANDBOX_WORKDIR), xstrdup("PADDOCK_OUT=" SANDBOX_OUTDIR),
+		/* Not GIT_CONFIG_NOSYSTEM: our /etc/gitconfig carries the identity. */
+		xstrdup("GIT_TERMINAL_PROMPT=0"),
+	};
+	for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++) {
+		av_add(env, fixed[i]);
+		free(fixed[i]);
+	}
+	for (size_t i = 0; cmd->env && cmd->env[i]; i++) {
+		const char *kv = cmd->env[i];
+		size_t n = (size_t)(strchr(kv, '=') - kv) + 1;
+		size_t k = 0;
+		while (k < env->n && strncmp(env->v[k], kv, n) != 0)
+			k++;
+		if (k < env->n) {
+			free(env->v[k]);
+			env->v[k] = xstrdup(kv);
+		} else {
+			av_add(env, kv);
+		}
+	}
+}
+
 static void build_argv(struct sandbox *sb, const struct sandbox_cmd *cmd,
                        const int data[DATA_N], struct argv_b *a)
 {
@@ -308,25 +357,15 @@ static void build_argv(struct sandbox *sb, const struct sandbox_cmd *cmd,
 	av_add2(a, "--cap-drop", "ALL");
 	/* --clearenv acts when parsed, so it must come before the --setenv's. */
 	av_add(a, "--clearenv");
-	av_add3(a, "--setenv", "PATH", sb->has_agent ? SANDBOX_AGENT_DIR "/node_modules/.bin:" SANDBOX_PATH
-	                                             : SANDBOX_PATH);
-	av_add3(a, "--setenv", "HOME", SANDBOX_HOME);
-	av_add3(a, "--setenv", "USER", "agent");
-	av_add3(a, "--setenv", "LOGNAME", "agent");
-	av_add3(a, "--setenv", "LANG", "C.UTF-8");
-	av_add3(a, "--setenv", "TMPDIR", "/tmp");
-	av_add3(a, "--setenv", "PADDOCK_PROMPT_FILE", SANDBOX_PROMPT);
-	av_add3(a, "--setenv", "PADDOCK_TASK_ID", sb->task_id);
-	av_add3(a, "--setenv", "PADDOCK_WORK", SANDBOX_WORKDIR);
-	av_add3(a, "--setenv", "PADDOCK_OUT", SANDBOX_OUTDIR);
-	av_add3(a, "--setenv", "GIT_TERMINAL_PROMPT", "0");
-	/* Not GIT_CONFIG_NOSYSTEM: our /etc/gitconfig carries the identity. */
-	for (size_t i = 0; cmd->env && cmd->env[i]; i++) {
-		const char *kv = cmd->env[i], *eq = strchr(kv, '=');
+	struct argv_b env = { 0 };
+	bw_env(sb, cmd, &env);
+	for (size_t i = 0; i < env.n; i++) {
+		const char *kv = env.v[i], *eq = strchr(kv, '=');
 		char *name = xstrndup(kv, (size_t)(eq - kv));
 		av_add3(a, "--setenv", name, eq + 1);
 		free(name);
 	}
+	av_free(&env);
 
 	av_add3(a, "--ro-bind", "/usr", "/usr");
 	add_root_links(a);
@@ -359,6 +398,15 @@ static void build_argv(struct sandbox *sb, const struct sandbox_cmd *cmd,
 	}
 	/* The root tmpfs (/, /etc, the mount points) is bwrap's, unsized: make
 	 * it read-only so that only the sized tmpfs takes writes. */
+	if (sb->in_session) {
+		char *runner = sandbox_runner_path();
+		av_add3(a, "--ro-bind", runner, SANDBOX_RUNNER);
+		free(runner);
+		/* PID 1 itself, unless the bridge is (the runner is then its
+		 * child, a subreaper). */
+		if (!sb->bridge_ports)
+			av_add(a, "--as-pid-1");
+	}
 	av_add2(a, "--remount-ro", "/");
 	av_add2(a, "--chdir", SANDBOX_WORKDIR);
 	av_fd(a, "--add-seccomp-fd", sb->seccomp_fd, NULL);
@@ -380,8 +428,16 @@ static void build_argv(struct sandbox *sb, const struct sandbox_cmd *cmd,
  * sandbox: it may make its own. */
 static struct sandbox *live;
 static pid_t live_pid;
+/* Set by the root helper's keeper: each command a bwrap of its own. */
+static int bw_no_session;
+
+void sandbox_bwrap_no_session(void)
+{
+	bw_no_session = 1;
+}
 
 static void bw_destroy(struct sandbox *sb);
+static void bw_session_end(struct sandbox *sb);
 static void bw_prestart(struct sandbox *sb);
 static void bw_pre_drop(struct sandbox *sb);
 
@@ -769,6 +825,7 @@ static void bw_destroy(struct sandbox *sb)
 		return;
 	if (live == sb)
 		live = NULL;
+	bw_session_end(sb);
 	bw_pre_drop(sb);
 	cgroup_destroy(sb->cg);
 	reap_sandbox_zombies();
@@ -960,13 +1017,15 @@ static int run_start(struct sandbox *sb, const struct sandbox_cmd *cmd,
 {
 	static const char *const envp[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL };
 	rlim_t cpu_secs = sandbox_cpu_rlimit(&sb->limits, cmd);
-	int keep[DATA_N + 2];
+	int keep[DATA_N + 3];
 	size_t nkeep = 0;
 	keep[nkeep++] = sb->seccomp_fd;
 	for (int i = 0; i < DATA_N; i++)
 		keep[nkeep++] = data[i];
 	if (sb->netns_fd >= 0)
 		keep[nkeep++] = sb->netns_fd;
+	if (sb->in_session)
+		keep[nkeep++] = sb->session_fd;
 	struct child_limit limits[5] = { { RLIMIT_CORE, 0, 0 },
 	                                 { RLIMIT_FSIZE, sb->limits.disk, sb->limits.disk } };
 	size_t nlimits = 2;
@@ -1191,6 +1250,139 @@ static void run_result(struct sandbox *sb, struct sandbox_result *r, enum sandbo
 		r->hit |= SANDBOX_HIT_DISK;
 }
 
+/* Ends the session: the channel closed, the runner kills what it ran and
+ * exits, and its pid namespace with it; a runner that does not (the agent
+ * stopped it) is killed with the sandbox's processes. */
+static void bw_session_end(struct sandbox *sb)
+{
+	if (!sb->rn && sb->session_ch.pid <= 0)
+		return;
+	runner_close(sb->rn);
+	sb->rn = NULL;
+	if (sb->session_ch.pid > 0) {
+		if (!child_wait_ms(&sb->session_ch, SESSION_EXIT_MS)) {
+			kill_all(sb);
+			child_kill(&sb->session_ch, SIGKILL);
+		}
+		child_finish(&sb->session_ch);
+	}
+	memset(&sb->session_ch, 0, sizeof sb->session_ch);
+	sb->running = 0;
+	reap_sandbox_zombies();
+}
+
+/* The runner's pid as this process sees it: bwrap's child, PID 1 inside.
+ * 0 when it cannot be found, or is not PID 1 (under the bridge, whose own
+ * CPU time must not count against a command's limit). */
+static pid_t bw_session_runner(struct sandbox *sb)
+{
+	if (sb->bridge_ports || sb->session_ch.pid <= 0)
+		return 0;
+	char path[64];
+	long child = 0;
+	snprintf(path, sizeof path, "/proc/%ld/task/%ld/children", (long)sb->session_ch.pid,
+	         (long)sb->session_ch.pid);
+	FILE *f = fopen(path, "re");
+	if (!f || fscanf(f, "%ld", &child) != 1)
+		child = 0;
+	if (f)
+		fclose(f);
+	return (pid_t)child;
+}
+
+/* Starts the sandbox's session: one bwrap as every command's would be,
+ * its command paddock-runner (PID 1), the channel on the runner's fd. */
+static int bw_session_start(struct sandbox *sb, struct err *e)
+{
+	int data[DATA_N] = { -1, -1, -1, -1 };
+	int outp[2] = { -1, -1 }, devnull = -1, sv[2] = { -1, -1 }, rc = -1;
+	struct argv_b av = { 0 };
+	char fdarg[16];
+
+	bw_pre_drop(sb);
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
+		err_errno(e, _("cannot create a socket pair"));
+		goto out;
+	}
+	sv[1] = fd_high(sv[1]);
+	if (sv[1] < 0 || run_fds(data, outp, &devnull, e) < 0)
+		goto out;
+	snprintf(fdarg, sizeof fdarg, "%d", sv[1]);
+	const char *argv[] = { SANDBOX_RUNNER, "--fd", fdarg, NULL };
+	struct sandbox_cmd scmd = { .argv = argv };
+	sb->in_session = 1;
+	sb->session_fd = sv[1];
+	build_argv(sb, &scmd, data, &av);
+	/* bwrap's own complaints, and the runner's, go nowhere: a session
+	 * that does not start says so by its missing greeting. */
+	close(outp[0]);
+	outp[0] = -1;
+	int started = run_start(sb, &scmd, &av, data, devnull, &outp[1], &sb->session_ch, e);
+	sb->in_session = 0;
+	close(sv[1]);
+	sv[1] = -1;
+	if (started < 0)
+		goto out;
+	sb->rn = runner_open(sv[0], clock_mono() + SESSION_HELLO_S, e);
+	sv[0] = -1;
+	if (!sb->rn) {
+		err_kind_mark(e, ERR_INTERNAL);
+		err_prefix(e, _("cannot start the sandbox's runner"));
+		bw_session_end(sb);
+		goto out;
+	}
+	rc = 0;
+out:
+	sb->in_session = 0;
+	for (int i = 0; i < DATA_N; i++)
+		if (data[i] >= 0)
+			close(data[i]);
+	for (int i = 0; i < 2; i++) {
+		if (outp[i] >= 0)
+			close(outp[i]);
+		if (sv[i] >= 0)
+			close(sv[i]);
+	}
+	if (devnull >= 0)
+		close(devnull);
+	av_free(&av);
+	return rc;
+}
+
+/* run() on the session: every command fresh (whatever an earlier one left
+ * is killed first), the limits the cgroup counted added to the result. */
+static int bw_run_session(struct sandbox *sb, const struct sandbox_cmd *cmd,
+                          struct sandbox_result *r, struct err *e)
+{
+	if (!sb->rn && bw_session_start(sb, e) < 0)
+		return -1;
+	uint64_t oom0 = cgroup_oom_kills(sb->cg), pids0 = cgroup_pids_refused(sb->cg);
+	/* What the runner forks inherits its CPU limit: this command's share
+	 * (sandbox_cpu_rlimit), set from here; it only ever lowers. */
+	uint64_t cpu = sandbox_cpu_rlimit(&sb->limits, cmd);
+	pid_t runner = bw_session_runner(sb);
+	struct rlimit cl = { (rlim_t)cpu, (rlim_t)cpu + 1 };
+	if (cpu && runner > 0)
+		prlimit(runner, RLIMIT_CPU, &cl, NULL);
+	struct argv_b env = { 0 };
+	bw_env(sb, cmd, &env);
+	struct sandbox_drain note;
+	run_drain_init(sb, cmd, &note);
+	int rc = sandbox_runner_run(sb->rn, cmd, (char *const *)cmd->argv, env.v, SANDBOX_WORKDIR,
+	                            &sb->limits, RP_RUN_FRESH, r, e);
+	av_free(&env);
+	if (rc < 0)
+		return -1;
+	struct statvfs vfs;
+	if (cgroup_oom_kills(sb->cg) > oom0)
+		r->hit |= SANDBOX_HIT_MEMORY;
+	if (cgroup_pids_refused(sb->cg) > pids0)
+		r->hit |= SANDBOX_HIT_PIDS;
+	if (statvfs(RT, &vfs) == 0 && (vfs.f_bavail == 0 || (vfs.f_files && vfs.f_favail == 0)))
+		r->hit |= SANDBOX_HIT_DISK;
+	return 0;
+}
+
 static int bw_run(struct sandbox *sb, const struct sandbox_cmd *cmd, struct sandbox_result *r,
                   struct err *e)
 {
@@ -1205,6 +1397,15 @@ static int bw_run(struct sandbox *sb, const struct sandbox_cmd *cmd, struct sand
 	int begun = sandbox_run_begin(cmd, r, e);
 	if (begun != 0)
 		return begun < 0 ? -1 : 0;
+	/* Every command but a terminal's (the shell) runs on the session;
+	 * the root helper's keepers (privsep.c) run each in a bwrap of its
+	 * own, as does user mode without cgroups (its memory watch needs
+	 * each command's tree). */
+	if (!cmd->stdio && !bw_no_session && sb->cg)
+		return bw_run_session(sb, cmd, r, e);
+	/* A terminal's command ends the session first: it runs, and its
+	 * leftovers are killed, as the whole cgroup. */
+	bw_session_end(sb);
 	oom0 = cgroup_oom_kills(sb->cg);
 	pids0 = cgroup_pids_refused(sb->cg);
 	/* The process started ahead has the usual descriptors: a command
@@ -1303,9 +1504,11 @@ static int bw_copy_in(struct sandbox *sb, const char *host, const char *inside,
 			return -1;
 		if (rename(RT_PROMPT ".new", RT_PROMPT) < 0)
 			return err_errno(e, _("cannot replace %s"), RT_PROMPT);
+		/* The session binds the old file: the next command starts a
+		 * new one. */
+		bw_session_end(sb);
 		return 0;
 	}
-	(void)sb;
 	return sandbox_copy_in_at(RT_OUT, host, inside, e);
 }
 

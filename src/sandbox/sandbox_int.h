@@ -69,6 +69,18 @@ int sandbox_run_begin(const struct sandbox_cmd *cmd, struct sandbox_result *r,
  * quota makes it unreachable; without a cpu controller it is the limit. */
 uint64_t sandbox_cpu_rlimit(const struct limits *l, const struct sandbox_cmd *cmd);
 
+struct runner;
+/* run() on a sandbox session (runner.h): cmd's output to its out_fd within
+ * the cap l->output, its deadline, cancel and stop as KILL, r from END.
+ * argv, env and cwd are as the sandbox sees them; flags RP_RUN_*.  After
+ * END the run's process group is killed: nothing a command left in it
+ * outlives it.  -1 with a message when the runner refused to start it, or
+ * with the kind ERR_RUNNER when the runner lied, stalled or died (the
+ * session is then over: the agent's failure). */
+int sandbox_runner_run(struct runner *rn, const struct sandbox_cmd *cmd, char *const *argv,
+                       char *const *env, const char *cwd, const struct limits *l,
+                       unsigned flags, struct sandbox_result *r, struct err *e);
+
 /* Fills r from how the command ended (status, or killed). */
 void sandbox_result_set(struct sandbox_result *r, enum sandbox_end killed, int status);
 

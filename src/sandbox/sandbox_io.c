@@ -21,6 +21,8 @@
 #include "clock.h"
 #include "fsx.h"
 #include "i18n.h"
+#include "runner.h"
+#include "sanitize.h"
 
 /* Seconds of CPU time a process may use beyond its sandbox's share. */
 #define CPU_SLACK_S 2
@@ -28,6 +30,8 @@
 /* How often a watch looks (a walk over /proc): not on every chunk read. */
 #define WATCH_MS 200
 #define DRAIN_AFTER_KILL_MS 2000
+/* How long a runner has to end a run it was told to kill. */
+#define RUNNER_KILL_S 10.0
 
 const char sandbox_gitconfig_data[] =
 	"[user]\n"
@@ -195,6 +199,119 @@ int sandbox_run_begin(const struct sandbox_cmd *cmd, struct sandbox_result *r,
 	if (sandbox_cancel_requested()) {
 		r->end = SANDBOX_CANCELLED;
 		return 1;
+	}
+	return 0;
+}
+
+/* ---- a command on a sandbox session ---- */
+
+struct runner_out {
+	struct sandbox_drain d;
+	int capped;
+};
+
+static void runner_out_chunk(void *arg, uint32_t id, uint64_t offset, const char *data,
+                             size_t len)
+{
+	struct runner_out *o = arg;
+	(void)id;
+	(void)offset;
+	if (sandbox_drain_chunk(&o->d, data, len))
+		o->capped = 1;
+}
+
+/* The session failed: the message is the runner client's, the kind says
+ * whose failure it is. */
+static int runner_failed(struct runner *rn, struct err *e)
+{
+	return runner_fault(rn) != RUNNER_OK ? err_kind_mark(e, ERR_RUNNER) : -1;
+}
+
+/* Waits for the run's END at 200 ms steps, killing it at the deadline, a
+ * cancel, a stop or the output cap.  Returns why it was killed. */
+static int runner_run_wait(struct runner *rn, uint32_t id, const struct sandbox_cmd *cmd,
+                           const struct runner_out *o, enum sandbox_end *killed,
+                           struct runner_end *end, struct err *e)
+{
+	*killed = SANDBOX_EXITED;
+	for (;;) {
+		double until = clock_mono() + WATCH_MS / 1000.0;
+		if (cmd->deadline > 0 && cmd->deadline < until)
+			until = cmd->deadline;
+		int st = runner_step(rn, id, until, e);
+		if (st < 0)
+			return runner_failed(rn, e);
+		if (st == 1)
+			break;
+		if (o->capped)
+			*killed = SANDBOX_OUTPUT_LIMIT;
+		else if (sandbox_cancel_requested() || (cmd->stop && *cmd->stop))
+			*killed = SANDBOX_CANCELLED;
+		else if (cmd->deadline > 0 && clock_mono() >= cmd->deadline)
+			*killed = SANDBOX_TIMEOUT;
+		if (*killed != SANDBOX_EXITED) {
+			if (runner_kill(rn, id, SIGKILL, e) < 0)
+				return runner_failed(rn, e);
+			break;
+		}
+	}
+	if (runner_wait(rn, id, clock_mono() + RUNNER_KILL_S, end, e) < 0)
+		return runner_failed(rn, e);
+	return 0;
+}
+
+int sandbox_runner_run(struct runner *rn, const struct sandbox_cmd *cmd, char *const *argv,
+                       char *const *env, const char *cwd, const struct limits *l,
+                       unsigned flags, struct sandbox_result *r, struct err *e)
+{
+	struct runner_out o = { .capped = 0 };
+	sandbox_drain_init(&o.d, cmd, l->output);
+	struct runner_cmd rc = { .argv = argv, .env = env, .cwd = cwd, .flags = flags,
+	                         .output = runner_out_chunk, .arg = &o };
+	rc.limits.file_size = l->disk;
+	if (cmd->deadline > 0) {
+		double left = cmd->deadline - clock_mono();
+		rc.limits.time_ms = left > 0 ? (uint64_t)(left * 1000.0) + 1 : 1;
+	}
+	/* The runner stops the command one byte past what the cap leaves, so
+	 * that the drain sees the cap passed and writes its marker. */
+	if (l->output)
+		rc.limits.output = (*o.d.used < l->output ? l->output - *o.d.used : 0) + 1;
+	uint32_t id = runner_start(rn, &rc, e);
+	if (!id)
+		return runner_failed(rn, e);
+	enum sandbox_end killed;
+	struct runner_end end;
+	if (runner_run_wait(rn, id, cmd, &o, &killed, &end, e) < 0)
+		return -1;
+	/* What the command left in its group dies with it, as it would with
+	 * a sandbox of its own. */
+	if (runner_kill(rn, id, SIGKILL, e) < 0)
+		return runner_failed(rn, e);
+	if (end.how == RP_END_NOT_STARTED) {
+		/* As a shell says it (the runner's words, the agent's data, go
+		 * to the log like any output): status 127, so that a missing
+		 * program is found and named as one. */
+		char *why = sanitize_quote_str(end.message);
+		char *line = xasprintf("%s\n", why);
+		sandbox_drain_chunk(&o.d, line, strlen(line));
+		free(line);
+		free(why);
+		r->end = SANDBOX_EXITED;
+		r->code = 127;
+		return 0;
+	}
+	if (killed == SANDBOX_EXITED && (end.hit & RP_HIT_OUTPUT))
+		killed = SANDBOX_OUTPUT_LIMIT;
+	if (killed == SANDBOX_EXITED && (end.hit & RP_HIT_TIME))
+		killed = SANDBOX_TIMEOUT;
+	if (killed == SANDBOX_EXITED && o.capped)
+		killed = SANDBOX_OUTPUT_LIMIT;
+	r->end = killed;
+	r->code = 0;
+	if (killed == SANDBOX_EXITED) {
+		r->end = end.how == RP_END_SIGNALED ? SANDBOX_SIGNALED : SANDBOX_EXITED;
+		r->code = end.code;
 	}
 	return 0;
 }

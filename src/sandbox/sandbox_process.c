@@ -12,7 +12,18 @@
  * session (killed as a process group), with a cleared environment in
  * which the sandbox's paths (/work, /out, /home/agent, /paddock/prompt,
  * /opt/paddock/agent) at the start of an argument or a value are those
- * directories. */
+ * directories.
+ *
+ * They run through one sandbox session (runner.h): create() starts
+ * paddock-runner (a subreaper here, not PID 1) with one end of a
+ * socketpair, each run() is a RUN on it, every one fresh (the runner
+ * first kills whatever earlier commands left below it), and destroy()
+ * closes the channel, which kills what the runner started.  A runner
+ * that lies, stalls or dies fails the command with ERR_RUNNER: the
+ * agent's failure (it runs as the same user and can kill the runner).
+ * What left the runner's tree (a process whose runner died) is beyond
+ * reach: no isolation.  An interactive command (paddock shell) still
+ * runs as a child of paddock's own, beside the session. */
 #include "autoconfig.h"
 #include "sandbox.h"
 
@@ -25,13 +36,16 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "buf.h"
 #include "child.h"
 #include "fsx.h"
+#include "clock.h"
 #include "i18n.h"
+#include "runner.h"
 #include "sandbox_int.h"
 
 #define PROCESS_PREFIX "paddock-process-"
@@ -45,7 +59,14 @@ struct psb {
 	char *home, *tmp, *out, *prompt, *gitconfig;
 	char *agent_dir;       /* the agent's install, shown at SANDBOX_AGENT_DIR */
 	struct limits limits;
+	struct child runner;   /* paddock-runner, while pid > 0 */
+	struct runner *rn;     /* its session */
 };
+
+/* How long paddock-runner has to greet, and to end once its channel
+ * closes. */
+#define PROCESS_RUNNER_HELLO_S 10.0
+#define PROCESS_RUNNER_EXIT_MS 2000
 
 static struct psb *psb(struct sandbox *sb)
 {
@@ -113,6 +134,13 @@ static void pr_destroy(struct sandbox *sb)
 	if (!p)
 		return;
 	struct err e = {{0}};
+	runner_close(p->rn);
+	if (p->runner.pid > 0) {
+		/* A runner the agent stopped does not end on its own. */
+		if (!child_wait_ms(&p->runner, PROCESS_RUNNER_EXIT_MS))
+			child_kill(&p->runner, SIGKILL);
+		child_finish(&p->runner);
+	}
 	if (p->root)
 		fsx_rm_rf(p->root, &e);
 	free(p->task_id);
@@ -194,6 +222,40 @@ static int pr_setup(struct psb *p, const struct sandbox_spec *spec, struct err *
 	return 0;
 }
 
+/* The sandbox's session: paddock-runner with one end of a socketpair, in
+ * the sandbox's folder, with nothing of paddock's environment; the rlimits
+ * every command of the sandbox gets (no core files, CPU time). */
+static int pr_runner_start(struct psb *p, struct err *e)
+{
+	int sv[2];
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+		return err_errno(e, _("cannot create a socket pair"));
+	char *path = sandbox_runner_path();
+	char fdarg[16];
+	snprintf(fdarg, sizeof fdarg, "%d", sv[1]);
+	const char *argv[] = { path, "--fd", fdarg, NULL };
+	const char *const env[] = { NULL };
+	struct sandbox_cmd none = { .argv = NULL };
+	uint64_t cpu = sandbox_cpu_rlimit(&p->limits, &none);
+	struct child_limit limits[2] = { { RLIMIT_CORE, 0, 0 }, { RLIMIT_CPU, cpu, cpu + 1 } };
+	p->runner = (struct child){ .argv = argv, .env = env, .cwd = p->root,
+	                            .stdio = { CHILD_NULL, CHILD_NULL, CHILD_INHERIT },
+	                            .keep = &sv[1], .nkeep = 1, .limits = limits,
+	                            .nlimits = cpu ? 2 : 1,
+	                            .flags = CHILD_CLOSE_FDS | CHILD_NEW_SESSION |
+	                                     CHILD_DIE_WITH_PARENT };
+	int rc = child_start(&p->runner, e);
+	close(sv[1]);
+	free(path);
+	if (rc < 0) {
+		p->runner.pid = 0;
+		close(sv[0]);
+		return err_prefix(e, _("cannot start the sandbox's runner"));
+	}
+	p->rn = runner_open(sv[0], clock_mono() + PROCESS_RUNNER_HELLO_S, e);
+	return p->rn ? 0 : -1;
+}
+
 static int pr_create(struct sandbox **out, const struct sandbox_spec *spec, struct err *e)
 {
 	struct stat st;
@@ -211,7 +273,7 @@ static int pr_create(struct sandbox **out, const struct sandbox_spec *spec, stru
 	struct psb *p = xcalloc(1, sizeof *p);
 	p->task_id = xstrdup(spec->task_id);
 	p->limits = spec->limits;
-	if (pr_setup(p, spec, e) < 0) {
+	if (pr_setup(p, spec, e) < 0 || pr_runner_start(p, e) < 0) {
 		pr_destroy((struct sandbox *)(void *)p);
 		return -1;
 	}
@@ -280,21 +342,13 @@ static int pr_take_tty(void *arg)
 	return ioctl(0, TIOCSCTTY, 0) < 0 ? 1 : 0;
 }
 
-static int pr_run(struct sandbox *sb, const struct sandbox_cmd *cmd, struct sandbox_result *r,
-                  struct err *e)
+/* An interactive command (cmd->stdio): a child of paddock's own, on the
+ * caller's terminal. */
+static int pr_run_direct(struct psb *p, const struct sandbox_cmd *cmd, struct strv argv,
+                         struct strv env, struct sandbox_result *r, struct err *e)
 {
-	struct psb *p = psb(sb);
-	struct strv argv = { 0 }, env = { 0 };
 	int outp[2] = { -1, -1 }, rc = -1, status = 0;
 
-	int begun = sandbox_run_begin(cmd, r, e);
-	if (begun != 0)
-		return begun < 0 ? -1 : 0;
-	for (size_t i = 0; cmd->argv[i]; i++) {
-		char *host = translate(p, cmd->argv[i]);
-		strv_add(&argv, host ? host : xstrdup(cmd->argv[i]));
-	}
-	make_env(p, cmd, &env);
 	if (pipe2(outp, O_CLOEXEC) < 0) {
 		err_errno(e, _("cannot create a pipe"));
 		goto out;
@@ -333,6 +387,32 @@ out:
 	for (int i = 0; i < 2; i++)
 		if (outp[i] >= 0)
 			close(outp[i]);
+	return rc;
+}
+
+static int pr_run(struct sandbox *sb, const struct sandbox_cmd *cmd, struct sandbox_result *r,
+                  struct err *e)
+{
+	struct psb *p = psb(sb);
+	struct strv argv = { 0 }, env = { 0 };
+
+	int begun = sandbox_run_begin(cmd, r, e);
+	if (begun != 0)
+		return begun < 0 ? -1 : 0;
+	for (size_t i = 0; cmd->argv[i]; i++) {
+		char *host = translate(p, cmd->argv[i]);
+		strv_add(&argv, host ? host : xstrdup(cmd->argv[i]));
+	}
+	make_env(p, cmd, &env);
+	/* The runner's commands inherit its CPU limit: this command's share
+	 * (sandbox_cpu_rlimit), set from here as it only ever lowers. */
+	uint64_t cpu = sandbox_cpu_rlimit(&p->limits, cmd);
+	struct rlimit rl = { (rlim_t)cpu, (rlim_t)cpu + 1 };
+	if (cpu && !cmd->stdio)
+		prlimit(p->runner.pid, RLIMIT_CPU, &rl, NULL);
+	int rc = cmd->stdio ? pr_run_direct(p, cmd, argv, env, r, e)
+	                    : sandbox_runner_run(p->rn, cmd, argv.v, env.v, p->work, &p->limits,
+	                                         RP_RUN_FRESH, r, e);
 	strv_free(&argv);
 	strv_free(&env);
 	return rc;
