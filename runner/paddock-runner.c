@@ -329,6 +329,24 @@ static void run_read(struct run *r, int all)
 	}
 }
 
+/* What an ended run wrote, to the last byte.  A pipe has it all once
+ * the writer is gone; a pty's last output reaches the master a moment
+ * later (the tty layer hands it over on its own time), so a pty is read
+ * until the other side's close shows (EIO), for half a second at most
+ * (a process left behind may hold it open). */
+static void run_read_last(struct run *r)
+{
+	run_read(r, 1);
+	double until = now() + 0.5;
+	while (r->pty && r->out_fd >= 0) {
+		double left = until - now();
+		struct pollfd p = { .fd = r->out_fd, .events = POLLIN };
+		if (left <= 0 || poll(&p, 1, (int)(left * 1000) + 1) <= 0)
+			break;
+		run_read(r, 0);
+	}
+}
+
 static void run_end(struct run *r)
 {
 	int st = r->status;
@@ -480,7 +498,7 @@ static void run_start(const struct rp_msg *m)
 		for (int i = 0; i < MAX_RUNS; i++) {
 			struct run *o = &runs[i];
 			if (o->used && !o->ended) {
-				run_read(o, 1);
+				run_read_last(o);
 				run_end(o);
 			}
 		}
@@ -958,8 +976,9 @@ int main(int argc, char **argv)
 				}
 			}
 			if (r->pid == 0) {
-				/* Ended: what it wrote before is in the pipe now. */
-				run_read(r, 1);
+				/* Ended: what it wrote before is in the pipe now
+				 * (in a pty, in a moment). */
+				run_read_last(r);
 				run_end(r);
 			}
 		}

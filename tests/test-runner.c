@@ -774,8 +774,11 @@ static void test_real(const char *dir)
 	free(lots);
 
 	/* a terminal */
-	ok(sh(r, "stty size; test -t 0 && echo tty", RP_RUN_PTY, none, &end, &s) == 0 &&
-	   strstr(s.data, "24 80") && strstr(s.data, "tty"), "a pty run has a terminal of its size");
+	int pty_ok = sh(r, "stty size; test -t 0 && echo tty", RP_RUN_PTY, none, &end, &s) == 0 &&
+	             strstr(s.data, "24 80") && strstr(s.data, "tty");
+	ok(pty_ok, "a pty run has a terminal of its size");
+	if (!pty_ok)
+		printf("# read: %.*s\n", (int)strcspn(s.data, "\n"), s.data);
 	char *shell[] = { "sh", "-c", "read x; stty size", NULL };
 	cmd = (struct runner_cmd){ .argv = shell, .env = env_path, .flags = RP_RUN_PTY,
 	                           .rows = 24, .cols = 80, .output = sink_output, .arg = &s };
