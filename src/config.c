@@ -1660,14 +1660,13 @@ int config_pass_fd(const struct config *c, struct err *e)
 	if (!c->source)
 		return -1;
 	int fd = memfd_create("paddock-config", MFD_CLOEXEC);
-	if (fd < 0)
-		return err_errno(e, _("cannot pass the configuration to a supervisor"));
-	if (fsx_write_all(fd, c->source, c->source_len) < 0 || lseek(fd, 0, SEEK_SET) < 0) {
-		err_errno(e, _("cannot pass the configuration to a supervisor"));
+	if (fd >= 0 && fsx_write_all(fd, c->source, c->source_len) == 0 &&
+	    lseek(fd, 0, SEEK_SET) == 0)
+		return fd;
+	err_errno(e, _("cannot pass the configuration to a process paddock starts"));
+	if (fd >= 0)
 		close(fd);
-		return -1;
-	}
-	return fd;
+	return -1;
 }
 
 int config_load_fd(struct config *c, const char *path, int fd, struct err *e)

@@ -428,15 +428,10 @@ static const char *order_sql(const struct task_query *q)
 #undef ENDED_SQL
 }
 
-/* struct task_query.fold_groups: a member of a group is the one whose seq
- * is the least of the members the row conditions select.  In the
- * subquery, names without a table are its own row's (g); tasks is the
- * row asked about. */
-static void fold_sql(struct buf *sql, const struct task_query *q)
+/* The conditions on a row that q asks for besides its status and group:
+ * the statuses of mask, the repo, the agent, startable, the text. */
+static void row_sql(struct buf *sql, const struct task_query *q, unsigned mask)
 {
-	buf_adds(sql, " AND (group_id IS NULL OR seq = (SELECT MIN(seq) FROM tasks g "
-	         "WHERE g.group_id = tasks.group_id");
-	unsigned mask = query_mask(q);
 	for (int st = 0, n = 0; mask && st < TASK_NSTATUS; st++)
 		if (mask & TASK_MASK(st))
 			buf_printf(sql, "%s'%s'", n++ ? ", " : " AND status IN (",
@@ -453,6 +448,17 @@ static void fold_sql(struct buf *sql, const struct task_query *q)
 		buf_adds(sql, " AND (id LIKE ?8 ESCAPE '\\' OR text LIKE ?8 ESCAPE '\\' OR "
 		         "repo LIKE ?8 ESCAPE '\\' OR agent LIKE ?8 ESCAPE '\\' OR "
 		         "error LIKE ?8 ESCAPE '\\')");
+}
+
+/* struct task_query.fold_groups: a member of a group is the one whose seq
+ * is the least of the members the row conditions select.  In the
+ * subquery, names without a table are its own row's (g); tasks is the
+ * row asked about. */
+static void fold_sql(struct buf *sql, const struct task_query *q)
+{
+	buf_adds(sql, " AND (group_id IS NULL OR seq = (SELECT MIN(seq) FROM tasks g "
+	         "WHERE g.group_id = tasks.group_id");
+	row_sql(sql, q, query_mask(q));
 	buf_adds(sql, "))");
 }
 
@@ -462,25 +468,9 @@ static void query_sql(struct buf *sql, const struct task_query *q, int status,
                       const char *what)
 {
 	buf_printf(sql, "SELECT %s FROM tasks WHERE 1", what);
-	unsigned mask = status < 0 ? query_mask(q) : 0;
-	for (int st = 0, n = 0; mask && st < TASK_NSTATUS; st++)
-		if (mask & TASK_MASK(st))
-			buf_printf(sql, "%s'%s'", n++ ? ", " : " AND status IN (",
-			           task_status_name((enum task_status)st));
-	if (mask)
-		buf_adds(sql, ")");
-	if (q->repo)
-		buf_adds(sql, " AND repo = ?6");
-	if (q->agent)
-		buf_adds(sql, " AND agent = ?7");
-	if (q->startable)
-		buf_adds(sql, " AND confirm IS NOT 'needed'");
+	row_sql(sql, q, status < 0 ? query_mask(q) : 0);
 	if (q->group)
 		buf_adds(sql, " AND group_id = ?9");
-	if (q->text && *q->text)
-		buf_adds(sql, " AND (id LIKE ?8 ESCAPE '\\' OR text LIKE ?8 ESCAPE '\\' OR "
-		         "repo LIKE ?8 ESCAPE '\\' OR agent LIKE ?8 ESCAPE '\\' OR "
-		         "error LIKE ?8 ESCAPE '\\')");
 	if (q->fold_groups)
 		fold_sql(sql, q);
 	/* The few pending requests come from their partial index: the
