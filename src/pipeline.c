@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 #include "adapter.h"
 #include "agent.h"
@@ -262,28 +263,66 @@ static int run_tests(struct run *r, struct sandbox *sb, struct tests_after *ta, 
 	return 0;
 }
 
-void pipeline_verify_start(struct run *r, struct verify_run *vr, struct err *e)
+void pipeline_verify_prepare(struct run *r, struct verify_run *vr, struct err *e)
 {
 	const struct repo_conf *repo = &r->repo;
 	memset(vr, 0, sizeof *vr);
+	vr->out = -1;
 	if (!repo->test)
+		return;
+	vr->out = memfd_create("paddock-verify", MFD_CLOEXEC);
+	if (vr->out < 0) {
+		err_errno(e, _("cannot keep the verification's output"));
+		vr->failed = 1;
+		return;
+	}
+	char *bundle = paths_task_bundle(r->job->data_dir, r->job->task->id);
+	struct template_ctx tc = { .data_dir = r->job->data_dir, .cfg = r->job->cfg,
+	                           .be = r->job->be, .log_fd = vr->out, .report_fd = -1 };
+	if (template_verify_prepare(&tc, repo, r->tpl, bundle, r->round, &vr->v, e) < 0)
+		vr->failed = 1;
+	free(bundle);
+}
+
+void pipeline_verify_go(struct run *r, struct verify_run *vr, struct err *e)
+{
+	if (!vr->v)
 		return;
 	char *bundle = paths_task_bundle(r->job->data_dir, r->job->task->id);
 	char *expected = xasprintf("refs/heads/paddock/%s", r->job->task->id);
 	struct bundle_limits lim = pipeline_handoff_limits(r);
-	char tip[41];
 	struct err ignored = {{0}};
-	if (bundle_tip(bundle, expected, r->base, &lim, tip, &ignored) == 0) {
-		pipeline_log(r, "verifying: the tests on a clean checkout of %.12s (a fresh sandbox, "
-		             "an empty home): %s", tip, repo->test);
-		vr->start = lseek(r->log_fd, 0, SEEK_END);
-		struct template_ctx tc = { .data_dir = r->job->data_dir, .cfg = r->job->cfg,
-		                           .be = r->job->be, .log_fd = r->log_fd, .report_fd = -1 };
-		if (template_verify_start(&tc, repo, r->tpl, bundle, tip, &vr->v, e) < 0)
+	/* A bundle whose tip cannot be read is refused by the import, which
+	 * fails the round: nothing to verify then. */
+	if (bundle_tip(bundle, expected, r->base, &lim, vr->tip, &ignored) == 0) {
+		vr->went = 1;
+		if (template_verify_go(vr->v, vr->tip, e) < 0)
 			vr->failed = 1;
 	}
 	free(bundle);
 	free(expected);
+}
+
+void pipeline_verify_start(struct run *r, struct verify_run *vr, struct err *e)
+{
+	pipeline_verify_prepare(r, vr, e);
+	pipeline_verify_go(r, vr, e);
+}
+
+/* The verification's output into the task log, after its line. */
+static void verify_log(struct run *r, struct verify_run *vr)
+{
+	pipeline_log(r, "verifying: the tests on a clean checkout of %.12s (a fresh sandbox, an "
+	             "empty home): %s", vr->tip, r->repo.test);
+	vr->start = lseek(r->log_fd, 0, SEEK_END);
+	char chunk[65536];
+	off_t at = 0;
+	ssize_t n;
+	while ((n = pread(vr->out, chunk, sizeof chunk, at)) > 0) {
+		if (fsx_write_all(r->log_fd, chunk, (size_t)n) < 0)
+			break;
+		at += n;
+	}
 }
 
 /* Waits for the verification: 0 with ta filled (nothing to fill when the
@@ -294,13 +333,22 @@ int pipeline_verify_finish(struct run *r, struct verify_run *vr, int stop, struc
 {
 	*problem = NULL;
 	memset(ta, 0, sizeof *ta);
+	int rc = 0;
+	struct sandbox_result res;
+	if (vr->v) {
+		stop |= !vr->went;
+		rc = template_verify_finish(vr->v, stop, &res, e);
+		vr->v = NULL;
+		if (vr->went)
+			verify_log(r, vr);
+	}
+	if (vr->out >= 0)
+		close(vr->out);
+	vr->out = -1;
 	if (vr->failed)
 		return -1;
-	if (!vr->v)
+	if (!vr->went)
 		return 0;
-	struct sandbox_result res;
-	int rc = template_verify_finish(vr->v, stop, &res, e);
-	vr->v = NULL;
 	if (stop) {
 		pipeline_log(r, "verifying: stopped; the hand-off failed");
 		return 0;
@@ -616,15 +664,25 @@ static int round_tests(struct round *rd)
 {
 	struct run *r = rd->r;
 	report_send(r->report_fd, REPORT_STATUS, "testing");
-	/* The work as the agent left it, before the tests write in its
-	 * tree.  Where this fails, the hand-off after the tests commits
-	 * everything, as it would without tests (and says why here). */
+	/* The work as the agent left it, committed and bundled before the
+	 * tests write in its tree; its verification then runs beside them.
+	 * Where this fails, the hand-off after the tests commits everything,
+	 * as it would without tests (and says why here). */
 	if (r->repo.test) {
+		/* The verification's fresh sandbox is made meanwhile (not while
+		 * the agent's starts: on cgroup v1 the two would wait on each
+		 * other). */
+		pipeline_verify_prepare(r, &rd->vr, &rd->ve);
 		struct err ce = {{0}};
-		if (pipeline_handoff_run(r, rd->sb, NULL, HANDOFF_COMMIT, &ce) == 0)
+		int h = pipeline_handoff_run(r, rd->sb, NULL, HANDOFF_COMMIT, &ce);
+		if (h == 0 || h == HANDOFF_NO_CHANGE) {
 			rd->committed = 1;
-		else
+			rd->hrc = h;
+			if (h == 0)
+				pipeline_verify_go(r, &rd->vr, &rd->ve);
+		} else {
 			pipeline_log(r, "hand-off: %s", ce.msg);
+		}
 	}
 	if (run_tests(r, rd->sb, &rd->ta, &rd->test_problem, &rd->e) < 0)
 		return pipeline_fail(r, "testing", rd->e.msg);
@@ -643,17 +701,19 @@ static int round_tests(struct round *rd)
 static int round_handoff(struct round *rd)
 {
 	struct run *r = rd->r;
-	struct verify_run vr = {0};
-	struct err ve = {{0}};
-	/* Work is handed back even when the tests failed, so that `paddock
-	 * diff` can show what the agent did. */
-	rd->hrc = pipeline_handoff_run(r, rd->sb, NULL,
-	                               rd->committed ? HANDOFF_AFTER_TESTS : HANDOFF_ALL, &rd->e);
+	/* Where the work was bundled before the tests, the tree is put back
+	 * as the agent left it once the round is judged (run_round). */
+	if (!rd->committed) {
+		/* Work is handed back even when the tests failed, so that
+		 * `paddock diff` can show what the agent did. */
+		if (!rd->vr.v && !rd->vr.failed)
+			pipeline_verify_prepare(r, &rd->vr, &rd->ve);
+		rd->hrc = pipeline_handoff_run(r, rd->sb, NULL, HANDOFF_ALL, &rd->e);
+		if (rd->hrc == 0)
+			pipeline_verify_go(r, &rd->vr, &rd->ve);
+	}
 	if (rd->hrc == 0) {
-		/* Logged first: what the verification prints is its tail
-		 * (nothing else writes to the log until it ends). */
 		pipeline_log(r, "hand-off: checking the bundle and importing it into the mirror");
-		pipeline_verify_start(r, &vr, &ve);
 		rd->hrc = pipeline_handoff_import(r, &rd->e);
 	}
 	if (rd->hrc == 0) {
@@ -664,11 +724,12 @@ static int round_handoff(struct round *rd)
 	/* The imported commit's tests, on a clean checkout: this is the
 	 * result the contract and the gate use.  A refused bundle fails the
 	 * round whatever its verification found. */
-	int vrc = pipeline_verify_finish(r, &vr, rd->hrc != 0, &rd->va, &rd->verify_problem, &ve);
+	int vrc = pipeline_verify_finish(r, &rd->vr, rd->hrc != 0, &rd->va, &rd->verify_problem,
+	                                 &rd->ve);
 	if (rd->hrc == 0) {
 		rd->vrc = vrc;
 		if (vrc < 0)
-			rd->e = ve;
+			rd->e = rd->ve;
 	}
 	return 0;
 }
@@ -737,6 +798,16 @@ static const struct round_step_def {
 
 static void round_free(struct round *rd)
 {
+	/* A round that ended before its hand-off: its verification's sandbox
+	 * goes unused. */
+	if (rd->vr.v || rd->vr.out >= 0) {
+		struct tests_after unused = {0};
+		char *problem = NULL;
+		struct err ignored = {{0}};
+		pipeline_verify_finish(rd->r, &rd->vr, 1, &unused, &problem, &ignored);
+		pipeline_tests_after_free(&unused);
+		free(problem);
+	}
 	adapter_result_free(&rd->ar);
 	free(rd->problem);
 	free(rd->summary);
@@ -753,12 +824,28 @@ static int run_round(struct run *r, struct sandbox *sb, const struct agent_cmdli
                      const struct template_tests *before)
 {
 	struct round rd = {
-		.r = r, .sb = sb, .cl = cl, .before = before,
+		.r = r, .sb = sb, .cl = cl, .before = before, .vr = { .out = -1 },
 		.agent = config_find_agent(r->job->cfg, r->job->task->agent),
 	};
 	int rc = 0;
 	for (size_t i = 0; i < sizeof round_steps / sizeof *round_steps && rc == 0; i++)
 		rc = round_steps[i].run(&rd);
+	/* The tree as the agent left it, for the next round and the
+	 * reviewer's shell: what the tests wrote goes.  After the gate's
+	 * report, so the reviewer does not wait for it; a sandbox whose tree
+	 * cannot be put back is not kept (a later round starts a new one at
+	 * the head). */
+	if (rd.committed && (rc == 0 || rc == ROUND_FIX)) {
+		struct err pe = {{0}};
+		if (pipeline_handoff_run(r, sb, NULL, HANDOFF_AFTER_TESTS, &pe) < 0) {
+			if (rc == ROUND_FIX) {
+				rc = pipeline_fail(r, "hand-off", pe.msg);
+			} else {
+				pipeline_log(r, "hand-off: %s; the sandbox is not kept", pe.msg);
+				r->spoiled = 1;
+			}
+		}
+	}
 	round_free(&rd);
 	return rc;
 }
@@ -1061,7 +1148,7 @@ static int step_rounds(struct steps *s)
 		}
 		if (result != 0)
 			return result;
-		if (job->cfg->gate_timeout <= 0 || job->cmd_fd < 0)
+		if (job->cfg->gate_timeout <= 0 || job->cmd_fd < 0 || r->spoiled)
 			return 0;
 		s->kept = 1;
 		/* The home was saved when the round reached review; nothing

@@ -28,11 +28,12 @@
 static char *handoff_script(const char *id, const char *base, const char *base_tree,
                             int changes, int home, enum handoff_phase phase)
 {
-	/* HANDOFF_COMMIT ends after the commit; HANDOFF_AFTER_TESTS makes
-	 * none (the work was committed before the tests) but puts the tree
-	 * back as the agent left it: what the tests changed, created or
-	 * removed among the files git sees, after the index saved then. */
-	const char *stop = phase == HANDOFF_COMMIT ? "exit 0\n" : "";
+	/* HANDOFF_COMMIT is HANDOFF_ALL before the tests; HANDOFF_AFTER_TESTS
+	 * makes no commit and no bundle (they were made before the tests)
+	 * but puts the tree back as the agent left it: what the tests
+	 * changed, created or removed among the files git sees, after the
+	 * index saved then. */
+	const char *stop = phase == HANDOFF_AFTER_TESTS ? "exit 0\n" : "";
 	const char *restore = phase == HANDOFF_AFTER_TESTS ? "if true; then\n" : "if false; then\n";
 	/* Runs with handoff_env(): nothing of the agent's home (a global
 	 * gitconfig's filters, aliases, includes) reaches these commands, and
@@ -275,11 +276,10 @@ int pipeline_handoff_run(struct run *r, struct sandbox *sb, const char *const *e
 	 * still hands back what it did. */
 	double deadline = clock_mono() + 300;
 	if (phase == HANDOFF_COMMIT)
-		pipeline_log(r, "hand-off: committing the work as the agent left it, before the "
-		             "tests");
+		pipeline_log(r, "hand-off: committing and bundling the work as the agent left it, "
+		             "before the tests");
 	else if (phase == HANDOFF_AFTER_TESTS)
-		pipeline_log(r, "hand-off: putting the tree back as the agent left it, bundling the "
-		             "work");
+		pipeline_log(r, "hand-off: putting the tree back as the agent left it");
 	else
 		pipeline_log(r, "hand-off: committing and bundling the work");
 	const char *env[80];
@@ -315,7 +315,7 @@ int pipeline_handoff_run(struct run *r, struct sandbox *sb, const char *const *e
 		free(p);
 		return -1;
 	}
-	if (phase == HANDOFF_COMMIT)
+	if (phase == HANDOFF_AFTER_TESTS)
 		return 0;
 	char *bundle = paths_task_bundle(r->job->data_dir, t->id);
 	/* A new file, never the last round's rewritten: that one may be

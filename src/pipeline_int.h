@@ -45,16 +45,18 @@ struct gateway;
 
 /* The hand-off's parts.  What paddock's own test step writes in the
  * workspace (__pycache__, build output) is not the agent's work: where a
- * round runs tests, the work is committed as the agent left it before
- * them (HANDOFF_COMMIT), and after them the tree is put back as it was
- * then and the branch bundled (HANDOFF_AFTER_TESTS).  HANDOFF_ALL does
- * both at once (no tests, a reviewer's shell). */
+ * round runs tests, the work is committed and bundled as the agent left
+ * it before them (HANDOFF_COMMIT: the verification starts then, beside
+ * the tests), and after them the tree is put back as it was then
+ * (HANDOFF_AFTER_TESTS).  HANDOFF_ALL commits and bundles where there
+ * are no tests (and for a reviewer's shell). */
 enum handoff_phase { HANDOFF_ALL, HANDOFF_COMMIT, HANDOFF_AFTER_TESTS };
 
 struct run {
 	const struct pipeline_job *job;
 	int report_fd;
 	int log_fd;
+	int spoiled;                 /* the sandbox's tree could not be put back: not kept */
 	char *task_dir;
 	uint64_t output_used;
 	double deadline;
@@ -107,8 +109,11 @@ struct tests_after {
  * refuses it). */
 struct verify_run {
 	struct template_verify *v;
-	off_t start;                 /* the log's end when it began */
+	off_t start;                 /* the log's end when its output went in */
 	int failed;                  /* it could not start: e says why */
+	int out;                     /* its output until finish (a memfd); -1 */
+	int went;                    /* it was handed its commit */
+	char tip[41];                /* that commit */
 };
 
 /* A malloc'd copy of s, or NULL for NULL. */
@@ -134,7 +139,9 @@ struct round {
 	struct tests_after ta, va; /* the tests in its sandbox; on a clean checkout */
 	char *test_problem, *verify_problem;
 	int hrc, vrc;              /* the hand-off's result; the verification's */
-	int committed;             /* the work was committed before the tests */
+	int committed;             /* the work was committed and bundled before the tests */
+	struct verify_run vr;      /* the verification, prepared while the agent works */
+	struct err ve;             /* why it could not run */
 	struct gate_summary gate;  /* its diffstat and findings (pipeline_gate_prepare) */
 };
 
@@ -161,8 +168,15 @@ int pipeline_sb_run(struct run *r, struct sandbox *sb, const char *const *argv,
                     const char *const *env, double deadline, struct sandbox_result *res,
                     struct err *e);
 void pipeline_tests_after_free(struct tests_after *ta);
-/* The verification (struct verify_run): started once the bundle is out;
- * pipeline_verify_finish waits for it, or stops it when stop is set. */
+/* The verification (struct verify_run): its sandbox prepared while the
+ * agent works (pipeline_verify_prepare: nothing when the repo has no
+ * tests), handed the commit once the bundle is out (pipeline_verify_go),
+ * or both at once (pipeline_verify_start); pipeline_verify_finish waits
+ * for it, or stops it when stop is set, and only then puts its output in
+ * the task log: it runs beside the agent's own tests, whose output goes
+ * there as it comes. */
+void pipeline_verify_prepare(struct run *r, struct verify_run *vr, struct err *e);
+void pipeline_verify_go(struct run *r, struct verify_run *vr, struct err *e);
 void pipeline_verify_start(struct run *r, struct verify_run *vr, struct err *e);
 int pipeline_verify_finish(struct run *r, struct verify_run *vr, int stop,
                            struct tests_after *ta, char **problem, struct err *e);

@@ -102,6 +102,13 @@ struct template_job {
 	const char *marker_host;
 	struct template_step steps[2];
 	size_t nsteps;
+	/* A prepared verification (template_verify_prepare): the sandbox is
+	 * made and its session started at once; then the child waits on
+	 * go_fd for the commit to check out ("<40 hex>\n"; end of file: none
+	 * comes, nothing runs) and runs template_verify_script for it. -1:
+	 * NULL test: the steps above, at once. */
+	int go_fd, go_wfd;             /* the pipe's ends (the child closes go_wfd) */
+	const char *test;
 };
 
 /* What the child reports to the parent: how far it got and how the last
@@ -118,6 +125,37 @@ struct template_child {
 	const struct config *cfg;
 	const struct template_job *job;
 };
+
+static char *template_verify_script(const char *head, const char *test);
+
+/* A prepared verification's commit, from the supervisor (go_fd): 0 with
+ * head set, -1 when none comes (the round ended before its hand-off). */
+static int template_go_read(int fd, char head[41])
+{
+	char line[41];
+	size_t got = 0;
+	while (got < sizeof line) {
+		/* A cancelled task's SIGTERM only sets a flag here. */
+		if (sandbox_cancel_requested())
+			return -1;
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		if (poll(&pfd, 1, 500) <= 0)
+			continue;
+		ssize_t n = read(fd, line + got, sizeof line - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	if (got != sizeof line || line[40] != '\n')
+		return -1;
+	line[40] = '\0';
+	if (!template_sha_valid(line))
+		return -1;
+	memcpy(head, line, 41);
+	return 0;
+}
 
 /* In the forked child: one sandbox (it takes over this process's mount
  * namespace, which the supervisor needs for the task's own sandbox).  It
@@ -161,11 +199,43 @@ static int template_setup_child(void *arg)
 		gateway_attach(gw, &spec.net);
 		net_env = gateway_env(gw);
 	}
-	if (be->create(&sb, &spec, &rep.e) == 0) {
+	char *script = NULL;
+	int ready = be->create(&sb, &spec, &rep.e) == 0;
+	if (job->test)
+		close(job->go_wfd);
+	if (ready && job->test) {
+		/* The sandbox's first process is started now (its session, its
+		 * cgroups), while the agent works: the verification then only
+		 * checks out and tests.  Its result is not the verification's. */
+		static const char *const warm[] = { "/bin/true", NULL };
+		struct sandbox_result wres;
+		struct sandbox_cmd wcmd = { .argv = warm, .out_fd = job->log_fd,
+		                            .output_used = &used, .deadline = deadline };
+		char head[41];
+		if (be->run(sb, &wcmd, &wres, &rep.e) < 0) {
+			ready = 0;
+		} else if (template_go_read(job->go_fd, head) < 0) {
+			/* Read only when the supervisor handed a commit and then
+			 * lost it (else the result is not wanted). */
+			err_set(&rep.e, _("the verification's sandbox got no commit to check out"));
+			ready = 0;
+		} else {
+			used = 0;
+			script = template_verify_script(head, job->test);
+			if (cfg->limits.timeout > 0)
+				deadline = clock_mono() + cfg->limits.timeout;
+		}
+		if (!ready) {
+			be->destroy(sb);
+			sb = NULL;
+		}
+	}
+	if (ready) {
 		if (!job->copy_host ||
 		    be->copy_in(sb, job->copy_host, job->copy_inside, &rep.e) == 0) {
 			for (size_t i = 0; i < job->nsteps; i++) {
-				const char *argv[] = { "/bin/sh", "-c", job->steps[i].command, NULL };
+				const char *argv[] = { "/bin/sh", "-c",
+				                       script ? script : job->steps[i].command, NULL };
 				struct sandbox_cmd cmd = {
 					.argv = argv, .out_fd = job->log_fd, .output_used = &used,
 					.deadline = deadline,
@@ -190,6 +260,9 @@ static int template_setup_child(void *arg)
 		gw = NULL;
 		be->destroy(sb);
 	}
+	free(script);
+	if (job->test)
+		close(job->go_fd);
 	gateway_stop(gw);
 	(void)fsx_write_all(result_fd, &rep, sizeof rep);
 	return 0;
@@ -662,6 +735,7 @@ out:
 
 struct template_verify {
 	struct template_run run;
+	int go;                        /* the go pipe's write end; -1 once used */
 	char head[41];
 };
 
@@ -710,28 +784,32 @@ static char *template_verify_script(const char *head, const char *test)
 	return buf_detach(&b);
 }
 
-int template_verify_start(const struct template_ctx *tc, const struct repo_conf *r,
-                          const char *tpl, const char *bundle, const char *head,
-                          struct template_verify **out, struct err *e)
+int template_verify_prepare(const struct template_ctx *tc, const struct repo_conf *r,
+                            const char *tpl, const char *bundle, int round,
+                            struct template_verify **out, struct err *e)
 {
 	static const char *const test_env[] = { "PADDOCK_STEP=test", NULL };
-	char *id = xasprintf("vfy-%ld-%.8s", (long)getpid(), head);
-	char *script = template_verify_script(head, r->test);
+	int go[2];
+	if (pipe2(go, O_CLOEXEC) < 0)
+		return err_errno(e, _("cannot create a pipe"));
+	char *id = xasprintf("vfy-%ld-%d", (long)getpid(), round);
 	char *marker = xasprintf("%s.checkout-failed", bundle);
 	struct template_job job = {
 		.be = tc->be, .id = id, .repo = r->name, .dir = tpl, .log_fd = tc->log_fd,
 		.report_fd = -1, .copy_host = bundle, .copy_inside = SANDBOX_OUTDIR "/verify.bundle",
 		.marker_host = marker,
-		.steps = { { script, test_env } },
+		.steps = { { NULL, test_env } },
 		.nsteps = 1,
+		.go_fd = go[0], .go_wfd = go[1], .test = r->test,
 	};
 	struct template_verify *v = xcalloc(1, sizeof *v);
-	snprintf(v->head, sizeof v->head, "%s", head);
+	v->go = go[1];
 	int rc = template_sandbox_start(tc->cfg, &job, &v->run, e);
+	close(go[0]);
 	free(id);
-	free(script);
 	free(marker);
 	if (rc < 0) {
+		close(go[1]);
 		free(v);
 		return -1;
 	}
@@ -739,10 +817,46 @@ int template_verify_start(const struct template_ctx *tc, const struct repo_conf 
 	return 0;
 }
 
+int template_verify_go(struct template_verify *v, const char *head, struct err *e)
+{
+	char line[42];
+	snprintf(v->head, sizeof v->head, "%s", head);
+	snprintf(line, sizeof line, "%.40s\n", head);
+	int rc = 0;
+	if (v->go < 0 || fsx_write_all(v->go, line, 41) < 0)
+		rc = err_set(e, _("the verification's sandbox process is gone; see the log"));
+	if (v->go >= 0)
+		close(v->go);
+	v->go = -1;
+	return rc;
+}
+
+int template_verify_start(const struct template_ctx *tc, const struct repo_conf *r,
+                          const char *tpl, const char *bundle, const char *head,
+                          struct template_verify **out, struct err *e)
+{
+	if (template_verify_prepare(tc, r, tpl, bundle, 0, out, e) < 0)
+		return -1;
+	if (template_verify_go(*out, head, e) < 0) {
+		struct sandbox_result ignored;
+		struct err ignored_e = {{0}};
+		template_verify_finish(*out, 1, &ignored, &ignored_e);
+		*out = NULL;
+		return -1;
+	}
+	return 0;
+}
+
 int template_verify_finish(struct template_verify *v, int stop, struct sandbox_result *res,
                            struct err *e)
 {
 	struct template_setup_report rep;
+	/* A prepared one that never got its commit: none comes. */
+	if (v->go >= 0) {
+		close(v->go);
+		v->go = -1;
+		stop = 1;
+	}
 	if (stop)
 		child_kill(&v->run.ch, SIGTERM);
 	int rc = template_sandbox_finish(&v->run, &rep, e);

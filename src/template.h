@@ -72,6 +72,17 @@ int template_verify_start(const struct template_ctx *tc, const struct repo_conf 
                           struct template_verify **out, struct err *e);
 int template_verify_finish(struct template_verify *v, int stop, struct sandbox_result *res,
                            struct err *e);
+/* template_verify_start in two halves, so that the fresh sandbox is made
+ * while the agent works: prepare starts the child, which makes the
+ * sandbox and starts its first process, then waits; go hands it the
+ * commit (the bundle at `bundle` by then) and the verification runs as
+ * start's would.  round names the sandbox.  finish without go (the round
+ * ended before its hand-off) stops it: nothing runs.  The caller's
+ * until finish, which frees it. */
+int template_verify_prepare(const struct template_ctx *tc, const struct repo_conf *r,
+                            const char *tpl, const char *bundle, int round,
+                            struct template_verify **out, struct err *e);
+int template_verify_go(struct template_verify *v, const char *head, struct err *e);
 
 struct template_info {
 	char *repo;
