@@ -149,6 +149,8 @@ struct sandbox {
 		int devnull;
 		int args_fd;       /* a memfd its bwrap reads its arguments from */
 		int go_wr;         /* its start: RLIMIT_CPU's seconds, 8 bytes */
+		int sv[2];         /* while no session runs: the channel a session
+		                      started with it would use (sv[1] is its) */
 	} pre;
 };
 
@@ -1084,7 +1086,7 @@ static void bw_pre_close(struct bw_pre *p)
 	for (int i = 0; i < DATA_N; i++)
 		if (p->data[i] >= 0)
 			close(p->data[i]);
-	int *fds[] = { &p->out_rd, &p->devnull, &p->args_fd, &p->go_wr };
+	int *fds[] = { &p->out_rd, &p->devnull, &p->args_fd, &p->go_wr, &p->sv[0], &p->sv[1] };
 	for (size_t i = 0; i < sizeof fds / sizeof *fds; i++)
 		if (*fds[i] >= 0)
 			close(*fds[i]);
@@ -1112,7 +1114,12 @@ static void bw_prestart(struct sandbox *sb)
 		return;
 	for (int i = 0; i < DATA_N; i++)
 		p->data[i] = -1;
-	p->out_rd = p->devnull = p->args_fd = p->go_wr = -1;
+	p->out_rd = p->devnull = p->args_fd = p->go_wr = p->sv[0] = p->sv[1] = -1;
+	/* Without a session, the next command starts one (bw_session_start):
+	 * the process then becomes the runner's, and keeps its channel. */
+	if (!sb->rn && (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p->sv) < 0 ||
+	                (p->sv[1] = fd_high(p->sv[1])) < 0))
+		goto fail;
 	if (run_fds(p->data, outp, &p->devnull, &e) < 0 || pipe2(go, O_CLOEXEC) < 0 ||
 	    (go[0] = fd_high(go[0])) < 0 ||
 	    (p->args_fd = fd_high(memfd_create("bwrap-args", MFD_CLOEXEC))) < 0)
@@ -1121,11 +1128,13 @@ static void bw_prestart(struct sandbox *sb)
 	 * child_exec_wait's message later. */
 	static const char *const argv[] = { "bwrap", NULL };
 	static const char *const envp[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL };
-	int keep[DATA_N + 4];
+	int keep[DATA_N + 5];
 	size_t nkeep = 0;
 	keep[nkeep++] = sb->seccomp_fd;
 	keep[nkeep++] = p->args_fd;
 	keep[nkeep++] = go[0];
+	if (p->sv[1] >= 0)
+		keep[nkeep++] = p->sv[1];
 	for (int i = 0; i < DATA_N; i++)
 		keep[nkeep++] = p->data[i];
 	if (sb->netns_fd >= 0)
@@ -1299,14 +1308,28 @@ static int bw_session_start(struct sandbox *sb, struct err *e)
 	struct argv_b av = { 0 };
 	char fdarg[16];
 
-	bw_pre_drop(sb);
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
-		err_errno(e, _("cannot create a socket pair"));
-		goto out;
+	struct bw_pre *p = &sb->pre;
+	/* The process started ahead is already in the cgroups (bw_prestart):
+	 * the session's first step waits for no RCU grace period. */
+	int pre = p->started && p->sv[0] >= 0;
+	if (pre) {
+		memcpy(data, p->data, sizeof data);
+		memcpy(sv, p->sv, sizeof sv);
+		outp[0] = p->out_rd;
+		devnull = p->devnull;
+		for (int i = 0; i < DATA_N; i++)
+			p->data[i] = -1;
+		p->sv[0] = p->sv[1] = p->out_rd = p->devnull = -1;
+	} else {
+		bw_pre_drop(sb);
+		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
+			err_errno(e, _("cannot create a socket pair"));
+			goto out;
+		}
+		sv[1] = fd_high(sv[1]);
+		if (sv[1] < 0 || run_fds(data, outp, &devnull, e) < 0)
+			goto out;
 	}
-	sv[1] = fd_high(sv[1]);
-	if (sv[1] < 0 || run_fds(data, outp, &devnull, e) < 0)
-		goto out;
 	snprintf(fdarg, sizeof fdarg, "%d", sv[1]);
 	const char *argv[] = { SANDBOX_RUNNER, "--fd", fdarg, NULL };
 	struct sandbox_cmd scmd = { .argv = argv };
@@ -1317,7 +1340,15 @@ static int bw_session_start(struct sandbox *sb, struct err *e)
 	 * that does not start says so by its missing greeting. */
 	close(outp[0]);
 	outp[0] = -1;
-	int started = run_start(sb, &scmd, &av, data, devnull, &outp[1], &sb->session_ch, e);
+	int started;
+	if (pre) {
+		started = bw_pre_take(sb, &scmd, &av, &sb->session_ch, e);
+		bw_pre_close(p);
+		if (started < 0)
+			cgroup_kill_all(sb->cg);
+	} else {
+		started = run_start(sb, &scmd, &av, data, devnull, &outp[1], &sb->session_ch, e);
+	}
 	sb->in_session = 0;
 	close(sv[1]);
 	sv[1] = -1;
