@@ -119,7 +119,8 @@ static char *handoff_script(const char *id, const char *base, const char *base_t
 		 * before a baseline's resets, which the restore must not
 		 * apply (the next hand-off then scans). */
 		"save() {\n"
-		"  if ! [ -d \"$pd\" ] || [ -L \"$pd\" ]; then rm -rf \"$pd\"; mkdir \"$pd\"; fi\n"
+		"  if [ -L \"$pd\" ] || { [ -e \"$pd\" ] && ! [ -d \"$pd\" ]; }; then rm -rf \"$pd\"; fi\n"
+		"  [ -d \"$pd\" ] || mkdir \"$pd\"\n"
 		"  if [ -f \"$pl\" ]; then cp -f \"$gd/index\" \"$pl\" \"$pd/\"; "
 		"else cp -f \"$gd/index\" \"$pd/\"; rm -f \"$ap\"; fi\n"
 		"}\n"
