@@ -423,6 +423,11 @@ static const char *order_sql(const struct task_query *q)
 	case TASK_ORDER_REPO:
 		return "ORDER BY repo, seq DESC";
 	default:
+		/* What changed lately comes from tasks_updated, and the few
+		 * rows are sorted: a plain seq lets SQLite walk every task in
+		 * order instead, to spare that sort. */
+		if (q->changed_after > 0)
+			return q->newest_first ? "ORDER BY +seq DESC" : "ORDER BY +seq";
 		return q->newest_first ? "ORDER BY seq DESC" : "ORDER BY seq";
 	}
 #undef ENDED_SQL
