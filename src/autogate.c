@@ -43,6 +43,49 @@ int autogate_due(struct store *st, const struct task_row *t, struct err *e)
 	return !seen;
 }
 
+long autogate_due_ids(struct store *st, struct autogate_look *look,
+                      char (**ids)[TASK_ID_LEN + 1], struct err *e)
+{
+	if (ids)
+		*ids = NULL;
+	/* Read before the look: a change made during it moves the version,
+	 * and the next look asks again. */
+	uint64_t v = store_data_version(st);
+	if (look->none && look->version == v)
+		return 0;
+	struct task_query q = { .status_mask = TASK_MASK(TASK_REVIEW), .no_steps = 1,
+	                        .auto_approval = 1, .undecided_by = AUTOGATE_ACTOR };
+	struct task_row *rows;
+	size_t n;
+	if (store_task_query(st, &q, &rows, &n, e) < 0)
+		return -1;
+	long due = 0;
+	for (size_t i = 0; i < n; i++) {
+		/* The store's conditions are wider: the mode, the pending
+		 * request and the round asked on GitHub are autogate_due's. */
+		int d = autogate_due(st, &rows[i], e);
+		if (d < 0) {
+			due = -1;
+			break;
+		}
+		if (!d)
+			continue;
+		if (ids) {
+			*ids = xrealloc(*ids, ((size_t)due + 1) * sizeof **ids);
+			memcpy((*ids)[due], rows[i].id, TASK_ID_LEN + 1);
+		}
+		due++;
+	}
+	task_rows_free(rows, n);
+	if (due < 0 && ids) {
+		free(*ids);
+		*ids = NULL;
+	}
+	look->version = v;
+	look->none = due == 0;
+	return due;
+}
+
 static void why_add(struct buf *why, const char *msg)
 {
 	if (why->len)

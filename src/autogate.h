@@ -28,6 +28,22 @@
 /* 1 when t is at review, of mode auto or auto-push, and its round has no
  * decision of AUTOGATE_ACTOR yet; 0 otherwise; -1 when the store fails. */
 int autogate_due(struct store *st, const struct task_row *t, struct err *e);
+/* What the scheduler's looks (autogate_due_ids) keep between them;
+ * zeroed before the first. */
+struct autogate_look {
+	uint64_t version;          /* store_data_version before the last look */
+	int none;                  /* that look found no task due */
+};
+/* The tasks autogate_due finds due, for the scheduler's look on each
+ * tick and in scheduler_idle: their ids into *ids (malloc'd, free it;
+ * NULL when none; ids may be NULL to only count them).  The store reads
+ * only the tasks of mode auto or auto-push, or with a pull request, whose
+ * round AUTOGATE_ACTOR has not decided, from their index: a look costs
+ * the same on a history of any size (issue 14).  When look's last look
+ * found none and the store has not changed since, it asks the store
+ * nothing: the answer is the same.  Returns how many, or -1 (e set). */
+long autogate_due_ids(struct store *st, struct autogate_look *look,
+                      char (**ids)[TASK_ID_LEN + 1], struct err *e);
 /* Why the round may not go on without a person ("; "-separated sentences,
  * translated, into why): 1 when it may (why empty), 0 when not. */
 int autogate_conditions(struct store *st, const struct task_row *t, struct buf *why,

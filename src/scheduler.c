@@ -78,6 +78,7 @@ struct scheduler {
 	struct reconcile *reconcile; /* the thread reconciling dead pushes */
 	pthread_t reconcile_thread;
 	struct reconcile *autogate;  /* the thread deciding auto gates */
+	struct autogate_look gates;  /* what its looks keep (autogate.h) */
 	pthread_t autogate_thread;
 	int waiting;               /* requests for changes waiting for a worker */
 	int stopping;              /* shutting down: tasks stopped are
@@ -810,32 +811,6 @@ static int reconcile_start(struct sched *s, struct reconcile *rc, pthread_t *thr
 	return 0;
 }
 
-/* The tasks at review whose approval mode acts without a person and
- * whose round it has not looked at (autogate_due): how many, and their
- * ids into rc when rc is not NULL. */
-static size_t autogate_due_ids(struct sched *s, struct reconcile *rc)
-{
-	struct task_row *rows;
-	size_t n, due = 0;
-	struct err e = {{0}};
-	/* Every look (each tick, and scheduler_idle): one row per task at
-	 * review, without its steps. */
-	struct task_query q = { .status_mask = TASK_MASK(TASK_REVIEW), .no_steps = 1 };
-	if (store_task_query(s->st, &q, &rows, &n, &e) < 0)
-		return 0;
-	for (size_t i = 0; i < n; i++) {
-		if (autogate_due(s->st, &rows[i], &e) != 1)
-			continue;
-		due++;
-		if (rc) {
-			rc->ids = xrealloc(rc->ids, (rc->n + 1) * sizeof *rc->ids);
-			memcpy(rc->ids[rc->n++], rows[i].id, TASK_ID_LEN + 1);
-		}
-	}
-	task_rows_free(rows, n);
-	return due;
-}
-
 /* Gates of approval auto and auto-push (autogate.h), decided in a
  * thread: a push asks the network, and the loop must not wait for it. */
 static void auto_gates(struct sched *s)
@@ -847,12 +822,15 @@ static void auto_gates(struct sched *s)
 		reconcile_free(s->autogate);
 		s->autogate = NULL;
 	}
+	struct err e = {{0}};
+	char (*ids)[TASK_ID_LEN + 1];
+	long n = autogate_due_ids(s->st, &s->gates, &ids, &e);
+	if (n <= 0)
+		return;
 	struct reconcile *rc = xcalloc(1, sizeof *rc);
 	rc->fn = autogate_run;
-	if (!autogate_due_ids(s, rc)) {
-		free(rc);
-		return;
-	}
+	rc->ids = ids;
+	rc->n = (size_t)n;
 	if (reconcile_start(s, rc, &s->autogate_thread) == 0)
 		s->autogate = rc;
 }
@@ -1151,7 +1129,7 @@ int scheduler_idle(struct scheduler *s)
 	/* Sandboxes kept at the gate are not work in progress. */
 	return busy_workers(s) == 0 && s->waiting == 0 && queued_count(s) == 0 &&
 	       !pending_count(s) && !(s->autogate && !atomic_load(&s->autogate->done)) &&
-	       !autogate_due_ids(s, NULL);
+	       autogate_due_ids(s->st, &s->gates, NULL, &(struct err){{0}}) <= 0;
 }
 
 int scheduler_busy(struct scheduler *s)

@@ -167,6 +167,60 @@ static void test_hold(void)
 	buf_free(&out);
 }
 
+/* The scheduler's look at the gates, on each tick and whenever the
+ * dashboard asks whether it is idle (autogate_due_ids): the tasks due,
+ * read from their index, so that tasks a person decides and rounds
+ * already looked at add nothing to what a look reads (issue 14: an idle
+ * serve on 100,000 tasks read every task at review five times a
+ * second); and while the store does not change, a look asks it
+ * nothing. */
+static void test_looks(const char *db)
+{
+	struct err e = {{0}};
+	struct buf out = {0};
+	struct autogate_look look = {0};
+	char(*ids)[TASK_ID_LEN + 1];
+	char id[TASK_ID_LEN + 1], rv[TASK_ID_LEN + 1];
+	at_review(id, "a", "auto", 0, HEAD, gate_json(1, 1, 0, NULL));
+	at_review(rv, "r", NULL, 0, HEAD, gate_json(1, 1, 1, NULL));
+	ok(autogate_due_ids(st, &look, &ids, &e) == 1 && !strcmp(ids[0], id),
+	   "the task of approval auto is due, not the one a person decides");
+	free(ids);
+	autogate_run(&g, id, &out, &e);
+	buf_free(&out);
+	uint64_t s0 = store_task_query_steps(st);
+	is_int(autogate_due_ids(st, &look, &ids, &e), 0, "held, it is looked at once");
+	ok(!ids, "no ids when none is due");
+	uint64_t one = store_task_query_steps(st) - s0;
+	for (int i = 0; i < 60; i++)
+		at_review(rv, "r", i % 2 ? "review" : NULL, 0, HEAD, gate_json(1, 1, 1, NULL));
+	s0 = store_task_query_steps(st);
+	is_int(autogate_due_ids(st, &look, NULL, &e), 0, "60 more at review for a person: none due");
+	uint64_t more = store_task_query_steps(st) - s0;
+	ok(one > 0 && more == one, "the look reads no more of the store for them (%llu steps, "
+	   "%llu before)", (unsigned long long)more, (unsigned long long)one);
+	s0 = store_task_query_steps(st);
+	is_int(autogate_due_ids(st, &look, NULL, &e), 0, "looked at again");
+	ok(store_task_query_steps(st) == s0, "nothing changed since: the look asks the store nothing");
+	/* Another process queues a task: the next look asks again. */
+	struct store *other;
+	char q[TASK_ID_LEN + 1];
+	if (store_open(&other, db, &e) == 0) {
+		store_task_add(other, "r", "good", "another", NULL, q, &e);
+		store_close(other);
+	}
+	s0 = store_task_query_steps(st);
+	autogate_due_ids(st, &look, NULL, &e);
+	ok(store_task_query_steps(st) > s0, "another process's change: the look asks again");
+	/* A round asked on GitHub of approval review is autogate's
+	 * (test-ghsync.c); its pull request puts it in the look. */
+	is_int(store_task_set(st, rv, "pr_url", "https://github.com/acme/widgets/pull/9", &e), 0,
+	       "a pull request for a task at review (%s)", e.msg);
+	s0 = store_task_query_steps(st);
+	is_int(autogate_due_ids(st, &look, NULL, &e), 0, "without a round asked on GitHub: none due");
+	ok(store_task_query_steps(st) - s0 > one, "the task with a pull request is read");
+}
+
 /* Members of a best-of-N group wait for a person's pick, passing or not. */
 static void test_group(void)
 {
@@ -354,6 +408,7 @@ int main(void)
 	}
 	g = (struct gate_ctx){ .cfg = &cfg, .data_dir = dir, .st = st, .actor = "tester" };
 
+	test_looks(db);
 	test_conditions();
 	test_hold();
 	test_group();

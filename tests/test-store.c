@@ -58,7 +58,7 @@ static void test_migration(const char *dir)
 	struct store *s;
 	struct err e = {{0}};
 	is_int(store_open(&s, db, &e), 0, "a version-2 store opens (%s)", e.msg);
-	is_int(store_schema_version(s), 10, "and is migrated to version 10");
+	is_int(store_schema_version(s), 11, "and is migrated to version 11");
 	struct task_row t;
 	is_int(store_task_get(s, "ab3de5gh7j", &t, &e), 0, "its task is still there");
 	is_str(t.text, "from before", "with its text");
@@ -391,6 +391,46 @@ static void test_query(const char *dir)
 	store_task_cancel(s, ids[2], "bob", &e);
 	ok(store_data_version(s) != v2, "and so does this connection's");
 	store_close(other);
+	store_close(s);
+}
+
+/* What changed lately (the dashboard's notices, looked for on each
+ * change of the store) is read from the index of update times: 200 older
+ * tasks add nothing to what the query reads (issue 14). */
+static void test_changed(const char *dir)
+{
+	const char *db = testlib_fmt("%s/changed.db", dir);
+	struct err e = {{0}};
+	struct store *s;
+	sqlite3 *raw;
+	if (store_open(&s, db, &e) < 0 || sqlite3_open(db, &raw) != SQLITE_OK) {
+		ok(0, "open the store of changes (%s)", e.msg);
+		return;
+	}
+	uint64_t first = 0;
+	for (int round = 0; round < 2; round++) {
+		char id[TASK_ID_LEN + 1];
+		for (int i = 0; i < (round ? 200 : 10); i++)
+			store_task_add(s, "r", "a", "old", NULL, id, &e);
+		sqlite3_exec(raw, "UPDATE tasks SET updated = 1000", NULL, NULL, NULL);
+		store_task_add(s, "r", "a", "new", NULL, id, &e);
+		struct task_query q = { .changed_after = 2000, .no_steps = 1 };
+		struct task_row *rows;
+		size_t n = 0;
+		uint64_t s0 = store_task_query_steps(s);
+		int rc = store_task_query(s, &q, &rows, &n, &e);
+		uint64_t steps = store_task_query_steps(s) - s0;
+		ok(rc == 0 && n == 1 && !strcmp(rows[0].id, id), "%s: the one task changed lately",
+		   round ? "211 tasks" : "11 tasks");
+		if (rc == 0)
+			task_rows_free(rows, n);
+		if (!round)
+			first = steps;
+		else
+			ok(steps == first, "200 older tasks: the query read no more (%llu steps, %llu "
+			   "before)", (unsigned long long)steps, (unsigned long long)first);
+	}
+	sqlite3_close(raw);
 	store_close(s);
 }
 
@@ -746,7 +786,7 @@ int main(void)
 	struct store *s;
 
 	is_int(store_open(&s, db, &e), 0, "open a new store");
-	is_int(store_schema_version(s), 10, "schema is at version 10");
+	is_int(store_schema_version(s), 11, "schema is at version 11");
 
 	char id1[TASK_ID_LEN + 1], id2[TASK_ID_LEN + 1];
 	is_int(store_task_add(s, "demo", "fixer", "Fix the bug", NULL, id1, &e), 0, "add a task");
@@ -1034,6 +1074,7 @@ int main(void)
 	sqlite3_close(raw);
 
 	test_query(dir);
+	test_changed(dir);
 	test_fix_rounds(dir);
 	test_workflows(dir);
 	test_last_step(dir);

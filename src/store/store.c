@@ -260,6 +260,12 @@ static const char *const migrations[] = {
 	"  api TEXT PRIMARY KEY,"
 	"  until REAL NOT NULL,"
 	"  why TEXT);",
+	/* 11: the scheduler's look at the gates (autogate.h), each tick:
+	 * the tasks an approval mode without a person may decide, by status,
+	 * so that the look reads those, not every task at review (issue 14).
+	 * store_tasks.c's query_sql asks it in the same words. */
+	"CREATE INDEX tasks_autogate ON tasks(status, seq) "
+	"  WHERE approval IN ('auto', 'auto-push') OR pr_url IS NOT NULL;",
 };
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))
 

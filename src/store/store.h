@@ -271,6 +271,13 @@ struct task_query {
 	                              case); NULL or "": any */
 	int startable;             /* leave out tasks waiting for a person's
 	                              confirmation (task_row.confirm) */
+	/* The scheduler's look at the gates (autogate.h), from an index
+	 * (schema 11) of the few tasks it may concern, by status: */
+	int auto_approval;         /* only tasks of approval auto or auto-push,
+	                              or with a pull request (a round asked on
+	                              GitHub may be decided as auto's) */
+	const char *undecided_by;  /* only tasks whose current round has no
+	                              decision of this actor yet */
 	const char *group;         /* only this best-of-N group's members */
 	int fold_groups;           /* a best-of-N group's members as one: only
 	                              the first of them (by seq) that the other
@@ -301,6 +308,11 @@ int store_task_query(struct store *s, const struct task_query *q, struct task_ro
                      size_t *n, struct err *e);
 /* How many tasks q selects (its limit and order aside). */
 int store_task_count(struct store *s, const struct task_query *q, size_t *n, struct err *e);
+/* SQLite's virtual machine steps of this connection's task queries
+ * (store_task_each, _query, _count) so far: how much of the store they
+ * read, whatever rows they return.  For tests: a query an index answers
+ * takes as many on 10 tasks of other statuses as on 1,000. */
+uint64_t store_task_query_steps(struct store *s);
 /* The tasks q selects, in q's order (its limit, offset and cursor
  * aside), as their seq and status only: a list in another order than
  * the queued one reads this once (one narrow sort) and then its rows by

@@ -21,6 +21,7 @@ struct store {
 	sqlite3_stmt *steps;       /* a task's steps: prepared once, as every
 	                              listed row reads them */
 	sqlite3_stmt *dv;          /* PRAGMA data_version */
+	uint64_t query_steps;      /* store_task_query_steps */
 };
 
 /* ---- store.c: what every file of the store uses ---- */

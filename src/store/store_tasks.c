@@ -423,6 +423,11 @@ static const char *order_sql(const struct task_query *q)
 	case TASK_ORDER_REPO:
 		return "ORDER BY repo, seq DESC";
 	default:
+		/* What changed lately comes from tasks_updated, and the few
+		 * rows are sorted: a plain seq lets SQLite walk every task in
+		 * order instead, to spare that sort. */
+		if (q->changed_after > 0)
+			return q->newest_first ? "ORDER BY +seq DESC" : "ORDER BY +seq";
 		return q->newest_first ? "ORDER BY seq DESC" : "ORDER BY seq";
 	}
 #undef ENDED_SQL
@@ -465,9 +470,9 @@ static void fold_sql(struct buf *sql, const struct task_query *q)
 /* The WHERE clause of q for one status (or none: -1, then every status
  * of q's mask), and its binds. */
 static void query_sql(struct buf *sql, const struct task_query *q, int status,
-                      const char *what)
+                      const char *what, const char *from)
 {
-	buf_printf(sql, "SELECT %s FROM tasks WHERE 1", what);
+	buf_printf(sql, "SELECT %s FROM %s WHERE 1", what, from);
 	row_sql(sql, q, status < 0 ? query_mask(q) : 0);
 	if (q->group)
 		buf_adds(sql, " AND group_id = ?9");
@@ -479,6 +484,14 @@ static void query_sql(struct buf *sql, const struct task_query *q, int status,
 		buf_adds(sql, q->pending ? " AND +status = ?1" : " AND status = ?1");
 	if (q->pending)
 		buf_adds(sql, " AND pending IS NOT NULL");
+	/* Word for word the WHERE of the index tasks_autogate (schema 11),
+	 * so that SQLite reads the tasks it holds, never every task at
+	 * review. */
+	if (q->auto_approval)
+		buf_adds(sql, " AND (approval IN ('auto', 'auto-push') OR pr_url IS NOT NULL)");
+	if (q->undecided_by)
+		buf_adds(sql, " AND NOT EXISTS (SELECT 1 FROM decisions d WHERE "
+		         "d.task_seq = tasks.seq AND d.round = tasks.round AND d.actor = ?10)");
 	if (q->since > 0)
 		buf_adds(sql, " AND created >= ?2");
 	if (q->changed_after > 0)
@@ -489,13 +502,14 @@ static void query_sql(struct buf *sql, const struct task_query *q, int status,
 		buf_adds(sql, " AND seq < ?5");
 }
 
-/* Prepares SELECT what ... tail for q and status, its values bound;
- * -1 when SQLite refused it. */
-static int query_prepare(struct store *s, const struct task_query *q, int status,
-                         const char *what, const char *tail, sqlite3_stmt **out)
+/* Prepares SELECT what FROM from ... tail for q and status, its values
+ * bound; -1 when SQLite refused it. */
+static int query_from(struct store *s, const struct task_query *q, int status,
+                      const char *what, const char *from, const char *tail,
+                      sqlite3_stmt **out)
 {
 	struct buf sql = {0};
-	query_sql(&sql, q, status, what);
+	query_sql(&sql, q, status, what, from);
 	buf_adds(&sql, tail);
 	sqlite3_stmt *st;
 	int prc = sqlite3_prepare_v2(s->db, sql.data, -1, &st, NULL);
@@ -512,6 +526,7 @@ static int query_prepare(struct store *s, const struct task_query *q, int status
 	sqlite3_bind_text(st, 6, q->repo, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 7, q->agent, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 9, q->group, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 10, q->undecided_by, -1, SQLITE_STATIC);
 	if (q->text && *q->text) {
 		/* Contains: %text%, its own % _ and \ taken literally. */
 		struct buf pat = {0};
@@ -527,6 +542,13 @@ static int query_prepare(struct store *s, const struct task_query *q, int status
 	}
 	*out = st;
 	return 0;
+}
+
+/* The same from the table tasks. */
+static int query_prepare(struct store *s, const struct task_query *q, int status,
+                         const char *what, const char *tail, sqlite3_stmt **out)
+{
+	return query_from(s, q, status, what, "tasks", tail, out);
 }
 
 /* One SQL query: no status condition, or status's.  fn gets each row;
@@ -563,6 +585,7 @@ static int each_sql(struct store *s, const struct task_query *q, int status, int
 	}
 	if (step != SQLITE_ROW && step != SQLITE_DONE)
 		rc = store_db_err(s, e, "list");
+	s->query_steps += (uint64_t)sqlite3_stmt_status(st, SQLITE_STMTSTATUS_VM_STEP, 0);
 	sqlite3_finalize(st);
 	return rc;
 }
@@ -650,13 +673,56 @@ int store_task_query(struct store *s, const struct task_query *q, struct task_ro
 	return 0;
 }
 
+/* COUNT(*) of q's rows of status (-1: every status of q's) from `from`,
+ * tail's conditions added; *n += it. */
+static int count_add(struct store *s, const struct task_query *q, int status, const char *from,
+                     const char *tail, size_t *n, struct err *e)
+{
+	sqlite3_stmt *st;
+	if (query_from(s, q, status, "COUNT(*)", from, tail, &st) < 0)
+		return store_db_err(s, e, "count");
+	if (sqlite3_step(st) != SQLITE_ROW) {
+		sqlite3_finalize(st);
+		return store_db_err(s, e, "count");
+	}
+	*n += (size_t)sqlite3_column_int64(st, 0);
+	s->query_steps += (uint64_t)sqlite3_stmt_status(st, SQLITE_STMTSTATUS_VM_STEP, 0);
+	sqlite3_finalize(st);
+	return 0;
+}
+
+/* q with fold_groups.  The fold changes only the count of the groups'
+ * members: q's count without it (from the counts or an index, as any
+ * other), less the members that selects, plus those the fold keeps;
+ * both of these read the index of grouped tasks (tasks_group), so a list
+ * of 100,000 tasks is not scanned to fold its few groups (issue 14). */
+static int count_folded(struct store *s, const struct task_query *q, size_t *n, struct err *e)
+{
+	struct task_query plain = *q;
+	plain.fold_groups = 0;
+	static const char grouped[] = "tasks INDEXED BY tasks_group",
+	                  members[] = " AND group_id IS NOT NULL";
+	size_t all = 0, in = 0, kept = 0;
+	if (store_task_count(s, &plain, &all, e) < 0 ||
+	    count_add(s, &plain, -1, grouped, members, &in, e) < 0 ||
+	    count_add(s, q, -1, grouped, members, &kept, e) < 0)
+		return -1;
+	/* A task moved by another process between the three may be counted
+	 * once too few or too many, as between any two counts; the list
+	 * counts again on the change. */
+	*n = (all > in ? all - in : 0) + kept;
+	return 0;
+}
+
 int store_task_count(struct store *s, const struct task_query *q, size_t *n, struct err *e)
 {
 	unsigned mask = query_mask(q);
 	*n = 0;
+	if (q->fold_groups)
+		return count_folded(s, q, n, e);
 	if (!q->pending && q->since <= 0 && q->changed_after <= 0 && q->after <= 0 &&
 	    q->before <= 0 && !q->repo && !q->agent && !(q->text && *q->text) &&
-	    !q->startable && !q->group && !q->fold_groups) {
+	    !q->startable && !q->group && !q->auto_approval && !q->undecided_by) {
 		/* Statuses alone: the counts the triggers keep. */
 		size_t c[TASK_NSTATUS];
 		if (store_task_counts(s, c, e) < 0)
@@ -668,15 +734,8 @@ int store_task_count(struct store *s, const struct task_query *q, size_t *n, str
 	for (int status = mask ? 0 : -1; status < TASK_NSTATUS; status++) {
 		if (status >= 0 && !(mask & TASK_MASK(status)))
 			continue;
-		sqlite3_stmt *st;
-		if (query_prepare(s, q, status, "COUNT(*)", "", &st) < 0)
-			return store_db_err(s, e, "count");
-		if (sqlite3_step(st) != SQLITE_ROW) {
-			sqlite3_finalize(st);
-			return store_db_err(s, e, "count");
-		}
-		*n += (size_t)sqlite3_column_int64(st, 0);
-		sqlite3_finalize(st);
+		if (count_add(s, q, status, "tasks", "", n, e) < 0)
+			return -1;
 		if (status < 0)
 			break;
 	}
@@ -791,6 +850,11 @@ int store_task_glance(struct store *s, long long seq, struct task_glance *g, str
 	}
 	sqlite3_finalize(st);
 	return step == SQLITE_ROW || step == SQLITE_DONE ? 0 : store_db_err(s, e, "glance");
+}
+
+uint64_t store_task_query_steps(struct store *s)
+{
+	return s->query_steps;
 }
 
 int store_task_counts(struct store *s, size_t counts[TASK_NSTATUS], struct err *e)
