@@ -84,7 +84,7 @@ while i < len(s):
     if i >= len(s): break
     t, i = dec.raw_decode(s, i)
     assert t["status"] == "review", t
-    at = {name: t["created"] + d for d, name in t["steps"]}
+    at = {name: when for when, name in t["steps"]}  # [unix time, status]
     ev.append((at["preparing"], at["review"]))
 for a, b in sorted(ev):
     print("%.6f %.6f" % (a, b))'
