@@ -73,6 +73,12 @@ PY
 	git --git-dir="$T/$1.git" symbolic-ref HEAD refs/heads/main
 }
 
+# bench_branch NAME: the branch $T/NAME.git's HEAD names (main, or a real
+# clone's master), for the repo's `branch` in paddock's configuration.
+bench_branch() {
+	git --git-dir="$T/$1.git" symbolic-ref --short HEAD
+}
+
 # bench_task_times ID...: "PREPARING REVIEW" (unix times) for each task,
 # which must be at review, in the order they left the queue.
 bench_task_times() {

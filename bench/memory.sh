@@ -1,8 +1,9 @@
 #!/bin/sh
 # bench/memory.sh [BUILD_DIR]: host memory per running task (issue 34:
 # stated, not a goal).  N tasks (4) run at once under `serve` with an
-# agent that sleeps; once every agent runs, the memory of each task's
-# processes is read from /proc (three samples, the median): its
+# agent that sleeps, on a repo of tig's shape (or the clone REPO_small
+# names); once every agent runs, the memory of each task's processes is
+# read from /proc (three samples, the median): its
 # supervisor (`paddock supervise task ID`), its gateway (the supervisor's
 # forked child, same command line), its runner (paddock-runner, PID 1 of
 # the sandbox) and its bwrap.  PSS, from /proc/PID/smaps_rollup: a page
@@ -25,6 +26,7 @@ cat >"$PADDOCK_CONFIG" <<CONF
 	workers = $N
 [repo "small"]
 	url = $T/small.git
+	branch = $(bench_branch small)
 	test = true
 [agent "sleep"]
 	command = /bin/sh $T/agent.sh

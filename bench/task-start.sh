@@ -36,9 +36,11 @@ cat >"$PADDOCK_CONFIG" <<CONF
 	workers = 1
 [repo "small"]
 	url = $T/small.git
+	branch = $(bench_branch small)
 	test = true
 [repo "large"]
 	url = $T/large.git
+	branch = $(bench_branch large)
 	test = true
 [agent "touch"]
 	command = /bin/sh $T/agent.sh
@@ -62,17 +64,18 @@ run() { # repo -> prints mean seconds preparing -> review
 agentd_flow() {
 	git clone -q --bare "$T/large.git" "$T/agentd/origin.git"
 	git clone -q "$T/agentd/origin.git" "$T/agentd/mirror"
-	git -C "$T/agentd/mirror" bundle create -q "$T/agentd/base.bundle" origin/main
+	main=$(bench_branch large)
+	git -C "$T/agentd/mirror" bundle create -q "$T/agentd/base.bundle" "origin/$main"
 	mkdir "$T/agentd/snapshot"
 	git init -q -b main "$T/agentd/snapshot/repo"
 	git -C "$T/agentd/snapshot/repo" fetch -q "$T/agentd/base.bundle" \
-		refs/remotes/origin/main:refs/remotes/origin/main
-	git -C "$T/agentd/snapshot/repo" checkout -q -B main origin/main
+		"refs/remotes/origin/$main:refs/remotes/origin/$main"
+	git -C "$T/agentd/snapshot/repo" checkout -q -B "$main" "origin/$main"
 	rm "$T/agentd/base.bundle"
 	cp "$T/agent.sh" "$T/agentd/agent-step.sh"
-	python3 - "$T/agentd" "$N" "$T/agentd-steps" <<'PY'
+	python3 - "$T/agentd" "$N" "$T/agentd-steps" "$main" <<'PY'
 import os, shutil, subprocess, sys, time
-root, n, steps_out = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+root, n, steps_out, main = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
 mirror = root + "/mirror"
 def sh(*cmd, cwd=None, env=None):  # agentd's sh(): output captured, failure raises
     p = subprocess.run(cmd, capture_output=True, text=True, cwd=cwd, env=env)
@@ -90,21 +93,21 @@ for i in range(1, n + 1):
     sh("cp", "-a", root + "/snapshot", home)  # sbx new --from the snapshot
     mark("sandbox from the snapshot (cp -a)")
     sh("git", "-C", mirror, "fetch", "-q", "origin")
-    sh("git", "-C", mirror, "bundle", "create", "-q", work + "/base.bundle", "origin/main")
+    sh("git", "-C", mirror, "bundle", "create", "-q", work + "/base.bundle", "origin/" + main)
     mark("fetch, bundle of origin/main")
     with open(work + "/TASK.md", "w") as f:
         f.write("touch a file\n")
     for name in (work + "/base.bundle", work + "/TASK.md", root + "/agent-step.sh"):
         sh("cp", name, home + "/")  # sbx scp
     mark("copy in (cp)")
-    run("git fetch -q ~/base.bundle refs/remotes/origin/main:refs/remotes/origin/main"
-        " && git switch -q -C %s origin/main" % branch)
+    run("git fetch -q ~/base.bundle refs/remotes/origin/{0}:refs/remotes/origin/{0}"
+        " && git switch -q -C {1} origin/{0}".format(main, branch))
     mark("fetch of the bundle, switch")
     run("sh ~/agent-step.sh")
     run("true")
     mark("agent, tests")
     run("git add -A && git -c user.name=agentd -c user.email=agentd@example.com"
-        " commit -q -F ~/TASK.md && git bundle create -q ~/out.bundle origin/main..%s" % branch)
+        " commit -q -F ~/TASK.md && git bundle create -q ~/out.bundle origin/{0}..{1}".format(main, branch))
     mark("add -A, commit, bundle out")
     sh("cp", home + "/out.bundle", work + "/")  # sbx scp
     mark("copy out (cp)")

@@ -13,13 +13,14 @@ N=${N:-20}
 # A repo of tig's shape, or the clone REPO_small names.
 bench_repo_shaped small "${SMALL_FILES:-200}" "${SMALL_COMMITS:-2500}" "${SMALL_TAGS:-830}"
 mv "$T/small.git" "$T/r.git"
+branch=$(bench_branch r)
 cat >"$T/agent.sh" <<'SH'
 date +%s%N > touched.txt
 SH
 run() { # workers -> "tasks/s gap task" (seconds)
 	export PADDOCK_HOME="$T/data-$1"
-	printf '[paddock]\n\tworkers = %s\n[repo "r"]\n\turl = %s/r.git\n[agent "touch"]\n\tcommand = /bin/sh %s/agent.sh\n' \
-		"$1" "$T" "$T" >"$PADDOCK_CONFIG"
+	printf '[paddock]\n\tworkers = %s\n[repo "r"]\n\turl = %s/r.git\n\tbranch = %s\n[agent "touch"]\n\tcommand = /bin/sh %s/agent.sh\n' \
+		"$1" "$T" "$branch" "$T" >"$PADDOCK_CONFIG"
 	"$P" add --repo r "warm up" >/dev/null
 	"$P" serve --until-idle >/dev/null
 	ids=""
@@ -42,8 +43,8 @@ python3 -c "print('speed-up against 1 worker: 2 workers %.2fx, 4 workers %.2fx' 
 # its start ("preparing": steps are [unix time, status]); the scheduler
 # wakes on the store's change, not at a tick.
 export PADDOCK_HOME="$T/data-1"
-printf '[paddock]\n\tworkers = 1\n[repo "r"]\n\turl = %s/r.git\n[agent "touch"]\n\tcommand = /bin/sh %s/agent.sh\n' \
-	"$T" "$T" >"$PADDOCK_CONFIG"
+printf '[paddock]\n\tworkers = 1\n[repo "r"]\n\turl = %s/r.git\n\tbranch = %s\n[agent "touch"]\n\tcommand = /bin/sh %s/agent.sh\n' \
+	"$T" "$branch" "$T" >"$PADDOCK_CONFIG"
 "$P" serve >/dev/null 2>&1 &
 spid=$!
 sleep 1
