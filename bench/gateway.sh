@@ -12,6 +12,9 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$root/build/check}
 T=$(mktemp -d /tmp/paddock-bench.XXXXXX)
 trap 'kill $(cat "$T"/*.pid 2>/dev/null) 2>/dev/null; rm -rf "$T"' EXIT
+# The gateway alone is a test program, built by `make check`: without it
+# the wait for its ports below would last until bench/run's timeout.
+[ -x "$build/tests/gateway-serve" ] || make -C "$build" -s tests/gateway-serve
 
 # start NAME SCRIPT-TEXT: an upstream with that answer and a gateway to it;
 # sets NAME_up and NAME_gw to their ports.

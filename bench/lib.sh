@@ -73,6 +73,12 @@ PY
 	git --git-dir="$T/$1.git" symbolic-ref HEAD refs/heads/main
 }
 
+# bench_branch NAME: the branch $T/NAME.git's HEAD names (main, or a real
+# clone's master), for the repo's `branch` in paddock's configuration.
+bench_branch() {
+	git --git-dir="$T/$1.git" symbolic-ref --short HEAD
+}
+
 # bench_task_times ID...: "PREPARING REVIEW" (unix times) for each task,
 # which must be at review, in the order they left the queue.
 bench_task_times() {
@@ -84,7 +90,7 @@ while i < len(s):
     if i >= len(s): break
     t, i = dec.raw_decode(s, i)
     assert t["status"] == "review", t
-    at = {name: t["created"] + d for d, name in t["steps"]}
+    at = {name: when for when, name in t["steps"]}  # [unix time, status]
     ev.append((at["preparing"], at["review"]))
 for a, b in sorted(ev):
     print("%.6f %.6f" % (a, b))'

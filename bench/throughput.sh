@@ -13,13 +13,14 @@ N=${N:-20}
 # A repo of tig's shape, or the clone REPO_small names.
 bench_repo_shaped small "${SMALL_FILES:-200}" "${SMALL_COMMITS:-2500}" "${SMALL_TAGS:-830}"
 mv "$T/small.git" "$T/r.git"
+branch=$(bench_branch r)
 cat >"$T/agent.sh" <<'SH'
 date +%s%N > touched.txt
 SH
 run() { # workers -> "tasks/s gap task" (seconds)
 	export PADDOCK_HOME="$T/data-$1"
-	printf '[paddock]\n\tworkers = %s\n[repo "r"]\n\turl = %s/r.git\n[agent "touch"]\n\tcommand = /bin/sh %s/agent.sh\n' \
-		"$1" "$T" "$T" >"$PADDOCK_CONFIG"
+	printf '[paddock]\n\tworkers = %s\n[repo "r"]\n\turl = %s/r.git\n\tbranch = %s\n[agent "touch"]\n\tcommand = /bin/sh %s/agent.sh\n' \
+		"$1" "$T" "$branch" "$T" >"$PADDOCK_CONFIG"
 	"$P" add --repo r "warm up" >/dev/null
 	"$P" serve --until-idle >/dev/null
 	ids=""
@@ -38,27 +39,37 @@ set -- $(run 2); two=$1
 set -- $(run 4); four=$1
 echo "throughput, $N tasks: workers 1: $one tasks/s, 2: $two tasks/s, 4: $four tasks/s"
 python3 -c "print('speed-up against 1 worker: 2 workers %.2fx, 4 workers %.2fx' % ($two / $one, $four / $one))"
-# A task queued while serve waits: from its queueing to its start (the
-# scheduler wakes on the store's change, not at a tick).
+# A task queued while serve waits: from its queueing (its "created") to
+# its start ("preparing": steps are [unix time, status]); the scheduler
+# wakes on the store's change, not at a tick.
 export PADDOCK_HOME="$T/data-1"
-printf '[paddock]\n\tworkers = 1\n[repo "r"]\n\turl = %s/r.git\n[agent "touch"]\n\tcommand = /bin/sh %s/agent.sh\n' \
-	"$T" "$T" >"$PADDOCK_CONFIG"
+printf '[paddock]\n\tworkers = 1\n[repo "r"]\n\turl = %s/r.git\n\tbranch = %s\n[agent "touch"]\n\tcommand = /bin/sh %s/agent.sh\n' \
+	"$T" "$branch" "$T" >"$PADDOCK_CONFIG"
 "$P" serve >/dev/null 2>&1 &
 spid=$!
 sleep 1
-lat=0
+ids=""
 for _ in 1 2 3 4 5; do
-	id=$("$P" add --repo r "touch a file")
+	ids="$ids $("$P" add --repo r "touch a file")"
 	sleep 1
-	lat=$(python3 -c "
-import json, subprocess, sys
-t = json.loads(subprocess.run(['$P', 'show', '--json', '$id'], capture_output=True).stdout)
-print($lat + [s[0] for s in t['steps'] if s[1] == 'preparing'][0] / 5)")
 done
 kill $spid; wait $spid 2>/dev/null || true
+# shellcheck disable=SC2086
+lat=$(for id in $ids; do "$P" show --json "$id"; done | python3 -c '
+import json, sys
+dec = json.JSONDecoder(); s = sys.stdin.read(); i = 0; waits = []
+while i < len(s):
+    while i < len(s) and s[i].isspace(): i += 1
+    if i >= len(s): break
+    t, i = dec.raw_decode(s, i)
+    start = [when for when, name in t["steps"] if name == "preparing"]
+    assert start, "a task queued while serve waited never started: %r" % t
+    waits.append(start[0] - t["created"])
+print("%.4f" % (sum(waits) / len(waits)))')
 echo "a task queued while serve waits starts after ${lat}s (mean of 5)"
 goal "start of a task queued while serve waits / task" "$task" "$lat" 0.05
 goal "scheduler's share of a task, 1 worker: gap from a gate to the next start / task" \
 	"$task" "$gap" 0.05
+# Issue 34: 20 tasks with 2 workers take at most 0.6 of the time with 1.
 goal "throughput, 2 workers against 1 (time for $N tasks; 2 cores)" \
-	"$(python3 -c "print(1 / $one)")" "$(python3 -c "print(1 / $two)")" 0.8
+	"$(python3 -c "print(1 / $one)")" "$(python3 -c "print(1 / $two)")" 0.6

@@ -188,6 +188,7 @@ if [ -x /usr/bin/tig ]; then
 		"$(echo "$files" | sed -n 37p)" "$T" "$P"
 else
 	echo "the diff's first screen: git diff | head -n 50 against the dashboard (D on the task)"
+	echo "(no /usr/bin/tig, the goal's anchor: scripts/install-deps --tests installs it)"
 	python3 "$bench/first-screen.py" 5 - "$mirror" sh -c "git diff $range | head -n 50 >/dev/null" -- \
 		"$(echo "$files" | sed -n 37p)" "$T" "$P"
 fi
