@@ -167,6 +167,24 @@ int pipeline_sb_run(struct run *r, struct sandbox *sb, const char *const *argv,
 	return rc;
 }
 
+int pipeline_sb_copy_in(struct run *r, struct sandbox *sb, const char *host, const char *inside,
+                        struct err *e)
+{
+	int rc = r->job->be->copy_in(sb, host, inside, e);
+	if (rc < 0 && e && e->kind == ERR_RUNNER)
+		r->runner_failed = 1;
+	return rc;
+}
+
+int pipeline_sb_copy_out(struct run *r, struct sandbox *sb, const char *inside, const char *host,
+                         uint64_t cap, struct err *e)
+{
+	int rc = r->job->be->copy_out(sb, inside, host, cap, e);
+	if (rc < 0 && e && e->kind == ERR_RUNNER)
+		r->runner_failed = 1;
+	return rc;
+}
+
 /* Reads what was written to the log from offset on (at most the last
  * 256 KiB). */
 static void read_log_since(struct run *r, off_t from, struct buf *out)
@@ -400,8 +418,8 @@ static int write_prompt(struct run *r, struct sandbox *sb, const char *prompt, s
 	if (rc == 0)
 		rc = fsx_write_file(prompt, b.data ? b.data : "", b.len, 0644, e);
 	buf_free(&b);
-	if (rc == 0 && sb)
-		rc = r->job->be->copy_in(sb, prompt, SANDBOX_PROMPT, e);
+	if (rc == 0 && sb && pipeline_sb_copy_in(r, sb, prompt, SANDBOX_PROMPT, e) < 0)
+		rc = err_prefix(e, _("cannot put the next round's prompt into the sandbox"));
 	return rc;
 }
 

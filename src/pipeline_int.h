@@ -160,6 +160,13 @@ char *pipeline_result_problem(struct run *r, const char *what,
 int pipeline_sb_run(struct run *r, struct sandbox *sb, const char *const *argv,
                     const char *const *env, double deadline, struct sandbox_result *res,
                     struct err *e);
+/* be->copy_in of the host file `host` to `inside`, and be->copy_out of
+ * `inside` to `host` (at most cap bytes): a session that failed
+ * (ERR_RUNNER) fails the task as the agent's doing, as pipeline_sb_run. */
+int pipeline_sb_copy_in(struct run *r, struct sandbox *sb, const char *host, const char *inside,
+                        struct err *e);
+int pipeline_sb_copy_out(struct run *r, struct sandbox *sb, const char *inside, const char *host,
+                         uint64_t cap, struct err *e);
 void pipeline_tests_after_free(struct tests_after *ta);
 /* The verification (struct verify_run): started once the bundle is out;
  * pipeline_verify_finish waits for it, or stops it when stop is set. */
