@@ -321,7 +321,7 @@ int pipeline_handoff_run(struct run *r, struct sandbox *sb, const char *const *e
 	/* A new file, never the last round's rewritten: that one may be
 	 * linked as round-N.bundle (pipeline_keep_round_bundle). */
 	unlink(bundle);
-	rc = r->job->be->copy_out(sb, SANDBOX_OUTDIR "/result.bundle", bundle,
+	rc = pipeline_sb_copy_out(r, sb, SANDBOX_OUTDIR "/result.bundle", bundle,
 	                          cfg->limits.bundle, e);
 	free(bundle);
 	return rc;

@@ -180,7 +180,9 @@ struct sandbox_backend {
 	           struct sandbox_result *r, struct err *e);
 	/* Copies the regular file at `inside` (an absolute sandbox path under
 	 * /out or /work) to `host`, refusing symlinks, FIFOs, directories and
-	 * files over cap bytes. */
+	 * files over cap bytes.  On a live session its runner reads it, with
+	 * the sandbox's rights (runner_file_get: the path any engine has);
+	 * ERR_RUNNER as run(). */
 	int (*copy_out)(struct sandbox *sb, const char *inside, const char *host,
 	                uint64_t cap, struct err *e);
 	/* Copies the host regular file `host` into the sandbox at `inside`:

@@ -1486,6 +1486,10 @@ static int bw_copy_out(struct sandbox *sb, const char *inside, const char *host,
 	const char *under, *rel;
 	if (sandbox_inside_split(inside, &under, &rel, e) < 0)
 		return -1;
+	/* On a session its runner reads it, with the sandbox's rights, as
+	 * on an engine whose files the host cannot see. */
+	if (sb->rn)
+		return sandbox_runner_get(sb->rn, inside, host, cap, e);
 	return sandbox_copy_out_at(!strcmp(under, SANDBOX_OUTDIR) ? RT_OUT : RT_MERGED, rel, inside,
 	                           host, cap, sb->uid, e);
 }

@@ -19,7 +19,9 @@
  * socketpair, each run() is a RUN on it, every one fresh (the runner
  * first kills whatever earlier commands left below it), and destroy()
  * closes the channel, which kills what the runner started; a new prompt
- * is written by the runner too (copy_in).  A runner
+ * is written by the runner too (copy_in), and files out are read by it
+ * (copy_out: it follows a link on the way there, as the agent, running as
+ * paddock's own user here, could anyway).  A runner
  * that lies, stalls or dies fails the command with ERR_RUNNER: the
  * agent's failure (it runs as the same user and can kill the runner).
  * What left the runner's tree (a process whose runner died) is beyond
@@ -428,6 +430,13 @@ static int pr_copy_out(struct sandbox *sb, const char *inside, const char *host,
 	const char *under, *rel;
 	if (sandbox_inside_split(inside, &under, &rel, e) < 0)
 		return -1;
+	/* Its runner reads it (runner.h), as every backend's session does. */
+	if (p->rn) {
+		char *path = translate(p, inside);
+		int rc = sandbox_runner_get(p->rn, path, host, cap, e);
+		free(path);
+		return rc;
+	}
 	return sandbox_copy_out_at(!strcmp(under, SANDBOX_OUTDIR) ? p->out : p->work, rel, inside,
 	                           host, cap, geteuid(), e);
 }
