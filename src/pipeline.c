@@ -1040,11 +1040,9 @@ static int step_home(struct steps *s)
 	/* The parent's conversation: its home, and its session
 	 * (copied when the task was added). */
 	char *mine = paths_task_home(job->data_dir, t->id);
-	char *theirs = paths_task_home(job->data_dir, t->follow_of);
 	if (access(mine, F_OK) < 0)
-		fsx_copy_regular(theirs, mine, HOME_ARCHIVE_CAP, 0600, &s->e);
+		pipeline_home_copy(r, t->follow_of, t->id, &s->e);
 	free(mine);
-	free(theirs);
 	if (pipeline_home_restore(r, s->sb)) {
 		pipeline_home_session(r, t->follow_of);
 		pipeline_log(r, "preparing: the agent's home is back from task %s", t->follow_of);
