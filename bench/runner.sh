@@ -1,11 +1,14 @@
 #!/bin/sh
 # bench/runner.sh [BUILD_DIR]: what one step costs in a sandbox session
 # (paddock-runner, src/sandbox/runner.h) against a bwrap launch per step,
-# as the backends run each step today.  Builds bench/runner-steps.c against
-# the build's engine, runs N fresh steps of /bin/true in one session under
-# bwrap (the runner as PID 1) and N bwrap launches of /bin/true with the
-# same namespaces and mounts; prints both means and their ratio.  Not in
-# bench/run's list yet: the backends do not use the runner.
+# as the root helper's keepers still run each step.  Builds
+# bench/runner-steps.c against the build's engine, runs N fresh steps of
+# /bin/true in one session under bwrap (the runner as PID 1) and N bwrap
+# launches of /bin/true with the same namespaces and mounts; prints both
+# means and their ratio; then a file of FILE_KB KiB (16) copied out N
+# times through the session (FILE_GET) and from the host's side, as
+# copy_out does with and without a session.  Not in bench/run's list: it
+# has no goal of its own.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 build=$(cd "${1:-$here/../build/check}" && pwd)
