@@ -5,13 +5,19 @@
  *
  * Starts COMMAND (paddock-runner, or bwrap ... paddock-runner) with the
  * channel on fd 3, then runs /bin/true N times as fresh steps; prints the session's
- * start and the mean step in milliseconds. */
+ * start and the mean step in milliseconds.  With RS_FILE (a file the
+ * runner can read, at the same path) it then copies that file out N times
+ * through the session (FILE_GET, sandbox_runner_get) and N times from the
+ * host's side (sandbox_copy_out_at, as bwrap's copy_out without a
+ * session), and prints both means too. */
 #include "autoconfig.h"
 #include "runner.h"
+#include "sandbox_int.h"
 
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -54,8 +60,32 @@ int main(int argc, char **argv)
 		}
 	}
 	double t2 = clock_mono();
+	const char *file = getenv("RS_FILE");
+	double get = 0, copy = 0;
+	if (file && *file) {
+		char *out = malloc(strlen(file) + 8), *dir = strdup(file);
+		sprintf(out, "%s.out", file);
+		*strrchr(dir, '/') = '\0';
+		for (int i = 0; i < n; i++)
+			if (sandbox_runner_get(r, file, out, 1u << 30, &e) < 0) {
+				fprintf(stderr, "%s\n", e.msg);
+				return 1;
+			}
+		double t3 = clock_mono();
+		for (int i = 0; i < n; i++)
+			if (sandbox_copy_out_at(dir, strrchr(file, '/') + 1, file, out, 1u << 30,
+			                        geteuid(), &e) < 0) {
+				fprintf(stderr, "%s\n", e.msg);
+				return 1;
+			}
+		get = (t3 - t2) * 1e3 / n;
+		copy = (clock_mono() - t3) * 1e3 / n;
+		unlink(out);
+		free(out);
+		free(dir);
+	}
 	runner_close(r);
 	waitpid(pid, NULL, 0);
-	printf("%.2f %.3f\n", (t1 - t0) * 1e3, (t2 - t1) * 1e3 / n);
+	printf("%.2f %.3f %.3f %.3f\n", (t1 - t0) * 1e3, (t2 - t1) * 1e3 / n, get, copy);
 	return 0;
 }

@@ -223,6 +223,13 @@ char *paths_task_home(const char *data, const char *id)
 	return task_file(data, id, "home.tgz");
 }
 
+char *paths_task_home_inc(const char *data, const char *id, int n)
+{
+	char name[32];
+	snprintf(name, sizeof name, "home.%d.tgz", n);
+	return task_file(data, id, name);
+}
+
 char *paths_task_home_session(const char *data, const char *id)
 {
 	return task_file(data, id, "home.session");

@@ -25,6 +25,8 @@
  *       round-<n>.bundle     a round that reached review      paths_task_round_bundle
  *       notes-<n>            the notes that asked for round n paths_task_notes
  *       home.tgz             the agent's home at review       paths_task_home
+ *       home.<n>.tgz         what changed in it after n archives paths_task_home_inc
+ *                            (a GNU tar increment; 1, 2, ... in order)
  *       home.session         its session id                   paths_task_home_session
  *       push.lock            held while a push runs           paths_task_push_lock
  *       shell.sock           the kept sandbox's shell (shell.h) paths_task_shell_socket
@@ -81,6 +83,8 @@ char *paths_task_bundle(const char *data, const char *id);
 char *paths_task_round_bundle(const char *data, const char *id, int round);
 char *paths_task_notes(const char *data, const char *id, int round);
 char *paths_task_home(const char *data, const char *id);
+/* The n-th increment (1, 2, ...) after paths_task_home. */
+char *paths_task_home_inc(const char *data, const char *id, int n);
 char *paths_task_home_session(const char *data, const char *id);
 char *paths_task_push_lock(const char *data, const char *id);
 char *paths_task_shell_socket(const char *data, const char *id);

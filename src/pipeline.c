@@ -168,6 +168,24 @@ int pipeline_sb_run(struct run *r, struct sandbox *sb, const char *const *argv,
 	return rc;
 }
 
+int pipeline_sb_copy_in(struct run *r, struct sandbox *sb, const char *host, const char *inside,
+                        struct err *e)
+{
+	int rc = r->job->be->copy_in(sb, host, inside, e);
+	if (rc < 0 && e && e->kind == ERR_RUNNER)
+		r->runner_failed = 1;
+	return rc;
+}
+
+int pipeline_sb_copy_out(struct run *r, struct sandbox *sb, const char *inside, const char *host,
+                         uint64_t cap, struct err *e)
+{
+	int rc = r->job->be->copy_out(sb, inside, host, cap, e);
+	if (rc < 0 && e && e->kind == ERR_RUNNER)
+		r->runner_failed = 1;
+	return rc;
+}
+
 /* Reads what was written to the log from offset on (at most the last
  * 256 KiB). */
 static void read_log_since(struct run *r, off_t from, struct buf *out)
@@ -448,8 +466,8 @@ static int write_prompt(struct run *r, struct sandbox *sb, const char *prompt, s
 	if (rc == 0)
 		rc = fsx_write_file(prompt, b.data ? b.data : "", b.len, 0644, e);
 	buf_free(&b);
-	if (rc == 0 && sb)
-		rc = r->job->be->copy_in(sb, prompt, SANDBOX_PROMPT, e);
+	if (rc == 0 && sb && pipeline_sb_copy_in(r, sb, prompt, SANDBOX_PROMPT, e) < 0)
+		rc = err_prefix(e, _("cannot put the next round's prompt into the sandbox"));
 	return rc;
 }
 
@@ -1109,11 +1127,9 @@ static int step_home(struct steps *s)
 	/* The parent's conversation: its home, and its session
 	 * (copied when the task was added). */
 	char *mine = paths_task_home(job->data_dir, t->id);
-	char *theirs = paths_task_home(job->data_dir, t->follow_of);
 	if (access(mine, F_OK) < 0)
-		fsx_copy_regular(theirs, mine, HOME_ARCHIVE_CAP, 0600, &s->e);
+		pipeline_home_copy(r, t->follow_of, t->id, &s->e);
 	free(mine);
-	free(theirs);
 	if (pipeline_home_restore(r, s->sb)) {
 		pipeline_home_session(r, t->follow_of);
 		pipeline_log(r, "preparing: the agent's home is back from task %s", t->follow_of);

@@ -91,8 +91,8 @@ static int fix_prompt(struct round *rd, const struct tests_after *t, const char 
 		           contract_why);
 	buf_printf(&b, _("This is fix round %d of %d.\n"), r->fix_used, r->fix_max);
 	int rc = fsx_write_file(r->prompt_path, b.data, b.len, 0644, &rd->e);
-	if (rc == 0)
-		rc = r->job->be->copy_in(rd->sb, r->prompt_path, SANDBOX_PROMPT, &rd->e);
+	if (rc == 0 && pipeline_sb_copy_in(r, rd->sb, r->prompt_path, SANDBOX_PROMPT, &rd->e) < 0)
+		rc = err_prefix(&rd->e, _("cannot put the next round's prompt into the sandbox"));
 	buf_free(&b);
 	return rc;
 }

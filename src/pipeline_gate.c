@@ -217,16 +217,25 @@ int pipeline_home_wanted(const struct run *r)
 	return a && a->resume;
 }
 
-/* The archive the hand-off made copied out beside the kept one; it
- * replaces that one only if the round reaches review (pipeline_home_keep). */
+/* The archive the hand-off made copied out beside the kept ones: the
+ * increment on the sandbox's snapshot where the host kept one, else (or
+ * when the sandbox made none, its snapshot spoilt) a whole one.  It is
+ * kept only if the round reaches review (pipeline_home_keep). */
 void pipeline_home_fetch(struct run *r, struct sandbox *sb)
 {
 	struct err e = {{0}};
+	r->home_fetched = -1;
 	if (!pipeline_home_wanted(r))
 		return;
 	char *host = paths_task_home(r->job->data_dir, r->job->task->id);
 	char *tmp = xasprintf("%s.tmp", host);
-	if (r->job->be->copy_out(sb, SANDBOX_OUTDIR "/home.tgz", tmp, HOME_ARCHIVE_CAP, &e) < 0) {
+	if (r->home_snap > 0 &&
+	    r->job->be->copy_out(sb, SANDBOX_OUTDIR "/home.inc.tgz", tmp, HOME_ARCHIVE_CAP, &e) == 0)
+		r->home_fetched = r->home_snap;
+	else if (err_clear(&e),
+	         r->job->be->copy_out(sb, SANDBOX_OUTDIR "/home.tgz", tmp, HOME_ARCHIVE_CAP, &e) == 0)
+		r->home_fetched = 0;
+	if (r->home_fetched < 0) {
 		unlink(tmp);
 		snprintf(r->home_problem, sizeof r->home_problem, "%s", e.msg);
 	}
@@ -234,17 +243,39 @@ void pipeline_home_fetch(struct run *r, struct sandbox *sb)
 	free(host);
 }
 
+/* Removes task id's increments from n on. */
+static void home_incs_drop(const struct run *r, const char *id, int n)
+{
+	for (;; n++) {
+		char *inc = paths_task_home_inc(r->job->data_dir, id, n);
+		int gone = unlink(inc) < 0 && errno == ENOENT;
+		free(inc);
+		if (gone)
+			break;
+	}
+}
+
 /* Written beside and renamed: a kill mid-copy leaves the last round's
- * archive whole. */
+ * archives whole.  A whole archive drops the increments first: a kill
+ * between leaves an older home, never increments on the wrong one. */
 void pipeline_home_keep(struct run *r)
 {
 	struct err e = {{0}};
-	char *host = paths_task_home(r->job->data_dir, r->job->task->id);
+	const char *id = r->job->task->id;
+	char *host = paths_task_home(r->job->data_dir, id);
 	char *tmp = xasprintf("%s.tmp", host);
 	if (!pipeline_home_wanted(r))
 		goto out;
-	if (!r->home_problem[0] && rename(tmp, host) < 0)
-		snprintf(r->home_problem, sizeof r->home_problem, "%s", strerror(errno));
+	if (!r->home_problem[0]) {
+		int n = r->home_fetched;
+		char *dst = n > 0 ? paths_task_home_inc(r->job->data_dir, id, n) : xstrdup(host);
+		home_incs_drop(r, id, n > 0 ? n + 1 : 1);
+		if (rename(tmp, dst) < 0)
+			snprintf(r->home_problem, sizeof r->home_problem, "%s", strerror(errno));
+		else
+			r->home_snap = n + 1;
+		free(dst);
+	}
 	if (r->home_problem[0]) {
 		unlink(tmp);
 		pipeline_log(r, "hand-off: the agent's home could not be kept: %s",
@@ -252,7 +283,7 @@ void pipeline_home_keep(struct run *r)
 	} else {
 		/* The session that goes with this home: a later round that
 		 * fails may leave the task's session pointing elsewhere. */
-		char *sess = paths_task_home_session(r->job->data_dir, r->job->task->id);
+		char *sess = paths_task_home_session(r->job->data_dir, id);
 		if (r->session)
 			fsx_write_file(sess, r->session, strlen(r->session), 0600, &e);
 		else
@@ -263,6 +294,26 @@ out:
 	r->home_problem[0] = '\0';
 	free(tmp);
 	free(host);
+}
+
+void pipeline_home_copy(struct run *r, const char *from, const char *to, struct err *e)
+{
+	char *mine = paths_task_home(r->job->data_dir, to);
+	char *theirs = paths_task_home(r->job->data_dir, from);
+	if (fsx_copy_regular(theirs, mine, HOME_ARCHIVE_CAP, 0600, e) == 0) {
+		for (int n = 1;; n++) {
+			char *a = paths_task_home_inc(r->job->data_dir, from, n);
+			char *b = paths_task_home_inc(r->job->data_dir, to, n);
+			int more = access(a, F_OK) == 0 &&
+			           fsx_copy_regular(a, b, HOME_ARCHIVE_CAP, 0600, e) == 0;
+			free(a);
+			free(b);
+			if (!more)
+				break;
+		}
+	}
+	free(mine);
+	free(theirs);
 }
 
 /* A round that did not reach review keeps the last round's archive. */
@@ -305,23 +356,46 @@ void pipeline_keep_round_bundle(struct run *r)
 	free(keep);
 }
 
-/* 1 when the home was put back. */
+/* 1 when the home was put back: the whole archive, then each increment
+ * in order, each unpacked by tar in the sandbox (-G: what an increment
+ * says was removed goes); the first that fails ends it. */
 int pipeline_home_restore(struct run *r, struct sandbox *sb)
 {
 	struct err e = {{0}};
 	struct sandbox_result res;
-	char *host = paths_task_home(r->job->data_dir, r->job->task->id);
-	struct stat st;
-	int ok = 0;
-	if (stat(host, &st) == 0 &&
-	    r->job->be->copy_in(sb, host, SANDBOX_OUTDIR "/home.tgz", &e) == 0) {
-		const char *argv[] = { "/bin/sh", "-c",
-			"tar -C \"$HOME\" -xzf \"$PADDOCK_OUT/home.tgz\"; s=$?; "
-			"rm -f \"$PADDOCK_OUT/home.tgz\"; exit $s", NULL };
+	const char *id = r->job->task->id;
+	int n = 0, ok = 0, failed = 0;
+	r->home_snap = 0;
+	for (; !failed && n < HOME_INCS_MAX; n++) {
+		char *f = n ? paths_task_home_inc(r->job->data_dir, id, n)
+		            : paths_task_home(r->job->data_dir, id);
+		char inside[64];
+		snprintf(inside, sizeof inside, SANDBOX_OUTDIR "/home.%d.tgz", n);
+		int have = access(f, F_OK) == 0;
+		failed = have && r->job->be->copy_in(sb, f, inside, &e) < 0;
+		free(f);
+		if (!have)
+			break;
+	}
+	if (failed)
+		n = 0;
+	if (n > 0) {
+		char *script = xasprintf(
+			"i=0; s=0\n"
+			"while [ $i -lt %d ]; do\n"
+			"  f=\"$PADDOCK_OUT/home.$i.tgz\"\n"
+			"  [ $s -ne 0 ] || tar -C \"$HOME\" -G -xzf \"$f\" || s=1\n"
+			"  rm -f \"$f\"; i=$((i + 1))\n"
+			"done\n"
+			"exit $s\n", n);
+		const char *argv[] = { "/bin/sh", "-c", script, NULL };
 		ok = pipeline_sb_run(r, sb, argv, NULL, clock_mono() + 60, &res, &e) == 0 &&
 		     res.end == SANDBOX_EXITED && res.code == 0;
+		free(script);
+		if (!ok)
+			pipeline_log(r, "preparing: the agent's home could not be put back from its %d "
+			             "archives (tar refused one: above)", n);
 	}
-	free(host);
 	return ok;
 }
 

@@ -26,7 +26,7 @@
  * Long: one shell script, read top to bottom as it runs; split, its
  * steps would only move apart from their comments. */
 static char *handoff_script(const char *id, const char *base, const char *base_tree,
-                            int changes, int home, enum handoff_phase phase)
+                            int changes, const char *home, enum handoff_phase phase)
 {
 	/* HANDOFF_COMMIT is HANDOFF_ALL before the tests; HANDOFF_AFTER_TESTS
 	 * makes no commit and no bundle (they were made before the tests)
@@ -156,7 +156,8 @@ static char *handoff_script(const char *id, const char *base, const char *base_t
 		"git update-ref refs/heads/paddock/%s HEAD\n"
 		/* No commit, or commits that add up to nothing: the tree is the
 		 * base's, and that is no change. */
-		"for f in \"$PADDOCK_OUT/result.bundle\" \"$PADDOCK_OUT/home.tgz\"; do\n"
+		"for f in \"$PADDOCK_OUT/result.bundle\" \"$PADDOCK_OUT/home.tgz\" "
+		"\"$PADDOCK_OUT/home.inc.tgz\"; do\n"
 		"  if [ -e \"$f\" ] || [ -L \"$f\" ]; then rm -rf \"$f\"; fi\n"
 		"done\n"
 		/* The agent's home, for a later round to resume its session
@@ -169,10 +170,28 @@ static char *handoff_script(const char *id, const char *base, const char *base_t
 		changes ? "" : "rm -rf \"$PADDOCK_OUT/" SANDBOX_CHANGES_NAME "\" \"$PADDOCK_OUT/"
 		               SANDBOX_STAGE_NAME "\" \"$PADDOCK_OUT/" SANDBOX_PATHS_NAME "\"\n",
 		HANDOFF_NO_REPO, restore, 0, base, stop, id, id,
-		home ? "tar -C \"$agent_home\" --exclude=./.cache --exclude=./.npm "
-		       "-czf \"$PADDOCK_OUT/home.tgz\" . 2>/dev/null || rm -f \"$PADDOCK_OUT/home.tgz\"\n"
-		     : "",
+		home,
 		base_tree, HANDOFF_NO_CHANGE, id, base);
+}
+
+/* The hand-off's archive of the agent's home (pipeline_int.h): whole, as
+ * /out/home.tgz, where the sandbox has no snapshot snap (0: none kept),
+ * else the increment on it, /out/home.inc.tgz; either way the snapshot
+ * after it is /out/home.snar.<snap + 1>, and every other snapshot but
+ * snap's goes (a round the host did not keep leaves one).  The snapshot
+ * is the sandbox's, the agent's to spoil: a link or no file makes the
+ * archive whole. */
+static char *handoff_home(int snap)
+{
+	return xasprintf(
+		"s=\"$PADDOCK_OUT/home.snar\"\n"
+		"for f in \"$s\".*; do [ \"$f\" = \"$s.%d\" ] || rm -rf \"$f\"; done\n"
+		"o=home.tgz\n"
+		"if [ %d -gt 0 ] && [ -f \"$s.%d\" ] && [ ! -L \"$s.%d\" ] && "
+		"cp \"$s.%d\" \"$s.%d\"; then o=home.inc.tgz; fi\n"
+		"tar -C \"$agent_home\" -g \"$s.%d\" --exclude=./.cache --exclude=./.npm "
+		"-czf \"$PADDOCK_OUT/$o\" . 2>/dev/null || rm -f \"$PADDOCK_OUT/$o\" \"$s.%d\"\n",
+		snap, snap, snap, snap, snap, snap + 1, snap + 1, snap + 1);
 }
 
 /* sandbox_git_env_fsmonitor() but HOME and XDG_CONFIG_HOME, which the
@@ -269,8 +288,9 @@ int pipeline_handoff_run(struct run *r, struct sandbox *sb, const char *const *e
 	char base_tree[41];
 	if (mirror_tree_of(r->mirror, r->base, base_tree, e) < 0)
 		return -1;
-	char *script = handoff_script(t->id, r->base, base_tree, changes, pipeline_home_wanted(r),
-	                              phase);
+	char *home = pipeline_home_wanted(r) ? handoff_home(r->home_snap) : xstrdup("");
+	char *script = handoff_script(t->id, r->base, base_tree, changes, home, phase);
+	free(home);
 	const char *argv[] = { "/bin/sh", "-c", script, NULL };
 	struct sandbox_result res;
 	/* The hand-off gets its own few minutes: a task that used all its time
@@ -322,7 +342,7 @@ int pipeline_handoff_run(struct run *r, struct sandbox *sb, const char *const *e
 	/* A new file, never the last round's rewritten: that one may be
 	 * linked as round-N.bundle (pipeline_keep_round_bundle). */
 	unlink(bundle);
-	rc = r->job->be->copy_out(sb, SANDBOX_OUTDIR "/result.bundle", bundle,
+	rc = pipeline_sb_copy_out(r, sb, SANDBOX_OUTDIR "/result.bundle", bundle,
 	                          cfg->limits.bundle, e);
 	free(bundle);
 	return rc;

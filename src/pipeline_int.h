@@ -75,6 +75,13 @@ struct run {
 	                              (ERR_RUNNER): the failure's reason is
 	                              RUNNER_REASON */
 	char home_problem[ERR_MAX]; /* why the round's home archive is missing */
+	int home_snap;             /* the sandbox's home snapshot (/out/home.snar.N,
+	                              pipeline_handoff.c) whose archive the host
+	                              kept: the next archive is an increment on
+	                              it; 0: none, the next is whole */
+	int home_fetched;          /* what pipeline_home_fetch copied: -1 nothing,
+	                              0 a whole archive, N the increment on
+	                              snapshot N */
 	struct repo_conf repo;     /* the task's repo, its test command the
 	                              task's own (--test) where it has one */
 	double timeout;            /* seconds each round may take */
@@ -167,6 +174,13 @@ char *pipeline_result_problem(struct run *r, const char *what,
 int pipeline_sb_run(struct run *r, struct sandbox *sb, const char *const *argv,
                     const char *const *env, double deadline, struct sandbox_result *res,
                     struct err *e);
+/* be->copy_in of the host file `host` to `inside`, and be->copy_out of
+ * `inside` to `host` (at most cap bytes): a session that failed
+ * (ERR_RUNNER) fails the task as the agent's doing, as pipeline_sb_run. */
+int pipeline_sb_copy_in(struct run *r, struct sandbox *sb, const char *host, const char *inside,
+                        struct err *e);
+int pipeline_sb_copy_out(struct run *r, struct sandbox *sb, const char *inside, const char *host,
+                         uint64_t cap, struct err *e);
 void pipeline_tests_after_free(struct tests_after *ta);
 /* The verification (struct verify_run): its sandbox prepared while the
  * agent works (pipeline_verify_prepare: nothing when the repo has no
@@ -210,22 +224,40 @@ int pipeline_gate_wait(struct run *r, struct sandbox *sb, const struct template_
  * the sandbox; the host only copies the bytes), kept beside the task when
  * the round reaches review, and unpacked into the home of a sandbox
  * rebuilt for a later round, so that the agent's session, and with it the
- * conversation, can be resumed. */
+ * conversation, can be resumed.  In one sandbox only the first archive is
+ * whole: each later one is a GNU tar increment (--listed-incremental) on
+ * the snapshot of the last archive the host kept, which the sandbox keeps
+ * in /out; the host keeps the whole archive and the increments in order
+ * (paths_task_home, paths_task_home_inc) and unpacks them in that order,
+ * in the sandbox, as its user (tar there refuses absolute names and ..,
+ * and an archive can reach only what the sandbox can).  Each archive is at
+ * most HOME_ARCHIVE_CAP bytes. */
 #define HOME_ARCHIVE_CAP (256ULL << 20)
+/* The most archives a home is restored from (the whole one and its
+ * increments); a longer chain stops there. */
+#define HOME_INCS_MAX 1000
 /* 1 when the task's agent resumes a conversation (its `resume` command):
  * only then is its home archived; without one, a later round starts anew
  * and has no use for it. */
 int pipeline_home_wanted(const struct run *r);
-/* The round's archive copied out beside the kept one. */
+/* The round's archive (whole, or the increment on r->home_snap) copied out
+ * beside the kept ones. */
 void pipeline_home_fetch(struct run *r, struct sandbox *sb);
-/* The round reached review: its archive (and session) replaces the kept one. */
+/* The round reached review: its archive (and session) is kept: a whole one
+ * replaces the kept ones, an increment follows them; the sandbox's
+ * snapshot advances to it (r->home_snap). */
 void pipeline_home_keep(struct run *r);
-/* The round did not: the last round's archive stays. */
+/* The round did not: the kept archives, and the snapshot the next
+ * increment starts from, stay. */
 void pipeline_home_discard(struct run *r);
 /* The session kept with task id's home archive replaces r->session. */
 void pipeline_home_session(struct run *r, const char *id);
-/* The kept home unpacked into sb's: 1 when it was put back. */
+/* The kept home unpacked into sb's (a new sandbox: the next archive is
+ * whole), its whole archive then each increment: 1 when all were put
+ * back. */
 int pipeline_home_restore(struct run *r, struct sandbox *sb);
+/* Copies task from's kept home archives to task to's (a follow-up). */
+void pipeline_home_copy(struct run *r, const char *from, const char *to, struct err *e);
 /* The round's bundle kept as round-N.bundle. */
 void pipeline_keep_round_bundle(struct run *r);
 

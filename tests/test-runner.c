@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "sandbox_int.h"
 #include "tap.h"
 #include "testlib.h"
 
@@ -867,6 +868,30 @@ static void test_real(const char *dir)
 	ok(runner_file_put(r, "/no/such/dir/x", 0600, fd, size, clock_mono() + 30, &e) == -1 &&
 	   runner_fault(r) == RUNNER_OK, "a put the runner cannot write is refused: %s", e.msg);
 	close(fd);
+
+	/* the backends' copies on a session (sandbox_int.h) */
+	char *dst2 = testlib_fmt("%s/prompt", dir);
+	ok(sandbox_runner_put(r, src, dst2, 0644, size - 1, &e) == -1 && e.kind != ERR_RUNNER &&
+	   strstr(e.msg, "over the cap") && access(dst2, F_OK) < 0 && runner_ping(r, clock_mono() + 10,
+	   &e) == 0, "a file over the put's cap (a prompt too big) is refused before any byte "
+	   "goes, the session goes on");
+	ok(sandbox_runner_put(r, link, dst2, 0644, size, &e) == -1 && access(dst2, F_OK) < 0,
+	   "a host link is not followed in: %s", e.msg);
+	ok(sandbox_runner_put(r, src, dst2, 0644, size, &e) == 0 && stat(dst2, &st) == 0 &&
+	   st.st_size == (off_t)size && (st.st_mode & 07777) == 0644, "a file within it is put");
+	char *target = testlib_fmt("%s/target", dir), *hlink = testlib_fmt("%s/hlink", dir);
+	testlib_write(target, "HOST", 4);
+	if (symlink(target, hlink) < 0)
+		printf("# symlink: %s\n", strerror(errno));
+	got = NULL;
+	ok(sandbox_runner_get(r, dst2, hlink, size, &e) == -1 && (got = testlib_slurp(target)) &&
+	   strcmp(got, "HOST") == 0, "a get never writes through a host link: %s", e.msg);
+	free(got);
+	char *out2 = testlib_fmt("%s/out2", dir);
+	ok(sandbox_runner_get(r, dst2, out2, size - 1, &e) == -1 && access(out2, F_OK) < 0 &&
+	   runner_fault(r) == RUNNER_OK, "a get over its cap leaves no host file: %s", e.msg);
+	ok(sandbox_runner_get(r, dst2, out2, size, &e) == 0 && stat(out2, &st) == 0 &&
+	   st.st_size == (off_t)size, "a get within it copies the file out");
 	free(data);
 
 	/* fresh: what a step left running is gone before the next */

@@ -15,7 +15,9 @@
  * Inside the sandbox:
  *   /work            the workspace (overlay; or `lower` itself when
  *                    workspace_direct is set), cwd of every command
- *   /paddock/prompt  the task text (read-only), $PADDOCK_PROMPT_FILE
+ *   /paddock/prompt  the task text, $PADDOCK_PROMPT_FILE: read-only, or
+ *                    on a session (runner.h) the sandbox's, where its
+ *                    runner writes each round's (copy_in)
  *   /out             writable, for files to copy out (the bundle)
  *   /home/agent      tmpfs home ($HOME), /tmp tmpfs
  *   /usr, a few /etc files, /proc, /dev: read-only allowlist
@@ -40,6 +42,8 @@
 
 #define SANDBOX_WORKDIR "/work"
 #define SANDBOX_PROMPT "/paddock/prompt"
+/* The most a prompt may be (the agent's step reads at most this much). */
+#define SANDBOX_PROMPT_MAX (1u << 20)
 #define SANDBOX_OUTDIR "/out"
 #define SANDBOX_HOME "/home/agent"
 #define SANDBOX_INNER_UID 1000
@@ -176,13 +180,18 @@ struct sandbox_backend {
 	           struct sandbox_result *r, struct err *e);
 	/* Copies the regular file at `inside` (an absolute sandbox path under
 	 * /out or /work) to `host`, refusing symlinks, FIFOs, directories and
-	 * files over cap bytes. */
+	 * files over cap bytes.  On a live session its runner reads it, with
+	 * the sandbox's rights (runner_file_get: the path any engine has);
+	 * ERR_RUNNER as run(). */
 	int (*copy_out)(struct sandbox *sb, const char *inside, const char *host,
 	                uint64_t cap, struct err *e);
 	/* Copies the host regular file `host` into the sandbox at `inside`:
-	 * SANDBOX_PROMPT (what later commands see there), or a file directly
-	 * in /out (replacing whatever the sandbox left under that name,
-	 * without following a link it planted).  Read-only inside. */
+	 * SANDBOX_PROMPT (what later commands see there, at most
+	 * SANDBOX_PROMPT_MAX bytes; on a live session written by its runner,
+	 * which keeps the session: the sandbox's own data, a refusal the
+	 * agent's doing), or a file directly in /out (replacing whatever the
+	 * sandbox left under that name, without following a link it
+	 * planted; read-only inside).  ERR_RUNNER as run(). */
 	int (*copy_in)(struct sandbox *sb, const char *host, const char *inside,
 	               struct err *e);
 	/* Optional: writes SANDBOX_CHANGES, the fsmonitor answer (version 2:

@@ -132,8 +132,8 @@ struct sandbox {
 	int limits_noted;      /* RLIMIT_NOTE is in the log */
 	pid_t running;         /* the command's bwrap while it runs, or 0 */
 	/* The sandbox's session (runner.h): one bwrap whose PID 1 is
-	 * paddock-runner, made at the first command, ended when the prompt
-	 * changes (its file is bound) and by destroy. */
+	 * paddock-runner, made at the first command, ended by a terminal's
+	 * command and by destroy; a new prompt goes in through it. */
 	struct child session_ch;
 	struct runner *rn;
 	int in_session;        /* build_argv, run_start: the command is the runner */
@@ -386,7 +386,10 @@ static void build_argv(struct sandbox *sb, const struct sandbox_cmd *cmd,
 	av_add3(a, "--bind", RT_HOME, SANDBOX_HOME);
 	av_add3(a, "--bind", RT_MERGED, SANDBOX_WORKDIR);
 	av_add3(a, "--bind", RT_OUT, SANDBOX_OUTDIR);
-	av_add3(a, "--ro-bind", RT_PROMPT, SANDBOX_PROMPT);
+	/* The session's runner writes each round's prompt there (its
+	 * FILE_PUT, as the sandbox's user): the file is the sandbox's, but a
+	 * mount point, which the agent cannot replace. */
+	av_add3(a, sb->in_session ? "--bind" : "--ro-bind", RT_PROMPT, SANDBOX_PROMPT);
 	for (size_t i = 0; i < sb->nfiles; i++) {
 		char src[64];
 		snprintf(src, sizeof src, RT_FILES "/%zu", i);
@@ -453,6 +456,19 @@ static int copy_in(int fd, const char *src, const char *dst, uint64_t cap, mode_
 		return -1;
 	if (chmod(dst, mode) < 0)
 		return err_errno(e, _("cannot set the mode of %s"), dst);
+	return 0;
+}
+
+/* The prompt from the host into the sandbox's tmpfs at dst: the sandbox
+ * user's, writable, so that a session's runner can write the next
+ * round's over it (bw_copy_in). */
+static int prompt_in(const struct sandbox *sb, int fd, const char *src, const char *dst,
+                     struct err *e)
+{
+	if (copy_in(fd, src, dst, SANDBOX_PROMPT_MAX, 0644, e) < 0)
+		return -1;
+	if (chown(dst, sb->uid, sb->gid) < 0)
+		return err_errno(e, _("cannot set up %s"), dst);
 	return 0;
 }
 
@@ -648,15 +664,16 @@ static int setup_runtime(struct sandbox *sb, const struct sandbox_spec *spec, st
 
 	const struct sandbox_fds *fds = sb->user ? NULL : spec->fds;
 	if (spec->prompt_file) {
-		if (copy_in(fds ? fds->prompt_fd : -1, spec->prompt_file, RT_PROMPT,
-		            spec->limits.disk, 0444, e) < 0)
+		if (prompt_in(sb, fds ? fds->prompt_fd : -1, spec->prompt_file, RT_PROMPT, e) < 0)
 			return err_prefix(e, _("cannot copy the prompt into the sandbox"));
 	} else {
-		int fd = open(RT_PROMPT, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
-		if (fd < 0)
+		int fd = open(RT_PROMPT, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		if (fd < 0 || fchmod(fd, 0644) < 0 || fchown(fd, sb->uid, sb->gid) < 0) {
+			if (fd >= 0)
+				close(fd);
 			return err_errno(e, _("cannot create %s"), RT_PROMPT);
+		}
 		close(fd);
-		chmod(RT_PROMPT, 0444);
 	}
 
 	for (size_t i = 0; i < spec->nfiles; i++) {
@@ -1500,6 +1517,10 @@ static int bw_copy_out(struct sandbox *sb, const char *inside, const char *host,
 	const char *under, *rel;
 	if (sandbox_inside_split(inside, &under, &rel, e) < 0)
 		return -1;
+	/* On a session its runner reads it, with the sandbox's rights, as
+	 * on an engine whose files the host cannot see. */
+	if (sb->rn)
+		return sandbox_runner_get(sb->rn, inside, host, cap, e);
 	return sandbox_copy_out_at(!strcmp(under, SANDBOX_OUTDIR) ? RT_OUT : RT_MERGED, rel, inside,
 	                           host, cap, sb->uid, e);
 }
@@ -1527,17 +1548,18 @@ static int bw_branch(struct sandbox *sb, const char *branch, const char *sha, st
 static int bw_copy_in(struct sandbox *sb, const char *host, const char *inside,
                       struct err *e)
 {
-	const uint64_t cap = 256ULL << 20;
 	if (strcmp(inside, SANDBOX_PROMPT) == 0) {
-		/* A new file renamed over the old: commands started later bind
-		 * the new one. */
-		if (copy_in(-1, host, RT_PROMPT ".new", cap, 0444, e) < 0)
+		/* On a session, its runner writes it where its bwrap bound
+		 * it: the next round's agent runs in the same sandbox. */
+		if (sb->rn)
+			return sandbox_runner_put(sb->rn, host, SANDBOX_PROMPT, 0644, SANDBOX_PROMPT_MAX,
+			                          e);
+		/* Else a new file renamed over the old: commands started
+		 * later bind the new one. */
+		if (prompt_in(sb, -1, host, RT_PROMPT ".new", e) < 0)
 			return -1;
 		if (rename(RT_PROMPT ".new", RT_PROMPT) < 0)
 			return err_errno(e, _("cannot replace %s"), RT_PROMPT);
-		/* The session binds the old file: the next command starts a
-		 * new one. */
-		bw_session_end(sb);
 		return 0;
 	}
 	return sandbox_copy_in_at(RT_OUT, host, inside, e);

@@ -81,6 +81,24 @@ int sandbox_runner_run(struct runner *rn, const struct sandbox_cmd *cmd, char *c
                        char *const *env, const char *cwd, const struct limits *l,
                        unsigned flags, struct sandbox_result *r, struct err *e);
 
+/* How long a file in or out of a session may take before the runner has
+ * stalled (runner.h). */
+#define SANDBOX_FILE_SECONDS 60.0
+/* copy_in on a session: the host's regular file `host` (not a link, at
+ * most cap bytes, else refused before anything is sent) written by the
+ * runner to `inside` (the runner's path) with mode.  The runner writes it
+ * with the sandbox's rights and never follows a link there, so the worst
+ * an agent can do to it is the agent's own data.  -1 with a message when
+ * the runner refuses (the session goes on), or with the kind ERR_RUNNER
+ * when it lied, stalled or died. */
+int sandbox_runner_put(struct runner *rn, const char *host, const char *inside, unsigned mode,
+                       uint64_t cap, struct err *e);
+/* copy_out on a session: `inside` (the runner's path; a regular file, not
+ * a link, at most cap bytes) read by the runner into the new host file
+ * `host`, which is removed on failure.  -1 as sandbox_runner_put. */
+int sandbox_runner_get(struct runner *rn, const char *inside, const char *host, uint64_t cap,
+                       struct err *e);
+
 /* Fills r from how the command ended (status, or killed). */
 void sandbox_result_set(struct sandbox_result *r, enum sandbox_end killed, int status);
 

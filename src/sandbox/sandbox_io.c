@@ -227,6 +227,45 @@ static int runner_failed(struct runner *rn, struct err *e)
 	return runner_fault(rn) != RUNNER_OK ? err_kind_mark(e, ERR_RUNNER) : -1;
 }
 
+int sandbox_runner_put(struct runner *rn, const char *host, const char *inside, unsigned mode,
+                       uint64_t cap, struct err *e)
+{
+	struct stat st;
+	int fd = open(host, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return err_errno(e, _("cannot open %s"), host);
+	int rc = -1;
+	if (fstat(fd, &st) < 0)
+		err_errno(e, _("cannot stat %s"), host);
+	else if (!S_ISREG(st.st_mode))
+		err_set(e, _("%s is not a regular file"), host);
+	else if ((uint64_t)st.st_size > cap)
+		err_set(e, _("%s is %lld bytes, over the cap of %" PRIu64 " bytes for %s"), host,
+		        (long long)st.st_size, cap, inside);
+	else if (runner_file_put(rn, inside, mode, fd, (uint64_t)st.st_size,
+	                         clock_mono() + SANDBOX_FILE_SECONDS, e) < 0)
+		runner_failed(rn, e);
+	else
+		rc = 0;
+	close(fd);
+	return rc;
+}
+
+int sandbox_runner_get(struct runner *rn, const char *inside, const char *host, uint64_t cap,
+                       struct err *e)
+{
+	int fd = open(host, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return err_errno(e, _("cannot create %s"), host);
+	int rc = runner_file_get(rn, inside, fd, cap, NULL, clock_mono() + SANDBOX_FILE_SECONDS,
+	                         e) < 0 ? runner_failed(rn, e) : 0;
+	if (close(fd) < 0 && rc == 0)
+		rc = err_errno(e, _("cannot write %s"), host);
+	if (rc < 0)
+		unlink(host);
+	return rc;
+}
+
 /* Waits for the run's END at 200 ms steps, killing it at the deadline, a
  * cancel, a stop or the output cap.  Returns why it was killed. */
 static int runner_run_wait(struct runner *rn, uint32_t id, const struct sandbox_cmd *cmd,

@@ -18,7 +18,10 @@
  * paddock-runner (a subreaper here, not PID 1) with one end of a
  * socketpair, each run() is a RUN on it, every one fresh (the runner
  * first kills whatever earlier commands left below it), and destroy()
- * closes the channel, which kills what the runner started.  A runner
+ * closes the channel, which kills what the runner started; a new prompt
+ * is written by the runner too (copy_in), and files out are read by it
+ * (copy_out: it follows a link on the way there, as the agent, running as
+ * paddock's own user here, could anyway).  A runner
  * that lies, stalls or dies fails the command with ERR_RUNNER: the
  * agent's failure (it runs as the same user and can kill the runner).
  * What left the runner's tree (a process whose runner died) is beyond
@@ -209,9 +212,9 @@ static int pr_setup(struct psb *p, const struct sandbox_spec *spec, struct err *
 	                   0444, e) < 0)
 		return -1;
 	if (spec->prompt_file) {
-		if (fsx_copy_regular(spec->prompt_file, p->prompt, 256u << 20, 0444, e) < 0)
+		if (fsx_copy_regular(spec->prompt_file, p->prompt, SANDBOX_PROMPT_MAX, 0644, e) < 0)
 			return err_prefix(e, _("cannot copy the prompt into the sandbox"));
-	} else if (fsx_write_file(p->prompt, "", 0, 0444, e) < 0) {
+	} else if (fsx_write_file(p->prompt, "", 0, 0644, e) < 0) {
 		return -1;
 	}
 	for (size_t i = 0; i < spec->nhome_files; i++)
@@ -427,6 +430,13 @@ static int pr_copy_out(struct sandbox *sb, const char *inside, const char *host,
 	const char *under, *rel;
 	if (sandbox_inside_split(inside, &under, &rel, e) < 0)
 		return -1;
+	/* Its runner reads it (runner.h), as every backend's session does. */
+	if (p->rn) {
+		char *path = translate(p, inside);
+		int rc = sandbox_runner_get(p->rn, path, host, cap, e);
+		free(path);
+		return rc;
+	}
 	return sandbox_copy_out_at(!strcmp(under, SANDBOX_OUTDIR) ? p->out : p->work, rel, inside,
 	                           host, cap, geteuid(), e);
 }
@@ -434,16 +444,10 @@ static int pr_copy_out(struct sandbox *sb, const char *inside, const char *host,
 static int pr_copy_in(struct sandbox *sb, const char *host, const char *inside, struct err *e)
 {
 	struct psb *p = psb(sb);
-	if (strcmp(inside, SANDBOX_PROMPT) == 0) {
-		char *tmp = xasprintf("%s.new", p->prompt);
-		int rc = fsx_copy_regular(host, tmp, 256u << 20, 0444, e);
-		if (rc == 0 && rename(tmp, p->prompt) < 0)
-			rc = err_errno(e, _("cannot replace %s"), p->prompt);
-		if (rc < 0)
-			unlink(tmp);
-		free(tmp);
-		return rc;
-	}
+	/* The runner writes it, as it would in any other backend's sandbox
+	 * (it never follows a link the agent left there). */
+	if (strcmp(inside, SANDBOX_PROMPT) == 0)
+		return sandbox_runner_put(p->rn, host, p->prompt, 0644, SANDBOX_PROMPT_MAX, e);
 	return sandbox_copy_in_at(p->out, host, inside, e);
 }
 
