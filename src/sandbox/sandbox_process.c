@@ -22,8 +22,10 @@
  * that lies, stalls or dies fails the command with ERR_RUNNER: the
  * agent's failure (it runs as the same user and can kill the runner).
  * What left the runner's tree (a process whose runner died) is beyond
- * reach: no isolation.  An interactive command (paddock shell) still
- * runs as a child of paddock's own, beside the session. */
+ * reach: no isolation.  The shell's terminal (sandbox_cmd.term) is a RUN
+ * on the session too; a command on the caller's own descriptors (the
+ * shell's pipes, whose stderr the runner's one stream would merge) runs
+ * as a child of paddock's own, beside the session. */
 #include "autoconfig.h"
 #include "sandbox.h"
 
@@ -410,6 +412,9 @@ static int pr_run(struct sandbox *sb, const struct sandbox_cmd *cmd, struct sand
 	struct rlimit rl = { (rlim_t)cpu, (rlim_t)cpu + 1 };
 	if (cpu && !cmd->stdio)
 		prlimit(p->runner.pid, RLIMIT_CPU, &rl, NULL);
+	/* The shell's terminal (cmd->term) is a RUN like any other; only a
+	 * command on the caller's own descriptors (the shell's pipes) runs
+	 * beside the session. */
 	int rc = cmd->stdio ? pr_run_direct(p, cmd, argv, env, r, e)
 	                    : sandbox_runner_run(p->rn, cmd, argv.v, env.v, p->work, &p->limits,
 	                                         RP_RUN_FRESH, r, e);
@@ -486,6 +491,13 @@ static void pr_owner(uid_t *uid, gid_t *gid)
 	*gid = getegid();
 }
 
+/* term(): the shell's terminal runs on the session. */
+static int pr_term(struct sandbox *sb)
+{
+	(void)sb;
+	return 1;
+}
+
 static const struct sandbox_backend process_backend = {
 	.name = "process",
 	.nets = SANDBOX_NET_LOOPBACK,
@@ -494,6 +506,7 @@ static const struct sandbox_backend process_backend = {
 	.copy_out = pr_copy_out,
 	.copy_in = pr_copy_in,
 	.branch = pr_branch,
+	.term = pr_term,
 	.destroy = pr_destroy,
 	.preflight = pr_preflight,
 	.janitor = pr_janitor,
