@@ -173,13 +173,15 @@ enum sandbox_end {
  * SANDBOX_TERM_MAX bytes of payload.  From the caller: INPUT (bytes
  * typed), WINCH ("ROWS COLS", a terminal's new size), EOF (pipes: the
  * end of the command's input); from the backend: OUTPUT (what the
- * command printed, stdout and stderr alike).  Where the relay reads too
+ * command printed: on a terminal stdout and stderr alike, on pipes its
+ * stdout) and ERROR (pipes: its stderr).  Where the relay reads too
  * slowly the backend waits (as a pty's writer would), and gives up on the
  * output once the command is stopped. */
 #define SANDBOX_TERM_INPUT 'I'
 #define SANDBOX_TERM_WINCH 'W'
 #define SANDBOX_TERM_EOF 'E'
 #define SANDBOX_TERM_OUTPUT 'O'
+#define SANDBOX_TERM_ERROR 'e'
 #define SANDBOX_TERM_MAX 16384
 
 struct sandbox_result {
@@ -252,10 +254,10 @@ struct sandbox_backend {
  * mapped to 1000, its network the gateway's bridge; limits by rlimits
  * (RLIMIT_NPROC, RLIMIT_DATA) and paddock's own watch over the sandbox's
  * memory, no cgroups.  With cgroups (root mode, or user mode in a
- * delegated cgroup) a sandbox's commands, a shell's terminal (term())
- * included, run on one paddock-runner session, the runner its PID 1; a
- * command on stdio ends the session and runs in a bwrap of its own (the
- * next command starts a new session).  Its janitor kills
+ * delegated cgroup) a sandbox's commands, a shell's (term()) included,
+ * run on one paddock-runner session, the runner its PID 1; a command on
+ * stdio ends the session and runs in a bwrap of its own (the next command
+ * starts a new session).  Its janitor kills
  * and removes the cgroups of tasks of a process that died (mounts vanish
  * with their supervisor). */
 const struct sandbox_backend *sandbox_backend_bwrap(void);
@@ -270,7 +272,7 @@ void sandbox_bwrap_no_session(void);
  * run through one paddock-runner session per sandbox (runner.h), each a
  * fresh RUN: what an earlier command left below the runner is killed
  * first; a runner that lies, stalls or dies fails run() with ERR_RUNNER.
- * A shell's terminal (term()) is a RUN too; a command on stdio runs as a
+ * A shell's command (term()) is a RUN too; a command on stdio runs as a
  * child of paddock's own, beside the session.  Its
  * preflight refuses unless unsafe_no_isolation is set: it is for tests
  * and for development where user namespaces are missing. */

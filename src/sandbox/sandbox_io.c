@@ -224,12 +224,12 @@ static int run_stopped(const struct sandbox_cmd *cmd)
 /* Output for an interactive command's relay, in SANDBOX_TERM_OUTPUT
  * frames: a relay that reads slowly is waited for, as a pty's reader
  * would be, until the command is stopped (the rest is then dropped). */
-static void term_output(struct runner_out *o, const char *p, size_t n)
+static void term_output(struct runner_out *o, int type, const char *p, size_t n)
 {
 	char frame[1 + SANDBOX_TERM_MAX];
 	while (n && !o->term_gone) {
 		size_t k = n < SANDBOX_TERM_MAX ? n : SANDBOX_TERM_MAX;
-		frame[0] = SANDBOX_TERM_OUTPUT;
+		frame[0] = (char)type;
 		memcpy(frame + 1, p, k);
 		for (;;) {
 			ssize_t w = send(o->term_fd, frame, k + 1, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -255,9 +255,18 @@ static void runner_out_chunk(void *arg, uint32_t id, uint64_t offset, const char
 	(void)id;
 	(void)offset;
 	if (o->term_fd >= 0)
-		term_output(o, data, len);
+		term_output(o, SANDBOX_TERM_OUTPUT, data, len);
 	else if (sandbox_drain_chunk(&o->d, data, len))
 		o->capped = 1;
+}
+
+/* An interactive command's standard error on pipes (RP_RUN_STDERR). */
+static void runner_err_chunk(void *arg, uint32_t id, uint64_t offset, const char *data,
+                             size_t len)
+{
+	(void)id;
+	(void)offset;
+	term_output(arg, SANDBOX_TERM_ERROR, data, len);
 }
 
 /* The session failed: the message is the runner client's, the kind says
@@ -363,7 +372,8 @@ int sandbox_runner_run(struct runner *rn, const struct sandbox_cmd *cmd, char *c
 	if (o.term_fd >= 0) {
 		/* The relay logs within the cap, and the session goes on past it
 		 * (shell.h). */
-		rc.flags |= cmd->tty ? RP_RUN_PTY : RP_RUN_STDIN;
+		rc.flags |= cmd->tty ? RP_RUN_PTY : RP_RUN_STDIN | RP_RUN_STDERR;
+		rc.errors = runner_err_chunk;
 		rc.rows = cmd->rows ? cmd->rows : 24;
 		rc.cols = cmd->cols ? cmd->cols : 80;
 	} else if (l->output) {

@@ -365,8 +365,11 @@ static int io_pty(struct io *io, const struct request *q, struct err *e)
 	return 0;
 }
 
-/* On the sandbox's session (sandbox_cmd.term): the backend's end and the
- * relay's (twice, as a pty's master), SANDBOX_TERM_* frames between them. */
+/* On the sandbox's session (sandbox_cmd.term), a terminal or pipes: the
+ * backend's end and the relay's (twice, as a pty's master),
+ * SANDBOX_TERM_* frames between them.  The backend does not live in the
+ * relay's thread (the session has one user: the supervisor's thread, in
+ * run()), so a socketpair is all they share. */
 static int io_term(struct io *io, struct err *e)
 {
 	int sv[2];
@@ -405,6 +408,8 @@ static int io_pipes(struct io *io, struct err *e)
 }
 
 /* ---- the relay, a thread while the command runs ---- */
+
+_Static_assert(SANDBOX_TERM_MAX <= SHELL_FRAME_MAX, "a backend frame fits a client frame");
 
 struct relay {
 	int sock, lfd, cmd_fd, tty;
@@ -465,7 +470,9 @@ static void relay_output(struct relay *rl, int *fd, int type)
 	if (rl->term) {
 		/* A frame from the backend: its type byte where ours goes. */
 		n = recv(*fd, rl->frame, 1 + SHELL_FRAME_MAX, MSG_DONTWAIT);
-		if (n > 0 && rl->frame[0] != SANDBOX_TERM_OUTPUT)
+		if (n > 0 && rl->frame[0] == SANDBOX_TERM_ERROR)
+			type = SHELL_STDERR;
+		else if (n > 0 && rl->frame[0] != SANDBOX_TERM_OUTPUT)
 			return;
 		if (n > 0)
 			n--;
@@ -949,11 +956,9 @@ static int session(struct session *ss, struct err *e)
 	char text[400];
 	struct err se = {{0}};
 	ss->io = (struct io){ { -1, -1, -1 }, -1, -1, -1 };
-	/* A terminal runs on the sandbox's session where the backend has one
-	 * (no sandbox of its own); pipes keep their own process, whose
-	 * standard error stays apart from its output (the runner sends one
-	 * stream). */
-	ss->term = q->tty && h->be->term && h->be->term(h->sb);
+	/* The command runs on the sandbox's session where the backend has
+	 * one (no sandbox of its own), else on descriptors made here. */
+	ss->term = h->be->term && h->be->term(h->sb);
 	if ((ss->term ? io_term(&ss->io, &se) : q->tty ? io_pty(&ss->io, q, &se) :
 	     io_pipes(&ss->io, &se)) < 0) {
 		io_close(&ss->io);
