@@ -6,9 +6,10 @@
  * Meant to be PID 1 of a sandbox: it speaks the runner protocol on the
  * inherited descriptor N (3 unless told), runs each RUN as its own process
  * group with the limits asked for, streams its output (stdout and stderr
- * as one stream, or stderr apart in STDERR frames) as OUTPUT frames, sends END when the command has ended
- * and its output is read, and reaps every process the sandbox's commands
- * leave (as PID 1, or as a child subreaper when it is not).  A RUN flagged
+ * as one stream, or stderr apart in STDERR frames) as OUTPUT frames,
+ * sends END when the command has ended and its output is read, and reaps
+ * every process the sandbox's commands leave (as PID 1, or as a child
+ * subreaper when it is not).  A RUN flagged
  * fresh first kills every other process of the sandbox: kill(-1, SIGKILL)
  * as PID 1, otherwise every process below it (found through /proc).
  *

@@ -1404,9 +1404,9 @@ static int bw_run(struct sandbox *sb, const struct sandbox_cmd *cmd, struct sand
 	if (begun != 0)
 		return begun < 0 ? -1 : 0;
 	/* Every command but one on the caller's descriptors runs on the
-	 * session, the shell's too (cmd->term); the root helper's keepers (privsep.c) run each in a bwrap of its
-	 * own, as does user mode without cgroups (its memory watch needs
-	 * each command's tree). */
+	 * session, the shell's too (cmd->term); the root helper's keepers
+	 * (privsep.c) run each in a bwrap of its own, as does user mode
+	 * without cgroups (its memory watch needs each command's tree). */
 	if (!cmd->stdio && bw_term(sb))
 		return bw_run_session(sb, cmd, r, e);
 	if (cmd->term)

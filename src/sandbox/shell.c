@@ -736,9 +736,9 @@ static int session_run(struct session *ss, struct err *e)
 	}
 	struct relay *rl = &ss->rl;
 	*rl = (struct relay){ .sock = ss->sock, .lfd = ss->lfd, .cmd_fd = h->cmd_fd,
-	                      .tty = ss->q.tty, .term = ss->term, .in_fd = ss->io.in_fd, .out_fd = ss->io.out_fd,
-	                      .err_fd = ss->io.err_fd, .wake = wake[0], .log_fd = h->log_fd,
-	                      .used = h->output_used, .cap = h->output_cap,
+	                      .tty = ss->q.tty, .term = ss->term, .in_fd = ss->io.in_fd,
+	                      .out_fd = ss->io.out_fd, .err_fd = ss->io.err_fd, .wake = wake[0],
+	                      .log_fd = h->log_fd, .used = h->output_used, .cap = h->output_cap,
 	                      .actor = ss->q.actor, .task_id = h->task_id };
 	/* The relay owns them now. */
 	ss->io.in_fd = ss->io.out_fd = ss->io.err_fd = -1;
