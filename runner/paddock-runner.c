@@ -6,9 +6,10 @@
  * Meant to be PID 1 of a sandbox: it speaks the runner protocol on the
  * inherited descriptor N (3 unless told), runs each RUN as its own process
  * group with the limits asked for, streams its output (stdout and stderr
- * as one stream) as OUTPUT frames, sends END when the command has ended
- * and its output is read, and reaps every process the sandbox's commands
- * leave (as PID 1, or as a child subreaper when it is not).  A RUN flagged
+ * as one stream, or stderr apart in STDERR frames) as OUTPUT frames,
+ * sends END when the command has ended and its output is read, and reaps
+ * every process the sandbox's commands leave (as PID 1, or as a child
+ * subreaper when it is not).  A RUN flagged
  * fresh first kills every other process of the sandbox: kill(-1, SIGKILL)
  * as PID 1, otherwise every process below it (found through /proc).
  *
@@ -53,6 +54,8 @@ struct run {
 	uint32_t id;
 	pid_t pid;          /* 0 once reaped */
 	int out_fd, in_fd;  /* -1 when closed; with a pty both are the master */
+	int err_fd;         /* RP_RUN_STDERR: its stderr, -1 otherwise or closed */
+	uint64_t err_offset; /* stderr bytes sent */
 	int pty;
 	int in_close;       /* close in_fd once inq is written */
 	struct rp_buf inq;
@@ -259,11 +262,15 @@ static void finish(int code)
 	exit(code);
 }
 
-static void run_send(struct run *r, const unsigned char *p, size_t n)
+static void run_send(struct run *r, int err, const unsigned char *p, size_t n)
 {
-	struct rp_msg m = { .type = RP_OUTPUT, .id = r->id, .offset = r->offset,
-	                    .data = p, .len = n };
+	struct rp_msg m = { .type = err ? RP_STDERR : RP_OUTPUT, .id = r->id,
+	                    .offset = err ? r->err_offset : r->offset, .data = p, .len = n };
 	send_msg(&m);
+	if (err) {
+		r->err_offset += n;
+		return;
+	}
 	r->offset += n;
 	if (rp_buf_add(&r->keep, p, n) < 0)
 		finish(3);
@@ -284,37 +291,45 @@ static void run_close_out(struct run *r)
 	r->out_fd = -1;
 }
 
-/* Reads what the command wrote: one chunk, or (all) what the pipe holds
- * now, and no more: a process left behind that keeps writing cannot hold
- * the END back. */
-static void run_read(struct run *r, int all)
+/* Reads what the command wrote on its output (err: its separate
+ * stderr): one chunk, or (all) what the pipe holds now, and no more: a
+ * process left behind that keeps writing cannot hold the END back. */
+static void run_read_fd(struct run *r, int err, int all)
 {
 	static unsigned char buf[RP_CHUNK];
+	int *fd = err ? &r->err_fd : &r->out_fd;
 	int avail = 0;
-	if (all && (r->out_fd < 0 || ioctl(r->out_fd, FIONREAD, &avail) < 0))
+	if (all && (*fd < 0 || ioctl(*fd, FIONREAD, &avail) < 0))
 		avail = 0;
-	while (r->out_fd >= 0) {
+	while (*fd >= 0) {
 		size_t want = sizeof buf;
 		if (all) {
 			if (avail <= 0)
 				return;
 			want = (size_t)avail < want ? (size_t)avail : want;
 		}
-		ssize_t n = read(r->out_fd, buf, want);
+		ssize_t n = read(*fd, buf, want);
 		if (n > 0)
 			avail -= (int)n;
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0) {
 			/* EOF, or EIO from a pty whose other side is closed */
-			if (n == 0 || errno != EAGAIN)
-				run_close_out(r);
+			if (n == 0 || errno != EAGAIN) {
+				if (err) {
+					close(*fd);
+					*fd = -1;
+				} else {
+					run_close_out(r);
+				}
+			}
 			return;
 		}
 		size_t take = (size_t)n;
+		uint64_t sent = r->offset + r->err_offset;
 		if (r->lim.output && !(r->hit & RP_HIT_OUTPUT)) {
-			if (r->offset + take > r->lim.output) {
-				take = (size_t)(r->lim.output - r->offset);
+			if (sent + take > r->lim.output) {
+				take = (size_t)(r->lim.output - sent);
 				r->hit |= RP_HIT_OUTPUT;
 				if (r->pid > 0)
 					kill(-r->pid, SIGKILL);
@@ -323,10 +338,15 @@ static void run_read(struct run *r, int all)
 			take = 0;
 		}
 		if (take)
-			run_send(r, buf, take);
+			run_send(r, err, buf, take);
 		if (!all)
 			return;
 	}
+}
+
+static void run_read(struct run *r, int all)
+{
+	run_read_fd(r, 0, all);
 }
 
 /* What an ended run wrote, to the last byte.  A pipe has it all once
@@ -336,6 +356,7 @@ static void run_read(struct run *r, int all)
  * (a process left behind may hold it open). */
 static void run_read_last(struct run *r)
 {
+	run_read_fd(r, 1, 1);
 	run_read(r, 1);
 	double until = now() + 0.5;
 	while (r->pty && r->out_fd >= 0) {
@@ -362,6 +383,9 @@ static void run_end(struct run *r)
 	}
 	send_msg(&m);
 	run_close_out(r);
+	if (r->err_fd >= 0)
+		close(r->err_fd);
+	r->err_fd = -1;
 	if (r->in_fd >= 0)
 		close(r->in_fd);
 	r->in_fd = -1;
@@ -429,7 +453,7 @@ static void set_limit(int res, uint64_t v)
 }
 
 /* In the child: becomes the command, or writes errno and where to errfd. */
-static void child_exec(const struct rp_msg *m, int out, int in, int errfd)
+static void child_exec(const struct rp_msg *m, int out, int in, int err_out, int errfd)
 {
 	char what = 'd';
 	sigset_t all;
@@ -439,7 +463,7 @@ static void child_exec(const struct rp_msg *m, int out, int in, int errfd)
 	setsid();
 	if (m->flags & RP_RUN_PTY)
 		ioctl(out, TIOCSCTTY, 0);
-	if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(out, 2) < 0)
+	if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err_out >= 0 ? err_out : out, 2) < 0)
 		goto fail;
 	what = 'c';
 	if (m->text[0] && chdir(m->text) < 0)
@@ -508,7 +532,7 @@ static void run_start(const struct rp_msg *m)
 		send_fail(m->id, EAGAIN, "run");
 		return;
 	}
-	int out[2] = { -1, -1 }, in[2] = { -1, -1 }, ep[2];
+	int out[2] = { -1, -1 }, in[2] = { -1, -1 }, errp[2] = { -1, -1 }, ep[2];
 	int master = -1;
 	if (m->flags & RP_RUN_PTY) {
 		master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
@@ -539,14 +563,26 @@ static void run_start(const struct rp_msg *m)
 			run_not_started(m->id, strerror(errno));
 			return;
 		}
+		if ((m->flags & RP_RUN_STDERR) && pipe2(errp, O_CLOEXEC) < 0) {
+			int err = errno;
+			close(out[0]);
+			close(out[1]);
+			close(in[0]);
+			if (in[1] >= 0)
+				close(in[1]);
+			run_not_started(m->id, strerror(err));
+			return;
+		}
 	}
 	if (pipe2(ep, O_CLOEXEC) < 0)
 		finish(3);
 	pid_t pid = fork();
 	if (pid == 0)
-		child_exec(m, out[1], in[0], ep[1]);
+		child_exec(m, out[1], in[0], errp[1], ep[1]);
 	close(ep[1]);
 	close(out[1]);
+	if (errp[1] >= 0)
+		close(errp[1]);
 	if (in[0] != out[1])
 		close(in[0]);
 	char msg[1 + sizeof(int)];
@@ -567,6 +603,8 @@ static void run_start(const struct rp_msg *m)
 		close(out[0]);
 		if (in[1] >= 0 && in[1] != out[0])
 			close(in[1]);
+		if (errp[0] >= 0)
+			close(errp[0]);
 		run_not_started(m->id, why);
 		return;
 	}
@@ -576,6 +614,9 @@ static void run_start(const struct rp_msg *m)
 	r->pid = pid;
 	r->out_fd = out[0];
 	r->in_fd = in[1];
+	r->err_fd = errp[0];
+	if (r->err_fd >= 0)
+		fcntl(r->err_fd, F_SETFL, O_NONBLOCK);
 	r->pty = master >= 0;
 	r->lim = m->limits;
 	r->deadline = m->limits.time_ms ? now() + (double)m->limits.time_ms / 1000.0 : 0;
@@ -958,8 +999,8 @@ int main(int argc, char **argv)
 {
 	setup(argc, argv);
 	int hello = 0;
-	struct pollfd pf[2 + 2 * MAX_RUNS];
-	int owner[2 + 2 * MAX_RUNS];
+	struct pollfd pf[2 + 3 * MAX_RUNS];
+	int owner[2 + 3 * MAX_RUNS];
 	for (;;) {
 		double t = now(), wake = 0;
 		for (int i = 0; i < MAX_RUNS; i++) {
@@ -1005,6 +1046,10 @@ int main(int argc, char **argv)
 				pf[n] = (struct pollfd){ r->in_fd, POLLOUT, 0 };
 				owner[n++] = i;
 			}
+			if (r->err_fd >= 0 && outq.len < OUTQ_HIGH) {
+				pf[n] = (struct pollfd){ r->err_fd, POLLIN, 0 };
+				owner[n++] = i;
+			}
 		}
 		int pending = 0;
 		for (int i = 0; i < MAX_XFERS; i++)
@@ -1032,7 +1077,7 @@ int main(int argc, char **argv)
 			    (!(pf[i].events & POLLIN) && (pf[i].revents & (POLLERR | POLLHUP))))
 				stdin_flush(r);
 			if ((pf[i].events & POLLIN) && (pf[i].revents & (POLLIN | POLLHUP | POLLERR)))
-				run_read(r, 0);
+				run_read_fd(r, pf[i].fd == r->err_fd, 0);
 		}
 	}
 }

@@ -263,6 +263,21 @@ static void sink_output(void *arg, uint32_t id, uint64_t offset, const char *dat
 	s->data[s->len] = 0;
 }
 
+/* A run's output and its standard error apart (RP_RUN_STDERR). */
+struct sinks {
+	struct sink out, err;
+};
+
+static void sinks_out(void *arg, uint32_t id, uint64_t offset, const char *data, size_t len)
+{
+	sink_output(&((struct sinks *)arg)->out, id, offset, data, len);
+}
+
+static void sinks_err(void *arg, uint32_t id, uint64_t offset, const char *data, size_t len)
+{
+	sink_output(&((struct sinks *)arg)->err, id, offset, data, len);
+}
+
 /* The output rebuilt at its offsets: bad when one does not follow on. */
 struct tape {
 	char data[65536];
@@ -294,6 +309,10 @@ static char *sh_argv[] = { "sh", "-c", "true", NULL };
 /* Runs one command against a fake whose answer is reply; the session's
  * fault and message after it. */
 static int dribble;
+/* The flags of fake_run's command; with RP_RUN_STDERR its standard error
+ * goes to fake_errors. */
+static unsigned fake_flags;
+static struct sink fake_errors;
 
 static enum runner_fault fake_run(struct rp_buf *reply, uint64_t cap, int stay,
                                   double wait, struct runner_end *end, struct sink *out,
@@ -309,12 +328,15 @@ static enum runner_fault fake_run(struct rp_buf *reply, uint64_t cap, int stay,
 	struct runner *r = runner_open(fd, clock_mono() + 5, &e);
 	enum runner_fault fault = RUNNER_DIED;
 	if (r) {
-		struct runner_cmd cmd = { .argv = sh_argv, .limits.output = cap,
-		                          .output = sink_output, .arg = out };
+		struct sinks both = { .out = { .len = 0 } };
+		struct runner_cmd cmd = { .argv = sh_argv, .limits.output = cap, .flags = fake_flags,
+		                          .output = sinks_out, .errors = sinks_err, .arg = &both };
 		struct runner_end dummy;
 		runner_run(r, &cmd, clock_mono() + wait, end ? end : &dummy, &e);
 		fault = runner_fault(r);
 		runner_close(r);
+		*out = both.out;
+		fake_errors = both.err;
 	}
 	snprintf(msg, msgsize, "%s", e.msg);
 	fake_free(&f, pid);
@@ -324,6 +346,13 @@ static enum runner_fault fake_run(struct rp_buf *reply, uint64_t cap, int stay,
 static void out_msg(struct rp_buf *b, uint32_t id, uint64_t off, const char *s)
 {
 	struct rp_msg m = { .type = RP_OUTPUT, .id = id, .offset = off,
+	                    .data = (const unsigned char *)s, .len = strlen(s) };
+	add(b, &m);
+}
+
+static void err_msg(struct rp_buf *b, uint32_t id, uint64_t off, const char *s)
+{
+	struct rp_msg m = { .type = RP_STDERR, .id = id, .offset = off,
 	                    .data = (const unsigned char *)s, .len = strlen(s) };
 	add(b, &m);
 }
@@ -343,7 +372,7 @@ static void test_hello(void)
 	int fd;
 	pid_t pid = fake_start(&f, &fd);
 	struct runner *r = runner_open(fd, clock_mono() + 5, &e);
-	ok(!r && strstr(e.msg, "runner") && strstr(e.msg, "version 2"),
+	ok(!r && strstr(e.msg, "runner") && strstr(e.msg, testlib_fmt("version %u", RP_VERSION + 1)),
 	   "a runner of another protocol version is refused: %s", e.msg);
 	fake_free(&f, pid);
 
@@ -535,6 +564,38 @@ static void test_lies(void)
 	rp_buf_add(&b, "\0\0\0\x20\0\x03", 6);   /* half an OUTPUT, then it exits */
 	f = fake_run(&b, 0, 0, 5, NULL, &s, msg, sizeof msg);
 	ok(f == RUNNER_DIED && strstr(msg, "is gone"), "a runner that dies mid-frame: %s", msg);
+
+	/* Standard error apart (RP_RUN_STDERR): a stream of its own. */
+	b = (struct rp_buf){ 0 };
+	err_msg(&b, 1, 0, "oops");
+	end_msg(&b, 1, 0, 0);
+	f = fake_run(&b, 0, 1, 5, NULL, &s, msg, sizeof msg);
+	ok(f == RUNNER_LIED && strstr(msg, "does not send it apart"),
+	   "standard error for a run that did not ask for it apart is a lie: %s", msg);
+	fake_flags = RP_RUN_STDERR;
+	b = (struct rp_buf){ 0 };
+	out_msg(&b, 1, 0, "out");
+	err_msg(&b, 1, 0, "err1");
+	out_msg(&b, 1, 3, "put");
+	err_msg(&b, 1, 4, "err2");
+	end_msg(&b, 1, 2, 6);
+	f = fake_run(&b, 0, 1, 5, &end, &s, msg, sizeof msg);
+	ok(f == RUNNER_OK && strcmp(s.data, "output") == 0 &&
+	   strcmp(fake_errors.data, "err1err2") == 0 && !fake_errors.gap && end.code == 2 &&
+	   end.output == 6, "an honest run with its standard error apart: both streams in order");
+	b = (struct rp_buf){ 0 };
+	err_msg(&b, 1, 0, "abc");
+	err_msg(&b, 1, 5, "x");
+	f = fake_run(&b, 0, 1, 5, NULL, &s, msg, sizeof msg);
+	ok(f == RUNNER_LIED && strstr(msg, "standard error of run 1 at offset 5, expected 3") &&
+	   strcmp(fake_errors.data, "abc") == 0, "standard error that skips is a lie: %s", msg);
+	b = (struct rp_buf){ 0 };
+	out_msg(&b, 1, 0, "12345");
+	err_msg(&b, 1, 0, "6789");
+	f = fake_run(&b, 8, 1, 5, NULL, &s, msg, sizeof msg);
+	ok(f == RUNNER_LIED && strstr(msg, "past its limit of 8"),
+	   "output and standard error together past the output limit is a lie: %s", msg);
+	fake_flags = 0;
 }
 
 /* A fake runner that answers a FILE_GET with announce, data, done. */
@@ -698,6 +759,18 @@ static void test_real(const char *dir)
 	   strcmp(s.data, "out\nerr\n") == 0 && end.how == RP_END_EXITED && end.code == 3 &&
 	   end.output == 8 && s.first == 0 && !s.gap,
 	   "a command's stdout and stderr arrive as one stream, with its exit status");
+
+	static struct sinks apart;
+	char *both_argv[] = { "sh", "-c", "echo out; echo err >&2; echo more; exit 4", NULL };
+	struct runner_cmd acmd = { .argv = both_argv, .env = env_path, .flags = RP_RUN_STDERR,
+	                           .output = sinks_out, .errors = sinks_err, .arg = &apart };
+	struct err ae = {{0}};
+	apart = (struct sinks){ .out = { .len = 0 } };
+	ok(runner_run(r, &acmd, clock_mono() + 30, &end, &ae) == 0 &&
+	   strcmp(apart.out.data, "out\nmore\n") == 0 && strcmp(apart.err.data, "err\n") == 0 &&
+	   end.code == 4 && end.output == 9,
+	   "with RP_RUN_STDERR its standard error comes apart (%s|%s)", apart.out.data,
+	   apart.err.data);
 
 	char *cwd_argv[] = { "sh", "-c", "echo $FOO; pwd", NULL };
 	struct runner_cmd cmd = { .argv = cwd_argv, .env = env_path, .cwd = dir,

@@ -21,7 +21,10 @@
 struct run {
 	uint32_t id;
 	runner_output_fn *output;
+	runner_output_fn *errors;   /* RP_RUN_STDERR: its STDERR frames */
 	void *arg;
+	int apart;            /* RP_RUN_STDERR */
+	uint64_t err_next;    /* the offset the next STDERR must have */
 	uint64_t next;        /* the offset the next OUTPUT must have */
 	uint64_t cap;         /* limits.output (0: none) */
 	int ended, refused;
@@ -144,12 +147,37 @@ static int on_output(struct runner *r, const struct rp_msg *m, struct err *e)
 		return fail(r, RUNNER_LIED, e, _("output of run %u at offset %llu, expected %llu"),
 		            (unsigned)m->id, (unsigned long long)m->offset,
 		            (unsigned long long)run->next);
-	if (run->cap && (m->len > run->cap || m->offset > run->cap - m->len))
+	if (run->cap && (m->len > run->cap || m->offset > run->cap - m->len ||
+	                 run->err_next > run->cap - m->len - m->offset))
 		return fail(r, RUNNER_LIED, e, _("output of run %u past its limit of %llu bytes"),
 		            (unsigned)m->id, (unsigned long long)run->cap);
 	run->next += m->len;
 	if (run->output && m->len)
 		run->output(run->arg, m->id, m->offset, (const char *)m->data, m->len);
+	return 0;
+}
+
+/* A run's standard error apart (RP_RUN_STDERR): a stream of its own,
+ * within the output limit together with the output. */
+static int on_stderr(struct runner *r, const struct rp_msg *m, struct err *e)
+{
+	struct run *run = run_find(r, m->id);
+	if (!run || run->ended || !run->apart)
+		return fail(r, RUNNER_LIED, e,
+		            _("standard error for run %u, which does not send it apart"),
+		            (unsigned)m->id);
+	if (m->offset != run->err_next)
+		return fail(r, RUNNER_LIED, e,
+		            _("standard error of run %u at offset %llu, expected %llu"),
+		            (unsigned)m->id, (unsigned long long)m->offset,
+		            (unsigned long long)run->err_next);
+	uint64_t out = run->stale > run->next ? run->stale : run->next;
+	if (run->cap && (m->len > run->cap || out + m->offset > run->cap - m->len))
+		return fail(r, RUNNER_LIED, e, _("output of run %u past its limit of %llu bytes"),
+		            (unsigned)m->id, (unsigned long long)run->cap);
+	run->err_next += m->len;
+	if (run->errors && m->len)
+		run->errors(run->arg, m->id, m->offset, (const char *)m->data, m->len);
 	return 0;
 }
 
@@ -252,6 +280,8 @@ static int dispatch(struct runner *r, const struct rp_msg *m, struct err *e)
 	switch (m->type) {
 	case RP_OUTPUT:
 		return on_output(r, m, e);
+	case RP_STDERR:
+		return on_stderr(r, m, e);
 	case RP_END:
 		return on_end(r, m, e);
 	case RP_FAIL:
@@ -487,6 +517,8 @@ uint32_t runner_start(struct runner *r, const struct runner_cmd *cmd, struct err
 	memset(run, 0, sizeof *run);
 	run->id = m.id;
 	run->output = cmd->output;
+	run->errors = cmd->errors;
+	run->apart = (cmd->flags & RP_RUN_STDERR) && !(cmd->flags & RP_RUN_PTY);
 	run->arg = cmd->arg;
 	run->cap = cmd->limits.output;
 	if (send_msg(r, &m, 0, e) < 0)

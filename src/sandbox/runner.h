@@ -61,9 +61,11 @@ struct runner_cmd {
 	char *const *env;      /* NAME=VALUE; NULL: none */
 	const char *cwd;       /* NULL: the runner's */
 	struct rp_limits limits;
-	unsigned flags;        /* RP_RUN_FRESH, RP_RUN_PTY, RP_RUN_STDIN */
+	unsigned flags;        /* RP_RUN_FRESH, RP_RUN_PTY, RP_RUN_STDIN, RP_RUN_STDERR */
 	unsigned rows, cols;   /* RP_RUN_PTY */
 	runner_output_fn *output;   /* NULL: the output is dropped */
+	runner_output_fn *errors;   /* RP_RUN_STDERR: the standard error, its
+	                               offsets its own (NULL: dropped) */
 	void *arg;
 };
 

@@ -12,7 +12,7 @@ static const char *const type_names[RP_TYPE_END] = {
 	[RP_KILL] = "KILL", [RP_WATCH] = "WATCH", [RP_FILE_PUT] = "FILE_PUT",
 	[RP_FILE_DATA] = "FILE_DATA", [RP_FILE_GET] = "FILE_GET", [RP_FILE_DONE] = "FILE_DONE",
 	[RP_FAIL] = "FAIL", [RP_RESIZE] = "RESIZE", [RP_STDIN] = "STDIN", [RP_PING] = "PING",
-	[RP_PONG] = "PONG",
+	[RP_PONG] = "PONG", [RP_STDERR] = "STDERR",
 };
 
 const char *rp_type_name(unsigned type)
@@ -129,6 +129,7 @@ static void encode_body(struct enc *e, const struct rp_msg *m)
 		put_strs(e, m->env);
 		break;
 	case RP_OUTPUT:
+	case RP_STDERR:
 	case RP_FILE_DATA:
 		put_be(e, m->id, 4);
 		put_be(e, m->offset, 8);
@@ -347,6 +348,7 @@ static void decode_body(struct dec *d, struct rp_msg *m)
 			d->bad = 1;
 		break;
 	case RP_OUTPUT:
+	case RP_STDERR:
 	case RP_FILE_DATA:
 		m->id = (uint32_t)get_be(d, 4);
 		m->offset = get_be(d, 8);

@@ -25,6 +25,9 @@
  *              rows u16, cols u16 (RP_RUN_PTY), cwd STR, argv STRS,
  *              env STRS
  *   OUTPUT     id u32, offset u64, data BYTES
+ *   STDERR     id u32, offset u64, data BYTES: a run's standard error, for
+ *              a RUN flagged RP_RUN_STDERR, its offsets a stream of their
+ *              own from 0 (not kept for WATCH)
  *   END        id u32, how u32 (enum rp_end), code u32 (exit status or
  *              signal), hit u32 (RP_HIT_*), output u64 (bytes sent in
  *              all), message STR (why it did not start, or "")
@@ -51,8 +54,10 @@
  * from the runner as the agent's failure (runner.h).
  *
  * A run: RUN; OUTPUT frames whose offsets follow each other from 0
- * (stdout and stderr are one stream, as a task's log is); END, whose
- * output is the offset past the last byte sent.  The command is a session
+ * (stdout and stderr are one stream, as a task's log is, unless the RUN
+ * asked for RP_RUN_STDERR: then stderr comes in STDERR frames, and the
+ * output limit counts both); END, whose output is the offset past the
+ * last byte of OUTPUT sent.  The command is a session
  * and process group of its own; KILL, the time limit and the output limit
  * signal that group.  END follows as soon as the command itself has ended
  * and the output it wrote is sent: a process it left behind holds nothing
@@ -74,7 +79,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define RP_VERSION 1
+#define RP_VERSION 2
 #define RP_HEADER 8
 #define RP_BODY_MAX (1u << 20)
 #define RP_FRAME_MAX (RP_HEADER + RP_BODY_MAX)
@@ -99,6 +104,7 @@ enum rp_type {
 	RP_STDIN,
 	RP_PING,
 	RP_PONG,
+	RP_STDERR,
 	RP_TYPE_END,   /* one past the last: anything from here is unknown */
 };
 
@@ -107,7 +113,8 @@ enum rp_type {
 #define RP_RUN_FRESH 1u  /* first kill every other process of the sandbox */
 #define RP_RUN_PTY   2u  /* a terminal of rows x cols (the shell) */
 #define RP_RUN_STDIN 4u  /* input from STDIN frames (else /dev/null) */
-#define RP_RUN_FLAGS (RP_RUN_FRESH | RP_RUN_PTY | RP_RUN_STDIN)
+#define RP_RUN_STDERR 8u /* stderr apart, in STDERR frames (not with a pty) */
+#define RP_RUN_FLAGS (RP_RUN_FRESH | RP_RUN_PTY | RP_RUN_STDIN | RP_RUN_STDERR)
 
 enum rp_end {
 	RP_END_EXITED = 0,   /* code: exit status */
@@ -136,7 +143,7 @@ struct rp_limits {
 struct rp_msg {
 	enum rp_type type;
 	uint32_t id, version, flags, how, code, hit, sig, mode, err;
-	uint64_t offset;   /* OUTPUT, FILE_DATA, WATCH */
+	uint64_t offset;   /* OUTPUT, STDERR, FILE_DATA, WATCH */
 	uint64_t size;     /* END (output), FILE_PUT, FILE_GET (max), FILE_DONE */
 	uint64_t token;    /* PING, PONG */
 	uint16_t rows, cols;

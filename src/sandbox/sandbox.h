@@ -145,7 +145,17 @@ struct sandbox_cmd {
 	const int *stdio;
 	int tty;                   /* with stdio: stdio[0] is a terminal (a pty's
 	                              slave), the command's controlling terminal
-	                              in a session of its own */
+	                              in a session of its own; with term: the
+	                              command gets a terminal of rows x cols */
+	/* An interactive command on the sandbox's session, for a backend
+	 * whose term() says it takes one (NULL: not one): *term is one end of
+	 * a SOCK_SEQPACKET socketpair, the caller's relay at the other, over
+	 * which the command's terminal (tty) or pipes travel as SANDBOX_TERM_*
+	 * frames; out_fd and the output cap are then not used (the caller
+	 * reads and logs what it prints).  run() returns once the command
+	 * ended, its output sent; the caller closes *term after. */
+	const int *term;
+	unsigned rows, cols;       /* with term and tty: the window's size */
 	const volatile int *stop;  /* NULL, or the run ends as SANDBOX_CANCELLED
 	                              once *stop is non-zero (another thread's) */
 };
@@ -162,6 +172,21 @@ enum sandbox_end {
 #define SANDBOX_HIT_MEMORY 1u  /* the OOM killer killed something */
 #define SANDBOX_HIT_PIDS   2u  /* a fork failed at the pids limit */
 #define SANDBOX_HIT_DISK   4u  /* the writable tmpfs is full */
+
+/* The frames of sandbox_cmd.term: a type byte, then at most
+ * SANDBOX_TERM_MAX bytes of payload.  From the caller: INPUT (bytes
+ * typed), WINCH ("ROWS COLS", a terminal's new size), EOF (pipes: the
+ * end of the command's input); from the backend: OUTPUT (what the
+ * command printed: on a terminal stdout and stderr alike, on pipes its
+ * stdout) and ERROR (pipes: its stderr).  Where the relay reads too
+ * slowly the backend waits (as a pty's writer would), and gives up on the
+ * output once the command is stopped. */
+#define SANDBOX_TERM_INPUT 'I'
+#define SANDBOX_TERM_WINCH 'W'
+#define SANDBOX_TERM_EOF 'E'
+#define SANDBOX_TERM_OUTPUT 'O'
+#define SANDBOX_TERM_ERROR 'e'
+#define SANDBOX_TERM_MAX 16384
 
 struct sandbox_result {
 	enum sandbox_end end;
@@ -206,6 +231,11 @@ struct sandbox_backend {
 	 * no command ran in yet (nothing of the agent's is there).  NULL:
 	 * the caller runs git in the sandbox. */
 	int (*branch)(struct sandbox *sb, const char *branch, const char *sha, struct err *e);
+	/* Optional: 1 when run() takes sandbox_cmd.term for sb, running the
+	 * command on the sandbox's session (runner.h) as a RUN like any other,
+	 * whose leftovers the next step's fresh RUN kills; 0 (or NULL) when it
+	 * runs an interactive command only with stdio. */
+	int (*term)(struct sandbox *sb);
 	/* Kills everything left, removes cgroups; frees sb.  NULL is fine. */
 	void (*destroy)(struct sandbox *sb);
 	/* Checks that sandboxes can be made here; fails closed with a
@@ -232,7 +262,11 @@ struct sandbox_backend {
  * (the user is its root) for the mounts, the agent runs as the user's uid
  * mapped to 1000, its network the gateway's bridge; limits by rlimits
  * (RLIMIT_NPROC, RLIMIT_DATA) and paddock's own watch over the sandbox's
- * memory, no cgroups.  Its janitor kills
+ * memory, no cgroups.  With cgroups (root mode, or user mode in a
+ * delegated cgroup) a sandbox's commands, a shell's (term()) included,
+ * run on one paddock-runner session, the runner its PID 1; a command on
+ * stdio ends the session and runs in a bwrap of its own (the next command
+ * starts a new session).  Its janitor kills
  * and removes the cgroups of tasks of a process that died (mounts vanish
  * with their supervisor). */
 const struct sandbox_backend *sandbox_backend_bwrap(void);
@@ -246,7 +280,9 @@ void sandbox_bwrap_no_session(void);
  * arguments and environment are translated to those directories.  They
  * run through one paddock-runner session per sandbox (runner.h), each a
  * fresh RUN: what an earlier command left below the runner is killed
- * first; a runner that lies, stalls or dies fails run() with ERR_RUNNER.  Its
+ * first; a runner that lies, stalls or dies fails run() with ERR_RUNNER.
+ * A shell's command (term()) is a RUN too; a command on stdio runs as a
+ * child of paddock's own, beside the session.  Its
  * preflight refuses unless unsafe_no_isolation is set: it is for tests
  * and for development where user namespaces are missing. */
 const struct sandbox_backend *sandbox_backend_process(void);

@@ -1431,6 +1431,12 @@ static int bw_run_session(struct sandbox *sb, const struct sandbox_cmd *cmd,
 	return 0;
 }
 
+/* term(): whether the sandbox's commands run on its session. */
+static int bw_term(struct sandbox *sb)
+{
+	return !bw_no_session && sb->cg;
+}
+
 static int bw_run(struct sandbox *sb, const struct sandbox_cmd *cmd, struct sandbox_result *r,
                   struct err *e)
 {
@@ -1445,14 +1451,16 @@ static int bw_run(struct sandbox *sb, const struct sandbox_cmd *cmd, struct sand
 	int begun = sandbox_run_begin(cmd, r, e);
 	if (begun != 0)
 		return begun < 0 ? -1 : 0;
-	/* Every command but a terminal's (the shell) runs on the session;
-	 * the root helper's keepers (privsep.c) run each in a bwrap of its
-	 * own, as does user mode without cgroups (its memory watch needs
-	 * each command's tree). */
-	if (!cmd->stdio && !bw_no_session && sb->cg)
+	/* Every command but one on the caller's descriptors runs on the
+	 * session, the shell's too (cmd->term); the root helper's keepers
+	 * (privsep.c) run each in a bwrap of its own, as does user mode
+	 * without cgroups (its memory watch needs each command's tree). */
+	if (!cmd->stdio && bw_term(sb))
 		return bw_run_session(sb, cmd, r, e);
-	/* A terminal's command ends the session first: it runs, and its
-	 * leftovers are killed, as the whole cgroup. */
+	if (cmd->term)
+		return err_set(e, _("this sandbox runs no command on a session"));
+	/* A command on the caller's descriptors ends the session first: it
+	 * runs, and its leftovers are killed, as the whole cgroup. */
 	bw_session_end(sb);
 	oom0 = cgroup_oom_kills(sb->cg);
 	pids0 = cgroup_pids_refused(sb->cg);
@@ -1692,7 +1700,7 @@ static void bw_owner(uid_t *uid, gid_t *gid)
 
 #define BW_OPS \
 	.create = bw_create, .run = bw_run, .copy_out = bw_copy_out, .copy_in = bw_copy_in, \
-	.changes = bw_changes, .branch = bw_branch, \
+	.changes = bw_changes, .branch = bw_branch, .term = bw_term, \
 	.destroy = bw_destroy, .preflight = bw_preflight, .janitor = bw_janitor, .owner = bw_owner
 
 static const struct sandbox_backend bwrap_backend = {

@@ -71,7 +71,9 @@ uint64_t sandbox_cpu_rlimit(const struct limits *l, const struct sandbox_cmd *cm
 
 struct runner;
 /* run() on a sandbox session (runner.h): cmd's output to its out_fd within
- * the cap l->output, its deadline, cancel and stop as KILL, r from END.
+ * the cap l->output, or with cmd->term a terminal (cmd->tty: RP_RUN_PTY,
+ * else RP_RUN_STDIN) whose frames travel over *cmd->term uncapped; its
+ * deadline, cancel and stop as KILL, r from END.
  * argv, env and cwd are as the sandbox sees them; flags RP_RUN_*.  After
  * END the run's process group is killed: nothing a command left in it
  * outlives it.  -1 with a message when the runner refused to start it, or

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
 #include <sys/wait.h>
@@ -208,7 +209,44 @@ int sandbox_run_begin(const struct sandbox_cmd *cmd, struct sandbox_result *r,
 struct runner_out {
 	struct sandbox_drain d;
 	int capped;
+	const struct sandbox_cmd *cmd;
+	int term_fd;               /* *cmd->term, or -1: the output goes to the relay */
+	int term_gone;             /* the relay takes no more */
 };
+
+/* Whether a command was stopped: a cancel, its stop flag, its deadline. */
+static int run_stopped(const struct sandbox_cmd *cmd)
+{
+	return sandbox_cancel_requested() || (cmd->stop && *cmd->stop) ||
+	       (cmd->deadline > 0 && clock_mono() >= cmd->deadline);
+}
+
+/* Output for an interactive command's relay, in SANDBOX_TERM_OUTPUT
+ * frames: a relay that reads slowly is waited for, as a pty's reader
+ * would be, until the command is stopped (the rest is then dropped). */
+static void term_output(struct runner_out *o, int type, const char *p, size_t n)
+{
+	char frame[1 + SANDBOX_TERM_MAX];
+	while (n && !o->term_gone) {
+		size_t k = n < SANDBOX_TERM_MAX ? n : SANDBOX_TERM_MAX;
+		frame[0] = (char)type;
+		memcpy(frame + 1, p, k);
+		for (;;) {
+			ssize_t w = send(o->term_fd, frame, k + 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+			if (w == (ssize_t)k + 1)
+				break;
+			if (w < 0 && (errno == EAGAIN || errno == EINTR) && !run_stopped(o->cmd)) {
+				struct pollfd pf = { .fd = o->term_fd, .events = POLLOUT };
+				poll(&pf, 1, WATCH_MS);
+				continue;
+			}
+			o->term_gone = 1;
+			return;
+		}
+		p += k;
+		n -= k;
+	}
+}
 
 static void runner_out_chunk(void *arg, uint32_t id, uint64_t offset, const char *data,
                              size_t len)
@@ -216,8 +254,19 @@ static void runner_out_chunk(void *arg, uint32_t id, uint64_t offset, const char
 	struct runner_out *o = arg;
 	(void)id;
 	(void)offset;
-	if (sandbox_drain_chunk(&o->d, data, len))
+	if (o->term_fd >= 0)
+		term_output(o, SANDBOX_TERM_OUTPUT, data, len);
+	else if (sandbox_drain_chunk(&o->d, data, len))
 		o->capped = 1;
+}
+
+/* An interactive command's standard error on pipes (RP_RUN_STDERR). */
+static void runner_err_chunk(void *arg, uint32_t id, uint64_t offset, const char *data,
+                             size_t len)
+{
+	(void)id;
+	(void)offset;
+	term_output(arg, SANDBOX_TERM_ERROR, data, len);
 }
 
 /* The session failed: the message is the runner client's, the kind says
@@ -266,17 +315,64 @@ int sandbox_runner_get(struct runner *rn, const char *inside, const char *host, 
 	return rc;
 }
 
+/* What the relay of an interactive command sent (sandbox_cmd.term):
+ * typed bytes and the input's end as STDIN, a window size as RESIZE.
+ * *open becomes 0 once the relay closed its end.  -1 when the session
+ * failed. */
+static int term_input(struct runner *rn, uint32_t id, struct runner_out *o, int *open,
+                      struct err *e)
+{
+	char frame[1 + SANDBOX_TERM_MAX + 1];
+	/* What is there now, a bounded turn: the runner's output is read
+	 * between turns. */
+	for (int turn = 0; turn < 16; turn++) {
+		ssize_t n = recv(o->term_fd, frame, sizeof frame - 1, MSG_DONTWAIT);
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			return 0;
+		if (n <= 0) {
+			*open = 0;
+			return 0;
+		}
+		frame[n] = '\0';
+		unsigned rows = 0, cols = 0;
+		int rc = 0;
+		if (frame[0] == SANDBOX_TERM_INPUT && n > 1)
+			rc = runner_stdin(rn, id, frame + 1, (size_t)n - 1, e);
+		else if (frame[0] == SANDBOX_TERM_EOF)
+			rc = runner_stdin(rn, id, "", 0, e);
+		else if (frame[0] == SANDBOX_TERM_WINCH &&
+		         sscanf(frame + 1, "%u %u", &rows, &cols) == 2 && rows && cols &&
+		         rows < 10000 && cols < 10000)
+			rc = runner_resize(rn, id, rows, cols, e);
+		if (rc < 0)
+			return -1;
+	}
+	return 0;
+}
+
 /* Waits for the run's END at 200 ms steps, killing it at the deadline, a
  * cancel, a stop or the output cap.  Returns why it was killed. */
 static int runner_run_wait(struct runner *rn, uint32_t id, const struct sandbox_cmd *cmd,
-                           const struct runner_out *o, enum sandbox_end *killed,
+                           struct runner_out *o, enum sandbox_end *killed,
                            struct runner_end *end, struct err *e)
 {
+	int open = o->term_fd >= 0;
 	*killed = SANDBOX_EXITED;
 	for (;;) {
 		double until = clock_mono() + WATCH_MS / 1000.0;
 		if (cmd->deadline > 0 && cmd->deadline < until)
 			until = cmd->deadline;
+		if (open) {
+			/* An interactive command: the relay's keys as soon as
+			 * they come, the runner's output as soon as it comes. */
+			struct pollfd p[2] = { { .fd = runner_fd(rn), .events = POLLIN },
+			                       { .fd = o->term_fd, .events = POLLIN } };
+			double left = until - clock_mono();
+			poll(p, 2, left > 0 ? (int)(left * 1000.0) + 1 : 0);
+			if (p[1].revents && term_input(rn, id, o, &open, e) < 0)
+				return runner_failed(rn, e);
+			until = clock_mono();
+		}
 		int st = runner_step(rn, id, until, e);
 		if (st < 0)
 			return runner_failed(rn, e);
@@ -303,7 +399,7 @@ int sandbox_runner_run(struct runner *rn, const struct sandbox_cmd *cmd, char *c
                        char *const *env, const char *cwd, const struct limits *l,
                        unsigned flags, struct sandbox_result *r, struct err *e)
 {
-	struct runner_out o = { .capped = 0 };
+	struct runner_out o = { .capped = 0, .cmd = cmd, .term_fd = cmd->term ? *cmd->term : -1 };
 	sandbox_drain_init(&o.d, cmd, l->output);
 	struct runner_cmd rc = { .argv = argv, .env = env, .cwd = cwd, .flags = flags,
 	                         .output = runner_out_chunk, .arg = &o };
@@ -312,10 +408,19 @@ int sandbox_runner_run(struct runner *rn, const struct sandbox_cmd *cmd, char *c
 		double left = cmd->deadline - clock_mono();
 		rc.limits.time_ms = left > 0 ? (uint64_t)(left * 1000.0) + 1 : 1;
 	}
-	/* The runner stops the command one byte past what the cap leaves, so
-	 * that the drain sees the cap passed and writes its marker. */
-	if (l->output)
+	if (o.term_fd >= 0) {
+		/* The relay logs within the cap, and the session goes on past it
+		 * (shell.h). */
+		rc.flags |= cmd->tty ? RP_RUN_PTY : RP_RUN_STDIN | RP_RUN_STDERR;
+		rc.errors = runner_err_chunk;
+		rc.rows = cmd->rows ? cmd->rows : 24;
+		rc.cols = cmd->cols ? cmd->cols : 80;
+	} else if (l->output) {
+		/* The runner stops the command one byte past what the cap
+		 * leaves, so that the drain sees the cap passed and writes its
+		 * marker. */
 		rc.limits.output = (*o.d.used < l->output ? l->output - *o.d.used : 0) + 1;
+	}
 	uint32_t id = runner_start(rn, &rc, e);
 	if (!id)
 		return runner_failed(rn, e);
@@ -333,7 +438,7 @@ int sandbox_runner_run(struct runner *rn, const struct sandbox_cmd *cmd, char *c
 		 * program is found and named as one. */
 		char *why = sanitize_quote_str(end.message);
 		char *line = xasprintf("%s\n", why);
-		sandbox_drain_chunk(&o.d, line, strlen(line));
+		runner_out_chunk(&o, id, 0, line, strlen(line));
 		free(line);
 		free(why);
 		r->end = SANDBOX_EXITED;

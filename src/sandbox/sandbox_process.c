@@ -25,7 +25,8 @@
  * that lies, stalls or dies fails the command with ERR_RUNNER: the
  * agent's failure (it runs as the same user and can kill the runner).
  * What left the runner's tree (a process whose runner died) is beyond
- * reach: no isolation.  An interactive command (paddock shell) still
+ * reach: no isolation.  The shell (sandbox_cmd.term) is a RUN on the
+ * session too; a command on the caller's own descriptors (sandbox_cmd.stdio)
  * runs as a child of paddock's own, beside the session. */
 #include "autoconfig.h"
 #include "sandbox.h"
@@ -413,6 +414,8 @@ static int pr_run(struct sandbox *sb, const struct sandbox_cmd *cmd, struct sand
 	struct rlimit rl = { (rlim_t)cpu, (rlim_t)cpu + 1 };
 	if (cpu && !cmd->stdio)
 		prlimit(p->runner.pid, RLIMIT_CPU, &rl, NULL);
+	/* The shell (cmd->term) is a RUN like any other; only a command on
+	 * the caller's own descriptors runs beside the session. */
 	int rc = cmd->stdio ? pr_run_direct(p, cmd, argv, env, r, e)
 	                    : sandbox_runner_run(p->rn, cmd, argv.v, env.v, p->work, &p->limits,
 	                                         RP_RUN_FRESH, r, e);
@@ -490,6 +493,13 @@ static void pr_owner(uid_t *uid, gid_t *gid)
 	*gid = getegid();
 }
 
+/* term(): the shell runs on the session. */
+static int pr_term(struct sandbox *sb)
+{
+	(void)sb;
+	return 1;
+}
+
 static const struct sandbox_backend process_backend = {
 	.name = "process",
 	.nets = SANDBOX_NET_LOOPBACK,
@@ -498,6 +508,7 @@ static const struct sandbox_backend process_backend = {
 	.copy_out = pr_copy_out,
 	.copy_in = pr_copy_in,
 	.branch = pr_branch,
+	.term = pr_term,
 	.destroy = pr_destroy,
 	.preflight = pr_preflight,
 	.janitor = pr_janitor,

@@ -365,6 +365,26 @@ static int io_pty(struct io *io, const struct request *q, struct err *e)
 	return 0;
 }
 
+/* On the sandbox's session (sandbox_cmd.term), a terminal or pipes: the
+ * backend's end and the relay's (twice, as a pty's master),
+ * SANDBOX_TERM_* frames between them.  The backend does not live in the
+ * relay's thread (the session has one user: the supervisor's thread, in
+ * run()), so a socketpair is all they share. */
+static int io_term(struct io *io, struct err *e)
+{
+	int sv[2];
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+		return err_errno(e, _("cannot create a socket pair"));
+	io->mine[0] = sv[1];
+	io->in_fd = sv[0];
+	io->out_fd = fcntl(sv[0], F_DUPFD_CLOEXEC, 3);
+	io->err_fd = -1;
+	if (io->out_fd < 0)
+		return err_errno(e, _("cannot create a socket pair"));
+	fcntl(sv[0], F_SETFL, fcntl(sv[0], F_GETFL) | O_NONBLOCK);
+	return 0;
+}
+
 static int io_pipes(struct io *io, struct err *e)
 {
 	int p[3][2];
@@ -389,8 +409,13 @@ static int io_pipes(struct io *io, struct err *e)
 
 /* ---- the relay, a thread while the command runs ---- */
 
+_Static_assert(SANDBOX_TERM_MAX <= SHELL_FRAME_MAX, "a backend frame fits a client frame");
+
 struct relay {
 	int sock, lfd, cmd_fd, tty;
+	int term;                  /* in_fd and out_fd are sandbox_cmd.term's
+	                              relay end: frames, not a pty's bytes */
+	int eof_sent;              /* term: the input's end was passed on */
 	int in_fd, out_fd, err_fd;
 	int wake;                  /* readable once the command ended */
 	volatile int stop;         /* the run's stop flag */
@@ -441,7 +466,19 @@ static void relay_flush(struct relay *rl)
 /* What the command printed on *fd: into the log and a frame. */
 static void relay_output(struct relay *rl, int *fd, int type)
 {
-	ssize_t n = read(*fd, rl->frame + 1, SHELL_FRAME_MAX);
+	ssize_t n;
+	if (rl->term) {
+		/* A frame from the backend: its type byte where ours goes. */
+		n = recv(*fd, rl->frame, 1 + SHELL_FRAME_MAX, MSG_DONTWAIT);
+		if (n > 0 && rl->frame[0] == SANDBOX_TERM_ERROR)
+			type = SHELL_STDERR;
+		else if (n > 0 && rl->frame[0] != SANDBOX_TERM_OUTPUT)
+			return;
+		if (n > 0)
+			n--;
+	} else {
+		n = read(*fd, rl->frame + 1, SHELL_FRAME_MAX);
+	}
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
 	if (n <= 0) {
@@ -475,7 +512,13 @@ static void relay_client(struct relay *rl)
 		    cols < 10000) {
 			struct winsize ws = { .ws_row = (unsigned short)rows,
 			                      .ws_col = (unsigned short)cols };
-			ioctl(rl->in_fd, TIOCSWINSZ, &ws);
+			char size[32];
+			int len = snprintf(size, sizeof size, "%u %u", rows, cols);
+			if (!rl->term)
+				ioctl(rl->in_fd, TIOCSWINSZ, &ws);
+			else if (rl->in_fd >= 0)
+				(void)shell_send(rl->in_fd, SANDBOX_TERM_WINCH, size, (size_t)len,
+				                 SEND_WAIT_MS);
 		}
 	} else if (got > 0 && type == SHELL_EOF) {
 		rl->in_eof = 1;
@@ -485,7 +528,18 @@ static void relay_client(struct relay *rl)
 
 static void relay_input(struct relay *rl)
 {
-	ssize_t n = write(rl->in_fd, rl->in.data, rl->in.len);
+	ssize_t n;
+	if (rl->term) {
+		char frame[1 + SANDBOX_TERM_MAX];
+		size_t k = rl->in.len < SANDBOX_TERM_MAX ? rl->in.len : SANDBOX_TERM_MAX;
+		frame[0] = SANDBOX_TERM_INPUT;
+		memcpy(frame + 1, rl->in.data, k);
+		n = send(rl->in_fd, frame, k + 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n > 0)
+			n--;
+	} else {
+		n = write(rl->in_fd, rl->in.data, rl->in.len);
+	}
 	if (n > 0) {
 		memmove(rl->in.data, rl->in.data + n, rl->in.len - (size_t)n);
 		rl->in.len -= (size_t)n;
@@ -568,9 +622,12 @@ static void *relay_run(void *arg)
 			relay_output(rl, &rl->out_fd, SHELL_STDOUT);
 		if (!rl->flen && ready(p, idx, P_ERR, POLLIN))
 			relay_output(rl, &rl->err_fd, SHELL_STDERR);
-		if (rl->in_eof && !rl->in.len && !rl->tty && rl->in_fd >= 0) {
+		if (rl->in_eof && !rl->in.len && !rl->tty && rl->in_fd >= 0 && !rl->term) {
 			close(rl->in_fd);
 			rl->in_fd = -1;
+		} else if (rl->in_eof && !rl->in.len && !rl->tty && rl->term && !rl->eof_sent) {
+			(void)shell_send(rl->in_fd, SANDBOX_TERM_EOF, "", 0, SEND_WAIT_MS);
+			rl->eof_sent = 1;
 		}
 		if (ending && ((rl->out_fd < 0 && rl->err_fd < 0 && !rl->flen) ||
 		               clock_mono() > until))
@@ -593,6 +650,7 @@ struct session {
 	struct io io;
 	struct relay rl;
 	struct sandbox_result res;
+	int term;                  /* on the sandbox's session (sandbox_cmd.term) */
 	double started;
 	char why[16];              /* SHELL_WHY_*, or "" */
 };
@@ -678,16 +736,17 @@ static int session_run(struct session *ss, struct err *e)
 	}
 	struct relay *rl = &ss->rl;
 	*rl = (struct relay){ .sock = ss->sock, .lfd = ss->lfd, .cmd_fd = h->cmd_fd,
-	                      .tty = ss->q.tty, .in_fd = ss->io.in_fd, .out_fd = ss->io.out_fd,
-	                      .err_fd = ss->io.err_fd, .wake = wake[0], .log_fd = h->log_fd,
-	                      .used = h->output_used, .cap = h->output_cap,
+	                      .tty = ss->q.tty, .term = ss->term, .in_fd = ss->io.in_fd,
+	                      .out_fd = ss->io.out_fd, .err_fd = ss->io.err_fd, .wake = wake[0],
+	                      .log_fd = h->log_fd, .used = h->output_used, .cap = h->output_cap,
 	                      .actor = ss->q.actor, .task_id = h->task_id };
 	/* The relay owns them now. */
 	ss->io.in_fd = ss->io.out_fd = ss->io.err_fd = -1;
 	struct sandbox_cmd cmd = {
 		.argv = v, .env = env, .out_fd = h->log_fd,
 		.deadline = h->timeout > 0 ? clock_mono() + h->timeout : 0,
-		.stdio = ss->io.mine, .tty = ss->q.tty, .stop = &rl->stop,
+		.stdio = ss->term ? NULL : ss->io.mine, .tty = ss->q.tty, .stop = &rl->stop,
+		.term = ss->term ? &ss->io.mine[0] : NULL, .rows = ss->q.rows, .cols = ss->q.cols,
 	};
 	pthread_t th;
 	int threaded = pthread_create(&th, NULL, relay_run, rl) == 0;
@@ -897,7 +956,11 @@ static int session(struct session *ss, struct err *e)
 	char text[400];
 	struct err se = {{0}};
 	ss->io = (struct io){ { -1, -1, -1 }, -1, -1, -1 };
-	if ((q->tty ? io_pty(&ss->io, q, &se) : io_pipes(&ss->io, &se)) < 0) {
+	/* The command runs on the sandbox's session where the backend has
+	 * one (no sandbox of its own), else on descriptors made here. */
+	ss->term = h->be->term && h->be->term(h->sb);
+	if ((ss->term ? io_term(&ss->io, &se) : q->tty ? io_pty(&ss->io, q, &se) :
+	     io_pipes(&ss->io, &se)) < 0) {
 		io_close(&ss->io);
 		refuse(ss->sock, se.msg);
 		return 0;
@@ -916,7 +979,11 @@ static int session(struct session *ss, struct err *e)
 	if (rc < 0) {
 		note(h, "shell: %s", se.msg);
 		refuse(ss->sock, se.msg);
-		return 0;
+		if (se.kind != ERR_RUNNER)
+			return 0;
+		/* The sandbox's session is over (runner.h): the sandbox goes. */
+		*e = se;
+		return -1;
 	}
 	session_ended(ss);
 	return session_finish(ss, e);

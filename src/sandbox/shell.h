@@ -10,10 +10,23 @@
  *   through its proxy, nothing else, not the host's loopback), in /work
  *   at the task's head, and the task's time limit (limits.timeout) for the
  *   whole session.  Nothing new enters the sandbox: no credential, no host
- *   file, no host socket; only the bytes typed, over a pty the supervisor
- *   made (the command's controlling terminal, in a session of its own;
- *   TIOCSTI stays refused), or over pipes when paddock's own standard
- *   input or output is no terminal.
+ *   file, no host socket; only the bytes typed.
+ * - Where the backend's term() says so (bwrap as root or in user mode
+ *   with cgroups, the process backend), the shell is a RUN on the
+ *   sandbox's runner session (runner.h), the one that ran the agent and
+ *   its hand-off: no sandbox of its own.  On a terminal the runner makes
+ *   its pty inside the sandbox (the command's controlling terminal, in a
+ *   session of its own; RP_RUN_PTY), the keys go as STDIN frames, the
+ *   window size as RESIZE; on pipes, RP_RUN_STDIN (STDIN, an empty one
+ *   for the end of input) and RP_RUN_STDERR (its standard error apart).
+ *   The next step's fresh RUN (the reset below) kills what the shell
+ *   left.  The relay (a thread, while the supervisor's thread is in
+ *   run(), the session's one user) and the backend share only a
+ *   socketpair (sandbox_cmd.term): the client's protocol, the log and
+ *   sanitizing stay the relay's, the runner's frames the backend's.
+ *   Otherwise (the root helper's keepers, user mode without cgroups) the
+ *   command runs beside the session on descriptors the supervisor made:
+ *   a pty (TIOCSTI stays refused) or pipes.
  * - The CLI (or the dashboard) is not the scheduler's owner and holds no
  *   sandbox: it reaches the supervisor through a unix socket in the
  *   task's directory (paths_task_shell_socket: mode 0600 in a 0700
