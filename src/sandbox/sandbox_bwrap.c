@@ -428,14 +428,6 @@ static void build_argv(struct sandbox *sb, const struct sandbox_cmd *cmd,
  * sandbox: it may make its own. */
 static struct sandbox *live;
 static pid_t live_pid;
-/* Set by the root helper's keeper: each command a bwrap of its own. */
-static int bw_no_session;
-
-void sandbox_bwrap_no_session(void)
-{
-	bw_no_session = 1;
-}
-
 static void bw_destroy(struct sandbox *sb);
 static void bw_session_end(struct sandbox *sb);
 static void bw_prestart(struct sandbox *sb);
@@ -1397,11 +1389,11 @@ static int bw_run(struct sandbox *sb, const struct sandbox_cmd *cmd, struct sand
 	int begun = sandbox_run_begin(cmd, r, e);
 	if (begun != 0)
 		return begun < 0 ? -1 : 0;
-	/* Every command but a terminal's (the shell) runs on the session;
-	 * the root helper's keepers (privsep.c) run each in a bwrap of its
-	 * own, as does user mode without cgroups (its memory watch needs
+	/* Every command but a terminal's (the shell) runs on the session,
+	 * the root helper's keepers' (privsep.c) too; user mode without
+	 * cgroups runs each in a bwrap of its own (its memory watch needs
 	 * each command's tree). */
-	if (!cmd->stdio && !bw_no_session && sb->cg)
+	if (!cmd->stdio && sb->cg)
 		return bw_run_session(sb, cmd, r, e);
 	/* A terminal's command ends the session first: it runs, and its
 	 * leftovers are killed, as the whole cgroup. */
