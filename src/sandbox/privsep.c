@@ -1078,7 +1078,6 @@ static int keep_create(struct keeper *k, struct wire *w, const int *fds, size_t 
 	if (keep_objects(&s, has_netns, fds, &sf, file_fds, e) < 0)
 		goto out;
 	s.fds = &sf;
-	sandbox_bwrap_no_session();
 	rc = ps.be->create(&k->sb, &s, e);
 	if (rc == 0)
 		k->disk = l->disk;

@@ -13,7 +13,12 @@
  *   - one sandbox: create, run (the command's output goes straight to the
  *     client's log descriptor; a shell's command gets the terminal or
  *     pipes the client made, shell.h), copy out and in through
- *     descriptors the client opened, destroy;
+ *     descriptors the client opened, destroy.  Its commands run on one
+ *     paddock-runner session (runner.h) whose channel the keeper holds:
+ *     the client speaks only this helper's checked requests, never the
+ *     runner's protocol, and the runner, started as any sandbox command
+ *     is (the sandbox uid, its cgroups, its descriptors closed), gets
+ *     nothing of the keeper's but its end of the channel;
  *   - the gateway's network namespace and its listeners (the descriptors
  *     go back to the client);
  *   - the bwrap preflight and janitor;

@@ -270,9 +270,6 @@ struct sandbox_backend {
  * and removes the cgroups of tasks of a process that died (mounts vanish
  * with their supervisor). */
 const struct sandbox_backend *sandbox_backend_bwrap(void);
-/* The root helper's keeper (privsep.c): bwrap runs each command in a
- * sandbox of its own instead of one session per sandbox (runner.h). */
-void sandbox_bwrap_no_session(void);
 /* process (sandbox_process.c): no isolation at all.  Commands run as
  * paddock's own user in a private directory (a copy of the template, a
  * home, /out), with a cleared environment, the task's time, output and

@@ -138,6 +138,12 @@ struct sandbox {
 	struct runner *rn;
 	int in_session;        /* build_argv, run_start: the command is the runner */
 	int session_fd;        /* ... and the runner's end of the channel */
+	/* Without a cgroup: the session's own processes (bwrap, the bridge,
+	 * the runner), found when the runner greeted, before any command:
+	 * the host's memory watch and its kill after each command spare
+	 * them, and kill everything else under bwrap. */
+	pid_t *infra;
+	size_t ninfra;
 	int memory_hit;        /* the watch killed it for its memory */
 	/* The next command's bwrap, started ahead (bw_prestart): in the
 	 * sandbox's cgroups already, blocked reading its arguments. */
@@ -433,14 +439,6 @@ static void build_argv(struct sandbox *sb, const struct sandbox_cmd *cmd,
  * sandbox: it may make its own. */
 static struct sandbox *live;
 static pid_t live_pid;
-/* Set by the root helper's keeper: each command a bwrap of its own. */
-static int bw_no_session;
-
-void sandbox_bwrap_no_session(void)
-{
-	bw_no_session = 1;
-}
-
 static void bw_destroy(struct sandbox *sb);
 static void bw_session_end(struct sandbox *sb);
 static void bw_prestart(struct sandbox *sb);
@@ -1294,6 +1292,9 @@ static void bw_session_end(struct sandbox *sb)
 	}
 	memset(&sb->session_ch, 0, sizeof sb->session_ch);
 	sb->running = 0;
+	free(sb->infra);
+	sb->infra = NULL;
+	sb->ninfra = 0;
 	reap_sandbox_zombies();
 }
 
@@ -1379,6 +1380,10 @@ static int bw_session_start(struct sandbox *sb, struct err *e)
 		bw_session_end(sb);
 		goto out;
 	}
+	/* Its greeting came before any command ran: what is under bwrap now
+	 * is the session itself. */
+	if (!sb->cg)
+		sb->ninfra = sandbox_tree_spare(sb->session_ch.pid, NULL, 0, NULL, 0, &sb->infra);
 	rc = 0;
 out:
 	sb->in_session = 0;
@@ -1397,8 +1402,29 @@ out:
 	return rc;
 }
 
+/* Without a memory cgroup, on the session: the resident memory of all of
+ * the sandbox's processes (all are under its bwrap), and over
+ * limits.memory every one but the session's own killed from here, as the
+ * OOM killer would.  The host enforces it and says so (memory_hit): the
+ * runner only reports that its command ended. */
+static void watch_memory_session(void *arg)
+{
+	struct sandbox *sb = arg;
+	uint64_t rss;
+	if (sb->cg || sb->limits.memory == 0 || sb->session_ch.pid <= 0)
+		return;
+	sandbox_tree(sb->session_ch.pid, &rss, 0);
+	if (rss > sb->limits.memory) {
+		sb->memory_hit = 1;
+		sandbox_tree_spare(sb->session_ch.pid, NULL, 1, sb->infra, sb->ninfra, NULL);
+	}
+}
+
 /* run() on the session: every command fresh (whatever an earlier one left
- * is killed first), the limits the cgroup counted added to the result. */
+ * is killed first), the limits the cgroup counted added to the result;
+ * without a cgroup, the host's memory watch (watch_memory_session) while
+ * it runs, and what it left killed from here after it, so that nothing
+ * outlives a command unwatched. */
 static int bw_run_session(struct sandbox *sb, const struct sandbox_cmd *cmd,
                           struct sandbox_result *r, struct err *e)
 {
@@ -1416,13 +1442,17 @@ static int bw_run_session(struct sandbox *sb, const struct sandbox_cmd *cmd,
 	bw_env(sb, cmd, &env);
 	struct sandbox_drain note;
 	run_drain_init(sb, cmd, &note);
+	sb->memory_hit = 0;
 	int rc = sandbox_runner_run(sb->rn, cmd, (char *const *)cmd->argv, env.v, SANDBOX_WORKDIR,
-	                            &sb->limits, RP_RUN_FRESH, r, e);
+	                            &sb->limits, RP_RUN_FRESH, sb->cg ? NULL : watch_memory_session,
+	                            sb, r, e);
 	av_free(&env);
+	if (!sb->cg && sb->session_ch.pid > 0)
+		sandbox_tree_spare(sb->session_ch.pid, NULL, 1, sb->infra, sb->ninfra, NULL);
 	if (rc < 0)
 		return -1;
 	struct statvfs vfs;
-	if (cgroup_oom_kills(sb->cg) > oom0)
+	if (cgroup_oom_kills(sb->cg) > oom0 || sb->memory_hit)
 		r->hit |= SANDBOX_HIT_MEMORY;
 	if (cgroup_pids_refused(sb->cg) > pids0)
 		r->hit |= SANDBOX_HIT_PIDS;
@@ -1434,7 +1464,8 @@ static int bw_run_session(struct sandbox *sb, const struct sandbox_cmd *cmd,
 /* term(): whether the sandbox's commands run on its session. */
 static int bw_term(struct sandbox *sb)
 {
-	return !bw_no_session && sb->cg;
+	(void)sb;
+	return 1;
 }
 
 static int bw_run(struct sandbox *sb, const struct sandbox_cmd *cmd, struct sandbox_result *r,
@@ -1452,10 +1483,10 @@ static int bw_run(struct sandbox *sb, const struct sandbox_cmd *cmd, struct sand
 	if (begun != 0)
 		return begun < 0 ? -1 : 0;
 	/* Every command but one on the caller's descriptors runs on the
-	 * session, the shell's too (cmd->term); the root helper's keepers
-	 * (privsep.c) run each in a bwrap of its own, as does user mode
-	 * without cgroups (its memory watch needs each command's tree). */
-	if (!cmd->stdio && bw_term(sb))
+	 * session: the shell's too (cmd->term), the root helper's keepers'
+	 * (privsep.c), and user mode's without cgroups (the host watches the
+	 * session's memory). */
+	if (!cmd->stdio)
 		return bw_run_session(sb, cmd, r, e);
 	if (cmd->term)
 		return err_set(e, _("this sandbox runs no command on a session"));

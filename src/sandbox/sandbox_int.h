@@ -56,6 +56,11 @@ enum sandbox_end sandbox_wait(const struct sandbox_cmd *cmd, struct child *ch, i
  * parents): how many, and their resident memory in bytes summed into
  * *rss when rss is not NULL.  With kill set, each gets SIGKILL. */
 size_t sandbox_tree(pid_t root, uint64_t *rss, int kill);
+/* sandbox_tree sparing the pids in spare[] from the kill (their memory
+ * still counted), and with list set, *list (the caller's to free) the
+ * processes found, as many as the count. */
+size_t sandbox_tree_spare(pid_t root, uint64_t *rss, int kill, const pid_t *spare,
+                          size_t nspare, pid_t **list);
 
 /* The start of every run(): clears r and checks the command (an argv,
  * NAME=VALUE environment).  -1 with a message for a bad one, 1 when a
@@ -74,14 +79,17 @@ struct runner;
  * the cap l->output, or with cmd->term a terminal (cmd->tty: RP_RUN_PTY,
  * else RP_RUN_STDIN) whose frames travel over *cmd->term uncapped; its
  * deadline, cancel and stop as KILL, r from END.
- * argv, env and cwd are as the sandbox sees them; flags RP_RUN_*.  After
+ * argv, env and cwd are as the sandbox sees them; flags RP_RUN_*; watch
+ * (when not NULL) is called with warg every 200 ms while it runs (the
+ * host's own limits: what it kills, the runner reports as ended).  After
  * END the run's process group is killed: nothing a command left in it
  * outlives it.  -1 with a message when the runner refused to start it, or
  * with the kind ERR_RUNNER when the runner lied, stalled or died (the
  * session is then over: the agent's failure). */
 int sandbox_runner_run(struct runner *rn, const struct sandbox_cmd *cmd, char *const *argv,
                        char *const *env, const char *cwd, const struct limits *l,
-                       unsigned flags, struct sandbox_result *r, struct err *e);
+                       unsigned flags, sandbox_watch_fn *watch, void *warg,
+                       struct sandbox_result *r, struct err *e);
 
 /* How long a file in or out of a session may take before the runner has
  * stalled (runner.h). */

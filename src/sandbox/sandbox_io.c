@@ -353,12 +353,19 @@ static int term_input(struct runner *rn, uint32_t id, struct runner_out *o, int 
 /* Waits for the run's END at 200 ms steps, killing it at the deadline, a
  * cancel, a stop or the output cap.  Returns why it was killed. */
 static int runner_run_wait(struct runner *rn, uint32_t id, const struct sandbox_cmd *cmd,
-                           struct runner_out *o, enum sandbox_end *killed,
-                           struct runner_end *end, struct err *e)
+                           struct runner_out *o, sandbox_watch_fn *watch, void *warg,
+                           enum sandbox_end *killed, struct runner_end *end, struct err *e)
 {
 	int open = o->term_fd >= 0;
 	*killed = SANDBOX_EXITED;
+	/* runner_step returns at each burst of output: the watch (a walk of
+	 * /proc) keeps its own pace. */
+	double watched = 0;
 	for (;;) {
+		if (watch && clock_mono() - watched >= WATCH_MS / 1000.0) {
+			watch(warg);
+			watched = clock_mono();
+		}
 		double until = clock_mono() + WATCH_MS / 1000.0;
 		if (cmd->deadline > 0 && cmd->deadline < until)
 			until = cmd->deadline;
@@ -397,7 +404,8 @@ static int runner_run_wait(struct runner *rn, uint32_t id, const struct sandbox_
 
 int sandbox_runner_run(struct runner *rn, const struct sandbox_cmd *cmd, char *const *argv,
                        char *const *env, const char *cwd, const struct limits *l,
-                       unsigned flags, struct sandbox_result *r, struct err *e)
+                       unsigned flags, sandbox_watch_fn *watch, void *warg,
+                       struct sandbox_result *r, struct err *e)
 {
 	struct runner_out o = { .capped = 0, .cmd = cmd, .term_fd = cmd->term ? *cmd->term : -1 };
 	sandbox_drain_init(&o.d, cmd, l->output);
@@ -426,7 +434,7 @@ int sandbox_runner_run(struct runner *rn, const struct sandbox_cmd *cmd, char *c
 		return runner_failed(rn, e);
 	enum sandbox_end killed;
 	struct runner_end end;
-	if (runner_run_wait(rn, id, cmd, &o, &killed, &end, e) < 0)
+	if (runner_run_wait(rn, id, cmd, &o, watch, warg, &killed, &end, e) < 0)
 		return -1;
 	/* What the command left in its group dies with it, as it would with
 	 * a sandbox of its own. */
@@ -507,12 +515,20 @@ static int proc_stat(const char *name, struct proc_entry *p)
 
 size_t sandbox_tree(pid_t root, uint64_t *rss, int kill_them)
 {
+	return sandbox_tree_spare(root, rss, kill_them, NULL, 0, NULL);
+}
+
+size_t sandbox_tree_spare(pid_t root, uint64_t *rss, int kill_them, const pid_t *spare,
+                          size_t nspare, pid_t **list)
+{
 	DIR *d = opendir("/proc");
 	struct proc_entry *v = NULL;
 	size_t n = 0, cap = 0, count = 0;
 	struct dirent *de;
 	if (rss)
 		*rss = 0;
+	if (list)
+		*list = NULL;
 	if (!d)
 		return 0;
 	while ((de = readdir(d))) {
@@ -541,13 +557,20 @@ size_t sandbox_tree(pid_t root, uint64_t *rss, int kill_them)
 		}
 	}
 	long page = sysconf(_SC_PAGESIZE);
+	if (list)
+		*list = xcalloc(n + 1, sizeof **list);
 	for (size_t i = 0; i < n; i++) {
 		if (!v[i].in)
 			continue;
+		if (list)
+			(*list)[count] = v[i].pid;
 		count++;
 		if (rss)
 			*rss += v[i].rss_pages * (uint64_t)(page > 0 ? page : 4096);
-		if (kill_them)
+		int spared = 0;
+		for (size_t j = 0; j < nspare && !spared; j++)
+			spared = spare[j] == v[i].pid;
+		if (kill_them && !spared)
 			kill(v[i].pid, SIGKILL);
 	}
 	free(v);

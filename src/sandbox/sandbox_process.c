@@ -418,7 +418,7 @@ static int pr_run(struct sandbox *sb, const struct sandbox_cmd *cmd, struct sand
 	 * the caller's own descriptors runs beside the session. */
 	int rc = cmd->stdio ? pr_run_direct(p, cmd, argv, env, r, e)
 	                    : sandbox_runner_run(p->rn, cmd, argv.v, env.v, p->work, &p->limits,
-	                                         RP_RUN_FRESH, r, e);
+	                                         RP_RUN_FRESH, NULL, NULL, r, e);
 	strv_free(&argv);
 	strv_free(&env);
 	return rc;
