@@ -262,11 +262,12 @@ struct sandbox_backend {
  * (the user is its root) for the mounts, the agent runs as the user's uid
  * mapped to 1000, its network the gateway's bridge; limits by rlimits
  * (RLIMIT_NPROC, RLIMIT_DATA) and paddock's own watch over the sandbox's
- * memory, no cgroups.  With cgroups (root mode, or user mode in a
- * delegated cgroup) a sandbox's commands, a shell's (term()) included,
- * run on one paddock-runner session, the runner its PID 1; a command on
- * stdio ends the session and runs in a bwrap of its own (the next command
- * starts a new session).  Its janitor kills
+ * memory, no cgroups.  A sandbox's commands, a shell's (term())
+ * included, run on one paddock-runner session, the runner its PID 1 (in
+ * user mode a child of the bridge; without cgroups the host watches the
+ * memory of the session's whole tree); a command on stdio (a shell under
+ * the root helper, whose term() is none) ends the session and runs in a
+ * bwrap of its own (the next command starts a new session).  Its janitor kills
  * and removes the cgroups of tasks of a process that died (mounts vanish
  * with their supervisor). */
 const struct sandbox_backend *sandbox_backend_bwrap(void);

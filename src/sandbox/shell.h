@@ -11,8 +11,8 @@
  *   at the task's head, and the task's time limit (limits.timeout) for the
  *   whole session.  Nothing new enters the sandbox: no credential, no host
  *   file, no host socket; only the bytes typed.
- * - Where the backend's term() says so (bwrap as root or in user mode
- *   with cgroups, the process backend), the shell is a RUN on the
+ * - Where the backend's term() says so (bwrap as root or in user mode,
+ *   the process backend), the shell is a RUN on the
  *   sandbox's runner session (runner.h), the one that ran the agent and
  *   its hand-off: no sandbox of its own.  On a terminal the runner makes
  *   its pty inside the sandbox (the command's controlling terminal, in a
@@ -24,8 +24,8 @@
  *   run(), the session's one user) and the backend share only a
  *   socketpair (sandbox_cmd.term): the client's protocol, the log and
  *   sanitizing stay the relay's, the runner's frames the backend's.
- *   Otherwise (the root helper's keepers, user mode without cgroups) the
- *   command runs beside the session on descriptors the supervisor made:
+ *   Otherwise (the root helper's keepers) the command runs beside the
+ *   session on descriptors the supervisor made:
  *   a pty (TIOCSTI stays refused) or pipes.
  * - The CLI (or the dashboard) is not the scheduler's owner and holds no
  *   sandbox: it reaches the supervisor through a unix socket in the
