@@ -867,8 +867,17 @@ static int session_offer(struct session *ss, const struct shell_round *k, char *
 	                      "head", k->head, "summary", k->summary ? k->summary : "",
 	                      "tests", k->tests);
 	struct buf b = {0};
-	int type = 0, got = send_json(ss->sock, SHELL_OFFER, j) < 0 ? -1 :
-	                    shell_recv(ss->sock, &type, &b, ANSWER_WAIT_MS);
+	int type = 0, got = send_json(ss->sock, SHELL_OFFER, j) < 0 ? -1 : 1;
+	/* What the client sent for the command after it ended (its input's
+	 * end, a keystroke, a window size) may still be queued before the
+	 * answer: it is passed over. */
+	double until = clock_mono() + ANSWER_WAIT_MS / 1000.0;
+	while (got > 0) {
+		int left = (int)((until - clock_mono()) * 1000);
+		got = left > 0 ? shell_recv(ss->sock, &type, &b, left) : 0;
+		if (got > 0 && type != SHELL_INPUT && type != SHELL_WINCH && type != SHELL_EOF)
+			break;
+	}
 	json_error_t je;
 	json_t *a = got > 0 && type == SHELL_ANSWER ? json_loads(b.data, 0, &je) : NULL;
 	int ok = json_is_true(json_object_get(a, "ok"));
