@@ -368,7 +368,7 @@ int pipeline_verify_finish(struct run *r, struct verify_run *vr, int stop, struc
 	if (!vr->went)
 		return 0;
 	if (stop) {
-		pipeline_log(r, "verifying: stopped; the hand-off failed");
+		pipeline_log(r, "verifying: stopped; the round ended without its result");
 		return 0;
 	}
 	if (rc < 0)

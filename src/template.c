@@ -831,22 +831,6 @@ int template_verify_go(struct template_verify *v, const char *head, struct err *
 	return rc;
 }
 
-int template_verify_start(const struct template_ctx *tc, const struct repo_conf *r,
-                          const char *tpl, const char *bundle, const char *head,
-                          struct template_verify **out, struct err *e)
-{
-	if (template_verify_prepare(tc, r, tpl, bundle, 0, out, e) < 0)
-		return -1;
-	if (template_verify_go(*out, head, e) < 0) {
-		struct sandbox_result ignored;
-		struct err ignored_e = {{0}};
-		template_verify_finish(*out, 1, &ignored, &ignored_e);
-		*out = NULL;
-		return -1;
-	}
-	return 0;
-}
-
 int template_verify_finish(struct template_verify *v, int stop, struct sandbox_result *res,
                            struct err *e)
 {

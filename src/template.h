@@ -55,34 +55,28 @@ int template_tests_before(const struct template_ctx *tc, const struct repo_conf 
 void template_tests_free(struct template_tests *t);
 
 /* Verifies an imported commit: the repo's test command on a clean
- * checkout of `head` in a fresh sandbox over the template tpl (its own
+ * checkout of a commit in a fresh sandbox over the template tpl (its own
  * throwaway overlay, an empty home, no network, the same limits), the
  * bundle at `bundle` (refs/heads/paddock/...) unbundled and checked out by
  * git with paddock's configuration only (sandbox_git_env).  Output goes to
- * tc->log_fd.  It runs in a child of its own: start returns at once with
- * *out (the caller's until finish, which frees it) and the caller goes on
- * (checking and importing the same bundle, say); finish waits, stopping
- * it first when stop is set (its result is not wanted) or when the task
- * is cancelled (sandbox_cancel_requested).  finish: 0
- * with *res the tests' end; -1 with e when the tests could not be run
- * (the checkout failed, the sandbox could not be made). */
+ * tc->log_fd.  It runs in a child of its own, in two halves, so that the
+ * fresh sandbox is made while the supervisor does other work: prepare
+ * starts the child, which makes the sandbox and starts its first process,
+ * then waits, and returns at once with *out (the caller's until finish,
+ * which frees it); go hands it the commit, `head` (the bundle at `bundle`
+ * by then), and the caller goes on (checking and importing the same
+ * bundle, say).  round names the sandbox.  finish waits, stopping it
+ * first when stop is set (its result is not wanted), when go never came
+ * (nothing runs) or when the task is cancelled (sandbox_cancel_requested).
+ * finish: 0 with *res the tests' end; -1 with e when the tests could not
+ * be run (the checkout failed, the sandbox could not be made). */
 struct template_verify;
-int template_verify_start(const struct template_ctx *tc, const struct repo_conf *r,
-                          const char *tpl, const char *bundle, const char *head,
-                          struct template_verify **out, struct err *e);
-int template_verify_finish(struct template_verify *v, int stop, struct sandbox_result *res,
-                           struct err *e);
-/* template_verify_start in two halves, so that the fresh sandbox is made
- * while the agent works: prepare starts the child, which makes the
- * sandbox and starts its first process, then waits; go hands it the
- * commit (the bundle at `bundle` by then) and the verification runs as
- * start's would.  round names the sandbox.  finish without go (the round
- * ended before its hand-off) stops it: nothing runs.  The caller's
- * until finish, which frees it. */
 int template_verify_prepare(const struct template_ctx *tc, const struct repo_conf *r,
                             const char *tpl, const char *bundle, int round,
                             struct template_verify **out, struct err *e);
 int template_verify_go(struct template_verify *v, const char *head, struct err *e);
+int template_verify_finish(struct template_verify *v, int stop, struct sandbox_result *res,
+                           struct err *e);
 
 struct template_info {
 	char *repo;
