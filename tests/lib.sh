@@ -161,6 +161,14 @@ wait_for() {
 	return 0
 }
 
+tmux_stop() { # tmux_stop SOCKET: its server killed, and gone.  A new-session
+	# right after kill-server can reach the dying server ("server exited
+	# unexpectedly") and start nothing.
+	_tp=$(tmux -L "$1" display -p '#{pid}' 2>/dev/null)
+	tmux -L "$1" kill-server 2>/dev/null
+	[ -z "$_tp" ] || wait_for 10 sh -c "! kill -0 $_tp 2>/dev/null"
+}
+
 require_root_sandbox() {
 	[ "$(id -u)" -eq 0 ] || skip_all "sandbox tests need root (CI runs as root)"
 	command -v bwrap >/dev/null || skip_all "bwrap not installed"
