@@ -59,6 +59,7 @@ struct run {
 	int pty;
 	int in_close;       /* close in_fd once inq is written */
 	struct rp_buf inq;
+	uint64_t in_got, in_taken, in_told; /* STDIN bytes: received, taken, said TAKEN */
 	uint64_t offset;    /* output bytes sent */
 	struct rp_buf keep; /* the tail kept for WATCH, from keep_start */
 	uint64_t keep_start;
@@ -808,11 +809,30 @@ static void do_watch(const struct rp_msg *m)
 	}
 }
 
+/* TAKEN, when the queue is written or a quarter of the window was taken
+ * since the last: paddock sends no more than the window ahead. */
+static void stdin_told(struct run *r)
+{
+	if (r->in_taken == r->in_told ||
+	    (r->inq.len && r->in_taken - r->in_told < RP_STDIN_WINDOW / 4))
+		return;
+	struct rp_msg t = { .type = RP_TAKEN, .id = r->id, .offset = r->in_taken };
+	send_msg(&t);
+	r->in_told = r->in_taken;
+}
+
 static void do_stdin(const struct rp_msg *m)
 {
 	struct run *r = run_by_id(m->id);
-	if (!r || r->ended || r->in_fd < 0)
-		return;   /* input for a command that ended (or takes none) is dropped */
+	if (!r)
+		return;
+	r->in_got += m->len;
+	if (r->ended || r->in_fd < 0) {
+		/* Input for a command that ended (or takes none) is dropped. */
+		r->in_taken = r->in_got;
+		stdin_told(r);
+		return;
+	}
 	if (m->len == 0) {
 		if (!r->pty)
 			r->in_close = 1;
@@ -981,12 +1001,16 @@ static void stdin_flush(struct run *r)
 	while (r->inq.len && r->in_fd >= 0) {
 		ssize_t n = write(r->in_fd, r->inq.data, r->inq.len);
 		if (n <= 0) {
-			if (n < 0 && errno != EAGAIN && errno != EINTR)
-				r->inq.len = 0;   /* the command closed it */
+			if (n < 0 && errno != EAGAIN && errno != EINTR) {
+				r->in_taken += r->inq.len;
+				r->inq.len = 0;   /* the command closed it: dropped */
+			}
 			break;
 		}
 		rp_buf_consume(&r->inq, (size_t)n);
+		r->in_taken += (uint64_t)n;
 	}
+	stdin_told(r);
 	if (r->in_close && !r->inq.len && r->in_fd >= 0 && r->in_fd != r->out_fd) {
 		close(r->in_fd);
 		r->in_fd = -1;

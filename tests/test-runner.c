@@ -91,6 +91,7 @@ static void test_round_trips(void)
 		{ .type = RP_STDIN, .id = 1, .data = (const unsigned char *)"", .len = 0 },
 		{ .type = RP_PING, .token = 42 },
 		{ .type = RP_PONG, .token = 42 },
+		{ .type = RP_TAKEN, .id = 3, .offset = 1u << 20 },
 	};
 	int good = 1;
 	for (size_t i = 0; i < sizeof small / sizeof *small; i++) {
@@ -507,6 +508,19 @@ static void test_lies(void)
 	ok(f == RUNNER_LIED && strstr(msg, "run 99"), "an END for an unknown id is a lie: %s", msg);
 
 	b = (struct rp_buf){ 0 };
+	struct rp_msg taken = { .type = RP_TAKEN, .id = 1, .offset = 5 };
+	add(&b, &taken);
+	f = fake_run(&b, 0, 1, 5, NULL, &s, msg, sizeof msg);
+	ok(f == RUNNER_LIED && strstr(msg, "input taken up to 5 for run 1, which was sent 0 bytes"),
+	   "input said taken that was never sent is a lie: %s", msg);
+	b = (struct rp_buf){ 0 };
+	taken = (struct rp_msg){ .type = RP_TAKEN, .id = 9, .offset = 0 };
+	add(&b, &taken);
+	f = fake_run(&b, 0, 1, 5, NULL, &s, msg, sizeof msg);
+	ok(f == RUNNER_LIED && strstr(msg, "run 9"), "input taken by an unknown run is a lie: %s",
+	   msg);
+
+	b = (struct rp_buf){ 0 };
 	out_msg(&b, 2, 0, "x");
 	f = fake_run(&b, 0, 1, 5, NULL, &s, msg, sizeof msg);
 	ok(f == RUNNER_LIED && strstr(msg, "run 2"), "output for an unknown id is a lie: %s", msg);
@@ -846,6 +860,45 @@ static void test_real(const char *dir)
 	   runner_wait(r, id, clock_mono() + 30, &end, &e) == 0 && atoi(s.data) == (int)mib,
 	   "a MiB of input arrives whole, however slowly the command reads: %s", s.data);
 	free(lots);
+
+	/* input is flow-controlled: a command that does not read it holds
+	 * paddock's sender at the window, and one that reads gets it all */
+	char *idle[] = { "sleep", "30", NULL };
+	cmd = (struct runner_cmd){ .argv = idle, .env = env_path, .flags = RP_RUN_STDIN };
+	id = runner_start(r, &cmd, &e);
+	static char chunk[4096];
+	size_t sent = 0;
+	for (double until = clock_mono() + 1.5; id && clock_mono() < until;) {
+		if (runner_stdin_room(r, id) >= sizeof chunk && runner_stdin(r, id, chunk, sizeof chunk,
+		                                                             &e) == 0)
+			sent += sizeof chunk;
+		else if (runner_step(r, id, clock_mono() + 0.05, &e) < 0)
+			break;
+	}
+	/* The pipe's buffer (64 KiB, at most 1 MiB) takes some first. */
+	ok(id && sent >= RP_STDIN_WINDOW && sent <= RP_STDIN_WINDOW + (1u << 20) &&
+	   runner_stdin_room(r, id) < sizeof chunk,
+	   "input for a command that does not read it stops at the runner's window (%zu bytes "
+	   "sent)", sent);
+	ok(id && runner_kill(r, id, SIGKILL, &e) == 0 &&
+	   runner_wait(r, id, clock_mono() + 30, &end, &e) == 0 && runner_stdin_room(r, id) == 0,
+	   "a run that ended has no room for input");
+	cmd = (struct runner_cmd){ .argv = wc, .env = env_path, .flags = RP_RUN_STDIN,
+	                           .output = sink_output, .arg = &s };
+	s = (struct sink){ .len = 0 };
+	id = runner_start(r, &cmd, &e);
+	sent = 0;
+	size_t total = 8u << 20;
+	for (double until = clock_mono() + 30; id && sent < total && clock_mono() < until;) {
+		if (runner_stdin_room(r, id) >= sizeof chunk && runner_stdin(r, id, chunk, sizeof chunk,
+		                                                             &e) == 0)
+			sent += sizeof chunk;
+		else if (runner_step(r, id, clock_mono() + 0.05, &e) < 0)
+			break;
+	}
+	ok(id && sent == total && runner_stdin(r, id, "", 0, &e) == 0 &&
+	   runner_wait(r, id, clock_mono() + 30, &end, &e) == 0 && atoi(s.data) == (int)total,
+	   "8 MiB sent within the window, as the runner takes it, arrive whole: %s", s.data);
 
 	/* a terminal */
 	int pty_ok = sh(r, "stty size; test -t 0 && echo tty", RP_RUN_PTY, none, &end, &s) == 0 &&

@@ -28,6 +28,7 @@ struct run {
 	uint64_t next;        /* the offset the next OUTPUT must have */
 	uint64_t cap;         /* limits.output (0: none) */
 	int ended, refused;
+	uint64_t in_sent, in_taken;   /* STDIN bytes sent, and TAKEN */
 	/* A WATCH under way: until its replay starts (an empty OUTPUT at the
 	 * offset asked), output still in flight continues the old stream at
 	 * stale; the replay sends it again. */
@@ -290,6 +291,16 @@ static int dispatch(struct runner *r, const struct rp_msg *m, struct err *e)
 	case RP_FILE_DATA:
 	case RP_FILE_DONE:
 		return on_file(r, m, e);
+	case RP_TAKEN: {
+		struct run *run = run_find(r, m->id);
+		if (!run || m->offset < run->in_taken || m->offset > run->in_sent)
+			return fail(r, RUNNER_LIED, e,
+			            _("input taken up to %llu for run %u, which was sent %llu bytes"),
+			            (unsigned long long)m->offset, (unsigned)m->id,
+			            (unsigned long long)(run ? run->in_sent : 0));
+		run->in_taken = m->offset;
+		return 0;
+	}
 	case RP_PONG:
 		if (m->token <= r->pong_got || m->token > r->ping_sent)
 			return fail(r, RUNNER_LIED, e, _("an answer to a ping never sent"));
@@ -584,10 +595,22 @@ int runner_stdin(struct runner *r, uint32_t id, const void *data, size_t len, st
 		struct rp_msg m = { .type = RP_STDIN, .id = id, .data = p, .len = n };
 		if (send_msg(r, &m, 0, e) < 0)
 			return -1;
+		struct run *run = run_find(r, id);
+		if (run)
+			run->in_sent += n;
 		p += n;
 		len -= n;
 	} while (len);
 	return 0;
+}
+
+size_t runner_stdin_room(struct runner *r, uint32_t id)
+{
+	struct run *run = run_find(r, id);
+	if (!run || run->ended || r->fault != RUNNER_OK)
+		return 0;
+	uint64_t ahead = run->in_sent - run->in_taken;
+	return ahead < RP_STDIN_WINDOW ? (size_t)(RP_STDIN_WINDOW - ahead) : 0;
 }
 
 int runner_resize(struct runner *r, uint32_t id, unsigned rows, unsigned cols, struct err *e)

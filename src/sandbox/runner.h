@@ -116,9 +116,14 @@ int runner_step(struct runner *r, uint32_t id, double deadline, struct err *e);
  * error. */
 int runner_kill(struct runner *r, uint32_t id, int sig, struct err *e);
 /* Input for a run started with RP_RUN_STDIN or RP_RUN_PTY (len 0: end of
- * input, for pipes), in chunks of RP_CHUNK. */
+ * input, for pipes), in chunks of RP_CHUNK.  It is sent whatever the
+ * window: callers that relay a stream ask runner_stdin_room first. */
 int runner_stdin(struct runner *r, uint32_t id, const void *data, size_t len,
                  struct err *e);
+/* How many more bytes of input run id may be sent before the runner says
+ * it took what was sent (RP_STDIN_WINDOW ahead at most; 0 for a run that
+ * ended, or a session that failed). */
+size_t runner_stdin_room(struct runner *r, uint32_t id);
 /* A new window size for a run's terminal. */
 int runner_resize(struct runner *r, uint32_t id, unsigned rows, unsigned cols,
                   struct err *e);

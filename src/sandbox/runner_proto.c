@@ -13,6 +13,7 @@ static const char *const type_names[RP_TYPE_END] = {
 	[RP_FILE_DATA] = "FILE_DATA", [RP_FILE_GET] = "FILE_GET", [RP_FILE_DONE] = "FILE_DONE",
 	[RP_FAIL] = "FAIL", [RP_RESIZE] = "RESIZE", [RP_STDIN] = "STDIN", [RP_PING] = "PING",
 	[RP_PONG] = "PONG", [RP_STDERR] = "STDERR",
+	[RP_TAKEN] = "TAKEN",
 };
 
 const char *rp_type_name(unsigned type)
@@ -148,6 +149,7 @@ static void encode_body(struct enc *e, const struct rp_msg *m)
 		put_be(e, m->sig, 4);
 		break;
 	case RP_WATCH:
+	case RP_TAKEN:
 		put_be(e, m->id, 4);
 		put_be(e, m->offset, 8);
 		break;
@@ -369,6 +371,7 @@ static void decode_body(struct dec *d, struct rp_msg *m)
 		m->sig = (uint32_t)get_be(d, 4);
 		break;
 	case RP_WATCH:
+	case RP_TAKEN:
 		m->id = (uint32_t)get_be(d, 4);
 		m->offset = get_be(d, 8);
 		break;

@@ -43,6 +43,10 @@
  *   FAIL       id u32, errno u32, message STR: a request refused
  *   RESIZE     id u32, rows u16, cols u16
  *   STDIN      id u32, data BYTES (empty: close the run's input)
+ *   TAKEN      id u32, offset u64: the run has taken its input up to
+ *              offset (written to the command, or dropped once the command
+ *              closed its input or ended); paddock sends at most
+ *              RP_STDIN_WINDOW bytes of STDIN past what was taken
  *   PING       token u64
  *   PONG       token u64
  *
@@ -63,7 +67,12 @@
  * and the output it wrote is sent: a process it left behind holds nothing
  * up (a fresh RUN, or the session's end, kills it).  STDIN, RESIZE, KILL
  * and WATCH name a run by id; the runner keeps the last MiB of output of
- * each of its last 64 runs for WATCH.
+ * each of its last 64 runs for WATCH.  Input is flow-controlled: the
+ * runner answers STDIN with TAKEN once the queue it holds for the command
+ * is written, or every RP_STDIN_WINDOW / 4 bytes, and paddock waits for
+ * it before it sends past the window, so that input piped into a command
+ * that does not read it stays in paddock's client (which stops reading
+ * its own input), not in the runner's memory.
  *
  * Paths are the sandbox's own; a link as the last component is never
  * followed (a FILE_GET of one, or of anything but a regular file, fails).
@@ -79,12 +88,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define RP_VERSION 2
+#define RP_VERSION 3
 #define RP_HEADER 8
 #define RP_BODY_MAX (1u << 20)
 #define RP_FRAME_MAX (RP_HEADER + RP_BODY_MAX)
 /* The most data one OUTPUT, FILE_DATA or STDIN frame carries. */
 #define RP_CHUNK 65536
+/* The most STDIN bytes sent and not yet TAKEN, per run. */
+#define RP_STDIN_WINDOW (256u << 10)
 /* The most entries of argv or env. */
 #define RP_STRS_MAX 4096
 
@@ -105,6 +116,7 @@ enum rp_type {
 	RP_PING,
 	RP_PONG,
 	RP_STDERR,
+	RP_TAKEN,
 	RP_TYPE_END,   /* one past the last: anything from here is unknown */
 };
 
@@ -143,7 +155,7 @@ struct rp_limits {
 struct rp_msg {
 	enum rp_type type;
 	uint32_t id, version, flags, how, code, hit, sig, mode, err;
-	uint64_t offset;   /* OUTPUT, STDERR, FILE_DATA, WATCH */
+	uint64_t offset;   /* OUTPUT, STDERR, FILE_DATA, WATCH, TAKEN */
 	uint64_t size;     /* END (output), FILE_PUT, FILE_GET (max), FILE_DONE */
 	uint64_t token;    /* PING, PONG */
 	uint16_t rows, cols;

@@ -326,6 +326,10 @@ static int term_input(struct runner *rn, uint32_t id, struct runner_out *o, int 
 	/* What is there now, a bounded turn: the runner's output is read
 	 * between turns. */
 	for (int turn = 0; turn < 16; turn++) {
+		/* Not past the runner's window: what the command does not read
+		 * waits in the relay, and then in the client. */
+		if (runner_stdin_room(rn, id) < SANDBOX_TERM_MAX)
+			return 0;
 		ssize_t n = recv(o->term_fd, frame, sizeof frame - 1, MSG_DONTWAIT);
 		if (n < 0 && (errno == EAGAIN || errno == EINTR))
 			return 0;
@@ -372,8 +376,9 @@ static int runner_run_wait(struct runner *rn, uint32_t id, const struct sandbox_
 		if (open) {
 			/* An interactive command: the relay's keys as soon as
 			 * they come, the runner's output as soon as it comes. */
+			int room = runner_stdin_room(rn, id) >= SANDBOX_TERM_MAX;
 			struct pollfd p[2] = { { .fd = runner_fd(rn), .events = POLLIN },
-			                       { .fd = o->term_fd, .events = POLLIN } };
+			                       { .fd = room ? o->term_fd : -1, .events = POLLIN } };
 			double left = until - clock_mono();
 			poll(p, 2, left > 0 ? (int)(left * 1000.0) + 1 : 0);
 			if (p[1].revents && term_input(rn, id, o, &open, e) < 0)

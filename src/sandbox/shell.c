@@ -28,6 +28,7 @@
 #define ANSWER_WAIT_MS 300000      /* for the client's answer to an offer (the
                                       reviewer's y/N: shell_client.c) */
 #define SEND_WAIT_MS 10000         /* for room to send a control frame */
+#define CLOSE_WAIT_MS 2000         /* for the client to close its end after the last frame */
 #define INPUT_MAX (1u << 20)       /* typed bytes not yet taken by the command */
 #define DRAIN_S 3.0                /* for the output after the command ended */
 #define LOG_CAPPED "\n[paddock: output limit reached (limits.output); the rest of the " \
@@ -998,6 +999,26 @@ static int session(struct session *ss, struct err *e)
 	return session_finish(ss, e);
 }
 
+/* Closes a client's connection once the client closed its end, or after
+ * CLOSE_WAIT_MS, reading what it still sent meanwhile: a socket closed
+ * with frames unread resets the connection, and the client would lose the
+ * last frames it had not read yet (the end, what became of the changes). */
+static void client_close(int c)
+{
+	char frame[1 + SHELL_FRAME_MAX + 1];
+	double until = clock_mono() + CLOSE_WAIT_MS / 1000.0;
+	for (;;) {
+		struct pollfd p = { .fd = c, .events = POLLIN };
+		int left = (int)((until - clock_mono()) * 1000);
+		if (left <= 0 || poll(&p, 1, left) <= 0)
+			break;
+		ssize_t n = recv(c, frame, sizeof frame, MSG_DONTWAIT);
+		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+			break;
+	}
+	close(c);
+}
+
 int shell_serve(int lfd, const struct shell_host *h, struct err *e)
 {
 	int c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
@@ -1021,6 +1042,6 @@ int shell_serve(int lfd, const struct shell_host *h, struct err *e)
 	}
 	request_free(&ss.q);
 	buf_free(&b);
-	close(c);
+	client_close(c);
 	return rc;
 }

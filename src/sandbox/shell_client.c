@@ -233,14 +233,19 @@ static int client_frame(struct client *c)
 }
 
 /* Until the session ends (S: 0): keys and window sizes in, output out;
- * -1 when the connection or a signal ended it first. */
+ * -1 when the connection or a signal ended it first.  One frame of input
+ * at a time waits for room in the socket, and the input is not read
+ * meanwhile: input the command does not take stays in the pipe or the
+ * terminal it comes from, while the output and the end still come. */
 static int client_relay(struct client *c)
 {
-	char in[SHELL_FRAME_MAX];
+	char in[1 + SHELL_FRAME_MAX];
+	size_t pending = 0;
 	for (;;) {
-		struct pollfd p[3] = { { .fd = c->sock, .events = POLLIN },
-		                       { .fd = c->stdin_open ? 0 : -1, .events = POLLIN },
-		                       { .fd = sig_pipe[0], .events = POLLIN } };
+		struct pollfd p[3] = {
+			{ .fd = c->sock, .events = (short)(POLLIN | (pending ? POLLOUT : 0)) },
+			{ .fd = c->stdin_open && !pending ? 0 : -1, .events = POLLIN },
+			{ .fd = sig_pipe[0], .events = POLLIN } };
 		if (poll(p, 3, -1) < 0) {
 			if (errno == EINTR)
 				continue;
@@ -249,13 +254,25 @@ static int client_relay(struct client *c)
 		if (p[2].revents && client_signals(c) < 0)
 			return -1;
 		if (p[1].revents) {
-			ssize_t n = read(0, in, sizeof in);
-			if (n > 0 && shell_send(c->sock, SHELL_INPUT, in, (size_t)n, 30000) < 0)
-				return -1;
-			if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+			ssize_t n = read(0, in + 1, SHELL_FRAME_MAX);
+			if (n > 0) {
+				in[0] = SHELL_INPUT;
+				pending = (size_t)n + 1;
+			} else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
 				c->stdin_open = 0;
-				if (!c->tty)
-					(void)shell_send(c->sock, SHELL_EOF, NULL, 0, 30000);
+				if (!c->tty) {
+					in[0] = SHELL_EOF;
+					pending = 1;
+				}
+			}
+		}
+		if (pending) {
+			ssize_t n = send(c->sock, in, pending, MSG_NOSIGNAL | MSG_DONTWAIT);
+			if (n == (ssize_t)pending)
+				pending = 0;
+			else if (n >= 0 || (errno != EAGAIN && errno != EINTR)) {
+				pending = 0;
+				p[0].revents |= POLLIN;   /* the end, or its reason, is read next */
 			}
 		}
 		if (p[0].revents) {
