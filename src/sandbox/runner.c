@@ -593,11 +593,13 @@ int runner_stdin(struct runner *r, uint32_t id, const void *data, size_t len, st
 	do {
 		size_t n = len < RP_CHUNK ? len : RP_CHUNK;
 		struct rp_msg m = { .type = RP_STDIN, .id = id, .data = p, .len = n };
-		if (send_msg(r, &m, 0, e) < 0)
-			return -1;
+		/* Counted first: while it waits for room to send, the runner's
+		 * frames are read, and its TAKEN may cover this frame already. */
 		struct run *run = run_find(r, id);
 		if (run)
 			run->in_sent += n;
+		if (send_msg(r, &m, 0, e) < 0)
+			return -1;
 		p += n;
 		len -= n;
 	} while (len);
