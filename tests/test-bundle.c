@@ -655,7 +655,8 @@ int main(void)
 		           "git rev-list --objects %s ^%s | cut -c1-40 | git pack-objects -q --stdout; } "
 		           "> '%s/orphan.bundle'", WORK, BASE, c2, c2, c1, T);
 		p = testlib_fmt("%s/orphan.bundle", T);
-		hostile(p, &LIM, "did not receive expected object", "a parent commit that is nowhere");
+		hostile(p, &LIM, testlib_fmt("bundle refused: object %s is missing", c1),
+	        "a parent commit that is nowhere");
 	}
 
 	/* Trees that name the same tree over and over, five levels deep:
@@ -709,7 +710,7 @@ int main(void)
 		make_bundle("hidden.bundle", hid, REF " ^main");
 		p = testlib_fmt("%s/hidden.bundle", T);
 		fs_hide_pack = 1;
-		hostile(p, &LIM, "git index-pack left 0 packs and 0 pack indexes",
+		hostile(p, &LIM, "the pack's check left 0 packs and 0 pack indexes",
 		        "pack files missing from the quarantine's listing");
 		fs_hide_pack = 0;
 	}
