@@ -643,6 +643,24 @@ static void walk_fsck(struct bundle_walk *w, const git_oid *id, git_object_t typ
 	git_odb_object_free(o);
 }
 
+/* An object libgit2 could not read: missing, or there and failing git's
+ * checks (an entry with an empty name, a mode that is not a number), or
+ * else not readable as its type. */
+static void walk_unreadable(struct bundle_walk *w, const git_oid *id, git_object_t type)
+{
+	char hex[41], msg[96];
+	if (!git_odb_exists(w->odb, id)) {
+		walk_missing(w, id);
+		return;
+	}
+	walk_fsck(w, id, type);
+	if (w->stop)
+		return;
+	git_oid_tostr(hex, sizeof hex, id);
+	snprintf(msg, sizeof msg, "%s: not a valid %s", hex, git_object_type2string(type));
+	walk_fsck_fail(w, NULL, msg);
+}
+
 /* A blob the tree brings: present, and under the cap unless the mirror
  * had it already. */
 static void walk_blob(struct bundle_walk *w, const git_oid *id, const char *path)
@@ -699,7 +717,7 @@ static void walk_tree(struct bundle_walk *w, git_tree *t, git_tree **q, size_t n
 		} else if (type == GIT_OBJECT_TREE) {
 			git_tree *st = NULL;
 			if (git_tree_lookup(&st, w->repo, git_tree_entry_id(x)) < 0) {
-				walk_missing(w, git_tree_entry_id(x));
+				walk_unreadable(w, git_tree_entry_id(x), GIT_OBJECT_TREE);
 			} else {
 				for (size_t k = 0; k < nq; k++) {
 					const git_tree_entry *y =
@@ -734,8 +752,12 @@ static void walk_commit(struct bundle_walk *w, const git_oid *id)
 	walk_fsck(w, id, GIT_OBJECT_COMMIT);
 	if (w->stop)
 		return;
-	if (git_commit_lookup(&c, w->repo, id) < 0 || git_commit_tree(&t, c) < 0) {
-		walk_missing(w, id);
+	if (git_commit_lookup(&c, w->repo, id) < 0) {
+		walk_unreadable(w, id, GIT_OBJECT_COMMIT);
+		return;
+	}
+	if (git_commit_tree(&t, c) < 0) {
+		walk_unreadable(w, git_commit_tree_id(c), GIT_OBJECT_TREE);
 		git_commit_free(c);
 		return;
 	}
@@ -773,6 +795,8 @@ static void walk_tip(struct bundle_walk *w, const git_oid *tip, const git_oid *b
 		why = "m";
 	else if (type != GIT_OBJECT_COMMIT)
 		why = "c", type_name = git_object_type2string(type);
+	else if ((walk_fsck(w, tip, GIT_OBJECT_COMMIT), w->stop))
+		return;  /* (git's checks before libgit2 parses it) */
 	else if (!git_oid_equal(tip, base)) {
 		int d = git_graph_descendant_of(w->repo, tip, base);
 		if (d < 0) {
@@ -1100,7 +1124,8 @@ static void walk_history_error(struct bundle_walk *w, int r, const char *what)
 				p += n - 1;
 		}
 	}
-	walk_error(w, msg);
+	/* A commit libgit2 cannot parse: the sandbox's, refused as such. */
+	walk_fsck_fail(w, NULL, msg);
 }
 
 /* The checking child: the pack into the quarantine (when given), then
