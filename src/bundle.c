@@ -619,7 +619,10 @@ static void walk_fsck(struct bundle_walk *w, const git_oid *id, git_object_t typ
 	char msg[GITFSCK_MSG];
 	int rc;
 
-	if (git_odb_exists(w->mirror_odb, id) || git_odb_read(&o, w->odb, id) < 0) {
+	/* (No refresh of the mirror's pack list on a miss, as a plain lookup
+	 * does: the mirror is locked, and nearly every object here is new.) */
+	if (git_odb_exists_ext(w->mirror_odb, id, GIT_ODB_LOOKUP_NO_REFRESH) ||
+	    git_odb_read(&o, w->odb, id) < 0) {
 		git_odb_object_free(o);
 		return;
 	}

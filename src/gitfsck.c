@@ -108,7 +108,7 @@ static int fk_is_hfs_dot(const char *path, const char *needle)
 
 /* .git, git~1, and either with trailing dots and spaces, or a stream
  * (":"), in any case. */
-int gitfsck_is_dotgit(const char *name)
+static int fk_is_ntfs_dotgit(const char *name)
 {
 	const char *p = name;
 	if (*p == '.') {
@@ -255,7 +255,7 @@ static int fk_tree_entry(struct fk_tree_flags *f, unsigned mode, const char *nam
 	f->empty_name |= !*name;
 	f->dot |= !strcmp(name, ".");
 	f->dotdot |= !strcmp(name, "..");
-	f->dotgit |= fk_is_hfs_dot(name, "git") || gitfsck_is_dotgit(name);
+	f->dotgit |= fk_is_hfs_dot(name, "git") || fk_is_ntfs_dotgit(name);
 	if (fk_is_gitmodules(name)) {
 		if (link)
 			return fk_report(msg, "gitmodulesSymlink: .gitmodules is a symbolic link");
@@ -268,7 +268,7 @@ static int fk_tree_entry(struct fk_tree_flags *f, unsigned mode, const char *nam
 	/* A backslash is a folder's end on Windows: each part is a name. */
 	for (const char *b = strchr(name, '\\'); b; b = strchr(b, '\\')) {
 		b++;
-		f->dotgit |= gitfsck_is_dotgit(b);
+		f->dotgit |= fk_is_ntfs_dotgit(b);
 		if (fk_is_ntfs_dot(b, "gitmodules", "gi7eba")) {
 			if (link)
 				return fk_report(msg, "gitmodulesSymlink: .gitmodules is a symbolic link");
@@ -474,47 +474,6 @@ int gitfsck_commit(const char *buf, size_t len, char msg[GITFSCK_MSG])
 	memcpy(s, buf, len);
 	s[len] = '\0';
 	int rc = fk_commit(s, len, msg);
-	free(s);
-	return rc;
-}
-
-static int fk_tag(const char *buf, size_t len, char msg[GITFSCK_MSG])
-{
-	const char *p = buf, *eol;
-
-	if (fk_headers(buf, len, msg) < 0)
-		return -1;
-	if (!fk_skip(&p, "object "))
-		return fk_report(msg, "missingObject: invalid format - expected 'object' line");
-	if (fk_oid_line(&p) < 0)
-		return fk_report(msg, "badObjectSha1: invalid 'object' line format - bad sha1");
-	p++;
-	if (!fk_skip(&p, "type "))
-		return fk_report(msg, "missingTypeEntry: invalid format - expected 'type' line");
-	if (!(eol = strchr(p, '\n')))
-		return fk_report(msg, "missingType: invalid format - unexpected end after 'type' line");
-	size_t tl = (size_t)(eol - p);
-	if (!((tl == 6 && !memcmp(p, "commit", 6)) || (tl == 4 && !memcmp(p, "tree", 4)) ||
-	      (tl == 4 && !memcmp(p, "blob", 4)) || (tl == 3 && !memcmp(p, "tag", 3))))
-		return fk_report(msg, "badType: invalid 'type' value");
-	p = eol + 1;
-	if (!fk_skip(&p, "tag "))
-		return fk_report(msg, "missingTagEntry: invalid format - expected 'tag' line");
-	if (!(eol = strchr(p, '\n')))
-		return fk_report(msg, "missingTag: invalid format - unexpected end after 'type' line");
-	/* (A bad tag name and a missing tagger are infos: not refused.) */
-	p = eol + 1;
-	if (fk_skip(&p, "tagger ") && fk_ident(&p, msg) < 0)
-		return -1;
-	return 0;
-}
-
-int gitfsck_tag(const char *buf, size_t len, char msg[GITFSCK_MSG])
-{
-	char *s = xmalloc(len + 1);
-	memcpy(s, buf, len);
-	s[len] = '\0';
-	int rc = fk_tag(s, len, msg);
 	free(s);
 	return rc;
 }

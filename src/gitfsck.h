@@ -13,6 +13,8 @@
  * git would take for an option, an update command, a relative URL that
  * climbs out of its host).  Every check returns 0, or -1 with msg set to
  * "<msgId>: <text>" in git's words (e.g. "hasDotgit: contains '.git'").
+ * Tags are not checked: a bundle cannot bring one (its ref must name a
+ * commit, and every object of its pack must be reached from it).
  * Nothing here reads objects or allocates beyond the call. */
 #ifndef PADDOCK_GITFSCK_H
 #define PADDOCK_GITFSCK_H
@@ -32,15 +34,11 @@ typedef int (*gitfsck_found_fn)(enum gitfsck_special kind, const unsigned char *
                                 void *arg, char msg[GITFSCK_MSG]);
 
 int gitfsck_commit(const char *buf, size_t len, char msg[GITFSCK_MSG]);
-int gitfsck_tag(const char *buf, size_t len, char msg[GITFSCK_MSG]);
 int gitfsck_tree(const char *buf, size_t len, gitfsck_found_fn found, void *arg,
                  char msg[GITFSCK_MSG]);
 /* A .gitmodules blob (parsed as git's config parser does; what follows a
  * syntax error is not read, as git does not). */
 int gitfsck_gitmodules(const char *buf, size_t len, char msg[GITFSCK_MSG]);
 int gitfsck_gitattributes(const char *buf, size_t len, char msg[GITFSCK_MSG]);
-
-/* The name tests (NUL-terminated names), for the tests. */
-int gitfsck_is_dotgit(const char *name);
 
 #endif
