@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <git2.h>
+#include <git2/sys/alloc.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -14,10 +15,12 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "buf.h"
 #include "child.h"
 #include "fsx.h"
+#include "gitfsck.h"
 #include "gitlib.h"
 #include "i18n.h"
 #include "mirror.h"
@@ -32,9 +35,6 @@
 #define BUNDLE_ALLOC_MIN (64ULL << 20)
 /* Memory of a checking git besides its objects in flight. */
 #define BUNDLE_MEM_BASE (256ULL << 20)
-/* index-pack resolves deltas in this many threads, each holding a base and
- * a result, whatever the number of CPUs. */
-#define BUNDLE_INDEX_THREADS 2
 
 /* ---- header ---- */
 
@@ -202,7 +202,7 @@ static int header_ref(struct bundle_header *h, const char *line, size_t n,
 	return 0;
 }
 
-/* The pack right after the blank line, in a version index-pack reads. */
+/* The pack right after the blank line, in a version the indexer reads. */
 static int header_pack_check(const char *data, size_t len, size_t pos, struct err *e)
 {
 	if (len - pos < 12 || memcmp(data + pos, "PACK", 4) != 0) {
@@ -301,48 +301,17 @@ static void bundle_size(uint64_t b, char *out, size_t outlen)
 struct bundle_ctx {
 	const char *mirror;
 	char *quarantine;
-	char *env_objdir;
-	char *env_alt;
-	char *env_gitdir;
-	/* Bounds for every git that reads the bundle's objects (0: none).
-	 * alloc_limit is git's GIT_ALLOC_LIMIT, the most one allocation may
-	 * take, so an object that unpacks to more fails before it is
-	 * unpacked; max_memory and max_file are rlimits (mirror_git_cmd). */
+	/* Bounds for the child that checks the bundle's objects (0: none).
+	 * alloc_limit is the most one allocation of libgit2's may take, so
+	 * that a delta that would unpack to more fails before it is
+	 * unpacked (git's GIT_ALLOC_LIMIT); max_memory and max_file are
+	 * rlimits. */
 	uint64_t alloc_limit;
 	uint64_t max_memory;
 	uint64_t max_file;
-	char *env_alloc;
 	char **files;           /* the pack files in the quarantine (names) */
 	size_t nfiles;
-	char *idx;              /* the path of its .idx */
 };
-
-/* Runs git in the mirror with the quarantine as its object directory,
- * under the bundle's limits. */
-static int bundle_git(struct bundle_ctx *cx, const char *const *argv, int in_fd, int out_fd,
-                      struct buf *out, struct buf *errb, int *wstatus, struct err *e)
-{
-	/* Every blob held in memory, none streamed: so GIT_ALLOC_LIMIT stops
-	 * a large one before it is inflated. */
-	const char *limits[] = { cx->env_alloc, "GIT_CONFIG_COUNT=1",
-		"GIT_CONFIG_KEY_0=core.bigFileThreshold",
-		"GIT_CONFIG_VALUE_0=9223372036854775807", NULL };
-	const char *env[8];
-	size_t n = 0;
-
-	env[n++] = cx->env_gitdir;
-	env[n++] = cx->env_objdir;
-	env[n++] = cx->env_alt;
-	for (size_t i = 0; cx->env_alloc && limits[i]; i++)
-		env[n++] = limits[i];
-	env[n] = NULL;
-	struct mirror_git_cmd c = {
-		.argv = argv, .env = env, .cwd = cx->mirror, .in_fd = in_fd, .out_fd = out_fd,
-		.out = out, .err = errb, .timeout = BUNDLE_GIT_TIMEOUT,
-		.max_memory = cx->max_memory, .max_file = cx->max_file,
-	};
-	return mirror_git_run(&c, wstatus, e);
-}
 
 /* The bounds for a pack of nobj objects in pack_len bytes. */
 static void bundle_set_limits(struct bundle_ctx *cx, const struct bundle_limits *lim,
@@ -351,34 +320,28 @@ static void bundle_set_limits(struct bundle_ctx *cx, const struct bundle_limits 
 	uint64_t n = nobj < pack_len ? nobj : pack_len;  /* an object takes a byte at least */
 
 	if (lim->max_blob) {
-		/* One blob under the cap (plus the NUL git adds), or index-pack's
-		 * arrays of per-object entries, whichever is more. */
+		/* One blob under the cap (plus the NUL libgit2 adds), or the
+		 * indexer's arrays of per-object entries, whichever is more. */
 		uint64_t a = BUNDLE_ALLOC_MIN;
 		if (lim->max_blob + (1 << 20) > a)
 			a = lim->max_blob + (1 << 20);
 		if (n * 256 > a)
 			a = n * 256;
 		cx->alloc_limit = a;
-		cx->env_alloc = xasprintf("GIT_ALLOC_LIMIT=%" PRIu64, a);
-		/* Per thread a delta's base and result, and the base cache. */
-		cx->max_memory = BUNDLE_MEM_BASE + (2 * BUNDLE_INDEX_THREADS + 1) * a;
+		/* A delta's base and result, and the base cache. */
+		cx->max_memory = BUNDLE_MEM_BASE + 3 * a;
 	}
 	if (lim->max_bytes)
-		/* The pack, the bases --fix-thin appends to it, the object lists. */
+		/* The pack, the bases a thin pack is completed with, the index. */
 		cx->max_file = 2 * lim->max_bytes + (64ULL << 20) + n * 512;
 }
 
 static void bundle_ctx_free(struct bundle_ctx *cx)
 {
 	free(cx->quarantine);
-	free(cx->env_gitdir);
-	free(cx->env_objdir);
-	free(cx->env_alt);
-	free(cx->env_alloc);
 	for (size_t i = 0; i < cx->nfiles; i++)
 		free(cx->files[i]);
 	free(cx->files);
-	free(cx->idx);
 }
 
 static int bundle_killed_by_limit(int ws)
@@ -387,92 +350,102 @@ static int bundle_killed_by_limit(int ws)
 	                           WTERMSIG(ws) == SIGKILL);
 }
 
-/* The last line of git's stderr that starts with prefix, without it. */
-static char *bundle_stderr_line(const char *s, const char *prefix)
+/* ---- the pack's objects, into the quarantine ----
+ *
+ * libgit2's indexer, in the checking child: it reads the pack from the
+ * bundle file, checks every object's id, completes a thin pack from the
+ * mirror's objects and writes the .pack and its .idx into the
+ * quarantine.  What it does not check (git's fsck checks) the walk
+ * below does.  Its allocations go through bundle_alloc, which refuses
+ * one over the limit (as GIT_ALLOC_LIMIT does for git) and notes that it
+ * did, so that a delta chain that doubles its way to a gigabyte fails
+ * at the first allocation over the limit, with that as its reason. */
+
+static size_t bundle_alloc_limit;   /* in the child only; 0: none */
+static int bundle_alloc_hit;
+
+static int bundle_alloc_over(size_t n)
 {
-	char *found = NULL;
-	size_t pl = strlen(prefix);
-
-	while (s && *s) {
-		size_t n = strcspn(s, "\n");
-		if (n >= pl && strncmp(s, prefix, pl) == 0) {
-			free(found);
-			found = xstrndup(s + pl, n - pl);
-		}
-		s += n;
-		if (*s == '\n')
-			s++;
-	}
-	return found;
-}
-
-/* A memory or file bound of ours that git ran into, as the message;
- * 0 when it was something else. */
-static int bundle_limit_error(const struct bundle_ctx *cx, const char *s, int ws, struct err *e)
-{
-	char sz[32];
-
-	if (s && cx->alloc_limit && strstr(s, "attempting to allocate ")) {
-		bundle_size(cx->alloc_limit, sz, sizeof sz);
-		return err_set(e, _("bundle refused: an object in its pack unpacks to more than %s"),
-		               sz);
-	}
-	if (s && cx->max_memory && (strstr(s, "Out of memory") ||
-	                            strstr(s, "Cannot allocate memory"))) {
-		bundle_size(cx->max_memory, sz, sizeof sz);
-		return err_set(e, _("bundle refused: checking its pack needs more than %s of memory"),
-		               sz);
-	}
-	if (cx->max_file && WIFSIGNALED(ws) && WTERMSIG(ws) == SIGXFSZ) {
-		bundle_size(cx->max_file, sz, sizeof sz);
-		return err_set(e, _("bundle refused: checking its pack writes more than %s"), sz);
+	if (bundle_alloc_limit && n > bundle_alloc_limit) {
+		bundle_alloc_hit = 1;
+		return 1;
 	}
 	return 0;
 }
 
-static int bundle_index_pack_error(const struct bundle_ctx *cx, const char *stderr_text, int ws,
-                                   uint64_t cap, struct err *e)
+static void *bundle_malloc(size_t n, const char *file, int line)
 {
-	char capbuf[32];
-	const char *s = stderr_text ? stderr_text : "";
+	(void)file, (void)line;
+	return bundle_alloc_over(n) ? NULL : malloc(n);
+}
 
-	if (bundle_killed_by_limit(ws))
-		return err_set(e, _("bundle refused: checking the pack took over %d seconds"),
-		               BUNDLE_GIT_TIMEOUT);
-	if (bundle_limit_error(cx, s, ws, e) < 0)
-		return -1;
-	if (strstr(s, "hasDotgit"))
-		return err_set(e, _("bundle refused: a tree contains a .git entry (hasDotgit)"));
-	if (strstr(s, "exceeds maximum allowed size")) {
-		bundle_size(cap, capbuf, sizeof capbuf);
-		return err_set(e, _("bundle refused: the pack is over the %s cap"), capbuf);
-	}
-	if (strstr(s, "early EOF") || strstr(s, "premature end") || strstr(s, "unexpected EOF") ||
-	    strstr(s, "pack is truncated") || strstr(s, "truncated"))
-		return err_set(e, _("bundle refused: truncated pack"));
+static void *bundle_calloc(size_t nelem, size_t elsize, const char *file, int line)
+{
+	(void)file, (void)line;
+	if (elsize && nelem > SIZE_MAX / elsize)
+		return NULL;
+	return bundle_alloc_over(nelem * elsize) ? NULL : calloc(nelem, elsize);
+}
 
-	/* fsck messages: "error: object <id>: <msgId>: <text>" */
-	char *fsck = bundle_stderr_line(s, "error: object ");
-	if (fsck) {
-		char *rest = strchr(fsck, ' ');
-		err_set(e, _("bundle refused: an object fails git's strict checks (%s)"),
-		        rest ? rest + 1 : fsck);
-		free(fsck);
-		return -1;
+static char *bundle_strndup(const char *str, size_t n, const char *file, int line)
+{
+	(void)file, (void)line;
+	return bundle_alloc_over(n) ? NULL : strndup(str, n);
+}
+
+static char *bundle_strdup(const char *str, const char *file, int line)
+{
+	return bundle_strndup(str, strlen(str), file, line);
+}
+
+static char *bundle_substrdup(const char *str, size_t n, const char *file, int line)
+{
+	(void)file, (void)line;
+	if (n == SIZE_MAX || bundle_alloc_over(n + 1))
+		return NULL;
+	char *s = malloc(n + 1);
+	if (s) {
+		memcpy(s, str, n);
+		s[n] = '\0';
 	}
-	char *fatal = bundle_stderr_line(s, "fatal: ");
-	if (!fatal)
-		fatal = bundle_stderr_line(s, "error: ");
-	if (fatal) {
-		err_set(e, _("bundle refused: the pack is not valid (git index-pack: %s)"), fatal);
-		free(fatal);
-		return -1;
-	}
-	if (WIFSIGNALED(ws))
-		return err_set(e, _("bundle refused: git index-pack was killed by signal %d"),
-		               WTERMSIG(ws));
-	return err_set(e, _("bundle refused: git index-pack failed (exit %d)"),
-	               WIFEXITED(ws) ? WEXITSTATUS(ws) : -1);
+	return s;
+}
+
+static void *bundle_realloc(void *p, size_t n, const char *file, int line)
+{
+	(void)file, (void)line;
+	return bundle_alloc_over(n) ? NULL : realloc(p, n);
+}
+
+static void *bundle_reallocarray(void *p, size_t nelem, size_t elsize, const char *file, int line)
+{
+	if (elsize && nelem > SIZE_MAX / elsize)
+		return NULL;
+	return bundle_realloc(p, nelem * elsize, file, line);
+}
+
+static void *bundle_mallocarray(size_t nelem, size_t elsize, const char *file, int line)
+{
+	return bundle_reallocarray(NULL, nelem, elsize, file, line);
+}
+
+static void bundle_free(void *p)
+{
+	free(p);
+}
+
+/* Every allocation of libgit2 in this (child) process under limit
+ * (malloc and free underneath, as libgit2's own allocator: what it
+ * allocated before is freed alike). */
+static void bundle_alloc_setup(uint64_t limit)
+{
+	static git_allocator a = {
+		bundle_malloc, bundle_calloc, bundle_strdup, bundle_strndup, bundle_substrdup,
+		bundle_realloc, bundle_reallocarray, bundle_mallocarray, bundle_free,
+	};
+	bundle_alloc_limit = limit > SIZE_MAX ? SIZE_MAX : (size_t)limit;
+	if (limit)
+		git_libgit2_opts(GIT_OPT_SET_ALLOCATOR, &a);
 }
 
 /* ---- the pack's objects ---- */
@@ -506,6 +479,11 @@ struct bundle_walk {
 	 * of nested repeated trees would cost the product of their sizes. */
 	git_oid *seen;
 	size_t nseen, cap;
+	/* The .gitmodules and .gitattributes blobs checked already. */
+	git_oid *special;
+	size_t nspecial;
+	uint64_t max_special;      /* a larger one is refused unread */
+	int special_failed;        /* walk_special refused (its message names the blob) */
 };
 
 /* 1 when id was seen before; else notes it and returns 0. */
@@ -563,6 +541,129 @@ static void walk_missing(struct bundle_walk *w, const git_oid *id)
 	walk_error(w, msg);
 }
 
+/* An object that fails git's strict checks: 'F', the message's length
+ * and "<id>: <msgId>: <text>". */
+static void walk_fsck_fail(struct bundle_walk *w, const git_oid *id, const char *msg)
+{
+	char hex[41];
+	struct buf m = {0};
+	if (id) {
+		git_oid_tostr(hex, sizeof hex, id);
+		buf_printf(&m, "%s: ", hex);
+	}
+	buf_adds(&m, msg);
+	uint32_t n = (uint32_t)m.len;
+	buf_addc(&w->out, 'F');
+	buf_add(&w->out, (const char *)&n, sizeof n);
+	buf_add(&w->out, m.data, n);
+	buf_free(&m);
+	w->stop = 1;
+}
+
+/* The blob a tree names .gitmodules (or .gitattributes) in any spelling:
+ * checked once, as git's fsck_finish does, wherever it is (the mirror's
+ * too).  A missing one is the walk's to report. */
+static int walk_special(enum gitfsck_special kind, const unsigned char *raw, void *arg,
+                        char msg[GITFSCK_MSG])
+{
+	struct bundle_walk *w = arg;
+	const char *what = kind == GITFSCK_GITMODULES ? ".gitmodules" : ".gitattributes";
+	git_oid id;
+	size_t size;
+	git_object_t type;
+	git_odb_object *o = NULL;
+	int rc = 0;
+
+	memcpy(id.id, raw, 20);
+	for (size_t i = 0; i < w->nspecial; i++)
+		if (git_oid_equal(&w->special[i], &id))
+			return 0;
+	w->special = xrealloc(w->special, (w->nspecial + 1) * sizeof *w->special);
+	w->special[w->nspecial++] = id;
+	if (git_odb_read_header(&size, &type, w->odb, &id) < 0)
+		return 0;
+	char hex[41];
+	git_oid_tostr(hex, sizeof hex, &id);
+	w->special_failed = 1;
+	if (type != GIT_OBJECT_BLOB) {
+		snprintf(msg, GITFSCK_MSG, "%s: %sBlob: non-blob found at %s", hex,
+		         kind == GITFSCK_GITMODULES ? "gitmodules" : "gitattributes", what);
+		return -1;
+	}
+	if (size > w->max_special) {
+		snprintf(msg, GITFSCK_MSG, "%s: %sLarge: %s too large to parse", hex,
+		         kind == GITFSCK_GITMODULES ? "gitmodules" : "gitattributes", what);
+		return -1;
+	}
+	w->special_failed = 0;
+	if (git_odb_read(&o, w->odb, &id) < 0)
+		return 0;
+	char m[GITFSCK_MSG];
+	const char *data = git_odb_object_data(o);
+	size_t len = git_odb_object_size(o);
+	if ((kind == GITFSCK_GITMODULES ? gitfsck_gitmodules(data, len, m)
+	                                : gitfsck_gitattributes(data, len, m)) < 0) {
+		snprintf(msg, GITFSCK_MSG, "%s: %.200s", hex, m);
+		w->special_failed = 1;
+		rc = -1;
+	}
+	git_odb_object_free(o);
+	return rc;
+}
+
+/* git's strict checks of a tree or commit the mirror does not have yet
+ * (what the mirror has, git checked or fetched itself). */
+static void walk_fsck(struct bundle_walk *w, const git_oid *id, git_object_t type)
+{
+	git_odb_object *o = NULL;
+	char msg[GITFSCK_MSG];
+	int rc;
+
+	/* (No refresh of the mirror's pack list on a miss, as a plain lookup
+	 * does: the mirror is locked, and nearly every object here is new.) */
+	if (git_odb_exists_ext(w->mirror_odb, id, GIT_ODB_LOOKUP_NO_REFRESH) ||
+	    git_odb_read(&o, w->odb, id) < 0) {
+		git_odb_object_free(o);
+		return;
+	}
+	const char *data = git_odb_object_data(o);
+	size_t len = git_odb_object_size(o);
+	msg[0] = '\0';
+	if (type == GIT_OBJECT_TREE) {
+		w->special_failed = 0;
+		rc = gitfsck_tree(data, len, walk_special, w, msg);
+		/* A blob's failure names the blob (walk_special wrote its id). */
+		if (rc < 0 && w->special_failed) {
+			walk_fsck_fail(w, NULL, msg);
+			git_odb_object_free(o);
+			return;
+		}
+	} else {
+		rc = gitfsck_commit(data, len, msg);
+	}
+	if (rc < 0)
+		walk_fsck_fail(w, id, msg);
+	git_odb_object_free(o);
+}
+
+/* An object libgit2 could not read: missing, or there and failing git's
+ * checks (an entry with an empty name, a mode that is not a number), or
+ * else not readable as its type. */
+static void walk_unreadable(struct bundle_walk *w, const git_oid *id, git_object_t type)
+{
+	char hex[41], msg[96];
+	if (!git_odb_exists(w->odb, id)) {
+		walk_missing(w, id);
+		return;
+	}
+	walk_fsck(w, id, type);
+	if (w->stop)
+		return;
+	git_oid_tostr(hex, sizeof hex, id);
+	snprintf(msg, sizeof msg, "%s: not a valid %s", hex, git_object_type2string(type));
+	walk_fsck_fail(w, NULL, msg);
+}
+
 /* A blob the tree brings: present, and under the cap unless the mirror
  * had it already. */
 static void walk_blob(struct bundle_walk *w, const git_oid *id, const char *path)
@@ -595,6 +696,7 @@ static void walk_tree(struct bundle_walk *w, git_tree *t, git_tree **q, size_t n
 		walk_error(w, "trees nested too deep");
 		return;
 	}
+	walk_fsck(w, git_tree_id(t), GIT_OBJECT_TREE);
 	git_tree **sub = xcalloc(nq ? nq : 1, sizeof *sub);
 	for (size_t i = 0, n = git_tree_entrycount(t); i < n && !w->stop; i++) {
 		const git_tree_entry *x = git_tree_entry_byindex(t, i);
@@ -618,7 +720,7 @@ static void walk_tree(struct bundle_walk *w, git_tree *t, git_tree **q, size_t n
 		} else if (type == GIT_OBJECT_TREE) {
 			git_tree *st = NULL;
 			if (git_tree_lookup(&st, w->repo, git_tree_entry_id(x)) < 0) {
-				walk_missing(w, git_tree_entry_id(x));
+				walk_unreadable(w, git_tree_entry_id(x), GIT_OBJECT_TREE);
 			} else {
 				for (size_t k = 0; k < nq; k++) {
 					const git_tree_entry *y =
@@ -650,8 +752,15 @@ static void walk_commit(struct bundle_walk *w, const git_oid *id)
 	git_commit *c = NULL;
 	git_tree *t = NULL;
 	walk_seen(w, id);
-	if (git_commit_lookup(&c, w->repo, id) < 0 || git_commit_tree(&t, c) < 0) {
-		walk_missing(w, id);
+	walk_fsck(w, id, GIT_OBJECT_COMMIT);
+	if (w->stop)
+		return;
+	if (git_commit_lookup(&c, w->repo, id) < 0) {
+		walk_unreadable(w, id, GIT_OBJECT_COMMIT);
+		return;
+	}
+	if (git_commit_tree(&t, c) < 0) {
+		walk_unreadable(w, git_commit_tree_id(c), GIT_OBJECT_TREE);
 		git_commit_free(c);
 		return;
 	}
@@ -678,6 +787,8 @@ static void walk_commit(struct bundle_walk *w, const git_oid *id)
 /* The tip: in the bundle, a commit, and the base or a descendant of it.
  * 'T' and a byte: 'm' missing, 'c' a commit it is not (and the type's
  * name), 'a' not based on the base. */
+static void walk_history_error(struct bundle_walk *w, int r, const char *what);
+
 static void walk_tip(struct bundle_walk *w, const git_oid *tip, const git_oid *base)
 {
 	size_t size;
@@ -687,8 +798,17 @@ static void walk_tip(struct bundle_walk *w, const git_oid *tip, const git_oid *b
 		why = "m";
 	else if (type != GIT_OBJECT_COMMIT)
 		why = "c", type_name = git_object_type2string(type);
-	else if (!git_oid_equal(tip, base) && git_graph_descendant_of(w->repo, tip, base) != 1)
-		why = "a";
+	else if ((walk_fsck(w, tip, GIT_OBJECT_COMMIT), w->stop))
+		return;  /* (git's checks before libgit2 parses it) */
+	else if (!git_oid_equal(tip, base)) {
+		int d = git_graph_descendant_of(w->repo, tip, base);
+		if (d < 0) {
+			/* A commit on the way that is nowhere: named as missing. */
+			walk_history_error(w, d, "a commit cannot be read");
+			return;
+		}
+		why = d == 1 ? NULL : "a";
+	}
 	if (!why)
 		return;
 	uint32_t n = (uint32_t)strlen(type_name);
@@ -753,11 +873,267 @@ static void walk_unreached(struct bundle_walk *w, const char *idx)
 
 struct walk_arg {
 	const char *mirror, *quarantine, *tip, *base;
-	const char *idx;           /* the pack's index, to check (see walk_unreached) */
+	int check_unreached;       /* every object of the pack reached (see walk_unreached) */
 	uint64_t max_blob;
 	int fd;
+	/* The pack to index into the quarantine first (pack_fd -1: none). */
+	int pack_fd;
+	uint64_t pack_offset, cap, alloc_limit;
 };
 
+/* The indexer's failure: 'P', a kind ('s' over the cap, 'a' an
+ * allocation over the limit, 'm' out of memory, 't' truncated, 'i'
+ * invalid), the message's length and libgit2's message. */
+static void walk_pack_fail(struct bundle_walk *w, char kind)
+{
+	const git_error *ge = git_error_last();
+	const char *msg = ge && ge->message ? ge->message : "";
+	if (kind == 'i' && bundle_alloc_hit)
+		kind = 'a';
+	else if (kind == 'i' && ge && ge->klass == GIT_ERROR_NOMEMORY)
+		kind = 'm';
+	else if (kind == 'i' && (strstr(msg, "EOF") || strstr(msg, "truncated") ||
+	                         strstr(msg, "too short") || strstr(msg, "incomplete") ||
+	                         strstr(msg, "missing trailer") ||
+	                         strstr(msg, "unexpected end")))
+		kind = 't';
+	uint32_t n = (uint32_t)strlen(msg);
+	buf_addc(&w->out, 'P');
+	buf_addc(&w->out, kind);
+	buf_add(&w->out, (const char *)&n, sizeof n);
+	buf_add(&w->out, msg, n);
+	w->stop = 1;
+}
+
+#define BUNDLE_CHUNK (256 * 1024)
+
+/* The pack file read forward (walk_prescan). */
+struct prescan {
+	int fd;
+	uint64_t off;              /* of buf[0] in the file */
+	unsigned char buf[65536];
+	size_t pos, len;
+};
+
+static int prescan_fill(struct prescan *r)
+{
+	if (r->pos < r->len)
+		return 0;
+	r->off += r->len;
+	r->pos = r->len = 0;
+	for (;;) {
+		ssize_t n = pread(r->fd, r->buf, sizeof r->buf, (off_t)r->off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		r->len = (size_t)n;
+		return 0;
+	}
+}
+
+static int prescan_byte(struct prescan *r)
+{
+	return prescan_fill(r) < 0 ? -1 : r->buf[r->pos++];
+}
+
+/* Inflates one object's data, the output discarded but for its first
+ * bytes (head, up to 20); stops past want bytes.  0 at its end. */
+static int prescan_inflate(struct prescan *r, uint64_t want, unsigned char head[20],
+                           size_t *nhead)
+{
+	unsigned char out[65536];
+	uint64_t total = 0;
+	z_stream z;
+	int zr = Z_OK;
+
+	memset(&z, 0, sizeof z);
+	if (inflateInit(&z) != Z_OK)
+		return -1;
+	*nhead = 0;
+	while (zr != Z_STREAM_END) {
+		if (prescan_fill(r) < 0)
+			break;
+		z.next_in = r->buf + r->pos;
+		z.avail_in = (uInt)(r->len - r->pos);
+		z.next_out = out;
+		z.avail_out = sizeof out;
+		zr = inflate(&z, Z_NO_FLUSH);
+		r->pos = r->len - z.avail_in;
+		size_t got = sizeof out - z.avail_out;
+		for (size_t i = 0; i < got && *nhead < 20; i++)
+			head[(*nhead)++] = out[i];
+		total += got;
+		if ((zr != Z_OK && zr != Z_STREAM_END) || total > want)
+			break;
+	}
+	inflateEnd(&z);
+	return zr == Z_STREAM_END ? 0 : -1;
+}
+
+/* A delta's data begins with its base's size and its result's. */
+static uint64_t prescan_delta_result(const unsigned char *h, size_t n)
+{
+	size_t i = 0;
+	for (int v = 0; v < 2; v++) {
+		uint64_t x = 0;
+		for (int shift = 0; i < n && shift < 64; shift += 7) {
+			unsigned char c = h[i++];
+			x |= (uint64_t)(c & 0x7f) << shift;
+			if (!(c & 0x80)) {
+				if (v == 1)
+					return x;
+				break;
+			}
+		}
+	}
+	return 0;
+}
+
+/* Before the indexer: every object's declared size (a delta's result
+ * size), so that one over the allocation limit is refused before it is
+ * unpacked, as git's GIT_ALLOC_LIMIT did (libgit2's indexer streams an
+ * object whole through its hash: the limit on its allocations alone
+ * would let a small pack of zeros inflate for minutes).  Each object is
+ * inflated to find the next, its output discarded, never past its
+ * declared size.  A pack this cannot read is the indexer's to refuse. */
+static void walk_prescan(struct bundle_walk *w, const struct walk_arg *a)
+{
+	struct prescan *r = xcalloc(1, sizeof *r);
+	unsigned char hdr[12], head[20];
+	size_t nhead;
+
+	r->fd = a->pack_fd;
+	r->off = a->pack_offset;
+	for (int i = 0; i < 12; i++) {
+		int c = prescan_byte(r);
+		if (c < 0)
+			goto out;
+		hdr[i] = (unsigned char)c;
+	}
+	uint32_t nobj = bundle_be32(hdr + 8);
+	for (uint32_t k = 0; k < nobj; k++) {
+		int c = prescan_byte(r);
+		if (c < 0)
+			goto out;
+		int type = (c >> 4) & 7, shift = 4;
+		uint64_t size = (uint64_t)(c & 15);
+		while (c & 0x80) {
+			if ((c = prescan_byte(r)) < 0 || shift > 57)
+				goto out;
+			size |= (uint64_t)(c & 0x7f) << shift;
+			shift += 7;
+		}
+		if (type == 6) {
+			do {
+				if ((c = prescan_byte(r)) < 0)
+					goto out;
+			} while (c & 0x80);
+		} else if (type == 7) {
+			for (int i = 0; i < 20; i++)
+				if (prescan_byte(r) < 0)
+					goto out;
+		}
+		if (type < 6 && size > a->alloc_limit)
+			goto over;
+		if (prescan_inflate(r, size, head, &nhead) < 0)
+			goto out;
+		if (type >= 6 && prescan_delta_result(head, nhead) > a->alloc_limit)
+			goto over;
+	}
+	goto out;
+over:
+	bundle_alloc_hit = 1;
+	git_error_clear();
+	walk_pack_fail(w, 'a');
+out:
+	free(r);
+}
+
+/* The pack, read from the bundle file, into the quarantine by libgit2's
+ * indexer (a thin pack completed from the mirror's objects).  Sets
+ * *idx_out to the path of its index. */
+static void walk_index(struct bundle_walk *w, const struct walk_arg *a, char **idx_out)
+{
+	git_indexer *ix = NULL;
+	git_indexer_options o;
+	git_indexer_progress st;
+	char *dir = xasprintf("%s/pack", a->quarantine);
+	char *chunk = xmalloc(BUNDLE_CHUNK);
+	uint64_t total = 0;
+
+	memset(&st, 0, sizeof st);
+	git_indexer_options_init(&o, GIT_INDEXER_OPTIONS_VERSION);
+	bundle_alloc_setup(a->alloc_limit);
+	if (a->alloc_limit)
+		walk_prescan(w, a);
+	if (w->stop)
+		goto out;
+	if (git_indexer_new(&ix, dir, 0444, w->mirror_odb, &o) < 0) {
+		walk_pack_fail(w, 'i');
+		goto out;
+	}
+	for (;;) {
+		ssize_t n = pread(a->pack_fd, chunk, BUNDLE_CHUNK, (off_t)(a->pack_offset + total));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			git_error_set_str(GIT_ERROR_OS, strerror(errno));
+			walk_pack_fail(w, 'i');
+			goto out;
+		}
+		if (n == 0)
+			break;
+		total += (uint64_t)n;
+		if (a->cap && total > a->cap) {
+			git_error_clear();
+			walk_pack_fail(w, 's');
+			goto out;
+		}
+		if (git_indexer_append(ix, chunk, (size_t)n, &st) < 0) {
+			walk_pack_fail(w, 'i');
+			goto out;
+		}
+	}
+	if (git_indexer_commit(ix, &st) < 0) {
+		walk_pack_fail(w, 'i');
+		goto out;
+	}
+	*idx_out = xasprintf("%s/pack-%s.idx", dir, git_indexer_name(ix));
+out:
+	git_indexer_free(ix);
+	free(chunk);
+	free(dir);
+}
+
+/* A history walk's failure: a commit the pack and the mirror do not
+ * have is reported as missing (the id libgit2 names), anything else as
+ * a commit that cannot be read. */
+static void walk_history_error(struct bundle_walk *w, int r, const char *what)
+{
+	const git_error *ge = git_error_last();
+	const char *msg = ge && ge->message ? ge->message : what;
+	if (r == GIT_ENOTFOUND) {
+		for (const char *p = msg; *p; p++) {
+			size_t n = strspn(p, "0123456789abcdef");
+			if (n == 40) {
+				git_oid id;
+				if (git_oid_fromstrn(&id, p, 40) == 0) {
+					walk_missing(w, &id);
+					return;
+				}
+			}
+			if (n)
+				p += n - 1;
+		}
+	}
+	/* A commit libgit2 cannot parse: the sandbox's, refused as such. */
+	walk_fsck_fail(w, NULL, msg);
+}
+
+/* The checking child: the pack into the quarantine (when given), then
+ * the walk, reading the mirror and the quarantine (or the mirror alone:
+ * after the move). */
 static int bundle_walk_child(void *arg)
 {
 	const struct walk_arg *a = arg;
@@ -765,37 +1141,50 @@ static int bundle_walk_child(void *arg)
 	git_revwalk *rw = NULL;
 	git_repository *own = NULL;
 	git_oid tip, base, id;
-	if (git_repository_open_bare(&w.repo, a->mirror) < 0 ||
-	    git_repository_open_bare(&own, a->mirror) < 0 ||
-	    git_repository_odb(&w.odb, w.repo) < 0 || git_repository_odb(&w.mirror_odb, own) < 0 ||
-	    (a->quarantine && git_odb_add_disk_alternate(w.odb, a->quarantine) < 0) ||
-	    git_oid_fromstr(&tip, a->tip) < 0 || git_oid_fromstr(&base, a->base) < 0) {
+	char *idx = NULL;
+	int r = 0;
+
+	w.max_special = a->alloc_limit ? a->alloc_limit : BUNDLE_ALLOC_MIN;
+	/* Each object read is not hashed again: the indexer computed every
+	 * id of the pack from its content, in this process, and the
+	 * quarantine and the mirror are paddock's, locked (a third of the
+	 * walk's time went to hashing each object it read). */
+	git_libgit2_opts(GIT_OPT_ENABLE_STRICT_HASH_VERIFICATION, 0);
+	if (git_repository_open_bare(&own, a->mirror) < 0 ||
+	    git_repository_odb(&w.mirror_odb, own) < 0) {
 		const git_error *ge = git_error_last();
 		walk_error(&w, ge && ge->message ? ge->message : "cannot open the objects");
-	} else if (a->quarantine) {
+	} else if (a->pack_fd >= 0) {
+		walk_index(&w, a, &idx);
+	}
+	if (!w.stop && (git_repository_open_bare(&w.repo, a->mirror) < 0 ||
+	                git_repository_odb(&w.odb, w.repo) < 0 ||
+	                (a->quarantine && git_odb_add_disk_alternate(w.odb, a->quarantine) < 0) ||
+	                git_oid_fromstr(&tip, a->tip) < 0 || git_oid_fromstr(&base, a->base) < 0)) {
+		const git_error *ge = git_error_last();
+		walk_error(&w, ge && ge->message ? ge->message : "cannot open the objects");
+	} else if (!w.stop && a->quarantine) {
 		walk_tip(&w, &tip, &base);
 	}
-	if (!w.stop && (git_revwalk_new(&rw, w.repo) < 0 || git_revwalk_push(rw, &tip) < 0 ||
-	                git_revwalk_hide(rw, &base) < 0)) {
-		const git_error *ge = git_error_last();
-		walk_error(&w, ge && ge->message ? ge->message : "cannot walk the history");
-	}
-	int r = 0;
+	if (!w.stop && ((r = git_revwalk_new(&rw, w.repo)) < 0 ||
+	                (r = git_revwalk_push(rw, &tip)) < 0 ||
+	                (r = git_revwalk_hide(rw, &base)) < 0))
+		walk_history_error(&w, r, "cannot walk the history");
 	while (!w.stop && (r = git_revwalk_next(&id, rw)) == 0)
 		walk_commit(&w, &id);
 	/* The end of the history, or a commit that could not be read (a
 	 * parent the pack does not have): refused. */
-	if (!w.stop && r != GIT_ITEROVER) {
-		const git_error *ge = git_error_last();
-		walk_error(&w, ge && ge->message ? ge->message : "a commit cannot be read");
-	}
-	if (!w.stop && a->idx)
-		walk_unreached(&w, a->idx);
+	if (!w.stop && r != GIT_ITEROVER)
+		walk_history_error(&w, r, "a commit cannot be read");
+	if (!w.stop && a->check_unreached && idx)
+		walk_unreached(&w, idx);
 	if (!w.stop)
 		buf_addc(&w.out, 'D');
 	walk_flush(&w);
 	buf_free(&w.out);
 	free(w.seen);
+	free(w.special);
+	free(idx);
 	git_revwalk_free(rw);
 	git_odb_free(w.odb);
 	git_odb_free(w.mirror_odb);
@@ -804,13 +1193,74 @@ static int bundle_walk_child(void *arg)
 	return 0;
 }
 
-/* Reads the child's records: 0, or -1 with e. */
-static int walk_read(const struct buf *in, const char *tip, const char *base, const char *ref,
-                     uint64_t max_blob, struct err *e)
+/* A 'P' record: what the indexer refused the pack for. */
+static int walk_read_pack(const struct bundle_ctx *cx, char kind, const char *msg, int n,
+                          uint64_t cap, struct err *e)
+{
+	char sz[32];
+	if (kind == 's') {
+		bundle_size(cap, sz, sizeof sz);
+		return err_set(e, _("bundle refused: the pack is over the %s cap"), sz);
+	}
+	if (kind == 'a') {
+		bundle_size(cx->alloc_limit, sz, sizeof sz);
+		return err_set(e, _("bundle refused: an object in its pack unpacks to more than %s"),
+		               sz);
+	}
+	if (kind == 'm') {
+		bundle_size(cx->max_memory, sz, sizeof sz);
+		return err_set(e, _("bundle refused: checking its pack needs more than %s of memory"),
+		               sz);
+	}
+	if (kind == 't')
+		return err_set(e, _("bundle refused: truncated pack"));
+	return err_set(e, _("bundle refused: the pack is not valid (%.*s)"), n, msg);
+}
+
+/* The child ended without its last record: a limit it ran into, or a
+ * crash. */
+static int walk_read_died(const struct bundle_ctx *cx, int ws, const char *tip, struct err *e)
+{
+	char sz[32];
+	if (bundle_killed_by_limit(ws))
+		return err_set(e, _("bundle refused: checking the pack took over %d seconds"),
+		               BUNDLE_GIT_TIMEOUT);
+	if (cx->max_file && WIFSIGNALED(ws) && WTERMSIG(ws) == SIGXFSZ) {
+		bundle_size(cx->max_file, sz, sizeof sz);
+		return err_set(e, _("bundle refused: checking its pack writes more than %s"), sz);
+	}
+	return err_set(e, _("bundle check: the walk of %.12s's objects ended early (a limit, "
+	                    "or a crash); nothing was imported"), tip);
+}
+
+/* Reads the child's records (ws: its wait status): 0, or -1 with e. */
+static int walk_read(const struct bundle_ctx *cx, const struct buf *in, int ws, const char *tip,
+                     const char *base, const char *ref, uint64_t max_blob, uint64_t cap,
+                     struct err *e)
 {
 	for (size_t i = 0; i < in->len;) {
 		char k = in->data[i++];
-		if (k == 'B' && i + 12 <= in->len) {
+		if (k == 'F' && i + 4 <= in->len) {
+			uint32_t n;
+			memcpy(&n, in->data + i, 4);
+			i += 4;
+			if (n > in->len - i)
+				break;
+			const char *m = in->data + i;
+			if (memmem(m, n, ": hasDotgit: ", 13))
+				return err_set(e, _("bundle refused: a tree contains a .git entry "
+				                    "(hasDotgit)"));
+			return err_set(e, _("bundle refused: an object fails git's strict checks (%.*s)"),
+			               (int)n, m);
+		} else if (k == 'P' && i + 5 <= in->len) {
+			char kind = in->data[i];
+			uint32_t n;
+			memcpy(&n, in->data + i + 1, 4);
+			i += 5;
+			if (n > in->len - i)
+				break;
+			return walk_read_pack(cx, kind, in->data + i, (int)n, cap, e);
+		} else if (k == 'B' && i + 12 <= in->len) {
 			uint64_t size;
 			uint32_t n;
 			memcpy(&size, in->data + i, 8);
@@ -818,11 +1268,11 @@ static int walk_read(const struct buf *in, const char *tip, const char *base, co
 			i += 12;
 			if (n > in->len - i)
 				break;
-			char sz[32], cap[32];
+			char sz[32], capb[32];
 			bundle_size(size, sz, sizeof sz);
-			bundle_size(max_blob, cap, sizeof cap);
+			bundle_size(max_blob, capb, sizeof capb);
 			return err_set(e, _("bundle refused: file %.*s is %s, over the %s cap for one "
-			                    "file"), (int)n, in->data + i, sz, cap);
+			                    "file"), (int)n, in->data + i, sz, capb);
 		} else if (k == 'E' && i + 4 <= in->len) {
 			uint32_t n;
 			memcpy(&n, in->data + i, 4);
@@ -874,26 +1324,37 @@ static int walk_read(const struct buf *in, const char *tip, const char *base, co
 			break;
 		}
 	}
-	return err_set(e, _("bundle check: the walk of %.12s's objects ended early (a limit, "
-	                    "or a crash); nothing was imported"), tip);
+	return walk_read_died(cx, ws, tip, e);
 }
 
-/* Runs the walk in a child, reading the mirror with the quarantine's
- * objects (ref set: the import's check of its ref's objects, its pack's
- * objects checked too) or alone (ref NULL: after the move). */
+/* The pack of the bundle: where it is in the file, and the most of it
+ * that is read. */
+struct bundle_pack {
+	int fd;
+	uint64_t offset, cap;
+};
+
+/* Runs the check in a child.  With pack (the import's check of its ref
+ * and pack): the pack into the quarantine, then the walk reading the
+ * mirror with the quarantine's objects, every object of the pack
+ * checked.  Without (ref NULL: after the move): the walk of the mirror
+ * alone. */
 static int bundle_walk(struct bundle_ctx *cx, const char *ref, const char *tip, const char *base,
-                       uint64_t max_blob, struct err *e)
+                       uint64_t max_blob, const struct bundle_pack *pack, struct err *e)
 {
-	int quarantine = ref != NULL;
 	int p[2];
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return err_errno(e, _("cannot create a pipe"));
-	struct walk_arg a = { .mirror = cx->mirror, .quarantine = quarantine ? cx->quarantine : NULL,
+	struct walk_arg a = { .mirror = cx->mirror, .quarantine = pack ? cx->quarantine : NULL,
 	                      .tip = tip, .base = base, .max_blob = max_blob, .fd = p[1],
-	                      .idx = quarantine ? cx->idx : NULL };
-	struct child_limit limits[3];
+	                      .check_unreached = pack != NULL, .pack_fd = pack ? pack->fd : -1,
+	                      .pack_offset = pack ? pack->offset : 0, .cap = pack ? pack->cap : 0,
+	                      .alloc_limit = cx->alloc_limit };
+	struct child_limit limits[4];
 	size_t nl = 0;
 	limits[nl++] = (struct child_limit){ RLIMIT_CPU, BUNDLE_GIT_TIMEOUT, BUNDLE_GIT_TIMEOUT + 1 };
+	if (cx->max_file)
+		limits[nl++] = (struct child_limit){ RLIMIT_FSIZE, cx->max_file, cx->max_file };
 #ifndef __SANITIZE_ADDRESS__
 	/* (AddressSanitizer's shadow memory is over any such limit: the
 	 * sanitizer build, for tests, walks without it.) */
@@ -919,8 +1380,8 @@ static int bundle_walk(struct bundle_ctx *cx, const char *ref, const char *tip, 
 		buf_add(&in, chunk, (size_t)n);
 	}
 	close(p[0]);
-	child_finish(&ch);
-	int rc = walk_read(&in, tip, base, ref ? ref : "", max_blob, e);
+	int ws = child_finish(&ch);
+	int rc = walk_read(cx, &in, ws, tip, base, ref ? ref : "", max_blob, pack ? pack->cap : 0, e);
 	buf_free(&in);
 	return rc;
 }
@@ -937,7 +1398,7 @@ static int bundle_pack_rank(const char *name)
 	return 1;
 }
 
-/* The files index-pack wrote into the quarantine: regular files only,
+/* The files the indexer wrote into the quarantine: regular files only,
  * asked with fstatat where the filesystem does not say (DT_UNKNOWN);
  * exactly one pack and its index. */
 static int bundle_list_pack(struct bundle_ctx *cx, struct err *e)
@@ -961,19 +1422,14 @@ static int bundle_list_pack(struct bundle_ctx *cx, struct err *e)
 		     !S_ISREG(st.st_mode)))
 			continue;
 		int rank = bundle_pack_rank(de->d_name);
-		if (rank == 0)
-			npack++;
-		if (rank == 2) {
-			nidx++;
-			free(cx->idx);
-			cx->idx = xasprintf("%s/%s", src, de->d_name);
-		}
+		npack += rank == 0;
+		nidx += rank == 2;
 		cx->files = xrealloc(cx->files, (cx->nfiles + 1) * sizeof *cx->files);
 		cx->files[cx->nfiles++] = xstrdup(de->d_name);
 	}
 	closedir(d);
 	if (npack != 1 || nidx != 1) {
-		err_set(e, _("bundle check: git index-pack left %zu packs and %zu pack indexes in %s; "
+		err_set(e, _("bundle check: the pack's check left %zu packs and %zu pack indexes in %s; "
 		             "expected one of each"), npack, nidx, src);
 		goto out;
 	}
@@ -1049,7 +1505,7 @@ static int bundle_check_moved(struct bundle_ctx *cx, const char *tip, const char
                               struct err *e)
 {
 	struct err we = {{0}};
-	int rc = bundle_walk(cx, NULL, tip, base, 0, &we);
+	int rc = bundle_walk(cx, NULL, tip, base, 0, NULL, &we);
 	if (rc < 0)
 		return err_set(e, _("bundle check: after the move into the mirror, objects of %.12s "
 		                    "are missing (%s); nothing was imported"), tip, we.msg);
@@ -1203,7 +1659,7 @@ out:
 }
 
 /* A quarantine inside the mirror's objects (a rename away from the real
- * thing), and the environment that makes git write there and read both. */
+ * thing), where the pack is written. */
 static int import_quarantine(struct bundle_ctx *cx, const char *mirror, struct err *e)
 {
 	cx->quarantine = xasprintf("%s/objects/incoming-XXXXXX", mirror);
@@ -1220,44 +1676,7 @@ static int import_quarantine(struct bundle_ctx *cx, const char *mirror, struct e
 		err_errno(e, _("cannot create a quarantine directory in %s/objects"), mirror);
 		return -1;
 	}
-	cx->env_gitdir = xasprintf("GIT_DIR=%s", mirror);
-	cx->env_objdir = xasprintf("GIT_OBJECT_DIRECTORY=%s", cx->quarantine);
-	cx->env_alt = xasprintf("GIT_ALTERNATE_OBJECT_DIRECTORIES=%s/objects", mirror);
 	return 0;
-}
-
-/* index-pack --strict of the pack into the quarantine, reading it
- * straight from the file. */
-static int import_index_pack(struct bundle_ctx *cx, int fd, const char *path,
-                             size_t pack_offset, uint64_t cap, struct err *e)
-{
-	struct buf errb = {0};
-	char maxarg[64], threads[32];
-	int ws, rc = -1;
-
-	snprintf(maxarg, sizeof maxarg, "--max-input-size=%" PRIu64, cap);
-	snprintf(threads, sizeof threads, "--threads=%d", BUNDLE_INDEX_THREADS);
-	/* Version 2 whatever the configuration says: the walk reads it. */
-	const char *ip[] = { "index-pack", "--stdin", "--fix-thin", "--strict", "--index-version=2",
-	                     maxarg, threads, NULL };
-	if (lseek(fd, (off_t)pack_offset, SEEK_SET) < 0) {
-		err_errno(e, _("cannot read %s"), path);
-		goto out;
-	}
-	/* index-pack reads the pack straight from the file. */
-	int flags = fcntl(fd, F_GETFL);
-	if (flags >= 0)
-		fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
-	if (bundle_git(cx, ip, fd, -1, NULL, &errb, &ws, e) < 0)
-		goto out;
-	if (!WIFEXITED(ws) || WEXITSTATUS(ws) != 0) {
-		bundle_index_pack_error(cx, errb.data, ws, cap, e);
-		goto out;
-	}
-	rc = 0;
-out:
-	buf_free(&errb);
-	return rc;
 }
 
 /* Into the mirror: objects, then the ref (never overwritten); the objects
@@ -1349,18 +1768,16 @@ int bundle_import(const char *mirror, const char *path, const char *expected_ref
 	if (import_check_dest(mirror, dest_ref, e) < 0)
 		goto out;
 
-	/* 3. The pack into a quarantine, strictly checked. */
+	/* 3. The pack into a quarantine; 4. tip, ancestry, sizes, git's
+	 * strict checks of the new objects, and nothing the tip does not
+	 * reach, reading the quarantine and the mirror: one child. */
 	if (import_quarantine(&cx, mirror, e) < 0)
 		goto out;
-	if (import_index_pack(&cx, fd, path, h.pack_offset,
-	                      lim->max_bytes ? lim->max_bytes : (uint64_t)st.st_size, e) < 0)
+	struct bundle_pack pack = { .fd = fd, .offset = h.pack_offset,
+	                            .cap = lim->max_bytes ? lim->max_bytes : (uint64_t)st.st_size };
+	if (bundle_walk(&cx, expected_ref, tip, base, lim->max_blob, &pack, e) < 0)
 		goto out;
 	if (bundle_list_pack(&cx, e) < 0)
-		goto out;
-
-	/* 4. Tip, ancestry, sizes, and nothing the tip does not reach,
-	 * reading the quarantine and the mirror. */
-	if (bundle_walk(&cx, expected_ref, tip, base, lim->max_blob, e) < 0)
 		goto out;
 
 	/* 5. Into the mirror. */

@@ -3,17 +3,20 @@
  * The bundle is hostile.  git 2.39 neither fscks bundle fetches nor checks
  * bundle packs in `bundle verify` (a truncated pack and a .git tree entry
  * both pass), and libgit2 1.5
- * cannot read bundles, so: the header is parsed here, strictly; the pack is
- * fed to `git index-pack --stdin --fix-thin --strict` into a quarantine
- * object directory; the ref, base and sizes are checked, and that the pack
- * holds nothing the ref does not reach; only then are the objects moved
- * into the mirror and the task ref written.  Every git that reads the
- * bundle's objects runs under limits of memory (one object, and in all),
- * CPU time and file size derived from the caps, so a pack that is small
- * but unpacks to far more is refused at a bounded cost; so does the walk
- * of the tip's new objects (libgit2, in a child of its own, reading only
- * the folders that differ from the parents', each tree once).  Any
- * failure leaves the mirror unchanged. */
+ * cannot read bundles, so: the header is parsed here, strictly; then one
+ * child of this process, under limits of memory (one allocation, and in
+ * all), CPU time and file size derived from the caps, checks the rest:
+ * every object's declared size before anything is unpacked, the pack
+ * indexed by libgit2's indexer into a quarantine object directory (ids
+ * checked, a thin pack completed from the mirror), then the walk of the
+ * tip's new objects (reading only the folders that differ from the
+ * parents', each tree once): the ref, base and sizes, git's strict fsck
+ * checks on each new commit and tree and on .gitmodules and
+ * .gitattributes blobs (gitfsck: what `git index-pack --strict` refused,
+ * this refuses), and that the pack holds nothing the ref does not reach.
+ * Only then are the objects moved into the mirror and the task ref
+ * written.  A pack that is small but unpacks to far more is refused at a
+ * bounded cost; any failure leaves the mirror unchanged. */
 #ifndef PADDOCK_BUNDLE_H
 #define PADDOCK_BUNDLE_H
 
@@ -46,7 +49,7 @@ void bundle_header_free(struct bundle_header *h);
 
 /* 0 means no cap. */
 struct bundle_limits {
-	uint64_t max_bytes;          /* the bundle file (and index-pack's input) */
+	uint64_t max_bytes;          /* the bundle file (and the indexer's input) */
 	uint32_t max_objects;        /* objects in the pack (its header's count) */
 	uint64_t max_blob;           /* any one new blob; also bounds what one object
 	                              * may unpack to while the pack is checked */
@@ -54,8 +57,8 @@ struct bundle_limits {
 
 /* Checks the bundle at path and imports it into the bare mirror: exactly
  * one ref, equal to expected_ref; prerequisites only `base`; the tip a
- * descendant of base; objects checked strictly (no .git entries and the
- * other fsck checks); sizes under lim; every object of the pack reachable
+ * descendant of base; objects checked strictly (git's fsck checks under
+ * --strict: no .git entries, and the others of gitfsck.h); sizes under lim; every object of the pack reachable
  * from the tip or already in the mirror.  On success the tip is written
  * to dest_ref in the mirror and to head_out. */
 int bundle_import(const char *mirror, const char *path, const char *expected_ref,

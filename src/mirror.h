@@ -59,7 +59,7 @@ int mirror_lock(const char *mirror, struct err *e);
 /* Runs the git CLI (GIT_PATH) directly, never through a shell, with a clean
  * environment: no system or global config, no prompts, no replace objects,
  * LC_ALL=C, plus c->env; no core dumps.  The template and bundle code use
- * it for what libgit2 1.5 cannot do (strict index-pack, checkouts). */
+ * it for what libgit2 1.5 cannot do (checkouts). */
 struct mirror_git_cmd {
 	const char *const *argv;   /* arguments after "git", NULL-terminated */
 	const char *const *env;    /* extra NAME=VALUE, NULL-terminated, or NULL */

@@ -364,6 +364,249 @@ static int make_bundle(const char *name, const char *commit, const char *extra)
 	                  WORK, commit, T, name, extra);
 }
 
+/* ---- git's strict checks (gitfsck) ---- */
+
+/* Writes a raw tree from lines "mode<TAB>name<TAB>id" on stdin, the name
+ * a Python bytes literal (so that it may hold any byte), @B in the id
+ * replaced by the caller. */
+static const char rawtree_py[] =
+	"import ast, binascii, sys\n"
+	"out = b''\n"
+	"for line in sys.stdin.read().split('\\n'):\n"
+	"    if not line: continue\n"
+	"    mode, name, oid = line.split('\\t')\n"
+	"    out += mode.encode() + b' ' + ast.literal_eval(name) + b'\\0' + binascii.unhexlify(oid)\n"
+	"sys.stdout.buffer.write(out)\n";
+
+/* A bundle (at T/name) of the objects objs (ids, spaces between), its
+ * ref naming tip. */
+static char *fsck_bundle(const char *name, const char *tip, const char *objs)
+{
+	testlib_sh("cd '%s' && { printf '# v2 git bundle\\n-%s\\n%s " REF "\\n\\n' && "
+	           "printf '%%s\\n' %s | git pack-objects -q --stdout; } > '%s/%s'",
+	           WORK, BASE, tip, objs, T, name);
+	return testlib_fmt("%s/%s", T, name);
+}
+
+/* A commit on main whose tree is main's and sub/, sub the raw tree of
+ * entries (rawtree_py's lines; @B: a blob the mirror has, @M: the blob
+ * of gitmodules, a .gitmodules file's text).  Returns the bundle. */
+static char *fsck_tree_bundle(const char *entries, const char *gitmodules)
+{
+	testlib_write_file(testlib_fmt("%s/entries", T), "%s", entries);
+	testlib_write_file(testlib_fmt("%s/gitmodules", T), "%s", gitmodules ? gitmodules : "");
+	char *objs = testlib_sh_out(
+		"cd '%s' && b=$(git rev-parse main:a.txt) && "
+		"m=$(git hash-object -w '%s/gitmodules') && "
+		"s=$(sed -e \"s/@B/$b/g\" -e \"s/@M/$m/g\" '%s/entries' | python3 '%s/rawtree.py' | "
+		"git hash-object -t tree --literally -w --stdin) && "
+		"t=$( (git ls-tree main; printf '040000 tree %%s\\tsub\\n' $s) | git mktree --missing) && "
+		"c=$(git commit-tree $t -p main -m fsck) && echo $c $t $s %s", WORK, T, T, T,
+		gitmodules ? "$m" : "");
+	char tip[41];
+	snprintf(tip, sizeof tip, "%s", objs);
+	return fsck_bundle("fsck-tree.bundle", tip, objs);
+}
+
+/* A bundle of one commit object written as text (main's tree). */
+static char *fsck_commit_bundle(const char *text)
+{
+	char *f = testlib_fmt("%s/commit.txt", T);
+	testlib_write_file(f, "%s", text);
+	char *c = testlib_sh_out("cd '%s' && git hash-object -t commit --literally -w '%s'", WORK, f);
+	return fsck_bundle("fsck-commit.bundle", c, c);
+}
+
+/* What git itself says of the bundle's pack: `git index-pack --strict`
+ * into a scratch repository that borrows the mirror's objects, as
+ * paddock ran it before it checked packs itself.  1 if git refuses it. */
+static int git_refuses(const char *bundle)
+{
+	return testlib_sh("cd '%s' && { [ -d xcheck ] || { git init -q --bare xcheck && "
+	                  "echo '%s/objects' > xcheck/objects/info/alternates; }; } && "
+	                  "python3 -c \"import sys; d = open(sys.argv[1], 'rb').read(); "
+	                  "sys.stdout.buffer.write(d[d.index(b'\\n\\n') + 2:])\" '%s' | "
+	                  "git -C xcheck index-pack --stdin --fix-thin --strict >/dev/null 2>&1",
+	                  T, MIRROR, bundle) != 0;
+}
+
+/* hostile, and git refuses it too: the same severity as git's. */
+static void hostile_fsck(const char *path, const char *want, const char *what)
+{
+	hostile(path, &LIM, want, what);
+	ok(git_refuses(path), "%s: git index-pack --strict refuses it too", what);
+}
+
+static void test_fsck(void)
+{
+	struct err e_fsck;
+	testlib_write_file(testlib_fmt("%s/rawtree.py", T), "%s", rawtree_py);
+	char *tree = testlib_sh_out("git -C '%s' rev-parse 'main^{tree}'", WORK);
+
+	/* Tree entries: one hostile tree per check, as git's fsck.c names it. */
+	static const struct { const char *entries, *want, *what; } trees[] = {
+		{ "100644\tb'.'\t@B\n", "hasDot: contains '.'", "an entry named ." },
+		{ "100644\tb'..'\t@B\n", "hasDotdot: contains '..'", "an entry named .." },
+		{ "40000\tb'.Git'\t@T\n", "(hasDotgit)", "a folder named .Git" },
+		{ "100644\tb'.git.'\t@B\n", "(hasDotgit)", "an entry named .git. (NTFS trailing dot)" },
+		{ "100644\tb'.git  '\t@B\n", "(hasDotgit)", "an entry named \".git  \" (NTFS spaces)" },
+		{ "100644\tb'.git::$INDEX_ALLOCATION'\t@B\n", "(hasDotgit)",
+		  "an entry named .git::$INDEX_ALLOCATION (an NTFS stream)" },
+		{ "100644\tb'GIT~1'\t@B\n", "(hasDotgit)", "an entry named GIT~1 (NTFS short name)" },
+		{ "100644\tb'.g\\xe2\\x80\\x8cit'\t@B\n", "(hasDotgit)",
+		  "an entry named .g<U+200C>it (HFS+ ignores the code point)" },
+		{ "100644\tb'.git\\xef\\xbb\\xbf'\t@B\n", "(hasDotgit)",
+		  "an entry named .git<U+FEFF> (HFS+)" },
+		{ "100644\tb'x\\\\.git'\t@B\n", "(hasDotgit)", "an entry named x\\.git (a Windows path)" },
+		{ "100644\tb''\t@B\n", "badTree: cannot be parsed as a tree", "an empty name" },
+		{ "100644\tb'a/b'\t@B\n", "fullPathname: contains full pathnames", "a name with a /" },
+		{ "0100644\tb'f'\t@B\n", "zeroPaddedFilemode: contains zero-padded file modes",
+		  "a zero-padded mode" },
+		{ "100644\tb'b'\t@B\n100644\tb'a'\t@B\n", "treeNotSorted: not properly sorted",
+		  "entries out of order" },
+		{ "100644\tb'a'\t@B\n100644\tb'a'\t@B\n", "duplicateEntries: contains duplicate file entries",
+		  "an entry twice" },
+		{ "100644\tb'a'\t@B\n100644\tb'a.c'\t@B\n40000\tb'a'\t@T\n",
+		  "duplicateEntries: contains duplicate file entries", "a file and a folder of one name, apart" },
+		{ "100644\tb'a'\t0000000000000000000000000000000000000000\n",
+		  "nullSha1: contains entries pointing to null sha1", "an entry naming the null id" },
+		{ "1x0644\tb'a'\t@B\n", "badTree: cannot be parsed as a tree", "a mode that is not octal" },
+		{ "120000\tb'.gitmodules'\t@B\n", "gitmodulesSymlink: .gitmodules is a symbolic link",
+		  ".gitmodules a symlink" },
+		{ "120000\tb'GI7EBA~1'\t@B\n", "gitmodulesSymlink: .gitmodules is a symbolic link",
+		  ".gitmodules's NTFS short name a symlink" },
+	};
+	for (size_t i = 0; i < sizeof trees / sizeof *trees; i++) {
+		/* @T: main's tree */
+		struct buf entries = {0};
+		for (const char *q = trees[i].entries; *q; q++) {
+			if (q[0] == '@' && q[1] == 'T') {
+				buf_adds(&entries, tree);
+				q++;
+			} else {
+				buf_addc(&entries, *q);
+			}
+		}
+		char *p = fsck_tree_bundle(entries.data, NULL);
+		buf_free(&entries);
+		hostile_fsck(p, trees[i].want, trees[i].what);
+	}
+
+	/* .gitmodules: what git refuses in one, and what it only notes. */
+	static const struct { const char *text, *want, *what; } mods[] = {
+		{ "[submodule \"../../x\"]\n\tpath = x\n\turl = https://example.invalid/x\n",
+		  "gitmodulesName: disallowed submodule name: ../../x", "a submodule name that climbs out" },
+		{ "[submodule \"x\"]\n\turl = --upload-pack=touch${IFS}/tmp/pwned\n",
+		  "gitmodulesUrl: disallowed submodule url: --upload-pack", "a URL that is an option" },
+		{ "[submodule \"x\"]\n\turl = ../../:evil\n",
+		  "gitmodulesUrl: disallowed submodule url: ../../:evil", "a relative URL out of its host" },
+		{ "[submodule \"x\"]\n\turl = \"https://example.invalid/x%0a.git\"\n",
+		  "gitmodulesUrl: disallowed submodule url", "an http URL with an encoded newline" },
+		{ "[submodule \"x\"]\n\turl = https:///x.git\n",
+		  "gitmodulesUrl: disallowed submodule url: https:///x.git", "an http URL with no host" },
+		{ "[submodule \"x\"]\n\tpath = -x\n\turl = ./x\n",
+		  "gitmodulesPath: disallowed submodule path: -x", "a path that is an option" },
+		{ "[submodule \"x\"]\n\tupdate = !touch /tmp/pwned\n",
+		  "gitmodulesUpdate: disallowed submodule update setting: !touch", "an update command" },
+		{ NULL, NULL, NULL },
+	};
+	for (size_t i = 0; mods[i].want; i++) {
+		char *p = fsck_tree_bundle("100644\tb'.gitmodules'\t@M\n", mods[i].text);
+		hostile_fsck(p, mods[i].want, mods[i].what);
+	}
+	{
+		char *p = fsck_tree_bundle("100644\tb'.GITMODULES'\t@M\n",
+		                           "[submodule \"x\"]\n\tpath = -p\n");
+		hostile_fsck(p, "gitmodulesPath: disallowed submodule path: -p",
+		        "a .GITMODULES (any case) with a path that is an option");
+		p = fsck_tree_bundle("100644\tb'.gitattributes'\t@M\n",
+		                     testlib_fmt("%0*d\n", 3000, 0));
+		hostile_fsck(p, "gitattributesLineLength: .gitattributes has too long lines to parse",
+		        "a .gitattributes line of 3000 bytes");
+	}
+
+	/* What git only notes (an info), it imports: so does paddock. */
+	static const struct { const char *entries, *gitmodules, *what; } fine[] = {
+		{ "100644\tb'.gitmodules'\t@M\n", "[submodule \"x\"\n\turl = -x\n",
+		  "a .gitmodules that does not parse (nothing after the error is read)" },
+		{ "120000\tb'.gitignore'\t@B\n", NULL, "a .gitignore symlink" },
+		{ "100644\tb'.gitmodules'\t@M\n", "[submodule \"a..b\"]\n\turl = ../x\n\tpath = a\n",
+		  "a submodule name with .. not a component, a URL one folder up" },
+		{ "100644\tb'.github'\t@B\n100644\tb'git~2'\t@B\n", NULL, ".github and git~2" },
+	};
+	for (size_t i = 0; i < sizeof fine / sizeof *fine; i++) {
+		char *p = fsck_tree_bundle(fine[i].entries, fine[i].gitmodules);
+		char head[41] = "";
+		char *ref = testlib_fmt("refs/paddock/tasks/fine-%zu", i);
+		int rc = bundle_import(MIRROR, p, REF, BASE, ref, &LIM, head, &e_fsck);
+		ok(rc == 0, "%s: imported", fine[i].what);
+		ok(!git_refuses(p), "%s: git index-pack --strict imports it too", fine[i].what);
+		if (rc < 0)
+			printf("#   %s\n", e_fsck.msg);
+	}
+
+	/* Commits: headers in git's order and form. */
+	const char *id = "author A U Thor <a@example.invalid> 1700000000 +0000\n"
+	                 "committer C O Mitter <c@example.invalid> 1700000000 +0000\n";
+	struct { const char *text, *want, *what; } commits[] = {
+		{ testlib_fmt("parent %s\n%s\nmsg\n", BASE, id), "missingTree", "no tree line" },
+		{ testlib_fmt("tree %.39s\nparent %s\n%s\nmsg\n", tree, BASE, id), "", "a short tree id" },
+		{ testlib_fmt("tree %s\nparent %.39sx\n%s\nmsg\n", tree, BASE, id), "",
+		  "a parent id that is not hex" },
+		{ testlib_fmt("tree %s\nparent %s\ncommitter C <c@x> 1 +0000\n\nmsg\n", tree, BASE),
+		  "missingAuthor", "no author line" },
+		{ testlib_fmt("tree %s\nparent %s\nauthor A <a@x> 1 +0000\n%s\nmsg\n", tree, BASE, id),
+		  "multipleAuthors", "two author lines" },
+		{ testlib_fmt("tree %s\nparent %s\nauthor A <a@x> 1 +0000\n\nmsg\n", tree, BASE),
+		  "missingCommitter", "no committer line" },
+		{ testlib_fmt("tree %s\nparent %s\nauthor <a@x> 1 +0000\ncommitter C <c@x> 1 +0000\n\n",
+		              tree, BASE), "missingNameBeforeEmail", "an author with no name" },
+		{ testlib_fmt("tree %s\nparent %s\nauthor A a@x> 1 +0000\ncommitter C <c@x> 1 +0000\n\n",
+		              tree, BASE), "badName", "a name with a >" },
+		{ testlib_fmt("tree %s\nparent %s\nauthor A 1 +0000\ncommitter C <c@x> 1 +0000\n\n",
+		              tree, BASE), "missingEmail", "no email" },
+		{ testlib_fmt("tree %s\nparent %s\nauthor A<a@x> 1 +0000\ncommitter C <c@x> 1 +0000\n\n",
+		              tree, BASE), "missingSpaceBeforeEmail", "no space before the email" },
+		{ testlib_fmt("tree %s\nparent %s\nauthor A <a@x 1 +0000\ncommitter C <c@x> 1 +0000\n\n",
+		              tree, BASE), "badEmail", "an email with no >" },
+		{ testlib_fmt("tree %s\nparent %s\nauthor A <a@x>1 +0000\ncommitter C <c@x> 1 +0000\n\n",
+		              tree, BASE), "missingSpaceBeforeDate", "no space before the date" },
+		{ testlib_fmt("tree %s\nparent %s\nauthor A <a@x> 01 +0000\ncommitter C <c@x> 1 +0000\n\n",
+		              tree, BASE), "zeroPaddedDate", "a zero-padded date" },
+		{ testlib_fmt("tree %s\nparent %s\nauthor A <a@x> 99999999999999999999 +0000\n"
+		              "committer C <c@x> 1 +0000\n\n", tree, BASE),
+		  "badDateOverflow", "a date past 64 bits" },
+		{ testlib_fmt("tree %s\nparent %s\nauthor A <a@x> soon +0000\ncommitter C <c@x> 1 +0000\n\n",
+		              tree, BASE), "badDate", "a date that is not a number" },
+		{ testlib_fmt("tree %s\nparent %s\nauthor A <a@x> 1 +00\ncommitter C <c@x> 1 +0000\n\n",
+		              tree, BASE), "badTimezone", "a short time zone" },
+		{ testlib_fmt("tree %s\nparent %s\nauthor A <a@x> 1 +0000\ncommitter C <c@x> 1 0000\n\n",
+		              tree, BASE), "badTimezone", "a committer time zone with no sign" },
+		{ testlib_fmt("tree %s\nparent %s\n%s", tree, BASE,
+		              "author A <a@x> 1 +0000\ncommitter C <c@x> 1 +0000"),
+		  "unterminatedHeader", "a header with no final newline" },
+	};
+	for (size_t i = 0; i < sizeof commits / sizeof *commits; i++) {
+		char *p = fsck_commit_bundle(commits[i].text);
+		hostile_fsck(p, *commits[i].want ? commits[i].want : "bundle refused: ",
+		        testlib_fmt("a commit with %s", commits[i].what));
+	}
+	/* NUL bytes: in the header, and in the message. */
+	{
+		char *f = testlib_fmt("%s/commit.txt", T);
+		testlib_sh("printf 'tree %s\\nparent %s\\nauthor A <a@x> 1 +0000\\000\\ncommitter C <c@x> "
+		           "1 +0000\\n\\nmsg\\n' > '%s'", tree, BASE, f);
+		char *c = testlib_sh_out("cd '%s' && git hash-object -t commit --literally -w '%s'",
+		                         WORK, f);
+		hostile_fsck(fsck_bundle("nul.bundle", c, c), "nulInHeader", "a NUL in a commit's header");
+		testlib_sh("printf 'tree %s\\nparent %s\\nauthor A <a@x> 1 +0000\\ncommitter C <c@x> "
+		           "1 +0000\\n\\nmsg\\000more\\n' > '%s'", tree, BASE, f);
+		c = testlib_sh_out("cd '%s' && git hash-object -t commit --literally -w '%s'", WORK, f);
+		hostile_fsck(fsck_bundle("nul.bundle", c, c), "nulInCommit", "a NUL in a commit's message");
+	}
+}
+
+
 int main(void)
 {
 	struct err e;
@@ -655,7 +898,8 @@ int main(void)
 		           "git rev-list --objects %s ^%s | cut -c1-40 | git pack-objects -q --stdout; } "
 		           "> '%s/orphan.bundle'", WORK, BASE, c2, c2, c1, T);
 		p = testlib_fmt("%s/orphan.bundle", T);
-		hostile(p, &LIM, "did not receive expected object", "a parent commit that is nowhere");
+		hostile(p, &LIM, testlib_fmt("bundle refused: object %s is missing", c1),
+	        "a parent commit that is nowhere");
 	}
 
 	/* Trees that name the same tree over and over, five levels deep:
@@ -700,6 +944,8 @@ int main(void)
 		       "DT_UNKNOWN: the mirror passes git fsck");
 	}
 
+	test_fsck();
+
 	/* A quarantine whose listing shows no pack: refused, no ref. */
 	{
 		char *hid = testlib_sh_out(
@@ -709,7 +955,7 @@ int main(void)
 		make_bundle("hidden.bundle", hid, REF " ^main");
 		p = testlib_fmt("%s/hidden.bundle", T);
 		fs_hide_pack = 1;
-		hostile(p, &LIM, "git index-pack left 0 packs and 0 pack indexes",
+		hostile(p, &LIM, "the pack's check left 0 packs and 0 pack indexes",
 		        "pack files missing from the quarantine's listing");
 		fs_hide_pack = 0;
 	}
