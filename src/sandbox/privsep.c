@@ -1144,10 +1144,10 @@ static void *watch_client(void *arg)
 
 /* The descriptor a client passed for a shell's terminal frames
  * (sandbox_cmd.term): one end of a socketpair of unix SOCK_SEQPACKET
- * sockets the client made (its peer unnamed, the client's uid or root's
- * as a connection's peer is checked), never a file, pipe or device root
- * would block on or write into, nor a connection to a socket with a name
- * (this helper's, another keeper's).  The keeper reads only frames from
+ * sockets (its peer unnamed) made by the user or root (SO_PEERCRED, as
+ * the helper checks a connection's peer); never a file, pipe or device
+ * root would block on or write into, nor a connection to a socket with a
+ * name (this helper's, through which another keeper would read it).  The keeper reads only frames from
  * it, typed bytes and window sizes for its own sandbox's command (no
  * frame names a sandbox or a command), and writes only what that command
  * printed.  0, or -1 with e set. */
