@@ -320,14 +320,13 @@ static void refuse(int fd, const char *msg)
 /* What the backend gets (mine: the supervisor's copy, closed once the
  * command ended) and what the relay uses. */
 struct io {
-	int mine[3];               /* the socketpair's backend end; -1, -1 */
-	int in_fd, out_fd, err_fd; /* the relay's end twice; -1 */
+	int mine;                  /* the socketpair's backend end */
+	int in_fd, out_fd;         /* the relay's end, twice */
 };
 
 static void io_close(struct io *io)
 {
-	int *all[] = { &io->mine[0], &io->mine[1], &io->mine[2], &io->in_fd, &io->out_fd,
-	               &io->err_fd };
+	int *all[] = { &io->mine, &io->in_fd, &io->out_fd };
 	for (size_t i = 0; i < sizeof all / sizeof *all; i++) {
 		if (*all[i] >= 0)
 			close(*all[i]);
@@ -336,7 +335,7 @@ static void io_close(struct io *io)
 }
 
 /* On the sandbox's session (sandbox_cmd.term), a terminal or pipes: the
- * backend's end and the relay's (twice, as a pty's master),
+ * backend's end and the relay's (twice: its input and its output),
  * SANDBOX_TERM_* frames between them.  The backend does not live in the
  * relay's thread (the session has one user: the supervisor's thread, in
  * run()), so a socketpair is all they share. */
@@ -345,10 +344,9 @@ static int io_term(struct io *io, struct err *e)
 	int sv[2];
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
 		return err_errno(e, _("cannot create a socket pair"));
-	io->mine[0] = sv[1];
+	io->mine = sv[1];
 	io->in_fd = sv[0];
 	io->out_fd = fcntl(sv[0], F_DUPFD_CLOEXEC, 3);
-	io->err_fd = -1;
 	if (io->out_fd < 0)
 		return err_errno(e, _("cannot create a socket pair"));
 	fcntl(sv[0], F_SETFL, fcntl(sv[0], F_GETFL) | O_NONBLOCK);
@@ -362,7 +360,7 @@ _Static_assert(SANDBOX_TERM_MAX <= SHELL_FRAME_MAX, "a backend frame fits a clie
 struct relay {
 	int sock, lfd, cmd_fd, tty;
 	int eof_sent;              /* the input's end was passed on */
-	int in_fd, out_fd, err_fd;
+	int in_fd, out_fd;
 	int wake;                  /* readable once the command ended */
 	volatile int stop;         /* the run's stop flag */
 	int gone, decided;         /* the client went away; the scheduler spoke */
@@ -409,11 +407,12 @@ static void relay_flush(struct relay *rl)
 		relay_gone(rl);
 }
 
-/* What the command printed on *fd: into the log and a frame. */
-static void relay_output(struct relay *rl, int *fd, int type)
+/* What the command printed (a frame from the backend on out_fd): into
+ * the log and a frame of ours, its type byte where the backend's was. */
+static void relay_output(struct relay *rl)
 {
-	/* A frame from the backend: its type byte where ours goes. */
-	ssize_t n = recv(*fd, rl->frame, 1 + SHELL_FRAME_MAX, MSG_DONTWAIT);
+	int type = SHELL_STDOUT;
+	ssize_t n = recv(rl->out_fd, rl->frame, 1 + SHELL_FRAME_MAX, MSG_DONTWAIT);
 	if (n > 0 && rl->frame[0] == SANDBOX_TERM_ERROR)
 		type = SHELL_STDERR;
 	else if (n > 0 && rl->frame[0] != SANDBOX_TERM_OUTPUT)
@@ -424,9 +423,8 @@ static void relay_output(struct relay *rl, int *fd, int type)
 		return;
 	if (n <= 0) {
 		/* The backend's end is closed. */
-		if (*fd != rl->in_fd)
-			close(*fd);
-		*fd = -1;
+		close(rl->out_fd);
+		rl->out_fd = -1;
 		return;
 	}
 	relay_log(rl, rl->frame + 1, (size_t)n);
@@ -495,7 +493,7 @@ static void relay_refuse_other(struct relay *rl)
 
 /* The poll set of one turn; idx[] gets each descriptor's place, -1 when
  * it is not watched this turn. */
-enum { P_SOCK, P_IN, P_OUT, P_ERR, P_CMD, P_LISTEN, P_WAKE, P_N };
+enum { P_SOCK, P_IN, P_OUT, P_CMD, P_LISTEN, P_WAKE, P_N };
 
 static nfds_t relay_pollset(struct relay *rl, int ending, struct pollfd *p, int idx[P_N])
 {
@@ -505,7 +503,6 @@ static nfds_t relay_pollset(struct relay *rl, int ending, struct pollfd *p, int 
 		             (short)((rl->in.len < INPUT_MAX ? POLLIN : 0) | (rl->flen ? POLLOUT : 0)) },
 		[P_IN] = { rl->in.len ? rl->in_fd : -1, POLLOUT },
 		[P_OUT] = { rl->flen ? -1 : rl->out_fd, POLLIN },
-		[P_ERR] = { rl->flen ? -1 : rl->err_fd, POLLIN },
 		[P_CMD] = { rl->decided ? -1 : rl->cmd_fd, POLLIN },
 		[P_LISTEN] = { rl->lfd, POLLIN },
 		[P_WAKE] = { ending ? -1 : rl->wake, POLLIN },
@@ -551,14 +548,12 @@ static void *relay_run(void *arg)
 		if (ready(p, idx, P_IN, POLLOUT))
 			relay_input(rl);
 		if (ready(p, idx, P_OUT, POLLIN))
-			relay_output(rl, &rl->out_fd, SHELL_STDOUT);
-		if (!rl->flen && ready(p, idx, P_ERR, POLLIN))
-			relay_output(rl, &rl->err_fd, SHELL_STDERR);
+			relay_output(rl);
 		if (rl->in_eof && !rl->in.len && !rl->tty && rl->in_fd >= 0 && !rl->eof_sent) {
 			(void)shell_send(rl->in_fd, SANDBOX_TERM_EOF, "", 0, SEND_WAIT_MS);
 			rl->eof_sent = 1;
 		}
-		if (ending && ((rl->out_fd < 0 && rl->err_fd < 0 && !rl->flen) ||
+		if (ending && ((rl->out_fd < 0 && !rl->flen) ||
 		               clock_mono() > until))
 			break;
 	}
@@ -665,36 +660,36 @@ static int session_run(struct session *ss, struct err *e)
 	struct relay *rl = &ss->rl;
 	*rl = (struct relay){ .sock = ss->sock, .lfd = ss->lfd, .cmd_fd = h->cmd_fd,
 	                      .tty = ss->q.tty, .in_fd = ss->io.in_fd,
-	                      .out_fd = ss->io.out_fd, .err_fd = ss->io.err_fd, .wake = wake[0],
+	                      .out_fd = ss->io.out_fd, .wake = wake[0],
 	                      .log_fd = h->log_fd, .used = h->output_used, .cap = h->output_cap,
 	                      .actor = ss->q.actor, .task_id = h->task_id };
 	/* The relay owns them now. */
-	ss->io.in_fd = ss->io.out_fd = ss->io.err_fd = -1;
+	ss->io.in_fd = ss->io.out_fd = -1;
 	struct sandbox_cmd cmd = {
 		.argv = v, .env = env, .out_fd = h->log_fd,
 		.deadline = h->timeout > 0 ? clock_mono() + h->timeout : 0,
 		.tty = ss->q.tty, .stop = &rl->stop,
-		.term = &ss->io.mine[0], .rows = ss->q.rows, .cols = ss->q.cols,
+		.term = &ss->io.mine, .rows = ss->q.rows, .cols = ss->q.cols,
 	};
 	pthread_t th;
 	int threaded = pthread_create(&th, NULL, relay_run, rl) == 0;
 	int rc = threaded ? h->be->run(h->sb, &cmd, &ss->res, e)
 	                  : err_set(e, _("cannot start the shell's relay"));
-	/* The command is gone, and with it every copy of its ends but ours. */
-	for (int i = 0; i < 3; i++) {
-		if (ss->io.mine[i] >= 0)
-			close(ss->io.mine[i]);
-		ss->io.mine[i] = -1;
+	/* The command is gone, and with it every copy of the backend's end
+	 * but ours. */
+	if (ss->io.mine >= 0)
+		close(ss->io.mine);
+	ss->io.mine = -1;
+	for (int i = 0; i < 3; i++)
 		free(own[i]);
-	}
 	if (threaded) {
 		(void)fsx_write_all(wake[1], "x", 1);
 		pthread_join(th, NULL);
 	}
 	close(wake[0]);
 	close(wake[1]);
-	int *fds[] = { &rl->in_fd, &rl->out_fd, &rl->err_fd };
-	for (size_t i = 0; i < 3; i++)
+	int *fds[] = { &rl->in_fd, &rl->out_fd };
+	for (size_t i = 0; i < 2; i++)
 		if (*fds[i] >= 0) {
 			close(*fds[i]);
 			*fds[i] = -1;
@@ -892,7 +887,7 @@ static int session(struct session *ss, struct err *e)
 	struct request *q = &ss->q;
 	char text[400];
 	struct err se = {{0}};
-	ss->io = (struct io){ { -1, -1, -1 }, -1, -1, -1 };
+	ss->io = (struct io){ -1, -1, -1 };
 	/* The command runs on the sandbox's session (no sandbox of its
 	 * own): every backend here has one. */
 	if (!h->be->term || !h->be->term(h->sb)) {
