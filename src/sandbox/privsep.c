@@ -530,14 +530,18 @@ static int ps_run(struct sandbox *sb, const struct sandbox_cmd *cmd, struct sand
 	put_u32(&req, cmd->output_used != NULL);
 	put_u64(&req, cmd->output_used ? *cmd->output_used : 0);
 	put_f64(&req, cmd->deadline);
-	put_u32(&req, cmd->out_fd >= 0);
-	put_u32(&req, cmd->stdio != NULL);
-	put_u32(&req, cmd->stdio && cmd->tty);
-	int fds[4], nfds = 0, rc = -1;
-	if (cmd->out_fd >= 0)
+	/* A shell's command (shell.h): its terminal's frames on the
+	 * socketpair's end, passed to the keeper (keep_run). */
+	put_u32(&req, !cmd->term && cmd->out_fd >= 0);
+	put_u32(&req, cmd->term != NULL);
+	put_u32(&req, cmd->term && cmd->tty);
+	put_u32(&req, cmd->term ? cmd->rows : 0);
+	put_u32(&req, cmd->term ? cmd->cols : 0);
+	int fds[2], nfds = 0, rc = -1;
+	if (cmd->term)
+		fds[nfds++] = *cmd->term;
+	else if (cmd->out_fd >= 0)
 		fds[nfds++] = cmd->out_fd;
-	for (int i = 0; cmd->stdio && i < 3; i++)
-		fds[nfds++] = cmd->stdio[i];
 	if (ps_send(sb->fd, &req, fds, (size_t)nfds) < 0) {
 		err_errno(e, _("cannot ask paddock's root helper"));
 		goto out;
@@ -651,6 +655,14 @@ static int ps_changes(struct sandbox *sb, struct err *e)
 	return rc;
 }
 
+/* term(): a shell's command runs on the keeper's session too, its
+ * frames on a socketpair the keeper is given (ps_run, keep_run). */
+static int ps_term(struct sandbox *sb)
+{
+	(void)sb;
+	return 1;
+}
+
 static int ps_branch(struct sandbox *sb, const char *branch, const char *sha, struct err *e)
 {
 	struct wire req = {0}, rep = {0};
@@ -666,7 +678,7 @@ static int ps_branch(struct sandbox *sb, const char *branch, const char *sha, st
 static const struct sandbox_backend privsep_backend = {
 	.name = "bwrap", .nets = SANDBOX_NET_NETNS,
 	.create = ps_create, .run = ps_run, .copy_out = ps_copy_out, .copy_in = ps_copy_in,
-	.changes = ps_changes, .branch = ps_branch,
+	.changes = ps_changes, .branch = ps_branch, .term = ps_term,
 	.destroy = ps_destroy, .preflight = ps_preflight, .janitor = ps_janitor,
 	.owner = ps_owner, .netns = ps_netns,
 };
@@ -1130,6 +1142,34 @@ static void *watch_client(void *arg)
 	return NULL;
 }
 
+/* The descriptor a client passed for a shell's terminal frames
+ * (sandbox_cmd.term): one end of a socketpair of unix SOCK_SEQPACKET
+ * sockets (its peer unnamed) made by the user or root (SO_PEERCRED, as
+ * the helper checks a connection's peer); never a file, pipe or device
+ * root would block on or write into, nor a connection to a socket with a
+ * name (this helper's, through which another keeper would read it).  The keeper reads only frames from
+ * it, typed bytes and window sizes for its own sandbox's command (no
+ * frame names a sandbox or a command), and writes only what that command
+ * printed.  0, or -1 with e set. */
+static int check_term_fd(int fd, struct err *e)
+{
+	struct stat st;
+	int domain = 0, type = 0;
+	socklen_t len = sizeof domain, tlen = sizeof type, clen = sizeof(struct ucred);
+	struct sockaddr_un peer;
+	socklen_t plen = sizeof peer;
+	struct ucred cr;
+	if (fstat(fd, &st) < 0 || !S_ISSOCK(st.st_mode) ||
+	    getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) < 0 || domain != AF_UNIX ||
+	    getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tlen) < 0 || type != SOCK_SEQPACKET ||
+	    getpeername(fd, (struct sockaddr *)&peer, &plen) < 0 || plen != sizeof(sa_family_t) ||
+	    getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &clen) < 0 ||
+	    (cr.uid != ps.uid && cr.uid != 0))
+		return err_set(e, _("the shell's terminal was not passed as a socket pair of the "
+		                    "user's; refusing it"));
+	return 0;
+}
+
 static int keep_run(struct keeper *k, struct wire *w, const int *fds, size_t nfds,
                     struct wire *rep, struct err *e)
 {
@@ -1139,17 +1179,19 @@ static int keep_run(struct keeper *k, struct wire *w, const int *fds, size_t nfd
 	uint64_t used = get_u64(w);
 	double deadline = get_f64(w);
 	int has_out = (int)get_u32(w);
-	/* A shell's command (shell.h): its three descriptors after out_fd,
-	 * the first a terminal when tty says so. */
-	int has_stdio = (int)get_u32(w);
+	/* A shell's command (shell.h): one descriptor, the client's end of
+	 * a socketpair that carries its terminal's frames (sandbox_cmd.term),
+	 * a terminal of rows x cols when tty says so. */
+	int has_term = (int)get_u32(w);
 	int tty = (int)get_u32(w);
+	unsigned rows = get_u32(w), cols = get_u32(w);
 	int rc = -1;
 	struct sandbox_result r = {0};
 	int env_ok = 1;
 	for (size_t i = 0; env && env[i]; i++)
 		env_ok &= strchr(env[i], '=') != NULL && env[i][0] != '=';
-	if (w->bad || !argv || !argv[0] || !env_ok ||
-	    nfds != (size_t)(has_out ? 1 : 0) + (has_stdio ? 3 : 0)) {
+	if (w->bad || !argv || !argv[0] || !env_ok || (has_out && has_term) ||
+	    nfds != (size_t)(has_out || has_term ? 1 : 0)) {
 		err_set(e, _("paddock's root helper got a malformed request"));
 		goto out;
 	}
@@ -1157,12 +1199,15 @@ static int keep_run(struct keeper *k, struct wire *w, const int *fds, size_t nfd
 		err_set(e, _("no sandbox to run in"));
 		goto out;
 	}
+	if (has_term && check_term_fd(fds[0], e) < 0)
+		goto out;
 	struct watcher wt = { .k = k };
 	struct sandbox_cmd cmd = { .argv = argv, .env = env, .out_fd = has_out ? fds[0] : -1,
 	                           .output_used = has_used ? &used : NULL,
 	                           .deadline = deadline, .stop = &wt.cancel,
-	                           .stdio = has_stdio ? fds + (has_out ? 1 : 0) : NULL,
-	                           .tty = has_stdio && tty };
+	                           .term = has_term ? &fds[0] : NULL, .tty = has_term && tty,
+	                           .rows = rows < 10000 ? rows : 0,
+	                           .cols = cols < 10000 ? cols : 0 };
 	pthread_t th;
 	int started = pipe2(wt.stop, O_CLOEXEC) == 0 &&
 	              pthread_create(&th, NULL, watch_client, &wt) == 0;

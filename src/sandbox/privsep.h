@@ -11,8 +11,12 @@
  * which does for that one client only what needs root, through the
  * bubblewrap backend in root mode:
  *   - one sandbox: create, run (the command's output goes straight to the
- *     client's log descriptor; a shell's command gets the terminal or
- *     pipes the client made, shell.h), copy out and in through
+ *     client's log descriptor; a shell's command, shell.h, is a RUN on
+ *     the session whose terminal or pipes travel as sandbox_cmd.term's
+ *     frames over a socketpair the client made and passed: the keeper
+ *     takes only an unnamed unix SOCK_SEQPACKET pair of the client's, and
+ *     reads from it only typed bytes, an input's end and window sizes
+ *     for its own sandbox's command), copy out and in through
  *     descriptors the client opened, destroy.  Its commands run on one
  *     paddock-runner session (runner.h) whose channel the keeper holds:
  *     the client speaks only this helper's checked requests, never the

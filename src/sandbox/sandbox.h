@@ -139,17 +139,14 @@ struct sandbox_cmd {
 	uint64_t *output_used;     /* bytes already written to out_fd by earlier
 	                              commands; updated; the cap is limits.output */
 	double deadline;           /* CLOCK_MONOTONIC seconds; 0 = none */
-	/* An interactive command (paddock shell, shell.h): its stdin, stdout
-	 * and stderr, in place of /dev/null and out_fd, which is then not
-	 * used (the caller reads and logs what it prints).  NULL: as above. */
-	const int *stdio;
-	int tty;                   /* with stdio: stdio[0] is a terminal (a pty's
-	                              slave), the command's controlling terminal
-	                              in a session of its own; with term: the
-	                              command gets a terminal of rows x cols */
-	/* An interactive command on the sandbox's session, for a backend
-	 * whose term() says it takes one (NULL: not one): *term is one end of
-	 * a SOCK_SEQPACKET socketpair, the caller's relay at the other, over
+	int tty;                   /* with term: the command gets a terminal of
+	                              rows x cols (its controlling terminal, in a
+	                              session of its own), else pipes */
+	/* An interactive command (paddock shell, shell.h) on the sandbox's
+	 * session, for a backend whose term() says it takes one (NULL: not
+	 * one): *term is one end of a SOCK_SEQPACKET socketpair, the
+	 * caller's relay at the other (under the root helper, the keeper's
+	 * copy of the client's end: privsep.h), over
 	 * which the command's terminal (tty) or pipes travel as SANDBOX_TERM_*
 	 * frames; out_fd and the output cap are then not used (the caller
 	 * reads and logs what it prints).  run() returns once the command
@@ -234,7 +231,8 @@ struct sandbox_backend {
 	/* Optional: 1 when run() takes sandbox_cmd.term for sb, running the
 	 * command on the sandbox's session (runner.h) as a RUN like any other,
 	 * whose leftovers the next step's fresh RUN kills; 0 (or NULL) when it
-	 * runs an interactive command only with stdio. */
+	 * runs no interactive command (paddock shell refuses one there).
+	 * Every backend here says 1. */
 	int (*term)(struct sandbox *sb);
 	/* Kills everything left, removes cgroups; frees sb.  NULL is fine. */
 	void (*destroy)(struct sandbox *sb);
@@ -262,12 +260,11 @@ struct sandbox_backend {
  * (the user is its root) for the mounts, the agent runs as the user's uid
  * mapped to 1000, its network the gateway's bridge; limits by rlimits
  * (RLIMIT_NPROC, RLIMIT_DATA) and paddock's own watch over the sandbox's
- * memory, no cgroups.  A sandbox's commands, a shell's (term())
+ * memory, no cgroups.  All of a sandbox's commands, a shell's (term())
  * included, run on one paddock-runner session, the runner its PID 1 (in
  * user mode a child of the bridge; without cgroups the host watches the
- * memory of the session's whole tree); a command on stdio (a shell under
- * the root helper, whose term() is none) ends the session and runs in a
- * bwrap of its own (the next command starts a new session).  Its janitor kills
+ * memory of the session's whole tree); so do those of the root helper's
+ * keepers (privsep.h), a shell's frames relayed by the keeper.  Its janitor kills
  * and removes the cgroups of tasks of a process that died (mounts vanish
  * with their supervisor). */
 const struct sandbox_backend *sandbox_backend_bwrap(void);
@@ -279,8 +276,7 @@ const struct sandbox_backend *sandbox_backend_bwrap(void);
  * run through one paddock-runner session per sandbox (runner.h), each a
  * fresh RUN: what an earlier command left below the runner is killed
  * first; a runner that lies, stalls or dies fails run() with ERR_RUNNER.
- * A shell's command (term()) is a RUN too; a command on stdio runs as a
- * child of paddock's own, beside the session.  Its
+ * A shell's command (term()) is a RUN too.  Its
  * preflight refuses unless unsafe_no_isolation is set: it is for tests
  * and for development where user namespaces are missing. */
 const struct sandbox_backend *sandbox_backend_process(void);

@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
@@ -145,7 +144,7 @@ struct sandbox {
 	pid_t *infra;
 	size_t ninfra;
 	int memory_hit;        /* the watch killed it for its memory */
-	/* The next command's bwrap, started ahead (bw_prestart): in the
+	/* The session's bwrap, started ahead (bw_prestart): in the
 	 * sandbox's cgroups already, blocked reading its arguments. */
 	struct bw_pre {
 		int started;
@@ -358,10 +357,7 @@ static void build_argv(struct sandbox *sb, const struct sandbox_cmd *cmd,
 		av_add(a, "--unshare-net");
 	av_add2(a, "--hostname", "sandbox");
 	av_add(a, "--die-with-parent");
-	/* A terminal's command is in a session of its own already, its pty
-	 * its controlling terminal (bw_enter); anything else gets none. */
-	if (!(cmd->stdio && cmd->tty))
-		av_add(a, "--new-session");
+	av_add(a, "--new-session");
 	av_add2(a, "--cap-drop", "ALL");
 	/* --clearenv acts when parsed, so it must come before the --setenv's. */
 	av_add(a, "--clearenv");
@@ -879,7 +875,6 @@ enum bw_step {
 struct bw_child {
 	struct sandbox *sb;
 	pid_t parent;
-	int tty;               /* fd 0 is a pty: its controlling terminal */
 	int go_fd;             /* started ahead: wait here for the command, or -1 */
 	int args_fd;           /* ... whose bwrap arguments are in this memfd */
 };
@@ -952,11 +947,6 @@ static int bw_enter(void *arg)
 	struct sandbox *sb = bc->sb;
 	if (cgroup_enter(sb->cg, getpid()) < 0)
 		return STEP_CGROUP;
-	/* A session of its own whose controlling terminal is the pty (never
-	 * the supervisor's terminal); TIOCSTI stays refused (seccomp).  It
-	 * may lead one already (child_leave_terminal). */
-	if (bc->tty && ((getsid(0) != getpid() && setsid() < 0) || ioctl(0, TIOCSCTTY, 0) < 0))
-		return STEP_FDS;
 	if (sb->netns_fd >= 0) {
 		if (setns(sb->netns_fd, CLONE_NEWNET) < 0)
 			return STEP_NETNS;
@@ -1059,15 +1049,11 @@ static int run_start(struct sandbox *sb, const struct sandbox_cmd *cmd,
 	if (!sb->cg && sb->limits.memory > 0)
 		limits[nlimits++] = (struct child_limit){ RLIMIT_DATA, sb->limits.memory,
 		                                          sb->limits.memory };
-	struct bw_child bc = { .sb = sb, .parent = getpid(), .go_fd = -1, .args_fd = -1,
-	                       .tty = cmd->stdio && cmd->tty };
+	struct bw_child bc = { .sb = sb, .parent = getpid(), .go_fd = -1, .args_fd = -1 };
 	*ch = (struct child){ .argv = (const char *const *)av->v, .env = envp, .cwd = "/",
 	                      .stdio = { devnull, *out_wr, *out_wr }, .keep = keep,
 	                      .nkeep = nkeep, .limits = limits, .nlimits = nlimits,
 	                      .flags = CHILD_CLOSE_FDS, .setup = bw_enter, .arg = &bc };
-	if (cmd->stdio)
-		for (int i = 0; i < 3; i++)
-			ch->stdio[i] = cmd->stdio[i];
 	int started = child_start(ch, NULL);
 	sb->running = started < 0 ? 0 : ch->pid;
 	close(*out_wr);
@@ -1085,15 +1071,15 @@ static int run_start(struct sandbox *sb, const struct sandbox_cmd *cmd,
 	return 0;
 }
 
-/* ---- the next command's bwrap, started ahead ---- */
+/* ---- the session's bwrap, started ahead ---- */
 
 /* Moving a process into a cgroup (v1) waits for an RCU grace period when
  * no move happened in the last few tens of ms: 7-25 ms on these machines,
- * for every command that follows a pause.  So the next command's process
- * is started as soon as a command ends (and when the sandbox is made):
- * it moves into the cgroups while the supervisor does other work, and
- * waits in bw_enter.  bw_run writes bwrap's arguments to a memfd and
- * sends the start; then it runs bwrap with them.  The start is a
+ * for the first command after a pause.  So the session's process is
+ * started when the sandbox is made: it moves into the cgroups while the
+ * supervisor does other work, and waits in bw_enter.
+ * bw_session_start writes bwrap's arguments to a memfd and sends the
+ * start; then it runs bwrap with them.  The start is a
  * message, not EOF: another child of the supervisor may hold a copy of
  * the pipe. */
 static void bw_pre_close(struct bw_pre *p)
@@ -1240,38 +1226,6 @@ static void kill_all(void *arg)
 		cgroup_kill_all(sb->cg);
 	else if (sb->running > 0)
 		sandbox_tree(sb->running, NULL, 1);
-}
-
-/* Without a memory cgroup: the sandbox's resident memory, summed over its
- * processes; over limits.memory, everything is killed, as the OOM killer
- * would. */
-static void watch_memory(void *arg)
-{
-	struct sandbox *sb = arg;
-	uint64_t rss;
-	if (sb->cg || sb->limits.memory == 0 || sb->running <= 0)
-		return;
-	sandbox_tree(sb->running, &rss, 0);
-	if (rss > sb->limits.memory) {
-		sb->memory_hit = 1;
-		sandbox_tree(sb->running, NULL, 1);
-	}
-}
-
-/* How the command ended, and which limits it ran into: counters that
- * grew during the run, or a full disk now. */
-static void run_result(struct sandbox *sb, struct sandbox_result *r, enum sandbox_end killed,
-                       int status, uint64_t oom0, uint64_t pids0)
-{
-	struct statvfs vfs;
-
-	sandbox_result_set(r, killed, status);
-	if (cgroup_oom_kills(sb->cg) > oom0 || sb->memory_hit)
-		r->hit |= SANDBOX_HIT_MEMORY;
-	if (cgroup_pids_refused(sb->cg) > pids0)
-		r->hit |= SANDBOX_HIT_PIDS;
-	if (statvfs(RT, &vfs) == 0 && (vfs.f_bavail == 0 || (vfs.f_files && vfs.f_favail == 0)))
-		r->hit |= SANDBOX_HIT_DISK;
 }
 
 /* Ends the session: the channel closed, the runner kills what it ran and
@@ -1471,81 +1425,13 @@ static int bw_term(struct sandbox *sb)
 static int bw_run(struct sandbox *sb, const struct sandbox_cmd *cmd, struct sandbox_result *r,
                   struct err *e)
 {
-	int data[DATA_N] = { -1, -1, -1, -1 };
-	int outp[2] = { -1, -1 }, devnull = -1;
-	struct argv_b av = { 0 };
-	struct child ch;
-	struct sandbox_drain d;
-	uint64_t oom0, pids0;
-	int status = 0, rc = -1;
-
 	int begun = sandbox_run_begin(cmd, r, e);
 	if (begun != 0)
 		return begun < 0 ? -1 : 0;
-	/* Every command but one on the caller's descriptors runs on the
-	 * session: the shell's too (cmd->term), the root helper's keepers'
-	 * (privsep.c), and user mode's without cgroups (the host watches the
-	 * session's memory). */
-	if (!cmd->stdio)
-		return bw_run_session(sb, cmd, r, e);
-	if (cmd->term)
-		return err_set(e, _("this sandbox runs no command on a session"));
-	/* A command on the caller's descriptors ends the session first: it
-	 * runs, and its leftovers are killed, as the whole cgroup. */
-	bw_session_end(sb);
-	oom0 = cgroup_oom_kills(sb->cg);
-	pids0 = cgroup_pids_refused(sb->cg);
-	/* The process started ahead has the usual descriptors: a command
-	 * with its own (a shell's) starts afresh. */
-	if (cmd->stdio)
-		bw_pre_drop(sb);
-	if (sb->pre.started) {
-		/* Its output and files are this run's from here on. */
-		struct bw_pre *p = &sb->pre;
-		memcpy(data, p->data, sizeof data);
-		outp[0] = p->out_rd;
-		devnull = p->devnull;
-		for (int i = 0; i < DATA_N; i++)
-			p->data[i] = -1;
-		p->out_rd = p->devnull = -1;
-		build_argv(sb, cmd, data, &av);
-		int took = bw_pre_take(sb, cmd, &av, &ch, e);
-		bw_pre_close(p);
-		if (took < 0) {
-			cgroup_kill_all(sb->cg);
-			goto out;
-		}
-	} else {
-		if (run_fds(data, outp, &devnull, e) < 0)
-			goto out;
-		build_argv(sb, cmd, data, &av);
-		if (run_start(sb, cmd, &av, data, devnull, &outp[1], &ch, e) < 0)
-			goto out;
-	}
-	run_drain_init(sb, cmd, &d);
-	sb->memory_hit = 0;
-	enum sandbox_end killed = sandbox_wait(cmd, &ch, outp[0], &d, kill_all, watch_memory, sb,
-	                                       &status);
-	/* Daemons and orphans must not outlive a command. */
-	kill_all(sb);
-	sb->running = 0;
-	reap_sandbox_zombies();
-	run_result(sb, r, killed, status, oom0, pids0);
-	rc = 0;
-	/* The next command's bwrap, into the cgroups while we do other work. */
-	bw_prestart(sb);
-
-out:
-	for (int i = 0; i < DATA_N; i++)
-		if (data[i] >= 0)
-			close(data[i]);
-	for (int i = 0; i < 2; i++)
-		if (outp[i] >= 0)
-			close(outp[i]);
-	if (devnull >= 0)
-		close(devnull);
-	av_free(&av);
-	return rc;
+	/* Every command runs on the session: the shell's too (cmd->term),
+	 * the root helper's keepers' (privsep.c), and user mode's without
+	 * cgroups (the host watches the session's memory). */
+	return bw_run_session(sb, cmd, r, e);
 }
 
 /* ---- copy_out ---- */

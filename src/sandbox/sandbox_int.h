@@ -35,22 +35,9 @@ void sandbox_drain_init(struct sandbox_drain *d, const struct sandbox_cmd *cmd, 
  * reached just now. */
 int sandbox_drain_chunk(struct sandbox_drain *d, const char *p, size_t n);
 
-/* Kills everything the sandbox's commands left running (a cgroup, a
- * process group). */
-typedef void sandbox_kill_fn(void *arg);
 /* Looks at the running command between reads (every 200 ms), and may
  * kill it (a limit paddock watches itself). */
 typedef void sandbox_watch_fn(void *arg);
-
-/* Copies the output on fd (non-blocking; the command's end is open only in
- * the command) until ch has ended and the pipe is at EOF, killing at the
- * deadline, on a cancel or at the output cap; kill_all(arg) kills
- * everything, the command included (ch is killed too); watch(arg), when
- * not NULL, runs while it lives.  Returns why it was killed
- * (SANDBOX_EXITED: it was not), the wait status in *status. */
-enum sandbox_end sandbox_wait(const struct sandbox_cmd *cmd, struct child *ch, int fd,
-                              struct sandbox_drain *d, sandbox_kill_fn *kill_all,
-                              sandbox_watch_fn *watch, void *arg, int *status);
 
 /* The processes under root (root included, found through /proc by their
  * parents): how many, and their resident memory in bytes summed into
@@ -108,9 +95,6 @@ int sandbox_runner_put(struct runner *rn, const char *host, const char *inside, 
  * `host`, which is removed on failure.  -1 as sandbox_runner_put. */
 int sandbox_runner_get(struct runner *rn, const char *inside, const char *host, uint64_t cap,
                        struct err *e);
-
-/* Fills r from how the command ended (status, or killed). */
-void sandbox_result_set(struct sandbox_result *r, enum sandbox_end killed, int status);
 
 /* Splits an absolute sandbox path under /out or /work: *under is
  * SANDBOX_OUTDIR or SANDBOX_WORKDIR, *rel what follows.  -1 with a

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
@@ -27,10 +28,8 @@
 
 /* Seconds of CPU time a process may use beyond its sandbox's share. */
 #define CPU_SLACK_S 2
-#define POLL_MS 100
 /* How often a watch looks (a walk over /proc): not on every chunk read. */
 #define WATCH_MS 200
-#define DRAIN_AFTER_KILL_MS 2000
 /* How long a runner has to end a run it was told to kill. */
 #define RUNNER_KILL_S 10.0
 
@@ -80,109 +79,6 @@ int sandbox_drain_chunk(struct sandbox_drain *d, const char *p, size_t n)
 	*d->used = d->cap;
 	d->capped = 1;
 	return 1;
-}
-
-/* Reads what is available; returns 1 at EOF, 2 when the cap was hit. */
-static int drain_read(struct sandbox_drain *d, int fd)
-{
-	char chunk[65536];
-	int hit = 0;
-
-	for (int i = 0; i < 64; i++) {
-		ssize_t n = read(fd, chunk, sizeof chunk);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return hit ? 2 : 0;  /* EAGAIN: nothing more for now */
-		}
-		if (n == 0)
-			return 1;
-		if (sandbox_drain_chunk(d, chunk, (size_t)n))
-			hit = 1;
-	}
-	return hit ? 2 : 0;
-}
-
-/* Waits for output up to POLL_MS (less when the deadline is nearer and
- * still counts) and copies it; returns as drain_read, 0 when none came. */
-static int poll_output(const struct sandbox_cmd *cmd, int fd, struct sandbox_drain *d,
-                       int deadline_counts)
-{
-	struct pollfd pfd = { fd, POLLIN, 0 };
-	int timeout = POLL_MS;
-
-	if (deadline_counts && cmd->deadline > 0) {
-		double left = cmd->deadline - clock_mono();
-		if (left < POLL_MS / 1000.0)
-			timeout = left > 0 ? (int)(left * 1000) + 1 : 0;
-	}
-	if (poll(&pfd, 1, timeout) > 0)
-		return drain_read(d, fd);
-	return 0;
-}
-
-enum sandbox_end sandbox_wait(const struct sandbox_cmd *cmd, struct child *ch, int fd,
-                              struct sandbox_drain *d, sandbox_kill_fn *kill_all,
-                              sandbox_watch_fn *watch, void *arg, int *status)
-{
-	enum sandbox_end killed = SANDBOX_EXITED;
-	int exited = 0, eof = 0;
-	double kill_time = 0, watched = 0;
-
-	for (;;) {
-		if (!eof) {
-			int dr = poll_output(cmd, fd, d, killed == SANDBOX_EXITED);
-			if (dr == 1)
-				eof = 1;
-			else if (dr == 2 && killed == SANDBOX_EXITED)
-				killed = SANDBOX_OUTPUT_LIMIT;
-		} else if (!exited) {
-			/* The output ended: wake when the command does, not at
-			 * the next tick of a sleep (five commands a task). */
-			int ms = POLL_MS;
-			if (killed == SANDBOX_EXITED && cmd->deadline > 0) {
-				double left = cmd->deadline - clock_mono();
-				ms = left <= 0 ? 0 : left < POLL_MS / 1000.0 ? (int)(left * 1000) + 1
-				                                             : POLL_MS;
-			}
-			if (child_wait_ms(ch, ms)) {
-				*status = ch->status;
-				exited = 1;
-			}
-		}
-		if (!exited && watch && kill_time == 0 && clock_mono() - watched >= WATCH_MS / 1000.0) {
-			watch(arg);
-			watched = clock_mono();
-		}
-		if (!exited && child_poll(ch)) {
-			*status = ch->status;
-			exited = 1;
-		}
-		if (exited && eof)
-			break;
-		if (killed == SANDBOX_EXITED) {
-			if (sandbox_cancel_requested() || (cmd->stop && *cmd->stop))
-				killed = SANDBOX_CANCELLED;
-			else if (cmd->deadline > 0 && clock_mono() >= cmd->deadline)
-				killed = SANDBOX_TIMEOUT;
-		}
-		if (killed != SANDBOX_EXITED && kill_time == 0) {
-			child_kill(ch, SIGKILL);
-			kill_all(arg);
-			kill_time = clock_mono();
-		}
-		if (exited && !eof) {
-			/* The command is gone but something (a daemon it left)
-			 * still holds the pipe: kill it, then drain to EOF. */
-			if (kill_time == 0) {
-				kill_all(arg);
-				kill_time = clock_mono();
-			} else if (clock_mono() - kill_time > DRAIN_AFTER_KILL_MS / 1000.0) {
-				break;  /* a writer we cannot kill; stop waiting */
-			}
-		}
-	}
-	return killed;
 }
 
 int sandbox_run_begin(const struct sandbox_cmd *cmd, struct sandbox_result *r,
@@ -315,6 +211,19 @@ int sandbox_runner_get(struct runner *rn, const char *inside, const char *host, 
 	return rc;
 }
 
+/* Whether the relay closed its end of sandbox_cmd.term (an empty frame
+ * reads as 0 bytes too): nothing queued, and the peer gone. */
+static int term_closed(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN | POLLRDHUP };
+	int queued = 0;
+	if (poll(&p, 1, 0) < 0)
+		return 1;
+	if (!(p.revents & (POLLHUP | POLLRDHUP | POLLERR | POLLNVAL)))
+		return 0;
+	return ioctl(fd, FIONREAD, &queued) < 0 || queued == 0;
+}
+
 /* What the relay of an interactive command sent (sandbox_cmd.term):
  * typed bytes and the input's end as STDIN, a window size as RESIZE.
  * *open becomes 0 once the relay closed its end.  -1 when the session
@@ -333,6 +242,8 @@ static int term_input(struct runner *rn, uint32_t id, struct runner_out *o, int 
 		ssize_t n = recv(o->term_fd, frame, sizeof frame - 1, MSG_DONTWAIT);
 		if (n < 0 && (errno == EAGAIN || errno == EINTR))
 			return 0;
+		if (n == 0 && !term_closed(o->term_fd))
+			continue;  /* an empty frame (a client of the root helper's) */
 		if (n <= 0) {
 			*open = 0;
 			return 0;
@@ -580,20 +491,6 @@ size_t sandbox_tree_spare(pid_t root, uint64_t *rss, int kill_them, const pid_t 
 	}
 	free(v);
 	return count;
-}
-
-void sandbox_result_set(struct sandbox_result *r, enum sandbox_end killed, int status)
-{
-	if (killed != SANDBOX_EXITED) {
-		r->end = killed;
-		r->code = 0;
-	} else if (WIFEXITED(status)) {
-		r->end = SANDBOX_EXITED;
-		r->code = WEXITSTATUS(status);
-	} else {
-		r->end = SANDBOX_SIGNALED;
-		r->code = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
-	}
 }
 
 /* ---- copying files ---- */

@@ -26,8 +26,7 @@
  * agent's failure (it runs as the same user and can kill the runner).
  * What left the runner's tree (a process whose runner died) is beyond
  * reach: no isolation.  The shell (sandbox_cmd.term) is a RUN on the
- * session too; a command on the caller's own descriptors (sandbox_cmd.stdio)
- * runs as a child of paddock's own, beside the session. */
+ * session too. */
 #include "autoconfig.h"
 #include "sandbox.h"
 
@@ -38,7 +37,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -331,69 +329,6 @@ static void make_env(const struct psb *p, const struct sandbox_cmd *cmd, struct 
 		env_set(p, env, cmd->env[i]);
 }
 
-static void kill_group(void *arg)
-{
-	pid_t pgid = *(const pid_t *)arg;
-	if (pgid > 0)
-		kill(-pgid, SIGKILL);
-}
-
-/* In the child of a command on a terminal, after setsid: the pty (fd 0)
- * becomes its controlling terminal. */
-static int pr_take_tty(void *arg)
-{
-	(void)arg;
-	return ioctl(0, TIOCSCTTY, 0) < 0 ? 1 : 0;
-}
-
-/* An interactive command (cmd->stdio): a child of paddock's own, on the
- * caller's terminal. */
-static int pr_run_direct(struct psb *p, const struct sandbox_cmd *cmd, struct strv argv,
-                         struct strv env, struct sandbox_result *r, struct err *e)
-{
-	int outp[2] = { -1, -1 }, rc = -1, status = 0;
-
-	if (pipe2(outp, O_CLOEXEC) < 0) {
-		err_errno(e, _("cannot create a pipe"));
-		goto out;
-	}
-	fcntl(outp[0], F_SETFL, fcntl(outp[0], F_GETFL) | O_NONBLOCK);
-	uint64_t cpu = sandbox_cpu_rlimit(&p->limits, cmd);
-	struct child_limit limits[3] = { { RLIMIT_CORE, 0, 0 },
-	                                 { RLIMIT_FSIZE, p->limits.disk, p->limits.disk } };
-	if (cpu)
-		limits[2] = (struct child_limit){ RLIMIT_CPU, cpu, cpu + 1 };
-	struct child ch = { .argv = (const char *const *)argv.v, .env = (const char *const *)env.v,
-	                    .cwd = p->work, .stdio = { CHILD_NULL, outp[1], outp[1] },
-	                    .limits = limits, .nlimits = cpu ? 3 : 2,
-	                    .flags = CHILD_CLOSE_FDS | CHILD_NEW_SESSION | CHILD_DIE_WITH_PARENT };
-	if (cmd->stdio) {
-		for (int i = 0; i < 3; i++)
-			ch.stdio[i] = cmd->stdio[i];
-		if (cmd->tty)
-			ch.setup = pr_take_tty;
-	}
-	int started = child_start(&ch, e);
-	close(outp[1]);
-	outp[1] = -1;
-	if (started < 0)
-		goto out;
-	struct sandbox_drain d;
-	sandbox_drain_init(&d, cmd, p->limits.output);
-	pid_t pgid = ch.pid;
-	enum sandbox_end killed = sandbox_wait(cmd, &ch, outp[0], &d, kill_group, NULL, &pgid, &status);
-	/* Daemons and orphans must not outlive a command (those that left
-	 * its process group are beyond reach: no isolation). */
-	kill_group(&pgid);
-	sandbox_result_set(r, killed, status);
-	rc = 0;
-out:
-	for (int i = 0; i < 2; i++)
-		if (outp[i] >= 0)
-			close(outp[i]);
-	return rc;
-}
-
 static int pr_run(struct sandbox *sb, const struct sandbox_cmd *cmd, struct sandbox_result *r,
                   struct err *e)
 {
@@ -412,13 +347,11 @@ static int pr_run(struct sandbox *sb, const struct sandbox_cmd *cmd, struct sand
 	 * (sandbox_cpu_rlimit), set from here as it only ever lowers. */
 	uint64_t cpu = sandbox_cpu_rlimit(&p->limits, cmd);
 	struct rlimit rl = { (rlim_t)cpu, (rlim_t)cpu + 1 };
-	if (cpu && !cmd->stdio)
+	if (cpu)
 		prlimit(p->runner.pid, RLIMIT_CPU, &rl, NULL);
-	/* The shell (cmd->term) is a RUN like any other; only a command on
-	 * the caller's own descriptors runs beside the session. */
-	int rc = cmd->stdio ? pr_run_direct(p, cmd, argv, env, r, e)
-	                    : sandbox_runner_run(p->rn, cmd, argv.v, env.v, p->work, &p->limits,
-	                                         RP_RUN_FRESH, NULL, NULL, r, e);
+	/* The shell (cmd->term) is a RUN like any other. */
+	int rc = sandbox_runner_run(p->rn, cmd, argv.v, env.v, p->work, &p->limits, RP_RUN_FRESH,
+	                            NULL, NULL, r, e);
 	strv_free(&argv);
 	strv_free(&env);
 	return rc;

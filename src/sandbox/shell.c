@@ -12,9 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
-#include <termios.h>
 #include <unistd.h>
 
 #include "buf.h"
@@ -320,17 +318,16 @@ static void refuse(int fd, const char *msg)
 
 /* ---- the command's descriptors ---- */
 
-/* What the command gets (mine: the supervisor's copies, closed once it
- * ended) and what the relay uses. */
+/* What the backend gets (mine: the supervisor's copy, closed once the
+ * command ended) and what the relay uses. */
 struct io {
-	int mine[3];               /* the pty's slave three times, or the pipes' ends */
-	int in_fd, out_fd, err_fd; /* the relay's: master (twice) or pipes; -1 none */
+	int mine;                  /* the socketpair's backend end */
+	int in_fd, out_fd;         /* the relay's end, twice */
 };
 
 static void io_close(struct io *io)
 {
-	int *all[] = { &io->mine[0], &io->mine[1], &io->mine[2], &io->in_fd, &io->out_fd,
-	               &io->err_fd };
+	int *all[] = { &io->mine, &io->in_fd, &io->out_fd };
 	for (size_t i = 0; i < sizeof all / sizeof *all; i++) {
 		if (*all[i] >= 0)
 			close(*all[i]);
@@ -338,36 +335,8 @@ static void io_close(struct io *io)
 	}
 }
 
-static int io_pty(struct io *io, const struct request *q, struct err *e)
-{
-	int m = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
-	char name[128];
-	if (m < 0 || grantpt(m) < 0 || unlockpt(m) < 0 || ptsname_r(m, name, sizeof name) != 0) {
-		if (m >= 0)
-			close(m);
-		return err_errno(e, _("cannot make a terminal for the shell"));
-	}
-	int s = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
-	if (s < 0) {
-		close(m);
-		return err_errno(e, _("cannot open the shell's terminal %s"), name);
-	}
-	struct winsize ws = { .ws_row = (unsigned short)q->rows, .ws_col = (unsigned short)q->cols };
-	ioctl(m, TIOCSWINSZ, &ws);
-	io->mine[0] = s;
-	io->mine[1] = fcntl(s, F_DUPFD_CLOEXEC, 3);
-	io->mine[2] = fcntl(s, F_DUPFD_CLOEXEC, 3);
-	io->in_fd = m;
-	io->out_fd = fcntl(m, F_DUPFD_CLOEXEC, 3);
-	io->err_fd = -1;
-	if (io->mine[1] < 0 || io->mine[2] < 0 || io->out_fd < 0)
-		return err_errno(e, _("cannot make a terminal for the shell"));
-	fcntl(m, F_SETFL, fcntl(m, F_GETFL) | O_NONBLOCK);
-	return 0;
-}
-
 /* On the sandbox's session (sandbox_cmd.term), a terminal or pipes: the
- * backend's end and the relay's (twice, as a pty's master),
+ * backend's end and the relay's (twice: its input and its output),
  * SANDBOX_TERM_* frames between them.  The backend does not live in the
  * relay's thread (the session has one user: the supervisor's thread, in
  * run()), so a socketpair is all they share. */
@@ -376,35 +345,12 @@ static int io_term(struct io *io, struct err *e)
 	int sv[2];
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
 		return err_errno(e, _("cannot create a socket pair"));
-	io->mine[0] = sv[1];
+	io->mine = sv[1];
 	io->in_fd = sv[0];
 	io->out_fd = fcntl(sv[0], F_DUPFD_CLOEXEC, 3);
-	io->err_fd = -1;
 	if (io->out_fd < 0)
 		return err_errno(e, _("cannot create a socket pair"));
 	fcntl(sv[0], F_SETFL, fcntl(sv[0], F_GETFL) | O_NONBLOCK);
-	return 0;
-}
-
-static int io_pipes(struct io *io, struct err *e)
-{
-	int p[3][2];
-	for (int i = 0; i < 3; i++)
-		if (pipe2(p[i], O_CLOEXEC) < 0) {
-			for (int k = 0; k < i; k++) {
-				close(p[k][0]);
-				close(p[k][1]);
-			}
-			return err_errno(e, _("cannot create a pipe"));
-		}
-	io->mine[0] = p[0][0];
-	io->in_fd = p[0][1];
-	io->mine[1] = p[1][1];
-	io->out_fd = p[1][0];
-	io->mine[2] = p[2][1];
-	io->err_fd = p[2][0];
-	for (int i = 0; i < 3; i++)
-		fcntl(i == 0 ? io->in_fd : i == 1 ? io->out_fd : io->err_fd, F_SETFL, O_NONBLOCK);
 	return 0;
 }
 
@@ -414,10 +360,8 @@ _Static_assert(SANDBOX_TERM_MAX <= SHELL_FRAME_MAX, "a backend frame fits a clie
 
 struct relay {
 	int sock, lfd, cmd_fd, tty;
-	int term;                  /* in_fd and out_fd are sandbox_cmd.term's
-	                              relay end: frames, not a pty's bytes */
-	int eof_sent;              /* term: the input's end was passed on */
-	int in_fd, out_fd, err_fd;
+	int eof_sent;              /* the input's end was passed on */
+	int in_fd, out_fd;
 	int wake;                  /* readable once the command ended */
 	volatile int stop;         /* the run's stop flag */
 	int gone, decided;         /* the client went away; the scheduler spoke */
@@ -464,29 +408,24 @@ static void relay_flush(struct relay *rl)
 		relay_gone(rl);
 }
 
-/* What the command printed on *fd: into the log and a frame. */
-static void relay_output(struct relay *rl, int *fd, int type)
+/* What the command printed (a frame from the backend on out_fd): into
+ * the log and a frame of ours, its type byte where the backend's was. */
+static void relay_output(struct relay *rl)
 {
-	ssize_t n;
-	if (rl->term) {
-		/* A frame from the backend: its type byte where ours goes. */
-		n = recv(*fd, rl->frame, 1 + SHELL_FRAME_MAX, MSG_DONTWAIT);
-		if (n > 0 && rl->frame[0] == SANDBOX_TERM_ERROR)
-			type = SHELL_STDERR;
-		else if (n > 0 && rl->frame[0] != SANDBOX_TERM_OUTPUT)
-			return;
-		if (n > 0)
-			n--;
-	} else {
-		n = read(*fd, rl->frame + 1, SHELL_FRAME_MAX);
-	}
+	int type = SHELL_STDOUT;
+	ssize_t n = recv(rl->out_fd, rl->frame, 1 + SHELL_FRAME_MAX, MSG_DONTWAIT);
+	if (n > 0 && rl->frame[0] == SANDBOX_TERM_ERROR)
+		type = SHELL_STDERR;
+	else if (n > 0 && rl->frame[0] != SANDBOX_TERM_OUTPUT)
+		return;
+	if (n > 0)
+		n--;
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
 	if (n <= 0) {
-		/* EOF, or EIO: the pty's last slave is closed. */
-		if (*fd != rl->in_fd)
-			close(*fd);
-		*fd = -1;
+		/* The backend's end is closed. */
+		close(rl->out_fd);
+		rl->out_fd = -1;
 		return;
 	}
 	relay_log(rl, rl->frame + 1, (size_t)n);
@@ -511,13 +450,9 @@ static void relay_client(struct relay *rl)
 		unsigned rows = 0, cols = 0;
 		if (sscanf(b.data, "%u %u", &rows, &cols) == 2 && rows && cols && rows < 10000 &&
 		    cols < 10000) {
-			struct winsize ws = { .ws_row = (unsigned short)rows,
-			                      .ws_col = (unsigned short)cols };
 			char size[32];
 			int len = snprintf(size, sizeof size, "%u %u", rows, cols);
-			if (!rl->term)
-				ioctl(rl->in_fd, TIOCSWINSZ, &ws);
-			else if (rl->in_fd >= 0)
+			if (rl->in_fd >= 0)
 				(void)shell_send(rl->in_fd, SANDBOX_TERM_WINCH, size, (size_t)len,
 				                 SEND_WAIT_MS);
 		}
@@ -529,18 +464,13 @@ static void relay_client(struct relay *rl)
 
 static void relay_input(struct relay *rl)
 {
-	ssize_t n;
-	if (rl->term) {
-		char frame[1 + SANDBOX_TERM_MAX];
-		size_t k = rl->in.len < SANDBOX_TERM_MAX ? rl->in.len : SANDBOX_TERM_MAX;
-		frame[0] = SANDBOX_TERM_INPUT;
-		memcpy(frame + 1, rl->in.data, k);
-		n = send(rl->in_fd, frame, k + 1, MSG_NOSIGNAL | MSG_DONTWAIT);
-		if (n > 0)
-			n--;
-	} else {
-		n = write(rl->in_fd, rl->in.data, rl->in.len);
-	}
+	char frame[1 + SANDBOX_TERM_MAX];
+	size_t k = rl->in.len < SANDBOX_TERM_MAX ? rl->in.len : SANDBOX_TERM_MAX;
+	frame[0] = SANDBOX_TERM_INPUT;
+	memcpy(frame + 1, rl->in.data, k);
+	ssize_t n = send(rl->in_fd, frame, k + 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+	if (n > 0)
+		n--;
 	if (n > 0) {
 		memmove(rl->in.data, rl->in.data + n, rl->in.len - (size_t)n);
 		rl->in.len -= (size_t)n;
@@ -564,7 +494,7 @@ static void relay_refuse_other(struct relay *rl)
 
 /* The poll set of one turn; idx[] gets each descriptor's place, -1 when
  * it is not watched this turn. */
-enum { P_SOCK, P_IN, P_OUT, P_ERR, P_CMD, P_LISTEN, P_WAKE, P_N };
+enum { P_SOCK, P_IN, P_OUT, P_CMD, P_LISTEN, P_WAKE, P_N };
 
 static nfds_t relay_pollset(struct relay *rl, int ending, struct pollfd *p, int idx[P_N])
 {
@@ -574,7 +504,6 @@ static nfds_t relay_pollset(struct relay *rl, int ending, struct pollfd *p, int 
 		             (short)((rl->in.len < INPUT_MAX ? POLLIN : 0) | (rl->flen ? POLLOUT : 0)) },
 		[P_IN] = { rl->in.len ? rl->in_fd : -1, POLLOUT },
 		[P_OUT] = { rl->flen ? -1 : rl->out_fd, POLLIN },
-		[P_ERR] = { rl->flen ? -1 : rl->err_fd, POLLIN },
 		[P_CMD] = { rl->decided ? -1 : rl->cmd_fd, POLLIN },
 		[P_LISTEN] = { rl->lfd, POLLIN },
 		[P_WAKE] = { ending ? -1 : rl->wake, POLLIN },
@@ -620,17 +549,12 @@ static void *relay_run(void *arg)
 		if (ready(p, idx, P_IN, POLLOUT))
 			relay_input(rl);
 		if (ready(p, idx, P_OUT, POLLIN))
-			relay_output(rl, &rl->out_fd, SHELL_STDOUT);
-		if (!rl->flen && ready(p, idx, P_ERR, POLLIN))
-			relay_output(rl, &rl->err_fd, SHELL_STDERR);
-		if (rl->in_eof && !rl->in.len && !rl->tty && rl->in_fd >= 0 && !rl->term) {
-			close(rl->in_fd);
-			rl->in_fd = -1;
-		} else if (rl->in_eof && !rl->in.len && !rl->tty && rl->term && !rl->eof_sent) {
+			relay_output(rl);
+		if (rl->in_eof && !rl->in.len && !rl->tty && rl->in_fd >= 0 && !rl->eof_sent) {
 			(void)shell_send(rl->in_fd, SANDBOX_TERM_EOF, "", 0, SEND_WAIT_MS);
 			rl->eof_sent = 1;
 		}
-		if (ending && ((rl->out_fd < 0 && rl->err_fd < 0 && !rl->flen) ||
+		if (ending && ((rl->out_fd < 0 && !rl->flen) ||
 		               clock_mono() > until))
 			break;
 	}
@@ -651,7 +575,6 @@ struct session {
 	struct io io;
 	struct relay rl;
 	struct sandbox_result res;
-	int term;                  /* on the sandbox's session (sandbox_cmd.term) */
 	double started;
 	char why[16];              /* SHELL_WHY_*, or "" */
 };
@@ -737,37 +660,37 @@ static int session_run(struct session *ss, struct err *e)
 	}
 	struct relay *rl = &ss->rl;
 	*rl = (struct relay){ .sock = ss->sock, .lfd = ss->lfd, .cmd_fd = h->cmd_fd,
-	                      .tty = ss->q.tty, .term = ss->term, .in_fd = ss->io.in_fd,
-	                      .out_fd = ss->io.out_fd, .err_fd = ss->io.err_fd, .wake = wake[0],
+	                      .tty = ss->q.tty, .in_fd = ss->io.in_fd,
+	                      .out_fd = ss->io.out_fd, .wake = wake[0],
 	                      .log_fd = h->log_fd, .used = h->output_used, .cap = h->output_cap,
 	                      .actor = ss->q.actor, .task_id = h->task_id };
 	/* The relay owns them now. */
-	ss->io.in_fd = ss->io.out_fd = ss->io.err_fd = -1;
+	ss->io.in_fd = ss->io.out_fd = -1;
 	struct sandbox_cmd cmd = {
 		.argv = v, .env = env, .out_fd = h->log_fd,
 		.deadline = h->timeout > 0 ? clock_mono() + h->timeout : 0,
-		.stdio = ss->term ? NULL : ss->io.mine, .tty = ss->q.tty, .stop = &rl->stop,
-		.term = ss->term ? &ss->io.mine[0] : NULL, .rows = ss->q.rows, .cols = ss->q.cols,
+		.tty = ss->q.tty, .stop = &rl->stop,
+		.term = &ss->io.mine, .rows = ss->q.rows, .cols = ss->q.cols,
 	};
 	pthread_t th;
 	int threaded = pthread_create(&th, NULL, relay_run, rl) == 0;
 	int rc = threaded ? h->be->run(h->sb, &cmd, &ss->res, e)
 	                  : err_set(e, _("cannot start the shell's relay"));
-	/* The command is gone, and with it every copy of its ends but ours. */
-	for (int i = 0; i < 3; i++) {
-		if (ss->io.mine[i] >= 0)
-			close(ss->io.mine[i]);
-		ss->io.mine[i] = -1;
+	/* The command is gone, and with it every copy of the backend's end
+	 * but ours. */
+	if (ss->io.mine >= 0)
+		close(ss->io.mine);
+	ss->io.mine = -1;
+	for (int i = 0; i < 3; i++)
 		free(own[i]);
-	}
 	if (threaded) {
 		(void)fsx_write_all(wake[1], "x", 1);
 		pthread_join(th, NULL);
 	}
 	close(wake[0]);
 	close(wake[1]);
-	int *fds[] = { &rl->in_fd, &rl->out_fd, &rl->err_fd };
-	for (size_t i = 0; i < 3; i++)
+	int *fds[] = { &rl->in_fd, &rl->out_fd };
+	for (size_t i = 0; i < 2; i++)
 		if (*fds[i] >= 0) {
 			close(*fds[i]);
 			*fds[i] = -1;
@@ -965,12 +888,14 @@ static int session(struct session *ss, struct err *e)
 	struct request *q = &ss->q;
 	char text[400];
 	struct err se = {{0}};
-	ss->io = (struct io){ { -1, -1, -1 }, -1, -1, -1 };
-	/* The command runs on the sandbox's session where the backend has
-	 * one (no sandbox of its own), else on descriptors made here. */
-	ss->term = h->be->term && h->be->term(h->sb);
-	if ((ss->term ? io_term(&ss->io, &se) : q->tty ? io_pty(&ss->io, q, &se) :
-	     io_pipes(&ss->io, &se)) < 0) {
+	ss->io = (struct io){ -1, -1, -1 };
+	/* The command runs on the sandbox's session (no sandbox of its
+	 * own): every backend here has one. */
+	if (!h->be->term || !h->be->term(h->sb)) {
+		refuse(ss->sock, _("this sandbox runs no shell"));
+		return 0;
+	}
+	if (io_term(&ss->io, &se) < 0) {
 		io_close(&ss->io);
 		refuse(ss->sock, se.msg);
 		return 0;

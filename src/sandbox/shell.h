@@ -11,10 +11,10 @@
  *   at the task's head, and the task's time limit (limits.timeout) for the
  *   whole session.  Nothing new enters the sandbox: no credential, no host
  *   file, no host socket; only the bytes typed.
- * - Where the backend's term() says so (bwrap as root or in user mode,
- *   the process backend), the shell is a RUN on the
- *   sandbox's runner session (runner.h), the one that ran the agent and
- *   its hand-off: no sandbox of its own.  On a terminal the runner makes
+ * - The shell is a RUN on the sandbox's runner session (runner.h; the
+ *   backend's term() says it takes one: bwrap as root, in user mode and
+ *   under the root helper, the process backend), the one that ran the
+ *   agent and its hand-off: no sandbox of its own.  On a terminal the runner makes
  *   its pty inside the sandbox (the command's controlling terminal, in a
  *   session of its own; RP_RUN_PTY), the keys go as STDIN frames, the
  *   window size as RESIZE; on pipes, RP_RUN_STDIN (STDIN, an empty one
@@ -24,9 +24,9 @@
  *   run(), the session's one user) and the backend share only a
  *   socketpair (sandbox_cmd.term): the client's protocol, the log and
  *   sanitizing stay the relay's, the runner's frames the backend's.
- *   Otherwise (the root helper's keepers) the command runs beside the
- *   session on descriptors the supervisor made:
- *   a pty (TIOCSTI stays refused) or pipes.
+ *   Under the root helper the supervisor passes its end to the sandbox's
+ *   keeper (privsep.h), which checks it and relays its frames to the
+ *   runner as it would its own.  A backend without term() gets no shell.
  * - The CLI (or the dashboard) is not the scheduler's owner and holds no
  *   sandbox: it reaches the supervisor through a unix socket in the
  *   task's directory (paths_task_shell_socket: mode 0600 in a 0700
