@@ -764,16 +764,16 @@ static char *template_verify_script(const char *head, const char *test)
 {
 	struct buf b = {0};
 	buf_adds(&b, "(\n");
-	for (const char *const *v = sandbox_git_env_fsmonitor(); *v; v++) {
+	/* Nothing changed since the template: what fsmonitor answers lets
+	 * the checkout skip a stat of every file (sandbox.h), and the hook
+	 * answers that itself. */
+	for (const char *const *v = sandbox_git_env_unchanged(); *v; v++) {
 		const char *eq = strchr(*v, '=');
 		buf_printf(&b, "export %.*s=", (int)(eq - *v), *v);
 		template_sh_quote(&b, eq + 1);
 		buf_addc(&b, '\n');
 	}
-	/* Nothing changed since the template: what fsmonitor answers lets
-	 * the checkout skip a stat of every file (sandbox.h). */
 	buf_printf(&b, "set -e\n"
-	           "printf '" SANDBOX_FSMONITOR_TOKEN "\\0' > \"$PADDOCK_OUT/" SANDBOX_CHANGES_NAME "\"\n"
 	           "git bundle unbundle \"$PADDOCK_OUT/verify.bundle\" >/dev/null\n"
 	           "git checkout -q -f --detach %s\n"
 	           "rm -f \"$PADDOCK_OUT/verify.bundle\"\n"
