@@ -504,6 +504,16 @@ static int template_build(const struct template_ctx *tc, const struct repo_conf 
 		"-c", "core.fsmonitor=" SANDBOX_FSMONITOR_ALL, "-c", "core.fsmonitorHookVersion=2",
 		"-C", tmp, "update-index",
 		"-q", "--refresh", "--force-write-index", NULL };
+	/* The folder where the hand-off keeps the index it staged
+	 * (SANDBOX_STAGED_DIR), made once here rather than by a mkdir in
+	 * every task's first hand-off; one a set-up removes is made there. */
+	char *staged = xasprintf("%s/.git/" SANDBOX_STAGED_DIR, tmp);
+	if (mkdir(staged, 0755) < 0 && errno != EEXIST) {
+		err_errno(e, _("cannot create %s"), staged);
+		free(staged);
+		goto out;
+	}
+	free(staged);
 	char *index = xasprintf("%s/.git/index", tmp);
 	template_wait_racy(index);
 	uid_t ouid;
