@@ -327,6 +327,12 @@ void pipeline_verify_start(struct run *r, struct verify_run *vr, struct err *e)
 	pipeline_verify_go(r, vr, e);
 }
 
+void pipeline_verify_end(struct verify_run *vr)
+{
+	template_verify_free(vr->ending);
+	vr->ending = NULL;
+}
+
 /* The verification's output into the task log, after its line. */
 static void verify_log(struct run *r, struct verify_run *vr)
 {
@@ -356,6 +362,8 @@ int pipeline_verify_finish(struct run *r, struct verify_run *vr, int stop, struc
 	if (vr->v) {
 		stop |= !vr->went;
 		rc = template_verify_finish(vr->v, stop, &res, e);
+		template_verify_free(vr->ending);
+		vr->ending = vr->v;
 		vr->v = NULL;
 		if (vr->went)
 			verify_log(r, vr);
@@ -826,6 +834,7 @@ static void round_free(struct round *rd)
 		pipeline_tests_after_free(&unused);
 		free(problem);
 	}
+	pipeline_verify_end(&rd->vr);
 	adapter_result_free(&rd->ar);
 	free(rd->problem);
 	free(rd->summary);

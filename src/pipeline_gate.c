@@ -514,6 +514,7 @@ static int gate_shell_keep(void *arg, const char *actor, struct shell_round *k,
 	pipeline_verify_start(r, &vr, &ve);
 	if (pipeline_handoff_import(r, e) < 0) {
 		pipeline_verify_finish(r, &vr, 1, &va, &problem, &ve);
+		pipeline_verify_end(&vr);
 		r->round = gs->old_round;
 		return -1;
 	}
@@ -521,6 +522,7 @@ static int gate_shell_keep(void *arg, const char *actor, struct shell_round *k,
 	pipeline_gate_prepare(r, &g);
 	if (pipeline_verify_finish(r, &vr, 0, &va, &problem, &ve) < 0)
 		pipeline_log(r, "verifying: the tests could not be verified: %s", ve.msg);
+	pipeline_verify_end(&vr);
 	k->summary = xasprintf(_("Changes a reviewer (%s) made in a shell in the task's sandbox "
 	                         "and kept (paddock shell --keep)."), actor);
 	k->gate = pipeline_gate_json(r, &g, gs->old_head, k->summary, gs->before, &none, &va);

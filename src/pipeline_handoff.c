@@ -89,11 +89,14 @@ static char *handoff_script(const char *id, const char *base, const char *base_t
 		 * the tests touched since, only they are put back. */
 		"pd=\"$gd/" SANDBOX_STAGED_DIR "\"; ai=\"$pd/index\"; ap=\"$pd/" SANDBOX_PATHS_NAME "\"\n"
 		"pl=\"$PADDOCK_OUT/" SANDBOX_PATHS_NAME "\"\n"
+		/* git over named paths only, which reads no other file: the
+		 * fsmonitor hook's answer (a shell and a cat) buys nothing. */
+		"nofsm='git -c core.fsmonitor=false'\n"
 		"%s"
 		"  if [ -f \"$ai\" ] && [ -f \"$ap\" ] && [ -f \"$pl\" ]; then\n"
 		"    export GIT_INDEX_FILE=\"$ai\"\n"
-		"    cat \"$ap\" \"$pl\" | git checkout-index -f -q -z --stdin 2>/dev/null || true\n"
-		"    cat \"$ap\" \"$pl\" | xargs -0 -r git --literal-pathspecs clean -fdq -- "
+		"    cat \"$ap\" \"$pl\" | $nofsm checkout-index -f -q -z --stdin 2>/dev/null || true\n"
+		"    cat \"$ap\" \"$pl\" | xargs -0 -r $nofsm --literal-pathspecs clean -fdq -- "
 		"2>/dev/null || true\n"
 		"    unset GIT_INDEX_FILE\n"
 		"  elif [ -f \"$ai\" ]; then\n"
@@ -108,7 +111,7 @@ static char *handoff_script(const char *id, const char *base, const char *base_t
 		 * never had) and git scans every folder. */
 		"st=\"$PADDOCK_OUT/" SANDBOX_STAGE_NAME "\"\n"
 		"if [ -f \"$st\" ] && [ -s \"$st\" ]; then\n"
-		"  s=0; git --literal-pathspecs add -A --pathspec-from-file=\"$st\" "
+		"  s=0; $nofsm --literal-pathspecs add -A --pathspec-from-file=\"$st\" "
 		"--pathspec-file-nul 2>/dev/null || s=$?\n"
 		"  [ \"$s\" -le 1 ] || git add -A\n"
 		"else\n"

@@ -116,6 +116,9 @@ struct tests_after {
  * refuses it). */
 struct verify_run {
 	struct template_verify *v;
+	/* Finished, its sandbox maybe still being removed: waited for by
+	 * pipeline_verify_end, once the result is used. */
+	struct template_verify *ending;
 	off_t start;                 /* the log's end when its output went in */
 	int failed;                  /* it could not start: e says why */
 	int out;                     /* its output until finish (a memfd); -1 */
@@ -194,6 +197,9 @@ void pipeline_verify_go(struct run *r, struct verify_run *vr, struct err *e);
 void pipeline_verify_start(struct run *r, struct verify_run *vr, struct err *e);
 int pipeline_verify_finish(struct run *r, struct verify_run *vr, int stop,
                            struct tests_after *ta, char **problem, struct err *e);
+/* After pipeline_verify_finish: waits until the verification's sandbox is
+ * removed (finish returns with the result, before that). */
+void pipeline_verify_end(struct verify_run *vr);
 
 /* ---- pipeline_handoff.c ---- */
 

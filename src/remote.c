@@ -14,6 +14,7 @@
 
 #include "buf.h"
 #include "child.h"
+#include "gitlib.h"
 #include "i18n.h"
 #include "urlmatch.h"
 
@@ -401,6 +402,9 @@ void remote_auth_init(struct remote_auth *a, const struct repo_conf *r, enum rem
 	a->dir = dir;
 	a->url = url;
 	a->token = config_repo_token(r);
+	/* Every connection starts here: the CA certificates an https
+	 * remote is checked against, loaded on the first (gitlib.h). */
+	gitlib_tls();
 }
 
 void remote_auth_free(struct remote_auth *a)

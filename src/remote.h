@@ -29,7 +29,8 @@ enum remote_dir { REMOTE_FETCH, REMOTE_PUSH };
  * remote_auth_init, pass it as the payload of remote_credentials and
  * remote_certificate_check, read it with remote_auth_error, free it with
  * remote_auth_free.  r, url and token are borrowed (token from the
- * environment); hostkey is owned. */
+ * environment); hostkey is owned.  Every connection to a remote fills
+ * one first: remote_auth_init loads the CA certificates (gitlib_tls). */
 struct remote_auth {
 	const struct repo_conf *r;
 	enum remote_dir dir;

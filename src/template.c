@@ -256,6 +256,15 @@ static int template_setup_child(void *arg)
 				unlink(job->marker_host);
 			}
 		}
+		/* A verification's throwaway sandbox goes after its result:
+		 * the supervisor, waiting for that, need not wait for its
+		 * removal (template_verify_finish).  A template's set-up is
+		 * told only once its sandbox is gone: the caller uses the
+		 * template next. */
+		if (job->test) {
+			(void)fsx_write_all(result_fd, &rep, sizeof rep);
+			result_fd = -1;
+		}
 		gateway_stop(gw);
 		gw = NULL;
 		be->destroy(sb);
@@ -264,7 +273,8 @@ static int template_setup_child(void *arg)
 	if (job->test)
 		close(job->go_fd);
 	gateway_stop(gw);
-	(void)fsx_write_all(result_fd, &rep, sizeof rep);
+	if (result_fd >= 0)
+		(void)fsx_write_all(result_fd, &rep, sizeof rep);
 	return 0;
 }
 
@@ -274,6 +284,7 @@ struct template_run {
 	struct child ch;
 	int fd;                        /* the report pipe's read end */
 	double until;
+	int running;                   /* reported, not yet waited for */
 };
 
 /* Starts a job in a sandbox of its own in a forked child (the caller's
@@ -302,9 +313,11 @@ static int template_sandbox_start(const struct config *cfg, const struct templat
 	return 0;
 }
 
-/* Waits for the job's report; the run is over either way. */
+/* Waits for the job's report; the run is over either way, and its
+ * process too unless keep is set (then the caller's to child_finish: it
+ * may still be removing its sandbox). */
 static int template_sandbox_finish(struct template_run *run, struct template_setup_report *out,
-                                   struct err *e)
+                                   int keep, struct err *e)
 {
 	struct template_setup_report rep;
 	size_t got = 0;
@@ -335,7 +348,10 @@ static int template_sandbox_finish(struct template_run *run, struct template_set
 	}
 	close(run->fd);
 	run->fd = -1;
-	child_finish(&run->ch);
+	if (!keep || got != sizeof rep)
+		child_finish(&run->ch);
+	else
+		run->running = 1;
 	if (got != sizeof rep)
 		return err_set(e, _("the sandbox process died; see the log"));
 	*out = rep;
@@ -349,7 +365,7 @@ static int template_sandbox(const struct config *cfg, const struct template_job 
 	struct template_run run;
 	if (template_sandbox_start(cfg, job, &run, e) < 0)
 		return -1;
-	return template_sandbox_finish(&run, out, e);
+	return template_sandbox_finish(&run, out, 0, e);
 }
 
 /* After set-up, inside its sandbox: the state it left is the baseline, so
@@ -488,6 +504,16 @@ static int template_build(const struct template_ctx *tc, const struct repo_conf 
 		"-c", "core.fsmonitor=" SANDBOX_FSMONITOR_ALL, "-c", "core.fsmonitorHookVersion=2",
 		"-C", tmp, "update-index",
 		"-q", "--refresh", "--force-write-index", NULL };
+	/* The folder where the hand-off keeps the index it staged
+	 * (SANDBOX_STAGED_DIR), made once here rather than by a mkdir in
+	 * every task's first hand-off; one a set-up removes is made there. */
+	char *staged = xasprintf("%s/.git/" SANDBOX_STAGED_DIR, tmp);
+	if (mkdir(staged, 0755) < 0 && errno != EEXIST) {
+		err_errno(e, _("cannot create %s"), staged);
+		free(staged);
+		goto out;
+	}
+	free(staged);
 	char *index = xasprintf("%s/.git/index", tmp);
 	template_wait_racy(index);
 	uid_t ouid;
@@ -764,16 +790,16 @@ static char *template_verify_script(const char *head, const char *test)
 {
 	struct buf b = {0};
 	buf_adds(&b, "(\n");
-	for (const char *const *v = sandbox_git_env_fsmonitor(); *v; v++) {
+	/* Nothing changed since the template: what fsmonitor answers lets
+	 * the checkout skip a stat of every file (sandbox.h), and the hook
+	 * answers that itself. */
+	for (const char *const *v = sandbox_git_env_unchanged(); *v; v++) {
 		const char *eq = strchr(*v, '=');
 		buf_printf(&b, "export %.*s=", (int)(eq - *v), *v);
 		template_sh_quote(&b, eq + 1);
 		buf_addc(&b, '\n');
 	}
-	/* Nothing changed since the template: what fsmonitor answers lets
-	 * the checkout skip a stat of every file (sandbox.h). */
 	buf_printf(&b, "set -e\n"
-	           "printf '" SANDBOX_FSMONITOR_TOKEN "\\0' > \"$PADDOCK_OUT/" SANDBOX_CHANGES_NAME "\"\n"
 	           "git bundle unbundle \"$PADDOCK_OUT/verify.bundle\" >/dev/null\n"
 	           "git checkout -q -f --detach %s\n"
 	           "rm -f \"$PADDOCK_OUT/verify.bundle\"\n"
@@ -843,7 +869,7 @@ int template_verify_finish(struct template_verify *v, int stop, struct sandbox_r
 	}
 	if (stop)
 		child_kill(&v->run.ch, SIGTERM);
-	int rc = template_sandbox_finish(&v->run, &rep, e);
+	int rc = template_sandbox_finish(&v->run, &rep, !stop, e);
 	if (rc == 0 && !rep.started) {
 		*e = rep.e;
 		rc = -1;
@@ -855,8 +881,20 @@ int template_verify_finish(struct template_verify *v, int stop, struct sandbox_r
 	} else if (rc == 0) {
 		*res = rep.res;
 	}
-	free(v);
 	return rc;
+}
+
+void template_verify_free(struct template_verify *v)
+{
+	if (!v)
+		return;
+	if (v->go >= 0)
+		close(v->go);
+	if (v->run.fd >= 0)
+		close(v->run.fd);
+	if (v->run.running || v->run.fd >= 0)
+		child_finish(&v->run.ch);
+	free(v);
 }
 
 /* ---- template list and prune ---- */

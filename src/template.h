@@ -69,7 +69,9 @@ void template_tests_free(struct template_tests *t);
  * first when stop is set (its result is not wanted), when go never came
  * (nothing runs) or when the task is cancelled (sandbox_cancel_requested).
  * finish: 0 with *res the tests' end; -1 with e when the tests could not
- * be run (the checkout failed, the sandbox could not be made). */
+ * be run (the checkout failed, the sandbox could not be made).  It
+ * returns with the result, while the child may still be removing the
+ * sandbox: free waits for that and frees v (after finish; NULL is fine). */
 struct template_verify;
 int template_verify_prepare(const struct template_ctx *tc, const struct repo_conf *r,
                             const char *tpl, const char *bundle, int round,
@@ -77,6 +79,7 @@ int template_verify_prepare(const struct template_ctx *tc, const struct repo_con
 int template_verify_go(struct template_verify *v, const char *head, struct err *e);
 int template_verify_finish(struct template_verify *v, int stop, struct sandbox_result *res,
                            struct err *e);
+void template_verify_free(struct template_verify *v);
 
 struct template_info {
 	char *repo;

@@ -101,6 +101,13 @@ const char *const *sandbox_git_env_fsmonitor(void)
 	return env;
 }
 
+const char *const *sandbox_git_env_unchanged(void)
+{
+	static const char *const env[] = GIT_ENV(SANDBOX_FSMONITOR_NONE, "9",
+		"GIT_CONFIG_KEY_8=core.fsmonitorHookVersion", "GIT_CONFIG_VALUE_8=2",);
+	return env;
+}
+
 const char *sandbox_end_describe(const struct sandbox_result *r, char *buf, size_t len)
 {
 	switch (r->end) {

@@ -357,9 +357,18 @@ const char *const *sandbox_git_env(void);
  * records the files of a template as they are (no answer file asked). */
 #define SANDBOX_FSMONITOR_ALL "printf '" SANDBOX_FSMONITOR_TOKEN "\\0/\\0'; :"
 
+/* The hook's answer "nothing changed since the template", for a workspace
+ * no command wrote in yet (a fresh verification's): printf, a shell
+ * builtin, so the hook costs git one process, not a shell and a cat. */
+#define SANDBOX_FSMONITOR_NONE "printf '" SANDBOX_FSMONITOR_TOKEN "\\0'; :"
+
 /* sandbox_git_env() with paddock's fsmonitor hook (above).  NULL-terminated,
  * static. */
 const char *const *sandbox_git_env_fsmonitor(void);
+
+/* sandbox_git_env() with the hook SANDBOX_FSMONITOR_NONE: for paddock's
+ * own git in a workspace nothing changed yet.  NULL-terminated, static. */
+const char *const *sandbox_git_env_unchanged(void);
 
 /* The paddock-bridge program: next to the running paddock (a build tree),
  * else in PKGLIBEXECDIR.  Newly allocated. */
