@@ -209,8 +209,9 @@ int main(void)
 	for (int i = 0; i < ncases; i++)
 		free(ours[i]);
 	free(ours);
-	ok(n == (ncases + stride - 1) / stride && ncases > 1000, "the corpus has %d cases (%d refused by both, %d accepted by "
-	   "both, %d refused by paddock on purpose)", n, both_refuse, both_accept, kept);
+	ok(n == (ncases + stride - 1) / stride && ncases > 900,
+	   "the corpus has %d cases, %d run (%d refused by both, %d accepted by both, %d refused "
+	   "by paddock on purpose)", ncases, n, both_refuse, both_accept, kept);
 	ok(both_refuse > 500 / stride && both_accept > 200 / stride,
 	   "both verdicts are well represented");
 	testlib_end();
