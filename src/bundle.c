@@ -478,6 +478,7 @@ struct bundle_walk {
 	 * entries name is walked once, as rev-list's marks do, or a bundle
 	 * of nested repeated trees would cost the product of their sizes. */
 	git_oid *seen;
+	signed char *seen_type;    /* what the first to name each took it for */
 	size_t nseen, cap;
 	/* The .gitmodules and .gitattributes blobs checked already. */
 	git_oid *special;
@@ -486,12 +487,19 @@ struct bundle_walk {
 	int special_failed;        /* walk_special refused (its message names the blob) */
 };
 
-/* 1 when id was seen before; else notes it and returns 0. */
-static int walk_seen(struct bundle_walk *w, const git_oid *id)
+static void walk_fsck_fail(struct bundle_walk *w, const git_oid *id, const char *msg);
+
+/* 1 when id was seen before; else notes it and returns 0.  type is what
+ * the caller takes it for (a tree entry's mode, a commit's tree line),
+ * or GIT_OBJECT_ANY: one id taken for two types is refused (stop set),
+ * as git's object table, one type to an id, refuses it ("is a blob, not
+ * a tree"), even where the second would be skipped as walked already. */
+static int walk_seen(struct bundle_walk *w, const git_oid *id, git_object_t type)
 {
 	if (2 * (w->nseen + 1) > w->cap) {
 		size_t cap = w->cap ? 2 * w->cap : 1024;
 		git_oid *t = xcalloc(cap, sizeof *t);
+		signed char *tt = xcalloc(cap, 1);
 		for (size_t i = 0; i < w->cap; i++) {
 			if (git_oid_is_zero(&w->seen[i]))
 				continue;
@@ -500,17 +508,33 @@ static int walk_seen(struct bundle_walk *w, const git_oid *id)
 			for (h %= cap; !git_oid_is_zero(&t[h]); h = (h + 1) % cap)
 				;
 			t[h] = w->seen[i];
+			tt[h] = w->seen_type[i];
 		}
 		free(w->seen);
+		free(w->seen_type);
 		w->seen = t;
+		w->seen_type = tt;
 		w->cap = cap;
 	}
 	size_t h;
 	memcpy(&h, id->id, sizeof h);
-	for (h %= w->cap; !git_oid_is_zero(&w->seen[h]); h = (h + 1) % w->cap)
-		if (git_oid_equal(&w->seen[h], id))
-			return 1;
+	for (h %= w->cap; !git_oid_is_zero(&w->seen[h]); h = (h + 1) % w->cap) {
+		if (!git_oid_equal(&w->seen[h], id))
+			continue;
+		git_object_t was = (git_object_t)w->seen_type[h];
+		if (type == GIT_OBJECT_ANY || was == GIT_OBJECT_ANY) {
+			if (was == GIT_OBJECT_ANY)
+				w->seen_type[h] = (signed char)type;
+		} else if (was != type) {
+			char msg[96];
+			snprintf(msg, sizeof msg, "object is a %s, not a %s",
+			         git_object_type2string(was), git_object_type2string(type));
+			walk_fsck_fail(w, id, msg);
+		}
+		return 1;
+	}
 	w->seen[h] = *id;
+	w->seen_type[h] = (signed char)type;
 	w->nseen++;
 	return 0;
 }
@@ -562,7 +586,10 @@ static void walk_fsck_fail(struct bundle_walk *w, const git_oid *id, const char 
 
 /* The blob a tree names .gitmodules (or .gitattributes) in any spelling:
  * checked once, as git's fsck_finish does, wherever it is (the mirror's
- * too).  A missing one is the walk's to report. */
+ * too).  A missing one is the walk's to report, but for an entry the walk
+ * does not follow (a gitlink): there git refuses a missing .gitattributes
+ * (gitattributesMissing, an error) and lets a missing .gitmodules by
+ * (gitmodulesMissing, ignored). */
 static int walk_special(enum gitfsck_special kind, const unsigned char *raw, void *arg,
                         char msg[GITFSCK_MSG])
 {
@@ -580,10 +607,16 @@ static int walk_special(enum gitfsck_special kind, const unsigned char *raw, voi
 			return 0;
 	w->special = xrealloc(w->special, (w->nspecial + 1) * sizeof *w->special);
 	w->special[w->nspecial++] = id;
-	if (git_odb_read_header(&size, &type, w->odb, &id) < 0)
-		return 0;
 	char hex[41];
 	git_oid_tostr(hex, sizeof hex, &id);
+	if (git_odb_read_header(&size, &type, w->odb, &id) < 0) {
+		if (kind == GITFSCK_GITMODULES)
+			return 0;
+		w->special_failed = 1;
+		snprintf(msg, GITFSCK_MSG, "%s: gitattributesMissing: unable to read "
+		         ".gitattributes blob", hex);
+		return -1;
+	}
 	w->special_failed = 1;
 	if (type != GIT_OBJECT_BLOB) {
 		snprintf(msg, GITFSCK_MSG, "%s: %sBlob: non-blob found at %s", hex,
@@ -670,10 +703,18 @@ static void walk_blob(struct bundle_walk *w, const git_oid *id, const char *path
 {
 	size_t size;
 	git_object_t type;
-	if (walk_seen(w, id))
+	if (walk_seen(w, id, GIT_OBJECT_BLOB))
 		return;
 	if (git_odb_read_header(&size, &type, w->odb, id) < 0) {
 		walk_missing(w, id);
+		return;
+	}
+	if (type != GIT_OBJECT_BLOB) {
+		/* (libgit2 reads a tree's entries by their modes alone) */
+		char msg[96];
+		snprintf(msg, sizeof msg, "expected type blob, found %s",
+		         git_object_type2string(type));
+		walk_fsck_fail(w, id, msg);
 		return;
 	}
 	if (w->max_blob && size > w->max_blob && !git_odb_exists(w->mirror_odb, id)) {
@@ -715,7 +756,7 @@ static void walk_tree(struct bundle_walk *w, git_tree *t, git_tree **q, size_t n
 		char *path = xasprintf("%s%s", prefix, name);
 		if (type == GIT_OBJECT_BLOB) {
 			walk_blob(w, git_tree_entry_id(x), path);
-		} else if (type == GIT_OBJECT_TREE && walk_seen(w, git_tree_entry_id(x))) {
+		} else if (type == GIT_OBJECT_TREE && walk_seen(w, git_tree_entry_id(x), GIT_OBJECT_TREE)) {
 			/* walked already */
 		} else if (type == GIT_OBJECT_TREE) {
 			git_tree *st = NULL;
@@ -751,7 +792,7 @@ static void walk_commit(struct bundle_walk *w, const git_oid *id)
 {
 	git_commit *c = NULL;
 	git_tree *t = NULL;
-	walk_seen(w, id);
+	walk_seen(w, id, GIT_OBJECT_COMMIT);
 	walk_fsck(w, id, GIT_OBJECT_COMMIT);
 	if (w->stop)
 		return;
@@ -775,7 +816,7 @@ static void walk_commit(struct bundle_walk *w, const git_oid *id)
 			same = same || git_oid_equal(git_tree_id(q[k]), git_tree_id(t));
 		git_commit_free(p);
 	}
-	if (!w->stop && !same && !walk_seen(w, git_tree_id(t)))
+	if (!w->stop && !same && !walk_seen(w, git_tree_id(t), GIT_OBJECT_TREE))
 		walk_tree(w, t, q, np, "");
 	for (size_t k = 0; k < np; k++)
 		git_tree_free(q[k]);
@@ -846,7 +887,7 @@ static void walk_unreached(struct bundle_walk *w, const char *idx)
 	for (uint32_t i = 0; i < n; i++) {
 		git_oid id;
 		memcpy(id.id, ids + 20 * (size_t)i, 20);
-		if (walk_seen(w, &id) || git_odb_exists(w->mirror_odb, &id))
+		if (walk_seen(w, &id, GIT_OBJECT_ANY) || git_odb_exists(w->mirror_odb, &id))
 			continue;
 		missing++;
 		size_t size = 0;
@@ -1183,6 +1224,7 @@ static int bundle_walk_child(void *arg)
 	walk_flush(&w);
 	buf_free(&w.out);
 	free(w.seen);
+	free(w.seen_type);
 	free(w.special);
 	free(idx);
 	git_revwalk_free(rw);

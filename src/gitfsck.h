@@ -13,6 +13,9 @@
  * git would take for an option, an update command, a relative URL that
  * climbs out of its host).  Every check returns 0, or -1 with msg set to
  * "<msgId>: <text>" in git's words (e.g. "hasDotgit: contains '.git'").
+ * One refusal is stricter than git's: a .gitmodules that starts with a
+ * UTF-8 byte-order mark is read past it, as git reads the file once it
+ * is checked out, where git's check of the blob stops at the mark.
  * Tags are not checked: a bundle cannot bring one (its ref must name a
  * commit, and every object of its pack must be reached from it).
  * Nothing here reads objects or allocates beyond the call. */

@@ -475,6 +475,13 @@ static void test_fsck(void)
 		  ".gitmodules a symlink" },
 		{ "120000\tb'GI7EBA~1'\t@B\n", "gitmodulesSymlink: .gitmodules is a symbolic link",
 		  ".gitmodules's NTFS short name a symlink" },
+		/* Found by test-fsckdiff: what libgit2 reads by the mode alone. */
+		{ "160000\tb'.gitattributes'\t3434343434343434343434343434343434343434\n",
+		  "gitattributesMissing: unable to read .gitattributes blob",
+		  "a .gitattributes gitlink to nothing (git reads the blob it names)" },
+		{ "100644\tb'f'\t@T\n", "expected type blob, found tree", "a file entry naming a tree" },
+		{ "100644\tb'a'\t@B\n40000\tb'b'\t@B\n", "object is a blob, not a tree",
+		  "one blob as a file and a folder" },
 	};
 	for (size_t i = 0; i < sizeof trees / sizeof *trees; i++) {
 		/* @T: main's tree */
