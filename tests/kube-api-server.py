@@ -349,6 +349,8 @@ class Handler(BaseHTTPRequestHandler):
         if f:
             self.rec["fault"] = f["action"]
             if f["action"] == "stall":
+                # Recorded now: the client has given up by the answer.
+                self.log_rec()
                 time.sleep(f.get("seconds", 5))
             elif f["action"] == "status":
                 code = f["code"]

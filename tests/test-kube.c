@@ -350,7 +350,7 @@ static void test_watch(void)
 	struct seen s = { .k2 = k2, .stop_on = 1 };
 	snprintf(s.uid, sizeof s.uid, "%s", meta(made, "uid"));
 	struct kube_watch w = { .name = "w1", .rv = xstrdup(meta(made, "resourceVersion")) };
-	requests();
+	json_decref(requests());
 	int rc = kube_watch_pod(k, &w, 10, on_event, &s, &e);
 	is_int(rc, 1, "the watch ends with the callback's answer: %s", e.msg);
 	ok(s.running == 1 && s.deleting == 1 && s.deleted == 1,
@@ -422,7 +422,7 @@ static void test_watch(void)
 		}
 		memset(&s, 0, sizeof s);
 		w = (struct kube_watch){ .name = meta(made, "name"), .rv = xstrdup(meta(made, "resourceVersion")) };
-		requests();
+		json_decref(requests());
 		rc = kube_watch_pod(k, &w, 0.8, on_event, &s, &e);
 		const char *what = f == 0 ? "an ERROR event with code 410" : f == 1 ? "a 410 status" : "a compacted history";
 		ok(rc == 0 && w.relists == 1 && s.relist == 1 && s.relist_null == 0,
@@ -453,7 +453,7 @@ static void test_watch(void)
 	memset(&s, 0, sizeof s);
 	s.stop_on = 3;
 	w = (struct kube_watch){ .name = "d1", .rv = xstrdup(meta(made, "resourceVersion")) };
-	requests();
+	json_decref(requests());
 	rc = kube_watch_pod(k, &w, 5, on_event, &s, &e);
 	ok(rc == 3 && s.running == 1 && w.reconnects == 1, "a dropped stream is opened again; the event seen once (rc %d, %d, %u): %s",
 	   rc, s.running, w.reconnects, e.msg);
@@ -475,7 +475,7 @@ static void test_watch(void)
 	   "a stream that keeps dropping fails after a few tries: %s", e.msg);
 	kube_watch_end(&w);
 	json_decref(made);
-	requests();
+	json_decref(requests());
 
 	/* Hostile streams: a line of more than KUBE_EVENT_MAX, a line that
 	 * is not JSON. */
@@ -492,7 +492,7 @@ static void test_watch(void)
 	ok(rc < 0 && strstr(e.msg, "not a watch event"), "a line that is not JSON fails the watch: %s", e.msg);
 	kube_watch_end(&w);
 	clock_sleep(0.5);
-	requests();
+	json_decref(requests());
 	kube_free(k);
 	kube_free(k2);
 }
@@ -518,7 +518,7 @@ static void test_retries(void)
 		ok(0, "open: %s", e.msg);
 		return;
 	}
-	requests();
+	json_decref(requests());
 	fault("{\"method\": \"GET\", \"path\": \"/r1$\", \"action\": \"status\", \"code\": 429, \"retry_after\": 1}");
 	json_t *p = pod("r1", "tr");
 	json_decref(kube_pod_create(k, p, &e));
@@ -544,7 +544,7 @@ static void test_retries(void)
 	took = clock_mono() - t0;
 	ok(got && took < 3.5, "a Retry-After of two hours is bounded (retry_after_max 2 s: %.2f s)", took);
 	json_decref(got);
-	requests();
+	json_decref(requests());
 
 	fault("{\"method\": \"GET\", \"path\": \"/r1$\", \"action\": \"status\", \"code\": 503, \"times\": 4}");
 	got = kube_pod_get(k, "r1", &e);
@@ -560,7 +560,7 @@ static void test_retries(void)
 	took = clock_mono() - t0;
 	ok(!got && took < 2.5 && strstr(e.msg, "within"), "a server that stalls: the request times out (%.2f s): %s", took, e.msg);
 	kube_free(kt);
-	requests();
+	json_decref(requests());
 
 	/* 401 and 403 are not retried; no token in any message. */
 	struct kube *kb = open_cfg(kubeconfig("kc-bad", NULL, "    token: wrong-secret-token\n", NULL), &e);
@@ -586,7 +586,7 @@ static void test_retries(void)
 	got = kube_pod_get(k, "r1", &e);
 	ok(!got && strstr(e.msg, "[token]") && !strstr(e.msg, "tok-A-0123456789"),
 	   "a server that quotes the token back: the message has it masked: %s", e.msg);
-	requests();
+	json_decref(requests());
 	kube_free(k);
 }
 
@@ -639,7 +639,7 @@ static void test_rotation(void)
 	testlib_sh("cd %s && echo tok-A-0123456789 >server-token", T);
 	k = kube_open(&o, &e);
 	ok(!k && strstr(e.msg, "KUBERNETES_SERVICE_HOST"), "in the cluster without the env: says so: %s", e.msg);
-	requests();
+	json_decref(requests());
 }
 
 static void test_client_cert(void)
@@ -756,7 +756,7 @@ static void test_exec(void)
 	l = k ? kube_pod_list(k, NULL, &e) : NULL;
 	ok(k && !l && strstr(e.msg, "no-such-plugin"), "a plugin that is not there: %s", e.msg);
 	kube_free(k);
-	requests();
+	json_decref(requests());
 }
 
 /* ---- TLS and settings refused ---- */
@@ -773,6 +773,11 @@ static void test_refused(void)
 	ok(!strstr(e.msg, "tok-A"), "without the token in the message");
 	json_t *r = requests();
 	is_int(json_array_size(r), 0, "and no request reached the server");
+	if (json_array_size(r)) {
+		char *d = json_dumps(r, JSON_COMPACT);
+		printf("# %s\n", d);
+		free(d);
+	}
 	json_decref(r);
 	kube_free(k);
 
