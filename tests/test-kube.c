@@ -737,6 +737,20 @@ static void test_exec(void)
 	json_decref(r);
 	kube_free(k);
 
+	plugin("inject.sh", "printf '{\"apiVersion\":\"client.authentication.k8s.io/v1\",\"kind\":\"ExecCredential\",\"status\":"
+	       "{\"token\":\"%s\\\\r\\\\nX-Injected: 1\"}}' \"$(cat $PLUGIN_SECRET_DIR/server-token)\"\n");
+	k = open_cfg(kubeconfig("kc-exec-inject", NULL, exec_user("./inject.sh", NULL), NULL), &e);
+	json_decref(requests());
+	l = k ? kube_pod_list(k, NULL, &e) : NULL;
+	ok(k && !l && strstr(e.msg, "characters a token cannot have") && !strstr(e.msg, "tok-A"),
+	   "a plugin's token with a line break (a header of its own) is refused: %s", e.msg);
+	r = requests();
+	is_int(json_array_size(r), 0, "and nothing was sent");
+	json_decref(r);
+	kube_free(k);
+	k = open_cfg(kubeconfig("kc-token-space", NULL, "    token: \"tok A\"\n", NULL), &e);
+	ok(!k && strstr(e.msg, "characters a token cannot have"), "a kubeconfig token with a space is refused: %s", e.msg);
+
 	plugin("garbage.sh", "echo 'hello, I am not JSON'\n");
 	k = open_cfg(kubeconfig("kc-exec-garbage", NULL, exec_user("./garbage.sh", NULL), NULL), &e);
 	l = k ? kube_pod_list(k, NULL, &e) : NULL;

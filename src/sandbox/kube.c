@@ -144,6 +144,16 @@ static int b64_decode(const char *in, struct buf *out)
 	return 0;
 }
 
+/* A bearer token is visible ASCII: anything else (a line break above
+ * all) would make a header of its own. */
+static int token_ok(const char *t)
+{
+	for (const unsigned char *p = (const unsigned char *)t; *p; p++)
+		if (*p < 0x21 || *p > 0x7e)
+			return 0;
+	return *t != 0;
+}
+
 /* ---- YAML (a kubeconfig) as JSON ---- */
 
 static json_t *yaml_node_json(yaml_document_t *d, yaml_node_t *n, int depth, size_t *budget)
@@ -316,6 +326,9 @@ static int kube_user(struct kube *k, json_t *u, const char *where, struct err *e
 	if (has_cert != has_key)
 		return err_set(e, _("%s has a client certificate without its key, or a key without its certificate; give both"), where);
 	const char *tok = jstr(u, "token"), *tf = jstr(u, "tokenFile");
+	if (tok && !token_ok(tok))
+		return err_set(e, _("the token of %s has characters a token cannot have (spaces, line breaks, controls); paste it again"),
+		               where);
 	if (tok)
 		k->token = xstrdup(tok);
 	else if (tf)
@@ -532,6 +545,11 @@ static int kube_token_file(struct kube *k, int force, struct err *e)
 		secret_buf_free(&b);
 		return err_set(e, _("the token file %s is empty"), k->token_file);
 	}
+	if (!token_ok(b.data)) {
+		secret_buf_free(&b);
+		return err_set(e, _("the token file %s has characters a token cannot have (spaces, line breaks, controls)"),
+		               k->token_file);
+	}
 	secret_free(k->token);
 	k->token = buf_detach(&b);
 	k->token_st = st;
@@ -587,6 +605,11 @@ static int exec_credential(struct kube *k, const char *out, struct err *e)
 	}
 	if (!tok && !(cert && key)) {
 		err_set(e, _("the ExecCredential of the kubeconfig's exec plugin %s has neither a token nor a client certificate and key"),
+		        k->exec_argv[0]);
+		goto out;
+	}
+	if (tok && !token_ok(tok)) {
+		err_set(e, _("the ExecCredential of the kubeconfig's exec plugin %s has a token with characters a token cannot have (spaces, line breaks, controls)"),
 		        k->exec_argv[0]);
 		goto out;
 	}
@@ -1155,7 +1178,7 @@ int kube_watch_pod(struct kube *k, struct kube_watch *w, double seconds, kube_ev
 {
 	double deadline = clock_mono() + seconds;
 	struct watch_state s = { .k = k, .w = w, .fn = fn, .arg = arg, .e = e };
-	int rc = 0, drops = 0, relists = 0;
+	int rc = 0, drops = 0, relists = 0, renewed = 0;
 	char *fs = xasprintf("metadata.name=%s", w->name);
 	char *fse = esc(k, fs), *ns = esc(k, k->ns);
 	free(fs);
@@ -1206,6 +1229,15 @@ int kube_watch_pod(struct kube *k, struct kube_watch *w, double seconds, kube_ev
 			}
 			if ((rc = watch_relist(k, w, &s, 0, e)))
 				break;
+			continue;
+		}
+		if (cr == CURLE_OK && code == 401 && !renewed && (k->token_file || k->exec_argv)) {
+			/* A token that rotated or expired: read or asked again, once. */
+			renewed = 1;
+			if (kube_auth(k, 1, e) < 0) {
+				rc = -1;
+				break;
+			}
 			continue;
 		}
 		if (cr == CURLE_OK && code != 200) {
