@@ -546,6 +546,14 @@ static void test_retries(void)
 	json_decref(got);
 	json_decref(requests());
 
+	fault("{\"method\": \"GET\", \"path\": \"/r1$\", \"action\": \"status\", \"code\": 429, "
+	      "\"retry_after\": \"Wed, 21 Oct 2015 07:28:00 GMT\"}");
+	t0 = clock_mono();
+	got = kube_pod_get(k, "r1", &e);
+	ok(got && clock_mono() - t0 < 1, "a Retry-After as an HTTP date in the past: retried at once: %s", e.msg);
+	json_decref(got);
+	json_decref(requests());
+
 	fault("{\"method\": \"GET\", \"path\": \"/r1$\", \"action\": \"status\", \"code\": 503, \"times\": 4}");
 	got = kube_pod_get(k, "r1", &e);
 	ok(!got && e.kind == ERR_UNAVAILABLE && strstr(e.msg, "503"), "503 after every retry fails: %s", e.msg);
@@ -561,6 +569,18 @@ static void test_retries(void)
 	ok(!got && took < 2.5 && strstr(e.msg, "within"), "a server that stalls: the request times out (%.2f s): %s", took, e.msg);
 	kube_free(kt);
 	json_decref(requests());
+
+	/* Nobody listening: a few tries, then says so. */
+	char *closed = testlib_fmt("%s/kc-closed", T);
+	testlib_write_file(closed, "current-context: m\ncontexts:\n- name: m\n  context: {cluster: c}\n"
+	                   "clusters:\n- name: c\n  cluster: {server: 'https://127.0.0.1:1', certificate-authority: %s/ca.crt}\n", T);
+	kt = open_cfg(closed, &e);
+	t0 = clock_mono();
+	got = kt ? kube_pod_get(kt, "r1", &e) : NULL;
+	took = clock_mono() - t0;
+	ok(!got && strstr(e.msg, "cannot reach the Kubernetes API at https://127.0.0.1:1") && took > 1 && took < 5,
+	   "a server nobody answers for: retried with backoff, then said (%.2f s): %s", took, e.msg);
+	kube_free(kt);
 
 	/* 401 and 403 are not retried; no token in any message. */
 	struct kube *kb = open_cfg(kubeconfig("kc-bad", NULL, "    token: wrong-secret-token\n", NULL), &e);
@@ -710,6 +730,19 @@ static void test_exec(void)
 	ok(info && strstr(info, "\"kind\":\"ExecCredential\"") && strstr(info, "\"interactive\":false"),
 	   "KUBERNETES_EXEC_INFO says it is not interactive");
 	free(info);
+	kube_free(k);
+
+	/* The server stops believing a credential the plugin said is good
+	 * until 2099: the 401 asks the plugin again, once. */
+	k = open_cfg(kubeconfig("kc-exec-rot", NULL, exec_user("./good.sh", NULL), NULL), &e);
+	l = k ? kube_pod_list(k, NULL, &e) : NULL;
+	json_decref(l);
+	testlib_sh("cd %s && echo tok-E-3333333333 >server-token", T);
+	l = k ? kube_pod_list(k, NULL, &e) : NULL;
+	ok(l != NULL, "a credential the server no longer takes: the plugin is asked again after the 401: %s", e.msg);
+	json_decref(l);
+	is_int(runs("good.sh"), 3, "once more, not every request");
+	testlib_sh("cd %s && echo tok-A-0123456789 >server-token", T);
 	kube_free(k);
 
 	plugin("old.sh", "printf '{\"apiVersion\":\"client.authentication.k8s.io/v1beta1\",\"kind\":\"ExecCredential\",\"status\":"
