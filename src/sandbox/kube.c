@@ -55,6 +55,7 @@ struct kube {
 	char **exec_argv;
 	char **exec_env;
 	char *exec_api;
+	char *exec_hint;          /* installHint, or NULL */
 	int exec_have;
 	double exec_expiry;       /* wall time; 0: never */
 	char *exec_token;
@@ -308,6 +309,8 @@ static int kube_user_exec(struct kube *k, json_t *ex, const char *where, struct 
 		k->exec_env[i] = xasprintf("%s=%s", name, value);
 	}
 	k->exec_api = xstrdup(api);
+	if (jstr(ex, "installHint"))
+		k->exec_hint = xstrdup(jstr(ex, "installHint"));
 	return 0;
 }
 
@@ -511,6 +514,7 @@ void kube_free(struct kube *k)
 	strv_free(k->exec_argv);
 	strv_free(k->exec_env);
 	free(k->exec_api);
+	free(k->exec_hint);
 	secret_free(k->exec_token);
 	buf_free(&k->exec_cert);
 	secret_buf_free(&k->exec_key);
@@ -669,7 +673,14 @@ static int kube_exec(struct kube *k, struct err *e)
 		.flags = CHILD_DIE_WITH_PARENT | CHILD_CLOSE_FDS | CHILD_NEW_SESSION,
 	};
 	if (child_start(&c, e) < 0) {
-		err_prefix(e, _("cannot run the kubeconfig's exec plugin %s"), k->exec_argv[0]);
+		if (c.exec_errno == ENOENT && k->exec_hint) {
+			/* The kubeconfig's own words on how to install it. */
+			char *q = sanitize_quote_str(k->exec_hint);
+			err_set(e, _("the kubeconfig's exec plugin %s is not installed: %s"), k->exec_argv[0], q);
+			free(q);
+		} else {
+			err_prefix(e, _("cannot run the kubeconfig's exec plugin %s"), k->exec_argv[0]);
+		}
 		goto out;
 	}
 	if (!child_wait_ms(&c, (int)(k->o.exec_timeout * 1000))) {
@@ -893,6 +904,9 @@ long kube_request(struct kube *k, const char *method, const char *path, const ch
 			}
 			if (s.over)
 				err_set(e, _("the Kubernetes API's answer to %s %s is larger than 64 MiB"), method, path);
+			else if (rc == CURLE_PEER_FAILED_VERIFICATION)
+				err_kind_set(e, ERR_REMOTE, _("the Kubernetes API at %s is not who the configured CA says it is (%s); check the cluster's certificate-authority"),
+				             k->server, *errbuf ? errbuf : curl_easy_strerror(rc));
 			else if (rc == CURLE_OPERATION_TIMEDOUT)
 				err_kind_set(e, ERR_UNAVAILABLE, _("the Kubernetes API at %s did not answer %s %s within %.0f s"),
 				             k->server, method, path, k->o.timeout);
@@ -1205,6 +1219,7 @@ int kube_watch_pod(struct kube *k, struct kube_watch *w, double seconds, kube_ev
 		curl_easy_setopt(k->c, CURLOPT_WRITEFUNCTION, watch_cb);
 		curl_easy_setopt(k->c, CURLOPT_WRITEDATA, &s);
 		curl_easy_setopt(k->c, CURLOPT_ERRORBUFFER, errbuf);
+		double began = clock_mono();
 		s.lines = 0;
 		s.gone = 0;
 		buf_reset(&s.line);
@@ -1260,9 +1275,11 @@ int kube_watch_pod(struct kube *k, struct kube_watch *w, double seconds, kube_ev
 			drops = 0;
 			relists = 0;
 		}
+		if (cr == CURLE_OK && !s.lines && clock_mono() - began >= 1)
+			continue; /* a quiet stream the server ended: not a drop */
 		if (cr != CURLE_OK || !s.lines) {
-			/* Dropped, or ended before anything came: again from w->rv,
-			 * a bounded number of times in a row. */
+			/* Dropped, or ended at once: again from w->rv, a bounded
+			 * number of times in a row. */
 			w->reconnects++;
 			if (drops++ >= k->o.retries) {
 				rc = err_kind_set(e, ERR_UNAVAILABLE, _("the watch of pod %s keeps dropping: %s"), w->name,
