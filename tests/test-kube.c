@@ -784,6 +784,19 @@ static void test_exec(void)
 	k = open_cfg(kubeconfig("kc-token-space", NULL, "    token: \"tok A\"\n", NULL), &e);
 	ok(!k && strstr(e.msg, "characters a token cannot have"), "a kubeconfig token with a space is refused: %s", e.msg);
 
+	plugin("slow.sh", "sleep 30 &\necho $! >$PLUGIN_SECRET_DIR/slow.pid\nwait\n");
+	struct kube_opts so = { .kubeconfig = kubeconfig("kc-exec-slow", NULL, exec_user("./slow.sh", NULL), NULL),
+	                        .timeout = 5, .exec_timeout = 0.5 };
+	k = kube_open(&so, &e);
+	double t0 = clock_mono();
+	l = k ? kube_pod_list(k, NULL, &e) : NULL;
+	ok(k && !l && strstr(e.msg, "did not finish within") && clock_mono() - t0 < 3, "a plugin that hangs is stopped: %s", e.msg);
+	char *pid = testlib_slurp(testlib_fmt("%s/slow.pid", T));
+	ok(pid && testlib_sh("for i in $(seq 50); do kill -0 %d 2>/dev/null || exit 0; sleep 0.1; done; exit 1", atoi(pid)) == 0,
+	   "with what it started");
+	free(pid);
+	kube_free(k);
+
 	plugin("garbage.sh", "echo 'hello, I am not JSON'\n");
 	k = open_cfg(kubeconfig("kc-exec-garbage", NULL, exec_user("./garbage.sh", NULL), NULL), &e);
 	l = k ? kube_pod_list(k, NULL, &e) : NULL;

@@ -683,7 +683,14 @@ static int kube_exec(struct kube *k, struct err *e)
 		}
 		goto out;
 	}
-	if (!child_wait_ms(&c, (int)(k->o.exec_timeout * 1000))) {
+	/* child_wait_ms may return early (no pidfd: a short sleep). */
+	double until = clock_mono() + k->o.exec_timeout;
+	int ended = 0;
+	while (!(ended = child_wait_ms(&c, (int)((until - clock_mono()) * 1000) + 1)) && clock_mono() < until)
+		;
+	if (!ended) {
+		/* Its whole group (a session of its own): what it started too. */
+		kill(-c.pid, SIGKILL);
 		child_kill(&c, SIGKILL);
 		child_finish(&c);
 		err_set(e, _("the kubeconfig's exec plugin %s did not finish within %.0f s"), k->exec_argv[0],
