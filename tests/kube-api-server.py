@@ -72,7 +72,10 @@ with "violation": "ignored Retry-After".
 
 LOG.  --log gets one JSON line per request: method, path, query (parsed),
 headers (Authorization replaced by "Bearer <sha256 prefix>"), body (parsed
-JSON or text), auth (who it was), status, fault, violation.
+JSON or text), auth (who it was), status, fault, violation, and for a
+watch (recorded when its stream ends) split (a chunk ended inside an
+event) and coalesced (a chunk held the end of one event and the start of
+the next).  Other answers are recorded before they are sent.
 """
 
 import argparse
@@ -336,7 +339,7 @@ class Handler(BaseHTTPRequestHandler):
             return
         self.rec["logged"] = True
         with LOCK:
-            LOGF.write(json.dumps(self.rec) + "\n")
+            LOGF.write(json.dumps({k: v for k, v in self.rec.items() if k != "logged"}) + "\n")
             LOGF.flush()
 
     def route(self, method, path, raw, body, watch):
