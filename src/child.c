@@ -480,9 +480,14 @@ int child_wait_ms(struct child *c, int ms)
 	fd = (int)syscall(SYS_pidfd_open, c->pid, 0);
 #endif
 	if (fd < 0) {
-		/* No pidfd (a kernel before 5.3): a short sleep instead. */
-		struct timespec ts = { 0, (ms < 10 ? ms : 10) * 1000000L };
-		nanosleep(&ts, NULL);
+		/* No pidfd (a kernel before 5.3, or valgrind): short sleeps
+		 * until it ends or ms have passed. */
+		for (double until = clock_mono() + ms / 1000.0; clock_mono() < until;) {
+			struct timespec ts = { 0, (ms < 10 ? ms : 10) * 1000000L };
+			nanosleep(&ts, NULL);
+			if (child_poll(c))
+				return 1;
+		}
 		return child_poll(c);
 	}
 	/* Readable once the child has ended (a zombie is too). */

@@ -1,6 +1,7 @@
 /* child.c: every child started, waited for by its owner only. */
 #include "autoconfig.h"
 #include "child.h"
+#include "clock.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -330,6 +331,25 @@ static void test_poll_and_kill(void)
 	}
 	ok(done && WIFSIGNALED(c.status) && WTERMSIG(c.status) == SIGTERM,
 	   "child_poll: 1 once it ended, with its status");
+
+	/* child_wait_ms waits the whole time asked (with a pidfd, and
+	 * without one, as under valgrind), and no longer than the child. */
+	const char *brief[] = { "sleep", "0.3", NULL };
+	struct child b = { .argv = brief };
+	child_start(&b, &e);
+	double t0 = clock_mono();
+	int ended = child_wait_ms(&b, 20000);
+	double took = clock_mono() - t0;
+	ok(ended == 1 && took >= 0.25 && took < 10, "child_wait_ms: 1 once the child ended (%.2f s)",
+	   took);
+	struct child l = { .argv = argv };
+	child_start(&l, &e);
+	t0 = clock_mono();
+	ended = child_wait_ms(&l, 200);
+	took = clock_mono() - t0;
+	ok(ended == 0 && took >= 0.19, "child_wait_ms: 0 after the time asked (%.2f s)", took);
+	child_kill(&l, SIGKILL);
+	child_finish(&l);
 }
 
 /* As a subreaper (the supervisor), orphans of a sandbox are reaped, and

@@ -683,7 +683,6 @@ static int kube_exec(struct kube *k, struct err *e)
 		}
 		goto out;
 	}
-	/* child_wait_ms may return early (no pidfd: a short sleep). */
 	double until = clock_mono() + k->o.exec_timeout;
 	int ended = 0;
 	while (!(ended = child_wait_ms(&c, (int)((until - clock_mono()) * 1000) + 1)) && clock_mono() < until)
