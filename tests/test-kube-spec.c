@@ -231,8 +231,10 @@ static void pod_checks(void)
 	           !strcmp(str(r, "limits.ephemeral-storage"), "8589934592") &&
 	           json_equal(at(r, "limits"), at(r, "requests")),
 	       "resources from [limits], requests equal to limits");
-	tap_ok(at(init, "resources.limits.memory") && at(init, "resources.limits.cpu") &&
-	           at(init, "resources.limits.ephemeral-storage"),
+	tap_ok(!strcmp(str(init, "resources.limits.memory"), "67108864") &&
+	           !strcmp(str(init, "resources.limits.cpu"), "100m") &&
+	           !strcmp(str(init, "resources.limits.ephemeral-storage"), "67108864") &&
+	           json_equal(at(init, "resources.limits"), at(init, "resources.requests")),
 	       "the init container has limits too (a quota asks for them)");
 	char *dump = json_dumps(pod, 0);
 	tap_ok(!strstr(dump, "hostPath") && !strstr(dump, "Secret") && !strstr(dump, "secret"),
@@ -278,6 +280,13 @@ static void pod_variants(void)
 	tap_ok(num(pod, "spec.activeDeadlineSeconds") == 7200, "the deadline given");
 	tap_ok(!strcmp(str(pod, "spec.containers.0.resources.limits.cpu"), "1m"),
 	       "a tiny cpu limit is 1m, never 0");
+	tap_ok(!strcmp(str(pod, "spec.initContainers.0.resources.limits.cpu"), "1m"),
+	       "the init container's cpu is within the limits (the limit range's max)");
+	lim.memory = 1 << 20;
+	json_t *small = kube_spec_pod(&o, &e);
+	tap_ok(small && !strcmp(str(small, "spec.initContainers.0.resources.limits.memory"), "1048576"),
+	       "and so is its memory %s", e.msg);
+	json_decref(small);
 	json_t *env = at(pod, "spec.containers.0.env");
 	size_t i;
 	json_t *v;

@@ -15,9 +15,6 @@
 
 /* The runner's and the prompt's emptyDirs: small, whatever the limits. */
 #define SMALL_DIR "64Mi"
-/* The init container's share (it runs cp once). */
-#define INIT_CPU "100m"
-#define INIT_MEMORY "64Mi"
 /* The largest byte count written as a quantity: 1 EiB.  The API's own
  * bound is near 2^63; a figure this large is a mistake anyway. */
 #define BYTES_MAX (UINT64_C(1) << 60)
@@ -194,7 +191,7 @@ static int opts_check(const struct kube_spec_opts *o, int pod, struct err *e)
 			return err_kind_set(e, ERR_INVALID,
 			                    _("kubernetes: the front door must be an IP address and a port from 1 to 65535"));
 		if (o->front_door_cidr && !cidr(o->front_door_cidr))
-			return err_kind_set(e, ERR_INVALID, _("kubernetes: the front door's CIDR is not one"));
+			return err_kind_set(e, ERR_INVALID, _("kubernetes: the front door's CIDR must be an address and a prefix length (10.0.0.0/24)"));
 		return 0;
 	}
 	if (!o->task || !task_id_valid(o->task, 0))
@@ -212,7 +209,7 @@ static int opts_check(const struct kube_spec_opts *o, int pod, struct err *e)
 		return err_kind_set(e, ERR_INVALID, _("kubernetes: the runtime class must be a DNS label"));
 	if (o->audience && (!*o->audience || strlen(o->audience) > 253 ||
 	                    strpbrk(o->audience, " \t\r\n\"\\")))
-		return err_kind_set(e, ERR_INVALID, _("kubernetes: the token's audience is not one"));
+		return err_kind_set(e, ERR_INVALID, _("kubernetes: the token's audience must be 1 to 253 characters without spaces or quotes"));
 	if (o->token_seconds && (o->token_seconds < 600 || o->token_seconds > 86400 * 366))
 		return err_kind_set(e, ERR_INVALID, _("kubernetes: the token's lifetime must be from 600 s to a year"));
 	if (o->deadline < 0 || o->deadline > 86400L * 366 * 10)
@@ -322,10 +319,20 @@ static json_t *env(const struct kube_spec_opts *o)
 #define RUNNER_DIR "/runner"
 #define RUNNER_FILE "paddock-runner"
 
+/* The init container's share (it runs cp once), never above the
+ * limits: the limit range's max is the limits. */
+static json_t *init_resources(const struct limits *l)
+{
+	const uint64_t small = 64u << 20;
+	json_t *q = json_pack("{so so}", "memory", quantity_bytes(l->memory < small ? l->memory : small),
+	                      "ephemeral-storage", quantity_bytes(l->disk < small ? l->disk : small));
+	json_object_set_new(q, "cpu", quantity_cpus(l->cpus > 0 && l->cpus < 0.1 ? l->cpus : 0.1));
+	return q;
+}
+
 static json_t *init_container(const struct kube_spec_opts *o)
 {
-	json_t *q = json_pack("{ss ss ss}", "cpu", INIT_CPU, "memory", INIT_MEMORY, "ephemeral-storage",
-	                      SMALL_DIR);
+	json_t *q = init_resources(o->limits);
 	return json_pack("{ss ss s[ssss] so s{sO so} s[o] ss}", "name", "runner", "image",
 	                 o->runner_image, "command", "cp", "--", o->runner_path,
 	                 RUNNER_DIR "/" RUNNER_FILE, "securityContext", container_security(),
