@@ -251,6 +251,20 @@ static void pod_checks(void)
 	tap_ok(!kube_spec_pod_is_ours(bare, &o), "a same-named pod without our labels is not ours");
 	json_decref(bare);
 
+	static const enum kube_role roles[] = { KUBE_ROLE_TASK, KUBE_ROLE_VERIFY, KUBE_ROLE_SETUP };
+	int names_ok = 1;
+	for (size_t ri = 0; ri < 3; ri++) {
+		struct kube_spec_opts n = o;
+		n.role = roles[ri];
+		n.attempt = ri == 2 ? 4294967295u : (unsigned)ri;
+		char *name = kube_spec_pod_name(&n, &e);
+		size_t len = name ? strlen(name) : 0;
+		names_ok &= name && len <= 63 && strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789-") == len &&
+		            name[len - 1] != '-';
+		free(name);
+	}
+	tap_ok(names_ok, "every role's name, the largest attempt's too, is a DNS label of at most 63");
+
 	json_t *again = kube_spec_pod(&o, &e);
 	tap_ok(json_equal(pod, again), "the same options build the same pod");
 	json_decref(again);
@@ -327,16 +341,22 @@ static void hostile(void)
 		free(name);
 	}
 	const char *images[] = { "Registry/Team/Agents", "agents:1 --privileged", "agents\nimage: evil",
-	                         long_id, "", "agents:", "-agents", "a//b", "agents@sha256", "a@b@c:1" };
+	                         long_id, "", "agents:", "-agents", "a//b", "agents@sha256", "a@b@c:1",
+	                         "agents:v1+x", "agents:-x", "agents:\"x\"" };
 	char huge[1100];
 	memset(huge, 'a', sizeof huge - 1);
 	huge[sizeof huge - 1] = 0;
 	for (size_t i = 0; i <= sizeof images / sizeof *images; i++) {
 		struct kube_spec_opts o = base();
 		o.image = i < sizeof images / sizeof *images ? images[i] : huge;
-		if (i == 3)
-			continue; /* 300 lowercase letters are a valid name */
 		struct err e = { 0 };
+		if (i == 3) { /* 300 lowercase letters are a valid name, kept as it is */
+			json_t *pod = kube_spec_pod(&o, &e);
+			tap_ok(pod && !strcmp(str(pod, "spec.containers.0.image"), long_id),
+			       "a 300-letter image name is taken as it is %s", e.msg);
+			json_decref(pod);
+			continue;
+		}
 		json_t *pod = kube_spec_pod(&o, &e);
 		tap_ok(!pod && e.kind == ERR_INVALID && strstr(e.msg, "image"), "image %zu refused: %s", i, e.msg);
 		json_decref(pod);

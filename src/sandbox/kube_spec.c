@@ -98,8 +98,16 @@ static int image_ref(const char *s)
 		if (*p == ':')
 			colon = p;
 	size_t path_end = colon ? (size_t)(colon - s) : name_end;
-	if (path_end <= path_from || (colon && (size_t)(s + name_end - colon) < 2))
+	if (path_end <= path_from)
 		return 0;
+	if (colon) { /* a tag: [A-Za-z0-9_][A-Za-z0-9_.-]{0,127} */
+		size_t tl = (size_t)(s + name_end - colon) - 1;
+		if (tl == 0 || tl > 128 || colon[1] == '.' || colon[1] == '-')
+			return 0;
+		for (size_t i = 1; i <= tl; i++)
+			if (!is_alnum(colon[i]) && !strchr("_.-", colon[i]))
+				return 0;
+	}
 	for (size_t i = path_from; i < path_end; i++) {
 		if (s[i] == ':' || s[i] == '@' || s[i] == '+' || (s[i] >= 'A' && s[i] <= 'Z'))
 			return 0;
