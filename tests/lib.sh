@@ -316,6 +316,21 @@ openapi_validators() {
 	) 9>"$OAV.lock"
 }
 
+# kube_validators: installs npm kubernetes-models (the Kubernetes schemas,
+# 1.27) with @kubernetes-models/validate (once per build folder) into
+# $KMV, for tests/kube-spec-check.mjs; what npm said is in $T/npm.out.
+kube_validators() {
+	KMV=$top_builddir/tests/kube-models-node
+	command -v npm >/dev/null || { echo "npm is not installed" >"$T/npm.out"; return 1; }
+	mkdir -p "$KMV"
+	(
+		flock 9
+		[ -d "$KMV/node_modules/kubernetes-models" ] ||
+			(cd "$KMV" && npm install --no-audit --no-fund --silent \
+				kubernetes-models@5.1.0 @kubernetes-models/validate@5.0.2 >"$T/npm.out" 2>&1)
+	) 9>"$KMV.lock"
+}
+
 # start_sshd: a real sshd on a free loopback port, for the SSH tests
 # (ssh.test, fetch.test): its own host key $T/host_key, the client key
 # $T/client_key (root may log in with it, $T/authorized_keys), LogLevel

@@ -50,6 +50,8 @@
 #define SANDBOX_AGENT_DIR "/opt/paddock/agent"
 #define SANDBOX_GATEWAY_DIR "/paddock/gateway"
 #define SANDBOX_BRIDGE "/paddock/bridge"
+/* paddock-runner inside, read-only (bwrap's and the kubernetes pod's). */
+#define SANDBOX_RUNNER "/paddock/runner"
 
 struct sandbox;
 

@@ -52,8 +52,6 @@
 #define RT_GATEWAY RT "/gateway"
 #define RT_BRIDGE RT "/bridge"
 #define RT_LOWER RT "/lower"
-/* paddock-runner inside, read-only. */
-#define SANDBOX_RUNNER "/paddock/runner"
 /* How long a new session's runner has to greet; its end after the channel
  * closes. */
 #define SESSION_HELLO_S 10.0
