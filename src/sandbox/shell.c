@@ -677,16 +677,26 @@ static int session_run(struct session *ss, struct err *e)
 	int rc = threaded ? h->be->run(h->sb, &cmd, &ss->res, e)
 	                  : err_set(e, _("cannot start the shell's relay"));
 	/* The command is gone, and with it every copy of the backend's end
-	 * but ours. */
+	 * but ours: the relay reads the output still queued, then the end.
+	 * Ours is closed only once nothing is queued for it (what the relay
+	 * sent after the backend's last read: the input's end, keys): a
+	 * socket released with frames unread resets its peer, which then
+	 * loses the output it had not read yet. */
 	if (ss->io.mine >= 0)
-		close(ss->io.mine);
-	ss->io.mine = -1;
+		shutdown(ss->io.mine, SHUT_WR);
 	for (int i = 0; i < 3; i++)
 		free(own[i]);
 	if (threaded) {
 		(void)fsx_write_all(wake[1], "x", 1);
 		pthread_join(th, NULL);
 	}
+	if (ss->io.mine >= 0) {
+		char sink[1 + SANDBOX_TERM_MAX + 1];
+		while (recv(ss->io.mine, sink, sizeof sink, MSG_DONTWAIT) > 0)
+			;
+		close(ss->io.mine);
+	}
+	ss->io.mine = -1;
 	close(wake[0]);
 	close(wake[1]);
 	int *fds[] = { &rl->in_fd, &rl->out_fd };
