@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <curl/curl.h>
+#include <openssl/evp.h>
 #include <yaml.h>
 
 #include "buf.h"
@@ -104,45 +105,27 @@ static int kube_scrub(const struct kube *k, struct err *e)
 	return -1;
 }
 
-/* Base64 (as kubeconfig's -data fields hold), whitespace ignored. */
+/* Base64 (as kubeconfig's -data fields hold), line breaks and blanks
+ * ignored: OpenSSL's decoder (libcrypto is paddock's already). */
 static int b64_decode(const char *in, struct buf *out)
 {
-	unsigned v = 0;
-	int n = 0;
-	for (const char *p = in; *p; p++) {
-		int d;
-		char ch = *p;
-		if (ch >= 'A' && ch <= 'Z')
-			d = ch - 'A';
-		else if (ch >= 'a' && ch <= 'z')
-			d = ch - 'a' + 26;
-		else if (ch >= '0' && ch <= '9')
-			d = ch - '0' + 52;
-		else if (ch == '+')
-			d = 62;
-		else if (ch == '/')
-			d = 63;
-		else if (ch == '=' || isspace((unsigned char)ch))
-			continue;
-		else
-			return -1;
-		v = (v << 6) | (unsigned)d;
-		if (++n == 4) {
-			char b[3] = { (char)(v >> 16), (char)(v >> 8), (char)v };
-			buf_add(out, b, 3);
-			n = 0;
-			v = 0;
-		}
-	}
-	if (n == 1)
+	size_t n = strlen(in);
+	if (n > INT_MAX / 2)
 		return -1;
-	if (n == 2)
-		buf_addc(out, (char)(v >> 4));
-	if (n == 3) {
-		buf_addc(out, (char)(v >> 10));
-		buf_addc(out, (char)(v >> 2));
+	EVP_ENCODE_CTX *ctx = EVP_ENCODE_CTX_new();
+	if (!ctx)
+		return -1;
+	unsigned char *p = xmalloc(n / 4 * 3 + 3);
+	int len = 0, fin = 0, rc = -1;
+	EVP_DecodeInit(ctx);
+	if (EVP_DecodeUpdate(ctx, p, &len, (const unsigned char *)in, (int)n) >= 0 &&
+	    EVP_DecodeFinal(ctx, p + len, &fin) == 1) {
+		buf_add(out, p, (size_t)(len + fin));
+		rc = 0;
 	}
-	return 0;
+	EVP_ENCODE_CTX_free(ctx);
+	free(p);
+	return rc;
 }
 
 /* A bearer token is visible ASCII: anything else (a line break above
