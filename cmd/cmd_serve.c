@@ -60,7 +60,7 @@ static int drop_root(const struct config *cfg, const char *data, struct err *e)
 	 * supervisors.  The process backend needs none. */
 	if (!strcmp(cfg->sandbox_backend, "bwrap")) {
 		struct sandbox_options o;
-		scheduler_sandbox_options(cfg, &o);
+		scheduler_sandbox_options(cfg, data, &o);
 		if (privsep_start(&o, data, pw->pw_uid, pw->pw_gid, e) < 0)
 			return err_prefix(e, _("paddock.user"));
 	}
@@ -220,7 +220,7 @@ int cmd_demo(int argc, char **argv)
 	 * only in this process's configuration, so tasks queued for another
 	 * scheduler (or one that cannot sandbox) could never run. */
 	int lockfd;
-	if (!scheduler_backend(&cfg, &e) || scheduler_lock(data, &lockfd, &e) < 0) {
+	if (!scheduler_backend(&cfg, data, &e) || scheduler_lock(data, &lockfd, &e) < 0) {
 		config_free(&cfg);
 		free(data);
 		return cli_die(1, _("demo: %s"), e.msg);

@@ -398,6 +398,9 @@ void config_init_defaults(struct config *c)
 	c->sandbox_gid = 64100;
 	c->gate_timeout = 24 * 3600;
 	c->template_max_age = 7 * 24 * 3600;
+	c->kube.host_users = 1;
+	c->kube.start_timeout = 300;
+	c->kube.max_pods = 100;
 	c->gw_dns = 1;
 	c->gw_proxy_port = 3128;
 	c->gw_tunnel_idle = 600;
@@ -586,6 +589,18 @@ void config_free(struct config *c)
 	free(c->recipes);
 	free(c->gw_hosts_file);
 	free(c->gw_ca_file);
+	free(c->kube.kubeconfig);
+	free(c->kube.context);
+	free(c->kube.namespace);
+	free(c->kube.image);
+	free(c->kube.runner_image);
+	free(c->kube.runner_path);
+	free(c->kube.door_listen);
+	free(c->kube.door);
+	free(c->kube.door_cidr);
+	free(c->kube.runtime_class);
+	free(c->kube.audience);
+	config_strv_free(c->kube.probe, c->kube.nprobe);
 	free(c->api_listen);
 	for (i = 0; i < c->ntokens; i++) {
 		free(c->tokens[i].name);

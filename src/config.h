@@ -31,6 +31,7 @@
 #include <sys/types.h>
 #include "err.h"
 #include "quota.h"
+#include "kube_conf.h"
 
 /* What a policy rule does with a finding. */
 enum policy_action { POLICY_OFF, POLICY_WARN, POLICY_BLOCK };
@@ -274,6 +275,7 @@ struct config {
 	int sandbox_unsafe;    /* sandbox.unsafe-no-isolation: lets "process" run */
 	uid_t sandbox_uid;     /* unprivileged host uid the sandbox runs as */
 	gid_t sandbox_gid;
+	struct kube_conf kube; /* [kubernetes] */
 	struct repo_conf *repos;
 	size_t nrepos;
 	struct agent_conf *agents;

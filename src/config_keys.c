@@ -650,6 +650,101 @@ static void config_set_upstream(const struct entry *en)
 	config_set_str(&ep->upstream, en->value);
 }
 
+/* [kubernetes] */
+
+/* "HOST:PORT" with HOST an IP address (v6 in brackets) when ip_only, else
+ * also a DNS name; the port 1..65535.  1 when it is. */
+static int config_hostport_ok(const char *v, int ip_only)
+{
+	const char *colon = strrchr(v, ':');
+	if (!colon || colon == v || !colon[1] || strlen(v) > 255)
+		return 0;
+	unsigned long long port;
+	if (config_parse_int(colon + 1, 1, 65535, &port) < 0)
+		return 0;
+	char host[256];
+	size_t n = (size_t)(colon - v);
+	if (v[0] == '[') {
+		if (n < 3 || v[n - 1] != ']')
+			return 0;
+		memcpy(host, v + 1, n - 2);
+		host[n - 2] = '\0';
+		struct egress_cidr c;
+		return strchr(host, ':') && egress_cidr_parse(host, &c) == 0 && !strchr(host, '/');
+	}
+	memcpy(host, v, n);
+	host[n] = '\0';
+	struct egress_cidr c;
+	if (!strchr(host, ':') && !strchr(host, '/') && egress_cidr_parse(host, &c) == 0)
+		return 1;
+	if (ip_only)
+		return 0;
+	for (const char *q = host; *q; q++)
+		if (!isalnum((unsigned char)*q) && *q != '-' && *q != '.')
+			return 0;
+	return host[0] != '-' && host[0] != '.';
+}
+
+static void config_set_kube_door(const struct entry *en)
+{
+	struct config *c = en->obj;
+	if (!config_hostport_ok(en->value, 1)) {
+		config_problem_add(en->p->ps, en->line, _("kubernetes.front-door: '%s' is not an IP address and port such as 10.0.0.5:7433 ([fd00::5]:7433): pods have no DNS, so a name cannot be used"), en->value);
+		return;
+	}
+	config_set_str(&c->kube.door, en->value);
+}
+
+static void config_set_kube_listen(const struct entry *en)
+{
+	struct config *c = en->obj;
+	if (!config_hostport_ok(en->value, 1)) {
+		config_problem_add(en->p->ps, en->line, _("kubernetes.front-door-listen: '%s' is not an IP address and port such as 0.0.0.0:7433 or [::]:7433"), en->value);
+		return;
+	}
+	config_set_str(&c->kube.door_listen, en->value);
+}
+
+static void config_set_kube_probe(const struct entry *en)
+{
+	struct config *c = en->obj;
+	if (!config_hostport_ok(en->value, 0))
+		config_problem_add(en->p->ps, en->line, _("kubernetes.probe: '%s' is not a host and port such as 169.254.169.254:80"), en->value);
+	else
+		config_strv_add(&c->kube.probe, &c->kube.nprobe, en->value);
+}
+
+/* A DNS-1123 label (a namespace's name). */
+static void config_set_kube_namespace(const struct entry *en)
+{
+	struct config *c = en->obj;
+	const char *v = en->value;
+	size_t n = strlen(v);
+	int ok = n >= 1 && n <= 63 && isalnum((unsigned char)v[0]) && isalnum((unsigned char)v[n - 1]);
+	for (size_t i = 0; ok && i < n; i++)
+		ok = (islower((unsigned char)v[i]) || isdigit((unsigned char)v[i]) || v[i] == '-');
+	if (!ok) {
+		config_problem_add(en->p->ps, en->line, _("kubernetes.namespace: '%s' is not a namespace name (at most 63 lowercase letters, digits and '-', a letter or digit at each end)"), v);
+		return;
+	}
+	config_set_str(&c->kube.namespace, v);
+}
+
+/* An image reference: no space or control character, not an option. */
+static void config_set_kube_image(const struct entry *en)
+{
+	struct config *c = en->obj;
+	const char *v = en->value;
+	int ok = v[0] && v[0] != '-' && strlen(v) <= 512;
+	for (const char *q = v; ok && *q; q++)
+		ok = (unsigned char)*q > ' ' && *q != 0x7f;
+	if (!ok) {
+		config_problem_add(en->p->ps, en->line, _("%s: '%s' is not an image reference such as registry.example.com/agents:1.4"), en->name, v);
+		return;
+	}
+	config_set_str(!strcmp(en->k->key, "image") ? &c->kube.image : &c->kube.runner_image, v);
+}
+
 /* [gateway] */
 
 static void config_set_allow_address(const struct entry *en)
@@ -1067,6 +1162,15 @@ const struct config_section config_sections[] = {
 	           ".BR claude\\-sonnet\\-4* .\n"
 	           "A section with the name of a built-in price changes only the keys it sets;\n"
 	           "in another, the keys not set are 0.\n" },
+	{ .name = "kubernetes", .title = "[kubernetes]",
+	  .intro = "The\n"
+	           ".B kubernetes\n"
+	           "sandbox backend (see\n"
+	           ".BR paddock (1),\n"
+	           "section\n"
+	           ".BR KUBERNETES ):\n"
+	           "each sandbox is a Pod in a namespace that an admin prepared once with\n"
+	           ".BR \"paddock kubernetes manifest\" .\n" },
 	{ .name = "gateway", .title = "[gateway]",
 	  .intro = "The gateway that is each sandbox's only way out (see\n"
 	           ".BR EGRESS ).\n" },
@@ -1303,7 +1407,7 @@ const struct config_key config_keys[] = {
 	          ".BR \"BUDGETS AND PRICES\" ).\n" },
 	/* [sandbox] */
 	{ .section = "sandbox", .key = "backend", .type = KT_CUSTOM,
-	  .set = config_set_backend, .doc = "bwrap or process",
+	  .set = config_set_backend, .doc = "bwrap, kubernetes or process",
 	  .def = "bwrap",
 	  .help = "What makes the sandboxes:\n"
 	          ".B bwrap\n"
@@ -1349,6 +1453,110 @@ const struct config_key config_keys[] = {
 	          ".B uid\n"
 	          "is.\n"
 	          "0 is refused.\n" },
+	/* [kubernetes] */
+	{ .section = "kubernetes", .key = "kubeconfig", .type = KT_PATH,
+	  .off = CFG(kube.kubeconfig),
+	  .def = "none",
+	  .help = "The kubeconfig file that says which cluster, user and namespace to use, read\n"
+	          "with kubeconfig's own rules (the current context unless\n"
+	          ".B context\n"
+	          "names one; relative file names from the file's folder).\n"
+	          "None:\n"
+	          ".B $KUBECONFIG\n"
+	          "(its first file), else the pod's service account when paddock runs in the\n"
+	          "cluster, else\n"
+	          ".IR ~/.kube/config .\n" },
+	{ .section = "kubernetes", .key = "context", .type = KT_OPT_TEXT,
+	  .off = CFG(kube.context),
+	  .def = "the current context",
+	  .help = "The kubeconfig's context to use.\n" },
+	{ .section = "kubernetes", .key = "namespace", .type = KT_CUSTOM,
+	  .set = config_set_kube_namespace, .doc = "namespace name",
+	  .def = "the context's, else default",
+	  .help = "The namespace sandboxes run in: one prepared with\n"
+	          ".BR \"paddock kubernetes manifest\" ,\n"
+	          "for paddock's sandboxes alone.\n" },
+	{ .section = "kubernetes", .key = "image", .type = KT_CUSTOM,
+	  .set = config_set_kube_image, .doc = "image reference",
+	  .def = "none (required)",
+	  .help = "The sandbox image: the agents' command-line tools, git, tar and the\n"
+	          "repositories' toolchains.\n"
+	          "Every command of a task runs in it, as uid 1000, on a read-only root.\n" },
+	{ .section = "kubernetes", .key = "runner-image", .type = KT_CUSTOM,
+	  .set = config_set_kube_image, .doc = "image reference",
+	  .def = "image",
+	  .help = "The image an init container copies\n"
+	          ".B paddock\\-runner\n"
+	          "from (with\n"
+	          ".BR cp ),\n"
+	          "into the pod, where it is the sandbox's first process.\n" },
+	{ .section = "kubernetes", .key = "runner-path", .type = KT_PATH,
+	  .off = CFG(kube.runner_path),
+	  .def = KUBE_CONF_RUNNER_PATH,
+	  .help = "Where\n"
+	          ".B paddock\\-runner\n"
+	          "is in\n"
+	          ".BR runner\\-image :\n"
+	          "the one built with this paddock (the protocol's version must match).\n" },
+	{ .section = "kubernetes", .key = "front-door", .type = KT_CUSTOM,
+	  .set = config_set_kube_door, .doc = "IP:PORT",
+	  .def = "none (required)",
+	  .help = "The address pods dial to reach paddock's front door: the IP address of a\n"
+	          "Service, a load balancer or the host, and its port.\n"
+	          "Pods have no DNS, so it is an address, not a name.\n"
+	          "The NetworkPolicy of the manifest allows a pod to reach this address and\n"
+	          "nothing else.\n" },
+	{ .section = "kubernetes", .key = "front-door-listen", .type = KT_CUSTOM,
+	  .set = config_set_kube_listen, .doc = "IP:PORT",
+	  .def = "0.0.0.0 and front-door's port",
+	  .help = "Where\n"
+	          ".B paddock serve\n"
+	          "(or the dashboard that runs the scheduler) listens for the pods' runners.\n" },
+	{ .section = "kubernetes", .key = "front-door-cidr", .type = KT_OPT_TEXT,
+	  .off = CFG(kube.door_cidr),
+	  .def = "front-door's address alone",
+	  .help = "The range the manifest's NetworkPolicy lets pods reach, where the front door\n"
+	          "answers from more than one address.\n" },
+	{ .section = "kubernetes", .key = "runtime-class", .type = KT_OPT_TEXT,
+	  .off = CFG(kube.runtime_class),
+	  .def = "none",
+	  .help = "The pods'\n"
+	          ".BR runtimeClassName ,\n"
+	          "such as\n"
+	          ".B gvisor\n"
+	          "or\n"
+	          ".BR kata ,\n"
+	          "for a kernel of the sandbox's own.\n" },
+	{ .section = "kubernetes", .key = "host-users", .type = KT_BOOL,
+	  .off = CFG(kube.host_users),
+	  .def = "true",
+	  .help = "false gives each pod a user namespace of its own\n"
+	          "(\\fBhostUsers: false\\fP; the nodes must support it).\n" },
+	{ .section = "kubernetes", .key = "audience", .type = KT_WORD,
+	  .off = CFG(kube.audience),
+	  .def = "paddock",
+	  .help = "The audience of the token a pod proves its task with (a projected service\n"
+	          "account token, checked by a TokenReview): worth nothing to the API server or\n"
+	          "to anything else that checks its audience.\n" },
+	{ .section = "kubernetes", .key = "probe", .type = KT_CUSTOM,
+	  .set = config_set_kube_probe,
+	  .doc = "HOST:PORT, may be repeated",
+	  .def = "169.254.169.254:80",
+	  .help = "Targets a pod must not reach: before it runs anything, the runner tries\n"
+	          "each, and the cluster's API server, and refuses to run while one answers\n"
+	          "(the NetworkPolicies are not in force).\n" },
+	{ .section = "kubernetes", .key = "start-timeout", .type = KT_DURATION,
+	  .off = CFG(kube.start_timeout), .hi = 86400,
+	  .bad = N_("kubernetes.start-timeout: '%s' is not a duration such as 5m or 90s"),
+	  .doc = "duration",
+	  .def = "5m",
+	  .help = "How long a pod has to be scheduled, pull its image, start and dial the front\n"
+	          "door; then the task fails with what the pod was waiting for.\n" },
+	{ .section = "kubernetes", .key = "max-pods", .type = KT_INT,
+	  .off = CFG(kube.max_pods), .lo = 1, .hi = 100000,
+	  .def = "100",
+	  .help = "The namespace's quota of pods in\n"
+	          ".BR \"paddock kubernetes manifest\" .\n" },
 	/* [repo] */
 	{ .section = "repo", .key = "url", .type = KT_CUSTOM,
 	  .set = config_set_repo_url,

@@ -396,7 +396,7 @@ void doctor_run(struct doctor *d, const struct config *cfg, const char *cfg_erro
 	struct sandbox_options o;
 	if (!cfg)
 		config_init_defaults(&defaults);
-	scheduler_sandbox_options(cfg ? cfg : &defaults, &o);
+	scheduler_sandbox_options(cfg ? cfg : &defaults, NULL, &o);
 	if (!cfg)
 		config_free(&defaults);
 	sandbox_backend_find("bwrap", &o, NULL);

@@ -925,7 +925,8 @@ static void shutdown_workers(struct sched *s)
 	gateway_janitor();
 }
 
-void scheduler_sandbox_options(const struct config *cfg, struct sandbox_options *o)
+void scheduler_sandbox_options(const struct config *cfg, const char *data_dir,
+                               struct sandbox_options *o)
 {
 	int user = geteuid() != 0;
 	/* Only bwrap sandboxes use cgroups: a delegated one is not
@@ -934,10 +935,12 @@ void scheduler_sandbox_options(const struct config *cfg, struct sandbox_options 
 	*o = (struct sandbox_options){ .uid = cfg->sandbox_uid, .gid = cfg->sandbox_gid,
 	                               .unsafe_no_isolation = cfg->sandbox_unsafe,
 	                               .user_mode = user,
-	                               .cgroups = !user || (bwrap && cgroup_delegated(NULL, NULL)) };
+	                               .cgroups = !user || (bwrap && cgroup_delegated(NULL, NULL)),
+	                               .kube = &cfg->kube, .data_dir = data_dir };
 }
 
-const struct sandbox_backend *scheduler_backend(const struct config *cfg, struct err *e)
+const struct sandbox_backend *scheduler_backend(const struct config *cfg, const char *data_dir,
+                                               struct err *e)
 {
 	struct sandbox_options o;
 	/* serve with paddock.user: root mode's sandboxes, made by the root
@@ -951,7 +954,7 @@ const struct sandbox_backend *scheduler_backend(const struct config *cfg, struct
 	if (geteuid() != 0 && !strcmp(cfg->sandbox_backend, "bwrap") &&
 	    !cgroup_delegated(NULL, NULL))
 		cgroup_systemd_scope(NULL);
-	scheduler_sandbox_options(cfg, &o);
+	scheduler_sandbox_options(cfg, data_dir, &o);
 	const struct sandbox_backend *be = sandbox_backend_find(cfg->sandbox_backend, &o, e);
 	if (!be || be->preflight(e) < 0)
 		return NULL;
@@ -962,7 +965,7 @@ int scheduler_open(struct scheduler **out, const struct config *cfg, const char 
                    FILE *progress, struct err *e)
 {
 	int lockfd;
-	const struct sandbox_backend *be = scheduler_backend(cfg, e);
+	const struct sandbox_backend *be = scheduler_backend(cfg, data_dir, e);
 	if (!be)
 		return err_prefix(e, _("cannot run tasks"));
 	/* Before any thread (gitlib.h); each supervisor, a program of its

@@ -46,10 +46,12 @@ int scheduler_next_startable(struct store *st, const struct config *cfg, double 
 /* The sandbox backend cfg names ([sandbox] backend), set up with cfg's
  * [sandbox] options and checked (its preflight), or NULL with a message
  * that says what is missing. */
-const struct sandbox_backend *scheduler_backend(const struct config *cfg, struct err *e);
+const struct sandbox_backend *scheduler_backend(const struct config *cfg, const char *data_dir,
+                                               struct err *e);
 /* The options cfg gives the sandbox backend (its [sandbox] section; user
  * mode when this process is not root). */
-void scheduler_sandbox_options(const struct config *cfg, struct sandbox_options *o);
+void scheduler_sandbox_options(const struct config *cfg, const char *data_dir,
+                               struct sandbox_options *o);
 /* The scheduler as a part of another event loop (the dashboard hosts it):
  * open takes the lock, marks tasks left active by a dead owner as lost,
  * runs the janitor and blocks SIGCHLD (reaped through a signalfd among its

@@ -236,8 +236,11 @@ static int parse_args(int argc, char **argv, struct supervise_args *a)
 static int run_task(const struct supervise_args *a, const struct config *cfg)
 {
 	struct err e = {{0}};
+	struct sandbox_options o = a->o;
+	o.kube = &cfg->kube;
+	o.data_dir = a->data_dir;
 	const struct sandbox_backend *be = a->privsep ? sandbox_backend_privsep()
-	                                   : sandbox_backend_find(a->sandbox, &a->o, &e);
+	                                   : sandbox_backend_find(a->sandbox, &o, &e);
 	struct task_row t;
 	memset(&t, 0, sizeof t);
 	int have = 0;

@@ -38,6 +38,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "quota.h"
+#include "kube_conf.h"
 #include "err.h"
 
 #define SANDBOX_WORKDIR "/work"
@@ -76,6 +77,9 @@ struct sandbox_options {
 	int cgroups;           /* bwrap: 1 when each sandbox gets cgroups (root
 	                          mode, or user mode in a delegated cgroup:
 	                          cgroup_delegated), else rlimits and a watch */
+	const struct kube_conf *kube; /* kubernetes: [kubernetes]; borrowed */
+	const char *data_dir;  /* kubernetes: the data directory (its instance
+	                          id, the front door's sockets); borrowed */
 };
 
 /* The workspace a sandbox starts from: the template of (repo, base), a
