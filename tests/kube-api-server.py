@@ -47,10 +47,28 @@ its conditions and container states (MODIFIED).  --forbid-namespace NS
 answers 403 Forbidden for any request in NS.  Every change increments one
 resourceVersion counter.
 
+   POST   /apis/authentication.k8s.io/v1/tokenreviews
+                                                a TokenReview (spec.token,
+                                                spec.audiences): 201 with
+                                                status.authenticated, the
+                                                service account's user and
+                                                extra pod-name and pod-uid, as
+                                                the API answers for a bound
+                                                (projected) token; false with
+                                                status.error for a token never
+                                                issued, expired, of another
+                                                audience, or whose pod is gone
+
+TOKENS.  token_issue(ns, pod, uid, sa, audience, seconds) makes a bound
+token (what the kubelet writes into a projected volume), valid while it
+has not expired and the pod of that uid exists.
+
 TEST CONTROLS (authenticated as the API): POST /_fake/compact (forget the
 event history: older resourceVersions are 410), POST
 /_fake/pods/{ns}/{name}/status (merges the JSON body into the pod's status,
-MODIFIED).
+MODIFIED), POST /_fake/tokens (body {"namespace", "pod", "uid",
+"serviceAccount", "audience", "seconds"}: 201 {"token": T}; "uid" may name
+a pod that does not exist, for a token of a pod gone).
 
 FAULTS.  --faults names a file of JSON lines, read again when it grows;
 each line is used at most "times" (default 1) times, the first line that
@@ -105,6 +123,7 @@ STATE = {
     "events": [],         # (rv, type, pod)
     "oldest": 0,          # events before this rv are forgotten
     "retry_at": {},       # (method, path) -> mono time allowed again
+    "tokens": {},         # token -> {ns, pod, uid, sa, audience, exp}
 }
 FAULTS = {"lines": [], "used": [], "size": -1}
 LOGF = None
@@ -166,6 +185,55 @@ def bump(kind, pod):
     pod["metadata"]["resourceVersion"] = str(STATE["rv"])
     STATE["events"].append((STATE["rv"], kind, copy.deepcopy(pod)))
     LOCK.notify_all()
+
+
+def token_issue(ns, pod, uid, sa, audience, seconds):
+    """A bound service-account token for the pod of that uid: random, as
+    opaque to paddock as a real one (a JWT paddock never parses)."""
+    tok = "eyJ" + base64.urlsafe_b64encode(os.urandom(48)).decode().rstrip("=")
+    with LOCK:
+        STATE["tokens"][tok] = {"ns": ns, "pod": pod, "uid": uid, "sa": sa,
+                                "audience": audience, "exp": time.time() + seconds}
+    return tok
+
+
+def token_review(body):
+    """The TokenReview the API would answer for body (a dict)."""
+    spec = body.get("spec") or {}
+    tok, auds = spec.get("token", ""), spec.get("audiences") or []
+    out = {"kind": "TokenReview", "apiVersion": "authentication.k8s.io/v1",
+           "metadata": {"creationTimestamp": None}, "spec": spec, "status": {}}
+    with LOCK:
+        t = STATE["tokens"].get(tok)
+        pod = t and STATE["pods"].get((t["ns"], t["pod"]))
+    err = None
+    if not t:
+        err = "[invalid bearer token, token lookup failed]"
+    elif time.time() >= t["exp"]:
+        err = "[invalid bearer token, Token has expired.]"
+    elif auds and t["audience"] not in auds:
+        err = "[invalid bearer token, token audiences %s is invalid for the target audiences %s]" % (
+            json.dumps([t["audience"]]), json.dumps(auds))
+    elif not pod or pod["metadata"]["uid"] != t["uid"]:
+        err = "[invalid bearer token, pod \"%s\" not found]" % t["pod"]
+    if err:
+        out["status"] = {"authenticated": False, "error": err, "user": {}}
+        return out
+    out["status"] = {
+        "authenticated": True,
+        "audiences": [t["audience"]],
+        "user": {
+            "username": "system:serviceaccount:%s:%s" % (t["ns"], t["sa"]),
+            "uid": str(uuid.uuid5(uuid.NAMESPACE_URL, t["ns"] + "/" + t["sa"])),
+            "groups": ["system:serviceaccounts", "system:serviceaccounts:" + t["ns"],
+                       "system:authenticated"],
+            "extra": {
+                "authentication.kubernetes.io/pod-name": [t["pod"]],
+                "authentication.kubernetes.io/pod-uid": [t["uid"]],
+            },
+        },
+    }
+    return out
 
 
 NAME_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
@@ -375,6 +443,20 @@ class Handler(BaseHTTPRequestHandler):
         m = re.match(r"^/_fake/(compact|pods/([^/]+)/([^/]+)/status)$", path)
         if m and method == "POST":
             return self.fake(m, body)
+        if path == "/_fake/tokens" and method == "POST" and isinstance(body, dict):
+            tok = token_issue(body.get("namespace", "default"), body.get("pod", ""),
+                              body.get("uid", ""), body.get("serviceAccount", "default"),
+                              body.get("audience", "paddock"), float(body.get("seconds", 3600)))
+            self.send_json(201, {"token": tok})
+            return
+        if path == "/apis/authentication.k8s.io/v1/tokenreviews" and method == "POST":
+            if not isinstance(body, dict) or body.get("kind") != "TokenReview":
+                self.send_status(400, "the body of the request was in an unknown format - "
+                                 "accepted media types include: application/json, "
+                                 "application/yaml")
+                return
+            self.send_json(201, token_review(body))
+            return
         m = re.match(r"^/api/v1/namespaces/([^/]+)/pods(?:/([^/]+))?$", path)
         if not m:
             self.send_status(404, "the server could not find the requested resource")
