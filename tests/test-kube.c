@@ -398,6 +398,28 @@ static void test_watch(void)
 	ok(n >= 1 && json_is_true(json_object_get(lastw, "coalesced")), "the server sent two events in one chunk");
 	json_decref(ws);
 	json_decref(r);
+
+	/* A wake descriptor ends a quiet watch at once (the backend waits
+	 * for its runner's connection and the pod's events together), and
+	 * the next watch goes on from where it was. */
+	int wake[2];
+	ok(pipe(wake) == 0, "a pipe");
+	w.wake_fd = &wake[0];
+	rc = kube_watch_pod(k, &w, 0.5, on_event, &s, &e);
+	is_int(rc, 0, "a quiet watch with a wake descriptor: %s", e.msg);
+	ok(!w.woken, "not woken while the descriptor is quiet");
+	char *rv_before = xstrdup(w.rv ? w.rv : "");
+	(void)!write(wake[1], "x", 1);
+	t0 = clock_mono();
+	rc = kube_watch_pod(k, &w, 20, on_event, &s, &e);
+	took = clock_mono() - t0;
+	is_int(rc, 0, "woken: no error: %s", e.msg);
+	ok(w.woken, "woken by the descriptor");
+	ok(took < 5, "long before the 20 s asked (%.2f s)", took);
+	ok(w.rv && !strcmp(w.rv, rv_before), "the resourceVersion kept for the next watch");
+	free(rv_before);
+	close(wake[0]);
+	close(wake[1]);
 	kube_watch_end(&w);
 	json_decref(made);
 

@@ -62,6 +62,7 @@ struct kube {
 	char *exec_token;
 	struct buf exec_cert, exec_key;
 	CURL *c;
+	CURLM *multi;             /* a watch that w->wake_fd may end */
 	long last_code;
 	char last_reason[64];
 	char retry_after[64];
@@ -451,7 +452,11 @@ struct kube *kube_open(const struct kube_opts *o, struct err *e)
 		rc = path ? kube_open_config(k, path, e) : kube_open_incluster(k, e);
 	}
 	free(path);
-	k->o.kubeconfig = k->o.context = k->o.incluster_dir = NULL; /* borrowed: not kept */
+	if (rc == 0 && o->namespace) {
+		free(k->ns);
+		k->ns = xstrdup(o->namespace);
+	}
+	k->o.kubeconfig = k->o.context = k->o.incluster_dir = k->o.namespace = NULL; /* borrowed: not kept */
 	if (rc == 0 && !(k->c = curl_easy_init()))
 		rc = err_set(e, _("cannot start libcurl"));
 	if (rc < 0) {
@@ -483,6 +488,8 @@ void kube_free(struct kube *k)
 		return;
 	if (k->c)
 		curl_easy_cleanup(k->c);
+	if (k->multi)
+		curl_multi_cleanup(k->multi);
 	free(k->server);
 	free(k->ns);
 	free(k->dir);
@@ -1176,11 +1183,52 @@ static int watch_relist(struct kube *k, struct kube_watch *w, struct watch_state
 
 /* Long: the watch's loop: each stream, and what ends it (the caller's
  * answer, the deadline, a 410, a drop, an error) decides the next. */
+/* curl_easy_perform of k->c, given up (*woken set, CURLE_OK) once
+ * *wake_fd polls readable: through a multi handle, whose poll takes the
+ * caller's descriptor beside curl's own. */
+static CURLcode perform_wakeable(struct kube *k, const int *wake_fd, int *woken)
+{
+	*woken = 0;
+	if (!wake_fd)
+		return curl_easy_perform(k->c);
+	if (!k->multi && !(k->multi = curl_multi_init()))
+		return CURLE_OUT_OF_MEMORY;
+	if (curl_multi_add_handle(k->multi, k->c) != CURLM_OK)
+		return CURLE_FAILED_INIT;
+	CURLcode cr = CURLE_OK;
+	for (;;) {
+		int running = 0, left;
+		if (curl_multi_perform(k->multi, &running) != CURLM_OK) {
+			cr = CURLE_FAILED_INIT;
+			break;
+		}
+		if (!running) {
+			CURLMsg *m;
+			while ((m = curl_multi_info_read(k->multi, &left)))
+				if (m->msg == CURLMSG_DONE)
+					cr = m->data.result;
+			break;
+		}
+		struct curl_waitfd wf = { .fd = *wake_fd, .events = CURL_WAIT_POLLIN };
+		if (curl_multi_poll(k->multi, &wf, 1, 1000, NULL) != CURLM_OK) {
+			cr = CURLE_FAILED_INIT;
+			break;
+		}
+		if (wf.revents) {
+			*woken = 1;
+			break;
+		}
+	}
+	curl_multi_remove_handle(k->multi, k->c);
+	return cr;
+}
+
 int kube_watch_pod(struct kube *k, struct kube_watch *w, double seconds, kube_event_fn fn,
                    void *arg, struct err *e)
 {
 	double deadline = clock_mono() + seconds;
 	struct watch_state s = { .k = k, .w = w, .fn = fn, .arg = arg, .e = e };
+	w->woken = 0;
 	int rc = 0, drops = 0, relists = 0, renewed = 0;
 	char *fs = xasprintf("metadata.name=%s", w->name);
 	char *fse = esc(k, fs), *ns = esc(k, k->ns);
@@ -1213,7 +1261,7 @@ int kube_watch_pod(struct kube *k, struct kube_watch *w, double seconds, kube_ev
 		s.gone = 0;
 		buf_reset(&s.line);
 		buf_reset(&s.body);
-		CURLcode cr = curl_easy_perform(k->c);
+		CURLcode cr = perform_wakeable(k, w->wake_fd, &w->woken);
 		curl_slist_free_all(h);
 		long code = 0;
 		curl_easy_getinfo(k->c, CURLINFO_RESPONSE_CODE, &code);
@@ -1222,6 +1270,8 @@ int kube_watch_pod(struct kube *k, struct kube_watch *w, double seconds, kube_ev
 			rc = s.result;
 			break;
 		}
+		if (w->woken)
+			break;
 		if (s.failed) {
 			rc = -1;
 			break;

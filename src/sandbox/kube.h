@@ -46,6 +46,8 @@ struct kube_opts {
 	const char *kubeconfig;
 	int incluster;             /* 1: in the cluster, whatever is set */
 	const char *context;       /* NULL: the kubeconfig's current-context */
+	const char *namespace;     /* NULL: the context's (or the service
+	                              account's) namespace */
 	const char *incluster_dir; /* NULL: KUBE_INCLUSTER_DIR (tests) */
 	int allow_insecure;        /* 1: insecure-skip-tls-verify is obeyed */
 	double timeout;            /* seconds per request; 0: 30 */
@@ -124,6 +126,10 @@ struct kube_watch {
 	unsigned relists;    /* 410s answered by a re-list */
 	unsigned reconnects; /* streams that ended early and were opened
 	                        again from rv */
+	const int *wake_fd;  /* NULL, or a descriptor whose readability ends
+	                        kube_watch_pod early (0, woken set): a caller
+	                        that waits for something else as well */
+	int woken;
 };
 
 /* Called with each event; obj is borrowed for the call.  A non-zero
@@ -131,6 +137,7 @@ struct kube_watch {
 typedef int (*kube_event_fn)(enum kube_event_type type, json_t *obj, void *arg);
 
 /* Watches w->name (fieldSelector=metadata.name=..., allowWatchBookmarks,
+ * ended early when w->wake_fd polls readable,
  * from w->rv) for up to seconds: streams that end or drop are opened
  * again from the last resourceVersion seen, a 410 (the HTTP status or an
  * ERROR event with code 410) re-lists the pod and watches from the list's

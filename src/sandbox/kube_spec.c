@@ -65,6 +65,13 @@ static int label_value(const char *s)
 	return 1;
 }
 
+/* A task id, or one of paddock's sandbox ids: a DNS label of at most
+ * KUBE_SPEC_ID_MAX (the pod's name stays a hostname). */
+static int task_ok(const char *s)
+{
+	return s && (task_id_valid(s, 0) || (strlen(s) <= KUBE_SPEC_ID_MAX && dns_label(s)));
+}
+
 /* An image reference as a container runtime reads one: the name's
  * path lowercase (a registry host before the first '/' may have
  * capitals when it has a '.' or ':' or is localhost), then an optional
@@ -202,10 +209,19 @@ static int opts_check(const struct kube_spec_opts *o, int pod, struct err *e)
 			return err_kind_set(e, ERR_INVALID, _("kubernetes: the front door's CIDR must be an address and a prefix length (10.0.0.0/24)"));
 		return 0;
 	}
-	if (!o->task || !task_id_valid(o->task, 0))
+	if (!task_ok(o->task))
 		return err_kind_set(e, ERR_INVALID, _("kubernetes: not a task id"));
 	if (!kube_role_name(o->role))
 		return err_kind_set(e, ERR_INVALID, _("kubernetes: no such sandbox role"));
+	if ((o->gateway_ports && strspn(o->gateway_ports, "0123456789,") != strlen(o->gateway_ports)) ||
+	    (o->probe && (strlen(o->probe) > 4096 ||
+	                  strspn(o->probe, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.:,[]-") !=
+	                      strlen(o->probe))))
+		return err_kind_set(e, ERR_INVALID, _("kubernetes: the runner's ports and probes must be lists of ports and HOST:PORT"));
+	if (o->owner && (strlen(o->owner) > 253 ||
+	                 strspn(o->owner, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789./:-_") !=
+	                     strlen(o->owner)))
+		return err_kind_set(e, ERR_INVALID, _("kubernetes: the owner annotation must be a short word"));
 	if (!image_ref(o->image) || !image_ref(o->runner_image))
 		return err_kind_set(e, ERR_INVALID,
 		                    _("kubernetes: an image must be an image reference (lowercase name, optional :tag and @digest, no spaces)"));
@@ -231,7 +247,7 @@ static int opts_check(const struct kube_spec_opts *o, int pod, struct err *e)
 
 char *kube_spec_pod_name(const struct kube_spec_opts *o, struct err *e)
 {
-	if (!o->task || !task_id_valid(o->task, 0)) {
+	if (!task_ok(o->task)) {
 		err_kind_set(e, ERR_INVALID, _("kubernetes: not a task id"));
 		return NULL;
 	}
@@ -314,12 +330,18 @@ static json_t *env(const struct kube_spec_opts *o)
 	ip_literal(o->front_door, &v6);
 	char *door = v6 ? xasprintf("[%s]:%d", o->front_door, o->front_door_port)
 	                : xasprintf("%s:%d", o->front_door, o->front_door_port);
-	json_t *a = json_pack("[{ss ss} {ss ss} {ss ss} {ss ss} {ss ss} {ss ss} {ss ss} {ss ss}]",
+	char *name = kube_spec_pod_name(o, NULL);
+	json_t *a = json_pack("[{ss ss} {ss ss} {ss ss} {ss ss} {ss ss} {ss ss} {ss ss} {ss ss}"
+	                      " {ss ss} {ss ss} {ss ss}]",
 	                      "name", "HOME", "value", SANDBOX_HOME, "name", "TMPDIR", "value", "/tmp",
 	                      "name", "PADDOCK_TASK_ID", "value", o->task, "name", "PADDOCK_WORK", "value",
 	                      SANDBOX_WORKDIR, "name", "PADDOCK_OUT", "value", SANDBOX_OUTDIR, "name",
 	                      "PADDOCK_PROMPT_FILE", "value", SANDBOX_PROMPT, "name", "PADDOCK_FRONT_DOOR",
-	                      "value", door, "name", "PADDOCK_TOKEN_FILE", "value", KUBE_SPEC_TOKEN_PATH);
+	                      "value", door, "name", "PADDOCK_TOKEN_FILE", "value", KUBE_SPEC_TOKEN_PATH,
+	                      "name", "PADDOCK_POD", "value", name ? name : "", "name",
+	                      "PADDOCK_GATEWAY_PORTS", "value", o->gateway_ports ? o->gateway_ports : "",
+	                      "name", "PADDOCK_PROBE", "value", o->probe ? o->probe : "");
+	free(name);
 	free(door);
 	return a;
 }
@@ -410,6 +432,9 @@ json_t *kube_spec_pod(const struct kube_spec_opts *o, struct err *e)
 	json_t *pod = json_pack("{ss ss s{ss ss so} so}", "apiVersion", "v1", "kind", "Pod", "metadata",
 	                        "name", name, "namespace", o->namespace, "labels", labels(o, 1), "spec",
 	                        spec);
+	if (pod && o->owner)
+		json_object_set_new(json_object_get(pod, "metadata"), "annotations",
+		                    json_pack("{ss}", KUBE_SPEC_OWNER, o->owner));
 	free(name);
 	return built(pod, e);
 }

@@ -78,7 +78,9 @@ struct kube_spec_opts {
 	const char *instance;    /* the data directory's instance id: a label
 	                            value (at most 63 of [A-Za-z0-9._-],
 	                            alphanumeric at both ends) */
-	const char *task;        /* a task id (task.h) */
+	const char *task;        /* a task id (task.h), or a sandbox id of
+	                            paddock's own (KUBE_SPEC_ID_MAX lowercase
+	                            letters, digits and '-': "vfy-4242-1") */
 	enum kube_role role;
 	unsigned attempt;        /* n of the name, from 0 */
 	const char *image;       /* the sandbox image (agent CLIs, toolchain) */
@@ -100,7 +102,17 @@ struct kube_spec_opts {
 	long token_seconds;      /* the token's expirationSeconds; 0: 3600
 	                            (the API's least is 600) */
 	unsigned max_pods;       /* the quota's pods; 0: 100 */
+	/* The runner's (contract: PADDOCK_GATEWAY_PORTS, PADDOCK_PROBE):
+	 * "8081,3128" and "HOST:PORT,..."; NULL: none. */
+	const char *gateway_ports;
+	const char *probe;
+	const char *owner;       /* the paddock.dev/owner annotation: which
+	                            process made the pod (the janitor's); NULL:
+	                            none */
 };
+
+#define KUBE_SPEC_OWNER "paddock.dev/owner"
+#define KUBE_SPEC_ID_MAX 40
 
 /* The Pod's name, pdk-<task>-<role>-<attempt>, malloc'd; NULL with e set
  * when the task id or role is not one. */
