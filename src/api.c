@@ -189,6 +189,10 @@ enum MHD_Result api_send_err(struct MHD_Connection *c, const struct err *e,
 	case ERR_UNAVAILABLE: status = 503; code = "unavailable"; break;
 	case ERR_INTERNAL:    break;
 	case ERR_RUNNER:      break;
+	case ERR_POD_UNSCHEDULABLE:
+	case ERR_POD_IMAGE:
+	case ERR_POD_EVICTED:
+	case ERR_POD_MEMORY:  break;
 	}
 	return api_send_error(c, status, code, status == 409 || status == 502 ? state : NULL, "%s",
 	                  e->msg);

@@ -32,6 +32,11 @@ enum err_kind {
 	                      could not be made */
 	ERR_RUNNER,        /* a sandbox's runner lied, stalled or died (runner.h):
 	                      the agent's failure, never paddock's */
+	/* A sandbox's pod (kubernetes) that could not run, or ended: */
+	ERR_POD_UNSCHEDULABLE, /* no node takes it */
+	ERR_POD_IMAGE,     /* its image cannot be pulled */
+	ERR_POD_EVICTED,   /* its node evicted it */
+	ERR_POD_MEMORY,    /* it was OOM-killed */
 };
 
 struct err {

@@ -69,7 +69,8 @@ int pipeline_fail(struct run *r, const char *step, const char *msg)
 	/* Every failure has its one-word reason: the step's, unless a
 	 * closer one was given (pipeline_fail_reason). */
 	if (!r->reason_sent)
-		report_send(r->report_fd, REPORT_REASON, r->runner_failed ? RUNNER_REASON :
+		report_send(r->report_fd, REPORT_REASON, r->pod_reason ? r->pod_reason :
+		            r->runner_failed ? RUNNER_REASON :
 		            !strcmp(step, "running") ? "tool" :
 		            !strcmp(step, "testing") ? "tests" : step);
 	report_sendf(r->report_fd, REPORT_FAIL, "%s: %s", step, msg);
@@ -80,7 +81,8 @@ int pipeline_fail(struct run *r, const char *step, const char *msg)
 int pipeline_fail_reason(struct run *r, const char *reason, const char *step, const char *msg)
 {
 	if (!pipeline_cancelled) {
-		report_send(r->report_fd, REPORT_REASON, r->runner_failed ? RUNNER_REASON : reason);
+		report_send(r->report_fd, REPORT_REASON, r->pod_reason ? r->pod_reason :
+		            r->runner_failed ? RUNNER_REASON : reason);
 		r->reason_sent = 1;
 	}
 	return pipeline_fail(r, step, msg);
@@ -161,19 +163,31 @@ int pipeline_sb_run(struct run *r, struct sandbox *sb, const char *const *argv,
 		.deadline = deadline,
 	};
 	int rc = r->job->be->run(sb, &cmd, res, e);
+	if (rc < 0 && e)
+		pipeline_sb_failed(r, e);
+	return rc;
+}
+
+void pipeline_sb_failed(struct run *r, const struct err *e)
+{
 	/* Whatever step it was, the agent's side broke its sandbox's session:
 	 * the task fails as the agent's doing (runner.h). */
-	if (rc < 0 && e && e->kind == ERR_RUNNER)
+	if (e->kind == ERR_RUNNER)
 		r->runner_failed = 1;
-	return rc;
+	const char *pod = e->kind == ERR_POD_UNSCHEDULABLE ? "unschedulable"
+	                  : e->kind == ERR_POD_IMAGE ? "image"
+	                  : e->kind == ERR_POD_EVICTED ? "evicted"
+	                  : e->kind == ERR_POD_MEMORY ? "memory" : NULL;
+	if (pod)
+		r->pod_reason = pod;
 }
 
 int pipeline_sb_copy_in(struct run *r, struct sandbox *sb, const char *host, const char *inside,
                         struct err *e)
 {
 	int rc = r->job->be->copy_in(sb, host, inside, e);
-	if (rc < 0 && e && e->kind == ERR_RUNNER)
-		r->runner_failed = 1;
+	if (rc < 0 && e)
+		pipeline_sb_failed(r, e);
 	return rc;
 }
 
@@ -181,8 +195,8 @@ int pipeline_sb_copy_out(struct run *r, struct sandbox *sb, const char *inside, 
                          uint64_t cap, struct err *e)
 {
 	int rc = r->job->be->copy_out(sb, inside, host, cap, e);
-	if (rc < 0 && e && e->kind == ERR_RUNNER)
-		r->runner_failed = 1;
+	if (rc < 0 && e)
+		pipeline_sb_failed(r, e);
 	return rc;
 }
 
@@ -969,7 +983,8 @@ static int step_template(struct steps *s)
 	const struct pipeline_job *job = r->job;
 	struct template_ctx tc = { .data_dir = job->data_dir, .cfg = job->cfg, .be = job->be,
 	                           .log_fd = r->log_fd, .report_fd = r->report_fd };
-	if (template_ensure(&tc, s->repo, r->base, &s->tpl, &s->e) < 0)
+	if (template_ensure(&tc, s->repo, r->base, &s->tpl, &s->e) < 0 &&
+	    (pipeline_sb_failed(r, &s->e), 1))
 		return pipeline_fail_reason(r,
 		                            strncmp(s->e.msg, "setup", 5) == 0 ? "setup" : "tool",
 		                            "preparing", s->e.msg);
@@ -1068,8 +1083,10 @@ static int step_gateway(struct steps *s)
 static int step_sandbox(struct steps *s)
 {
 	struct run *r = s->r;
-	if (r->job->be->create(&s->sb, &s->spec, &s->e) < 0)
+	if (r->job->be->create(&s->sb, &s->spec, &s->e) < 0) {
+		pipeline_sb_failed(r, &s->e);
 		return pipeline_fail(r, "preparing", s->e.msg);
+	}
 	r->deadline = clock_mono() + r->timeout;
 	return 0;
 }

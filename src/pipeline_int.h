@@ -71,6 +71,9 @@ struct run {
 	char *agent_dir;           /* the installed agent, or NULL */
 	const char *tpl;           /* the template of the base (verification) */
 	int reason_sent;           /* a failure reason was reported */
+	const char *pod_reason;    /* a sandbox's pod could not run or ended
+	                              (ERR_POD_*): the reason word that names
+	                              why, or NULL */
 	int runner_failed;         /* a sandbox's runner lied, stalled or died
 	                              (ERR_RUNNER): the failure's reason is
 	                              RUNNER_REASON */
@@ -180,6 +183,9 @@ int pipeline_sb_run(struct run *r, struct sandbox *sb, const char *const *argv,
 /* be->copy_in of the host file `host` to `inside`, and be->copy_out of
  * `inside` to `host` (at most cap bytes): a session that failed
  * (ERR_RUNNER) fails the task as the agent's doing, as pipeline_sb_run. */
+/* Notes what a failed sandbox call says about the task's reason: a
+ * runner's failure (runner_failed), a pod's (pod_reason). */
+void pipeline_sb_failed(struct run *r, const struct err *e);
 int pipeline_sb_copy_in(struct run *r, struct sandbox *sb, const char *host, const char *inside,
                         struct err *e);
 int pipeline_sb_copy_out(struct run *r, struct sandbox *sb, const char *inside, const char *host,

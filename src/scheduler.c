@@ -936,7 +936,8 @@ void scheduler_sandbox_options(const struct config *cfg, const char *data_dir,
 	                               .unsafe_no_isolation = cfg->sandbox_unsafe,
 	                               .user_mode = user,
 	                               .cgroups = !user || (bwrap && cgroup_delegated(NULL, NULL)),
-	                               .kube = &cfg->kube, .data_dir = data_dir };
+	                               .kube = &cfg->kube, .data_dir = data_dir,
+	                               .keep_seconds = cfg->gate_timeout };
 }
 
 const struct sandbox_backend *scheduler_backend(const struct config *cfg, const char *data_dir,

@@ -239,6 +239,7 @@ static int run_task(const struct supervise_args *a, const struct config *cfg)
 	struct sandbox_options o = a->o;
 	o.kube = &cfg->kube;
 	o.data_dir = a->data_dir;
+	o.keep_seconds = cfg->gate_timeout;
 	const struct sandbox_backend *be = a->privsep ? sandbox_backend_privsep()
 	                                   : sandbox_backend_find(a->sandbox, &o, &e);
 	struct task_row t;

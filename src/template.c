@@ -247,6 +247,13 @@ static int template_setup_child(void *arg)
 				if (rep.res.end != SANDBOX_EXITED || rep.res.code != 0)
 					break;
 			}
+			/* Where the set-up's commands did not write the host's
+			 * folder itself, what they left comes back now; without
+			 * it the template would not be what they made. */
+			if (job->direct && be->finish && (size_t)rep.started == job->nsteps &&
+			    rep.res.end == SANDBOX_EXITED && rep.res.code == 0 &&
+			    be->finish(sb, &rep.e) < 0)
+				rep.started = 0;
 			struct err ignored = {{0}};
 			if (job->marker_host && rep.started &&
 			    (rep.res.end != SANDBOX_EXITED || rep.res.code != 0) &&

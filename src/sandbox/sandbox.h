@@ -80,6 +80,9 @@ struct sandbox_options {
 	const struct kube_conf *kube; /* kubernetes: [kubernetes]; borrowed */
 	const char *data_dir;  /* kubernetes: the data directory (its instance
 	                          id, the front door's sockets); borrowed */
+	double keep_seconds;   /* kubernetes: how long a task's sandbox may be
+	                          kept at its gate (paddock.gate-timeout), which
+	                          its pod's deadline allows for */
 };
 
 /* The workspace a sandbox starts from: the template of (repo, base), a
@@ -240,6 +243,12 @@ struct sandbox_backend {
 	 * runs no interactive command (paddock shell refuses one there).
 	 * Every backend here says 1. */
 	int (*term)(struct sandbox *sb);
+	/* Optional: for a direct workspace (ws.direct, a template's
+	 * set-up), brings what the commands left there back to
+	 * ws.template_dir on this host, where it was not written in place
+	 * (kubernetes).  -1 with a message: the set-up failed.  NULL: the
+	 * backend's commands wrote the host folder itself. */
+	int (*finish)(struct sandbox *sb, struct err *e);
 	/* Kills everything left, removes cgroups; frees sb.  NULL is fine. */
 	void (*destroy)(struct sandbox *sb);
 	/* Checks that sandboxes can be made here; fails closed with a
@@ -286,6 +295,12 @@ const struct sandbox_backend *sandbox_backend_bwrap(void);
  * preflight refuses unless unsafe_no_isolation is set: it is for tests
  * and for development where user namespaces are missing. */
 const struct sandbox_backend *sandbox_backend_process(void);
+/* kubernetes (sandbox_kube.c; paddock(1), KUBERNETES): each sandbox a
+ * Pod whose PID 1 is paddock-runner, dialling paddock's front door
+ * (frontdoor.h) with its projected token; its session and its gateway
+ * connections come to this process through door.h.  Options: kube and
+ * data_dir. */
+const struct sandbox_backend *sandbox_backend_kube(void);
 /* bwrap's check of user namespaces (its preflight, paddock doctor), made
  * in a child as the sandbox will: root mode, a user namespace made as the
  * sandbox uid; user mode, a user namespace with a private mount namespace,
