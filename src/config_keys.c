@@ -1463,7 +1463,8 @@ const struct config_key config_keys[] = {
 	          "names one; relative file names from the file's folder).\n"
 	          "None:\n"
 	          ".B $KUBECONFIG\n"
-	          "(its first file), else the pod's service account when paddock runs in the\n"
+	          "(its files merged as kubectl merges them: the first to set a name wins), else\n"
+	          "the pod's service account when paddock runs in the\n"
 	          "cluster, else\n"
 	          ".IR ~/.kube/config .\n" },
 	{ .section = "kubernetes", .key = "context", .type = KT_OPT_TEXT,

@@ -45,6 +45,7 @@ const char *task_reason_label(const char *reason)
 		N_("budget"), N_("model-auth"), N_("rate-limit"), N_("overloaded"),
 		N_("context"), N_("model"), N_("tool"), N_("timeout"), N_("tests"),
 		N_("contract"), N_("setup"), N_("crashed"), N_("runner"),
+		N_("unschedulable"), N_("image"), N_("evicted"), N_("memory"),
 	};
 	if (!reason)
 		return NULL;

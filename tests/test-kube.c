@@ -854,6 +854,48 @@ static void test_exec(void)
 
 /* ---- TLS and settings refused ---- */
 
+/* $KUBECONFIG as a list: merged as kubectl merges it (the first file to
+ * set current-context or a name wins; a missing file passed over), each
+ * entry's relative files from its own file's folder. */
+static void test_kubeconfig_list(void)
+{
+	struct err e = {{0}};
+	testlib_sh("mkdir -p %s/kca %s/kcb && cp %s/ca.crt %s/kcb/ca.crt && echo tok-A-0123456789 >%s/kcb/tok",
+	           T, T, T, T, T);
+	testlib_write_file(testlib_fmt("%s/kca/config", T),
+		"apiVersion: v1\nkind: Config\ncurrent-context: first\n"
+		"contexts:\n- name: first\n  context:\n    cluster: cb\n    user: ub\n    namespace: ns-from-a\n");
+	testlib_write_file(testlib_fmt("%s/kcb/config", T),
+		"apiVersion: v1\nkind: Config\ncurrent-context: second\n"
+		"clusters:\n- name: cb\n  cluster:\n    server: https://127.0.0.1:%d\n    certificate-authority: ca.crt\n"
+		"contexts:\n- name: first\n  context:\n    cluster: nowhere\n    user: nobody\n"
+		"- name: second\n  context:\n    cluster: cb\n    user: ub\n    namespace: ns-from-b\n"
+		"users:\n- name: ub\n  user:\n    tokenFile: tok\n", port);
+	char *list = testlib_fmt("%s/kc-missing:%s/kca/config:%s/kcb/config", T, T, T);
+	char *saved = getenv("KUBECONFIG") ? xstrdup(getenv("KUBECONFIG")) : NULL;
+	setenv("KUBECONFIG", list, 1);
+	struct kube_opts o = { .timeout = 5, .retries = 3, .retry_after_max = 1 };
+	struct kube *k = kube_open(&o, &e);
+	ok(k != NULL, "a KUBECONFIG list with a missing file opens: %s", e.msg);
+	if (k) {
+		is_str(kube_namespace(k), "ns-from-a", "the first file's current-context and its context win");
+		json_t *l = kube_pod_list(k, NULL, &e);
+		ok(l != NULL, "the second file's cluster (its CA relative to its own folder) and user (its token file): %s",
+		   e.msg);
+		json_decref(l);
+	}
+	kube_free(k);
+	setenv("KUBECONFIG", testlib_fmt("%s/kc-missing:%s/kc-missing2", T, T), 1);
+	k = kube_open(&o, &e);
+	ok(!k && strstr(e.msg, "none of the kubeconfig files"), "a list of missing files: %s", e.msg);
+	kube_free(k);
+	if (saved)
+		setenv("KUBECONFIG", saved, 1);
+	else
+		unsetenv("KUBECONFIG");
+	free(saved);
+}
+
 static void test_refused(void)
 {
 	struct err e = {{0}};
@@ -952,6 +994,7 @@ int main(void)
 	test_client_cert();
 	test_exec();
 	test_refused();
+	test_kubeconfig_list();
 	child_kill(&srv, SIGTERM);
 	child_finish(&srv);
 	testlib_end();

@@ -326,41 +326,114 @@ static int kube_user(struct kube *k, json_t *u, const char *where, struct err *e
 	return 0;
 }
 
-static int kube_open_config(struct kube *k, const char *path, struct err *e)
+/* The files of a kubeconfig list, parsed, in order. */
+struct kc_files {
+	char **paths;
+	json_t **roots;
+	size_t n;
+};
+
+static void kc_files_free(struct kc_files *f)
 {
-	struct buf text = {0};
-	if (fsx_read_file(path, KUBECONFIG_MAX, &text, e) < 0) {
-		buf_free(&text);
-		return err_prefix(e, _("cannot read the kubeconfig %s"), path);
+	for (size_t i = 0; i < f->n; i++) {
+		free(f->paths[i]);
+		json_decref(f->roots[i]);
 	}
-	json_t *root = yaml_parse(text.data ? text.data : "", text.len, path, e);
-	buf_free(&text);
-	if (!root)
-		return -1;
+	free(f->paths);
+	free(f->roots);
+}
+
+/* The entry named name in list of the first file that has it, as
+ * kubectl merges a list (the first to set a name wins); *from its file. */
+static json_t *kc_named(const struct kc_files *f, const char *list, const char *name,
+                        const char *field, size_t *from)
+{
+	for (size_t i = 0; i < f->n; i++) {
+		json_t *v = named(f->roots[i], list, name, field);
+		if (v) {
+			*from = i;
+			return v;
+		}
+	}
+	return NULL;
+}
+
+static void kc_dir(struct kube *k, const char *path)
+{
 	const char *slash = strrchr(path, '/');
+	free(k->dir);
 	k->dir = slash ? xstrndup(path, slash == path ? 1 : (size_t)(slash - path)) : xstrdup(".");
+}
+
+/* A kubeconfig, or a list of them ($KUBECONFIG, ':' between): merged as
+ * kubectl merges them (the first file to set current-context, or a
+ * context, cluster or user of a name, wins; a file of the list that is
+ * not there is passed over, as kubectl does), relative file names from
+ * the folder of the file that set them. */
+static int kube_open_config(struct kube *k, const char *list, int is_list, struct err *e)
+{
+	struct kc_files f = { 0 };
 	int rc = -1;
-	const char *cname = k->o.context ? k->o.context : jstr(root, "current-context");
+	const char *p = list;
+	while (*p) {
+		size_t len = is_list ? strcspn(p, ":") : strlen(p);
+		char *path = xstrndup(p, len);
+		p += len + (is_list && p[len] == ':');
+		if (!*path || (is_list && access(path, F_OK) < 0 && errno == ENOENT)) {
+			free(path);
+			continue;
+		}
+		struct buf text = {0};
+		if (fsx_read_file(path, KUBECONFIG_MAX, &text, e) < 0) {
+			buf_free(&text);
+			err_prefix(e, _("cannot read the kubeconfig %s"), path);
+			free(path);
+			goto out;
+		}
+		json_t *root = yaml_parse(text.data ? text.data : "", text.len, path, e);
+		buf_free(&text);
+		if (!root) {
+			free(path);
+			goto out;
+		}
+		f.paths = xrealloc(f.paths, (f.n + 1) * sizeof *f.paths);
+		f.roots = xrealloc(f.roots, (f.n + 1) * sizeof *f.roots);
+		f.paths[f.n] = path;
+		f.roots[f.n++] = root;
+	}
+	if (!f.n) {
+		err_set(e, _("none of the kubeconfig files in %s is there; set KUBECONFIG or "
+		             "kubernetes.kubeconfig to one"), list);
+		goto out;
+	}
+	const char *cname = k->o.context;
+	size_t cfrom = 0, clfrom = 0, ufrom = 0;
+	for (size_t i = 0; !cname && i < f.n; i++)
+		if (jstr(f.roots[i], "current-context") && *jstr(f.roots[i], "current-context"))
+			cname = jstr(f.roots[i], "current-context");
+	const char *path = f.paths[0];
 	json_t *ctx, *cl, *u = NULL;
 	if (!cname) {
-		err_set(e, _("%s has no current-context; set one (kubectl config use-context) or name a context"), path);
+		err_set(e, _("%s has no current-context; set one (kubectl config use-context) or name a context"), list);
 		goto out;
 	}
-	if (!(ctx = named(root, "contexts", cname, "context"))) {
-		err_set(e, _("%s has no context named '%s'; name one of its contexts"), path, cname);
+	if (!(ctx = kc_named(&f, "contexts", cname, "context", &cfrom))) {
+		err_set(e, _("%s has no context named '%s'; name one of its contexts"), list, cname);
 		goto out;
 	}
+	path = f.paths[cfrom];
 	const char *clname = jstr(ctx, "cluster"), *uname = jstr(ctx, "user");
-	if (!clname || !(cl = named(root, "clusters", clname, "cluster"))) {
+	if (!clname || !(cl = kc_named(&f, "clusters", clname, "cluster", &clfrom))) {
 		err_set(e, _("the context '%s' of %s names no cluster the file has ('%s'); add it to clusters"),
 		        cname, path, clname ? clname : "");
 		goto out;
 	}
-	if (uname && !(u = named(root, "users", uname, "user"))) {
+	if (uname && !(u = kc_named(&f, "users", uname, "user", &ufrom))) {
 		err_set(e, _("the context '%s' of %s names the user '%s', which the file does not have; add it to users"),
 		        cname, path, uname);
 		goto out;
 	}
+	path = f.paths[clfrom];
 	const char *server = jstr(cl, "server");
 	if (!server || strncmp(server, "https://", 8) || !server[8]) {
 		err_set(e, _("the cluster '%s' of %s has the server '%s'; paddock speaks to Kubernetes over https only (https://HOST:PORT)"),
@@ -369,6 +442,7 @@ static int kube_open_config(struct kube *k, const char *path, struct err *e)
 	}
 	k->server = xstrndup(server, strlen(server) - (server[strlen(server) - 1] == '/'));
 	k->ns = xstrdup(jstr(ctx, "namespace") ? jstr(ctx, "namespace") : "default");
+	kc_dir(k, path);
 	char *where = xasprintf(_("the cluster '%s' of %s"), clname, path);
 	int bad = read_data(k, cl, "certificate-authority", "certificate-authority-data", &k->ca_file, &k->ca_data, where, e);
 	free(where);
@@ -383,6 +457,9 @@ static int kube_open_config(struct kube *k, const char *path, struct err *e)
 		k->insecure = 1;
 	}
 	if (u) {
+		/* The user's files (and exec command) from its own file's folder. */
+		path = f.paths[ufrom];
+		kc_dir(k, path);
 		where = xasprintf(_("the user '%s' of %s"), uname, path);
 		bad = kube_user(k, u, where, e);
 		free(where);
@@ -391,7 +468,7 @@ static int kube_open_config(struct kube *k, const char *path, struct err *e)
 	}
 	rc = 0;
 out:
-	json_decref(root);
+	kc_files_free(&f);
 	return rc;
 }
 
@@ -443,13 +520,14 @@ struct kube *kube_open(const struct kube_opts *o, struct err *e)
 		rc = kube_open_incluster(k, e);
 	} else {
 		const char *env = getenv("KUBECONFIG"), *home = getenv("HOME");
+		int is_list = 0;
 		if (k->o.kubeconfig)
 			path = xstrdup(k->o.kubeconfig);
 		else if (env && *env)
-			path = xstrndup(env, strcspn(env, ":"));
+			path = xstrdup(env), is_list = 1;
 		else if (!getenv("KUBERNETES_SERVICE_HOST") && home)
 			path = xasprintf("%s/.kube/config", home);
-		rc = path ? kube_open_config(k, path, e) : kube_open_incluster(k, e);
+		rc = path ? kube_open_config(k, path, is_list, e) : kube_open_incluster(k, e);
 	}
 	free(path);
 	if (rc == 0 && o->namespace) {

@@ -40,7 +40,8 @@
 #define KUBE_EVENT_MAX (1024 * 1024)
 
 struct kube_opts {
-	/* A kubeconfig file.  NULL: $KUBECONFIG (its first file), else in
+	/* A kubeconfig file.  NULL: $KUBECONFIG (a list of files, merged
+	 * as kubectl merges them), else in
 	 * the cluster when KUBERNETES_SERVICE_HOST is set, else
 	 * ~/.kube/config. */
 	const char *kubeconfig;
