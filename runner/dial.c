@@ -174,14 +174,16 @@ int dial_from_env(struct dial *d, char *why, size_t whylen, char *note, size_t n
 }
 
 /* What a failed connect says about a closed target: refused, unreachable
- * or timed out (a policy that drops, rejects or has no route). */
+ * (no route, no address of that family here, a network or host down, a
+ * filter that rejects) or timed out (one that drops). */
 static int dial_closed(int err)
 {
 	return err == ECONNREFUSED || err == ENETUNREACH || err == EHOSTUNREACH ||
+	       err == ENETDOWN || err == EHOSTDOWN || err == EADDRNOTAVAIL ||
 	       err == ETIMEDOUT || err == EACCES || err == EPERM || err == EAFNOSUPPORT;
 }
 
-/* Long: every probe started at once, then one poll loop over those still
+/* Every probe started at once, then one poll loop over those still
  * connecting until each has answered or the time is up. */
 int dial_probe(const struct dial *d, char *which, size_t len, char *why, size_t whylen)
 {

@@ -39,7 +39,7 @@ static int listen_at(int port, int *got)
 	                         .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	socklen_t len = sizeof a;
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) < 0 || listen(fd, 16) < 0 ||
+	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) < 0 || listen(fd, 64) < 0 ||
 	    getsockname(fd, (struct sockaddr *)&a, &len) < 0) {
 		printf("Bail out! cannot listen on 127.0.0.1:%d: %s\n", port, strerror(errno));
 		exit(1);
@@ -312,7 +312,7 @@ static void session_gateway(struct runner *r, int door_l, int gw)
 	close(c);
 }
 
-/* Long: one pod's life: probes that refuse, the runner's connection and
+/* One pod's life: probes that refuse, the runner's connection and
  * its preamble, a session over it, the gateway relays, the end. */
 static void test_session(void)
 {
@@ -344,7 +344,8 @@ static void test_session(void)
 	}
 	char out[4096];
 	char *echo[] = { "echo", "hello", "from", "the", "pod", NULL };
-	ok(run(r, echo, 0, out) == 0 && strcmp(out, "hello from the pod\n") == 0,
+	int rc = run(r, echo, 0, out);
+	ok(rc == 0 && strcmp(out, "hello from the pod\n") == 0,
 	   "a RUN of echo: '%.*s'", (int)strcspn(out, "\n"), out);
 	char *envp[] = { "env", NULL };
 	ok(run(r, envp, RP_RUN_FRESH, out) == 0 && !strstr(out, "tok.") && !strstr(out, "PADDOCK"),
@@ -515,6 +516,65 @@ static void test_tokens(void)
 	runner_err();
 }
 
+/* At most 256 relays at once: the next connection waits in the listen
+ * queue until one ends. */
+static void test_pairs_limit(void)
+{
+	enum { MAX = 256 };
+	int door_port, gw = free_port();
+	int door_l = listen_at(0, &door_port);
+	token_set("tok.many\n", 9);
+	pid_t pid = runner_start_env(pod_env(door_port, "pdk-t6-task-1", testlib_fmt("%d", gw), NULL,
+	                                     NULL), NULL, -1, 0);
+	int fd = accept_within(door_l, 5);
+	struct err e = {{0}};
+	struct runner *r = fd >= 0 && preamble_is(fd, "PADDOCK-DOOR 1 runner pdk-t6-task-1 0\ntok.many\n") ?
+	                   runner_open(fd, clock_mono() + 10, &e) : NULL;
+	int client[MAX + 1], door[MAX + 1], got = 0;
+	char *want = testlib_fmt("PADDOCK-DOOR 1 gateway pdk-t6-task-1 %d\ntok.many\n", gw);
+	int good = 0;
+	/* One at a time, so that no listen queue overflows (its SYNs would
+	 * wait a second to be sent again). */
+	for (int i = 0; i <= MAX; i++) {
+		client[i] = r ? connect_port(gw) : -1;
+		door[got] = client[i] >= 0 ? accept_within(door_l, i < MAX ? 5 : 0.3) : -1;
+		if (door[got] >= 0)
+			good += preamble_is(door[got++], want);
+	}
+	ok(got == MAX && good == MAX, "%d connections at once: %d reach the door, the next waits",
+	   MAX + 1, got);
+	/* The first client leaves: its relay passes the close on, and once the
+	 * door closes its side too the relay ends and makes room. */
+	if (client[0] >= 0)
+		close(client[0]);
+	int ended = -1;
+	struct pollfd pf[MAX];
+	for (int i = 0; i < got && i < MAX; i++)
+		pf[i] = (struct pollfd){ door[i], POLLIN, 0 };
+	if (got == MAX && poll(pf, MAX, 5000) > 0)
+		for (int i = 0; i < MAX && ended < 0; i++)
+			if (pf[i].revents && quiet(door[i], 0.1))
+				ended = i;
+	if (ended >= 0) {
+		close(door[ended]);
+		door[ended] = -1;
+	}
+	int last = ended >= 0 ? accept_within(door_l, 5) : -1;
+	ok(last >= 0, "when one relay ends, the waiting connection reaches the door");
+	if (last >= 0)
+		close(last);
+	for (int i = 0; i < got; i++)
+		if (door[i] >= 0)
+			close(door[i]);
+	for (int i = 1; i <= MAX; i++)
+		if (client[i] >= 0)
+			close(client[i]);
+	runner_close(r);
+	ok(exited(runner_exit(pid, 5), 0), "and the runner ends with its session");
+	close(door_l);
+	runner_err();
+}
+
 int main(void)
 {
 	const char *top = getenv("top_builddir");
@@ -532,6 +592,7 @@ int main(void)
 		test_no_dial();
 		test_retries();
 		test_tokens();
+		test_pairs_limit();
 	}
 	testlib_end();
 	return tap_done();
