@@ -20,6 +20,8 @@ int relay_init(struct relay *r, size_t max)
 
 static void relay_pair_close(struct relay_pair *p)
 {
+	if (p->up.buf)
+		explicit_bzero(p->up.buf, p->up.wipe);
 	if (p->a >= 0)
 		close(p->a);
 	if (p->b >= 0)
@@ -62,7 +64,7 @@ int relay_add(struct relay *r, int a, int b, const void *first, size_t len)
 	}
 	if (len)
 		memcpy(p->up.buf, first, len);
-	p->up.len = len;
+	p->up.len = p->up.wipe = len;
 	r->n++;
 	return 0;
 }
@@ -107,8 +109,11 @@ static int relay_pump(int from, int to, struct relay_half *h, short rev_from)
 		}
 		h->off += (size_t)n;
 	}
-	if (h->off == h->len)
+	if (h->off == h->len) {
 		h->len = h->off = 0;
+		explicit_bzero(h->buf, h->wipe);
+		h->wipe = 0;
+	}
 	if (h->eof && h->len == 0 && !h->shut) {
 		shutdown(to, SHUT_WR);
 		h->shut = 1;

@@ -12,9 +12,10 @@
  * of what it sent.
  *
  * relay_add may queue bytes for `b` ahead of anything `a` sends (a
- * preamble), which also makes `b` a socket whose non-blocking connect may
- * still be in progress: its first write waits for the connection, and a
- * connection that failed ends the pair.
+ * preamble, which may hold a credential: they are cleared from the buffer
+ * once written), which also makes `b` a socket whose non-blocking connect
+ * may still be in progress: its first write waits for the connection, and
+ * a connection that failed ends the pair.
  *
  * libc only (paddock-bridge and paddock-runner build it): no allocation
  * but the pairs' buffers, no output.  One struct relay is used by one
@@ -33,6 +34,7 @@ struct relay_half {
 	size_t len, off;
 	int eof;            /* the reading side ended: shut the other's write side once drained */
 	int shut;
+	size_t wipe;        /* relay_add's first bytes, cleared once written */
 };
 
 struct relay_pair {
