@@ -5,7 +5,7 @@
  *
  * Runs inside a sandbox that bubblewrap gave a network namespace of its
  * own (only `lo`, no route).  It listens on 127.0.0.1:PORT for each PORT
- * and relays every connection to the unix socket DIR/PORT, which the
+ * and relays every connection (relay.h) to the unix socket DIR/PORT, which the
  * gateway holds on the host side; then it runs COMMAND and exits the way
  * COMMAND does.  It holds no secret and no privilege: it runs as the
  * sandbox's user, and what it relays is what the agent could send to the
@@ -25,21 +25,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "relay.h"
+
 #define MAX_PORTS 16
 #define MAX_PAIRS 256
-#define BUF_SIZE 65536
-
-struct half {
-	char *buf;      /* BUF_SIZE bytes, while the pair is open */
-	size_t len, off;
-	int eof;        /* the reading side ended: shut the other's write side once drained */
-	int shut;
-};
-
-struct pair {
-	int in, out;    /* in: the sandbox's TCP connection; out: the gateway's socket */
-	struct half up, down;   /* up: in -> out; down: out -> in */
-};
 
 static int sig_pipe[2] = { -1, -1 };
 static pid_t child = -1;
@@ -94,47 +83,6 @@ static int connect_gateway(const char *dir, int port)
 	return fd;
 }
 
-/* Moves what `from` has into h, and what h holds into `to`.  -1 when the
- * pair is done with (an error, or both directions ended). */
-static int pump(int from, int to, struct half *h, short rev_from)
-{
-	if ((rev_from & (POLLIN | POLLHUP | POLLERR)) && !h->eof && h->len == 0) {
-		ssize_t n = read(from, h->buf, BUF_SIZE);
-		if (n > 0) {
-			h->len = (size_t)n;
-			h->off = 0;
-		} else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
-			h->eof = 1;
-		}
-	}
-	while (h->off < h->len) {
-		ssize_t n = write(to, h->buf + h->off, h->len - h->off);
-		if (n < 0) {
-			if (errno == EAGAIN || errno == EINTR)
-				break;
-			return -1;
-		}
-		h->off += (size_t)n;
-	}
-	if (h->off == h->len)
-		h->len = h->off = 0;
-	if (h->eof && h->len == 0 && !h->shut) {
-		shutdown(to, SHUT_WR);
-		h->shut = 1;
-	}
-	return 0;
-}
-
-static void pair_close(struct pair *p)
-{
-	close(p->in);
-	close(p->out);
-	p->in = p->out = -1;
-	free(p->up.buf);
-	free(p->down.buf);
-	p->up.buf = p->down.buf = NULL;
-}
-
 static int exit_like(int status)
 {
 	if (WIFEXITED(status))
@@ -156,8 +104,7 @@ int main(int argc, char **argv)
 {
 	int ports[MAX_PORTS], lfd[MAX_PORTS];
 	size_t nports = 0;
-	struct pair *pairs;
-	size_t npairs = 0;
+	struct relay rel;
 
 	if (argc < 5 || strcmp(argv[3], "--") != 0) {
 		fprintf(stderr, "usage: paddock-bridge DIR PORT[,PORT...] -- COMMAND [ARG...]\n");
@@ -200,8 +147,7 @@ int main(int argc, char **argv)
 		_exit(errno == ENOENT ? 127 : 126);
 	}
 
-	pairs = calloc(MAX_PAIRS, sizeof *pairs);
-	if (!pairs)
+	if (relay_init(&rel, MAX_PAIRS) < 0)
 		die("calloc");
 	struct pollfd *pfd = calloc(1 + MAX_PORTS + 2 * MAX_PAIRS, sizeof *pfd);
 	if (!pfd)
@@ -210,9 +156,7 @@ int main(int argc, char **argv)
 		int status;
 		pid_t w = waitpid(child, &status, WNOHANG);
 		if (w == child) {
-			for (size_t i = 0; i < npairs; i++)
-				pair_close(&pairs[i]);
-			free(pairs);
+			relay_free(&rel);
 			free(pfd);
 			return exit_like(status);
 		}
@@ -220,18 +164,9 @@ int main(int argc, char **argv)
 		pfd[n++] = (struct pollfd){ .fd = sig_pipe[0], .events = POLLIN };
 		for (size_t i = 0; i < nports; i++)
 			pfd[n++] = (struct pollfd){ .fd = lfd[i],
-			                            .events = npairs < MAX_PAIRS ? POLLIN : 0 };
-		for (size_t i = 0; i < npairs; i++) {
-			struct pair *p = &pairs[i];
-			pfd[n++] = (struct pollfd){
-				.fd = p->in,
-				.events = (short)((!p->up.eof && !p->up.len ? POLLIN : 0) |
-				                  (p->down.len ? POLLOUT : 0)) };
-			pfd[n++] = (struct pollfd){
-				.fd = p->out,
-				.events = (short)((!p->down.eof && !p->down.len ? POLLIN : 0) |
-				                  (p->up.len ? POLLOUT : 0)) };
-		}
+			                            .events = relay_full(&rel) ? 0 : POLLIN };
+		size_t base = n;
+		n += relay_pollfds(&rel, pfd + base);
 		if (poll(pfd, n, 1000) < 0 && errno != EINTR)
 			die("poll");
 		if (pfd[0].revents) {
@@ -253,40 +188,10 @@ int main(int argc, char **argv)
 			}
 			int one = 1;
 			setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-			struct pair *np = &pairs[npairs];
-			memset(np, 0, sizeof *np);
-			np->in = c;
-			np->out = g;
-			np->up.buf = malloc(BUF_SIZE);
-			np->down.buf = malloc(BUF_SIZE);
-			if (!np->up.buf || !np->down.buf) {
-				pair_close(np);
-				continue;
-			}
-			npairs++;
+			relay_add(&rel, c, g, NULL, 0);
 		}
-		size_t base = 1 + nports;
-		for (size_t i = 0; i < npairs; i++) {
-			struct pair *p = &pairs[i];
-			/* npairs grew above: the new pairs were not polled this time. */
-			if (p->in < 0 || base + 2 * i + 1 >= n)
-				continue;
-			short rin = pfd[base + 2 * i].revents, rout = pfd[base + 2 * i + 1].revents;
-			int err = pump(p->in, p->out, &p->up, rin) < 0 ||
-			          pump(p->out, p->in, &p->down, rout) < 0;
-			/* A hang-up after the end of what it sent: that side is gone
-			 * both ways (and would keep waking poll). */
-			int in_gone = (rin & (POLLHUP | POLLERR)) && p->up.eof;
-			int out_gone = (rout & (POLLHUP | POLLERR)) && p->down.eof && p->down.shut;
-			if (err || (p->up.shut && p->down.shut) || in_gone || out_gone ||
-			    ((rin | rout) & POLLNVAL))
-				pair_close(p);
-		}
-		/* Compacts the closed pairs away. */
-		size_t k = 0;
-		for (size_t i = 0; i < npairs; i++)
-			if (pairs[i].in >= 0)
-				pairs[k++] = pairs[i];
-		npairs = k;
+		/* The pairs added above were not polled this time: relay_step
+		 * leaves them for the next. */
+		relay_step(&rel, pfd + base);
 	}
 }

@@ -1,30 +1,55 @@
 /* paddock-runner: the sandbox end of a sandbox session
  * (src/sandbox/runner.h; the frames are src/sandbox/runner_proto.h).
  *
- *   paddock-runner [--fd N]
+ *   paddock-runner [--fd N | --dial]
  *
- * Meant to be PID 1 of a sandbox: it speaks the runner protocol on the
- * inherited descriptor N (3 unless told), runs each RUN as its own process
- * group with the limits asked for, streams its output (stdout and stderr
- * as one stream, or stderr apart in STDERR frames) as OUTPUT frames,
- * sends END when the command has ended and its output is read, and reaps
- * every process the sandbox's commands leave (as PID 1, or as a child
- * subreaper when it is not).  A RUN flagged
- * fresh first kills every other process of the sandbox: kill(-1, SIGKILL)
- * as PID 1, otherwise every process below it (found through /proc).
+ * Meant to be PID 1 of a sandbox: it speaks the runner protocol on one
+ * channel, runs each RUN as its own process group with the limits asked
+ * for, streams its output (stdout and stderr as one stream, or stderr
+ * apart in STDERR frames) as OUTPUT frames, sends END when the command has
+ * ended and its output is read, and reaps every process the sandbox's
+ * commands leave (as PID 1, or as a child subreaper when it is not).  A
+ * RUN flagged fresh first kills every other process of the sandbox:
+ * kill(-1, SIGKILL) as PID 1, otherwise every process below it (found
+ * through /proc).  When the channel closes the session is over: the runner
+ * kills what it runs and exits 0.
+ *
+ * The channel is the inherited descriptor N (3 unless told), or, in dial
+ * mode (a Kubernetes pod: no --fd and PADDOCK_FRONT_DOOR set, or --dial),
+ * a TCP connection the runner makes to paddock's front door (dial.h has
+ * the environment it reads and the preamble it starts each connection
+ * with).  In dial mode it first listens on 127.0.0.1 at each port of
+ * PADDOCK_GATEWAY_PORTS, then probes PADDOCK_PROBE's targets and the API
+ * server's service address: when one answers it sends a `fault`
+ * connection that names it and exits 3 without running anything.  Then it
+ * dials the front door, retrying (0.2 s doubling to 5 s) for 120 s, or for
+ * PADDOCK_RUNNER_DIAL_SECONDS (meant for tests only), and exits 3 with a
+ * message on stderr when it never gets there, or when the token file
+ * holds no valid token (no connection is made then, not even a fault).
+ * Each connection to a gateway port gets a connection of its own to the
+ * front door (kind `gateway`), relayed both ways in the runner's one
+ * poll loop (bridge/relay.h, as paddock-bridge relays); a fresh RUN does
+ * not end it.  The token file is read for every connection, and the
+ * token goes nowhere but into that connection: no file, no message, no
+ * command's environment (a RUN carries its own; the runner's is never
+ * passed on).  Without dial mode nothing is probed or dialed.
  *
  * It is as untrusted as everything in the sandbox: the host believes
- * nothing it says except as the agent's data.  It holds no secret, makes
- * itself non-dumpable, and ends the session (killing what it runs) at the
- * first frame it does not expect, or when the channel closes.  libc only,
- * no sanitizer runtime, static where the toolchain allows: it runs on any
- * sandbox's /usr, or none. */
+ * nothing it says except as the agent's data.  It holds no secret but the
+ * pod's token, makes itself non-dumpable, and ends the session (killing
+ * what it runs) at the first frame it does not expect, or when the
+ * channel closes.  libc only, no sanitizer runtime, static where the
+ * toolchain allows: it runs on any sandbox's /usr, or none. */
 #define _GNU_SOURCE
 #include "runner_proto.h"
+#include "dial.h"
+#include "relay.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -34,6 +59,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <termios.h>
@@ -48,6 +74,8 @@
  * and files until the host has read some: its memory stays bounded however
  * slowly the host reads. */
 #define OUTQ_HIGH (4u << 20)
+/* Gateway connections relayed at once (dial mode). */
+#define MAX_PAIRS 256
 
 struct run {
 	int used;
@@ -88,6 +116,11 @@ static struct run runs[MAX_RUNS];
 static struct xfer xfers[MAX_XFERS];
 static unsigned long end_seq;
 static int is_pid1;
+/* Dial mode: the settings, the gateway ports' listeners, their relays. */
+static int dial_mode;
+static struct dial dl;
+static int gw_lfd[DIAL_PORTS_MAX];
+static struct relay relays;
 
 static double now(void)
 {
@@ -944,15 +977,34 @@ static void on_signals(void)
 
 static void setup(int argc, char **argv)
 {
+	int fd_given = 0, dial_given = 0;
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--fd") == 0 && i + 1 < argc) {
 			chan = atoi(argv[++i]);
+			fd_given = 1;
+		} else if (strcmp(argv[i], "--dial") == 0) {
+			dial_given = 1;
 		} else {
-			fprintf(stderr, "usage: paddock-runner [--fd N]\n");
-			exit(2);
+			fd_given = dial_given = 1;
+			break;
 		}
 	}
-	if (fcntl(chan, F_GETFD) < 0) {
+	if (fd_given && dial_given) {
+		fprintf(stderr, "usage: paddock-runner [--fd N | --dial]\n");
+		exit(2);
+	}
+	const char *door = getenv("PADDOCK_FRONT_DOOR");
+	dial_mode = dial_given || (!fd_given && door && *door);
+	if (dial_mode) {
+		char why[300], note[1024];
+		if (dial_from_env(&dl, why, sizeof why, note, sizeof note) < 0) {
+			fprintf(stderr, "paddock-runner: %s\n", why);
+			exit(2);
+		}
+		if (note[0])
+			fprintf(stderr, "paddock-runner: %s\n", note);
+		chan = -1;
+	} else if (fcntl(chan, F_GETFD) < 0) {
 		fprintf(stderr, "paddock-runner: no channel on fd %d\n", chan);
 		exit(2);
 	}
@@ -970,7 +1022,8 @@ static void setup(int argc, char **argv)
 			fcntl(atoi(de->d_name), F_SETFD, FD_CLOEXEC);
 	if (fds)
 		closedir(fds);
-	fcntl(chan, F_SETFL, O_NONBLOCK);
+	if (chan >= 0)
+		fcntl(chan, F_SETFL, O_NONBLOCK);
 	signal(SIGPIPE, SIG_IGN);
 	/* Standard descriptors open, so that no pipe of a command lands on
 	 * one (a child's dup2 onto 0-2 would then clobber it). */
@@ -993,6 +1046,148 @@ static void setup(int argc, char **argv)
 	}
 	for (int i = 0; i < MAX_XFERS; i++)
 		xfers[i].fd = -1;
+}
+
+/* ---- dial mode (dial.h) ---- */
+
+/* Waits s seconds between dials, ending the runner at SIGTERM (a pod
+ * deleted before its runner got through). */
+static void dial_pause(double s)
+{
+	struct pollfd p = { sigfd, POLLIN, 0 };
+	if (poll(&p, 1, (int)(s * 1000) + 1) > 0)
+		on_signals();
+}
+
+/* The token from its file now, and the preamble of a connection of this
+ * kind: its length; 0 when the token file cannot be read (worth another
+ * try); -1 when what the file holds is no token.  *why says. */
+static long door_preamble(char *pre, const char *kind, int port, const char *msg, char *why,
+                          size_t whylen)
+{
+	char tok[DIAL_TOKEN_MAX + 1];
+	long tl = dial_token(dl.token_file, tok, why, whylen);
+	if (tl == -1) {
+		snprintf(why, whylen, "cannot read the token file %s: %s", dl.token_file,
+		         strerror(errno));
+		return 0;
+	}
+	long pl = tl < 0 ? -1 : dial_preamble(pre, kind, dl.pod, port, tok, (size_t)tl, msg, why,
+	                                      whylen);
+	explicit_bzero(tok, sizeof tok);
+	return pl;
+}
+
+/* A connection of this kind to the front door, its preamble written,
+ * retried with backoff for dl.seconds; the runner ends (status 3) when
+ * none is made in that time, or at once when the token file holds no
+ * token.  Only before the session: nothing runs yet. */
+static int door_open(const char *kind, const char *msg)
+{
+	double end = now() + dl.seconds, pause = 0.2;
+	char pre[DIAL_PREAMBLE_MAX], why[512];
+	for (;;) {
+		long pl = door_preamble(pre, kind, 0, msg, why, sizeof why);
+		if (pl < 0) {
+			/* No token: no connection at all, not even a fault's. */
+			fprintf(stderr, "paddock-runner: %s\n", why);
+			exit(3);
+		}
+		int fd = pl ? dial_start(&dl) : -1;
+		if (pl && fd >= 0) {
+			/* Each try waits up to 10 s: a connection a policy
+			 * drops may answer only by timing out. */
+			double left = end - now(), t = left < 1 ? 1 : left < 10 ? left : 10;
+			if (dial_wait(fd, now() + t) == 0 &&
+			    dial_write(fd, pre, (size_t)pl, now() + 10) == 0) {
+				explicit_bzero(pre, (size_t)pl);
+				return fd;
+			}
+			int err = errno;
+			close(fd);
+			errno = err;
+		}
+		if (pl) {
+			snprintf(why, sizeof why, "cannot reach the front door at %s: %s", dl.door.text,
+			         strerror(errno));
+			explicit_bzero(pre, (size_t)pl);
+		}
+		double left = end - now();
+		if (left <= 0) {
+			fprintf(stderr, "paddock-runner: %s\n", why);
+			exit(3);
+		}
+		dial_pause(pause < left ? pause : left);
+		pause = pause * 2 < 5 ? pause * 2 : 5;
+	}
+}
+
+static int gateway_listen(int port)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0), one = 1;
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+	                         .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	if (fd >= 0)
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) < 0 || listen(fd, 64) < 0) {
+		fprintf(stderr, "paddock-runner: cannot listen on 127.0.0.1:%d: %s\n", port,
+		        strerror(errno));
+		exit(3);
+	}
+	return fd;
+}
+
+/* A connection to gateway port i: relayed through a connection of its
+ * own to the front door, or closed when that cannot start. */
+static void gateway_accept(size_t i)
+{
+	int c = accept4(gw_lfd[i], NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	if (c < 0)
+		return;
+	char pre[DIAL_PREAMBLE_MAX], why[512];
+	long pl = door_preamble(pre, "gateway", dl.ports[i], NULL, why, sizeof why);
+	int fd = pl > 0 ? dial_start(&dl) : -1;
+	if (fd < 0) {
+		fprintf(stderr, "paddock-runner: a connection to 127.0.0.1:%d was closed: %s\n",
+		        dl.ports[i], pl > 0 ? strerror(errno) : why);
+		close(c);
+		if (pl > 0)
+			explicit_bzero(pre, (size_t)pl);
+		return;
+	}
+	int one = 1;
+	setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+	relay_add(&relays, c, fd, pre, (size_t)pl);
+	explicit_bzero(pre, (size_t)pl);
+}
+
+/* Dial mode up to the session: the gateway ports' listeners, the probes,
+ * then the runner's connection as the channel. */
+static void dial_begin(void)
+{
+	if (relay_init(&relays, MAX_PAIRS) < 0) {
+		fprintf(stderr, "paddock-runner: out of memory\n");
+		exit(3);
+	}
+	for (size_t i = 0; i < dl.nports; i++)
+		gw_lfd[i] = gateway_listen(dl.ports[i]);
+	char which[100], why[300];
+	int rc = dial_probe(&dl, which, sizeof which, why, sizeof why);
+	if (rc < 0) {
+		fprintf(stderr, "paddock-runner: %s\n", why);
+		exit(3);
+	}
+	if (rc > 0) {
+		char msg[DIAL_MESSAGE_MAX + 1];
+		snprintf(msg, sizeof msg, "the pod reached %s, which the NetworkPolicies must close",
+		         which);
+		fprintf(stderr, "paddock-runner: %s\n", msg);
+		int fd = door_open("fault", msg);
+		shutdown(fd, SHUT_WR);
+		close(fd);
+		exit(3);
+	}
+	chan = door_open("runner", NULL);
 }
 
 /* Writes queued input to the commands that read it. */
@@ -1018,12 +1213,15 @@ static void stdin_flush(struct run *r)
 }
 
 /* Long: the one poll loop: the channel, the signals, each run's output and
- * input, the time limits, the files on their way out. */
+ * input, the time limits, the files on their way out, and in dial mode the
+ * gateway ports and their relays. */
 int main(int argc, char **argv)
 {
 	setup(argc, argv);
+	if (dial_mode)
+		dial_begin();
 	int hello = 0;
-	struct pollfd pf[2 + 3 * MAX_RUNS];
+	struct pollfd pf[2 + 3 * MAX_RUNS + DIAL_PORTS_MAX + 2 * MAX_PAIRS];
 	int owner[2 + 3 * MAX_RUNS];
 	for (;;) {
 		double t = now(), wake = 0;
@@ -1075,6 +1273,12 @@ int main(int argc, char **argv)
 				owner[n++] = i;
 			}
 		}
+		int runs_end = n, gw_base = n;
+		for (size_t i = 0; dial_mode && i < dl.nports; i++)
+			pf[n++] = (struct pollfd){ gw_lfd[i], relay_full(&relays) ? 0 : POLLIN, 0 };
+		int rel_base = n;
+		if (dial_mode)
+			n += (int)relay_pollfds(&relays, pf + rel_base);
 		int pending = 0;
 		for (int i = 0; i < MAX_XFERS; i++)
 			pending |= xfers[i].used && xfers[i].get;
@@ -1093,7 +1297,7 @@ int main(int argc, char **argv)
 			flush(0);
 		if (pf[1].revents & POLLIN)
 			on_signals();
-		for (int i = 2; i < n; i++) {
+		for (int i = 2; i < runs_end; i++) {
 			if (!pf[i].revents)
 				continue;
 			struct run *r = &runs[owner[i]];
@@ -1102,6 +1306,14 @@ int main(int argc, char **argv)
 				stdin_flush(r);
 			if ((pf[i].events & POLLIN) && (pf[i].revents & (POLLIN | POLLHUP | POLLERR)))
 				run_read_fd(r, pf[i].fd == r->err_fd, 0);
+		}
+		if (dial_mode) {
+			for (int i = gw_base; i < rel_base; i++)
+				if (pf[i].revents & POLLIN)
+					gateway_accept((size_t)(i - gw_base));
+			/* The pairs just accepted were not polled: relay_step
+			 * leaves them for the next round. */
+			relay_step(&relays, pf + rel_base);
 		}
 	}
 }
