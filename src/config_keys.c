@@ -652,9 +652,8 @@ static void config_set_upstream(const struct entry *en)
 
 /* [kubernetes] */
 
-/* "HOST:PORT" with HOST an IP address (v6 in brackets) when ip_only, else
- * also a DNS name; the port 1..65535.  1 when it is. */
-static int config_hostport_ok(const char *v, int ip_only)
+/* "IP:PORT" (IPv6 in brackets), the port 1..65535: 1 when it is. */
+static int config_hostport_ok(const char *v)
 {
 	const char *colon = strrchr(v, ':');
 	if (!colon || colon == v || !colon[1] || strlen(v) > 255)
@@ -664,31 +663,20 @@ static int config_hostport_ok(const char *v, int ip_only)
 		return 0;
 	char host[256];
 	size_t n = (size_t)(colon - v);
-	if (v[0] == '[') {
-		if (n < 3 || v[n - 1] != ']')
-			return 0;
-		memcpy(host, v + 1, n - 2);
-		host[n - 2] = '\0';
-		struct egress_cidr c;
-		return strchr(host, ':') && egress_cidr_parse(host, &c) == 0 && !strchr(host, '/');
-	}
-	memcpy(host, v, n);
-	host[n] = '\0';
-	struct egress_cidr c;
-	if (!strchr(host, ':') && !strchr(host, '/') && egress_cidr_parse(host, &c) == 0)
-		return 1;
-	if (ip_only)
+	int v6 = v[0] == '[';
+	if (v6 && (n < 3 || v[n - 1] != ']'))
 		return 0;
-	for (const char *q = host; *q; q++)
-		if (!isalnum((unsigned char)*q) && *q != '-' && *q != '.')
-			return 0;
-	return host[0] != '-' && host[0] != '.';
+	memcpy(host, v + v6, n - 2 * v6);
+	host[n - 2 * v6] = '\0';
+	struct egress_cidr c;
+	return !strchr(host, '/') && (strchr(host, ':') != NULL) == v6 &&
+	       egress_cidr_parse(host, &c) == 0;
 }
 
 static void config_set_kube_door(const struct entry *en)
 {
 	struct config *c = en->obj;
-	if (!config_hostport_ok(en->value, 1)) {
+	if (!config_hostport_ok(en->value)) {
 		config_problem_add(en->p->ps, en->line, _("kubernetes.front-door: '%s' is not an IP address and port such as 10.0.0.5:7433 ([fd00::5]:7433): pods have no DNS, so a name cannot be used"), en->value);
 		return;
 	}
@@ -698,7 +686,7 @@ static void config_set_kube_door(const struct entry *en)
 static void config_set_kube_listen(const struct entry *en)
 {
 	struct config *c = en->obj;
-	if (!config_hostport_ok(en->value, 1)) {
+	if (!config_hostport_ok(en->value)) {
 		config_problem_add(en->p->ps, en->line, _("kubernetes.front-door-listen: '%s' is not an IP address and port such as 0.0.0.0:7433 or [::]:7433"), en->value);
 		return;
 	}
@@ -708,8 +696,9 @@ static void config_set_kube_listen(const struct entry *en)
 static void config_set_kube_probe(const struct entry *en)
 {
 	struct config *c = en->obj;
-	if (!config_hostport_ok(en->value, 0))
-		config_problem_add(en->p->ps, en->line, _("kubernetes.probe: '%s' is not a host and port such as 169.254.169.254:80"), en->value);
+	/* An address: the runner resolves nothing (a pod has no DNS). */
+	if (!config_hostport_ok(en->value))
+		config_problem_add(en->p->ps, en->line, _("kubernetes.probe: '%s' is not an IP address and port such as 169.254.169.254:80 ([fd00::1]:443); pods have no DNS, so a name cannot be probed"), en->value);
 	else
 		config_strv_add(&c->kube.probe, &c->kube.nprobe, en->value);
 }
@@ -1541,7 +1530,7 @@ const struct config_key config_keys[] = {
 	          "to anything else that checks its audience.\n" },
 	{ .section = "kubernetes", .key = "probe", .type = KT_CUSTOM,
 	  .set = config_set_kube_probe,
-	  .doc = "HOST:PORT, may be repeated",
+	  .doc = "IP:PORT, may be repeated",
 	  .def = "169.254.169.254:80",
 	  .help = "Targets a pod must not reach: before it runs anything, the runner tries\n"
 	          "each, and the cluster's API server, and refuses to run while one answers\n"
