@@ -106,7 +106,7 @@ static void end(struct buf *a)
 static int fd_of(const struct buf *a)
 {
 	char *p = testlib_fmt("%s/in.tar", scratch);
-	testlib_write(p, a->data, a->len);
+	testlib_write(p, a->len ? a->data : "", a->len);
 	return open(p, O_RDONLY | O_CLOEXEC);
 }
 
@@ -327,7 +327,7 @@ static void make_tree(const char *t)
 	           "chmod 600 src/main.c && printf 'x' > 'src/sub/a file with spaces' && "
 	           "printf 'caf\\303\\251' > src/sub/caf\\303\\251.txt && "
 	           "head -c 70000 /dev/urandom > src/blob.bin && "
-	           "ln -s ../src/main.c empty/../src/link-rel && ln -s /etc/hostname src/link-abs && "
+	           "ln -s ../src/main.c empty/../src/link-rel && ln -s /etc/hostname src/link-abs && ln -s /etc src/link-dir && "
 	           "ln src/blob.bin src/hard.bin && echo deep > '%s/file-at-the-bottom-of-a-path-over-a-hundred.txt' && "
 	           "ln -s '%s/file-at-the-bottom-of-a-path-over-a-hundred.txt' src/link-long && "
 	           "chmod 700 empty",
@@ -577,8 +577,14 @@ static int fuzz_round(const struct buf *a, const char *base, int i, int *accepte
 
 static void test_fuzz(void)
 {
+	/* Under valgrind (tests/valgrind.test runs every unit test) a round
+	 * costs 25 times as much: a tenth of them there; the sanitizer build
+	 * runs them all. */
+	char *maps = testlib_slurp("/proc/self/maps");
+	int vg = maps && strstr(maps, "vgpreload");
+	free(maps);
 	const char *env = getenv("TARBLOB_FUZZ");
-	int rounds = env ? atoi(env) : 1500;
+	int rounds = env ? atoi(env) : vg ? 150 : 1500;
 	char *tarf = testlib_fmt("%s/fuzz-src.tar", scratch), *blobf = testlib_fmt("%s/fuzz-blob", scratch);
 	testlib_sh("tar -C '%s/tree' --exclude=pipe -cf '%s' src empty", scratch, tarf);
 	int in = open(tarf, O_RDONLY | O_CLOEXEC), out = open(blobf, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
@@ -607,7 +613,7 @@ static void test_fuzz(void)
 	}
 	free(seeds[0]);
 	free(seeds[1]);
-	ok(bad == 0 && accepted > 0 && extracted > 0,
+	ok(bad == 0 && (rounds < 100 || (accepted > 0 && extracted > 0)),
 	   "fuzz: %d rounds (%d normalised, %d extracted as blobs), nothing outside "
 	   "the target, every normalised one extracts", rounds, accepted, extracted);
 	testlib_sh("chmod -R u+rwx '%s' 2>/dev/null; rm -rf '%s'", base, base);
