@@ -199,11 +199,12 @@ static int pax_apply(struct hdr *h, const struct buf *b, int global, struct err 
 		size_t len = 0, q = p;
 		while (q < b->len && b->data[q] >= '0' && b->data[q] <= '9' && len < META_MAX)
 			len = len * 10 + (size_t)(b->data[q++] - '0');
+		/* "LEN " then at least "k=\n", all of it within the header. */
+		if (q == p || q >= b->len || b->data[q] != ' ' || len > b->len - p ||
+		    len < q - p + 4 || b->data[p + len - 1] != '\n')
+			return err_kind_set(e, ERR_INVALID, _("the tar archive holds a malformed pax header"));
 		const char *rec = b->data + q + 1;
 		const char *end = b->data + p + len;
-		if (q == p || q >= b->len || b->data[q] != ' ' || len > b->len - p ||
-		    end <= rec || end[-1] != '\n')
-			return err_kind_set(e, ERR_INVALID, _("the tar archive holds a malformed pax header"));
 		const char *eq = memchr(rec, '=', (size_t)(end - 1 - rec));
 		if (!eq)
 			return err_kind_set(e, ERR_INVALID, _("the tar archive holds a malformed pax header"));
