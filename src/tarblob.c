@@ -35,6 +35,7 @@ void tarblob_limits_default(struct tarblob_limits *l)
 	l->file = 4ULL << 30;
 	l->path = 4096;
 	l->link = 4096;
+	l->names = 64u << 20;
 }
 
 /* ---- messages ---- */
@@ -384,6 +385,7 @@ struct ents {
 	struct ent *v;
 	size_t n, cap;
 	uint64_t total;
+	size_t names;               /* bytes of paths and link targets */
 	const struct tarblob_limits *lim;
 };
 
@@ -401,12 +403,17 @@ static void ents_free(struct ents *s)
 /* Takes path and link (malloc'd) whatever it returns. */
 static int ents_add(struct ents *s, char *path, char kind, char *link, struct err *e)
 {
-	if (s->n >= s->lim->entries) {
+	size_t len = strlen(path) + (link ? strlen(link) : 0);
+	if (s->n >= s->lim->entries || len > s->lim->names - s->names) {
 		free(path);
 		free(link);
-		return err_kind_set(e, ERR_INVALID, _("the archive holds more than %zu entries"),
-		                    s->lim->entries);
+		return s->n >= s->lim->entries ?
+		       err_kind_set(e, ERR_INVALID, _("the archive holds more than %zu entries"),
+		                    s->lim->entries) :
+		       err_kind_set(e, ERR_INVALID, _("the archive's names add up to more than %zu bytes"),
+		                    s->lim->names);
 	}
+	s->names += len;
 	if (s->n == s->cap) {
 		s->cap = s->cap ? s->cap * 2 : 256;
 		s->v = xrealloc(s->v, s->cap * sizeof *s->v);

@@ -51,10 +51,12 @@ struct tarblob_limits {
 	uint64_t file;         /* one file's bytes (at most 8 GiB - 1: ustar's) */
 	size_t path;           /* one path's bytes, normalised */
 	size_t link;           /* one symlink target's bytes */
+	size_t names;          /* the paths and link targets in all: what is
+	                          held in memory while the entries are sorted */
 };
 
 /* The defaults: 500,000 entries, 8 GiB in all, 4 GiB a file, paths and
- * link targets of 4096 bytes. */
+ * link targets of 4096 bytes, 64 MiB of them in all. */
 void tarblob_limits_default(struct tarblob_limits *l);
 
 /* Reads the tar stream on in (to its end marker; a pipe or a file) and

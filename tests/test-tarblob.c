@@ -479,6 +479,16 @@ static void test_limits(void)
 	   strstr(e.msg, "more than 1500 bytes"), "a hard link's copy counts to the total (%s)", e.msg);
 	close(fd);
 	tarblob_limits_default(&lim);
+	lim.names = 100;
+	buf_reset(&a);
+	for (int i = 0; i < 30; i++)
+		ent(&a, testlib_fmt("name-%02d", i), '0', 0, NULL, 0);
+	end(&a);
+	fd = fd_of(&a);
+	ok(tarblob_normalise(fd, out, scratch, &lim, NULL, &e) < 0 &&
+	   strstr(e.msg, "names add up to more than 100 bytes"), "the names' limit (%s)", e.msg);
+	close(fd);
+	tarblob_limits_default(&lim);
 	lim.link = 10;
 	buf_reset(&a);
 	ent(&a, "l", '2', 0, "0123456789abc", 0);
@@ -585,16 +595,20 @@ static void test_fuzz(void)
 	free(maps);
 	const char *env = getenv("TARBLOB_FUZZ");
 	int rounds = env ? atoi(env) : vg ? 60 : 500;
-	char *tarf = testlib_fmt("%s/fuzz-src.tar", scratch), *blobf = testlib_fmt("%s/fuzz-blob", scratch);
-	testlib_sh("tar -C '%s/tree' --exclude=pipe -cf '%s' src empty", scratch, tarf);
-	int in = open(tarf, O_RDONLY | O_CLOEXEC), out = open(blobf, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+	/* Seeds: GNU's format (long names as 'L' and 'K'), pax's, and a blob
+	 * (pax headers for its long paths and link). */
+	char *gnuf = testlib_fmt("%s/fuzz-gnu.tar", scratch), *paxf = testlib_fmt("%s/fuzz-pax.tar", scratch);
+	char *blobf = testlib_fmt("%s/fuzz-blob", scratch);
+	testlib_sh("tar -C '%s/tree' --exclude=pipe --exclude=blob.bin --exclude=hard.bin -cf '%s' . && "
+	           "tar -C '%s/tree' --exclude=pipe --exclude=blob.bin --exclude=hard.bin --format=posix "
+	           "-cf '%s' .", scratch, gnuf, scratch, paxf);
+	int in = open(paxf, O_RDONLY | O_CLOEXEC), out = open(blobf, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
 	struct err e = {{ 0 }};
 	ok(tarblob_normalise(in, out, scratch, NULL, NULL, &e) == 0, "fuzz: the seeds");
 	close(in);
 	close(out);
-	size_t tarlen, bloblen;
-	char *seeds[2] = { slurp_len(tarf, &tarlen), slurp_len(blobf, &bloblen) };
-	size_t lens[2] = { tarlen, bloblen };
+	size_t lens[3];
+	char *seeds[3] = { slurp_len(gnuf, &lens[0]), slurp_len(paxf, &lens[1]), slurp_len(blobf, &lens[2]) };
 	char *base = testlib_fmt("%s/fuzz", scratch);
 	mkdir(base, 0700);
 	int accepted = 0, extracted = 0, bad = 0;
@@ -605,14 +619,14 @@ static void test_fuzz(void)
 			for (size_t k = 0; k < n; k++)
 				buf_addc(&a, (char)rnd());
 		} else {
-			buf_add(&a, seeds[i % 2], lens[i % 2]);
+			buf_add(&a, seeds[i % 3], lens[i % 3]);
 			mutate(&a);
 		}
 		bad += fuzz_round(&a, base, i, &accepted, &extracted);
 		buf_free(&a);
 	}
-	free(seeds[0]);
-	free(seeds[1]);
+	for (int k = 0; k < 3; k++)
+		free(seeds[k]);
 	ok(bad == 0 && (rounds < 100 || (accepted > 0 && extracted > 0)),
 	   "fuzz: %d rounds (%d normalised, %d extracted as blobs), nothing outside "
 	   "the target, every normalised one extracts", rounds, accepted, extracted);
