@@ -166,6 +166,16 @@ char *paths_groups_dir(const char *data)
 	return paths_join(data, "groups", NULL);
 }
 
+char *paths_blobs_dir(const char *data)
+{
+	return paths_join(data, "blobs", "sha256", NULL);
+}
+
+char *paths_blob(const char *data, const char *hex)
+{
+	return paths_join(data, "blobs", "sha256", hex, NULL);
+}
+
 char *paths_group_lock(const char *data, const char *id)
 {
 	char *name = xasprintf("%s.lock", id);

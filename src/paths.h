@@ -33,6 +33,8 @@
  *       shell-gate.json      a reviewer's round's gate summary  paths_task_shell_gate
  *       diffs/               the kept diffs of its ranges     paths_task_diffs
  *         <base>-<head>.<options> and its .tmp-* (diffcache.c names them)
+ *   blobs/sha256/            content-addressed blobs           paths_blobs_dir
+ *     <hex>                  a normalised tar (tarblob.h)     paths_blob
  *   groups/                                                   paths_groups_dir
  *     <id>.lock              held while a pick of best-of-N   paths_group_lock
  *                            group id runs (group.c)
@@ -72,6 +74,9 @@ char *paths_demo_dir(const char *data);
 char *paths_cgroup_locks(const char *data);
 char *paths_tasks_dir(const char *data);
 char *paths_groups_dir(const char *data);
+char *paths_blobs_dir(const char *data);
+/* hex: a sha256 in hex (tarblob_store's). */
+char *paths_blob(const char *data, const char *hex);
 char *paths_group_lock(const char *data, const char *id);
 
 /* Below the directory of task id. */
