@@ -33,6 +33,8 @@
  *       shell-gate.json      a reviewer's round's gate summary  paths_task_shell_gate
  *       diffs/               the kept diffs of its ranges     paths_task_diffs
  *         <base>-<head>.<options> and its .tmp-* (diffcache.c names them)
+ *   instance                 this data directory's id, made   paths_instance
+ *                            once (0644; paths_instance_id)
  *   groups/                                                   paths_groups_dir
  *     <id>.lock              held while a pick of best-of-N   paths_group_lock
  *                            group id runs (group.c)
@@ -73,6 +75,19 @@ char *paths_cgroup_locks(const char *data);
 char *paths_tasks_dir(const char *data);
 char *paths_groups_dir(const char *data);
 char *paths_group_lock(const char *data, const char *id);
+char *paths_instance(const char *data);
+
+/* The data directory's instance id (malloc'd): what tells this paddock's
+ * Kubernetes objects from another's (their label paddock.dev/instance,
+ * kube_spec.h), the same for every process and every run.  Read from
+ * <data>/instance; made there the first time (PADDOCK_INSTANCE_LEN random
+ * lowercase letters and digits, starting with a letter; 0644, created
+ * atomically, so that two processes that race agree on the first one's).
+ * The data directory must exist.  NULL with e set when the file cannot be
+ * read or made, or holds no label value (at most 63 of [A-Za-z0-9._-],
+ * a letter or digit at each end). */
+#define PADDOCK_INSTANCE_LEN 12
+char *paths_instance_id(const char *data, struct err *e);
 
 /* Below the directory of task id. */
 char *paths_task_dir(const char *data, const char *id);

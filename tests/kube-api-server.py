@@ -6,7 +6,7 @@ real API's status bodies and semantics, for tests/test-kube.c.
 Usage: kube-api-server.py --port-file F --log F --cert F --key F
            [--client-ca F] [--token-file F] [--faults F]
            [--grace-scale S] [--bookmark-interval S] [--start-delay S]
-           [--forbid-namespace NS] [--seed N]
+           [--forbid-namespace NS] [--seed N] [--objects F]
 
 Listens on 127.0.0.1 (a free port, written to --port-file once it
 listens), TLS only, with --cert/--key (a test CA's, made at test time).
@@ -42,6 +42,21 @@ THE API.  Pods only, as the real API serves them:
                                                 timeoutSeconds; chunked, with
                                                 chunks that split and coalesce
                                                 events (seeded by --seed)
+THE ADMIN'S OBJECTS (what `paddock kubernetes manifest` prints), kept as
+given, without controllers:
+   GET    /api/v1/namespaces[/{name}]           Namespace (status.phase Active)
+   GET    /api/v1/namespaces/{ns}/{serviceaccounts|resourcequotas|limitranges}[/{name}]
+   GET    /apis/networking.k8s.io/v1/namespaces/{ns}/networkpolicies[/{name}]
+                                                200 the object, or a List whose
+                                                items have no kind; 404 NotFound
+   POST   the collection                        201; 409 AlreadyExists; 404 when
+                                                the namespace does not exist; 400
+                                                (kind or namespace mismatch, not
+                                                JSON); 422 (no name)
+   DELETE .../{name}                            200 the object, gone at once
+--objects F is a JSON List of such objects, there from the start.
+--forbid-namespace NS answers these in NS (and namespace NS) with 403 too.
+
 A created pod is Pending; --start-delay seconds later it is Running with
 its conditions and container states (MODIFIED).  --forbid-namespace NS
 answers 403 Forbidden for any request in NS.  Every change increments one
@@ -126,6 +141,8 @@ STATE = {
     "tokens": {},         # token -> {ns, pod, uid, sa, audience, exp}
 }
 FAULTS = {"lines": [], "used": [], "size": -1}
+# The admin's objects: (resource, ns or "", name) -> object.
+OBJECTS = {}
 LOGF = None
 RNG = random.Random(1)
 
@@ -298,6 +315,159 @@ def finish_delete(ns, name, uid, delay):
             bump("DELETED", pod)
 
 
+# ---- the admin's objects (namespaces, networkpolicies, serviceaccounts,
+# resourcequotas, limitranges) ----
+
+# resource -> (kind, apiVersion, API group, namespaced)
+ADMIN_KINDS = {
+    "namespaces": ("Namespace", "v1", "", False),
+    "serviceaccounts": ("ServiceAccount", "v1", "", True),
+    "resourcequotas": ("ResourceQuota", "v1", "", True),
+    "limitranges": ("LimitRange", "v1", "", True),
+    "networkpolicies": ("NetworkPolicy", "networking.k8s.io/v1", "networking.k8s.io", True),
+}
+ADMIN_PATH = re.compile(
+    r"^(?:/api/v1|/apis/networking\.k8s\.io/v1)(?:/namespaces/([^/]+))?/"
+    r"(namespaces|serviceaccounts|resourcequotas|limitranges|networkpolicies)(?:/([^/]+))?$")
+
+
+def admin_stored(resource, ns, obj):
+    """Under LOCK: obj as the API keeps it (uid, resourceVersion, ...)."""
+    kind, api, _, namespaced = ADMIN_KINDS[resource]
+    o = copy.deepcopy(obj)
+    o["kind"], o["apiVersion"] = kind, api
+    md = o.setdefault("metadata", {})
+    STATE["rv"] += 1
+    md.update({"uid": str(uuid.uuid4()), "creationTimestamp": now_iso(),
+               "resourceVersion": str(STATE["rv"])})
+    if namespaced:
+        md["namespace"] = ns
+    if resource == "namespaces":
+        md.setdefault("labels", {})["kubernetes.io/metadata.name"] = md["name"]
+        o["spec"] = {"finalizers": ["kubernetes"]}
+        o["status"] = {"phase": "Active"}
+    if resource == "resourcequotas":
+        hard = (o.get("spec") or {}).get("hard") or {}
+        o["status"] = {"hard": dict(hard), "used": {k: "0" for k in hard}}
+    return o
+
+
+def admin_load(path):
+    """--objects: a List of admin objects, stored as if created."""
+    with open(path) as f:
+        items = json.load(f).get("items", [])
+    by_kind = {v[0]: k for k, v in ADMIN_KINDS.items()}
+    with LOCK:
+        for it in items:
+            res = by_kind[it["kind"]]
+            ns = (it.get("metadata") or {}).get("namespace", "") if ADMIN_KINDS[res][3] else ""
+            OBJECTS[(res, ns, it["metadata"]["name"])] = admin_stored(res, ns, it)
+
+
+def admin_gr(resource):
+    """The group-qualified resource of the API's messages."""
+    group = ADMIN_KINDS[resource][2]
+    return resource + ("." + group if group else "")
+
+
+def admin_route(h, method, path, body, user):
+    """Answers a request for an admin object; False when path is not one."""
+    m = ADMIN_PATH.match(path)
+    if not m:
+        return False
+    ns, resource, name = m.group(1), m.group(2), m.group(3)
+    kind, api, group, namespaced = ADMIN_KINDS[resource]
+    # /api/v1/namespaces/{name} is the namespace itself; networkpolicies
+    # live only under their group, the rest only under /api/v1.
+    if resource == "namespaces" and ns is not None:
+        return False
+    if bool(group) != path.startswith("/apis/") or (namespaced and ns is None):
+        return False
+    ns = ns or ""
+    gr = admin_gr(resource)
+    forbid = ARGS.forbid_namespace
+    if forbid and (ns == forbid or (resource == "namespaces" and name == forbid)):
+        verb = {"POST": "create", "DELETE": "delete"}.get(method, "get" if name else "list")
+        h.send_status(403, '%s%s is forbidden: User "%s" cannot %s resource "%s" in API group '
+                      '"%s"%s' % (gr, ' "%s"' % name if name else "", user, verb, resource, group,
+                                  ' in the namespace "%s"' % (ns or name) if ns or name else ""))
+        return True
+    key = (resource, ns, name)
+    if method == "GET" and name:
+        with LOCK:
+            o = copy.deepcopy(OBJECTS.get(key))
+        if o is None:
+            h.send_status(404, '%s "%s" not found' % (gr, name),
+                          details={"name": name, "group": group, "kind": resource}
+                          if group else {"name": name, "kind": resource})
+        else:
+            h.send_json(200, o)
+        return True
+    if method == "GET":
+        with LOCK:
+            items = [copy.deepcopy(o) for (r, n, _), o in sorted(OBJECTS.items())
+                     if r == resource and (not namespaced or n == ns)]
+            rv = str(STATE["rv"])
+        for o in items:
+            o.pop("kind", None)
+            o.pop("apiVersion", None)
+        h.send_json(200, {"kind": kind + "List", "apiVersion": api,
+                          "metadata": {"resourceVersion": rv}, "items": items})
+        return True
+    if method == "DELETE" and name:
+        with LOCK:
+            o = OBJECTS.pop(key, None)
+        if o is None:
+            h.send_status(404, '%s "%s" not found' % (gr, name),
+                          details={"name": name, "group": group, "kind": resource}
+                          if group else {"name": name, "kind": resource})
+        else:
+            h.send_json(200, o)
+        return True
+    if method == "POST" and not name:
+        if not isinstance(body, dict):
+            h.send_status(400, "the body of the request was in an unknown format - accepted "
+                          "media types include: application/json, application/yaml")
+            return True
+        if body.get("kind") != kind or body.get("apiVersion") != api:
+            h.send_status(400, "the API version in the data (%s) does not match the expected API "
+                          "version (%s)" % (body.get("apiVersion"), api))
+            return True
+        meta = body.get("metadata") or {}
+        oname = meta.get("name", "")
+        if namespaced and meta.get("namespace") and meta["namespace"] != ns:
+            h.send_status(400, "the namespace of the provided object does not match the "
+                          "namespace sent on the request")
+            return True
+        if not oname or len(oname) > 253 or not NAME_RE.match(oname):
+            h.send_status(422, '%s "%s" is invalid: metadata.name: Required value: name or '
+                          'generateName is required' % (kind, oname),
+                          details={"name": oname, "group": group, "kind": kind,
+                                   "causes": [{"reason": "FieldValueRequired",
+                                               "message": "Required value: name or generateName "
+                                                          "is required",
+                                               "field": "metadata.name"}]})
+            return True
+        with LOCK:
+            if namespaced and ("namespaces", "", ns) not in OBJECTS:
+                h.send_status(404, 'namespaces "%s" not found' % ns,
+                              details={"name": ns, "kind": "namespaces"})
+                return True
+            if (resource, ns, oname) in OBJECTS:
+                h.send_status(409, '%s "%s" already exists' % (gr, oname), "AlreadyExists",
+                              details={"name": oname, "group": group, "kind": resource}
+                              if group else {"name": oname, "kind": resource})
+                return True
+            o = admin_stored(resource, ns, body)
+            OBJECTS[(resource, ns, oname)] = o
+            out = copy.deepcopy(o)
+        h.send_json(201, out)
+        return True
+    h.send_status(405, "the server does not allow this method on the requested resource",
+                  "MethodNotAllowed")
+    return True
+
+
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "kube-api-server"
@@ -456,6 +626,8 @@ class Handler(BaseHTTPRequestHandler):
                                  "application/yaml")
                 return
             self.send_json(201, token_review(body))
+            return
+        if admin_route(self, method, path, body, user):
             return
         m = re.match(r"^/api/v1/namespaces/([^/]+)/pods(?:/([^/]+))?$", path)
         if not m:
@@ -743,7 +915,10 @@ def main():
     ap.add_argument("--start-delay", type=float, default=0.1)
     ap.add_argument("--forbid-namespace")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--objects")
     ARGS = ap.parse_args()
+    if ARGS.objects:
+        admin_load(ARGS.objects)
     RNG.seed(ARGS.seed)
     LOGF = open(ARGS.log, "a")
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
