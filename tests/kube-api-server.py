@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """kube-api-server: a loopback contract server for the subset of the
 Kubernetes API that paddock's client (src/sandbox/kube.c) uses, with the
-real API's status bodies and semantics, for tests/test-kube.c.
+real API's status bodies and semantics, for tests/test-kube.c,
+tests/kube-kubelet.test and tests/kube-kubectl.test.
 
 Usage: kube-api-server.py --port-file F --log F --cert F --key F
            [--client-ca F] [--token-file F] [--faults F]
            [--grace-scale S] [--bookmark-interval S] [--start-delay S]
            [--forbid-namespace NS] [--seed N]
+           [--objects FILE]
            [--kubelet --kubelet-state DIR --bridge PATH [--bwrap PATH]]
 
 Listens on 127.0.0.1 (a free port, written to --port-file once it
@@ -18,7 +20,7 @@ request, so a test can rotate it); a bad token is 401 even with a
 certificate.  Without a token, a client certificate signed by
 --client-ca is accepted (its CN is the user).  Else 401.
 
-THE API.  Pods only, as the real API serves them:
+THE API.  Pods as the real API serves them:
    POST   /api/v1/namespaces/{ns}/pods          201 the pod; 409 AlreadyExists;
                                                 422 Invalid (bad name, no
                                                 containers); 400 BadRequest
@@ -43,8 +45,40 @@ THE API.  Pods only, as the real API serves them:
                                                 timeoutSeconds; chunked, with
                                                 chunks that split and coalesce
                                                 events (seeded by --seed)
+THE ADMIN'S OBJECTS, as preflight, doctor and kubectl read them:
+namespaces, and in a namespace serviceaccounts, resourcequotas,
+limitranges (/api/v1) and networkpolicies (/apis/networking.k8s.io/v1):
+   GET    .../{resource}/{name}   200 the object; 404 NotFound, the API's
+                                  message ('networkpolicies.networking.k8s.io
+                                  "x" not found') and details
+   GET    .../{resource}          a {Kind}List (labelSelector), items
+                                  without kind; without a namespace: all
+   POST   .../{resource}          201; 409 AlreadyExists; 422 Invalid (bad
+                                  name); 400 (kind or namespace mismatch);
+                                  404 when the namespace does not exist;
+                                  dryRun=All answers without storing
+Each gets a uid, creationTimestamp and resourceVersion; a Namespace its
+kubernetes.io/metadata.name label, spec.finalizers and phase Active.
+--objects FILE: a JSON object or List of them, held from the start (for a
+test of preflight: e.g. the output of `paddock kubernetes manifest --json`).
+Fields are stored as sent: no schema, no defaults.
+
+DISCOVERY, for kubectl (1.20 to 1.32): /api, /apis, /api/v1,
+/apis/networking.k8s.io/v1, /apis/authentication.k8s.io/v1 (the legacy
+documents kubectl falls back to, APIVersions, APIGroupList,
+APIResourceList), /version; /openapi/v3 and a document per group version
+with only a PATCH operation per kind carrying
+x-kubernetes-group-version-kind and the fieldValidation parameter (so
+kubectl validates on the server, sending ?fieldValidation=Strict, which is
+accepted and not enforced); /openapi/v2 is an empty protobuf Document
+(kubectl's client-side validation of a List then has no schema and checks
+nothing: the schemas are tests/kube-spec.test's).  An Accept of
+as=Table is answered with the object or list itself (kubectl prints its
+name and age).
+
 A created pod is Pending; --start-delay seconds later it is Running with
-its conditions and container states (MODIFIED).  --forbid-namespace NS
+its conditions and container states (MODIFIED) (with --kubelet, see THE
+KUBELET).  --forbid-namespace NS
 answers 403 Forbidden for any request in NS.  Every change increments one
 resourceVersion counter.
 
@@ -178,6 +212,7 @@ STATE = {
     "oldest": 0,          # events before this rv are forgotten
     "retry_at": {},       # (method, path) -> mono time allowed again
     "tokens": {},         # token -> {ns, pod, uid, sa, audience, exp}
+    "objects": {},        # (resource, ns or "", name) -> object (not pods)
 }
 FAULTS = {"lines": [], "used": [], "size": -1}
 LOGF = None
@@ -350,6 +385,137 @@ def finish_delete(ns, name, uid, delay):
         if pod and pod["metadata"]["uid"] == uid:
             del STATE["pods"][(ns, name)]
             bump("DELETED", pod)
+
+
+# ---- discovery and the admin's objects (--objects) ----
+
+# resource -> (group version, kind, namespaced, short names, verbs)
+RESOURCES = {
+    "pods": ("v1", "Pod", True, ["po"], ["create", "delete", "get", "list", "watch"]),
+    "namespaces": ("v1", "Namespace", False, ["ns"], ["create", "get", "list"]),
+    "resourcequotas": ("v1", "ResourceQuota", True, ["quota"], ["create", "get", "list"]),
+    "limitranges": ("v1", "LimitRange", True, ["limits"], ["create", "get", "list"]),
+    "serviceaccounts": ("v1", "ServiceAccount", True, ["sa"], ["create", "get", "list"]),
+    "networkpolicies": ("networking.k8s.io/v1", "NetworkPolicy", True, ["netpol"],
+                        ["create", "get", "list"]),
+    "tokenreviews": ("authentication.k8s.io/v1", "TokenReview", False, [], ["create"]),
+}
+KINDS = {v[1]: k for k, v in RESOURCES.items()}
+
+
+def discovery(path):
+    """The legacy discovery documents (what a client falls back to when it
+    is not offered the aggregated ones), or None."""
+    if path == "/api":
+        return {"kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs": [
+            {"clientCIDR": "0.0.0.0/0", "serverAddress": "127.0.0.1:%d" % ARGS.port}]}
+    groups = sorted({v[0] for v in RESOURCES.values() if "/" in v[0]})
+    if path == "/apis":
+        return {"kind": "APIGroupList", "apiVersion": "v1", "groups": [
+            {"name": g.split("/")[0], "versions": [{"groupVersion": g, "version": "v1"}],
+             "preferredVersion": {"groupVersion": g, "version": "v1"}} for g in groups]}
+    if path == "/version":
+        return {"major": "1", "minor": "32", "gitVersion": "v1.32.0", "gitCommit": "0" * 40,
+                "gitTreeState": "clean", "buildDate": "2024-12-11T17:58:08Z",
+                "goVersion": "go1.23.3", "compiler": "gc", "platform": "linux/amd64"}
+    gv = "v1" if path == "/api/v1" else path[len("/apis/"):] if path.startswith("/apis/") else None
+    if gv not in ["v1"] + groups:
+        return None
+    res = []
+    for name, (g, kind, nsd, short, verbs) in sorted(RESOURCES.items()):
+        if g != gv:
+            continue
+        r = {"name": name, "singularName": kind.lower(), "namespaced": nsd, "kind": kind,
+             "verbs": verbs}
+        if short:
+            r["shortNames"] = short
+        if name == "pods":
+            r["categories"] = ["all"]
+        res.append(r)
+        if name == "pods":
+            res.append({"name": "pods/status", "singularName": "", "namespaced": True,
+                        "kind": "Pod", "verbs": ["get"]})
+    return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv,
+            "resources": res}
+
+
+def openapi_v3(path):
+    """The OpenAPI v3 documents, cut to what kubectl reads of them: the
+    root's list of group versions, and for each a PATCH operation per kind
+    with its x-kubernetes-group-version-kind and the fieldValidation query
+    parameter (kubectl then validates on the server, with
+    ?fieldValidation=Strict, instead of downloading every schema); or
+    None."""
+    gvs = sorted({v[0] for v in RESOURCES.values()})
+
+    def rel(gv):
+        return "api/v1" if gv == "v1" else "apis/" + gv
+    if path == "/openapi/v3":
+        return {"paths": {rel(gv): {"serverRelativeURL": "/openapi/v3/%s?hash=%s" % (
+            rel(gv), hashlib.sha512(gv.encode()).hexdigest()[:128].upper())} for gv in gvs}}
+    gv = next((g for g in gvs if path == "/openapi/v3/" + rel(g)), None)
+    if not gv:
+        return None
+    paths = {}
+    for name, (g, kind, nsd, _, verbs) in sorted(RESOURCES.items()):
+        if g != gv or "get" not in verbs:
+            continue
+        p = "/%s/%s%s/{name}" % (rel(gv), "namespaces/{namespace}/" if nsd else "", name)
+        paths[p] = {"patch": {
+            "tags": [("core" if gv == "v1" else gv.split(".")[0]) + "_v1"],
+            "description": "partially update the specified " + kind,
+            "operationId": "patch%s%s" % ("Core" if gv == "v1" else "NetworkingV1",
+                                          ("Namespaced" if nsd else "") + kind),
+            "parameters": [{"name": "fieldValidation", "in": "query", "description":
+                            "fieldValidation instructs the server on how to handle objects in "
+                            "the request (POST/PUT/PATCH) containing unknown or duplicate "
+                            "fields.", "schema": {"type": "string", "uniqueItems": True}}],
+            "responses": {"200": {"description": "OK"}},
+            "x-kubernetes-action": "patch",
+            "x-kubernetes-group-version-kind": {"group": gv.split("/")[0] if "/" in gv else "",
+                                                "version": "v1", "kind": kind}}}
+    return {"openapi": "3.0.0", "info": {"title": "Kubernetes", "version": "v1.32.0"},
+            "paths": paths, "components": {"schemas": {}}}
+
+
+def object_put(obj):
+    """Under LOCK: obj (a dict with kind and metadata.name) stored as the API
+    would have it; the stored copy."""
+    res = KINDS[obj["kind"]]
+    gv, kind, nsd = RESOURCES[res][:3]
+    o = copy.deepcopy(obj)
+    o["apiVersion"], o["kind"] = gv, kind
+    md = o.setdefault("metadata", {})
+    if nsd:
+        md["namespace"] = md.get("namespace") or "default"
+    else:
+        md.pop("namespace", None)
+    STATE["rv"] += 1
+    md.update({"uid": str(uuid.uuid4()), "creationTimestamp": now_iso(),
+               "resourceVersion": str(STATE["rv"])})
+    if kind == "Namespace":
+        md.setdefault("labels", {})["kubernetes.io/metadata.name"] = md["name"]
+        o["spec"] = {"finalizers": ["kubernetes"]}
+        o["status"] = {"phase": "Active"}
+    if kind == "ServiceAccount":
+        o.pop("secrets", None)
+    STATE["objects"][(res, md.get("namespace", ""), md["name"])] = o
+    return copy.deepcopy(o)
+
+
+def objects_load(path):
+    with open(path) as f:
+        doc = json.load(f)
+    items = doc.get("items", []) if doc.get("kind", "").endswith("List") else [doc]
+    with LOCK:
+        for it in items:
+            if it.get("kind") not in KINDS or it["kind"] in ("Pod", "TokenReview"):
+                raise SystemExit("--objects: cannot hold a %s" % it.get("kind"))
+            object_put(it)
+
+
+OBJ_PATH = re.compile(r"^/(?:api/v1|apis/(networking\.k8s\.io/v1))"
+                      r"(?:/namespaces/([^/]+))?/([a-z]+)(?:/([^/]+))?$")
 
 
 # ---- the fake kubelet (--kubelet) ----
@@ -1072,6 +1238,25 @@ class Handler(BaseHTTPRequestHandler):
                 return
             self.send_json(201, token_review(body))
             return
+        if path == "/openapi/v2" and method == "GET":
+            # An empty protobuf Document (no definitions): what kubectl
+            # reads for its client-side validation of a List's items, which
+            # then checks nothing (the schemas are kube-spec.test's).
+            self.rec["status"] = 200
+            self.log_rec()
+            self.send_response(200)
+            self.send_header("Content-Type",
+                             "application/com.github.proto-openapi.spec.v2.v1.0+protobuf")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        doc = (discovery(path) or openapi_v3(path)) if method == "GET" else None
+        if doc is not None:
+            self.send_json(200, doc)
+            return
+        m = OBJ_PATH.match(path)
+        if m and m.group(3) in RESOURCES and m.group(3) not in ("pods", "tokenreviews"):
+            return self.objects(method, m, body, user)
         m = re.match(r"^/api/v1/namespaces/([^/]+)/pods(?:/([^/]+))?$", path)
         if not m:
             self.send_status(404, "the server could not find the requested resource")
@@ -1103,6 +1288,88 @@ class Handler(BaseHTTPRequestHandler):
             return self.list(ns)
         self.send_status(405, "the server does not allow this method on the requested resource",
                          "MethodNotAllowed")
+
+    def objects(self, method, m, body, user):
+        group, ns, res, name = m.groups()
+        gv, kind, nsd = RESOURCES[res][:3]
+        qual = res + ("." + gv.split("/")[0] if "/" in gv else "")
+        if (group or "v1") != gv or (ns is not None and not nsd) or (
+                ns is None and nsd and (name or method != "GET")):
+            self.send_status(404, "the server could not find the requested resource")
+            return
+        if ARGS.forbid_namespace and ns == ARGS.forbid_namespace:
+            verb = {"POST": "create"}.get(method, "get" if name else "list")
+            self.send_status(403, '%s%s is forbidden: User "%s" cannot %s resource "%s" in API '
+                             'group "%s" in the namespace "%s"' % (
+                                 qual, ' "%s"' % name if name else "", user, verb, res,
+                                 gv.split("/")[0] if "/" in gv else "", ns))
+            return
+        details = {"name": name, "kind": res}
+        if "/" in gv:
+            details["group"] = gv.split("/")[0]
+        if method == "GET" and name:
+            with LOCK:
+                o = copy.deepcopy(STATE["objects"].get((res, ns or "", name)))
+            if o:
+                self.send_json(200, o)
+            else:
+                self.send_status(404, '%s "%s" not found' % (qual, name), details=details)
+            return
+        if method == "GET":
+            with LOCK:
+                items = [copy.deepcopy(o) for (r, n, _), o in sorted(STATE["objects"].items())
+                         if r == res and (ns is None or n == ns) and selector_match(
+                             self.q.get("labelSelector", ""),
+                             o["metadata"].get("labels") or {})]
+                rv = str(STATE["rv"])
+            for o in items:
+                o.pop("kind", None)
+                o.pop("apiVersion", None)
+            self.send_json(200, {"kind": kind + "List", "apiVersion": gv,
+                                 "metadata": {"resourceVersion": rv}, "items": items})
+            return
+        if method != "POST" or name:
+            self.send_status(405, "the server does not allow this method on the requested "
+                             "resource", "MethodNotAllowed")
+            return
+        if not isinstance(body, dict) or body.get("kind") != kind:
+            self.send_status(400, "the body of the request was in an unknown format - accepted "
+                             "media types include: application/json, application/yaml")
+            return
+        meta = body.get("metadata") or {}
+        name = meta.get("name", "")
+        if nsd and meta.get("namespace") and meta["namespace"] != ns:
+            self.send_status(400, "the namespace of the provided object does not match the "
+                             "namespace sent on the request")
+            return
+        if not name or len(name) > 253 or not NAME_RE.match(name):
+            causes = [{"reason": "FieldValueInvalid", "field": "metadata.name", "message":
+                       "Invalid value: %s: a lowercase RFC 1123 subdomain must consist of lower "
+                       "case alphanumeric characters, '-' or '.'" % json.dumps(name)}]
+            self.send_status(422, '%s "%s" is invalid: metadata.name: %s' % (
+                kind, name, causes[0]["message"]), details={"name": name, "kind": kind,
+                                                            "causes": causes})
+            return
+        with LOCK:
+            if nsd and ("namespaces", "", ns) not in STATE["objects"]:
+                self.send_status(404, 'namespaces "%s" not found' % ns,
+                                 details={"name": ns, "kind": "namespaces"})
+                return
+            if (res, ns or "", name) in STATE["objects"]:
+                details["name"] = name
+                self.send_status(409, '%s "%s" already exists' % (qual, name), "AlreadyExists",
+                                 details=details)
+                return
+            o = dict(body)
+            if nsd:
+                o["metadata"] = dict(meta, namespace=ns)
+            if self.q.get("dryRun") == "All":
+                saved = STATE["objects"].copy(), STATE["rv"]
+                out = object_put(o)
+                STATE["objects"], STATE["rv"] = saved
+            else:
+                out = object_put(o)
+        self.send_json(201, out)
 
     def fake(self, m, body):
         with LOCK:
@@ -1371,6 +1638,9 @@ def main():
     ap.add_argument("--bridge")
     ap.add_argument("--objects")
     ARGS = ap.parse_args()
+    ARGS.port = 0
+    if ARGS.objects:
+        objects_load(ARGS.objects)
     if ARGS.kubelet and not (ARGS.kubelet_state and ARGS.bridge):
         ap.error("--kubelet needs --kubelet-state and --bridge")
     RNG.seed(ARGS.seed)
@@ -1382,6 +1652,7 @@ def main():
         ctx.verify_mode = ssl.CERT_OPTIONAL
     srv = Server(("127.0.0.1", 0), Handler)
     srv.socket = ctx.wrap_socket(srv.socket, server_side=True, do_handshake_on_connect=False)
+    ARGS.port = srv.server_address[1]
     tmp = ARGS.port_file + ".tmp"
     with open(tmp, "w") as f:
         f.write("%d\n" % srv.server_address[1])
