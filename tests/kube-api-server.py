@@ -57,6 +57,11 @@ limitranges (/api/v1) and networkpolicies (/apis/networking.k8s.io/v1):
                                   name); 400 (kind or namespace mismatch);
                                   404 when the namespace does not exist;
                                   dryRun=All answers without storing
+   DELETE .../{resource}/{name}   gone at once: 200 a Status Success with
+                                  details (a Namespace: 200 the object,
+                                  phase Terminating); 404 NotFound
+--forbid-namespace NS: 403 Forbidden for these in NS, and for the
+Namespace NS itself.
 Each gets a uid, creationTimestamp and resourceVersion; a Namespace its
 kubernetes.io/metadata.name label, spec.finalizers and phase Active.
 --objects FILE: a JSON object or List of them, held from the start (for a
@@ -1297,12 +1302,13 @@ class Handler(BaseHTTPRequestHandler):
                 ns is None and nsd and (name or method != "GET")):
             self.send_status(404, "the server could not find the requested resource")
             return
-        if ARGS.forbid_namespace and ns == ARGS.forbid_namespace:
-            verb = {"POST": "create"}.get(method, "get" if name else "list")
+        forbid = ARGS.forbid_namespace
+        if forbid and (ns == forbid or (res == "namespaces" and name == forbid)):
+            verb = {"POST": "create", "DELETE": "delete"}.get(method, "get" if name else "list")
             self.send_status(403, '%s%s is forbidden: User "%s" cannot %s resource "%s" in API '
                              'group "%s" in the namespace "%s"' % (
                                  qual, ' "%s"' % name if name else "", user, verb, res,
-                                 gv.split("/")[0] if "/" in gv else "", ns))
+                                 gv.split("/")[0] if "/" in gv else "", ns or name))
             return
         details = {"name": name, "kind": res}
         if "/" in gv:
@@ -1328,6 +1334,8 @@ class Handler(BaseHTTPRequestHandler):
             self.send_json(200, {"kind": kind + "List", "apiVersion": gv,
                                  "metadata": {"resourceVersion": rv}, "items": items})
             return
+        if method == "DELETE" and name:
+            return self.object_delete(res, ns or "", name, qual, details)
         if method != "POST" or name:
             self.send_status(405, "the server does not allow this method on the requested "
                              "resource", "MethodNotAllowed")
@@ -1370,6 +1378,26 @@ class Handler(BaseHTTPRequestHandler):
             else:
                 out = object_put(o)
         self.send_json(201, out)
+
+    def object_delete(self, res, ns, name, qual, details):
+        """DELETE of an admin object: gone at once (no finalizers run).  The
+        API answers a Status for these kinds, and a Namespace with its
+        phase Terminating."""
+        with LOCK:
+            o = STATE["objects"].pop((res, ns, name), None)
+            if o is not None:
+                STATE["rv"] += 1
+        if o is None:
+            self.send_status(404, '%s "%s" not found' % (qual, name), details=details)
+            return
+        if res == "namespaces":
+            o["metadata"]["deletionTimestamp"] = now_iso()
+            o["status"] = {"phase": "Terminating"}
+            self.send_json(200, o)
+            return
+        self.send_json(200, {"kind": "Status", "apiVersion": "v1", "metadata": {},
+                             "status": "Success",
+                             "details": dict(details, uid=o["metadata"]["uid"])})
 
     def fake(self, m, body):
         with LOCK:
