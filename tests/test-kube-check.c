@@ -381,6 +381,8 @@ static void test_preflight(const char *data)
 	struct kube_conf kc = { .kubeconfig = kubeconfig("kc-pf", "tok-A-0123456789", "ns-pdk"),
 	                        .door = "10.0.0.5:7433", .max_pods = 100 };
 	ok(kube_check_preflight(&kc, &lim, data, &e) == 0, "the preflight passes with everything in place: %s", e.msg);
+	ok(kube_check_preflight(&kc, NULL, data, &e) == 0,
+	   "and without the limits (sandbox_options() has none; the checks compare none): %s", e.msg);
 	req("DELETE", path_of("networkpolicies", KUBE_SPEC_POLICY_DENY), NULL);
 	ok(kube_check_preflight(&kc, &lim, data, &e) < 0 && strstr(e.msg, "paddock-default-deny is missing"),
 	   "without the default-deny policy the preflight refuses: %s", e.msg);

@@ -37,7 +37,9 @@ struct kube_check_conf {
 };
 
 /* Fills c from [kubernetes] (kc), [limits] (l) and the data directory's
- * instance id (paths_instance_id), all borrowed while c is used.  The
+ * instance id (paths_instance_id), all borrowed while c is used.  l may
+ * be NULL where only the checks are wanted (they compare no limits);
+ * spec.limits is then NULL and the manifest cannot be built from c.  The
  * namespace is ns when given, else kc->namespace, else the kubeconfig
  * context's (read from the file, no request sent; "default" when the
  * context names none).  -1 with e set (ERR_INVALID: what to configure)
@@ -76,8 +78,8 @@ int kube_check_one(struct kube *k, const struct kube_spec_opts *o, enum kube_che
 int kube_check_all(struct kube *k, const struct kube_spec_opts *o, struct err *e);
 
 /* The kubernetes backend's preflight, all of it: the options from kc, l
- * and data_dir's instance id, the connection (kube_open), every item.  0,
- * or -1 with e set. */
+ * (may be NULL: sandbox_options() has no limits) and data_dir's instance
+ * id, the connection (kube_open), every item.  0, or -1 with e set. */
 int kube_check_preflight(const struct kube_conf *kc, const struct limits *l,
                          const char *data_dir, struct err *e);
 
