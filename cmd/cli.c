@@ -191,6 +191,16 @@ static const struct cli_verb verbs[] = {
 	     "                     (e.g. 7d; default: paddock.template-max-age, else 0)\n"
 	     "  --dry-run          print what prune would remove, remove nothing\n"
 	     "  -j, --json         print a JSON array\n") },
+	{ "kubernetes", cmd_kubernetes, N_("kubernetes manifest [--json] [--namespace NS]"),
+	  N_("Prints what an admin applies once to prepare the namespace paddock's pods run\n"
+	     "in (see KUBERNETES in paddock(1)): the namespace, the service account, the\n"
+	     "quota, the limit range, the NetworkPolicy that denies everything and the one\n"
+	     "that lets pods reach only the front door, from the configuration's\n"
+	     "[kubernetes] and [limits].  Apply it with:\n"
+	     "  paddock kubernetes manifest | kubectl apply -f -\n"
+	     "  --namespace NS     the namespace (default: kubernetes.namespace, else the\n"
+	     "                     kubeconfig context's)\n"
+	     "  -j, --json         print one JSON List instead of YAML documents\n") },
 	{ "doctor", cmd_doctor, N_("doctor [--json]"),
 	  N_("Checks whether paddock can run tasks here, one line per check with what to do\n"
 	     "when it fails: the mode (root or user), bubblewrap, user namespaces, mounts and\n"
@@ -306,7 +316,7 @@ enum { OPT_HELP = 'h', OPT_JSON = 'j', OPT_FOLLOW = 'f', OPT_REPO = 'r', OPT_AGE
        OPT_ROUND, OPT_SINCE_REVIEW, OPT_BUDGET, OPT_LISTEN, OPT_ROUTES, OPT_OLDER_THAN,
        OPT_DRY_RUN, OPT_FAILED, OPT_AGAIN, OPT_LIMIT, OPT_SINCE, OPT_BEFORE,
        OPT_RECIPE, OPT_INPUT, OPT_BASE, OPT_TEST, OPT_TIMEOUT, OPT_APPROVAL, OPT_AGENTS,
-       OPT_N, OPT_KEEP, OPT_YES };
+       OPT_N, OPT_KEEP, OPT_YES, OPT_NAMESPACE };
 
 /* 1 if word is one of the space-separated words of list. */
 static int word_in(const char *list, const char *word)
@@ -378,6 +388,7 @@ int cli_parse_opts(const struct cli_verb *v, int argc, char **argv, struct cli_o
 		{ "n", required_argument, NULL, OPT_N },
 		{ "keep", no_argument, NULL, OPT_KEEP },
 		{ "yes", no_argument, NULL, OPT_YES },
+		{ "namespace", required_argument, NULL, OPT_NAMESPACE },
 		{ NULL, 0, NULL, 0 },
 	};
 	memset(o, 0, sizeof *o);
@@ -445,6 +456,7 @@ int cli_parse_opts(const struct cli_verb *v, int argc, char **argv, struct cli_o
 		case OPT_N: o->n = optarg; break;
 		case OPT_KEEP: o->keep = 1; break;
 		case OPT_YES: o->yes = 1; break;
+		case OPT_NAMESPACE: o->namespace = optarg; break;
 		}
 	}
 	return -1;

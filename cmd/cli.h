@@ -12,7 +12,8 @@
  *   cmd/cmd_serve.c  serve, demo, the dashboard
  *   cmd/cmd_admin.c  config, template, agent
  *   cmd/cmd_recipe.c recipe
- *   cmd/cmd_github.c github */
+ *   cmd/cmd_github.c github
+ *   cmd/cmd_kube.c   kubernetes manifest */
 #ifndef PADDOCK_CLI_H
 #define PADDOCK_CLI_H
 
@@ -69,6 +70,7 @@ struct cli_opts {
 	const char *n;
 	int keep;
 	int yes;
+	const char *namespace;
 };
 
 /* The verb named name (NULL if none). */
@@ -186,6 +188,7 @@ int cmd_agent(int argc, char **argv);
 int cmd_recipe(int argc, char **argv);
 int cmd_github(int argc, char **argv);
 int cmd_confirm(int argc, char **argv);
+int cmd_kubernetes(int argc, char **argv);
 
 /* The dashboard, `paddock` with no arguments. */
 int cmd_dashboard(void);

@@ -21,6 +21,7 @@
 #include "child.h"
 #include "fsx.h"
 #include "i18n.h"
+#include "kube_check.h"
 #include "mirror.h"
 #include "paths.h"
 #include "sandbox.h"
@@ -385,6 +386,98 @@ static void check_api(struct doctor *d, const struct config *cfg)
 		add(d, "api", DOCTOR_OK, NULL, _("the HTTP API can listen on %s"), cfg->api_listen);
 }
 
+/* Where the front door listens: front-door-listen, else 0.0.0.0 and
+ * front-door's port (malloc'd; NULL without either). */
+static char *kube_door_listen(const struct kube_conf *kc)
+{
+	if (kc->door_listen)
+		return xstrdup(kc->door_listen);
+	const char *colon = kc->door ? strrchr(kc->door, ':') : NULL;
+	return colon ? xasprintf("0.0.0.0%s", colon) : NULL;
+}
+
+/* The front door's listen address: free, or held by the scheduler's
+ * owner (serve, or a dashboard), whose front door it is. */
+static void check_kube_door(struct doctor *d, const struct kube_conf *kc, const char *data_dir)
+{
+	struct err e = { { 0 } };
+	char *listen = kube_door_listen(kc);
+	if (!listen)
+		return;
+	if (api_listen_try(listen, &e) == 0) {
+		add(d, "k8s-door", DOCTOR_OK, NULL, _("pods dial %s; serve can listen on %s"), kc->door,
+		    listen);
+		free(listen);
+		return;
+	}
+	char *lock = data_dir ? paths_scheduler_lock(data_dir) : NULL;
+	struct err le = { { 0 } };
+	int fd = lock ? fsx_lock_try(data_dir, lock, &le) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (fd == -2)
+		add(d, "k8s-door", DOCTOR_OK, NULL,
+		    _("pods dial %s; %s is held by the scheduler that runs here (serve)"), kc->door,
+		    listen);
+	else
+		add(d, "k8s-door", DOCTOR_FAIL,
+		    _("choose a free address in kubernetes.front-door-listen, or stop what listens "
+		      "there"), "%s", e.msg);
+	free(lock);
+	free(listen);
+}
+
+/* The kubernetes backend (kube_check.h): the connection, the front door,
+ * then each object of the prepared namespace, as the preflight checks
+ * them. */
+static void check_kube(struct doctor *d, const struct config *cfg, const char *data_dir)
+{
+	struct err e = { { 0 } };
+	const char *fix_manifest = _("apply the manifest: paddock kubernetes manifest | kubectl apply -f -");
+	char *instance = data_dir ? paths_instance_id(data_dir, &e) : NULL;
+	if (!instance) {
+		add(d, "k8s-instance", DOCTOR_FAIL,
+		    _("run paddock kubernetes manifest, which makes it, as the user serve runs as"),
+		    "%s", data_dir ? e.msg : _("there is no data directory"));
+		return;
+	}
+	struct kube_check_conf c;
+	if (kube_check_conf_init(&c, &cfg->kube, &cfg->limits, instance, NULL, &e) < 0) {
+		add(d, "k8s-door", DOCTOR_FAIL, _("fix the [kubernetes] section"), "%s", e.msg);
+		free(instance);
+		return;
+	}
+	free(instance);
+	struct kube *k = kube_open(&c.kube, &e);
+	if (!k) {
+		add(d, "k8s-config", DOCTOR_FAIL,
+		    _("set kubernetes.kubeconfig to a readable kubeconfig, or KUBECONFIG"), "%s", e.msg);
+		kube_check_conf_free(&c);
+		return;
+	}
+	add(d, "k8s-config", DOCTOR_OK, NULL, _("%s, namespace %s, instance %s"), kube_server(k),
+	    c.ns, c.instance);
+	check_kube_door(d, &cfg->kube, data_dir);
+	if (kube_check_api(k, &c.spec, &e) < 0) {
+		add(d, "k8s-api", DOCTOR_FAIL,
+		    _("check the cluster's address and the kubeconfig's user"), "%s", e.msg);
+	} else {
+		add(d, "k8s-api", DOCTOR_OK, NULL, _("the API answers and accepts paddock's credentials"));
+		for (int it = 0; it < KUBE_CHECK_N; it++) {
+			const char *name = kube_check_item_name((enum kube_check_item)it);
+			int rc = kube_check_one(k, &c.spec, (enum kube_check_item)it, &e);
+			if (rc == 0)
+				add(d, name, DOCTOR_OK, NULL, _("in place"));
+			else if (rc > 0)
+				add(d, name, DOCTOR_INFO, NULL, "%s", e.msg);
+			else
+				add(d, name, DOCTOR_FAIL, fix_manifest, "%s", e.msg);
+		}
+	}
+	kube_free(k);
+	kube_check_conf_free(&c);
+}
+
 void doctor_run(struct doctor *d, const struct config *cfg, const char *cfg_error,
                 const char *data_dir)
 {
@@ -414,6 +507,8 @@ void doctor_run(struct doctor *d, const struct config *cfg, const char *cfg_erro
 	check_agents(d, cfg, data_dir);
 	check_endpoints(d, cfg);
 	check_api(d, cfg);
+	if (cfg && !strcmp(cfg->sandbox_backend, "kubernetes"))
+		check_kube(d, cfg, data_dir);
 }
 
 void doctor_free(struct doctor *d)

@@ -1,8 +1,11 @@
 #include "autoconfig.h"
 #include "paths.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <pwd.h>
 #include <stdarg.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <stdio.h>
 #include <unistd.h>
@@ -263,4 +266,98 @@ char *paths_task_shell_gate(const char *data, const char *id)
 char *paths_task_diffs(const char *data, const char *id)
 {
 	return task_file(data, id, "diffs");
+}
+
+char *paths_instance(const char *data)
+{
+	return paths_join(data, "instance", NULL);
+}
+
+/* A Kubernetes label value: at most 63 of [A-Za-z0-9._-], alphanumeric
+ * at both ends. */
+static int instance_ok(const char *s)
+{
+	size_t n = strlen(s);
+	if (n < 1 || n > 63 || strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	                                 "0123456789._-") != n)
+		return 0;
+	return strchr("._-", s[0]) == NULL && strchr("._-", s[n - 1]) == NULL;
+}
+
+/* Makes path with a new id unless it is there: written whole into a
+ * temporary file, then linked to path, which fails when another process
+ * was first (its id is then the one read back). */
+static int instance_make(const char *data, const char *path, struct err *e)
+{
+	static const char alphabet[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+	unsigned char r[PADDOCK_INSTANCE_LEN];
+	size_t got = 0;
+	while (got < sizeof r) {
+		ssize_t n = getrandom(r + got, sizeof r - got, 0);
+		if (n > 0)
+			got += (size_t)n;
+	}
+	char id[PADDOCK_INSTANCE_LEN + 2];
+	id[0] = alphabet[r[0] % 26];
+	for (size_t i = 1; i < PADDOCK_INSTANCE_LEN; i++)
+		id[i] = alphabet[r[i] % 36];
+	id[PADDOCK_INSTANCE_LEN] = '\n';
+	id[PADDOCK_INSTANCE_LEN + 1] = '\0';
+	char *tmp = xasprintf("%s/.instance.%ld.%02x%02x", data, (long)getpid(), r[1], r[2]);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	int rc = -1;
+	if (fd < 0) {
+		err_set(e, _("cannot make %s: %s"), tmp, strerror(errno));
+		free(tmp);
+		return -1;
+	}
+	/* 0644 whatever the umask: every process that needs it reads it */
+	if (fchmod(fd, 0644) < 0 || fsx_write_all(fd, id, strlen(id)) < 0 || fsync(fd) < 0)
+		err_set(e, _("cannot write %s: %s"), tmp, strerror(errno));
+	else if (link(tmp, path) < 0 && errno != EEXIST)
+		err_set(e, _("cannot make %s: %s"), path, strerror(errno));
+	else
+		rc = 0;
+	close(fd);
+	unlink(tmp);
+	free(tmp);
+	return rc;
+}
+
+char *paths_instance_id(const char *data, struct err *e)
+{
+	char *path = paths_instance(data);
+	struct buf b = {0};
+	char *id = NULL;
+	for (int tries = 0; tries < 2 && !id; tries++) {
+		int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0 && errno == ENOENT && tries == 0) {
+			if (instance_make(data, path, e) < 0)
+				break;
+			continue;
+		}
+		if (fd < 0) {
+			err_set(e, _("cannot read %s: %s"), path, strerror(errno));
+			break;
+		}
+		close(fd);
+		buf_free(&b);
+		if (fsx_read_file(path, 256, &b, e) < 0)
+			break;
+		size_t n = b.len;
+		while (n && (b.data[n - 1] == '\n' || b.data[n - 1] == '\r'))
+			n--;
+		char *s = xstrndup(b.data ? b.data : "", n);
+		if (!instance_ok(s)) {
+			err_set(e, _("%s does not hold an instance id (at most 63 letters, digits, '.', "
+			             "'_' or '-', a letter or digit at each end); restore it: it names "
+			             "this paddock's objects in the cluster"), path);
+			free(s);
+			break;
+		}
+		id = s;
+	}
+	buf_free(&b);
+	free(path);
+	return id;
 }

@@ -35,6 +35,8 @@
  *         <base>-<head>.<options> and its .tmp-* (diffcache.c names them)
  *   blobs/sha256/            content-addressed blobs           paths_blobs_dir
  *     <hex>                  a normalised tar (tarblob.h)     paths_blob
+ *   instance                 this data directory's id, made   paths_instance
+ *                            once (0644; paths_instance_id)
  *   groups/                                                   paths_groups_dir
  *     <id>.lock              held while a pick of best-of-N   paths_group_lock
  *                            group id runs (group.c)
@@ -78,6 +80,19 @@ char *paths_blobs_dir(const char *data);
 /* hex: a sha256 in hex (tarblob_store's). */
 char *paths_blob(const char *data, const char *hex);
 char *paths_group_lock(const char *data, const char *id);
+char *paths_instance(const char *data);
+
+/* The data directory's instance id (malloc'd): what tells this paddock's
+ * Kubernetes objects from another's (their label paddock.dev/instance,
+ * kube_spec.h), the same for every process and every run.  Read from
+ * <data>/instance; made there the first time (PADDOCK_INSTANCE_LEN random
+ * lowercase letters and digits, starting with a letter; 0644, created
+ * atomically, so that two processes that race agree on the first one's).
+ * The data directory must exist.  NULL with e set when the file cannot be
+ * read or made, or holds no label value (at most 63 of [A-Za-z0-9._-],
+ * a letter or digit at each end). */
+#define PADDOCK_INSTANCE_LEN 12
+char *paths_instance_id(const char *data, struct err *e);
 
 /* Below the directory of task id. */
 char *paths_task_dir(const char *data, const char *id);

@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
 """kube-api-server: a loopback contract server for the subset of the
 Kubernetes API that paddock's client (src/sandbox/kube.c) uses, with the
-real API's status bodies and semantics, for tests/test-kube.c.
+real API's status bodies and semantics, for tests/test-kube.c,
+tests/kube-kubelet.test and tests/kube-kubectl.test.
 
 Usage: kube-api-server.py --port-file F --log F --cert F --key F
            [--client-ca F] [--token-file F] [--faults F]
            [--grace-scale S] [--bookmark-interval S] [--start-delay S]
            [--forbid-namespace NS] [--seed N]
+           [--objects FILE]
+           [--kubelet --kubelet-state DIR --bridge PATH [--bwrap PATH]]
 
 Listens on 127.0.0.1 (a free port, written to --port-file once it
 listens), TLS only, with --cert/--key (a test CA's, made at test time).
@@ -17,7 +20,7 @@ request, so a test can rotate it); a bad token is 401 even with a
 certificate.  Without a token, a client certificate signed by
 --client-ca is accepted (its CN is the user).  Else 401.
 
-THE API.  Pods only, as the real API serves them:
+THE API.  Pods as the real API serves them:
    POST   /api/v1/namespaces/{ns}/pods          201 the pod; 409 AlreadyExists;
                                                 422 Invalid (bad name, no
                                                 containers); 400 BadRequest
@@ -42,8 +45,45 @@ THE API.  Pods only, as the real API serves them:
                                                 timeoutSeconds; chunked, with
                                                 chunks that split and coalesce
                                                 events (seeded by --seed)
+THE ADMIN'S OBJECTS, as preflight, doctor and kubectl read them:
+namespaces, and in a namespace serviceaccounts, resourcequotas,
+limitranges (/api/v1) and networkpolicies (/apis/networking.k8s.io/v1):
+   GET    .../{resource}/{name}   200 the object; 404 NotFound, the API's
+                                  message ('networkpolicies.networking.k8s.io
+                                  "x" not found') and details
+   GET    .../{resource}          a {Kind}List (labelSelector), items
+                                  without kind; without a namespace: all
+   POST   .../{resource}          201; 409 AlreadyExists; 422 Invalid (bad
+                                  name); 400 (kind or namespace mismatch);
+                                  404 when the namespace does not exist;
+                                  dryRun=All answers without storing
+   DELETE .../{resource}/{name}   gone at once: 200 a Status Success with
+                                  details (a Namespace: 200 the object,
+                                  phase Terminating); 404 NotFound
+--forbid-namespace NS: 403 Forbidden for these in NS, and for the
+Namespace NS itself.
+Each gets a uid, creationTimestamp and resourceVersion; a Namespace its
+kubernetes.io/metadata.name label, spec.finalizers and phase Active.
+--objects FILE: a JSON object or List of them, held from the start (for a
+test of preflight: e.g. the output of `paddock kubernetes manifest --json`).
+Fields are stored as sent: no schema, no defaults.
+
+DISCOVERY, for kubectl (1.20 to 1.32): /api, /apis, /api/v1,
+/apis/networking.k8s.io/v1, /apis/authentication.k8s.io/v1 (the legacy
+documents kubectl falls back to, APIVersions, APIGroupList,
+APIResourceList), /version; /openapi/v3 and a document per group version
+with only a PATCH operation per kind carrying
+x-kubernetes-group-version-kind and the fieldValidation parameter (so
+kubectl validates on the server, sending ?fieldValidation=Strict, which is
+accepted and not enforced); /openapi/v2 is an empty protobuf Document
+(kubectl's client-side validation of a List then has no schema and checks
+nothing: the schemas are tests/kube-spec.test's).  An Accept of
+as=Table is answered with the object or list itself (kubectl prints its
+name and age).
+
 A created pod is Pending; --start-delay seconds later it is Running with
-its conditions and container states (MODIFIED).  --forbid-namespace NS
+its conditions and container states (MODIFIED) (with --kubelet, see THE
+KUBELET).  --forbid-namespace NS
 answers 403 Forbidden for any request in NS.  Every change increments one
 resourceVersion counter.
 
@@ -62,6 +102,40 @@ resourceVersion counter.
 TOKENS.  token_issue(ns, pod, uid, sa, audience, seconds) makes a bound
 token (what the kubelet writes into a projected volume), valid while it
 has not expired and the pod of that uid exists.
+
+THE KUBELET (--kubelet).  A created pod is run for real instead of
+being marked Running: the init containers' `cp -- SRC DST` (the runner
+image's copy; SRC a host path) is done by the kubelet into a host folder
+for each emptyDir an init container mounts; the first container runs
+under bwrap (--bwrap) with its runAsUser/runAsGroup (a user namespace,
+root or not), capabilities dropped, its own pid, ipc, uts and network
+namespaces (only lo), the host's /usr and the /etc pieces paddock's own
+bwrap backend shows, /etc/passwd, group, hosts, hostname and resolv.conf
+(from dnsConfig) of its own, a tmpfs of its sizeLimit at each other
+emptyDir's mount (/tmp 1777), the init containers' folders bound (subPath
+a file of one), a read-only root when readOnlyRootFilesystem, its
+workingDir, and an environment of exactly its env plus PATH, HOSTNAME and
+KUBERNETES_SERVICE_HOST/PORT (10.96.0.1:443), as a kubelet sets them.
+A projected serviceAccountToken volume holds a token_issue() token of its
+audience and expirationSeconds, written with defaultMode (renamed into
+place), written again at 80% of its life and on a fault "rotate".
+When the env has PADDOCK_FRONT_DOOR=127.0.0.1:PORT, the pod's pid 1 is
+bridge/paddock-bridge (--bridge, bound at /.kubelet/bridge) listening on
+the pod's 127.0.0.1:PORT and relaying to the unix socket
+/.kubelet/door/PORT, which the kubelet relays to the host's
+127.0.0.1:PORT: the front door, and nothing else of the host, is reached.
+Status: Pending with the init containers' and the container's states as
+they go, Running (Ready, containerStatuses running) once started,
+Succeeded or Failed when the process ends (terminated exitCode, reason
+Completed or Error); activeDeadlineSeconds (times --grace-scale) kills it:
+Failed, reason DeadlineExceeded.  A DELETE with a grace period sends
+SIGTERM to the pod's pid 1 (the bridge passes it on), SIGKILL after the
+grace period (times --grace-scale); the pod is DELETED once the process is
+gone, after its final status.  Grace 0: DELETED now, killed now.  A pod's
+host state (--kubelet-state/<uid>: volumes, relay, log of its output) is
+removed when it ends.  Killing the server kills every pod (bwrap's
+--die-with-parent).  Not enforced: resources (memory, cpu, ephemeral
+storage), probes, restarts (restartPolicy is taken as Never).
 
 TEST CONTROLS (authenticated as the API): POST /_fake/compact (forget the
 event history: older resourceVersions are 410), POST
@@ -85,6 +159,22 @@ matches a request wins:
   ACTION "stall":    wait "seconds" before answering
   ACTION "echo":     answer 500 with a Status whose message quotes the
                      request's Authorization header (a hostile server)
+Lines with "pod" (a regex of pod names) are the kubelet's, never a
+request's:
+  {"pod": "regex", "action": "unschedulable"}  the pod stays Pending,
+                     PodScheduled False, reason Unschedulable, the
+                     scheduler's "message" (one is given)
+  {"pod": ..., "action": "image-pull"}  the container waiting, reason
+                     ErrImagePull with the runtime's "message", then after
+                     "backoff" s (0.5) ImagePullBackOff, 'Back-off pulling
+                     image "..."'; phase Pending; nothing runs
+  {"pod": ..., "action": "oom"}   a running pod's process killed: Failed,
+                     container terminated reason OOMKilled, exitCode 137
+  {"pod": ..., "action": "evict"} a running pod's process killed: Failed,
+                     reason Evicted, the node's message about its
+                     "resource" (memory; or ephemeral-storage), condition
+                     DisruptionTarget reason TerminationByKubelet
+  {"pod": ..., "action": "rotate"} a running pod's token written anew now
 A request that comes sooner than the Retry-After it was given is logged
 with "violation": "ignored Retry-After".
 
@@ -105,8 +195,11 @@ import os
 import random
 import re
 import select
+import shutil
+import signal
 import socket
 import ssl
+import subprocess
 import sys
 import threading
 import time
@@ -124,6 +217,7 @@ STATE = {
     "oldest": 0,          # events before this rv are forgotten
     "retry_at": {},       # (method, path) -> mono time allowed again
     "tokens": {},         # token -> {ns, pod, uid, sa, audience, exp}
+    "objects": {},        # (resource, ns or "", name) -> object (not pods)
 }
 FAULTS = {"lines": [], "used": [], "size": -1}
 LOGF = None
@@ -166,7 +260,7 @@ def take_fault(method, path, watch):
     with LOCK:
         load_faults()
         for i, f in enumerate(FAULTS["lines"]):
-            if FAULTS["used"][i] >= f.get("times", 1):
+            if FAULTS["used"][i] >= f.get("times", 1) or "pod" in f:
                 continue
             if f.get("method") and f["method"] != method:
                 continue
@@ -291,6 +385,698 @@ def start_pod(ns, name, uid):
 
 def finish_delete(ns, name, uid, delay):
     time.sleep(delay)
+    with LOCK:
+        pod = STATE["pods"].get((ns, name))
+        if pod and pod["metadata"]["uid"] == uid:
+            del STATE["pods"][(ns, name)]
+            bump("DELETED", pod)
+
+
+# ---- discovery and the admin's objects (--objects) ----
+
+# resource -> (group version, kind, namespaced, short names, verbs)
+RESOURCES = {
+    "pods": ("v1", "Pod", True, ["po"], ["create", "delete", "get", "list", "watch"]),
+    "namespaces": ("v1", "Namespace", False, ["ns"], ["create", "get", "list"]),
+    "resourcequotas": ("v1", "ResourceQuota", True, ["quota"], ["create", "get", "list"]),
+    "limitranges": ("v1", "LimitRange", True, ["limits"], ["create", "get", "list"]),
+    "serviceaccounts": ("v1", "ServiceAccount", True, ["sa"], ["create", "get", "list"]),
+    "networkpolicies": ("networking.k8s.io/v1", "NetworkPolicy", True, ["netpol"],
+                        ["create", "get", "list"]),
+    "tokenreviews": ("authentication.k8s.io/v1", "TokenReview", False, [], ["create"]),
+}
+KINDS = {v[1]: k for k, v in RESOURCES.items()}
+
+
+def discovery(path):
+    """The legacy discovery documents (what a client falls back to when it
+    is not offered the aggregated ones), or None."""
+    if path == "/api":
+        return {"kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs": [
+            {"clientCIDR": "0.0.0.0/0", "serverAddress": "127.0.0.1:%d" % ARGS.port}]}
+    groups = sorted({v[0] for v in RESOURCES.values() if "/" in v[0]})
+    if path == "/apis":
+        return {"kind": "APIGroupList", "apiVersion": "v1", "groups": [
+            {"name": g.split("/")[0], "versions": [{"groupVersion": g, "version": "v1"}],
+             "preferredVersion": {"groupVersion": g, "version": "v1"}} for g in groups]}
+    if path == "/version":
+        return {"major": "1", "minor": "32", "gitVersion": "v1.32.0", "gitCommit": "0" * 40,
+                "gitTreeState": "clean", "buildDate": "2024-12-11T17:58:08Z",
+                "goVersion": "go1.23.3", "compiler": "gc", "platform": "linux/amd64"}
+    gv = "v1" if path == "/api/v1" else path[len("/apis/"):] if path.startswith("/apis/") else None
+    if gv not in ["v1"] + groups:
+        return None
+    res = []
+    for name, (g, kind, nsd, short, verbs) in sorted(RESOURCES.items()):
+        if g != gv:
+            continue
+        r = {"name": name, "singularName": kind.lower(), "namespaced": nsd, "kind": kind,
+             "verbs": verbs}
+        if short:
+            r["shortNames"] = short
+        if name == "pods":
+            r["categories"] = ["all"]
+        res.append(r)
+        if name == "pods":
+            res.append({"name": "pods/status", "singularName": "", "namespaced": True,
+                        "kind": "Pod", "verbs": ["get"]})
+    return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv,
+            "resources": res}
+
+
+def openapi_v3(path):
+    """The OpenAPI v3 documents, cut to what kubectl reads of them: the
+    root's list of group versions, and for each a PATCH operation per kind
+    with its x-kubernetes-group-version-kind and the fieldValidation query
+    parameter (kubectl then validates on the server, with
+    ?fieldValidation=Strict, instead of downloading every schema); or
+    None."""
+    gvs = sorted({v[0] for v in RESOURCES.values()})
+
+    def rel(gv):
+        return "api/v1" if gv == "v1" else "apis/" + gv
+    if path == "/openapi/v3":
+        return {"paths": {rel(gv): {"serverRelativeURL": "/openapi/v3/%s?hash=%s" % (
+            rel(gv), hashlib.sha512(gv.encode()).hexdigest()[:128].upper())} for gv in gvs}}
+    gv = next((g for g in gvs if path == "/openapi/v3/" + rel(g)), None)
+    if not gv:
+        return None
+    paths = {}
+    for name, (g, kind, nsd, _, verbs) in sorted(RESOURCES.items()):
+        if g != gv or "get" not in verbs:
+            continue
+        p = "/%s/%s%s/{name}" % (rel(gv), "namespaces/{namespace}/" if nsd else "", name)
+        paths[p] = {"patch": {
+            "tags": [("core" if gv == "v1" else gv.split(".")[0]) + "_v1"],
+            "description": "partially update the specified " + kind,
+            "operationId": "patch%s%s" % ("Core" if gv == "v1" else "NetworkingV1",
+                                          ("Namespaced" if nsd else "") + kind),
+            "parameters": [{"name": "fieldValidation", "in": "query", "description":
+                            "fieldValidation instructs the server on how to handle objects in "
+                            "the request (POST/PUT/PATCH) containing unknown or duplicate "
+                            "fields.", "schema": {"type": "string", "uniqueItems": True}}],
+            "responses": {"200": {"description": "OK"}},
+            "x-kubernetes-action": "patch",
+            "x-kubernetes-group-version-kind": {"group": gv.split("/")[0] if "/" in gv else "",
+                                                "version": "v1", "kind": kind}}}
+    return {"openapi": "3.0.0", "info": {"title": "Kubernetes", "version": "v1.32.0"},
+            "paths": paths, "components": {"schemas": {}}}
+
+
+def object_put(obj):
+    """Under LOCK: obj (a dict with kind and metadata.name) stored as the API
+    would have it; the stored copy."""
+    res = KINDS[obj["kind"]]
+    gv, kind, nsd = RESOURCES[res][:3]
+    o = copy.deepcopy(obj)
+    o["apiVersion"], o["kind"] = gv, kind
+    md = o.setdefault("metadata", {})
+    if nsd:
+        md["namespace"] = md.get("namespace") or "default"
+    else:
+        md.pop("namespace", None)
+    STATE["rv"] += 1
+    md.update({"uid": str(uuid.uuid4()), "creationTimestamp": now_iso(),
+               "resourceVersion": str(STATE["rv"])})
+    if kind == "Namespace":
+        md.setdefault("labels", {})["kubernetes.io/metadata.name"] = md["name"]
+        o["spec"] = {"finalizers": ["kubernetes"]}
+        o["status"] = {"phase": "Active"}
+    if kind == "ServiceAccount":
+        o.pop("secrets", None)
+    STATE["objects"][(res, md.get("namespace", ""), md["name"])] = o
+    return copy.deepcopy(o)
+
+
+def objects_load(path):
+    with open(path) as f:
+        doc = json.load(f)
+    items = doc.get("items", []) if doc.get("kind", "").endswith("List") else [doc]
+    with LOCK:
+        for it in items:
+            if it.get("kind") not in KINDS or it["kind"] in ("Pod", "TokenReview"):
+                raise SystemExit("--objects: cannot hold a %s" % it.get("kind"))
+            object_put(it)
+
+
+OBJ_PATH = re.compile(r"^/(?:api/v1|apis/(networking\.k8s\.io/v1))"
+                      r"(?:/namespaces/([^/]+))?/([a-z]+)(?:/([^/]+))?$")
+
+
+# ---- the fake kubelet (--kubelet) ----
+
+KUBELET_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+# Where the kubelet's relay shows inside the pod: the bridge binary and
+# the unix sockets it relays to (nothing a real pod has; the price of a
+# network namespace with only lo that still reaches the host's front door).
+RELAY_DIR = "/.kubelet"
+ETC_PASSWD = ("root:x:0:0:root:/root:/bin/sh\n"
+              "agent:x:1000:1000:paddock agent:/home/agent:/bin/bash\n"
+              "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n")
+ETC_GROUP = "root:x:0:\nagent:x:1000:\nnogroup:x:65534:\n"
+RUNS = {}  # uid -> PodRun
+
+
+def quantity(q):
+    """Bytes of a quantity ("64Mi", "1G", "1048576")."""
+    m = re.match(r"^([0-9.]+)([KMGTPE]i?|[kmu]|)$", str(q))
+    if not m:
+        raise ValueError("not a quantity: %r" % q)
+    mult = {"": 1, "k": 1000, "K": 1000, "M": 1000 ** 2, "G": 1000 ** 3, "T": 1000 ** 4,
+            "P": 1000 ** 5, "E": 1000 ** 6, "Ki": 1 << 10, "Mi": 1 << 20, "Gi": 1 << 30,
+            "Ti": 1 << 40, "Pi": 1 << 50, "Ei": 1 << 60}[m.group(2)]
+    return int(float(m.group(1)) * mult)
+
+
+def pod_fault(name, kinds):
+    """Under no lock: the first unused fault line for this pod of one of
+    kinds ({"pod": regex, "action": kind}), taken; or None."""
+    with LOCK:
+        load_faults()
+        for i, f in enumerate(FAULTS["lines"]):
+            if f.get("action") not in kinds or "pod" not in f:
+                continue
+            if FAULTS["used"][i] >= f.get("times", 1) or not re.search(f["pod"], name):
+                continue
+            FAULTS["used"][i] += 1
+            return f
+    return None
+
+
+def cond(kind, status, reason=None, message=None):
+    c = {"type": kind, "status": status, "lastProbeTime": None,
+         "lastTransitionTime": now_iso()}
+    if reason:
+        c["reason"] = reason
+    if message:
+        c["message"] = message
+    return c
+
+
+def relay_pump(a, b):
+    """Bytes from a to b until a ends; then b's write side is shut."""
+    try:
+        while True:
+            data = a.recv(65536)
+            if not data:
+                break
+            b.sendall(data)
+    except OSError:
+        pass
+    try:
+        b.shutdown(socket.SHUT_WR)
+    except OSError:
+        pass
+
+
+class PodRun:
+    """One pod run for real: the init containers' copy, the main container
+    under bwrap, its token, its relay, its status."""
+
+    def __init__(self, ns, name, uid, pod):
+        self.ns, self.name, self.uid, self.pod = ns, name, uid, pod
+        self.dir = os.path.join(ARGS.kubelet_state, uid)
+        self.proc = None
+        self.child_pid = None
+        self.stop = threading.Event()      # a DELETE: terminate
+        self.grace = 0.0
+        self.done = threading.Event()
+        self.relay = None
+        self.killed_for = None             # "oom", "evict", "deadline"
+
+    # ---- the pod's status ----
+    def update(self, fn):
+        """fn(status) under LOCK on the pod if it is still this pod."""
+        with LOCK:
+            pod = STATE["pods"].get((self.ns, self.name))
+            if not pod or pod["metadata"]["uid"] != self.uid:
+                return False
+            fn(pod.setdefault("status", {}))
+            bump("MODIFIED", pod)
+            return True
+
+    def cstatus(self, c, state, ready=False, started=False):
+        return {"name": c["name"], "image": c.get("image", ""), "imageID": "",
+                "containerID": "containerd://" + hashlib.sha256(
+                    (self.uid + c["name"]).encode()).hexdigest(),
+                "ready": ready, "restartCount": 0, "started": started, "state": state,
+                "lastState": {}}
+
+    def spec(self):
+        return self.pod["spec"]
+
+    def main_c(self):
+        return self.spec()["containers"][0]
+
+    # ---- the run ----
+    def run(self):
+        try:
+            self.run_inner()
+        except Exception as ex:  # a broken pod spec: the pod fails, the server goes on
+            self.fail_config("%s: %s" % (type(ex).__name__, ex))
+        finally:
+            self.cleanup()
+            self.done.set()
+
+    def fail_config(self, msg):
+        c = self.main_c()
+
+        def f(s):
+            s["phase"] = "Failed"
+            s["containerStatuses"] = [self.cstatus(c, {"waiting": {
+                "reason": "CreateContainerConfigError", "message": msg}})]
+        self.update(f)
+
+    def run_inner(self):
+        time.sleep(ARGS.start_delay)
+        if self.stop.is_set():
+            return
+        spec = self.spec()
+        f = pod_fault(self.name, ("unschedulable",))
+        if f:
+            msg = f.get("message", "0/3 nodes are available: 3 Insufficient memory. preemption: "
+                        "0/3 nodes are available: 3 No preemption victims found for incoming pod.")
+            self.update(lambda s: s.update({"phase": "Pending", "conditions": [
+                cond("PodScheduled", "False", "Unschedulable", msg)]}))
+            self.stop.wait()
+            return
+        t0 = now_iso()
+        inits = spec.get("initContainers") or []
+        c = self.main_c()
+        pending_init = [self.cstatus(i, {"waiting": {"reason": "PodInitializing"}}) for i in inits]
+
+        def scheduled(s):
+            s.update({"phase": "Pending", "hostIP": "10.0.1.1", "podIP": "10.0.0.7",
+                      "startTime": t0, "conditions": [
+                          cond("PodReadyToStartContainers", "True"),
+                          cond("Initialized", "False" if inits else "True",
+                               "ContainersNotInitialized" if inits else None,
+                               "containers with incomplete status: [%s]" % " ".join(
+                                   i["name"] for i in inits) if inits else None),
+                          cond("Ready", "False", "ContainersNotReady",
+                               "containers with unready status: [%s]" % c["name"]),
+                          cond("ContainersReady", "False", "ContainersNotReady",
+                               "containers with unready status: [%s]" % c["name"]),
+                          cond("PodScheduled", "True")]})
+            if inits:
+                s["initContainerStatuses"] = pending_init
+            s["containerStatuses"] = [self.cstatus(c, {"waiting": {"reason": "PodInitializing"}})]
+        self.update(scheduled)
+        f = pod_fault(self.name, ("image-pull",))
+        if f:
+            self.image_pull(f)
+            return
+        os.makedirs(self.dir, mode=0o700)
+        vols = {v["name"]: v for v in spec.get("volumes") or []}
+        # emptyDirs an init container writes are host folders (they outlive
+        # it); the others are tmpfs of their sizeLimit in the main container.
+        self.hostdirs = {}
+        for i in inits:
+            for m in i.get("volumeMounts") or []:
+                if "emptyDir" in vols.get(m["name"], {}):
+                    d = os.path.join(self.dir, "vol-" + m["name"])
+                    os.makedirs(d, exist_ok=True)
+                    self.hostdirs[m["name"]] = d
+        done_init = []
+        for i in inits:
+            code, msg = self.run_init(i)
+            st = {"terminated": {"exitCode": code, "reason": "Completed" if code == 0 else "Error",
+                                 "startedAt": t0, "finishedAt": now_iso(),
+                                 "containerID": self.cstatus(i, {})["containerID"]}}
+            if msg:
+                st["terminated"]["message"] = msg
+            done_init.append(self.cstatus(i, st, ready=code == 0))
+            if code != 0:
+                def failed(s):
+                    s["phase"] = "Failed"
+                    s["initContainerStatuses"] = done_init + pending_init[len(done_init):]
+                    s["containerStatuses"] = [self.cstatus(c, {"waiting": {
+                        "reason": "PodInitializing"}})]
+                self.update(failed)
+                return
+        self.write_token(rotate=False)
+        argv, fds = self.bwrap_argv(c, vols)
+        self.start_relay(c)
+        log = open(os.path.join(self.dir, "log"), "wb")
+        info_r, info_w = os.pipe()
+        argv[argv.index("--info-fd") + 1] = str(info_w)
+        self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                                     pass_fds=[info_w] + fds, start_new_session=True)
+        os.close(info_w)
+        for fd in fds:
+            os.close(fd)
+        log.close()
+        info = b""
+        while True:
+            chunk = os.read(info_r, 4096)
+            if not chunk:
+                break
+            info += chunk
+        os.close(info_r)
+        try:
+            self.child_pid = json.loads(info.decode())["child-pid"]
+        except (ValueError, KeyError):
+            self.child_pid = None
+        started = now_iso()
+        self.started_at = time.monotonic()
+
+        def running(s):
+            s["phase"] = "Running"
+            s["conditions"] = [cond(k, "True") for k in (
+                "PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady",
+                "PodScheduled")]
+            if inits:
+                s["initContainerStatuses"] = done_init
+            s["containerStatuses"] = [self.cstatus(c, {"running": {"startedAt": started}},
+                                                   ready=True, started=True)]
+        self.update(running)
+        self.supervise()
+        code = self.proc.returncode
+        if code < 0:
+            code = 128 - code
+        ended = now_iso()
+        why = self.killed_for
+
+        def ended_fn(s):
+            term = {"exitCode": code, "reason": "Completed" if code == 0 else "Error",
+                    "startedAt": started, "finishedAt": ended,
+                    "containerID": self.cstatus(c, {})["containerID"]}
+            s["phase"] = "Succeeded" if code == 0 else "Failed"
+            if why == "oom":
+                term.update({"exitCode": 137, "reason": "OOMKilled"})
+                s["phase"] = "Failed"
+            elif why and why[0] == "evict":
+                term.update({"exitCode": 137, "reason": "Error"})
+                s.update({"phase": "Failed", "reason": "Evicted", "message": why[1]})
+            elif why == "deadline":
+                term.update({"exitCode": 137, "reason": "Error"})
+                s.update({"phase": "Failed", "reason": "DeadlineExceeded", "message":
+                          "Pod was active on the node longer than the specified deadline"})
+            r = "PodCompleted" if s["phase"] == "Succeeded" else "PodFailed"
+            s["conditions"] = [cond("PodReadyToStartContainers", "False"),
+                               cond("Initialized", "True"),
+                               cond("Ready", "False", r), cond("ContainersReady", "False", r),
+                               cond("PodScheduled", "True")]
+            if why and why[0] == "evict":
+                s["conditions"].insert(0, cond("DisruptionTarget", "True",
+                                               "TerminationByKubelet", why[1]))
+            s["containerStatuses"] = [self.cstatus(c, {"terminated": term})]
+        self.update(ended_fn)
+
+    def image_pull(self, f):
+        c = self.main_c()
+        image = c.get("image", "")
+        ref = image if "/" in image.split(":")[0] else "docker.io/library/" + image
+        if ":" not in ref.rsplit("/", 1)[-1] and "@" not in ref:
+            ref += ":latest"
+        msg = f.get("message", 'rpc error: code = NotFound desc = failed to pull and unpack '
+                    'image "%s": failed to resolve reference "%s": %s: not found'
+                    % (ref, ref, ref))
+
+        def waiting(reason, m):
+            def fn(s):
+                s["containerStatuses"] = [self.cstatus(c, {"waiting": {
+                    "reason": reason, "message": m}})]
+                s["conditions"] = [x for x in s.get("conditions", [])
+                                   if x["type"] != "Initialized"] + [cond("Initialized", "True")]
+                s.pop("initContainerStatuses", None)
+                if self.spec().get("initContainers"):
+                    s["initContainerStatuses"] = [self.cstatus(i, {"terminated": {
+                        "exitCode": 0, "reason": "Completed", "startedAt": now_iso(),
+                        "finishedAt": now_iso()}}, ready=True)
+                        for i in self.spec()["initContainers"]]
+            return fn
+        self.update(waiting("ErrImagePull", msg))
+        if self.stop.wait(f.get("backoff", 0.5)):
+            return
+        self.update(waiting("ImagePullBackOff", 'Back-off pulling image "%s"' % image))
+        self.stop.wait()
+
+    def run_init(self, i):
+        """An init container: only `cp -- SRC DST` (the runner image's copy)
+        is run, by the kubelet itself, SRC a host path, DST in a mounted
+        emptyDir.  (exit code, message)."""
+        cmd = (i.get("command") or []) + (i.get("args") or [])
+        if len(cmd) != 4 or cmd[0] != "cp" or cmd[1] != "--":
+            return 1, "the fake kubelet runs only `cp -- SRC DST` in an init container"
+        src, dst = cmd[2], cmd[3]
+        for m in i.get("volumeMounts") or []:
+            mp = m["mountPath"].rstrip("/")
+            if dst.startswith(mp + "/") and m["name"] in self.hostdirs:
+                rel = dst[len(mp) + 1:]
+                if not rel or ".." in rel.split("/"):
+                    break
+                out = os.path.join(self.hostdirs[m["name"]], rel)
+                try:
+                    shutil.copyfile(src, out)
+                    os.chmod(out, os.stat(src).st_mode & 0o777)
+                except OSError as ex:
+                    return 1, "cp: cannot stat '%s': %s\n" % (src, ex.strerror)
+                return 0, None
+        return 1, "cp: cannot create regular file '%s': No such file or directory\n" % dst
+
+    def write_token(self, rotate):
+        vols = self.spec().get("volumes") or []
+        for v in vols:
+            for src in (v.get("projected") or {}).get("sources") or []:
+                sat = src.get("serviceAccountToken")
+                if not sat:
+                    continue
+                d = os.path.join(self.dir, "vol-" + v["name"])
+                os.makedirs(d, mode=0o755, exist_ok=True)
+                secs = float(sat.get("expirationSeconds", 3600))
+                tok = token_issue(self.ns, self.name, self.uid,
+                                  self.spec().get("serviceAccountName", "default"),
+                                  sat.get("audience", "https://kubernetes.default.svc"), secs)
+                # as the kubelet does: new file, then renamed over the old
+                p = os.path.join(d, sat.get("path", "token"))
+                tmp = p + ".new"
+                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC,
+                             v["projected"].get("defaultMode", 0o644))
+                os.write(fd, tok.encode())
+                os.fchmod(fd, v["projected"].get("defaultMode", 0o644))
+                os.close(fd)
+                os.rename(tmp, p)
+                # refreshed at 80% of its life, as the kubelet does
+                self.token_due = time.monotonic() + secs * 0.8
+                self.token_secs = secs
+                with LOCK:
+                    self.tokens = getattr(self, "tokens", 0) + 1
+
+    def bwrap_argv(self, c, vols):
+        """bwrap's arguments for container c, and the fds they name."""
+        spec = self.spec()
+        psc = spec.get("securityContext") or {}
+        csc = c.get("securityContext") or {}
+        uid = csc.get("runAsUser", psc.get("runAsUser", 0))
+        gid = csc.get("runAsGroup", psc.get("runAsGroup", 0))
+        a = [ARGS.bwrap, "--unshare-user", "--uid", str(uid), "--gid", str(gid),
+             "--disable-userns", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
+             "--unshare-cgroup-try", "--unshare-net", "--hostname", self.name,
+             "--die-with-parent", "--new-session", "--as-pid-1", "--info-fd", "-1"]
+        caps = (csc.get("capabilities") or {})
+        if "ALL" in (caps.get("drop") or []):
+            a += ["--cap-drop", "ALL"]
+        a += ["--clearenv"]
+        env = {"PATH": KUBELET_PATH, "HOSTNAME": self.name,
+               "KUBERNETES_SERVICE_HOST": "10.96.0.1", "KUBERNETES_SERVICE_PORT": "443"}
+        for e in c.get("env") or []:
+            if "value" not in e:
+                raise ValueError("env %s: only values are supported" % e.get("name"))
+            env[e["name"]] = e["value"]
+        for k, v in env.items():
+            a += ["--setenv", k, v]
+        # the image's root: the host's /usr and a few /etc files, as
+        # paddock's own bwrap backend shows them
+        a += ["--ro-bind", "/usr", "/usr"]
+        for n in ("/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32"):
+            if os.path.islink(n):
+                a += ["--symlink", os.readlink(n), n]
+            elif os.path.isdir(n):
+                a += ["--ro-bind", n, n]
+        for n in ("/etc/ssl", "/etc/ca-certificates", "/etc/alternatives", "/etc/ld.so.cache",
+                  "/etc/localtime", "/etc/timezone", "/etc/nsswitch.conf"):
+            a += ["--ro-bind-try", n, n]
+        dns = spec.get("dnsConfig") or {}
+        files = {"/etc/passwd": ETC_PASSWD, "/etc/group": ETC_GROUP,
+                 "/etc/hosts": "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n"
+                               "10.0.0.7\t%s\n" % self.name,
+                 "/etc/hostname": self.name + "\n",
+                 "/etc/resolv.conf": "".join("nameserver %s\n" % n
+                                             for n in dns.get("nameservers") or [])}
+        etc = os.path.join(self.dir, "etc")
+        os.makedirs(etc, exist_ok=True)
+        for dst, text in files.items():
+            p = os.path.join(etc, os.path.basename(dst))
+            with open(p, "w") as fh:
+                fh.write(text)
+            a += ["--ro-bind", p, dst]
+        a += ["--proc", "/proc", "--dev", "/dev"]
+        mounts = sorted(c.get("volumeMounts") or [], key=lambda m: m["mountPath"].count("/"))
+        for m in mounts:
+            v = vols.get(m["name"])
+            if v is None:
+                raise ValueError("volumeMount %s names no volume" % m["name"])
+            path, ro = m["mountPath"], m.get("readOnly", False)
+            if "emptyDir" in v and m["name"] not in self.hostdirs:
+                if m.get("subPath"):
+                    raise ValueError("subPath of a tmpfs emptyDir is not supported")
+                size = (v["emptyDir"] or {}).get("sizeLimit")
+                a += ["--perms", "0777" if path == "/tmp" else "0755"]
+                if path == "/tmp":
+                    a[-1] = "01777"
+                if size:
+                    a += ["--size", str(quantity(size))]
+                a += ["--tmpfs", path]
+                if ro:
+                    a += ["--remount-ro", path]
+                continue
+            src = self.hostdirs.get(m["name"]) or os.path.join(self.dir, "vol-" + m["name"])
+            if not os.path.isdir(src):
+                raise ValueError("volume %s is not supported" % m["name"])
+            if m.get("subPath"):
+                src = os.path.join(src, m["subPath"])
+            a += ["--ro-bind" if ro else "--bind", src, path]
+        # the relay: the bridge and its sockets
+        self.door_port = self.front_door_port(c)
+        fds = []
+        if self.door_port:
+            a += ["--ro-bind", os.path.join(self.dir, "relay"), RELAY_DIR + "/door",
+                  "--ro-bind", ARGS.bridge, RELAY_DIR + "/bridge"]
+        if csc.get("readOnlyRootFilesystem"):
+            a += ["--remount-ro", "/"]
+        a += ["--chdir", c.get("workingDir") or "/"]
+        a += ["--"]
+        if self.door_port:
+            a += [RELAY_DIR + "/bridge", RELAY_DIR + "/door", str(self.door_port), "--"]
+        a += (c.get("command") or []) + (c.get("args") or [])
+        return a, fds
+
+    @staticmethod
+    def front_door_port(c):
+        for e in c.get("env") or []:
+            if e.get("name") == "PADDOCK_FRONT_DOOR":
+                m = re.match(r"^127\.0\.0\.1:(\d+)$", e.get("value", ""))
+                if m:
+                    return int(m.group(1))
+        return None
+
+    def start_relay(self, c):
+        """A unix socket relay/<port> whose connections reach the host's
+        127.0.0.1:<port>: the bridge in the pod relays its listener there."""
+        if not self.door_port:
+            return
+        d = os.path.join(self.dir, "relay")
+        os.makedirs(d, exist_ok=True)
+        os.chmod(d, 0o755)
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        p = os.path.join(d, str(self.door_port))
+        s.bind(p)
+        os.chmod(p, 0o666)
+        s.listen(64)
+        s.settimeout(0.2)
+        self.relay = s
+        port = self.door_port
+
+        def accept():
+            while not self.done.is_set():
+                try:
+                    conn, _ = s.accept()
+                except socket.timeout:
+                    continue
+                except OSError:
+                    return
+                conn.settimeout(None)
+                try:
+                    up = socket.create_connection(("127.0.0.1", port), timeout=5)
+                    up.settimeout(None)
+                except OSError:
+                    conn.close()
+                    continue
+                threading.Thread(target=self.pair, args=(conn, up), daemon=True).start()
+        threading.Thread(target=accept, daemon=True).start()
+
+    def pair(self, a, b):
+        t = threading.Thread(target=relay_pump, args=(b, a), daemon=True)
+        t.start()
+        relay_pump(a, b)
+        t.join()
+        a.close()
+        b.close()
+
+    def signal(self, sig):
+        """sig to the pod's pid 1 (the bridge or the command: it passes
+        SIGTERM on); SIGKILL to bwrap as well."""
+        for pid in (self.child_pid, self.proc.pid if sig == signal.SIGKILL and self.proc else None):
+            if pid:
+                try:
+                    os.kill(pid, sig)
+                except ProcessLookupError:
+                    pass
+
+    def supervise(self):
+        deadline = self.spec().get("activeDeadlineSeconds")
+        term_at = None
+        while True:
+            try:
+                self.proc.wait(timeout=0.05)
+                return
+            except subprocess.TimeoutExpired:
+                pass
+            now = time.monotonic()
+            if self.stop.is_set() and term_at is None:
+                self.signal(signal.SIGTERM)
+                term_at = now + self.grace
+            if term_at is not None and now >= term_at:
+                self.signal(signal.SIGKILL)
+            if self.killed_for is None:
+                f = pod_fault(self.name, ("oom", "evict", "rotate"))
+                if f and f["action"] == "rotate":
+                    self.write_token(rotate=True)
+                elif f and f["action"] == "oom":
+                    self.killed_for = "oom"
+                    self.signal(signal.SIGKILL)
+                elif f and f["action"] == "evict":
+                    res = f.get("resource", "memory")
+                    msg = f.get("message") or (
+                        "The node was low on resource: %s. Threshold quantity: 100Mi, available: "
+                        "91560Ki. Container %s was using 1288Mi, request is 1Gi, has larger "
+                        "consumption of %s. " % (res, self.main_c()["name"], res))
+                    self.killed_for = ("evict", msg)
+                    self.signal(signal.SIGKILL)
+                elif deadline and now - self.started_at >= deadline * ARGS.grace_scale:
+                    self.killed_for = "deadline"
+                    self.signal(signal.SIGKILL)
+            if now >= getattr(self, "token_due", float("inf")):
+                self.write_token(rotate=True)
+
+    def cleanup(self):
+        if self.relay:
+            self.relay.close()
+        if self.proc and self.proc.poll() is None:
+            self.signal(signal.SIGKILL)
+            self.proc.wait()
+        shutil.rmtree(self.dir, ignore_errors=True)
+        with LOCK:
+            RUNS.pop(self.uid, None)
+
+
+def kubelet_start(ns, name, uid, pod):
+    run = PodRun(ns, name, uid, copy.deepcopy(pod))
+    with LOCK:
+        RUNS[uid] = run
+    threading.Thread(target=run.run, daemon=True).start()
+
+
+def kubelet_delete(ns, name, uid, grace):
+    """A DELETE with grace seconds (already scaled): the pod's process is
+    sent SIGTERM, then SIGKILL after grace; the pod goes once it is gone."""
+    with LOCK:
+        run = RUNS.get(uid)
+    if run:
+        run.grace = grace
+        run.stop.set()
+        run.done.wait(grace + 10)
     with LOCK:
         pod = STATE["pods"].get((ns, name))
         if pod and pod["metadata"]["uid"] == uid:
@@ -457,6 +1243,25 @@ class Handler(BaseHTTPRequestHandler):
                 return
             self.send_json(201, token_review(body))
             return
+        if path == "/openapi/v2" and method == "GET":
+            # An empty protobuf Document (no definitions): what kubectl
+            # reads for its client-side validation of a List's items, which
+            # then checks nothing (the schemas are kube-spec.test's).
+            self.rec["status"] = 200
+            self.log_rec()
+            self.send_response(200)
+            self.send_header("Content-Type",
+                             "application/com.github.proto-openapi.spec.v2.v1.0+protobuf")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        doc = (discovery(path) or openapi_v3(path)) if method == "GET" else None
+        if doc is not None:
+            self.send_json(200, doc)
+            return
+        m = OBJ_PATH.match(path)
+        if m and m.group(3) in RESOURCES and m.group(3) not in ("pods", "tokenreviews"):
+            return self.objects(method, m, body, user)
         m = re.match(r"^/api/v1/namespaces/([^/]+)/pods(?:/([^/]+))?$", path)
         if not m:
             self.send_status(404, "the server could not find the requested resource")
@@ -488,6 +1293,111 @@ class Handler(BaseHTTPRequestHandler):
             return self.list(ns)
         self.send_status(405, "the server does not allow this method on the requested resource",
                          "MethodNotAllowed")
+
+    def objects(self, method, m, body, user):
+        group, ns, res, name = m.groups()
+        gv, kind, nsd = RESOURCES[res][:3]
+        qual = res + ("." + gv.split("/")[0] if "/" in gv else "")
+        if (group or "v1") != gv or (ns is not None and not nsd) or (
+                ns is None and nsd and (name or method != "GET")):
+            self.send_status(404, "the server could not find the requested resource")
+            return
+        forbid = ARGS.forbid_namespace
+        if forbid and (ns == forbid or (res == "namespaces" and name == forbid)):
+            verb = {"POST": "create", "DELETE": "delete"}.get(method, "get" if name else "list")
+            self.send_status(403, '%s%s is forbidden: User "%s" cannot %s resource "%s" in API '
+                             'group "%s" in the namespace "%s"' % (
+                                 qual, ' "%s"' % name if name else "", user, verb, res,
+                                 gv.split("/")[0] if "/" in gv else "", ns or name))
+            return
+        details = {"name": name, "kind": res}
+        if "/" in gv:
+            details["group"] = gv.split("/")[0]
+        if method == "GET" and name:
+            with LOCK:
+                o = copy.deepcopy(STATE["objects"].get((res, ns or "", name)))
+            if o:
+                self.send_json(200, o)
+            else:
+                self.send_status(404, '%s "%s" not found' % (qual, name), details=details)
+            return
+        if method == "GET":
+            with LOCK:
+                items = [copy.deepcopy(o) for (r, n, _), o in sorted(STATE["objects"].items())
+                         if r == res and (ns is None or n == ns) and selector_match(
+                             self.q.get("labelSelector", ""),
+                             o["metadata"].get("labels") or {})]
+                rv = str(STATE["rv"])
+            for o in items:
+                o.pop("kind", None)
+                o.pop("apiVersion", None)
+            self.send_json(200, {"kind": kind + "List", "apiVersion": gv,
+                                 "metadata": {"resourceVersion": rv}, "items": items})
+            return
+        if method == "DELETE" and name:
+            return self.object_delete(res, ns or "", name, qual, details)
+        if method != "POST" or name:
+            self.send_status(405, "the server does not allow this method on the requested "
+                             "resource", "MethodNotAllowed")
+            return
+        if not isinstance(body, dict) or body.get("kind") != kind:
+            self.send_status(400, "the body of the request was in an unknown format - accepted "
+                             "media types include: application/json, application/yaml")
+            return
+        meta = body.get("metadata") or {}
+        name = meta.get("name", "")
+        if nsd and meta.get("namespace") and meta["namespace"] != ns:
+            self.send_status(400, "the namespace of the provided object does not match the "
+                             "namespace sent on the request")
+            return
+        if not name or len(name) > 253 or not NAME_RE.match(name):
+            causes = [{"reason": "FieldValueInvalid", "field": "metadata.name", "message":
+                       "Invalid value: %s: a lowercase RFC 1123 subdomain must consist of lower "
+                       "case alphanumeric characters, '-' or '.'" % json.dumps(name)}]
+            self.send_status(422, '%s "%s" is invalid: metadata.name: %s' % (
+                kind, name, causes[0]["message"]), details={"name": name, "kind": kind,
+                                                            "causes": causes})
+            return
+        with LOCK:
+            if nsd and ("namespaces", "", ns) not in STATE["objects"]:
+                self.send_status(404, 'namespaces "%s" not found' % ns,
+                                 details={"name": ns, "kind": "namespaces"})
+                return
+            if (res, ns or "", name) in STATE["objects"]:
+                details["name"] = name
+                self.send_status(409, '%s "%s" already exists' % (qual, name), "AlreadyExists",
+                                 details=details)
+                return
+            o = dict(body)
+            if nsd:
+                o["metadata"] = dict(meta, namespace=ns)
+            if self.q.get("dryRun") == "All":
+                saved = STATE["objects"].copy(), STATE["rv"]
+                out = object_put(o)
+                STATE["objects"], STATE["rv"] = saved
+            else:
+                out = object_put(o)
+        self.send_json(201, out)
+
+    def object_delete(self, res, ns, name, qual, details):
+        """DELETE of an admin object: gone at once (no finalizers run).  The
+        API answers a Status for these kinds, and a Namespace with its
+        phase Terminating."""
+        with LOCK:
+            o = STATE["objects"].pop((res, ns, name), None)
+            if o is not None:
+                STATE["rv"] += 1
+        if o is None:
+            self.send_status(404, '%s "%s" not found' % (qual, name), details=details)
+            return
+        if res == "namespaces":
+            o["metadata"]["deletionTimestamp"] = now_iso()
+            o["status"] = {"phase": "Terminating"}
+            self.send_json(200, o)
+            return
+        self.send_json(200, {"kind": "Status", "apiVersion": "v1", "metadata": {},
+                             "status": "Success",
+                             "details": dict(details, uid=o["metadata"]["uid"])})
 
     def fake(self, m, body):
         with LOCK:
@@ -543,7 +1453,10 @@ class Handler(BaseHTTPRequestHandler):
             STATE["pods"][(ns, name)] = pod
             bump("ADDED", pod)
             out = copy.deepcopy(pod)
-        threading.Thread(target=start_pod, args=(ns, name, md["uid"]), daemon=True).start()
+        if ARGS.kubelet:
+            kubelet_start(ns, name, md["uid"], out)
+        else:
+            threading.Thread(target=start_pod, args=(ns, name, md["uid"]), daemon=True).start()
         self.send_json(201, out)
 
     def delete(self, ns, name, body):
@@ -564,16 +1477,20 @@ class Handler(BaseHTTPRequestHandler):
                 return
             if grace is None:
                 grace = pod["spec"].get("terminationGracePeriodSeconds", 30)
+            run = RUNS.get(pod["metadata"]["uid"]) if ARGS.kubelet else None
             if grace == 0:
                 del STATE["pods"][(ns, name)]
                 pod["metadata"]["deletionTimestamp"] = now_iso()
                 pod["metadata"]["deletionGracePeriodSeconds"] = 0
                 bump("DELETED", pod)
+                if run:
+                    run.grace = 0
+                    run.stop.set()
             elif "deletionTimestamp" not in pod["metadata"]:
                 pod["metadata"]["deletionTimestamp"] = now_iso()
                 pod["metadata"]["deletionGracePeriodSeconds"] = grace
                 bump("MODIFIED", pod)
-                threading.Thread(target=finish_delete, daemon=True,
+                threading.Thread(target=kubelet_delete if run else finish_delete, daemon=True,
                                  args=(ns, name, pod["metadata"]["uid"],
                                        grace * ARGS.grace_scale)).start()
             out = copy.deepcopy(pod)
@@ -743,7 +1660,17 @@ def main():
     ap.add_argument("--start-delay", type=float, default=0.1)
     ap.add_argument("--forbid-namespace")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--kubelet", action="store_true")
+    ap.add_argument("--kubelet-state")
+    ap.add_argument("--bwrap", default="bwrap")
+    ap.add_argument("--bridge")
+    ap.add_argument("--objects")
     ARGS = ap.parse_args()
+    ARGS.port = 0
+    if ARGS.objects:
+        objects_load(ARGS.objects)
+    if ARGS.kubelet and not (ARGS.kubelet_state and ARGS.bridge):
+        ap.error("--kubelet needs --kubelet-state and --bridge")
     RNG.seed(ARGS.seed)
     LOGF = open(ARGS.log, "a")
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
@@ -753,6 +1680,7 @@ def main():
         ctx.verify_mode = ssl.CERT_OPTIONAL
     srv = Server(("127.0.0.1", 0), Handler)
     srv.socket = ctx.wrap_socket(srv.socket, server_side=True, do_handshake_on_connect=False)
+    ARGS.port = srv.server_address[1]
     tmp = ARGS.port_file + ".tmp"
     with open(tmp, "w") as f:
         f.write("%d\n" % srv.server_address[1])

@@ -506,7 +506,7 @@ json_t *kube_spec_quota(const struct kube_spec_opts *o, struct err *e)
 		json_object_set_new(hard, "limits.cpu", quantity_cpus(cpus));
 	}
 	return built(json_pack("{ss ss so s{so}}", "apiVersion", "v1", "kind", "ResourceQuota", "metadata",
-	                 metadata(o, "paddock-quota", 1), "spec", "hard", hard), e);
+	                 metadata(o, KUBE_SPEC_QUOTA, 1), "spec", "hard", hard), e);
 }
 
 json_t *kube_spec_limit_range(const struct kube_spec_opts *o, struct err *e)
@@ -517,7 +517,7 @@ json_t *kube_spec_limit_range(const struct kube_spec_opts *o, struct err *e)
 	json_t *q = json_incref(json_object_get(res, "limits"));
 	json_decref(res);
 	return built(json_pack("{ss ss so s{s[{ss sO sO so}]}}", "apiVersion", "v1", "kind", "LimitRange",
-	                 "metadata", metadata(o, "paddock-limits", 1), "spec", "limits", "type",
+	                 "metadata", metadata(o, KUBE_SPEC_LIMIT_RANGE, 1), "spec", "limits", "type",
 	                 "Container", "default", q, "defaultRequest", q, "max", q), e);
 }
 

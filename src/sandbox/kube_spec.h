@@ -58,6 +58,8 @@
 #define KUBE_SPEC_SERVICE_ACCOUNT "paddock-sandbox"
 #define KUBE_SPEC_POLICY_DENY "paddock-default-deny"
 #define KUBE_SPEC_POLICY_FRONT_DOOR "paddock-front-door"
+#define KUBE_SPEC_QUOTA "paddock-quota"
+#define KUBE_SPEC_LIMIT_RANGE "paddock-limits"
 /* Where the projected token lies inside the pod. */
 #define KUBE_SPEC_TOKEN_DIR "/paddock/token"
 #define KUBE_SPEC_TOKEN_PATH KUBE_SPEC_TOKEN_DIR "/token"
