@@ -33,6 +33,8 @@
  *       shell-gate.json      a reviewer's round's gate summary  paths_task_shell_gate
  *       diffs/               the kept diffs of its ranges     paths_task_diffs
  *         <base>-<head>.<options> and its .tmp-* (diffcache.c names them)
+ *   door/                    the front door's hand-offs (0700) paths_door_dir
+ *     <pod>.sock             a pod's receiving side (door.h)  paths_door_socket
  *   groups/                                                   paths_groups_dir
  *     <id>.lock              held while a pick of best-of-N   paths_group_lock
  *                            group id runs (group.c)
@@ -72,6 +74,9 @@ char *paths_demo_dir(const char *data);
 char *paths_cgroup_locks(const char *data);
 char *paths_tasks_dir(const char *data);
 char *paths_groups_dir(const char *data);
+char *paths_door_dir(const char *data);
+/* pod: a DNS-1123 label, checked by the caller (door_pod_ok). */
+char *paths_door_socket(const char *data, const char *pod);
 char *paths_group_lock(const char *data, const char *id);
 
 /* Below the directory of task id. */
