@@ -451,6 +451,37 @@ static void test_refused(void)
 	door_close(d);
 }
 
+/* ---- a slow API ---- */
+
+/* A review the API answers only after 3 s holds up no other connection
+ * (reviews run apart from the preambles, several at once). */
+static void test_slow_review(void)
+{
+	struct err e = {{0}};
+	const char *slow = "pdk-t8-agent-1", *quick = "pdk-t9-agent-1";
+	char *us = mkpod(slow), *uq = mkpod(quick);
+	char *ts = good(slow, us), *tq = good(quick, uq);
+	struct door *ds = door_open(data, slow, NULL, &e), *dq = door_open(data, quick, NULL, &e);
+	door_expect_uid(ds, us);
+	door_expect_uid(dq, uq);
+	fault("{\"method\": \"POST\", \"path\": \"tokenreviews\", \"action\": \"stall\", \"seconds\": 3}");
+	int cs = say("runner", slow, 0, ts, NULL, NULL);
+	clock_sleep(0.3);
+	double t0 = clock_mono();
+	int cq = say("runner", quick, 0, tq, NULL, NULL);
+	int fq = door_runner(dq, clock_mono() + 5, NULL, 0, &e);
+	double took = clock_mono() - t0;
+	ok(fq >= 0 && took < 2, "while one review stalls 3 s, another connection is reviewed and handed on (%.2f s)", took);
+	int fs = door_runner(ds, clock_mono() + 8, NULL, 0, &e);
+	ok(fs >= 0, "and the stalled one is handed on once the API answers: %s", e.msg);
+	close(fq);
+	close(fs);
+	close(cq);
+	close(cs);
+	door_close(ds);
+	door_close(dq);
+}
+
 /* ---- 600 idle connections ---- */
 
 static void test_flood(void)
@@ -663,6 +694,7 @@ int main(void)
 	test_refused();
 	test_runner();
 	test_fault_gateway();
+	test_slow_review();
 	test_flood();
 	test_long_path();
 
