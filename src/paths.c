@@ -179,6 +179,19 @@ char *paths_blob(const char *data, const char *hex)
 	return paths_join(data, "blobs", "sha256", hex, NULL);
 }
 
+char *paths_door_dir(const char *data)
+{
+	return paths_join(data, "door", NULL);
+}
+
+char *paths_door_socket(const char *data, const char *pod)
+{
+	char *name = xasprintf("%s.sock", pod);
+	char *p = paths_join(data, "door", name, NULL);
+	free(name);
+	return p;
+}
+
 char *paths_group_lock(const char *data, const char *id)
 {
 	char *name = xasprintf("%s.lock", id);

@@ -37,6 +37,8 @@
  *     <hex>                  a normalised tar (tarblob.h)     paths_blob
  *   instance                 this data directory's id, made   paths_instance
  *                            once (0644; paths_instance_id)
+ *   door/                    the front door's hand-offs (0700) paths_door_dir
+ *     <pod>.sock             a pod's receiving side (door.h)  paths_door_socket
  *   groups/                                                   paths_groups_dir
  *     <id>.lock              held while a pick of best-of-N   paths_group_lock
  *                            group id runs (group.c)
@@ -79,6 +81,9 @@ char *paths_groups_dir(const char *data);
 char *paths_blobs_dir(const char *data);
 /* hex: a sha256 in hex (tarblob_store's). */
 char *paths_blob(const char *data, const char *hex);
+char *paths_door_dir(const char *data);
+/* pod: a DNS-1123 label, checked by the caller (door_pod_ok). */
+char *paths_door_socket(const char *data, const char *pod);
 char *paths_group_lock(const char *data, const char *id);
 char *paths_instance(const char *data);
 

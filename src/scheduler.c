@@ -23,6 +23,7 @@
 #include "clock.h"
 #include "fsx.h"
 #include "autogate.h"
+#include "frontdoor.h"
 #include "gate.h"
 #include "gateway.h"
 #include "gitlib.h"
@@ -86,6 +87,7 @@ struct scheduler {
 	struct webhook *wh;        /* the webhook sender (webhook.h) */
 	struct mover mv;           /* every move of a task (move.h) */
 	const struct sandbox_backend *be; /* makes the sandboxes (sandbox.h) */
+	struct frontdoor *door;    /* kubernetes: the pods' front door */
 };
 #define sched scheduler
 
@@ -1025,6 +1027,13 @@ int scheduler_open(struct scheduler **out, const struct config *cfg, const char 
 	s->wfd = store_watch(s->st, &we);
 	if (webhook_open(&s->wh, cfg, s->st, progress, e) < 0)
 		fprintf(stderr, "paddock: %s\n", e->msg);
+	/* The pods dial in; a thread of its own, after every check that
+	 * forks. */
+	if (cfg->sandbox_backend && !strcmp(cfg->sandbox_backend, "kubernetes") &&
+	    frontdoor_start_config(cfg, data_dir, &s->door, e) < 0) {
+		scheduler_close(s);
+		return err_prefix(e, _("cannot run tasks"));
+	}
 	*out = s;
 	return 0;
 }
@@ -1146,6 +1155,7 @@ void scheduler_close(struct scheduler *s)
 	if (!s)
 		return;
 	shutdown_workers(s);
+	frontdoor_stop(s->door);
 	reconcile_join(s);
 	webhook_close(s->wh);
 	close(s->sfd);

@@ -978,6 +978,86 @@ static void test_refused(void)
 	unsetenv("KUBECONFIG");
 }
 
+/* ---- TokenReview ---- */
+
+static char *mint(struct kube *k, const char *podname, const char *uid, const char *sa, const char *aud,
+                  double seconds)
+{
+	struct err e = {{0}};
+	char *body = testlib_fmt("{\"namespace\": \"ns1\", \"pod\": \"%s\", \"uid\": \"%s\", "
+	                         "\"serviceAccount\": \"%s\", \"audience\": \"%s\", \"seconds\": %g}",
+	                         podname, uid, sa, aud, seconds);
+	json_t *j = NULL;
+	kube_request(k, "POST", "/_fake/tokens", body, &j, &e);
+	char *t = xstrdup(json_string_value(json_object_get(j, "token")));
+	json_decref(j);
+	return testlib_keep(t);
+}
+
+static void test_review(void)
+{
+	struct err e = {{0}};
+	struct kube *k = open_cfg(kubeconfig("kc-review", NULL, "    token: tok-A-0123456789\n", NULL), &e);
+	json_t *p = pod("rv1", "trv");
+	json_t *made = kube_pod_create(k, p, &e);
+	json_decref(p);
+	const char *uid = meta(made, "uid");
+	char *good = mint(k, "rv1", uid, "paddock-sandbox", "paddock", 3600);
+	struct kube_review r;
+	ok(kube_token_review(k, good, "paddock", &r, &e) == 0 && r.authenticated, "a pod's token is authenticated: %s",
+	   e.msg);
+	is_str(r.username, "system:serviceaccount:ns1:paddock-sandbox", "the user is the pod's service account");
+	is_str(r.pod_name, "rv1", "the extra pod-name is the pod's");
+	is_str(r.pod_uid, uid, "the extra pod-uid is the pod's");
+	ok(r.error == NULL, "and no error");
+	kube_review_free(&r);
+	json_t *rs = requests(), *last = json_array_get(rs, json_array_size(rs) - 1);
+	json_t *body = json_object_get(last, "body");
+	is_str(rq(last, "path", NULL), "/apis/authentication.k8s.io/v1/tokenreviews", "recorded: POST tokenreviews");
+	is_str(json_string_value(json_object_get(body, "kind")), "TokenReview", "recorded: a TokenReview");
+	is_str(json_string_value(json_object_get(body, "apiVersion")), "authentication.k8s.io/v1", "recorded: v1");
+	is_str(json_string_value(json_array_get(json_object_get(json_object_get(body, "spec"), "audiences"), 0)),
+	       "paddock", "recorded: the audience asked for");
+	json_decref(rs);
+
+	struct {
+		const char *tok, *aud, *want, *what;
+	} no[] = {
+		{ good, "other-audience", "invalid for the target audiences", "a token of another audience" },
+		{ mint(k, "rv1", uid, "paddock-sandbox", "paddock", -1), "paddock", "expired", "an expired token" },
+		{ mint(k, "rv-gone", "uid-of-a-pod-gone", "paddock-sandbox", "paddock", 3600), "paddock", "not found",
+		  "the token of a pod gone" },
+		{ "eyJnever-issued-0123456789", "paddock", "token lookup failed", "a token never issued" },
+	};
+	for (size_t i = 0; i < sizeof no / sizeof no[0]; i++) {
+		int rc = kube_token_review(k, no[i].tok, no[i].aud, &r, &e);
+		ok(rc == 0 && !r.authenticated && r.error && strstr(r.error, no[i].want) && !r.pod_name,
+		   "%s is not authenticated: %s", no[i].what, r.error ? r.error : e.msg);
+		ok(!r.error || !strstr(r.error, no[i].tok), "and the token is not in its error");
+		kube_review_free(&r);
+	}
+
+	/* paddock's user may not create tokenreviews: 403, a message that
+	 * says so, and a hostile server that quotes the token is scrubbed. */
+	fault("{\"method\": \"POST\", \"path\": \"tokenreviews\", \"action\": \"status\", \"code\": 403, "
+	      "\"reason\": \"Forbidden\", \"message\": \"tokenreviews.authentication.k8s.io is forbidden: User "
+	      "\\\"system:serviceaccount:paddock:paddock\\\" cannot create resource \\\"tokenreviews\\\" in API group "
+	      "\\\"authentication.k8s.io\\\" at the cluster scope\"}");
+	ok(kube_token_review(k, good, "paddock", &r, &e) < 0 && kube_last_code(k) == 403 &&
+	   strstr(e.msg, "cannot create resource") && strstr(e.msg, "403"), "403 on tokenreviews is an error: %s", e.msg);
+	ok(!strstr(e.msg, good), "without the token");
+	kube_review_free(&r);
+	char *echo = testlib_fmt("{\"method\": \"POST\", \"path\": \"tokenreviews\", \"action\": \"status\", "
+	                         "\"code\": 400, \"message\": \"bad token %s\"}", good);
+	fault(echo);
+	ok(kube_token_review(k, good, "paddock", &r, &e) < 0 && strstr(e.msg, "bad token [token]") && !strstr(e.msg, good),
+	   "a server that quotes the reviewed token: scrubbed: %s", e.msg);
+	kube_review_free(&r);
+	json_decref(requests());
+	json_decref(made);
+	kube_free(k);
+}
+
 int main(void)
 {
 	if (testlib_sh("command -v openssl >/dev/null && command -v python3 >/dev/null") != 0) {
@@ -995,6 +1075,7 @@ int main(void)
 	test_exec();
 	test_refused();
 	test_kubeconfig_list();
+	test_review();
 	child_kill(&srv, SIGTERM);
 	child_finish(&srv);
 	testlib_end();

@@ -66,6 +66,8 @@ struct kube {
 	long last_code;
 	char last_reason[64];
 	char retry_after[64];
+	const char *reviewed;     /* the token under review (borrowed, during
+	                             kube_token_review): scrubbed too */
 };
 
 /* ---- small helpers ---- */
@@ -102,6 +104,7 @@ static int kube_scrub(const struct kube *k, struct err *e)
 	if (k) {
 		kube_scrub_one(e, k->token);
 		kube_scrub_one(e, k->exec_token);
+		kube_scrub_one(e, k->reviewed);
 	}
 	return -1;
 }
@@ -1069,6 +1072,72 @@ json_t *kube_pod_get(struct kube *k, const char *name, struct err *e)
 	free(n);
 	free(path);
 	return kube_want(k, code, 200, j, "GET pod", e);
+}
+
+/* The first string of extra[key] (the API gives each extra as a list). */
+static const char *review_extra(json_t *user, const char *key)
+{
+	json_t *v = json_object_get(json_object_get(user, "extra"), key);
+	if (json_is_array(v))
+		v = json_array_get(v, 0);
+	return json_is_string(v) && json_string_length(v) ? json_string_value(v) : NULL;
+}
+
+int kube_token_review(struct kube *k, const char *token, const char *audience, struct kube_review *r,
+                      struct err *e)
+{
+	memset(r, 0, sizeof *r);
+	json_t *tr = json_pack("{s:s, s:s, s:{s:s, s:[s]}}", "apiVersion", "authentication.k8s.io/v1", "kind",
+	                       "TokenReview", "spec", "token", token, "audiences", audience);
+	if (!tr)
+		return err_set(e, _("the token to review is not text"));
+	char *body = json_dumps(tr, JSON_COMPACT);
+	json_decref(tr);
+	json_t *j = NULL;
+	k->reviewed = token;
+	long code = kube_request(k, "POST", "/apis/authentication.k8s.io/v1/tokenreviews", body, &j, e);
+	explicit_bzero(body, strlen(body));
+	free(body);
+	int rc = -1;
+	json_t *st = json_object_get(j, "status");
+	if (code >= 0 && code < 400 && !json_is_object(st)) {
+		err_set(e, _("the Kubernetes API answered %s with %ld and no %s"), "POST tokenreviews", code,
+		        "status");
+	} else if (code >= 0 && code < 400) {
+		json_t *user = json_object_get(st, "user");
+		r->authenticated = jtrue(st, "authenticated");
+		const char *v;
+		if ((v = jstr(user, "username")))
+			r->username = sanitize_quote_str(v);
+		if ((v = review_extra(user, "authentication.kubernetes.io/pod-name")))
+			r->pod_name = xstrdup(v);
+		if ((v = review_extra(user, "authentication.kubernetes.io/pod-uid")))
+			r->pod_uid = xstrdup(v);
+		if ((v = jstr(st, "error"))) {
+			/* The API's words, scrubbed like every message here. */
+			struct err m = {{0}};
+			char *q = sanitize_quote_str(v);
+			err_set(&m, "%s", q);
+			free(q);
+			kube_scrub(k, &m);
+			r->error = xstrdup(m.msg);
+		}
+		rc = 0;
+	}
+	if (rc < 0)
+		kube_scrub(k, e);
+	k->reviewed = NULL;
+	json_decref(j);
+	return rc;
+}
+
+void kube_review_free(struct kube_review *r)
+{
+	free(r->username);
+	free(r->pod_name);
+	free(r->pod_uid);
+	free(r->error);
+	memset(r, 0, sizeof *r);
 }
 
 int kube_pod_delete(struct kube *k, const char *name, const char *uid, int grace_seconds, struct err *e)

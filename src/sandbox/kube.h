@@ -107,6 +107,24 @@ int kube_pod_delete(struct kube *k, const char *name, const char *uid, int grace
  * is where a watch of them starts). */
 json_t *kube_pod_list(struct kube *k, const char *label_selector, struct err *e);
 
+/* A TokenReview's answer (all owned; kube_review_free). */
+struct kube_review {
+	int authenticated;
+	char *username;  /* user.username, quoted through sanitize; or NULL */
+	char *pod_name;  /* extra authentication.kubernetes.io/pod-name, or NULL */
+	char *pod_uid;   /* extra authentication.kubernetes.io/pod-uid, or NULL */
+	char *error;     /* status.error, quoted and scrubbed; or NULL */
+};
+
+/* Asks the API whether token is valid for audience (POST a TokenReview):
+ * what a bound (projected) token says about its pod.  Returns 0 with r
+ * filled when the API answered (r->authenticated 0 or 1), -1 with e set
+ * when it did not (no answer, 403 when paddock's user may not create
+ * tokenreviews).  The token is never in a message, r's or e's. */
+int kube_token_review(struct kube *k, const char *token, const char *audience, struct kube_review *r,
+                      struct err *e);
+void kube_review_free(struct kube_review *r);
+
 enum kube_event_type {
 	KUBE_EV_ADDED,
 	KUBE_EV_MODIFIED,
