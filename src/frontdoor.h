@@ -24,10 +24,15 @@
  * review is cached per token (its SHA-256) for FRONTDOOR_CACHE_SECS at
  * most, and forgotten once the pod's door is gone (the pod ended).
  *
- * Then the connection is handed to the process that made the pod:
- * door.h's socket <data>/door/<pod>.sock gets one message
+ * Then a runner or fault connection is handed to the process that made
+ * the pod: door.h's socket <data>/door/<pod>.sock gets one message
  * "<kind> <port> <pod-uid>\n[<message>\n]" with the connection as
- * SCM_RIGHTS.  No socket there: the connection is closed.
+ * SCM_RIGHTS.  No socket there: the connection is closed.  A gateway
+ * connection is relayed here, in the front door's own poll loop, to the
+ * task's gateway: the unix socket <bridge>/<port> that the pod's
+ * <data>/door/<pod>.route names for the reviewed pod uid (at most
+ * FRONTDOOR_RELAYS at once, RELAY_BUF bytes buffered each way, half-closes
+ * passed on: relay.h).  No route, another uid, no such port: closed.
  *
  * Every refusal closes the connection without an answer and writes one
  * line to the log: "paddock: front door: refused ADDR[ (pod POD)]: WHY",
@@ -55,6 +60,7 @@
 #define FRONTDOOR_CACHE_SECS 60.0
 #define FRONTDOOR_CACHE_MAX 1024
 #define FRONTDOOR_LOG_BURST 20
+#define FRONTDOOR_RELAYS 1024
 
 struct frontdoor_opts {
 	const char *listen;         /* ADDRESS:PORT or [ADDRESS]:PORT; port 0:

@@ -1049,14 +1049,16 @@ int template_remove(const char *data_dir, const struct template_info *t, struct 
 		goto out;
 	}
 	/* Its tests caches (<name>.tests-KEY and their logs; <name>.tests
-	 * from before they had keys) and an unfinished build. */
+	 * from before they had keys), an unfinished build, and the name of
+	 * its blob (<name>.blob: the kubernetes backend's). */
 	DIR *d = opendir(dir);
 	struct dirent *de;
 	size_t nl = strlen(t->name);
 	while (d && (de = readdir(d))) {
 		const char *rest = de->d_name + nl;
 		if (strncmp(de->d_name, t->name, nl) != 0 ||
-		    (strncmp(rest, ".tests", 6) != 0 && strcmp(rest, ".tmp") != 0))
+		    (strncmp(rest, ".tests", 6) != 0 && strcmp(rest, ".tmp") != 0 &&
+		     strcmp(rest, ".blob") != 0))
 			continue;
 		char *p = xasprintf("%s/%s", dir, de->d_name);
 		struct err ignored;

@@ -127,7 +127,8 @@ the pod's 127.0.0.1:PORT and relaying to the unix socket
 Status: Pending with the init containers' and the container's states as
 they go, Running (Ready, containerStatuses running) once started,
 Succeeded or Failed when the process ends (terminated exitCode, reason
-Completed or Error); activeDeadlineSeconds (times --grace-scale) kills it:
+Completed or Error, and, with terminationMessagePolicy
+FallbackToLogsOnError, the end of its output as the message); activeDeadlineSeconds (times --grace-scale) kills it:
 Failed, reason DeadlineExceeded.  A DELETE with a grace period sends
 SIGTERM to the pod's pid 1 (the bridge passes it on), SIGKILL after the
 grace period (times --grace-scale); the pod is DELETED once the process is
@@ -756,11 +757,24 @@ class PodRun:
             code = 128 - code
         ended = now_iso()
         why = self.killed_for
+        # terminationMessagePolicy FallbackToLogsOnError: a failed
+        # container's message is the end of its log (80 lines, 2048 bytes
+        # at most), as the kubelet gives it.
+        tail = ""
+        if code != 0 and c.get("terminationMessagePolicy") == "FallbackToLogsOnError":
+            try:
+                with open(os.path.join(self.dir, "log"), "rb") as f:
+                    lines = f.read().decode("utf-8", "replace").splitlines(True)[-80:]
+                tail = "".join(lines)[-2048:]
+            except OSError:
+                pass
 
         def ended_fn(s):
             term = {"exitCode": code, "reason": "Completed" if code == 0 else "Error",
                     "startedAt": started, "finishedAt": ended,
                     "containerID": self.cstatus(c, {})["containerID"]}
+            if tail:
+                term["message"] = tail
             s["phase"] = "Succeeded" if code == 0 else "Failed"
             if why == "oom":
                 term.update({"exitCode": 137, "reason": "OOMKilled"})

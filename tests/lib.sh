@@ -384,3 +384,55 @@ CONF
 	diag "sshd on 127.0.0.1:$SSHD_PORT (pid $SSHD_PID)"
 }
 _sshd_up() { ssh-keyscan -T 2 -p "$SSHD_PORT" 127.0.0.1 2>/dev/null | grep -q ssh-ed25519; }
+
+# kube_server [ARGS...]: the Kubernetes contract server
+# (tests/kube-api-server.py, ARGS added) on loopback over TLS, its CA
+# ($T/kube/ca.crt) and certificate made here, the API's token
+# api-token-0123456789; its requests in $T/kube/requests.log, its
+# faults file $T/kube/faults.  Sets KPORT and writes $T/kube/kubeconfig
+# (context main, namespace paddock-sandboxes).
+kube_server() {
+	mkdir -p "$T/kube"
+	(cd "$T/kube" && ec='-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes' &&
+		printf 'subjectAltName=IP:127.0.0.1\n' >srv.ext &&
+		openssl req -x509 $ec -keyout ca.key -out ca.crt -days 2 -subj /CN=test-ca &&
+		openssl req $ec -keyout srv.key -out srv.csr -subj /CN=kube-api &&
+		openssl x509 -req -in srv.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out srv.crt \
+			-days 2 -extfile srv.ext) >"$T/kube/openssl.out" 2>&1 ||
+		bail "openssl: $(tail -n 3 "$T/kube/openssl.out")"
+	echo "api-token-0123456789" >"$T/kube/api-token"
+	: >"$T/kube/faults"
+	python3 "$top_srcdir/tests/kube-api-server.py" --port-file "$T/kube/port" \
+		--log "$T/kube/requests.log" --cert "$T/kube/srv.crt" --key "$T/kube/srv.key" \
+		--token-file "$T/kube/api-token" --faults "$T/kube/faults" "$@" \
+		>"$T/kube/server.out" 2>&1 &
+	at_exit "kill $!"
+	wait_for 10 test -s "$T/kube/port" ||
+		bail "the contract server did not start: $(tail -n 3 "$T/kube/server.out")"
+	KPORT=$(cat "$T/kube/port")
+	cat >"$T/kube/kubeconfig" <<KC
+apiVersion: v1
+kind: Config
+current-context: main
+clusters:
+- name: c1
+  cluster:
+    server: https://127.0.0.1:$KPORT
+    certificate-authority: $T/kube/ca.crt
+contexts:
+- name: main
+  context:
+    cluster: c1
+    user: u1
+    namespace: paddock-sandboxes
+users:
+- name: u1
+  user:
+    token: api-token-0123456789
+KC
+}
+
+# free_port: a TCP port on 127.0.0.1 that nothing listens on now.
+free_port() {
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}

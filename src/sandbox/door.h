@@ -3,23 +3,27 @@
  * that made a pod.
  *
  * A pod's runner dials paddock's front door over TCP; the front door
- * checks its preamble and token and hands the TCP connection to the pod's
- * door: it connects to the unix SOCK_SEQPACKET socket
- * <data>/door/<pod>.sock (paths_door_socket) and sends ONE message
- *     <kind> <port> <pod-uid>\n[<message>\n]
- * with the connection as SCM_RIGHTS (kind runner, gateway or fault; port
- * the gateway port, 0 otherwise; message a fault's).  The socket is
- * 0600 in a 0700 folder: only paddock's own user hands anything in.
+ * checks its preamble and token, then:
+ *   - a `runner` or `fault` connection is handed to the pod's door: the
+ *     front door connects to the unix SOCK_SEQPACKET socket
+ *     <data>/door/<pod>.sock (paths_door_socket) and sends ONE message
+ *         <kind> <port> <pod-uid>\n[<message>\n]
+ *     with the connection as SCM_RIGHTS; door_runner takes it.  The
+ *     socket is 0600 in a 0700 folder: only paddock's own user hands
+ *     anything in; a peer of another uid is closed.
+ *   - a `gateway` connection is relayed by the front door itself to the
+ *     task's gateway, the unix socket <bridge>/<port> (gateway.h, "The
+ *     bridge"), where <data>/door/<pod>.route (door_expect_uid writes it:
+ *     "uid <pod-uid>\n" and "bridge <dir>\n") says the pod of that uid
+ *     has one.  The pod's runner reaches the same loopback endpoints as
+ *     under bwrap; the process that made the pod needs no thread for it.
+ * A hand-off whose pod uid is not door_expect_uid's is closed (a stale
+ * pod's).  Whatever the pod sends is passed on as data only; a fault's
+ * message is quoted through sanitize.
  *
- * door_open starts one thread (all signals blocked) that takes the
- * hand-offs: `gateway` ones are connected to the unix socket
- * <bridge_dir>/<port> (the task's gateway, gateway.h "The bridge") and
- * relayed there both ways by that thread (at most DOOR_RELAYS at once,
- * DOOR_RELAY_BUF bytes buffered each way, half-closes passed on); `runner`
- * and `fault` ones are kept for door_runner.  A hand-off whose pod uid is
- * not door_expect_uid's is closed (a stale pod's), as is a gateway
- * hand-off before the uid is known.  Whatever the pod sends is relayed or
- * passed on as data only; a fault's message is quoted through sanitize. */
+ * No thread and no process of its own: the process that made the pod
+ * (a supervisor, which forks children) takes its runner's connection in
+ * door_runner, while it waits for the pod anyway. */
 #ifndef PADDOCK_DOOR_H
 #define PADDOCK_DOOR_H
 
@@ -32,29 +36,31 @@
 #define DOOR_MSG_MAX 1024
 /* A fault's message, at most (the preamble's bound). */
 #define DOOR_FAULT_MAX 512
-/* Gateway connections relayed at once per pod; beyond, closed. */
-#define DOOR_RELAYS 256
-/* Bytes buffered per direction of a relay. */
-#define DOOR_RELAY_BUF 16384
 
 struct door;
 
 /* Makes <data_dir>/door/ (0700) and listens on <pod>.sock (0600; one
- * left by a dead process is replaced), and starts the thread.
- * bridge_dir: the gateway's socket folder, or NULL (gateway hand-offs are
- * closed).  Strings are copied.  NULL with e set when it cannot. */
+ * left by a dead process is replaced).  bridge_dir: the gateway's socket
+ * folder, or NULL (the pod's gateway connections are closed).  Strings
+ * are copied.  NULL with e set when it cannot. */
 struct door *door_open(const char *data_dir, const char *pod, const char *bridge_dir, struct err *e);
 /* Once the pod is created (its metadata.uid): hand-offs of any other uid
- * are closed from now on, and those kept with another are closed now. */
-void door_expect_uid(struct door *d, const char *pod_uid);
-/* Waits until deadline (clock_mono) for the first `runner` hand-off:
- * returns its fd (the caller's from now on, blocking mode), or -1 with e
+ * are closed, and the front door's route (<pod>.route) is written.  -1
+ * with e set when it cannot be. */
+int door_expect_uid(struct door *d, const char *pod_uid, struct err *e);
+/* Takes the hand-offs until deadline (clock_mono; one in the past: what
+ * waits now): returns the first `runner` connection's fd (the caller's
+ * from now on, blocking mode; the socket is then removed, so that the
+ * front door closes any later one: one session per pod), or -1 with e
  * set: a `fault` came first (its message, quoted, copied into fault,
- * which may be NULL) or the deadline passed.  Later `runner` hand-offs
- * are closed (one session per pod). */
+ * which may be NULL) or the deadline passed (ERR_UNAVAILABLE). */
 int door_runner(struct door *d, double deadline, char *fault, size_t faultlen, struct err *e);
-/* Stops the thread, closes every relay and kept connection, unlinks the
- * socket.  NULL is fine. */
+/* A descriptor that polls readable while a hand-off waits for
+ * door_runner (the door's: never read or closed by the caller), so that
+ * a caller can wait for it and for something else at once; -1 once the
+ * runner came. */
+int door_fd(const struct door *d);
+/* Closes the socket, removes it and the route.  NULL is fine. */
 void door_close(struct door *d);
 
 /* What both sides share. */

@@ -24,12 +24,13 @@ const struct sandbox_backend *sandbox_backend_find(const char *name,
 	if (o)
 		options = *o;
 	const struct sandbox_backend *all[] = { sandbox_backend_bwrap(),
+	                                        sandbox_backend_kube(),
 	                                        sandbox_backend_process() };
 	for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
 		if (name && !strcmp(all[i]->name, name))
 			return all[i];
-	err_set(e, _("unknown sandbox backend '%s'; set [sandbox] backend to bwrap (or process, "
-	             "which isolates nothing)"), name ? name : "");
+	err_set(e, _("unknown sandbox backend '%s'; set [sandbox] backend to bwrap or kubernetes "
+	             "(or process, which isolates nothing)"), name ? name : "");
 	return NULL;
 }
 
