@@ -1184,6 +1184,16 @@ static void dial_begin(void)
 		fprintf(stderr, "paddock-runner: %s\n", msg);
 		int fd = door_open("fault", msg);
 		shutdown(fd, SHUT_WR);
+		/* Until paddock closed it (it has the message then), 5 s at
+		 * most: a relay in front of the pod's network (a sidecar, a
+		 * proxy) may drop what it has not passed on yet when the pod's
+		 * first process ends. */
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		char sink[256];
+		double until = now() + 5;
+		while (now() < until && poll(&p, 1, (int)((until - now()) * 1000) + 1) > 0 &&
+		       read(fd, sink, sizeof sink) > 0)
+			;
 		close(fd);
 		exit(3);
 	}

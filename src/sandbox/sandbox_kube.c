@@ -411,20 +411,27 @@ static int pod_wait_runner(struct ksb *p, struct err *e)
 	int wake = door_fd(p->door);
 	struct kube_watch w = { .name = p->name, .wake_fd = &wake };
 	struct start_watch sw = { .kind = ERR_INTERNAL };
-	int rc = -1;
+	int rc = -1, ended = 0;
 	for (;;) {
+		/* Once the pod ended: a runner that refused to run sent its
+		 * fault, then exited, and its words, if they are on their way,
+		 * say more than the pod's end. */
 		char fault[600] = "";
 		struct err de = {{0}};
-		int fd = door_runner(p->door, clock_mono(), fault, sizeof fault, &de);
-		if (fd >= 0) {
+		int fd = door_runner(p->door, clock_mono() + (ended ? 1.0 : 0), fault, sizeof fault, &de);
+		if (fd >= 0 && !ended) {
 			p->rn = runner_open(fd, clock_mono() + KUBE_HELLO_S, e);
 			rc = p->rn ? 0 : -1;
 			break;
 		}
+		if (fd >= 0)
+			close(fd);
 		if (fault[0]) {
-			char *f = sanitize_quote_str(fault);
-			err_kind_set(e, ERR_INTERNAL, _("kubernetes: the pod's runner refused to run: %s"), f);
-			free(f);
+			err_set(e, _("kubernetes: the pod's runner refused to run: %s"), fault);
+			break;
+		}
+		if (ended) {
+			err_kind_set(e, sw.kind, "kubernetes: %s", sw.why);
 			break;
 		}
 		double left = deadline - clock_mono();
@@ -444,10 +451,7 @@ static int pod_wait_runner(struct ksb *p, struct err *e)
 			err_prefix(e, _("kubernetes: pod %s"), p->name);
 			break;
 		}
-		if (wr > 0) {
-			err_kind_set(e, sw.kind, "kubernetes: %s", sw.why);
-			break;
-		}
+		ended = wr > 0;
 	}
 	kube_watch_end(&w);
 	return rc;
