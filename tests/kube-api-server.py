@@ -119,6 +119,9 @@ bridge/paddock-bridge (--bridge, bound at /.kubelet/bridge) listening on
 the pod's 127.0.0.1:PORT and relaying to the unix socket
 /.kubelet/door/PORT, which the kubelet relays to the host's
 127.0.0.1:PORT: the front door, and nothing else of the host, is reached.
+GET .../pods/{name}/log: the container's output (stdout and stderr, the
+last 64 KiB), text/plain, as kubectl logs reads it; 400 while it has not
+started.
 Status: Pending with the init containers' and the container's states as
 they go, Running (Ready, containerStatuses running) once started,
 Succeeded or Failed when the process ends (terminated exitCode, reason
@@ -213,6 +216,7 @@ STATE = {
     "retry_at": {},       # (method, path) -> mono time allowed again
     "tokens": {},         # token -> {ns, pod, uid, sa, audience, exp}
     "objects": {},        # (resource, ns or "", name) -> object (not pods)
+    "logs": {},           # pod uid -> the end of its output (--kubelet)
 }
 FAULTS = {"lines": [], "used": [], "size": -1}
 LOGF = None
@@ -433,6 +437,8 @@ def discovery(path):
             r["categories"] = ["all"]
         res.append(r)
         if name == "pods":
+            res.append({"name": "pods/log", "singularName": "", "namespaced": True,
+                        "kind": "Pod", "verbs": ["get"]})
             res.append({"name": "pods/status", "singularName": "", "namespaced": True,
                         "kind": "Pod", "verbs": ["get"]})
     return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv,
@@ -1051,6 +1057,14 @@ class PodRun:
         if self.proc and self.proc.poll() is None:
             self.signal(signal.SIGKILL)
             self.proc.wait()
+        try:
+            with open(os.path.join(self.dir, "log"), "rb") as f:
+                f.seek(max(0, os.fstat(f.fileno()).st_size - 65536))
+                text = f.read()
+            with LOCK:
+                STATE["logs"][self.uid] = text
+        except OSError:
+            pass
         shutil.rmtree(self.dir, ignore_errors=True)
         with LOCK:
             RUNS.pop(self.uid, None)
@@ -1257,6 +1271,9 @@ class Handler(BaseHTTPRequestHandler):
         m = OBJ_PATH.match(path)
         if m and m.group(3) in RESOURCES and m.group(3) not in ("pods", "tokenreviews"):
             return self.objects(method, m, body, user)
+        m = re.match(r"^/api/v1/namespaces/([^/]+)/pods/([^/]+)/log$", path)
+        if m and method == "GET":
+            return self.pod_log(m.group(1), m.group(2))
         m = re.match(r"^/api/v1/namespaces/([^/]+)/pods(?:/([^/]+))?$", path)
         if not m:
             self.send_status(404, "the server could not find the requested resource")
@@ -1370,6 +1387,35 @@ class Handler(BaseHTTPRequestHandler):
             else:
                 out = object_put(o)
         self.send_json(201, out)
+
+    def pod_log(self, ns, name):
+        with LOCK:
+            pod = STATE["pods"].get((ns, name))
+            uid = pod and pod["metadata"]["uid"]
+            run = RUNS.get(uid)
+            text = STATE["logs"].get(uid)
+        if not pod:
+            self.send_status(404, 'pods "%s" not found' % name,
+                             details={"name": name, "kind": "pods"})
+            return
+        if text is None and run:
+            try:
+                with open(os.path.join(run.dir, "log"), "rb") as f:
+                    text = f.read()[-65536:]
+            except OSError:
+                pass
+        if text is None:
+            c = pod["spec"]["containers"][0]["name"]
+            self.send_status(400, 'container "%s" in pod "%s" is waiting to start: '
+                             'ContainerCreating' % (c, name), "BadRequest")
+            return
+        self.rec["status"] = 200
+        self.log_rec()
+        self.send_response(200)
+        self.send_header("Content-Type", "text/plain")
+        self.send_header("Content-Length", str(len(text)))
+        self.end_headers()
+        self.wfile.write(text)
 
     def fake(self, m, body):
         with LOCK:
