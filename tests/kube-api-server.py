@@ -165,13 +165,17 @@ request's:
   {"pod": ..., "action": "image-pull"}  the container waiting, reason
                      ErrImagePull with the runtime's "message", then after
                      "backoff" s (0.5) ImagePullBackOff, 'Back-off pulling
-                     image "..."'; phase Pending; nothing runs
+                     image "..."'; phase Pending; nothing runs.  With
+                     "container" naming an init container: its image,
+                     Initialized False, the others PodInitializing
   {"pod": ..., "action": "oom"}   a running pod's process killed: Failed,
                      container terminated reason OOMKilled, exitCode 137
   {"pod": ..., "action": "evict"} a running pod's process killed: Failed,
-                     reason Evicted, the node's message about its
-                     "resource" (memory; or ephemeral-storage), condition
-                     DisruptionTarget reason TerminationByKubelet
+                     reason Evicted, the kubelet's message about the
+                     node's "resource" (memory; or ephemeral-storage) and
+                     the container's use over its request, condition
+                     DisruptionTarget reason TerminationByKubelet, the
+                     container terminated exitCode 137
   {"pod": ..., "action": "rotate"} a running pod's token written anew now
 A request that comes sooner than the Retry-After it was given is logged
 with "violation": "ignored Retry-After".
@@ -785,8 +789,14 @@ class PodRun:
         self.update(ended_fn)
 
     def image_pull(self, f):
+        """The image of the container f["container"] names (the first
+        container by default; an init container's name: its image) cannot
+        be pulled."""
+        spec = self.spec()
+        inits = spec.get("initContainers") or []
         c = self.main_c()
-        image = c.get("image", "")
+        bad = next((i for i in inits if i["name"] == f.get("container")), None)
+        image = (bad or c).get("image", "")
         ref = image if "/" in image.split(":")[0] else "docker.io/library/" + image
         if ":" not in ref.rsplit("/", 1)[-1] and "@" not in ref:
             ref += ":latest"
@@ -796,16 +806,25 @@ class PodRun:
 
         def waiting(reason, m):
             def fn(s):
-                s["containerStatuses"] = [self.cstatus(c, {"waiting": {
-                    "reason": reason, "message": m}})]
+                w = {"waiting": {"reason": reason, "message": m}}
                 s["conditions"] = [x for x in s.get("conditions", [])
-                                   if x["type"] != "Initialized"] + [cond("Initialized", "True")]
-                s.pop("initContainerStatuses", None)
-                if self.spec().get("initContainers"):
+                                   if x["type"] != "Initialized"]
+                if bad:
+                    # an init container's image: the pod is not initialised
+                    s["conditions"].append(cond(
+                        "Initialized", "False", "ContainersNotInitialized",
+                        "containers with incomplete status: [%s]" % bad["name"]))
+                    s["initContainerStatuses"] = [self.cstatus(i, w if i is bad else {
+                        "waiting": {"reason": "PodInitializing"}}) for i in inits]
+                    s["containerStatuses"] = [self.cstatus(c, {"waiting": {
+                        "reason": "PodInitializing"}})]
+                    return
+                s["conditions"].append(cond("Initialized", "True"))
+                s["containerStatuses"] = [self.cstatus(c, w)]
+                if inits:
                     s["initContainerStatuses"] = [self.cstatus(i, {"terminated": {
                         "exitCode": 0, "reason": "Completed", "startedAt": now_iso(),
-                        "finishedAt": now_iso()}}, ready=True)
-                        for i in self.spec()["initContainers"]]
+                        "finishedAt": now_iso()}}, ready=True) for i in inits]
             return fn
         self.update(waiting("ErrImagePull", msg))
         if self.stop.wait(f.get("backoff", 0.5)):
@@ -1039,10 +1058,19 @@ class PodRun:
                     self.signal(signal.SIGKILL)
                 elif f and f["action"] == "evict":
                     res = f.get("resource", "memory")
+                    c = self.main_c()
+                    req = ((c.get("resources") or {}).get("requests") or {}).get(res, "0")
+                    try:
+                        used = "%dKi" % (quantity(req) * 11 // 10 // 1024 + 1)
+                    except ValueError:
+                        used = "1048576Ki"
+                    # the kubelet's words (eviction_manager's message)
                     msg = f.get("message") or (
-                        "The node was low on resource: %s. Threshold quantity: 100Mi, available: "
-                        "91560Ki. Container %s was using 1288Mi, request is 1Gi, has larger "
-                        "consumption of %s. " % (res, self.main_c()["name"], res))
+                        "The node was low on resource: %s. Threshold quantity: %s, available: "
+                        "%s. Container %s was using %s, request is %s, has larger consumption "
+                        "of %s. " % (res, "100Mi" if res == "memory" else "1Gi",
+                                     "91560Ki" if res == "memory" else "777784Ki", c["name"],
+                                     used, req, res))
                     self.killed_for = ("evict", msg)
                     self.signal(signal.SIGKILL)
                 elif deadline and now - self.started_at >= deadline * ARGS.grace_scale:
