@@ -114,19 +114,26 @@ KUBERNETES_SERVICE_HOST/PORT (10.96.0.1:443), as a kubelet sets them.
 A projected serviceAccountToken volume holds a token_issue() token of its
 audience and expirationSeconds, written with defaultMode (renamed into
 place), written again at 80% of its life and on a fault "rotate".
-When the env has PADDOCK_FRONT_DOOR=127.0.0.1:PORT, the pod's pid 1 is
-bridge/paddock-bridge (--bridge, bound at /.kubelet/bridge) listening on
+The command is the pod's pid 1; but when the env has
+PADDOCK_FRONT_DOOR=127.0.0.1:PORT, pid 1 is paddock-bridge (--bridge,
+bound at /.kubelet/bridge), the command its child, listening on
 the pod's 127.0.0.1:PORT and relaying to the unix socket
 /.kubelet/door/PORT, which the kubelet relays to the host's
 127.0.0.1:PORT: the front door, and nothing else of the host, is reached.
 GET .../pods/{name}/log: the container's output (stdout and stderr, the
-last 64 KiB), text/plain, as kubectl logs reads it; 400 while it has not
-started.
+last 64 KiB, kept once it ends while the pod exists), text/plain, as
+kubectl logs reads it; 400 while it has not started (and without
+--kubelet).
 Status: Pending with the init containers' and the container's states as
 they go, Running (Ready, containerStatuses running) once started,
 Succeeded or Failed when the process ends (terminated exitCode, reason
-Completed or Error); activeDeadlineSeconds (times --grace-scale) kills it:
-Failed, reason DeadlineExceeded.  A DELETE with a grace period sends
+Completed or Error); a pod it cannot run (a volume other than emptyDir or
+a projected token, a subPath with "..", an env valueFrom) stays Pending,
+the container waiting CreateContainerConfigError with the reason; an init
+container other than that cp, or a cp that fails, ends terminated
+(exitCode 1, reason Error, cp's message) and the pod Failed;
+activeDeadlineSeconds (times --grace-scale) kills it: Failed, reason
+DeadlineExceeded.  A DELETE with a grace period sends
 SIGTERM to the pod's pid 1 (the bridge passes it on), SIGKILL after the
 grace period (times --grace-scale); the pod is DELETED once the process is
 gone, after its final status.  Grace 0: DELETED now, killed now.  A pod's
@@ -637,20 +644,23 @@ class PodRun:
     def run(self):
         try:
             self.run_inner()
-        except Exception as ex:  # a broken pod spec: the pod fails, the server goes on
+        except Exception as ex:  # a pod it cannot run: it says so, the server goes on
             self.fail_config("%s: %s" % (type(ex).__name__, ex))
         finally:
             self.cleanup()
             self.done.set()
 
     def fail_config(self, msg):
+        """What the kubelet cannot run: Pending, the container waiting
+        CreateContainerConfigError, until the pod is deleted."""
         c = self.main_c()
 
         def f(s):
-            s["phase"] = "Failed"
+            s["phase"] = "Pending"
             s["containerStatuses"] = [self.cstatus(c, {"waiting": {
                 "reason": "CreateContainerConfigError", "message": msg}})]
         self.update(f)
+        self.stop.wait()
 
     def run_inner(self):
         time.sleep(ARGS.start_delay)
@@ -938,6 +948,11 @@ class PodRun:
             if v is None:
                 raise ValueError("volumeMount %s names no volume" % m["name"])
             path, ro = m["mountPath"], m.get("readOnly", False)
+            sub = m.get("subPath", "")
+            if not path.startswith("/") or ".." in path.split("/") or sub.startswith("/") or \
+                    ".." in sub.split("/"):
+                raise ValueError("volumeMount %s: an absolute mountPath and a subPath "
+                                 "without '..' are required" % m["name"])
             if "emptyDir" in v and m["name"] not in self.hostdirs:
                 if m.get("subPath"):
                     raise ValueError("subPath of a tmpfs emptyDir is not supported")
