@@ -75,7 +75,8 @@ done
 while pgrep -f "$T/kubelet/" >/dev/null; do sleep 0.05; done
 t2=$(now)
 echo "kubelet pods: $N"
-echo "create to all Running: $(echo "$t1 - $t0" | bc) s ($(echo "($t1 - $t0) * 1000 / $N" | bc) ms a pod)"
+calc() { awk "BEGIN { printf \"%.2f\", $1 }"; }
+echo "create to all Running: $(calc "$t1 - $t0") s ($(calc "($t1 - $t0) * 1000 / $N") ms a pod)"
 echo "server RSS: idle $rss0 KiB, with $N pods $rss1 KiB ($(( (rss1 - rss0) / N )) KiB a pod)"
 echo "GET pods (median of 20): idle $idle ms, with $N pods $busy ms"
-echo "delete (grace 0) of all to no pod process: $(echo "$t2 - $t1" | bc) s"
+echo "delete (grace 0) of all to no pod process: $(calc "$t2 - $t1") s"
