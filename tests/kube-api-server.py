@@ -119,17 +119,27 @@ KUBERNETES_SERVICE_HOST/PORT (10.96.0.1:443), as a kubelet sets them.
 A projected serviceAccountToken volume holds a token_issue() token of its
 audience and expirationSeconds, written with defaultMode (renamed into
 place), written again at 80% of its life and on a fault "rotate".
-When the env has PADDOCK_FRONT_DOOR=127.0.0.1:PORT, the pod's pid 1 is
-bridge/paddock-bridge (--bridge, bound at /.kubelet/bridge) listening on
+The command is the pod's pid 1; but when the env has
+PADDOCK_FRONT_DOOR=127.0.0.1:PORT, pid 1 is paddock-bridge (--bridge,
+bound at /.kubelet/bridge), the command its child, listening on
 the pod's 127.0.0.1:PORT and relaying to the unix socket
 /.kubelet/door/PORT, which the kubelet relays to the host's
 127.0.0.1:PORT: the front door, and nothing else of the host, is reached.
+GET .../pods/{name}/log: the container's output (stdout and stderr, the
+last 64 KiB, kept once it ends while the pod exists), text/plain, as
+kubectl logs reads it; 400 while it has not started (and without
+--kubelet).
 Status: Pending with the init containers' and the container's states as
 they go, Running (Ready, containerStatuses running) once started,
 Succeeded or Failed when the process ends (terminated exitCode, reason
 Completed or Error, and, with terminationMessagePolicy
-FallbackToLogsOnError, the end of its output as the message); activeDeadlineSeconds (times --grace-scale) kills it:
-Failed, reason DeadlineExceeded.  A DELETE with a grace period sends
+FallbackToLogsOnError, the end of its output as the message); a pod it
+cannot run (a volume other than emptyDir or a projected token, a subPath with "..", an env valueFrom) stays Pending,
+the container waiting CreateContainerConfigError with the reason; an init
+container other than that cp, or a cp that fails, ends terminated
+(exitCode 1, reason Error, cp's message) and the pod Failed;
+activeDeadlineSeconds (times --grace-scale) kills it: Failed, reason
+DeadlineExceeded.  A DELETE with a grace period sends
 SIGTERM to the pod's pid 1 (the bridge passes it on), SIGKILL after the
 grace period (times --grace-scale); the pod is DELETED once the process is
 gone, after its final status.  Grace 0: DELETED now, killed now.  A pod's
@@ -168,13 +178,17 @@ request's:
   {"pod": ..., "action": "image-pull"}  the container waiting, reason
                      ErrImagePull with the runtime's "message", then after
                      "backoff" s (0.5) ImagePullBackOff, 'Back-off pulling
-                     image "..."'; phase Pending; nothing runs
+                     image "..."'; phase Pending; nothing runs.  With
+                     "container" naming an init container: its image,
+                     Initialized False, the others PodInitializing
   {"pod": ..., "action": "oom"}   a running pod's process killed: Failed,
                      container terminated reason OOMKilled, exitCode 137
   {"pod": ..., "action": "evict"} a running pod's process killed: Failed,
-                     reason Evicted, the node's message about its
-                     "resource" (memory; or ephemeral-storage), condition
-                     DisruptionTarget reason TerminationByKubelet
+                     reason Evicted, the kubelet's message about the
+                     node's "resource" (memory; or ephemeral-storage) and
+                     the container's use over its request, condition
+                     DisruptionTarget reason TerminationByKubelet, the
+                     container terminated exitCode 137
   {"pod": ..., "action": "rotate"} a running pod's token written anew now
 A request that comes sooner than the Retry-After it was given is logged
 with "violation": "ignored Retry-After".
@@ -219,6 +233,7 @@ STATE = {
     "retry_at": {},       # (method, path) -> mono time allowed again
     "tokens": {},         # token -> {ns, pod, uid, sa, audience, exp}
     "objects": {},        # (resource, ns or "", name) -> object (not pods)
+    "logs": {},           # pod uid -> the end of its output (--kubelet)
 }
 FAULTS = {"lines": [], "used": [], "size": -1}
 LOGF = None
@@ -439,6 +454,8 @@ def discovery(path):
             r["categories"] = ["all"]
         res.append(r)
         if name == "pods":
+            res.append({"name": "pods/log", "singularName": "", "namespaced": True,
+                        "kind": "Pod", "verbs": ["get"]})
             res.append({"name": "pods/status", "singularName": "", "namespaced": True,
                         "kind": "Pod", "verbs": ["get"]})
     return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv,
@@ -633,20 +650,23 @@ class PodRun:
     def run(self):
         try:
             self.run_inner()
-        except Exception as ex:  # a broken pod spec: the pod fails, the server goes on
+        except Exception as ex:  # a pod it cannot run: it says so, the server goes on
             self.fail_config("%s: %s" % (type(ex).__name__, ex))
         finally:
             self.cleanup()
             self.done.set()
 
     def fail_config(self, msg):
+        """What the kubelet cannot run: Pending, the container waiting
+        CreateContainerConfigError, until the pod is deleted."""
         c = self.main_c()
 
         def f(s):
-            s["phase"] = "Failed"
+            s["phase"] = "Pending"
             s["containerStatuses"] = [self.cstatus(c, {"waiting": {
                 "reason": "CreateContainerConfigError", "message": msg}})]
         self.update(f)
+        self.stop.wait()
 
     def run_inner(self):
         time.sleep(ARGS.start_delay)
@@ -798,8 +818,14 @@ class PodRun:
         self.update(ended_fn)
 
     def image_pull(self, f):
+        """The image of the container f["container"] names (the first
+        container by default; an init container's name: its image) cannot
+        be pulled."""
+        spec = self.spec()
+        inits = spec.get("initContainers") or []
         c = self.main_c()
-        image = c.get("image", "")
+        bad = next((i for i in inits if i["name"] == f.get("container")), None)
+        image = (bad or c).get("image", "")
         ref = image if "/" in image.split(":")[0] else "docker.io/library/" + image
         if ":" not in ref.rsplit("/", 1)[-1] and "@" not in ref:
             ref += ":latest"
@@ -809,16 +835,25 @@ class PodRun:
 
         def waiting(reason, m):
             def fn(s):
-                s["containerStatuses"] = [self.cstatus(c, {"waiting": {
-                    "reason": reason, "message": m}})]
+                w = {"waiting": {"reason": reason, "message": m}}
                 s["conditions"] = [x for x in s.get("conditions", [])
-                                   if x["type"] != "Initialized"] + [cond("Initialized", "True")]
-                s.pop("initContainerStatuses", None)
-                if self.spec().get("initContainers"):
+                                   if x["type"] != "Initialized"]
+                if bad:
+                    # an init container's image: the pod is not initialised
+                    s["conditions"].append(cond(
+                        "Initialized", "False", "ContainersNotInitialized",
+                        "containers with incomplete status: [%s]" % bad["name"]))
+                    s["initContainerStatuses"] = [self.cstatus(i, w if i is bad else {
+                        "waiting": {"reason": "PodInitializing"}}) for i in inits]
+                    s["containerStatuses"] = [self.cstatus(c, {"waiting": {
+                        "reason": "PodInitializing"}})]
+                    return
+                s["conditions"].append(cond("Initialized", "True"))
+                s["containerStatuses"] = [self.cstatus(c, w)]
+                if inits:
                     s["initContainerStatuses"] = [self.cstatus(i, {"terminated": {
                         "exitCode": 0, "reason": "Completed", "startedAt": now_iso(),
-                        "finishedAt": now_iso()}}, ready=True)
-                        for i in self.spec()["initContainers"]]
+                        "finishedAt": now_iso()}}, ready=True) for i in inits]
             return fn
         self.update(waiting("ErrImagePull", msg))
         if self.stop.wait(f.get("backoff", 0.5)):
@@ -932,6 +967,11 @@ class PodRun:
             if v is None:
                 raise ValueError("volumeMount %s names no volume" % m["name"])
             path, ro = m["mountPath"], m.get("readOnly", False)
+            sub = m.get("subPath", "")
+            if not path.startswith("/") or ".." in path.split("/") or sub.startswith("/") or \
+                    ".." in sub.split("/"):
+                raise ValueError("volumeMount %s: an absolute mountPath and a subPath "
+                                 "without '..' are required" % m["name"])
             if "emptyDir" in v and m["name"] not in self.hostdirs:
                 if m.get("subPath"):
                     raise ValueError("subPath of a tmpfs emptyDir is not supported")
@@ -1052,10 +1092,19 @@ class PodRun:
                     self.signal(signal.SIGKILL)
                 elif f and f["action"] == "evict":
                     res = f.get("resource", "memory")
+                    c = self.main_c()
+                    req = ((c.get("resources") or {}).get("requests") or {}).get(res, "0")
+                    try:
+                        used = "%dKi" % (quantity(req) * 11 // 10 // 1024 + 1)
+                    except ValueError:
+                        used = "1048576Ki"
+                    # the kubelet's words (eviction_manager's message)
                     msg = f.get("message") or (
-                        "The node was low on resource: %s. Threshold quantity: 100Mi, available: "
-                        "91560Ki. Container %s was using 1288Mi, request is 1Gi, has larger "
-                        "consumption of %s. " % (res, self.main_c()["name"], res))
+                        "The node was low on resource: %s. Threshold quantity: %s, available: "
+                        "%s. Container %s was using %s, request is %s, has larger consumption "
+                        "of %s. " % (res, "100Mi" if res == "memory" else "1Gi",
+                                     "91560Ki" if res == "memory" else "777784Ki", c["name"],
+                                     used, req, res))
                     self.killed_for = ("evict", msg)
                     self.signal(signal.SIGKILL)
                 elif deadline and now - self.started_at >= deadline * ARGS.grace_scale:
@@ -1070,6 +1119,14 @@ class PodRun:
         if self.proc and self.proc.poll() is None:
             self.signal(signal.SIGKILL)
             self.proc.wait()
+        try:
+            with open(os.path.join(self.dir, "log"), "rb") as f:
+                f.seek(max(0, os.fstat(f.fileno()).st_size - 65536))
+                text = f.read()
+            with LOCK:
+                STATE["logs"][self.uid] = text
+        except OSError:
+            pass
         shutil.rmtree(self.dir, ignore_errors=True)
         with LOCK:
             RUNS.pop(self.uid, None)
@@ -1276,6 +1333,9 @@ class Handler(BaseHTTPRequestHandler):
         m = OBJ_PATH.match(path)
         if m and m.group(3) in RESOURCES and m.group(3) not in ("pods", "tokenreviews"):
             return self.objects(method, m, body, user)
+        m = re.match(r"^/api/v1/namespaces/([^/]+)/pods/([^/]+)/log$", path)
+        if m and method == "GET":
+            return self.pod_log(m.group(1), m.group(2))
         m = re.match(r"^/api/v1/namespaces/([^/]+)/pods(?:/([^/]+))?$", path)
         if not m:
             self.send_status(404, "the server could not find the requested resource")
@@ -1412,6 +1472,35 @@ class Handler(BaseHTTPRequestHandler):
         self.send_json(200, {"kind": "Status", "apiVersion": "v1", "metadata": {},
                              "status": "Success",
                              "details": dict(details, uid=o["metadata"]["uid"])})
+
+    def pod_log(self, ns, name):
+        with LOCK:
+            pod = STATE["pods"].get((ns, name))
+            uid = pod and pod["metadata"]["uid"]
+            run = RUNS.get(uid)
+            text = STATE["logs"].get(uid)
+        if not pod:
+            self.send_status(404, 'pods "%s" not found' % name,
+                             details={"name": name, "kind": "pods"})
+            return
+        if text is None and run:
+            try:
+                with open(os.path.join(run.dir, "log"), "rb") as f:
+                    text = f.read()[-65536:]
+            except OSError:
+                pass
+        if text is None:
+            c = pod["spec"]["containers"][0]["name"]
+            self.send_status(400, 'container "%s" in pod "%s" is waiting to start: '
+                             'ContainerCreating' % (c, name), "BadRequest")
+            return
+        self.rec["status"] = 200
+        self.log_rec()
+        self.send_response(200)
+        self.send_header("Content-Type", "text/plain")
+        self.send_header("Content-Length", str(len(text)))
+        self.end_headers()
+        self.wfile.write(text)
 
     def fake(self, m, body):
         with LOCK:

@@ -100,6 +100,7 @@ def main():
     s = dial("runner")
     s.sendall(json.dumps(record()).encode() + b"\n")
     s.close()
+    print("kube-pod-probe: reported to the front door", file=sys.stderr, flush=True)
     if mode in ("sleep", "stubborn"):
         while True:
             time.sleep(1)
