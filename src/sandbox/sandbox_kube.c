@@ -147,8 +147,11 @@ static char *owner_of(pid_t pid)
 		return NULL;
 	}
 	stat = buf_detach(&b);
-	/* Field 22, after the command's ")" (which may hold anything). */
+	/* Field 22, after the command's ")" (which may hold anything); a
+	 * zombie (state Z) is gone already. */
 	const char *p = strrchr(stat, ')');
+	if (p && p[1] == ' ' && p[2] == 'Z')
+		p = NULL;
 	unsigned long long start = 0;
 	for (int field = 2; p && *p && field < 22; p++)
 		if (*p == ' ')
