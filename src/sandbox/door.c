@@ -159,7 +159,9 @@ static void door_relay_start(struct door *d, int fd, int port)
 	char *path = d->bridge_dir ? xasprintf("%s/%d", d->bridge_dir, port) : NULL;
 	struct err e = {{0}};
 	if (path && d->nrelays < DOOR_RELAYS && door_addr(path, &sa, &dirfd, &e) == 0) {
-		g = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		/* Non-blocking: a gateway whose backlog is full refuses at
+		 * once instead of stalling every relay. */
+		g = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 		if (g >= 0 && connect(g, (struct sockaddr *)&sa, sizeof sa) < 0) {
 			close(g);
 			g = -1;
@@ -173,7 +175,6 @@ static void door_relay_start(struct door *d, int fd, int port)
 		close(fd);
 		return;
 	}
-	fcntl(g, F_SETFL, O_NONBLOCK);
 	fcntl(fd, F_SETFL, O_NONBLOCK);
 	struct relay *r = &d->relays[d->nrelays++];
 	*r = (struct relay){ .in = fd, .out = g };
