@@ -574,27 +574,34 @@ static void test_flood(void)
 
 struct echo {
 	pthread_t th;
-	int lfd;
+	int lfd, conns;
 	size_t got;
 };
 
-/* The gateway's bridge socket: echoes what it reads, then half-closes
- * once the other side has. */
+/* The gateway's bridge socket: for each of s->conns connections in
+ * turn, echoes what it reads, then half-closes once the other side has. */
 static void *echo_run(void *arg)
 {
 	struct echo *s = arg;
-	int c = accept(s->lfd, NULL, NULL);
-	char b[4096];
-	ssize_t n;
-	while (c >= 0 && (n = recv(c, b, sizeof b, 0)) > 0) {
-		s->got += (size_t)n;
-		put(c, b, (size_t)n);
-	}
-	if (c >= 0) {
-		put(c, "BYE\n", 4);
-		shutdown(c, SHUT_WR);
-		clock_sleep(0.2);
-		close(c);
+	for (int k = 0; k < s->conns; k++) {
+		/* A connection that never comes fails the test, not hangs it. */
+		struct pollfd p = { s->lfd, POLLIN, 0 };
+		if (poll(&p, 1, 10000) <= 0)
+			break;
+		int c = accept(s->lfd, NULL, NULL);
+		char b[4096];
+		ssize_t n;
+		while (c >= 0 && (n = recv(c, b, sizeof b, 0)) > 0) {
+			s->got += (size_t)n;
+			put(c, b, (size_t)n);
+		}
+		if (c >= 0) {
+			put(c, "BYE\n", 4);
+			shutdown(c, SHUT_WR);
+			if (s->conns == 1)
+				clock_sleep(0.2);
+			close(c);
+		}
 	}
 	return NULL;
 }
@@ -616,10 +623,10 @@ static void test_fault_gateway(void)
 	ok(closed_within(c, 5), "a gateway hand-off to a port without a gateway socket is closed");
 	close(c);
 
-	struct echo s = { .lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0) };
+	struct echo s = { .lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0), .conns = 1 };
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	snprintf(sa.sun_path, sizeof sa.sun_path, "%s/8081", bridge);
-	if (bind(s.lfd, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(s.lfd, 4) < 0)
+	if (bind(s.lfd, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(s.lfd, 64) < 0)
 		printf("# bind %s: %s\n", sa.sun_path, strerror(errno));
 	pthread_create(&s.th, NULL, echo_run, &s);
 	/* 200 KB: more than every buffer on the way. */
@@ -662,6 +669,29 @@ static void test_fault_gateway(void)
 	buf_free(&got);
 	buf_free(&big);
 	close(c);
+
+	/* Many at once, to the same pod's door. */
+	enum { M = 40 };
+	int cm[M], echoed = 0;
+	s.conns = M;
+	s.got = 0;
+	pthread_create(&s.th, NULL, echo_run, &s);
+	for (int i = 0; i < M; i++) {
+		cm[i] = say("gateway", pod, 8081, tok, NULL, testlib_fmt("ping %d\n", i));
+		shutdown(cm[i], SHUT_WR);
+	}
+	for (int i = 0; i < M; i++) {
+		char b[64] = "";
+		size_t have = 0;
+		ssize_t n;
+		struct pollfd p = { cm[i], POLLIN, 0 };
+		while (have < sizeof b - 1 && poll(&p, 1, 10000) > 0 && (n = recv(cm[i], b + have, sizeof b - 1 - have, 0)) > 0)
+			have += (size_t)n;
+		echoed += !strcmp(b, testlib_fmt("ping %d\nBYE\n", i));
+		close(cm[i]);
+	}
+	pthread_join(s.th, NULL);
+	is_int(echoed, M, "%d gateway connections at once to one pod: each relayed, and answered alone", M);
 	close(s.lfd);
 
 	/* The runner found an open target: its fault reaches door_runner's

@@ -221,14 +221,17 @@ static int door_parse(char *m, size_t n, int *kind, int *port, char *uid, char *
 }
 
 /* Reads a hand-off's one message and acts on it; the control connection
- * is closed either way. */
-static void door_take(struct door *d, int cfd)
+ * is closed either way.  0, or -1 when the message has not come yet (the
+ * connection is left open). */
+static int door_take(struct door *d, int cfd)
 {
 	char m[DOOR_MSG_MAX + 1];
 	char cbuf[CMSG_SPACE(sizeof(int) * 4)];
 	struct iovec iov = { m, DOOR_MSG_MAX };
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof cbuf };
 	ssize_t n = recvmsg(cfd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return -1;
 	close(cfd);
 	int fd = -1, nfds = 0;
 	for (struct cmsghdr *c = n >= 0 ? CMSG_FIRSTHDR(&mh) : NULL; c; c = CMSG_NXTHDR(&mh, c)) {
@@ -251,19 +254,19 @@ static void door_take(struct door *d, int cfd)
 	    !S_ISSOCK(st.st_mode) || door_parse(m, (size_t)n, &kind, &port, uid, msg) < 0) {
 		if (fd >= 0)
 			close(fd);
-		return;
+		return 0;
 	}
 	pthread_mutex_lock(&d->mu);
 	int stale = *d->uid ? strcmp(uid, d->uid) != 0 : kind == 1;
 	if (stale || (kind == 0 && d->runner_given) || (kind != 1 && d->nkept == DOOR_KEPT)) {
 		pthread_mutex_unlock(&d->mu);
 		close(fd);
-		return;
+		return 0;
 	}
 	if (kind == 1) {
 		pthread_mutex_unlock(&d->mu);
 		door_relay_start(d, fd, port);
-		return;
+		return 0;
 	}
 	struct kept *k = &d->kept[d->nkept++];
 	k->fd = fd;
@@ -272,6 +275,7 @@ static void door_take(struct door *d, int cfd)
 	snprintf(k->msg, sizeof k->msg, "%s", msg);
 	pthread_cond_broadcast(&d->cv);
 	pthread_mutex_unlock(&d->mu);
+	return 0;
 }
 
 /* ---- the thread ---- */
@@ -290,6 +294,10 @@ static void door_accept(struct door *d)
 			close(c);
 			continue;
 		}
+		/* The front door sends its message as it connects: taken at
+		 * once, the bound below holds only the slow ones. */
+		if (door_take(d, c) == 0)
+			continue;
 		if (d->nctl == DOOR_CTL) {
 			close(d->ctl[0].fd);
 			memmove(d->ctl, d->ctl + 1, (DOOR_CTL - 1) * sizeof d->ctl[0]);
@@ -348,9 +356,9 @@ static void *door_run(void *arg)
 		double now = clock_mono();
 		size_t k = 0;
 		for (size_t i = 0; i < d->nctl; i++) {
-			if (pfd[2 + i].revents)
-				door_take(d, d->ctl[i].fd);
-			else if (now > d->ctl[i].deadline)
+			if (pfd[2 + i].revents && door_take(d, d->ctl[i].fd) == 0)
+				continue;
+			if (now > d->ctl[i].deadline)
 				close(d->ctl[i].fd);
 			else
 				d->ctl[k++] = d->ctl[i];

@@ -15,7 +15,9 @@
  * hand-offs: `gateway` ones are connected to the unix socket
  * <bridge_dir>/<port> (the task's gateway, gateway.h "The bridge") and
  * relayed there both ways by that thread (at most DOOR_RELAYS at once,
- * DOOR_RELAY_BUF bytes buffered each way, half-closes passed on); `runner`
+ * DOOR_RELAY_BUF bytes buffered each way, half-closes passed on; a
+ * gateway whose listen backlog is full is not waited for: that connection
+ * is closed, as one beyond DOOR_RELAYS is); `runner`
  * and `fault` ones are kept for door_runner.  A hand-off whose pod uid is
  * not door_expect_uid's is closed (a stale pod's), as is a gateway
  * hand-off before the uid is known.  Whatever the pod sends is relayed or
