@@ -46,7 +46,10 @@ struct preamble {
 	const char *msg;     /* fault: its message (NUL-terminated in place) */
 };
 
-enum { CONN_READING, CONN_REVIEWING };
+/* READING: the preamble comes; WAITING: it came, its review waits for
+ * room in the queue (both count as in preamble); REVIEWING: a reviewer
+ * has it. */
+enum { CONN_READING, CONN_WAITING, CONN_REVIEWING };
 
 struct conn {
 	int fd;
@@ -81,7 +84,7 @@ struct frontdoor {
 	char *data_dir, *ns, *audience;
 	FILE *log;
 	double preamble_secs;
-	size_t max_pending;
+	size_t max_pending, max_reviews;
 	int lfd, stopfd, port;
 	pthread_t th;
 	/* The door thread's alone. */
@@ -260,9 +263,10 @@ static int conn_read(struct conn *c, char *scratch, const char **why)
 	const char *last = memrchr(c->b.data, '\n', c->b.len);
 	size_t cur = c->b.len - (last ? (size_t)(last - c->b.data) + 1 : 0);
 	size_t max = c->lines == 0 ? LINE1_MAX : c->lines == 1 ? FRONTDOOR_TOKEN_MAX : MESSAGE_MAX;
-	if (cur > max || c->b.len >= FRONTDOOR_PREAMBLE_MAX || memchr(c->b.data, 0, c->b.len))
+	int done = c->lines >= (c->p.kind == KIND_FAULT ? 3u : 2u);
+	if (cur > max || (!done && c->b.len >= FRONTDOOR_PREAMBLE_MAX) || memchr(c->b.data, 0, c->b.len))
 		return -1;
-	if (c->lines < (c->lines >= 1 && c->p.kind == KIND_FAULT ? 3u : 2u))
+	if (!done)
 		return 0;
 	return rest_parse(c->b.data, c->b.len, &c->p) < 0 ? -1 : 1;
 }
@@ -277,7 +281,7 @@ static void conn_free(struct frontdoor *f, size_t i)
 	if (c->b.data)
 		explicit_bzero(c->b.data, c->b.len);
 	buf_free(&c->b);
-	if (c->state == CONN_READING)
+	if (c->state != CONN_REVIEWING)
 		f->nreading--;
 	else
 		f->nreviewing--;
@@ -317,7 +321,7 @@ static void fd_accept(struct frontdoor *f)
 			 * connections cannot keep a fresh runner out. */
 			size_t old = (size_t)-1;
 			for (size_t k = 0; k < f->nconns; k++)
-				if (f->conns[k]->state == CONN_READING &&
+				if (f->conns[k]->state != CONN_REVIEWING &&
 				    (old == (size_t)-1 || f->conns[k]->deadline < f->conns[old]->deadline))
 					old = k;
 			fd_refuse(f, f->conns[old]->peer, NULL, _("too many connections in preamble; the oldest is dropped"));
@@ -460,6 +464,30 @@ static void conn_handoff(struct frontdoor *f, size_t i, const char *uid, struct 
 	conn_free(f, i);
 }
 
+/* A WAITING connection's review queued, when there is room (else it
+ * waits: many runners dialing at once are reviewed in turn, not
+ * refused). */
+static void conn_review(struct frontdoor *f, struct conn *c)
+{
+	if (f->nreviewing >= f->max_reviews)
+		return;
+	struct job *j = xcalloc(1, sizeof *j);
+	j->token = xstrndup(c->p.token, c->p.toklen);
+	snprintf(j->pod, sizeof j->pod, "%s", c->p.pod);
+	pthread_mutex_lock(&f->mu);
+	j->id = ++f->next_job;
+	*f->todo_tail = j;
+	f->todo_tail = &j->next;
+	f->ntodo++;
+	pthread_cond_signal(&f->cv);
+	pthread_mutex_unlock(&f->mu);
+	c->job = j->id;
+	c->state = CONN_REVIEWING;
+	f->nreading--;
+	f->nreviewing++;
+	c->deadline = clock_mono() + REVIEW_SECS;
+}
+
 /* A complete preamble: the cache or a review decides. */
 static void conn_ready(struct frontdoor *f, size_t i)
 {
@@ -473,29 +501,8 @@ static void conn_ready(struct frontdoor *f, size_t i)
 		conn_handoff(f, i, uid, hit);
 		return;
 	}
-	int full = f->nreviewing >= FRONTDOOR_QUEUE;
-	pthread_mutex_lock(&f->mu);
-	if (!full) {
-		struct job *j = xcalloc(1, sizeof *j);
-		j->id = ++f->next_job;
-		j->token = xstrndup(c->p.token, c->p.toklen);
-		snprintf(j->pod, sizeof j->pod, "%s", c->p.pod);
-		*f->todo_tail = j;
-		f->todo_tail = &j->next;
-		f->ntodo++;
-		c->job = j->id;
-		pthread_cond_signal(&f->cv);
-	}
-	pthread_mutex_unlock(&f->mu);
-	if (full) {
-		fd_refuse(f, c->peer, c->p.pod, _("too many reviews waiting"));
-		conn_free(f, i);
-		return;
-	}
-	c->state = CONN_REVIEWING;
-	f->nreading--;
-	f->nreviewing++;
-	c->deadline = clock_mono() + REVIEW_SECS;
+	c->state = CONN_WAITING;
+	conn_review(f, c);
 }
 
 /* The reviews done: their connections handed on or refused. */
@@ -532,6 +539,16 @@ static void fd_reviews_done(struct frontdoor *f)
 		free(j->why);
 		free(j);
 		j = next;
+	}
+	/* Room again: the connections waiting for it, oldest first. */
+	while (f->nreviewing < f->max_reviews) {
+		struct conn *old = NULL;
+		for (size_t i = 0; i < f->nconns; i++)
+			if (f->conns[i]->state == CONN_WAITING && (!old || f->conns[i]->deadline < old->deadline))
+				old = f->conns[i];
+		if (!old)
+			break;
+		conn_review(f, old);
 	}
 }
 
@@ -608,7 +625,7 @@ static void fd_expire(struct frontdoor *f)
 		struct conn *c = f->conns[i];
 		if (now < c->deadline)
 			continue;
-		fd_refuse(f, c->peer, c->state == CONN_REVIEWING ? c->p.pod : NULL,
+		fd_refuse(f, c->peer, c->state != CONN_READING ? c->p.pod : NULL,
 		          c->state == CONN_READING ? _("no complete preamble in time") : _("the token's review took too long"));
 		conn_free(f, i);
 	}
@@ -617,7 +634,7 @@ static void fd_expire(struct frontdoor *f)
 static void *fd_run(void *arg)
 {
 	struct frontdoor *f = arg;
-	size_t max = 3 + f->max_pending + FRONTDOOR_QUEUE;
+	size_t max = 3 + f->max_pending + f->max_reviews;
 	struct pollfd *pfd = xcalloc(max + 2 * FRONTDOOR_RELAYS, sizeof *pfd);
 	struct conn **polled = xcalloc(max, sizeof *polled);
 	char *scratch = xmalloc(FRONTDOOR_PREAMBLE_MAX + 1);
@@ -648,7 +665,7 @@ static void *fd_run(void *arg)
 				;
 			if (i == f->nconns)
 				continue;
-			if (f->conns[i]->state == CONN_REVIEWING) {
+			if (f->conns[i]->state != CONN_READING) {
 				/* Gone while its token is reviewed. */
 				if (pfd[k].revents & (POLLHUP | POLLERR))
 					conn_free(f, i);
@@ -790,7 +807,8 @@ int frontdoor_start(const struct frontdoor_opts *o, struct frontdoor **out, stru
 	f->log = o->log ? o->log : stderr;
 	f->preamble_secs = o->preamble_secs > 0 ? o->preamble_secs : FRONTDOOR_PREAMBLE_SECS;
 	f->max_pending = o->max_pending > 0 ? (size_t)o->max_pending : FRONTDOOR_PENDING;
-	f->conns = xcalloc(f->max_pending + FRONTDOOR_QUEUE, sizeof *f->conns);
+	f->max_reviews = o->max_reviews > 0 ? (size_t)o->max_reviews : FRONTDOOR_QUEUE;
+	f->conns = xcalloc(f->max_pending + f->max_reviews, sizeof *f->conns);
 	f->cache = xcalloc(FRONTDOOR_CACHE_MAX, sizeof *f->cache);
 	f->todo_tail = &f->todo;
 	if (relay_init(&f->relay, FRONTDOOR_RELAYS) < 0) {

@@ -40,8 +40,9 @@
  * second, the rest counted in the next line that is written.
  *
  * Bounds: FRONTDOOR_PENDING connections in preamble at once (the oldest
- * dropped beyond); FRONTDOOR_QUEUE reviews waiting (a connection beyond
- * is refused as busy). */
+ * dropped beyond), a connection whose complete preamble waits for its
+ * review counting as one; FRONTDOOR_QUEUE reviews queued or under way
+ * (more wait their turn). */
 #ifndef PADDOCK_FRONTDOOR_H
 #define PADDOCK_FRONTDOOR_H
 
@@ -73,6 +74,7 @@ struct frontdoor_opts {
 	FILE *log;                  /* refusals; NULL: stderr */
 	double preamble_secs;       /* 0: FRONTDOOR_PREAMBLE_SECS */
 	int max_pending;            /* 0: FRONTDOOR_PENDING */
+	int max_reviews;            /* 0: FRONTDOOR_QUEUE */
 };
 
 struct frontdoor;
