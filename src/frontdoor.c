@@ -372,7 +372,7 @@ static int fd_gateway(struct frontdoor *f, struct conn *c, const char *uid, cons
 	struct sockaddr_un sa;
 	int dirfd = -1, g = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	int rc = -1;
-	if (g >= 0 && door_addr(path, &sa, &dirfd, &e) == 0 &&
+	if (g >= 0 && fsx_unix_addr(path, &sa, &dirfd, &e) == 0 &&
 	    connect(g, (struct sockaddr *)&sa, sizeof sa) == 0) {
 		fcntl(c->fd, F_SETFL, fcntl(c->fd, F_GETFL) | O_NONBLOCK);
 		rc = relay_add(&f->relay, c->fd, g, NULL, 0);
@@ -400,7 +400,7 @@ static int fd_handoff(struct frontdoor *f, struct conn *c, const char *uid, cons
 	struct err e = {{0}};
 	int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	*why = _("no paddock process waits for this pod");
-	if (s >= 0 && door_addr(path, &sa, &dirfd, &e) == 0 && connect(s, (struct sockaddr *)&sa, sizeof sa) == 0) {
+	if (s >= 0 && fsx_unix_addr(path, &sa, &dirfd, &e) == 0 && connect(s, (struct sockaddr *)&sa, sizeof sa) == 0) {
 		struct buf m = {0};
 		buf_printf(&m, "%s %d %s\n", kind_names[c->p.kind], c->p.port, uid);
 		if (c->p.msg)

@@ -12,6 +12,8 @@
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 #include <linux/magic.h>
 #ifdef __has_include
@@ -399,4 +401,29 @@ void fsx_close_from(int lowfd, const int *keep, size_t n)
 	closedir(d);
 	for (size_t i = 0; i < nfds; i++)
 		close(fds[i]);
+}
+
+int fsx_unix_addr(const char *path, struct sockaddr_un *sa, int *dirfd, struct err *e)
+{
+	memset(sa, 0, sizeof *sa);
+	sa->sun_family = AF_UNIX;
+	*dirfd = -1;
+	if (strlen(path) < sizeof sa->sun_path) {
+		memcpy(sa->sun_path, path, strlen(path) + 1);
+		return 0;
+	}
+	const char *slash = strrchr(path, '/');
+	char *dir = xstrndup(path, slash ? (size_t)(slash - path) : 0);
+	*dirfd = open(*dir ? dir : "/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	free(dir);
+	if (*dirfd < 0)
+		return err_errno(e, _("cannot open the folder of %s"), path);
+	int n = snprintf(sa->sun_path, sizeof sa->sun_path, "/proc/self/fd/%d/%s", *dirfd,
+	                 slash ? slash + 1 : path);
+	if (n < 0 || (size_t)n >= sizeof sa->sun_path) {
+		close(*dirfd);
+		*dirfd = -1;
+		return err_set(e, _("the socket name %s is too long"), path);
+	}
+	return 0;
 }

@@ -64,4 +64,11 @@ int fsx_write_all(int fd, const void *data, size_t n);
 /* Closes every fd >= lowfd except those listed in keep (n entries). */
 void fsx_close_from(int lowfd, const int *keep, size_t n);
 
+/* sa for the unix socket path, through /proc/self/fd/<dirfd> when the
+ * path is longer than sun_path holds (a deep data directory; *dirfd then
+ * open: the caller closes it after connect or bind; else -1).  0, or -1
+ * with e set. */
+struct sockaddr_un;
+int fsx_unix_addr(const char *path, struct sockaddr_un *sa, int *dirfd, struct err *e);
+
 #endif

@@ -46,46 +46,11 @@ static size_t ntokens;
 
 static void server_start(void)
 {
-	const char *ec = "-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes";
-	if (testlib_sh("cd %s && printf 'subjectAltName=IP:127.0.0.1\\n' >srv.ext && "
-	               "openssl req -x509 %s -keyout ca.key -out ca.crt -days 2 -subj /CN=test-ca 2>/dev/null && "
-	               "openssl req %s -keyout srv.key -out srv.csr -subj /CN=kube-api 2>/dev/null && "
-	               "openssl x509 -req -in srv.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out srv.crt -days 2 "
-	               "-extfile srv.ext 2>/dev/null", T, ec, ec) != 0) {
-		printf("Bail out! openssl cannot make the test certificates\n");
-		exit(1);
-	}
-	const char *top = getenv("top_srcdir");
-	char *script = testlib_fmt("%s/tests/kube-api-server.py", top ? top : ".");
-	char *pf = testlib_fmt("%s/port", T), *tf = testlib_fmt("%s/server-token", T);
-	char *ff = testlib_fmt("%s/faults", T);
+	char *tf = testlib_fmt("%s/server-token", T), *ff = testlib_fmt("%s/faults", T);
 	testlib_write_file(tf, "tok-API-0123456789\n");
 	testlib_write_file(ff, "%s", "");
-	const char *argv[] = { "python3", script, "--port-file", pf, "--log", testlib_fmt("%s/requests.log", T),
-		"--cert", testlib_fmt("%s/srv.crt", T), "--key", testlib_fmt("%s/srv.key", T), "--token-file", tf,
-		"--faults", ff, "--start-delay", "0.1", NULL };
-	FILE *o = fopen(testlib_fmt("%s/server.out", T), "w");
-	srv = (struct child){ .argv = argv, .stdio = { CHILD_NULL, fileno(o), fileno(o) },
-	                      .flags = CHILD_DIE_WITH_PARENT };
-	struct err e = {{0}};
-	if (child_start(&srv, &e) < 0) {
-		printf("Bail out! %s\n", e.msg);
-		exit(1);
-	}
-	fclose(o);
-	for (int i = 0; i < 200 && !api_port; i++) {
-		char *p = testlib_slurp(pf);
-		if (p) {
-			api_port = atoi(p);
-			free(p);
-		} else {
-			clock_sleep(0.05);
-		}
-	}
-	if (!api_port) {
-		printf("Bail out! the contract server did not start\n");
-		exit(1);
-	}
+	const char *args[] = { "--token-file", tf, "--faults", ff, "--start-delay", "0.1", NULL };
+	api_port = testlib_kube_server(&srv, T, args);
 }
 
 static void fault(const char *line)

@@ -30,55 +30,13 @@ static int port;
 static struct child srv;
 static const struct limits lim = { .memory = 1u << 30, .disk = 2u << 30, .cpus = 1, .timeout = 600 };
 
-static void certs(void)
-{
-	const char *ec = "-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes";
-	int rc = testlib_sh(
-		"cd %s && "
-		"printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\\n' >srv.ext && "
-		"openssl req -x509 %s -keyout ca.key -out ca.crt -days 2 -subj /CN=test-ca 2>/dev/null && "
-		"openssl req %s -keyout srv.key -out srv.csr -subj /CN=kube-api 2>/dev/null && "
-		"openssl x509 -req -in srv.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out srv.crt -days 2 "
-		"-extfile srv.ext 2>/dev/null",
-		T, ec, ec);
-	if (rc != 0) {
-		printf("Bail out! openssl cannot make the test certificates\n");
-		exit(1);
-	}
-}
-
 static void server_start(const char *objects)
 {
-	const char *top = getenv("top_srcdir");
-	char *script = testlib_fmt("%s/tests/kube-api-server.py", top ? top : ".");
-	char *pf = testlib_fmt("%s/port", T), *lf = testlib_fmt("%s/requests.log", T);
 	char *tf = testlib_fmt("%s/server-token", T);
 	testlib_write_file(tf, "tok-A-0123456789\n");
-	const char *argv[] = { "python3", script, "--port-file", pf, "--log", lf, "--cert",
-		testlib_fmt("%s/srv.crt", T), "--key", testlib_fmt("%s/srv.key", T), "--token-file", tf,
-		"--forbid-namespace", "ns-forbidden", "--objects", objects, NULL };
-	FILE *o = fopen(testlib_fmt("%s/server.out", T), "w");
-	srv = (struct child){ .argv = argv, .stdio = { CHILD_NULL, fileno(o), fileno(o) },
-	                      .flags = CHILD_DIE_WITH_PARENT };
-	struct err e = {{0}};
-	if (child_start(&srv, &e) < 0) {
-		printf("Bail out! %s\n", e.msg);
-		exit(1);
-	}
-	fclose(o);
-	for (int i = 0; i < 200; i++) {
-		char *p = testlib_slurp(pf);
-		if (p) {
-			port = atoi(p);
-			free(p);
-			return;
-		}
-		clock_sleep(0.05);
-	}
-	printf("Bail out! the contract server did not start\n");
-	child_kill(&srv, SIGKILL);
-	child_finish(&srv);
-	exit(1);
+	const char *args[] = { "--token-file", tf, "--forbid-namespace", "ns-forbidden", "--objects",
+		objects, NULL };
+	port = testlib_kube_server(&srv, T, args);
 }
 
 static char *kubeconfig(const char *name, const char *token, const char *ns)
@@ -448,7 +406,6 @@ int main(void)
 		return 0;
 	}
 	T = testlib_tmpdir("kube-check");
-	certs();
 	test_instance();
 	char *data = testlib_fmt("%s/data", T);
 	struct err e = {{0}};

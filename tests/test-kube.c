@@ -30,20 +30,18 @@ static size_t log_seen;
 static void certs(void)
 {
 	const char *ec = "-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes";
+	/* The test CA and the server's: testlib_kube_server's; these are the
+	 * client side's (another CA of the same name, a client CA and its
+	 * certificate). */
 	int rc = testlib_sh(
 		"cd %s && "
-		"printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\\n' >srv.ext && "
 		"printf 'extendedKeyUsage=clientAuth\\n' >cli.ext && "
-		"openssl req -x509 %s -keyout ca.key -out ca.crt -days 2 -subj /CN=test-ca 2>/dev/null && "
 		"openssl req -x509 %s -keyout other.key -out other.crt -days 2 -subj /CN=test-ca 2>/dev/null && "
 		"openssl req -x509 %s -keyout cca.key -out cca.crt -days 2 -subj /CN=client-ca 2>/dev/null && "
-		"openssl req %s -keyout srv.key -out srv.csr -subj /CN=kube-api 2>/dev/null && "
-		"openssl x509 -req -in srv.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out srv.crt -days 2 "
-		"-extfile srv.ext 2>/dev/null && "
 		"openssl req %s -keyout cli.key -out cli.csr -subj /CN=paddock-user 2>/dev/null && "
 		"openssl x509 -req -in cli.csr -CA cca.crt -CAkey cca.key -CAcreateserial -out cli.crt -days 2 "
 		"-extfile cli.ext 2>/dev/null",
-		T, ec, ec, ec, ec, ec);
+		T, ec, ec, ec);
 	if (rc != 0) {
 		printf("Bail out! openssl cannot make the test certificates\n");
 		exit(1);
@@ -52,42 +50,13 @@ static void certs(void)
 
 static void server_start(void)
 {
-	const char *top = getenv("top_srcdir");
-	char *script = testlib_fmt("%s/tests/kube-api-server.py", top ? top : ".");
-	char *pf = testlib_fmt("%s/port", T), *lf = testlib_fmt("%s/requests.log", T);
-	char *cert = testlib_fmt("%s/srv.crt", T), *key = testlib_fmt("%s/srv.key", T);
-	char *cca = testlib_fmt("%s/cca.crt", T), *tf = testlib_fmt("%s/server-token", T);
-	char *ff = testlib_fmt("%s/faults", T);
+	char *tf = testlib_fmt("%s/server-token", T), *ff = testlib_fmt("%s/faults", T);
 	testlib_write_file(tf, "tok-A-0123456789\n");
 	testlib_write_file(ff, "%s", "");
-	const char *argv[] = { "python3", script, "--port-file", pf, "--log", lf, "--cert", cert, "--key", key,
-		"--client-ca", cca, "--token-file", tf, "--faults", ff, "--grace-scale", "0.2",
-		"--bookmark-interval", "0.3", "--start-delay", "0.1", "--forbid-namespace", "ns-forbidden",
-		NULL };
-	char *out = testlib_fmt("%s/server.out", T);
-	testlib_write_file(out, "%s", "");
-	FILE *o = fopen(out, "w");
-	srv = (struct child){ .argv = argv, .stdio = { CHILD_NULL, fileno(o), fileno(o) },
-	                      .flags = CHILD_DIE_WITH_PARENT };
-	struct err e = {{0}};
-	if (child_start(&srv, &e) < 0) {
-		printf("Bail out! %s\n", e.msg);
-		exit(1);
-	}
-	fclose(o);
-	for (int i = 0; i < 200; i++) {
-		char *p = testlib_slurp(pf);
-		if (p) {
-			port = atoi(p);
-			free(p);
-			return;
-		}
-		clock_sleep(0.05);
-	}
-	printf("Bail out! the contract server did not start\n");
-	child_kill(&srv, SIGKILL);
-	child_finish(&srv);
-	exit(1);
+	const char *args[] = { "--client-ca", testlib_fmt("%s/cca.crt", T), "--token-file", tf,
+		"--faults", ff, "--grace-scale", "0.2", "--bookmark-interval", "0.3", "--start-delay", "0.1",
+		"--forbid-namespace", "ns-forbidden", NULL };
+	port = testlib_kube_server(&srv, T, args);
 }
 
 static int by_time(const void *a, const void *b)

@@ -3,6 +3,7 @@
 #include "testlib.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,8 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "child.h"
+#include "clock.h"
 #include "err.h"
 #include "fsx.h"
 
@@ -201,4 +204,55 @@ void testlib_git_env(const char *name, const char *email, const char *date)
 		setenv("GIT_COMMITTER_DATE", date, 1);
 	}
 	unsetenv("PADDOCK_GIT_TOKEN");
+}
+
+int testlib_kube_server(struct child *srv, const char *dir, const char *const *args)
+{
+	const char *ec = "-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes";
+	if (access(testlib_fmt("%s/srv.crt", dir), R_OK) != 0 &&
+	    testlib_sh("cd %s && printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\\n' >srv.ext && "
+	               "openssl req -x509 %s -keyout ca.key -out ca.crt -days 2 -subj /CN=test-ca 2>/dev/null && "
+	               "openssl req %s -keyout srv.key -out srv.csr -subj /CN=kube-api 2>/dev/null && "
+	               "openssl x509 -req -in srv.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out srv.crt "
+	               "-days 2 -extfile srv.ext 2>/dev/null", dir, ec, ec) != 0) {
+		printf("Bail out! openssl cannot make the test certificates\n");
+		exit(1);
+	}
+	const char *top = getenv("top_srcdir");
+	char *pf = testlib_fmt("%s/port", dir);
+	const char *fixed[] = { "python3", testlib_fmt("%s/tests/kube-api-server.py", top ? top : "."),
+		"--port-file", pf, "--log", testlib_fmt("%s/requests.log", dir), "--cert",
+		testlib_fmt("%s/srv.crt", dir), "--key", testlib_fmt("%s/srv.key", dir) };
+	size_t nf = sizeof fixed / sizeof *fixed, na = 0;
+	while (args && args[na])
+		na++;
+	/* Kept: the child struct holds argv. */
+	const char **argv = (const char **)(void *)testlib_keep(xcalloc(nf + na + 1, sizeof *argv));
+	memcpy(argv, fixed, sizeof fixed);
+	for (size_t i = 0; i < na; i++)
+		argv[nf + i] = args[i];
+	FILE *o = fopen(testlib_fmt("%s/server.out", dir), "w");
+	*srv = (struct child){ .argv = argv, .stdio = { CHILD_NULL, fileno(o), fileno(o) },
+	                       .flags = CHILD_DIE_WITH_PARENT };
+	struct err e = {{0}};
+	int started = child_start(srv, &e) == 0;
+	fclose(o);
+	if (!started) {
+		printf("Bail out! %s\n", e.msg);
+		exit(1);
+	}
+	for (int i = 0; i < 200; i++) {
+		char *p = testlib_slurp(pf);
+		if (p) {
+			int port = atoi(p);
+			free(p);
+			return port;
+		}
+		clock_sleep(0.05);
+	}
+	printf("Bail out! the contract server did not start: %s\n",
+	       testlib_sh_out("tail -n 3 %s/server.out", dir));
+	child_kill(srv, SIGKILL);
+	child_finish(srv);
+	exit(1);
 }

@@ -50,4 +50,14 @@ char *testlib_slurp(const char *path);
  * PADDOCK_GIT_TOKEN from the caller's environment. */
 void testlib_git_env(const char *name, const char *email, const char *date);
 
+struct child;
+/* The Kubernetes contract server (tests/kube-api-server.py) for a test:
+ * makes dir/ca.crt and dir/ca.key (a test CA) and dir/srv.crt and
+ * dir/srv.key (for 127.0.0.1 and localhost) unless dir/srv.crt is there,
+ * then starts the server on loopback (CHILD_DIE_WITH_PARENT, its output
+ * in dir/server.out) with --port-file dir/port --log dir/requests.log
+ * --cert --key and args (NULL-terminated, may be NULL).  *srv is the
+ * caller's to stop.  Returns its port; bails out when it cannot start. */
+int testlib_kube_server(struct child *srv, const char *dir, const char *const *args);
+
 #endif

@@ -42,31 +42,6 @@ int door_pod_ok(const char *pod)
 	return 1;
 }
 
-int door_addr(const char *path, struct sockaddr_un *sa, int *dirfd, struct err *e)
-{
-	memset(sa, 0, sizeof *sa);
-	sa->sun_family = AF_UNIX;
-	*dirfd = -1;
-	if (strlen(path) < sizeof sa->sun_path) {
-		memcpy(sa->sun_path, path, strlen(path) + 1);
-		return 0;
-	}
-	/* A data directory deep enough that the name does not fit. */
-	const char *slash = strrchr(path, '/');
-	char *dir = xstrndup(path, slash ? (size_t)(slash - path) : 0);
-	*dirfd = open(*dir ? dir : "/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	free(dir);
-	if (*dirfd < 0)
-		return err_errno(e, _("cannot open the folder of %s"), path);
-	int n = snprintf(sa->sun_path, sizeof sa->sun_path, "/proc/self/fd/%d/%s", *dirfd, slash ? slash + 1 : path);
-	if (n < 0 || (size_t)n >= sizeof sa->sun_path) {
-		close(*dirfd);
-		*dirfd = -1;
-		return err_set(e, _("the socket name %s is too long"), path);
-	}
-	return 0;
-}
-
 /* ---- hand-offs ---- */
 
 /* Parses "<kind> <port> <uid>\n[<message>\n]".  0, or -1 when it is not
@@ -134,7 +109,7 @@ struct door *door_open(const char *data_dir, const char *pod, const char *bridge
 	struct sockaddr_un sa;
 	int dirfd;
 	d->lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (d->lfd < 0 || door_addr(d->path, &sa, &dirfd, e) < 0) {
+	if (d->lfd < 0 || fsx_unix_addr(d->path, &sa, &dirfd, e) < 0) {
 		if (d->lfd < 0)
 			err_errno(e, _("cannot make the socket %s"), d->path);
 		door_close(d);

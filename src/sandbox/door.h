@@ -67,9 +67,5 @@ void door_close(struct door *d);
 /* 1 when pod is a DNS-1123 label (lowercase letters, digits and '-', not
  * at either end) of 1..63 bytes: a pod name that is also a file name. */
 int door_pod_ok(const char *pod);
-/* sa for the unix socket path, through /proc/self/fd/<dirfd> when the
- * path is longer than sun_path holds (*dirfd then open: the caller closes
- * it after connect or bind; else -1).  0, or -1 with e set. */
-int door_addr(const char *path, struct sockaddr_un *sa, int *dirfd, struct err *e);
 
 #endif

@@ -148,31 +148,6 @@ int shell_recv(int fd, int *type, struct buf *payload, int timeout_ms)
 	}
 }
 
-int shell_addr(const char *path, struct sockaddr_un *sa, int *dirfd, struct err *e)
-{
-	memset(sa, 0, sizeof *sa);
-	sa->sun_family = AF_UNIX;
-	*dirfd = -1;
-	if (strlen(path) < sizeof sa->sun_path) {
-		memcpy(sa->sun_path, path, strlen(path) + 1);
-		return 0;
-	}
-	const char *slash = strrchr(path, '/');
-	char *dir = xstrndup(path, slash ? (size_t)(slash - path) : 0);
-	*dirfd = open(*dir ? dir : "/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	free(dir);
-	if (*dirfd < 0)
-		return err_errno(e, _("cannot open the folder of %s"), path);
-	int n = snprintf(sa->sun_path, sizeof sa->sun_path, "/proc/self/fd/%d/%s", *dirfd,
-	                 slash ? slash + 1 : path);
-	if (n < 0 || (size_t)n >= sizeof sa->sun_path) {
-		close(*dirfd);
-		*dirfd = -1;
-		return err_set(e, _("the socket name %s is too long"), path);
-	}
-	return 0;
-}
-
 long shell_peer_uid(int fd)
 {
 	struct ucred cr;
@@ -201,7 +176,7 @@ int shell_listen(const char *data_dir, const char *task_id, struct err *e)
 	 * is no socket of ours. */
 	if (lstat(path, &st) == 0 && S_ISSOCK(st.st_mode))
 		unlink(path);
-	if (shell_addr(path, &sa, &dirfd, e) < 0)
+	if (fsx_unix_addr(path, &sa, &dirfd, e) < 0)
 		goto fail;
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 ||

@@ -73,7 +73,7 @@ static int shell_connect(const char *data_dir, const char *id, struct err *e)
 	struct sockaddr_un sa;
 	struct stat st;
 	int dirfd = -1, fd = -1;
-	if (shell_addr(path, &sa, &dirfd, e) < 0)
+	if (fsx_unix_addr(path, &sa, &dirfd, e) < 0)
 		goto out;
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {

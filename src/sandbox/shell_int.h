@@ -65,11 +65,6 @@ int shell_send(int fd, int type, const void *payload, size_t len, int timeout_ms
  * connection or on an error. */
 int shell_recv(int fd, int *type, struct buf *payload, int timeout_ms);
 
-/* The address of the socket at path; a path too long for sun_path goes
- * through /proc/self/fd of its folder, opened into *dirfd (close it after
- * bind or connect; -1 when not needed).  -1 with e. */
-int shell_addr(const char *path, struct sockaddr_un *sa, int *dirfd, struct err *e);
-
 /* The uid at the other end of a unix socket, or -1. */
 long shell_peer_uid(int fd);
 
