@@ -1084,7 +1084,7 @@ static long door_preamble(char *pre, const char *kind, int port, const char *msg
  * token.  Only before the session: nothing runs yet. */
 static int door_open(const char *kind, const char *msg)
 {
-	double end = now() + dl.seconds, pause = 0.2;
+	double end = now() + dl.seconds, pause = 0.2, said = 0;
 	char pre[DIAL_PREAMBLE_MAX], why[512];
 	for (;;) {
 		long pl = door_preamble(pre, kind, 0, msg, why, sizeof why);
@@ -1116,6 +1116,12 @@ static int door_open(const char *kind, const char *msg)
 		if (left <= 0) {
 			fprintf(stderr, "paddock-runner: %s\n", why);
 			exit(3);
+		}
+		/* Said at once and then every 10 s, for the pod's log (paddock
+		 * reads it when the runner never comes). */
+		if (pl && now() >= said + 10) {
+			fprintf(stderr, "paddock-runner: %s; trying again\n", why);
+			said = now();
 		}
 		dial_pause(pause < left ? pause : left);
 		pause = pause * 2 < 5 ? pause * 2 : 5;

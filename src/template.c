@@ -161,7 +161,10 @@ static int template_go_read(int fd, char head[41])
  * namespace, which the supervisor needs for the task's own sandbox).  It
  * dies with its supervisor (SIGKILL, not SIGTERM: it keeps the
  * supervisor's SIGTERM handler, which only sets a flag, and a child stuck
- * somewhere would outlive its supervisor holding the template's lock). */
+ * somewhere would outlive its supervisor holding the template's lock).
+ * Long: the sandbox's one life (gateway, make, warm-up for a verification,
+ * the steps, a direct workspace brought back, the report) reads best in
+ * order. */
 static int template_setup_child(void *arg)
 {
 	const struct template_child *tc = arg;

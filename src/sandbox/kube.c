@@ -946,8 +946,10 @@ static double backoff(int attempt)
 
 /* Long: one request with its retries (429, 5xx, failed connections, a
  * 401 that fresh credentials may answer), each step bounded. */
-long kube_request(struct kube *k, const char *method, const char *path, const char *body,
-                  json_t **out, struct err *e)
+/* kube_request, or with text the answer's body as it came (a 2xx one;
+ * an error's Status is still the message). */
+static long kube_do(struct kube *k, const char *method, const char *path, const char *body,
+                    json_t **out, struct buf *text, struct err *e)
 {
 	if (out)
 		*out = NULL;
@@ -1015,6 +1017,11 @@ long kube_request(struct kube *k, const char *method, const char *path, const ch
 			clock_sleep(dmin(wait, k->o.retry_after_max));
 			continue;
 		}
+		if (text && code < 400 && s.b.len) {
+			buf_add(text, s.b.data, s.b.len);
+			buf_free(&s.b);
+			break;
+		}
 		json_t *j = s.b.len ? json_loadb(s.b.data, s.b.len, 0, NULL) : NULL;
 		buf_free(&s.b);
 		if (code >= 400)
@@ -1029,6 +1036,12 @@ long kube_request(struct kube *k, const char *method, const char *path, const ch
 	return code;
 }
 
+long kube_request(struct kube *k, const char *method, const char *path, const char *body,
+                  json_t **out, struct err *e)
+{
+	return kube_do(k, method, path, body, out, NULL, e);
+}
+
 /* ---- pods ---- */
 
 static char *esc(struct kube *k, const char *s)
@@ -1037,6 +1050,27 @@ static char *esc(struct kube *k, const char *s)
 	char *r = xstrdup(x ? x : "");
 	curl_free(x);
 	return r;
+}
+
+int kube_pod_log(struct kube *k, const char *name, size_t max, struct buf *out, struct err *e)
+{
+	char *ns = esc(k, k->ns), *n = esc(k, name);
+	char *path = xasprintf("/api/v1/namespaces/%s/pods/%s/log?tailLines=40&limitBytes=%zu", ns, n,
+	                       max);
+	long code = kube_do(k, "GET", path, NULL, NULL, out, e);
+	free(path);
+	free(ns);
+	free(n);
+	if (code >= 200 && code < 300) {
+		if (out->len > max) {
+			out->len = max;
+			out->data[max] = '\0';
+		}
+		return 0;
+	}
+	if (code >= 0 && code < 400)
+		err_set(e, _("the Kubernetes API answered the pod's log with %ld"), code);
+	return -1;
 }
 
 static json_t *kube_want(struct kube *k, long code, long want, json_t *j, const char *what, struct err *e)

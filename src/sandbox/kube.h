@@ -102,6 +102,11 @@ json_t *kube_pod_get(struct kube *k, const char *name, struct err *e);
  * another's. */
 int kube_pod_delete(struct kube *k, const char *name, const char *uid, int grace_seconds,
                     struct err *e);
+/* The end of the pod's log (its last 40 lines, at most max bytes)
+ * appended to out: what its container printed, the pod's data (sanitize
+ * it before it is shown).  For diagnostics only.  0, or -1 with e set. */
+struct buf;
+int kube_pod_log(struct kube *k, const char *name, size_t max, struct buf *out, struct err *e);
 /* The PodList of the pods matching a label selector ("a=b,c=d"; NULL:
  * all) in kube_namespace() (new reference; its metadata.resourceVersion
  * is where a watch of them starts). */

@@ -295,7 +295,7 @@ const struct sandbox_backend *sandbox_backend_bwrap(void);
  * preflight refuses unless unsafe_no_isolation is set: it is for tests
  * and for development where user namespaces are missing. */
 const struct sandbox_backend *sandbox_backend_process(void);
-/* kubernetes (sandbox_kube.c; paddock(1), KUBERNETES): each sandbox a
+/* kubernetes (pods.c; paddock(1), KUBERNETES): each sandbox a
  * Pod whose PID 1 is paddock-runner, dialling paddock's front door
  * (frontdoor.h) with its projected token; its session and its gateway
  * connections come to this process through door.h.  Options: kube and

@@ -405,6 +405,27 @@ static int pod_make(struct ksb *p, const struct sandbox_spec *spec, struct err *
 	                    "the janitor removes them"), p->task_id);
 }
 
+/* The error of a pod whose runner never dialled in t seconds, with what
+ * its log ends with (the runner says why it cannot reach the front door):
+ * the one time the pod's log is read. */
+static void runner_silent(struct ksb *p, double t, struct err *e)
+{
+	struct buf log = { 0 };
+	struct err le = {{0}};
+	char *tail = NULL;
+	if (kube_pod_log(p->k, p->name, 1024, &log, &le) == 0 && log.len) {
+		while (log.len && log.data[log.len - 1] == '\n')
+			log.data[--log.len] = '\0';
+		tail = sanitize_quote_str(log.data);
+	}
+	err_set(e, _("kubernetes: pod %s's runner did not reach the front door in %.0f s "
+	             "(kubernetes.start-timeout); check kubernetes.front-door and the "
+	             "NetworkPolicy that allows it%s%s"), p->name, t, tail ? _("; its log ends: ") : "",
+	        tail ? tail : "");
+	free(tail);
+	buf_free(&log);
+}
+
 /* Waits for the pod's runner: its connection through the front door, or
  * a cause that ends the wait (pod_problem), or the start timeout. */
 static int pod_wait_runner(struct ksb *p, struct err *e)
@@ -444,9 +465,7 @@ static int pod_wait_runner(struct ksb *p, struct err *e)
 				err_kind_set(e, sw.kind, _("kubernetes: %s (waited %.0f s: kubernetes.start-timeout)"),
 				             sw.why, t);
 			else
-				err_set(e, _("kubernetes: pod %s's runner did not reach the front door in %.0f s "
-				             "(kubernetes.start-timeout); check kubernetes.front-door and the "
-				             "NetworkPolicy that allows it"), p->name, t);
+				runner_silent(p, t, e);
 			break;
 		}
 		int wr = kube_watch_pod(p->k, &w, left, on_start_event, &sw, e);
