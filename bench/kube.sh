@@ -47,7 +47,7 @@ cleanup() {
 	[ -z "$SPID" ] || wait "$SPID" 2>/dev/null
 	[ -z "$KPID" ] || kill "$KPID" 2>/dev/null
 	[ -z "$KPID" ] || wait "$KPID" 2>/dev/null
-	[ -n "${BENCH_KEEP:-}" ] && echo "kept $T" >&2 || rm -rf "$T"
+	if [ -n "${BENCH_KEEP:-}" ]; then echo "kept $T" >&2; else rm -rf "$T"; fi
 	exit "$rc"
 }
 trap cleanup EXIT
