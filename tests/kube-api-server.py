@@ -9,7 +9,8 @@ Usage: kube-api-server.py --port-file F --log F --cert F --key F
            [--grace-scale S] [--bookmark-interval S] [--start-delay S]
            [--forbid-namespace NS] [--seed N]
            [--objects FILE]
-           [--kubelet --kubelet-state DIR --bridge PATH [--bwrap PATH]]
+           [--kubelet --kubelet-state DIR --bridge PATH [--bwrap PATH]
+            [--kubelet-log F]]
 
 Listens on 127.0.0.1 (a free port, written to --port-file once it
 listens), TLS only, with --cert/--key (a test CA's, made at test time).
@@ -145,7 +146,9 @@ grace period (times --grace-scale); the pod is DELETED once the process is
 gone, after its final status.  Grace 0: DELETED now, killed now.  A pod's
 host state (--kubelet-state/<uid>: volumes, relay, log of its output) is
 removed when it ends.  Killing the server kills every pod (bwrap's
---die-with-parent).  Not enforced: resources (memory, cpu, ephemeral
+--die-with-parent).  --kubelet-log F: a JSON line per pod that reached
+Running, {"pod", "uid", "running"} (unix time, time.time() as the request
+log's "time"), for bench/kube.sh: a pod's own start is its POST to this.  Not enforced: resources (memory, cpu, ephemeral
 storage), probes, restarts (restartPolicy is taken as Never).
 
 TEST CONTROLS (authenticated as the API): POST /_fake/compact (forget the
@@ -760,6 +763,11 @@ class PodRun:
             self.child_pid = None
         started = now_iso()
         self.started_at = time.monotonic()
+        if ARGS.kubelet_log:
+            with LOCK:
+                with open(ARGS.kubelet_log, "a") as f:
+                    f.write(json.dumps({"pod": self.name, "uid": self.uid,
+                                        "running": time.time()}) + "\n")
 
         def running(s):
             s["phase"] = "Running"
@@ -1044,6 +1052,10 @@ class PodRun:
                 try:
                     up = socket.create_connection(("127.0.0.1", port), timeout=5)
                     up.settimeout(None)
+                    # The runner's own socket has TCP_NODELAY (runner/dial.c):
+                    # so has the relay's leg that stands in for it, else each
+                    # small write waits for a delayed ACK (40 ms).
+                    up.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
                 except OSError:
                     conn.close()
                     continue
@@ -1165,6 +1177,10 @@ class Handler(BaseHTTPRequestHandler):
     def setup(self):
         super().setup()
         self.connection.settimeout(15)
+        # As the real API server (Go sets TCP_NODELAY on every TCP
+        # connection): else the body, written after the headers, waits
+        # for the client's delayed ACK, 40 ms a request on loopback.
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         try:
             self.connection.do_handshake()
         except (ssl.SSLError, OSError):
@@ -1765,6 +1781,7 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--kubelet", action="store_true")
     ap.add_argument("--kubelet-state")
+    ap.add_argument("--kubelet-log")
     ap.add_argument("--bwrap", default="bwrap")
     ap.add_argument("--bridge")
     ap.add_argument("--objects")

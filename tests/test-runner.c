@@ -900,6 +900,28 @@ static void test_real(const char *dir)
 	   runner_wait(r, id, clock_mono() + 30, &end, &e) == 0 && atoi(s.data) == (int)total,
 	   "8 MiB sent within the window, as the runner takes it, arrive whole: %s", s.data);
 
+	/* runner_step returns once what came is handled, not at its
+	 * deadline: a sender that waits for room goes on as the runner's
+	 * TAKEN comes (it waited 0.2 s a window in sandbox_kube's own_run) */
+	cmd = (struct runner_cmd){ .argv = wc, .env = env_path, .flags = RP_RUN_STDIN,
+	                           .output = sink_output, .arg = &s };
+	s = (struct sink){ .len = 0 };
+	id = runner_start(r, &cmd, &e);
+	for (sent = 0; id && runner_stdin_room(r, id) >= sizeof chunk && sent < (4u << 20);
+	     sent += sizeof chunk)
+		runner_stdin(r, id, chunk, sizeof chunk, &e);
+	double t0 = clock_mono(), waited;
+	int stepped = 0;
+	while (id && stepped == 0 && runner_stdin_room(r, id) < sizeof chunk && clock_mono() < t0 + 20)
+		stepped = runner_step(r, id, clock_mono() + 10, &e);
+	waited = clock_mono() - t0;
+	ok(id && stepped == 0 && runner_stdin_room(r, id) >= sizeof chunk && waited < 5,
+	   "runner_step returns when the runner's TAKEN came, before its deadline (%.2f s of 10)",
+	   waited);
+	ok(id && runner_stdin(r, id, "", 0, &e) == 0 &&
+	   runner_wait(r, id, clock_mono() + 30, &end, &e) == 0 && atoi(s.data) == (int)sent,
+	   "(that run's input arrives whole: %s of %zu)", s.data, sent);
+
 	/* a terminal */
 	int pty_ok = sh(r, "stty size; test -t 0 && echo tty", RP_RUN_PTY, none, &end, &s) == 0 &&
 	             strstr(s.data, "24 80") && strstr(s.data, "tty");

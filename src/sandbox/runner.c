@@ -539,11 +539,14 @@ uint32_t runner_start(struct runner *r, const struct runner_cmd *cmd, struct err
 
 int runner_step(struct runner *r, uint32_t id, double deadline, struct err *e)
 {
-	for (;;) {
+	/* Waits only for the first frames: once some came, what else is
+	 * there now, and back to the caller (a sender waiting for room, a
+	 * TAKEN, goes on at once rather than at the deadline). */
+	for (int waited = 0;; waited = 1) {
 		struct run *run = id ? run_find(r, id) : NULL;
 		if (run && run->ended)
 			return 1;
-		int ms = ms_left(deadline);
+		int ms = waited ? 0 : ms_left(deadline);
 		int rc = pump_ms(r, ms < 0 ? 0 : ms, e);
 		if (rc <= 0)
 			return rc;
