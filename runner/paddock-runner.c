@@ -26,6 +26,9 @@
  * PADDOCK_RUNNER_DIAL_SECONDS (meant for tests only), and exits 3 with a
  * message on stderr when it never gets there, or when the token file
  * holds no valid token (no connection is made then, not even a fault).
+ * A connection that closes before paddock's HELLO (a proxy whose backend
+ * is not up) is a dial that failed, tried again within the same time; it
+ * says why on stderr every 10 s, for the pod's log.
  * Each connection to a gateway port gets a connection of its own to the
  * front door (kind `gateway`), relayed both ways in the runner's one
  * poll loop (bridge/relay.h, as paddock-bridge relays); a fresh RUN does
@@ -1082,9 +1085,17 @@ static long door_preamble(char *pre, const char *kind, int port, const char *msg
  * retried with backoff for dl.seconds; the runner ends (status 3) when
  * none is made in that time, or at once when the token file holds no
  * token.  Only before the session: nothing runs yet. */
+/* When the runner's own dialling gives up: one deadline for every try,
+ * those door_open makes and those after a front door that closed the
+ * connection before paddock spoke (redial). */
+static double runner_dial_end;
+
 static int door_open(const char *kind, const char *msg)
 {
-	double end = now() + dl.seconds, pause = 0.2, said = 0;
+	if (!runner_dial_end && !strcmp(kind, "runner"))
+		runner_dial_end = now() + dl.seconds;
+	double end = !strcmp(kind, "runner") ? runner_dial_end : now() + dl.seconds;
+	double pause = 0.2, said = 0;
 	char pre[DIAL_PREAMBLE_MAX], why[512];
 	for (;;) {
 		long pl = door_preamble(pre, kind, 0, msg, why, sizeof why);
@@ -1165,6 +1176,20 @@ static void gateway_accept(size_t i)
 	setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 	relay_add(&relays, c, fd, pre, (size_t)pl);
 	explicit_bzero(pre, (size_t)pl);
+}
+
+/* The front door (or a proxy or load balancer before it, whose backend
+ * is not up) took the connection and closed it before paddock said HELLO:
+ * not a session that ended but a dial that failed, tried again within the
+ * same deadline (door_open exits 3 past it). */
+static void redial(void)
+{
+	close(chan);
+	rp_buf_consume(&inbuf, inbuf.len);
+	fprintf(stderr, "paddock-runner: the front door at %s closed the connection before paddock "
+	        "answered; trying again\n", dl.door.text);
+	dial_pause(1.0);
+	chan = door_open("runner", NULL);
 }
 
 /* Dial mode up to the session: the gateway ports' listeners, the probes,
@@ -1306,8 +1331,11 @@ int main(int argc, char **argv)
 		if (poll(pf, (nfds_t)n, timeout) < 0 && errno != EINTR)
 			finish(3);
 		if (pf[0].revents & (POLLIN | POLLHUP | POLLERR)) {
-			if (!chan_read(&hello))
-				finish(0);
+			if (!chan_read(&hello)) {
+				if (!dial_mode || hello)
+					finish(0);
+				redial();
+			}
 		}
 		if (pf[0].revents & POLLOUT)
 			flush(0);

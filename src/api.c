@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "fsx.h"
 #include "clock.h"
 #include "diffcache.h"
 #include "gate.h"
@@ -2155,11 +2156,7 @@ int api_start(struct api **out, const struct api_opts *o, FILE *notice, struct e
 	/* A thread and two descriptors per connection: the soft limit of open
 	 * files (often 1024) would refuse connections long before
 	 * max-connections. */
-	struct rlimit rl;
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl);
-	}
+	fsx_nofile_raise(0);
 	if (pthread_create(&a->reaper, NULL, conn_reaper, a) == 0)
 		a->reaper_started = 1;
 	/* libmicrohttpd's own limit is a little higher than ours, so that a

@@ -1211,9 +1211,12 @@ const struct config_section config_sections[] = {
 const struct config_key config_keys[] = {
 	/* [paddock] */
 	{ .section = "paddock", .key = "workers", .type = KT_INT,
-	  .off = CFG(workers), .lo = 1, .hi = 64,
+	  .off = CFG(workers), .lo = 1, .hi = 1024,
 	  .def = "2",
-	  .help = "How many tasks run at once.\n"
+	  .help = "How many tasks run at once (each has a supervisor and a gateway on this host;\n"
+	          "with\n"
+	          ".B [sandbox] backend = kubernetes\n"
+	          "their sandboxes are pods elsewhere).\n"
 	          "Queued tasks start first in, first out, as workers come free.\n"
 	          "A sandbox kept at the review gate does not take a worker.\n" },
 	{ .section = "paddock", .key = "template-max-age", .type = KT_DURATION,

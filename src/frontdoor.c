@@ -730,15 +730,6 @@ static int fd_listen(struct frontdoor *f, const char *addr, struct err *e)
 	return 0;
 }
 
-/* Room for every connection in preamble to hold a descriptor. */
-static void fd_raise_nofile(void)
-{
-	struct rlimit rl;
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < 4096) {
-		rl.rlim_cur = rl.rlim_max < 4096 ? rl.rlim_max : 4096;
-		setrlimit(RLIMIT_NOFILE, &rl);
-	}
-}
 
 static int fd_threads(struct frontdoor *f, struct err *e)
 {
@@ -829,7 +820,8 @@ int frontdoor_start(const struct frontdoor_opts *o, struct frontdoor **out, stru
 		}
 	}
 	f->ns = xstrdup(o->ns ? o->ns : kube_namespace(f->kube[0]));
-	fd_raise_nofile();
+	/* Room for every connection in preamble to hold a descriptor. */
+	fsx_nofile_raise(4096);
 	f->stopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	f->donefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (f->stopfd < 0 || f->donefd < 0) {

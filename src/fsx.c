@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
@@ -426,4 +427,13 @@ int fsx_unix_addr(const char *path, struct sockaddr_un *sa, int *dirfd, struct e
 		return err_set(e, _("the socket name %s is too long"), path);
 	}
 	return 0;
+}
+
+void fsx_nofile_raise(unsigned long want)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && (want == 0 || rl.rlim_cur < want)) {
+		rl.rlim_cur = want == 0 || rl.rlim_max < want ? rl.rlim_max : want;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
 }

@@ -68,6 +68,10 @@ void fsx_close_from(int lowfd, const int *keep, size_t n);
  * path is longer than sun_path holds (a deep data directory; *dirfd then
  * open: the caller closes it after connect or bind; else -1).  0, or -1
  * with e set. */
+/* Raises this process's soft limit of open files to want (0: to its
+ * hard limit) where it is lower, as far as the hard limit lets it. */
+void fsx_nofile_raise(unsigned long want);
+
 struct sockaddr_un;
 int fsx_unix_addr(const char *path, struct sockaddr_un *sa, int *dirfd, struct err *e);
 

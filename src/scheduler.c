@@ -976,6 +976,8 @@ int scheduler_open(struct scheduler **out, const struct config *cfg, const char 
 	gitlib_init();
 	if (scheduler_lock(data_dir, &lockfd, e) < 0)
 		return -1;
+	/* Two pipes a worker, with hundreds of workers (pods elsewhere). */
+	fsx_nofile_raise(0);
 	struct sched *s = xcalloc(1, sizeof *s);
 	s->cfg = cfg;
 	s->be = be;

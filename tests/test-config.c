@@ -778,10 +778,10 @@ int main(int argc, char **argv)
 
 	/* Semantic errors, with lines. */
 	is_str(load("[paddock]\n\tworkers = 0\n"),
-	       "F:2: paddock.workers: '0' is not a number from 1 to 64", "workers 0 refused at line 2");
+	       "F:2: paddock.workers: '0' is not a number from 1 to 1024", "workers 0 refused at line 2");
 	is_int(c.workers, 2, "a failed load leaves the defaults");
-	is_str(load("[paddock]\nworkers = 65\n"), "F:2: paddock.workers: '65' is not a number from 1 to 64",
-	       "workers 65 refused");
+	is_str(load("[paddock]\nworkers = 1025\n"), "F:2: paddock.workers: '1025' is not a number from 1 to 1024",
+	       "workers 1025 refused");
 	is_str(load("# c\n\n[limits]\n  timeout = 30 minutes\n"),
 	       "F:4: limits.timeout: '30 minutes' is not a duration; write a whole number of seconds with an optional s, m, h or d suffix (for example 30m)",
 	       "bad duration, line 4");
@@ -844,7 +844,7 @@ int main(int argc, char **argv)
 
 	/* Duplicate keys: the line of the bad one, not of the first. */
 	is_str(load("[paddock]\nworkers = 3\n[limits]\nmemory = 1g\n[paddock]\nworkers = many\n"),
-	       "F:6: paddock.workers: 'many' is not a number from 1 to 64", "second occurrence's line");
+	       "F:6: paddock.workers: 'many' is not a number from 1 to 1024", "second occurrence's line");
 	/* Case-insensitive lookup for the line. */
 	is_str(load("[Limits]\n\n  TimeOut = soon\n"),
 	       "F:3: limits.timeout: 'soon' is not a duration; write a whole number of seconds with an optional s, m, h or d suffix (for example 30m)",
@@ -868,7 +868,7 @@ int main(int argc, char **argv)
 	/* config_check: every problem, sorted by line, counted. */
 	{
 		const char *path = fixture("[paddock]\n"
-					   "\tworkers = 100\n"
+					   "\tworkers = 2000\n"
 					   "[limits]\n"
 					   "\tmemroy = 4g\n"
 					   "\ttimeout = -1\n"
@@ -880,7 +880,7 @@ int main(int argc, char **argv)
 					   "\tx = 1\n"
 					   "\ty = 2\n");
 		is_str(check(path, &n),
-		       "F:2: paddock.workers: '100' is not a number from 1 to 64\n"
+		       "F:2: paddock.workers: '2000' is not a number from 1 to 1024\n"
 		       "F:4: unknown key 'limits.memroy'; did you mean 'limits.memory'?\n"
 		       "F:5: limits.timeout: '-1' is not a duration; write a whole number of seconds with an optional s, m, h or d suffix (for example 30m)\n"
 		       "F:6: repo 'nourl' has no url; add url = PATH-OR-URL under [repo \"nourl\"]\n"
@@ -888,8 +888,8 @@ int main(int argc, char **argv)
 		       "F:10: unknown section 'bogus'; known sections are paddock, limits, sandbox, repo, agent, endpoint, price, gateway, api, token, webhook, ui and bind\n",
 		       "config_check lists every problem in line order, one per unknown section");
 		is_int(n, 6, "config_check counts six problems");
-		is_str(load("[paddock]\n\tworkers = 100\n[limits]\n\tmemroy = 4g\n"),
-		       "F:2: paddock.workers: '100' is not a number from 1 to 64", "config_load fails with the first");
+		is_str(load("[paddock]\n\tworkers = 2000\n[limits]\n\tmemroy = 4g\n"),
+		       "F:2: paddock.workers: '2000' is not a number from 1 to 1024", "config_load fails with the first");
 	}
 	{
 		const char *path = fixture("[paddock]\nworkers = 3\n");

@@ -467,7 +467,14 @@ static void test_retries(void)
 	   "a front door that listens 1 s late is dialed again until it answers");
 	if (fd >= 0)
 		close(fd);
-	ok(exited(runner_exit(pid, 5), 0), "the connection's end (before HELLO) ends the runner");
+	/* Closed before paddock said HELLO: a proxy whose backend is not up,
+	 * not a session's end. */
+	int again = accept_within(door_l, 5);
+	ok(again >= 0 && preamble_is(again, "PADDOCK-DOOR 1 runner pdk-t4-task-1 0\ntok.late\n"),
+	   "a front door that closes the connection before HELLO is dialed again");
+	if (again >= 0)
+		close(again);
+	runner_exit(pid, 0);
 	close(door_l);
 
 	int st = runner_exit(never, 5);
@@ -518,7 +525,7 @@ static void test_tokens(void)
 	   strlen(want));
 	if (fd >= 0)
 		close(fd);
-	ok(exited(runner_exit(pid, 5), 0), "and the runner ends with that connection");
+	runner_exit(pid, 0);
 	close(door_l);
 	free(t);
 	runner_err();

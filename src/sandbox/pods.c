@@ -117,10 +117,12 @@ static int split_hostport(const char *s, char **host, int *port)
 	return *port > 0 && *port < 65536 ? 0 : -1;
 }
 
-static struct kube *open_api(const struct kube_conf *kc, struct err *e)
+/* timeout: seconds a request may take (0: kube.h's default). */
+static struct kube *open_api(const struct kube_conf *kc, double timeout, struct err *e)
 {
 	struct kube_opts ko = { .kubeconfig = kc->kubeconfig, .context = kc->context,
-	                        .namespace = kc->namespace };
+	                        .namespace = kc->namespace, .timeout = timeout,
+	                        .retries = timeout > 0 ? 1 : 0 };
 	struct kube *k = kube_open(&ko, e);
 	if (!k)
 		err_prefix(e, _("kubernetes"));
@@ -770,7 +772,7 @@ static int kb_create(struct sandbox **out, const struct sandbox_spec *spec, stru
 	p->instance = paths_instance_id(sandbox_options()->data_dir, e);
 	int port = 0;
 	if (!p->owner || !p->instance ||
-	    split_hostport(kc->door, &p->door_host, &port) < 0 || !(p->k = open_api(kc, e))) {
+	    split_hostport(kc->door, &p->door_host, &port) < 0 || !(p->k = open_api(kc, 0, e))) {
 		if (!p->owner)
 			err_set(e, _("cannot read this process's start time in /proc"));
 		kb_destroy((struct sandbox *)(void *)p);
@@ -1000,6 +1002,18 @@ static int owner_alive(const char *owner)
 }
 
 static atomic_int janitor_busy;
+/* Each of the janitor's requests, at most; and how long the process's
+ * exit waits for a janitor still at work (its TLS must not be torn down
+ * under it by OpenSSL's exit handler). */
+#define JANITOR_REQUEST_S 5.0
+#define JANITOR_EXIT_S 12.0
+
+static void janitor_wait(void)
+{
+	double until = clock_mono() + JANITOR_EXIT_S;
+	while (atomic_load(&janitor_busy) && clock_mono() < until)
+		clock_sleep(0.01);
+}
 
 /* The instance's pods whose owner is gone, deleted.  Off the caller's
  * loop: a thread of its own (the scheduler's loop must not wait on the
@@ -1010,7 +1024,7 @@ static void *janitor_run(void *arg)
 	const struct sandbox_options *o = sandbox_options();
 	struct err e = {{0}};
 	char *instance = paths_instance_id(o->data_dir, &e);
-	struct kube *k = instance ? open_api(o->kube, &e) : NULL;
+	struct kube *k = instance ? open_api(o->kube, JANITOR_REQUEST_S, &e) : NULL;
 	if (k) {
 		char *sel = xasprintf(KUBE_SPEC_MANAGED_BY "=paddock," KUBE_SPEC_INSTANCE "=%s", instance);
 		json_t *list = kube_pod_list(k, sel, &e);
@@ -1042,6 +1056,9 @@ static void kb_janitor(void)
 	int idle = 0;
 	if (!atomic_compare_exchange_strong(&janitor_busy, &idle, 1))
 		return;
+	static int registered;
+	if (!registered++)
+		atexit(janitor_wait);
 	pthread_t t;
 	pthread_attr_t a;
 	pthread_attr_init(&a);
