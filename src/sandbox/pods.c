@@ -41,6 +41,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -79,7 +80,7 @@ struct ksb {
 	char *task_id;
 	char *name, *uid;
 	struct kube_spec_opts so;
-	char *door_host, *probe, *owner, *instance;
+	char *door_host, *probe, *owner, *instance, *ns;
 	struct door *door;
 	struct runner *rn;
 	struct limits limits;
@@ -286,6 +287,15 @@ static int on_start_event(enum kube_event_type type, json_t *pod, void *arg)
 	return level == 2;
 }
 
+/* The API's client, made again where create() let it go. */
+static struct kube *api(struct ksb *p)
+{
+	struct err e = {{0}};
+	if (!p->k)
+		p->k = open_api(conf(), 0, &e);
+	return p->k;
+}
+
 /* Why the pod's runner went away, from its status (which the kubelet
  * writes a moment after): 1 with *kind and why set, 0 when it says
  * nothing. */
@@ -294,7 +304,7 @@ static int pod_why_dead(struct ksb *p, enum err_kind *kind, char *why, size_t le
 	double until = clock_mono() + KUBE_STATUS_S;
 	for (;;) {
 		struct err e = {{0}};
-		json_t *pod = kube_pod_get(p->k, p->name, &e);
+		json_t *pod = api(p) ? kube_pod_get(p->k, p->name, &e) : NULL;
 		int level = pod ? pod_problem(pod, kind, why, len) : 0;
 		json_decref(pod);
 		if (level == 2 || !pod || clock_mono() >= until)
@@ -314,6 +324,7 @@ static void kb_free(struct ksb *p)
 	free(p->probe);
 	free(p->owner);
 	free(p->instance);
+	free(p->ns);
 	free(p->template_dir);
 	for (size_t i = 0; i < p->nfiles; i++)
 		free(p->files[i]);
@@ -780,7 +791,8 @@ static int kb_create(struct sandbox **out, const struct sandbox_spec *spec, stru
 	}
 	p->probe = probe_list(kc, p->k);
 	p->so = (struct kube_spec_opts){
-		.namespace = kube_namespace(p->k), .instance = p->instance, .task = p->task_id,
+		.namespace = p->ns = xstrdup(kube_namespace(p->k)), .instance = p->instance,
+		.task = p->task_id,
 		.role = role_of(p->task_id), .image = kc->image,
 		.runner_image = kc->runner_image ? kc->runner_image : kc->image,
 		.runner_path = kc->runner_path ? kc->runner_path : KUBE_CONF_RUNNER_PATH,
@@ -799,6 +811,11 @@ static int kb_create(struct sandbox **out, const struct sandbox_spec *spec, stru
 		kb_destroy((struct sandbox *)(void *)p);
 		return -1;
 	}
+	/* Not kept for the task's life (its TLS context and CA are most of
+	 * a supervisor's own memory): made again for the pod's end. */
+	kube_free(p->k);
+	p->k = NULL;
+	malloc_trim(0);
 	*out = (struct sandbox *)(void *)p;
 	return 0;
 }
@@ -976,7 +993,7 @@ static void kb_destroy(struct sandbox *sb)
 	/* The channel's end makes the runner kill everything and exit. */
 	runner_close(p->rn);
 	door_close(p->door);
-	if (p->k && p->uid) {
+	if (p->uid && api(p)) {
 		struct err e = {{0}};
 		kube_pod_delete(p->k, p->name, p->uid, KUBE_SPEC_GRACE, &e);
 	}
