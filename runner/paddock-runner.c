@@ -28,7 +28,9 @@
  * holds no valid token (no connection is made then, not even a fault).
  * A connection that closes before paddock's HELLO (a proxy whose backend
  * is not up) is a dial that failed, tried again within the same time; it
- * says why on stderr every 10 s, for the pod's log.
+ * says why on stderr every 10 s, for the pod's log.  In a pod, a run
+ * during which the container's memory cgroup counted an OOM kill ends
+ * with the memory limit hit (RP_HIT_MEMORY; oom_kills()).
  * Each connection to a gateway port gets a connection of its own to the
  * front door (kind `gateway`), relayed both ways in the runner's one
  * poll loop (bridge/relay.h, as paddock-bridge relays); a fresh RUN does
@@ -83,6 +85,7 @@
 struct run {
 	int used;
 	uint32_t id;
+	long oom_before;    /* oom_kills() when it started */
 	pid_t pid;          /* 0 once reaped */
 	int out_fd, in_fd;  /* -1 when closed; with a pty both are the master */
 	int err_fd;         /* RP_RUN_STDERR: its stderr, -1 otherwise or closed */
@@ -405,10 +408,40 @@ static void run_read_last(struct run *r)
 	}
 }
 
+/* The OOM killer's kills in this sandbox's memory cgroup so far, as the
+ * sandbox sees it (a pod's container: cgroup v2's memory.events, v1's
+ * memory.oom_control; PADDOCK_RUNNER_MEMORY_EVENTS names another file, for
+ * tests only), or -1 when there is none to read.  A process it killed
+ * while a run ran is that run's memory limit hit: the kubelet reports an
+ * OOM only when it kills the container's first process. */
+static long oom_kills(void)
+{
+	/* Only a pod's: elsewhere /sys/fs/cgroup may be the host's own. */
+	if (!dial_mode)
+		return -1;
+	const char *paths[] = { getenv("PADDOCK_RUNNER_MEMORY_EVENTS"), "/sys/fs/cgroup/memory.events",
+	                        "/sys/fs/cgroup/memory/memory.oom_control" };
+	for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
+		int fd = paths[i] ? open(paths[i], O_RDONLY | O_CLOEXEC) : -1;
+		if (fd < 0)
+			continue;
+		char b[4096];
+		ssize_t n = read(fd, b, sizeof b - 1);
+		close(fd);
+		b[n > 0 ? n : 0] = '\0';
+		for (char *l = b; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+			if (!strncmp(l, "oom_kill ", 9))
+				return strtol(l + 9, NULL, 10);
+	}
+	return -1;
+}
+
 static void run_end(struct run *r)
 {
 	int st = r->status;
 	struct rp_msg m = { .type = RP_END, .id = r->id, .hit = r->hit, .size = r->offset };
+	if (r->oom_before >= 0 && oom_kills() > r->oom_before)
+		m.hit |= RP_HIT_MEMORY;
 	if (WIFSIGNALED(st)) {
 		m.how = RP_END_SIGNALED;
 		m.code = (uint32_t)WTERMSIG(st);
@@ -569,6 +602,7 @@ static void run_start(const struct rp_msg *m)
 		send_fail(m->id, EAGAIN, "run");
 		return;
 	}
+	long oom_before = oom_kills();
 	int out[2] = { -1, -1 }, in[2] = { -1, -1 }, errp[2] = { -1, -1 }, ep[2];
 	int master = -1;
 	if (m->flags & RP_RUN_PTY) {
@@ -649,6 +683,7 @@ static void run_start(const struct rp_msg *m)
 	r->used = 1;
 	r->id = m->id;
 	r->pid = pid;
+	r->oom_before = oom_before;
 	r->out_fd = out[0];
 	r->in_fd = in[1];
 	r->err_fd = errp[0];

@@ -327,7 +327,11 @@ static void test_session(void)
 	while (env[n])
 		n++;
 	env[n] = host;
-	env[n + 1] = NULL;
+	/* The container's memory cgroup, as a pod's runner reads it. */
+	char *events = testlib_fmt("%s/memory.events", dir);
+	testlib_write_file(events, "low 0\nhigh 0\nmax 3\noom 1\noom_kill 1\n");
+	env[n + 1] = testlib_fmt("PADDOCK_RUNNER_MEMORY_EVENTS=%s", events);
+	env[n + 2] = NULL;
 	pid_t pid = runner_start_env(env, NULL, -1, 0);
 	int fd = accept_within(door_l, 5);
 	ok(fd >= 0, "targets that refuse let the runner go on: it dials the door");
@@ -352,6 +356,23 @@ static void test_session(void)
 	   "a RUN's environment is its own: no token, none of the pod's variables");
 	session_files(r);
 	session_gateway(r, door_l, gw);
+	/* The OOM killer kills a command while the runner lives: the kubelet
+	 * says nothing (it reports only its container's first process), the
+	 * cgroup's count does. */
+	static char *penv[] = { "PATH=/usr/local/bin:/usr/bin:/bin", NULL };
+	char *oom[] = { "sh", "-c", testlib_fmt("printf 'oom 2\\noom_kill 2\\n' >%s; kill -9 $$", events), NULL };
+	char *calm[] = { "true", NULL };
+	struct runner_cmd oc = { .argv = oom, .env = penv, .flags = RP_RUN_FRESH };
+	struct runner_cmd cc = { .argv = calm, .env = penv, .flags = RP_RUN_FRESH };
+	struct runner_end oe, ce;
+	struct err re = {{0}};
+	int orc = runner_run(r, &oc, clock_mono() + 10, &oe, &re);
+	ok(orc == 0 && oe.how == RP_END_SIGNALED && (oe.hit & RP_HIT_MEMORY),
+	   "a command the OOM killer killed (the cgroup's oom_kill went up): its END says the memory "
+	   "limit was hit (hit %u)", oe.hit);
+	int crc = runner_run(r, &cc, clock_mono() + 10, &ce, &re);
+	ok(crc == 0 && !(ce.hit & RP_HIT_MEMORY), "the next command, with no new kill, does not (hit %u)",
+	   ce.hit);
 	runner_close(r);
 	ok(exited(runner_exit(pid, 5), 0), "the session's end ends the runner (status 0)");
 	char *err = runner_err();
