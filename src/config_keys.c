@@ -1472,8 +1472,10 @@ const struct config_key config_keys[] = {
 	{ .section = "kubernetes", .key = "image", .type = KT_CUSTOM,
 	  .set = config_set_kube_image, .doc = "image reference",
 	  .def = "none (required)",
-	  .help = "The sandbox image: the agents' command-line tools, git, tar and the\n"
-	          "repositories' toolchains.\n"
+	  .help = "The sandbox image: git, tar, the repositories' toolchains, and node for the\n"
+	          "agents\n"
+	          ".B paddock agent install\n"
+	          "installs (paddock puts a task's agent's install into its pod).\n"
 	          "Every command of a task runs in it, as uid 1000, on a read-only root.\n" },
 	{ .section = "kubernetes", .key = "runner-image", .type = KT_CUSTOM,
 	  .set = config_set_kube_image, .doc = "image reference",

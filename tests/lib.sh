@@ -432,6 +432,39 @@ users:
 KC
 }
 
+# kube_backend: paddock's kubernetes backend on the contract server with
+# its fake kubelet (real pods under bwrap): appends [sandbox] and
+# [kubernetes] to $PADDOCK_CONFIG (the front door on DOOR, the probe on
+# the closed port CLOSED, start-timeout 8s), applies the manifest's
+# objects as an admin would, starts the server (kube_server).  Skips the
+# whole test where bwrap cannot make the pods' user namespaces.
+kube_backend() {
+	command -v bwrap >/dev/null || skip_all "bwrap is not installed"
+	bwrap --unshare-user --uid 1000 --unshare-net --ro-bind /usr /usr --symlink usr/bin /bin \
+		--symlink usr/lib /lib --symlink usr/lib64 /lib64 -- /bin/true 2>/dev/null ||
+		skip_all "bwrap cannot make a user namespace here (the fake kubelet needs one)"
+	DOOR=$(free_port)
+	CLOSED=$(free_port)
+	cat >>"$PADDOCK_CONFIG" <<KCONF
+[sandbox]
+	backend = kubernetes
+[kubernetes]
+	kubeconfig = $T/kube/kubeconfig
+	namespace = paddock-sandboxes
+	image = registry.example.com/paddock-sandbox:1
+	runner-path = $top_builddir/paddock-runner
+	front-door = 127.0.0.1:$DOOR
+	front-door-listen = 127.0.0.1:$DOOR
+	probe = 127.0.0.1:$CLOSED
+	start-timeout = 8s
+KCONF
+	"$PADDOCK" kubernetes manifest --json >"$T/objects.json" ||
+		bail "paddock kubernetes manifest failed"
+	mkdir -p "$T/kubelet"
+	kube_server --objects "$T/objects.json" --grace-scale 0.2 --start-delay 0.05 --kubelet \
+		--kubelet-state "$T/kubelet" --bridge "$top_builddir/paddock-bridge"
+}
+
 # free_port: a TCP port on 127.0.0.1 that nothing listens on now.
 free_port() {
 	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'

@@ -292,6 +292,25 @@ static void pod_variants(void)
 	tap_ok(!strcmp(str(pod, "spec.runtimeClassName"), "gvisor") && is_false(pod, "spec.hostUsers"),
 	       "runtimeClassName and hostUsers false when asked");
 	tap_ok(num(pod, "spec.activeDeadlineSeconds") == 7200, "the deadline given");
+	/* The agent's install, put there by the backend: a volume of its own
+	 * at the path bwrap shows it, sized by limits.disk. */
+	o.agent = 1;
+	json_t *ap = kube_spec_pod(&o, &e);
+	save("pod-agent", ap);
+	json_t *am = NULL, *av = NULL, *it;
+	size_t k;
+	json_array_foreach(at(ap, "spec.containers.0.volumeMounts"), k, it)
+		if (!strcmp(str(it, "name"), "agent"))
+			am = it;
+	json_array_foreach(at(ap, "spec.volumes"), k, it)
+		if (!strcmp(str(it, "name"), "agent"))
+			av = it;
+	tap_ok(am && !strcmp(str(am, "mountPath"), SANDBOX_AGENT_DIR) && av && at(av, "emptyDir") &&
+	           !strcmp(str(av, "emptyDir.sizeLimit"), "8589934592") &&
+	           json_array_size(at(ap, "spec.volumes")) == 8,
+	       "with an agent: an emptyDir at %s sized by limits.disk, nothing else more", SANDBOX_AGENT_DIR);
+	json_decref(ap);
+	o.agent = 0;
 	tap_ok(!strcmp(str(pod, "spec.containers.0.resources.limits.cpu"), "1m"),
 	       "a tiny cpu limit is 1m, never 0");
 	tap_ok(!strcmp(str(pod, "spec.initContainers.0.resources.limits.cpu"), "1m"),

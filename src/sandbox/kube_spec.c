@@ -386,6 +386,17 @@ static json_t *main_container(const struct kube_spec_opts *o)
 	                 "FallbackToLogsOnError");
 }
 
+/* With o->agent: the agent's install, a volume of its own. */
+static void add_agent(const struct kube_spec_opts *o, json_t *spec)
+{
+	if (!o->agent)
+		return;
+	json_t *c = json_array_get(json_object_get(spec, "containers"), 0);
+	json_array_append_new(json_object_get(c, "volumeMounts"), mount("agent", SANDBOX_AGENT_DIR, 0));
+	json_array_append_new(json_object_get(spec, "volumes"),
+	                      empty_dir("agent", quantity_bytes(o->limits->disk)));
+}
+
 static long deadline(const struct kube_spec_opts *o)
 {
 	if (o->deadline)
@@ -425,6 +436,7 @@ json_t *kube_spec_pod(const struct kube_spec_opts *o, struct err *e)
 	    empty_dir("tmp", quantity_bytes(or_disk(o->size_tmp, l))),
 	    empty_dir("paddock", json_string(SMALL_DIR)), empty_dir("runner", json_string(SMALL_DIR)),
 	    token);
+	add_agent(o, spec);
 	if (o->runtime_class)
 		json_object_set_new(spec, "runtimeClassName", json_string(o->runtime_class));
 	if (o->host_users_false)

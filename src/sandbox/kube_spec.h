@@ -108,6 +108,9 @@ struct kube_spec_opts {
 	 * "8081,3128" and "HOST:PORT,..."; NULL: none. */
 	const char *gateway_ports;
 	const char *probe;
+	int agent;               /* 1: an emptyDir at SANDBOX_AGENT_DIR (its
+	                            sizeLimit limits->disk) for the agent's
+	                            install, which the backend puts there */
 	const char *owner;       /* the paddock.dev/owner annotation: which
 	                            process made the pod (the janitor's); NULL:
 	                            none */

@@ -85,6 +85,7 @@ struct ksb {
 	struct runner *rn;
 	struct limits limits;
 	int direct;
+	int agent;             /* the agent's install is at SANDBOX_AGENT_DIR */
 	char *template_dir;
 	char **files;          /* the host files copied under KUBE_FILES */
 	size_t nfiles;
@@ -651,17 +652,28 @@ static int blob_tmpfile(const char *data_dir, struct err *e)
 	return fd;
 }
 
-/* The template's normalised tar (tarblob.h), made once: content-addressed
- * in <data>/blobs, its name beside the template in <template>.blob.  The
- * blob's path, malloc'd; NULL with e set. */
-static char *ws_blob(const char *tpl, struct err *e)
+/* The normalised tar (tarblob.h) of the host folder dir (a template, an
+ * agent's install), made once: content-addressed in <data>/blobs, its
+ * name beside the folder in <dir>.blob with the folder's inode and
+ * mtime, so that a folder made again (an agent installed anew) gets a
+ * blob of its own.  The blob's path, malloc'd; NULL with e set. */
+static char *ws_blob(const char *dir, struct err *e)
 {
 	const char *data_dir = sandbox_options()->data_dir;
-	char *note = xasprintf("%s.blob", tpl), *path = NULL;
+	char *note = xasprintf("%s.blob", dir), *path = NULL, *id = NULL;
 	char hex[TARBLOB_HEX];
 	struct buf b = { 0 };
 	struct err ignored = {{0}};
-	if (fsx_read_file(note, 128, &b, &ignored) == 0 && b.len == TARBLOB_HEX - 1) {
+	struct stat st;
+	if (stat(dir, &st) < 0) {
+		err_errno(e, _("cannot read %s"), dir);
+		goto out;
+	}
+	id = xasprintf(" %llu %lld.%09ld", (unsigned long long)st.st_ino, (long long)st.st_mtim.tv_sec,
+	               st.st_mtim.tv_nsec);
+	if (fsx_read_file(note, 256, &b, &ignored) == 0 && b.len > TARBLOB_HEX - 1 &&
+	    !strcmp(b.data + TARBLOB_HEX - 1, id)) {
+		b.data[TARBLOB_HEX - 1] = '\0';
 		path = paths_blob(data_dir, b.data);
 		if (access(path, R_OK) == 0)
 			goto out;
@@ -671,8 +683,8 @@ static char *ws_blob(const char *tpl, struct err *e)
 	int fd = blob_tmpfile(data_dir, e);
 	if (fd < 0)
 		goto out;
-	/* Normalised twice (made, then stored): once per template. */
-	int rc = tarblob_from_dir(tpl, fd, NULL, NULL, NULL, e) < 0 || lseek(fd, 0, SEEK_SET) < 0 ||
+	/* Normalised twice (made, then stored): once per folder. */
+	int rc = tarblob_from_dir(dir, fd, NULL, NULL, NULL, e) < 0 || lseek(fd, 0, SEEK_SET) < 0 ||
 	         tarblob_store(data_dir, fd, NULL, hex, e) < 0;
 	close(fd);
 	if (rc)
@@ -680,23 +692,28 @@ static char *ws_blob(const char *tpl, struct err *e)
 	path = paths_blob(data_dir, hex);
 	/* Beside and renamed: another process may read it meanwhile. */
 	char *tmp = xasprintf("%s.%ld", note, (long)getpid());
-	if (fsx_write_file(tmp, hex, TARBLOB_HEX - 1, 0644, &ignored) < 0 || rename(tmp, note) < 0)
+	char *text = xasprintf("%s%s", hex, id);
+	if (fsx_write_file(tmp, text, strlen(text), 0644, &ignored) < 0 || rename(tmp, note) < 0)
 		unlink(tmp);
+	free(text);
 	free(tmp);
 out:
 	buf_free(&b);
+	free(id);
 	free(note);
 	return path;
 }
 
-/* The workspace: the template's tar piped into tar -x in /work (a
- * direct one's made for the set-up alone, not kept). */
-static int ws_send(struct ksb *p, const char *tpl, double deadline, struct err *e)
+/* The host folder tpl's tar piped into tar -x in the pod's folder into:
+ * the workspace (a direct one's made for the set-up alone, not kept), or
+ * an agent's install. */
+static int ws_send(struct ksb *p, const char *tpl, const char *into, int direct, double deadline,
+                   struct err *e)
 {
 	char *blob = NULL;
 	int fd = -1, rc = -1;
 	struct stat st;
-	if (p->direct) {
+	if (direct) {
 		fd = blob_tmpfile(sandbox_options()->data_dir, e);
 		if (fd >= 0 && (tarblob_from_dir(tpl, fd, NULL, NULL, NULL, e) < 0 ||
 		                lseek(fd, 0, SEEK_SET) < 0)) {
@@ -711,7 +728,7 @@ static int ws_send(struct ksb *p, const char *tpl, double deadline, struct err *
 	} else if (fstat(fd, &st) < 0) {
 		err_errno(e, _("cannot read the workspace of %s"), tpl);
 	} else {
-		static char *const untar[] = { "tar", "-x", "-p", "-f", "-", "-C", SANDBOX_WORKDIR, NULL };
+		char *const untar[] = { "tar", "-x", "-p", "-f", "-", "-C", (char *)into, NULL };
 		rc = own_run(p, untar, fd, (uint64_t)st.st_size, -1, 0, deadline, e);
 	}
 	if (fd >= 0)
@@ -725,7 +742,11 @@ static int ws_send(struct ksb *p, const char *tpl, double deadline, struct err *
 static int pod_fill(struct ksb *p, const struct sandbox_spec *spec, struct err *e)
 {
 	double deadline = clock_mono() + 600;
-	if (ws_send(p, spec->ws.template_dir, deadline, e) < 0 ||
+	/* The agent's install, where bwrap shows it (its CLIs on PATH). */
+	if (spec->agent_dir &&
+	    ws_send(p, spec->agent_dir, SANDBOX_AGENT_DIR, 0, deadline, e) < 0)
+		return err_prefix(e, _("the agent's install"));
+	if (ws_send(p, spec->ws.template_dir, SANDBOX_WORKDIR, p->direct, deadline, e) < 0 ||
 	    put_mem(p, KUBE_GITCONFIG, sandbox_gitconfig_data, strlen(sandbox_gitconfig_data), 0444,
 	            e) < 0 ||
 	    make_parents(p, spec, deadline, e) < 0)
@@ -800,8 +821,9 @@ static int kb_create(struct sandbox **out, const struct sandbox_spec *spec, stru
 		.host_users_false = !kc->host_users, .front_door = p->door_host,
 		.front_door_port = port, .front_door_cidr = kc->door_cidr, .audience = kc->audience,
 		.gateway_ports = spec->net.bridge_dir ? spec->net.bridge_ports : NULL,
-		.probe = p->probe, .owner = p->owner,
+		.probe = p->probe, .owner = p->owner, .agent = spec->agent_dir != NULL,
 	};
+	p->agent = spec->agent_dir != NULL;
 	/* A task's pod is kept at its gate (paddock.gate-timeout): the
 	 * backstop is past that. */
 	if (p->so.role == KUBE_ROLE_TASK)
@@ -848,7 +870,8 @@ static int kb_run(struct sandbox *sb, const struct sandbox_cmd *cmd, struct sand
 		return begun < 0 ? -1 : 0;
 	struct buf envb = { 0 };
 	char *fixed[] = {
-		"PATH=" KUBE_PATH, "HOME=" SANDBOX_HOME, "USER=agent", "LOGNAME=agent", "LANG=C.UTF-8",
+		p->agent ? "PATH=" SANDBOX_AGENT_DIR "/node_modules/.bin:" KUBE_PATH : "PATH=" KUBE_PATH,
+		"HOME=" SANDBOX_HOME, "USER=agent", "LOGNAME=agent", "LANG=C.UTF-8",
 		"TMPDIR=/tmp", "PADDOCK_PROMPT_FILE=" SANDBOX_PROMPT, "PADDOCK_WORK=" SANDBOX_WORKDIR,
 		"PADDOCK_OUT=" SANDBOX_OUTDIR, "GIT_TERMINAL_PROMPT=0",
 		"GIT_CONFIG_SYSTEM=" KUBE_GITCONFIG,
