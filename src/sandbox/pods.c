@@ -606,39 +606,31 @@ static const char *const make_dirs[] = { "mkdir", "-p", "--", NULL };
 static int make_parents(struct ksb *p, const struct sandbox_spec *spec, double deadline,
                         struct err *e)
 {
-	struct buf b = { 0 };
 	char **argv = xcalloc(4 + spec->nhome_files + spec->nfiles, sizeof *argv);
 	size_t n = 0;
 	for (; make_dirs[n]; n++)
 		argv[n] = (char *)make_dirs[n];
 	size_t first = n;
-	for (size_t i = 0; i < spec->nhome_files; i++) {
-		const char *f = spec->home_files[i].path;
-		if (!f || f[0] == '/' || strstr(f, "..")) {
-			err_set(e, _("bad home file path %s"), f ? f : "(null)");
-			goto out;
-		}
-		const char *slash = strrchr(f, '/');
-		argv[n++] = slash ? xasprintf(SANDBOX_HOME "/%.*s", (int)(slash - f), f)
-		                  : xstrdup(SANDBOX_HOME);
+	int rc = 0;
+	for (size_t i = 0; rc == 0 && i < spec->nhome_files; i++) {
+		const char *f = spec->home_files[i].path, *slash = f ? strrchr(f, '/') : NULL;
+		if (!f || f[0] == '/' || strstr(f, ".."))
+			rc = err_set(e, _("bad home file path %s"), f ? f : "(null)");
+		else
+			argv[n++] = slash ? xasprintf(SANDBOX_HOME "/%.*s", (int)(slash - f), f)
+			                  : xstrdup(SANDBOX_HOME);
 	}
-	for (size_t i = 0; i < spec->nfiles; i++) {
+	for (size_t i = 0; rc == 0 && i < spec->nfiles; i++) {
 		const char *f = spec->files[i].host, *slash = strrchr(f, '/');
 		argv[n++] = xasprintf(KUBE_FILES "%.*s", (int)(slash - f), f);
 	}
 	argv[n] = NULL;
-	int rc = n == first ? 0 : own_run(p, argv, -1, 0, -1, 0, deadline, e);
+	if (rc == 0 && n > first)
+		rc = own_run(p, argv, -1, 0, -1, 0, deadline, e);
 	for (size_t i = first; i < n; i++)
 		free(argv[i]);
 	free(argv);
-	buf_free(&b);
 	return rc;
-out:
-	for (size_t i = first; i < n; i++)
-		free(argv[i]);
-	free(argv);
-	buf_free(&b);
-	return -1;
 }
 
 /* A file in <data>/blobs with no name (gone with its descriptor). */
