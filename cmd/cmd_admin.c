@@ -182,6 +182,9 @@ int cmd_template(int argc, char **argv)
 		printf("%-12s %-14.12s %-12s %9s  %-16s %s\n", t[i].repo, t[i].sha, key, size, when,
 		       t[i].in_use ? _("in use") : _("idle"));
 	}
+	/* The blobs the removed templates were made into (kubernetes). */
+	if (prune && !o.dry_run)
+		template_prune_blobs(data, age);
 	if (arr) {
 		cli_json_print(arr);
 	} else if (prune) {

@@ -1091,6 +1091,60 @@ int template_stale(const struct template_info *t, time_t now, double max_age)
 	return !t->in_use && difftime(now, t->last_used) >= max_age;
 }
 
+/* Adds the hex names of the <dir>/<x>.blob notes (and, with deep, of
+ * those one folder down) to names. */
+static void blob_names(const char *dir, int deep, struct buf *names)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	while (d && (de = readdir(d))) {
+		size_t n = strlen(de->d_name);
+		char *path = xasprintf("%s/%s", dir, de->d_name);
+		struct buf b = { 0 };
+		struct err ignored = {{0}};
+		if (de->d_name[0] != '.' && deep && de->d_type == DT_DIR)
+			blob_names(path, 0, names);
+		else if (n > 5 && !strcmp(de->d_name + n - 5, ".blob") &&
+		         fsx_read_file(path, 256, &b, &ignored) == 0 && b.len >= 64)
+			buf_printf(names, "%.64s\n", b.data);
+		buf_free(&b);
+		free(path);
+	}
+	if (d)
+		closedir(d);
+}
+
+size_t template_prune_blobs(const char *data_dir, double min_age)
+{
+	/* What a template or an agent's install names (the kubernetes
+	 * backend's <folder>.blob, pods.c). */
+	struct buf names = { 0 };
+	char *tdir = paths_templates_dir(data_dir), *adir = paths_agents_dir(data_dir);
+	blob_names(tdir, 1, &names);
+	blob_names(adir, 0, &names);
+	char *bdir = paths_blobs_dir(data_dir);
+	DIR *d = opendir(bdir);
+	struct dirent *de;
+	size_t removed = 0;
+	time_t now = time(NULL);
+	while (d && (de = readdir(d))) {
+		struct stat st;
+		char *key = xasprintf("%s\n", de->d_name);
+		if (strlen(de->d_name) == 64 && !(names.data && strstr(names.data, key)) &&
+		    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+		    difftime(now, st.st_mtime) >= min_age && unlinkat(dirfd(d), de->d_name, 0) == 0)
+			removed++;
+		free(key);
+	}
+	if (d)
+		closedir(d);
+	free(bdir);
+	free(tdir);
+	free(adir);
+	buf_free(&names);
+	return removed;
+}
+
 size_t template_prune_unused(const char *data_dir, double max_age)
 {
 	struct template_info *t = NULL;
@@ -1103,6 +1157,7 @@ size_t template_prune_unused(const char *data_dir, double max_age)
 		if (template_stale(&t[i], now, max_age) && template_remove(data_dir, &t[i], &e) == 0)
 			removed++;
 	template_list_free(t, n);
+	template_prune_blobs(data_dir, max_age);
 	return removed;
 }
 

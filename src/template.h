@@ -100,8 +100,14 @@ int template_stale(const struct template_info *t, time_t now, double max_age);
 /* Removes the unfinished builds (<name>.tmp) whose builder died (its
  * lock is free); returns how many. */
 int template_janitor(const char *data_dir);
-/* Removes every stale template (serve's janitor); returns how many. */
+/* Removes every stale template (serve's janitor), and the blobs no
+ * template names any more (template_prune_blobs); returns how many
+ * templates. */
 size_t template_prune_unused(const char *data_dir, double max_age);
+/* Removes the blobs of <data>/blobs/sha256 (tarblob.h) older than
+ * min_age seconds that no template's or agent install's <name>.blob
+ * names; returns how many. */
+size_t template_prune_blobs(const char *data_dir, double min_age);
 /* Removes one template (and its tests cache) unless a process holds it. */
 int template_remove(const char *data_dir, const struct template_info *t, struct err *e);
 

@@ -27,6 +27,7 @@
 #include "buf.h"
 #include "paths.h"
 #include "tap.h"
+#include "template.h"
 #include "testlib.h"
 
 static char *scratch;
@@ -633,6 +634,27 @@ static void test_fuzz(void)
 	testlib_sh("chmod -R u+rwx '%s' 2>/dev/null; rm -rf '%s'", base, base);
 }
 
+/* template_prune_blobs: a blob a template's or an agent install's
+ * <name>.blob names stays; one no name names goes, unless it is younger
+ * than the age asked. */
+static void test_prune(void)
+{
+	char *data = testlib_fmt("%s/prune-data", scratch);
+	const char *a = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+	const char *g = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
+	const char *x = "cccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccc";
+	testlib_write_file(testlib_fmt("%s/templates/r/abc-key.blob", data), "%s 12 34.5\n", a);
+	testlib_write_file(testlib_fmt("%s/agents/claude.blob", data), "%s 56 78.9\n", g);
+	for (const char *h = a; h; h = h == a ? g : h == g ? x : NULL)
+		testlib_write_file(testlib_fmt("%s/blobs/sha256/%s", data, h), "tar");
+	tap_ok(template_prune_blobs(data, 3600) == 0, "a blob younger than the age asked stays");
+	tap_ok(template_prune_blobs(data, 0) == 1, "with age 0, one blob removed");
+	tap_ok(access(testlib_fmt("%s/blobs/sha256/%s", data, a), F_OK) == 0 &&
+	           access(testlib_fmt("%s/blobs/sha256/%s", data, g), F_OK) == 0,
+	       "the blobs a template and an agent install name stay");
+	tap_ok(access(testlib_fmt("%s/blobs/sha256/%s", data, x), F_OK) != 0, "the one nothing names goes");
+}
+
 int main(void)
 {
 	scratch = testlib_tmpdir("tarblob");
@@ -641,6 +663,7 @@ int main(void)
 	test_real_tar();
 	test_limits();
 	test_fuzz();
+	test_prune();
 	testlib_end();
 	return tap_done();
 }
