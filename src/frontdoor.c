@@ -101,7 +101,6 @@ struct frontdoor {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	struct job *todo, **todo_tail, *done;
-	size_t ntodo;
 	int stopping;
 	int donefd;             /* eventfd: a review is done */
 	/* The door thread's: the pods' gateway connections, each relayed to
@@ -478,7 +477,6 @@ static void conn_review(struct frontdoor *f, struct conn *c)
 	j->id = ++f->next_job;
 	*f->todo_tail = j;
 	f->todo_tail = &j->next;
-	f->ntodo++;
 	pthread_cond_signal(&f->cv);
 	pthread_mutex_unlock(&f->mu);
 	c->job = j->id;
@@ -601,7 +599,6 @@ static void *reviewer_run(void *arg)
 		f->todo = j->next;
 		if (!f->todo)
 			f->todo_tail = &f->todo;
-		f->ntodo--;
 		pthread_mutex_unlock(&f->mu);
 		review_one(f, k, j);
 		pthread_mutex_lock(&f->mu);

@@ -899,8 +899,18 @@ static int store_link(int fd, const char *tmp, const char *final, struct err *e)
 	return 0;
 }
 
-int tarblob_store(const char *data_dir, int in, const struct tarblob_limits *lim,
-                  char hex[TARBLOB_HEX], struct err *e)
+/* What a blob is made of, written to out (spool: a folder for a
+ * spool file): normalised input, or a host directory's tar. */
+struct store_src {
+	int in;                /* -1: dir */
+	const char *dir;
+	const struct tarblob_limits *lim;
+};
+
+/* Writes src, normalised, into <data>/blobs/sha256/<hex> (see
+ * tarblob_store). */
+static int store_from(const char *data_dir, const struct store_src *src, char hex[TARBLOB_HEX],
+                      struct err *e)
 {
 	char *dir = paths_blobs_dir(data_dir), *tmp = NULL;
 	if (fsx_mkdir_p(dir, 0700, e) < 0) {
@@ -915,7 +925,8 @@ int tarblob_store(const char *data_dir, int in, const struct tarblob_limits *lim
 	}
 	int rc = fd < 0 ? err_errno(e, _("cannot make a file in %s"), dir) : 0;
 	if (rc == 0)
-		rc = tarblob_normalise(in, fd, dir, lim, hex, e);
+		rc = src->in >= 0 ? tarblob_normalise(src->in, fd, dir, src->lim, hex, e)
+		                  : tarblob_from_dir(src->dir, fd, src->lim, NULL, hex, e);
 	if (rc == 0 && fsync(fd) < 0)
 		rc = err_errno(e, _("cannot write the blob"));
 	if (rc == 0) {
@@ -930,6 +941,20 @@ int tarblob_store(const char *data_dir, int in, const struct tarblob_limits *lim
 	free(tmp);
 	free(dir);
 	return rc;
+}
+
+int tarblob_store(const char *data_dir, int in, const struct tarblob_limits *lim,
+                  char hex[TARBLOB_HEX], struct err *e)
+{
+	struct store_src src = { .in = in, .lim = lim };
+	return store_from(data_dir, &src, hex, e);
+}
+
+int tarblob_store_dir(const char *data_dir, const char *dir, const struct tarblob_limits *lim,
+                      char hex[TARBLOB_HEX], struct err *e)
+{
+	struct store_src src = { .in = -1, .dir = dir, .lim = lim };
+	return store_from(data_dir, &src, hex, e);
 }
 
 /* ---- a host directory ---- */

@@ -82,6 +82,11 @@ int tarblob_store(const char *data_dir, int in, const struct tarblob_limits *lim
 int tarblob_from_dir(const char *dir, int out, const struct tarblob_limits *lim,
                      struct buf *refused, char *hex, struct err *e);
 
+/* tarblob_store of the host directory dir: tarblob_from_dir's tar (what
+ * it leaves out is not said), stored as it is made, in one pass. */
+int tarblob_store_dir(const char *data_dir, const char *dir, const struct tarblob_limits *lim,
+                      char hex[TARBLOB_HEX], struct err *e);
+
 /* Writes the normalised blob read from in into dir, which must be an
  * empty directory: every entry created relative to an fd of its parent,
  * opened without following links (a symlink is never written through),

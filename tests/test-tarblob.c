@@ -383,6 +383,9 @@ static void test_real_tar(void)
 	is_str(hex2, hex, "two runs: the same sha256");
 	char *blob = testlib_fmt("%s/blobs/sha256/%s", data, hex);
 	is_str(testlib_sh_out("sha256sum '%s' | cut -d' ' -f1", blob), hex, "the blob's name is its sha256");
+	char hex3[TARBLOB_HEX] = "";
+	ok(tarblob_store_dir(data, t, NULL, hex3, &e) == 0, "the tree stored from the host folder (%s)", e.msg);
+	is_str(hex3, hex, "in one pass, the same blob as the tar of it");
 	is_int(count_files(testlib_fmt("%s/blobs/sha256", data)), 1, "one file in the store, no temp left");
 	is_str(testlib_sh_out("stat -c %%a '%s'", blob), "600", "the blob is 0600");
 	is_int(testlib_sh("tar -tvf '%s' | grep -q 'src/hard.bin$'", blob), 0,

@@ -672,14 +672,7 @@ static char *ws_blob(const char *dir, struct err *e)
 		free(path);
 		path = NULL;
 	}
-	int fd = blob_tmpfile(data_dir, e);
-	if (fd < 0)
-		goto out;
-	/* Normalised twice (made, then stored): once per folder. */
-	int rc = tarblob_from_dir(dir, fd, NULL, NULL, NULL, e) < 0 || lseek(fd, 0, SEEK_SET) < 0 ||
-	         tarblob_store(data_dir, fd, NULL, hex, e) < 0;
-	close(fd);
-	if (rc)
+	if (tarblob_store_dir(data_dir, dir, NULL, hex, e) < 0)
 		goto out;
 	path = paths_blob(data_dir, hex);
 	/* Beside and renamed: another process may read it meanwhile. */
