@@ -2,7 +2,9 @@
 """kube-api-server: a loopback contract server for the subset of the
 Kubernetes API that paddock's client (src/sandbox/kube.c) uses, with the
 real API's status bodies and semantics, for tests/test-kube.c,
-tests/kube-kubelet.test and tests/kube-kubectl.test.
+tests/kube-kubelet.test, tests/kube-kubectl.test and, with its fake
+kubelet, the kubernetes backend's tests (tests/kube.test,
+tests/kube-limits.test).
 
 Usage: kube-api-server.py --port-file F --log F --cert F --key F
            [--client-ca F] [--token-file F] [--faults F]
@@ -11,6 +13,7 @@ Usage: kube-api-server.py --port-file F --log F --cert F --key F
            [--objects FILE]
            [--kubelet --kubelet-state DIR --bridge PATH [--bwrap PATH]
             [--kubelet-log F]]
+       kube-api-server.py --reap-cgroups    (the server's own helper)
 
 Listens on 127.0.0.1 (a free port, written to --port-file once it
 listens), TLS only, with --cert/--key (a test CA's, made at test time).
@@ -148,8 +151,41 @@ host state (--kubelet-state/<uid>: volumes, relay, log of its output) is
 removed when it ends.  Killing the server kills every pod (bwrap's
 --die-with-parent).  --kubelet-log F: a JSON line per pod that reached
 Running, {"pod", "uid", "running"} (unix time, time.time() as the request
-log's "time"), for bench/kube.sh: a pod's own start is its POST to this.  Not enforced: resources (memory, cpu, ephemeral
-storage), probes, restarts (restartPolicy is taken as Never).
+log's "time"), for bench/kube.sh: a pod's own start is its POST to this.
+Not done: probes, restarts (restartPolicy is taken as Never).
+
+RESOURCES (--kubelet).  Each pod gets cgroup v1 memory and cpu cgroups of
+its own, pod<uid> below the server's own cgroup in each hierarchy, with
+its first container's resources as the kubelet sets them:
+memory.limit_in_bytes (and memory.memsw.limit_in_bytes where the kernel
+has it) the memory limit; cpu.cfs_period_us 100000, cpu.cfs_quota_us
+milli-cpus * 100 (at least 1000; -1 without a cpu limit), cpu.shares from
+the request.  bwrap starts in them (a shell enters them, then execs
+bwrap), so everything of the pod is counted, its tmpfs emptyDirs too
+(files written there are memory, as a medium: Memory emptyDir's are).
+Memory: the kernel's OOM killer is off in the pod's cgroup
+(memory.oom_control), so a process over the limit waits (under_oom); the
+kubelet, polling every 0.05 s, then kills the whole container at once, as
+cgroup v2's memory.oom.group does (kubelet >= 1.28): no process of the
+pod sees another die; the container terminated reason OOMKilled, exitCode
+137, the pod Failed.  Ephemeral storage: every 0.5 s (the kubelet: every
+10 s) the pod's use, its emptyDirs (a tmpfs's use as the pod's mount
+namespace shows it; a folder's blocks) and its log, against its
+containers' resources.limits["ephemeral-storage"] together (or an init
+container's, the larger): past it the pod is evicted as the kubelet does,
+at once: Failed, reason Evicted, message "Pod ephemeral local storage
+usage exceeds the total limit of containers Q. ", no DisruptionTarget
+condition, the container terminated exitCode 137.  An emptyDir's own
+sizeLimit is its tmpfs's size (a write past it fails with ENOSPC; the
+kubelet would evict).  The cgroups are removed once the pod's processes are
+gone; should the server die first, a helper it started (the reaper, this
+script with --reap-cgroups, reading which cgroups exist on a pipe) removes
+them when the pipe closes.  Where the cgroups cannot be made (not root, no
+writable v1 memory hierarchy; or no cpu one) the server says so once on
+stderr, "kube-api-server: kubelet: no cgroups for pods (WHY): pods run
+without resource limits (memory, cpu)", and runs pods unlimited (the
+ephemeral storage is still measured, through /proc/PID/root of the pod's
+first process).
 
 TEST CONTROLS (authenticated as the API): POST /_fake/compact (forget the
 event history: older resourceVersions are 410), POST
@@ -184,8 +220,9 @@ request's:
                      image "..."'; phase Pending; nothing runs.  With
                      "container" naming an init container: its image,
                      Initialized False, the others PodInitializing
-  {"pod": ..., "action": "oom"}   a running pod's process killed: Failed,
+  {"pod": ..., "action": "oom"}   a running pod's processes killed: Failed,
                      container terminated reason OOMKilled, exitCode 137
+                     (what RESOURCES does for real, without a limit hit)
   {"pod": ..., "action": "evict"} a running pod's process killed: Failed,
                      reason Evicted, the kubelet's message about the
                      node's "resource" (memory; or ephemeral-storage) and

@@ -463,7 +463,8 @@ KCONF
 		bail "paddock kubernetes manifest failed"
 	mkdir -p "$T/kubelet"
 	kube_server --objects "$T/objects.json" --grace-scale 0.2 --start-delay 0.05 --kubelet \
-		--kubelet-state "$T/kubelet" --bridge "$top_builddir/paddock-bridge"
+		--kubelet-state "$T/kubelet" --bridge "$top_builddir/paddock-bridge" \
+		--kubelet-log "$T/kube/kubelet.log"
 }
 
 # kube_cgroup_parent PID CONTROLLER: the folder of process PID's own
