@@ -2,7 +2,9 @@
 """kube-api-server: a loopback contract server for the subset of the
 Kubernetes API that paddock's client (src/sandbox/kube.c) uses, with the
 real API's status bodies and semantics, for tests/test-kube.c,
-tests/kube-kubelet.test and tests/kube-kubectl.test.
+tests/kube-kubelet.test, tests/kube-kubectl.test and, with its fake
+kubelet, the kubernetes backend's tests (tests/kube.test,
+tests/kube-limits.test).
 
 Usage: kube-api-server.py --port-file F --log F --cert F --key F
            [--client-ca F] [--token-file F] [--faults F]
@@ -11,6 +13,7 @@ Usage: kube-api-server.py --port-file F --log F --cert F --key F
            [--objects FILE]
            [--kubelet --kubelet-state DIR --bridge PATH [--bwrap PATH]
             [--kubelet-log F]]
+       kube-api-server.py --reap-cgroups    (the server's own helper)
 
 Listens on 127.0.0.1 (a free port, written to --port-file once it
 listens), TLS only, with --cert/--key (a test CA's, made at test time).
@@ -148,8 +151,41 @@ host state (--kubelet-state/<uid>: volumes, relay, log of its output) is
 removed when it ends.  Killing the server kills every pod (bwrap's
 --die-with-parent).  --kubelet-log F: a JSON line per pod that reached
 Running, {"pod", "uid", "running"} (unix time, time.time() as the request
-log's "time"), for bench/kube.sh: a pod's own start is its POST to this.  Not enforced: resources (memory, cpu, ephemeral
-storage), probes, restarts (restartPolicy is taken as Never).
+log's "time"), for bench/kube.sh: a pod's own start is its POST to this.
+Not done: probes, restarts (restartPolicy is taken as Never).
+
+RESOURCES (--kubelet).  Each pod gets cgroup v1 memory and cpu cgroups of
+its own, pod<uid> below the server's own cgroup in each hierarchy, with
+its first container's resources as the kubelet sets them:
+memory.limit_in_bytes (and memory.memsw.limit_in_bytes where the kernel
+has it) the memory limit; cpu.cfs_period_us 100000, cpu.cfs_quota_us
+milli-cpus * 100 (at least 1000; -1 without a cpu limit), cpu.shares from
+the request.  bwrap starts in them (a shell enters them, then execs
+bwrap), so everything of the pod is counted, its tmpfs emptyDirs too
+(files written there are memory, as a medium: Memory emptyDir's are).
+Memory: the kernel's OOM killer is off in the pod's cgroup
+(memory.oom_control), so a process over the limit waits (under_oom); the
+kubelet, polling every 0.05 s, then kills the whole container at once, as
+cgroup v2's memory.oom.group does (kubelet >= 1.28): no process of the
+pod sees another die; the container terminated reason OOMKilled, exitCode
+137, the pod Failed.  Ephemeral storage: every 0.5 s (the kubelet: every
+10 s) the pod's use, its emptyDirs (a tmpfs's use as the pod's mount
+namespace shows it; a folder's blocks) and its log, against its
+containers' resources.limits["ephemeral-storage"] together (or an init
+container's, the larger): past it the pod is evicted as the kubelet does,
+at once: Failed, reason Evicted, message "Pod ephemeral local storage
+usage exceeds the total limit of containers Q. ", no DisruptionTarget
+condition, the container terminated exitCode 137.  An emptyDir's own
+sizeLimit is its tmpfs's size (a write past it fails with ENOSPC; the
+kubelet would evict).  The cgroups are removed once the pod's processes are
+gone; should the server die first, a helper it started (the reaper, this
+script with --reap-cgroups, reading which cgroups exist on a pipe) removes
+them when the pipe closes.  Where the cgroups cannot be made (not root, no
+writable v1 memory hierarchy; or no cpu one) the server says so once on
+stderr, "kube-api-server: kubelet: no cgroups for pods (WHY): pods run
+without resource limits (memory, cpu)", and runs pods unlimited (the
+ephemeral storage is still measured, through /proc/PID/root of the pod's
+first process).
 
 TEST CONTROLS (authenticated as the API): POST /_fake/compact (forget the
 event history: older resourceVersions are 410), POST
@@ -184,8 +220,9 @@ request's:
                      image "..."'; phase Pending; nothing runs.  With
                      "container" naming an init container: its image,
                      Initialized False, the others PodInitializing
-  {"pod": ..., "action": "oom"}   a running pod's process killed: Failed,
+  {"pod": ..., "action": "oom"}   a running pod's processes killed: Failed,
                      container terminated reason OOMKilled, exitCode 137
+                     (what RESOURCES does for real, without a limit hit)
   {"pod": ..., "action": "evict"} a running pod's process killed: Failed,
                      reason Evicted, the kubelet's message about the
                      node's "resource" (memory; or ephemeral-storage) and
@@ -557,6 +594,164 @@ ETC_PASSWD = ("root:x:0:0:root:/root:/bin/sh\n"
 ETC_GROUP = "root:x:0:\nagent:x:1000:\nnogroup:x:65534:\n"
 RUNS = {}  # uid -> PodRun
 
+# ---- the pods' cgroups (v1) ----
+# controller -> the server's own cgroup folder in that v1 hierarchy, where
+# a pod's cgroup can be made (cgroup_setup); absent: none, limits unenforced.
+CGROUP = {}
+# The helper that removes the pods' cgroups should the server die first
+# (a pod dies with it, bwrap --die-with-parent; its cgroup would stay).
+REAPER = None
+REAPER_LOCK = threading.Lock()
+# How often the kubelet measures a pod's ephemeral storage (the kubelet:
+# its eviction manager every 10 s; scaled down for tests).
+DISK_INTERVAL = 0.5
+
+
+def cgroup_mounts():
+    """controller -> (mount point, the mount's root in the hierarchy) of
+    each cgroup v1 hierarchy mounted here."""
+    out = {}
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            left, _, right = line.partition(" - ")
+            a, b = left.split(), right.split()
+            if len(b) < 3 or b[0] != "cgroup":
+                continue
+            for opt in b[2].split(","):
+                out.setdefault(opt, (a[4], a[3]))
+    return out
+
+
+def cgroup_setup():
+    """Finds the server's own v1 memory and cpu cgroups and whether a
+    pod's can be made below them (root, a writable hierarchy); says once on
+    stderr (the kubelet's log) what it cannot limit.  Starts the reaper."""
+    global REAPER
+    try:
+        mounts = cgroup_mounts()
+        own = {}
+        with open("/proc/self/cgroup") as f:
+            for line in f:
+                _, ctrls, path = line.rstrip("\n").split(":", 2)
+                for c in ctrls.split(","):
+                    own[c] = path
+    except OSError as ex:
+        mounts, own = {}, {}
+        sys.stderr.write("kube-api-server: cannot read this process's cgroups: %s\n" % ex)
+    why = {}
+    for ctrl in ("memory", "cpu"):
+        if ctrl not in mounts or ctrl not in own:
+            why[ctrl] = "no cgroup v1 %s hierarchy is mounted" % ctrl
+            continue
+        mnt, root = mounts[ctrl]
+        rel = own[ctrl]
+        if root != "/" and (rel + "/").startswith(root + "/"):
+            rel = rel[len(root):]
+        d = os.path.normpath(mnt + "/" + rel)
+        probe = os.path.join(d, "kube-api-server-probe-%d" % os.getpid())
+        try:
+            os.mkdir(probe)
+            os.rmdir(probe)
+        except OSError as ex:
+            why[ctrl] = "cannot make a cgroup in %s: %s" % (d, ex.strerror)
+            continue
+        CGROUP[ctrl] = d
+    if "memory" not in CGROUP:
+        CGROUP.clear()
+        sys.stderr.write("kube-api-server: kubelet: no cgroups for pods (%s): pods run without "
+                         "resource limits (memory, cpu)\n" % why["memory"])
+    elif "cpu" not in CGROUP:
+        sys.stderr.write("kube-api-server: kubelet: no cpu cgroups for pods (%s): pods run "
+                         "without a cpu limit\n" % why["cpu"])
+    sys.stderr.flush()
+    if CGROUP:
+        REAPER = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--reap-cgroups"],
+                                  stdin=subprocess.PIPE, stdout=subprocess.DEVNULL)
+
+
+def reaper_tell(op, path):
+    """The reaper learns of a cgroup made (+) or removed (-)."""
+    with REAPER_LOCK:
+        try:
+            REAPER.stdin.write(("%s %s\n" % (op, path)).encode())
+            REAPER.stdin.flush()
+        except (OSError, AttributeError):
+            pass
+
+
+def cgroup_procs(d):
+    try:
+        with open(os.path.join(d, "cgroup.procs")) as f:
+            return [int(x) for x in f.read().split()]
+    except (OSError, ValueError):
+        return []
+
+
+def cgroup_remove(d, wait):
+    """Kills what is left in the cgroup d and removes it, within wait s."""
+    end = time.monotonic() + wait
+    while True:
+        for pid in cgroup_procs(d):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        try:
+            os.rmdir(d)
+            return True
+        except FileNotFoundError:
+            return True
+        except OSError:
+            if time.monotonic() >= end:
+                return False
+            time.sleep(0.02)
+
+
+def reap_cgroups():
+    """The reaper (--reap-cgroups): reads "+ PATH" and "- PATH" lines from
+    the server; at their end (the server gone, however it died) removes
+    the cgroups still listed, whose pods died with the server."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    live = set()
+    for line in sys.stdin.buffer:
+        op, _, path = line.decode().rstrip("\n").partition(" ")
+        if op == "+":
+            live.add(path)
+        else:
+            live.discard(path)
+    for d in live:
+        if not cgroup_remove(d, 2.0):
+            sys.stderr.write("kube-api-server: cannot remove the cgroup %s\n" % d)
+    return 0
+
+
+def cpu_milli(q):
+    """Millicores of a cpu quantity ("500m", "1", "0.25"), rounded up as
+    the API's MilliValue does."""
+    m = re.match(r"^([0-9.]+)(m?)$", str(q))
+    if not m:
+        raise ValueError("not a cpu quantity: %r" % q)
+    v = float(m.group(1))
+    return int(v) if m.group(2) else int(-(-v * 1000 // 1))
+
+
+def quantity_str(q):
+    """A byte quantity as resource.Quantity's String() writes it: the
+    largest unit of its own kind (binary Ki..Ei, else decimal k..E) that
+    divides it."""
+    n = quantity(q)
+    binary = str(q).endswith("i")
+    units = ["Ki", "Mi", "Gi", "Ti", "Pi", "Ei"] if binary else ["k", "M", "G", "T", "P", "E"]
+    base = 1024 if binary else 1000
+    out = str(n)
+    for i, u in enumerate(units):
+        f = base ** (i + 1)
+        if n and n % f == 0:
+            out = "%d%s" % (n // f, u)
+    return out
+
+
 
 def quantity(q):
     """Bytes of a quantity ("64Mi", "1G", "1048576")."""
@@ -623,7 +818,8 @@ class PodRun:
         self.grace = 0.0
         self.done = threading.Event()
         self.relay = None
-        self.killed_for = None             # "oom", "evict", "deadline"
+        self.killed_for = None             # "oom", ("evict", msg, node), "deadline"
+        self.cgroups = {}                  # controller -> this pod's cgroup
 
     # ---- the pod's status ----
     def update(self, fn):
@@ -744,6 +940,13 @@ class PodRun:
         log = open(os.path.join(self.dir, "log"), "wb")
         info_r, info_w = os.pipe()
         argv[argv.index("--info-fd") + 1] = str(info_w)
+        # bwrap starts in the pod's cgroups: a shell moves itself there
+        # first, then becomes bwrap (its pid: bwrap's --die-with-parent
+        # still names the server).
+        procs = self.make_cgroups(c)
+        if procs:
+            argv = ["/bin/sh", "-c", 'while [ "$1" != -- ]; do echo $$ >"$1" || exit 126; '
+                    'shift; done; shift; exec "$@"', "sh"] + procs + ["--"] + argv
         self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
                                      pass_fds=[info_w] + fds, start_new_session=True)
         os.close(info_w)
@@ -819,7 +1022,9 @@ class PodRun:
                                cond("Initialized", "True"),
                                cond("Ready", "False", r), cond("ContainersReady", "False", r),
                                cond("PodScheduled", "True")]
-            if why and why[0] == "evict":
+            # a node-pressure eviction's condition; a pod past its own
+            # limits (local storage) gets none, as the kubelet does
+            if why and why[0] == "evict" and why[2]:
                 s["conditions"].insert(0, cond("DisruptionTarget", "True",
                                                "TerminationByKubelet", why[1]))
             s["containerStatuses"] = [self.cstatus(c, {"terminated": term})]
@@ -1083,6 +1288,7 @@ class PodRun:
     def supervise(self):
         deadline = self.spec().get("activeDeadlineSeconds")
         term_at = None
+        disk_due = time.monotonic() + DISK_INTERVAL
         while True:
             try:
                 self.proc.wait(timeout=0.05)
@@ -1101,7 +1307,7 @@ class PodRun:
                     self.write_token(rotate=True)
                 elif f and f["action"] == "oom":
                     self.killed_for = "oom"
-                    self.signal(signal.SIGKILL)
+                    self.kill_all()
                 elif f and f["action"] == "evict":
                     res = f.get("resource", "memory")
                     c = self.main_c()
@@ -1117,13 +1323,145 @@ class PodRun:
                         "of %s. " % (res, "100Mi" if res == "memory" else "1Gi",
                                      "91560Ki" if res == "memory" else "777784Ki", c["name"],
                                      used, req, res))
-                    self.killed_for = ("evict", msg)
-                    self.signal(signal.SIGKILL)
+                    self.killed_for = ("evict", msg, True)
+                    self.kill_all()
                 elif deadline and now - self.started_at >= deadline * ARGS.grace_scale:
                     self.killed_for = "deadline"
                     self.signal(signal.SIGKILL)
+                elif self.under_oom():
+                    # cgroup v2's memory.oom.group, as kubelet >= 1.28
+                    # sets it: the whole container goes
+                    self.killed_for = "oom"
+                    self.kill_all()
+                elif now >= disk_due:
+                    disk_due = now + DISK_INTERVAL
+                    msg = self.storage_over()
+                    if msg:
+                        self.killed_for = ("evict", msg, False)
+                        self.kill_all()
             if now >= getattr(self, "token_due", float("inf")):
                 self.write_token(rotate=True)
+
+    # ---- the container's resources ----
+    def make_cgroups(self, c):
+        """The pod's cgroups (pod<uid> below the server's own, v1), with c's
+        resources.limits as the kubelet sets them; the cgroup.procs files
+        its processes must enter.  None where the host has none."""
+        res = c.get("resources") or {}
+        lim, req = res.get("limits") or {}, res.get("requests") or {}
+        procs = []
+        for ctrl, parent in sorted(CGROUP.items()):
+            d = os.path.join(parent, "pod" + self.uid)
+            os.mkdir(d)
+            self.cgroups[ctrl] = d
+            reaper_tell("+", d)
+            procs.append(os.path.join(d, "cgroup.procs"))
+        mem = self.cgroups.get("memory")
+        if mem:
+            if "memory" in lim:
+                n = str(quantity(lim["memory"]))
+                with open(os.path.join(mem, "memory.limit_in_bytes"), "w") as f:
+                    f.write(n)
+                # no swap beyond it, where the kernel accounts swap
+                if os.path.exists(os.path.join(mem, "memory.memsw.limit_in_bytes")):
+                    with open(os.path.join(mem, "memory.memsw.limit_in_bytes"), "w") as f:
+                        f.write(n)
+            # The kernel's OOM killer would kill one process and leave
+            # the rest to see it die; with it off, a process over the
+            # limit waits (under_oom) until the kubelet kills them all.
+            with open(os.path.join(mem, "memory.oom_control"), "w") as f:
+                f.write("1")
+        cpu = self.cgroups.get("cpu")
+        if cpu:
+            # the kubelet's MilliCPUToQuota and MilliCPUToShares
+            period = 100000
+            quota = max(1000, cpu_milli(lim["cpu"]) * period // 1000) if "cpu" in lim else -1
+            want = req.get("cpu", lim.get("cpu"))
+            shares = max(2, cpu_milli(want) * 1024 // 1000) if want is not None else 2
+            for k, v in (("cpu.cfs_period_us", period), ("cpu.cfs_quota_us", quota),
+                         ("cpu.shares", shares)):
+                with open(os.path.join(cpu, k), "w") as f:
+                    f.write(str(v))
+        return procs
+
+    def under_oom(self):
+        """Whether a process of the pod is over its memory limit (waiting,
+        memory.oom_control's under_oom) or was OOM-killed (oom_kill)."""
+        mem = self.cgroups.get("memory")
+        if not mem:
+            return False
+        try:
+            with open(os.path.join(mem, "memory.oom_control")) as f:
+                kv = dict(line.split() for line in f if line.strip())
+        except (OSError, ValueError):
+            return False
+        return kv.get("under_oom") == "1" or int(kv.get("oom_kill", "0")) > 0
+
+    def kill_all(self):
+        """SIGKILL to the pod's pid 1 (the kernel then kills the rest of its
+        pid namespace at once), bwrap, and whatever else is in its cgroup."""
+        self.signal(signal.SIGKILL)
+        for d in self.cgroups.values():
+            for pid in cgroup_procs(d):
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+
+    def storage_over(self):
+        """The kubelet's message when the pod's ephemeral storage (its
+        emptyDirs and its log) is over the containers' limits together
+        (resources.limits["ephemeral-storage"]); else None."""
+        spec = self.spec()
+        total = 0
+        for c in spec["containers"]:
+            q = ((c.get("resources") or {}).get("limits") or {}).get("ephemeral-storage")
+            if q is None:
+                return None
+            total += quantity(q)
+        # PodLimits: the larger of the containers' sum and any init container's
+        for i in spec.get("initContainers") or []:
+            q = ((i.get("resources") or {}).get("limits") or {}).get("ephemeral-storage")
+            total = max(total, quantity(q)) if q is not None else total
+        used = self.storage_used()
+        if used <= total:
+            return None
+        c = spec["containers"][0]
+        q = c["resources"]["limits"]["ephemeral-storage"]
+        shown = quantity_str(q) if len(spec["containers"]) == 1 and quantity(q) == total \
+            else str(total)
+        return "Pod ephemeral local storage usage exceeds the total limit of containers %s. " % shown
+
+    def storage_used(self):
+        """Bytes of the pod's emptyDirs (a host folder's blocks, or a
+        tmpfs's use as the pod's mount namespace shows it) and its log."""
+        used = 0
+        vols = {v["name"]: v for v in self.spec().get("volumes") or []}
+        seen = set()
+        for m in self.main_c().get("volumeMounts") or []:
+            v = vols.get(m["name"]) or {}
+            if "emptyDir" not in v or m["name"] in seen or \
+                    (v["emptyDir"] or {}).get("medium") == "Memory":
+                continue
+            seen.add(m["name"])
+            if m["name"] in self.hostdirs:
+                for root, dirs, files in os.walk(self.hostdirs[m["name"]]):
+                    for n in dirs + files:
+                        try:
+                            used += os.lstat(os.path.join(root, n)).st_blocks * 512
+                        except OSError:
+                            pass
+                continue
+            try:
+                st = os.statvfs("/proc/%d/root%s" % (self.child_pid, m["mountPath"]))
+                used += (st.f_blocks - st.f_bfree) * st.f_frsize
+            except (OSError, TypeError):
+                pass
+        try:
+            used += os.stat(os.path.join(self.dir, "log")).st_size
+        except OSError:
+            pass
+        return used
 
     def cleanup(self):
         if self.relay:
@@ -1131,6 +1469,11 @@ class PodRun:
         if self.proc and self.proc.poll() is None:
             self.signal(signal.SIGKILL)
             self.proc.wait()
+        for d in self.cgroups.values():
+            if cgroup_remove(d, 5.0):
+                reaper_tell("-", d)
+            else:
+                sys.stderr.write("kube-api-server: cannot remove the cgroup %s\n" % d)
         try:
             with open(os.path.join(self.dir, "log"), "rb") as f:
                 f.seek(max(0, os.fstat(f.fileno()).st_size - 65536))
@@ -1766,6 +2109,8 @@ class Server(ThreadingHTTPServer):
 
 def main():
     global ARGS, LOGF
+    if sys.argv[1:] == ["--reap-cgroups"]:
+        return reap_cgroups()
     ap = argparse.ArgumentParser()
     ap.add_argument("--port-file", required=True)
     ap.add_argument("--log", required=True)
@@ -1792,6 +2137,8 @@ def main():
     if ARGS.kubelet and not (ARGS.kubelet_state and ARGS.bridge):
         ap.error("--kubelet needs --kubelet-state and --bridge")
     RNG.seed(ARGS.seed)
+    if ARGS.kubelet:
+        cgroup_setup()
     LOGF = open(ARGS.log, "a")
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.load_cert_chain(ARGS.cert, ARGS.key)

@@ -6,7 +6,11 @@ front door (PADDOCK_FRONT_DOOR, with the contract's preamble, kind
 runner) and sends the record there as one JSON object, then:
 PROBE_MODE=exit (default) exits with PROBE_EXIT; PROBE_MODE=sleep waits,
 and on SIGTERM dials the front door again (kind fault, message
-"SIGTERM") and exits 0; PROBE_MODE=stubborn ignores SIGTERM.
+"SIGTERM") and exits 0; PROBE_MODE=stubborn ignores SIGTERM;
+PROBE_MODE=alloc starts a child that sleeps, then allocates (and
+touches) PROBE_MIB MiB, printing "allocated" should it survive;
+PROBE_MODE=fill writes PROBE_MIB MiB into each of /tmp and /work, then
+sleeps.
 
 The record: uid, gid, groups, the environment, the mounts (from
 /proc/self/mountinfo, with each tmpfs's size), whether / and /usr take
@@ -101,7 +105,20 @@ def main():
     s.sendall(json.dumps(record()).encode() + b"\n")
     s.close()
     print("kube-pod-probe: reported to the front door", file=sys.stderr, flush=True)
-    if mode in ("sleep", "stubborn"):
+    mib = int(os.environ.get("PROBE_MIB", "0"))
+    if mode == "alloc":
+        if os.fork() == 0:
+            while True:
+                time.sleep(1)
+        x = b"x" * (mib << 20)
+        print("kube-pod-probe: allocated %d" % len(x), file=sys.stderr, flush=True)
+    if mode == "fill":
+        for d in ("/tmp", "/work"):
+            with open(d + "/fill", "wb") as f:
+                for _ in range(mib):
+                    f.write(b"f" * (1 << 20))
+        print("kube-pod-probe: filled", file=sys.stderr, flush=True)
+    if mode in ("sleep", "stubborn", "alloc", "fill"):
         while True:
             time.sleep(1)
     return int(os.environ.get("PROBE_EXIT", "0"))

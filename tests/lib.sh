@@ -406,6 +406,7 @@ kube_server() {
 		--log "$T/kube/requests.log" --cert "$T/kube/srv.crt" --key "$T/kube/srv.key" \
 		--token-file "$T/kube/api-token" --faults "$T/kube/faults" "$@" \
 		>"$T/kube/server.out" 2>&1 &
+	KUBE_SERVER_PID=$!
 	at_exit "kill $!"
 	wait_for 10 test -s "$T/kube/port" ||
 		bail "the contract server did not start: $(tail -n 3 "$T/kube/server.out")"
@@ -462,7 +463,39 @@ KCONF
 		bail "paddock kubernetes manifest failed"
 	mkdir -p "$T/kubelet"
 	kube_server --objects "$T/objects.json" --grace-scale 0.2 --start-delay 0.05 --kubelet \
-		--kubelet-state "$T/kubelet" --bridge "$top_builddir/paddock-bridge"
+		--kubelet-state "$T/kubelet" --bridge "$top_builddir/paddock-bridge" \
+		--kubelet-log "$T/kube/kubelet.log"
+}
+
+# kube_cgroup_parent PID CONTROLLER: the folder of process PID's own
+# cgroup in the v1 hierarchy of CONTROLLER (memory, cpu), below which the
+# fake kubelet of a server of that pid makes each pod's (pod<uid>); empty
+# when there is none.  Worked out here from /proc, not asked of the server.
+kube_cgroup_parent() {
+	python3 - "$1" "$2" <<'PY'
+import os, sys
+pid, ctrl = sys.argv[1:]
+own = {}
+for line in open("/proc/%s/cgroup" % pid):
+    _, cs, path = line.rstrip("\n").split(":", 2)
+    for c in cs.split(","):
+        own[c] = path
+for line in open("/proc/self/mountinfo"):
+    left, _, right = line.partition(" - ")
+    a, b = left.split(), right.split()
+    if len(b) > 2 and b[0] == "cgroup" and ctrl in b[2].split(",") and ctrl in own:
+        rel = own[ctrl]
+        if a[3] != "/" and (rel + "/").startswith(a[3] + "/"):
+            rel = rel[len(a[3]):]
+        print(os.path.normpath(a[4] + "/" + rel))
+        break
+PY
+}
+
+# kube_no_cgroups FILE: why the fake kubelet whose stderr is FILE makes no
+# cgroups for its pods (its one line saying so); empty when it does.
+kube_no_cgroups() {
+	sed -n 's/^kube-api-server: kubelet: no cgroups for pods (\(.*\)): .*/\1/p' "$1"
 }
 
 # free_port: a TCP port on 127.0.0.1 that nothing listens on now.
