@@ -145,7 +145,8 @@ SIGTERM to the pod's pid 1 (the bridge passes it on), SIGKILL after the
 grace period (times --grace-scale); the pod is DELETED once the process is
 gone, after its final status.  Grace 0: DELETED now, killed now.  A pod's
 host state (--kubelet-state/<uid>: volumes, relay, log of its output) is
-removed when it ends.  Killing the server kills every pod (bwrap's
+removed when it ends; --kubelet-state/door-connections gets a line "POD UID"
+for each connection a pod makes through its relay (kept).  Killing the server kills every pod (bwrap's
 --die-with-parent).  --kubelet-log F: a JSON line per pod that reached
 Running, {"pod", "uid", "running"} (unix time, time.time() as the request
 log's "time"), for bench/kube.sh: a pod's own start is its POST to this.  Not enforced: resources (memory, cpu, ephemeral
@@ -1059,6 +1060,11 @@ class PodRun:
                 except OSError:
                     conn.close()
                     continue
+                # Each connection the pod made to the front door, for the
+                # tests that count them (a pod's session is its one).
+                with LOCK:
+                    with open(os.path.join(ARGS.kubelet_state, "door-connections"), "a") as f:
+                        f.write("%s %s\n" % (self.name, self.uid))
                 threading.Thread(target=self.pair, args=(conn, up), daemon=True).start()
         threading.Thread(target=accept, daemon=True).start()
 
