@@ -380,7 +380,7 @@ static int pod_make(struct ksb *p, const struct sandbox_spec *spec, struct err *
 		p->name = kube_spec_pod_name(&p->so, e);
 		if (!p->name)
 			return -1;
-		p->door = door_open(sandbox_options()->data_dir, p->name, spec->net.bridge_dir, e);
+		p->door = door_open(sandbox_options()->data_dir, p->name, e);
 		if (!p->door)
 			return -1;
 		json_t *pod = kube_spec_pod(&p->so, e);
