@@ -302,6 +302,12 @@ size_t runner_streams(const struct runner *r)
 	return r->gw.n;
 }
 
+size_t runner_pollfds(struct runner *r, struct pollfd *pfd)
+{
+	pfd[0] = (struct pollfd){ r->fd, POLLIN | (r->out.len ? POLLOUT : 0), 0 };
+	return 1 + rs_pollfds(&r->gw, pfd + 1, 1);
+}
+
 /* A connection to the gateway's bridge socket for port: the socket, or -1
  * with *err (why the stream is refused). */
 static int gateway_connect(struct runner *r, uint32_t port, int *err)
@@ -442,8 +448,7 @@ static int pump_ms(struct runner *r, int ms, struct err *e)
 		return -1;
 	/* The channel, then the gateway streams' sockets (runner_gateway). */
 	struct pollfd p[1 + RUNNER_STREAMS_MAX];
-	p[0] = (struct pollfd){ r->fd, POLLIN | (r->out.len ? POLLOUT : 0), 0 };
-	size_t ns = rs_pollfds(&r->gw, p + 1, 1);
+	size_t ns = runner_pollfds(r, p) - 1;
 	int n = poll(p, 1 + ns, ms);
 	if (n < 0 && errno == EINTR)
 		return 1;
@@ -650,6 +655,11 @@ int runner_step(struct runner *r, uint32_t id, double deadline, struct err *e)
 		struct run *run = id ? run_find(r, id) : NULL;
 		if (run && run->ended)
 			return 1;
+		/* A gateway stream that never pauses keeps frames coming:
+		 * back to the caller at the deadline all the same (its
+		 * cancel, its time limit). */
+		if (waited && deadline > 0 && clock_mono() >= deadline)
+			return 0;
 		int ms = waited ? 0 : ms_left(deadline);
 		int rc = pump_ms(r, ms < 0 ? 0 : ms, e);
 		if (rc <= 0)

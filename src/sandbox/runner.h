@@ -50,6 +50,7 @@
 #ifndef PADDOCK_RUNNER_H
 #define PADDOCK_RUNNER_H
 
+#include <poll.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "err.h"
@@ -123,6 +124,11 @@ enum runner_fault runner_fault(const struct runner *r);
 int runner_pid1(const struct runner *r);
 /* The channel, for a caller's poll loop (runner_step reads it). */
 int runner_fd(const struct runner *r);
+/* What a caller's poll waits on for this session: the channel and the
+ * gateway streams' sockets that wait for something, written to pfd (room
+ * for 1 + RUNNER_STREAMS_MAX); how many.  runner_step handles what poll
+ * says of them. */
+size_t runner_pollfds(struct runner *r, struct pollfd *pfd);
 
 /* Sends RUN; returns the run's id (never 0), or 0 with a message.  The
  * output goes to cmd->output while any call of the session waits. */
