@@ -312,12 +312,12 @@ long dial_token(const char *path, char *tok, char *why, size_t whylen)
 long dial_preamble(char *buf, const char *kind, const char *pod, int port, const char *tok,
                    size_t toklen, const char *msg, char *why, size_t whylen)
 {
-	int fault = strcmp(kind, "fault") == 0, gateway = strcmp(kind, "gateway") == 0;
-	if (!fault && !gateway && strcmp(kind, "runner") != 0) {
+	int fault = strcmp(kind, "fault") == 0;
+	if (!fault && strcmp(kind, "runner") != 0) {
 		snprintf(why, whylen, "no preamble of kind %s", kind);
 		return -1;
 	}
-	if (!dial_pod_ok(pod) || (gateway ? port < 1 || port > 65535 : port != 0) ||
+	if (!dial_pod_ok(pod) || port != 0 ||
 	    toklen == 0 || toklen > DIAL_TOKEN_MAX || (fault != (msg != NULL))) {
 		snprintf(why, whylen, "a bad preamble");
 		return -1;

@@ -9,13 +9,13 @@
  *     <token>\n
  *     [<message>\n]          (kind fault only)
  *
- * kind is runner, gateway or fault; port the gateway port for gateway, 0
- * otherwise; pod PADDOCK_POD (a DNS-1123 label, at most 63 bytes); token
+ * kind is runner or fault (the gateway's connections are streams on the
+ * runner's session: runner_proto.h); port 0; pod PADDOCK_POD (a DNS-1123 label, at most 63 bytes); token
  * the token file's content without trailing whitespace, 1 to
  * DIAL_TOKEN_MAX bytes of [A-Za-z0-9._-]; message at most
  * DIAL_MESSAGE_MAX bytes, no control characters.  The whole preamble is
  * at most DIAL_PREAMBLE_MAX bytes.  Nothing comes back before the
- * hand-off: the runner's protocol (or the relay) starts right after it.
+ * hand-off: the runner's protocol starts right after it.
  *
  * The token is a credential of the pod's: it is read from its file for
  * every connection (the kubelet rotates it), kept only as long as it

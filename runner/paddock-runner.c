@@ -31,10 +31,13 @@
  * says why on stderr every 10 s, for the pod's log.  In a pod, a run
  * during which the container's memory cgroup counted an OOM kill ends
  * with the memory limit hit (RP_HIT_MEMORY; oom_kills()).
- * Each connection to a gateway port gets a connection of its own to the
- * front door (kind `gateway`), relayed both ways in the runner's one
- * poll loop (bridge/relay.h, as paddock-bridge relays); a fresh RUN does
- * not end it.  The token file is read for every connection, and the
+ * Each connection to a gateway port (RP_STREAMS_MAX at once; the next
+ * waits in the listen queue) is a stream on the session's one connection
+ * (runner_proto.h, "Gateway streams": OPEN, then DATA and ACK both ways,
+ * runner_stream.h), relayed in the runner's one poll loop: the pod makes
+ * no connection but its runner's.  A fresh RUN does not end a stream (it
+ * is not a process); a SHUT from paddock resets the agent's connection.
+ * The token file is read for every connection, and the
  * token goes nowhere but into that connection: no file, no message, no
  * command's environment (a RUN carries its own; the runner's is never
  * passed on).  Without dial mode nothing is probed or dialed.
@@ -48,7 +51,7 @@
 #define _GNU_SOURCE
 #include "runner_proto.h"
 #include "dial.h"
-#include "relay.h"
+#include "runner_stream.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -79,8 +82,6 @@
  * and files until the host has read some: its memory stays bounded however
  * slowly the host reads. */
 #define OUTQ_HIGH (4u << 20)
-/* Gateway connections relayed at once (dial mode). */
-#define MAX_PAIRS 256
 
 struct run {
 	int used;
@@ -122,11 +123,11 @@ static struct run runs[MAX_RUNS];
 static struct xfer xfers[MAX_XFERS];
 static unsigned long end_seq;
 static int is_pid1;
-/* Dial mode: the settings, the gateway ports' listeners, their relays. */
+/* Dial mode: the settings, the gateway ports' listeners, their streams. */
 static int dial_mode;
 static struct dial dl;
 static int gw_lfd[DIAL_PORTS_MAX];
-static struct relay relays;
+static struct rs_set streams;
 
 static double now(void)
 {
@@ -953,6 +954,12 @@ static int handle(struct rp_msg *m)
 		send_msg(&p);
 		return 0;
 	}
+	case RP_DATA:
+	case RP_ACK:
+	case RP_SHUT:
+		/* Streams exist in dial mode only: elsewhere every id is one
+		 * never opened. */
+		return rs_frame(&streams, m, &outq) == RS_OK ? 0 : -1;
 	default:
 		return -1;
 	}
@@ -1189,28 +1196,16 @@ static int gateway_listen(int port)
 	return fd;
 }
 
-/* A connection to gateway port i: relayed through a connection of its
- * own to the front door, or closed when that cannot start. */
+/* A connection to gateway port i: a stream on the session (OPEN). */
 static void gateway_accept(size_t i)
 {
 	int c = accept4(gw_lfd[i], NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 	if (c < 0)
 		return;
-	char pre[DIAL_PREAMBLE_MAX], why[512];
-	long pl = door_preamble(pre, "gateway", dl.ports[i], NULL, why, sizeof why);
-	int fd = pl > 0 ? dial_start(&dl) : -1;
-	if (fd < 0) {
-		fprintf(stderr, "paddock-runner: a connection to 127.0.0.1:%d was closed: %s\n",
-		        dl.ports[i], pl > 0 ? strerror(errno) : why);
-		close(c);
-		if (pl > 0)
-			explicit_bzero(pre, (size_t)pl);
-		return;
-	}
 	int one = 1;
 	setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-	relay_add(&relays, c, fd, pre, (size_t)pl);
-	explicit_bzero(pre, (size_t)pl);
+	if (rs_open(&streams, c, (uint32_t)dl.ports[i], &outq) < 0)
+		close(c);
 }
 
 /* The front door (or a proxy or load balancer before it, whose backend
@@ -1231,10 +1226,7 @@ static void redial(void)
  * then the runner's connection as the channel. */
 static void dial_begin(void)
 {
-	if (relay_init(&relays, MAX_PAIRS) < 0) {
-		fprintf(stderr, "paddock-runner: out of memory\n");
-		exit(3);
-	}
+	rs_init(&streams, RP_STREAMS_MAX, 1);
 	for (size_t i = 0; i < dl.nports; i++)
 		gw_lfd[i] = gateway_listen(dl.ports[i]);
 	char which[100], why[300];
@@ -1290,14 +1282,15 @@ static void stdin_flush(struct run *r)
 
 /* Long: the one poll loop: the channel, the signals, each run's output and
  * input, the time limits, the files on their way out, and in dial mode the
- * gateway ports and their relays. */
+ * gateway ports and their streams (once the session began: no OPEN before
+ * the runner's HELLO). */
 int main(int argc, char **argv)
 {
 	setup(argc, argv);
 	if (dial_mode)
 		dial_begin();
 	int hello = 0;
-	struct pollfd pf[2 + 3 * MAX_RUNS + DIAL_PORTS_MAX + 2 * MAX_PAIRS];
+	struct pollfd pf[2 + 3 * MAX_RUNS + DIAL_PORTS_MAX + RP_STREAMS_MAX];
 	int owner[2 + 3 * MAX_RUNS];
 	for (;;) {
 		double t = now(), wake = 0;
@@ -1351,10 +1344,11 @@ int main(int argc, char **argv)
 		}
 		int runs_end = n, gw_base = n;
 		for (size_t i = 0; dial_mode && i < dl.nports; i++)
-			pf[n++] = (struct pollfd){ gw_lfd[i], relay_full(&relays) ? 0 : POLLIN, 0 };
+			pf[n++] = (struct pollfd){ gw_lfd[i],
+			                           hello && !rs_full(&streams) && outq.len < OUTQ_HIGH ?
+			                           POLLIN : 0, 0 };
 		int rel_base = n;
-		if (dial_mode)
-			n += (int)relay_pollfds(&relays, pf + rel_base);
+		n += (int)rs_pollfds(&streams, pf + rel_base, outq.len < OUTQ_HIGH);
 		int pending = 0;
 		for (int i = 0; i < MAX_XFERS; i++)
 			pending |= xfers[i].used && xfers[i].get;
@@ -1386,13 +1380,11 @@ int main(int argc, char **argv)
 			if ((pf[i].events & POLLIN) && (pf[i].revents & (POLLIN | POLLHUP | POLLERR)))
 				run_read_fd(r, pf[i].fd == r->err_fd, 0);
 		}
-		if (dial_mode) {
-			for (int i = gw_base; i < rel_base; i++)
-				if (pf[i].revents & POLLIN)
-					gateway_accept((size_t)(i - gw_base));
-			/* The pairs just accepted were not polled: relay_step
-			 * leaves them for the next round. */
-			relay_step(&relays, pf + rel_base);
-		}
+		/* The channel's frames may have ended streams meanwhile:
+		 * each stream knows its own entry (runner_stream.h). */
+		rs_step(&streams, pf + rel_base, &outq);
+		for (int i = gw_base; i < rel_base; i++)
+			if (pf[i].revents & POLLIN)
+				gateway_accept((size_t)(i - gw_base));
 	}
 }

@@ -26,7 +26,6 @@
 #include "i18n.h"
 #include "kube_spec.h"
 #include "paths.h"
-#include "relay.h"
 #include "sanitize.h"
 
 /* A review's own time (the API's answer), past the preamble's. */
@@ -103,9 +102,6 @@ struct frontdoor {
 	struct job *todo, **todo_tail, *done;
 	int stopping;
 	int donefd;             /* eventfd: a review is done */
-	/* The door thread's: the pods' gateway connections, each relayed to
-	 * its task's gateway. */
-	struct relay relay;
 };
 
 /* ---- the log ---- */
@@ -247,6 +243,13 @@ static int conn_read(struct conn *c, char *scratch, const char **why)
 			continue;
 		if (++c->lines == 1 && line1_parse(scratch, i, &c->p) < 0)
 			return -1;
+		if (c->lines == 1 && c->p.kind == KIND_GATEWAY) {
+			/* The gateway comes through the runner's own session
+			 * (runner.h): a pod has no other connection to make. */
+			*why = _("a gateway connection of its own (the gateway is reached through the "
+			         "runner's connection)");
+			return -1;
+		}
 		if (c->lines == (c->p.kind == KIND_FAULT ? 3u : 2u)) {
 			take = i + 1 - have;
 			break;
@@ -341,58 +344,9 @@ static void fd_accept(struct frontdoor *f)
 
 /* ---- the hand-off ---- */
 
-/* A gateway connection of the pod of uid: relayed to <bridge>/<port>,
- * where <data>/door/<pod>.route (door.h) says that pod's gateway listens.
- * c->fd is the relay's from here on (-1 in c).  0, or -1 with *why. */
-static int fd_gateway(struct frontdoor *f, struct conn *c, const char *uid, const char **why)
-{
-	char *route = paths_door_route(f->data_dir, c->p.pod);
-	struct buf b = {0};
-	struct err e = {{0}};
-	char ruid[72] = "", bridge[4096] = "";
-	*why = _("no gateway waits for this pod");
-	if (fsx_read_file(route, 8192, &b, &e) == 0 && b.data) {
-		for (char *l = strtok(b.data, "\n"); l; l = strtok(NULL, "\n")) {
-			if (!strncmp(l, "uid ", 4))
-				snprintf(ruid, sizeof ruid, "%s", l + 4);
-			else if (!strncmp(l, "bridge ", 7) && l[7] == '/')
-				snprintf(bridge, sizeof bridge, "%s", l + 7);
-		}
-	}
-	buf_free(&b);
-	free(route);
-	if (!*ruid || strcmp(ruid, uid) || !*bridge)
-		return -1;
-	if (relay_full(&f->relay)) {
-		*why = _("too many gateway connections");
-		return -1;
-	}
-	char *path = xasprintf("%s/%d", bridge, c->p.port);
-	struct sockaddr_un sa;
-	int dirfd = -1, g = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	int rc = -1;
-	if (g >= 0 && fsx_unix_addr(path, &sa, &dirfd, &e) == 0 &&
-	    connect(g, (struct sockaddr *)&sa, sizeof sa) == 0) {
-		fcntl(c->fd, F_SETFL, fcntl(c->fd, F_GETFL) | O_NONBLOCK);
-		rc = relay_add(&f->relay, c->fd, g, NULL, 0);
-		c->fd = g = -1; /* the relay's, failure included */
-		if (rc < 0)
-			*why = _("too many gateway connections");
-	}
-	if (g >= 0)
-		close(g);
-	if (dirfd >= 0)
-		close(dirfd);
-	free(path);
-	return rc;
-}
-
-/* Hands c to its pod's door (a gateway connection: fd_gateway).  0, or
- * -1 with *why (no one waits). */
+/* Hands c to its pod's door.  0, or -1 with *why (no one waits). */
 static int fd_handoff(struct frontdoor *f, struct conn *c, const char *uid, const char **why)
 {
-	if (c->p.kind == KIND_GATEWAY)
-		return fd_gateway(f, c, uid, why);
 	char *path = paths_door_socket(f->data_dir, c->p.pod);
 	struct sockaddr_un sa;
 	int dirfd = -1, rc = -1;
@@ -632,7 +586,7 @@ static void *fd_run(void *arg)
 {
 	struct frontdoor *f = arg;
 	size_t max = 3 + f->max_pending + f->max_reviews;
-	struct pollfd *pfd = xcalloc(max + 2 * FRONTDOOR_RELAYS, sizeof *pfd);
+	struct pollfd *pfd = xcalloc(max, sizeof *pfd);
 	struct conn **polled = xcalloc(max, sizeof *polled);
 	char *scratch = xmalloc(FRONTDOOR_PREAMBLE_MAX + 1);
 	for (;;) {
@@ -646,14 +600,11 @@ static void *fd_run(void *arg)
 			pfd[n++] = (struct pollfd){ .fd = f->conns[i]->fd,
 			                            .events = f->conns[i]->state == CONN_READING ? POLLIN : 0 };
 		}
-		size_t rbase = n;
-		n += relay_pollfds(&f->relay, pfd + rbase);
 		if (poll(pfd, n, f->nconns ? 250 : -1) < 0 && errno != EINTR)
 			break;
 		if (pfd[0].revents)
 			break;
-		relay_step(&f->relay, pfd + rbase);
-		for (size_t k = base; k < rbase; k++) {
+		for (size_t k = base; k < n; k++) {
 			if (!(pfd[k].revents & (POLLIN | POLLHUP | POLLERR)))
 				continue;
 			/* Connections move as others are freed: found again. */
@@ -759,7 +710,6 @@ static void fd_free(struct frontdoor *f)
 		pthread_join(f->rth[i], NULL);
 	while (f->nconns)
 		conn_free(f, f->nconns - 1);
-	relay_free(&f->relay);
 	for (struct job *lists[2] = { f->todo, f->done }, **l = lists; l < lists + 2; l++)
 		for (struct job *j = *l, *next; j; j = next) {
 			next = j->next;
@@ -799,14 +749,6 @@ int frontdoor_start(const struct frontdoor_opts *o, struct frontdoor **out, stru
 	f->conns = xcalloc(f->max_pending + f->max_reviews, sizeof *f->conns);
 	f->cache = xcalloc(FRONTDOOR_CACHE_MAX, sizeof *f->cache);
 	f->todo_tail = &f->todo;
-	if (relay_init(&f->relay, FRONTDOOR_RELAYS) < 0) {
-		free(f->conns);
-		free(f->cache);
-		free(f->data_dir);
-		free(f->audience);
-		free(f);
-		return err_set(e, _("cannot start the front door"));
-	}
 	pthread_mutex_init(&f->mu, NULL);
 	pthread_cond_init(&f->cv, NULL);
 	for (int i = 0; i < FRONTDOOR_REVIEWERS; i++) {

@@ -6,14 +6,16 @@
  *     PADDOCK-DOOR 1 <kind> <pod> <port>\n
  *     <token>\n
  *     [<message>\n]          (kind fault only)
- * kind runner, gateway or fault; port 1..65535 for gateway, 0 otherwise;
+ * kind runner or fault (gateway, which earlier runners sent for each
+ * agent connection, is refused: the gateway is reached through the
+ * runner's own session, runner.h); port 0;
  * pod a DNS-1123 label of at most 63 bytes (door_pod_ok); token 1..8192
  * bytes of [A-Za-z0-9._-] (the pod's projected service-account token);
  * message at most 512 bytes without control characters.  At most
  * FRONTDOOR_PREAMBLE_MAX bytes in all, within FRONTDOOR_PREAMBLE_SECS of
  * the connect.  The preamble is read without reading past it (MSG_PEEK,
- * then exactly its bytes): what follows is the runner protocol or the
- * gateway's bytes, for the hand-off.  Nothing is answered before it.
+ * then exactly its bytes): what follows is the runner protocol, for the
+ * hand-off.  Nothing is answered before it.
  *
  * The token is checked by a TokenReview (kube.h) with paddock's audience:
  * authenticated, the user system:serviceaccount:<ns>:paddock-sandbox
@@ -24,15 +26,12 @@
  * review is cached per token (its SHA-256) for FRONTDOOR_CACHE_SECS at
  * most, and forgotten once the pod's door is gone (the pod ended).
  *
- * Then a runner or fault connection is handed to the process that made
- * the pod: door.h's socket <data>/door/<pod>.sock gets one message
+ * Then the connection is handed to the process that made the pod:
+ * door.h's socket <data>/door/<pod>.sock gets one message
  * "<kind> <port> <pod-uid>\n[<message>\n]" with the connection as
- * SCM_RIGHTS.  No socket there: the connection is closed.  A gateway
- * connection is relayed here, in the front door's own poll loop, to the
- * task's gateway: the unix socket <bridge>/<port> that the pod's
- * <data>/door/<pod>.route names for the reviewed pod uid (at most
- * FRONTDOOR_RELAYS at once, RELAY_BUF bytes buffered each way, half-closes
- * passed on: relay.h).  No route, another uid, no such port: closed.
+ * SCM_RIGHTS.  No socket there: the connection is closed.  The front door
+ * relays nothing itself: the pod's gateway traffic comes as streams on
+ * its runner's session, which that process relays (runner.h).
  *
  * Every refusal closes the connection without an answer and writes one
  * line to the log: "paddock: front door: refused ADDR[ (pod POD)]: WHY",
@@ -61,7 +60,6 @@
 #define FRONTDOOR_CACHE_SECS 60.0
 #define FRONTDOOR_CACHE_MAX 1024
 #define FRONTDOOR_LOG_BURST 20
-#define FRONTDOOR_RELAYS 1024
 
 struct frontdoor_opts {
 	const char *listen;         /* ADDRESS:PORT or [ADDRESS]:PORT; port 0:

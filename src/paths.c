@@ -184,14 +184,6 @@ char *paths_door_dir(const char *data)
 	return paths_join(data, "door", NULL);
 }
 
-char *paths_door_route(const char *data, const char *pod)
-{
-	char *name = xasprintf("%s.route", pod);
-	char *p = paths_join(data, "door", name, NULL);
-	free(name);
-	return p;
-}
-
 char *paths_door_socket(const char *data, const char *pod)
 {
 	char *name = xasprintf("%s.sock", pod);

@@ -39,7 +39,6 @@
  *                            once (0644; paths_instance_id)
  *   door/                    the front door's hand-offs (0700) paths_door_dir
  *     <pod>.sock             a pod's receiving side (door.h)  paths_door_socket
- *     <pod>.route            its gateway relays' route        paths_door_route
  *   groups/                                                   paths_groups_dir
  *     <id>.lock              held while a pick of best-of-N   paths_group_lock
  *                            group id runs (group.c)
@@ -85,9 +84,6 @@ char *paths_blob(const char *data, const char *hex);
 char *paths_door_dir(const char *data);
 /* pod: a DNS-1123 label, checked by the caller (door_pod_ok). */
 char *paths_door_socket(const char *data, const char *pod);
-/* <data>/door/<pod>.route: where the front door relays the pod's gateway
- * connections (door.h). */
-char *paths_door_route(const char *data, const char *pod);
 char *paths_group_lock(const char *data, const char *id);
 char *paths_instance(const char *data);
 

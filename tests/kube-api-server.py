@@ -12,7 +12,7 @@ Usage: kube-api-server.py --port-file F --log F --cert F --key F
            [--forbid-namespace NS] [--seed N]
            [--objects FILE]
            [--kubelet --kubelet-state DIR --bridge PATH [--bwrap PATH]
-            [--kubelet-log F]]
+            [--kubelet-log F] [--door-connections F]]
        kube-api-server.py --reap-cgroups    (the server's own helper)
 
 Listens on 127.0.0.1 (a free port, written to --port-file once it
@@ -148,8 +148,9 @@ SIGTERM to the pod's pid 1 (the bridge passes it on), SIGKILL after the
 grace period (times --grace-scale); the pod is DELETED once the process is
 gone, after its final status.  Grace 0: DELETED now, killed now.  A pod's
 host state (--kubelet-state/<uid>: volumes, relay, log of its output) is
-removed when it ends.  Killing the server kills every pod (bwrap's
---die-with-parent).  --kubelet-log F: a JSON line per pod that reached
+removed when it ends.  --door-connections F: a line "POD UID" for each
+connection a pod makes through its relay to the front door.  Killing the
+server kills every pod (bwrap's --die-with-parent).  --kubelet-log F: a JSON line per pod that reached
 Running, {"pod", "uid", "running"} (unix time, time.time() as the request
 log's "time"), for bench/kube.sh: a pod's own start is its POST to this.
 Not done: probes, restarts (restartPolicy is taken as Never).
@@ -1264,6 +1265,12 @@ class PodRun:
                 except OSError:
                     conn.close()
                     continue
+                # Each connection the pod made to the front door, for the
+                # tests that count them (a pod's session is its one).
+                if ARGS.door_connections:
+                    with LOCK:
+                        with open(ARGS.door_connections, "a") as f:
+                            f.write("%s %s\n" % (self.name, self.uid))
                 threading.Thread(target=self.pair, args=(conn, up), daemon=True).start()
         threading.Thread(target=accept, daemon=True).start()
 
@@ -2127,6 +2134,7 @@ def main():
     ap.add_argument("--kubelet", action="store_true")
     ap.add_argument("--kubelet-state")
     ap.add_argument("--kubelet-log")
+    ap.add_argument("--door-connections")
     ap.add_argument("--bwrap", default="bwrap")
     ap.add_argument("--bridge")
     ap.add_argument("--objects")

@@ -436,7 +436,8 @@ KC
 # kube_backend: paddock's kubernetes backend on the contract server with
 # its fake kubelet (real pods under bwrap): appends [sandbox] and
 # [kubernetes] to $PADDOCK_CONFIG (the front door on DOOR, the probe on
-# the closed port CLOSED, start-timeout 8s), applies the manifest's
+# the closed port CLOSED, start-timeout 8s; each connection a pod makes
+# to it a line of $T/kube/door-connections), applies the manifest's
 # objects as an admin would, starts the server (kube_server).  Skips the
 # whole test where bwrap cannot make the pods' user namespaces.
 kube_backend() {
@@ -464,7 +465,7 @@ KCONF
 	mkdir -p "$T/kubelet"
 	kube_server --objects "$T/objects.json" --grace-scale 0.2 --start-delay 0.05 --kubelet \
 		--kubelet-state "$T/kubelet" --bridge "$top_builddir/paddock-bridge" \
-		--kubelet-log "$T/kube/kubelet.log"
+		--kubelet-log "$T/kube/kubelet.log" --door-connections "$T/kube/door-connections"
 }
 
 # kube_cgroup_parent PID CONTROLLER: the folder of process PID's own

@@ -2,8 +2,9 @@
  * as a plain process against a front door this test plays on 127.0.0.1:
  * the preamble of every connection byte for byte (the token as its file
  * holds it at that moment), a real session on the runner's connection
- * with paddock's own client (runner.h), the gateway relays both ways with
- * half-closes, the probes, the retries, and the tokens it refuses.
+ * with paddock's own client (runner.h), the gateway's streams on that
+ * session both ways with half-closes (and no connection of their own to
+ * the door), the probes, the retries, and the tokens it refuses.
  *
  * A C test rather than a shell one: the session is driven by runner.h,
  * and the front door must read exactly the preamble before handing the
@@ -20,6 +21,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -263,53 +265,127 @@ static void session_files(struct runner *r)
 	   "and comes back out of it (%lld bytes, mode %o)", (long long)n, mode);
 }
 
-/* One gateway connection: the client's bytes reach the front door after
- * a gateway preamble with the token of now; the door's answer comes back. */
-static int gateway_open(int door_l, int gw, const char *want, int *client)
+/* A bridge socket of the test's, as the gateway's: <bridge>/<port>. */
+static int bridge_listen(const char *bridge, int port)
 {
-	*client = connect_port(gw);
-	int g = *client >= 0 ? accept_within(door_l, 5) : -1;
-	ok(g >= 0 && preamble_is(g, want), "a connection to the gateway port dials the door: %.*s",
-	   (int)strcspn(want, "\n"), want);
-	return g;
+	int l = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	snprintf(sa.sun_path, sizeof sa.sun_path, "%s/%d", bridge, port);
+	if (l < 0 || bind(l, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(l, 512) < 0) {
+		printf("Bail out! cannot listen on %s: %s\n", sa.sun_path, strerror(errno));
+		exit(1);
+	}
+	return l;
 }
 
+/* The session's calls, which relay its gateway streams, for seconds. */
+static void pump(struct runner *r, double seconds)
+{
+	struct err e = {{0}};
+	double end = clock_mono() + seconds;
+	while (clock_mono() < end && runner_step(r, 0, clock_mono() + 0.02, &e) >= 0)
+		;
+}
+
+/* The next connection to the unix listener l while the session relays
+ * (5 s at most), or -1 after seconds. */
+static int accept_pumped(struct runner *r, int l, double seconds)
+{
+	double end = clock_mono() + seconds;
+	while (clock_mono() < end) {
+		int c = accept4(l, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		if (c >= 0)
+			return c;
+		pump(r, 0.02);
+	}
+	return -1;
+}
+
+/* Up to len bytes from fd while the session relays, within seconds (less
+ * at EOF); how many.  *eof set when the end came. */
+static size_t read_pumped(struct runner *r, int fd, char *buf, size_t len, double seconds,
+                          int *eof)
+{
+	size_t got = 0;
+	double end = clock_mono() + seconds;
+	*eof = 0;
+	while (got < len || !len) {
+		ssize_t n = recv(fd, buf + got, len - got, MSG_DONTWAIT);
+		if (n > 0) {
+			got += (size_t)n;
+			continue;
+		}
+		if (n == 0 || (n < 0 && errno != EAGAIN)) {
+			*eof = 1;
+			break;
+		}
+		if (clock_mono() > end)
+			break;
+		pump(r, 0.02);
+	}
+	return got;
+}
+
+/* The gateway through the session's one connection (runner_proto.h,
+ * "Gateway streams"): no connection to the door for it. */
 static void session_gateway(struct runner *r, int door_l, int gw)
 {
-	char *want = testlib_fmt("PADDOCK-DOOR 1 gateway pdk-t1-task-1 %d\ntok.two\n", gw);
-	token_set("tok.two\n", 8);
-	int c, g = gateway_open(door_l, gw, want, &c);
+	char *bridge = testlib_fmt("%s/bridge", dir);
+	mkdir(bridge, 0700);
+	int bl = bridge_listen(bridge, gw);
 	char buf[64] = "";
-	(void)!write(c, "ping", 4);
-	shutdown(c, SHUT_WR);
-	ok(read_within(g, buf, sizeof buf, 5) == 4 && memcmp(buf, "ping", 4) == 0,
-	   "the client's bytes reach the door, then its half-close (EOF)");
-	(void)!write(g, "pong:ping", 9);
-	memset(buf, 0, sizeof buf);
-	ok(read_within(c, buf, 9, 5) == 9 && strcmp(buf, "pong:ping") == 0,
-	   "the door's answer still reaches the half-closed client");
-	shutdown(g, SHUT_WR);
-	ok(quiet(c, 5), "and the door's half-close reaches it too (EOF)");
-	close(g);
+	int eof;
+	/* Before paddock says where the gateway is: refused, the agent's
+	 * connection closed, the session alive. */
+	int c = connect_port(gw);
+	(void)!write(c, "early", 5);
+	read_pumped(r, c, buf, sizeof buf, 5, &eof);
+	ok(eof && accept_within(bl, 0) < 0 && runner_fault(r) == RUNNER_OK,
+	   "a gateway connection before paddock was told of a gateway is closed; the session goes on");
 	close(c);
 
-	/* A relay is the runner's own, not a process: a fresh RUN leaves it. */
-	want = testlib_fmt("PADDOCK-DOOR 1 gateway pdk-t1-task-1 %d\ntok.three\n", gw);
-	token_set("tok.three\n", 10);
-	g = gateway_open(door_l, gw, want, &c);
+	int ports[] = { gw };
+	runner_gateway(r, bridge, ports, 1);
+	c = connect_port(gw);
+	(void)!write(c, "ping", 4);
+	shutdown(c, SHUT_WR);
+	int g = accept_pumped(r, bl, 5);
+	size_t n = g >= 0 ? read_pumped(r, g, buf, sizeof buf, 5, &eof) : 0;
+	ok(g >= 0 && n == 4 && !memcmp(buf, "ping", 4) && eof,
+	   "a connection to the gateway port reaches the gateway's bridge socket through the "
+	   "session: its bytes, then its half-close");
+	(void)!write(g, "pong:ping", 9);
+	memset(buf, 0, sizeof buf);
+	n = read_pumped(r, c, buf, 9, 5, &eof);
+	ok(n == 9 && !strcmp(buf, "pong:ping"), "the gateway's answer reaches the half-closed client");
+	shutdown(g, SHUT_WR);
+	n = read_pumped(r, c, buf, 1, 5, &eof);
+	ok(n == 0 && eof, "and the gateway's half-close reaches it too (EOF)");
+	close(g);
+	close(c);
+	pump(r, 0.2);
+	ok(runner_streams(r) == 0, "the stream is gone at both ends");
+
+	/* A stream is the runner's own, not a process: a fresh RUN leaves it. */
+	c = connect_port(gw);
+	g = accept_pumped(r, bl, 5);
 	char out[4096];
 	char *t[] = { "true", NULL };
-	ok(run(r, t, RP_RUN_FRESH, out) == 0, "a fresh RUN while a relay is open");
-	memset(buf, 0, sizeof buf);
+	ok(g >= 0 && run(r, t, RP_RUN_FRESH, out) == 0, "a fresh RUN while a stream is open");
 	(void)!write(c, "after", 5);
-	ok(read_within(g, buf, 5, 5) == 5 && strcmp(buf, "after") == 0,
-	   "the relay still carries the client's bytes");
+	memset(buf, 0, sizeof buf);
+	ok(read_pumped(r, g, buf, 5, 5, &eof) == 5 && !strcmp(buf, "after"),
+	   "the stream still carries the client's bytes");
 	(void)!write(g, "back", 4);
 	memset(buf, 0, sizeof buf);
-	ok(read_within(c, buf, 4, 5) == 4 && strcmp(buf, "back") == 0, "and the door's");
+	ok(read_pumped(r, c, buf, 4, 5, &eof) == 4 && !strcmp(buf, "back"), "and the gateway's");
 	close(g);
-	ok(quiet(c, 5), "the door's close ends the client's connection");
+	read_pumped(r, c, buf, sizeof buf, 5, &eof);
+	ok(eof, "the gateway's close ends the client's connection");
 	close(c);
+	ok(accept_within(door_l, 0.2) < 0,
+	   "and none of it made a connection to the front door: the session's one carried it all");
+	close(bl);
 }
 
 /* One pod's life: probes that refuse, the runner's connection and
@@ -552,11 +628,11 @@ static void test_tokens(void)
 	runner_err();
 }
 
-/* At most 256 relays at once: the next connection waits in the listen
- * queue until one ends. */
-static void test_pairs_limit(void)
+/* At most RP_STREAMS_MAX streams at once: the next connection waits in
+ * the listen queue until one ends; and none reaches the door. */
+static void test_streams_limit(void)
 {
-	enum { MAX = 256 };
+	enum { MAX = RP_STREAMS_MAX };
 	int door_port, gw = free_port();
 	int door_l = listen_at(0, &door_port);
 	token_set("tok.many\n", 9);
@@ -566,47 +642,75 @@ static void test_pairs_limit(void)
 	struct err e = {{0}};
 	struct runner *r = fd >= 0 && preamble_is(fd, "PADDOCK-DOOR 1 runner pdk-t6-task-1 0\ntok.many\n") ?
 	                   runner_open(fd, clock_mono() + 10, &e) : NULL;
-	int client[MAX + 1], door[MAX + 1], got = 0;
-	char *want = testlib_fmt("PADDOCK-DOOR 1 gateway pdk-t6-task-1 %d\ntok.many\n", gw);
-	int good = 0;
-	/* One at a time, so that no listen queue overflows (its SYNs would
-	 * wait a second to be sent again). */
+	char *bridge = testlib_fmt("%s/bridge-many", dir);
+	mkdir(bridge, 0700);
+	int bl = bridge_listen(bridge, gw), ports[] = { gw };
+	if (r)
+		runner_gateway(r, bridge, ports, 1);
+	int client[MAX + 1], far[MAX + 1], got = 0;
 	for (int i = 0; i <= MAX; i++) {
 		client[i] = r ? connect_port(gw) : -1;
-		door[got] = client[i] >= 0 ? accept_within(door_l, i < MAX ? 5 : 0.3) : -1;
-		if (door[got] >= 0)
-			good += preamble_is(door[got++], want);
+		if (client[i] >= 0)
+			(void)!write(client[i], &i, sizeof i);
+		far[got] = client[i] >= 0 ? accept_pumped(r, bl, i < MAX ? 5 : 0.5) : -1;
+		if (far[got] >= 0)
+			got++;
 	}
-	ok(got == MAX && good == MAX, "%d connections at once: %d reach the door, the next waits",
-	   MAX + 1, got);
-	/* The first client leaves: its relay passes the close on, and once the
-	 * door closes its side too the relay ends and makes room. */
+	ok(got == MAX, "%d connections at once: %d are streams, the next waits", MAX + 1, got);
+	/* The first client leaves and the gateway closes its side: the
+	 * stream ends and makes room. */
+	int first = -1, eof;
+	for (int i = 0; i < got && first < 0; i++) {
+		int who = -1;
+		if (read_pumped(r, far[i], (char *)&who, sizeof who, 5, &eof) == sizeof who && who == 0)
+			first = i;
+	}
 	if (client[0] >= 0)
 		close(client[0]);
-	int ended = -1;
-	struct pollfd pf[MAX];
-	for (int i = 0; i < got && i < MAX; i++)
-		pf[i] = (struct pollfd){ door[i], POLLIN, 0 };
-	if (got == MAX && poll(pf, MAX, 5000) > 0)
-		for (int i = 0; i < MAX && ended < 0; i++)
-			if (pf[i].revents && quiet(door[i], 0.1))
-				ended = i;
-	if (ended >= 0) {
-		close(door[ended]);
-		door[ended] = -1;
+	if (first >= 0) {
+		close(far[first]);
+		far[first] = -1;
 	}
-	int last = ended >= 0 ? accept_within(door_l, 5) : -1;
-	ok(last >= 0, "when one relay ends, the waiting connection reaches the door");
+	int last = first >= 0 ? accept_pumped(r, bl, 5) : -1;
+	ok(last >= 0, "when one stream ends, the waiting connection becomes one");
 	if (last >= 0)
 		close(last);
+	ok(accept_within(door_l, 0.1) < 0, "no connection of them reached the front door");
 	for (int i = 0; i < got; i++)
-		if (door[i] >= 0)
-			close(door[i]);
+		if (far[i] >= 0)
+			close(far[i]);
 	for (int i = 1; i <= MAX; i++)
 		if (client[i] >= 0)
 			close(client[i]);
 	runner_close(r);
 	ok(exited(runner_exit(pid, 5), 0), "and the runner ends with its session");
+	close(bl);
+	close(door_l);
+	runner_err();
+}
+
+/* A host that lies about the streams: the runner ends the session. */
+static void test_host_lies(void)
+{
+	int door_port, gw = free_port();
+	int door_l = listen_at(0, &door_port);
+	token_set("tok.lie\n", 8);
+	pid_t pid = runner_start_env(pod_env(door_port, "pdk-t7-task-1", testlib_fmt("%d", gw), NULL,
+	                                     NULL), NULL, -1, 0);
+	int fd = accept_within(door_l, 5);
+	struct err e = {{0}};
+	struct runner *r = fd >= 0 && preamble_is(fd, "PADDOCK-DOOR 1 runner pdk-t7-task-1 0\ntok.lie\n") ?
+	                   runner_open(fd, clock_mono() + 10, &e) : NULL;
+	struct rp_msg d = { .type = RP_DATA, .id = 99, .data = (const unsigned char *)"x", .len = 1 };
+	struct rp_buf b = { 0 };
+	rp_encode(&b, &d);
+	if (r)
+		(void)!write(runner_fd(r), b.data, b.len);
+	rp_buf_free(&b);
+	ok(r && runner_ping(r, clock_mono() + 5, &e) < 0 && runner_fault(r) == RUNNER_DIED,
+	   "DATA from paddock for a stream the runner never opened ends the session");
+	runner_close(r);
+	ok(exited(runner_exit(pid, 5), 2), "the runner exits 2, a protocol error");
 	close(door_l);
 	runner_err();
 }
@@ -628,7 +732,8 @@ int main(void)
 		test_no_dial();
 		test_retries();
 		test_tokens();
-		test_pairs_limit();
+		test_streams_limit();
+		test_host_lies();
 	}
 	testlib_end();
 	return tap_done();

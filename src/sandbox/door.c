@@ -25,8 +25,6 @@
 
 struct door {
 	char *path;            /* <pod>.sock, unlinked once the runner came */
-	char *route;           /* <pod>.route, for the front door's relays */
-	char *bridge_dir;
 	int lfd;               /* -1 once the runner came */
 	char uid[DOOR_UID_MAX + 1];   /* "" until door_expect_uid */
 };
@@ -66,8 +64,6 @@ static int door_parse(char *m, size_t n, int *kind, int *port, char *uid, char *
 	msg[0] = 0;
 	if (!strcmp(k, "runner") && p == 0 && !*rest)
 		*kind = 0;
-	else if (!strcmp(k, "gateway") && p > 0 && !*rest)
-		*kind = 1;
 	else if (!strcmp(k, "fault") && p == 0 && *rest) {
 		size_t ml = strlen(rest) - 1;
 		if (rest[ml] != '\n' || ml > DOOR_FAULT_MAX || memchr(rest, '\n', ml))
@@ -82,7 +78,7 @@ static int door_parse(char *m, size_t n, int *kind, int *port, char *uid, char *
 
 /* ---- the API ---- */
 
-struct door *door_open(const char *data_dir, const char *pod, const char *bridge_dir, struct err *e)
+struct door *door_open(const char *data_dir, const char *pod, struct err *e)
 {
 	if (!door_pod_ok(pod)) {
 		err_set(e, _("%s is not a pod name"), pod);
@@ -104,8 +100,6 @@ struct door *door_open(const char *data_dir, const char *pod, const char *bridge
 	free(dir);
 	struct door *d = xcalloc(1, sizeof *d);
 	d->path = paths_door_socket(data_dir, pod);
-	d->route = paths_door_route(data_dir, pod);
-	d->bridge_dir = bridge_dir ? xstrdup(bridge_dir) : NULL;
 	struct sockaddr_un sa;
 	int dirfd;
 	d->lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
@@ -117,7 +111,6 @@ struct door *door_open(const char *data_dir, const char *pod, const char *bridge
 	}
 	/* Left by a dead process of this pod's name: replaced. */
 	unlink(d->path);
-	unlink(d->route);
 	mode_t old = umask(077);
 	int rc = bind(d->lfd, (struct sockaddr *)&sa, sizeof sa);
 	umask(old);
@@ -133,23 +126,9 @@ struct door *door_open(const char *data_dir, const char *pod, const char *bridge
 
 int door_expect_uid(struct door *d, const char *pod_uid, struct err *e)
 {
+	(void)e;
 	snprintf(d->uid, sizeof d->uid, "%s", pod_uid);
-	/* The front door's route for the pod's gateway connections, whole or
-	 * absent (written beside, then renamed). */
-	struct buf b = {0};
-	buf_printf(&b, "uid %s\n", d->uid);
-	if (d->bridge_dir)
-		buf_printf(&b, "bridge %s\n", d->bridge_dir);
-	char *tmp = xasprintf("%s.tmp", d->route);
-	int rc = fsx_write_file(tmp, b.data, b.len, 0600, e) == 0 && rename(tmp, d->route) == 0 ? 0 : -1;
-	if (rc < 0) {
-		if (!e->msg[0])
-			err_errno(e, _("cannot write %s"), d->route);
-		unlink(tmp);
-	}
-	free(tmp);
-	buf_free(&b);
-	return rc;
+	return 0;
 }
 
 int door_fd(const struct door *d)
@@ -189,9 +168,8 @@ static int door_take(struct door *d, int c, int *kind, char *msg)
 	struct stat st;
 	if (n <= 0 || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) || nfds != 1 || fstat(fd, &st) < 0 ||
 	    !S_ISSOCK(st.st_mode) || door_parse(m, (size_t)n, kind, &port, uid, msg) < 0 ||
-	    *kind == 1 || !*d->uid || strcmp(uid, d->uid)) {
-		/* Not one, a gateway's (the front door relays those), or a
-		 * stale pod's. */
+	    !*d->uid || strcmp(uid, d->uid)) {
+		/* Not one, or a stale pod's. */
 		if (fd >= 0)
 			close(fd);
 		return -1;
@@ -259,9 +237,6 @@ void door_close(struct door *d)
 		close(d->lfd);
 		unlink(d->path);
 	}
-	unlink(d->route);
 	free(d->path);
-	free(d->route);
-	free(d->bridge_dir);
 	free(d);
 }

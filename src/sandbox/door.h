@@ -3,20 +3,17 @@
  * that made a pod.
  *
  * A pod's runner dials paddock's front door over TCP; the front door
- * checks its preamble and token, then:
- *   - a `runner` or `fault` connection is handed to the pod's door: the
- *     front door connects to the unix SOCK_SEQPACKET socket
- *     <data>/door/<pod>.sock (paths_door_socket) and sends ONE message
- *         <kind> <port> <pod-uid>\n[<message>\n]
- *     with the connection as SCM_RIGHTS; door_runner takes it.  The
- *     socket is 0600 in a 0700 folder: only paddock's own user hands
- *     anything in; a peer of another uid is closed.
- *   - a `gateway` connection is relayed by the front door itself to the
- *     task's gateway, the unix socket <bridge>/<port> (gateway.h, "The
- *     bridge"), where <data>/door/<pod>.route (door_expect_uid writes it:
- *     "uid <pod-uid>\n" and "bridge <dir>\n") says the pod of that uid
- *     has one.  The pod's runner reaches the same loopback endpoints as
- *     under bwrap; the process that made the pod needs no thread for it.
+ * checks its preamble and token, then hands its `runner` or `fault`
+ * connection to the pod's door: the front door connects to the unix
+ * SOCK_SEQPACKET socket <data>/door/<pod>.sock (paths_door_socket) and
+ * sends ONE message
+ *     <kind> <port> <pod-uid>\n[<message>\n]
+ * with the connection as SCM_RIGHTS; door_runner takes it.  The socket is
+ * 0600 in a 0700 folder: only paddock's own user hands anything in; a peer
+ * of another uid is closed.  The pod's gateway traffic needs nothing of
+ * the door: it comes as streams on the runner's session (runner.h,
+ * runner_gateway), so the pod reaches the same loopback endpoints as under
+ * bwrap through its one connection.
  * A hand-off whose pod uid is not door_expect_uid's is closed (a stale
  * pod's).  Whatever the pod sends is passed on as data only; a fault's
  * message is quoted through sanitize.
@@ -40,13 +37,11 @@
 struct door;
 
 /* Makes <data_dir>/door/ (0700) and listens on <pod>.sock (0600; one
- * left by a dead process is replaced).  bridge_dir: the gateway's socket
- * folder, or NULL (the pod's gateway connections are closed).  Strings
- * are copied.  NULL with e set when it cannot. */
-struct door *door_open(const char *data_dir, const char *pod, const char *bridge_dir, struct err *e);
+ * left by a dead process is replaced).  Strings are copied.  NULL with e
+ * set when it cannot. */
+struct door *door_open(const char *data_dir, const char *pod, struct err *e);
 /* Once the pod is created (its metadata.uid): hand-offs of any other uid
- * are closed, and the front door's route (<pod>.route) is written.  -1
- * with e set when it cannot be. */
+ * are closed.  -1 with e set when it cannot be. */
 int door_expect_uid(struct door *d, const char *pod_uid, struct err *e);
 /* Takes the hand-offs until deadline (clock_mono; one in the past: what
  * waits now): returns the first `runner` connection's fd (the caller's
@@ -60,7 +55,7 @@ int door_runner(struct door *d, double deadline, char *fault, size_t faultlen, s
  * a caller can wait for it and for something else at once; -1 once the
  * runner came. */
 int door_fd(const struct door *d);
-/* Closes the socket, removes it and the route.  NULL is fine. */
+/* Closes the socket and removes it.  NULL is fine. */
 void door_close(struct door *d);
 
 /* What both sides share. */

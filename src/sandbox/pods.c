@@ -9,9 +9,11 @@
  * <data>/door/<pod>.sock (door.h).  From there the pod is a session like
  * any other backend's (runner.h): every command a RUN, files in and out
  * through the runner.  The gateway is reached the same way: the runner
- * listens on the pod's loopback ports and each connection comes through
- * the front door to the door's relay, which joins it to the gateway's
- * bridge sockets (SANDBOX_NET_BRIDGE).  Nothing secret enters the pod: not
+ * listens on the pod's loopback ports and each connection is a stream on
+ * the runner's session (runner_gateway), which this process joins to the
+ * gateway's bridge sockets (SANDBOX_NET_BRIDGE) while it waits on the
+ * session: the pod's one connection carries everything, and between two
+ * calls on the session a stream waits.  Nothing secret enters the pod: not
  * a key, not a token of paddock's.
  *
  * The workspace: the template, a folder on paddock's host, goes into the
@@ -378,7 +380,7 @@ static int pod_make(struct ksb *p, const struct sandbox_spec *spec, struct err *
 		p->name = kube_spec_pod_name(&p->so, e);
 		if (!p->name)
 			return -1;
-		p->door = door_open(sandbox_options()->data_dir, p->name, spec->net.bridge_dir, e);
+		p->door = door_open(sandbox_options()->data_dir, p->name, e);
 		if (!p->door)
 			return -1;
 		json_t *pod = kube_spec_pod(&p->so, e);
@@ -417,6 +419,28 @@ static int pod_make(struct ksb *p, const struct sandbox_spec *spec, struct err *
 	}
 	return err_set(e, _("kubernetes: pods named pdk-%s-... of dead owners are in the way; "
 	                    "the janitor removes them"), p->task_id);
+}
+
+/* The gateway through the runner's session (runner_gateway): each
+ * connection to a gateway port in the pod is a stream this process joins
+ * to the gateway's bridge socket while it waits on the session. */
+static int pod_gateway(struct ksb *p, const struct sandbox_spec *spec, struct err *e)
+{
+	if (!spec->net.bridge_dir)
+		return 0;
+	int ports[RP_STREAMS_MAX];
+	size_t n = 0;
+	for (const char *s = spec->net.bridge_ports ? spec->net.bridge_ports : ""; *s;) {
+		char *end;
+		long v = strtol(s, &end, 10);
+		if (end == s || v < 1 || v > 65535 || (*end && *end != ',') || n == RP_STREAMS_MAX)
+			return err_set(e, _("kubernetes: the gateway's ports are not a list of ports: %s"),
+			               spec->net.bridge_ports);
+		ports[n++] = (int)v;
+		s = *end ? end + 1 : end;
+	}
+	runner_gateway(p->rn, spec->net.bridge_dir, ports, n);
+	return 0;
 }
 
 /* The error of a pod whose runner never dialled in t seconds, with what
@@ -814,7 +838,8 @@ static int kb_create(struct sandbox **out, const struct sandbox_spec *spec, stru
 	if (p->so.role == KUBE_ROLE_TASK)
 		p->so.deadline = (long)(p->limits.timeout > 0 ? p->limits.timeout : 86400) +
 		                 (long)sandbox_options()->keep_seconds + KUBE_SPEC_DEADLINE_SLACK;
-	if (pod_make(p, spec, e) < 0 || pod_wait_runner(p, e) < 0 || pod_fill(p, spec, e) < 0) {
+	if (pod_make(p, spec, e) < 0 || pod_wait_runner(p, e) < 0 || pod_gateway(p, spec, e) < 0 ||
+	    pod_fill(p, spec, e) < 0) {
 		kb_destroy((struct sandbox *)(void *)p);
 		return -1;
 	}

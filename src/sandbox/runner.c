@@ -11,11 +11,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "buf.h"
 #include "clock.h"
+#include "fsx.h"
 #include "i18n.h"
+#include "runner_stream.h"
 #include "sanitize.h"
 
 struct run {
@@ -61,6 +64,12 @@ struct runner {
 	uint64_t ping_sent, pong_got;
 	double send_seconds;  /* runner_set_send_timeout */
 	int watch_failed;     /* the WATCH under way was refused */
+	/* The gateway streams (runner_gateway): the bridge's folder and
+	 * ports, NULL and 0 while not told. */
+	struct rs_set gw;
+	char *bridge_dir;
+	int *ports;
+	size_t nports;
 };
 
 static int fail(struct runner *r, enum runner_fault f, struct err *e, const char *fmt, ...)
@@ -275,6 +284,93 @@ static int on_file(struct runner *r, const struct rp_msg *m, struct err *e)
 	return fail(r, RUNNER_LIED, e, _("an unexpected %s frame"), rp_type_name(m->type));
 }
 
+/* ---- gateway streams ---- */
+
+void runner_gateway(struct runner *r, const char *bridge_dir, const int *ports, size_t nports)
+{
+	free(r->bridge_dir);
+	free(r->ports);
+	r->bridge_dir = bridge_dir ? xstrdup(bridge_dir) : NULL;
+	r->ports = nports ? xmalloc(nports * sizeof *ports) : NULL;
+	if (nports)
+		memcpy(r->ports, ports, nports * sizeof *ports);
+	r->nports = nports;
+}
+
+size_t runner_streams(const struct runner *r)
+{
+	return r->gw.n;
+}
+
+size_t runner_pollfds(struct runner *r, struct pollfd *pfd)
+{
+	pfd[0] = (struct pollfd){ r->fd, POLLIN | (r->out.len ? POLLOUT : 0), 0 };
+	return 1 + rs_pollfds(&r->gw, pfd + 1, 1);
+}
+
+/* A connection to the gateway's bridge socket for port: the socket, or -1
+ * with *err (why the stream is refused). */
+static int gateway_connect(struct runner *r, uint32_t port, int *err)
+{
+	int given = 0;
+	for (size_t i = 0; i < r->nports; i++)
+		given |= r->ports[i] == (int)port;
+	if (!r->bridge_dir || !given) {
+		*err = ECONNREFUSED;
+		return -1;
+	}
+	if (rs_full(&r->gw)) {
+		*err = EMFILE;
+		return -1;
+	}
+	char *path = xasprintf("%s/%u", r->bridge_dir, (unsigned)port);
+	struct sockaddr_un sa;
+	struct err ue = {{0}};
+	int dirfd = -1, fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	*err = errno;
+	if (fd >= 0 && (fsx_unix_addr(path, &sa, &dirfd, &ue) < 0 ||
+	                connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0)) {
+		*err = ue.msg[0] ? ENAMETOOLONG : errno;
+		close(fd);
+		fd = -1;
+	}
+	if (dirfd >= 0)
+		close(dirfd);
+	free(path);
+	return fd;
+}
+
+/* OPEN, DATA, ACK or SHUT: the streams' own checks, worded. */
+static int on_stream(struct runner *r, const struct rp_msg *m, struct err *e)
+{
+	enum rs_lie lie = RS_OK;
+	if (m->type == RP_OPEN && (lie = rs_open_check(&r->gw, m)) == RS_OK) {
+		int err = 0, fd = gateway_connect(r, m->port, &err);
+		lie = rs_opened(&r->gw, m, fd, err, &r->out);
+	} else if (m->type != RP_OPEN) {
+		lie = rs_frame(&r->gw, m, &r->out);
+	}
+	unsigned id = (unsigned)m->id;
+	switch (lie) {
+	case RS_OK:
+		return 0;
+	case RS_REOPEN:
+		return fail(r, RUNNER_LIED, e, _("gateway stream %u opened after a later one"), id);
+	case RS_AFTER_END:
+		return fail(r, RUNNER_LIED, e, _("data on gateway stream %u after its end"), id);
+	case RS_WINDOW:
+		return fail(r, RUNNER_LIED, e,
+		            _("data on gateway stream %u past its window of %u bytes"), id,
+		            (unsigned)RP_STREAM_WINDOW);
+	case RS_ACK:
+		return fail(r, RUNNER_LIED, e,
+		            _("an acknowledgement on gateway stream %u of bytes never sent"), id);
+	default:
+		return fail(r, RUNNER_LIED, e, _("a %s frame for gateway stream %u, which was never "
+		                                 "opened"), rp_type_name(m->type), id);
+	}
+}
+
 /* One frame from the runner. */
 static int dispatch(struct runner *r, const struct rp_msg *m, struct err *e)
 {
@@ -301,6 +397,11 @@ static int dispatch(struct runner *r, const struct rp_msg *m, struct err *e)
 		run->in_taken = m->offset;
 		return 0;
 	}
+	case RP_OPEN:
+	case RP_DATA:
+	case RP_ACK:
+	case RP_SHUT:
+		return on_stream(r, m, e);
 	case RP_PONG:
 		if (m->token <= r->pong_got || m->token > r->ping_sent)
 			return fail(r, RUNNER_LIED, e, _("an answer to a ping never sent"));
@@ -345,22 +446,26 @@ static int pump_ms(struct runner *r, int ms, struct err *e)
 {
 	if (failed(r, e))
 		return -1;
-	struct pollfd p = { r->fd, POLLIN | (r->out.len ? POLLOUT : 0), 0 };
-	int n = poll(&p, 1, ms);
+	/* The channel, then the gateway streams' sockets (runner_gateway). */
+	struct pollfd p[1 + RUNNER_STREAMS_MAX];
+	size_t ns = runner_pollfds(r, p) - 1;
+	int n = poll(p, 1 + ns, ms);
 	if (n < 0 && errno == EINTR)
 		return 1;
 	if (n < 0)
 		return fail(r, RUNNER_DIED, e, "%s", strerror(errno));
 	if (n == 0)
 		return 0;
-	if (p.revents & POLLOUT) {
+	if (p[0].revents & POLLOUT) {
 		ssize_t w = send(r->fd, r->out.data, r->out.len, MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (w < 0 && errno != EAGAIN && errno != EINTR)
 			return fail(r, RUNNER_DIED, e, "%s", strerror(errno));
 		if (w > 0)
 			rp_buf_consume(&r->out, (size_t)w);
 	}
-	if (p.revents & (POLLIN | POLLHUP | POLLERR)) {
+	if (ns)
+		rs_step(&r->gw, p + 1, &r->out);
+	if (p[0].revents & (POLLIN | POLLHUP | POLLERR)) {
 		/* At most one frame's worth buffered: a header past the
 		 * maximum fails in parse() before its body is read. */
 		unsigned char buf[65536];
@@ -480,6 +585,7 @@ struct runner *runner_open(int fd, double deadline, struct err *e)
 	r->fd = fd;
 	r->next_id = 1;
 	r->send_seconds = RUNNER_SEND_SECONDS;
+	rs_init(&r->gw, RUNNER_STREAMS_MAX, 0);
 	fcntl(fd, F_SETFD, FD_CLOEXEC);
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 	if (hello(r, deadline, e) < 0) {
@@ -497,6 +603,9 @@ void runner_close(struct runner *r)
 		close(r->fd);
 	rp_buf_free(&r->in);
 	rp_buf_free(&r->out);
+	rs_free(&r->gw);
+	free(r->bridge_dir);
+	free(r->ports);
 	free(r->runs);
 	free(r);
 }
@@ -546,6 +655,11 @@ int runner_step(struct runner *r, uint32_t id, double deadline, struct err *e)
 		struct run *run = id ? run_find(r, id) : NULL;
 		if (run && run->ended)
 			return 1;
+		/* A gateway stream that never pauses keeps frames coming:
+		 * back to the caller at the deadline all the same (its
+		 * cancel, its time limit). */
+		if (waited && deadline > 0 && clock_mono() >= deadline)
+			return 0;
 		int ms = waited ? 0 : ms_left(deadline);
 		int rc = pump_ms(r, ms < 0 ? 0 : ms, e);
 		if (rc <= 0)

@@ -29,10 +29,28 @@
  * meanwhile deliver the output of every run of the session to that run's
  * callback.  Writing a frame is bounded too: a call without a deadline of
  * its own (runner_start, runner_kill, runner_stdin, runner_resize) gives
- * the runner RUNNER_SEND_SECONDS to take it, then the runner has stalled. */
+ * the runner RUNNER_SEND_SECONDS to take it, then the runner has stalled.
+ *
+ * The gateway through the session (a pod's runner: runner_gateway, which
+ * the kubernetes backend calls): each connection an agent makes to a
+ * gateway port on the sandbox's loopback comes as a stream (runner_proto.h,
+ * "Gateway streams") that this client joins to <bridge_dir>/<port>, the
+ * gateway's bridge socket, and relays while any call of the session waits
+ * (runner_step's poll, and every other call's).  Between calls nothing
+ * reads the session: a stream then simply waits (the runner stops reading
+ * the agent's side once its window is full), as the runs' output does.
+ * An OPEN it will not carry (no runner_gateway, a port not given, more
+ * than RUNNER_STREAMS_MAX at once, a bridge socket that refuses) is
+ * answered with SHUT, which closes the agent's connection: the session
+ * goes on.  A runner that breaks the streams' rules (a stream id never
+ * opened or opened twice, data past the window or after its end, an ACK
+ * of bytes never sent) lies like any other.  Each stream's buffers are
+ * allocated while they hold bytes (RP_STREAM_WINDOW each way at most) and
+ * freed when they drain or the stream ends. */
 #ifndef PADDOCK_RUNNER_H
 #define PADDOCK_RUNNER_H
 
+#include <poll.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "err.h"
@@ -42,6 +60,9 @@
 #define RUNNER_REASON "runner"
 /* How long a call without a deadline waits for the runner to take a frame. */
 #define RUNNER_SEND_SECONDS 30.0
+/* Gateway streams open at once: twice what a runner opens (RP_STREAMS_MAX),
+ * since the two ends let go of a stream at different moments. */
+#define RUNNER_STREAMS_MAX (2 * RP_STREAMS_MAX)
 
 enum runner_fault {
 	RUNNER_OK = 0,
@@ -87,6 +108,14 @@ struct runner *runner_open(int fd, double deadline, struct err *e);
  * process it started and exits).  r may be NULL. */
 void runner_close(struct runner *r);
 
+/* Carries the session's gateway streams from here on: a stream opened on
+ * one of the nports ports is joined to the unix socket <bridge_dir>/<port>
+ * (strings copied).  Before this call (and on any other port) an OPEN is
+ * refused. */
+void runner_gateway(struct runner *r, const char *bridge_dir, const int *ports, size_t nports);
+/* The gateway streams open now (tests, and the memory they hold). */
+size_t runner_streams(const struct runner *r);
+
 /* Changes RUNNER_SEND_SECONDS for this session (tests). */
 void runner_set_send_timeout(struct runner *r, double seconds);
 /* Why the session failed (RUNNER_OK while it has not). */
@@ -95,6 +124,11 @@ enum runner_fault runner_fault(const struct runner *r);
 int runner_pid1(const struct runner *r);
 /* The channel, for a caller's poll loop (runner_step reads it). */
 int runner_fd(const struct runner *r);
+/* What a caller's poll waits on for this session: the channel and the
+ * gateway streams' sockets that wait for something, written to pfd (room
+ * for 1 + RUNNER_STREAMS_MAX); how many.  runner_step handles what poll
+ * says of them. */
+size_t runner_pollfds(struct runner *r, struct pollfd *pfd);
 
 /* Sends RUN; returns the run's id (never 0), or 0 with a message.  The
  * output goes to cmd->output while any call of the session waits. */

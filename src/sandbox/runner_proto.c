@@ -14,6 +14,7 @@ static const char *const type_names[RP_TYPE_END] = {
 	[RP_FAIL] = "FAIL", [RP_RESIZE] = "RESIZE", [RP_STDIN] = "STDIN", [RP_PING] = "PING",
 	[RP_PONG] = "PONG", [RP_STDERR] = "STDERR",
 	[RP_TAKEN] = "TAKEN",
+	[RP_OPEN] = "OPEN", [RP_DATA] = "DATA", [RP_ACK] = "ACK", [RP_SHUT] = "SHUT",
 };
 
 const char *rp_type_name(unsigned type)
@@ -185,6 +186,27 @@ static void encode_body(struct enc *e, const struct rp_msg *m)
 	case RP_PING:
 	case RP_PONG:
 		put_be(e, m->token, 8);
+		break;
+	case RP_OPEN:
+		put_be(e, m->id, 4);
+		put_be(e, m->port, 4);
+		break;
+	case RP_DATA:
+		if (m->len > RP_CHUNK) {
+			errno = EMSGSIZE;
+			e->rc = -1;
+			break;
+		}
+		put_be(e, m->id, 4);
+		put_bytes(e, m->data, m->len);
+		break;
+	case RP_ACK:
+		put_be(e, m->id, 4);
+		put_be(e, m->offset, 8);
+		break;
+	case RP_SHUT:
+		put_be(e, m->id, 4);
+		put_be(e, m->err, 4);
 		break;
 	default:
 		errno = EINVAL;
@@ -407,6 +429,26 @@ static void decode_body(struct dec *d, struct rp_msg *m)
 	case RP_PING:
 	case RP_PONG:
 		m->token = get_be(d, 8);
+		break;
+	case RP_OPEN:
+		m->id = (uint32_t)get_be(d, 4);
+		m->port = (uint32_t)get_be(d, 4);
+		if (m->port < 1 || m->port > 65535)
+			d->bad = 1;
+		break;
+	case RP_DATA:
+		m->id = (uint32_t)get_be(d, 4);
+		m->data = get_bytes(d, &m->len);
+		if (m->len > RP_CHUNK)
+			d->bad = 1;
+		break;
+	case RP_ACK:
+		m->id = (uint32_t)get_be(d, 4);
+		m->offset = get_be(d, 8);
+		break;
+	case RP_SHUT:
+		m->id = (uint32_t)get_be(d, 4);
+		m->err = (uint32_t)get_be(d, 4);
 		break;
 	default:
 		d->bad = 1;

@@ -49,6 +49,15 @@
  *              RP_STDIN_WINDOW bytes of STDIN past what was taken
  *   PING       token u64
  *   PONG       token u64
+ *   OPEN       stream u32, port u32: the runner accepted a connection on
+ *              the gateway port `port` (runner -> paddock only)
+ *   DATA       stream u32, data BYTES (1..RP_CHUNK): the stream's next
+ *              bytes, either way; empty: that direction's end (the
+ *              sender's side was shut for writing), nothing more after it
+ *   ACK        stream u32, offset u64: the sender has passed on the
+ *              stream's bytes up to offset (written to its side's socket)
+ *   SHUT       stream u32, errno u32: the stream is gone (refused, reset,
+ *              a write that failed); nothing more is sent for it
  *
  * A session: paddock sends HELLO, the runner answers HELLO with its own
  * version, and ends the session when paddock's differs.  A runner that
@@ -74,6 +83,24 @@
  * that does not read it stays in paddock's client (which stops reading
  * its own input), not in the runner's memory.
  *
+ * Gateway streams (dial mode: a pod's runner, whose one connection to
+ * paddock also carries the gateway; runner.h's runner_gateway): each
+ * connection an agent makes to a gateway port on the sandbox's loopback is
+ * a stream, opened by the runner's OPEN with a stream id greater than any
+ * it sent before (ids are never reused within a session).  Both sides then
+ * send DATA; each side's bytes are a stream of offsets from 0, and a
+ * sender keeps at most RP_STREAM_WINDOW bytes sent and not yet covered
+ * by the other side's ACK (a receiver acknowledges once a quarter of the
+ * window was passed on, or when what it holds is all passed on): a peer
+ * that sends past the window, DATA after its end, or any frame for a
+ * stream id it never opened, breaks the protocol.  A stream ends when
+ * both ends were sent and passed on, or at a SHUT from either side (the
+ * other closes its side's socket, as a reset); frames for a stream that
+ * ended (sent before the sender knew) are dropped.  paddock answers an
+ * OPEN it will not carry (a session not told about a gateway, a port not
+ * its, too many streams, a gateway socket that refuses) with SHUT: the
+ * agent's connection is closed, the session goes on.
+ *
  * Paths are the sandbox's own; a link as the last component is never
  * followed (a FILE_GET of one, or of anything but a regular file, fails).
  *
@@ -88,7 +115,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define RP_VERSION 3
+#define RP_VERSION 4
 #define RP_HEADER 8
 #define RP_BODY_MAX (1u << 20)
 #define RP_FRAME_MAX (RP_HEADER + RP_BODY_MAX)
@@ -96,6 +123,11 @@
 #define RP_CHUNK 65536
 /* The most STDIN bytes sent and not yet TAKEN, per run. */
 #define RP_STDIN_WINDOW (256u << 10)
+/* The most stream bytes sent and not yet ACKed, per stream and direction. */
+#define RP_STREAM_WINDOW (256u << 10)
+/* The most gateway streams a runner keeps open at once (paddock allows a
+ * few more: runner.h, RUNNER_STREAMS_MAX). */
+#define RP_STREAMS_MAX 64
 /* The most entries of argv or env. */
 #define RP_STRS_MAX 4096
 
@@ -117,6 +149,10 @@ enum rp_type {
 	RP_PONG,
 	RP_STDERR,
 	RP_TAKEN,
+	RP_OPEN = 18,
+	RP_DATA = 19,
+	RP_ACK = 20,
+	RP_SHUT = 21,
 	RP_TYPE_END,   /* one past the last: anything from here is unknown */
 };
 
@@ -155,7 +191,8 @@ struct rp_limits {
 struct rp_msg {
 	enum rp_type type;
 	uint32_t id, version, flags, how, code, hit, sig, mode, err;
-	uint64_t offset;   /* OUTPUT, STDERR, FILE_DATA, WATCH, TAKEN */
+	uint32_t port;     /* OPEN (id: the stream, for OPEN, DATA, ACK, SHUT) */
+	uint64_t offset;   /* OUTPUT, STDERR, FILE_DATA, WATCH, TAKEN, ACK */
 	uint64_t size;     /* END (output), FILE_PUT, FILE_GET (max), FILE_DONE */
 	uint64_t token;    /* PING, PONG */
 	uint16_t rows, cols;

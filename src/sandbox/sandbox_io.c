@@ -288,11 +288,14 @@ static int runner_run_wait(struct runner *rn, uint32_t id, const struct sandbox_
 			/* An interactive command: the relay's keys as soon as
 			 * they come, the runner's output as soon as it comes. */
 			int room = runner_stdin_room(rn, id) >= SANDBOX_TERM_MAX;
-			struct pollfd p[2] = { { .fd = runner_fd(rn), .events = POLLIN },
-			                       { .fd = room ? o->term_fd : -1, .events = POLLIN } };
+			/* The keys, and the session with its gateway streams
+			 * (an agent run in the shell reaches the model). */
+			struct pollfd p[2 + RUNNER_STREAMS_MAX];
+			p[0] = (struct pollfd){ .fd = room ? o->term_fd : -1, .events = POLLIN };
+			size_t n = 1 + runner_pollfds(rn, p + 1);
 			double left = until - clock_mono();
-			poll(p, 2, left > 0 ? (int)(left * 1000.0) + 1 : 0);
-			if (p[1].revents && term_input(rn, id, o, &open, e) < 0)
+			poll(p, n, left > 0 ? (int)(left * 1000.0) + 1 : 0);
+			if (p[0].revents && term_input(rn, id, o, &open, e) < 0)
 				return runner_failed(rn, e);
 			until = clock_mono();
 		}
