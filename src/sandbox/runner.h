@@ -29,7 +29,21 @@
  * meanwhile deliver the output of every run of the session to that run's
  * callback.  Writing a frame is bounded too: a call without a deadline of
  * its own (runner_start, runner_kill, runner_stdin, runner_resize) gives
- * the runner RUNNER_SEND_SECONDS to take it, then the runner has stalled. */
+ * the runner RUNNER_SEND_SECONDS to take it, then the runner has stalled.
+ *
+ * A session below its frames is runner_link.h's: paddock acknowledges
+ * what it received (RECEIVED), and a session told how to resume
+ * (runner_set_resume: the kubernetes backend, whose runner dials over
+ * TCP) holds what it sent until the runner acknowledged it, so that a
+ * connection that breaks after HELLO does not end it.  While any call
+ * waits, the session then also takes the runner's next connection (one
+ * that comes while the old one still looks alive replaces it: a half-open
+ * connection is noticed no sooner), resends from the runner's count and
+ * goes on; a connection that stays lost for longer than the time given
+ * fails the session (RUNNER_DIED) with a message that says for how long
+ * it was lost.  Frames the runner sent twice never reach a callback: the
+ * counts see to it.  Without runner_set_resume a broken connection ends
+ * the session, as it always did. */
 #ifndef PADDOCK_RUNNER_H
 #define PADDOCK_RUNNER_H
 
@@ -83,9 +97,21 @@ struct runner;
  * it from here on, failure included): HELLO both ways, the runner's
  * version checked.  NULL with a message on failure. */
 struct runner *runner_open(int fd, double deadline, struct err *e);
-/* Ends the session: closes the channel (the runner then kills every
- * process it started and exits).  r may be NULL. */
+/* Ends the session: says BYE and closes the channel (the runner then
+ * kills every process it started and exits).  r may be NULL. */
 void runner_close(struct runner *r);
+
+/* Gives the session's next connection after a break: its fd (the
+ * session's from now on), or -1 when nothing usable came. */
+typedef int runner_resume_fn(void *arg);
+/* Lets the session resume: while a call waits, fn is called whenever
+ * wake_fd (the caller's; polled, never read or closed here) is readable,
+ * and a connection may stay lost for seconds at most.  Set right after
+ * runner_open, before anything but HELLO was sent. */
+void runner_set_resume(struct runner *r, int wake_fd, double seconds, runner_resume_fn *fn,
+                       void *arg);
+/* How many connections the session resumed on so far. */
+unsigned runner_resumes(const struct runner *r);
 
 /* Changes RUNNER_SEND_SECONDS for this session (tests). */
 void runner_set_send_timeout(struct runner *r, double seconds);
@@ -93,7 +119,9 @@ void runner_set_send_timeout(struct runner *r, double seconds);
 enum runner_fault runner_fault(const struct runner *r);
 /* Whether the runner says it is PID 1 of its sandbox (the agent's data). */
 int runner_pid1(const struct runner *r);
-/* The channel, for a caller's poll loop (runner_step reads it). */
+/* The channel, for a caller's poll loop (runner_step reads it); it
+ * changes when the session resumes, and is -1 while its connection is
+ * lost (ask again before each poll). */
 int runner_fd(const struct runner *r);
 
 /* Sends RUN; returns the run's id (never 0), or 0 with a message.  The

@@ -13,7 +13,8 @@ static const char *const type_names[RP_TYPE_END] = {
 	[RP_FILE_DATA] = "FILE_DATA", [RP_FILE_GET] = "FILE_GET", [RP_FILE_DONE] = "FILE_DONE",
 	[RP_FAIL] = "FAIL", [RP_RESIZE] = "RESIZE", [RP_STDIN] = "STDIN", [RP_PING] = "PING",
 	[RP_PONG] = "PONG", [RP_STDERR] = "STDERR",
-	[RP_TAKEN] = "TAKEN",
+	[RP_TAKEN] = "TAKEN", [RP_RECEIVED] = "RECEIVED", [RP_RESUME] = "RESUME",
+	[RP_BYE] = "BYE",
 };
 
 const char *rp_type_name(unsigned type)
@@ -185,6 +186,12 @@ static void encode_body(struct enc *e, const struct rp_msg *m)
 	case RP_PING:
 	case RP_PONG:
 		put_be(e, m->token, 8);
+		break;
+	case RP_RECEIVED:
+	case RP_RESUME:
+		put_be(e, m->offset, 8);
+		break;
+	case RP_BYE:
 		break;
 	default:
 		errno = EINVAL;
@@ -407,6 +414,12 @@ static void decode_body(struct dec *d, struct rp_msg *m)
 	case RP_PING:
 	case RP_PONG:
 		m->token = get_be(d, 8);
+		break;
+	case RP_RECEIVED:
+	case RP_RESUME:
+		m->offset = get_be(d, 8);
+		break;
+	case RP_BYE:
 		break;
 	default:
 		d->bad = 1;

@@ -49,6 +49,13 @@
  *              RP_STDIN_WINDOW bytes of STDIN past what was taken
  *   PING       token u64
  *   PONG       token u64
+ *   RECEIVED   offset u64: the bytes of the session the sender has
+ *              received whole (runner_link.h; both ways)
+ *   RESUME     offset u64: the same, as the first frame each end sends on
+ *              a connection that resumes the session (runner_link.h)
+ *   BYE        (no fields): paddock ends the session; the runner kills
+ *              what it runs and exits rather than wait for a connection
+ *              that resumes it
  *
  * A session: paddock sends HELLO, the runner answers HELLO with its own
  * version, and ends the session when paddock's differs.  A runner that
@@ -88,7 +95,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define RP_VERSION 3
+#define RP_VERSION 4
 #define RP_HEADER 8
 #define RP_BODY_MAX (1u << 20)
 #define RP_FRAME_MAX (RP_HEADER + RP_BODY_MAX)
@@ -117,6 +124,9 @@ enum rp_type {
 	RP_PONG,
 	RP_STDERR,
 	RP_TAKEN,
+	RP_RECEIVED = 22,
+	RP_RESUME = 23,
+	RP_BYE = 24,
 	RP_TYPE_END,   /* one past the last: anything from here is unknown */
 };
 
@@ -155,7 +165,8 @@ struct rp_limits {
 struct rp_msg {
 	enum rp_type type;
 	uint32_t id, version, flags, how, code, hit, sig, mode, err;
-	uint64_t offset;   /* OUTPUT, STDERR, FILE_DATA, WATCH, TAKEN */
+	uint64_t offset;   /* OUTPUT, STDERR, FILE_DATA, WATCH, TAKEN, RECEIVED,
+	                      RESUME */
 	uint64_t size;     /* END (output), FILE_PUT, FILE_GET (max), FILE_DONE */
 	uint64_t token;    /* PING, PONG */
 	uint16_t rows, cols;
