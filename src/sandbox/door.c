@@ -24,10 +24,10 @@
 #define DOOR_UID_MAX 64
 
 struct door {
-	char *path;            /* <pod>.sock, unlinked once the runner came */
+	char *path;            /* <pod>.sock */
 	char *route;           /* <pod>.route, for the front door's relays */
 	char *bridge_dir;
-	int lfd;               /* -1 once the runner came */
+	int lfd;
 	char uid[DOOR_UID_MAX + 1];   /* "" until door_expect_uid */
 };
 
@@ -239,11 +239,8 @@ int door_runner(struct door *d, double deadline, char *fault, size_t faultlen, s
 			free(q);
 			return -1;
 		}
-		/* One session per pod: no socket from now on, so that the front
-		 * door closes a second runner's connection itself. */
-		close(d->lfd);
-		d->lfd = -1;
-		unlink(d->path);
+		/* The socket stays: the pod's next `runner` connection is its
+		 * session's, resumed (runner_set_resume). */
 		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
 		return fd;
 	}

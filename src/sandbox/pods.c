@@ -72,6 +72,9 @@
 #define KUBE_HELLO_S 30.0
 /* How long a dead runner's pod has to show why in its status. */
 #define KUBE_STATUS_S 5.0
+/* How much longer than kubernetes.resume-timeout paddock waits for a
+ * session's connection to come back. */
+#define KUBE_RESUME_SLACK_S 5.0
 /* Attempts at a name (a stale pod of a dead owner takes one each). */
 #define KUBE_ATTEMPTS 4
 
@@ -440,6 +443,17 @@ static void runner_silent(struct ksb *p, double t, struct err *e)
 	buf_free(&log);
 }
 
+/* The runner's next connection to the session, handed in by the front
+ * door (runner_set_resume): a `runner` hand-off of the pod's uid, or -1
+ * when what waits is none (a fault now is the runner's word only: its
+ * session ends when its connection does not come back). */
+static int pod_resume(void *arg)
+{
+	struct ksb *p = arg;
+	struct err ignored = {{0}};
+	return door_runner(p->door, clock_mono() - 1, NULL, 0, &ignored);
+}
+
 /* Waits for the pod's runner: its connection through the front door, or
  * a cause that ends the wait (pod_problem), or the start timeout. */
 static int pod_wait_runner(struct ksb *p, struct err *e)
@@ -460,6 +474,11 @@ static int pod_wait_runner(struct ksb *p, struct err *e)
 		if (fd >= 0 && !ended) {
 			p->rn = runner_open(fd, clock_mono() + KUBE_HELLO_S, e);
 			rc = p->rn ? 0 : -1;
+			/* The runner redials kc->resume_timeout from when it saw
+			 * the break, which may be after paddock did. */
+			if (p->rn)
+				runner_set_resume(p->rn, door_fd(p->door),
+				                  kc->resume_timeout + KUBE_RESUME_SLACK_S, pod_resume, p);
 			break;
 		}
 		if (fd >= 0)
@@ -807,6 +826,7 @@ static int kb_create(struct sandbox **out, const struct sandbox_spec *spec, stru
 		.front_door_port = port, .front_door_cidr = kc->door_cidr, .audience = kc->audience,
 		.gateway_ports = spec->net.bridge_dir ? spec->net.bridge_ports : NULL,
 		.probe = p->probe, .owner = p->owner, .agent = spec->agent_dir != NULL,
+		.resume_seconds = kc->resume_timeout,
 	};
 	p->agent = spec->agent_dir != NULL;
 	/* A task's pod is kept at its gate (paddock.gate-timeout): the
