@@ -1380,6 +1380,15 @@ int main(int argc, char **argv)
 				run_end(r);
 			}
 		}
+		/* A connection that came back but was not answered counts
+		 * against the same time. */
+		if (lost_at && t >= lost_at + dl.resume_seconds) {
+			fprintf(stderr, "paddock-runner: the session was lost: not resumed within %.0f s: "
+			        "paddock did not answer\n", dl.resume_seconds);
+			finish(3);
+		}
+		if (lost_at && (!wake || lost_at + dl.resume_seconds < wake))
+			wake = lost_at + dl.resume_seconds;
 		file_pump();
 		flush(0);
 		if (chan < 0)

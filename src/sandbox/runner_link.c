@@ -203,7 +203,8 @@ enum rl_err rl_feed(struct rl *l, const unsigned char *p, size_t n, struct rp_bu
 		}
 		pos += (size_t)fl;
 	}
-	rp_buf_consume(&l->part, pos);
+	/* After a lie nothing more of this connection is read. */
+	rp_buf_consume(&l->part, rc == RL_OK ? pos : l->part.len);
 	if (rc == RL_OK && l->ack && l->received - l->told >= RL_ACK_EVERY) {
 		if (queue_ctl(l, RP_RECEIVED, l->received) < 0)
 			return RL_NOMEM;
