@@ -1203,8 +1203,11 @@ static void chan_lost(void)
 		finish(0);
 	close(chan);
 	chan = -1;
-	if (!lost_at)
+	if (!lost_at) {
 		lost_at = now();
+		fprintf(stderr, "paddock-runner: the connection to the front door at %s broke; "
+		        "resuming the session\n", dl.door.text);
+	}
 }
 
 /* Dials the front door again for the lost session (the runs go on
@@ -1217,8 +1220,6 @@ static void session_resume(void)
 	if (now() - last < 1.0)
 		dial_pause(1.0 - (now() - last));   /* a door that closes at once */
 	last = now();
-	fprintf(stderr, "paddock-runner: the connection to the front door at %s broke; resuming "
-	        "the session\n", dl.door.text);
 	char why[512];
 	int fd = door_dial("runner", NULL, lost_at + dl.resume_seconds, why, sizeof why);
 	if (fd < 0) {
@@ -1383,8 +1384,8 @@ int main(int argc, char **argv)
 		/* A connection that came back but was not answered counts
 		 * against the same time. */
 		if (lost_at && t >= lost_at + dl.resume_seconds) {
-			fprintf(stderr, "paddock-runner: the session was lost: not resumed within %.0f s: "
-			        "paddock did not answer\n", dl.resume_seconds);
+			fprintf(stderr, "paddock-runner: the session was lost: not resumed within %.0f s\n",
+			        dl.resume_seconds);
 			finish(3);
 		}
 		if (lost_at && (!wake || lost_at + dl.resume_seconds < wake))

@@ -859,7 +859,14 @@ static int pod_failed(struct ksb *p, struct err *e)
 	char why[1024];
 	if (pod_why_dead(p, &kind, why, sizeof why)) {
 		p->dead = 1;
-		err_kind_set(e, kind == ERR_INTERNAL ? ERR_RUNNER : kind, "kubernetes: %s", why);
+		/* A runner that gave up on a lost connection ended its pod:
+		 * the loss is the cause, the pod's end its consequence. */
+		if (kind == ERR_INTERNAL && p->rn && runner_lost(p->rn)) {
+			char lost[ERR_MAX];
+			snprintf(lost, sizeof lost, "%s", e->msg);
+			err_kind_set(e, ERR_RUNNER, "%s (kubernetes: %s)", lost, why);
+		} else
+			err_kind_set(e, kind == ERR_INTERNAL ? ERR_RUNNER : kind, "kubernetes: %s", why);
 	}
 	return -1;
 }

@@ -64,6 +64,7 @@ struct runner {
 	double resume_seconds;
 	double lost_at;       /* clock_mono() when the connection broke; 0 */
 	int greeted;          /* the runner's HELLO came */
+	int lost;             /* the session failed for a connection that stayed lost */
 	struct run *runs;
 	size_t nruns;
 	struct xfer x;
@@ -126,6 +127,11 @@ void runner_set_resume(struct runner *r, int wake_fd, double seconds, runner_res
 	r->resume_arg = arg;
 	r->resume_seconds = seconds;
 	rl_keep(&r->link);
+}
+
+int runner_lost(const struct runner *r)
+{
+	return r->lost;
 }
 
 unsigned runner_resumes(const struct runner *r)
@@ -386,6 +392,7 @@ static const char *link_why(enum rl_err le)
 /* The failure of a session whose connection broke and did not come back. */
 static int lost_for(struct runner *r, struct err *e)
 {
+	r->lost = r->fault == RUNNER_OK;
 	return fail(r, RUNNER_DIED, e,
 	            _("the connection to the pod was lost for %.0f s, and a resume may take "
 	              "at most %.0f s"), clock_mono() - r->lost_at, r->resume_seconds);

@@ -110,6 +110,9 @@ typedef int runner_resume_fn(void *arg);
  * runner_open, before anything but HELLO was sent. */
 void runner_set_resume(struct runner *r, int wake_fd, double seconds, runner_resume_fn *fn,
                        void *arg);
+/* 1 when the session failed because its connection broke and did not
+ * come back in time. */
+int runner_lost(const struct runner *r);
 /* How many connections the session resumed on so far. */
 unsigned runner_resumes(const struct runner *r);
 
