@@ -11,8 +11,9 @@
  * commands leave (as PID 1, or as a child subreaper when it is not).  A
  * RUN flagged fresh first kills every other process of the sandbox:
  * kill(-1, SIGKILL) as PID 1, otherwise every process below it (found
- * through /proc).  When the channel closes the session is over: the runner
- * kills what it runs and exits 0.
+ * through /proc).  When the channel closes (in dial mode: at paddock's
+ * BYE, see below) the session is over: the runner kills what it runs and
+ * exits 0.
  *
  * The channel is the inherited descriptor N (3 unless told), or, in dial
  * mode (a Kubernetes pod: no --fd and PADDOCK_FRONT_DOOR set, or --dial),
@@ -28,7 +29,15 @@
  * holds no valid token (no connection is made then, not even a fault).
  * A connection that closes before paddock's HELLO (a proxy whose backend
  * is not up) is a dial that failed, tried again within the same time; it
- * says why on stderr every 10 s, for the pod's log.  In a pod, a run
+ * says why on stderr every 10 s, for the pod's log.  A connection that
+ * breaks after HELLO does not end the session: the runs go on (their
+ * output waits in their pipes once OUTQ_HIGH bytes are held), the runner
+ * dials the front door again (kind `runner`, the token read anew) until
+ * PADDOCK_RUNNER_RESUME_SECONDS (60) after the break, sends RESUME with
+ * the bytes it received first and, once paddock's RESUME came, sends
+ * again from paddock's count (src/sandbox/runner_link.h: both ends hold
+ * what they sent until the other acknowledged it).  Past that time, or at
+ * paddock's BYE, the session is over.  In a pod, a run
  * during which the container's memory cgroup counted an OOM kill ends
  * with the memory limit hit (RP_HIT_MEMORY; oom_kills()).
  * Each connection to a gateway port gets a connection of its own to the
