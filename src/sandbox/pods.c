@@ -444,14 +444,26 @@ static void runner_silent(struct ksb *p, double t, struct err *e)
 }
 
 /* The runner's next connection to the session, handed in by the front
- * door (runner_set_resume): a `runner` hand-off of the pod's uid, or -1
- * when what waits is none (a fault now is the runner's word only: its
- * session ends when its connection does not come back). */
+ * door (runner_set_resume): a `runner` hand-off of the pod's uid; -1
+ * when none waits (a fault now is the runner's word only: its session
+ * ends when its connection does not come back); RUNNER_RESUME_GONE when
+ * the pod ended. */
 static int pod_resume(void *arg)
 {
 	struct ksb *p = arg;
 	struct err ignored = {{0}};
-	return door_runner(p->door, clock_mono() - 1, NULL, 0, &ignored);
+	int fd = door_runner(p->door, clock_mono() - 1, NULL, 0, &ignored);
+	if (fd >= 0)
+		return fd;
+	/* A pod that ended (OOM-killed, evicted, deleted) has no runner
+	 * to come back: its end, not the resume time, ends the session. */
+	struct err e = {{0}};
+	json_t *pod = api(p) ? kube_pod_get(p->k, p->name, &e) : NULL;
+	enum err_kind kind;
+	char why[1024];
+	int gone = pod ? pod_problem(pod, &kind, why, sizeof why) == 2 : e.kind == ERR_NOT_FOUND;
+	json_decref(pod);
+	return gone ? RUNNER_RESUME_GONE : -1;
 }
 
 /* Waits for the pod's runner: its connection through the front door, or

@@ -63,6 +63,8 @@ struct runner {
 	void *resume_arg;
 	double resume_seconds;
 	double lost_at;       /* clock_mono() when the connection broke; 0 */
+	double asked;         /* when resume was last called */
+	char lost_why[128];   /* how the connection broke */
 	int greeted;          /* the runner's HELLO came */
 	int lost;             /* the session failed for a connection that stayed lost */
 	struct run *runs;
@@ -406,6 +408,8 @@ static int lost(struct runner *r, struct err *e, const char *why)
 		return fail(r, RUNNER_DIED, e, "%s", why);
 	close(r->fd);
 	r->fd = -1;
+	snprintf(r->lost_why, sizeof r->lost_why, "%s", why);
+	r->asked = 0;   /* ask at once: the runner may be gone for good */
 	if (!r->lost_at)
 		r->lost_at = clock_mono();
 	return 1;
@@ -414,11 +418,14 @@ static int lost(struct runner *r, struct err *e, const char *why)
 /* The runner's next connection, if one came: the one before (broken, or
  * half-open and not known to be) is dropped, and the session resumes on
  * this one once the runner's RESUME came. */
-static void take_resume(struct runner *r)
+static int take_resume(struct runner *r, struct err *e)
 {
 	int fd = r->resume(r->resume_arg);
+	r->asked = clock_mono();
+	if (fd == RUNNER_RESUME_GONE)
+		return fail(r, RUNNER_DIED, e, "%s", r->lost_why[0] ? r->lost_why : _("the channel closed"));
 	if (fd < 0)
-		return;
+		return 1;
 	if (r->fd >= 0)
 		close(r->fd);
 	r->fd = fd;
@@ -428,6 +435,7 @@ static void take_resume(struct runner *r)
 		r->lost_at = clock_mono();
 	if (rl_reconnect(&r->link) < 0)
 		abort();
+	return 1;
 }
 
 /* Waits up to ms (-1: no limit) for the channel to be readable, or
@@ -444,6 +452,15 @@ static int pump_ms(struct runner *r, int ms, struct err *e)
 			return lost_for(r, e);
 		if (ms < 0 || lm < ms)
 			ms = lm;
+		/* Without a connection, asked again each second. */
+		if (r->fd < 0) {
+			double left = r->asked + RUNNER_RESUME_ASK_S - clock_mono();
+			if (left <= 0)
+				return take_resume(r, e);
+			int am = (int)(left * 1000.0) + 1;
+			if (ms < 0 || am < ms)
+				ms = am;
+		}
 	}
 	struct pollfd p[2] = {
 		{ r->fd, POLLIN | (rl_pending(&r->link) ? POLLOUT : 0), 0 },
@@ -454,12 +471,13 @@ static int pump_ms(struct runner *r, int ms, struct err *e)
 		return 1;
 	if (n < 0)
 		return fail(r, RUNNER_DIED, e, "%s", strerror(errno));
+	if (n == 0 && r->lost_at && ms_left(r->lost_at + r->resume_seconds) == 0)
+		return lost_for(r, e);
 	if (n == 0)
-		return r->lost_at && ms_left(r->lost_at + r->resume_seconds) == 0 ? lost_for(r, e) : 0;
-	if (p[1].revents) {
-		take_resume(r);
-		return 1;
-	}
+		return r->lost_at && r->fd < 0 && clock_mono() >= r->asked + RUNNER_RESUME_ASK_S ?
+		       take_resume(r, e) : 0;
+	if (p[1].revents)
+		return take_resume(r, e);
 	if ((p[0].revents & POLLOUT) && rl_write(&r->link, r->fd) < 0)
 		return lost(r, e, strerror(errno));
 	if (p[0].revents & (POLLIN | POLLHUP | POLLERR)) {

@@ -102,11 +102,17 @@ struct runner *runner_open(int fd, double deadline, struct err *e);
 void runner_close(struct runner *r);
 
 /* Gives the session's next connection after a break: its fd (the
- * session's from now on), or -1 when nothing usable came. */
+ * session's from now on), -1 when nothing usable came, or
+ * RUNNER_RESUME_GONE when the runner can never come back (its pod
+ * ended): the session fails at once, as without resume. */
 typedef int runner_resume_fn(void *arg);
+#define RUNNER_RESUME_GONE (-2)
+/* How often fn is asked while the connection is lost. */
+#define RUNNER_RESUME_ASK_S 1.0
 /* Lets the session resume: while a call waits, fn is called whenever
  * wake_fd (the caller's; polled, never read or closed here) is readable,
- * and a connection may stay lost for seconds at most.  Set right after
+ * and each RUNNER_RESUME_ASK_S while the session has no connection; a
+ * connection may stay lost for seconds at most.  Set right after
  * runner_open, before anything but HELLO was sent. */
 void runner_set_resume(struct runner *r, int wake_fd, double seconds, runner_resume_fn *fn,
                        void *arg);
