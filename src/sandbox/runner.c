@@ -422,8 +422,12 @@ static int take_resume(struct runner *r, struct err *e)
 {
 	int fd = r->resume(r->resume_arg);
 	r->asked = clock_mono();
-	if (fd == RUNNER_RESUME_GONE)
-		return fail(r, RUNNER_DIED, e, "%s", r->lost_why[0] ? r->lost_why : _("the channel closed"));
+	if (fd == RUNNER_RESUME_GONE) {
+		r->lost = r->fault == RUNNER_OK;
+		return fail(r, RUNNER_DIED, e, _("the connection to the pod was lost for %.0f s (%s), "
+		                                 "and the pod ended"),
+		            clock_mono() - r->lost_at, r->lost_why);
+	}
 	if (fd < 0)
 		return 1;
 	if (r->fd >= 0)

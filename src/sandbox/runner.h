@@ -117,7 +117,8 @@ typedef int runner_resume_fn(void *arg);
 void runner_set_resume(struct runner *r, int wake_fd, double seconds, runner_resume_fn *fn,
                        void *arg);
 /* 1 when the session failed because its connection broke and did not
- * come back in time. */
+ * come back: in time, or before the resume hook said the runner is gone
+ * (its message says for how long; the caller adds why it is gone). */
 int runner_lost(const struct runner *r);
 /* How many connections the session resumed on so far. */
 unsigned runner_resumes(const struct runner *r);
