@@ -444,10 +444,16 @@ static void test_resumed(void)
 		rp_buf_add(&want, line, (size_t)snprintf(line, sizeof line, "%d\n", i));
 	}
 	rp_buf_add(&want, "after\n", 6);
-	size_t cuts[] = { 7, 700000 };
+	/* Cut while the command pauses after "before" and after half its
+	 * lines: what is cut is the session, not a burst in flight only. */
+	size_t cuts[] = { 7, 0 };
+	for (int i = 1; i <= 150000; i++)
+		cuts[1] += (size_t)snprintf(NULL, 0, "%d\n", i);
+	cuts[1] += 7;
 	struct runner_end end;
 	struct err e = {{0}};
-	int rc = run_cut(r, "echo before; sleep 0.3; seq 1 300000; echo after", cuts, 2, &out, &end, &e);
+	int rc = run_cut(r, "echo before; sleep 0.5; seq 1 150000; sleep 0.5; seq 150001 300000; "
+	                 "echo after", cuts, 2, &out, &end, &e);
 	ok(rc == 0 && end.how == RP_END_EXITED && end.code == 0,
 	   "a run whose connection was cut twice ends as it would have (%s)", e.msg);
 	ok(out.len == want.len && !memcmp(out.data, want.data, want.len),

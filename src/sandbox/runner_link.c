@@ -69,6 +69,9 @@ static void drop(struct rl *l, size_t d)
 	l->wend -= d;
 	if (l->skip == l->out.len) {
 		l->out.len = l->skip = 0;
+		/* A burst's buffer is not kept for the session's life. */
+		if (l->out.cap > 4 * RL_ACK_EVERY)
+			rp_buf_free(&l->out);
 	} else if (l->skip >= (64u << 10) && l->skip >= l->out.len / 2) {
 		rp_buf_consume(&l->out, l->skip);
 		l->skip = 0;
@@ -205,6 +208,8 @@ enum rl_err rl_feed(struct rl *l, const unsigned char *p, size_t n, struct rp_bu
 	}
 	/* After a lie nothing more of this connection is read. */
 	rp_buf_consume(&l->part, rc == RL_OK ? pos : l->part.len);
+	if (!l->part.len && l->part.cap > 4 * RL_ACK_EVERY)
+		rp_buf_free(&l->part);
 	if (rc == RL_OK && l->ack && l->received - l->told >= RL_ACK_EVERY) {
 		if (queue_ctl(l, RP_RECEIVED, l->received) < 0)
 			return RL_NOMEM;
