@@ -167,6 +167,8 @@ static void test_link_swapped(void)
 	}
 	ok(rl_held(&a.l) <= RL_ACK_EVERY + RP_HEADER + 16 + RP_CHUNK,
 	   "what the other end acknowledged is let go (%zu bytes held)", rl_held(&a.l));
+	ok(a.l.out.cap <= 4 * RL_ACK_EVERY, "and the burst's buffer is not kept (%zu bytes)",
+	   a.l.out.cap);
 	is_int(a.l.resumes, cuts, "each end counts its resumes");
 	close(sv[0]);
 	close(sv[1]);

@@ -4,6 +4,7 @@
 #include "runner_link.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -69,12 +70,25 @@ static void drop(struct rl *l, size_t d)
 	l->wend -= d;
 	if (l->skip == l->out.len) {
 		l->out.len = l->skip = 0;
-		/* A burst's buffer is not kept for the session's life. */
-		if (l->out.cap > 4 * RL_ACK_EVERY)
-			rp_buf_free(&l->out);
 	} else if (l->skip >= (64u << 10) && l->skip >= l->out.len / 2) {
 		rp_buf_consume(&l->out, l->skip);
 		l->skip = 0;
+	}
+	/* A burst's buffer is not kept for the session's life: once what is
+	 * held fits in an eighth of it, a smaller one (a failed realloc
+	 * keeps the old). */
+	size_t held = rl_held(l);
+	if (l->out.cap > 4 * RL_ACK_EVERY && held <= l->out.cap / 8) {
+		if (l->skip) {
+			rp_buf_consume(&l->out, l->skip);
+			l->skip = 0;
+		}
+		size_t cap = held > 256 ? held * 2 : 512;
+		unsigned char *p = realloc(l->out.data, cap);
+		if (p) {
+			l->out.data = p;
+			l->out.cap = cap;
+		}
 	}
 }
 
