@@ -27,7 +27,11 @@
  * be pulled, that was evicted or that ended before its runner dialled ends
  * create() with an error whose kind names the cause (ERR_POD_*).  A
  * runner that dies later is looked up in the pod's status: OOMKilled is
- * the memory limit hit, Evicted the pod's eviction.
+ * the memory limit hit, Evicted the pod's eviction.  A session whose TCP
+ * connection breaks is not over: the door keeps listening, and the
+ * runner's next connection resumes it (runner_set_resume, pod_resume) for
+ * kubernetes.resume-timeout and KUBE_RESUME_SLACK_S more; a pod that
+ * ended meanwhile ends it at once.
  *
  * Names are deterministic (kube_spec_pod_name); a create that answers 409
  * adopts the pod only when its labels are paddock's and its owner

@@ -422,7 +422,7 @@ static int take_resume(struct runner *r, struct err *e)
 {
 	int fd = r->resume(r->resume_arg);
 	r->asked = clock_mono();
-	if (fd == RUNNER_RESUME_GONE) {
+	if (fd == RUNNER_RESUME_GONE && r->fd < 0 && r->lost_at) {
 		r->lost = r->fault == RUNNER_OK;
 		return fail(r, RUNNER_DIED, e, _("the connection to the pod was lost for %.0f s (%s), "
 		                                 "and the pod ended"),

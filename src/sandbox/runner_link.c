@@ -74,11 +74,11 @@ static void drop(struct rl *l, size_t d)
 		rp_buf_consume(&l->out, l->skip);
 		l->skip = 0;
 	}
-	/* A burst's buffer is not kept for the session's life: once what is
-	 * held fits in an eighth of it, a smaller one (a failed realloc
-	 * keeps the old). */
+	/* A burst's buffer is not kept for a resumable session's life (a
+	 * supervisor's, for hours): once what is held fits in an eighth of
+	 * it, a smaller one (a failed realloc keeps the old). */
 	size_t held = rl_held(l);
-	if (l->out.cap > 4 * RL_ACK_EVERY && held <= l->out.cap / 8) {
+	if (l->keep && l->out.cap > 4 * RL_ACK_EVERY && held <= l->out.cap / 8) {
 		if (l->skip) {
 			rp_buf_consume(&l->out, l->skip);
 			l->skip = 0;
