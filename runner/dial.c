@@ -170,6 +170,17 @@ int dial_from_env(struct dial *d, char *why, size_t whylen, char *note, size_t n
 		}
 		d->seconds = v;
 	}
+	d->resume_seconds = DIAL_RESUME_SECONDS;
+	const char *rs = getenv("PADDOCK_RUNNER_RESUME_SECONDS");
+	if (rs && *rs) {
+		char *end;
+		double v = strtod(rs, &end);
+		if (*end || !(v > 0 && v <= 3600)) {
+			snprintf(why, whylen, "PADDOCK_RUNNER_RESUME_SECONDS is not a number of seconds");
+			return -1;
+		}
+		d->resume_seconds = v;
+	}
 	return dial_probes_from_env(d, why, whylen, note, notelen);
 }
 

@@ -37,6 +37,9 @@
 /* How long the runner dials before it gives up (a Service or a policy can
  * lag behind the pod), unless PADDOCK_RUNNER_DIAL_SECONDS says (tests). */
 #define DIAL_SECONDS 120.0
+/* How long a session whose connection broke after HELLO dials again to
+ * resume it, unless PADDOCK_RUNNER_RESUME_SECONDS says. */
+#define DIAL_RESUME_SECONDS 60.0
 /* All the probes together. */
 #define DIAL_PROBE_SECONDS 1.0
 
@@ -56,11 +59,13 @@ struct dial {
 	struct dial_addr probes[DIAL_PROBES_MAX];   /* PADDOCK_PROBE and the API server */
 	size_t nprobes;
 	double seconds;                 /* DIAL_SECONDS or the test's */
+	double resume_seconds;          /* DIAL_RESUME_SECONDS or the pod's */
 };
 
 /* Fills d from the environment (PADDOCK_FRONT_DOOR, PADDOCK_TOKEN_FILE,
  * PADDOCK_POD, PADDOCK_GATEWAY_PORTS, PADDOCK_PROBE,
- * KUBERNETES_SERVICE_HOST and _PORT, PADDOCK_RUNNER_DIAL_SECONDS).  -1
+ * KUBERNETES_SERVICE_HOST and _PORT, PADDOCK_RUNNER_DIAL_SECONDS,
+ * PADDOCK_RUNNER_RESUME_SECONDS).  -1
  * with why when one is missing or malformed.  A probe target that is not
  * an IP address and port (a host name: the pod has no DNS to resolve it)
  * is left out, with a line in note (empty when none). */

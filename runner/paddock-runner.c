@@ -11,8 +11,9 @@
  * commands leave (as PID 1, or as a child subreaper when it is not).  A
  * RUN flagged fresh first kills every other process of the sandbox:
  * kill(-1, SIGKILL) as PID 1, otherwise every process below it (found
- * through /proc).  When the channel closes the session is over: the runner
- * kills what it runs and exits 0.
+ * through /proc).  When the channel closes (in dial mode: at paddock's
+ * BYE, see below) the session is over: the runner kills what it runs and
+ * exits 0.
  *
  * The channel is the inherited descriptor N (3 unless told), or, in dial
  * mode (a Kubernetes pod: no --fd and PADDOCK_FRONT_DOOR set, or --dial),
@@ -28,7 +29,15 @@
  * holds no valid token (no connection is made then, not even a fault).
  * A connection that closes before paddock's HELLO (a proxy whose backend
  * is not up) is a dial that failed, tried again within the same time; it
- * says why on stderr every 10 s, for the pod's log.  In a pod, a run
+ * says why on stderr every 10 s, for the pod's log.  A connection that
+ * breaks after HELLO does not end the session: the runs go on (their
+ * output waits in their pipes once OUTQ_HIGH bytes are held), the runner
+ * dials the front door again (kind `runner`, the token read anew) until
+ * PADDOCK_RUNNER_RESUME_SECONDS (60) after the break, sends RESUME with
+ * the bytes it received first and, once paddock's RESUME came, sends
+ * again from paddock's count (src/sandbox/runner_link.h: both ends hold
+ * what they sent until the other acknowledged it).  Past that time, or at
+ * paddock's BYE, the session is over.  In a pod, a run
  * during which the container's memory cgroup counted an OOM kill ends
  * with the memory limit hit (RP_HIT_MEMORY; oom_kills()).
  * Each connection to a gateway port (RP_STREAMS_MAX at once; the next
@@ -50,6 +59,7 @@
  * toolchain allows: it runs on any sandbox's /usr, or none. */
 #define _GNU_SOURCE
 #include "runner_proto.h"
+#include "runner_link.h"
 #include "dial.h"
 #include "runner_stream.h"
 
@@ -118,7 +128,13 @@ struct xfer {
 
 static int chan = 3;
 static int sigfd = -1;
-static struct rp_buf inbuf, outq;
+static struct rp_buf inbuf;
+/* What goes out, and the session's counts (runner_link.h): in dial mode
+ * held until paddock acknowledged it, so that the session can resume. */
+static struct rl session_link;
+/* Dial mode: when the session's connection broke (0: it did not, or it
+ * resumed since). */
+static double lost_at;
 static struct run runs[MAX_RUNS];
 static struct xfer xfers[MAX_XFERS];
 static unsigned long end_seq;
@@ -142,7 +158,7 @@ static void finish(int code) __attribute__((noreturn));
 
 static void send_msg(const struct rp_msg *m)
 {
-	if (rp_encode(&outq, m) < 0)
+	if (rl_send(&session_link, m) < 0)
 		finish(3);
 }
 
@@ -154,27 +170,21 @@ static void send_fail(uint32_t id, int err, const char *what)
 	send_msg(&m);
 }
 
+static void chan_lost(void);
+
 /* Writes what is queued; with block set, until it is all written. */
 static void flush(int block)
 {
-	while (outq.len) {
-		ssize_t n = write(chan, outq.data, outq.len);
-		if (n > 0) {
-			rp_buf_consume(&outq, (size_t)n);
-			continue;
+	while (chan >= 0 && rl_pending(&session_link)) {
+		if (rl_write(&session_link, chan) < 0) {
+			chan_lost();
+			return;
 		}
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && errno == EAGAIN) {
-			if (!block)
-				return;
-			struct pollfd p = { chan, POLLOUT, 0 };
-			if (poll(&p, 1, 5000) <= 0)
-				return;
-			continue;
-		}
-		/* The host is gone. */
-		finish(0);
+		if (!block || !rl_pending(&session_link))
+			return;
+		struct pollfd p = { chan, POLLOUT, 0 };
+		if (poll(&p, 1, 5000) <= 0)
+			return;
 	}
 }
 
@@ -811,7 +821,7 @@ static void file_get(struct rp_msg *m)
 static void file_pump(void)
 {
 	static unsigned char buf[RP_CHUNK];
-	for (int i = 0; i < MAX_XFERS && outq.len < OUTQ_HIGH; i++) {
+	for (int i = 0; i < MAX_XFERS && rl_held(&session_link) < OUTQ_HIGH; i++) {
 		struct xfer *x = &xfers[i];
 		if (!x->used || !x->get)
 			continue;
@@ -959,7 +969,9 @@ static int handle(struct rp_msg *m)
 	case RP_SHUT:
 		/* Streams exist in dial mode only: elsewhere every id is one
 		 * never opened. */
-		return rs_frame(&streams, m, &outq) == RS_OK ? 0 : -1;
+		return rs_frame(&streams, m, &session_link.out) == RS_OK ? 0 : -1;
+	case RP_BYE:
+		finish(0);
 	default:
 		return -1;
 	}
@@ -974,8 +986,13 @@ static int chan_read(int *hello)
 		return errno == EINTR || errno == EAGAIN ? 1 : 0;
 	if (n == 0)
 		return 0;
-	if (rp_buf_add(&inbuf, buf, (size_t)n) < 0)
+	enum rl_err le = rl_feed(&session_link, buf, (size_t)n, &inbuf);
+	if (le == RL_NOMEM)
 		finish(3);
+	if (le != RL_OK)
+		finish(2);
+	if (!session_link.awaiting)
+		lost_at = 0;
 	for (;;) {
 		uint16_t type;
 		const unsigned char *body;
@@ -1091,6 +1108,7 @@ static void setup(int argc, char **argv)
 	}
 	for (int i = 0; i < MAX_XFERS; i++)
 		xfers[i].fd = -1;
+	rl_init(&session_link, dial_mode, dial_mode);
 }
 
 /* ---- dial mode (dial.h) ---- */
@@ -1123,28 +1141,24 @@ static long door_preamble(char *pre, const char *kind, int port, const char *msg
 	return pl;
 }
 
-/* A connection of this kind to the front door, its preamble written,
- * retried with backoff for dl.seconds; the runner ends (status 3) when
- * none is made in that time, or at once when the token file holds no
- * token.  Only before the session: nothing runs yet. */
 /* When the runner's own dialling gives up: one deadline for every try,
  * those door_open makes and those after a front door that closed the
  * connection before paddock spoke (redial). */
 static double runner_dial_end;
 
-static int door_open(const char *kind, const char *msg)
+/* A connection of this kind to the front door, its preamble written,
+ * retried with backoff until end: the socket, or -1 with why at the end.
+ * The runner ends (status 3) at once when the token file holds no token
+ * (no connection at all then, not even a fault's). */
+static int door_dial(const char *kind, const char *msg, double end, char *why, size_t whylen)
 {
-	if (!runner_dial_end && !strcmp(kind, "runner"))
-		runner_dial_end = now() + dl.seconds;
-	double end = !strcmp(kind, "runner") ? runner_dial_end : now() + dl.seconds;
 	double pause = 0.2, said = 0;
-	char pre[DIAL_PREAMBLE_MAX], why[512];
+	char pre[DIAL_PREAMBLE_MAX];
 	for (;;) {
-		long pl = door_preamble(pre, kind, 0, msg, why, sizeof why);
+		long pl = door_preamble(pre, kind, 0, msg, why, whylen);
 		if (pl < 0) {
-			/* No token: no connection at all, not even a fault's. */
 			fprintf(stderr, "paddock-runner: %s\n", why);
-			exit(3);
+			finish(3);
 		}
 		int fd = pl ? dial_start(&dl) : -1;
 		if (pl && fd >= 0) {
@@ -1161,15 +1175,13 @@ static int door_open(const char *kind, const char *msg)
 			errno = err;
 		}
 		if (pl) {
-			snprintf(why, sizeof why, "cannot reach the front door at %s: %s", dl.door.text,
+			snprintf(why, whylen, "cannot reach the front door at %s: %s", dl.door.text,
 			         strerror(errno));
 			explicit_bzero(pre, (size_t)pl);
 		}
 		double left = end - now();
-		if (left <= 0) {
-			fprintf(stderr, "paddock-runner: %s\n", why);
-			exit(3);
-		}
+		if (left <= 0)
+			return -1;
 		/* Said at once and then every 10 s, for the pod's log (paddock
 		 * reads it when the runner never comes). */
 		if (pl && now() >= said + 10) {
@@ -1179,6 +1191,61 @@ static int door_open(const char *kind, const char *msg)
 		dial_pause(pause < left ? pause : left);
 		pause = pause * 2 < 5 ? pause * 2 : 5;
 	}
+}
+
+/* door_dial for dl.seconds (the runner's own connection: until
+ * runner_dial_end); the runner ends (status 3) when none is made.  Only
+ * before the session: nothing runs yet. */
+static int door_open(const char *kind, const char *msg)
+{
+	if (!runner_dial_end && !strcmp(kind, "runner"))
+		runner_dial_end = now() + dl.seconds;
+	double end = !strcmp(kind, "runner") ? runner_dial_end : now() + dl.seconds;
+	char why[512];
+	int fd = door_dial(kind, msg, end, why, sizeof why);
+	if (fd < 0) {
+		fprintf(stderr, "paddock-runner: %s\n", why);
+		exit(3);
+	}
+	return fd;
+}
+
+/* The session's connection broke (read or write): in dial mode after
+ * HELLO the session resumes on the next one (session_resume, from the
+ * main loop); otherwise paddock is gone and so is the session. */
+static void chan_lost(void)
+{
+	if (!dial_mode || chan < 0 || !session_link.keep)
+		finish(0);
+	close(chan);
+	chan = -1;
+	if (!lost_at) {
+		lost_at = now();
+		fprintf(stderr, "paddock-runner: the connection to the front door at %s broke; "
+		        "resuming the session\n", dl.door.text);
+	}
+}
+
+/* Dials the front door again for the lost session (the runs go on
+ * meanwhile; their output waits in their pipes once OUTQ_HIGH is held)
+ * until PADDOCK_RUNNER_RESUME_SECONDS after the break; RESUME goes first
+ * on the new connection.  Past that the session is over. */
+static void session_resume(void)
+{
+	static double last;
+	if (now() - last < 1.0)
+		dial_pause(1.0 - (now() - last));   /* a door that closes at once */
+	last = now();
+	char why[512];
+	int fd = door_dial("runner", NULL, lost_at + dl.resume_seconds, why, sizeof why);
+	if (fd < 0) {
+		fprintf(stderr, "paddock-runner: the session was lost: not resumed within %.0f s: %s\n",
+		        dl.resume_seconds, why);
+		finish(3);
+	}
+	chan = fd;
+	if (rl_reconnect(&session_link) < 0)
+		finish(3);
 }
 
 static int gateway_listen(int port)
@@ -1204,7 +1271,7 @@ static void gateway_accept(size_t i)
 		return;
 	int one = 1;
 	setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-	if (rs_open(&streams, c, (uint32_t)dl.ports[i], &outq) < 0)
+	if (rs_open(&streams, c, (uint32_t)dl.ports[i], &session_link.out) < 0)
 		close(c);
 }
 
@@ -1216,6 +1283,8 @@ static void redial(void)
 {
 	close(chan);
 	rp_buf_consume(&inbuf, inbuf.len);
+	rl_free(&session_link);
+	rl_init(&session_link, 1, 1);
 	fprintf(stderr, "paddock-runner: the front door at %s closed the connection before paddock "
 	        "answered; trying again\n", dl.door.text);
 	dial_pause(1.0);
@@ -1314,10 +1383,21 @@ int main(int argc, char **argv)
 				run_end(r);
 			}
 		}
+		/* A connection that came back but was not answered counts
+		 * against the same time. */
+		if (lost_at && t >= lost_at + dl.resume_seconds) {
+			fprintf(stderr, "paddock-runner: the session was lost: not resumed within %.0f s\n",
+			        dl.resume_seconds);
+			finish(3);
+		}
+		if (lost_at && (!wake || lost_at + dl.resume_seconds < wake))
+			wake = lost_at + dl.resume_seconds;
 		file_pump();
 		flush(0);
+		if (chan < 0)
+			session_resume();
 		int n = 0;
-		pf[n] = (struct pollfd){ chan, POLLIN | (outq.len ? POLLOUT : 0), 0 };
+		pf[n] = (struct pollfd){ chan, POLLIN | (rl_pending(&session_link) ? POLLOUT : 0), 0 };
 		owner[n++] = -1;
 		pf[n] = (struct pollfd){ sigfd, POLLIN, 0 };
 		owner[n++] = -1;
@@ -1326,7 +1406,7 @@ int main(int argc, char **argv)
 			if (!r->used || r->ended)
 				continue;
 			int in_wait = r->in_fd >= 0 && (r->inq.len || r->in_close);
-			short ev = r->out_fd >= 0 && outq.len < OUTQ_HIGH ? POLLIN : 0;
+			short ev = r->out_fd >= 0 && rl_held(&session_link) < OUTQ_HIGH ? POLLIN : 0;
 			if (in_wait && r->in_fd == r->out_fd)
 				ev |= POLLOUT;   /* a pty: one descriptor both ways */
 			if (ev) {
@@ -1337,22 +1417,22 @@ int main(int argc, char **argv)
 				pf[n] = (struct pollfd){ r->in_fd, POLLOUT, 0 };
 				owner[n++] = i;
 			}
-			if (r->err_fd >= 0 && outq.len < OUTQ_HIGH) {
+			if (r->err_fd >= 0 && rl_held(&session_link) < OUTQ_HIGH) {
 				pf[n] = (struct pollfd){ r->err_fd, POLLIN, 0 };
 				owner[n++] = i;
 			}
 		}
 		int runs_end = n, gw_base = n;
+		int room = rl_held(&session_link) < OUTQ_HIGH;
 		for (size_t i = 0; dial_mode && i < dl.nports; i++)
 			pf[n++] = (struct pollfd){ gw_lfd[i],
-			                           hello && !rs_full(&streams) && outq.len < OUTQ_HIGH ?
-			                           POLLIN : 0, 0 };
+			                           hello && !rs_full(&streams) && room ? POLLIN : 0, 0 };
 		int rel_base = n;
-		n += (int)rs_pollfds(&streams, pf + rel_base, outq.len < OUTQ_HIGH);
+		n += (int)rs_pollfds(&streams, pf + rel_base, room);
 		int pending = 0;
 		for (int i = 0; i < MAX_XFERS; i++)
 			pending |= xfers[i].used && xfers[i].get;
-		int timeout = pending && outq.len < OUTQ_HIGH ? 0 : -1;
+		int timeout = pending && rl_held(&session_link) < OUTQ_HIGH ? 0 : -1;
 		if (wake) {
 			int ms = (int)((wake - t) * 1000.0) + 1;
 			timeout = timeout < 0 || ms < timeout ? ms : timeout;
@@ -1361,9 +1441,12 @@ int main(int argc, char **argv)
 			finish(3);
 		if (pf[0].revents & (POLLIN | POLLHUP | POLLERR)) {
 			if (!chan_read(&hello)) {
-				if (!dial_mode || hello)
+				if (!dial_mode)
 					finish(0);
-				redial();
+				if (hello)
+					chan_lost();
+				else
+					redial();
 			}
 		}
 		if (pf[0].revents & POLLOUT)
@@ -1382,7 +1465,7 @@ int main(int argc, char **argv)
 		}
 		/* The channel's frames may have ended streams meanwhile:
 		 * each stream knows its own entry (runner_stream.h). */
-		rs_step(&streams, pf + rel_base, &outq);
+		rs_step(&streams, pf + rel_base, &session_link.out);
 		for (int i = gw_base; i < rel_base; i++)
 			if (pf[i].revents & POLLIN)
 				gateway_accept((size_t)(i - gw_base));

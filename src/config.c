@@ -400,6 +400,7 @@ void config_init_defaults(struct config *c)
 	c->template_max_age = 7 * 24 * 3600;
 	c->kube.host_users = 1;
 	c->kube.start_timeout = 300;
+	c->kube.resume_timeout = 60;
 	c->kube.max_pods = 100;
 	c->gw_dns = 1;
 	c->gw_proxy_port = 3128;

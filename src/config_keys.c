@@ -1547,6 +1547,15 @@ const struct config_key config_keys[] = {
 	  .def = "5m",
 	  .help = "How long a pod has to be scheduled, pull its image, start and dial the front\n"
 	          "door; then the task fails with what the pod was waiting for.\n" },
+	{ .section = "kubernetes", .key = "resume-timeout", .type = KT_DURATION,
+	  .off = CFG(kube.resume_timeout), .hi = 3600,
+	  .bad = N_("kubernetes.resume-timeout: '%s' is not a duration such as 1m or 30s"),
+	  .doc = "duration",
+	  .def = "1m",
+	  .help = "How long a pod's session may be without its connection (one that broke: a\n"
+	          "node, a proxy or the network between): the runner dials the front door\n"
+	          "again that long and the session goes on where it was; past it the task\n"
+	          "fails with reason runner.\n" },
 	{ .section = "kubernetes", .key = "max-pods", .type = KT_INT,
 	  .off = CFG(kube.max_pods), .lo = 1, .hi = 100000,
 	  .def = "100",

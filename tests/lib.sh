@@ -435,9 +435,10 @@ KC
 
 # kube_backend: paddock's kubernetes backend on the contract server with
 # its fake kubelet (real pods under bwrap): appends [sandbox] and
-# [kubernetes] to $PADDOCK_CONFIG (the front door on DOOR, the probe on
-# the closed port CLOSED, start-timeout 8s; each connection a pod makes
-# to it a line of $T/kube/door-connections), applies the manifest's
+# [kubernetes] to $PADDOCK_CONFIG (the front door on DOOR, which the pods
+# dial at DOOR_DIAL when that is set: a proxy's; the probe on the closed
+# port CLOSED, start-timeout 8s; each connection a pod makes to it a line
+# of $T/kube/door-connections), applies the manifest's
 # objects as an admin would, starts the server (kube_server).  Skips the
 # whole test where bwrap cannot make the pods' user namespaces.
 kube_backend() {
@@ -455,7 +456,7 @@ kube_backend() {
 	namespace = paddock-sandboxes
 	image = registry.example.com/paddock-sandbox:1
 	runner-path = $top_builddir/paddock-runner
-	front-door = 127.0.0.1:$DOOR
+	front-door = 127.0.0.1:${DOOR_DIAL:-$DOOR}
 	front-door-listen = 127.0.0.1:$DOOR
 	probe = 127.0.0.1:$CLOSED
 	start-timeout = 8s

@@ -24,8 +24,8 @@
 #define DOOR_UID_MAX 64
 
 struct door {
-	char *path;            /* <pod>.sock, unlinked once the runner came */
-	int lfd;               /* -1 once the runner came */
+	char *path;            /* <pod>.sock */
+	int lfd;
 	char uid[DOOR_UID_MAX + 1];   /* "" until door_expect_uid */
 };
 
@@ -217,11 +217,8 @@ int door_runner(struct door *d, double deadline, char *fault, size_t faultlen, s
 			free(q);
 			return -1;
 		}
-		/* One session per pod: no socket from now on, so that the front
-		 * door closes a second runner's connection itself. */
-		close(d->lfd);
-		d->lfd = -1;
-		unlink(d->path);
+		/* The socket stays: the pod's next `runner` connection is its
+		 * session's, resumed (runner_set_resume). */
 		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
 		return fd;
 	}

@@ -8,12 +8,15 @@
  * SOCK_SEQPACKET socket <data>/door/<pod>.sock (paths_door_socket) and
  * sends ONE message
  *     <kind> <port> <pod-uid>\n[<message>\n]
- * with the connection as SCM_RIGHTS; door_runner takes it.  The socket is
- * 0600 in a 0700 folder: only paddock's own user hands anything in; a peer
- * of another uid is closed.  The pod's gateway traffic needs nothing of
- * the door: it comes as streams on the runner's session (runner.h,
- * runner_gateway), so the pod reaches the same loopback endpoints as under
- * bwrap through its one connection.
+ * with the connection as SCM_RIGHTS; door_runner takes it.  A `runner`
+ * connection after the first is the session's next (its connection
+ * broke: runner.h, runner_set_resume), and door_runner takes it the same
+ * way while the door is open.  The socket is 0600 in a 0700 folder: only
+ * paddock's own user hands anything in; a peer of another uid is closed.
+ * The pod's gateway traffic needs nothing of the door: it comes as
+ * streams on the runner's session (runner.h, runner_gateway), so the pod
+ * reaches the same loopback endpoints as under bwrap through its one
+ * connection.
  * A hand-off whose pod uid is not door_expect_uid's is closed (a stale
  * pod's).  Whatever the pod sends is passed on as data only; a fault's
  * message is quoted through sanitize.
@@ -45,15 +48,14 @@ struct door *door_open(const char *data_dir, const char *pod, struct err *e);
 int door_expect_uid(struct door *d, const char *pod_uid, struct err *e);
 /* Takes the hand-offs until deadline (clock_mono; one in the past: what
  * waits now): returns the first `runner` connection's fd (the caller's
- * from now on, blocking mode; the socket is then removed, so that the
- * front door closes any later one: one session per pod), or -1 with e
- * set: a `fault` came first (its message, quoted, copied into fault,
- * which may be NULL) or the deadline passed (ERR_UNAVAILABLE). */
+ * from now on, blocking mode; the socket stays, for the session's next
+ * connection should this one break), or -1 with e set: a `fault` came
+ * first (its message, quoted, copied into fault, which may be NULL) or
+ * the deadline passed (ERR_UNAVAILABLE). */
 int door_runner(struct door *d, double deadline, char *fault, size_t faultlen, struct err *e);
 /* A descriptor that polls readable while a hand-off waits for
  * door_runner (the door's: never read or closed by the caller), so that
- * a caller can wait for it and for something else at once; -1 once the
- * runner came. */
+ * a caller can wait for it and for something else at once. */
 int door_fd(const struct door *d);
 /* Closes the socket and removes it.  NULL is fine. */
 void door_close(struct door *d);

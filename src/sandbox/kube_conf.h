@@ -33,6 +33,8 @@ struct kube_conf {
 	size_t nprobe;
 	double start_timeout;  /* start-timeout: seconds a pod has to start
 	                          and dial the front door (300) */
+	double resume_timeout; /* resume-timeout: seconds a session may be
+	                          without its connection (60) */
 	int max_pods;          /* max-pods: the manifest's quota (100) */
 };
 

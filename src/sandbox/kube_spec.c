@@ -341,6 +341,12 @@ static json_t *env(const struct kube_spec_opts *o)
 	                      "name", "PADDOCK_POD", "value", name ? name : "", "name",
 	                      "PADDOCK_GATEWAY_PORTS", "value", o->gateway_ports ? o->gateway_ports : "",
 	                      "name", "PADDOCK_PROBE", "value", o->probe ? o->probe : "");
+	if (o->resume_seconds > 0) {
+		char secs[32];
+		snprintf(secs, sizeof secs, "%.0f", o->resume_seconds);
+		json_array_append_new(a, json_pack("{ss ss}", "name", "PADDOCK_RUNNER_RESUME_SECONDS",
+		                                   "value", secs));
+	}
 	free(name);
 	free(door);
 	return a;

@@ -108,6 +108,9 @@ struct kube_spec_opts {
 	 * "8081,3128" and "HOST:PORT,..."; NULL: none. */
 	const char *gateway_ports;
 	const char *probe;
+	double resume_seconds;   /* PADDOCK_RUNNER_RESUME_SECONDS: how long the
+	                            runner dials to resume its session (0: not
+	                            set, the runner's 60) */
 	int agent;               /* 1: an emptyDir at SANDBOX_AGENT_DIR (its
 	                            sizeLimit limits->disk) for the agent's
 	                            install, which the backend puts there */

@@ -29,7 +29,11 @@
  * be pulled, that was evicted or that ended before its runner dialled ends
  * create() with an error whose kind names the cause (ERR_POD_*).  A
  * runner that dies later is looked up in the pod's status: OOMKilled is
- * the memory limit hit, Evicted the pod's eviction.
+ * the memory limit hit, Evicted the pod's eviction.  A session whose TCP
+ * connection breaks is not over: the door keeps listening, and the
+ * runner's next connection resumes it (runner_set_resume, pod_resume) for
+ * kubernetes.resume-timeout and KUBE_RESUME_SLACK_S more; a pod that
+ * ended meanwhile ends it at once.
  *
  * Names are deterministic (kube_spec_pod_name); a create that answers 409
  * adopts the pod only when its labels are paddock's and its owner
@@ -74,6 +78,9 @@
 #define KUBE_HELLO_S 30.0
 /* How long a dead runner's pod has to show why in its status. */
 #define KUBE_STATUS_S 5.0
+/* How much longer than kubernetes.resume-timeout paddock waits for a
+ * session's connection to come back. */
+#define KUBE_RESUME_SLACK_S 5.0
 /* Attempts at a name (a stale pod of a dead owner takes one each). */
 #define KUBE_ATTEMPTS 4
 
@@ -464,6 +471,29 @@ static void runner_silent(struct ksb *p, double t, struct err *e)
 	buf_free(&log);
 }
 
+/* The runner's next connection to the session, handed in by the front
+ * door (runner_set_resume): a `runner` hand-off of the pod's uid; -1
+ * when none waits (a fault now is the runner's word only: its session
+ * ends when its connection does not come back); RUNNER_RESUME_GONE when
+ * the pod ended. */
+static int pod_resume(void *arg)
+{
+	struct ksb *p = arg;
+	struct err ignored = {{0}};
+	int fd = door_runner(p->door, clock_mono() - 1, NULL, 0, &ignored);
+	if (fd >= 0)
+		return fd;
+	/* A pod that ended (OOM-killed, evicted, deleted) has no runner
+	 * to come back: its end, not the resume time, ends the session. */
+	struct err e = {{0}};
+	json_t *pod = api(p) ? kube_pod_get(p->k, p->name, &e) : NULL;
+	enum err_kind kind;
+	char why[1024];
+	int gone = pod ? pod_problem(pod, &kind, why, sizeof why) == 2 : e.kind == ERR_NOT_FOUND;
+	json_decref(pod);
+	return gone ? RUNNER_RESUME_GONE : -1;
+}
+
 /* Waits for the pod's runner: its connection through the front door, or
  * a cause that ends the wait (pod_problem), or the start timeout. */
 static int pod_wait_runner(struct ksb *p, struct err *e)
@@ -484,6 +514,11 @@ static int pod_wait_runner(struct ksb *p, struct err *e)
 		if (fd >= 0 && !ended) {
 			p->rn = runner_open(fd, clock_mono() + KUBE_HELLO_S, e);
 			rc = p->rn ? 0 : -1;
+			/* The runner redials kc->resume_timeout from when it saw
+			 * the break, which may be after paddock did. */
+			if (p->rn)
+				runner_set_resume(p->rn, door_fd(p->door),
+				                  kc->resume_timeout + KUBE_RESUME_SLACK_S, pod_resume, p);
 			break;
 		}
 		if (fd >= 0)
@@ -831,6 +866,7 @@ static int kb_create(struct sandbox **out, const struct sandbox_spec *spec, stru
 		.front_door_port = port, .front_door_cidr = kc->door_cidr, .audience = kc->audience,
 		.gateway_ports = spec->net.bridge_dir ? spec->net.bridge_ports : NULL,
 		.probe = p->probe, .owner = p->owner, .agent = spec->agent_dir != NULL,
+		.resume_seconds = kc->resume_timeout,
 	};
 	p->agent = spec->agent_dir != NULL;
 	/* A task's pod is kept at its gate (paddock.gate-timeout): the
@@ -864,7 +900,14 @@ static int pod_failed(struct ksb *p, struct err *e)
 	char why[1024];
 	if (pod_why_dead(p, &kind, why, sizeof why)) {
 		p->dead = 1;
-		err_kind_set(e, kind == ERR_INTERNAL ? ERR_RUNNER : kind, "kubernetes: %s", why);
+		/* A runner that gave up on a lost connection ended its pod:
+		 * the loss is the cause, the pod's end its consequence. */
+		if (kind == ERR_INTERNAL && p->rn && runner_lost(p->rn)) {
+			char lost[ERR_MAX];
+			snprintf(lost, sizeof lost, "%s", e->msg);
+			err_kind_set(e, ERR_RUNNER, "%s (kubernetes: %s)", lost, why);
+		} else
+			err_kind_set(e, kind == ERR_INTERNAL ? ERR_RUNNER : kind, "kubernetes: %s", why);
 	}
 	return -1;
 }

@@ -19,6 +19,7 @@
 #include "fsx.h"
 #include "i18n.h"
 #include "runner_stream.h"
+#include "runner_link.h"
 #include "sanitize.h"
 
 struct run {
@@ -52,12 +53,23 @@ struct xfer {
 };
 
 struct runner {
-	int fd;
+	int fd;               /* -1 while the connection is lost */
 	enum runner_fault fault;
 	char msg[ERR_MAX];    /* the fault's message, for every later call */
 	int pid1;
 	uint32_t next_id;
-	struct rp_buf in, out;
+	struct rp_buf in;     /* whole frames from the runner */
+	struct rl link;       /* what goes out, and the session's counts */
+	/* runner_set_resume: a new connection comes where wake polls. */
+	int wake;
+	runner_resume_fn *resume;
+	void *resume_arg;
+	double resume_seconds;
+	double lost_at;       /* clock_mono() when the connection broke; 0 */
+	double asked;         /* when resume was last called */
+	char lost_why[128];   /* how the connection broke */
+	int greeted;          /* the runner's HELLO came */
+	int lost;             /* the session failed for a connection that stayed lost */
 	struct run *runs;
 	size_t nruns;
 	struct xfer x;
@@ -116,6 +128,26 @@ int runner_pid1(const struct runner *r)
 int runner_fd(const struct runner *r)
 {
 	return r->fd;
+}
+
+void runner_set_resume(struct runner *r, int wake_fd, double seconds, runner_resume_fn *fn,
+                       void *arg)
+{
+	r->wake = wake_fd;
+	r->resume = fn;
+	r->resume_arg = arg;
+	r->resume_seconds = seconds;
+	rl_keep(&r->link);
+}
+
+int runner_lost(const struct runner *r)
+{
+	return r->lost;
+}
+
+unsigned runner_resumes(const struct runner *r)
+{
+	return r->link.resumes;
 }
 
 static struct run *run_find(struct runner *r, uint32_t id)
@@ -304,8 +336,9 @@ size_t runner_streams(const struct runner *r)
 
 size_t runner_pollfds(struct runner *r, struct pollfd *pfd)
 {
-	pfd[0] = (struct pollfd){ r->fd, POLLIN | (r->out.len ? POLLOUT : 0), 0 };
-	return 1 + rs_pollfds(&r->gw, pfd + 1, 1);
+	pfd[0] = (struct pollfd){ r->fd, POLLIN | (rl_pending(&r->link) ? POLLOUT : 0), 0 };
+	pfd[1] = (struct pollfd){ r->resume ? r->wake : -1, POLLIN, 0 };
+	return 2 + rs_pollfds(&r->gw, pfd + 2, 1);
 }
 
 /* A connection to the gateway's bridge socket for port: the socket, or -1
@@ -346,9 +379,9 @@ static int on_stream(struct runner *r, const struct rp_msg *m, struct err *e)
 	enum rs_lie lie = RS_OK;
 	if (m->type == RP_OPEN && (lie = rs_open_check(&r->gw, m)) == RS_OK) {
 		int err = 0, fd = gateway_connect(r, m->port, &err);
-		lie = rs_opened(&r->gw, m, fd, err, &r->out);
+		lie = rs_opened(&r->gw, m, fd, err, &r->link.out);
 	} else if (m->type != RP_OPEN) {
-		lie = rs_frame(&r->gw, m, &r->out);
+		lie = rs_frame(&r->gw, m, &r->link.out);
 	}
 	unsigned id = (unsigned)m->id;
 	switch (lie) {
@@ -439,32 +472,122 @@ static int parse(struct runner *r, struct err *e)
 	}
 }
 
+static int ms_left(double deadline);
+
+/* Why the link refused what came (runner_link.h). */
+static const char *link_why(enum rl_err le)
+{
+	switch (le) {
+	case RL_BAD_ACK:
+		return _("it acknowledged bytes of the session that were never sent");
+	case RL_BAD_RESUME:
+		return _("it resumed the session from a count paddock does not hold");
+	case RL_NO_RESUME:
+		return _("a resumed connection did not start with RESUME");
+	case RL_STRAY_RESUME:
+		return _("a RESUME on a connection that did not resume");
+	case RL_BAD_FRAME:
+		return _("a malformed RECEIVED or RESUME frame");
+	default:
+		return strerror(ENOMEM);
+	}
+}
+
+/* The failure of a session whose connection broke and did not come back. */
+static int lost_for(struct runner *r, struct err *e)
+{
+	r->lost = r->fault == RUNNER_OK;
+	return fail(r, RUNNER_DIED, e,
+	            _("the connection to the pod was lost for %.0f s, and a resume may take "
+	              "at most %.0f s"), clock_mono() - r->lost_at, r->resume_seconds);
+}
+
+/* The connection broke: a session that may resume (runner_set_resume)
+ * waits for its next one; any other is over. */
+static int lost(struct runner *r, struct err *e, const char *why)
+{
+	if (!r->resume)
+		return fail(r, RUNNER_DIED, e, "%s", why);
+	close(r->fd);
+	r->fd = -1;
+	snprintf(r->lost_why, sizeof r->lost_why, "%s", why);
+	r->asked = 0;   /* ask at once: the runner may be gone for good */
+	if (!r->lost_at)
+		r->lost_at = clock_mono();
+	return 1;
+}
+
+/* The runner's next connection, if one came: the one before (broken, or
+ * half-open and not known to be) is dropped, and the session resumes on
+ * this one once the runner's RESUME came. */
+static int take_resume(struct runner *r, struct err *e)
+{
+	int fd = r->resume(r->resume_arg);
+	r->asked = clock_mono();
+	if (fd == RUNNER_RESUME_GONE && r->fd < 0 && r->lost_at) {
+		r->lost = r->fault == RUNNER_OK;
+		return fail(r, RUNNER_DIED, e, _("the connection to the pod was lost for %.0f s (%s), "
+		                                 "and the pod ended"),
+		            clock_mono() - r->lost_at, r->lost_why);
+	}
+	if (fd < 0)
+		return 1;
+	if (r->fd >= 0)
+		close(r->fd);
+	r->fd = fd;
+	fcntl(fd, F_SETFD, FD_CLOEXEC);
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+	if (!r->lost_at)
+		r->lost_at = clock_mono();
+	if (rl_reconnect(&r->link) < 0)
+		abort();
+	return 1;
+}
+
 /* Waits up to ms (-1: no limit) for the channel to be readable, or
- * writable too while r->out holds bytes; reads, writes and handles what
- * came.  1 when something happened, 0 when ms passed, -1 on failure. */
+ * writable too while the link has bytes to write, or (a session that may
+ * resume) for a new connection; reads, writes and handles what came.  1
+ * when something happened, 0 when ms passed, -1 on failure. */
 static int pump_ms(struct runner *r, int ms, struct err *e)
 {
 	if (failed(r, e))
 		return -1;
-	/* The channel, then the gateway streams' sockets (runner_gateway). */
-	struct pollfd p[1 + RUNNER_STREAMS_MAX];
-	size_t ns = runner_pollfds(r, p) - 1;
-	int n = poll(p, 1 + ns, ms);
+	if (r->lost_at) {
+		int lm = ms_left(r->lost_at + r->resume_seconds);
+		if (lm == 0)
+			return lost_for(r, e);
+		if (ms < 0 || lm < ms)
+			ms = lm;
+		/* Without a connection, asked again each second. */
+		if (r->fd < 0) {
+			double left = r->asked + RUNNER_RESUME_ASK_S - clock_mono();
+			if (left <= 0)
+				return take_resume(r, e);
+			int am = (int)(left * 1000.0) + 1;
+			if (ms < 0 || am < ms)
+				ms = am;
+		}
+	}
+	/* The channel, the resume hook's descriptor, then the gateway
+	 * streams' sockets (runner_gateway). */
+	struct pollfd p[RUNNER_POLLFDS_MAX];
+	size_t np = runner_pollfds(r, p);
+	int n = poll(p, np, ms);
 	if (n < 0 && errno == EINTR)
 		return 1;
 	if (n < 0)
 		return fail(r, RUNNER_DIED, e, "%s", strerror(errno));
+	if (n == 0 && r->lost_at && ms_left(r->lost_at + r->resume_seconds) == 0)
+		return lost_for(r, e);
 	if (n == 0)
-		return 0;
-	if (p[0].revents & POLLOUT) {
-		ssize_t w = send(r->fd, r->out.data, r->out.len, MSG_NOSIGNAL | MSG_DONTWAIT);
-		if (w < 0 && errno != EAGAIN && errno != EINTR)
-			return fail(r, RUNNER_DIED, e, "%s", strerror(errno));
-		if (w > 0)
-			rp_buf_consume(&r->out, (size_t)w);
-	}
-	if (ns)
-		rs_step(&r->gw, p + 1, &r->out);
+		return r->lost_at && r->fd < 0 && clock_mono() >= r->asked + RUNNER_RESUME_ASK_S ?
+		       take_resume(r, e) : 0;
+	if (p[1].revents)
+		return take_resume(r, e);
+	if ((p[0].revents & POLLOUT) && rl_write(&r->link, r->fd) < 0)
+		return lost(r, e, strerror(errno));
+	if (np > 2)
+		rs_step(&r->gw, p + 2, &r->link.out);
 	if (p[0].revents & (POLLIN | POLLHUP | POLLERR)) {
 		/* At most one frame's worth buffered: a header past the
 		 * maximum fails in parse() before its body is read. */
@@ -473,12 +596,15 @@ static int pump_ms(struct runner *r, int ms, struct err *e)
 		if (got < 0 && (errno == EAGAIN || errno == EINTR))
 			return 1;
 		if (got < 0)
-			return fail(r, RUNNER_DIED, e, "%s", strerror(errno));
+			return lost(r, e, strerror(errno));
 		if (got == 0)
-			return fail(r, RUNNER_DIED, e, _("the channel closed"));
-		if (rp_buf_add(&r->in, buf, (size_t)got) < 0)
-			abort();
-		if (parse(r, e) < 0)
+			return lost(r, e, _("the channel closed"));
+		enum rl_err le = rl_feed(&r->link, buf, (size_t)got, &r->in);
+		if (le != RL_OK)
+			return fail(r, RUNNER_LIED, e, "%s", link_why(le));
+		if (!r->link.awaiting)
+			r->lost_at = 0;
+		if (r->greeted && parse(r, e) < 0)
 			return -1;
 	}
 	return 1;
@@ -493,30 +619,47 @@ static int ms_left(double deadline)
 	return left <= 0 ? 0 : (int)(left * 1000.0) + 1;
 }
 
-/* pump_ms until deadline: a deadline that passes is a stall. */
+/* pump_ms until deadline: a deadline that passes is a stall (or, while
+ * the connection is lost, that loss). */
 static int pump(struct runner *r, double deadline, struct err *e)
 {
 	int ms = ms_left(deadline);
 	int rc = ms == 0 ? 0 : pump_ms(r, ms, e);
+	if (rc == 0 && r->lost_at)
+		return lost_for(r, e);
 	if (rc == 0)
 		return fail(r, RUNNER_STALLED, e, _("no answer in time"));
 	return rc < 0 ? -1 : 0;
 }
 
-/* Queues a frame and writes it all (reading what comes meanwhile). */
+/* Queues a frame and writes it all (reading what comes meanwhile); with
+ * RL_HOLD_MAX bytes held, first waits for the runner to acknowledge some. */
 static int send_msg(struct runner *r, const struct rp_msg *m, double deadline, struct err *e)
 {
 	if (failed(r, e))
 		return -1;
-	if (rp_encode(&r->out, m) < 0)
-		return err_set(e, _("a request to the sandbox's runner is too large: %s"),
-		               strerror(errno));
-	if (deadline <= 0)
+	int own = deadline <= 0;
+	if (own)
 		deadline = clock_mono() + r->send_seconds;
-	while (r->out.len)
-		if (pump(r, deadline, e) < 0)
+	unsigned resumes = r->link.resumes;
+	/* A loss is bounded by its own time, not a send's; a send's own
+	 * time starts again on the resumed connection. */
+	for (int queued = 0;;) {
+		if (!queued && rl_held(&r->link) < RL_HOLD_MAX) {
+			if (rl_send(&r->link, m) < 0)
+				return err_set(e, _("a request to the sandbox's runner is too large: %s"),
+				               strerror(errno));
+			queued = 1;
+		}
+		if (queued && !rl_pending(&r->link) && r->fd >= 0 && !r->link.awaiting)
+			return 0;
+		if (pump(r, r->lost_at ? 0 : deadline, e) < 0)
 			return -1;
-	return 0;
+		if (own && r->link.resumes != resumes && !r->lost_at) {
+			resumes = r->link.resumes;
+			deadline = clock_mono() + r->send_seconds;
+		}
+	}
 }
 
 static int wait_pong(struct runner *r, double deadline, struct err *e)
@@ -534,13 +677,10 @@ static int wait_pong(struct runner *r, double deadline, struct err *e)
 static int hello(struct runner *r, double deadline, struct err *e)
 {
 	struct rp_msg m = { .type = RP_HELLO, .version = RP_VERSION };
-	if (rp_encode(&r->out, &m) < 0)
+	if (rl_send(&r->link, &m) < 0)
 		abort();
-	while (r->out.len)
-		if (pump(r, deadline, e) < 0)
-			return -1;
-	/* The answer, read a byte at a time up to its frame: nothing past it
-	 * is handled before the version is known. */
+	/* Nothing past the answer is handled before its version is known:
+	 * pump_ms leaves the frames in r->in until greeted. */
 	for (;;) {
 		uint16_t type;
 		const unsigned char *body;
@@ -559,23 +699,15 @@ static int hello(struct runner *r, double deadline, struct err *e)
 				            (unsigned)h.version, (unsigned)RP_VERSION);
 			r->pid1 = (h.flags & RP_HELLO_PID1) != 0;
 			rp_msg_clear(&h);
+			r->greeted = 1;
 			return parse(r, e);
 		}
-		struct pollfd p = { r->fd, POLLIN, 0 };
-		double left = deadline > 0 ? deadline - clock_mono() : 1e9;
-		int n = left > 0 ? poll(&p, 1, deadline > 0 ? (int)(left * 1000.0) + 1 : -1) : 0;
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
+		int ms = ms_left(deadline);
+		int rc = ms == 0 ? 0 : pump_ms(r, ms, e);
+		if (rc < 0)
+			return -1;
+		if (rc == 0)
 			return fail(r, RUNNER_STALLED, e, _("no greeting in time"));
-		unsigned char c;
-		ssize_t got = read(r->fd, &c, 1);
-		if (got < 0 && (errno == EINTR || errno == EAGAIN))
-			continue;
-		if (got <= 0)
-			return fail(r, RUNNER_DIED, e, _("the channel closed"));
-		if (rp_buf_add(&r->in, &c, 1) < 0)
-			abort();
 	}
 }
 
@@ -583,6 +715,8 @@ struct runner *runner_open(int fd, double deadline, struct err *e)
 {
 	struct runner *r = xcalloc(1, sizeof *r);
 	r->fd = fd;
+	r->wake = -1;
+	rl_init(&r->link, 0, 1);
 	r->next_id = 1;
 	r->send_seconds = RUNNER_SEND_SECONDS;
 	rs_init(&r->gw, RUNNER_STREAMS_MAX, 0);
@@ -599,13 +733,23 @@ void runner_close(struct runner *r)
 {
 	if (!r)
 		return;
+	if (r->fd >= 0 && r->greeted && r->fault == RUNNER_OK && !r->link.awaiting) {
+		/* The end, said: a runner that may resume would otherwise
+		 * take the close for a broken connection.  Best effort: one
+		 * write, then the close (a runner that missed it gives up
+		 * once its resume time passed). */
+		struct rp_msg bye = { .type = RP_BYE };
+		if (rl_send(&r->link, &bye) == 0)
+			(void)rl_write(&r->link, r->fd);
+		shutdown(r->fd, SHUT_WR);
+	}
 	if (r->fd >= 0)
 		close(r->fd);
 	rp_buf_free(&r->in);
-	rp_buf_free(&r->out);
 	rs_free(&r->gw);
 	free(r->bridge_dir);
 	free(r->ports);
+	rl_free(&r->link);
 	free(r->runs);
 	free(r);
 }

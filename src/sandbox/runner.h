@@ -46,7 +46,21 @@
  * opened or opened twice, data past the window or after its end, an ACK
  * of bytes never sent) lies like any other.  Each stream's buffers are
  * allocated while they hold bytes (RP_STREAM_WINDOW each way at most) and
- * freed when they drain or the stream ends. */
+ * freed when they drain or the stream ends.
+ *
+ * A session below its frames is runner_link.h's: paddock acknowledges
+ * what it received (RECEIVED), and a session told how to resume
+ * (runner_set_resume: the kubernetes backend, whose runner dials over
+ * TCP) holds what it sent until the runner acknowledged it, so that a
+ * connection that breaks after HELLO does not end it.  While any call
+ * waits, the session then also takes the runner's next connection (one
+ * that comes while the old one still looks alive replaces it: a half-open
+ * connection is noticed no sooner), resends from the runner's count and
+ * goes on; a connection that stays lost for longer than the time given
+ * fails the session (RUNNER_DIED) with a message that says for how long
+ * it was lost.  Frames the runner sent twice never reach a callback: the
+ * counts see to it.  Without runner_set_resume a broken connection ends
+ * the session, as it always did. */
 #ifndef PADDOCK_RUNNER_H
 #define PADDOCK_RUNNER_H
 
@@ -63,6 +77,8 @@
 /* Gateway streams open at once: twice what a runner opens (RP_STREAMS_MAX),
  * since the two ends let go of a stream at different moments. */
 #define RUNNER_STREAMS_MAX (2 * RP_STREAMS_MAX)
+/* The most descriptors runner_pollfds writes. */
+#define RUNNER_POLLFDS_MAX (2 + RUNNER_STREAMS_MAX)
 
 enum runner_fault {
 	RUNNER_OK = 0,
@@ -104,8 +120,8 @@ struct runner;
  * it from here on, failure included): HELLO both ways, the runner's
  * version checked.  NULL with a message on failure. */
 struct runner *runner_open(int fd, double deadline, struct err *e);
-/* Ends the session: closes the channel (the runner then kills every
- * process it started and exits).  r may be NULL. */
+/* Ends the session: says BYE and closes the channel (the runner then
+ * kills every process it started and exits).  r may be NULL. */
 void runner_close(struct runner *r);
 
 /* Carries the session's gateway streams from here on: a stream opened on
@@ -116,18 +132,43 @@ void runner_gateway(struct runner *r, const char *bridge_dir, const int *ports, 
 /* The gateway streams open now (tests, and the memory they hold). */
 size_t runner_streams(const struct runner *r);
 
+/* Gives the session's next connection after a break: its fd (the
+ * session's from now on), -1 when nothing usable came, or
+ * RUNNER_RESUME_GONE when the runner can never come back (its pod
+ * ended): the session fails at once, as without resume. */
+typedef int runner_resume_fn(void *arg);
+#define RUNNER_RESUME_GONE (-2)
+/* How often fn is asked while the connection is lost. */
+#define RUNNER_RESUME_ASK_S 1.0
+/* Lets the session resume: while a call waits, fn is called whenever
+ * wake_fd (the caller's; polled, never read or closed here) is readable,
+ * and each RUNNER_RESUME_ASK_S while the session has no connection; a
+ * connection may stay lost for seconds at most.  Set right after
+ * runner_open, before anything but HELLO was sent. */
+void runner_set_resume(struct runner *r, int wake_fd, double seconds, runner_resume_fn *fn,
+                       void *arg);
+/* 1 when the session failed because its connection broke and did not
+ * come back: in time, or before the resume hook said the runner is gone
+ * (its message says for how long; the caller adds why it is gone). */
+int runner_lost(const struct runner *r);
+/* How many connections the session resumed on so far. */
+unsigned runner_resumes(const struct runner *r);
+
 /* Changes RUNNER_SEND_SECONDS for this session (tests). */
 void runner_set_send_timeout(struct runner *r, double seconds);
 /* Why the session failed (RUNNER_OK while it has not). */
 enum runner_fault runner_fault(const struct runner *r);
 /* Whether the runner says it is PID 1 of its sandbox (the agent's data). */
 int runner_pid1(const struct runner *r);
-/* The channel, for a caller's poll loop (runner_step reads it). */
+/* The channel, for a caller's poll loop (runner_step reads it); it
+ * changes when the session resumes, and is -1 while its connection is
+ * lost (ask again before each poll). */
 int runner_fd(const struct runner *r);
-/* What a caller's poll waits on for this session: the channel and the
- * gateway streams' sockets that wait for something, written to pfd (room
- * for 1 + RUNNER_STREAMS_MAX); how many.  runner_step handles what poll
- * says of them. */
+/* What a caller's poll waits on for this session: the channel (-1 while
+ * its connection is lost), the resume hook's descriptor (-1 without
+ * runner_set_resume) and the gateway streams' sockets that wait for
+ * something, written to pfd (room for RUNNER_POLLFDS_MAX); how many.
+ * runner_step handles what poll says of them. */
 size_t runner_pollfds(struct runner *r, struct pollfd *pfd);
 
 /* Sends RUN; returns the run's id (never 0), or 0 with a message.  The

@@ -15,6 +15,7 @@ static const char *const type_names[RP_TYPE_END] = {
 	[RP_PONG] = "PONG", [RP_STDERR] = "STDERR",
 	[RP_TAKEN] = "TAKEN",
 	[RP_OPEN] = "OPEN", [RP_DATA] = "DATA", [RP_ACK] = "ACK", [RP_SHUT] = "SHUT",
+	[RP_RECEIVED] = "RECEIVED", [RP_RESUME] = "RESUME", [RP_BYE] = "BYE",
 };
 
 const char *rp_type_name(unsigned type)
@@ -207,6 +208,12 @@ static void encode_body(struct enc *e, const struct rp_msg *m)
 	case RP_SHUT:
 		put_be(e, m->id, 4);
 		put_be(e, m->err, 4);
+		break;
+	case RP_RECEIVED:
+	case RP_RESUME:
+		put_be(e, m->offset, 8);
+		break;
+	case RP_BYE:
 		break;
 	default:
 		errno = EINVAL;
@@ -449,6 +456,12 @@ static void decode_body(struct dec *d, struct rp_msg *m)
 	case RP_SHUT:
 		m->id = (uint32_t)get_be(d, 4);
 		m->err = (uint32_t)get_be(d, 4);
+		break;
+	case RP_RECEIVED:
+	case RP_RESUME:
+		m->offset = get_be(d, 8);
+		break;
+	case RP_BYE:
 		break;
 	default:
 		d->bad = 1;

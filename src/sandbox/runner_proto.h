@@ -58,6 +58,13 @@
  *              stream's bytes up to offset (written to its side's socket)
  *   SHUT       stream u32, errno u32: the stream is gone (refused, reset,
  *              a write that failed); nothing more is sent for it
+ *   RECEIVED   offset u64: the bytes of the session the sender has
+ *              received whole (runner_link.h; both ways)
+ *   RESUME     offset u64: the same, as the first frame each end sends on
+ *              a connection that resumes the session (runner_link.h)
+ *   BYE        (no fields): paddock ends the session; the runner kills
+ *              what it runs and exits rather than wait for a connection
+ *              that resumes it
  *
  * A session: paddock sends HELLO, the runner answers HELLO with its own
  * version, and ends the session when paddock's differs.  A runner that
@@ -153,6 +160,9 @@ enum rp_type {
 	RP_DATA = 19,
 	RP_ACK = 20,
 	RP_SHUT = 21,
+	RP_RECEIVED = 22,
+	RP_RESUME = 23,
+	RP_BYE = 24,
 	RP_TYPE_END,   /* one past the last: anything from here is unknown */
 };
 
@@ -192,7 +202,8 @@ struct rp_msg {
 	enum rp_type type;
 	uint32_t id, version, flags, how, code, hit, sig, mode, err;
 	uint32_t port;     /* OPEN (id: the stream, for OPEN, DATA, ACK, SHUT) */
-	uint64_t offset;   /* OUTPUT, STDERR, FILE_DATA, WATCH, TAKEN, ACK */
+	uint64_t offset;   /* OUTPUT, STDERR, FILE_DATA, WATCH, TAKEN, ACK, RECEIVED,
+	                      RESUME */
 	uint64_t size;     /* END (output), FILE_PUT, FILE_GET (max), FILE_DONE */
 	uint64_t token;    /* PING, PONG */
 	uint16_t rows, cols;

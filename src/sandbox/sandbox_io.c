@@ -290,7 +290,7 @@ static int runner_run_wait(struct runner *rn, uint32_t id, const struct sandbox_
 			int room = runner_stdin_room(rn, id) >= SANDBOX_TERM_MAX;
 			/* The keys, and the session with its gateway streams
 			 * (an agent run in the shell reaches the model). */
-			struct pollfd p[2 + RUNNER_STREAMS_MAX];
+			struct pollfd p[1 + RUNNER_POLLFDS_MAX];
 			p[0] = (struct pollfd){ .fd = room ? o->term_fd : -1, .events = POLLIN };
 			size_t n = 1 + runner_pollfds(rn, p + 1);
 			double left = until - clock_mono();
