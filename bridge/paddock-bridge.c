@@ -7,7 +7,10 @@
  * own (only `lo`, no route).  It listens on 127.0.0.1:PORT for each PORT
  * and relays every connection (relay.h) to the unix socket DIR/PORT, which the
  * gateway holds on the host side; then it runs COMMAND and exits the way
- * COMMAND does.  It holds no secret and no privilege: it runs as the
+ * COMMAND does, once the connections COMMAND made are relayed (those it
+ * left open for at most BRIDGE_DRAIN_S more: a connection the kernel took
+ * before COMMAND exited, and the bytes sent on it, still reach the
+ * gateway, as they would over a network).  It holds no secret and no privilege: it runs as the
  * sandbox's user, and what it relays is what the agent could send to the
  * sockets itself.  Only libc, so that it runs on any sandbox's /usr. */
 #define _GNU_SOURCE
@@ -23,14 +26,24 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "relay.h"
 
 #define MAX_PORTS 16
 #define MAX_PAIRS 256
+/* How long the relays may go on after COMMAND exited. */
+#define BRIDGE_DRAIN_S 2.0
 
 static int sig_pipe[2] = { -1, -1 };
+
+static double mono(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
 static pid_t child = -1;
 
 static void on_signal(int sig)
@@ -152,14 +165,15 @@ int main(int argc, char **argv)
 	struct pollfd *pfd = calloc(1 + MAX_PORTS + 2 * MAX_PAIRS, sizeof *pfd);
 	if (!pfd)
 		die("calloc");
+	int status = 0, ended = 0;
+	double until = 0;
 	for (;;) {
-		int status;
-		pid_t w = waitpid(child, &status, WNOHANG);
-		if (w == child) {
-			relay_free(&rel);
-			free(pfd);
-			return exit_like(status);
+		if (!ended && waitpid(child, &status, WNOHANG) == child) {
+			ended = 1;
+			until = mono() + BRIDGE_DRAIN_S;
 		}
+		if (ended && mono() >= until)
+			break;
 		size_t n = 0;
 		pfd[n++] = (struct pollfd){ .fd = sig_pipe[0], .events = POLLIN };
 		for (size_t i = 0; i < nports; i++)
@@ -167,8 +181,14 @@ int main(int argc, char **argv)
 			                            .events = relay_full(&rel) ? 0 : POLLIN };
 		size_t base = n;
 		n += relay_pollfds(&rel, pfd + base);
-		if (poll(pfd, n, 1000) < 0 && errno != EINTR)
+		/* COMMAND gone: what is already queued or relaying, no wait
+		 * for anything new. */
+		int timeout = !ended ? 1000 : rel.n ? (int)((until - mono()) * 1000) + 1 : 0;
+		int pr = poll(pfd, n, timeout);
+		if (pr < 0 && errno != EINTR)
 			die("poll");
+		if (ended && pr == 0 && !rel.n)
+			break;
 		if (pfd[0].revents) {
 			char drain[64];
 			while (read(sig_pipe[0], drain, sizeof drain) > 0)
@@ -194,4 +214,7 @@ int main(int argc, char **argv)
 		 * leaves them for the next. */
 		relay_step(&rel, pfd + base);
 	}
+	relay_free(&rel);
+	free(pfd);
+	return exit_like(status);
 }
