@@ -604,7 +604,9 @@ CGROUP = {}
 REAPER = None
 REAPER_LOCK = threading.Lock()
 # How often the kubelet measures a pod's ephemeral storage (the kubelet:
-# its eviction manager every 10 s; scaled down for tests).
+# its eviction manager every 10 s; scaled down for tests), and looks for an
+# OOM in its memory cgroup (each supervise round, 0.05 s, unless
+# --kubelet-housekeeping S says: then both every S seconds).
 DISK_INTERVAL = 0.5
 
 
@@ -1295,7 +1297,9 @@ class PodRun:
     def supervise(self):
         deadline = self.spec().get("activeDeadlineSeconds")
         term_at = None
-        disk_due = time.monotonic() + DISK_INTERVAL
+        every = ARGS.kubelet_housekeeping or DISK_INTERVAL
+        disk_due = time.monotonic() + every
+        oom_due = time.monotonic()
         while True:
             try:
                 self.proc.wait(timeout=0.05)
@@ -1308,6 +1312,10 @@ class PodRun:
                 term_at = now + self.grace
             if term_at is not None and now >= term_at:
                 self.signal(signal.SIGKILL)
+            oom = False
+            if self.killed_for is None and now >= oom_due:
+                oom_due = now + (ARGS.kubelet_housekeeping or 0)
+                oom = self.under_oom()
             if self.killed_for is None:
                 f = pod_fault(self.name, ("oom", "evict", "rotate"))
                 if f and f["action"] == "rotate":
@@ -1335,13 +1343,13 @@ class PodRun:
                 elif deadline and now - self.started_at >= deadline * ARGS.grace_scale:
                     self.killed_for = "deadline"
                     self.signal(signal.SIGKILL)
-                elif self.under_oom():
+                elif oom:
                     # cgroup v2's memory.oom.group, as kubelet >= 1.28
                     # sets it: the whole container goes
                     self.killed_for = "oom"
                     self.kill_all()
                 elif now >= disk_due:
-                    disk_due = now + DISK_INTERVAL
+                    disk_due = now + every
                     msg = self.storage_over()
                     if msg:
                         self.killed_for = ("evict", msg, False)
@@ -2134,6 +2142,7 @@ def main():
     ap.add_argument("--kubelet", action="store_true")
     ap.add_argument("--kubelet-state")
     ap.add_argument("--kubelet-log")
+    ap.add_argument("--kubelet-housekeeping", type=float)
     ap.add_argument("--door-connections")
     ap.add_argument("--bwrap", default="bwrap")
     ap.add_argument("--bridge")
