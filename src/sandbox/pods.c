@@ -24,8 +24,12 @@
  * absolute, no "..", owners reset) and stored, then unpacked over the
  * template on the host.
  *
- * The pod is watched while it starts (a watch that the door's descriptor
- * ends: kube.h's wake_fd): one that cannot be scheduled, whose image cannot
+ * The pod is made and watched while it starts by a forked copy of this
+ * process, the starter (pod_start), which tells this one the pod's name
+ * and uid and how its start ended, then exits: the TLS to the API server
+ * leaves nothing in a supervisor that lives as long as its task (the API
+ * is talked to again, here, only at the pod's end or to learn why its
+ * runner went away).  One that cannot be scheduled, whose image cannot
  * be pulled, that was evicted or that ended before its runner dialled ends
  * create() with an error whose kind names the cause (ERR_POD_*).  A
  * runner that dies later is looked up in the pod's status: OOMKilled is
@@ -48,17 +52,21 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <malloc.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "buf.h"
+#include "child.h"
 #include "clock.h"
 #include "door.h"
 #include "fsx.h"
@@ -99,6 +107,7 @@ struct ksb {
 	char **files;          /* the host files copied under KUBE_FILES */
 	size_t nfiles;
 	int dead;              /* the pod ended: every later call fails */
+	const void *hooks;     /* pod_make's (struct pod_hooks), while it runs */
 };
 
 static struct ksb *ksb(struct sandbox *sb)
@@ -379,16 +388,23 @@ static char *probe_list(const struct kube_conf *kc, struct kube *k)
 
 /* Makes the pod (or adopts the one a lost answer made); p->name, p->uid
  * and p->door set. */
-static int pod_make(struct ksb *p, const struct sandbox_spec *spec, struct err *e)
+/* What pod_make tells the process that waits for the runner: the name of
+ * each pod before it is posted (its door must listen by then), and the
+ * uid of the one made. */
+struct pod_hooks {
+	int (*named)(struct ksb *p, struct err *e);
+	int (*made)(struct ksb *p, struct err *e);
+	int fd;                /* the starter's socket (pod_start) */
+};
+
+/* Long: posts the pod, adopts or steps past a name taken. */
+static int pod_make(struct ksb *p, const struct pod_hooks *h, struct err *e)
 {
 	for (unsigned attempt = 0; attempt < KUBE_ATTEMPTS; attempt++) {
 		p->so.attempt = attempt;
 		free(p->name);
 		p->name = kube_spec_pod_name(&p->so, e);
-		if (!p->name)
-			return -1;
-		p->door = door_open(sandbox_options()->data_dir, p->name, e);
-		if (!p->door)
+		if (!p->name || h->named(p, e) < 0)
 			return -1;
 		json_t *pod = kube_spec_pod(&p->so, e);
 		if (!pod)
@@ -412,8 +428,6 @@ static int pod_make(struct ksb *p, const struct sandbox_spec *spec, struct err *
 				struct err ignored = {{0}};
 				kube_pod_delete(p->k, p->name, uid, 0, &ignored);
 				json_decref(made);
-				door_close(p->door);
-				p->door = NULL;
 				continue;
 			}
 		}
@@ -422,7 +436,7 @@ static int pod_make(struct ksb *p, const struct sandbox_spec *spec, struct err *
 		const char *uid = jstr(json_object_get(made, "metadata"), "uid");
 		p->uid = xstrdup(uid ? uid : "");
 		json_decref(made);
-		return door_expect_uid(p->door, p->uid, e);
+		return h->made(p, e);
 	}
 	return err_set(e, _("kubernetes: pods named pdk-%s-... of dead owners are in the way; "
 	                    "the janitor removes them"), p->task_id);
@@ -471,6 +485,19 @@ static void runner_silent(struct ksb *p, double t, struct err *e)
 	buf_free(&log);
 }
 
+/* The start timeout passed: the last thing the pod's status said, or
+ * what its log ends with. */
+static void start_timed_out(struct ksb *p, const struct start_watch *sw, struct err *e)
+{
+	const struct kube_conf *kc = conf();
+	double t = kc->start_timeout > 0 ? kc->start_timeout : 300;
+	if (sw->level)
+		err_kind_set(e, sw->kind, _("kubernetes: %s (waited %.0f s: kubernetes.start-timeout)"),
+		             sw->why, t);
+	else
+		runner_silent(p, t, e);
+}
+
 /* The runner's next connection to the session, handed in by the front
  * door (runner_set_resume): a `runner` hand-off of the pod's uid; -1
  * when none waits (a fault now is the runner's word only: its session
@@ -494,6 +521,33 @@ static int pod_resume(void *arg)
 	return gone ? RUNNER_RESUME_GONE : -1;
 }
 
+/* The runner dialled: its session, which may resume on the pod's next
+ * connection. */
+static int pod_session(struct ksb *p, int fd, struct err *e)
+{
+	p->rn = runner_open(fd, clock_mono() + KUBE_HELLO_S, e);
+	if (!p->rn)
+		return -1;
+	/* The runner redials kc->resume_timeout from when it saw the break,
+	 * which may be after paddock did. */
+	runner_set_resume(p->rn, door_fd(p->door), conf()->resume_timeout + KUBE_RESUME_SLACK_S,
+	                  pod_resume, p);
+	return 0;
+}
+
+/* pod_make's hooks in the process that waits for the runner. */
+static int door_named(struct ksb *p, struct err *e)
+{
+	door_close(p->door);
+	p->door = door_open(sandbox_options()->data_dir, p->name, e);
+	return p->door ? 0 : -1;
+}
+
+static int door_made(struct ksb *p, struct err *e)
+{
+	return door_expect_uid(p->door, p->uid, e);
+}
+
 /* Waits for the pod's runner: its connection through the front door, or
  * a cause that ends the wait (pod_problem), or the start timeout. */
 static int pod_wait_runner(struct ksb *p, struct err *e)
@@ -512,13 +566,7 @@ static int pod_wait_runner(struct ksb *p, struct err *e)
 		struct err de = {{0}};
 		int fd = door_runner(p->door, clock_mono() + (ended ? 1.0 : 0), fault, sizeof fault, &de);
 		if (fd >= 0 && !ended) {
-			p->rn = runner_open(fd, clock_mono() + KUBE_HELLO_S, e);
-			rc = p->rn ? 0 : -1;
-			/* The runner redials kc->resume_timeout from when it saw
-			 * the break, which may be after paddock did. */
-			if (p->rn)
-				runner_set_resume(p->rn, door_fd(p->door),
-				                  kc->resume_timeout + KUBE_RESUME_SLACK_S, pod_resume, p);
+			rc = pod_session(p, fd, e);
 			break;
 		}
 		if (fd >= 0)
@@ -533,12 +581,7 @@ static int pod_wait_runner(struct ksb *p, struct err *e)
 		}
 		double left = deadline - clock_mono();
 		if (left <= 0) {
-			double t = kc->start_timeout > 0 ? kc->start_timeout : 300;
-			if (sw.level)
-				err_kind_set(e, sw.kind, _("kubernetes: %s (waited %.0f s: kubernetes.start-timeout)"),
-				             sw.why, t);
-			else
-				runner_silent(p, t, e);
+			start_timed_out(p, &sw, e);
 			break;
 		}
 		int wr = kube_watch_pod(p->k, &w, left, on_start_event, &sw, e);
@@ -549,6 +592,247 @@ static int pod_wait_runner(struct ksb *p, struct err *e)
 		ended = wr > 0;
 	}
 	kube_watch_end(&w);
+	return rc;
+}
+
+/* ---- the pod's start, in a process of its own ----
+ *
+ * Talking TLS to the API server leaves OpenSSL's caches (its providers'
+ * algorithms, some 300 KiB) in a process for good, and a supervisor
+ * lives as long as its task: so a copy of it (the starter) makes the pod
+ * and watches it start, and ends with that.  It tells this process, one
+ * line each on a socket:
+ *   name <attempt> <pod>    the next pod's name: answered "ok" once its
+ *                           door listens, before the pod is posted
+ *   uid <uid>               the pod made
+ *   ended <kind> <message>  the pod ended before its runner dialled
+ *   fail <kind> <message>   the start failed (the error, whole)
+ * and ends when this process closes its end (the runner came). */
+
+#define STARTER_LINE 2048
+
+/* One line to the socket: newlines in the text become spaces. */
+static int starter_say(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int starter_say(int fd, const char *fmt, ...)
+{
+	char line[STARTER_LINE];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(line, sizeof line - 1, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return -1;
+	if ((size_t)n > sizeof line - 2)
+		n = (int)sizeof line - 2;
+	for (int i = 0; i < n; i++)
+		if (line[i] == '\n')
+			line[i] = ' ';
+	line[n++] = '\n';
+	return fsx_write_all(fd, line, (size_t)n);
+}
+
+static int starter_named(struct ksb *p, struct err *e)
+{
+	int fd = ((const struct pod_hooks *)p->hooks)->fd;
+	char ok[3];
+	struct pollfd pf = { .fd = fd, .events = POLLIN };
+	if (starter_say(fd, "name %u %s", p->so.attempt, p->name) < 0 ||
+	    poll(&pf, 1, (int)(KUBE_HELLO_S * 1000)) != 1 || read(fd, ok, sizeof ok) != 3 ||
+	    memcmp(ok, "ok\n", 3))
+		return err_set(e, _("kubernetes: the door of pod %s did not open"), p->name);
+	return 0;
+}
+
+static int starter_made(struct ksb *p, struct err *e)
+{
+	(void)e;
+	return starter_say(((const struct pod_hooks *)p->hooks)->fd, "uid %s", p->uid);
+}
+
+/* The starter (a forked copy): makes the pod and watches it until its
+ * runner dialled (the socket's other end closes), it ended, or the start
+ * timeout passed. */
+static int starter_run(void *arg)
+{
+	struct ksb *p = arg;
+	const struct pod_hooks *h = p->hooks;
+	const struct kube_conf *kc = conf();
+	struct err e = {{0}};
+	if (!(p->k = open_api(kc, 0, &e)) || pod_make(p, h, &e) < 0) {
+		starter_say(h->fd, "fail %d %s", (int)e.kind, e.msg);
+		return 0;
+	}
+	double deadline = clock_mono() + (kc->start_timeout > 0 ? kc->start_timeout : 300);
+	int wake = h->fd;
+	struct kube_watch w = { .name = p->name, .wake_fd = &wake };
+	struct start_watch sw = { .kind = ERR_INTERNAL };
+	for (;;) {
+		double left = deadline - clock_mono();
+		if (left <= 0) {
+			start_timed_out(p, &sw, &e);
+			starter_say(h->fd, "fail %d %s", (int)e.kind, e.msg);
+			break;
+		}
+		int wr = kube_watch_pod(p->k, &w, left, on_start_event, &sw, &e);
+		if (wr < 0) {
+			err_prefix(&e, _("kubernetes: pod %s"), p->name);
+			starter_say(h->fd, "fail %d %s", (int)e.kind, e.msg);
+			break;
+		}
+		if (wr > 0) {
+			starter_say(h->fd, "ended %d %s", (int)sw.kind, sw.why);
+			break;
+		}
+		char c;
+		if (recv(h->fd, &c, 1, MSG_DONTWAIT | MSG_PEEK) == 0)
+			break;   /* the runner came */
+	}
+	return 0;
+}
+
+/* One line from the starter: 1 when it settles the start (rc in *rc), 0
+ * to go on. */
+static int starter_line(struct ksb *p, int fd, char *line, int *rc, struct err *e)
+{
+	char *rest = strchr(line, ' ');
+	if (rest)
+		*rest++ = '\0';
+	if (!strcmp(line, "name") && rest) {
+		char *name = strchr(rest, ' ');
+		if (!name)
+			goto bad;
+		p->so.attempt = (unsigned)strtoul(rest, NULL, 10);
+		free(p->name);
+		p->name = xstrdup(name + 1);
+		if (door_named(p, e) < 0 || fsx_write_all(fd, "ok\n", 3) < 0) {
+			*rc = -1;
+			return 1;
+		}
+		return 0;
+	}
+	if (!strcmp(line, "uid") && rest) {
+		free(p->uid);
+		p->uid = xstrdup(rest);
+		if (door_made(p, e) < 0) {
+			*rc = -1;
+			return 1;
+		}
+		return 0;
+	}
+	if ((!strcmp(line, "fail") || !strcmp(line, "ended")) && rest) {
+		char *msg = strchr(rest, ' ');
+		enum err_kind kind = (enum err_kind)atoi(rest);
+		msg = msg ? msg + 1 : "";
+		if (!strcmp(line, "fail")) {
+			err_kind_set(e, kind, "%s", msg);
+		} else {
+			/* A runner that refused to run sent its fault, then exited:
+			 * its words, if on their way, say more than the pod's end. */
+			char fault[600] = "";
+			struct err de = {{0}};
+			int rfd = p->door ? door_runner(p->door, clock_mono() + 1.0, fault, sizeof fault,
+			                                &de) : -1;
+			if (rfd >= 0)
+				close(rfd);
+			if (fault[0])
+				err_set(e, _("kubernetes: the pod's runner refused to run: %s"), fault);
+			else
+				err_kind_set(e, kind, "kubernetes: %s", msg);
+		}
+		*rc = -1;
+		return 1;
+	}
+bad:
+	*rc = err_set(e, _("kubernetes: the process that starts pod %s said something else"),
+	              p->name ? p->name : p->task_id);
+	return 1;
+}
+
+/* Long: makes the pod and waits for its runner (pod_make, pod_wait_runner)
+ * with the API's work in the starter; in this process itself where a copy
+ * cannot be made (threads). */
+static int pod_start(struct ksb *p, struct err *e)
+{
+	static const struct pod_hooks here = { door_named, door_made, -1 };
+	int sv[2];
+	kube_free(p->k);
+	p->k = NULL;
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+		return err_errno(e, _("kubernetes: cannot start pod %s"), p->task_id);
+	struct pod_hooks h = { starter_named, starter_made, sv[1] };
+	p->hooks = &h;
+	struct child c = { .fn = starter_run, .arg = p, .flags = CHILD_DIE_WITH_PARENT };
+	struct err ce = {{0}};
+	int started = child_threads() <= 1 && child_start(&c, &ce) == 0;
+	close(sv[1]);
+	p->hooks = NULL;
+	if (!started) {
+		close(sv[0]);
+		if (!(p->k = open_api(conf(), 0, e)))
+			return -1;
+		return pod_make(p, &here, e) < 0 || pod_wait_runner(p, e) < 0 ? -1 : 0;
+	}
+	const struct kube_conf *kc = conf();
+	/* The starter bounds itself (the start timeout); this, the hang of
+	 * a starter that does not. */
+	double deadline = clock_mono() + (kc->start_timeout > 0 ? kc->start_timeout : 300) + 60;
+	char buf[STARTER_LINE];
+	size_t len = 0;
+	int rc = -1;
+	for (;;) {
+		struct pollfd pf[2] = { { sv[0], POLLIN, 0 },
+		                        { p->door ? door_fd(p->door) : -1, POLLIN, 0 } };
+		double left = deadline - clock_mono();
+		if (left <= 0) {
+			err_set(e, _("kubernetes: pod %s did not start, and the process that starts it "
+			             "did not say why"), p->name ? p->name : p->task_id);
+			break;
+		}
+		if (poll(pf, 2, (int)(left * 1000) + 1) < 0 && errno != EINTR) {
+			err_errno(e, _("kubernetes: cannot wait for pod %s"), p->task_id);
+			break;
+		}
+		if (pf[1].revents) {
+			char fault[600] = "";
+			struct err de = {{0}};
+			int fd = door_runner(p->door, clock_mono() - 1, fault, sizeof fault, &de);
+			if (fd >= 0) {
+				rc = pod_session(p, fd, e);
+				break;
+			}
+			if (fault[0]) {
+				err_set(e, _("kubernetes: the pod's runner refused to run: %s"), fault);
+				break;
+			}
+		}
+		if (!pf[0].revents)
+			continue;
+		ssize_t n = read(sv[0], buf + len, sizeof buf - 1 - len);
+		if (n <= 0) {
+			err_set(e, _("kubernetes: pod %s did not start, and the process that starts it "
+			             "did not say why"), p->name ? p->name : p->task_id);
+			break;
+		}
+		len += (size_t)n;
+		char *nl;
+		int settled = 0;
+		while (!settled && (nl = memchr(buf, '\n', len))) {
+			*nl = '\0';
+			settled = starter_line(p, sv[0], buf, &rc, e);
+			len -= (size_t)(nl + 1 - buf);
+			memmove(buf, nl + 1, len);
+		}
+		if (settled)
+			break;
+		if (len == sizeof buf - 1) {
+			rc = err_set(e, _("kubernetes: the process that starts pod %s said something "
+			                  "else"), p->name ? p->name : p->task_id);
+			break;
+		}
+	}
+	close(sv[0]);
+	child_kill(&c, SIGKILL);
+	child_finish(&c);
 	return rc;
 }
 
@@ -874,8 +1158,7 @@ static int kb_create(struct sandbox **out, const struct sandbox_spec *spec, stru
 	if (p->so.role == KUBE_ROLE_TASK)
 		p->so.deadline = (long)(p->limits.timeout > 0 ? p->limits.timeout : 86400) +
 		                 (long)sandbox_options()->keep_seconds + KUBE_SPEC_DEADLINE_SLACK;
-	if (pod_make(p, spec, e) < 0 || pod_wait_runner(p, e) < 0 || pod_gateway(p, spec, e) < 0 ||
-	    pod_fill(p, spec, e) < 0) {
+	if (pod_start(p, e) < 0 || pod_gateway(p, spec, e) < 0 || pod_fill(p, spec, e) < 0) {
 		kb_destroy((struct sandbox *)(void *)p);
 		return -1;
 	}
