@@ -101,8 +101,8 @@ int main(int argc, char **argv)
 	int port = frontdoor_port(f);
 	long r1 = rss_kb();
 	/* One runner alone: with its review, then again from the cache. */
-	struct door *d = door_open(argv[2], pod[n], NULL, &e);
-	door_expect_uid(d, uid[n]);
+	struct door *d = door_open(argv[2], pod[n], &e);
+	door_expect_uid(d, uid[n], &e);
 	double t0 = clock_mono();
 	int c = dial(port, pod[n], tok[n]);
 	int fd = door_runner(d, clock_mono() + 10, NULL, 0, &e);
@@ -110,8 +110,8 @@ int main(int argc, char **argv)
 	close(fd);
 	close(c);
 	door_close(d);
-	d = door_open(argv[2], pod[n], NULL, &e);
-	door_expect_uid(d, uid[n]);
+	d = door_open(argv[2], pod[n], &e);
+	door_expect_uid(d, uid[n], &e);
 	t0 = clock_mono();
 	c = dial(port, pod[n], tok[n]);
 	fd = door_runner(d, clock_mono() + 10, NULL, 0, &e);
@@ -124,8 +124,8 @@ int main(int argc, char **argv)
 	struct door **doors = xcalloc((size_t)n, sizeof *doors);
 	int *cl = xcalloc((size_t)n, sizeof *cl), *fds = xcalloc((size_t)n, sizeof *fds);
 	for (int i = 0; i < n; i++) {
-		doors[i] = door_open(argv[2], pod[i], NULL, &e);
-		door_expect_uid(doors[i], uid[i]);
+		doors[i] = door_open(argv[2], pod[i], &e);
+		door_expect_uid(doors[i], uid[i], &e);
 	}
 	t0 = clock_mono();
 	for (int i = 0; i < n; i++)

@@ -15,7 +15,7 @@ build=$(cd "${1:-$here/../build/check}" && pwd)
 N=${N:-500}
 T=$(mktemp -d /tmp/paddock-bench.XXXXXX)
 trap 'rm -rf "$T"' EXIT
-libs=$(pkg-config --libs sqlite3 libgit2 libcurl libcrypto libmicrohttpd jansson libpcre2-8 libseccomp)
+libs=$(pkg-config --libs sqlite3 libgit2 libcurl libcrypto libmicrohttpd jansson libpcre2-8 libseccomp zlib yaml-0.1)
 # shellcheck disable=SC2086 # the libraries are words
 cc -std=c11 -O2 -I"$build" -I"$here/../src" -I"$here/../src/sandbox" "$here/runner-steps.c" \
 	"$build/src/libpaddock.a" $libs -lhttp_parser -o "$T/runner-steps"
