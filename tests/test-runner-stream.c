@@ -30,31 +30,17 @@ static char *dir;
 
 static struct rp_buf enc(const struct rp_msg *m)
 {
-	struct rp_buf b = { 0 };
-	if (rp_encode(&b, m) < 0) {
-		printf("Bail out! cannot encode %s\n", rp_type_name(m->type));
-		exit(1);
-	}
+	struct rp_buf b;
+	testlib_rp_enc(m, &b);
 	return b;
 }
 
-static int round_trip(const struct rp_msg *m, struct rp_msg *out)
-{
-	struct rp_buf b = enc(m);
-	uint16_t type;
-	const unsigned char *body;
-	size_t blen;
-	long fl = rp_frame(b.data, b.len, &type, &body, &blen);
-	int rc = fl == (long)b.len && type == m->type ? rp_decode(type, body, blen, out) : -1;
-	rp_buf_free(&b);
-	return rc;
-}
 
 static void test_frames(void)
 {
 	struct rp_msg m;
 	struct rp_msg open = { .type = RP_OPEN, .id = 7, .port = 8081 };
-	ok(round_trip(&open, &m) == 0 && m.id == 7 && m.port == 8081, "OPEN comes back");
+	ok(testlib_rp_round_trip(&open, &m) == 0 && m.id == 7 && m.port == 8081, "OPEN comes back");
 	struct rp_msg data = { .type = RP_DATA, .id = 7, .data = (const unsigned char *)"a\0b",
 	                       .len = 3 };
 	/* (m.data points into the frame: kept until checked) */
@@ -67,9 +53,9 @@ static void test_frames(void)
 	   "DATA's bytes come back");
 	rp_buf_free(&db);
 	struct rp_msg ack = { .type = RP_ACK, .id = 7, .offset = 1ull << 40 };
-	ok(round_trip(&ack, &m) == 0 && m.offset == 1ull << 40, "ACK's 64-bit offset comes back");
+	ok(testlib_rp_round_trip(&ack, &m) == 0 && m.offset == 1ull << 40, "ACK's 64-bit offset comes back");
 	struct rp_msg shut = { .type = RP_SHUT, .id = 7, .err = ECONNRESET };
-	ok(round_trip(&shut, &m) == 0 && m.err == ECONNRESET, "SHUT's errno comes back");
+	ok(testlib_rp_round_trip(&shut, &m) == 0 && m.err == ECONNRESET, "SHUT's errno comes back");
 	ok(!strcmp(rp_type_name(RP_OPEN), "OPEN") && RP_OPEN == 18 && RP_SHUT == 21 && RP_VERSION == 4,
 	   "OPEN to SHUT are 18 to 21, the protocol's version 4");
 

@@ -23,26 +23,11 @@
 
 static struct rp_buf enc(const struct rp_msg *m)
 {
-	struct rp_buf b = { 0 };
-	if (rp_encode(&b, m) < 0) {
-		printf("Bail out! cannot encode %s\n", rp_type_name(m->type));
-		exit(1);
-	}
+	struct rp_buf b;
+	testlib_rp_enc(m, &b);
 	return b;
 }
 
-/* Encodes m, frames and decodes it into *out; 0 when all went well. */
-static int round_trip(const struct rp_msg *m, struct rp_msg *out)
-{
-	struct rp_buf b = enc(m);
-	uint16_t type;
-	const unsigned char *body;
-	size_t blen;
-	long fl = rp_frame(b.data, b.len, &type, &body, &blen);
-	int rc = fl == (long)b.len && type == m->type ? rp_decode(type, body, blen, out) : -1;
-	rp_buf_free(&b);
-	return rc;
-}
 
 static void test_round_trips(void)
 {
@@ -52,7 +37,7 @@ static void test_round_trips(void)
 	                      .limits = { 1000, 1u << 30, 64, 1u << 20, 5000 },
 	                      .rows = 24, .cols = 80, .text = "/work", .argv = argv, .env = env };
 	struct rp_msg m;
-	ok(round_trip(&run, &m) == 0, "RUN survives a round trip");
+	ok(testlib_rp_round_trip(&run, &m) == 0, "RUN survives a round trip");
 	ok(m.id == 7 && m.flags == (RP_RUN_FRESH | RP_RUN_PTY) && m.limits.time_ms == 1000 &&
 	   m.limits.memory == 1u << 30 && m.limits.pids == 64 && m.limits.output == 1u << 20 &&
 	   m.limits.file_size == 5000 && m.rows == 24 && m.cols == 80,
@@ -76,7 +61,7 @@ static void test_round_trips(void)
 
 	struct rp_msg end = { .type = RP_END, .id = 3, .how = RP_END_SIGNALED, .code = 9,
 	                      .hit = RP_HIT_TIME | RP_HIT_OUTPUT, .size = 12, .text = "" };
-	ok(round_trip(&end, &m) == 0 && m.how == RP_END_SIGNALED && m.code == 9 &&
+	ok(testlib_rp_round_trip(&end, &m) == 0 && m.how == RP_END_SIGNALED && m.code == 9 &&
 	   m.hit == (RP_HIT_TIME | RP_HIT_OUTPUT) && m.size == 12, "END comes back");
 	rp_msg_clear(&m);
 	struct rp_msg small[] = {
@@ -96,7 +81,7 @@ static void test_round_trips(void)
 	int good = 1;
 	for (size_t i = 0; i < sizeof small / sizeof *small; i++) {
 		struct rp_msg *s = &small[i];
-		if (round_trip(s, &m) < 0 || m.id != s->id || m.version != s->version ||
+		if (testlib_rp_round_trip(s, &m) < 0 || m.id != s->id || m.version != s->version ||
 		    m.flags != s->flags || m.sig != s->sig || m.offset != s->offset ||
 		    m.size != s->size || m.mode != s->mode || m.err != s->err ||
 		    m.rows != s->rows || m.cols != s->cols || m.token != s->token ||
@@ -154,7 +139,7 @@ static void test_partial_and_bad(void)
 
 	char *argv[] = { NULL };
 	struct rp_msg run = { .type = RP_RUN, .id = 1, .text = "", .argv = argv };
-	ok(round_trip(&run, &m) == -1, "a RUN without a program does not decode");
+	ok(testlib_rp_round_trip(&run, &m) == -1, "a RUN without a program does not decode");
 	struct rp_msg bad = { .type = (enum rp_type)99 };
 	struct rp_buf e = { 0 };
 	ok(rp_encode(&e, &bad) == -1 && e.len == 0, "an unknown type does not encode");

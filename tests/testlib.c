@@ -15,6 +15,7 @@
 #include "clock.h"
 #include "err.h"
 #include "fsx.h"
+#include "runner_proto.h"
 
 /* libgit2 1.5's git_regexp_match leaks its pcre2 match data when nothing
  * matches (config lookups); not ours to fix.  The stacks stop in libpcre2
@@ -255,4 +256,27 @@ int testlib_kube_server(struct child *srv, const char *dir, const char *const *a
 	child_kill(srv, SIGKILL);
 	child_finish(srv);
 	exit(1);
+}
+
+void testlib_rp_enc(const struct rp_msg *m, void *out)
+{
+	struct rp_buf *b = out;
+	*b = (struct rp_buf){ 0 };
+	if (rp_encode(b, m) < 0) {
+		printf("Bail out! cannot encode %s\n", rp_type_name(m->type));
+		exit(1);
+	}
+}
+
+int testlib_rp_round_trip(const struct rp_msg *m, struct rp_msg *out)
+{
+	struct rp_buf b;
+	testlib_rp_enc(m, &b);
+	uint16_t type;
+	const unsigned char *body;
+	size_t blen;
+	long fl = rp_frame(b.data, b.len, &type, &body, &blen);
+	int rc = fl == (long)b.len && type == m->type ? rp_decode(type, body, blen, out) : -1;
+	rp_buf_free(&b);
+	return rc;
 }

@@ -60,4 +60,11 @@ struct child;
  * caller's to stop.  Returns its port; bails out when it cannot start. */
 int testlib_kube_server(struct child *srv, const char *dir, const char *const *args);
 
+struct rp_msg;
+/* The runner protocol's frames (runner_proto.h): m encoded as one frame
+ * into *b (rp_buf, zeroed first); bails out when it cannot be. */
+void testlib_rp_enc(const struct rp_msg *m, void *b);
+/* Encodes m, frames and decodes it into *out: 0 when all went well. */
+int testlib_rp_round_trip(const struct rp_msg *m, struct rp_msg *out);
+
 #endif
