@@ -329,9 +329,16 @@ static void fd_accept(struct frontdoor *f)
 			fd_refuse(f, f->conns[old]->peer, NULL, _("too many connections in preamble; the oldest is dropped"));
 			conn_free(f, old);
 		}
-		int one = 1;
+		int one = 1, idle = 30, intvl = 10, cnt = 3;
 		setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+		/* As the runner's end (runner/dial.c): a pod whose node went
+		 * away without a word is noticed in about a minute, and its
+		 * session waits for the runner's next connection from then
+		 * (runner_set_resume), not for the task's timeout. */
 		setsockopt(c, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
+		setsockopt(c, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
+		setsockopt(c, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof intvl);
+		setsockopt(c, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof cnt);
 		struct conn *n = xcalloc(1, sizeof *n);
 		n->fd = c;
 		n->state = CONN_READING;

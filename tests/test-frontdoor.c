@@ -15,6 +15,7 @@
 
 #include <errno.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -210,6 +211,20 @@ static void test_runner(void)
 	getsockname(c, (struct sockaddr *)&mine, &l1);
 	ok(fd >= 0 && getpeername(fd, (struct sockaddr *)&peer, &l2) == 0 && peer.sin_port == mine.sin_port,
 	   "door_runner's fd is the runner's own TCP connection");
+	int ka = 0, idle = 0, intvl = 0, cnt = 0;
+	socklen_t kl = sizeof ka;
+	if (fd >= 0) {
+		getsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &ka, &kl);
+		kl = sizeof idle;
+		getsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, &kl);
+		kl = sizeof intvl;
+		getsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, &kl);
+		kl = sizeof cnt;
+		getsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, &kl);
+	}
+	ok(ka && idle + intvl * cnt <= 60,
+	   "paddock's end of a pod's connection has keepalives: one that drops without a word is "
+	   "noticed within a minute (idle %d s, %d probes %d s apart)", idle, cnt, intvl);
 	put(fd, "OK\n", 3);
 	n = recv(c, got, sizeof got - 1, 0);
 	got[n > 0 ? n : 0] = 0;
