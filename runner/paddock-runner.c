@@ -1152,7 +1152,9 @@ static double runner_dial_end;
  * (no connection at all then, not even a fault's). */
 static int door_dial(const char *kind, const char *msg, double end, char *why, size_t whylen)
 {
-	double pause = 0.2, said = 0;
+	/* said: across calls, since a lost session's tries are one a call. */
+	static double said;
+	double pause = 0.2;
 	char pre[DIAL_PREAMBLE_MAX];
 	for (;;) {
 		long pl = door_preamble(pre, kind, 0, msg, why, whylen);
@@ -1226,23 +1228,31 @@ static void chan_lost(void)
 	}
 }
 
-/* Dials the front door again for the lost session (the runs go on
- * meanwhile; their output waits in their pipes once OUTQ_HIGH is held)
- * until PADDOCK_RUNNER_RESUME_SECONDS after the break; RESUME goes first
- * on the new connection.  Past that the session is over. */
+/* Dials the front door again for the lost session, one try of about a
+ * second at a time (the runs go on meanwhile, their time limits kept by
+ * the loop between tries; their output waits in their pipes once
+ * OUTQ_HIGH is held), until PADDOCK_RUNNER_RESUME_SECONDS after the
+ * break; RESUME goes first on the new connection.  The loop ends the
+ * session past that time. */
+static double resume_next, resume_pause;
+static char resume_why[512];
+
 static void session_resume(void)
 {
-	static double last;
-	if (now() - last < 1.0)
-		dial_pause(1.0 - (now() - last));   /* a door that closes at once */
-	last = now();
-	char why[512];
-	int fd = door_dial("runner", NULL, lost_at + dl.resume_seconds, why, sizeof why);
+	double t = now();
+	if (t < resume_next)
+		return;
+	double end = lost_at + dl.resume_seconds;
+	int fd = door_dial("runner", NULL, end < t + 1.0 ? end : t + 1.0, resume_why,
+	                   sizeof resume_why);
 	if (fd < 0) {
-		fprintf(stderr, "paddock-runner: the session was lost: not resumed within %.0f s: %s\n",
-		        dl.resume_seconds, why);
-		finish(3);
+		/* A door that refuses at once is not asked again at once. */
+		resume_pause = resume_pause ? (resume_pause * 2 < 2 ? resume_pause * 2 : 2) : 0.2;
+		resume_next = now() + resume_pause;
+		return;
 	}
+	resume_next = resume_pause = 0;
+	resume_why[0] = '\0';
 	chan = fd;
 	if (rl_reconnect(&session_link) < 0)
 		finish(3);
@@ -1386,12 +1396,14 @@ int main(int argc, char **argv)
 		/* A connection that came back but was not answered counts
 		 * against the same time. */
 		if (lost_at && t >= lost_at + dl.resume_seconds) {
-			fprintf(stderr, "paddock-runner: the session was lost: not resumed within %.0f s\n",
-			        dl.resume_seconds);
+			fprintf(stderr, "paddock-runner: the session was lost: not resumed within %.0f s%s%s\n",
+			        dl.resume_seconds, resume_why[0] ? ": " : "", resume_why);
 			finish(3);
 		}
 		if (lost_at && (!wake || lost_at + dl.resume_seconds < wake))
 			wake = lost_at + dl.resume_seconds;
+		if (chan < 0 && resume_next && (!wake || resume_next < wake))
+			wake = resume_next;
 		file_pump();
 		flush(0);
 		if (chan < 0)

@@ -282,6 +282,10 @@ static int listen_any(int *port)
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	socklen_t len = sizeof a;
+	int one = 1;
+	/* Its port may be listened on again (test_time_while_lost) while its
+	 * connections linger in TIME_WAIT. */
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
 	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) < 0 || listen(fd, 16) < 0 ||
 	    getsockname(fd, (struct sockaddr *)&a, &len) < 0) {
 		printf("Bail out! listen: %s\n", strerror(errno));
@@ -509,6 +513,70 @@ static void test_outlasted(void)
 	rp_buf_free(&out);
 }
 
+/* A run's time limit is the runner's to keep while its connection is
+ * lost: the run is killed on time, not once the session resumed. */
+static void test_time_while_lost(void)
+{
+	struct door_t d;
+	pid_t pid;
+	struct runner *r = session(&d, &pid, "10", 15);
+	if (!r) {
+		ok(0, "a session");
+		return;
+	}
+	static char *env[] = { "PATH=/usr/local/bin:/usr/bin:/bin", NULL };
+	char *argv[] = { "sh", "-c", "echo $$; exec sleep 30", NULL };
+	struct rp_buf out = { 0 };
+	struct runner_cmd cmd = { .argv = argv, .env = env, .output = collect, .arg = &out,
+	                          .limits = { .time_ms = 1500 } };
+	struct err e = {{0}};
+	uint32_t id = runner_start(r, &cmd, &e);
+	for (double until = clock_mono() + 10;
+	     id && !(out.len && out.data[out.len - 1] == '\n') && clock_mono() < until;)
+		runner_step(r, id, clock_mono() + 0.05, &e);
+	char first[32] = "";
+	memcpy(first, out.data ? (char *)out.data : "", out.len < sizeof first - 1 ? out.len : 0);
+	pid_t sleeper = atoi(first);
+	/* The front door goes away (connections refused: the runner's tries
+	 * fail at once) for 3 s; the limit is 1.5 s from the start.  A pipe
+	 * stands in for the listener's descriptor, which the session polls. */
+	struct sockaddr_in a;
+	socklen_t alen = sizeof a;
+	getsockname(d.lfd, (struct sockaddr *)&a, &alen);
+	int pp[2];
+	if (pipe2(pp, O_CLOEXEC) < 0 || dup2(pp[0], d.lfd) < 0) {
+		printf("Bail out! pipe: %s\n", strerror(errno));
+		exit(1);
+	}
+	if (runner_fd(r) >= 0)
+		shutdown(runner_fd(r), SHUT_RDWR);
+	for (double t0 = clock_mono(); clock_mono() < t0 + 3.0;)
+		runner_step(r, id, clock_mono() + 0.1, &e);
+	ok(sleeper > 0 && kill(sleeper, 0) < 0 && errno == ESRCH,
+	   "a run's time limit is kept while the front door cannot be reached: its command (%d) "
+	   "was killed before the connection came back", (int)sleeper);
+	/* The door again, on its port and descriptor. */
+	int one = 1, nl = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	setsockopt(nl, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+	if (nl < 0 || bind(nl, (struct sockaddr *)&a, sizeof a) < 0 || listen(nl, 16) < 0 ||
+	    dup2(nl, d.lfd) < 0) {
+		printf("Bail out! listen again: %s\n", strerror(errno));
+		exit(1);
+	}
+	close(nl);
+	close(pp[0]);
+	close(pp[1]);
+	struct runner_end end;
+	int rc = runner_wait(r, id, clock_mono() + 10, &end, &e);
+	ok(rc == 0 && (end.hit & RP_HIT_TIME) && end.how == RP_END_SIGNALED,
+	   "once it came back, the run ended with its time limit hit (%s)", e.msg);
+	runner_close(r);
+	runner_status(pid, 5);
+	runner_err();
+	close(d.lfd);
+	rp_buf_free(&out);
+}
+
 static void test_lying_resume(void)
 {
 	struct door_t d;
@@ -616,6 +684,7 @@ int main(void)
 		testlib_write_file(testlib_fmt("%s/token", dir), "tok-1\n");
 		test_resumed();
 		test_outlasted();
+	test_time_while_lost();
 		test_lying_resume();
 	}
 	test_bound();
