@@ -7,10 +7,11 @@
  * own (only `lo`, no route).  It listens on 127.0.0.1:PORT for each PORT
  * and relays every connection (relay.h) to the unix socket DIR/PORT, which the
  * gateway holds on the host side; then it runs COMMAND and exits the way
- * COMMAND does, once the connections COMMAND made are relayed (those it
- * left open for at most BRIDGE_DRAIN_S more: a connection the kernel took
- * before COMMAND exited, and the bytes sent on it, still reach the
- * gateway, as they would over a network).  It holds no secret and no privilege: it runs as the
+ * COMMAND does, once what COMMAND sent on its connections is relayed, up
+ * to their end (a connection left open by a process of its own, for at
+ * most BRIDGE_DRAIN_S more): a connection the kernel took before COMMAND
+ * exited, and the bytes sent on it, still reach the gateway, as they
+ * would over a network.  It holds no secret and no privilege: it runs as the
  * sandbox's user, and what it relays is what the agent could send to the
  * sockets itself.  Only libc, so that it runs on any sandbox's /usr. */
 #define _GNU_SOURCE
@@ -37,6 +38,17 @@
 #define BRIDGE_DRAIN_S 2.0
 
 static int sig_pipe[2] = { -1, -1 };
+
+/* Whether every pair has passed on all its sandbox side sent, and its
+ * end: nothing of COMMAND's is left to relay (what the far side answers
+ * has no one to read it). */
+static int sent_all(const struct relay *r)
+{
+	for (size_t i = 0; i < r->n; i++)
+		if (!r->pairs[i].up.shut)
+			return 0;
+	return 1;
+}
 
 static double mono(void)
 {
@@ -187,7 +199,10 @@ int main(int argc, char **argv)
 		int pr = poll(pfd, n, timeout);
 		if (pr < 0 && errno != EINTR)
 			die("poll");
-		if (ended && pr == 0 && !rel.n)
+		int pending = 0;
+		for (size_t i = 0; i < nports; i++)
+			pending |= pr > 0 && (pfd[1 + i].revents & POLLIN);
+		if (ended && !pending && sent_all(&rel))
 			break;
 		if (pfd[0].revents) {
 			char drain[64];
