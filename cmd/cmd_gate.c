@@ -192,6 +192,11 @@ static int gate_verb(const char *name, int argc, char **argv, const char *allowe
 	fputs(out.data ? out.data : "", stdout);
 	if (rc < 0) {
 		rc = cli_die(1, "%s", e.msg);
+	} else if (rc > 0) {
+		/* Approved and done, the push stands; the pull request did not
+		 * open (it is on the task, and retried). */
+		printf(_("%s approved: done\n"), t.id);
+		rc = cli_die(1, "%s", e.msg);
 	} else {
 		rc = 0;
 		if (!strcmp(name, "approve"))
