@@ -541,9 +541,16 @@ int gate_pr_scheduled(const struct gate_ctx *g, const char *id, struct buf *out,
 	struct err pe = {{0}};
 	int rc = gate_pr_retry(g, id, out, &pe);
 	if (rc < 0 && pe.kind != ERR_INTERNAL && pe.kind != ERR_UNAVAILABLE) {
+		struct err ignored;
 		/* Said on the task; the progress line says it too. */
 		if (pe.kind == ERR_REMOTE)
 			buf_printf(out, "%s\n", pe.msg);
+		/* Another process tries it now: look again in a moment. */
+		else if (pe.kind == ERR_CONFLICT)
+			store_task_pr_retry_at(g->st, id, clock_wall() + 5, &ignored);
+		/* No longer wanted (opened, or its repo opens none now). */
+		else
+			store_task_pr_retry_at(g->st, id, 0, &ignored);
 		return 0;
 	}
 	if (rc < 0)

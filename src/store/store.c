@@ -272,7 +272,10 @@ static const char *const migrations[] = {
 	"ALTER TABLE tasks ADD COLUMN pr_error TEXT;"
 	"ALTER TABLE tasks ADD COLUMN pr_error_at REAL;"
 	"ALTER TABLE tasks ADD COLUMN pr_attempts INTEGER NOT NULL DEFAULT 0;"
-	"ALTER TABLE tasks ADD COLUMN pr_retry_at REAL;",
+	"ALTER TABLE tasks ADD COLUMN pr_retry_at REAL;"
+	/* The scheduler's look for tries due, each tick (store_task_pr_due):
+	 * the few tasks that wait for one, not every task. */
+	"CREATE INDEX tasks_pr_retry ON tasks(pr_retry_at) WHERE pr_retry_at IS NOT NULL;",
 };
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))
 

@@ -386,6 +386,8 @@ int store_task_set_sandbox_kept(struct store *s, const char *id, int kept, struc
  * tries again (retry_at; <= 0: not by itself). */
 int store_task_pr_failed(struct store *s, const char *id, const char *why, double at,
                          double retry_at, struct err *e);
+/* When the scheduler tries the pull request again (<= 0: not by itself). */
+int store_task_pr_retry_at(struct store *s, const char *id, double at, struct err *e);
 /* The pull request opened: sets pr_url and clears the failure. */
 int store_task_pr_opened(struct store *s, const char *id, const char *url, struct err *e);
 /* The done tasks whose pull request's retry is due at now (at most 16, the

@@ -1245,6 +1245,22 @@ int store_task_pr_failed(struct store *s, const char *id, const char *why, doubl
 	return rc;
 }
 
+int store_task_pr_retry_at(struct store *s, const char *id, double at, struct err *e)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db, "UPDATE tasks SET pr_retry_at = ? WHERE id = ?", -1, &st,
+	                       NULL) != SQLITE_OK)
+		return store_db_err(s, e, "update");
+	if (at > 0)
+		sqlite3_bind_double(st, 1, at);
+	else
+		sqlite3_bind_null(st, 1);
+	sqlite3_bind_text(st, 2, id, -1, SQLITE_STATIC);
+	int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : store_db_err(s, e, "update");
+	sqlite3_finalize(st);
+	return rc;
+}
+
 int store_task_pr_opened(struct store *s, const char *id, const char *url, struct err *e)
 {
 	const char *texts[] = { url };
