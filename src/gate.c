@@ -497,7 +497,7 @@ static int pr_may_open(const struct gate_ctx *g, const struct task_row *t,
 		                    t->id, t->pr_url);
 	if (!*r || !(*r)->pull_request)
 		return err_kind_set(e, ERR_WRONG_STATE, _("task %s: its repo %s opens no pull "
-		                    "requests (set pull-request = true in its [repo] section)"),
+		                    "requests (set pull-request = github in its [repo] section)"),
 		                    t->id, t->repo);
 	if (t->status != TASK_DONE || !t->pushed || t->dry_run)
 		return err_kind_set(e, ERR_WRONG_STATE, _("task %s is %s: only an approved task "
