@@ -902,9 +902,7 @@ static enum MHD_Result decide(struct api *a, struct MHD_Connection *c, struct re
 		json_object_set_new(res, "status", json_string(task_status_name(after.status)));
 		json_object_set_new(res, "pull_request", after.pr_url ? json_string(after.pr_url)
 		                                                      : json_null());
-		/* An approve whose pull request failed to open: the task is done,
-		 * the push stands, and this says why (retried by the scheduler,
-		 * or POST /tasks/ID/pull-request). */
+		/* A pull request that failed to open: the task is done all the same. */
 		if (!strcmp(action, "approve"))
 			json_object_set_new(res, "pull_request_error", taskjson_pr_error(&after));
 		if (rc_asked) {

@@ -2564,7 +2564,12 @@ const struct config_key config_keys[] = {
 	          ".B review\n"
 	          "is a gate that opens (each round),\n"
 	          ".B agent\\-finished\n"
-	          "a round's agent that ended (its tests come next), the others the ends.\n" },
+	          "a round's agent that ended (its tests come next),\n"
+	          ".B pull\\-request\\-failed\n"
+	          "a done task's pull request that failed to open (after the approve, and\n"
+	          "after each of the scheduler's tries; see\n"
+	          ".BR paddock (1),\n"
+	          "\"A pull request that failed\"), the others the ends.\n" },
 	{ .section = "webhook", .key = "timeout", .type = KT_DURATION,
 	  .off = CFG(wh_timeout), .hi = 600,
 	  .bad = N_("webhook.timeout: '%s' is not a duration from 1s to 10m (for example 10s)"),
