@@ -176,6 +176,28 @@ static void add_fmt(struct gate_priv *p, enum role role, const char *fmt, ...)
 	buf_free(&b);
 }
 
+/* A pull request that failed to open: how often, the last why, the
+ * scheduler's next try. */
+static void add_pr_failure(struct gate_priv *p, const struct task_row *t)
+{
+	char when[32] = "";
+	if (t->pr_retry_at > 0) {
+		time_t at = (time_t)t->pr_retry_at;
+		struct tm tm;
+		localtime_r(&at, &tm);
+		strftime(when, sizeof when, "%H:%M:%S", &tm);
+	}
+	char *line = *when
+		? xasprintf(ngettext("failed %d time, next try at %s",
+		                     "failed %d times, next try at %s", t->pr_attempts),
+		            t->pr_attempts, when)
+		: xasprintf(ngettext("failed %d time", "failed %d times", t->pr_attempts),
+		            t->pr_attempts);
+	add(p, _("pull req"), ROLE_FINDING_WARN, 0, line);
+	add(p, NULL, ROLE_NORMAL, 0, t->pr_error);
+	free(line);
+}
+
 /* The actions at review, first: what can be done now, and approve shown
  * as unavailable, with why, while a finding blocks or a request waits. */
 static void add_actions(struct view *v, const struct task_row *t, const struct gate_summary *g,
@@ -195,6 +217,7 @@ static void add_actions(struct view *v, const struct task_row *t, const struct g
 		keymap_first_key(d->keys, REQ_PR_RETRY, kq, sizeof kq);
 		add_fmt(p, ROLE_FINDING_WARN, _("%s pull request - try again now (it failed to open)"),
 		        kq);
+		add_pr_failure(p, t);
 		return;
 	}
 	if (t->status != TASK_REVIEW)
@@ -230,27 +253,6 @@ static void add_actions(struct view *v, const struct task_row *t, const struct g
 		                                 "%s discards it",
 		                                 "review draft: %zu comments   %s sends them   "
 		                                 "%s discards them", ndraft), ndraft, kr, kd);
-}
-
-/* A pull request that failed to open: how often, the last why, the
- * scheduler's next try. */
-static void add_pr_failure(struct gate_priv *p, const struct task_row *t)
-{
-	char when[32] = "";
-	if (t->pr_retry_at > 0) {
-		time_t at = (time_t)t->pr_retry_at;
-		struct tm tm;
-		localtime_r(&at, &tm);
-		strftime(when, sizeof when, "%H:%M:%S", &tm);
-	}
-	char *line = *when
-		? xasprintf(ngettext("failed %d time, next try at %s: %s",
-		                     "failed %d times, next try at %s: %s", t->pr_attempts),
-		            t->pr_attempts, when, t->pr_error)
-		: xasprintf(ngettext("failed %d time: %s", "failed %d times: %s", t->pr_attempts),
-		            t->pr_attempts, t->pr_error);
-	add(p, _("pull req"), ROLE_FINDING_WARN, 0, line);
-	free(line);
 }
 
 /* The review draft's comments: where and the line, then the comment. */
@@ -588,8 +590,6 @@ static void build(struct view *v, struct store *st, const struct task_row *t)
 		free(line);
 		free(w);
 	}
-	if (t->pr_error && !t->pr_url)
-		add_pr_failure(p, t);
 	if (t->pushed)
 		add(p, _("pushed"), ROLE_NORMAL, 0, t->pushed);
 	gate_summary_free(&g);
