@@ -518,8 +518,9 @@ int gate_pr_retry(const struct gate_ctx *g, const char *id, struct buf *out, str
 		goto out;
 	/* One try at a time (the scheduler's, a person's): two would open two. */
 	if ((lock = gate_push_lock(g->data_dir, t.id, e)) < 0) {
-		err_kind_set(e, ERR_CONFLICT, _("task %s: its pull request is being opened by "
-		             "another process now"), t.id);
+		if (e->kind == ERR_CONFLICT)
+			err_kind_set(e, ERR_CONFLICT, _("task %s: its pull request is being opened by "
+			             "another process now"), t.id);
 		goto out;
 	}
 	/* Under the lock, the task again: the other try may have opened it. */
