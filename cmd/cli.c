@@ -97,6 +97,11 @@ static const struct cli_verb verbs[] = {
 	     "  --notes-file FILE  the note from FILE ('-' for standard input)\n") },
 	{ "push", cmd_push, N_("push ID"),
 	  N_("Pushes the task's branch now; the task stays at review.\n") },
+	{ "pr", cmd_pr, N_("pr [--json] ID"),
+	  N_("Opens the pull request of an approved task whose pull request failed to open\n"
+	     "(paddock show says why), now; serve and the dashboard also try it again by\n"
+	     "themselves, after 1 minute, then 2, 4, ... at most 1 hour apart.\n"
+	     "  -j, --json         print the task as JSON\n") },
 	{ "reject", cmd_reject, N_("reject [--notes TEXT] ID"),
 	  N_("Ends the task without pushing; its branch stays in paddock's mirror.\n"
 	     "  -m, --notes TEXT   why, recorded with the decision\n"

@@ -174,6 +174,7 @@ int cmd_shell(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 int cmd_approve(int argc, char **argv);
 int cmd_push(int argc, char **argv);
+int cmd_pr(int argc, char **argv);
 int cmd_reject(int argc, char **argv);
 int cmd_request_changes(int argc, char **argv);
 int cmd_override(int argc, char **argv);

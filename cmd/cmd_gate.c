@@ -192,6 +192,11 @@ static int gate_verb(const char *name, int argc, char **argv, const char *allowe
 	fputs(out.data ? out.data : "", stdout);
 	if (rc < 0) {
 		rc = cli_die(1, "%s", e.msg);
+	} else if (rc > 0) {
+		/* Approved and done, the push stands; the pull request did not
+		 * open (it is on the task, and retried). */
+		printf(_("%s approved: done\n"), t.id);
+		rc = cli_die(1, "%s", e.msg);
 	} else {
 		rc = 0;
 		if (!strcmp(name, "approve"))
@@ -226,6 +231,38 @@ int cmd_approve(int argc, char **argv)
 int cmd_push(int argc, char **argv)
 {
 	return gate_verb("push", argc, argv, "help");
+}
+
+int cmd_pr(int argc, char **argv)
+{
+	struct cli_task_verb tv;
+	int rc = cli_task_verb_begin("pr", argc, argv, "help json", &tv);
+	if (rc >= 0)
+		return rc;
+	struct config cfg;
+	if (cli_load_config(&cfg) < 0) {
+		cli_task_verb_end(&tv);
+		return EXIT_USAGE;
+	}
+	struct gate_ctx g = gate_ctx_of(&cfg, tv.data, tv.s, NULL);
+	struct err e = {{0}};
+	struct buf out = {0};
+	rc = gate_pr_retry(&g, tv.t.id, &out, &e);
+	/* The task as it is now: its pull request, or the failure again. */
+	struct task_row t;
+	struct err ge;
+	if (tv.o.json && (rc == 0 || e.kind == ERR_REMOTE) &&
+	    store_task_get(tv.s, tv.t.id, &t, &ge) == 0) {
+		cli_json_print(taskjson_task(&t, &cfg));
+		task_row_free(&t);
+	} else if (!tv.o.json) {
+		fputs(out.data ? out.data : "", stdout);
+	}
+	rc = rc < 0 ? cli_die(1, "%s", e.msg) : 0;
+	buf_free(&out);
+	config_free(&cfg);
+	cli_task_verb_end(&tv);
+	return rc;
 }
 
 int cmd_reject(int argc, char **argv)

@@ -145,6 +145,27 @@ static void show_hold(struct store *s, const struct task_row *t)
 	task_decisions_free(d, n);
 }
 
+static void clock_time(double t, char *out, size_t len);
+
+/* A pull request that failed to open: how often, when, the next try,
+ * the last why (GitHub's words: shown as text, not as the terminal's). */
+static void show_pr_failure(const struct task_row *t)
+{
+	char last[16], next[16];
+	clock_time(t->pr_error_at, last, sizeof last);
+	printf("%-8s ", show_label(_("pull req")));
+	printf(ngettext("failed %d time, last at %s", "failed %d times, last at %s",
+	                t->pr_attempts), t->pr_attempts, last);
+	if (t->pr_retry_at > 0) {
+		clock_time(t->pr_retry_at, next, sizeof next);
+		printf(_("; next try at %s"), next);
+	}
+	printf(_("; paddock pr %s tries now\n"), t->id);
+	printf("%-8s ", "");
+	cli_put_text(stdout, t->pr_error, strlen(t->pr_error));
+	putchar('\n');
+}
+
 static void show_gate(struct store *s, const struct task_row *t)
 {
 	struct err e = {{0}};
@@ -161,6 +182,8 @@ static void show_gate(struct store *s, const struct task_row *t)
 		else
 			printf("%-8s %s\n", show_label(_("pull req")), t->pr_url);
 		free(w);
+	} else if (t->pr_error) {
+		show_pr_failure(t);
 	}
 	if (t->pushed)
 		printf("%-8s %s\n", show_label(_("pushed")), t->pushed);

@@ -365,6 +365,9 @@ static int list_print(const struct task_row *t, void *arg, struct err *e)
 		}
 		if (t->dry_run)
 			printf("%s ", _("(dry run)"));
+		/* Approved and pushed, its pull request not open (paddock pr). */
+		if (t->status == TASK_DONE && t->pr_error && !t->pr_url)
+			printf("%s ", _("[pr failed]"));
 		struct gh_link l;
 		struct err le = {{0}};
 		if (t->status == TASK_DONE && t->pr_url && lo->s &&

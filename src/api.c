@@ -902,6 +902,9 @@ static enum MHD_Result decide(struct api *a, struct MHD_Connection *c, struct re
 		json_object_set_new(res, "status", json_string(task_status_name(after.status)));
 		json_object_set_new(res, "pull_request", after.pr_url ? json_string(after.pr_url)
 		                                                      : json_null());
+		/* A pull request that failed to open: the task is done all the same. */
+		if (!strcmp(action, "approve"))
+			json_object_set_new(res, "pull_request_error", taskjson_pr_error(&after));
 		if (rc_asked) {
 			/* The round the notes start: the task waits at review for
 			 * the scheduler ("pending"), then runs it. */
@@ -1337,6 +1340,43 @@ static enum MHD_Result route_decide(struct api *a, struct MHD_Connection *c,
 	return decide(a, c, rq, x->st, x->t, x->action, x->actor);
 }
 
+/* POST /tasks/ID/pull-request: the pull request that failed to open,
+ * tried again now (gate_pr_retry); 200 with the task, 502 when GitHub
+ * failed again (the failure is on the task), 409 when there is none to
+ * open. */
+static enum MHD_Result route_pull_request(struct api *a, struct MHD_Connection *c,
+                                          struct req *rq, const struct api_call *x)
+{
+	/* No fields: an empty body, or {}. */
+	if (rq->body.len) {
+		const char *why;
+		json_t *j = parse_body(rq, &why);
+		if (!j)
+			return api_send_error(c, 400, "bad_json", NULL, "%s", why);
+		size_t n = json_object_size(j);
+		json_decref(j);
+		if (n)
+			return api_send_error(c, 400, "bad_field", NULL, "POST /tasks/ID/pull-request "
+			                      "takes no fields; send {} or nothing");
+	}
+	struct err e = {{0}};
+	struct buf out = {0};
+	struct gate_ctx g = gate_ctx_of(a->cfg, a->data_dir, x->st, x->actor);
+	int r = gate_pr_retry(&g, x->t->id, &out, &e);
+	buf_free(&out);
+	const char *state = task_status_name(x->t->status);
+	if (r < 0 && e.kind == ERR_REMOTE)
+		return api_send_error(c, 502, "pull_request_failed", state, "%s", e.msg);
+	if (r < 0)
+		return api_send_err(c, &e, state);
+	struct task_row after;
+	if (store_task_get(x->st, x->t->id, &after, &e) < 0)
+		return api_send_err(c, &e, NULL);
+	enum MHD_Result rc = send_json(c, 200, taskjson_task(&after, a->cfg));
+	task_row_free(&after);
+	return rc;
+}
+
 static enum MHD_Result route_follow_up(struct api *a, struct MHD_Connection *c,
                                        struct req *rq, const struct api_call *x)
 {
@@ -1365,6 +1405,7 @@ static const struct api_route {
 	{ "POST", "/tasks/{id}/cancel", route_decide },
 	{ "POST", "/tasks/{id}/follow-up", route_follow_up },
 	{ "POST", "/tasks/{id}/confirm", route_decide },
+	{ "POST", "/tasks/{id}/pull-request", route_pull_request },
 	{ "GET", "/recipes", route_get_recipes },
 	{ "GET", "/recipes/{name}", route_get_recipe },
 	{ "GET", "/groups/{id}", route_get_group },

@@ -172,7 +172,10 @@ int autogate_run(const struct gate_ctx *g, const char *id, struct buf *out, stru
 	if (ok < 0) {
 		rc = -1;
 	} else if (ok && (m == APPROVAL_AUTO ? gate_approve(&ag, id, NULL, out, &ge)
-	                                     : gate_push(&ag, id, out, &ge)) == 0) {
+	                                     : gate_push(&ag, id, out, &ge)) >= 0) {
+		/* Approved, but its pull request failed: on the task, retried. */
+		if (ge.msg[0])
+			buf_printf(out, "%s\n", ge.msg);
 		buf_printf(out, m == APPROVAL_AUTO
 		           ? _("task %s: approved without a person (approval auto)\n")
 		           : _("task %s: pushed without a person (approval auto-push); it waits "

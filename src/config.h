@@ -320,7 +320,8 @@ enum {
 	CONFIG_WEBHOOK_REJECTED = 16,
 	CONFIG_WEBHOOK_LOST = 32,   /* its process died and it cannot go on */
 	CONFIG_WEBHOOK_AGENT_FINISHED = 64, /* a round's agent ended; tests next */
-	CONFIG_WEBHOOK_ALL = 127
+	CONFIG_WEBHOOK_PR_FAILED = 128, /* a done task's pull request failed to open */
+	CONFIG_WEBHOOK_ALL = 255
 };
 
 /* Default config file path (malloc'd). */

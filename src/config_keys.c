@@ -859,7 +859,8 @@ static void config_set_webhook_events(const struct entry *en)
 	for (char *tok = strtok_r(list, ", \t", &save); tok; tok = strtok_r(NULL, ", \t", &save)) {
 		any = 1;
 		static const char *const names[] = { "review", "failed", "done", "cancelled",
-		                                     "rejected", "lost", "agent-finished" };
+		                                     "rejected", "lost", "agent-finished",
+		                                     "pull-request-failed" };
 		size_t i;
 		for (i = 0; i < sizeof names / sizeof names[0] && strcmp(tok, names[i]); i++)
 			;
@@ -868,10 +869,10 @@ static void config_set_webhook_events(const struct entry *en)
 		else if (strcmp(tok, "all") == 0)
 			c->wh_events = CONFIG_WEBHOOK_ALL;
 		else
-			config_problem_add(p->ps, en->line, _("webhook.events: '%s' is not an event; use review, failed, done, cancelled, rejected, lost, agent-finished or all (several separated by commas)"), tok);
+			config_problem_add(p->ps, en->line, _("webhook.events: '%s' is not an event; use review, failed, done, cancelled, rejected, lost, agent-finished, pull-request-failed or all (several separated by commas)"), tok);
 	}
 	if (!any)
-		config_problem_add(p->ps, en->line, _("webhook.events: '%s' names no event; use review, failed, done, cancelled, rejected, lost, agent-finished or all (several separated by commas)"), en->value);
+		config_problem_add(p->ps, en->line, _("webhook.events: '%s' names no event; use review, failed, done, cancelled, rejected, lost, agent-finished, pull-request-failed or all (several separated by commas)"), en->value);
 	free(list);
 }
 
@@ -2552,7 +2553,7 @@ const struct config_key config_keys[] = {
 	          "is started again.\n" },
 	{ .section = "webhook", .key = "events", .type = KT_CUSTOM,
 	  .set = config_set_webhook_events,
-	  .doc = "review, failed, done, cancelled, rejected, lost, agent-finished, all",
+	  .doc = "review, failed, done, cancelled, rejected, lost, agent-finished, pull-request-failed, all",
 	  .def = "all",
 	  .help = "The events that are sent: one per line\n"
 	          ".RB ( \"events = review\" ,\n"
@@ -2563,7 +2564,12 @@ const struct config_key config_keys[] = {
 	          ".B review\n"
 	          "is a gate that opens (each round),\n"
 	          ".B agent\\-finished\n"
-	          "a round's agent that ended (its tests come next), the others the ends.\n" },
+	          "a round's agent that ended (its tests come next),\n"
+	          ".B pull\\-request\\-failed\n"
+	          "a done task's pull request that failed to open (after the approve, and\n"
+	          "after each of the scheduler's tries; see\n"
+	          ".BR paddock (1),\n"
+	          "\"A pull request that failed\"), the others the ends.\n" },
 	{ .section = "webhook", .key = "timeout", .type = KT_DURATION,
 	  .off = CFG(wh_timeout), .hi = 600,
 	  .bad = N_("webhook.timeout: '%s' is not a duration from 1s to 10m (for example 10s)"),

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "clock.h"
 #include "forge.h"
 #include "fsx.h"
 #include "github.h"
@@ -15,6 +16,7 @@
 #include "paths.h"
 #include "store_github.h"
 #include "task.h"
+#include "webhook.h"
 
 /* The most of an agent's summary a pull request body quotes (GitHub takes
  * 65536 characters). */
@@ -390,43 +392,171 @@ out:
 	return rc;
 }
 
+/* The wait before the scheduler's next try of a pull request that failed
+ * `attempts` times: 1 min, doubling, at most 1 h (PADDOCK_PR_RETRY_BASE:
+ * the first wait in seconds, for tests). */
+static double pr_backoff(int attempts)
+{
+	double base = 60;
+	const char *v = getenv("PADDOCK_PR_RETRY_BASE");
+	if (v && *v) {
+		char *end;
+		double b = strtod(v, &end);
+		if (!*end && b > 0 && b <= 3600)
+			base = b;
+	}
+	double w = base;
+	for (int i = 1; i < attempts && w < 3600; i++)
+		w *= 2;
+	return w < 3600 ? w : 3600;
+}
+
+/* Opens the pull request of t (pushed, its repo configured for one, none
+ * open), holding t's push lock.  Opened: links it (pr_url, the GitHub
+ * link) and clears a failure; 0.  Failed: the failure goes on the task
+ * with the scheduler's next try (the back-off, or GitHub's wait when
+ * longer); -1 with e (ERR_REMOTE) saying so.  The caller sends the
+ * webhook (pr_failed_event), once the task is where it stays. */
+static int pr_open(const struct gate_ctx *g, const struct repo_conf *r,
+                   const struct task_row *t, struct buf *out, struct err *e)
+{
+	struct err pe = {{0}};
+	struct gate_summary s;
+	/* Without the summary, the body has the task's. */
+	gate_summary_load(g->st, t, &s, &pe);
+	char *title = pr_title(t->text);
+	char *body = pr_body(g->st, t, &s);
+	struct github_pull_request pr = { .branch = t->branch, .title = title, .body = body };
+	char *url = NULL;
+	int rc;
+	/* Through the store: the rate limits and back-offs every GitHub
+	 * call honours. */
+	if (github_pull_request_open(r, g->st, &pr, &url, &pe) == 0) {
+		struct err ignored;
+		store_task_pr_opened(g->st, t->id, url, &ignored);
+		pr_link(g->st, r, t, url);
+		buf_printf(out, _("opened pull request %s\n"), url);
+		rc = 0;
+	} else {
+		double now = clock_wall();
+		double at = now + pr_backoff(t->pr_attempts + 1);
+		double until = github_backoff_until(r, g->st);
+		if (until > at)
+			at = until;
+		struct err ignored;
+		store_task_pr_failed(g->st, t->id, pe.msg, now, at, &ignored);
+		/* The push stands, and the task is done. */
+		rc = err_kind_set(e, ERR_REMOTE, _("task %s: branch %s is pushed, but the pull "
+		                  "request could not be opened: %s; paddock tries again by itself "
+		                  "(paddock serve or the dashboard), or now with paddock pr %s"),
+		                  t->id, t->branch, pe.msg, t->id);
+	}
+	free(url);
+	free(title);
+	free(body);
+	gate_summary_free(&s);
+	return rc;
+}
+
+static void pr_failed_event(const struct gate_ctx *g, const char *id)
+{
+	struct err ignored;
+	webhook_enqueue_event(g->cfg, g->st, id, WEBHOOK_PR_FAILED, &ignored);
+}
+
 /* After the push of an approve: the pull request (when configured and
- * not open yet), the decision, done. */
+ * not open yet), the decision, done; 1 (e set) when the pull request
+ * failed to open. */
 static int approve_finish(const struct gate_ctx *g, const struct task_row *tr,
                           const char *notes, const char *actor, struct buf *out, struct err *e)
 {
 	const struct task_row t = *tr;
 	const struct repo_conf *r = config_find_repo(g->cfg, t.repo);
-	if (r && r->pull_request && !t.pr_url) {
-		struct err pe = {{0}};
-		struct gate_summary s;
-		/* Without the summary, the body has the task's. */
-		gate_summary_load(g->st, &t, &s, &pe);
-		char *title = pr_title(t.text);
-		char *body = pr_body(g->st, &t, &s);
-		struct github_pull_request pr = { .branch = t.branch, .title = title, .body = body };
-		char *url = NULL;
-		/* Through the store: the rate limits and back-offs every GitHub
-		 * call honours. */
-		if (github_pull_request_open(r, g->st, &pr, &url, &pe) == 0) {
-			struct err ignored;
-			store_task_set(g->st, t.id, "pr_url", url, &ignored);
-			pr_link(g->st, r, &t, url);
-			buf_printf(out, _("opened pull request %s\n"), url);
-		} else {
-			/* The push stands: a reviewer can open it by hand. */
-			buf_printf(out, _("the branch is pushed, but the pull request failed: %s\n"),
-			           pe.msg);
-		}
-		free(url);
-		free(title);
-		free(body);
-		gate_summary_free(&s);
-	}
+	struct err pe = {{0}};
+	int failed = r && r->pull_request && !t.pr_url && pr_open(g, r, &t, out, &pe) < 0;
 	if (store_decision_add(g->st, t.id, "approve", notes, actor, e) < 0 ||
 	    gate_move(g, t.id, TASK_DONE, NULL, e) < 0)
 		return -1;
+	if (failed) {
+		pr_failed_event(g, t.id);
+		*e = pe;
+		return 1;
+	}
 	return 0;
+}
+
+/* The task's pull request may be tried: done, pushed at its head, its
+ * repo configured for one, none open.  -1 with e (ERR_WRONG_STATE) when
+ * not. */
+static int pr_may_open(const struct gate_ctx *g, const struct task_row *t,
+                       const struct repo_conf **r, struct err *e)
+{
+	*r = config_find_repo(g->cfg, t->repo);
+	if (t->pr_url)
+		return err_kind_set(e, ERR_WRONG_STATE, _("task %s has a pull request already: %s"),
+		                    t->id, t->pr_url);
+	if (!*r || !(*r)->pull_request)
+		return err_kind_set(e, ERR_WRONG_STATE, _("task %s: its repo %s opens no pull "
+		                    "requests (set pull-request = github in its [repo] section)"),
+		                    t->id, t->repo);
+	if (t->status != TASK_DONE || !t->pushed || t->dry_run)
+		return err_kind_set(e, ERR_WRONG_STATE, _("task %s is %s: only an approved task "
+		                    "whose branch is pushed gets a pull request"), t->id,
+		                    task_status_label(t->status));
+	return 0;
+}
+
+int gate_pr_retry(const struct gate_ctx *g, const char *id, struct buf *out, struct err *e)
+{
+	struct task_row t;
+	if (store_task_get(g->st, id, &t, e) < 0)
+		return -1;
+	const struct repo_conf *r;
+	int rc = -1;
+	int lock = -1;
+	if (pr_may_open(g, &t, &r, e) < 0)
+		goto out;
+	/* One try at a time (the scheduler's, a person's): two would open two. */
+	if ((lock = gate_push_lock(g->data_dir, t.id, e)) < 0) {
+		if (e->kind == ERR_CONFLICT)
+			err_kind_set(e, ERR_CONFLICT, _("task %s: its pull request is being opened by "
+			             "another process now"), t.id);
+		goto out;
+	}
+	/* Under the lock, the task again: the other try may have opened it. */
+	task_row_free(&t);
+	if (store_task_get(g->st, id, &t, e) < 0 || pr_may_open(g, &t, &r, e) < 0)
+		goto out;
+	if ((rc = pr_open(g, r, &t, out, e)) < 0)
+		pr_failed_event(g, t.id);
+out:
+	if (lock >= 0)
+		close(lock);
+	task_row_free(&t);
+	return rc;
+}
+
+int gate_pr_scheduled(const struct gate_ctx *g, const char *id, struct buf *out,
+                      struct err *e)
+{
+	struct err pe = {{0}};
+	int rc = gate_pr_retry(g, id, out, &pe);
+	if (rc < 0 && pe.kind != ERR_INTERNAL && pe.kind != ERR_UNAVAILABLE) {
+		struct err ignored;
+		/* Said on the task; the progress line says it too. */
+		if (pe.kind == ERR_REMOTE)
+			buf_printf(out, "%s\n", pe.msg);
+		/* Another process tries it now: look again in a moment. */
+		else if (pe.kind == ERR_CONFLICT)
+			store_task_pr_retry_at(g->st, id, clock_wall() + 5, &ignored);
+		/* No longer wanted (opened, or its repo opens none now). */
+		else
+			store_task_pr_retry_at(g->st, id, 0, &ignored);
+		return 0;
+	}
+	if (rc < 0)
+		*e = pe;
+	return rc;
 }
 
 int gate_recover_push(const struct gate_ctx *g, const char *id, struct buf *out,

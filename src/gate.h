@@ -53,9 +53,27 @@ struct gate_ctx gate_ctx_of(const struct config *cfg, const char *data_dir, stru
 
 /* Pushes the branch, opens the pull request when the repo has one
  * configured, and ends the task as done.  What happened is appended to
- * out (one line per fact: pushed, pull request URL or its failure). */
+ * out (one line per fact: pushed, pull request URL).  1 (e set, kind
+ * ERR_REMOTE) when the task is done but its pull request failed to open:
+ * the failure is on the task (pr_error, store.h), its webhook
+ * (pull-request-failed) queued, and the scheduler tries again later
+ * (gate_pr_scheduled). */
 int gate_approve(const struct gate_ctx *g, const char *id, const char *notes,
                  struct buf *out, struct err *e);
+/* Tries the pull request of a done task again now (`paddock pr`, POST
+ * /tasks/ID/pull-request, the gate's key): under the task's push lock,
+ * so that two tries do not open two.  0 when it opened (out says its
+ * URL; the failure is cleared); -1 with e: ERR_WRONG_STATE when the task
+ * is not done and pushed, has one already or its repo opens none,
+ * ERR_CONFLICT when another process tries it now, ERR_REMOTE when it
+ * failed again (recorded as gate_approve's failure is).  Blocks on the
+ * network. */
+int gate_pr_retry(const struct gate_ctx *g, const char *id, struct buf *out, struct err *e);
+/* The scheduler's try of a pull request due (store_task_pr_due):
+ * gate_pr_retry, a failure or a refusal being only a line in out; -1
+ * only when the store fails. */
+int gate_pr_scheduled(const struct gate_ctx *g, const char *id, struct buf *out,
+                      struct err *e);
 /* Pushes the branch now; the task stays at review. */
 int gate_push(const struct gate_ctx *g, const char *id, struct buf *out, struct err *e);
 /* Ends the task without pushing; the branch stays in the mirror. */

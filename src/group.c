@@ -384,8 +384,12 @@ int group_pick(const struct gate_ctx *g, const char *id, const char *task, const
 	group_info_free(&gi);
 	if (pick_check(g, gid, tid, &gi, &m, e) < 0)
 		goto out;
-	if (!approved(g->st, &m->t) && gate_approve(g, tid, notes, out, e) < 0)
+	int arc = approved(g->st, &m->t) ? 0 : gate_approve(g, tid, notes, out, e);
+	if (arc < 0)
 		goto out;
+	/* Approved, but its pull request did not open: on the task, retried. */
+	if (arc > 0)
+		buf_printf(out, "%s\n", e->msg);
 	if (store_group_choose(g->st, gid, tid, e) < 0)
 		goto out;
 	buf_printf(out, _("picked %s (%s) in group %s\n"), tid, m->t.agent, gid);

@@ -81,6 +81,8 @@ struct scheduler {
 	struct reconcile *autogate;  /* the thread deciding auto gates */
 	struct autogate_look gates;  /* what its looks keep (autogate.h) */
 	pthread_t autogate_thread;
+	struct reconcile *prs;     /* the thread trying failed pull requests */
+	pthread_t prs_thread;
 	int waiting;               /* requests for changes waiting for a worker */
 	int stopping;              /* shutting down: tasks stopped are
 	                              interrupted, not failed */
@@ -797,6 +799,11 @@ static void reconcile_join(struct sched *s)
 		reconcile_free(s->autogate);
 		s->autogate = NULL;
 	}
+	if (s->prs) {
+		pthread_join(s->prs_thread, NULL);
+		reconcile_free(s->prs);
+		s->prs = NULL;
+	}
 }
 
 /* Starts rc (its ids set) on its own thread; 0, or -1 (rc freed). */
@@ -835,6 +842,33 @@ static void auto_gates(struct sched *s)
 	rc->n = (size_t)n;
 	if (reconcile_start(s, rc, &s->autogate_thread) == 0)
 		s->autogate = rc;
+}
+
+/* Pull requests that failed to open, tried again when their back-off
+ * is over (gate_pr_scheduled), in a thread: GitHub may be slow. */
+static void pr_retries(struct sched *s)
+{
+	if (s->prs) {
+		if (!atomic_load(&s->prs->done))
+			return;
+		pthread_join(s->prs_thread, NULL);
+		reconcile_free(s->prs);
+		s->prs = NULL;
+	}
+	char (*ids)[TASK_ID_LEN + 1];
+	size_t n;
+	double next;
+	struct err e = {{0}};
+	if (store_task_pr_due(s->st, clock_wall(), &ids, &n, &next, &e) < 0 || !n) {
+		free(ids);
+		return;
+	}
+	struct reconcile *rc = xcalloc(1, sizeof *rc);
+	rc->fn = gate_pr_scheduled;
+	rc->ids = ids;
+	rc->n = n;
+	if (reconcile_start(s, rc, &s->prs_thread) == 0)
+		s->prs = rc;
 }
 
 /* A task left at pushing by a process that died is reconciled with the
@@ -1109,6 +1143,7 @@ void scheduler_step(struct scheduler *s, const struct pollfd *fds, size_t n)
 		release_decided(s);
 		recover_pushing(s);
 		auto_gates(s);
+		pr_retries(s);
 	}
 	if (s->cfg->template_max_age > 0 && now >= s->next_prune) {
 		/* Hourly, in a child: removing a large template must not hold

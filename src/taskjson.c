@@ -63,6 +63,15 @@ int taskjson_pause_applies(const struct config *cfg, const struct task_row *t,
 	       !task_status_is_terminal(t->status);
 }
 
+json_t *taskjson_pr_error(const struct task_row *t)
+{
+	if (!t->pr_error || t->pr_url)
+		return json_null();
+	return json_pack("{s:s,s:f,s:i,s:o}", "message", t->pr_error, "at", t->pr_error_at,
+	                 "attempts", t->pr_attempts, "retry_at",
+	                 t->pr_retry_at > 0 ? json_real(t->pr_retry_at) : json_null());
+}
+
 json_t *taskjson_task(const struct task_row *t, const struct config *cfg)
 {
 	json_t *j = json_object();
@@ -82,6 +91,7 @@ json_t *taskjson_task(const struct task_row *t, const struct config *cfg)
 	json_object_set_new(j, "round", json_integer(t->round));
 	json_object_set_new(j, "summary", nullable(t->summary));
 	json_object_set_new(j, "pull_request", nullable(t->pr_url));
+	json_object_set_new(j, "pull_request_error", taskjson_pr_error(t));
 	json_object_set_new(j, "pushed", nullable(t->pushed));
 	json_object_set_new(j, "sandbox_kept", json_boolean(t->sandbox_kept));
 	json_object_set_new(j, "pending", nullable(t->pending));

@@ -20,6 +20,10 @@ double taskjson_budget(const struct task_row *t, const struct config *cfg, const
  * endpoint. */
 int taskjson_pause_applies(const struct config *cfg, const struct task_row *t,
                            const struct pause_row *p);
+/* A pull request that failed to open: {"message", "at", "attempts",
+ * "retry_at" (null: not by itself)}, or null when none failed (or it has
+ * opened since).  New reference. */
+json_t *taskjson_pr_error(const struct task_row *t);
 /* The task row (list): id, status, steps, branch, usage, ...  New
  * reference; cfg may be NULL. */
 json_t *taskjson_task(const struct task_row *t, const struct config *cfg);

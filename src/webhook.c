@@ -27,11 +27,12 @@
 /* A secret file larger than this is a mistake. */
 
 static const char *const event_names[] = { "review", "failed", "done", "cancelled",
-                                           "rejected", "lost", "agent-finished" };
+                                           "rejected", "lost", "agent-finished",
+                                           "pull-request-failed" };
 
 const char *webhook_event_name(enum webhook_event ev)
 {
-	return (unsigned)ev <= WEBHOOK_AGENT_FINISHED ? event_names[ev] : "?";
+	return (unsigned)ev <= WEBHOOK_PR_FAILED ? event_names[ev] : "?";
 }
 
 int webhook_event_of(enum task_status to)
@@ -125,6 +126,10 @@ static char *payload(const struct task_row *t, enum webhook_event ev, double tim
 	json_object_set_new(task, "branch", str_or_null(t->branch));
 	json_object_set_new(task, "head", str_or_null(t->head));
 	json_object_set_new(task, "pr_url", str_or_null(t->pr_url));
+	json_object_set_new(task, "pr_error", str_or_null(t->pr_error));
+	json_object_set_new(task, "pr_attempts", json_integer(t->pr_attempts));
+	json_object_set_new(task, "pr_retry_at", t->pr_retry_at > 0
+	                    ? json_integer((json_int_t)t->pr_retry_at) : json_null());
 	json_object_set_new(task, "error", str_or_null(t->error));
 	json_object_set_new(task, "reason", str_or_null(t->reason));
 	json_object_set_new(task, "round", json_integer(t->round));
@@ -160,7 +165,13 @@ int webhook_enqueue(const struct config *cfg, struct store *st, const char *task
                     enum task_status to, struct err *e)
 {
 	int ev = webhook_event_of(to);
-	if (ev < 0 || (!cfg->wh_url && !cfg->napi_callback_allow))
+	return ev < 0 ? 0 : webhook_enqueue_event(cfg, st, task_id, (enum webhook_event)ev, e);
+}
+
+int webhook_enqueue_event(const struct config *cfg, struct store *st, const char *task_id,
+                          enum webhook_event ev, struct err *e)
+{
+	if (!cfg->wh_url && !cfg->napi_callback_allow)
 		return 0;
 	struct task_row t;
 	if (store_task_get(st, task_id, &t, e) < 0)

@@ -14,9 +14,11 @@
  * callback-allow) gets every event there too, as its own delivery.
  *
  * The body: {"event": "review"|"failed"|"done"|"cancelled"|"rejected"|
- * "lost"|"agent-finished", "round", "task": {"id", "repo", "agent",
- * "status", "branch", "head", "pr_url", "error", "reason", "round",
- * "summary", "url": "/tasks/ID"}, "metadata": the task's, or null, "time":
+ * "lost"|"agent-finished"|"pull-request-failed" (a done task's pull
+ * request failed to open: gate.h), "round", "task": {"id", "repo",
+ * "agent", "status", "branch", "head", "pr_url", "pr_error",
+ * "pr_attempts", "pr_retry_at", "error", "reason", "round", "summary",
+ * "url": "/tasks/ID"}, "metadata": the task's, or null, "time":
  * unix seconds, "delivery": a unique id}.  Every try is logged in the
  * store (store_webhook_attempts).  Headers: Content-Type: application/json,
  * X-Paddock-Event, X-Paddock-Delivery, and with a secret
@@ -36,11 +38,11 @@
 /* In the order of config.h's CONFIG_WEBHOOK_* bits. */
 enum webhook_event {
 	WEBHOOK_REVIEW, WEBHOOK_FAILED, WEBHOOK_DONE, WEBHOOK_CANCELLED, WEBHOOK_REJECTED,
-	WEBHOOK_LOST, WEBHOOK_AGENT_FINISHED
+	WEBHOOK_LOST, WEBHOOK_AGENT_FINISHED, WEBHOOK_PR_FAILED
 };
 
 /* "review", "failed", "done", "cancelled", "rejected", "lost",
- * "agent-finished". */
+ * "agent-finished", "pull-request-failed". */
 const char *webhook_event_name(enum webhook_event ev);
 /* The event a move to status `to` sends, or -1 when none does. */
 int webhook_event_of(enum task_status to);
@@ -63,6 +65,9 @@ char *webhook_payload(const struct task_row *t, enum webhook_event ev, double ti
  * 0).  -1 with a message when the store fails. */
 int webhook_enqueue(const struct config *cfg, struct store *st, const char *task_id,
                     enum task_status to, struct err *e);
+/* The same for event ev, which no move sends (pull-request-failed). */
+int webhook_enqueue_event(const struct config *cfg, struct store *st, const char *task_id,
+                          enum webhook_event ev, struct err *e);
 
 /* 1 when url may receive a task's webhooks: it matches one of [api]
  * callback-allow's patterns. */

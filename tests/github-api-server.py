@@ -109,6 +109,10 @@ the request log; a bad control request is 400 and is the test's fault):
   POST /_fake/rate-limit {"remaining", "reset_in", "resource"?: core|search}
   POST /_fake/secondary {"count", "retry_after"}: the next COUNT API requests
        get a secondary limit's 403 with Retry-After
+  POST /_fake/fail {"statuses": [500, 403, ...]}: the next API requests that
+       keep the contract get these answers, one each in order, instead of
+       theirs: 500 "Server Error", 403 "Resource not accessible by
+       integration" (a refusal, not a rate limit); not violations
   GET  /_fake/webhook?event=E&repo=O/R&...  the payload GitHub would deliver:
        ping; issues (number, action, label); issue_comment (comment);
        pull_request_review (review); pull_request_review_comment (comment);
@@ -245,6 +249,7 @@ class State:
         self.violations = []
         self.buckets = {"core": Bucket("core", 5000, 3600), "search": Bucket("search", 30, 60)}
         self.secondary_left, self.secondary_after, self.secondary_until = 0, 0, 0.0
+        self.faults = []         # statuses the next API requests get (/_fake/fail)
 
     def new_id(self):
         self.next_id += 1
@@ -978,6 +983,11 @@ def ctl_rate_limit(m, b):
     return bucket.dump()
 
 
+def ctl_fail(m, b):
+    S.faults = [int(x) for x in b["statuses"]]
+    return {}
+
+
 def ctl_secondary(m, b):
     S.secondary_left, S.secondary_after = b["count"], b["retry_after"]
     return {}
@@ -1092,6 +1102,7 @@ CONTROL = [
     ("POST", r"/_fake/teams", ctl_team),
     ("POST", r"/_fake/rate-limit", ctl_rate_limit),
     ("POST", r"/_fake/secondary", ctl_secondary),
+    ("POST", r"/_fake/fail", ctl_fail),
 ]
 
 
@@ -1208,6 +1219,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
         limited = self.rate_limits()
         if limited:
             return limited
+        if S.faults:
+            st = S.faults.pop(0)
+            msg = {500: "Server Error", 403: "Resource not accessible by integration"}
+            return st, {"message": msg.get(st, "Fault"), "documentation_url": DOCS,
+                        "status": str(st)}, []
         if self.args.get("owner") == "acme" and self.args.get("repo") == "limited":
             return 403, {"message": "API rate limit exceeded for user ID 1.",
                          "documentation_url": DOCS + "/overview/rate-limits-for-the-rest-api"}, [

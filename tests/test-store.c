@@ -58,7 +58,7 @@ static void test_migration(const char *dir)
 	struct store *s;
 	struct err e = {{0}};
 	is_int(store_open(&s, db, &e), 0, "a version-2 store opens (%s)", e.msg);
-	is_int(store_schema_version(s), 11, "and is migrated to version 11");
+	is_int(store_schema_version(s), 12, "and is migrated to version 12");
 	struct task_row t;
 	is_int(store_task_get(s, "ab3de5gh7j", &t, &e), 0, "its task is still there");
 	is_str(t.text, "from before", "with its text");
@@ -778,6 +778,55 @@ static void test_last_step(const char *dir)
 	store_close(s);
 }
 
+/* A pull request that failed to open (issue 36): recorded, due for the
+ * scheduler's try at its time, cleared when it opens. */
+static void test_pr_failure(const char *dir)
+{
+	const char *db = testlib_fmt("%s/pr.db", dir);
+	struct err e = {{0}};
+	struct store *s;
+	is_int(store_open(&s, db, &e), 0, "a store for pull requests (%s)", e.msg);
+	char id[TASK_ID_LEN + 1], other[TASK_ID_LEN + 1];
+	store_task_add(s, "demo", "fixer", "pr", NULL, id, &e);
+	store_task_add(s, "demo", "fixer", "queued", NULL, other, &e);
+	const enum task_status path[] = { TASK_PREPARING, TASK_RUNNING, TASK_TESTING, TASK_REVIEW,
+	                                  TASK_PUSHING, TASK_DONE };
+	for (size_t i = 0; i < sizeof path / sizeof *path; i++)
+		store_task_transition(s, id, path[i], NULL, &e);
+	struct task_row t;
+	store_task_get(s, id, &t, &e);
+	ok(!t.pr_error && t.pr_attempts == 0 && t.pr_retry_at == 0, "no failure at first");
+	task_row_free(&t);
+	is_int(store_task_pr_failed(s, id, "GitHub failed (500)", 1000, 1060, &e), 0,
+	       "a failure is recorded");
+	is_int(store_task_pr_failed(s, id, "forbidden (403)", 1060, 1180, &e), 0, "and another");
+	store_task_pr_failed(s, other, "not done", 1000, 1001, &e);
+	store_task_get(s, id, &t, &e);
+	ok(t.pr_error && !strcmp(t.pr_error, "forbidden (403)") && t.pr_error_at == 1060 &&
+	   t.pr_attempts == 2 && t.pr_retry_at == 1180, "the last why, when, two tries, the next try");
+	task_row_free(&t);
+	char (*ids)[TASK_ID_LEN + 1];
+	size_t n;
+	double next;
+	is_int(store_task_pr_due(s, 1179, &ids, &n, &next, &e), 0, "ask what is due");
+	ok(n == 0 && next == 1180, "nothing before its time, the next at 1180 (a task not done "
+	   "is never due)");
+	free(ids);
+	store_task_pr_due(s, 1180, &ids, &n, &next, &e);
+	ok(n == 1 && !strcmp(ids[0], id) && next == 0, "due at its time");
+	free(ids);
+	is_int(store_task_pr_opened(s, id, "https://github.example/o/r/pull/1", &e), 0, "opened");
+	store_task_get(s, id, &t, &e);
+	ok(t.pr_url && !t.pr_error && t.pr_attempts == 0 && t.pr_retry_at == 0 && t.pr_error_at == 0,
+	   "the pull request linked, the failure cleared");
+	task_row_free(&t);
+	store_task_pr_due(s, 5000, &ids, &n, &next, &e);
+	ok(n == 0, "and no longer due");
+	free(ids);
+	ok(store_task_pr_failed(s, "zzzzzzzzzz", "x", 1, 2, &e) < 0, "no such task: refused");
+	store_close(s);
+}
+
 int main(void)
 {
 	const char *dir = testlib_tmpdir("store");
@@ -786,7 +835,7 @@ int main(void)
 	struct store *s;
 
 	is_int(store_open(&s, db, &e), 0, "open a new store");
-	is_int(store_schema_version(s), 11, "schema is at version 11");
+	is_int(store_schema_version(s), 12, "schema is at version 12");
 
 	char id1[TASK_ID_LEN + 1], id2[TASK_ID_LEN + 1];
 	is_int(store_task_add(s, "demo", "fixer", "Fix the bug", NULL, id1, &e), 0, "add a task");
@@ -1078,6 +1127,7 @@ int main(void)
 	test_fix_rounds(dir);
 	test_workflows(dir);
 	test_last_step(dir);
+	test_pr_failure(dir);
 	testlib_end();
 	return tap_done();
 }

@@ -116,7 +116,12 @@ static void test_payload(void)
 	       "task.summary, quotes and UTF-8 intact");
 	is_str(json_string_value(json_object_get(task, "url")), "/tasks/abcd123456", "task.url");
 	ok(json_is_null(json_object_get(task, "pr_url")), "a missing pr_url is null");
-	is_int((long long)json_object_size(task), 15, "task has exactly the 15 documented fields");
+	ok(json_is_null(json_object_get(task, "pr_error")) &&
+	   json_integer_value(json_object_get(task, "pr_attempts")) == 0 &&
+	   json_is_integer(json_object_get(task, "pr_attempts")) &&
+	   json_is_null(json_object_get(task, "pr_retry_at")),
+	   "no pull request failure: pr_error null, pr_attempts 0, pr_retry_at null");
+	is_int((long long)json_object_size(task), 18, "task has exactly the 18 documented fields");
 	is_int((long long)json_object_size(j), 6,
 	       "the body has exactly event, round, task, metadata, time, delivery");
 	is_int(json_integer_value(json_object_get(j, "round")), 2, "round, at the top");
@@ -137,6 +142,23 @@ static void test_payload(void)
 	is_int(webhook_event_of(TASK_TESTING), WEBHOOK_AGENT_FINISHED,
 	       "testing (the agent finished) sends agent-finished");
 	is_str(webhook_event_name(WEBHOOK_AGENT_FINISHED), "agent-finished", "its name");
+
+	/* A done task whose pull request failed to open (issue 36). */
+	t.status = TASK_DONE;
+	t.pr_error = "GitHub failed (500 Server Error)";
+	t.pr_attempts = 2;
+	t.pr_retry_at = 1700000120.5;
+	body = webhook_payload(&t, WEBHOOK_PR_FAILED, 1700000000, "d-2");
+	j = json_loads(body, 0, &je);
+	task = json_object_get(j, "task");
+	is_str(json_string_value(json_object_get(j, "event")), "pull-request-failed",
+	       "the event pull-request-failed");
+	is_str(json_string_value(json_object_get(task, "pr_error")), t.pr_error, "task.pr_error");
+	is_int(json_integer_value(json_object_get(task, "pr_attempts")), 2, "task.pr_attempts");
+	is_int(json_integer_value(json_object_get(task, "pr_retry_at")), 1700000120,
+	       "task.pr_retry_at, in whole unix seconds");
+	json_decref(j);
+	free(body);
 }
 
 static void test_config(void)
@@ -147,7 +169,7 @@ static void test_config(void)
 	config_free(&c);
 	is_str(load(&c, "[webhook]\n\turl = https://chat.example.com/hooks/x\n"), "", "a url alone");
 	is_str(c.wh_url, "https://chat.example.com/hooks/x", "url");
-	is_int(c.wh_events, CONFIG_WEBHOOK_ALL, "events default to all seven");
+	is_int(c.wh_events, CONFIG_WEBHOOK_ALL, "events default to all eight");
 	ok(c.wh_timeout == 10, "timeout defaults to 10s");
 	is_int(c.wh_attempts, 8, "attempts default to 8");
 	ok(!c.wh_secret_env && !c.wh_secret_file, "no secret named");
@@ -165,8 +187,12 @@ static void test_config(void)
 	       "a comma-separated events value");
 	is_int(c.wh_events, CONFIG_WEBHOOK_FAILED | CONFIG_WEBHOOK_DONE, "selects both");
 	config_free(&c);
+	is_str(load(&c, "[webhook]\n\turl = http://h/\n\tevents = pull-request-failed\n"), "",
+	       "events = pull-request-failed");
+	is_int(c.wh_events, CONFIG_WEBHOOK_PR_FAILED, "selects it");
+	config_free(&c);
 	is_str(load(&c, "[webhook]\n\turl = http://h/\n\tevents = review, merged\n"),
-	       "F:3: webhook.events: 'merged' is not an event; use review, failed, done, cancelled, rejected, lost, agent-finished or all (several separated by commas)",
+	       "F:3: webhook.events: 'merged' is not an event; use review, failed, done, cancelled, rejected, lost, agent-finished, pull-request-failed or all (several separated by commas)",
 	       "an unknown event");
 	config_free(&c);
 	is_str(load(&c, "[webhook]\n\tevents = review\n"),

@@ -176,6 +176,28 @@ static void add_fmt(struct gate_priv *p, enum role role, const char *fmt, ...)
 	buf_free(&b);
 }
 
+/* A pull request that failed to open: how often, the last why, the
+ * scheduler's next try. */
+static void add_pr_failure(struct gate_priv *p, const struct task_row *t)
+{
+	char when[32] = "";
+	if (t->pr_retry_at > 0) {
+		time_t at = (time_t)t->pr_retry_at;
+		struct tm tm;
+		localtime_r(&at, &tm);
+		strftime(when, sizeof when, "%H:%M:%S", &tm);
+	}
+	char *line = *when
+		? xasprintf(ngettext("failed %d time, next try at %s",
+		                     "failed %d times, next try at %s", t->pr_attempts),
+		            t->pr_attempts, when)
+		: xasprintf(ngettext("failed %d time", "failed %d times", t->pr_attempts),
+		            t->pr_attempts);
+	add(p, _("pull req"), ROLE_FINDING_WARN, 0, line);
+	add(p, NULL, ROLE_NORMAL, 0, t->pr_error);
+	free(line);
+}
+
 /* The actions at review, first: what can be done now, and approve shown
  * as unavailable, with why, while a finding blocks or a request waits. */
 static void add_actions(struct view *v, const struct task_row *t, const struct gate_summary *g,
@@ -188,6 +210,14 @@ static void add_actions(struct view *v, const struct task_row *t, const struct g
 		keymap_first_key(d->keys, REQ_CONFIRM_TASK, ky, sizeof ky);
 		add_fmt(p, ROLE_FINDING_WARN, _("%s confirm - it waits for a confirmation of its "
 		                                "estimated cost"), ky);
+		return;
+	}
+	if (t->status == TASK_DONE && t->pr_error && !t->pr_url) {
+		char kq[32];
+		keymap_first_key(d->keys, REQ_PR_RETRY, kq, sizeof kq);
+		add_fmt(p, ROLE_FINDING_WARN, _("%s pull request - try again now (it failed to open)"),
+		        kq);
+		add_pr_failure(p, t);
 		return;
 	}
 	if (t->status != TASK_REVIEW)
@@ -802,7 +832,7 @@ static void gate_draw(struct view *v, struct screen *s, int y, int h)
 /* A push or an approval, in the dashboard's job (dash_background). */
 struct gate_job {
 	const char *id;
-	int approve;
+	const char *verb;          /* "approve", "push" or "pr" */
 };
 
 /* "a\nb\n" -> "a; b" */
@@ -838,7 +868,9 @@ int gate_view_run(struct dash *d,
 	struct gate_ctx g = gate_ctx_of(d->cfg, d->data_dir, st, NULL);
 	struct buf out = {0};
 	rc = verb(&g, arg, &out, &e);
-	if (rc < 0) {
+	/* > 0: done, with what went wrong after (a pull request that did
+	 * not open). */
+	if (rc != 0) {
 		snprintf(msg, msglen, "%s", e.msg);
 	} else {
 		char facts[400];
@@ -854,28 +886,34 @@ static int gate_job_verb(const struct gate_ctx *g, const void *arg, struct buf *
                          struct err *e)
 {
 	const struct gate_job *job = arg;
-	return job->approve ? gate_approve(g, job->id, NULL, out, e)
-	                    : gate_push(g, job->id, out, e);
+	if (!strcmp(job->verb, "pr"))
+		return gate_pr_retry(g, job->id, out, e);
+	return !strcmp(job->verb, "approve") ? gate_approve(g, job->id, NULL, out, e)
+	                                     : gate_push(g, job->id, out, e);
 }
 
 int gate_view_job(struct dash *d, char *const *args, char *msg, size_t msglen)
 {
-	const struct gate_job job = { .id = args[1], .approve = !strcmp(args[0], "approve") };
+	const struct gate_job job = { .id = args[1], .verb = args[0] };
+	int approve = !strcmp(job.verb, "approve"), pr = !strcmp(job.verb, "pr");
 	int rc = gate_view_run(d, gate_job_verb, &job, msg, msglen);
-	if (rc >= 0) {
+	if (rc >= 0 && !pr) {
 		char facts[400];
 		snprintf(facts, sizeof facts, "%s", msg);
-		snprintf(msg, msglen, job.approve ? _("approved task %s: %s")
-		                                  : _("pushed task %s: %s"), job.id, facts);
+		snprintf(msg, msglen, approve ? _("approved task %s: %s")
+		                              : _("pushed task %s: %s"), job.id, facts);
 	}
 	return rc;
 }
 
-static void start_job(struct dash *d, const char *id, int approve)
+/* verb: "approve", "push" or "pr" (the pull request again). */
+static void start_job(struct dash *d, const char *id, const char *verb)
 {
 	char what[128];
-	snprintf(what, sizeof what, approve ? _("approving task %s") : _("pushing task %s"), id);
-	const char *args[] = { approve ? "approve" : "push", id };
+	snprintf(what, sizeof what, !strcmp(verb, "approve") ? _("approving task %s")
+	                            : !strcmp(verb, "push") ? _("pushing task %s")
+	                            : _("opening the pull request of task %s"), id);
+	const char *args[] = { verb, id };
 	dash_background(d, what, "gate", args);
 }
 
@@ -931,7 +969,7 @@ static void approve_done(struct dash *d, void *arg, const char *text)
 		cancelled(d);
 		return;
 	}
-	start_job(d, ask.id, 1);
+	start_job(d, ask.id, "approve");
 }
 
 static void reject_done(struct dash *d, void *arg, const char *text)
@@ -1218,7 +1256,10 @@ static int gate_request(struct view *v, enum request req)
 		return 1;
 	case REQ_PUSH:
 		if (!refused(v, _("push")))
-			start_job(v->d, v->task_id, 0);
+			start_job(v->d, v->task_id, "push");
+		return 1;
+	case REQ_PR_RETRY:
+		start_job(v->d, v->task_id, "pr");
 		return 1;
 	case REQ_REJECT:
 		snprintf(q, sizeof q, _("reject task %s? (y/n) "), v->task_id);

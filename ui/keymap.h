@@ -68,6 +68,7 @@
 	X(DISCARD_DRAFT,   "discard-draft",   KS_GATE | KS_DIFF, "d",     N_("discard the review draft (asks first)")) \
 	X(PUSH,            "push",            KS_GATE,  "P",              N_("push the branch now")) \
 	X(REJECT,          "reject",          KS_GATE,  "X",              N_("reject the task")) \
+	X(PR_RETRY,        "pull-request",    KS_GATE,  "p",              N_("open the pull request that failed, now")) \
 	X(FOLLOW_UP,       "follow-up",       KS_GATE,  "U",              N_("follow up a finished task with notes")) \
 	X(OVERRIDE,        "override",        KS_GATE,  "O",              N_("override the selected finding")) \
 	X(CANCEL_TASK,     "cancel-task",     KS_TASKS | KS_GATE | KS_GROUP, "C", N_("cancel the selected task")) \

@@ -621,6 +621,13 @@ static const struct extra *extra_at(struct view *v, int line)
 			x->note_long = xasprintf(_("no change in round %d"), t->round);
 			x->role = ROLE_DIM;
 		}
+	} else if (t->status == TASK_DONE && t->pr_error && !t->pr_url) {
+		/* paddock list's "[pr failed]": pushed, its pull request not open. */
+		x->note = xstrdup(_("pr failed"));
+		x->note_long = xasprintf(ngettext("pull request failed %d time (its gate tries again)",
+		                                  "pull request failed %d times (its gate tries again)",
+		                                  t->pr_attempts), t->pr_attempts);
+		x->role = ROLE_FINDING_WARN;
 	} else if (t->status == TASK_DONE && t->pr_url && pr_note(v, t, x)) {
 		/* its pull request's end: merged, or closed without merge */
 	} else if (t->status == TASK_DONE && x->g.round_unchanged) {

@@ -104,6 +104,23 @@ static int github_repo_ok(const char *gr)
 	       strlen(gr) && !strstr(gr, "..");
 }
 
+double github_backoff_until(const struct repo_conf *r, struct store *st)
+{
+	const char *api = r->github_api && *r->github_api ? r->github_api : "https://api.github.com";
+	size_t n = strlen(api);
+	while (n && api[n - 1] == '/')
+		n--;
+	char *key = xstrndup(api, n);
+	double until = 0;
+	char *why = NULL;
+	struct err ignored;
+	if (!st || store_github_backoff(st, key, &until, &why, &ignored) != 1)
+		until = 0;
+	free(why);
+	free(key);
+	return until;
+}
+
 int github_open(struct github **out, const struct repo_conf *r, struct store *st,
                 struct err *e)
 {

@@ -95,6 +95,9 @@ struct github_pull_request {
 int github_pull_request_open(const struct repo_conf *r, struct store *st,
                              const struct github_pull_request *pr, char **url_out,
                              struct err *e);
+/* When the wait GitHub asked for (a rate limit, Retry-After) at r's API,
+ * kept in st, ends: unix time, 0 when none is recorded. */
+double github_backoff_until(const struct repo_conf *r, struct store *st);
 /* Test mode (paddock add --dry-run): what github_pull_request_open would
  * send, sending nothing: {"method", "url", "body" (the JSON object it
  * would POST), "problem" (why it would refuse to send it before any

@@ -266,6 +266,16 @@ static const char *const migrations[] = {
 	 * store_tasks.c's query_sql asks it in the same words. */
 	"CREATE INDEX tasks_autogate ON tasks(status, seq) "
 	"  WHERE approval IN ('auto', 'auto-push') OR pr_url IS NOT NULL;",
+	/* 12: a pull request that failed to open (issue 36): why, when, how
+	 * many tries, and when the scheduler tries again; all NULL (0 tries)
+	 * when none failed or once it opened. */
+	"ALTER TABLE tasks ADD COLUMN pr_error TEXT;"
+	"ALTER TABLE tasks ADD COLUMN pr_error_at REAL;"
+	"ALTER TABLE tasks ADD COLUMN pr_attempts INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE tasks ADD COLUMN pr_retry_at REAL;"
+	/* The scheduler's look for tries due, each tick (store_task_pr_due):
+	 * the few tasks that wait for one, not every task. */
+	"CREATE INDEX tasks_pr_retry ON tasks(pr_retry_at) WHERE pr_retry_at IS NOT NULL;",
 };
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))
 

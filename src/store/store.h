@@ -117,6 +117,12 @@ struct task_row {
 	                              set */
 	char *dry_run_record;      /* test mode: what approve would have written,
 	                              a JSON object, or NULL */
+	/* A pull request that failed to open (schema 12). */
+	char *pr_error;            /* the last try's message, or NULL: none
+	                              failed, or it opened since */
+	double pr_error_at;        /* unix time of that try; 0 when none */
+	int pr_attempts;           /* tries that failed since the last success */
+	double pr_retry_at;        /* when the scheduler tries again; 0: never */
 };
 
 /* One request through the task's gateway. */
@@ -375,6 +381,20 @@ int store_task_cancel(struct store *s, const char *id, const char *actor, struct
 int store_task_set(struct store *s, const char *id, const char *column, const char *value,
                    struct err *e);
 int store_task_set_sandbox_kept(struct store *s, const char *id, int kept, struct err *e);
+/* A pull request that failed to open (issue 36): records why (a
+ * translated message), when (at), one more try, and when the scheduler
+ * tries again (retry_at; <= 0: not by itself). */
+int store_task_pr_failed(struct store *s, const char *id, const char *why, double at,
+                         double retry_at, struct err *e);
+/* When the scheduler tries the pull request again (<= 0: not by itself). */
+int store_task_pr_retry_at(struct store *s, const char *id, double at, struct err *e);
+/* The pull request opened: sets pr_url and clears the failure. */
+int store_task_pr_opened(struct store *s, const char *id, const char *url, struct err *e);
+/* The done tasks whose pull request's retry is due at now (at most 16, the
+ * earliest first): *ids malloc'd (free it), *n of them; *next the next
+ * retry after now, 0 when none. */
+int store_task_pr_due(struct store *s, double now, char (**ids)[TASK_ID_LEN + 1], size_t *n,
+                      double *next, struct err *e);
 /* The task's budget in USD (< 0: none, the config's applies; 0: no limit). */
 int store_task_set_budget(struct store *s, const char *id, double budget, struct err *e);
 /* Replaces the task's usage with u (the gateway reports running totals). */

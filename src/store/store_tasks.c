@@ -48,6 +48,7 @@ void task_row_free(struct task_row *t)
 	free(t->group_id);
 	free(t->confirm);
 	free(t->dry_run_record);
+	free(t->pr_error);
 	memset(t, 0, sizeof *t);
 }
 
@@ -65,7 +66,7 @@ void task_rows_free(struct task_row *t, size_t n)
                   "reason, attempts, failed_round, failed_head, failed_why, follow_of, " \
                   "callback_url, metadata, recipe, inputs, base_ref, test_cmd, timeout, " \
                   "dry_run, approval, fix_rounds, contract, group_id, confirm, estimate, " \
-                  "dry_run_record"
+                  "dry_run_record, pr_error, pr_error_at, pr_attempts, pr_retry_at"
 
 /* store_rows's arg for a task's steps. */
 struct steps_read {
@@ -170,6 +171,10 @@ static int row_fill_steps(struct store *s, sqlite3_stmt *st, struct task_row *t,
 	t->confirm = store_col_str(st, 47);
 	t->estimate = sqlite3_column_double(st, 48);
 	t->dry_run_record = store_col_str(st, 49);
+	t->pr_error = store_col_str(st, 50);
+	t->pr_error_at = sqlite3_column_double(st, 51);
+	t->pr_attempts = sqlite3_column_int(st, 52);
+	t->pr_retry_at = sqlite3_column_double(st, 53);
 	return steps ? load_steps(s, seq, t, e) : 0;
 }
 
@@ -1216,4 +1221,91 @@ int store_recipe_spend(struct store *s, const char *recipe, double *mean, size_t
 	}
 	sqlite3_finalize(st);
 	return rc;
+}
+
+int store_task_pr_failed(struct store *s, const char *id, const char *why, double at,
+                         double retry_at, struct err *e)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db, "UPDATE tasks SET pr_error = ?, pr_error_at = ?, "
+	                       "pr_attempts = pr_attempts + 1, pr_retry_at = ? WHERE id = ?",
+	                       -1, &st, NULL) != SQLITE_OK)
+		return store_db_err(s, e, "update");
+	store_bind_text_or_null(st, 1, why);
+	sqlite3_bind_double(st, 2, at);
+	if (retry_at > 0)
+		sqlite3_bind_double(st, 3, retry_at);
+	else
+		sqlite3_bind_null(st, 3);
+	sqlite3_bind_text(st, 4, id, -1, SQLITE_STATIC);
+	int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : store_db_err(s, e, "update");
+	sqlite3_finalize(st);
+	if (rc == 0 && sqlite3_changes(s->db) == 0)
+		rc = err_kind_set(e, ERR_NOT_FOUND, _("no task %s"), id);
+	return rc;
+}
+
+int store_task_pr_retry_at(struct store *s, const char *id, double at, struct err *e)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db, "UPDATE tasks SET pr_retry_at = ? WHERE id = ?", -1, &st,
+	                       NULL) != SQLITE_OK)
+		return store_db_err(s, e, "update");
+	if (at > 0)
+		sqlite3_bind_double(st, 1, at);
+	else
+		sqlite3_bind_null(st, 1);
+	sqlite3_bind_text(st, 2, id, -1, SQLITE_STATIC);
+	int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : store_db_err(s, e, "update");
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int store_task_pr_opened(struct store *s, const char *id, const char *url, struct err *e)
+{
+	const char *texts[] = { url };
+	return store_task_update(s, "UPDATE tasks SET pr_url = ?, pr_error = NULL, "
+	                         "pr_error_at = NULL, pr_attempts = 0, pr_retry_at = NULL "
+	                         "WHERE id = ?", id, e, 1, texts, 0, NULL);
+}
+
+static void pr_due_fill(sqlite3_stmt *st, void *elem, void *arg)
+{
+	(void)arg;
+	char *id = elem;
+	const unsigned char *v = sqlite3_column_text(st, 0);
+	snprintf(id, TASK_ID_LEN + 1, "%s", v ? (const char *)v : "");
+}
+
+static const struct store_row_type pr_due_rows = {
+	TASK_ID_LEN + 1, pr_due_fill, NULL, "pull requests due"
+};
+
+int store_task_pr_due(struct store *s, double now, char (**ids)[TASK_ID_LEN + 1], size_t *n,
+                      double *next, struct err *e)
+{
+	*ids = NULL;
+	*n = 0;
+	*next = 0;
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db, "SELECT id FROM tasks WHERE pr_retry_at IS NOT NULL AND "
+	                       "pr_retry_at <= ? AND pr_url IS NULL AND status = 'done' "
+	                       "ORDER BY pr_retry_at LIMIT 16", -1, &st, NULL) != SQLITE_OK)
+		return store_db_err(s, e, "pull requests due");
+	sqlite3_bind_double(st, 1, now);
+	void *v;
+	int rc = store_rows(s, st, &pr_due_rows, NULL, &v, n, e);
+	sqlite3_finalize(st);
+	*ids = v;
+	if (rc < 0)
+		return -1;
+	if (sqlite3_prepare_v2(s->db, "SELECT min(pr_retry_at) FROM tasks WHERE pr_retry_at IS "
+	                       "NOT NULL AND pr_retry_at > ? AND pr_url IS NULL AND "
+	                       "status = 'done'", -1, &st, NULL) != SQLITE_OK)
+		return store_db_err(s, e, "pull requests due");
+	sqlite3_bind_double(st, 1, now);
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
+		*next = sqlite3_column_double(st, 0);
+	sqlite3_finalize(st);
+	return 0;
 }
