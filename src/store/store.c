@@ -266,6 +266,10 @@ static const char *const migrations[] = {
 	 * store_tasks.c's query_sql asks it in the same words. */
 	"CREATE INDEX tasks_autogate ON tasks(status, seq) "
 	"  WHERE approval IN ('auto', 'auto-push') OR pr_url IS NOT NULL;",
+	/* 12: who queued a task (issue 36, role.h): the token's name through
+	 * the API, the Unix user locally; NULL for older tasks and those
+	 * GitHub's issues made. */
+	"ALTER TABLE tasks ADD COLUMN queued_by TEXT;",
 };
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))
 
