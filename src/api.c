@@ -868,11 +868,6 @@ static enum MHD_Result decide(struct api *a, struct MHD_Connection *c, struct re
 	enum MHD_Result rc;
 	struct gate_ctx g = gate_ctx_of(a->cfg, a->data_dir, st, actor);
 	struct buf out = {0};
-	/* The repo's reviewers and four-eyes (the role was route_allowed's). */
-	if (strcmp(action, "cancel") != 0 && gate_may_decide(&g, t, action, &e) < 0) {
-		rc = api_send_err(c, &e, state);
-		goto out;
-	}
 	/* The gate checks the task's state (and its findings, and the notes)
 	 * and says by the error's kind what stood in the way (send_err). */
 	if (strcmp(action, "confirm") == 0) {
@@ -1355,6 +1350,13 @@ static enum MHD_Result route_get_events(struct api *a, struct MHD_Connection *c,
 static enum MHD_Result route_decide(struct api *a, struct MHD_Connection *c,
                                     struct req *rq, const struct api_call *x)
 {
+	/* The repo's reviewers and four-eyes (the role was route_allowed's). */
+	if (strcmp(x->action, "cancel") != 0) {
+		struct err e = {{0}};
+		struct gate_ctx g = gate_ctx_of(a->cfg, a->data_dir, x->st, x->actor);
+		if (gate_may_decide(&g, x->t, x->action, &e) < 0)
+			return api_send_err(c, &e, task_status_name(x->t->status));
+	}
 	return decide(a, c, rq, x->st, x->t, x->action, x->actor);
 }
 
@@ -1750,7 +1752,9 @@ static enum MHD_Result screen(struct api *a, struct MHD_Connection *c, const cha
 	/* The role is checked with the route (route_allowed). */
 	if (!github && api_has_tokens(a) && !auth(a, c, rq->who, sizeof rq->who, &rq->role))
 		return send_unauthorized(c);
-	if (strcmp(method, "POST") == 0) {
+	/* A token of role read may POST nothing: its POST is refused by its
+	 * route's role (route_allowed), whatever its body's type. */
+	if (strcmp(method, "POST") == 0 && (github || access_allows(rq->role, ACCESS_SUBMIT))) {
 		const char *ct = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
 		const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
 		const char *te = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
