@@ -93,6 +93,17 @@ int gate_may_decide(const struct gate_ctx *g, const struct task_row *t, const ch
 	return -1;
 }
 
+int gate_may_decide_id(const struct gate_ctx *g, const char *id, const char *action,
+                       struct err *e)
+{
+	struct task_row t;
+	if (store_task_get(g->st, id, &t, e) < 0)
+		return -1;
+	int rc = gate_may_decide(g, &t, action, e);
+	task_row_free(&t);
+	return rc;
+}
+
 int gate_push_lock(const char *data_dir, const char *id, struct err *e)
 {
 	char *dir = paths_task_dir(data_dir, id);

@@ -60,6 +60,9 @@ struct gate_ctx gate_ctx_of(const struct config *cfg, const char *data_dir, stru
  * no person's).  -1 of another kind: the store failed. */
 int gate_may_decide(const struct gate_ctx *g, const struct task_row *t, const char *action,
                     struct err *e);
+/* The same for the task of id (or a unique prefix of it). */
+int gate_may_decide_id(const struct gate_ctx *g, const char *id, const char *action,
+                       struct err *e);
 /* Records in task id's history that actor was refused action: a decision
  * "refused" whose notes are "ACTION: WHY" (why: one line). */
 int gate_refusal(struct store *st, const char *id, const char *actor, const char *action,

@@ -854,6 +854,8 @@ static int gate_job_verb(const struct gate_ctx *g, const void *arg, struct buf *
                          struct err *e)
 {
 	const struct gate_job *job = arg;
+	if (gate_may_decide_id(g, job->id, job->approve ? "approve" : "push", e) < 0)
+		return -1;
 	return job->approve ? gate_approve(g, job->id, NULL, out, e)
 	                    : gate_push(g, job->id, out, e);
 }
@@ -940,7 +942,8 @@ static void reject_done(struct dash *d, void *arg, const char *text)
 	struct err e = {{0}};
 	(void)arg;
 	if (gate_answer(d, text, &g))
-		gate_outcome(d, gate_reject(&g, ask.id, blank(text) ? NULL : text, &e), &e,
+		gate_outcome(d, gate_may_decide_id(&g, ask.id, "reject", &e) < 0 ? -1 :
+		             gate_reject(&g, ask.id, blank(text) ? NULL : text, &e), &e,
 		             xasprintf(_("rejected task %s; its branch stays in the mirror"), ask.id));
 }
 
@@ -986,7 +989,8 @@ static void override_done(struct dash *d, void *arg, const char *text)
 	}
 	struct gate_ctx g = gate_ctx_of(d->cfg, d->data_dir, d->st, NULL);
 	struct err e = {{0}};
-	gate_outcome(d, gate_override(&g, ask.id, ask.finding, blank(text) ? NULL : text, &e), &e,
+	gate_outcome(d, gate_may_decide_id(&g, ask.id, "override", &e) < 0 ? -1 :
+	             gate_override(&g, ask.id, ask.finding, blank(text) ? NULL : text, &e), &e,
 	             xasprintf(_("overrode finding %s of task %s"), ask.finding, ask.id));
 	free(ask.finding);
 	ask.finding = NULL;
@@ -1059,7 +1063,8 @@ static void changes_done(struct dash *d, void *arg, const char *text)
 			cancelled(d);
 	} else {
 		struct gate_ctx g = gate_ctx_of(d->cfg, d->data_dir, d->st, NULL);
-		int rc = gate_request_changes_draft(&g, a->id, text, &sent, &e);
+		int rc = gate_may_decide_id(&g, a->id, "request-changes", &e) < 0 ? -1 :
+		         gate_request_changes_draft(&g, a->id, text, &sent, &e);
 		if (rc < 0) {
 			/* The notes stay in the editor, and the keys with it
 			 * rather than with the gate behind (A, X, d). */
