@@ -8,8 +8,9 @@
  *           override, pick, confirm) and cancel any task;
  *   admin   everything, the service's own routes included.
  * The API checks the role of each route from its route table
- * (api_route_table); the remote verbs of `paddock --server` are to ask the
- * same function with the same table's roles.  Who may decide a repo's gates
+ * (api_route_table, route_allowed): the remote verbs of `paddock --server`
+ * (issue 36, to come) go through those routes and so get the same check;
+ * a verb the API lacks gains a row there, with the role it needs.  Who may decide a repo's gates
  * beyond that ([repo] reviewers, four-eyes) is gate_may_decide's (gate.h). */
 #ifndef PADDOCK_ACCESS_H
 #define PADDOCK_ACCESS_H
