@@ -1714,6 +1714,60 @@ static enum MHD_Result send_unauthorized(struct MHD_Connection *c)
 	return api_answer(c, 401, r);
 }
 
+/* The route pattern of url (its row's, as route() finds it) in pattern,
+ * and a task's id in id ("" for none); 0 when url is no route's. */
+static int url_pattern(const char *url, char pattern[64], char id[64])
+{
+	*id = '\0';
+	const char *rest, *slash;
+	if (strncmp(url, "/tasks", 6) == 0 && (!url[6] || url[6] == '/')) {
+		rest = url[6] ? url + 7 : "";
+		slash = strchr(rest, '/');
+		size_t n = slash ? (size_t)(slash - rest) : strlen(rest);
+		if (n >= 64 || (slash && (strlen(slash + 1) >= 32 || strchr(slash + 1, '/'))))
+			return 0;
+		memcpy(id, rest, n);
+		id[n] = '\0';
+		snprintf(pattern, 64, "%s%s%s", *id ? "/tasks/{id}" : "/tasks", *id && slash ? "/" : "",
+		         *id && slash ? slash + 1 : "");
+		return 1;
+	}
+	if (strncmp(url, "/recipes", 8) == 0 && (!url[8] || url[8] == '/')) {
+		snprintf(pattern, 64, "%s", !url[8] || !url[9] ? "/recipes" : "/recipes/{name}");
+		return 1;
+	}
+	if (strncmp(url, "/groups/", 8) == 0) {
+		slash = strchr(url + 8, '/');
+		snprintf(pattern, 64, "%s", slash && !strcmp(slash, "/pick") ? "/groups/{id}/pick"
+		                                                        : "/groups/{id}");
+		return 1;
+	}
+	return 0;
+}
+
+/* A request whose token's role is short of its route's, refused from its
+ * headers (1, the 403 queued in *rc; the refusal in the task's history as
+ * route_allowed puts it), or 0 to go on. */
+static int role_screen(struct api *a, struct MHD_Connection *c, const char *url,
+                       const char *method, struct req *rq, enum MHD_Result *rc)
+{
+	char pattern[64], id[64];
+	const char *allow;
+	const struct api_route *r;
+	if (!url_pattern(url, pattern, id) || !(r = api_route_find(method, pattern, &allow)) ||
+	    access_allows(rq->role, r->role))
+		return 0;
+	struct err e = {{0}};
+	struct store *st = *id ? api_open_store(a, &e) : NULL;
+	struct task_row t;
+	int have = st && store_task_get(st, id, &t, &e) == 0;
+	route_allowed(a, c, rq, r, method, pattern, st, have ? &t : NULL, rc);
+	if (have)
+		task_row_free(&t);
+	store_close(st);
+	return 1;
+}
+
 /* What is decided from the headers alone, before a byte of the body is
  * read (an answer now closes the connection with the body unread): the
  * Host (DNS rebinding), the Origin (a web page), two Content-Lengths, the
@@ -1724,6 +1778,7 @@ static enum MHD_Result screen(struct api *a, struct MHD_Connection *c, const cha
 {
 	const char *host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Host");
 	const char *origin = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin");
+	enum MHD_Result rc;
 	int local;
 	long port;
 	if (!host && strcmp(version, MHD_HTTP_VERSION_1_0) != 0)
@@ -1752,9 +1807,11 @@ static enum MHD_Result screen(struct api *a, struct MHD_Connection *c, const cha
 	/* The role is checked with the route (route_allowed). */
 	if (!github && api_has_tokens(a) && !auth(a, c, rq->who, sizeof rq->who, &rq->role))
 		return send_unauthorized(c);
-	/* A token of role read may POST nothing: its POST is refused by its
-	 * route's role (route_allowed), whatever its body's type. */
-	if (strcmp(method, "POST") == 0 && (github || access_allows(rq->role, ACCESS_SUBMIT))) {
+	/* A role that falls short is refused from the headers too, its body
+	 * unread (route_allowed asks again with the body, for the own). */
+	if (!github && rq->role < ACCESS_ADMIN && role_screen(a, c, url, method, rq, &rc))
+		return rc;
+	if (strcmp(method, "POST") == 0) {
 		const char *ct = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
 		const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
 		const char *te = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
