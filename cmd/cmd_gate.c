@@ -177,7 +177,9 @@ static int gate_verb(const char *name, int argc, char **argv, const char *allowe
 		task_row_free(&t);
 		goto out;
 	}
-	if (!strcmp(name, "approve"))
+	if (strcmp(name, "follow-up") && gate_may_decide(&g, &t, name, &e) < 0)
+		rc = -1;
+	else if (!strcmp(name, "approve"))
 		rc = gate_approve(&g, t.id, notes, &out, &e);
 	else if (!strcmp(name, "push"))
 		rc = gate_push(&g, t.id, &out, &e);

@@ -195,6 +195,7 @@ int cmd_add(int argc, char **argv)
 	rc = EXIT_USAGE;
 	if (add_request(&o, &rq, names, values, agents, &e) < 0)
 		goto out;
+	rq.queued_by = gate_actor();
 	if (cli_load_config(&cfg) < 0)
 		goto out;
 	loaded = 1;
@@ -680,7 +681,15 @@ int cmd_confirm(int argc, char **argv)
 		return rc;
 	rc = 0;
 	struct err e = {{0}};
-	if (store_task_confirm(tv.s, tv.t.id, gate_actor(), &e) < 0) {
+	/* The repo's reviewers decide its confirmations too. */
+	struct config cfg;
+	if (cli_load_config(&cfg) < 0) {
+		cli_task_verb_end(&tv);
+		return EXIT_USAGE;
+	}
+	struct gate_ctx g = gate_ctx_of(&cfg, tv.data, tv.s, NULL);
+	if (gate_may_decide(&g, &tv.t, "confirm", &e) < 0 ||
+	    store_task_confirm(tv.s, tv.t.id, gate_actor(), &e) < 0) {
 		rc = cli_die(1, "%s", e.msg);
 	} else if (tv.o.json) {
 		struct task_row t;
@@ -691,6 +700,7 @@ int cmd_confirm(int argc, char **argv)
 	} else {
 		printf(_("%s confirmed; it runs when a worker is free\n"), tv.t.id);
 	}
+	config_free(&cfg);
 	cli_task_verb_end(&tv);
 	return rc;
 }

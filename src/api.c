@@ -186,6 +186,7 @@ enum MHD_Result api_send_err(struct MHD_Connection *c, const struct err *e,
 	case ERR_WRONG_STATE: status = 409; code = "wrong_state"; break;
 	case ERR_BLOCKED:     status = 409; code = "blocked"; break;
 	case ERR_CONFLICT:    status = 409; code = "refused"; break;
+	case ERR_FORBIDDEN:   status = 403; code = "not_allowed"; break;
 	case ERR_REMOTE:      status = 502; code = "push_failed"; break;
 	case ERR_UNAVAILABLE: status = 503; code = "unavailable"; break;
 	case ERR_INTERNAL:    break;
@@ -207,11 +208,11 @@ static void token_hash(const char *v, size_t n, unsigned char out[SHA256_DIGEST_
 }
 
 /* Whether the request carries a token: 1 with its name (in name) and
- * whether it is read-only, 0 when none matches.  Every configured token is
+ * its role, 0 when none matches.  Every configured token is
  * compared, each in constant time (on SHA-256 digests, so lengths leak
  * nothing either). */
 static int auth(struct api *a, struct MHD_Connection *c, char *name, size_t size,
-                int *read_only)
+                enum access *role)
 {
 	const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
 	if (!h || strncasecmp(h, "Bearer ", 7) != 0)
@@ -227,7 +228,7 @@ static int auth(struct api *a, struct MHD_Connection *c, char *name, size_t size
 		if (CRYPTO_memcmp(got, a->tokens[i].hash, sizeof got) == 0) {
 			found = 1;
 			snprintf(name, size, "%s", a->tokens[i].name);
-			*read_only = a->tokens[i].read_only;
+			*role = a->tokens[i].role;
 		}
 	pthread_mutex_unlock(&a->tmu);
 	return found;
@@ -268,12 +269,24 @@ static int tokens_read(const struct config *cfg, struct api_token **out, size_t 
 		*out = xrealloc(*out, (*n + 1) * sizeof **out);
 		struct api_token *t = &(*out)[(*n)++];
 		t->name = xstrdup(cfg->tokens[i].name);
-		t->read_only = cfg->tokens[i].read_only;
+		t->role = config_token_role(&cfg->tokens[i]);
 		token_hash(v, strlen(v), t->hash);
 		explicit_bzero(v, strlen(v));
 		free(v);
 	}
 	return 0;
+}
+
+/* One line on notice for each token whose role the reload changed (a
+ * token that came or went is counted by the caller's line). */
+static void tokens_log_roles(const struct api_token *old, size_t nold,
+                             const struct api_token *now, size_t n, FILE *notice)
+{
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < nold; j++)
+			if (!strcmp(now[i].name, old[j].name) && now[i].role != old[j].role)
+				fprintf(notice, _("paddock: token '%s': its role was %s and is %s now\n"),
+				        now[i].name, access_name(old[j].role), access_name(now[i].role));
 }
 
 int api_reload(struct api *a, FILE *notice, struct err *e)
@@ -296,6 +309,8 @@ int api_reload(struct api *a, FILE *notice, struct err *e)
 		a->tokens = t;
 		a->ntokens = n;
 		pthread_mutex_unlock(&a->tmu);
+		if (notice)
+			tokens_log_roles(old, nold, t, n, notice);
 		tokens_free(old, nold);
 		if (notice) {
 			fprintf(notice, ngettext("paddock: the HTTP API's tokens were read again: %zu "
@@ -549,7 +564,8 @@ static enum MHD_Result post_task(struct api *a, struct MHD_Connection *c, struct
 	const char *names[CLI_INPUTS_API_MAX], *values[CLI_INPUTS_API_MAX];
 	const char *agents[SUBMIT_GROUP_MAX];
 	struct submit_req sr = { .text = text, .repo = json_string_value(jr),
-	                         .agent = json_string_value(ja), .budget = -1 };
+	                         .agent = json_string_value(ja), .budget = -1,
+	                         .queued_by = rq->who };
 	if ((why = post_task_options(j, &sr, names, values, agents))) {
 		rc = api_send_error(c, 400, "bad_field", NULL, "%s", why);
 		goto out;
@@ -1337,6 +1353,13 @@ static enum MHD_Result route_get_events(struct api *a, struct MHD_Connection *c,
 static enum MHD_Result route_decide(struct api *a, struct MHD_Connection *c,
                                     struct req *rq, const struct api_call *x)
 {
+	/* The repo's reviewers and four-eyes (the role was route_allowed's). */
+	if (strcmp(x->action, "cancel") != 0) {
+		struct err e = {{0}};
+		struct gate_ctx g = gate_ctx_of(a->cfg, a->data_dir, x->st, x->actor);
+		if (gate_may_decide(&g, x->t, x->action, &e) < 0)
+			return api_send_err(c, &e, task_status_name(x->t->status));
+	}
 	return decide(a, c, rq, x->st, x->t, x->action, x->actor);
 }
 
@@ -1383,34 +1406,39 @@ static enum MHD_Result route_follow_up(struct api *a, struct MHD_Connection *c,
 	return follow_up(a, c, rq, x->st, x->t, x->actor);
 }
 
-/* Every route the server answers, once: dispatch, the 405s' Allow and
- * `paddock serve --routes` (checked against doc/paddock-api.json) read
- * it.  A GET route answers HEAD too.  {id} is a task's or a group's id,
- * {name} a recipe's. */
+/* Every route the server answers, once: dispatch, the 405s' Allow,
+ * `paddock serve --routes` (checked against doc/paddock-api.json) and the
+ * role check (route_allowed) read it.  A GET route answers HEAD too.
+ * {id} is a task's or a group's id, {name} a recipe's.  role: the least a
+ * token needs (access.h); own: a submit token may only on the tasks it
+ * queued (review and admin on any).  The webhook's signature stands for a
+ * token: it needs none. */
 static const struct api_route {
 	const char *method;
 	const char *pattern;
 	api_route_fn *handler;
+	enum access role;
+	int own;
 } api_route_table[] = {
-	{ "POST", "/tasks", route_post_task },
-	{ "GET", "/tasks", route_get_tasks },
-	{ "GET", "/tasks/{id}", route_get_task },
-	{ "GET", "/tasks/{id}/diff", route_get_diff },
-	{ "GET", "/tasks/{id}/log", route_get_log },
-	{ "GET", "/tasks/{id}/events", route_get_events },
-	{ "POST", "/tasks/{id}/approve", route_decide },
-	{ "POST", "/tasks/{id}/request-changes", route_decide },
-	{ "POST", "/tasks/{id}/push", route_decide },
-	{ "POST", "/tasks/{id}/reject", route_decide },
-	{ "POST", "/tasks/{id}/cancel", route_decide },
-	{ "POST", "/tasks/{id}/follow-up", route_follow_up },
-	{ "POST", "/tasks/{id}/confirm", route_decide },
-	{ "POST", "/tasks/{id}/pull-request", route_pull_request },
-	{ "GET", "/recipes", route_get_recipes },
-	{ "GET", "/recipes/{name}", route_get_recipe },
-	{ "GET", "/groups/{id}", route_get_group },
-	{ "POST", "/groups/{id}/pick", route_post_pick },
-	{ "POST", "/github/webhook", route_post_github },
+	{ "POST", "/tasks", route_post_task, ACCESS_SUBMIT, 0 },
+	{ "GET", "/tasks", route_get_tasks, ACCESS_READ, 0 },
+	{ "GET", "/tasks/{id}", route_get_task, ACCESS_READ, 0 },
+	{ "GET", "/tasks/{id}/diff", route_get_diff, ACCESS_READ, 0 },
+	{ "GET", "/tasks/{id}/log", route_get_log, ACCESS_READ, 0 },
+	{ "GET", "/tasks/{id}/events", route_get_events, ACCESS_READ, 0 },
+	{ "POST", "/tasks/{id}/approve", route_decide, ACCESS_REVIEW, 0 },
+	{ "POST", "/tasks/{id}/request-changes", route_decide, ACCESS_REVIEW, 0 },
+	{ "POST", "/tasks/{id}/push", route_decide, ACCESS_REVIEW, 0 },
+	{ "POST", "/tasks/{id}/reject", route_decide, ACCESS_REVIEW, 0 },
+	{ "POST", "/tasks/{id}/cancel", route_decide, ACCESS_SUBMIT, 1 },
+	{ "POST", "/tasks/{id}/follow-up", route_follow_up, ACCESS_SUBMIT, 0 },
+	{ "POST", "/tasks/{id}/confirm", route_decide, ACCESS_REVIEW, 0 },
+	{ "POST", "/tasks/{id}/pull-request", route_pull_request, ACCESS_REVIEW, 0 },
+	{ "GET", "/recipes", route_get_recipes, ACCESS_READ, 0 },
+	{ "GET", "/recipes/{name}", route_get_recipe, ACCESS_READ, 0 },
+	{ "GET", "/groups/{id}", route_get_group, ACCESS_READ, 0 },
+	{ "POST", "/groups/{id}/pick", route_post_pick, ACCESS_REVIEW, 0 },
+	{ "POST", "/github/webhook", route_post_github, ACCESS_NONE, 0 },
 };
 #define API_NROUTES (sizeof api_route_table / sizeof *api_route_table)
 
@@ -1469,6 +1497,42 @@ static enum MHD_Result api_route_refuse(struct MHD_Connection *c, struct req *rq
 	                      strcmp(allow, "POST") == 0 ? "POST" : "GET");
 }
 
+/* Whether rq's token may take route r (on task t, or NULL): 1, else 0
+ * with the 403 queued in *rc, which names the role needed and the
+ * token's.  A refusal about a task is in its history (gate_refusal), as
+ * the decisions are.  The code is read_only for a token of role read, as
+ * it was before roles, else forbidden. */
+static int route_allowed(struct api *a, struct MHD_Connection *c, struct req *rq,
+                         const struct api_route *r, const char *method, const char *pattern,
+                         struct store *st, const struct task_row *t, enum MHD_Result *rc)
+{
+	(void)a;
+	enum access needs = r->role;
+	int own = t && t->queued_by && !strcmp(t->queued_by, rq->who);
+	if (r->own && !own && needs < ACCESS_REVIEW)
+		needs = ACCESS_REVIEW;
+	if (access_allows(rq->role, needs))
+		return 1;
+	char *msg = r->own && access_allows(rq->role, r->role)
+	            ? xasprintf("token '%s' has the role %s: it may %s only the tasks it queued; "
+	                        "another's needs the role %s", rq->who, access_name(rq->role),
+	                        strrchr(pattern, '/') + 1, access_name(needs))
+	            : xasprintf("token '%s' has the role %s; %s %s needs the role %s", rq->who,
+	                        access_name(rq->role), method, pattern, access_name(needs));
+	if (t && st) {
+		struct err e = {{0}};
+		const char *action = strrchr(pattern, '/') + 1;
+		if (gate_refusal(st, t->id, rq->who, action, msg, &e) < 0)
+			fprintf(stderr, "paddock: api: %s\n", e.msg);
+	}
+	json_t *j = json_pack("{s:s,s:s,s:s,s:s}", "error", msg, "code",
+	                      rq->role == ACCESS_READ ? "read_only" : "forbidden",
+	                      "role", access_name(rq->role), "needs", access_name(needs));
+	free(msg);
+	*rc = send_json(c, 403, j);
+	return 0;
+}
+
 /* /github/...: its one route, before the token is asked for (the
  * delivery's signature stands for it). */
 static enum MHD_Result route_github(struct api *a, struct MHD_Connection *c, const char *url,
@@ -1491,6 +1555,9 @@ static enum MHD_Result route_recipes(struct api *a, struct MHD_Connection *c, co
 	const struct api_route *r = api_route_find(method, pattern, &allow);
 	if (!r)
 		return api_route_refuse(c, rq, url, method, pattern, allow);
+	enum MHD_Result rc;
+	if (!route_allowed(a, c, rq, r, method, pattern, NULL, NULL, &rc))
+		return rc;
 	struct api_call x = { .url = url, .method = method, .actor = rq->who, .action = "",
 	                      .name = url[8] ? url + 9 : "" };
 	return r->handler(a, c, rq, &x);
@@ -1513,6 +1580,9 @@ static enum MHD_Result route_groups(struct api *a, struct MHD_Connection *c, con
 	const struct api_route *r = api_route_find(method, pattern, &allow);
 	if (!r)
 		return api_route_refuse(c, rq, url, method, pattern, allow);
+	enum MHD_Result rc;
+	if (!route_allowed(a, c, rq, r, method, pattern, NULL, NULL, &rc))
+		return rc;
 	struct api_call x = { .url = url, .method = method, .actor = actor, .action = "",
 	                      .name = id };
 	return r->handler(a, c, rq, &x);
@@ -1685,6 +1755,60 @@ static enum MHD_Result send_unauthorized(struct MHD_Connection *c)
 	return api_answer(c, 401, r);
 }
 
+/* The route pattern of url (its row's, as route() finds it) in pattern,
+ * and a task's id in id ("" for none); 0 when url is no route's. */
+static int url_pattern(const char *url, char pattern[64], char id[64])
+{
+	*id = '\0';
+	const char *rest, *slash;
+	if (strncmp(url, "/tasks", 6) == 0 && (!url[6] || url[6] == '/')) {
+		rest = url[6] ? url + 7 : "";
+		slash = strchr(rest, '/');
+		size_t n = slash ? (size_t)(slash - rest) : strlen(rest);
+		if (n >= 64 || (slash && (strlen(slash + 1) >= 32 || strchr(slash + 1, '/'))))
+			return 0;
+		memcpy(id, rest, n);
+		id[n] = '\0';
+		snprintf(pattern, 64, "%s%s%s", *id ? "/tasks/{id}" : "/tasks", *id && slash ? "/" : "",
+		         *id && slash ? slash + 1 : "");
+		return 1;
+	}
+	if (strncmp(url, "/recipes", 8) == 0 && (!url[8] || url[8] == '/')) {
+		snprintf(pattern, 64, "%s", !url[8] || !url[9] ? "/recipes" : "/recipes/{name}");
+		return 1;
+	}
+	if (strncmp(url, "/groups/", 8) == 0) {
+		slash = strchr(url + 8, '/');
+		snprintf(pattern, 64, "%s", slash && !strcmp(slash, "/pick") ? "/groups/{id}/pick"
+		                                                        : "/groups/{id}");
+		return 1;
+	}
+	return 0;
+}
+
+/* A request whose token's role is short of its route's, refused from its
+ * headers (1, the 403 queued in *rc; the refusal in the task's history as
+ * route_allowed puts it), or 0 to go on. */
+static int role_screen(struct api *a, struct MHD_Connection *c, const char *url,
+                       const char *method, struct req *rq, enum MHD_Result *rc)
+{
+	char pattern[64], id[64];
+	const char *allow;
+	const struct api_route *r;
+	if (!url_pattern(url, pattern, id) || !(r = api_route_find(method, pattern, &allow)) ||
+	    access_allows(rq->role, r->role))
+		return 0;
+	struct err e = {{0}};
+	struct store *st = *id ? api_open_store(a, &e) : NULL;
+	struct task_row t;
+	int have = st && store_task_get(st, id, &t, &e) == 0;
+	route_allowed(a, c, rq, r, method, pattern, st, have ? &t : NULL, rc);
+	if (have)
+		task_row_free(&t);
+	store_close(st);
+	return 1;
+}
+
 /* What is decided from the headers alone, before a byte of the body is
  * read (an answer now closes the connection with the body unread): the
  * Host (DNS rebinding), the Origin (a web page), two Content-Lengths, the
@@ -1695,6 +1819,7 @@ static enum MHD_Result screen(struct api *a, struct MHD_Connection *c, const cha
 {
 	const char *host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Host");
 	const char *origin = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin");
+	enum MHD_Result rc;
 	int local;
 	long port;
 	if (!host && strcmp(version, MHD_HTTP_VERSION_1_0) != 0)
@@ -1718,14 +1843,15 @@ static enum MHD_Result screen(struct api *a, struct MHD_Connection *c, const cha
 		return api_send_error(c, 400, "bad_request", NULL, "two different Content-Length "
 		                  "headers (%.20s, %.20s); send one", lengths[0], lengths[1]);
 	snprintf(rq->who, sizeof rq->who, "api");
+	rq->role = ACCESS_ADMIN;
 	int github = strncmp(url, "/github/", 8) == 0;
-	int is_get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
-	if (!github && api_has_tokens(a)) {
-		if (!auth(a, c, rq->who, sizeof rq->who, &rq->read_only))
-			return send_unauthorized(c);
-		if (!is_get && rq->read_only)
-			return api_send_error(c, 403, "read_only", NULL, "token '%s' is read-only", rq->who);
-	}
+	/* The role is checked with the route (route_allowed). */
+	if (!github && api_has_tokens(a) && !auth(a, c, rq->who, sizeof rq->who, &rq->role))
+		return send_unauthorized(c);
+	/* A role that falls short is refused from the headers too, its body
+	 * unread (route_allowed asks again with the body, for the own). */
+	if (!github && rq->role < ACCESS_ADMIN && role_screen(a, c, url, method, rq, &rc))
+		return rc;
 	if (strcmp(method, "POST") == 0) {
 		const char *ct = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
 		const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
@@ -1792,6 +1918,10 @@ static enum MHD_Result route(struct api *a, struct MHD_Connection *c, const char
 	struct api_call x = { .url = url, .method = method, .actor = actor, .st = st,
 	                      .action = action };
 	if (!*id) {
+		if (r && !route_allowed(a, c, rq, r, method, pattern, NULL, NULL, &rc)) {
+			store_close(st);
+			return rc;
+		}
 		if (is_post && idem_start(c, rq, st, &ik, method, url, &rc)) {
 			store_close(st);
 			return rc;
@@ -1814,7 +1944,8 @@ static enum MHD_Result route(struct api *a, struct MHD_Connection *c, const char
 			err_kind_mark(&e, ERR_NOT_FOUND);
 		return api_send_err(c, &e, NULL);
 	}
-	if (is_post && idem_start(c, rq, st, &ik, method, url, &rc)) {
+	if (!route_allowed(a, c, rq, r, method, pattern, st, &t, &rc) ||
+	    (is_post && idem_start(c, rq, st, &ik, method, url, &rc))) {
 		task_row_free(&t);
 		store_close(st);
 		return rc;

@@ -22,7 +22,7 @@
 struct api_token {
 	char *name;
 	unsigned char hash[SHA256_DIGEST_LENGTH];
-	int read_only;
+	enum access role;          /* config_token_role */
 };
 
 /* One open connection, tracked so that idle ones cannot lock clients out:
@@ -77,7 +77,7 @@ struct req {
 	struct buf body;
 	int too_big;
 	int accepted;              /* passed screen(): its token, or none needed */
-	int read_only;
+	enum access role;          /* its token's; admin where none is needed */
 	char who[128];             /* the token's name, the actor; "api" */
 	const char *allow;         /* a 405's Allow header, or NULL */
 	/* The answer, kept for an Idempotency-Key (status 0: none yet). */

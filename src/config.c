@@ -448,6 +448,7 @@ static void config_repo_free(struct repo_conf *r)
 	free(r->github_issues);
 	free(r->github_handle);
 	config_strv_free(r->github_reviewers, r->ngithub_reviewers);
+	config_strv_free(r->reviewers, r->nreviewers);
 	config_strv_free(r->deny, r->ndeny);
 	config_strv_free(r->allow_hosts, r->nallow_hosts);
 	config_strv_free(r->setup_allow_hosts, r->nsetup_allow_hosts);

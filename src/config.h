@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 #include "err.h"
+#include "access.h"
 #include "quota.h"
 #include "kube_conf.h"
 
@@ -120,6 +121,12 @@ struct repo_conf {
 	                          NULL: issues are not read */
 	char *github_handle;   /* github-handle: the login a comment mentions
 	                          (without '@') to ask for changes, or NULL */
+	char **reviewers;      /* reviewers: the token names and Unix users who
+	                          may decide its gates; none: anyone whose role
+	                          lets them (access.h) */
+	size_t nreviewers;
+	int four_eyes;         /* four-eyes: an approve by whoever queued the
+	                          task is refused */
 	char **github_reviewers; /* github-reviewers: logins, or "@org/team" */
 	size_t ngithub_reviewers;
 	int github_delete_branch; /* github-delete-branch: delete paddock's
@@ -217,7 +224,9 @@ struct token_conf {
 	char *name;
 	char *value_env;       /* value-env: variable holding the token */
 	char *value_file;      /* value-file: file holding it */
-	int read_only;         /* read-only: GET only */
+	int read_only;         /* read-only: the old spelling of role = read */
+	enum access role;        /* role: ACCESS_NONE when not set (then read with
+	                          read-only, else admin: config_token_role) */
 };
 
 /* gateway.network (gateway.h): auto tries the namespace, then the bridge. */
@@ -411,6 +420,8 @@ char *config_missing_keys(const struct config *c);
 const char *config_agent_kind_name(enum agent_kind k);
 /* The token's value from its variable or file (malloc'd), or NULL. */
 char *config_token_value(const struct token_conf *t);
+/* t's role: role, else read for read-only = true, else admin. */
+enum access config_token_role(const struct token_conf *t);
 /* "paths", "secrets", "size", "symlinks", "submodules", "authors". */
 const char *config_policy_rule_name(enum policy_rule r);
 /* The token for HTTPS pushes of r, from paddock's environment (NULL when

@@ -502,6 +502,31 @@ static void config_set_github_reviewers(const struct entry *en)
 	free(copy);
 }
 
+/* reviewers: token names or Unix users, separated by commas. */
+static void config_set_reviewers(const struct entry *en)
+{
+	struct repo_conf *r = en->obj;
+	char *copy = xstrdup(en->value), *save = NULL;
+	int any = 0;
+	for (char *w = strtok_r(copy, ", \t", &save); w; w = strtok_r(NULL, ", \t", &save)) {
+		config_strv_add(&r->reviewers, &r->nreviewers, w);
+		any = 1;
+	}
+	if (!any)
+		config_problem_add(en->p->ps, en->line, _("repo.%s.reviewers: give token names or Unix users, separated by commas"), r->name);
+	free(copy);
+}
+
+static void config_set_token_role(const struct entry *en)
+{
+	struct token_conf *t = en->obj;
+	enum access r = access_parse(en->value);
+	if (r == ACCESS_NONE)
+		config_problem_add(en->p->ps, en->line, _("token.%s.role: '%s' is not a role; use read, submit, review or admin"), t->name, en->value);
+	else
+		t->role = r;
+}
+
 static void config_set_github_api(const struct entry *en)
 {
 	struct repo_conf *r = en->obj;
@@ -1068,6 +1093,11 @@ static void *config_slot_token(struct config *c, const char *name)
 	memset(t, 0, sizeof *t);
 	t->name = xstrdup(name);
 	return t;
+}
+
+enum access config_token_role(const struct token_conf *t)
+{
+	return t->role != ACCESS_NONE ? t->role : t->read_only ? ACCESS_READ : ACCESS_ADMIN;
 }
 
 char *config_token_value(const struct token_conf *t)
@@ -1805,6 +1835,24 @@ const struct config_key config_keys[] = {
 	          "writes paddock's comments (and reads team memberships for a team in\n"
 	          ".BR github\\-reviewers ).\n"
 	          "It is read from the environment of the process that sends the request.\n" },
+	{ .section = "repo", .key = "reviewers", .type = KT_CUSTOM,
+	  .set = config_set_reviewers,
+	  .doc = "NAME[, NAME...]",
+	  .def = "none",
+	  .help = "Who may decide the repository's gates (approve, push, request changes,\n"
+	          "reject, override, pick, confirm): token names (through the API) and Unix\n"
+	          "users (the\n"
+	          ".B paddock\n"
+	          "command on this machine), separated by commas.\n"
+	          "A decision by anyone else is refused (403 through the API, exit status 1\n"
+	          "from the command) and the refusal is in the task's history.\n"
+	          "Without it, anyone whose role allows it may decide.\n" },
+	{ .section = "repo", .key = "four-eyes", .type = KT_BOOL,
+	  .off = REPO(four_eyes),
+	  .def = "false",
+	  .help = "Refuses an approve by the token or Unix user that queued the task, as\n"
+	          "required reviews do on GitHub: somebody else must approve it.\n"
+	          "The refusal is in the task's history.\n" },
 	{ .section = "repo", .key = "draft", .type = KT_BOOL,
 	  .off = REPO(draft),
 	  .def = "false",
@@ -2734,12 +2782,38 @@ const struct config_key config_keys[] = {
 	  .help = "A file that holds the token instead (a trailing newline is not part of it);\n"
 	          "it wins over\n"
 	          ".BR value\\-env .\n" },
+	{ .section = "token", .key = "role", .type = KT_CUSTOM,
+	  .set = config_set_token_role,
+	  .doc = "read, submit, review or admin",
+	  .def = "admin (read with read-only = true)",
+	  .help = "What the token may do, each role allowing what the one before allows:\n"
+	          ".B read\n"
+	          "may only\n"
+	          ".BR GET ;\n"
+	          ".B submit\n"
+	          "may also queue tasks and follow-ups and cancel the tasks it queued;\n"
+	          ".B review\n"
+	          "may also decide gates (approve, push, request changes, reject, pick,\n"
+	          "confirm) and cancel any task;\n"
+	          ".B admin\n"
+	          "may do everything.\n"
+	          "A request its role does not allow is answered with 403; it changes nothing\n"
+	          "but the task's history, where the refusal is recorded\n"
+	          "(see\n"
+	          ".BR paddock\\-api (7),\n"
+	          ".BR AUTHORIZATION ).\n"
+	          ".B paddock serve\n"
+	          "logs a token's new role when the configuration is read again (SIGHUP).\n" },
 	{ .section = "token", .key = "read-only", .type = KT_BOOL,
 	  .off = TOKEN(read_only),
 	  .def = "false",
-	  .help = "The token may only\n"
-	          ".BR GET :\n"
-	          "anything else is answered with 403 and changes nothing.\n" },
+	  .help = "The old spelling of\n"
+	          ".BR \"role = read\" :\n"
+	          "the token may only\n"
+	          ".BR GET .\n"
+	          "A\n"
+	          ".B role\n"
+	          "given too wins.\n" },
 	/* [ui] */
 	{ .section = "ui", .key = "theme", .type = KT_CUSTOM,
 	  .set = config_set_theme,

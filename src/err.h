@@ -23,6 +23,8 @@ enum err_kind {
 	                      notes, a finding that is not there */
 	ERR_WRONG_STATE,   /* the task is not in a state that allows it */
 	ERR_BLOCKED,       /* policy findings of the task block it */
+	ERR_FORBIDDEN,     /* who asks may not do it: a repo's reviewers or
+	                      four-eyes (gate_may_decide), a token's role */
 	ERR_CONFLICT,      /* something else stands in the way: another process
 	                      pushes the task, no notes to send again, a finding
 	                      overridden already */

@@ -50,6 +50,62 @@ struct gate_ctx gate_ctx_of(const struct config *cfg, const char *data_dir, stru
 	                          .actor = actor ? actor : gate_actor() };
 }
 
+int gate_refusal(struct store *st, const char *id, const char *actor, const char *action,
+                 const char *why, struct err *e)
+{
+	char *notes = xasprintf("%s: %s", action, why);
+	int rc = store_decision_add(st, id, "refused", notes, actor, e);
+	free(notes);
+	return rc;
+}
+
+static int listed(char *const *v, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(v[i], name))
+			return 1;
+	return 0;
+}
+
+int gate_may_decide(const struct gate_ctx *g, const struct task_row *t, const char *action,
+                    struct err *e)
+{
+	const struct repo_conf *r = config_find_repo(g->cfg, t->repo);
+	if (!r)
+		return 0;
+	struct err why = {{0}};
+	if (r->nreviewers && !listed(r->reviewers, r->nreviewers, g->actor)) {
+		struct buf names = {0};
+		for (size_t i = 0; i < r->nreviewers; i++)
+			buf_printf(&names, "%s%s", i ? ", " : "", r->reviewers[i]);
+		err_kind_set(&why, ERR_FORBIDDEN, _("%s may not decide the gates of repo %s: its "
+		             "reviewers are %s"), g->actor, r->name, names.data);
+		buf_free(&names);
+	} else if (r->four_eyes && (!strcmp(action, "approve") || !strcmp(action, "pick")) &&
+	           t->queued_by && !strcmp(t->queued_by, g->actor)) {
+		err_kind_set(&why, ERR_FORBIDDEN, _("%s queued task %s and may not approve it: repo "
+		             "%s has four-eyes = true, so another person must"), g->actor, t->id,
+		             r->name);
+	} else {
+		return 0;
+	}
+	if (gate_refusal(g->st, t->id, g->actor, action, why.msg, e) < 0)
+		return -1;
+	*e = why;
+	return -1;
+}
+
+int gate_may_decide_id(const struct gate_ctx *g, const char *id, const char *action,
+                       struct err *e)
+{
+	struct task_row t;
+	if (store_task_get(g->st, id, &t, e) < 0)
+		return -1;
+	int rc = gate_may_decide(g, &t, action, e);
+	task_row_free(&t);
+	return rc;
+}
+
 int gate_push_lock(const char *data_dir, const char *id, struct err *e)
 {
 	char *dir = paths_task_dir(data_dir, id);
@@ -673,7 +729,7 @@ int gate_follow_up(const struct gate_ctx *g, const char *id, const char *notes,
 	if (!notes || strspn(notes, " \t\r\n") == strlen(notes))
 		return err_kind_set(e, ERR_INVALID, _("the notes are empty; say what the agent "
 		                    "should do next"));
-	int rc = store_task_follow_up(g->st, id, notes, g->max_queued, id_out, e);
+	int rc = store_task_follow_up(g->st, id, notes, g->actor, g->max_queued, id_out, e);
 	if (rc < 0)
 		return rc;
 	struct err ignored;

@@ -51,6 +51,23 @@ const char *gate_actor(void);
 struct gate_ctx gate_ctx_of(const struct config *cfg, const char *data_dir, struct store *st,
                             const char *actor);
 
+/* Whether g->actor may make the decision action ("approve", "push",
+ * "request-changes", "reject", "override", "pick", "confirm") on task t,
+ * by t's repo's reviewers and four-eyes (an approve or pick by whoever
+ * queued t): 0 when so; else -1 with e saying why (kind ERR_FORBIDDEN),
+ * the refusal recorded in t's history (gate_refusal).  The CLI's and the
+ * API's decisions ask it (the scheduler's and GitHub's do not: they are
+ * no person's).  -1 of another kind: the store failed. */
+int gate_may_decide(const struct gate_ctx *g, const struct task_row *t, const char *action,
+                    struct err *e);
+/* The same for the task of id (or a unique prefix of it). */
+int gate_may_decide_id(const struct gate_ctx *g, const char *id, const char *action,
+                       struct err *e);
+/* Records in task id's history that actor was refused action: a decision
+ * "refused" whose notes are "ACTION: WHY" (why: one line). */
+int gate_refusal(struct store *st, const char *id, const char *actor, const char *action,
+                 const char *why, struct err *e);
+
 /* Pushes the branch, opens the pull request when the repo has one
  * configured, and ends the task as done.  What happened is appended to
  * out (one line per fact: pushed, pull request URL).  1 (e set, kind

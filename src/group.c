@@ -299,7 +299,8 @@ static int approved(struct store *st, const struct task_row *t)
 			yes = 1;
 			break;
 		}
-		if (strcmp(d[i].action, "push"))
+		/* A refusal changed nothing. */
+		if (strcmp(d[i].action, "push") && strcmp(d[i].action, "refused"))
 			break;
 	}
 	task_decisions_free(d, n);
@@ -370,6 +371,10 @@ int group_pick(const struct gate_ctx *g, const char *id, const char *task, const
 	struct group_info gi;
 	const struct group_member *m;
 	if (pick_check(g, id, task, &gi, &m, e) < 0) {
+		group_info_free(&gi);
+		return -1;
+	}
+	if (gate_may_decide(g, &m->t, "pick", e) < 0) {
 		group_info_free(&gi);
 		return -1;
 	}

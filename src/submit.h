@@ -44,6 +44,8 @@ struct submit_req {
 	                              1: a single task) */
 	const char *callback_url, *metadata;
 	size_t max_queued;         /* 0: no limit */
+	const char *queued_by;     /* who queues them (a token's name, a Unix
+	                              user), or NULL */
 };
 
 struct submit_result {

@@ -137,6 +137,7 @@ json_t *taskjson_task(const struct task_row *t, const struct config *cfg)
 	json_object_set_new(j, "dry_run_record", json_is_object(dr) ? dr : json_null());
 	if (dr && !json_is_object(dr))
 		json_decref(dr);
+	json_object_set_new(j, "queued_by", nullable(t->queued_by));
 	if (md && !json_is_object(md))
 		json_decref(md);
 	return j;

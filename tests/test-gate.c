@@ -2,7 +2,8 @@
  * and emits back byte for byte, a summary from an older paddock parses
  * with defaults, bad JSON is refused with a message; loading it from the
  * store marks the findings overridden in its round.  gate_actor is whole
- * in every thread that asks first at once. */
+ * in every thread that asks first at once.  Who may decide: a repo's
+ * reviewers and four-eyes, each refusal in the history, and the roles. */
 #include "autoconfig.h"
 #include "gate.h"
 
@@ -13,7 +14,9 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "access.h"
 #include "buf.h"
+#include "config.h"
 #include "store.h"
 #include "tap.h"
 #include "testlib.h"
@@ -446,8 +449,74 @@ static void test_push_lock(void)
 	ok(gate_push_lock_free(dir, "k3zd0q7m2a"), "free once closed");
 }
 
+/* Who may decide (gate_may_decide): a repo's reviewers and four-eyes,
+ * each refusal recorded in the task's history; and the tokens' roles as
+ * the configuration gives them (access.h). */
+static void test_may_decide(void)
+{
+	char *dir = testlib_tmpdir("gate-decide");
+	char *conf = testlib_fmt("%s/config", dir);
+	testlib_write_file(conf, "[repo \"r\"]\n\turl = %s/none.git\n\treviewers = alice, bob\n"
+	                   "\tfour-eyes = true\n[repo \"open\"]\n\turl = %s/none.git\n"
+	                   "[token \"a\"]\n\tvalue-env = T_A\n[token \"b\"]\n\tvalue-env = T_B\n"
+	                   "\tread-only = true\n[token \"c\"]\n\tvalue-env = T_C\n\tread-only = true\n"
+	                   "\trole = review\n", dir, dir);
+	struct config cfg;
+	struct store *st;
+	struct err e = {{0}};
+	if (config_load(&cfg, conf, &e) < 0 ||
+	    store_open(&st, testlib_fmt("%s/paddock.db", dir), &e) < 0) {
+		ok(0, "a configuration and a store (%s)", e.msg);
+		return;
+	}
+	is_str(access_name(config_token_role(&cfg.tokens[0])), "admin", "a token without a role: admin");
+	is_str(access_name(config_token_role(&cfg.tokens[1])), "read", "read-only = true: read");
+	is_str(access_name(config_token_role(&cfg.tokens[2])), "review", "a role given wins over read-only");
+	ok(access_allows(ACCESS_REVIEW, ACCESS_SUBMIT) && !access_allows(ACCESS_SUBMIT, ACCESS_REVIEW) &&
+	   access_parse("boss") == ACCESS_NONE, "each role allows what the one before allows");
+	char id[TASK_ID_LEN + 1], oid[TASK_ID_LEN + 1];
+	struct task_new n = { .repo = "r", .agent = "a", .text = "t", .budget = -1,
+	                      .queued_by = "alice" };
+	store_task_create(st, &n, id, NULL, &e);
+	n.repo = "open";
+	store_task_create(st, &n, oid, NULL, &e);
+	struct task_row t, o;
+	store_task_get(st, id, &t, &e);
+	store_task_get(st, oid, &o, &e);
+	is_str(t.queued_by, "alice", "the task keeps who queued it");
+	struct gate_ctx g = gate_ctx_of(&cfg, dir, st, "carol");
+	is_int(gate_may_decide(&g, &t, "reject", &e), -1, "a user the reviewers do not list");
+	ok(e.kind == ERR_FORBIDDEN && !strcmp(e.msg, "carol may not decide the gates of repo r: its "
+	   "reviewers are alice, bob"), "... is refused, saying who may: %s", e.msg);
+	is_int(gate_may_decide(&g, &o, "approve", &e), 0, "a repo without reviewers: anyone may");
+	g.actor = "alice";
+	is_int(gate_may_decide(&g, &t, "request-changes", &e), 0, "four-eyes: the submitter may ask for changes");
+	is_int(gate_may_decide(&g, &t, "approve", &e), -1, "four-eyes: the submitter may not approve");
+	ok(e.kind == ERR_FORBIDDEN && strstr(e.msg, "four-eyes = true"), "... %s", e.msg);
+	is_int(gate_may_decide(&g, &t, "pick", &e), -1, "... nor pick it");
+	g.actor = "bob";
+	is_int(gate_may_decide(&g, &t, "approve", &e), 0, "another listed reviewer may approve");
+	struct task_decision *d;
+	size_t nd = 0;
+	store_decisions(st, id, &d, &nd, &e);
+	ok(nd == 3 && !strcmp(d[0].action, "refused") && !strcmp(d[0].actor, "carol") &&
+	   !strncmp(d[0].notes, "reject: carol may not", 21) && !strcmp(d[1].actor, "alice") &&
+	   !strncmp(d[1].notes, "approve: ", 9) && !strncmp(d[2].notes, "pick: ", 6),
+	   "each refusal is in the history, by its actor, with the action and why");
+	task_decisions_free(d, nd);
+	task_row_free(&t);
+	task_row_free(&o);
+	store_close(st);
+	config_free(&cfg);
+	testlib_write_file(conf, "[token \"d\"]\n\tvalue-env = T_D\n\trole = boss\n");
+	ok(config_load(&cfg, conf, &e) < 0 && strstr(e.msg, "token.d.role: 'boss' is not a role"),
+	   "an unknown role is a problem of the configuration: %s", e.msg);
+	config_free(&cfg);
+}
+
 int main(void)
 {
+	test_may_decide();
 	test_actor_threads();
 	test_push_lock();
 	test_workflow();

@@ -888,8 +888,10 @@ static int gate_job_verb(const struct gate_ctx *g, const void *arg, struct buf *
 	const struct gate_job *job = arg;
 	if (!strcmp(job->verb, "pr"))
 		return gate_pr_retry(g, job->id, out, e);
-	return !strcmp(job->verb, "approve") ? gate_approve(g, job->id, NULL, out, e)
-	                                     : gate_push(g, job->id, out, e);
+	int approve = !strcmp(job->verb, "approve");
+	if (gate_may_decide_id(g, job->id, approve ? "approve" : "push", e) < 0)
+		return -1;
+	return approve ? gate_approve(g, job->id, NULL, out, e) : gate_push(g, job->id, out, e);
 }
 
 int gate_view_job(struct dash *d, char *const *args, char *msg, size_t msglen)
@@ -978,7 +980,8 @@ static void reject_done(struct dash *d, void *arg, const char *text)
 	struct err e = {{0}};
 	(void)arg;
 	if (gate_answer(d, text, &g))
-		gate_outcome(d, gate_reject(&g, ask.id, blank(text) ? NULL : text, &e), &e,
+		gate_outcome(d, gate_may_decide_id(&g, ask.id, "reject", &e) < 0 ? -1 :
+		             gate_reject(&g, ask.id, blank(text) ? NULL : text, &e), &e,
 		             xasprintf(_("rejected task %s; its branch stays in the mirror"), ask.id));
 }
 
@@ -1024,7 +1027,8 @@ static void override_done(struct dash *d, void *arg, const char *text)
 	}
 	struct gate_ctx g = gate_ctx_of(d->cfg, d->data_dir, d->st, NULL);
 	struct err e = {{0}};
-	gate_outcome(d, gate_override(&g, ask.id, ask.finding, blank(text) ? NULL : text, &e), &e,
+	gate_outcome(d, gate_may_decide_id(&g, ask.id, "override", &e) < 0 ? -1 :
+	             gate_override(&g, ask.id, ask.finding, blank(text) ? NULL : text, &e), &e,
 	             xasprintf(_("overrode finding %s of task %s"), ask.finding, ask.id));
 	free(ask.finding);
 	ask.finding = NULL;
@@ -1097,7 +1101,8 @@ static void changes_done(struct dash *d, void *arg, const char *text)
 			cancelled(d);
 	} else {
 		struct gate_ctx g = gate_ctx_of(d->cfg, d->data_dir, d->st, NULL);
-		int rc = gate_request_changes_draft(&g, a->id, text, &sent, &e);
+		int rc = gate_may_decide_id(&g, a->id, "request-changes", &e) < 0 ? -1 :
+		         gate_request_changes_draft(&g, a->id, text, &sent, &e);
 		if (rc < 0) {
 			/* The notes stay in the editor, and the keys with it
 			 * rather than with the gate behind (A, X, d). */

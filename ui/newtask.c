@@ -13,6 +13,7 @@
 #include "buf.h"
 #include "dash.h"
 #include "i18n.h"
+#include "gate.h"
 #include "submit.h"
 
 struct form {
@@ -49,6 +50,7 @@ static int form_submit(struct form *f, const char *text)
 		.recipe = f->recipe ? f->recipe->name : NULL, .budget = -1,
 		.input_names = names, .input_values = (const char *const *)f->values,
 		.ninputs = n < RECIPE_INPUTS_FORM_MAX ? n : RECIPE_INPUTS_FORM_MAX,
+		.queued_by = gate_actor(),
 	};
 	struct submit_result res;
 	struct err e = {{0}};

@@ -910,7 +910,9 @@ static void confirm_answer(struct dash *d, void *arg, const char *text)
 	struct err e = {{0}}, first = {{0}};
 	size_t done = 0, failed = 0;
 	for (size_t i = 0; text && rpmatch(text) == 1 && i < a->n; i++) {
-		if (store_task_confirm(d->st, a->ids[i], gate_actor(), &e) == 0)
+		struct gate_ctx g = gate_ctx_of(d->cfg, d->data_dir, d->st, NULL);
+		if (gate_may_decide_id(&g, a->ids[i], "confirm", &e) == 0 &&
+		    store_task_confirm(d->st, a->ids[i], gate_actor(), &e) == 0)
 			done++;
 		else if (!failed++)
 			first = e;

@@ -276,6 +276,10 @@ static const char *const migrations[] = {
 	/* The scheduler's look for tries due, each tick (store_task_pr_due):
 	 * the few tasks that wait for one, not every task. */
 	"CREATE INDEX tasks_pr_retry ON tasks(pr_retry_at) WHERE pr_retry_at IS NOT NULL;",
+	/* 13: who queued a task (issue 36, role.h): the token's name through
+	 * the API, the Unix user locally; NULL for older tasks and those
+	 * GitHub's issues made. */
+	"ALTER TABLE tasks ADD COLUMN queued_by TEXT;",
 };
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))
 

@@ -123,6 +123,8 @@ struct task_row {
 	double pr_error_at;        /* unix time of that try; 0 when none */
 	int pr_attempts;           /* tries that failed since the last success */
 	double pr_retry_at;        /* when the scheduler tries again; 0: never */
+	char *queued_by;           /* who queued it (schema 13): a token's name
+	                              or a Unix user; NULL: not known */
 };
 
 /* One request through the task's gateway. */
@@ -219,6 +221,7 @@ struct task_new {
 	const char *group_id;
 	int confirm;               /* waits for a person's confirmation */
 	double estimate;
+	const char *queued_by;     /* a token's name or a Unix user, or NULL */
 };
 
 /* Adds a queued task in one transaction, the count of queued tasks taken
@@ -577,9 +580,10 @@ int store_task_fix_round(struct store *s, const char *id, int n, struct err *e);
  * same repo, agent, budget, branch, pull request and agent session; its
  * base is the parent's head (or base when it has none), so that the agent
  * continues the conversation on the work.  text is the follow-up's
- * prompt. */
+ * prompt; queued_by (or NULL) is who queued it. */
 int store_task_follow_up(struct store *s, const char *parent, const char *text,
-                         size_t max_queued, char id_out[TASK_ID_LEN + 1], struct err *e);
+                         const char *queued_by, size_t max_queued,
+                         char id_out[TASK_ID_LEN + 1], struct err *e);
 /* Moves a queued task to preparing and counts the attempt, clearing the
  * last run's error and reason. */
 int store_task_start(struct store *s, const char *id, struct err *e);

@@ -49,6 +49,7 @@ void task_row_free(struct task_row *t)
 	free(t->confirm);
 	free(t->dry_run_record);
 	free(t->pr_error);
+	free(t->queued_by);
 	memset(t, 0, sizeof *t);
 }
 
@@ -66,7 +67,7 @@ void task_rows_free(struct task_row *t, size_t n)
                   "reason, attempts, failed_round, failed_head, failed_why, follow_of, " \
                   "callback_url, metadata, recipe, inputs, base_ref, test_cmd, timeout, " \
                   "dry_run, approval, fix_rounds, contract, group_id, confirm, estimate, " \
-                  "dry_run_record, pr_error, pr_error_at, pr_attempts, pr_retry_at"
+                  "dry_run_record, pr_error, pr_error_at, pr_attempts, pr_retry_at, queued_by"
 
 /* store_rows's arg for a task's steps. */
 struct steps_read {
@@ -175,6 +176,7 @@ static int row_fill_steps(struct store *s, sqlite3_stmt *st, struct task_row *t,
 	t->pr_error_at = sqlite3_column_double(st, 51);
 	t->pr_attempts = sqlite3_column_int(st, 52);
 	t->pr_retry_at = sqlite3_column_double(st, 53);
+	t->queued_by = store_col_str(st, 54);
 	return steps ? load_steps(s, seq, t, e) : 0;
 }
 
@@ -288,8 +290,9 @@ int store_task_insert(struct store *s, const struct task_new *n, char id_out[TAS
 	if (sqlite3_prepare_v2(s->db,
 	        "INSERT INTO tasks (id, text, repo, agent, branch, status, created, updated, "
 	        "budget, callback_url, metadata, recipe, inputs, base_ref, test_cmd, timeout, "
-	        "dry_run, approval, fix_rounds, contract, group_id, confirm, estimate) "
-	        "VALUES (?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	        "dry_run, approval, fix_rounds, contract, group_id, confirm, estimate, "
+	        "queued_by) "
+	        "VALUES (?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 	        -1, &st, NULL) != SQLITE_OK) {
 		store_db_err(s, e, "add");
 		goto fail;
@@ -329,6 +332,7 @@ int store_task_insert(struct store *s, const struct task_new *n, char id_out[TAS
 		sqlite3_bind_text(st, 20, n->group_id, -1, SQLITE_STATIC);
 		sqlite3_bind_text(st, 21, n->confirm ? "needed" : NULL, -1, SQLITE_STATIC);
 		sqlite3_bind_double(st, 22, n->estimate);
+		sqlite3_bind_text(st, 23, n->queued_by, -1, SQLITE_STATIC);
 		int rc = sqlite3_step(st);
 		if (rc == SQLITE_DONE) {
 			memcpy(id_out, id, sizeof id);
@@ -1041,7 +1045,8 @@ int store_task_update(struct store *s, const char *sql, const char *id, struct e
 }
 
 int store_task_follow_up(struct store *s, const char *parent, const char *text,
-                         size_t max_queued, char id_out[TASK_ID_LEN + 1], struct err *e)
+                         const char *queued_by, size_t max_queued,
+                         char id_out[TASK_ID_LEN + 1], struct err *e)
 {
 	struct task_row p;
 	if (store_task_get(s, parent, &p, e) < 0)
@@ -1075,7 +1080,8 @@ int store_task_follow_up(struct store *s, const char *parent, const char *text,
 	/* Its webhooks go where the parent's went, with the same metadata. */
 	struct task_new n = { .repo = p.repo, .agent = p.agent, .text = text,
 	                      .branch_prefix = *prefix ? prefix : NULL, .budget = p.budget,
-	                      .callback_url = p.callback_url, .metadata = p.metadata };
+	                      .callback_url = p.callback_url, .metadata = p.metadata,
+	                      .queued_by = queued_by };
 	if (max_queued && store_queued_count(s, &queued, e) < 0)
 		rc = -1;
 	else if (max_queued && queued >= max_queued)
