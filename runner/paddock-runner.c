@@ -1251,7 +1251,10 @@ static void session_resume(void)
 		resume_next = now() + resume_pause;
 		return;
 	}
-	resume_next = resume_pause = 0;
+	/* Should this one close at once too (a door that takes the
+	 * connection, then drops it), the next try waits a second. */
+	resume_pause = 0;
+	resume_next = now() + 1.0;
 	resume_why[0] = '\0';
 	chan = fd;
 	if (rl_reconnect(&session_link) < 0)
