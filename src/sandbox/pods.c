@@ -92,6 +92,8 @@
 /* Attempts at a name (a stale pod of a dead owner takes one each). */
 #define KUBE_ATTEMPTS 4
 
+struct pod_hooks;
+
 struct ksb {
 	struct kube *k;
 	char *task_id;
@@ -107,7 +109,7 @@ struct ksb {
 	char **files;          /* the host files copied under KUBE_FILES */
 	size_t nfiles;
 	int dead;              /* the pod ended: every later call fails */
-	const void *hooks;     /* pod_make's (struct pod_hooks), while it runs */
+	const struct pod_hooks *hooks;   /* the starter's, while pod_make runs in it */
 };
 
 static struct ksb *ksb(struct sandbox *sb)
@@ -548,6 +550,39 @@ static int door_made(struct ksb *p, struct err *e)
 	return door_expect_uid(p->door, p->uid, e);
 }
 
+/* What waits at the door now: 1 when it settles the start (the runner
+ * came: its session made; or its fault), with *rc; 0 when nothing does. */
+static int pod_door(struct ksb *p, int *rc, struct err *e)
+{
+	char fault[600] = "";
+	struct err de = {{0}};
+	int fd = door_runner(p->door, clock_mono() - 1, fault, sizeof fault, &de);
+	if (fd >= 0) {
+		*rc = pod_session(p, fd, e);
+		return 1;
+	}
+	if (fault[0]) {
+		*rc = err_set(e, _("kubernetes: the pod's runner refused to run: %s"), fault);
+		return 1;
+	}
+	return 0;
+}
+
+/* The pod ended before its runner dialled: a runner that refused to run
+ * sent its fault, then exited, and its words, if they are on their way
+ * (a second), say more than the pod's end.  -1 with e set. */
+static int pod_ended(struct ksb *p, enum err_kind kind, const char *why, struct err *e)
+{
+	char fault[600] = "";
+	struct err de = {{0}};
+	int fd = p->door ? door_runner(p->door, clock_mono() + 1.0, fault, sizeof fault, &de) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (fault[0])
+		return err_set(e, _("kubernetes: the pod's runner refused to run: %s"), fault);
+	return err_kind_set(e, kind, "kubernetes: %s", why);
+}
+
 /* Waits for the pod's runner: its connection through the front door, or
  * a cause that ends the wait (pod_problem), or the start timeout. */
 static int pod_wait_runner(struct ksb *p, struct err *e)
@@ -557,28 +592,8 @@ static int pod_wait_runner(struct ksb *p, struct err *e)
 	int wake = door_fd(p->door);
 	struct kube_watch w = { .name = p->name, .wake_fd = &wake };
 	struct start_watch sw = { .kind = ERR_INTERNAL };
-	int rc = -1, ended = 0;
-	for (;;) {
-		/* Once the pod ended: a runner that refused to run sent its
-		 * fault, then exited, and its words, if they are on their way,
-		 * say more than the pod's end. */
-		char fault[600] = "";
-		struct err de = {{0}};
-		int fd = door_runner(p->door, clock_mono() + (ended ? 1.0 : 0), fault, sizeof fault, &de);
-		if (fd >= 0 && !ended) {
-			rc = pod_session(p, fd, e);
-			break;
-		}
-		if (fd >= 0)
-			close(fd);
-		if (fault[0]) {
-			err_set(e, _("kubernetes: the pod's runner refused to run: %s"), fault);
-			break;
-		}
-		if (ended) {
-			err_kind_set(e, sw.kind, "kubernetes: %s", sw.why);
-			break;
-		}
+	int rc = -1;
+	while (!pod_door(p, &rc, e)) {
 		double left = deadline - clock_mono();
 		if (left <= 0) {
 			start_timed_out(p, &sw, e);
@@ -589,7 +604,10 @@ static int pod_wait_runner(struct ksb *p, struct err *e)
 			err_prefix(e, _("kubernetes: pod %s"), p->name);
 			break;
 		}
-		ended = wr > 0;
+		if (wr > 0) {
+			pod_ended(p, sw.kind, sw.why, e);
+			break;
+		}
 	}
 	kube_watch_end(&w);
 	return rc;
@@ -633,7 +651,7 @@ static int starter_say(int fd, const char *fmt, ...)
 
 static int starter_named(struct ksb *p, struct err *e)
 {
-	int fd = ((const struct pod_hooks *)p->hooks)->fd;
+	int fd = p->hooks->fd;
 	char ok[3];
 	struct pollfd pf = { .fd = fd, .events = POLLIN };
 	if (starter_say(fd, "name %u %s", p->so.attempt, p->name) < 0 ||
@@ -646,7 +664,7 @@ static int starter_named(struct ksb *p, struct err *e)
 static int starter_made(struct ksb *p, struct err *e)
 {
 	(void)e;
-	return starter_say(((const struct pod_hooks *)p->hooks)->fd, "uid %s", p->uid);
+	return starter_say(p->hooks->fd, "uid %s", p->uid);
 }
 
 /* The starter (a forked copy): makes the pod and watches it until its
@@ -723,22 +741,10 @@ static int starter_line(struct ksb *p, int fd, char *line, int *rc, struct err *
 		char *msg = strchr(rest, ' ');
 		enum err_kind kind = (enum err_kind)atoi(rest);
 		msg = msg ? msg + 1 : "";
-		if (!strcmp(line, "fail")) {
+		if (!strcmp(line, "fail"))
 			err_kind_set(e, kind, "%s", msg);
-		} else {
-			/* A runner that refused to run sent its fault, then exited:
-			 * its words, if on their way, say more than the pod's end. */
-			char fault[600] = "";
-			struct err de = {{0}};
-			int rfd = p->door ? door_runner(p->door, clock_mono() + 1.0, fault, sizeof fault,
-			                                &de) : -1;
-			if (rfd >= 0)
-				close(rfd);
-			if (fault[0])
-				err_set(e, _("kubernetes: the pod's runner refused to run: %s"), fault);
-			else
-				err_kind_set(e, kind, "kubernetes: %s", msg);
-		}
+		else
+			pod_ended(p, kind, msg, e);
 		*rc = -1;
 		return 1;
 	}
@@ -792,19 +798,8 @@ static int pod_start(struct ksb *p, struct err *e)
 			err_errno(e, _("kubernetes: cannot wait for pod %s"), p->task_id);
 			break;
 		}
-		if (pf[1].revents) {
-			char fault[600] = "";
-			struct err de = {{0}};
-			int fd = door_runner(p->door, clock_mono() - 1, fault, sizeof fault, &de);
-			if (fd >= 0) {
-				rc = pod_session(p, fd, e);
-				break;
-			}
-			if (fault[0]) {
-				err_set(e, _("kubernetes: the pod's runner refused to run: %s"), fault);
-				break;
-			}
-		}
+		if (pf[1].revents && pod_door(p, &rc, e))
+			break;
 		if (!pf[0].revents)
 			continue;
 		ssize_t n = read(sv[0], buf + len, sizeof buf - 1 - len);
