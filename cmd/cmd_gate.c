@@ -140,16 +140,7 @@ static void decide_on_signal(int sig)
 static int decide_here(const struct gate_ctx *g, const char *action, const char *task,
                        struct buf *why)
 {
-	if (scheduler_owner(g->data_dir, NULL, 0))
-		return 0;
-	struct task_row t;
-	struct err e = {{0}};
-	if (store_task_get(g->st, task, &t, &e) < 0)
-		return 1;              /* the gate's own call says it */
-	const struct repo_conf *r = config_find_repo(g->cfg, t.repo);
-	int here = !r || !decide_pushes(&t, action) || decide_can_push(r, why);
-	task_row_free(&t);
-	return here;
+	return !scheduler_owner(g->data_dir, NULL, 0) && decide_local(g, action, task, why);
 }
 
 /* The recorded decision's end, as the verb prints it when it carries it

@@ -60,6 +60,19 @@ int decide_pushes(const struct task_row *t, const char *action)
 	return 1;
 }
 
+int decide_local(const struct gate_ctx *g, const char *action, const char *task,
+                 struct buf *why)
+{
+	struct task_row t;
+	struct err e = {{0}};
+	if (store_task_get(g->st, task, &t, &e) < 0)
+		return 1;
+	const struct repo_conf *r = config_find_repo(g->cfg, t.repo);
+	int here = !r || !decide_pushes(&t, action) || decide_can_push(r, why);
+	task_row_free(&t);
+	return here;
+}
+
 int decide_check(const struct gate_ctx *g, const char *id, const char *action,
                  struct err *e)
 {

@@ -33,6 +33,13 @@ int decide_can_push(const struct repo_conf *r, struct buf *why);
  * always may). */
 int decide_pushes(const struct task_row *t, const char *action);
 
+/* Whether this process may carry action on task out itself when no
+ * scheduler runs: it holds the credentials (decide_can_push), or nothing
+ * is pushed, or the task cannot be read (the gate's call says why).  When
+ * not, why (if not NULL) says what it lacks. */
+int decide_local(const struct gate_ctx *g, const char *action, const char *task,
+                 struct buf *why);
+
 /* Checks that action ("approve", "push") may be made on task id now (at
  * review, nothing pending, no finding that blocks it, no decision of the
  * task waiting to be carried out): 0, or -1 with e saying why, as the gate
