@@ -17,6 +17,7 @@
 #include "fsx.h"
 #include "gate.h"
 #include "i18n.h"
+#include "sanitize.h"
 #include "scheduler.h"
 #include "store.h"
 #include "task.h"
@@ -145,10 +146,19 @@ static int decide_here(const struct gate_ctx *g, const char *action, const char 
 
 /* The recorded decision's end, as the verb prints it when it carries it
  * out itself. */
+/* Lines that may quote the remote, GitHub or the task, made inert. */
+static void put_clean(const char *text, FILE *to)
+{
+	struct buf clean = {0};
+	sanitize_visible(text ? text : "", text ? strlen(text) : 0, SANITIZE_KEEP_NEWLINE, &clean,
+	                 NULL);
+	fputs(clean.data ? clean.data : "", to);
+	buf_free(&clean);
+}
+
 static int decide_end(const char *action, const char *task, const struct store_action *a)
 {
-	if (a->outcome)
-		fputs(a->outcome, stdout);
+	put_clean(a->outcome, stdout);
 	if (!strcmp(a->state, "failed"))
 		return cli_die(1, "%s", a->error ? a->error : _("the decision failed"));
 	if (!strcmp(action, "approve"))
@@ -209,7 +219,7 @@ int cli_decide(const struct gate_ctx *g, const char *action, const char *task,
 		int running = scheduler_owner(g->data_dir, owner, sizeof owner);
 		struct buf lines = {0};
 		int ended = decide_watch_step(&w, g->st, running ? owner : NULL, &lines, &a, &e);
-		fputs(lines.data ? lines.data : "", stderr);
+		put_clean(lines.data, stderr);
 		buf_free(&lines);
 		if (ended < 0) {
 			rc = cli_die(1, "%s", e.msg);
