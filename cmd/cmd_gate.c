@@ -192,6 +192,8 @@ int cli_decide(const struct gate_ctx *g, const char *action, const char *task,
 		store_action_free(&a);
 	}
 	long long id = 0;
+	struct decide_watch w;
+	decide_watch_init(&w, g->st, task);
 	if (open != 0 || (strcmp(action, "pick") && decide_check(g, task, action, &e) < 0) ||
 	    store_action_add(g->st, task, action, target, notes, g->actor, &id, &e) < 0) {
 		buf_free(&why);
@@ -212,7 +214,7 @@ int cli_decide(const struct gate_ctx *g, const char *action, const char *task,
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, &oint);
 	sigaction(SIGTERM, &sa, &oterm);
-	struct decide_watch w = { .id = id };
+	w.id = id;
 	int rc = 0;
 	for (;;) {
 		char owner[64];

@@ -224,8 +224,13 @@ static void watch_task(struct decide_watch *w, const struct task_row *t, struct 
 		w->said_pushing = 1;
 		buf_printf(lines, _("pushing branch %s\n"), t->branch);
 	}
+	if (!w->looked) {
+		w->looked = 1;
+		snprintf(w->pushed0, sizeof w->pushed0, "%s", t->pushed ? t->pushed : "");
+	}
+	/* A push since the watch began (one made before is no news). */
 	if (!w->said_pushed && t->pushed && t->head && !strcmp(t->pushed, t->head) &&
-	    (w->said_pushing || t->status == TASK_DONE)) {
+	    strcmp(t->pushed, w->pushed0)) {
 		w->said_pushed = 1;
 		buf_printf(lines, _("pushed %.12s to %s\n"), t->head, t->branch);
 	}
@@ -236,6 +241,18 @@ static void watch_task(struct decide_watch *w, const struct task_row *t, struct 
 	} else if (!w->said_pr && t->pr_error && t->status == TASK_DONE) {
 		w->said_pr = 1;
 		buf_printf(lines, _("pull request failed: %s\n"), t->pr_error);
+	}
+}
+
+void decide_watch_init(struct decide_watch *w, struct store *st, const char *task)
+{
+	memset(w, 0, sizeof *w);
+	struct task_row t;
+	struct err e = {{0}};
+	if (store_task_get(st, task, &t, &e) == 0) {
+		w->looked = 1;
+		snprintf(w->pushed0, sizeof w->pushed0, "%s", t.pushed ? t.pushed : "");
+		task_row_free(&t);
 	}
 }
 
@@ -263,7 +280,7 @@ int decide_watch_step(struct decide_watch *w, struct store *st, const char *owne
 	}
 	struct task_row t;
 	struct err te = {{0}};
-	if (!pending && store_task_get(st, a->task, &t, &te) == 0) {
+	if (store_task_get(st, a->task, &t, &te) == 0) {
 		watch_task(w, &t, lines);
 		task_row_free(&t);
 	}

@@ -64,12 +64,17 @@ int decide_run_pending(const struct gate_ctx *g, const char *by, struct buf *out
  * the lock (scheduler_owner) or an action's by says it; newly allocated. */
 char *decide_owner_text(const char *by);
 
-/* What a watcher of an action has said so far (zero it first). */
+/* What a watcher of an action has said so far (decide_watch_init). */
 struct decide_watch {
 	long long id;
 	int said_owner;            /* 0 nothing, 1 none runs, 2 one runs */
 	int said_taken, said_pushing, said_pushed, said_pr;
+	int looked;                /* the task was read once: pushed0 is set */
+	char pushed0[48];          /* where the task was pushed to before */
 };
+/* Starts a watch of a decision on task, read before the decision is
+ * recorded (so that a push made at once is told); set w->id after. */
+void decide_watch_init(struct decide_watch *w, struct store *st, const char *task);
 /* One look at action w->id and its task: appends the progress lines not
  * said yet to lines (waiting for the scheduler, owner being who runs it
  * now or NULL for none; taken by whom; pushing; pushed SHA to BRANCH; the

@@ -906,10 +906,12 @@ static int job_recorded(const struct gate_ctx *g, const struct gate_job *job, st
 	if (held ? owner_pid(owner) == (long)getppid() : decide_local(g, job->verb, job->id, NULL))
 		return -2;
 	long long id;
+	struct decide_watch w;
+	decide_watch_init(&w, g->st, job->id);
 	if (decide_check(g, job->id, job->verb, e) < 0 ||
 	    store_action_add(g->st, job->id, job->verb, NULL, NULL, g->actor, &id, e) < 0)
 		return -1;
-	struct decide_watch w = { .id = id };
+	w.id = id;
 	for (;;) {
 		struct store_action a;
 		struct buf lines = {0};
