@@ -144,8 +144,6 @@ static int decide_here(const struct gate_ctx *g, const char *action, const char 
 	return !scheduler_owner(g->data_dir, NULL, 0) && decide_local(g, action, task, why);
 }
 
-/* The recorded decision's end, as the verb prints it when it carries it
- * out itself. */
 /* Lines that may quote the remote, GitHub or the task, made inert. */
 static void put_clean(const char *text, FILE *to)
 {
@@ -156,6 +154,8 @@ static void put_clean(const char *text, FILE *to)
 	buf_free(&clean);
 }
 
+/* The recorded decision's end, printed as the verb prints it when it
+ * carries it out itself; the exit status. */
 static int decide_end(const char *action, const char *task, const struct store_action *a)
 {
 	put_clean(a->outcome, stdout);

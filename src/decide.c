@@ -8,11 +8,9 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "clock.h"
 #include "config.h"
 #include "group.h"
 #include "i18n.h"
-#include "remote.h"
 #include "task.h"
 
 int decide_can_push(const struct repo_conf *r, struct buf *why)
@@ -39,7 +37,7 @@ int decide_can_push(const struct repo_conf *r, struct buf *why)
 	}
 	if (r->pull_request && !config_repo_github_token(r)) {
 		if (why)
-			buf_printf(why, "%s" , ok ? "" : "; ");
+			buf_printf(why, "%s", ok ? "" : "; ");
 		ok = 0;
 		if (why)
 			buf_printf(why, _("no GitHub token for the pull requests of %s (set %s, or "
