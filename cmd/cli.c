@@ -89,14 +89,19 @@ static const struct cli_verb verbs[] = {
 	     "  --round N          only what round N changed\n"
 	     "  --since-review     only what changed since changes were last requested\n"
 	     "  --failed           what the round that did not reach review did\n") },
-	{ "approve", cmd_approve, N_("approve [--notes TEXT] ID"),
+	{ "approve", cmd_approve, N_("approve [--notes TEXT] [--no-wait] ID"),
 	  N_("Pushes the task's branch with paddock's credentials, opens the pull request\n"
 	     "when the repo has one configured, tears the sandbox down; the task is done.\n"
-	     "Refused while a policy finding blocks it (see 'paddock override').\n"
+	     "Refused while a policy finding blocks it (see 'paddock override').  While\n"
+	     "serve or a dashboard runs the scheduler (or without the credentials here),\n"
+	     "the decision is recorded and that process carries it out; approve waits.\n"
 	     "  -m, --notes TEXT   a note recorded with the decision\n"
-	     "  --notes-file FILE  the note from FILE ('-' for standard input)\n") },
-	{ "push", cmd_push, N_("push ID"),
-	  N_("Pushes the task's branch now; the task stays at review.\n") },
+	     "  --notes-file FILE  the note from FILE ('-' for standard input)\n"
+	     "  --no-wait          return once the decision is recorded\n") },
+	{ "push", cmd_push, N_("push [--no-wait] ID"),
+	  N_("Pushes the task's branch now; the task stays at review.  Carried out by the\n"
+	     "scheduler's process as approve is.\n"
+	     "  --no-wait          return once the decision is recorded\n") },
 	{ "pr", cmd_pr, N_("pr [--json] ID"),
 	  N_("Opens the pull request of an approved task whose pull request failed to open\n"
 	     "(paddock show says why), now; serve and the dashboard also try it again by\n"
@@ -148,14 +153,15 @@ static const struct cli_verb verbs[] = {
 	     "or recipe's confirm-over): the scheduler then runs it.  The confirmation is\n"
 	     "recorded as a decision.\n"
 	     "  -j, --json         print the task as JSON\n") },
-	{ "group", cmd_group, N_("group [--json] show GROUP | group [--notes TEXT] pick GROUP ID"),
+	{ "group", cmd_group, N_("group [--json] show GROUP | group [--notes TEXT] [--no-wait] pick GROUP ID"),
 	  N_("A best-of-N group (paddock add --agents or --n): show prints its members side\n"
 	     "by side (status, verified tests, change, cost, time, findings, the pick);\n"
 	     "pick approves member ID as 'paddock approve' does, records the pick, and ends\n"
 	     "the other members: those at review are rejected, the others cancelled.\n"
 	     "  -j, --json         print the group as JSON (show)\n"
 	     "  -m, --notes TEXT   a note recorded with the approval (pick)\n"
-	     "  --notes-file FILE  the note from FILE ('-' for standard input)\n") },
+	     "  --notes-file FILE  the note from FILE ('-' for standard input)\n"
+	     "  --no-wait          return once the pick is recorded for the scheduler\n") },
 	{ "serve", cmd_serve, N_("serve [--until-idle] [--listen ADDR:PORT]"),
 	  N_("Runs the scheduler without the dashboard until interrupted.\n"
 	     "  --until-idle       return when nothing is queued or running\n"
@@ -321,7 +327,7 @@ enum { OPT_HELP = 'h', OPT_JSON = 'j', OPT_FOLLOW = 'f', OPT_REPO = 'r', OPT_AGE
        OPT_ROUND, OPT_SINCE_REVIEW, OPT_BUDGET, OPT_LISTEN, OPT_ROUTES, OPT_OLDER_THAN,
        OPT_DRY_RUN, OPT_FAILED, OPT_AGAIN, OPT_LIMIT, OPT_SINCE, OPT_BEFORE,
        OPT_RECIPE, OPT_INPUT, OPT_BASE, OPT_TEST, OPT_TIMEOUT, OPT_APPROVAL, OPT_AGENTS,
-       OPT_N, OPT_KEEP, OPT_YES, OPT_NAMESPACE };
+       OPT_N, OPT_KEEP, OPT_YES, OPT_NAMESPACE, OPT_NO_WAIT };
 
 /* 1 if word is one of the space-separated words of list. */
 static int word_in(const char *list, const char *word)
@@ -394,6 +400,7 @@ int cli_parse_opts(const struct cli_verb *v, int argc, char **argv, struct cli_o
 		{ "keep", no_argument, NULL, OPT_KEEP },
 		{ "yes", no_argument, NULL, OPT_YES },
 		{ "namespace", required_argument, NULL, OPT_NAMESPACE },
+		{ "no-wait", no_argument, NULL, OPT_NO_WAIT },
 		{ NULL, 0, NULL, 0 },
 	};
 	memset(o, 0, sizeof *o);
@@ -462,6 +469,7 @@ int cli_parse_opts(const struct cli_verb *v, int argc, char **argv, struct cli_o
 		case OPT_KEEP: o->keep = 1; break;
 		case OPT_YES: o->yes = 1; break;
 		case OPT_NAMESPACE: o->namespace = optarg; break;
+		case OPT_NO_WAIT: o->no_wait = 1; break;
 		}
 	}
 	return -1;

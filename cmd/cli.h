@@ -71,6 +71,7 @@ struct cli_opts {
 	int keep;
 	int yes;
 	const char *namespace;
+	int no_wait;           /* approve, push, group pick: return once recorded */
 };
 
 /* The verb named name (NULL if none). */
@@ -163,6 +164,21 @@ void cli_task_verb_end(struct cli_task_verb *tv);
  * gate verbs check them; NULL with the problem printed and *code the exit
  * status (cmd_gate.c). */
 char *cli_gate_notes(const char *verb, const struct cli_opts *o, const char *id, int *code);
+/* A person's decision that pushes (action "approve", "push" or "pick" of
+ * task, target the pick's group) recorded for the process that runs the
+ * scheduler, and waited for (decide.h): progress on standard error, the
+ * outcome on standard output; returns the exit status (0 done, 1 failed
+ * or refused, 130 interrupted: the decision stays recorded).  -1 when it
+ * is not recorded: no scheduler runs and this process holds the
+ * credentials (or nothing is pushed), so the caller carries it out
+ * itself, as before.  The CLI's own check (gate_may_decide) comes first,
+ * the caller's. */
+struct gate_ctx;
+/* 1 when cli_decide would record action on task (a scheduler runs, or this
+ * process lacks the credentials), 0 when it would leave it to the caller. */
+int cli_decide_records(const struct gate_ctx *g, const char *action, const char *task);
+int cli_decide(const struct gate_ctx *g, const char *action, const char *task,
+               const char *target, const char *notes, int no_wait);
 
 /* The verbs: argv[0] is the verb's name. */
 int cmd_add(int argc, char **argv);

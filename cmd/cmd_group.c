@@ -145,6 +145,35 @@ static int group_show(const struct cli_opts *o, const char *id)
 	return rc;
 }
 
+/* The pick recorded for the scheduler (cli_decide), after the checks a
+ * pick makes first (the group and its member, who may pick): an exit
+ * status; -1 when this process picks itself, -2 with e when refused. */
+static int pick_recorded(const struct gate_ctx *g, const char *id, const char *task,
+                         const char *notes, int no_wait, struct err *e)
+{
+	struct group_info gi;
+	if (group_load(g->st, NULL, id, 0, &gi, e) < 0)
+		return -2;
+	const struct group_member *m = group_member_find(&gi, task);
+	int rc;
+	if (m && !cli_decide_records(g, "pick", m->t.id)) {
+		rc = -1;
+	} else if (!m) {
+		/* group_pick refuses it so too. */
+		rc = -1;
+	} else if (gi.g.chosen) {
+		err_kind_set(e, ERR_CONFLICT, _("group %s has a pick already: task %s; a group "
+		                                "is picked once"), gi.g.id, gi.g.chosen);
+		rc = -2;
+	} else if (gate_may_decide(g, &m->t, "pick", e) < 0) {
+		rc = -2;
+	} else {
+		rc = cli_decide(g, "pick", m->t.id, gi.g.id, notes, no_wait);
+	}
+	group_info_free(&gi);
+	return rc;
+}
+
 static int group_pick_verb(const struct cli_opts *o, const char *id, const char *task)
 {
 	int code;
@@ -163,8 +192,13 @@ static int group_pick_verb(const struct cli_opts *o, const char *id, const char 
 		struct gate_ctx g = gate_ctx_of(&cfg, data, s, NULL);
 		struct err e = {{0}};
 		struct buf out = {0};
-		rc = group_pick(&g, id, task, notes, &out, &e);
-		fputs(out.data ? out.data : "", stdout);
+		rc = pick_recorded(&g, id, task, notes, o->no_wait, &e);
+		if (rc == -1) {
+			/* Carried out here: no scheduler runs, and this process
+			 * holds the credentials. */
+			rc = group_pick(&g, id, task, notes, &out, &e);
+			fputs(out.data ? out.data : "", stdout);
+		}
 		if (rc < 0)
 			rc = cli_die(e.kind == ERR_INVALID ? EXIT_USAGE : 1, "%s", e.msg);
 		buf_free(&out);
@@ -180,7 +214,7 @@ int cmd_group(int argc, char **argv)
 {
 	const struct cli_verb *v = cli_verb_find("group");
 	struct cli_opts o;
-	int rc = cli_parse_opts(v, argc, argv, &o, "help json notes notes-file");
+	int rc = cli_parse_opts(v, argc, argv, &o, "help json notes notes-file no-wait");
 	if (rc >= 0)
 		return rc;
 	if (optind >= argc)
@@ -193,6 +227,10 @@ int cmd_group(int argc, char **argv)
 		return cli_bad_usage(v);
 	if (show && (o.notes || o.notes_file)) {
 		fprintf(stderr, _("paddock group: --notes and --notes-file go with pick\n"));
+		return cli_bad_usage(v);
+	}
+	if (show && o.no_wait) {
+		fprintf(stderr, _("paddock group: --no-wait goes with pick\n"));
 		return cli_bad_usage(v);
 	}
 	if (pick && o.json) {

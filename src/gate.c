@@ -683,6 +683,29 @@ out:
 	return rc;
 }
 
+int gate_ready(const struct gate_ctx *g, const char *id, const char *action, struct err *e)
+{
+	struct task_row t;
+	int push = !strcmp(action, "push");
+	if (at_review(g, id, push ? _("push") : _("approve"), &t, e) < 0)
+		return -1;
+	int rc = -1;
+	if (push && approval_never(&t))
+		err_kind_set(e, ERR_WRONG_STATE, _("task %s has approval never: its branch is never "
+		                                   "pushed; approve ends it, keeping the branch in "
+		                                   "paddock's mirror"), t.id);
+	else if (push && changed_nothing(&t))
+		err_kind_set(e, ERR_WRONG_STATE, _("task %s changed nothing: there is nothing to "
+		                                   "push; approve ends it"), t.id);
+	else if ((push || !changed_nothing(&t)) &&
+	         check_findings(g, &t, push ? _("push") : _("approve"), e) < 0)
+		rc = -1;
+	else
+		rc = 0;
+	task_row_free(&t);
+	return rc;
+}
+
 int gate_push(const struct gate_ctx *g, const char *id, struct buf *out, struct err *e)
 {
 	struct task_row t;

@@ -5,13 +5,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include "buf.h"
 #include "dash.h"
+#include "decide.h"
 #include "gate.h"
 #include "ghsync.h"
 #include "i18n.h"
 #include "paths.h"
 #include "sanitize.h"
+#include "scheduler.h"
 #include "store.h"
 #include "units.h"
 
@@ -882,6 +885,56 @@ int gate_view_run(struct dash *d,
 	return rc;
 }
 
+/* The pid in a scheduler owner's "ROLE PID" (scheduler_owner). */
+static long owner_pid(const char *owner)
+{
+	const char *sp = strchr(owner, ' ');
+	return sp ? strtol(sp + 1, NULL, 10) : 0;
+}
+
+/* In the job: when another process runs the scheduler (or none does and
+ * this one lacks the credentials), the approve or push is recorded for it
+ * and waited for (decide.h), off the dashboard's loop: what happened goes
+ * to out, as the gate's call would put it.  -2 when this process carries
+ * it out itself: its dashboard (the job's parent) hosts the scheduler, or
+ * none runs and the credentials are here. */
+static int job_recorded(const struct gate_ctx *g, const struct gate_job *job, struct buf *out,
+                        struct err *e)
+{
+	char owner[64];
+	int held = scheduler_owner(g->data_dir, owner, sizeof owner);
+	if (held ? owner_pid(owner) == (long)getppid() : decide_local(g, job->verb, job->id, NULL))
+		return -2;
+	long long id;
+	struct decide_watch w;
+	decide_watch_init(&w, g->st, job->id);
+	if (decide_check(g, job->id, job->verb, e) < 0 ||
+	    store_action_add(g->st, job->id, job->verb, NULL, NULL, g->actor, &id, e) < 0)
+		return -1;
+	w.id = id;
+	for (;;) {
+		struct store_action a;
+		struct buf lines = {0};
+		held = scheduler_owner(g->data_dir, owner, sizeof owner);
+		int ended = decide_watch_step(&w, g->st, held ? owner : NULL, &lines, &a, e);
+		buf_free(&lines);
+		if (ended < 0)
+			return -1;
+		if (ended) {
+			char *who = decide_owner_text(a.by);
+			buf_printf(out, _("carried out by %s\n"), who);
+			free(who);
+			buf_adds(out, a.outcome ? a.outcome : "");
+			int rc = !strcmp(a.state, "failed") ? -1 : a.result;
+			if (rc)
+				err_set(e, "%s", a.error ? a.error : _("the decision failed"));
+			store_action_free(&a);
+			return rc;
+		}
+		nanosleep(&(struct timespec){ 0, 200000000 }, NULL);
+	}
+}
+
 static int gate_job_verb(const struct gate_ctx *g, const void *arg, struct buf *out,
                          struct err *e)
 {
@@ -891,6 +944,9 @@ static int gate_job_verb(const struct gate_ctx *g, const void *arg, struct buf *
 	int approve = !strcmp(job->verb, "approve");
 	if (gate_may_decide_id(g, job->id, approve ? "approve" : "push", e) < 0)
 		return -1;
+	int rc = job_recorded(g, job, out, e);
+	if (rc != -2)
+		return rc;
 	return approve ? gate_approve(g, job->id, NULL, out, e) : gate_push(g, job->id, out, e);
 }
 
@@ -911,10 +967,17 @@ int gate_view_job(struct dash *d, char *const *args, char *msg, size_t msglen)
 /* verb: "approve", "push" or "pr" (the pull request again). */
 static void start_job(struct dash *d, const char *id, const char *verb)
 {
-	char what[128];
+	char what[192], owner[64];
 	snprintf(what, sizeof what, !strcmp(verb, "approve") ? _("approving task %s")
 	                            : !strcmp(verb, "push") ? _("pushing task %s")
 	                            : _("opening the pull request of task %s"), id);
+	/* Not hosting the scheduler: the process that does carries it out. */
+	if (!d->sched && strcmp(verb, "pr") && scheduler_owner(d->data_dir, owner, sizeof owner)) {
+		char *who = decide_owner_text(owner);
+		size_t n = strlen(what);
+		snprintf(what + n, sizeof what - n, _(" (recorded for %s, which carries it out)"), who);
+		free(who);
+	}
 	const char *args[] = { verb, id };
 	dash_background(d, what, "gate", args);
 }

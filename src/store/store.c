@@ -280,6 +280,26 @@ static const char *const migrations[] = {
 	 * the API, the Unix user locally; NULL for older tasks and those
 	 * GitHub's issues made. */
 	"ALTER TABLE tasks ADD COLUMN queued_by TEXT;",
+	/* 14: decisions that push (approve, push, group pick) recorded by
+	 * whoever decides and carried out by the scheduler with its own
+	 * credentials (issue 36, store_actions.c): state pending, running
+	 * (by says which process), done or failed; result as the CLI exits
+	 * (0, 1); outcome the lines it prints. */
+	"CREATE TABLE actions ("
+	"  id INTEGER PRIMARY KEY,"
+	"  task TEXT NOT NULL,"
+	"  action TEXT NOT NULL,"
+	"  target TEXT,"
+	"  notes TEXT,"
+	"  actor TEXT NOT NULL,"
+	"  requested REAL NOT NULL,"
+	"  state TEXT NOT NULL DEFAULT 'pending',"
+	"  by TEXT,"
+	"  result INTEGER,"
+	"  outcome TEXT,"
+	"  error TEXT,"
+	"  finished REAL);"
+	"CREATE INDEX actions_open ON actions(state) WHERE state IN ('pending', 'running');",
 };
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))
 
