@@ -659,7 +659,9 @@ int cmd_cancel(int argc, char **argv)
 		config_free(&cfg);
 	} else {
 		struct mover mv = { .st = tv.s };
-		r = move_cancel(&mv, t.id, gate_actor(), &e);
+		struct gate_ctx g = gate_ctx_of(NULL, tv.data, tv.s, NULL);
+		r = gate_action_waits(&g, t.id, _("cancel"), &e) < 0 ? -1
+		    : move_cancel(&mv, t.id, gate_actor(), &e);
 	}
 	if (r < 0)
 		rc = cli_die(1, "%s", e.msg);

@@ -899,7 +899,11 @@ static enum MHD_Result decide(struct api *a, struct MHD_Connection *c, struct re
 		notes = again_notes;
 	}
 	int r;
-	if (strcmp(action, "approve") == 0)
+	/* A person's approve or push (reject and the rest ask the gate). */
+	if ((!strcmp(action, "approve") || !strcmp(action, "push")) &&
+	    gate_action_waits(&g, t->id, action, &e) < 0)
+		r = -1;
+	else if (strcmp(action, "approve") == 0)
 		r = gate_approve(&g, t->id, notes, &out, &e);
 	else if (strcmp(action, "push") == 0)
 		r = gate_push(&g, t->id, &out, &e);

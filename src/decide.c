@@ -74,17 +74,8 @@ int decide_local(const struct gate_ctx *g, const char *action, const char *task,
 int decide_check(const struct gate_ctx *g, const char *id, const char *action,
                  struct err *e)
 {
-	struct store_action a;
-	int rc = store_action_open(g->st, id, &a, e);
-	if (rc < 0)
+	if (gate_action_waits(g, id, action, e) < 0)
 		return -1;
-	if (rc == 1) {
-		err_kind_set(e, ERR_CONFLICT, _("cannot %s task %s: %s's %s of it is waiting to be "
-		             "carried out by the scheduler; paddock show %s follows it"),
-		             action, id, a.actor, a.action, id);
-		store_action_free(&a);
-		return -1;
-	}
 	return gate_ready(g, id, action, e);
 }
 

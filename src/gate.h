@@ -93,6 +93,14 @@ int gate_pr_retry(const struct gate_ctx *g, const char *id, struct buf *out, str
  * only when the store fails. */
 int gate_pr_scheduled(const struct gate_ctx *g, const char *id, struct buf *out,
                       struct err *e);
+/* 0 when no decision of task id that pushes (approve, push, a pick)
+ * waits for the scheduler (decide.h); else -1 with e (ERR_CONFLICT)
+ * saying that action may not be taken until it has its outcome.  The
+ * reject, request-changes, override and cancel here ask it themselves;
+ * an approve or push made in serve asks it first (the scheduler's own
+ * carrying out of the waiting one must not). */
+int gate_action_waits(const struct gate_ctx *g, const char *id, const char *action,
+                      struct err *e);
 /* Whether approve or push (action) may be made on task id now, as
  * gate_approve and gate_push check it (at review, nothing pending, work,
  * no finding that blocks it), without doing anything: 0, or -1 with e
