@@ -268,12 +268,14 @@ int cli_bad_usage(const struct cli_verb *v)
 
 static void usage(FILE *out)
 {
-	fprintf(out, _("usage: paddock [--version] [--help] [--server URL] VERB [ARGS]\n\n"
+	fprintf(out, _("usage: paddock [--version] [--help] VERB [ARGS]\n\n"
 	               "paddock runs coding agents on tasks against git repositories, each in a\n"
 	               "sandbox that holds no credential.\n\nVerbs:\n"));
 	for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++)
 		fprintf(out, "  paddock %s\n", _(verbs[i].usage));
 	fprintf(out, _("\n'paddock VERB --help' describes a verb; man paddock has the details.\n"));
+	fprintf(out, _("With --server URL before the verb (or PADDOCK_SERVER), the verb talks to the\n"
+	               "API of a paddock serve elsewhere (man paddock, REMOTE USE).\n"));
 }
 
 static int word_in(const char *list, const char *word);

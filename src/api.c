@@ -825,6 +825,11 @@ static enum MHD_Result get_log(struct api *a, struct MHD_Connection *c, const st
 
 /* ---- decisions ---- */
 
+/* POST /tasks/ID/{approve,push,reject,request-changes,cancel,confirm}:
+ * the body's fields checked, a push left by a dead process recovered,
+ * the gate's action, and the answer with the task as it is after.
+ * Long: the fields, the recovery and the answer are shared by every
+ * action; split, each part would take most of the others' arguments. */
 static enum MHD_Result decide(struct api *a, struct MHD_Connection *c, struct req *rq,
                               struct store *st, const struct task_row *t, const char *action,
                               const char *actor)
