@@ -23,6 +23,7 @@
 #include "i18n.h"
 #include "recipe.h"
 #include "sanitize.h"
+#include "store.h"
 #include "submit.h"
 #include "task.h"
 #include "taskjson.h"
@@ -348,11 +349,81 @@ static void put_lines(const char *text, int visible)
 	}
 }
 
+/* A decision's notes: the first line after ": ", each further one
+ * indented under the decision (as cmd_show's put_notes). */
+static void put_notes(const char *notes)
+{
+	size_t len = strlen(notes);
+	while (len && (notes[len - 1] == '\n' || notes[len - 1] == ' ' || notes[len - 1] == '\r'))
+		len--;
+	printf(": ");
+	for (size_t at = 0, first = 1; at < len; first = 0) {
+		const char *nl = memchr(notes + at, '\n', len - at);
+		size_t n = nl ? (size_t)(nl - (notes + at)) : len - at;
+		if (!first)
+			fputs(n ? "\n       " : "\n", stdout);
+		cli_put_text(stdout, notes + at, n);
+		at += n + (nl != NULL);
+	}
+}
+
 static const char *tests_word(json_t *t)
 {
 	if (!json_is_true(json_object_get(t, "ran")))
 		return _("none");
 	return json_is_true(json_object_get(t, "passed")) ? _("passed") : _("failed");
+}
+
+/* The rounds and the decisions made on each, in the local show's words
+ * (task_history_round_text, task_decision_text) from the task's JSON. */
+static void show_rounds(json_t *j)
+{
+	json_t *rounds = json_object_get(j, "rounds"), *dec = json_object_get(j, "decisions");
+	struct task_history h = { .nrounds = json_array_size(rounds),
+	                          .ndecisions = json_array_size(dec) };
+	h.rounds = xcalloc(h.nrounds + 1, sizeof *h.rounds);
+	h.decisions = xcalloc(h.ndecisions + 1, sizeof *h.decisions);
+	for (size_t i = 0; i < h.nrounds; i++) {
+		json_t *r = json_array_get(rounds, i);
+		h.rounds[i] = (struct task_round){
+			.n = (int)json_integer_value(json_object_get(r, "round")),
+			.from = (char *)jstr(r, "from"), .head = (char *)jstr(r, "head"),
+			.started = jnum(r, "started"), .ended = jnum(r, "ended"),
+			.kind = (char *)jstr(r, "kind"),
+		};
+	}
+	for (size_t i = 0; i < h.ndecisions; i++) {
+		json_t *d = json_array_get(dec, i);
+		h.decisions[i] = (struct task_decision){
+			.round = (int)json_integer_value(json_object_get(d, "round")),
+			.action = (char *)(jstr(d, "action") ? jstr(d, "action") : "?"),
+			.notes = (char *)jstr(d, "notes"),
+			.actor = (char *)(jstr(d, "actor") ? jstr(d, "actor") : "?"),
+			.at = jnum(d, "at"),
+		};
+	}
+	h.last = h.nrounds ? h.rounds[h.nrounds - 1].n : h.ndecisions ? 1 : 0;
+	if (h.last)
+		printf("%s\n", _("rounds"));
+	for (int n = 1; n <= h.last; n++) {
+		char *line = task_history_round_text(&h, n);
+		printf("  %s\n", line);
+		free(line);
+		for (size_t k = 0; k < h.ndecisions; k++) {
+			const struct task_decision *d = &h.decisions[k];
+			if (d->round != n)
+				continue;
+			char *text = task_decision_text(d);
+			printf("     %s", text);
+			free(text);
+			if (d->notes)
+				put_notes(d->notes);
+			putchar('\n');
+		}
+	}
+	/* The strings are the JSON's: only the arrays are ours. */
+	free(h.rounds);
+	free(h.decisions);
 }
 
 /* The gate of the task's JSON, as show prints it. */
@@ -412,31 +483,74 @@ static void show_gate(json_t *j)
 			putchar('\n');
 		}
 	}
-	/* The rounds and the decisions made on each. */
-	json_t *rounds = json_object_get(j, "rounds"), *dec = json_object_get(j, "decisions");
-	if (json_array_size(rounds))
-		printf("%s\n", _("rounds"));
-	size_t i;
-	json_t *r;
-	json_array_foreach(rounds, i, r) {
-		int n = (int)json_integer_value(json_object_get(r, "round"));
-		const char *h = jstr(r, "head");
-		printf(_("  round %d (%s): %.12s\n"), n, jstr(r, "kind") ? jstr(r, "kind") : "agent",
-		       h ? h : "-");
-		size_t k;
-		json_t *d;
-		json_array_foreach(dec, k, d) {
-			if (json_integer_value(json_object_get(d, "round")) != n)
-				continue;
-			printf("     %s (%s)", jstr(d, "action") ? jstr(d, "action") : "?",
-			       jstr(d, "actor") ? jstr(d, "actor") : "?");
-			const char *notes = jstr(d, "notes");
-			if (notes) {
-				printf(": ");
-				cli_put_text(stdout, notes, strcspn(notes, "\n"));
-			}
-			putchar('\n');
+	show_rounds(j);
+}
+
+/* What the task was made with beyond its repo and agent, each line only
+ * when given (as cmd_show's show_made_with). */
+static void show_made_with(json_t *j)
+{
+	if (jstr(j, "recipe")) {
+		label(_("recipe"));
+		/* label() printed the space that "%-8s %s" would */
+		printf("%s", jstr(j, "recipe"));
+		const char *k;
+		json_t *v;
+		int first = 1;
+		json_object_foreach(json_object_get(j, "inputs"), k, v) {
+			const char *val = json_string_value(v) ? json_string_value(v) : "";
+			printf("%s%s=", first ? " (" : ", ", k);
+			cli_put_text(stdout, val, strcspn(val, "\n"));
+			first = 0;
 		}
+		printf("%s\n", first ? "" : ")");
+	}
+	if (jstr(j, "base_ref")) {
+		label(_("from"));
+		printf("%s\n", jstr(j, "base_ref"));
+	}
+	if (jstr(j, "test")) {
+		label(_("test"));
+		cli_put_str(stdout, jstr(j, "test"));
+		putchar('\n');
+	}
+	if (jnum(j, "timeout") > 0)
+		printf(_("%-8s %.0fs per round\n"), _("timeout"), jnum(j, "timeout"));
+	if (json_is_integer(json_object_get(j, "fix_rounds")))
+		printf(_("%-8s %d fix rounds\n"), _("fixes"),
+		       (int)json_integer_value(json_object_get(j, "fix_rounds")));
+	if (jstr(j, "approval") && strcmp(jstr(j, "approval"), "review") != 0) {
+		label(_("approval"));
+		printf("%s\n", jstr(j, "approval"));
+	}
+	if (json_is_true(json_object_get(j, "dry_run"))) {
+		label(_("mode"));
+		printf("%s\n", _("dry run: approve records what it would push, and pushes nothing"));
+	}
+	if (jstr(j, "confirm") && !strcmp(jstr(j, "confirm"), "needed") &&
+	    jstatus(j) == TASK_QUEUED) {
+		char usd[32];
+		const char *id = jstr(j, "id") ? jstr(j, "id") : "?";
+		units_format_money(jnum(j, "estimate"), 2, usd, sizeof usd);
+		label(_("confirm"));
+		if (jnum(j, "estimate") > 0)
+			printf(_("needs confirmation (estimated $%s): paddock confirm %s\n"), usd, id);
+		else
+			printf(_("needs confirmation (its cost cannot be estimated): paddock confirm "
+			         "%s\n"), id);
+	}
+	json_t *c = json_object_get(j, "contract");
+	if (json_array_size(c)) {
+		size_t i;
+		json_t *x;
+		printf("%s%*s", _("contract"), cli_cols(_("contract")) < 8 ? 8 - cli_cols(_("contract"))
+		                                                          : 0, "");
+		json_array_foreach(c, i, x) {
+			const char *cl = json_string_value(x) ? json_string_value(x) : "";
+			printf("%s ", i ? ";" : "");
+			cli_put_text(stdout, cl, strlen(cl));
+		}
+		putchar('\n');
 	}
 }
 
@@ -460,19 +574,19 @@ static void show_text(json_t *j)
 			cli_put_str(stdout, jstr(j, opt[i][0]));
 			putchar('\n');
 		}
-	if (jstr(j, "recipe")) {
-		label(_("recipe"));
-		printf("%s\n", jstr(j, "recipe"));
-	}
+	show_made_with(j);
 	label(_("queued"));
 	printf("%s\n", when);
-	label(_("steps"));
+	/* (each step brings its own space) */
+	printf("%s%*s", _("steps"), cli_cols(_("steps")) < 8 ? 8 - cli_cols(_("steps")) : 0, "");
 	size_t i;
 	json_t *s;
 	json_array_foreach(json_object_get(j, "steps"), i, s) {
-		int st = jstr(s, "status") ? task_status_parse(jstr(s, "status")) : -1;
+		/* [unix time, status]; shown as seconds since it was queued. */
+		const char *name = json_string_value(json_array_get(s, 1));
+		int st = name ? task_status_parse(name) : -1;
 		printf("%s %s %.1fs", i ? "," : "", st < 0 ? "?" : task_status_label((enum task_status)st),
-		       jnum(s, "at"));
+		       json_number_value(json_array_get(s, 0)) - jnum(j, "created"));
 	}
 	putchar('\n');
 	if (jstr(j, "error")) {
@@ -481,7 +595,27 @@ static void show_text(json_t *j)
 	}
 	if (jstr(j, "reason")) {
 		label(_("reason"));
-		printf("%s\n", jstr(j, "reason"));
+		printf("%s\n", task_reason_label(jstr(j, "reason")));
+	}
+	if (json_integer_value(json_object_get(j, "attempts")) > 1) {
+		label(_("attempts"));
+		printf("%d\n", (int)json_integer_value(json_object_get(j, "attempts")));
+	}
+	json_t *fr = json_object_get(j, "failed_round");
+	if (json_is_object(fr) && jstatus(j) == TASK_REVIEW) {
+		/* As the local show: the first line of why, and what to do. */
+		label(_("retry"));
+		printf(_("round %d did not reach review: "),
+		       (int)json_integer_value(json_object_get(fr, "round")));
+		const char *why = jstr(fr, "error") ? jstr(fr, "error") : "?";
+		cli_put_visible(stdout, why, strcspn(why, "\n"), SANITIZE_KEEP_TAB | SANITIZE_KEEP_NEWLINE);
+		putchar('\n');
+		if (jstr(fr, "head")) {
+			printf("%-8s ", "");
+			printf(_("its work: paddock diff --failed %s\n"), id);
+		}
+		printf("%-8s ", "");
+		printf(_("send the notes again: paddock request-changes --again %s\n"), id);
 	}
 	if (jstr(j, "follow_of")) {
 		label(_("follows"));
@@ -491,19 +625,42 @@ static void show_text(json_t *j)
 	const char *text = jstr(j, "text") ? jstr(j, "text") : "";
 	cli_put_visible(stdout, text, strlen(text), SANITIZE_KEEP_TAB | SANITIZE_KEEP_NEWLINE);
 	putchar('\n');
+	char usd[32];
+	const char *from = jstr(j, "budget_from");
+	label(_("budget"));
+	units_format_money(jnum(j, "budget"), 2, usd, sizeof usd);
+	if (jnum(j, "budget") > 0)
+		printf(from && !strcmp(from, "task") ? _("$%s (this task's)") : _("$%s (limits.budget)"),
+		       usd);
+	else
+		printf("%s", _("none"));
+	if (json_integer_value(json_object_get(j, "budget_tokens")))
+		printf(_(", %llu tokens (limits.budget-tokens)"),
+		       (unsigned long long)json_integer_value(json_object_get(j, "budget_tokens")));
+	putchar('\n');
 	json_t *u = json_object_get(j, "usage");
 	label(_("usage"));
-	if (!jnum(u, "requests") && !jnum(u, "cost")) {
+	if (!jnum(u, "requests") && !jnum(u, "in") && !jnum(u, "out") && !jnum(u, "cache_read") &&
+	    !jnum(u, "cache_write") && jnum(u, "cost") <= 0) {
 		printf("%s\n", _("none"));
 	} else {
-		char usd[32];
 		units_format_money(jnum(u, "cost"), 4, usd, sizeof usd);
 		printf(_("%llu tokens in, %llu out, cache %llu read, %llu written; %llu requests; "),
 		       (unsigned long long)jnum(u, "in"), (unsigned long long)jnum(u, "out"),
 		       (unsigned long long)jnum(u, "cache_read"),
 		       (unsigned long long)jnum(u, "cache_write"),
 		       (unsigned long long)jnum(u, "requests"));
-		printf("$%s\n", usd);
+		if (json_is_true(json_object_get(u, "priced")))
+			printf("$%s\n", usd);
+		else if (jnum(u, "cost") > 0)
+			printf(_("$%s (some models not priced)\n"), usd);
+		else
+			printf("%s\n", _("not priced"));
+	}
+	if (jstr(j, "session")) {
+		label(_("session"));
+		cli_put_str(stdout, jstr(j, "session"));
+		putchar('\n');
 	}
 	show_gate(j);
 	/* The egress record: every request through the task's gateway. */
