@@ -141,6 +141,19 @@ static json_t *get_task(const char *id, struct err *e)
 	return j;
 }
 
+static const char *jstr(json_t *o, const char *key);
+
+/* The task as list and add print it (taskjson_task) from GET /tasks/ID,
+ * which adds what show prints (taskjson_full): those keys dropped. */
+static json_t *task_row_json(json_t *full)
+{
+	static const char *const extra[] = { "gate", "rounds", "github", "decisions", "egress",
+	                                     "pauses", "webhooks" };
+	for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++)
+		json_object_del(full, extra[i]);
+	return full;
+}
+
 static const char *jstr(json_t *o, const char *key)
 {
 	return json_string_value(json_object_get(o, key));
@@ -174,7 +187,7 @@ static int one_id(const char *name, int argc, char **argv, const char *allowed,
 /* ---------------------------------------------------------------- list */
 
 /* The list's text row of task j, as cmd_list prints it. */
-static void list_row(json_t *j, int first)
+static void list_row(json_t *j, int first, json_t *groups)
 {
 	int sw = cli_cols(_("STATUS"));
 	for (int k = 0; k < TASK_NSTATUS; k++)
@@ -204,13 +217,32 @@ static void list_row(json_t *j, int first)
 	       jstr(j, "agent") ? jstr(j, "agent") : "");
 	if (jstr(j, "follow_of"))
 		printf(_("(follows %s) "), jstr(j, "follow_of"));
-	json_t *g = json_object_get(j, "group");
-	if (json_is_object(g) && jstr(g, "id"))
-		printf(_("(group %s, %d of %d) "), jstr(g, "id"),
-		       (int)json_integer_value(json_object_get(g, "position")),
-		       (int)json_integer_value(json_object_get(g, "size")));
-	else if (json_is_string(g))
-		printf("(group %s) ", json_string_value(g));
+	const char *g = jstr(j, "group");
+	if (g) {
+		/* Its place among the group's members, in the order queued
+		 * (group_position); the group asked for once per list. */
+		json_t *m = json_object_get(groups, g);
+		if (!m) {
+			struct err e = {{0}};
+			char *x = client_escape(g);
+			char *p = xasprintf("/groups/%s", x);
+			json_t *gj = client_get_json(rcl, p, &e);
+			m = json_is_object(gj) ? json_object_get(gj, "members") : NULL;
+			json_object_set(groups, g, m ? m : json_null());
+			json_decref(gj);
+			free(p);
+			free(x);
+			m = json_object_get(groups, g);
+		}
+		size_t k;
+		json_t *mem;
+		int pos = 0;
+		json_array_foreach(m, k, mem)
+			if (jstr(mem, "id") && jstr(j, "id") && !strcmp(jstr(mem, "id"), jstr(j, "id")))
+				pos = (int)json_integer_value(json_object_get(mem, "position"));
+		if (pos)
+			printf(_("(group %s, %d of %d) "), g, pos, (int)json_array_size(m));
+	}
 	if (st == TASK_QUEUED && jstr(j, "confirm") && !strcmp(jstr(j, "confirm"), "needed")) {
 		char usd[32];
 		units_format_money(jnum(j, "estimate"), 2, usd, sizeof usd);
@@ -308,9 +340,10 @@ static int r_list(int argc, char **argv)
 		cli_json_print(ordered);
 	} else {
 		size_t i;
-		json_t *t;
+		json_t *t, *groups = json_object();
 		json_array_foreach(ordered, i, t)
-			list_row(t, i == 0);
+			list_row(t, i == 0, groups);
+		json_decref(groups);
 		if (n == 0 && !mask && !o.since && !o.before)
 			printf(_("no tasks; add one with: paddock add --repo NAME \"what to do\"\n"));
 		else if (n == 0)
@@ -585,8 +618,9 @@ static void show_text(json_t *j)
 		/* [unix time, status]; shown as seconds since it was queued. */
 		const char *name = json_string_value(json_array_get(s, 1));
 		int st = name ? task_status_parse(name) : -1;
+		double at = json_number_value(json_array_get(s, 0)) - jnum(j, "created");
 		printf("%s %s %.1fs", i ? "," : "", st < 0 ? "?" : task_status_label((enum task_status)st),
-		       json_number_value(json_array_get(s, 0)) - jnum(j, "created"));
+		       at > 0 ? at : 0.0);
 	}
 	putchar('\n');
 	if (jstr(j, "error")) {
@@ -944,16 +978,18 @@ static int r_gate(const char *name, int argc, char **argv, const char *allowed)
 			printf(_("%s: changes requested; the agent runs round %d when the scheduler "
 			         "picks it up\n"), tid, round);
 	} else if (!strcmp(name, "follow-up")) {
-		if (o.json) {
-			struct err e = {{0}};
-			json_t *t = get_task(tid, &e);
-			if (t)
-				cli_json_print(t);
-			else
-				rc = remote_fail(&e);
+		struct err e = {{0}};
+		json_t *t = get_task(tid, &e);
+		if (!t) {
+			rc = remote_fail(&e);
+		} else if (o.json) {
+			cli_json_print(task_row_json(t));
 		} else {
 			printf("%s\n", tid);
-			fprintf(stderr, _("queued %s: it follows up %s\n"), tid, id);
+			fprintf(stderr, _("queued %s: it follows up %s on branch %s\n"), tid,
+			        jstr(t, "follow_of") ? jstr(t, "follow_of") : id,
+			        jstr(t, "branch") ? jstr(t, "branch") : "?");
+			json_decref(t);
 		}
 	} else {
 		printf(_("%s: finding %s overridden\n"), tid, argv[optind + 1]);
@@ -1219,7 +1255,7 @@ static int r_add(int argc, char **argv)
 	if (o.dry_run)
 		json_object_set_new(b, "dry_run", json_true());
 	rc = -1;
-	double budget;
+	double budget = -1;
 	if (o.budget && units_parse_money(o.budget, &budget) < 0)
 		rc = cli_die(EXIT_USAGE, _("--budget %s: not an amount of US dollars; give it like "
 		                           "5, 2.50 or $2.50 (0: no limit)"), o.budget);
@@ -1264,27 +1300,181 @@ static int r_add(int argc, char **argv)
 	json_decref(b);
 	if (!j)
 		return remote_fail(&e);
-	json_t *tasks = json_object_get(j, "tasks");
-	if (o.json) {
-		if (!json_is_array(tasks))
-			json_object_del(j, "url");
-		cli_json_print(j);
-		return 0;
-	}
+	/* Each task as the server has it: its repo, agent and confirmation,
+	 * for what the local add prints. */
+	json_t *tasks = json_object_get(j, "tasks"), *ids = json_array(), *rows = json_array();
 	if (json_is_array(tasks)) {
 		size_t i;
 		json_t *t;
-		printf("%s\n", jstr(j, "group") ? jstr(j, "group") : "?");
 		json_array_foreach(tasks, i, t)
-			printf("%s\n", jstr(t, "id") ? jstr(t, "id") : "?");
+			json_array_append(ids, json_object_get(t, "id"));
 	} else {
-		printf("%s\n", jstr(j, "id") ? jstr(j, "id") : "?");
+		json_array_append(ids, json_object_get(j, "id"));
 	}
+	size_t i;
+	json_t *idj;
+	json_array_foreach(ids, i, idj) {
+		json_t *t = json_string_value(idj) ? get_task(json_string_value(idj), &e) : NULL;
+		if (!t) {
+			rc = remote_fail(&e);
+			break;
+		}
+		json_array_append_new(rows, t);
+	}
+	json_t *out = NULL;
+	if (rc < 0 && o.json) {
+		json_t *arr = json_array();
+		json_t *t;
+		json_array_foreach(rows, i, t)
+			json_array_append_new(arr, json_pack("{s:s,s:s,s:s,s:s}", "id", jstr(t, "id"),
+			                                     "status", "queued", "repo", jstr(t, "repo"),
+			                                     "agent", jstr(t, "agent")));
+		if (json_is_array(tasks)) {
+			out = json_pack("{s:s,s:o}", "group", jstr(j, "group") ? jstr(j, "group") : "?",
+			                "tasks", arr);
+		} else {
+			out = json_incref(json_array_get(arr, 0));
+			json_decref(arr);
+			if (o.budget)
+				json_object_set_new(out, "budget", json_real(budget));
+		}
+		json_t *t0 = json_array_get(rows, 0);
+		if (jstr(t0, "confirm") && !strcmp(jstr(t0, "confirm"), "needed")) {
+			json_object_set_new(out, "confirm", json_string("needed"));
+			json_object_set_new(out, "estimate", json_real(jnum(t0, "estimate")));
+		}
+		cli_json_print(out);
+	} else if (rc < 0) {
+		json_t *t;
+		if (json_is_array(tasks))
+			printf("%s\n", jstr(j, "group") ? jstr(j, "group") : "?");
+		json_array_foreach(rows, i, t)
+			printf("%s\n", jstr(t, "id"));
+		json_array_foreach(rows, i, t) {
+			if (!jstr(t, "confirm") || strcmp(jstr(t, "confirm"), "needed") != 0)
+				continue;
+			char usd[32];
+			units_format_money(jnum(t, "estimate"), 2, usd, sizeof usd);
+			if (jnum(t, "estimate") > 0)
+				fprintf(stderr, _("paddock: task %s waits for a confirmation of its estimated "
+				                  "cost (%s, over confirm-over); confirm it with: paddock "
+				                  "confirm %s\n"), jstr(t, "id"), usd, jstr(t, "id"));
+			else
+				fprintf(stderr, _("paddock: task %s waits for a confirmation: its cost cannot "
+				                  "be estimated (no budget, no history) and confirm-over is "
+				                  "set; confirm it with: paddock confirm %s\n"), jstr(t, "id"),
+				        jstr(t, "id"));
+		}
+	}
+	json_decref(ids);
+	json_decref(rows);
 	json_decref(j);
-	return 0;
+	return rc < 0 ? 0 : rc;
 }
 
 /* ---------------------------------------------------------------- group, recipe */
+
+/* A duration as a clock ("0:42", "1:02:03"; "-" when not started), as
+ * cmd_group's. */
+static void clock_cell(double secs, char *out, size_t len)
+{
+	long t = (long)secs;
+	if (secs < 0)
+		snprintf(out, len, "-");
+	else if (t >= 3600)
+		snprintf(out, len, "%ld:%02ld:%02ld", t / 3600, t / 60 % 60, t % 60);
+	else
+		snprintf(out, len, "%ld:%02ld", t / 60, t % 60);
+}
+
+enum { G_ID, G_AGENT, G_STATUS, G_TESTS, G_FILES, G_INS, G_DEL, G_COST, G_TIME, G_FINDINGS,
+       G_N };
+
+/* A group's JSON (group_json) as paddock group show prints it. */
+static void print_group(json_t *j)
+{
+	json_t *mem = json_object_get(j, "members");
+	size_t n = json_array_size(mem), i;
+	const char *id = jstr(j, "id") ? jstr(j, "id") : "?";
+	printf("%-8s %s  ", _("group"), id);
+	printf(_("best of %zu"), n);
+	putchar('\n');
+	const char *text = jstr(j, "text") ? jstr(j, "text") : "";
+	printf("%-8s ", _("text"));
+	cli_put_text(stdout, text, strcspn(text, "\n"));
+	putchar('\n');
+	struct buf b = {0};
+	const char *k;
+	json_t *v;
+	json_object_foreach(json_object_get(j, "statuses"), k, v)
+		buf_printf(&b, "%s%lld %s", b.len ? ", " : "", (long long)json_integer_value(v), k);
+	printf("%-8s %s\n", _("status"), b.data ? b.data : "-");
+	buf_free(&b);
+	printf("%-8s ", _("picked"));
+	json_t *m, *picked = NULL;
+	json_array_foreach(mem, i, m)
+		if (jstr(j, "picked") && jstr(m, "id") && !strcmp(jstr(m, "id"), jstr(j, "picked")))
+			picked = m;
+	if (picked)
+		printf("%s (%s)\n", jstr(picked, "id"), jstr(picked, "agent") ? jstr(picked, "agent") : "?");
+	else
+		printf(_("none yet: 'paddock group pick %s ID' approves one and rejects the "
+		         "others\n"), id);
+	putchar('\n');
+	const char *title[G_N] = { _("ID"), _("AGENT"), _("STATUS"), _("TESTS"), _("FILES"),
+	                           "+", "-", _("COST"), _("TIME"), _("FINDINGS") };
+	static const int right[G_N] = { [G_FILES] = 1, [G_INS] = 1, [G_DEL] = 1, [G_COST] = 1,
+	                                [G_TIME] = 1 };
+	char *(*cell)[G_N] = xcalloc(n ? n : 1, sizeof *cell);
+	int w[G_N];
+	for (int c = 0; c < G_N; c++)
+		w[c] = cli_cols(title[c]);
+	json_array_foreach(mem, i, m) {
+		char **c = cell[i], tb[64];
+		json_t *ch = json_object_get(m, "change"), *f = json_object_get(m, "findings");
+		const char *tests = jstr(m, "tests");
+		int st = jstr(m, "status") ? task_status_parse(jstr(m, "status")) : -1;
+		c[G_ID] = xstrdup(jstr(m, "id") ? jstr(m, "id") : "?");
+		c[G_AGENT] = xstrdup(jstr(m, "agent") ? jstr(m, "agent") : "?");
+		c[G_STATUS] = xstrdup(st < 0 ? "?" : task_status_label((enum task_status)st));
+		c[G_TESTS] = xstrdup(!tests ? "-" : !strcmp(tests, "passed") ? _("passed")
+		                     : !strcmp(tests, "failed") ? _("failed") : _("not run"));
+		c[G_FILES] = json_is_object(ch) ? xasprintf("%lld", (long long)json_integer_value(
+		             json_object_get(ch, "files"))) : xstrdup("-");
+		c[G_INS] = json_is_object(ch) ? xasprintf("+%lld", (long long)json_integer_value(
+		           json_object_get(ch, "insertions"))) : xstrdup("-");
+		c[G_DEL] = json_is_object(ch) ? xasprintf("-%lld", (long long)json_integer_value(
+		           json_object_get(ch, "deletions"))) : xstrdup("-");
+		/* The member's JSON has no request count: a cost of 0 is "-". */
+		c[G_COST] = jnum(m, "cost") > 0 ? xasprintf("$%.2f%s", jnum(m, "cost"),
+		            json_is_true(json_object_get(m, "priced")) ? "" : "+") : xstrdup("-");
+		clock_cell(json_is_number(json_object_get(m, "seconds")) ? jnum(m, "seconds") : -1,
+		           tb, sizeof tb);
+		c[G_TIME] = xstrdup(tb);
+		long long bl = json_integer_value(json_object_get(f, "block"));
+		long long wa = json_integer_value(json_object_get(f, "warn"));
+		c[G_FINDINGS] = bl || wa ? xasprintf("%lld block, %lld warn", bl, wa)
+		                         : xstrdup(_("none"));
+		for (int x = 0; x < G_N; x++)
+			if (cli_cols(c[x]) > w[x])
+				w[x] = cli_cols(c[x]);
+	}
+	printf("   #  ");
+	for (int c = 0; c < G_N; c++) {
+		cli_pad(title[c], c == G_N - 1 ? 0 : w[c], right[c]);
+		fputs(c == G_N - 1 ? "\n" : "  ", stdout);
+	}
+	json_array_foreach(mem, i, m) {
+		printf("%s %2d  ", json_is_true(json_object_get(m, "picked")) ? "*" : " ",
+		       (int)json_integer_value(json_object_get(m, "position")));
+		for (int c = 0; c < G_N; c++) {
+			cli_pad(cell[i][c], c == G_N - 1 ? 0 : w[c], right[c]);
+			fputs(c == G_N - 1 ? "\n" : "  ", stdout);
+			free(cell[i][c]);
+		}
+	}
+	free(cell);
+}
 
 static int r_group(int argc, char **argv)
 {
@@ -1316,13 +1506,7 @@ static int r_group(int argc, char **argv)
 		} else if (o.json) {
 			cli_json_print(j);
 		} else {
-			size_t i;
-			json_t *m;
-			printf(_("group %s\n"), jstr(j, "id") ? jstr(j, "id") : argv[optind + 1]);
-			json_array_foreach(json_object_get(j, "members"), i, m)
-				printf("  %-10s  %-12s  %s\n", jstr(m, "id") ? jstr(m, "id") : "?",
-				       jstr(m, "agent") ? jstr(m, "agent") : "?",
-				       jstr(m, "status") ? jstr(m, "status") : "?");
+			print_group(j);
 			json_decref(j);
 		}
 	} else {
@@ -1349,6 +1533,62 @@ static int r_group(int argc, char **argv)
 	return rc;
 }
 
+/* A recipe's JSON (taskjson_recipe) as paddock recipe show prints it. */
+static void recipe_show(json_t *r)
+{
+	const char *name = jstr(r, "name") ? jstr(r, "name") : "?";
+	printf(json_is_true(json_object_get(r, "builtin")) ? _("recipe %s (ready-made)\n")
+	                                                   : _("recipe %s\n"), name);
+	if (jstr(r, "description"))
+		printf("  %s\n", config_recipe_text(jstr(r, "description")));
+	printf(_("inputs:\n"));
+	json_t *in = json_object_get(r, "inputs");
+	if (!json_array_size(in))
+		printf(_("  none\n"));
+	size_t i;
+	json_t *x;
+	json_array_foreach(in, i, x)
+		printf("  %-13s %s\n", jstr(x, "name") ? jstr(x, "name") : "?",
+		       jstr(x, "help") ? config_recipe_text(jstr(x, "help")) : "");
+	printf(_("defaults (unset ones are the repo's or the configuration's):\n"));
+	static const char *const strs[] = { "repo", "agent", "base", "test" };
+	for (size_t k = 0; k < sizeof strs / sizeof strs[0]; k++)
+		if (jstr(r, strs[k]))
+			printf("  %-13s %s\n", strs[k], jstr(r, strs[k]));
+	char v[32];
+	if (json_is_number(json_object_get(r, "budget"))) {
+		units_format_money(jnum(r, "budget"), 2, v, sizeof v);
+		printf("  %-13s %s\n", "budget", v);
+	}
+	if (json_is_number(json_object_get(r, "timeout")))
+		printf("  %-13s %.0fs\n", "timeout", jnum(r, "timeout"));
+	if (jstr(r, "approval"))
+		printf("  %-13s %s\n", "approval", jstr(r, "approval"));
+	if (json_is_number(json_object_get(r, "confirm_over"))) {
+		units_format_money(jnum(r, "confirm_over"), 2, v, sizeof v);
+		printf("  %-13s %s\n", "confirm-over", v);
+	}
+	if (json_is_integer(json_object_get(r, "fix_rounds")))
+		printf("  %-13s %d\n", "fix-rounds", (int)json_integer_value(json_object_get(r, "fix_rounds")));
+	printf(_("contract:\n"));
+	json_t *ct = json_object_get(r, "contract");
+	if (!json_array_size(ct))
+		printf(_("  a change, and the tests pass (the default)\n"));
+	json_array_foreach(ct, i, x)
+		printf("  %s\n", json_string_value(x) ? json_string_value(x) : "");
+	printf(_("prompt:\n"));
+	struct buf clean = {0};
+	const char *p = jstr(r, "prompt") ? jstr(r, "prompt") : "";
+	sanitize_text(p, strlen(p), 0, &clean);
+	for (char *line = clean.data ? clean.data : (char *)"", *next; line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		printf("  %s\n", line);
+	}
+	buf_free(&clean);
+}
+
 static int r_recipe(int argc, char **argv)
 {
 	const struct cli_verb *v = cli_verb_find("recipe");
@@ -1369,26 +1609,35 @@ static int r_recipe(int argc, char **argv)
 	json_t *j = client_get_json(rcl, p, &e);
 	free(p);
 	if (!j)
-		return remote_fail(&e);
-	if (o.json) {
-		cli_json_print(j);
+		/* No such recipe is bad input, as locally. */
+		return e.kind == ERR_NOT_FOUND ? cli_die(EXIT_USAGE, "%s", e.msg) : remote_fail(&e);
+	if (show) {
+		if (o.json)
+			cli_json_print(json_incref(j));
+		else
+			recipe_show(j);
+		json_decref(j);
 		return 0;
 	}
-	json_t *list = show ? NULL : json_object_get(j, "recipes");
-	if (show) {
-		const char *pr = jstr(j, "prompt");
-		printf("%s\n", jstr(j, "name") ? jstr(j, "name") : "?");
-		if (jstr(j, "description"))
-			printf("  %s\n", jstr(j, "description"));
-		if (pr)
-			cli_put_str(stdout, pr);
-		putchar('\n');
+	json_t *list = json_object_get(j, "recipes");
+	if (o.json) {
+		cli_json_print(json_incref(list));
+	} else if (!json_array_size(list)) {
+		printf(_("no recipes; add a [recipe \"NAME\"] section with a prompt\n"));
 	} else {
 		size_t i;
 		json_t *r;
-		json_array_foreach(json_is_array(list) ? list : j, i, r)
-			printf("%-20s  %s\n", jstr(r, "name") ? jstr(r, "name") : "?",
-			       jstr(r, "description") ? jstr(r, "description") : "");
+		json_array_foreach(list, i, r) {
+			struct buf in = {0};
+			size_t k;
+			json_t *y;
+			json_array_foreach(json_object_get(r, "inputs"), k, y)
+				buf_printf(&in, "%s%s", k ? "," : "", jstr(y, "name") ? jstr(y, "name") : "?");
+			printf("%-20s %-12s %s\n", jstr(r, "name") ? jstr(r, "name") : "?",
+			       in.data ? in.data : "-",
+			       jstr(r, "description") ? config_recipe_text(jstr(r, "description")) : "");
+			buf_free(&in);
+		}
 	}
 	json_decref(j);
 	return 0;
