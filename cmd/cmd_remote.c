@@ -587,6 +587,82 @@ static void show_made_with(json_t *j)
 	}
 }
 
+/* "812 B", "1.2 KiB", "3.4 MiB" (as cmd_show's) */
+static void human_bytes(double n, char *out, size_t len)
+{
+	static const char *const units[] = { "KiB", "MiB", "GiB", "TiB" };
+	if (n < 1024) {
+		snprintf(out, len, "%.0f B", n);
+		return;
+	}
+	double v = n / 1024;
+	size_t u = 0;
+	while (v >= 1024 && u + 1 < sizeof units / sizeof units[0]) {
+		v /= 1024;
+		u++;
+	}
+	snprintf(out, len, "%.1f %s", v, units[u]);
+}
+
+/* The egress record: every request through the task's gateway, refused
+ * ones marked (as cmd_show's show_egress). */
+static void show_egress(json_t *j)
+{
+	json_t *eg = json_object_get(j, "egress"), *x;
+	size_t n = json_array_size(eg), i, refused = 0, allowed = 0;
+	if (!n)
+		return;
+	json_array_foreach(eg, i, x) {
+		const char *v = jstr(x, "verdict");
+		refused += v && !strcmp(v, "refused");
+		allowed += v && !strcmp(v, "allowed");
+	}
+	label(_("egress"));
+	printf(_("%zu allowed, %zu refused"), allowed, refused);
+	putchar('\n');
+	int rounds = json_integer_value(json_object_get(j, "round")) > 1;
+	json_array_foreach(eg, i, x) {
+		const char *v = jstr(x, "verdict");
+		int no = v && !strcmp(v, "refused");
+		char when[32], up[32], down[32];
+		time_t at = (time_t)jnum(x, "time");
+		struct tm tm;
+		strftime(when, sizeof when, "%H:%M:%S", localtime_r(&at, &tm));
+		printf("  %s  ", when);
+		if (rounds)
+			printf(_("round %d  "), (int)json_integer_value(json_object_get(x, "round")));
+		printf("%-5s  %-7s  %-6s  ", jstr(x, "step") ? jstr(x, "step") : "-",
+		       no ? _("REFUSED") : !v ? "?" : !strcmp(v, "unlisted") ? _("unlisted")
+		                                                             : _("allowed"),
+		       jstr(x, "kind") ? jstr(x, "kind") : "-");
+		if (jstr(x, "method")) {
+			cli_put_str(stdout, jstr(x, "method"));
+			putchar(' ');
+		}
+		cli_put_str(stdout, jstr(x, "host") ? jstr(x, "host") : "?");
+		if (json_integer_value(json_object_get(x, "port")))
+			printf(":%d", (int)json_integer_value(json_object_get(x, "port")));
+		if (jstr(x, "path")) {
+			putchar(' ');
+			cli_put_str(stdout, jstr(x, "path"));
+		}
+		if (json_integer_value(json_object_get(x, "status")))
+			printf("  %d", (int)json_integer_value(json_object_get(x, "status")));
+		if (jnum(x, "up") || jnum(x, "down")) {
+			human_bytes(jnum(x, "up"), up, sizeof up);
+			human_bytes(jnum(x, "down"), down, sizeof down);
+			printf(_("  %s up, %s down"), up, down);
+		}
+		if (jnum(x, "ms") > 0)
+			printf(_("  %.0f ms"), jnum(x, "ms"));
+		if (jstr(x, "reason")) {
+			printf("  ");
+			cli_put_str(stdout, jstr(x, "reason"));
+		}
+		putchar('\n');
+	}
+}
+
 static void show_text(json_t *j)
 {
 	char when[64];
@@ -697,28 +773,7 @@ static void show_text(json_t *j)
 		putchar('\n');
 	}
 	show_gate(j);
-	/* The egress record: every request through the task's gateway. */
-	json_t *eg = json_object_get(j, "egress");
-	if (json_array_size(eg)) {
-		label(_("egress"));
-		printf(ngettext("%zu request\n", "%zu requests\n", json_array_size(eg)),
-		       json_array_size(eg));
-	}
-	json_array_foreach(eg, i, s) {
-		const char *verdict = jstr(s, "verdict");
-		printf("  %-5s  %-7s  ", jstr(s, "step") ? jstr(s, "step") : "-",
-		       verdict && !strcmp(verdict, "refused") ? _("REFUSED") : verdict ? verdict : "?");
-		if (jstr(s, "method")) {
-			cli_put_str(stdout, jstr(s, "method"));
-			putchar(' ');
-		}
-		cli_put_str(stdout, jstr(s, "host") ? jstr(s, "host") : "?");
-		if (jstr(s, "path")) {
-			putchar(' ');
-			cli_put_str(stdout, jstr(s, "path"));
-		}
-		putchar('\n');
-	}
+	show_egress(j);
 }
 
 static int r_show(int argc, char **argv)
