@@ -1259,6 +1259,86 @@ static int r_draft(int argc, char **argv)
 
 /* ---------------------------------------------------------------- add */
 
+/* What add prints for the server's answer j (POST /tasks; taken): the
+ * ids, or --json's object, and the confirmations it waits for, as the
+ * local add (add_print in cmd_task.c). */
+static int add_print(json_t *j, const struct cli_opts *op, double budget)
+{
+	const struct cli_opts o = *op;
+	struct err e = {{0}};
+	int rc = -1;
+	/* Each task as the server has it: its repo, agent and confirmation,
+	 * for what the local add prints. */
+	json_t *tasks = json_object_get(j, "tasks"), *ids = json_array(), *rows = json_array();
+	if (json_is_array(tasks)) {
+		size_t i;
+		json_t *t;
+		json_array_foreach(tasks, i, t)
+			json_array_append(ids, json_object_get(t, "id"));
+	} else {
+		json_array_append(ids, json_object_get(j, "id"));
+	}
+	size_t i;
+	json_t *idj;
+	json_array_foreach(ids, i, idj) {
+		json_t *t = json_string_value(idj) ? get_task(json_string_value(idj), &e) : NULL;
+		if (!t) {
+			rc = remote_fail(&e);
+			break;
+		}
+		json_array_append_new(rows, t);
+	}
+	json_t *out = NULL;
+	if (rc < 0 && o.json) {
+		json_t *arr = json_array();
+		json_t *t;
+		json_array_foreach(rows, i, t)
+			json_array_append_new(arr, json_pack("{s:s,s:s,s:s,s:s}", "id", jstr(t, "id"),
+			                                     "status", "queued", "repo", jstr(t, "repo"),
+			                                     "agent", jstr(t, "agent")));
+		if (json_is_array(tasks)) {
+			out = json_pack("{s:s,s:o}", "group", jstr(j, "group") ? jstr(j, "group") : "?",
+			                "tasks", arr);
+		} else {
+			out = json_incref(json_array_get(arr, 0));
+			json_decref(arr);
+			if (o.budget)
+				json_object_set_new(out, "budget", json_real(budget));
+		}
+		json_t *t0 = json_array_get(rows, 0);
+		if (jstr(t0, "confirm") && !strcmp(jstr(t0, "confirm"), "needed")) {
+			json_object_set_new(out, "confirm", json_string("needed"));
+			json_object_set_new(out, "estimate", json_real(jnum(t0, "estimate")));
+		}
+		cli_json_print(out);
+	} else if (rc < 0) {
+		json_t *t;
+		if (json_is_array(tasks))
+			printf("%s\n", jstr(j, "group") ? jstr(j, "group") : "?");
+		json_array_foreach(rows, i, t)
+			printf("%s\n", jstr(t, "id"));
+		json_array_foreach(rows, i, t) {
+			if (!jstr(t, "confirm") || strcmp(jstr(t, "confirm"), "needed") != 0)
+				continue;
+			char usd[32];
+			units_format_money(jnum(t, "estimate"), 2, usd, sizeof usd);
+			if (jnum(t, "estimate") > 0)
+				fprintf(stderr, _("paddock: task %s waits for a confirmation of its estimated "
+				                  "cost (%s, over confirm-over); confirm it with: paddock "
+				                  "confirm %s\n"), jstr(t, "id"), usd, jstr(t, "id"));
+			else
+				fprintf(stderr, _("paddock: task %s waits for a confirmation: its cost cannot "
+				                  "be estimated (no budget, no history) and confirm-over is "
+				                  "set; confirm it with: paddock confirm %s\n"), jstr(t, "id"),
+				        jstr(t, "id"));
+		}
+	}
+	json_decref(ids);
+	json_decref(rows);
+	json_decref(j);
+	return rc < 0 ? 0 : rc;
+}
+
 static int r_add(int argc, char **argv)
 {
 	const struct cli_verb *v = cli_verb_find("add");
@@ -1355,76 +1435,7 @@ static int r_add(int argc, char **argv)
 	json_decref(b);
 	if (!j)
 		return remote_fail(&e);
-	/* Each task as the server has it: its repo, agent and confirmation,
-	 * for what the local add prints. */
-	json_t *tasks = json_object_get(j, "tasks"), *ids = json_array(), *rows = json_array();
-	if (json_is_array(tasks)) {
-		size_t i;
-		json_t *t;
-		json_array_foreach(tasks, i, t)
-			json_array_append(ids, json_object_get(t, "id"));
-	} else {
-		json_array_append(ids, json_object_get(j, "id"));
-	}
-	size_t i;
-	json_t *idj;
-	json_array_foreach(ids, i, idj) {
-		json_t *t = json_string_value(idj) ? get_task(json_string_value(idj), &e) : NULL;
-		if (!t) {
-			rc = remote_fail(&e);
-			break;
-		}
-		json_array_append_new(rows, t);
-	}
-	json_t *out = NULL;
-	if (rc < 0 && o.json) {
-		json_t *arr = json_array();
-		json_t *t;
-		json_array_foreach(rows, i, t)
-			json_array_append_new(arr, json_pack("{s:s,s:s,s:s,s:s}", "id", jstr(t, "id"),
-			                                     "status", "queued", "repo", jstr(t, "repo"),
-			                                     "agent", jstr(t, "agent")));
-		if (json_is_array(tasks)) {
-			out = json_pack("{s:s,s:o}", "group", jstr(j, "group") ? jstr(j, "group") : "?",
-			                "tasks", arr);
-		} else {
-			out = json_incref(json_array_get(arr, 0));
-			json_decref(arr);
-			if (o.budget)
-				json_object_set_new(out, "budget", json_real(budget));
-		}
-		json_t *t0 = json_array_get(rows, 0);
-		if (jstr(t0, "confirm") && !strcmp(jstr(t0, "confirm"), "needed")) {
-			json_object_set_new(out, "confirm", json_string("needed"));
-			json_object_set_new(out, "estimate", json_real(jnum(t0, "estimate")));
-		}
-		cli_json_print(out);
-	} else if (rc < 0) {
-		json_t *t;
-		if (json_is_array(tasks))
-			printf("%s\n", jstr(j, "group") ? jstr(j, "group") : "?");
-		json_array_foreach(rows, i, t)
-			printf("%s\n", jstr(t, "id"));
-		json_array_foreach(rows, i, t) {
-			if (!jstr(t, "confirm") || strcmp(jstr(t, "confirm"), "needed") != 0)
-				continue;
-			char usd[32];
-			units_format_money(jnum(t, "estimate"), 2, usd, sizeof usd);
-			if (jnum(t, "estimate") > 0)
-				fprintf(stderr, _("paddock: task %s waits for a confirmation of its estimated "
-				                  "cost (%s, over confirm-over); confirm it with: paddock "
-				                  "confirm %s\n"), jstr(t, "id"), usd, jstr(t, "id"));
-			else
-				fprintf(stderr, _("paddock: task %s waits for a confirmation: its cost cannot "
-				                  "be estimated (no budget, no history) and confirm-over is "
-				                  "set; confirm it with: paddock confirm %s\n"), jstr(t, "id"),
-				        jstr(t, "id"));
-		}
-	}
-	json_decref(ids);
-	json_decref(rows);
-	json_decref(j);
-	return rc < 0 ? 0 : rc;
+	return add_print(j, &o, budget);
 }
 
 /* ---------------------------------------------------------------- group, recipe */
