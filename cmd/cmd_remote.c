@@ -19,7 +19,6 @@
 #include "buf.h"
 #include "client.h"
 #include "config.h"
-#include "gate.h"
 #include "i18n.h"
 #include "recipe.h"
 #include "sanitize.h"
@@ -87,11 +86,11 @@ static char *remote_token(int *code)
 		                      "(mode %04o); make it yours alone: chmod 600 %s"), file,
 		        (unsigned)(st.st_mode & 07777), file);
 	} else {
-		char buf[REMOTE_TOKEN_MAX + 1];
-		ssize_t n = read(fd, buf, sizeof buf);
+		char buf[REMOTE_TOKEN_MAX + 2];
+		ssize_t n = read(fd, buf, REMOTE_TOKEN_MAX + 1);
+		buf[n > 0 ? n : 0] = '\0';
+		/* Its first line, without the blanks around it. */
 		size_t len = n > 0 ? strcspn(buf, "\r\n") : 0;
-		if (n > 0 && (size_t)n <= REMOTE_TOKEN_MAX)
-			len = len > (size_t)n ? (size_t)n : len;
 		while (len && (buf[len - 1] == ' ' || buf[len - 1] == '\t'))
 			len--;
 		if (n < 0 || n > REMOTE_TOKEN_MAX || len == 0)
