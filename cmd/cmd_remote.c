@@ -1137,8 +1137,9 @@ static int r_pr(int argc, char **argv)
 	if (o.json)
 		cli_json_print(j);
 	else {
-		printf(_("%s: pull request %s\n"), jstr(j, "id") ? jstr(j, "id") : argv[optind],
-		       jstr(j, "pull_request") ? jstr(j, "pull_request") : "?");
+		/* gate_pr_retry's words. */
+		printf(_("opened pull request %s\n"), jstr(j, "pull_request") ? jstr(j, "pull_request")
+		                                                               : "?");
 		json_decref(j);
 	}
 	return 0;
