@@ -140,7 +140,15 @@ static json_t *get_task(const char *id, struct err *e)
 	return j;
 }
 
-static const char *jstr(json_t *o, const char *key);
+static const char *jstr(json_t *o, const char *key)
+{
+	return json_string_value(json_object_get(o, key));
+}
+
+static double jnum(json_t *o, const char *key)
+{
+	return json_number_value(json_object_get(o, key));
+}
 
 /* The task as list and add print it (taskjson_task) from GET /tasks/ID,
  * which adds what show prints (taskjson_full): those keys dropped. */
@@ -151,16 +159,6 @@ static json_t *task_row_json(json_t *full)
 	for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++)
 		json_object_del(full, extra[i]);
 	return full;
-}
-
-static const char *jstr(json_t *o, const char *key)
-{
-	return json_string_value(json_object_get(o, key));
-}
-
-static double jnum(json_t *o, const char *key)
-{
-	return json_number_value(json_object_get(o, key));
 }
 
 static enum task_status jstatus(json_t *o)
