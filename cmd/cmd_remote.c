@@ -19,6 +19,7 @@
 #include "buf.h"
 #include "client.h"
 #include "config.h"
+#include "gate.h"
 #include "i18n.h"
 #include "recipe.h"
 #include "sanitize.h"
@@ -397,13 +398,6 @@ static void put_notes(const char *notes)
 	}
 }
 
-static const char *tests_word(json_t *t)
-{
-	if (!json_is_true(json_object_get(t, "ran")))
-		return _("none");
-	return json_is_true(json_object_get(t, "passed")) ? _("passed") : _("failed");
-}
-
 /* The rounds and the decisions made on each, in the local show's words
  * (task_history_round_text, task_decision_text) from the task's JSON. */
 static void show_rounds(json_t *j)
@@ -456,19 +450,114 @@ static void show_rounds(json_t *j)
 	free(h.decisions);
 }
 
-/* The gate of the task's JSON, as show prints it. */
+static const char *tests_word(const struct gate_tests *t)
+{
+	if (!t->ran)
+		return _("none");
+	return t->passed ? _("passed") : _("failed");
+}
+
+static void clock_time(double t, char *out, size_t len)
+{
+	time_t at = (time_t)t;
+	struct tm tm;
+	strftime(out, len, "%H:%M:%S", localtime_r(&at, &tm));
+}
+
+/* A pull request that failed to open (as cmd_show's show_pr_failure). */
+static void show_pr_failure(json_t *j, json_t *pe)
+{
+	char last[16], next[16];
+	int n = (int)json_integer_value(json_object_get(pe, "attempts"));
+	clock_time(jnum(pe, "at"), last, sizeof last);
+	label(_("pull req"));
+	printf(ngettext("failed %d time, last at %s", "failed %d times, last at %s",
+	                (unsigned long)n), n, last);
+	if (jnum(pe, "retry_at") > 0) {
+		clock_time(jnum(pe, "retry_at"), next, sizeof next);
+		printf(_("; next try at %s"), next);
+	}
+	printf(_("; paddock pr %s tries now\n"), jstr(j, "id") ? jstr(j, "id") : "?");
+	printf("%-8s ", "");
+	const char *m = jstr(pe, "message") ? jstr(pe, "message") : "";
+	cli_put_text(stdout, m, strlen(m));
+	putchar('\n');
+}
+
+/* A task of approval auto or auto-push that waits at review: the hold of
+ * its round (as cmd_show's show_hold). */
+static void show_hold(json_t *j)
+{
+	if (jstatus(j) != TASK_REVIEW)
+		return;
+	json_int_t round = json_integer_value(json_object_get(j, "round"));
+	const char *hold = NULL;
+	size_t i;
+	json_t *d;
+	json_array_foreach(json_object_get(j, "decisions"), i, d)
+		if (json_integer_value(json_object_get(d, "round")) == round && jstr(d, "action") &&
+		    !strcmp(jstr(d, "action"), "hold") && jstr(d, "notes"))
+			hold = jstr(d, "notes");
+	if (hold) {
+		label(_("held"));
+		cli_put_text(stdout, hold, strcspn(hold, "\n"));
+		putchar('\n');
+	}
+}
+
+/* The gate of the task's JSON, as show prints it: its summary parsed as
+ * the store's (gate_summary_parse), so that the local show's words and
+ * order (gate.h) hold. */
 static void show_gate(json_t *j)
 {
-	json_t *g = json_object_get(j, "gate");
+	json_t *gj = json_object_get(j, "gate");
 	enum task_status st = jstatus(j);
+	struct gate_summary g;
+	int have = 0;
+	if (json_is_object(gj)) {
+		char *txt = json_dumps(gj, JSON_COMPACT);
+		struct err e = {{0}};
+		have = txt && gate_summary_parse(txt, &g, &e) == 0;
+		free(txt);
+		/* The JSON's findings are the summary's, in order, with
+		 * "overridden" added (gate_summary_json). */
+		json_t *fj = json_object_get(gj, "findings");
+		for (size_t i = 0; have && i < g.nfindings && i < json_array_size(fj); i++)
+			g.findings[i].overridden = json_is_true(json_object_get(json_array_get(fj, i),
+			                                                        "overridden"));
+	}
+	const char *mismatch = have ? gate_mismatch(&g) : NULL;
+	if (mismatch) {
+		label(_("warning"));
+		put_lines(mismatch, 1);
+	}
+	json_t *gh = json_object_get(j, "github"), *pe = json_object_get(j, "pull_request_error");
 	if (jstr(j, "pull_request")) {
 		label(_("pull req"));
-		printf("%s\n", jstr(j, "pull_request"));
+		/* ghsync_pr_words' words: its state, and its checks. */
+		if (jstr(gh, "pr_state") && jstr(gh, "checks")) {
+			printf("%s (", jstr(j, "pull_request"));
+			printf(_("%s; checks: %s"), jstr(gh, "pr_state"), jstr(gh, "checks"));
+			printf(")\n");
+		} else if (jstr(gh, "pr_state"))
+			printf("%s (%s)\n", jstr(j, "pull_request"), jstr(gh, "pr_state"));
+		else
+			printf("%s\n", jstr(j, "pull_request"));
+	} else if (json_is_object(pe)) {
+		show_pr_failure(j, pe);
 	}
+	const char *head = jstr(j, "head"), *base = jstr(j, "base");
 	if (jstr(j, "pushed")) {
 		label(_("pushed"));
 		printf("%s\n", jstr(j, "pushed"));
+	} else if (st == TASK_DONE && head && base && !strcmp(head, base)) {
+		label(_("pushed"));
+		printf("%s\n", _("nothing: the round changed nothing"));
+	} else if (st == TASK_DONE && jstr(j, "approval") && !strcmp(jstr(j, "approval"), "never")) {
+		label(_("pushed"));
+		printf("%s\n", _("nothing: the branch is kept in the mirror (approval never)"));
 	}
+	show_hold(j);
 	int round = (int)json_integer_value(json_object_get(j, "round"));
 	if (round > 1 || st == TASK_REVIEW) {
 		label(_("round"));
@@ -481,39 +570,120 @@ static void show_gate(json_t *j)
 		label(_("summary"));
 		put_lines(jstr(j, "summary"), 1);
 	}
-	if (json_is_object(g)) {
-		const char *ds = jstr(g, "diffstat");
-		if (ds && *ds) {
-			label(_("changes"));
-			put_lines(ds, 1);
-		}
-		json_t *t = json_object_get(g, "tests");
-		json_t *tb = json_object_get(t, "before"), *ta = json_object_get(t, "after");
-		label(_("tests"));
-		printf("%s %s, %s %s", _("before:"), tests_word(tb), _("after:"), tests_word(ta));
-		if (json_is_true(json_object_get(ta, "verified")))
-			printf(" %s", _("(verified on a clean checkout)"));
-		json_t *ag = json_object_get(t, "agent");
-		if (json_is_true(json_object_get(ag, "ran")))
-			printf(", %s %s", _("agent's run:"), tests_word(ag));
+	if (!have) {
+		show_rounds(j);
+		return;
+	}
+	if (g.diffstat && *g.diffstat) {
+		label(_("changes"));
+		put_lines(g.diffstat, 1);
+	}
+	const struct gate_tests *tb = &g.tests.before, *ta = &g.tests.after;
+	label(_("tests"));
+	printf("%s %s, %s %s", _("before:"), tests_word(tb), _("after:"), tests_word(ta));
+	if (ta->verified)
+		printf(" %s", _("(verified on a clean checkout)"));
+	if (g.tests.agent.ran)
+		printf(", %s %s", _("agent's run:"), tests_word(&g.tests.agent));
+	putchar('\n');
+	char *fix = gate_fix_note(&g);
+	if (fix)
+		printf("%-8s   %s\n", "", fix);
+	free(fix);
+	if (g.contract.nclauses) {
+		struct buf c = {0};
+		gate_contract_text(&g, &c);
+		label(_("contract"));
+		cli_put_visible(stdout, c.data ? c.data : "", c.len,
+		                SANITIZE_KEEP_TAB | SANITIZE_KEEP_NEWLINE);
 		putchar('\n');
-		json_t *f = json_object_get(g, "findings");
-		if (json_array_size(f))
-			printf("%s\n", _("findings"));
-		size_t i;
-		json_t *x;
-		json_array_foreach(f, i, x) {
-			const char *name = jstr(x, "name"), *detail = jstr(x, "detail");
-			printf("  %-5s  ", jstr(x, "action") ? jstr(x, "action") : "?");
-			if (json_is_true(json_object_get(x, "overridden")))
+		buf_free(&c);
+	}
+	if (tb->log && *tb->log)
+		printf("%-8s   %s %s\n", "", _("before's log:"), tb->log);
+	if (ta->log && *ta->log)
+		printf("%-8s   %s %s\n", "", _("after's log:"), ta->log);
+	if (g.nfindings)
+		printf("%s\n", _("findings"));
+	for (int rank = 0; rank < GATE_FINDING_RANKS; rank++)
+		for (size_t i = 0; i < g.nfindings; i++) {
+			const struct gate_finding *f = &g.findings[i];
+			if (gate_finding_rank(f) != rank)
+				continue;
+			printf("  %-5s  ", gate_action_name(f->action));
+			if (f->overridden)
 				printf("%s  ", _("[overridden]"));
-			cli_put_visible(stdout, name ? name : "", strlen(name ? name : ""), 0);
+			const char *name = f->name ? f->name : "", *detail = f->detail ? f->detail : "";
+			cli_put_visible(stdout, name, strlen(name), SANITIZE_KEEP_TAB | SANITIZE_KEEP_NEWLINE);
 			printf("  ");
-			cli_put_visible(stdout, detail ? detail : "", strlen(detail ? detail : ""), 0);
+			cli_put_visible(stdout, detail, strlen(detail),
+			                SANITIZE_KEEP_TAB | SANITIZE_KEEP_NEWLINE);
+			putchar('\n');
+		}
+	gate_summary_free(&g);
+	show_rounds(j);
+}
+
+/* A member of a best-of-N group: "group G (2 of 3)", and its pick (as
+ * cmd_show's show_group). */
+static void show_group(json_t *j)
+{
+	const char *gid = jstr(j, "group"), *id = jstr(j, "id");
+	if (!gid || !id)
+		return;
+	struct err e = {{0}};
+	char *x = client_escape(gid);
+	char *p = xasprintf("/groups/%s", x);
+	json_t *g = client_get_json(rcl, p, &e);
+	free(p);
+	free(x);
+	size_t i;
+	json_t *m;
+	int pos = 0;
+	json_array_foreach(json_object_get(g, "members"), i, m)
+		if (jstr(m, "id") && !strcmp(jstr(m, "id"), id))
+			pos = (int)json_integer_value(json_object_get(m, "position"));
+	if (pos) {
+		const char *picked = jstr(g, "picked");
+		label(_("group"));
+		printf(_("%s (%d of %d)"), gid, pos, (int)json_array_size(json_object_get(g, "members")));
+		if (picked && !strcmp(picked, id))
+			printf(_(", picked"));
+		else if (picked)
+			printf(_(", %s was picked"), picked);
+		putchar('\n');
+	}
+	json_decref(g);
+}
+
+/* Test mode, after approve: what would have been written (as cmd_show's
+ * show_dry_run_record). */
+static void show_dry_run_record(json_t *j)
+{
+	json_t *r = json_object_get(j, "dry_run_record");
+	if (!json_is_object(r))
+		return;
+	const char *rs = jstr(r, "refspec"), *remote = jstr(r, "remote");
+	label(_("would"));
+	printf(_("push %s to %s (refspec %s, not forced)\n"), jstr(r, "commit"),
+	       remote ? remote : "?", rs ? rs : "?");
+	json_t *pr = json_object_get(r, "pull_request");
+	if (json_is_object(pr)) {
+		char *body = json_dumps(json_object_get(pr, "body"), JSON_COMPACT | JSON_PRESERVE_ORDER);
+		printf("%-8s ", "");
+		printf(_("open a pull request: POST %s\n"), jstr(pr, "url"));
+		printf("%-8s ", "");
+		cli_put_text(stdout, body ? body : "", body ? strlen(body) : 0);
+		putchar('\n');
+		free(body);
+		const char *problem = jstr(pr, "problem");
+		if (problem) {
+			printf("%-8s ", "");
+			printf(_("but a real approve would not open it: "));
+			cli_put_text(stdout, problem, strlen(problem));
 			putchar('\n');
 		}
 	}
-	show_rounds(j);
 }
 
 /* What the task was made with beyond its repo and agent, each line only
@@ -569,6 +739,7 @@ static void show_made_with(json_t *j)
 			printf(_("needs confirmation (its cost cannot be estimated): paddock confirm "
 			         "%s\n"), id);
 	}
+	show_dry_run_record(j);
 	json_t *c = json_object_get(j, "contract");
 	if (json_array_size(c)) {
 		size_t i;
@@ -681,6 +852,18 @@ static void show_text(json_t *j)
 			putchar('\n');
 		}
 	show_made_with(j);
+	/* The GitHub issue the task came from (its pull request is shown
+	 * with the gate). */
+	json_t *gh = json_object_get(j, "github");
+	if (json_is_object(gh) && json_integer_value(json_object_get(gh, "issue"))) {
+		label(_("issue"));
+		printf("%s#%lld\n", jstr(gh, "repo") ? jstr(gh, "repo") : "?",
+		       (long long)json_integer_value(json_object_get(gh, "issue")));
+	}
+	if (json_is_true(json_object_get(gh, "branch_deleted"))) {
+		label(_("branch"));
+		printf("%s\n", _("deleted on GitHub when the pull request was merged"));
+	}
 	label(_("queued"));
 	printf("%s\n", when);
 	/* (each step brings its own space) */
@@ -697,8 +880,18 @@ static void show_text(json_t *j)
 	}
 	putchar('\n');
 	if (jstr(j, "error")) {
+		/* The first line says what failed; the detail follows, indented
+		 * under it (as the local show). */
 		label(_("error"));
-		put_lines(jstr(j, "error"), 0);
+		const char *line = jstr(j, "error");
+		for (int first = 1; *line; first = 0) {
+			size_t n = strcspn(line, "\n");
+			if (!first)
+				printf("%-8s   ", "");
+			cli_put_text(stdout, line, n);
+			putchar('\n');
+			line += n + (line[n] == '\n');
+		}
 	}
 	if (jstr(j, "reason")) {
 		label(_("reason"));
@@ -728,6 +921,7 @@ static void show_text(json_t *j)
 		label(_("follows"));
 		printf("%s\n", jstr(j, "follow_of"));
 	}
+	show_group(j);
 	label(_("text"));
 	const char *text = jstr(j, "text") ? jstr(j, "text") : "";
 	cli_put_visible(stdout, text, strlen(text), SANITIZE_KEEP_TAB | SANITIZE_KEEP_NEWLINE);
@@ -767,6 +961,22 @@ static void show_text(json_t *j)
 	if (jstr(j, "session")) {
 		label(_("session"));
 		cli_put_str(stdout, jstr(j, "session"));
+		putchar('\n');
+	}
+	/* The pauses of its model endpoint that hold it back (the server
+	 * listed only those that apply). */
+	json_array_foreach(json_object_get(j, "pauses"), i, s) {
+		char until[32];
+		clock_time(jnum(s, "until"), until, sizeof until);
+		const char *ep = jstr(s, "endpoint") ? jstr(s, "endpoint") : "?";
+		label(_("paused"));
+		if (json_integer_value(json_object_get(s, "status")))
+			printf(_("%s is paused until %s (HTTP %d)"), ep, until,
+			       (int)json_integer_value(json_object_get(s, "status")));
+		else
+			printf(_("%s is paused until %s"), ep, until);
+		if (jstatus(j) == TASK_QUEUED)
+			printf("%s", _("; the task starts after that"));
 		putchar('\n');
 	}
 	show_gate(j);
