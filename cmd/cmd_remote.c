@@ -831,6 +831,67 @@ static void show_egress(json_t *j)
 	}
 }
 
+/* Budget, model usage, session and the pauses that hold the task back
+ * (as cmd_show's show_usage). */
+static void show_usage(json_t *j)
+{
+	size_t i;
+	json_t *s;
+	char usd[32];
+	const char *from = jstr(j, "budget_from");
+	label(_("budget"));
+	units_format_money(jnum(j, "budget"), 2, usd, sizeof usd);
+	if (jnum(j, "budget") > 0)
+		printf(from && !strcmp(from, "task") ? _("$%s (this task's)") : _("$%s (limits.budget)"),
+		       usd);
+	else
+		printf("%s", _("none"));
+	if (json_integer_value(json_object_get(j, "budget_tokens")))
+		printf(_(", %llu tokens (limits.budget-tokens)"),
+		       (unsigned long long)json_integer_value(json_object_get(j, "budget_tokens")));
+	putchar('\n');
+	json_t *u = json_object_get(j, "usage");
+	label(_("usage"));
+	if (!jnum(u, "requests") && !jnum(u, "in") && !jnum(u, "out") && !jnum(u, "cache_read") &&
+	    !jnum(u, "cache_write") && jnum(u, "cost") <= 0) {
+		printf("%s\n", _("none"));
+	} else {
+		units_format_money(jnum(u, "cost"), 4, usd, sizeof usd);
+		printf(_("%llu tokens in, %llu out, cache %llu read, %llu written; %llu requests; "),
+		       (unsigned long long)jnum(u, "in"), (unsigned long long)jnum(u, "out"),
+		       (unsigned long long)jnum(u, "cache_read"),
+		       (unsigned long long)jnum(u, "cache_write"),
+		       (unsigned long long)jnum(u, "requests"));
+		if (json_is_true(json_object_get(u, "priced")))
+			printf("$%s\n", usd);
+		else if (jnum(u, "cost") > 0)
+			printf(_("$%s (some models not priced)\n"), usd);
+		else
+			printf("%s\n", _("not priced"));
+	}
+	if (jstr(j, "session")) {
+		label(_("session"));
+		cli_put_str(stdout, jstr(j, "session"));
+		putchar('\n');
+	}
+	/* The pauses of its model endpoint that hold it back (the server
+	 * listed only those that apply). */
+	json_array_foreach(json_object_get(j, "pauses"), i, s) {
+		char until[32];
+		clock_time(jnum(s, "until"), until, sizeof until);
+		const char *ep = jstr(s, "endpoint") ? jstr(s, "endpoint") : "?";
+		label(_("paused"));
+		if (json_integer_value(json_object_get(s, "status")))
+			printf(_("%s is paused until %s (HTTP %d)"), ep, until,
+			       (int)json_integer_value(json_object_get(s, "status")));
+		else
+			printf(_("%s is paused until %s"), ep, until);
+		if (jstatus(j) == TASK_QUEUED)
+			printf("%s", _("; the task starts after that"));
+		putchar('\n');
+	}
+}
+
 static void show_text(json_t *j)
 {
 	char when[64];
@@ -926,59 +987,7 @@ static void show_text(json_t *j)
 	const char *text = jstr(j, "text") ? jstr(j, "text") : "";
 	cli_put_visible(stdout, text, strlen(text), SANITIZE_KEEP_TAB | SANITIZE_KEEP_NEWLINE);
 	putchar('\n');
-	char usd[32];
-	const char *from = jstr(j, "budget_from");
-	label(_("budget"));
-	units_format_money(jnum(j, "budget"), 2, usd, sizeof usd);
-	if (jnum(j, "budget") > 0)
-		printf(from && !strcmp(from, "task") ? _("$%s (this task's)") : _("$%s (limits.budget)"),
-		       usd);
-	else
-		printf("%s", _("none"));
-	if (json_integer_value(json_object_get(j, "budget_tokens")))
-		printf(_(", %llu tokens (limits.budget-tokens)"),
-		       (unsigned long long)json_integer_value(json_object_get(j, "budget_tokens")));
-	putchar('\n');
-	json_t *u = json_object_get(j, "usage");
-	label(_("usage"));
-	if (!jnum(u, "requests") && !jnum(u, "in") && !jnum(u, "out") && !jnum(u, "cache_read") &&
-	    !jnum(u, "cache_write") && jnum(u, "cost") <= 0) {
-		printf("%s\n", _("none"));
-	} else {
-		units_format_money(jnum(u, "cost"), 4, usd, sizeof usd);
-		printf(_("%llu tokens in, %llu out, cache %llu read, %llu written; %llu requests; "),
-		       (unsigned long long)jnum(u, "in"), (unsigned long long)jnum(u, "out"),
-		       (unsigned long long)jnum(u, "cache_read"),
-		       (unsigned long long)jnum(u, "cache_write"),
-		       (unsigned long long)jnum(u, "requests"));
-		if (json_is_true(json_object_get(u, "priced")))
-			printf("$%s\n", usd);
-		else if (jnum(u, "cost") > 0)
-			printf(_("$%s (some models not priced)\n"), usd);
-		else
-			printf("%s\n", _("not priced"));
-	}
-	if (jstr(j, "session")) {
-		label(_("session"));
-		cli_put_str(stdout, jstr(j, "session"));
-		putchar('\n');
-	}
-	/* The pauses of its model endpoint that hold it back (the server
-	 * listed only those that apply). */
-	json_array_foreach(json_object_get(j, "pauses"), i, s) {
-		char until[32];
-		clock_time(jnum(s, "until"), until, sizeof until);
-		const char *ep = jstr(s, "endpoint") ? jstr(s, "endpoint") : "?";
-		label(_("paused"));
-		if (json_integer_value(json_object_get(s, "status")))
-			printf(_("%s is paused until %s (HTTP %d)"), ep, until,
-			       (int)json_integer_value(json_object_get(s, "status")));
-		else
-			printf(_("%s is paused until %s"), ep, until);
-		if (jstatus(j) == TASK_QUEUED)
-			printf("%s", _("; the task starts after that"));
-		putchar('\n');
-	}
+	show_usage(j);
 	show_gate(j);
 	show_egress(j);
 }
