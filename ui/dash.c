@@ -131,7 +131,7 @@ static void copy_answer(struct dash *d, void *arg, const char *text)
 	} else if (*text == 'i' || (!*text && !m->line)) {
 		dash_copy(d, _("task id"), m->id);
 	} else if (*text == 'b') {
-		if (store_task_get(d->st, m->id, &t, &e) < 0) {
+		if (source_task_get(d->src, m->id, &t, &e) < 0) {
 			dash_message(d, ROLE_ERROR, "%s", e.msg);
 		} else {
 			dash_copy(d, _("branch"), t.branch ? t.branch : "");
@@ -522,7 +522,7 @@ static int shell_refused(struct dash *d, const char *id)
 {
 	struct task_row t;
 	struct err e = {{0}};
-	if (store_task_get(d->st, id, &t, &e) < 0) {
+	if (source_task_get(d->src, id, &t, &e) < 0) {
 		dash_message(d, ROLE_ERROR, "%s", e.msg);
 		return 1;
 	}
@@ -718,7 +718,7 @@ static void notify_new(struct ui *u, int silent)
 	struct task_row *rows;
 	size_t n;
 	struct err e = {{0}};
-	if (store_task_query(u->d.st, &q, &rows, &n, &e) < 0)
+	if (source_task_query(u->d.src, &q, &rows, &n, &e) < 0)
 		return;
 	for (size_t i = 0; i < n; i++) {
 		const struct task_row *t = &rows[i];
@@ -745,13 +745,13 @@ static void update_counts(struct ui *u)
 {
 	/* Nothing is read while the store stays as it was, but for a pause
 	 * that ends. */
-	uint64_t ver = store_data_version(u->d.st);
+	uint64_t ver = source_data_version(u->d.src);
 	if (u->counts_valid && ver == u->counts_version &&
 	    !(u->pause_until && u->d.now >= u->pause_until))
 		return;
 	size_t c[TASK_NSTATUS];
 	struct err e = {{0}};
-	if (store_task_counts(u->d.st, c, &e) < 0)
+	if (source_task_counts(u->d.src, c, &e) < 0)
 		return;
 	u->counts_version = ver;
 	int running = 0, review = (int)c[TASK_REVIEW], queued = (int)c[TASK_QUEUED],
@@ -773,7 +773,7 @@ static void update_counts(struct ui *u)
 	size_t np;
 	u->pauses[0] = '\0';
 	u->pause_until = 0;
-	if (store_pauses_active(u->d.st, u->d.now, &p, &np, &e) == 0) {
+	if (source_pauses_active(u->d.src, u->d.now, &p, &np, &e) == 0) {
 		struct buf b = {0};
 		for (size_t i = 0; i < np; i++) {
 			if (!u->pause_until || p[i].until < u->pause_until)
@@ -791,7 +791,7 @@ static void update_counts(struct ui *u)
 		}
 		snprintf(u->pauses, sizeof u->pauses, "%s", b.data ? b.data : "");
 		buf_free(&b);
-		store_pauses_free(p, np);
+		source_pauses_free(p, np);
 	}
 }
 
@@ -1227,6 +1227,7 @@ void dash_reload(struct ui *u)
 	u->configs = xrealloc(u->configs, (u->nconfigs + 1) * sizeof *u->configs);
 	u->configs[u->nconfigs++] = fresh;
 	d->cfg = fresh;
+	d->src->cfg = fresh;
 	if (d->sched)
 		scheduler_set_config(d->sched, fresh);
 	set_help_hint(u);
@@ -1800,7 +1801,8 @@ static void ui_free(struct ui *u)
 	theme_free(u->theme);
 	screen_free(d->scr);
 	keymap_free(d->keys);
-	store_close(d->st);
+	source_close(d->src);
+	store_close(u->st);
 	if (u->script)
 		fclose(u->script);
 	free(u->script_path);
@@ -1827,12 +1829,14 @@ int dash_main(struct config *cfg, int demo)
 		return 1;
 	}
 	char *db = paths_db(d->data_dir);
-	int orc = store_open(&d->st, db, &e);
+	int orc = store_open(&u->st, db, &e);
 	free(db);
 	if (orc < 0) {
 		fprintf(stderr, "paddock: %s\n", e.msg);
 		goto out;
 	}
+	d->src = source_store_new(cfg, d->data_dir, u->st);
+	source_job_env(NULL, NULL);
 	/* What `paddock config check` checks of the dashboard's, the same way. */
 	if (dash_config_take(cfg, &d->keys, &u->theme, config_report_stderr, NULL) > 0 ||
 	    open_script(u) < 0)

@@ -2,8 +2,9 @@
  *
  * One event loop (poll) over the keyboard, the scheduler it hosts (when no
  * other process owns it) and a timer; everything slow (pushes, large
- * diffs) runs off the loop.  Views read the store, which other processes
- * (the CLI, another dashboard) change too.  Script mode (PADDOCK_UI_SCRIPT)
+ * diffs) runs off the loop.  Views read a source (source.h): the store,
+ * which other processes (the CLI, another dashboard) change too, or a
+ * paddock serve's API.  Script mode (PADDOCK_UI_SCRIPT)
  * reads keys and :commands from a file, draws on a virtual screen of a
  * fixed size and waits until the scheduler and the UI are idle before each
  * step, for golden-file tests; a view's work (a search in a large log) is
@@ -18,7 +19,6 @@
 #include "keymap.h"
 #include "role.h"
 #include "scheduler.h"
-#include "store.h"
 #include "view.h"
 
 struct theme;
@@ -28,7 +28,7 @@ struct theme;
 struct dash {
 	struct config *cfg;
 	char *data_dir;
-	struct store *st;
+	struct source *src;            /* what the views read and ask */
 	struct scheduler *sched;       /* NULL when another process runs it */
 	struct keymap *keys;
 	struct screen *scr;
