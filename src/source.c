@@ -206,10 +206,11 @@ char *source_log_path(struct source *s, const char *id, struct err *e)
 	return s->ops->log_path(s, id, e);
 }
 
-int source_diff_each(struct source *s, const struct task_row *t, const char *from,
-                     const char *to, diff_file_fn fn, void *arg, struct err *e)
+int source_diff_each(struct source *s, const struct task_row *t, const char *which,
+                     const char *from, const char *to, diff_file_fn fn, void *arg,
+                     struct err *e)
 {
-	return CALL(diff_each, t, from, to, fn, arg, e);
+	return CALL(diff_each, t, which, from, to, fn, arg, e);
 }
 
 int source_reject(struct source *s, const char *id, const char *notes, struct err *e)
@@ -284,6 +285,6 @@ struct source *source_for_job(struct config *cfg, const char *data_dir, struct e
 {
 	const char *url = getenv(ENV_URL);
 	if (url && *url)
-		return source_api_new(cfg, url, getenv(ENV_TOKEN), e);
+		return source_api_job(cfg, url, getenv(ENV_TOKEN), e);
 	return source_store_new(cfg, data_dir, NULL);
 }

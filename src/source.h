@@ -88,9 +88,11 @@ struct source_ops {
 	 * path (malloc'd), after bringing it up to date (a remote source copies
 	 * what is new into a private file); NULL with e set when none. */
 	char *(*log_path)(struct source *s, const char *id, struct err *e);
-	/* The diff from..to of task t (from NULL: the base), file by file. */
-	int (*diff_each)(struct source *s, const struct task_row *t, const char *from,
-	                 const char *to, diff_file_fn fn, void *arg, struct err *e);
+	/* The diff from..to of task t (from NULL: the base), file by file;
+	 * which says the same as the API's query: "" (base..head), "round=N"
+	 * or "since=review". */
+	int (*diff_each)(struct source *s, const struct task_row *t, const char *which,
+	                 const char *from, const char *to, diff_file_fn fn, void *arg, struct err *e);
 	/* Decisions, each checked for the user (gate_may_decide) first. */
 	int (*reject)(struct source *s, const char *id, const char *notes, struct err *e);
 	int (*override)(struct source *s, const char *id, const char *finding,
@@ -126,6 +128,10 @@ struct source *source_store_new(struct config *cfg, const char *data_dir, struct
 /* A paddock serve's API at url with token (client.h); polls for changes
  * off the caller's thread.  NULL with e set. */
 struct source *source_api_new(struct config *cfg, const char *url, const char *token,
+                              struct err *e);
+/* The same for a dashboard job: no reader thread, no copies of logs; a
+ * diff or a decision, once. */
+struct source *source_api_job(struct config *cfg, const char *url, const char *token,
                               struct err *e);
 /* In a dashboard job: the source the dashboard uses, from the environment
  * it left (PADDOCK_SOURCE_URL, PADDOCK_SOURCE_TOKEN: the API's), else the
@@ -185,8 +191,9 @@ int source_draft_add(struct source *s, const char *id, const struct review_comme
                      struct err *e);
 int source_draft_discard(struct source *s, const char *id, long long upto, struct err *e);
 char *source_log_path(struct source *s, const char *id, struct err *e);
-int source_diff_each(struct source *s, const struct task_row *t, const char *from,
-                     const char *to, diff_file_fn fn, void *arg, struct err *e);
+int source_diff_each(struct source *s, const struct task_row *t, const char *which,
+                     const char *from, const char *to, diff_file_fn fn, void *arg,
+                     struct err *e);
 int source_reject(struct source *s, const char *id, const char *notes, struct err *e);
 int source_override(struct source *s, const char *id, const char *finding, const char *notes,
                     struct err *e);

@@ -190,9 +190,11 @@ static char *ss_log_path(struct source *s, const char *id, struct err *e)
 	return paths_task_log(s->data_dir, id);
 }
 
-static int ss_diff_each(struct source *s, const struct task_row *t, const char *from,
-                        const char *to, diff_file_fn fn, void *arg, struct err *e)
+static int ss_diff_each(struct source *s, const struct task_row *t, const char *which,
+                        const char *from, const char *to, diff_file_fn fn, void *arg,
+                        struct err *e)
 {
+	(void)which;
 	char *mirror = mirror_path(s->data_dir, t->repo);
 	char *diffs = paths_task_diffs(s->data_dir, t->id);
 	int rc = diffcache_each(diffs, mirror, from, to, fn, arg, e);

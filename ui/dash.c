@@ -309,7 +309,7 @@ static void input_finish(struct dash *d, int ok)
 /* ---- background jobs ---- */
 
 /* The most arguments a job kind takes (job_start's argv). */
-#define JOB_ARGS_MAX 4
+#define JOB_ARGS_MAX 5
 
 /* What a job runs: a background action (a message back, '0' or '1'
  * first) or an async producer (its output back), by name; nargs is
@@ -327,7 +327,7 @@ static const struct job_kind job_kinds[] = {
 	{ "gate", 2, gate_view_job, NULL },
 	{ "pick", 2, group_view_pick_job, NULL },
 	{ "shell", 2, shell_job, NULL },
-	{ "diff", 4, NULL, diff_view_produce },
+	{ "diff", 5, NULL, diff_view_produce },
 };
 
 static const struct job_kind *job_kind_find(const char *name)
@@ -1811,7 +1811,9 @@ static void ui_free(struct ui *u)
 	free(u);
 }
 
-int dash_main(struct config *cfg, int demo)
+/* The dashboard on the local store, or (url not NULL) on a paddock
+ * serve's API, which hosts the scheduler. */
+static int dash_run(struct config *cfg, const char *url, const char *token)
 {
 	struct ui *u = xcalloc(1, sizeof *u);
 	struct dash *d = &u->d;
@@ -1822,21 +1824,33 @@ int dash_main(struct config *cfg, int demo)
 	 * supervisor or job of ours is in the terminal's foreground group
 	 * (child.h); only an answer to "wait or stop" stops a task. */
 	child_leave_terminal();
-	d->data_dir = paths_data_dir_ensure(&e);
-	if (!d->data_dir) {
-		fprintf(stderr, "paddock: %s\n", e.msg);
-		free(u);
-		return 1;
+	if (url) {
+		/* No data of its own: its jobs ask the server too. */
+		const char *tmp = getenv("TMPDIR");
+		d->data_dir = xstrdup(tmp && *tmp ? tmp : "/tmp");
+		d->src = source_api_new(cfg, url, token, &e);
+		if (!d->src) {
+			fprintf(stderr, "paddock: %s: %s\n", url, e.msg);
+			goto out;
+		}
+		source_job_env(url, token);
+	} else {
+		d->data_dir = paths_data_dir_ensure(&e);
+		if (!d->data_dir) {
+			fprintf(stderr, "paddock: %s\n", e.msg);
+			free(u);
+			return 1;
+		}
+		char *db = paths_db(d->data_dir);
+		int orc = store_open(&u->st, db, &e);
+		free(db);
+		if (orc < 0) {
+			fprintf(stderr, "paddock: %s\n", e.msg);
+			goto out;
+		}
+		d->src = source_store_new(cfg, d->data_dir, u->st);
+		source_job_env(NULL, NULL);
 	}
-	char *db = paths_db(d->data_dir);
-	int orc = store_open(&u->st, db, &e);
-	free(db);
-	if (orc < 0) {
-		fprintf(stderr, "paddock: %s\n", e.msg);
-		goto out;
-	}
-	d->src = source_store_new(cfg, d->data_dir, u->st);
-	source_job_env(NULL, NULL);
 	/* What `paddock config check` checks of the dashboard's, the same way. */
 	if (dash_config_take(cfg, &d->keys, &u->theme, config_report_stderr, NULL) > 0 ||
 	    open_script(u) < 0)
@@ -1846,10 +1860,10 @@ int dash_main(struct config *cfg, int demo)
 	 * SIGTERM cannot land in one of them and end the dashboard with the
 	 * terminal left raw. */
 	block_signals(u);
-	host_scheduler(d, cfg);
+	if (!url)
+		host_scheduler(d, cfg);
 	if (open_screen(d) < 0)
 		goto out;
-	(void)demo;
 	dash_open(d, &view_tasks, NULL);
 	rc = run(u);
 	if (u->script_failed)
@@ -1858,4 +1872,15 @@ int dash_main(struct config *cfg, int demo)
 out:
 	ui_free(u);
 	return rc;
+}
+
+int dash_main(struct config *cfg, int demo)
+{
+	(void)demo;
+	return dash_run(cfg, NULL, NULL);
+}
+
+int dash_main_remote(struct config *cfg, const char *url, const char *token)
+{
+	return dash_run(cfg, url, token);
 }

@@ -75,6 +75,12 @@ void dash_config_check(const struct config *cfg, config_report_fn *report, void 
 
 /* Runs the dashboard; returns the exit status. */
 int dash_main(struct config *cfg, int demo);
+/* The same on a paddock serve's API at url with token (client.h: the
+ * token only over https or to this machine), `paddock --server URL`: the
+ * views read the API (source_api_new), decisions are its POSTs (recorded
+ * with the token's name), and no scheduler is hosted here.  1 with a
+ * message when the server cannot be read. */
+int dash_main_remote(struct config *cfg, const char *url, const char *token);
 
 /* Shows a message in the status bar. */
 void dash_message(struct dash *d, enum role role, const char *fmt, ...)

@@ -434,7 +434,8 @@ static void diff_chunk(struct dash *d, void *arg, const char *data, size_t len);
 static void diff_arrived(struct dash *d, void *arg, const char *data, size_t len, int ok);
 
 /* In the dashboard's job: args are the task's id and repo, the commit
- * from ("" for none) and the commit to: from the dashboard's source
+ * from ("" for none), the commit to and which range that is (as the API
+ * asks it: "", "round=N", "since=review"): from the dashboard's source
  * (source_diff_each; the local one serves a range kept in the task's
  * diffs, else computes and keeps it). */
 int diff_view_produce(struct dash *d, char *const *args, FILE *out)
@@ -443,8 +444,8 @@ int diff_view_produce(struct dash *d, char *const *args, FILE *out)
 	struct task_row t = { .repo = args[1] };
 	snprintf(t.id, sizeof t.id, "%s", args[0]);
 	struct source *src = source_for_job(d->cfg, d->data_dir, &e);
-	int rc = src ? source_diff_each(src, &t, args[2][0] ? args[2] : NULL, args[3], diff_emit,
-	                                out, &e) : -1;
+	int rc = src ? source_diff_each(src, &t, args[4], args[2][0] ? args[2] : NULL, args[3],
+	                                diff_emit, out, &e) : -1;
 	source_close(src);
 	if (rc < 0)
 		rec_put(out, REC_ERROR, e.msg, strlen(e.msg), "", 0, "", 0, "", 0);
@@ -455,7 +456,12 @@ int diff_view_produce(struct dash *d, char *const *args, FILE *out)
 static void diff_stream(struct view *v)
 {
 	struct diff_pending *pd = ((struct diff_priv *)v->priv)->pending;
-	const char *args[] = { pd->id, pd->repo, pd->from ? pd->from : "", pd->to };
+	char which[32] = "";
+	if (pd->range == RANGE_ROUND)
+		snprintf(which, sizeof which, "round=%d", pd->round);
+	else if (pd->range == RANGE_REVIEW)
+		snprintf(which, sizeof which, "since=review");
+	const char *args[] = { pd->id, pd->repo, pd->from ? pd->from : "", pd->to, which };
 	dash_stream(v->d, "diff", args, diff_chunk, diff_arrived, v);
 }
 

@@ -128,7 +128,8 @@ int gate_view_run(struct dash *d,
 /* The dashboard's jobs (dash.h: dash_background, dash_stream), run in
  * `paddock dashboard-job`: gate (args: "approve" or "push", the task's
  * id), pick (the group's id, the task's) and diff (the task's id and
- * repo, the commit from or "", the commit to). */
+ * repo, the commit from or "", the commit to, the range as the API asks
+ * it). */
 int gate_view_job(struct dash *d, char *const *args, char *msg, size_t msglen);
 int group_view_pick_job(struct dash *d, char *const *args, char *msg, size_t msglen);
 int diff_view_produce(struct dash *d, char *const *args, FILE *out);
