@@ -556,6 +556,13 @@ static int shell_refused(struct dash *d, const char *id)
 void dash_shell(struct dash *d, const char *task_id)
 {
 	struct ui *u = ui_of(d);
+	if (!u->st) {
+		/* The sandbox is on the server's machine. */
+		dash_message(d, ROLE_ERROR, _("cannot open a shell in task %s from the dashboard of "
+		                              "a server: run 'paddock shell %s' on the server's "
+		                              "machine"), task_id, task_id);
+		return;
+	}
 	if (shell_refused(d, task_id))
 		return;
 	if (!d->script)
@@ -1830,7 +1837,7 @@ static int dash_run(struct config *cfg, const char *url, const char *token)
 		d->data_dir = xstrdup(tmp && *tmp ? tmp : "/tmp");
 		d->src = source_api_new(cfg, url, token, &e);
 		if (!d->src) {
-			fprintf(stderr, "paddock: %s: %s\n", url, e.msg);
+			fprintf(stderr, "paddock: %s\n", e.msg);
 			goto out;
 		}
 		source_job_env(url, token);
