@@ -62,6 +62,13 @@ struct source_api {
 	char full_id[TASK_ID_LEN + 1];
 	uint64_t full_version;
 	double full_at;
+	/* Whether a task's latest round changed nothing, by its updated. */
+	struct glance_seen {
+		char id[TASK_ID_LEN + 1];
+		double updated;
+		int unchanged;
+	} *glances;
+	size_t nglances;
 	json_t *draft;             /* GET /tasks/ID/draft of draft_id */
 	char draft_id[TASK_ID_LEN + 1];
 	uint64_t draft_version;
@@ -539,6 +546,41 @@ static int sa_task_counts(struct source *s, size_t counts[TASK_NSTATUS], struct 
 	return 0;
 }
 
+static json_t *full_of(struct source_api *a, const char *id, struct err *e);
+
+/* Whether t's latest round changed nothing (store_task_glance): its
+ * rounds are the task's details, read once for each state of the task
+ * (an ended task's are read once). */
+static int round_unchanged(struct source_api *a, const struct task_row *t)
+{
+	if (t->round <= 1)
+		return !t->head || (t->base && !strcmp(t->head, t->base));
+	for (size_t i = 0; i < a->nglances; i++)
+		if (!strcmp(a->glances[i].id, t->id) && a->glances[i].updated == t->updated)
+			return a->glances[i].unchanged;
+	struct err e = {{0}};
+	json_t *j = full_of(a, t->id, &e);
+	json_t *r = json_array_get(json_object_get(j, "rounds"),
+	                           json_array_size(json_object_get(j, "rounds")) - 1);
+	const char *from = json_string_value(json_object_get(r, "from"));
+	const char *head = json_string_value(json_object_get(r, "head"));
+	int unchanged = j && r && (!head || (from && !strcmp(from, head)));
+	if (!j)
+		return 0;
+	struct glance_seen *gs = NULL;
+	for (size_t i = 0; i < a->nglances && !gs; i++)
+		if (!strcmp(a->glances[i].id, t->id))
+			gs = &a->glances[i];
+	if (!gs) {
+		a->glances = xrealloc(a->glances, (a->nglances + 1) * sizeof *a->glances);
+		gs = &a->glances[a->nglances++];
+	}
+	snprintf(gs->id, sizeof gs->id, "%s", t->id);
+	gs->updated = t->updated;
+	gs->unchanged = unchanged;
+	return unchanged;
+}
+
 /* From the steps the list carries: when it first left the queue and
  * when its latest round began (the last move to running). */
 static int sa_task_glance(struct source *s, long long seq, struct task_glance *g,
@@ -557,6 +599,7 @@ static int sa_task_glance(struct source *s, long long seq, struct task_glance *g
 		if (r->steps[i].status == TASK_RUNNING)
 			g->round_started = r->steps[i].time;
 	}
+	g->round_unchanged = round_unchanged(of(s), r);
 	task_rows_free(r, n);
 	return 0;
 }
@@ -1163,6 +1206,7 @@ static void sa_close(struct source *s)
 	json_decref(a->draft);
 	free(a->seqs);
 	free(a->seen);
+	free(a->glances);
 	free(a->last);
 	client_close(a->c);
 	free(a->url);
