@@ -119,6 +119,16 @@ static const struct cli_verb verbs[] = {
 	  N_("Overrides a blocking policy finding of the task's current round by its name\n"
 	     "(as 'paddock show' lists it, e.g. secrets:config/key.pem); recorded.\n"
 	     "  -m, --notes TEXT   why it is fine, recorded with the decision\n") },
+	{ "comment", cmd_comment, N_("comment [--old] ID FILE:LINE TEXT"),
+	  N_("Adds a comment on one line of a task's change to its review draft (the\n"
+	     "dashboard's line comments): FILE:LINE is the line's number in the new file, or\n"
+	     "with --old in the old one (a removed line).  The draft goes to the agent with\n"
+	     "the next 'paddock request-changes'.\n"
+	     "  --old              LINE is a line of the old file\n") },
+	{ "draft", cmd_draft, N_("draft [--json | --discard] ID"),
+	  N_("Lists the comments of a task's review draft, or discards them (--discard).\n"
+	     "  -j, --json         print them as JSON\n"
+	     "  --discard          discard the draft's comments\n") },
 	{ "follow-up", cmd_follow_up,
 	  N_("follow-up [--notes TEXT | --notes-file FILE] [--json] ID"),
 	  N_("Queues a new task that follows up a finished one (done, failed, rejected):\n"
@@ -264,6 +274,8 @@ static void usage(FILE *out)
 	for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++)
 		fprintf(out, "  paddock %s\n", _(verbs[i].usage));
 	fprintf(out, _("\n'paddock VERB --help' describes a verb; man paddock has the details.\n"));
+	fprintf(out, _("With --server URL before the verb (or PADDOCK_SERVER), the verb talks to the\n"
+	               "API of a paddock serve elsewhere (man paddock, REMOTE USE).\n"));
 }
 
 static int word_in(const char *list, const char *word);
@@ -321,7 +333,7 @@ enum { OPT_HELP = 'h', OPT_JSON = 'j', OPT_FOLLOW = 'f', OPT_REPO = 'r', OPT_AGE
        OPT_ROUND, OPT_SINCE_REVIEW, OPT_BUDGET, OPT_LISTEN, OPT_ROUTES, OPT_OLDER_THAN,
        OPT_DRY_RUN, OPT_FAILED, OPT_AGAIN, OPT_LIMIT, OPT_SINCE, OPT_BEFORE,
        OPT_RECIPE, OPT_INPUT, OPT_BASE, OPT_TEST, OPT_TIMEOUT, OPT_APPROVAL, OPT_AGENTS,
-       OPT_N, OPT_KEEP, OPT_YES, OPT_NAMESPACE };
+       OPT_N, OPT_KEEP, OPT_YES, OPT_NAMESPACE, OPT_OLD, OPT_DISCARD };
 
 /* 1 if word is one of the space-separated words of list. */
 static int word_in(const char *list, const char *word)
@@ -394,6 +406,8 @@ int cli_parse_opts(const struct cli_verb *v, int argc, char **argv, struct cli_o
 		{ "keep", no_argument, NULL, OPT_KEEP },
 		{ "yes", no_argument, NULL, OPT_YES },
 		{ "namespace", required_argument, NULL, OPT_NAMESPACE },
+		{ "old", no_argument, NULL, OPT_OLD },
+		{ "discard", no_argument, NULL, OPT_DISCARD },
 		{ NULL, 0, NULL, 0 },
 	};
 	memset(o, 0, sizeof *o);
@@ -462,6 +476,8 @@ int cli_parse_opts(const struct cli_verb *v, int argc, char **argv, struct cli_o
 		case OPT_KEEP: o->keep = 1; break;
 		case OPT_YES: o->yes = 1; break;
 		case OPT_NAMESPACE: o->namespace = optarg; break;
+		case OPT_OLD: o->old = 1; break;
+		case OPT_DISCARD: o->discard = 1; break;
 		}
 	}
 	return -1;
@@ -773,7 +789,7 @@ static int become_data_owner(const char *verb)
 	return rc;
 }
 
-int cli_main(int argc, char **argv)
+static int cli_main_local(int argc, char **argv)
 {
 	/* The scheduler's own (supervisor.h) and the dashboard's (dash.h):
 	 * they run as whoever started them, with what they were given, and
@@ -802,4 +818,48 @@ int cli_main(int argc, char **argv)
 	if (!v)
 		return unknown_verb(argv[1]);
 	return v->run(argc - 1, argv + 1);
+}
+
+/* paddock [--server URL] ...: a server (--server, PADDOCK_SERVER, [remote]
+ * server) makes every verb a client of its API (cmd_remote.c), and then
+ * nothing here touches a data directory: not even become_data_owner. */
+int cli_main(int argc, char **argv)
+{
+	const char *flag = NULL;
+	if (argc >= 2 && !strcmp(argv[1], "--server")) {
+		if (argc < 3 || !*argv[2])
+			return cli_die(EXIT_USAGE, _("--server needs a URL, such as "
+			                             "https://paddock.example.com/"));
+		flag = argv[2];
+		argv[2] = argv[0];
+		argv += 2;
+		argc -= 2;
+	} else if (argc >= 2 && !strncmp(argv[1], "--server=", 9)) {
+		flag = argv[1] + 9;
+		argv[1] = argv[0];
+		argv += 1;
+		argc -= 1;
+		if (!*flag)
+			return cli_die(EXIT_USAGE, _("--server needs a URL, such as "
+			                             "https://paddock.example.com/"));
+	}
+	/* The scheduler's own programs and help never go remote. */
+	int local_only = argc >= 2 && (!strcmp(argv[1], "supervise") ||
+	                               !strcmp(argv[1], "dashboard-job") ||
+	                               !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
+	                               !strcmp(argv[1], "help") || !strcmp(argv[1], "--version"));
+	char *server = local_only && !flag ? NULL : cli_remote_server(flag);
+	if (!server)
+		return cli_main_local(argc, argv);
+	int rc;
+	if (argc < 2)
+		rc = cli_remote_dashboard(server);
+	else if (local_only)
+		rc = cli_main_local(argc, argv);
+	else if (!cli_verb_find(argv[1]))
+		rc = unknown_verb(argv[1]);
+	else
+		rc = cli_remote_main(server, argc - 1, argv + 1);
+	free(server);
+	return rc;
 }

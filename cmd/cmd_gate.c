@@ -168,6 +168,7 @@ static int gate_verb(const char *name, int argc, char **argv, const char *allowe
 	struct buf out = {0};
 	struct task_row t;
 	char nid[TASK_ID_LEN + 1];
+	size_t sent = 0;
 	if (store_task_get(s, id, &t, &e) < 0) {
 		rc = cli_die(e.kind == ERR_INVALID ? EXIT_USAGE : 1, "%s", e.msg);
 		goto out;
@@ -186,7 +187,8 @@ static int gate_verb(const char *name, int argc, char **argv, const char *allowe
 	else if (!strcmp(name, "reject"))
 		rc = gate_reject(&g, t.id, notes, &e);
 	else if (!strcmp(name, "request-changes"))
-		rc = gate_request_changes(&g, t.id, notes, &e);
+		/* The review draft's line comments go with the notes. */
+		rc = gate_request_changes_draft(&g, t.id, notes, &sent, &e);
 	else if (!strcmp(name, "follow-up"))
 		rc = gate_follow_up(&g, t.id, notes, nid, &e);
 	else
@@ -207,6 +209,12 @@ static int gate_verb(const char *name, int argc, char **argv, const char *allowe
 			printf(_("%s stays at review\n"), t.id);
 		else if (!strcmp(name, "reject"))
 			printf(_("%s rejected; its branch stays in paddock's mirror\n"), t.id);
+		else if (!strcmp(name, "request-changes") && sent)
+			printf(ngettext("%s: changes requested with %zu comment of the review draft; "
+			                "the agent runs round %d when the scheduler picks it up\n",
+			                "%s: changes requested with %zu comments of the review draft; "
+			                "the agent runs round %d when the scheduler picks it up\n",
+			                (unsigned long)sent), t.id, sent, t.round + 1);
 		else if (!strcmp(name, "request-changes"))
 			printf(_("%s: changes requested; the agent runs round %d when the scheduler "
 			         "picks it up\n"), t.id, t.round + 1);
@@ -292,4 +300,9 @@ int cmd_follow_up(int argc, char **argv)
 char *cli_gate_notes(const char *verb, const struct cli_opts *o, const char *id, int *code)
 {
 	return read_notes(verb, o, 0, id, code);
+}
+
+char *cli_gate_notes_edit(const char *verb, const struct cli_opts *o, const char *id, int *code)
+{
+	return read_notes(verb, o, 1, id, code);
 }

@@ -306,11 +306,7 @@ int cmd_dashboard(void)
 	struct config cfg;
 	if (cli_load_config(&cfg) < 0)
 		return EXIT_USAGE;
-	/* PADDOCK_SERVER (paddock --server sets it too): the dashboard of
-	 * that serve, through its API. */
-	const char *url = getenv("PADDOCK_SERVER");
-	int rc = url && *url ? dash_main_remote(&cfg, url, getenv("PADDOCK_TOKEN"))
-	                     : dash_main(&cfg, 0);
+	int rc = dash_main(&cfg, 0);
 	config_free(&cfg);
 	return rc;
 }

@@ -251,7 +251,7 @@ static void first_line(const char *s, size_t max, char *out, size_t outlen)
 
 /* --status: one status or a comma list; -1 (message printed) if one is
  * unknown. */
-static int list_statuses(const char *arg, unsigned *mask)
+int cli_list_statuses(const char *arg, unsigned *mask)
 {
 	*mask = 0;
 	if (!arg)
@@ -276,7 +276,7 @@ static int list_statuses(const char *arg, unsigned *mask)
 }
 
 /* --since: a duration back from now, or a local date and time. */
-static int list_since(const char *arg, double *since)
+int cli_list_since(const char *arg, double *since)
 {
 	double secs;
 	if (units_parse_duration(arg, &secs) == 0) {
@@ -395,8 +395,8 @@ int cmd_list(int argc, char **argv)
 	if (optind != argc)
 		return cli_bad_usage(v);
 	struct task_query q = { .no_steps = 0 };
-	if (list_statuses(o.status, &q.status_mask) < 0 ||
-	    (o.since && list_since(o.since, &q.since) < 0))
+	if (cli_list_statuses(o.status, &q.status_mask) < 0 ||
+	    (o.since && cli_list_since(o.since, &q.since) < 0))
 		return EXIT_USAGE;
 	/* A history of 100,000 tasks prints its newest page, as gh does, and
 	 * says so; --limit 0 prints them all. */

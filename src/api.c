@@ -683,8 +683,8 @@ static enum MHD_Result get_diff(struct api *a, struct MHD_Connection *c, struct 
 	enum MHD_Result rc;
 	if (round && since)
 		return api_send_error(c, 400, "bad_field", NULL, "give either round or since, not both");
-	if (since && strcmp(since, "review") != 0)
-		return api_send_error(c, 400, "bad_field", NULL, "since takes only 'review'");
+	if (since && strcmp(since, "review") != 0 && strcmp(since, "failed") != 0)
+		return api_send_error(c, 400, "bad_field", NULL, "since takes 'review' or 'failed'");
 	if (round) {
 		long n;
 		if (parse_uint(round, 1 << 20, &n) < 0 || n < 1 || n > t->round)
@@ -698,6 +698,12 @@ static enum MHD_Result get_diff(struct api *a, struct MHD_Connection *c, struct 
 				from = r[i].from;
 				to = r[i].head;
 			}
+	} else if (since && !strcmp(since, "failed")) {
+		/* The round that did not reach review (paddock diff --failed). */
+		if (!t->failed_round || !t->failed_head)
+			return api_send_error(c, 409, "no_work", task_status_name(t->status), "task %s has "
+			                  "no failed round with work to show", t->id);
+		to = t->failed_head;
 	} else if (since) {
 		if (!t->reviewed_head) {
 			return api_send_error(c, 409, "not_reviewed", task_status_name(t->status),
@@ -819,6 +825,11 @@ static enum MHD_Result get_log(struct api *a, struct MHD_Connection *c, const st
 
 /* ---- decisions ---- */
 
+/* POST /tasks/ID/{approve,push,reject,request-changes,cancel,confirm}:
+ * the body's fields checked, a push left by a dead process recovered,
+ * the gate's action, and the answer with the task as it is after.
+ * Long: the fields, the recovery and the answer are shared by every
+ * action; split, each part would take most of the others' arguments. */
 static enum MHD_Result decide(struct api *a, struct MHD_Connection *c, struct req *rq,
                               struct store *st, const struct task_row *t, const char *action,
                               const char *actor)
@@ -1427,24 +1438,6 @@ static enum MHD_Result route_follow_up(struct api *a, struct MHD_Connection *c,
 
 /* ---- the review draft and override ---- */
 
-/* A comment of a review draft as JSON; its strings may be any bytes (a
- * path, a line of the agent's): repaired to UTF-8. */
-static json_t *draft_comment_json(const struct review_comment *c)
-{
-	json_t *j = json_object();
-	json_object_set_new(j, "n", json_integer(c->n));
-	json_object_set_new(j, "round", json_integer(c->round));
-	const char *p = c->path ? c->path : "", *t = c->text ? c->text : "";
-	const char *m = c->comment ? c->comment : "";
-	json_object_set_new(j, "path", sanitize_json_string(p, strlen(p)));
-	json_object_set_new(j, "line", json_integer(c->line));
-	json_object_set_new(j, "old", json_boolean(c->old));
-	json_object_set_new(j, "text", sanitize_json_string(t, strlen(t)));
-	json_object_set_new(j, "comment", sanitize_json_string(m, strlen(m)));
-	json_object_set_new(j, "created", json_real(c->created));
-	return j;
-}
-
 /* GET /tasks/ID/draft: the task's review draft, oldest first. */
 static enum MHD_Result route_get_draft(struct api *a, struct MHD_Connection *c,
                                        struct req *rq, const struct api_call *x)
@@ -1456,11 +1449,9 @@ static enum MHD_Result route_get_draft(struct api *a, struct MHD_Connection *c,
 	struct err e = {{0}};
 	if (store_draft_list(x->st, x->t->id, &rc, &n, &e) < 0)
 		return api_send_err(c, &e, NULL);
-	json_t *arr = json_array();
-	for (size_t i = 0; i < n; i++)
-		json_array_append_new(arr, draft_comment_json(&rc[i]));
+	json_t *j = taskjson_draft(x->t->id, rc, n);
 	store_draft_free(rc, n);
-	return send_json(c, 200, json_pack("{s:s,s:o}", "id", x->t->id, "comments", arr));
+	return send_json(c, 200, j);
 }
 
 /* POST /tasks/ID/draft {"path", "line", "old", "text", "comment"}: a
@@ -1504,7 +1495,7 @@ static enum MHD_Result route_post_draft(struct api *a, struct MHD_Connection *c,
 		    store_draft_list(x->st, x->t->id, &all, &n, &e) < 0 || n == 0)
 			rc = api_send_err(c, &e, NULL);
 		else
-			rc = send_json(c, 201, draft_comment_json(&all[n - 1]));
+			rc = send_json(c, 201, taskjson_draft_comment(&all[n - 1]));
 		store_draft_free(all, n);
 	}
 	json_decref(j);

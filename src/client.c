@@ -295,6 +295,13 @@ int client_resp_error(const struct client_resp *r, struct err *e)
 	                    n ? ": " : "", n, n ? r->body.data : "");
 }
 
+/* A 3xx where JSON was expected: said as what it is. */
+static int client_redirected(const struct client *c, long status, struct err *e)
+{
+	return err_kind_set(e, ERR_REMOTE, _("the server at %s answered with a redirect (HTTP %ld); "
+	                    "paddock follows none: give the URL it moved to"), c->url, status);
+}
+
 json_t *client_get_json(struct client *c, const char *path, struct err *e)
 {
 	struct client_resp r;
@@ -302,7 +309,9 @@ json_t *client_get_json(struct client *c, const char *path, struct err *e)
 		return NULL;
 	json_t *j = NULL;
 	if (client_resp_error(&r, e) == 0) {
-		if (r.json)
+		if (r.status >= 300)
+			client_redirected(c, r.status, e);
+		else if (r.json)
 			j = json_incref(r.json);
 		else
 			err_kind_set(e, ERR_REMOTE, _("the server's answer to GET %s is not JSON"), path);
@@ -325,7 +334,9 @@ json_t *client_post_json(struct client *c, const char *path, json_t *body, long 
 		return NULL;
 	json_t *j = NULL;
 	if (client_resp_error(&r, e) == 0) {
-		if (r.json)
+		if (r.status >= 300)
+			client_redirected(c, r.status, e);
+		else if (r.json)
 			j = json_incref(r.json);
 		else if (r.body.len == 0)
 			j = json_null();

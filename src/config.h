@@ -238,6 +238,10 @@ struct config {
 	                          when there was no file: what an exec'd
 	                          supervisor is given (supervisor.h) */
 	size_t source_len;
+	/* [remote]: this machine as a client of another's paddock serve
+	 * (client.h; paddock --server) */
+	char *remote_server;   /* server: its URL, or NULL */
+	char *remote_token_file; /* token-file: the API token's file, or NULL */
 	/* [api] (api.h) */
 	char *api_listen;      /* listen: ADDR:PORT, or NULL (serve --listen) */
 	int api_max_queue;     /* max-queue: queued tasks before 429; 0: none */

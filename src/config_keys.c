@@ -1228,6 +1228,16 @@ const struct config_section config_sections[] = {
 	           ".B value\\-env\n"
 	           "and\n"
 	           ".BR value\\-file .\n" },
+	{ .name = "remote", .title = "[remote]",
+	  .intro = "This machine as a client of a\n"
+	           ".B paddock serve\n"
+	           "elsewhere (see\n"
+	           ".BR paddock (1),\n"
+	           "section\n"
+	           ".BR \"REMOTE USE\" ):\n"
+	           "every verb that works remotely talks to its HTTP API, and nothing is kept on\n"
+	           "this machine.\n"
+	           "A configuration file may hold only this section.\n" },
 	{ .name = "ui", .title = "[ui]",
 	  .intro = "The dashboard (see\n"
 	           ".BR paddock (1),\n"
@@ -2814,6 +2824,27 @@ const struct config_key config_keys[] = {
 	          "A\n"
 	          ".B role\n"
 	          "given too wins.\n" },
+	/* [remote] */
+	{ .section = "remote", .key = "server", .type = KT_TEXT,
+	  .off = CFG(remote_server),
+	  .doc = "URL",
+	  .def = "none",
+	  .help = "The URL of the paddock API that the verbs talk to, such as\n"
+	          ".BR https://paddock.example.com/ ,\n"
+	          "when neither\n"
+	          ".B \\-\\-server\n"
+	          "nor\n"
+	          ".B PADDOCK_SERVER\n"
+	          "gives one.\n"
+	          "A token goes only over https, or over plain http to this machine.\n" },
+	{ .section = "remote", .key = "token-file", .type = KT_PATH,
+	  .off = CFG(remote_token_file),
+	  .def = "none",
+	  .help = "A file that holds the API token (its first line), when\n"
+	          ".B PADDOCK_TOKEN\n"
+	          "is not set.\n"
+	          "It must be a regular file that neither its group nor others may read or\n"
+	          "write (mode 0600), as ssh asks of a key; another is refused.\n" },
 	/* [ui] */
 	{ .section = "ui", .key = "theme", .type = KT_CUSTOM,
 	  .set = config_set_theme,

@@ -6,6 +6,7 @@
 
 #include "clock.h"
 #include "gate.h"
+#include "sanitize.h"
 #include "store_github.h"
 #include "task.h"
 
@@ -303,4 +304,28 @@ json_t *taskjson_recipe(const struct recipe_conf *r)
 	json_object_set_new(j, "contract", ct);
 	json_object_set_new(j, "prompt", nullable(r->prompt));
 	return j;
+}
+
+json_t *taskjson_draft_comment(const struct review_comment *c)
+{
+	json_t *j = json_object();
+	const char *p = c->path ? c->path : "", *t = c->text ? c->text : "";
+	const char *m = c->comment ? c->comment : "";
+	json_object_set_new(j, "n", json_integer(c->n));
+	json_object_set_new(j, "round", json_integer(c->round));
+	json_object_set_new(j, "path", sanitize_json_string(p, strlen(p)));
+	json_object_set_new(j, "line", json_integer(c->line));
+	json_object_set_new(j, "old", json_boolean(c->old));
+	json_object_set_new(j, "text", sanitize_json_string(t, strlen(t)));
+	json_object_set_new(j, "comment", sanitize_json_string(m, strlen(m)));
+	json_object_set_new(j, "created", json_real(c->created));
+	return j;
+}
+
+json_t *taskjson_draft(const char *id, const struct review_comment *c, size_t n)
+{
+	json_t *arr = json_array();
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(arr, taskjson_draft_comment(&c[i]));
+	return json_pack("{s:s,s:o}", "id", id, "comments", arr);
 }

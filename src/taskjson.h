@@ -32,6 +32,14 @@ json_t *taskjson_task(const struct task_row *t, const struct config *cfg);
  * reference. */
 json_t *taskjson_full(struct store *s, const struct task_row *t, const struct config *cfg);
 
+/* A task's review draft (paddock draft --json, GET /tasks/{id}/draft):
+ * {"id", "comments": [{"n", "round", "path", "line", "old", "text",
+ * "comment", "created"}]}, its strings repaired to UTF-8.  New
+ * reference. */
+json_t *taskjson_draft(const char *id, const struct review_comment *c, size_t n);
+/* One comment of it. */
+json_t *taskjson_draft_comment(const struct review_comment *c);
+
 /* A recipe (paddock recipe show --json, GET /recipes): its name,
  * description, inputs, defaults (null when unset), contract and prompt.
  * New reference. */

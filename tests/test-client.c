@@ -344,7 +344,7 @@ static void test_events(struct srv *s)
 	ok(rc == -1 && sn.log.len == 0, "a garbage stream is an error, no event (%s)", e.msg);
 
 	srv_reply(s, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n"
-	          "\r\ndata: a\x00b\n\n", 0);
+	          "\r\ndata: a\0" "b\n\n", 0);
 	/* The reply's length stops at the NUL: give it whole. */
 	s->reply_len = strlen(s->reply) + 4;
 	rc = client_events(c, "/tasks/a/events", NULL, on_event, &sn, &e);
