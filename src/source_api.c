@@ -26,7 +26,6 @@
 #include "source.h"
 
 #define POLL_SECONDS 1.0
-#define CACHE_SECONDS 2.0      /* a task's details are read again after this */
 
 /* A log followed into a local file. */
 struct api_log {
@@ -61,7 +60,6 @@ struct source_api {
 	json_t *full;              /* GET /tasks/ID of full_id */
 	char full_id[TASK_ID_LEN + 1];
 	uint64_t full_version;
-	double full_at;
 	/* Whether a task's latest round changed nothing, by its updated. */
 	struct glance_seen {
 		char id[TASK_ID_LEN + 1];
@@ -72,7 +70,6 @@ struct source_api {
 	json_t *draft;             /* GET /tasks/ID/draft of draft_id */
 	char draft_id[TASK_ID_LEN + 1];
 	uint64_t draft_version;
-	double draft_at;
 };
 
 static struct source_api *of(struct source *s)
@@ -615,15 +612,15 @@ static uint64_t sa_data_version(struct source *s)
 
 /* ------------------------------------------------------------ a task */
 
-/* GET /tasks/ID, kept for the data version it was read at (and a
- * moment: what the list does not show changes too). */
+/* GET /tasks/ID, kept for the data version it was read at: read again
+ * only when the list changed (or this dashboard decided something), so
+ * that a view's refresh costs no request. */
 static json_t *full_of(struct source_api *a, const char *id, struct err *e)
 {
 	uint64_t v = sa_data_version(&a->s);
-	double now = clock_mono();
 	if (a->full && (!strcmp(a->full_id, id) ||
 	                !strcmp(sv(json_string_value(json_object_get(a->full, "id"))), id)) &&
-	    a->full_version == v && now - a->full_at < CACHE_SECONDS)
+	    a->full_version == v)
 		return a->full;
 	char *eid = client_escape(id);
 	char *path = xasprintf("/tasks/%s", eid);
@@ -636,7 +633,6 @@ static json_t *full_of(struct source_api *a, const char *id, struct err *e)
 	a->full = j;
 	snprintf(a->full_id, sizeof a->full_id, "%s", id);
 	a->full_version = v;
-	a->full_at = now;
 	return j;
 }
 
@@ -655,6 +651,16 @@ static long long seq_of(struct source_api *a, const char *id)
 static int sa_task_get(struct source *s, const char *id, struct task_row *t, struct err *e)
 {
 	struct source_api *a = of(s);
+	/* The list has the whole row: no request while the task is in it. */
+	long long seq = seq_of(a, id);
+	struct task_row *r = NULL;
+	size_t n = 0;
+	if (seq && sa_task_rows(s, &seq, 1, 0, &r, &n, e) == 0 && n == 1) {
+		*t = r[0];
+		free(r);
+		return 0;
+	}
+	task_rows_free(r, n);
 	json_t *j = full_of(a, id, e);
 	if (!j)
 		return -1;
@@ -874,9 +880,7 @@ static int sa_group_position(struct source *s, const struct task_row *t, int *po
 static json_t *draft_of(struct source_api *a, const char *id, struct err *e)
 {
 	uint64_t v = sa_data_version(&a->s);
-	double now = clock_mono();
-	if (a->draft && !strcmp(a->draft_id, id) && a->draft_version == v &&
-	    now - a->draft_at < CACHE_SECONDS)
+	if (a->draft && !strcmp(a->draft_id, id) && a->draft_version == v)
 		return a->draft;
 	char *eid = client_escape(id);
 	char *path = xasprintf("/tasks/%s/draft", eid);
@@ -889,7 +893,6 @@ static json_t *draft_of(struct source_api *a, const char *id, struct err *e)
 	a->draft = j;
 	snprintf(a->draft_id, sizeof a->draft_id, "%s", id);
 	a->draft_version = v;
-	a->draft_at = now;
 	return j;
 }
 
