@@ -240,10 +240,16 @@ static json_t *fetch_all(struct client *c, struct buf *text)
 /* Installs the list read (under the lock): each task its seq. */
 static void snapshot_take(struct source_api *a, json_t *all)
 {
-	size_t n = json_array_size(all);
-	json_t **v = n ? xcalloc(n, sizeof *v) : NULL;
-	for (size_t i = 0; i < n; i++)
-		v[i] = json_array_get(all, i);
+	size_t n = 0;
+	json_t **v = json_array_size(all) ? xcalloc(json_array_size(all), sizeof *v) : NULL;
+	/* What the server says is untrusted: a task whose id is not one
+	 * (an id names a file of ours, the log's copy) is left out. */
+	for (size_t i = 0; i < json_array_size(all); i++) {
+		json_t *t = json_array_get(all, i);
+		if (json_is_object(t) &&
+		    task_id_valid(sv(json_string_value(json_object_get(t, "id"))), 0))
+			v[n++] = t;
+	}
 	qsort(v, n, sizeof *v, created_cmp);
 	json_t *tasks = json_array();
 	long long *seqs = n ? xcalloc(n, sizeof *seqs) : NULL;
@@ -280,7 +286,9 @@ static void log_pull(struct client *c, struct api_log *l)
 	struct client_resp r = {0};
 	struct err e = {{0}};
 	if (client_request(c, "GET", path, NULL, NULL, 30, &r, &e) == 200 && r.body.len) {
-		int fd = open(l->path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
+		/* Made with the first bytes: a task without a log yet has none
+		 * here either, as on the server. */
+		int fd = open(l->path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 		if (fd >= 0) {
 			if (fsx_write_all(fd, r.body.data, r.body.len) == 0)
 				l->size += (long long)r.body.len;
@@ -1144,16 +1152,13 @@ static char *sa_log_path(struct source *s, const char *id, struct err *e)
 			return p;
 		}
 	pthread_mutex_unlock(&a->mu);
+	if (!task_id_valid(id, 0)) {
+		err_kind_set(e, ERR_INVALID, _("'%s' is not a task id"), id);
+		return NULL;
+	}
 	struct api_log l = {0};
 	snprintf(l.id, sizeof l.id, "%s", id);
 	l.path = xasprintf("%s/%s.log", a->dir, id);
-	int fd = open(l.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0) {
-		err_errno(e, _("cannot make a copy of the log of task %s in %s"), id, a->dir);
-		free(l.path);
-		return NULL;
-	}
-	close(fd);
 	/* What there is now, before the view opens; the worker follows. */
 	log_pull(a->c, &l);
 	pthread_mutex_lock(&a->mu);
