@@ -114,11 +114,13 @@ static void row_of(json_t *j, long long seq, struct task_row *t)
 	memset(t, 0, sizeof *t);
 	t->seq = seq;
 	snprintf(t->id, sizeof t->id, "%s", sv(json_string_value(json_object_get(j, "id"))));
-	t->text = jstr(j, "text");
-	t->repo = jstr(j, "repo");
-	t->agent = jstr(j, "agent");
+	/* What every row has (the views take it as given): "" when the
+	 * server left it out. */
+	t->text = xstrdup(sv(json_string_value(json_object_get(j, "text"))));
+	t->repo = xstrdup(sv(json_string_value(json_object_get(j, "repo"))));
+	t->agent = xstrdup(sv(json_string_value(json_object_get(j, "agent"))));
 	t->base = jstr(j, "base");
-	t->branch = jstr(j, "branch");
+	t->branch = xstrdup(sv(json_string_value(json_object_get(j, "branch"))));
 	t->head = jstr(j, "head");
 	int st = task_status_parse(sv(json_string_value(json_object_get(j, "status"))));
 	t->status = st < 0 ? TASK_LOST : (enum task_status)st;
