@@ -861,8 +861,7 @@ int cli_main(int argc, char **argv)
 		return cli_main_local(argc, argv);
 	int rc;
 	if (argc < 2)
-		rc = cli_die(EXIT_USAGE, _("the dashboard works only on the server's machine; with "
-		                           "--server, give a verb (paddock --server URL list)"));
+		rc = cli_remote_dashboard(server);
 	else if (local_only)
 		rc = cli_main_local(argc, argv);
 	else if (!cli_verb_find(argv[1]))

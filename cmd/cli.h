@@ -211,6 +211,10 @@ void cli_draft_print(const char *id, json_t *comments);
 char *cli_remote_server(const char *flag);
 /* Runs verb argv[0] against the API at server; the exit status. */
 int cli_remote_main(const char *server, int argc, char **argv);
+/* paddock --server URL with no verb: the dashboard of that server
+ * (dash_main_remote) with the token as the verbs take it; the exit
+ * status. */
+int cli_remote_dashboard(const char *server);
 
 /* The verbs: argv[0] is the verb's name. */
 int cmd_add(int argc, char **argv);

@@ -185,20 +185,12 @@ int cli_decide(const struct gate_ctx *g, const char *action, const char *task,
 	}
 	struct err e = {{0}};
 	struct store_action a;
-	int open = strcmp(action, "pick") ? 0 : store_action_open(g->st, task, &a, &e);
-	if (open == 1) {
-		err_kind_set(&e, ERR_CONFLICT, _("cannot pick task %s: %s's %s of it is waiting to "
-		             "be carried out by the scheduler"), task, a.actor, a.action);
-		store_action_free(&a);
-	}
-	long long id = 0;
 	struct decide_watch w;
-	decide_watch_init(&w, g->st, task);
-	if (open != 0 || (strcmp(action, "pick") && decide_check(g, task, action, &e) < 0) ||
-	    store_action_add(g->st, task, action, target, notes, g->actor, &id, &e) < 0) {
+	if (decide_record(g, action, task, target, notes, &w, &e) < 0) {
 		buf_free(&why);
 		return cli_die(1, "%s", e.msg);
 	}
+	long long id = w.id;
 	fprintf(stderr, _("recorded: %s of task %s by %s (decision %lld)\n"), action, task,
 	        g->actor, id);
 	if (why.len)
@@ -214,7 +206,6 @@ int cli_decide(const struct gate_ctx *g, const char *action, const char *task,
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, &oint);
 	sigaction(SIGTERM, &sa, &oterm);
-	w.id = id;
 	int rc = 0;
 	for (;;) {
 		char owner[64];

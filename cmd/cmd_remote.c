@@ -19,6 +19,7 @@
 #include "buf.h"
 #include "client.h"
 #include "config.h"
+#include "dash.h"
 #include "gate.h"
 #include "i18n.h"
 #include "recipe.h"
@@ -1964,5 +1965,22 @@ int cli_remote_main(const char *server, int argc, char **argv)
 	int rc = run(argc, argv);
 	client_close(rcl);
 	rcl = NULL;
+	return rc;
+}
+
+int cli_remote_dashboard(const char *server)
+{
+	int code;
+	char *token = remote_token(&code);
+	if (!token)
+		return code;
+	struct config cfg;
+	int rc = EXIT_USAGE;
+	if (cli_load_config(&cfg) == 0) {
+		rc = dash_main_remote(&cfg, server, token);
+		config_free(&cfg);
+	}
+	explicit_bzero(token, strlen(token));
+	free(token);
 	return rc;
 }

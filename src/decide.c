@@ -278,3 +278,19 @@ int decide_watch_step(struct decide_watch *w, struct store *st, const char *owne
 	store_action_free(a);
 	return 0;
 }
+
+int decide_record(const struct gate_ctx *g, const char *action, const char *task,
+                  const char *target, const char *notes, struct decide_watch *w,
+                  struct err *e)
+{
+	int pick = !strcmp(action, "pick");
+	if (pick ? gate_action_waits(g, task, _("pick"), e) < 0
+	         : decide_check(g, task, action, e) < 0)
+		return -1;
+	long long id;
+	decide_watch_init(w, g->st, task);
+	if (store_action_add(g->st, task, action, target, notes, g->actor, &id, e) < 0)
+		return -1;
+	w->id = id;
+	return 0;
+}

@@ -83,4 +83,12 @@ void decide_watch_init(struct decide_watch *w, struct store *st, const char *tas
 int decide_watch_step(struct decide_watch *w, struct store *st, const char *owner,
                       struct buf *lines, struct store_action *a, struct err *e);
 
+/* Records a person's decision action ("approve", "push", or "pick" of
+ * task in group target) by g->actor for the scheduler, after the checks
+ * (decide_check; for a pick, no decision of the task waits), and starts
+ * w's watch of it (decide_watch_init, w->id set): 0, or -1 with e. */
+int decide_record(const struct gate_ctx *g, const char *action, const char *task,
+                  const char *target, const char *notes, struct decide_watch *w,
+                  struct err *e);
+
 #endif
