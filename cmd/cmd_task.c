@@ -25,6 +25,7 @@
 #include "move.h"
 #include "paths.h"
 #include "recipe.h"
+#include "render.h"
 #include "sanitize.h"
 #include "store.h"
 #include "submit.h"
@@ -235,20 +236,6 @@ out:
 
 /* ---------------------------------------------------------------- list */
 
-static void first_line(const char *s, size_t max, char *out, size_t outlen)
-{
-	size_t n = strcspn(s, "\n");
-	if (n > max)
-		n = max;
-	if (n >= outlen)
-		n = outlen - 1;
-	/* Never cut a UTF-8 character in half. */
-	while (n > 0 && s[n] && ((unsigned char)s[n] & 0xc0) == 0x80)
-		n--;
-	memcpy(out, s, n);
-	out[n] = '\0';
-}
-
 /* --status: one status or a comma list; -1 (message printed) if one is
  * unknown. */
 int cli_list_statuses(const char *arg, unsigned *mask)
@@ -332,54 +319,23 @@ static int list_print(const struct task_row *t, void *arg, struct err *e)
 		}
 		free(text);
 	} else {
-		/* Statuses in the language of messages (--json keeps the
-		 * names): the column is as wide as the widest of them. */
-		int sw = cli_cols(_("STATUS"));
-		for (int k = 0; k < TASK_NSTATUS; k++)
-			if (cli_cols(task_status_label((enum task_status)k)) > sw)
-				sw = cli_cols(task_status_label((enum task_status)k));
-		if (!lo->n) {
-			printf("%-10s  ", _("ID"));
-			cli_pad(_("STATUS"), sw, 0);
-			printf("  %-12s  %-12s  %s\n", _("REPO"), _("AGENT"), _("TEXT"));
-		}
-		char text[61];
-		char *title = recipe_task_title(t->inputs, t->text);
-		first_line(title, 60, text, sizeof text);
-		free(title);
-		printf("%-10s  ", t->id);
-		cli_pad(task_status_label(t->status), sw, 0);
-		printf("  %-12s  %-12s  ", t->repo, t->agent);
-		/* A follow-up names the task it continues. */
-		if (t->follow_of)
-			printf(_("(follows %s) "), t->follow_of);
-		int pos, n;
-		if (t->group_id && group_position(lo->s, t, &pos, &n, e) == 0)
-			printf(_("(group %s, %d of %d) "), t->group_id, pos, n);
-		if (t->status == TASK_QUEUED && t->confirm && !strcmp(t->confirm, "needed")) {
-			char usd[32];
-			units_format_money(t->estimate, 2, usd, sizeof usd);
-			if (t->estimate > 0)
-				printf(_("(needs confirmation, estimated $%s) "), usd);
-			else
-				printf("%s ", _("(needs confirmation)"));
-		}
-		if (t->dry_run)
-			printf("%s ", _("(dry run)"));
-		/* Approved and pushed, its pull request not open (paddock pr). */
-		if (t->status == TASK_DONE && t->pr_error && !t->pr_url)
-			printf("%s ", _("[pr failed]"));
+		/* The row from the task's JSON, as the remote list's; its
+		 * place in its group and its pull request's state from the
+		 * store. */
+		struct render_row x = { 0 };
 		struct gh_link l;
 		struct err le = {{0}};
-		if (t->status == TASK_DONE && t->pr_url && lo->s &&
-		    store_github_link(lo->s, t->id, &l, &le) == 1) {
-			const char *st = l.pr_state ? l.pr_state : "";
-			if (!strcmp(st, "merged") || !strcmp(st, "closed"))
-				printf("%s ", !strcmp(st, "merged") ? _("[merged]") : _("[pr closed]"));
+		int linked = t->status == TASK_DONE && t->pr_url && lo->s &&
+		             store_github_link(lo->s, t->id, &l, &le) == 1;
+		if (linked)
+			x.pr_state = l.pr_state;
+		if (t->group_id && group_position(lo->s, t, &x.position, &x.size, e) < 0)
+			x.position = 0;
+		json_t *j = taskjson_task(t, NULL);
+		render_list_row(j, !lo->n, &x);
+		json_decref(j);
+		if (linked)
 			gh_link_free(&l);
-		}
-		cli_put_str(stdout, text);
-		putchar('\n');
 	}
 	lo->n++;
 	return ferror(stdout) ? 1 : 0;
