@@ -224,37 +224,41 @@ void render_group(json_t *j)
 
 /* ---------------------------------------------------------------- recipe */
 
-/* One default of a recipe, when set. */
-static void show_default(const char *key, const char *value)
+/* One default of a recipe, when set: key's value in the JSON (name),
+ * strings as they are, numbers as money (USD), seconds ("s") or a count. */
+static void show_default(json_t *r, const char *key, const char *name, char how)
 {
-	if (value)
-		printf("  %-13s %s\n", key, value);
+	json_t *x = json_object_get(r, name);
+	char v[32];
+	if (json_is_string(x)) {
+		printf("  %-13s %s\n", key, json_string_value(x));
+		return;
+	}
+	if (!json_is_number(x))
+		return;
+	if (how == '$')
+		units_format_money(json_number_value(x), 2, v, sizeof v);
+	else if (how == 's')
+		snprintf(v, sizeof v, "%.0fs", json_number_value(x));
+	else
+		snprintf(v, sizeof v, "%lld", (long long)json_integer_value(x));
+	printf("  %-13s %s\n", key, v);
 }
 
 static void recipe_defaults(json_t *r)
 {
 	printf(_("defaults (unset ones are the repo's or the configuration's):\n"));
-	char v[32];
-	static const char *const strs[] = { "repo", "agent", "base", "test" };
-	for (size_t k = 0; k < sizeof strs / sizeof strs[0]; k++)
-		show_default(strs[k], jstr(r, strs[k]));
-	if (json_is_number(json_object_get(r, "budget"))) {
-		units_format_money(jnum(r, "budget"), 2, v, sizeof v);
-		show_default("budget", v);
-	}
-	if (json_is_number(json_object_get(r, "timeout"))) {
-		snprintf(v, sizeof v, "%.0fs", jnum(r, "timeout"));
-		show_default("timeout", v);
-	}
-	show_default("approval", jstr(r, "approval"));
-	if (json_is_number(json_object_get(r, "confirm_over"))) {
-		units_format_money(jnum(r, "confirm_over"), 2, v, sizeof v);
-		show_default("confirm-over", v);
-	}
-	if (json_is_integer(json_object_get(r, "fix_rounds"))) {
-		snprintf(v, sizeof v, "%lld", jint(r, "fix_rounds"));
-		show_default("fix-rounds", v);
-	}
+	static const struct {
+		const char *key, *name;
+		char how;
+	} defs[] = {
+		{ "repo", "repo", 0 }, { "agent", "agent", 0 }, { "base", "base", 0 },
+		{ "test", "test", 0 }, { "budget", "budget", '$' }, { "timeout", "timeout", 's' },
+		{ "approval", "approval", 0 }, { "confirm-over", "confirm_over", '$' },
+		{ "fix-rounds", "fix_rounds", 'n' },
+	};
+	for (size_t k = 0; k < sizeof defs / sizeof defs[0]; k++)
+		show_default(r, defs[k].key, defs[k].name, defs[k].how);
 }
 
 void render_recipe(json_t *r)

@@ -10,6 +10,7 @@
 #include <time.h>
 #include "buf.h"
 #include "cli.h"
+#include "decide.h"
 #include "gate.h"
 #include "i18n.h"
 #include "sanitize.h"
@@ -214,10 +215,7 @@ static void show_waiting(json_t *j)
 	printf("%-8s ", show_label(_("waiting")));
 	/* "serve 12", as the scheduler's lock names its owner: "serve (pid
 	 * 12)". */
-	const char *by = jstr(w, "by"), *sp = by ? strrchr(by, ' ') : NULL;
-	char *who = sp && sp[1] && strspn(sp + 1, "0123456789") == strlen(sp + 1)
-	            ? xasprintf(_("%.*s (pid %s)"), (int)(sp - by), by, sp + 1)
-	            : by ? xstrdup(by) : NULL;
+	char *who = jstr(w, "by") ? decide_owner_text(jstr(w, "by")) : NULL;
 	/* The actor is a token's name or a Unix user: shown as text. */
 	char *line = who ? xasprintf(_("%s by %s since %s, for %s"), action, actor, since, who)
 	                 : xasprintf(_("%s by %s since %s, for any scheduler"), action, actor,
