@@ -185,37 +185,6 @@ static int one_id(const char *name, int argc, char **argv, const char *allowed,
 
 /* ---------------------------------------------------------------- list */
 
-/* The list's text row of task j: its place in its group from the
- * group's JSON, asked once per list (groups keeps each group's
- * members). */
-static void list_row(json_t *j, int first, json_t *groups)
-{
-	struct render_row x = { 0 };
-	const char *g = jstr(j, "group"), *id = jstr(j, "id");
-	if (g && id) {
-		json_t *m = json_object_get(groups, g);
-		if (!m) {
-			struct err e = {{0}};
-			char *gx = client_escape(g);
-			char *p = xasprintf("/groups/%s", gx);
-			json_t *gj = client_get_json(rcl, p, &e);
-			m = json_is_object(gj) ? json_object_get(gj, "members") : NULL;
-			json_object_set(groups, g, m ? m : json_null());
-			json_decref(gj);
-			free(p);
-			free(gx);
-			m = json_object_get(groups, g);
-		}
-		size_t k;
-		json_t *mem;
-		json_array_foreach(m, k, mem)
-			if (jstr(mem, "id") && !strcmp(jstr(mem, "id"), id))
-				x.position = (int)json_integer_value(json_object_get(mem, "position"));
-		x.size = (int)json_array_size(m);
-	}
-	render_list_row(j, first, &x);
-}
-
 static int r_list(int argc, char **argv)
 {
 	const struct cli_verb *v = cli_verb_find("list");
@@ -295,10 +264,9 @@ static int r_list(int argc, char **argv)
 		cli_json_print(ordered);
 	} else {
 		size_t i;
-		json_t *t, *groups = json_object();
+		json_t *t;
 		json_array_foreach(ordered, i, t)
-			list_row(t, i == 0, groups);
-		json_decref(groups);
+			render_list_row(t, i == 0);
 		if (n == 0 && !mask && !o.since && !o.before)
 			printf(_("no tasks; add one with: paddock add --repo NAME \"what to do\"\n"));
 		else if (n == 0)

@@ -305,12 +305,11 @@ static int list_print(const struct task_row *t, void *arg, struct err *e)
 	struct list_out *lo = arg;
 	if (!lo->n)
 		memcpy(lo->first_id, t->id, sizeof lo->first_id);
+	json_t *j = taskjson_row(lo->s, t, lo->have_cfg ? &lo->cfg : NULL);
 	if (lo->json) {
 		/* One element of the array at a time, indented as
 		 * cli_json_print indents the whole. */
-		json_t *j = taskjson_task(t, lo->have_cfg ? &lo->cfg : NULL);
 		char *text = json_dumps(j, cli_json_flags());
-		json_decref(j);
 		fputs(lo->n ? ",\n  " : "[\n  ", stdout);
 		for (const char *p = text; p && *p; p++) {
 			putchar(*p);
@@ -319,24 +318,10 @@ static int list_print(const struct task_row *t, void *arg, struct err *e)
 		}
 		free(text);
 	} else {
-		/* The row from the task's JSON, as the remote list's; its
-		 * place in its group and its pull request's state from the
-		 * store. */
-		struct render_row x = { 0 };
-		struct gh_link l;
-		struct err le = {{0}};
-		int linked = t->status == TASK_DONE && t->pr_url && lo->s &&
-		             store_github_link(lo->s, t->id, &l, &le) == 1;
-		if (linked)
-			x.pr_state = l.pr_state;
-		if (t->group_id && group_position(lo->s, t, &x.position, &x.size, e) < 0)
-			x.position = 0;
-		json_t *j = taskjson_task(t, NULL);
-		render_list_row(j, !lo->n, &x);
-		json_decref(j);
-		if (linked)
-			gh_link_free(&l);
+		/* The row of the remote list too (render.h). */
+		render_list_row(j, !lo->n);
 	}
+	json_decref(j);
 	lo->n++;
 	return ferror(stdout) ? 1 : 0;
 }

@@ -46,12 +46,14 @@ static char *first_line(const char *s, size_t max)
 
 /* What the row says before the title: what it follows, its group, a
  * confirmation it waits for, test mode, its pull request's trouble. */
-static void row_marks(json_t *j, enum task_status st, const struct render_row *x)
+static void row_marks(json_t *j, enum task_status st)
 {
+	json_t *gp = json_object_get(j, "group_position");
 	if (jstr(j, "follow_of"))
 		printf(_("(follows %s) "), jstr(j, "follow_of"));
-	if (jstr(j, "group") && x && x->position)
-		printf(_("(group %s, %d of %d) "), jstr(j, "group"), x->position, x->size);
+	if (jstr(j, "group") && jint(gp, "position"))
+		printf(_("(group %s, %d of %d) "), jstr(j, "group"), (int)jint(gp, "position"),
+		       (int)jint(gp, "size"));
 	if (st == TASK_QUEUED && jstr(j, "confirm") && !strcmp(jstr(j, "confirm"), "needed")) {
 		char usd[32];
 		units_format_money(jnum(j, "estimate"), 2, usd, sizeof usd);
@@ -66,13 +68,13 @@ static void row_marks(json_t *j, enum task_status st, const struct render_row *x
 	if (st == TASK_DONE && json_is_object(json_object_get(j, "pull_request_error")) &&
 	    !jstr(j, "pull_request"))
 		printf("%s ", _("[pr failed]"));
-	const char *ps = x && x->pr_state ? x->pr_state : "";
+	const char *ps = jstr(j, "pr_state") ? jstr(j, "pr_state") : "";
 	if (st == TASK_DONE && jstr(j, "pull_request") && (!strcmp(ps, "merged") ||
 	                                                  !strcmp(ps, "closed")))
 		printf("%s ", !strcmp(ps, "merged") ? _("[merged]") : _("[pr closed]"));
 }
 
-void render_list_row(json_t *j, int first, const struct render_row *x)
+void render_list_row(json_t *j, int first)
 {
 	/* Statuses in the language of messages (--json keeps the names):
 	 * the column is as wide as the widest of them. */
@@ -100,7 +102,7 @@ void render_list_row(json_t *j, int first, const struct render_row *x)
 	cli_pad(task_status_label(st), sw, 0);
 	printf("  %-12s  %-12s  ", jstr(j, "repo") ? jstr(j, "repo") : "",
 	       jstr(j, "agent") ? jstr(j, "agent") : "");
-	row_marks(j, st, x);
+	row_marks(j, st);
 	cli_put_str(stdout, text);
 	putchar('\n');
 	free(text);

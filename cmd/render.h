@@ -1,6 +1,6 @@
 /* render: the command line's text of a task (show, a list row), a group
  * (group show) and a recipe (recipe show), from their JSON: taskjson.h's
- * taskjson_full, taskjson_task and taskjson_recipe, and group.h's
+ * taskjson_full, taskjson_row and taskjson_recipe, and group.h's
  * group_json, the same JSON as --json and the HTTP API give.  One
  * renderer for the local verbs, which build that JSON from their store,
  * and for the remote ones (cmd_remote.c), which get it from the API, so
@@ -16,16 +16,10 @@
  * "unknown", not "none". */
 void render_task(json_t *j, int config_known);
 
-/* What a list row shows beyond taskjson_task's JSON: the member's place in
- * its group (position 0: not known) and its pull request's state on
- * GitHub (NULL: not known). */
-struct render_row {
-	int position, size;
-	const char *pr_state;
-};
-/* paddock list's row of task j (taskjson_task's JSON), after the column
- * titles when first. */
-void render_list_row(json_t *j, int first, const struct render_row *x);
+/* paddock list's row of task j (taskjson_row's JSON: its group's place
+ * and its pull request's state too), after the column titles when
+ * first. */
+void render_list_row(json_t *j, int first);
 
 /* paddock group show's text of group j (group_json). */
 void render_group(json_t *j);

@@ -202,6 +202,21 @@ static json_t *group_place_json(struct store *s, const struct task_row *t)
 	return json_pack("{s:i,s:i,s:o}", "position", pos, "size", n, "picked", picked);
 }
 
+json_t *taskjson_row(struct store *s, const struct task_row *t, const struct config *cfg)
+{
+	json_t *j = taskjson_task(t, cfg);
+	json_object_set_new(j, "group_position", group_place_json(s, t));
+	struct gh_link l;
+	struct err e = {{0}};
+	json_t *state = json_null();
+	if (t->pr_url && store_github_link(s, t->id, &l, &e) == 1) {
+		state = nullable(l.pr_state);
+		gh_link_free(&l);
+	}
+	json_object_set_new(j, "pr_state", state);
+	return j;
+}
+
 json_t *taskjson_waiting(struct store *s, const char *id)
 {
 	struct store_action a;
@@ -220,7 +235,7 @@ json_t *taskjson_waiting(struct store *s, const char *id)
 json_t *taskjson_full(struct store *s, const struct task_row *t,
                       const struct config *cfg)
 {
-	json_t *j = taskjson_task(t, cfg);
+	json_t *j = taskjson_row(s, t, cfg);
 	struct err e = {{0}};
 	json_t *g = gate_summary_json(s, t, &e);
 	json_object_set_new(j, "gate", g ? g : json_null());
@@ -303,7 +318,6 @@ json_t *taskjson_full(struct store *s, const struct task_row *t,
 		store_webhooks_free(w, nw);
 	}
 	json_object_set_new(j, "webhooks", wa);
-	json_object_set_new(j, "group_position", group_place_json(s, t));
 	json_object_set_new(j, "waiting_decision", taskjson_waiting(s, t->id));
 	return j;
 }

@@ -27,10 +27,14 @@ json_t *taskjson_pr_error(const struct task_row *t);
 /* The task row (list): id, status, steps, branch, usage, ...  New
  * reference; cfg may be NULL. */
 json_t *taskjson_task(const struct task_row *t, const struct config *cfg);
-/* The task with its gate summary, rounds, decisions, egress records, the
- * pauses that hold it back, its webhook deliveries, a group member's
- * place ("group_position": {"position", "size", "picked"}, or null) and
- * the decision waiting for the scheduler ("waiting_decision",
+/* The list's row (list --json, GET /tasks): taskjson_task, a group
+ * member's place ("group_position": {"position", "size", "picked"}, or
+ * null) and its pull request's state on GitHub as the last sync read it
+ * ("pr_state": open, merged, closed, or null).  New reference. */
+json_t *taskjson_row(struct store *s, const struct task_row *t, const struct config *cfg);
+/* The row (taskjson_row) with its gate summary, rounds, decisions, egress
+ * records, the pauses that hold it back, its webhook deliveries and the
+ * decision waiting for the scheduler ("waiting_decision",
  * taskjson_waiting) (show).  New reference. */
 json_t *taskjson_full(struct store *s, const struct task_row *t, const struct config *cfg);
 
