@@ -152,12 +152,14 @@ static double jnum(json_t *o, const char *key)
 	return json_number_value(json_object_get(o, key));
 }
 
-/* The task as list and add print it (taskjson_task) from GET /tasks/ID,
- * which adds what show prints (taskjson_full): those keys dropped. */
+/* The task as follow-up --json prints it (taskjson_task) from GET
+ * /tasks/ID, which adds what list and show print (taskjson_row,
+ * taskjson_full): those keys dropped. */
 static json_t *task_row_json(json_t *full)
 {
 	static const char *const extra[] = { "gate", "rounds", "github", "decisions", "egress",
-	                                     "pauses", "webhooks" };
+	                                     "pauses", "webhooks", "group_position", "pr_state",
+	                                     "waiting_decision" };
 	for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++)
 		json_object_del(full, extra[i]);
 	return full;
@@ -796,10 +798,9 @@ static int add_print(json_t *j, const struct cli_opts *op, double budget)
 		}
 		json_array_append_new(rows, t);
 	}
-	json_t *out = NULL;
-	if (rc < 0 && o.json) {
-		json_t *arr = json_array();
-		json_t *t;
+	if (rc < 0) {
+		/* add --json's object, as the local add makes it. */
+		json_t *arr = json_array(), *t, *out;
 		json_array_foreach(rows, i, t)
 			json_array_append_new(arr, json_pack("{s:s,s:s,s:s,s:s}", "id", jstr(t, "id"),
 			                                     "status", "queued", "repo", jstr(t, "repo"),
@@ -818,27 +819,11 @@ static int add_print(json_t *j, const struct cli_opts *op, double budget)
 			json_object_set_new(out, "confirm", json_string("needed"));
 			json_object_set_new(out, "estimate", json_real(jnum(t0, "estimate")));
 		}
-		cli_json_print(out);
-	} else if (rc < 0) {
-		json_t *t;
-		if (json_is_array(tasks))
-			printf("%s\n", jstr(j, "group") ? jstr(j, "group") : "?");
-		json_array_foreach(rows, i, t)
-			printf("%s\n", jstr(t, "id"));
-		json_array_foreach(rows, i, t) {
-			if (!jstr(t, "confirm") || strcmp(jstr(t, "confirm"), "needed") != 0)
-				continue;
-			char usd[32];
-			units_format_money(jnum(t, "estimate"), 2, usd, sizeof usd);
-			if (jnum(t, "estimate") > 0)
-				fprintf(stderr, _("paddock: task %s waits for a confirmation of its estimated "
-				                  "cost (%s, over confirm-over); confirm it with: paddock "
-				                  "confirm %s\n"), jstr(t, "id"), usd, jstr(t, "id"));
-			else
-				fprintf(stderr, _("paddock: task %s waits for a confirmation: its cost cannot "
-				                  "be estimated (no budget, no history) and confirm-over is "
-				                  "set; confirm it with: paddock confirm %s\n"), jstr(t, "id"),
-				        jstr(t, "id"));
+		if (o.json) {
+			cli_json_print(out);
+		} else {
+			render_added(out);
+			json_decref(out);
 		}
 	}
 	json_decref(ids);

@@ -132,29 +132,10 @@ static int add_request(const struct cli_opts *o, struct submit_req *rq, char **n
 	return 0;
 }
 
+/* add's JSON (add --json), printed, or rendered as its text (render.h). */
 static void add_print(const struct submit_result *res, const struct cli_opts *o,
                       double budget)
 {
-	if (!o->json) {
-		if (res->group[0])
-			printf("%s\n", res->group);
-		for (size_t i = 0; i < res->n; i++)
-			printf("%s\n", res->ids[i]);
-		for (size_t i = 0; res->confirm && i < res->n; i++) {
-			char usd[32];
-			units_format_money(res->estimate, 2, usd, sizeof usd);
-			if (res->estimate > 0)
-				fprintf(stderr, _("paddock: task %s waits for a confirmation of its estimated "
-				                  "cost (%s, over confirm-over); confirm it with: paddock "
-				                  "confirm %s\n"), res->ids[i], usd, res->ids[i]);
-			else
-				fprintf(stderr, _("paddock: task %s waits for a confirmation: its cost cannot "
-				                  "be estimated (no budget, no history) and confirm-over is "
-				                  "set; confirm it with: paddock confirm %s\n"), res->ids[i],
-				        res->ids[i]);
-		}
-		return;
-	}
 	json_t *tasks = json_array();
 	for (size_t i = 0; i < res->n; i++)
 		json_array_append_new(tasks, json_pack("{s:s,s:s,s:s,s:s}", "id", res->ids[i],
@@ -173,7 +154,12 @@ static void add_print(const struct submit_result *res, const struct cli_opts *o,
 		json_object_set_new(j, "confirm", json_string("needed"));
 		json_object_set_new(j, "estimate", json_real(res->estimate));
 	}
-	cli_json_print(j);
+	if (o->json) {
+		cli_json_print(j);
+	} else {
+		render_added(j);
+		json_decref(j);
+	}
 }
 
 int cmd_add(int argc, char **argv)

@@ -108,6 +108,38 @@ void render_list_row(json_t *j, int first)
 	free(text);
 }
 
+/* ---------------------------------------------------------------- add */
+
+void render_added(json_t *j)
+{
+	json_t *tasks = json_object_get(j, "tasks"), *t;
+	size_t i;
+	if (jstr(j, "group"))
+		printf("%s\n", jstr(j, "group"));
+	if (!json_is_array(tasks))
+		tasks = NULL;
+	json_array_foreach(tasks, i, t)
+		printf("%s\n", jstr(t, "id") ? jstr(t, "id") : "?");
+	if (!tasks)
+		printf("%s\n", jstr(j, "id") ? jstr(j, "id") : "?");
+	if (!jstr(j, "confirm") || strcmp(jstr(j, "confirm"), "needed"))
+		return;
+	char usd[32];
+	units_format_money(jnum(j, "estimate"), 2, usd, sizeof usd);
+	for (i = 0; i < (tasks ? json_array_size(tasks) : 1); i++) {
+		json_t *x = tasks ? json_array_get(tasks, i) : j;
+		const char *id = jstr(x, "id") ? jstr(x, "id") : "?";
+		if (jnum(j, "estimate") > 0)
+			fprintf(stderr, _("paddock: task %s waits for a confirmation of its estimated "
+			                  "cost (%s, over confirm-over); confirm it with: paddock "
+			                  "confirm %s\n"), id, usd, id);
+		else
+			fprintf(stderr, _("paddock: task %s waits for a confirmation: its cost cannot "
+			                  "be estimated (no budget, no history) and confirm-over is "
+			                  "set; confirm it with: paddock confirm %s\n"), id, id);
+	}
+}
+
 /* ---------------------------------------------------------------- group */
 
 /* A duration as a clock: "0:42", "1:02:03"; "-" when not started. */

@@ -4,8 +4,8 @@
  * group_json, the same JSON as --json and the HTTP API give.  One
  * renderer for the local verbs, which build that JSON from their store,
  * and for the remote ones (cmd_remote.c), which get it from the API, so
- * that both print the same bytes.  Everything is printed on stdout; the
- * JSON stays the caller's, never changed. */
+ * that both print the same bytes.  They print on stdout (render_added's
+ * notes on stderr); the JSON stays the caller's, never changed. */
 #ifndef PADDOCK_RENDER_H
 #define PADDOCK_RENDER_H
 
@@ -20,6 +20,12 @@ void render_task(json_t *j, int config_known);
  * and its pull request's state too), after the column titles when
  * first. */
 void render_list_row(json_t *j, int first);
+
+/* paddock add's text of what add --json prints ({"id", ...} or
+ * {"group", "tasks": [{"id", ...}]}, with "confirm" and "estimate" when
+ * the tasks wait for a confirmation): the group's id and each task's on
+ * stdout, what to confirm on stderr. */
+void render_added(json_t *j);
 
 /* paddock group show's text of group j (group_json). */
 void render_group(json_t *j);
