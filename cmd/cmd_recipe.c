@@ -15,25 +15,14 @@
 
 static void recipe_list(const struct config *cfg, int json)
 {
+	json_t *arr = json_array();
+	for (size_t i = 0; i < cfg->nrecipes; i++)
+		json_array_append_new(arr, taskjson_recipe(&cfg->recipes[i]));
 	if (json) {
-		json_t *arr = json_array();
-		for (size_t i = 0; i < cfg->nrecipes; i++)
-			json_array_append_new(arr, taskjson_recipe(&cfg->recipes[i]));
 		cli_json_print(arr);
-		return;
-	}
-	if (!cfg->nrecipes) {
-		printf(_("no recipes; add a [recipe \"NAME\"] section with a prompt\n"));
-		return;
-	}
-	for (size_t i = 0; i < cfg->nrecipes; i++) {
-		const struct recipe_conf *r = &cfg->recipes[i];
-		struct buf in = {0};
-		for (size_t k = 0; k < r->ninputs; k++)
-			buf_printf(&in, "%s%s", k ? "," : "", r->inputs[k].name);
-		printf("%-20s %-12s %s\n", r->name, in.data ? in.data : "-",
-		       r->description ? config_recipe_text(r->description) : "");
-		buf_free(&in);
+	} else {
+		render_recipes(arr);
+		json_decref(arr);
 	}
 }
 

@@ -1023,22 +1023,8 @@ static int r_recipe(int argc, char **argv)
 	json_t *list = json_object_get(j, "recipes");
 	if (o.json) {
 		cli_json_print(json_incref(list));
-	} else if (!json_array_size(list)) {
-		printf(_("no recipes; add a [recipe \"NAME\"] section with a prompt\n"));
 	} else {
-		size_t i;
-		json_t *r;
-		json_array_foreach(list, i, r) {
-			struct buf in = {0};
-			size_t k;
-			json_t *y;
-			json_array_foreach(json_object_get(r, "inputs"), k, y)
-				buf_printf(&in, "%s%s", k ? "," : "", jstr(y, "name") ? jstr(y, "name") : "?");
-			printf("%-20s %-12s %s\n", jstr(r, "name") ? jstr(r, "name") : "?",
-			       in.data ? in.data : "-",
-			       jstr(r, "description") ? config_recipe_text(jstr(r, "description")) : "");
-			buf_free(&in);
-		}
+		render_recipes(list);
 	}
 	json_decref(j);
 	return 0;

@@ -295,6 +295,27 @@ static void recipe_defaults(json_t *r)
 		show_default(r, defs[k].key, defs[k].name, defs[k].how);
 }
 
+void render_recipes(json_t *list)
+{
+	if (!json_array_size(list)) {
+		printf(_("no recipes; add a [recipe \"NAME\"] section with a prompt\n"));
+		return;
+	}
+	size_t i;
+	json_t *r;
+	json_array_foreach(list, i, r) {
+		struct buf in = {0};
+		size_t k;
+		json_t *y;
+		json_array_foreach(json_object_get(r, "inputs"), k, y)
+			buf_printf(&in, "%s%s", k ? "," : "", jstr(y, "name") ? jstr(y, "name") : "?");
+		printf("%-20s %-12s %s\n", jstr(r, "name") ? jstr(r, "name") : "?",
+		       in.data ? in.data : "-",
+		       jstr(r, "description") ? config_recipe_text(jstr(r, "description")) : "");
+		buf_free(&in);
+	}
+}
+
 void render_recipe(json_t *r)
 {
 	const char *name = jstr(r, "name") ? jstr(r, "name") : "?";

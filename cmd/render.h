@@ -30,6 +30,9 @@ void render_added(json_t *j);
 /* paddock group show's text of group j (group_json). */
 void render_group(json_t *j);
 
+/* paddock recipe list's text of the array of recipes list (each
+ * taskjson_recipe's). */
+void render_recipes(json_t *list);
 /* paddock recipe show's text of recipe j (taskjson_recipe). */
 void render_recipe(json_t *j);
 
