@@ -23,6 +23,7 @@
 #include "gate.h"
 #include "i18n.h"
 #include "recipe.h"
+#include "render.h"
 #include "sanitize.h"
 #include "store.h"
 #include "submit.h"
@@ -152,12 +153,14 @@ static double jnum(json_t *o, const char *key)
 	return json_number_value(json_object_get(o, key));
 }
 
-/* The task as list and add print it (taskjson_task) from GET /tasks/ID,
- * which adds what show prints (taskjson_full): those keys dropped. */
+/* The task as follow-up --json prints it (taskjson_task) from GET
+ * /tasks/ID, which adds what list and show print (taskjson_row,
+ * taskjson_full): those keys dropped. */
 static json_t *task_row_json(json_t *full)
 {
 	static const char *const extra[] = { "gate", "rounds", "github", "decisions", "egress",
-	                                     "pauses", "webhooks" };
+	                                     "pauses", "webhooks", "group_position", "pr_state",
+	                                     "waiting_decision" };
 	for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++)
 		json_object_del(full, extra[i]);
 	return full;
@@ -184,81 +187,6 @@ static int one_id(const char *name, int argc, char **argv, const char *allowed,
 }
 
 /* ---------------------------------------------------------------- list */
-
-/* The list's text row of task j, as cmd_list prints it. */
-static void list_row(json_t *j, int first, json_t *groups)
-{
-	int sw = cli_cols(_("STATUS"));
-	for (int k = 0; k < TASK_NSTATUS; k++)
-		if (cli_cols(task_status_label((enum task_status)k)) > sw)
-			sw = cli_cols(task_status_label((enum task_status)k));
-	if (first) {
-		printf("%-10s  ", _("ID"));
-		cli_pad(_("STATUS"), sw, 0);
-		printf("  %-12s  %-12s  %s\n", _("REPO"), _("AGENT"), _("TEXT"));
-	}
-	json_t *in = json_object_get(j, "inputs");
-	char *inputs = json_is_object(in) ? json_dumps(in, JSON_COMPACT | JSON_PRESERVE_ORDER)
-	                                  : NULL;
-	const char *txt = jstr(j, "text");
-	char *title = recipe_task_title(inputs, txt ? txt : "");
-	free(inputs);
-	size_t n = strcspn(title, "\n");
-	if (n > 60)
-		n = 60;
-	while (n > 0 && title[n] && ((unsigned char)title[n] & 0xc0) == 0x80)
-		n--;
-	title[n] = '\0';
-	enum task_status st = jstatus(j);
-	printf("%-10s  ", jstr(j, "id") ? jstr(j, "id") : "?");
-	cli_pad(task_status_label(st), sw, 0);
-	printf("  %-12s  %-12s  ", jstr(j, "repo") ? jstr(j, "repo") : "",
-	       jstr(j, "agent") ? jstr(j, "agent") : "");
-	if (jstr(j, "follow_of"))
-		printf(_("(follows %s) "), jstr(j, "follow_of"));
-	const char *g = jstr(j, "group");
-	if (g) {
-		/* Its place among the group's members, in the order queued
-		 * (group_position); the group asked for once per list. */
-		json_t *m = json_object_get(groups, g);
-		if (!m) {
-			struct err e = {{0}};
-			char *x = client_escape(g);
-			char *p = xasprintf("/groups/%s", x);
-			json_t *gj = client_get_json(rcl, p, &e);
-			m = json_is_object(gj) ? json_object_get(gj, "members") : NULL;
-			json_object_set(groups, g, m ? m : json_null());
-			json_decref(gj);
-			free(p);
-			free(x);
-			m = json_object_get(groups, g);
-		}
-		size_t k;
-		json_t *mem;
-		int pos = 0;
-		json_array_foreach(m, k, mem)
-			if (jstr(mem, "id") && jstr(j, "id") && !strcmp(jstr(mem, "id"), jstr(j, "id")))
-				pos = (int)json_integer_value(json_object_get(mem, "position"));
-		if (pos)
-			printf(_("(group %s, %d of %d) "), g, pos, (int)json_array_size(m));
-	}
-	if (st == TASK_QUEUED && jstr(j, "confirm") && !strcmp(jstr(j, "confirm"), "needed")) {
-		char usd[32];
-		units_format_money(jnum(j, "estimate"), 2, usd, sizeof usd);
-		if (jnum(j, "estimate") > 0)
-			printf(_("(needs confirmation, estimated $%s) "), usd);
-		else
-			printf("%s ", _("(needs confirmation)"));
-	}
-	if (json_is_true(json_object_get(j, "dry_run")))
-		printf("%s ", _("(dry run)"));
-	if (st == TASK_DONE && json_is_object(json_object_get(j, "pull_request_error")) &&
-	    !jstr(j, "pull_request"))
-		printf("%s ", _("[pr failed]"));
-	cli_put_str(stdout, title);
-	putchar('\n');
-	free(title);
-}
 
 static int r_list(int argc, char **argv)
 {
@@ -339,10 +267,9 @@ static int r_list(int argc, char **argv)
 		cli_json_print(ordered);
 	} else {
 		size_t i;
-		json_t *t, *groups = json_object();
+		json_t *t;
 		json_array_foreach(ordered, i, t)
-			list_row(t, i == 0, groups);
-		json_decref(groups);
+			render_list_row(t, i == 0);
 		if (n == 0 && !mask && !o.since && !o.before)
 			printf(_("no tasks; add one with: paddock add --repo NAME \"what to do\"\n"));
 		else if (n == 0)
@@ -359,640 +286,6 @@ static int r_list(int argc, char **argv)
 
 /* ---------------------------------------------------------------- show */
 
-/* A label in its 8-column cell (display width, as cmd_show's). */
-static void label(const char *l)
-{
-	int w = cli_cols(l);
-	printf("%s%*s ", l, w < 8 ? 8 - w : 0, "");
-}
-
-static void put_lines(const char *text, int visible)
-{
-	for (int first = 1; *text; first = 0) {
-		size_t n = strcspn(text, "\n");
-		if (!first)
-			printf("%-8s ", "");
-		if (visible)
-			cli_put_visible(stdout, text, n, SANITIZE_KEEP_TAB);
-		else
-			cli_put_text(stdout, text, n);
-		putchar('\n');
-		text += n + (text[n] == '\n');
-	}
-}
-
-/* A decision's notes: the first line after ": ", each further one
- * indented under the decision (as cmd_show's put_notes). */
-static void put_notes(const char *notes)
-{
-	size_t len = strlen(notes);
-	while (len && (notes[len - 1] == '\n' || notes[len - 1] == ' ' || notes[len - 1] == '\r'))
-		len--;
-	printf(": ");
-	for (size_t at = 0, first = 1; at < len; first = 0) {
-		const char *nl = memchr(notes + at, '\n', len - at);
-		size_t n = nl ? (size_t)(nl - (notes + at)) : len - at;
-		if (!first)
-			fputs(n ? "\n       " : "\n", stdout);
-		cli_put_text(stdout, notes + at, n);
-		at += n + (nl != NULL);
-	}
-}
-
-/* The rounds and the decisions made on each, in the local show's words
- * (task_history_round_text, task_decision_text) from the task's JSON. */
-static void show_rounds(json_t *j)
-{
-	json_t *rounds = json_object_get(j, "rounds"), *dec = json_object_get(j, "decisions");
-	struct task_history h = { .nrounds = json_array_size(rounds),
-	                          .ndecisions = json_array_size(dec) };
-	h.rounds = xcalloc(h.nrounds + 1, sizeof *h.rounds);
-	h.decisions = xcalloc(h.ndecisions + 1, sizeof *h.decisions);
-	for (size_t i = 0; i < h.nrounds; i++) {
-		json_t *r = json_array_get(rounds, i);
-		h.rounds[i] = (struct task_round){
-			.n = (int)json_integer_value(json_object_get(r, "round")),
-			.from = (char *)jstr(r, "from"), .head = (char *)jstr(r, "head"),
-			.started = jnum(r, "started"), .ended = jnum(r, "ended"),
-			.kind = (char *)jstr(r, "kind"),
-		};
-	}
-	for (size_t i = 0; i < h.ndecisions; i++) {
-		json_t *d = json_array_get(dec, i);
-		h.decisions[i] = (struct task_decision){
-			.round = (int)json_integer_value(json_object_get(d, "round")),
-			.action = (char *)(jstr(d, "action") ? jstr(d, "action") : "?"),
-			.notes = (char *)jstr(d, "notes"),
-			.actor = (char *)(jstr(d, "actor") ? jstr(d, "actor") : "?"),
-			.at = jnum(d, "at"),
-		};
-	}
-	h.last = h.nrounds ? h.rounds[h.nrounds - 1].n : h.ndecisions ? 1 : 0;
-	if (h.last)
-		printf("%s\n", _("rounds"));
-	for (int n = 1; n <= h.last; n++) {
-		char *line = task_history_round_text(&h, n);
-		printf("  %s\n", line);
-		free(line);
-		for (size_t k = 0; k < h.ndecisions; k++) {
-			const struct task_decision *d = &h.decisions[k];
-			if (d->round != n)
-				continue;
-			char *text = task_decision_text(d);
-			printf("     %s", text);
-			free(text);
-			if (d->notes)
-				put_notes(d->notes);
-			putchar('\n');
-		}
-	}
-	/* The strings are the JSON's: only the arrays are ours. */
-	free(h.rounds);
-	free(h.decisions);
-}
-
-static const char *tests_word(const struct gate_tests *t)
-{
-	if (!t->ran)
-		return _("none");
-	return t->passed ? _("passed") : _("failed");
-}
-
-static void clock_time(double t, char *out, size_t len)
-{
-	time_t at = (time_t)t;
-	struct tm tm;
-	strftime(out, len, "%H:%M:%S", localtime_r(&at, &tm));
-}
-
-/* A pull request that failed to open (as cmd_show's show_pr_failure). */
-static void show_pr_failure(json_t *j, json_t *pe)
-{
-	char last[16], next[16];
-	int n = (int)json_integer_value(json_object_get(pe, "attempts"));
-	clock_time(jnum(pe, "at"), last, sizeof last);
-	label(_("pull req"));
-	printf(ngettext("failed %d time, last at %s", "failed %d times, last at %s",
-	                (unsigned long)n), n, last);
-	if (jnum(pe, "retry_at") > 0) {
-		clock_time(jnum(pe, "retry_at"), next, sizeof next);
-		printf(_("; next try at %s"), next);
-	}
-	printf(_("; paddock pr %s tries now\n"), jstr(j, "id") ? jstr(j, "id") : "?");
-	printf("%-8s ", "");
-	const char *m = jstr(pe, "message") ? jstr(pe, "message") : "";
-	cli_put_text(stdout, m, strlen(m));
-	putchar('\n');
-}
-
-/* A task of approval auto or auto-push that waits at review: the hold of
- * its round (as cmd_show's show_hold). */
-static void show_hold(json_t *j)
-{
-	if (jstatus(j) != TASK_REVIEW)
-		return;
-	json_int_t round = json_integer_value(json_object_get(j, "round"));
-	const char *hold = NULL;
-	size_t i;
-	json_t *d;
-	json_array_foreach(json_object_get(j, "decisions"), i, d)
-		if (json_integer_value(json_object_get(d, "round")) == round && jstr(d, "action") &&
-		    !strcmp(jstr(d, "action"), "hold") && jstr(d, "notes"))
-			hold = jstr(d, "notes");
-	if (hold) {
-		label(_("held"));
-		cli_put_text(stdout, hold, strcspn(hold, "\n"));
-		putchar('\n');
-	}
-}
-
-/* The gate of the task's JSON, as show prints it: its summary parsed as
- * the store's (gate_summary_parse), so that the local show's words and
- * order (gate.h) hold. */
-static void show_gate(json_t *j)
-{
-	json_t *gj = json_object_get(j, "gate");
-	enum task_status st = jstatus(j);
-	struct gate_summary g;
-	int have = 0;
-	if (json_is_object(gj)) {
-		char *txt = json_dumps(gj, JSON_COMPACT);
-		struct err e = {{0}};
-		have = txt && gate_summary_parse(txt, &g, &e) == 0;
-		free(txt);
-		/* The JSON's findings are the summary's, in order, with
-		 * "overridden" added (gate_summary_json). */
-		json_t *fj = json_object_get(gj, "findings");
-		for (size_t i = 0; have && i < g.nfindings && i < json_array_size(fj); i++)
-			g.findings[i].overridden = json_is_true(json_object_get(json_array_get(fj, i),
-			                                                        "overridden"));
-	}
-	const char *mismatch = have ? gate_mismatch(&g) : NULL;
-	if (mismatch) {
-		label(_("warning"));
-		put_lines(mismatch, 1);
-	}
-	json_t *gh = json_object_get(j, "github"), *pe = json_object_get(j, "pull_request_error");
-	if (jstr(j, "pull_request")) {
-		label(_("pull req"));
-		/* ghsync_pr_words' words: its state, and its checks. */
-		if (jstr(gh, "pr_state") && jstr(gh, "checks")) {
-			printf("%s (", jstr(j, "pull_request"));
-			printf(_("%s; checks: %s"), jstr(gh, "pr_state"), jstr(gh, "checks"));
-			printf(")\n");
-		} else if (jstr(gh, "pr_state"))
-			printf("%s (%s)\n", jstr(j, "pull_request"), jstr(gh, "pr_state"));
-		else
-			printf("%s\n", jstr(j, "pull_request"));
-	} else if (json_is_object(pe)) {
-		show_pr_failure(j, pe);
-	}
-	const char *head = jstr(j, "head"), *base = jstr(j, "base");
-	if (jstr(j, "pushed")) {
-		label(_("pushed"));
-		printf("%s\n", jstr(j, "pushed"));
-	} else if (st == TASK_DONE && head && base && !strcmp(head, base)) {
-		label(_("pushed"));
-		printf("%s\n", _("nothing: the round changed nothing"));
-	} else if (st == TASK_DONE && jstr(j, "approval") && !strcmp(jstr(j, "approval"), "never")) {
-		label(_("pushed"));
-		printf("%s\n", _("nothing: the branch is kept in the mirror (approval never)"));
-	}
-	show_hold(j);
-	int round = (int)json_integer_value(json_object_get(j, "round"));
-	if (round > 1 || st == TASK_REVIEW) {
-		label(_("round"));
-		printf("%d%s%s\n", round,
-		       json_is_true(json_object_get(j, "sandbox_kept"))
-		       ? _(" (sandbox kept for the next round)") : "",
-		       jstr(j, "pending") ? _(" (changes requested; waiting for the scheduler)") : "");
-	}
-	if (jstr(j, "summary") && *jstr(j, "summary")) {
-		label(_("summary"));
-		put_lines(jstr(j, "summary"), 1);
-	}
-	if (!have) {
-		show_rounds(j);
-		return;
-	}
-	if (g.diffstat && *g.diffstat) {
-		label(_("changes"));
-		put_lines(g.diffstat, 1);
-	}
-	const struct gate_tests *tb = &g.tests.before, *ta = &g.tests.after;
-	label(_("tests"));
-	printf("%s %s, %s %s", _("before:"), tests_word(tb), _("after:"), tests_word(ta));
-	if (ta->verified)
-		printf(" %s", _("(verified on a clean checkout)"));
-	if (g.tests.agent.ran)
-		printf(", %s %s", _("agent's run:"), tests_word(&g.tests.agent));
-	putchar('\n');
-	char *fix = gate_fix_note(&g);
-	if (fix)
-		printf("%-8s   %s\n", "", fix);
-	free(fix);
-	if (g.contract.nclauses) {
-		struct buf c = {0};
-		gate_contract_text(&g, &c);
-		label(_("contract"));
-		cli_put_visible(stdout, c.data ? c.data : "", c.len,
-		                SANITIZE_KEEP_TAB | SANITIZE_KEEP_NEWLINE);
-		putchar('\n');
-		buf_free(&c);
-	}
-	if (tb->log && *tb->log)
-		printf("%-8s   %s %s\n", "", _("before's log:"), tb->log);
-	if (ta->log && *ta->log)
-		printf("%-8s   %s %s\n", "", _("after's log:"), ta->log);
-	if (g.nfindings)
-		printf("%s\n", _("findings"));
-	for (int rank = 0; rank < GATE_FINDING_RANKS; rank++)
-		for (size_t i = 0; i < g.nfindings; i++) {
-			const struct gate_finding *f = &g.findings[i];
-			if (gate_finding_rank(f) != rank)
-				continue;
-			printf("  %-5s  ", gate_action_name(f->action));
-			if (f->overridden)
-				printf("%s  ", _("[overridden]"));
-			const char *name = f->name ? f->name : "", *detail = f->detail ? f->detail : "";
-			cli_put_visible(stdout, name, strlen(name), SANITIZE_KEEP_TAB | SANITIZE_KEEP_NEWLINE);
-			printf("  ");
-			cli_put_visible(stdout, detail, strlen(detail),
-			                SANITIZE_KEEP_TAB | SANITIZE_KEEP_NEWLINE);
-			putchar('\n');
-		}
-	gate_summary_free(&g);
-	show_rounds(j);
-}
-
-/* A member of a best-of-N group: "group G (2 of 3)", and its pick (as
- * cmd_show's show_group). */
-static void show_group(json_t *j)
-{
-	const char *gid = jstr(j, "group"), *id = jstr(j, "id");
-	if (!gid || !id)
-		return;
-	struct err e = {{0}};
-	char *x = client_escape(gid);
-	char *p = xasprintf("/groups/%s", x);
-	json_t *g = client_get_json(rcl, p, &e);
-	free(p);
-	free(x);
-	size_t i;
-	json_t *m;
-	int pos = 0;
-	json_array_foreach(json_object_get(g, "members"), i, m)
-		if (jstr(m, "id") && !strcmp(jstr(m, "id"), id))
-			pos = (int)json_integer_value(json_object_get(m, "position"));
-	if (pos) {
-		const char *picked = jstr(g, "picked");
-		label(_("group"));
-		printf(_("%s (%d of %d)"), gid, pos, (int)json_array_size(json_object_get(g, "members")));
-		if (picked && !strcmp(picked, id))
-			printf(_(", picked"));
-		else if (picked)
-			printf(_(", %s was picked"), picked);
-		putchar('\n');
-	}
-	json_decref(g);
-}
-
-/* Test mode, after approve: what would have been written (as cmd_show's
- * show_dry_run_record). */
-static void show_dry_run_record(json_t *j)
-{
-	json_t *r = json_object_get(j, "dry_run_record");
-	if (!json_is_object(r))
-		return;
-	const char *rs = jstr(r, "refspec"), *remote = jstr(r, "remote");
-	label(_("would"));
-	printf(_("push %s to %s (refspec %s, not forced)\n"), jstr(r, "commit"),
-	       remote ? remote : "?", rs ? rs : "?");
-	json_t *pr = json_object_get(r, "pull_request");
-	if (json_is_object(pr)) {
-		char *body = json_dumps(json_object_get(pr, "body"), JSON_COMPACT | JSON_PRESERVE_ORDER);
-		printf("%-8s ", "");
-		printf(_("open a pull request: POST %s\n"), jstr(pr, "url"));
-		printf("%-8s ", "");
-		cli_put_text(stdout, body ? body : "", body ? strlen(body) : 0);
-		putchar('\n');
-		free(body);
-		const char *problem = jstr(pr, "problem");
-		if (problem) {
-			printf("%-8s ", "");
-			printf(_("but a real approve would not open it: "));
-			cli_put_text(stdout, problem, strlen(problem));
-			putchar('\n');
-		}
-	}
-}
-
-/* What the task was made with beyond its repo and agent, each line only
- * when given (as cmd_show's show_made_with). */
-static void show_made_with(json_t *j)
-{
-	if (jstr(j, "recipe")) {
-		label(_("recipe"));
-		/* label() printed the space that "%-8s %s" would */
-		printf("%s", jstr(j, "recipe"));
-		const char *k;
-		json_t *v;
-		int first = 1;
-		json_object_foreach(json_object_get(j, "inputs"), k, v) {
-			const char *val = json_string_value(v) ? json_string_value(v) : "";
-			printf("%s%s=", first ? " (" : ", ", k);
-			cli_put_text(stdout, val, strcspn(val, "\n"));
-			first = 0;
-		}
-		printf("%s\n", first ? "" : ")");
-	}
-	if (jstr(j, "base_ref")) {
-		label(_("from"));
-		printf("%s\n", jstr(j, "base_ref"));
-	}
-	if (jstr(j, "test")) {
-		label(_("test"));
-		cli_put_str(stdout, jstr(j, "test"));
-		putchar('\n');
-	}
-	if (jnum(j, "timeout") > 0)
-		printf(_("%-8s %.0fs per round\n"), _("timeout"), jnum(j, "timeout"));
-	if (json_is_integer(json_object_get(j, "fix_rounds")))
-		printf(_("%-8s %d fix rounds\n"), _("fixes"),
-		       (int)json_integer_value(json_object_get(j, "fix_rounds")));
-	if (jstr(j, "approval") && strcmp(jstr(j, "approval"), "review") != 0) {
-		label(_("approval"));
-		printf("%s\n", jstr(j, "approval"));
-	}
-	if (json_is_true(json_object_get(j, "dry_run"))) {
-		label(_("mode"));
-		printf("%s\n", _("dry run: approve records what it would push, and pushes nothing"));
-	}
-	if (jstr(j, "confirm") && !strcmp(jstr(j, "confirm"), "needed") &&
-	    jstatus(j) == TASK_QUEUED) {
-		char usd[32];
-		const char *id = jstr(j, "id") ? jstr(j, "id") : "?";
-		units_format_money(jnum(j, "estimate"), 2, usd, sizeof usd);
-		label(_("confirm"));
-		if (jnum(j, "estimate") > 0)
-			printf(_("needs confirmation (estimated $%s): paddock confirm %s\n"), usd, id);
-		else
-			printf(_("needs confirmation (its cost cannot be estimated): paddock confirm "
-			         "%s\n"), id);
-	}
-	show_dry_run_record(j);
-	json_t *c = json_object_get(j, "contract");
-	if (json_array_size(c)) {
-		size_t i;
-		json_t *x;
-		printf("%s%*s", _("contract"), cli_cols(_("contract")) < 8 ? 8 - cli_cols(_("contract"))
-		                                                          : 0, "");
-		json_array_foreach(c, i, x) {
-			const char *cl = json_string_value(x) ? json_string_value(x) : "";
-			printf("%s ", i ? ";" : "");
-			cli_put_text(stdout, cl, strlen(cl));
-		}
-		putchar('\n');
-	}
-}
-
-/* "812 B", "1.2 KiB", "3.4 MiB" (as cmd_show's) */
-static void human_bytes(double n, char *out, size_t len)
-{
-	static const char *const units[] = { "KiB", "MiB", "GiB", "TiB" };
-	if (n < 1024) {
-		snprintf(out, len, "%.0f B", n);
-		return;
-	}
-	double v = n / 1024;
-	size_t u = 0;
-	while (v >= 1024 && u + 1 < sizeof units / sizeof units[0]) {
-		v /= 1024;
-		u++;
-	}
-	snprintf(out, len, "%.1f %s", v, units[u]);
-}
-
-/* The egress record: every request through the task's gateway, refused
- * ones marked (as cmd_show's show_egress). */
-static void show_egress(json_t *j)
-{
-	json_t *eg = json_object_get(j, "egress"), *x;
-	size_t n = json_array_size(eg), i, refused = 0, allowed = 0;
-	if (!n)
-		return;
-	json_array_foreach(eg, i, x) {
-		const char *v = jstr(x, "verdict");
-		refused += v && !strcmp(v, "refused");
-		allowed += v && !strcmp(v, "allowed");
-	}
-	label(_("egress"));
-	printf(_("%zu allowed, %zu refused"), allowed, refused);
-	putchar('\n');
-	int rounds = json_integer_value(json_object_get(j, "round")) > 1;
-	json_array_foreach(eg, i, x) {
-		const char *v = jstr(x, "verdict");
-		int no = v && !strcmp(v, "refused");
-		char when[32], up[32], down[32];
-		time_t at = (time_t)jnum(x, "time");
-		struct tm tm;
-		strftime(when, sizeof when, "%H:%M:%S", localtime_r(&at, &tm));
-		printf("  %s  ", when);
-		if (rounds)
-			printf(_("round %d  "), (int)json_integer_value(json_object_get(x, "round")));
-		printf("%-5s  %-7s  %-6s  ", jstr(x, "step") ? jstr(x, "step") : "-",
-		       no ? _("REFUSED") : !v ? "?" : !strcmp(v, "unlisted") ? _("unlisted")
-		                                                             : _("allowed"),
-		       jstr(x, "kind") ? jstr(x, "kind") : "-");
-		if (jstr(x, "method")) {
-			cli_put_str(stdout, jstr(x, "method"));
-			putchar(' ');
-		}
-		cli_put_str(stdout, jstr(x, "host") ? jstr(x, "host") : "?");
-		if (json_integer_value(json_object_get(x, "port")))
-			printf(":%d", (int)json_integer_value(json_object_get(x, "port")));
-		if (jstr(x, "path")) {
-			putchar(' ');
-			cli_put_str(stdout, jstr(x, "path"));
-		}
-		if (json_integer_value(json_object_get(x, "status")))
-			printf("  %d", (int)json_integer_value(json_object_get(x, "status")));
-		if (jnum(x, "up") || jnum(x, "down")) {
-			human_bytes(jnum(x, "up"), up, sizeof up);
-			human_bytes(jnum(x, "down"), down, sizeof down);
-			printf(_("  %s up, %s down"), up, down);
-		}
-		if (jnum(x, "ms") > 0)
-			printf(_("  %.0f ms"), jnum(x, "ms"));
-		if (jstr(x, "reason")) {
-			printf("  ");
-			cli_put_str(stdout, jstr(x, "reason"));
-		}
-		putchar('\n');
-	}
-}
-
-/* Budget, model usage, session and the pauses that hold the task back
- * (as cmd_show's show_usage). */
-static void show_usage(json_t *j)
-{
-	size_t i;
-	json_t *s;
-	char usd[32];
-	const char *from = jstr(j, "budget_from");
-	label(_("budget"));
-	units_format_money(jnum(j, "budget"), 2, usd, sizeof usd);
-	if (jnum(j, "budget") > 0)
-		printf(from && !strcmp(from, "task") ? _("$%s (this task's)") : _("$%s (limits.budget)"),
-		       usd);
-	else
-		printf("%s", _("none"));
-	if (json_integer_value(json_object_get(j, "budget_tokens")))
-		printf(_(", %llu tokens (limits.budget-tokens)"),
-		       (unsigned long long)json_integer_value(json_object_get(j, "budget_tokens")));
-	putchar('\n');
-	json_t *u = json_object_get(j, "usage");
-	label(_("usage"));
-	if (!jnum(u, "requests") && !jnum(u, "in") && !jnum(u, "out") && !jnum(u, "cache_read") &&
-	    !jnum(u, "cache_write") && jnum(u, "cost") <= 0) {
-		printf("%s\n", _("none"));
-	} else {
-		units_format_money(jnum(u, "cost"), 4, usd, sizeof usd);
-		printf(_("%llu tokens in, %llu out, cache %llu read, %llu written; %llu requests; "),
-		       (unsigned long long)jnum(u, "in"), (unsigned long long)jnum(u, "out"),
-		       (unsigned long long)jnum(u, "cache_read"),
-		       (unsigned long long)jnum(u, "cache_write"),
-		       (unsigned long long)jnum(u, "requests"));
-		if (json_is_true(json_object_get(u, "priced")))
-			printf("$%s\n", usd);
-		else if (jnum(u, "cost") > 0)
-			printf(_("$%s (some models not priced)\n"), usd);
-		else
-			printf("%s\n", _("not priced"));
-	}
-	if (jstr(j, "session")) {
-		label(_("session"));
-		cli_put_str(stdout, jstr(j, "session"));
-		putchar('\n');
-	}
-	/* The pauses of its model endpoint that hold it back (the server
-	 * listed only those that apply). */
-	json_array_foreach(json_object_get(j, "pauses"), i, s) {
-		char until[32];
-		clock_time(jnum(s, "until"), until, sizeof until);
-		const char *ep = jstr(s, "endpoint") ? jstr(s, "endpoint") : "?";
-		label(_("paused"));
-		if (json_integer_value(json_object_get(s, "status")))
-			printf(_("%s is paused until %s (HTTP %d)"), ep, until,
-			       (int)json_integer_value(json_object_get(s, "status")));
-		else
-			printf(_("%s is paused until %s"), ep, until);
-		if (jstatus(j) == TASK_QUEUED)
-			printf("%s", _("; the task starts after that"));
-		putchar('\n');
-	}
-}
-
-static void show_text(json_t *j)
-{
-	char when[64];
-	time_t c = (time_t)jnum(j, "created");
-	strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", localtime(&c));
-	const char *id = jstr(j, "id") ? jstr(j, "id") : "?";
-	label(_("task"));
-	printf("%s  %s\n", id, task_status_label(jstatus(j)));
-	label(_("repo"));
-	printf("%s\n", jstr(j, "repo") ? jstr(j, "repo") : "");
-	label(_("agent"));
-	printf("%s\n", jstr(j, "agent") ? jstr(j, "agent") : "");
-	static const char *const opt[][2] = { { "branch", N_("branch") }, { "base", N_("base") },
-	                                      { "head", N_("head") } };
-	for (size_t i = 0; i < sizeof opt / sizeof opt[0]; i++)
-		if (jstr(j, opt[i][0])) {
-			label(_(opt[i][1]));
-			cli_put_str(stdout, jstr(j, opt[i][0]));
-			putchar('\n');
-		}
-	show_made_with(j);
-	/* The GitHub issue the task came from (its pull request is shown
-	 * with the gate). */
-	json_t *gh = json_object_get(j, "github");
-	if (json_is_object(gh) && json_integer_value(json_object_get(gh, "issue"))) {
-		label(_("issue"));
-		printf("%s#%lld\n", jstr(gh, "repo") ? jstr(gh, "repo") : "?",
-		       (long long)json_integer_value(json_object_get(gh, "issue")));
-	}
-	if (json_is_true(json_object_get(gh, "branch_deleted"))) {
-		label(_("branch"));
-		printf("%s\n", _("deleted on GitHub when the pull request was merged"));
-	}
-	label(_("queued"));
-	printf("%s\n", when);
-	/* (each step brings its own space) */
-	printf("%s%*s", _("steps"), cli_cols(_("steps")) < 8 ? 8 - cli_cols(_("steps")) : 0, "");
-	size_t i;
-	json_t *s;
-	json_array_foreach(json_object_get(j, "steps"), i, s) {
-		/* [unix time, status]; shown as seconds since it was queued. */
-		const char *name = json_string_value(json_array_get(s, 1));
-		int st = name ? task_status_parse(name) : -1;
-		double at = json_number_value(json_array_get(s, 0)) - jnum(j, "created");
-		printf("%s %s %.1fs", i ? "," : "", st < 0 ? "?" : task_status_label((enum task_status)st),
-		       at > 0 ? at : 0.0);
-	}
-	putchar('\n');
-	if (jstr(j, "error")) {
-		/* The first line says what failed; the detail follows, indented
-		 * under it (as the local show). */
-		label(_("error"));
-		const char *line = jstr(j, "error");
-		for (int first = 1; *line; first = 0) {
-			size_t n = strcspn(line, "\n");
-			if (!first)
-				printf("%-8s   ", "");
-			cli_put_text(stdout, line, n);
-			putchar('\n');
-			line += n + (line[n] == '\n');
-		}
-	}
-	if (jstr(j, "reason")) {
-		label(_("reason"));
-		printf("%s\n", task_reason_label(jstr(j, "reason")));
-	}
-	if (json_integer_value(json_object_get(j, "attempts")) > 1) {
-		label(_("attempts"));
-		printf("%d\n", (int)json_integer_value(json_object_get(j, "attempts")));
-	}
-	json_t *fr = json_object_get(j, "failed_round");
-	if (json_is_object(fr) && jstatus(j) == TASK_REVIEW) {
-		/* As the local show: the first line of why, and what to do. */
-		label(_("retry"));
-		printf(_("round %d did not reach review: "),
-		       (int)json_integer_value(json_object_get(fr, "round")));
-		const char *why = jstr(fr, "error") ? jstr(fr, "error") : "?";
-		cli_put_visible(stdout, why, strcspn(why, "\n"), SANITIZE_KEEP_TAB | SANITIZE_KEEP_NEWLINE);
-		putchar('\n');
-		if (jstr(fr, "head")) {
-			printf("%-8s ", "");
-			printf(_("its work: paddock diff --failed %s\n"), id);
-		}
-		printf("%-8s ", "");
-		printf(_("send the notes again: paddock request-changes --again %s\n"), id);
-	}
-	if (jstr(j, "follow_of")) {
-		label(_("follows"));
-		printf("%s\n", jstr(j, "follow_of"));
-	}
-	show_group(j);
-	label(_("text"));
-	const char *text = jstr(j, "text") ? jstr(j, "text") : "";
-	cli_put_visible(stdout, text, strlen(text), SANITIZE_KEEP_TAB | SANITIZE_KEEP_NEWLINE);
-	putchar('\n');
-	show_usage(j);
-	show_gate(j);
-	show_egress(j);
-}
-
 static int r_show(int argc, char **argv)
 {
 	struct cli_opts o;
@@ -1006,7 +299,7 @@ static int r_show(int argc, char **argv)
 	if (o.json)
 		cli_json_print(j);
 	else {
-		show_text(j);
+		render_task(j, 1);
 		json_decref(j);
 	}
 	return 0;
@@ -1506,10 +799,9 @@ static int add_print(json_t *j, const struct cli_opts *op, double budget)
 		}
 		json_array_append_new(rows, t);
 	}
-	json_t *out = NULL;
-	if (rc < 0 && o.json) {
-		json_t *arr = json_array();
-		json_t *t;
+	if (rc < 0) {
+		/* add --json's object, as the local add makes it. */
+		json_t *arr = json_array(), *t, *out;
 		json_array_foreach(rows, i, t)
 			json_array_append_new(arr, json_pack("{s:s,s:s,s:s,s:s}", "id", jstr(t, "id"),
 			                                     "status", "queued", "repo", jstr(t, "repo"),
@@ -1528,27 +820,11 @@ static int add_print(json_t *j, const struct cli_opts *op, double budget)
 			json_object_set_new(out, "confirm", json_string("needed"));
 			json_object_set_new(out, "estimate", json_real(jnum(t0, "estimate")));
 		}
-		cli_json_print(out);
-	} else if (rc < 0) {
-		json_t *t;
-		if (json_is_array(tasks))
-			printf("%s\n", jstr(j, "group") ? jstr(j, "group") : "?");
-		json_array_foreach(rows, i, t)
-			printf("%s\n", jstr(t, "id"));
-		json_array_foreach(rows, i, t) {
-			if (!jstr(t, "confirm") || strcmp(jstr(t, "confirm"), "needed") != 0)
-				continue;
-			char usd[32];
-			units_format_money(jnum(t, "estimate"), 2, usd, sizeof usd);
-			if (jnum(t, "estimate") > 0)
-				fprintf(stderr, _("paddock: task %s waits for a confirmation of its estimated "
-				                  "cost (%s, over confirm-over); confirm it with: paddock "
-				                  "confirm %s\n"), jstr(t, "id"), usd, jstr(t, "id"));
-			else
-				fprintf(stderr, _("paddock: task %s waits for a confirmation: its cost cannot "
-				                  "be estimated (no budget, no history) and confirm-over is "
-				                  "set; confirm it with: paddock confirm %s\n"), jstr(t, "id"),
-				        jstr(t, "id"));
+		if (o.json) {
+			cli_json_print(out);
+		} else {
+			render_added(out);
+			json_decref(out);
 		}
 	}
 	json_decref(ids);
@@ -1658,108 +934,6 @@ static int r_add(int argc, char **argv)
 
 /* ---------------------------------------------------------------- group, recipe */
 
-/* A duration as a clock ("0:42", "1:02:03"; "-" when not started), as
- * cmd_group's. */
-static void clock_cell(double secs, char *out, size_t len)
-{
-	long t = (long)secs;
-	if (secs < 0)
-		snprintf(out, len, "-");
-	else if (t >= 3600)
-		snprintf(out, len, "%ld:%02ld:%02ld", t / 3600, t / 60 % 60, t % 60);
-	else
-		snprintf(out, len, "%ld:%02ld", t / 60, t % 60);
-}
-
-enum { G_ID, G_AGENT, G_STATUS, G_TESTS, G_FILES, G_INS, G_DEL, G_COST, G_TIME, G_FINDINGS,
-       G_N };
-
-/* A group's JSON (group_json) as paddock group show prints it. */
-static void print_group(json_t *j)
-{
-	json_t *mem = json_object_get(j, "members");
-	size_t n = json_array_size(mem), i;
-	const char *id = jstr(j, "id") ? jstr(j, "id") : "?";
-	printf("%-8s %s  ", _("group"), id);
-	printf(_("best of %zu"), n);
-	putchar('\n');
-	const char *text = jstr(j, "text") ? jstr(j, "text") : "";
-	printf("%-8s ", _("text"));
-	cli_put_text(stdout, text, strcspn(text, "\n"));
-	putchar('\n');
-	struct buf b = {0};
-	const char *k;
-	json_t *v;
-	json_object_foreach(json_object_get(j, "statuses"), k, v)
-		buf_printf(&b, "%s%lld %s", b.len ? ", " : "", (long long)json_integer_value(v), k);
-	printf("%-8s %s\n", _("status"), b.data ? b.data : "-");
-	buf_free(&b);
-	printf("%-8s ", _("picked"));
-	json_t *m, *picked = NULL;
-	json_array_foreach(mem, i, m)
-		if (jstr(j, "picked") && jstr(m, "id") && !strcmp(jstr(m, "id"), jstr(j, "picked")))
-			picked = m;
-	if (picked)
-		printf("%s (%s)\n", jstr(picked, "id"), jstr(picked, "agent") ? jstr(picked, "agent") : "?");
-	else
-		printf(_("none yet: 'paddock group pick %s ID' approves one and rejects the "
-		         "others\n"), id);
-	putchar('\n');
-	const char *title[G_N] = { _("ID"), _("AGENT"), _("STATUS"), _("TESTS"), _("FILES"),
-	                           "+", "-", _("COST"), _("TIME"), _("FINDINGS") };
-	static const int right[G_N] = { [G_FILES] = 1, [G_INS] = 1, [G_DEL] = 1, [G_COST] = 1,
-	                                [G_TIME] = 1 };
-	char *(*cell)[G_N] = xcalloc(n ? n : 1, sizeof *cell);
-	int w[G_N];
-	for (int c = 0; c < G_N; c++)
-		w[c] = cli_cols(title[c]);
-	json_array_foreach(mem, i, m) {
-		char **c = cell[i], tb[64];
-		json_t *ch = json_object_get(m, "change"), *f = json_object_get(m, "findings");
-		const char *tests = jstr(m, "tests");
-		int st = jstr(m, "status") ? task_status_parse(jstr(m, "status")) : -1;
-		c[G_ID] = xstrdup(jstr(m, "id") ? jstr(m, "id") : "?");
-		c[G_AGENT] = xstrdup(jstr(m, "agent") ? jstr(m, "agent") : "?");
-		c[G_STATUS] = xstrdup(st < 0 ? "?" : task_status_label((enum task_status)st));
-		c[G_TESTS] = xstrdup(!tests ? "-" : !strcmp(tests, "passed") ? _("passed")
-		                     : !strcmp(tests, "failed") ? _("failed") : _("not run"));
-		c[G_FILES] = json_is_object(ch) ? xasprintf("%lld", (long long)json_integer_value(
-		             json_object_get(ch, "files"))) : xstrdup("-");
-		c[G_INS] = json_is_object(ch) ? xasprintf("+%lld", (long long)json_integer_value(
-		           json_object_get(ch, "insertions"))) : xstrdup("-");
-		c[G_DEL] = json_is_object(ch) ? xasprintf("-%lld", (long long)json_integer_value(
-		           json_object_get(ch, "deletions"))) : xstrdup("-");
-		/* The member's JSON has no request count: a cost of 0 is "-". */
-		c[G_COST] = jnum(m, "cost") > 0 ? xasprintf("$%.2f%s", jnum(m, "cost"),
-		            json_is_true(json_object_get(m, "priced")) ? "" : "+") : xstrdup("-");
-		clock_cell(json_is_number(json_object_get(m, "seconds")) ? jnum(m, "seconds") : -1,
-		           tb, sizeof tb);
-		c[G_TIME] = xstrdup(tb);
-		long long bl = json_integer_value(json_object_get(f, "block"));
-		long long wa = json_integer_value(json_object_get(f, "warn"));
-		c[G_FINDINGS] = bl || wa ? xasprintf("%lld block, %lld warn", bl, wa)
-		                         : xstrdup(_("none"));
-		for (int x = 0; x < G_N; x++)
-			if (cli_cols(c[x]) > w[x])
-				w[x] = cli_cols(c[x]);
-	}
-	printf("   #  ");
-	for (int c = 0; c < G_N; c++) {
-		cli_pad(title[c], c == G_N - 1 ? 0 : w[c], right[c]);
-		fputs(c == G_N - 1 ? "\n" : "  ", stdout);
-	}
-	json_array_foreach(mem, i, m) {
-		printf("%s %2d  ", json_is_true(json_object_get(m, "picked")) ? "*" : " ",
-		       (int)json_integer_value(json_object_get(m, "position")));
-		for (int c = 0; c < G_N; c++) {
-			cli_pad(cell[i][c], c == G_N - 1 ? 0 : w[c], right[c]);
-			fputs(c == G_N - 1 ? "\n" : "  ", stdout);
-			free(cell[i][c]);
-		}
-	}
-	free(cell);
-}
-
 static int r_group(int argc, char **argv)
 {
 	const struct cli_verb *v = cli_verb_find("group");
@@ -1790,7 +964,7 @@ static int r_group(int argc, char **argv)
 		} else if (o.json) {
 			cli_json_print(j);
 		} else {
-			print_group(j);
+			render_group(j);
 			json_decref(j);
 		}
 	} else {
@@ -1815,62 +989,6 @@ static int r_group(int argc, char **argv)
 	}
 	free(p);
 	return rc;
-}
-
-/* A recipe's JSON (taskjson_recipe) as paddock recipe show prints it. */
-static void recipe_show(json_t *r)
-{
-	const char *name = jstr(r, "name") ? jstr(r, "name") : "?";
-	printf(json_is_true(json_object_get(r, "builtin")) ? _("recipe %s (ready-made)\n")
-	                                                   : _("recipe %s\n"), name);
-	if (jstr(r, "description"))
-		printf("  %s\n", config_recipe_text(jstr(r, "description")));
-	printf(_("inputs:\n"));
-	json_t *in = json_object_get(r, "inputs");
-	if (!json_array_size(in))
-		printf(_("  none\n"));
-	size_t i;
-	json_t *x;
-	json_array_foreach(in, i, x)
-		printf("  %-13s %s\n", jstr(x, "name") ? jstr(x, "name") : "?",
-		       jstr(x, "help") ? config_recipe_text(jstr(x, "help")) : "");
-	printf(_("defaults (unset ones are the repo's or the configuration's):\n"));
-	static const char *const strs[] = { "repo", "agent", "base", "test" };
-	for (size_t k = 0; k < sizeof strs / sizeof strs[0]; k++)
-		if (jstr(r, strs[k]))
-			printf("  %-13s %s\n", strs[k], jstr(r, strs[k]));
-	char v[32];
-	if (json_is_number(json_object_get(r, "budget"))) {
-		units_format_money(jnum(r, "budget"), 2, v, sizeof v);
-		printf("  %-13s %s\n", "budget", v);
-	}
-	if (json_is_number(json_object_get(r, "timeout")))
-		printf("  %-13s %.0fs\n", "timeout", jnum(r, "timeout"));
-	if (jstr(r, "approval"))
-		printf("  %-13s %s\n", "approval", jstr(r, "approval"));
-	if (json_is_number(json_object_get(r, "confirm_over"))) {
-		units_format_money(jnum(r, "confirm_over"), 2, v, sizeof v);
-		printf("  %-13s %s\n", "confirm-over", v);
-	}
-	if (json_is_integer(json_object_get(r, "fix_rounds")))
-		printf("  %-13s %d\n", "fix-rounds", (int)json_integer_value(json_object_get(r, "fix_rounds")));
-	printf(_("contract:\n"));
-	json_t *ct = json_object_get(r, "contract");
-	if (!json_array_size(ct))
-		printf(_("  a change, and the tests pass (the default)\n"));
-	json_array_foreach(ct, i, x)
-		printf("  %s\n", json_string_value(x) ? json_string_value(x) : "");
-	printf(_("prompt:\n"));
-	struct buf clean = {0};
-	const char *p = jstr(r, "prompt") ? jstr(r, "prompt") : "";
-	sanitize_text(p, strlen(p), 0, &clean);
-	for (char *line = clean.data ? clean.data : (char *)"", *next; line; line = next) {
-		next = strchr(line, '\n');
-		if (next)
-			*next++ = '\0';
-		printf("  %s\n", line);
-	}
-	buf_free(&clean);
 }
 
 static int r_recipe(int argc, char **argv)
@@ -1899,29 +1017,15 @@ static int r_recipe(int argc, char **argv)
 		if (o.json)
 			cli_json_print(json_incref(j));
 		else
-			recipe_show(j);
+			render_recipe(j);
 		json_decref(j);
 		return 0;
 	}
 	json_t *list = json_object_get(j, "recipes");
 	if (o.json) {
 		cli_json_print(json_incref(list));
-	} else if (!json_array_size(list)) {
-		printf(_("no recipes; add a [recipe \"NAME\"] section with a prompt\n"));
 	} else {
-		size_t i;
-		json_t *r;
-		json_array_foreach(list, i, r) {
-			struct buf in = {0};
-			size_t k;
-			json_t *y;
-			json_array_foreach(json_object_get(r, "inputs"), k, y)
-				buf_printf(&in, "%s%s", k ? "," : "", jstr(y, "name") ? jstr(y, "name") : "?");
-			printf("%-20s %-12s %s\n", jstr(r, "name") ? jstr(r, "name") : "?",
-			       in.data ? in.data : "-",
-			       jstr(r, "description") ? config_recipe_text(jstr(r, "description")) : "");
-			buf_free(&in);
-		}
+		render_recipes(list);
 	}
 	json_decref(j);
 	return 0;

@@ -657,7 +657,7 @@ static enum MHD_Result get_tasks(struct api *a, struct MHD_Connection *c, struct
 		return api_send_err(c, &e, NULL);
 	json_t *arr = json_array();
 	for (size_t i = 0; i < n && i < (size_t)limit; i++)
-		json_array_append_new(arr, taskjson_task(&rows[i], a->cfg));
+		json_array_append_new(arr, taskjson_row(st, &rows[i], a->cfg));
 	json_t *j = json_pack("{s:o,s:I,s:I,s:I}", "tasks", arr, "total", (json_int_t)total,
 	                      "offset", (json_int_t)offset, "limit", (json_int_t)limit);
 	if (n > (size_t)limit) {
