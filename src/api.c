@@ -36,6 +36,7 @@
 #include "paths.h"
 #include "sanitize.h"
 #include "store.h"
+#include "store_audit.h"
 #include "submit.h"
 #include "units.h"
 #include "task.h"
@@ -289,6 +290,40 @@ static void tokens_log_roles(const struct api_token *old, size_t nold,
 				        now[i].name, access_name(old[j].role), access_name(now[i].role));
 }
 
+static const struct api_token *token_named(const struct api_token *t, size_t n,
+                                           const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(t[i].name, name))
+			return &t[i];
+	return NULL;
+}
+
+/* Records in the audit trail (store_audit.h) each token whose role the
+ * reload changed, added or removed, by "config".  A failure is said on
+ * notice: the new tokens hold all the same. */
+static void tokens_audit_roles(struct api *a, const struct api_token *old, size_t nold,
+                               const struct api_token *now, size_t n, FILE *notice)
+{
+	struct audit_role_change *v = xcalloc(n + nold + 1, sizeof *v);
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct api_token *o = token_named(old, nold, now[i].name);
+		if (!o || o->role != now[i].role)
+			v[k++] = (struct audit_role_change){ now[i].name, o ? access_name(o->role) : NULL,
+			                                     access_name(now[i].role) };
+	}
+	for (size_t j = 0; j < nold; j++)
+		if (!token_named(now, n, old[j].name))
+			v[k++] = (struct audit_role_change){ old[j].name, access_name(old[j].role), NULL };
+	struct err e = {{0}};
+	struct store *st = k ? api_open_store(a, &e) : NULL;
+	if (k && (!st || store_audit_roles(st, v, k, "config", &e) < 0) && notice)
+		fprintf(notice, _("paddock: the role changes were not recorded: %s\n"), e.msg);
+	store_close(st);
+	free(v);
+}
+
 int api_reload(struct api *a, FILE *notice, struct err *e)
 {
 	struct config fresh;
@@ -311,6 +346,7 @@ int api_reload(struct api *a, FILE *notice, struct err *e)
 		pthread_mutex_unlock(&a->tmu);
 		if (notice)
 			tokens_log_roles(old, nold, t, n, notice);
+		tokens_audit_roles(a, old, nold, t, n, notice);
 		tokens_free(old, nold);
 		if (notice) {
 			fprintf(notice, ngettext("paddock: the HTTP API's tokens were read again: %zu "
@@ -1350,6 +1386,14 @@ static enum MHD_Result route_get_events(struct api *a, struct MHD_Connection *c,
 	return api_events_get(a, c, x->t);
 }
 
+static enum MHD_Result route_get_audit(struct api *a, struct MHD_Connection *c,
+                                       struct req *rq, const struct api_call *x)
+{
+	(void)rq;
+	(void)x;
+	return api_audit_events_get(a, c);
+}
+
 static enum MHD_Result route_decide(struct api *a, struct MHD_Connection *c,
                                     struct req *rq, const struct api_call *x)
 {
@@ -1438,6 +1482,7 @@ static const struct api_route {
 	{ "GET", "/recipes/{name}", route_get_recipe, ACCESS_READ, 0 },
 	{ "GET", "/groups/{id}", route_get_group, ACCESS_READ, 0 },
 	{ "POST", "/groups/{id}/pick", route_post_pick, ACCESS_REVIEW, 0 },
+	{ "GET", "/events", route_get_audit, ACCESS_ADMIN, 0 },
 	{ "POST", "/github/webhook", route_post_github, ACCESS_NONE, 0 },
 };
 #define API_NROUTES (sizeof api_route_table / sizeof *api_route_table)
@@ -1560,6 +1605,21 @@ static enum MHD_Result route_recipes(struct api *a, struct MHD_Connection *c, co
 		return rc;
 	struct api_call x = { .url = url, .method = method, .actor = rq->who, .action = "",
 	                      .name = url[8] ? url + 9 : "" };
+	return r->handler(a, c, rq, &x);
+}
+
+/* A route of no task, group or recipe (/events): url is its pattern. */
+static enum MHD_Result route_plain(struct api *a, struct MHD_Connection *c, const char *url,
+                                   const char *method, struct req *rq)
+{
+	const char *allow;
+	const struct api_route *r = api_route_find(method, url, &allow);
+	if (!r)
+		return api_route_refuse(c, rq, url, method, url, allow);
+	enum MHD_Result rc;
+	if (!route_allowed(a, c, rq, r, method, url, NULL, NULL, &rc))
+		return rc;
+	struct api_call x = { .url = url, .method = method, .actor = rq->who, .action = "" };
 	return r->handler(a, c, rq, &x);
 }
 
@@ -1887,6 +1947,8 @@ static enum MHD_Result route(struct api *a, struct MHD_Connection *c, const char
 		return route_recipes(a, c, url, method, rq);
 	if (strncmp(url, "/groups/", 8) == 0)
 		return route_groups(a, c, url, url + 8, method, rq, actor);
+	if (strcmp(url, "/events") == 0)
+		return route_plain(a, c, url, method, rq);
 	/* /tasks, /tasks/ID, /tasks/ID/ACTION */
 	if (strncmp(url, "/tasks", 6) != 0 || (url[6] && url[6] != '/'))
 		return api_send_error(c, 404, "no_route", NULL, "no such route: %s %s", method, url);

@@ -280,6 +280,33 @@ static const char *const migrations[] = {
 	 * the API, the Unix user locally; NULL for older tasks and those
 	 * GitHub's issues made. */
 	"ALTER TABLE tasks ADD COLUMN queued_by TEXT;",
+	/* 14 (15 once the scheduler's migration 14 is merged before it): the
+	 * instance's audit trail (issue 36, store_audit.h): every decision
+	 * and refusal of every task, copied by a trigger so that no writer can
+	 * forget it, and the tokens' role changes; one sequence, so that
+	 * GET /events and `paddock audit` resume and list in the order
+	 * things were recorded.  The decisions before it are copied in. */
+	"CREATE TABLE audit ("
+	"  id INTEGER PRIMARY KEY AUTOINCREMENT,"
+	"  at REAL NOT NULL,"
+	"  kind TEXT NOT NULL,"
+	"  actor TEXT NOT NULL,"
+	"  task_id TEXT,"
+	"  round INTEGER,"
+	"  action TEXT,"
+	"  notes TEXT,"
+	"  token TEXT,"
+	"  old_role TEXT,"
+	"  new_role TEXT);"
+	"INSERT INTO audit (at, kind, actor, task_id, round, action, notes) "
+	"  SELECT d.at, 'decision', d.actor, t.id, d.round, d.action, d.notes"
+	"  FROM decisions d JOIN tasks t ON t.seq = d.task_seq ORDER BY d.at, d.task_seq, d.n;"
+	"CREATE TRIGGER audit_decision AFTER INSERT ON decisions BEGIN"
+	"  INSERT INTO audit (at, kind, actor, task_id, round, action, notes)"
+	"    VALUES (NEW.at, 'decision', NEW.actor,"
+	"            (SELECT id FROM tasks WHERE seq = NEW.task_seq), NEW.round, NEW.action,"
+	"            NEW.notes);"
+	"END;",
 };
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))
 
