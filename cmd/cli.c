@@ -191,9 +191,9 @@ static const struct cli_verb verbs[] = {
 	{ "audit", cmd_audit, N_("audit [--json] [--limit N]"),
 	  N_("Lists the decisions (approve, request-changes, push, reject, override, pick,\n"
 	     "confirm, cancel) and refusals of every task and the changes of the tokens'\n"
-	     "roles serve found when it read its configuration again (SIGHUP), newest\n"
-	     "first: the audit trail GET /events streams.  A task's own are in its history\n"
-	     "(paddock show).\n"
+	     "roles serve found when it started or read its configuration again (SIGHUP),\n"
+	     "newest first: the audit trail GET /events streams.  A task's own are in its\n"
+	     "history (paddock show).\n"
 	     "  --limit N          the N newest (default 50; 0: all)\n"
 	     "  -j, --json         print a JSON array\n") },
 	{ "template", cmd_template, N_("template [--json] (list | prune [--older-than AGE] [--dry-run])"),

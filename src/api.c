@@ -290,38 +290,50 @@ static void tokens_log_roles(const struct api_token *old, size_t nold,
 				        now[i].name, access_name(old[j].role), access_name(now[i].role));
 }
 
-static const struct api_token *token_named(const struct api_token *t, size_t n,
+static const struct audit_role *role_known(const struct audit_role *v, size_t n,
                                            const char *name)
 {
 	for (size_t i = 0; i < n; i++)
-		if (!strcmp(t[i].name, name))
-			return &t[i];
+		if (!strcmp(v[i].token, name))
+			return &v[i];
 	return NULL;
 }
 
-/* Records in the audit trail (store_audit.h) each token whose role the
- * reload changed, added or removed, by "config".  A failure is said on
- * notice: the new tokens hold all the same. */
-static void tokens_audit_roles(struct api *a, const struct api_token *old, size_t nold,
-                               const struct api_token *now, size_t n, FILE *notice)
+/* Records in the audit trail (store_audit.h), by "config", each token
+ * whose role differs from the one the trail last recorded for it: a role
+ * changed, a token added or removed, whether serve read the configuration
+ * again (SIGHUP) or started after it was edited.  A failure is said on
+ * notice: the tokens hold all the same. */
+static void tokens_audit_roles(struct api *a, const struct api_token *now, size_t n,
+                               FILE *notice)
 {
-	struct audit_role_change *v = xcalloc(n + nold + 1, sizeof *v);
-	size_t k = 0;
-	for (size_t i = 0; i < n; i++) {
-		const struct api_token *o = token_named(old, nold, now[i].name);
-		if (!o || o->role != now[i].role)
-			v[k++] = (struct audit_role_change){ now[i].name, o ? access_name(o->role) : NULL,
-			                                     access_name(now[i].role) };
-	}
-	for (size_t j = 0; j < nold; j++)
-		if (!token_named(now, n, old[j].name))
-			v[k++] = (struct audit_role_change){ old[j].name, access_name(old[j].role), NULL };
 	struct err e = {{0}};
-	struct store *st = k ? api_open_store(a, &e) : NULL;
-	if (k && (!st || store_audit_roles(st, v, k, "config", &e) < 0) && notice)
+	struct store *st = api_open_store(a, &e);
+	struct audit_role *known = NULL;
+	size_t nknown = 0;
+	int rc = st ? store_audit_roles_known(st, &known, &nknown, &e) : -1;
+	struct audit_role_change *v = xcalloc(n + nknown + 1, sizeof *v);
+	size_t k = 0;
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		const struct audit_role *r = role_known(known, nknown, now[i].name);
+		const char *role = access_name(now[i].role);
+		if (!r || !r->role || strcmp(r->role, role))
+			v[k++] = (struct audit_role_change){ now[i].name, r ? r->role : NULL, role };
+	}
+	for (size_t j = 0; rc == 0 && j < nknown; j++) {
+		int kept = 0;
+		for (size_t i = 0; i < n && !kept; i++)
+			kept = !strcmp(now[i].name, known[j].token);
+		if (known[j].role && !kept)
+			v[k++] = (struct audit_role_change){ known[j].token, known[j].role, NULL };
+	}
+	if (rc == 0)
+		rc = store_audit_roles(st, v, k, "config", &e);
+	if (rc < 0 && notice)
 		fprintf(notice, _("paddock: the role changes were not recorded: %s\n"), e.msg);
-	store_close(st);
 	free(v);
+	audit_roles_free(known, nknown);
+	store_close(st);
 }
 
 int api_reload(struct api *a, FILE *notice, struct err *e)
@@ -346,7 +358,7 @@ int api_reload(struct api *a, FILE *notice, struct err *e)
 		pthread_mutex_unlock(&a->tmu);
 		if (notice)
 			tokens_log_roles(old, nold, t, n, notice);
-		tokens_audit_roles(a, old, nold, t, n, notice);
+		tokens_audit_roles(a, t, n, notice);
 		tokens_free(old, nold);
 		if (notice) {
 			fprintf(notice, ngettext("paddock: the HTTP API's tokens were read again: %zu "
@@ -2409,6 +2421,8 @@ int api_start(struct api **out, const struct api_opts *o, FILE *notice, struct e
 	}
 	const union MHD_DaemonInfo *info = MHD_get_daemon_info(a->d, MHD_DAEMON_INFO_BIND_PORT);
 	a->port = info ? info->port : 0;
+	/* The tokens may have changed while no serve ran. */
+	tokens_audit_roles(a, a->tokens, a->ntokens, notice);
 	if (notice) {
 		if (loopback)
 			fprintf(notice, _("paddock: the HTTP API listens on %s (port %d)%s\n"), listen,

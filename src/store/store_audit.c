@@ -96,6 +96,49 @@ int store_audit_top(struct store *s, long long *out, struct err *e)
 	return rc;
 }
 
+static void role_clear(void *elem)
+{
+	struct audit_role *r = elem;
+	free(r->token);
+	free(r->role);
+}
+
+void audit_roles_free(struct audit_role *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		role_clear(&v[i]);
+	free(v);
+}
+
+static void role_fill(sqlite3_stmt *st, void *elem, void *arg)
+{
+	struct audit_role *r = elem;
+	(void)arg;
+	r->token = store_col_str(st, 0);
+	r->role = store_col_str(st, 1);
+}
+
+static const struct store_row_type role_rows = {
+	sizeof(struct audit_role), role_fill, role_clear, "audit roles"
+};
+
+int store_audit_roles_known(struct store *s, struct audit_role **out, size_t *n,
+                            struct err *e)
+{
+	sqlite3_stmt *st;
+	*out = NULL;
+	*n = 0;
+	if (sqlite3_prepare_v2(s->db, "SELECT token, new_role FROM audit WHERE id IN (SELECT MAX(id) "
+	                       "FROM audit WHERE kind = 'role-change' GROUP BY token) ORDER BY token",
+	                       -1, &st, NULL) != SQLITE_OK)
+		return store_db_err(s, e, "audit");
+	void *v;
+	int rc = store_rows(s, st, &role_rows, NULL, &v, n, e);
+	sqlite3_finalize(st);
+	*out = v;
+	return rc;
+}
+
 static int audit_role_insert(struct store *s, const struct audit_role_change *c,
                              const char *actor, double at, struct err *e)
 {

@@ -1,8 +1,8 @@
 /* store_audit: the instance's audit trail (issue 36): every decision and
  * refusal of every task (a trigger copies each row of the decisions
  * table as it is inserted, so that no writer can forget one) and every
- * change of a token's role that serve found when it read its
- * configuration again.  One sequence of ids, in the order recorded:
+ * change of a token's role that serve found when it started or read its
+ * configuration again (against the roles the trail last recorded).  One sequence of ids, in the order recorded:
  * GET /events resumes from one, `paddock audit` lists them newest first.
  * A task's own decisions stay in its history (store.h, store_decisions).
  *
@@ -45,6 +45,17 @@ struct audit_role_change {
  * ("config"), in one transaction. */
 int store_audit_roles(struct store *s, const struct audit_role_change *v, size_t n,
                       const char *actor, struct err *e);
+/* A token's role as the trail last recorded it. */
+struct audit_role {
+	char *token;
+	char *role;                /* NULL: the token was removed */
+};
+void audit_roles_free(struct audit_role *v, size_t n);
+/* Each token's last recorded role (the new role of its last role
+ * change), by token name: what serve compares its tokens with, at its
+ * start and on SIGHUP. */
+int store_audit_roles_known(struct store *s, struct audit_role **out, size_t *n,
+                            struct err *e);
 /* The events after id `after` (0: from the first), oldest first, at most
  * limit of them (0: all). */
 int store_audit_after(struct store *s, long long after, size_t limit,
