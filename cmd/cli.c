@@ -89,14 +89,19 @@ static const struct cli_verb verbs[] = {
 	     "  --round N          only what round N changed\n"
 	     "  --since-review     only what changed since changes were last requested\n"
 	     "  --failed           what the round that did not reach review did\n") },
-	{ "approve", cmd_approve, N_("approve [--notes TEXT] ID"),
+	{ "approve", cmd_approve, N_("approve [--notes TEXT] [--no-wait] ID"),
 	  N_("Pushes the task's branch with paddock's credentials, opens the pull request\n"
 	     "when the repo has one configured, tears the sandbox down; the task is done.\n"
-	     "Refused while a policy finding blocks it (see 'paddock override').\n"
+	     "Refused while a policy finding blocks it (see 'paddock override').  While\n"
+	     "serve or a dashboard runs the scheduler (or without the credentials here),\n"
+	     "the decision is recorded and that process carries it out; approve waits.\n"
 	     "  -m, --notes TEXT   a note recorded with the decision\n"
-	     "  --notes-file FILE  the note from FILE ('-' for standard input)\n") },
-	{ "push", cmd_push, N_("push ID"),
-	  N_("Pushes the task's branch now; the task stays at review.\n") },
+	     "  --notes-file FILE  the note from FILE ('-' for standard input)\n"
+	     "  --no-wait          return once the decision is recorded\n") },
+	{ "push", cmd_push, N_("push [--no-wait] ID"),
+	  N_("Pushes the task's branch now; the task stays at review.  Carried out by the\n"
+	     "scheduler's process as approve is.\n"
+	     "  --no-wait          return once the decision is recorded\n") },
 	{ "pr", cmd_pr, N_("pr [--json] ID"),
 	  N_("Opens the pull request of an approved task whose pull request failed to open\n"
 	     "(paddock show says why), now; serve and the dashboard also try it again by\n"
@@ -119,6 +124,16 @@ static const struct cli_verb verbs[] = {
 	  N_("Overrides a blocking policy finding of the task's current round by its name\n"
 	     "(as 'paddock show' lists it, e.g. secrets:config/key.pem); recorded.\n"
 	     "  -m, --notes TEXT   why it is fine, recorded with the decision\n") },
+	{ "comment", cmd_comment, N_("comment [--old] ID FILE:LINE TEXT"),
+	  N_("Adds a comment on one line of a task's change to its review draft (the\n"
+	     "dashboard's line comments): FILE:LINE is the line's number in the new file, or\n"
+	     "with --old in the old one (a removed line).  The draft goes to the agent with\n"
+	     "the next 'paddock request-changes'.\n"
+	     "  --old              LINE is a line of the old file\n") },
+	{ "draft", cmd_draft, N_("draft [--json | --discard] ID"),
+	  N_("Lists the comments of a task's review draft, or discards them (--discard).\n"
+	     "  -j, --json         print them as JSON\n"
+	     "  --discard          discard the draft's comments\n") },
 	{ "follow-up", cmd_follow_up,
 	  N_("follow-up [--notes TEXT | --notes-file FILE] [--json] ID"),
 	  N_("Queues a new task that follows up a finished one (done, failed, rejected):\n"
@@ -148,14 +163,15 @@ static const struct cli_verb verbs[] = {
 	     "or recipe's confirm-over): the scheduler then runs it.  The confirmation is\n"
 	     "recorded as a decision.\n"
 	     "  -j, --json         print the task as JSON\n") },
-	{ "group", cmd_group, N_("group [--json] show GROUP | group [--notes TEXT] pick GROUP ID"),
+	{ "group", cmd_group, N_("group [--json] show GROUP | group [--notes TEXT] [--no-wait] pick GROUP ID"),
 	  N_("A best-of-N group (paddock add --agents or --n): show prints its members side\n"
 	     "by side (status, verified tests, change, cost, time, findings, the pick);\n"
 	     "pick approves member ID as 'paddock approve' does, records the pick, and ends\n"
 	     "the other members: those at review are rejected, the others cancelled.\n"
 	     "  -j, --json         print the group as JSON (show)\n"
 	     "  -m, --notes TEXT   a note recorded with the approval (pick)\n"
-	     "  --notes-file FILE  the note from FILE ('-' for standard input)\n") },
+	     "  --notes-file FILE  the note from FILE ('-' for standard input)\n"
+	     "  --no-wait          return once the pick is recorded for the scheduler\n") },
 	{ "serve", cmd_serve, N_("serve [--until-idle] [--listen ADDR:PORT]"),
 	  N_("Runs the scheduler without the dashboard until interrupted.\n"
 	     "  --until-idle       return when nothing is queued or running\n"
@@ -272,6 +288,8 @@ static void usage(FILE *out)
 	for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++)
 		fprintf(out, "  paddock %s\n", _(verbs[i].usage));
 	fprintf(out, _("\n'paddock VERB --help' describes a verb; man paddock has the details.\n"));
+	fprintf(out, _("With --server URL before the verb (or PADDOCK_SERVER), the verb talks to the\n"
+	               "API of a paddock serve elsewhere (man paddock, REMOTE USE).\n"));
 }
 
 static int word_in(const char *list, const char *word);
@@ -329,7 +347,7 @@ enum { OPT_HELP = 'h', OPT_JSON = 'j', OPT_FOLLOW = 'f', OPT_REPO = 'r', OPT_AGE
        OPT_ROUND, OPT_SINCE_REVIEW, OPT_BUDGET, OPT_LISTEN, OPT_ROUTES, OPT_OLDER_THAN,
        OPT_DRY_RUN, OPT_FAILED, OPT_AGAIN, OPT_LIMIT, OPT_SINCE, OPT_BEFORE,
        OPT_RECIPE, OPT_INPUT, OPT_BASE, OPT_TEST, OPT_TIMEOUT, OPT_APPROVAL, OPT_AGENTS,
-       OPT_N, OPT_KEEP, OPT_YES, OPT_NAMESPACE };
+       OPT_N, OPT_KEEP, OPT_YES, OPT_NAMESPACE, OPT_NO_WAIT, OPT_OLD, OPT_DISCARD };
 
 /* 1 if word is one of the space-separated words of list. */
 static int word_in(const char *list, const char *word)
@@ -402,6 +420,9 @@ int cli_parse_opts(const struct cli_verb *v, int argc, char **argv, struct cli_o
 		{ "keep", no_argument, NULL, OPT_KEEP },
 		{ "yes", no_argument, NULL, OPT_YES },
 		{ "namespace", required_argument, NULL, OPT_NAMESPACE },
+		{ "no-wait", no_argument, NULL, OPT_NO_WAIT },
+		{ "old", no_argument, NULL, OPT_OLD },
+		{ "discard", no_argument, NULL, OPT_DISCARD },
 		{ NULL, 0, NULL, 0 },
 	};
 	memset(o, 0, sizeof *o);
@@ -470,6 +491,9 @@ int cli_parse_opts(const struct cli_verb *v, int argc, char **argv, struct cli_o
 		case OPT_KEEP: o->keep = 1; break;
 		case OPT_YES: o->yes = 1; break;
 		case OPT_NAMESPACE: o->namespace = optarg; break;
+		case OPT_NO_WAIT: o->no_wait = 1; break;
+		case OPT_OLD: o->old = 1; break;
+		case OPT_DISCARD: o->discard = 1; break;
 		}
 	}
 	return -1;
@@ -781,7 +805,7 @@ static int become_data_owner(const char *verb)
 	return rc;
 }
 
-int cli_main(int argc, char **argv)
+static int cli_main_local(int argc, char **argv)
 {
 	/* The scheduler's own (supervisor.h) and the dashboard's (dash.h):
 	 * they run as whoever started them, with what they were given, and
@@ -810,4 +834,48 @@ int cli_main(int argc, char **argv)
 	if (!v)
 		return unknown_verb(argv[1]);
 	return v->run(argc - 1, argv + 1);
+}
+
+/* paddock [--server URL] ...: a server (--server, PADDOCK_SERVER, [remote]
+ * server) makes every verb a client of its API (cmd_remote.c), and then
+ * nothing here touches a data directory: not even become_data_owner. */
+int cli_main(int argc, char **argv)
+{
+	const char *flag = NULL;
+	if (argc >= 2 && !strcmp(argv[1], "--server")) {
+		if (argc < 3 || !*argv[2])
+			return cli_die(EXIT_USAGE, _("--server needs a URL, such as "
+			                             "https://paddock.example.com/"));
+		flag = argv[2];
+		argv[2] = argv[0];
+		argv += 2;
+		argc -= 2;
+	} else if (argc >= 2 && !strncmp(argv[1], "--server=", 9)) {
+		flag = argv[1] + 9;
+		argv[1] = argv[0];
+		argv += 1;
+		argc -= 1;
+		if (!*flag)
+			return cli_die(EXIT_USAGE, _("--server needs a URL, such as "
+			                             "https://paddock.example.com/"));
+	}
+	/* The scheduler's own programs and help never go remote. */
+	int local_only = argc >= 2 && (!strcmp(argv[1], "supervise") ||
+	                               !strcmp(argv[1], "dashboard-job") ||
+	                               !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
+	                               !strcmp(argv[1], "help") || !strcmp(argv[1], "--version"));
+	char *server = local_only && !flag ? NULL : cli_remote_server(flag);
+	if (!server)
+		return cli_main_local(argc, argv);
+	int rc;
+	if (argc < 2)
+		rc = cli_remote_dashboard(server);
+	else if (local_only)
+		rc = cli_main_local(argc, argv);
+	else if (!cli_verb_find(argv[1]))
+		rc = unknown_verb(argv[1]);
+	else
+		rc = cli_remote_main(server, argc - 1, argv + 1);
+	free(server);
+	return rc;
 }

@@ -14,7 +14,9 @@
  *   cmd/cmd_recipe.c recipe
  *   cmd/cmd_github.c github
  *   cmd/cmd_audit.c  audit
- *   cmd/cmd_kube.c   kubernetes manifest */
+ *   cmd/cmd_kube.c   kubernetes manifest
+ *   cmd/cmd_draft.c  comment, draft (the review draft)
+ *   cmd/cmd_remote.c every verb against a server's API (paddock --server URL) */
 #ifndef PADDOCK_CLI_H
 #define PADDOCK_CLI_H
 
@@ -72,6 +74,9 @@ struct cli_opts {
 	int keep;
 	int yes;
 	const char *namespace;
+	int no_wait;           /* approve, push, group pick: return once recorded */
+	int old;                   /* comment --old */
+	int discard;               /* draft --discard */
 };
 
 /* The verb named name (NULL if none). */
@@ -164,6 +169,53 @@ void cli_task_verb_end(struct cli_task_verb *tv);
  * gate verbs check them; NULL with the problem printed and *code the exit
  * status (cmd_gate.c). */
 char *cli_gate_notes(const char *verb, const struct cli_opts *o, const char *id, int *code);
+/* A person's decision that pushes (action "approve", "push" or "pick" of
+ * task, target the pick's group) recorded for the process that runs the
+ * scheduler, and waited for (decide.h): progress on standard error, the
+ * outcome on standard output; returns the exit status (0 done, 1 failed
+ * or refused, 130 interrupted: the decision stays recorded).  -1 when it
+ * is not recorded: no scheduler runs and this process holds the
+ * credentials (or nothing is pushed), so the caller carries it out
+ * itself, as before.  The CLI's own check (gate_may_decide) comes first,
+ * the caller's. */
+struct gate_ctx;
+/* 1 when cli_decide would record action on task (a scheduler runs, or this
+ * process lacks the credentials), 0 when it would leave it to the caller. */
+int cli_decide_records(const struct gate_ctx *g, const char *action, const char *task);
+int cli_decide(const struct gate_ctx *g, const char *action, const char *task,
+               const char *target, const char *notes, int no_wait);
+
+/* The same, with $EDITOR when neither option is given (request-changes,
+ * follow-up). */
+char *cli_gate_notes_edit(const char *verb, const struct cli_opts *o, const char *id, int *code);
+
+/* --status of list: one status or a comma list into *mask; --since: a
+ * duration back from now or a local date.  -1 with the message printed
+ * (cmd_task.c). */
+int cli_list_statuses(const char *arg, unsigned *mask);
+int cli_list_since(const char *arg, double *since);
+
+/* The text of line (old: of the old file) of path in a unified diff, as
+ * paddock diff prints it; NULL when the diff does not show that line
+ * (cmd_draft.c). */
+char *cli_diff_line(const char *diff, size_t len, const char *path, long line, int old);
+/* FILE:LINE of paddock comment into *path (new) and *line; -1 with the
+ * message printed. */
+int cli_comment_where(const char *arg, char **path, long *line);
+/* Prints a review draft (the API's {"comments": [...]}) as paddock draft
+ * does. */
+void cli_draft_print(const char *id, json_t *comments);
+
+/* ---- remote use (cmd_remote.c) ----
+ * The server of paddock --server URL: flag, else PADDOCK_SERVER, else
+ * [remote] server of the configuration; NULL when none (a new string). */
+char *cli_remote_server(const char *flag);
+/* Runs verb argv[0] against the API at server; the exit status. */
+int cli_remote_main(const char *server, int argc, char **argv);
+/* paddock --server URL with no verb: the dashboard of that server
+ * (dash_main_remote) with the token as the verbs take it; the exit
+ * status. */
+int cli_remote_dashboard(const char *server);
 
 /* The verbs: argv[0] is the verb's name. */
 int cmd_add(int argc, char **argv);
@@ -192,6 +244,8 @@ int cmd_github(int argc, char **argv);
 int cmd_audit(int argc, char **argv);
 int cmd_confirm(int argc, char **argv);
 int cmd_kubernetes(int argc, char **argv);
+int cmd_comment(int argc, char **argv);
+int cmd_draft(int argc, char **argv);
 
 /* The dashboard, `paddock` with no arguments. */
 int cmd_dashboard(void);

@@ -5,15 +5,20 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "buf.h"
 #include "config.h"
+#include "decide.h"
 #include "editor.h"
 #include "fsx.h"
 #include "gate.h"
 #include "i18n.h"
+#include "sanitize.h"
+#include "scheduler.h"
 #include "store.h"
 #include "task.h"
 #include "taskjson.h"
@@ -123,6 +128,115 @@ static void follow_up_print(const struct config *cfg, struct store *s,
 	}
 }
 
+static volatile sig_atomic_t decide_stop;
+
+static void decide_on_signal(int sig)
+{
+	decide_stop = sig;
+}
+
+/* Whether this process carries action on task out itself: no scheduler
+ * runs, and it holds the credentials, or nothing is pushed.  When not,
+ * why says what it lacks (empty: a scheduler runs). */
+static int decide_here(const struct gate_ctx *g, const char *action, const char *task,
+                       struct buf *why)
+{
+	return !scheduler_owner(g->data_dir, NULL, 0) && decide_local(g, action, task, why);
+}
+
+/* Lines that may quote the remote, GitHub or the task, made inert. */
+static void put_clean(const char *text, FILE *to)
+{
+	struct buf clean = {0};
+	sanitize_visible(text ? text : "", text ? strlen(text) : 0, SANITIZE_KEEP_NEWLINE, &clean,
+	                 NULL);
+	fputs(clean.data ? clean.data : "", to);
+	buf_free(&clean);
+}
+
+/* The recorded decision's end, printed as the verb prints it when it
+ * carries it out itself; the exit status. */
+static int decide_end(const char *action, const char *task, const struct store_action *a)
+{
+	put_clean(a->outcome, stdout);
+	if (!strcmp(a->state, "failed"))
+		return cli_die(1, "%s", a->error ? a->error : _("the decision failed"));
+	if (!strcmp(action, "approve"))
+		printf(_("%s approved: done\n"), task);
+	else if (!strcmp(action, "push"))
+		printf(_("%s stays at review\n"), task);
+	if (a->result)
+		return cli_die(1, "%s", a->error ? a->error : _("the pull request failed to open"));
+	return 0;
+}
+
+int cli_decide_records(const struct gate_ctx *g, const char *action, const char *task)
+{
+	return !decide_here(g, action, task, NULL);
+}
+
+int cli_decide(const struct gate_ctx *g, const char *action, const char *task,
+               const char *target, const char *notes, int no_wait)
+{
+	struct buf why = {0};
+	if (decide_here(g, action, task, &why)) {
+		buf_free(&why);
+		return -1;
+	}
+	struct err e = {{0}};
+	struct store_action a;
+	struct decide_watch w;
+	if (decide_record(g, action, task, target, notes, &w, &e) < 0) {
+		buf_free(&why);
+		return cli_die(1, "%s", e.msg);
+	}
+	long long id = w.id;
+	fprintf(stderr, _("recorded: %s of task %s by %s (decision %lld)\n"), action, task,
+	        g->actor, id);
+	if (why.len)
+		fprintf(stderr, _("not carried out here: %s\n"), why.data);
+	buf_free(&why);
+	if (no_wait) {
+		printf(_("%s: %s recorded; the scheduler (paddock serve or the dashboard) carries it "
+		         "out\n"), task, action);
+		return 0;
+	}
+	/* Interrupted, the decision stays recorded: say so, and go. */
+	struct sigaction sa = { .sa_handler = decide_on_signal }, oint, oterm;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, &oint);
+	sigaction(SIGTERM, &sa, &oterm);
+	int rc = 0;
+	for (;;) {
+		char owner[64];
+		int running = scheduler_owner(g->data_dir, owner, sizeof owner);
+		struct buf lines = {0};
+		int ended = decide_watch_step(&w, g->st, running ? owner : NULL, &lines, &a, &e);
+		put_clean(lines.data, stderr);
+		buf_free(&lines);
+		if (ended < 0) {
+			rc = cli_die(1, "%s", e.msg);
+			break;
+		}
+		if (ended) {
+			rc = decide_end(action, task, &a);
+			store_action_free(&a);
+			break;
+		}
+		if (decide_stop) {
+			fprintf(stderr, _("interrupted: the %s of task %s stays recorded and is carried "
+			                  "out by the scheduler; paddock show %s follows it\n"), action,
+			        task, task);
+			rc = 130;
+			break;
+		}
+		nanosleep(&(struct timespec){ 0, 200000000 }, NULL);
+	}
+	sigaction(SIGINT, &oint, NULL);
+	sigaction(SIGTERM, &oterm, NULL);
+	return rc;
+}
+
 /* Runs one gate action on the task named by the operand(s). */
 static int gate_verb(const char *name, int argc, char **argv, const char *allowed)
 {
@@ -168,6 +282,7 @@ static int gate_verb(const char *name, int argc, char **argv, const char *allowe
 	struct buf out = {0};
 	struct task_row t;
 	char nid[TASK_ID_LEN + 1];
+	size_t sent = 0;
 	if (store_task_get(s, id, &t, &e) < 0) {
 		rc = cli_die(e.kind == ERR_INVALID ? EXIT_USAGE : 1, "%s", e.msg);
 		goto out;
@@ -177,16 +292,22 @@ static int gate_verb(const char *name, int argc, char **argv, const char *allowe
 		task_row_free(&t);
 		goto out;
 	}
-	if (strcmp(name, "follow-up") && gate_may_decide(&g, &t, name, &e) < 0)
+	if (strcmp(name, "follow-up") && gate_may_decide(&g, &t, name, &e) < 0) {
 		rc = -1;
-	else if (!strcmp(name, "approve"))
+	} else if ((!strcmp(name, "approve") || !strcmp(name, "push")) &&
+	           (rc = cli_decide(&g, name, t.id, NULL, notes, o.no_wait)) >= 0) {
+		/* Recorded, carried out by the scheduler, its end printed. */
+		task_row_free(&t);
+		goto out;
+	} else if (!strcmp(name, "approve"))
 		rc = gate_approve(&g, t.id, notes, &out, &e);
 	else if (!strcmp(name, "push"))
 		rc = gate_push(&g, t.id, &out, &e);
 	else if (!strcmp(name, "reject"))
 		rc = gate_reject(&g, t.id, notes, &e);
 	else if (!strcmp(name, "request-changes"))
-		rc = gate_request_changes(&g, t.id, notes, &e);
+		/* The review draft's line comments go with the notes. */
+		rc = gate_request_changes_draft(&g, t.id, notes, &sent, &e);
 	else if (!strcmp(name, "follow-up"))
 		rc = gate_follow_up(&g, t.id, notes, nid, &e);
 	else
@@ -207,6 +328,12 @@ static int gate_verb(const char *name, int argc, char **argv, const char *allowe
 			printf(_("%s stays at review\n"), t.id);
 		else if (!strcmp(name, "reject"))
 			printf(_("%s rejected; its branch stays in paddock's mirror\n"), t.id);
+		else if (!strcmp(name, "request-changes") && sent)
+			printf(ngettext("%s: changes requested with %zu comment of the review draft; "
+			                "the agent runs round %d when the scheduler picks it up\n",
+			                "%s: changes requested with %zu comments of the review draft; "
+			                "the agent runs round %d when the scheduler picks it up\n",
+			                (unsigned long)sent), t.id, sent, t.round + 1);
 		else if (!strcmp(name, "request-changes"))
 			printf(_("%s: changes requested; the agent runs round %d when the scheduler "
 			         "picks it up\n"), t.id, t.round + 1);
@@ -227,12 +354,12 @@ out:
 
 int cmd_approve(int argc, char **argv)
 {
-	return gate_verb("approve", argc, argv, "help notes notes-file");
+	return gate_verb("approve", argc, argv, "help notes notes-file no-wait");
 }
 
 int cmd_push(int argc, char **argv)
 {
-	return gate_verb("push", argc, argv, "help");
+	return gate_verb("push", argc, argv, "help no-wait");
 }
 
 int cmd_pr(int argc, char **argv)
@@ -292,4 +419,9 @@ int cmd_follow_up(int argc, char **argv)
 char *cli_gate_notes(const char *verb, const struct cli_opts *o, const char *id, int *code)
 {
 	return read_notes(verb, o, 0, id, code);
+}
+
+char *cli_gate_notes_edit(const char *verb, const struct cli_opts *o, const char *id, int *code)
+{
+	return read_notes(verb, o, 1, id, code);
 }

@@ -25,6 +25,7 @@
 #include "move.h"
 #include "paths.h"
 #include "recipe.h"
+#include "render.h"
 #include "sanitize.h"
 #include "store.h"
 #include "submit.h"
@@ -131,29 +132,10 @@ static int add_request(const struct cli_opts *o, struct submit_req *rq, char **n
 	return 0;
 }
 
+/* add's JSON (add --json), printed, or rendered as its text (render.h). */
 static void add_print(const struct submit_result *res, const struct cli_opts *o,
                       double budget)
 {
-	if (!o->json) {
-		if (res->group[0])
-			printf("%s\n", res->group);
-		for (size_t i = 0; i < res->n; i++)
-			printf("%s\n", res->ids[i]);
-		for (size_t i = 0; res->confirm && i < res->n; i++) {
-			char usd[32];
-			units_format_money(res->estimate, 2, usd, sizeof usd);
-			if (res->estimate > 0)
-				fprintf(stderr, _("paddock: task %s waits for a confirmation of its estimated "
-				                  "cost (%s, over confirm-over); confirm it with: paddock "
-				                  "confirm %s\n"), res->ids[i], usd, res->ids[i]);
-			else
-				fprintf(stderr, _("paddock: task %s waits for a confirmation: its cost cannot "
-				                  "be estimated (no budget, no history) and confirm-over is "
-				                  "set; confirm it with: paddock confirm %s\n"), res->ids[i],
-				        res->ids[i]);
-		}
-		return;
-	}
 	json_t *tasks = json_array();
 	for (size_t i = 0; i < res->n; i++)
 		json_array_append_new(tasks, json_pack("{s:s,s:s,s:s,s:s}", "id", res->ids[i],
@@ -172,7 +154,12 @@ static void add_print(const struct submit_result *res, const struct cli_opts *o,
 		json_object_set_new(j, "confirm", json_string("needed"));
 		json_object_set_new(j, "estimate", json_real(res->estimate));
 	}
-	cli_json_print(j);
+	if (o->json) {
+		cli_json_print(j);
+	} else {
+		render_added(j);
+		json_decref(j);
+	}
 }
 
 int cmd_add(int argc, char **argv)
@@ -235,23 +222,9 @@ out:
 
 /* ---------------------------------------------------------------- list */
 
-static void first_line(const char *s, size_t max, char *out, size_t outlen)
-{
-	size_t n = strcspn(s, "\n");
-	if (n > max)
-		n = max;
-	if (n >= outlen)
-		n = outlen - 1;
-	/* Never cut a UTF-8 character in half. */
-	while (n > 0 && s[n] && ((unsigned char)s[n] & 0xc0) == 0x80)
-		n--;
-	memcpy(out, s, n);
-	out[n] = '\0';
-}
-
 /* --status: one status or a comma list; -1 (message printed) if one is
  * unknown. */
-static int list_statuses(const char *arg, unsigned *mask)
+int cli_list_statuses(const char *arg, unsigned *mask)
 {
 	*mask = 0;
 	if (!arg)
@@ -276,7 +249,7 @@ static int list_statuses(const char *arg, unsigned *mask)
 }
 
 /* --since: a duration back from now, or a local date and time. */
-static int list_since(const char *arg, double *since)
+int cli_list_since(const char *arg, double *since)
 {
 	double secs;
 	if (units_parse_duration(arg, &secs) == 0) {
@@ -318,12 +291,11 @@ static int list_print(const struct task_row *t, void *arg, struct err *e)
 	struct list_out *lo = arg;
 	if (!lo->n)
 		memcpy(lo->first_id, t->id, sizeof lo->first_id);
+	json_t *j = taskjson_row(lo->s, t, lo->have_cfg ? &lo->cfg : NULL);
 	if (lo->json) {
 		/* One element of the array at a time, indented as
 		 * cli_json_print indents the whole. */
-		json_t *j = taskjson_task(t, lo->have_cfg ? &lo->cfg : NULL);
 		char *text = json_dumps(j, cli_json_flags());
-		json_decref(j);
 		fputs(lo->n ? ",\n  " : "[\n  ", stdout);
 		for (const char *p = text; p && *p; p++) {
 			putchar(*p);
@@ -332,55 +304,10 @@ static int list_print(const struct task_row *t, void *arg, struct err *e)
 		}
 		free(text);
 	} else {
-		/* Statuses in the language of messages (--json keeps the
-		 * names): the column is as wide as the widest of them. */
-		int sw = cli_cols(_("STATUS"));
-		for (int k = 0; k < TASK_NSTATUS; k++)
-			if (cli_cols(task_status_label((enum task_status)k)) > sw)
-				sw = cli_cols(task_status_label((enum task_status)k));
-		if (!lo->n) {
-			printf("%-10s  ", _("ID"));
-			cli_pad(_("STATUS"), sw, 0);
-			printf("  %-12s  %-12s  %s\n", _("REPO"), _("AGENT"), _("TEXT"));
-		}
-		char text[61];
-		char *title = recipe_task_title(t->inputs, t->text);
-		first_line(title, 60, text, sizeof text);
-		free(title);
-		printf("%-10s  ", t->id);
-		cli_pad(task_status_label(t->status), sw, 0);
-		printf("  %-12s  %-12s  ", t->repo, t->agent);
-		/* A follow-up names the task it continues. */
-		if (t->follow_of)
-			printf(_("(follows %s) "), t->follow_of);
-		int pos, n;
-		if (t->group_id && group_position(lo->s, t, &pos, &n, e) == 0)
-			printf(_("(group %s, %d of %d) "), t->group_id, pos, n);
-		if (t->status == TASK_QUEUED && t->confirm && !strcmp(t->confirm, "needed")) {
-			char usd[32];
-			units_format_money(t->estimate, 2, usd, sizeof usd);
-			if (t->estimate > 0)
-				printf(_("(needs confirmation, estimated $%s) "), usd);
-			else
-				printf("%s ", _("(needs confirmation)"));
-		}
-		if (t->dry_run)
-			printf("%s ", _("(dry run)"));
-		/* Approved and pushed, its pull request not open (paddock pr). */
-		if (t->status == TASK_DONE && t->pr_error && !t->pr_url)
-			printf("%s ", _("[pr failed]"));
-		struct gh_link l;
-		struct err le = {{0}};
-		if (t->status == TASK_DONE && t->pr_url && lo->s &&
-		    store_github_link(lo->s, t->id, &l, &le) == 1) {
-			const char *st = l.pr_state ? l.pr_state : "";
-			if (!strcmp(st, "merged") || !strcmp(st, "closed"))
-				printf("%s ", !strcmp(st, "merged") ? _("[merged]") : _("[pr closed]"));
-			gh_link_free(&l);
-		}
-		cli_put_str(stdout, text);
-		putchar('\n');
+		/* The row of the remote list too (render.h). */
+		render_list_row(j, !lo->n);
 	}
+	json_decref(j);
 	lo->n++;
 	return ferror(stdout) ? 1 : 0;
 }
@@ -395,8 +322,8 @@ int cmd_list(int argc, char **argv)
 	if (optind != argc)
 		return cli_bad_usage(v);
 	struct task_query q = { .no_steps = 0 };
-	if (list_statuses(o.status, &q.status_mask) < 0 ||
-	    (o.since && list_since(o.since, &q.since) < 0))
+	if (cli_list_statuses(o.status, &q.status_mask) < 0 ||
+	    (o.since && cli_list_since(o.since, &q.since) < 0))
 		return EXIT_USAGE;
 	/* A history of 100,000 tasks prints its newest page, as gh does, and
 	 * says so; --limit 0 prints them all. */
@@ -659,7 +586,9 @@ int cmd_cancel(int argc, char **argv)
 		config_free(&cfg);
 	} else {
 		struct mover mv = { .st = tv.s };
-		r = move_cancel(&mv, t.id, gate_actor(), &e);
+		struct gate_ctx g = gate_ctx_of(NULL, tv.data, tv.s, NULL);
+		r = gate_action_waits(&g, t.id, _("cancel"), &e) < 0 ? -1
+		    : move_cancel(&mv, t.id, gate_actor(), &e);
 	}
 	if (r < 0)
 		rc = cli_die(1, "%s", e.msg);

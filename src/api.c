@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <ifaddrs.h>
 #include <jansson.h>
+#include <limits.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <openssl/crypto.h>
@@ -704,7 +705,7 @@ static enum MHD_Result get_tasks(struct api *a, struct MHD_Connection *c, struct
 		return api_send_err(c, &e, NULL);
 	json_t *arr = json_array();
 	for (size_t i = 0; i < n && i < (size_t)limit; i++)
-		json_array_append_new(arr, taskjson_task(&rows[i], a->cfg));
+		json_array_append_new(arr, taskjson_row(st, &rows[i], a->cfg));
 	json_t *j = json_pack("{s:o,s:I,s:I,s:I}", "tasks", arr, "total", (json_int_t)total,
 	                      "offset", (json_int_t)offset, "limit", (json_int_t)limit);
 	if (n > (size_t)limit) {
@@ -730,8 +731,8 @@ static enum MHD_Result get_diff(struct api *a, struct MHD_Connection *c, struct 
 	enum MHD_Result rc;
 	if (round && since)
 		return api_send_error(c, 400, "bad_field", NULL, "give either round or since, not both");
-	if (since && strcmp(since, "review") != 0)
-		return api_send_error(c, 400, "bad_field", NULL, "since takes only 'review'");
+	if (since && strcmp(since, "review") != 0 && strcmp(since, "failed") != 0)
+		return api_send_error(c, 400, "bad_field", NULL, "since takes 'review' or 'failed'");
 	if (round) {
 		long n;
 		if (parse_uint(round, 1 << 20, &n) < 0 || n < 1 || n > t->round)
@@ -745,6 +746,12 @@ static enum MHD_Result get_diff(struct api *a, struct MHD_Connection *c, struct 
 				from = r[i].from;
 				to = r[i].head;
 			}
+	} else if (since && !strcmp(since, "failed")) {
+		/* The round that did not reach review (paddock diff --failed). */
+		if (!t->failed_round || !t->failed_head)
+			return api_send_error(c, 409, "no_work", task_status_name(t->status), "task %s has "
+			                  "no failed round with work to show", t->id);
+		to = t->failed_head;
 	} else if (since) {
 		if (!t->reviewed_head) {
 			return api_send_error(c, 409, "not_reviewed", task_status_name(t->status),
@@ -866,13 +873,19 @@ static enum MHD_Result get_log(struct api *a, struct MHD_Connection *c, const st
 
 /* ---- decisions ---- */
 
+/* POST /tasks/ID/{approve,push,reject,request-changes,cancel,confirm}:
+ * the body's fields checked, a push left by a dead process recovered,
+ * the gate's action, and the answer with the task as it is after.
+ * Long: the fields, the recovery and the answer are shared by every
+ * action; split, each part would take most of the others' arguments. */
 static enum MHD_Result decide(struct api *a, struct MHD_Connection *c, struct req *rq,
                               struct store *st, const struct task_row *t, const char *action,
                               const char *actor)
 {
 	struct err e = {{0}};
 	const char *notes = NULL;
-	int again = 0;
+	int again = 0, draft = 0;
+	size_t sent = 0;
 	json_t *j = NULL;
 	if (rq->body.len) {
 		const char *why;
@@ -891,6 +904,19 @@ static enum MHD_Result decide(struct api *a, struct MHD_Connection *c, struct re
 			return api_send_error(c, 400, "bad_field", NULL, "\"again\" must be true or false");
 		}
 		again = json_is_true(ja);
+		/* The task's review draft goes with the notes
+		 * (gate_request_changes_draft). */
+		json_t *jd = json_object_get(j, "draft");
+		if (jd && !json_is_boolean(jd)) {
+			json_decref(j);
+			return api_send_error(c, 400, "bad_field", NULL, "\"draft\" must be true or false");
+		}
+		draft = json_is_true(jd);
+	}
+	if (draft && strcmp(action, "request-changes") != 0) {
+		json_decref(j);
+		return api_send_error(c, 400, "bad_field", NULL, "\"draft\" goes only with a request "
+		                  "for changes");
 	}
 	if (again && (notes || strcmp(action, "request-changes") != 0)) {
 		json_decref(j);
@@ -947,12 +973,18 @@ static enum MHD_Result decide(struct api *a, struct MHD_Connection *c, struct re
 		notes = again_notes;
 	}
 	int r;
-	if (strcmp(action, "approve") == 0)
+	/* A person's approve or push (reject and the rest ask the gate). */
+	if ((!strcmp(action, "approve") || !strcmp(action, "push")) &&
+	    gate_action_waits(&g, t->id, action, &e) < 0)
+		r = -1;
+	else if (strcmp(action, "approve") == 0)
 		r = gate_approve(&g, t->id, notes, &out, &e);
 	else if (strcmp(action, "push") == 0)
 		r = gate_push(&g, t->id, &out, &e);
 	else if (strcmp(action, "reject") == 0)
 		r = gate_reject(&g, t->id, notes, &e);
+	else if (draft)
+		r = gate_request_changes_draft(&g, t->id, notes, &sent, &e);
 	else
 		r = gate_request_changes(&g, t->id, notes, &e);
 	if (r < 0) {
@@ -976,6 +1008,8 @@ static enum MHD_Result decide(struct api *a, struct MHD_Connection *c, struct re
 			                                                              : after.round));
 			json_object_set_new(res, "pending", after.pending ? json_string(after.pending)
 			                                                  : json_null());
+			if (draft)
+				json_object_set_new(res, "comments", json_integer((json_int_t)sent));
 		}
 		task_row_free(&after);
 	}
@@ -1462,6 +1496,122 @@ static enum MHD_Result route_follow_up(struct api *a, struct MHD_Connection *c,
 	return follow_up(a, c, rq, x->st, x->t, x->actor);
 }
 
+/* ---- the review draft and override ---- */
+
+/* GET /tasks/ID/draft: the task's review draft, oldest first. */
+static enum MHD_Result route_get_draft(struct api *a, struct MHD_Connection *c,
+                                       struct req *rq, const struct api_call *x)
+{
+	(void)a;
+	(void)rq;
+	struct review_comment *rc = NULL;
+	size_t n = 0;
+	struct err e = {{0}};
+	if (store_draft_list(x->st, x->t->id, &rc, &n, &e) < 0)
+		return api_send_err(c, &e, NULL);
+	json_t *j = taskjson_draft(x->t->id, rc, n);
+	store_draft_free(rc, n);
+	return send_json(c, 200, j);
+}
+
+/* POST /tasks/ID/draft {"path", "line", "old", "text", "comment"}: a
+ * comment added to the draft of a task at review; 201 with it. */
+static enum MHD_Result route_post_draft(struct api *a, struct MHD_Connection *c,
+                                        struct req *rq, const struct api_call *x)
+{
+	(void)a;
+	const char *why;
+	json_t *j = parse_body(rq, &why);
+	if (!j)
+		return api_send_error(c, 400, "bad_json", NULL, "%s", why);
+	json_t *jp = json_object_get(j, "path"), *jl = json_object_get(j, "line");
+	json_t *jo = json_object_get(j, "old"), *jt = json_object_get(j, "text");
+	json_t *jc = json_object_get(j, "comment");
+	const char *path = json_string_value(jp), *com = json_string_value(jc);
+	const char *text = json_string_value(jt);
+	enum MHD_Result rc;
+	struct err e = {{0}};
+	if (!path || !*path || strlen(path) > 4096 || !json_is_integer(jl) ||
+	    json_integer_value(jl) < 1 || json_integer_value(jl) > (1 << 30) ||
+	    (jo && !json_is_boolean(jo)) || (jt && !json_is_null(jt) && !text) ||
+	    (text && strlen(text) > 65536)) {
+		rc = api_send_error(c, 400, "bad_field", NULL, "fields: \"path\" (the file, a string), "
+		                "\"line\" (its line number, from 1), \"old\" (true for a line of the "
+		                "old file), \"text\" (the line, at most 64 KiB), \"comment\"");
+	} else if (!com || strspn(com, " \t\r\n") == strlen(com) || strlen(com) >= TASK_TEXT_MAX) {
+		rc = api_send_error(c, 400, "bad_field", NULL, "\"comment\" is needed: say what the "
+		                "agent should change on that line (under 128 KiB)");
+	} else if (x->t->status != TASK_REVIEW) {
+		rc = api_send_error(c, 409, "wrong_state", task_status_name(x->t->status),
+		                "task %s is %s; a review draft is written at review", x->t->id,
+		                task_status_name(x->t->status));
+	} else {
+		struct review_comment rcm = { .path = (char *)path, .line = (long)json_integer_value(jl),
+		                              .old = json_is_true(jo), .text = (char *)(text ? text : ""),
+		                              .comment = (char *)com };
+		struct review_comment *all = NULL;
+		size_t n = 0;
+		if (store_draft_add(x->st, x->t->id, &rcm, &e) < 0 ||
+		    store_draft_list(x->st, x->t->id, &all, &n, &e) < 0 || n == 0)
+			rc = api_send_err(c, &e, NULL);
+		else
+			rc = send_json(c, 201, taskjson_draft_comment(&all[n - 1]));
+		store_draft_free(all, n);
+	}
+	json_decref(j);
+	return rc;
+}
+
+/* DELETE /tasks/ID/draft?upto=N: the draft's comments up to N (all
+ * without upto) discarded; 200 with how many. */
+static enum MHD_Result route_delete_draft(struct api *a, struct MHD_Connection *c,
+                                          struct req *rq, const struct api_call *x)
+{
+	(void)a;
+	(void)rq;
+	const char *up = api_query(c, "upto");
+	long upto = LONG_MAX;
+	if (up && parse_uint(up, LONG_MAX, &upto) < 0)
+		return api_send_error(c, 400, "bad_field", NULL, "upto must be a whole number (the n "
+		                  "of the last comment to discard)");
+	struct err e = {{0}};
+	int n = store_draft_discard(x->st, x->t->id, upto, &e);
+	if (n < 0)
+		return api_send_err(c, &e, NULL);
+	return send_json(c, 200, json_pack("{s:s,s:i}", "id", x->t->id, "discarded", n));
+}
+
+/* POST /tasks/ID/override {"finding", "notes"}: a blocking finding of the
+ * current round overridden (gate_override), as paddock override does. */
+static enum MHD_Result route_override(struct api *a, struct MHD_Connection *c,
+                                      struct req *rq, const struct api_call *x)
+{
+	const char *why;
+	json_t *j = parse_body(rq, &why);
+	if (!j)
+		return api_send_error(c, 400, "bad_json", NULL, "%s", why);
+	json_t *jf = json_object_get(j, "finding"), *jn = json_object_get(j, "notes");
+	const char *finding = json_string_value(jf), *notes = json_string_value(jn);
+	enum MHD_Result rc;
+	struct err e = {{0}};
+	struct gate_ctx g = gate_ctx_of(a->cfg, a->data_dir, x->st, x->actor);
+	const char *state = task_status_name(x->t->status);
+	if (!finding || !*finding || (jn && !json_is_null(jn) && !notes))
+		rc = api_send_error(c, 400, "bad_field", NULL, "fields: \"finding\" (its name, as "
+		                "the task's gate lists it), \"notes\" (why it is fine, a string)");
+	else if (notes && strspn(notes, " \t\r\n") == strlen(notes))
+		rc = api_send_error(c, 400, "bad_field", NULL, "\"notes\" are empty; say why the "
+		                "finding is fine, or leave them out");
+	else if (gate_may_decide(&g, x->t, "override", &e) < 0 ||
+	         gate_override(&g, x->t->id, finding, notes, &e) < 0)
+		rc = api_send_err(c, &e, state);
+	else
+		rc = send_json(c, 200, json_pack("{s:s,s:s,s:s}", "id", x->t->id, "finding", finding,
+		                                 "status", state));
+	json_decref(j);
+	return rc;
+}
+
 /* Every route the server answers, once: dispatch, the 405s' Allow,
  * `paddock serve --routes` (checked against doc/paddock-api.json) and the
  * role check (route_allowed) read it.  A GET route answers HEAD too.
@@ -1490,6 +1640,10 @@ static const struct api_route {
 	{ "POST", "/tasks/{id}/follow-up", route_follow_up, ACCESS_SUBMIT, 0 },
 	{ "POST", "/tasks/{id}/confirm", route_decide, ACCESS_REVIEW, 0 },
 	{ "POST", "/tasks/{id}/pull-request", route_pull_request, ACCESS_REVIEW, 0 },
+	{ "POST", "/tasks/{id}/override", route_override, ACCESS_REVIEW, 0 },
+	{ "GET", "/tasks/{id}/draft", route_get_draft, ACCESS_REVIEW, 0 },
+	{ "POST", "/tasks/{id}/draft", route_post_draft, ACCESS_REVIEW, 0 },
+	{ "DELETE", "/tasks/{id}/draft", route_delete_draft, ACCESS_REVIEW, 0 },
 	{ "GET", "/recipes", route_get_recipes, ACCESS_READ, 0 },
 	{ "GET", "/recipes/{name}", route_get_recipe, ACCESS_READ, 0 },
 	{ "GET", "/groups/{id}", route_get_group, ACCESS_READ, 0 },
@@ -1524,19 +1678,19 @@ static const struct api_route *api_route_find(const char *method, const char *pa
                                               const char **allow)
 {
 	int is_get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
-	int is_post = strcmp(method, "POST") == 0;
-	int gets = 0, posts = 0;
+	int gets = 0, posts = 0, deletes = 0;
 	for (size_t i = 0; i < API_NROUTES; i++) {
 		const struct api_route *r = &api_route_table[i];
 		if (strcmp(r->pattern, pattern) != 0)
 			continue;
-		int get = strcmp(r->method, "GET") == 0;
-		if (get ? is_get : is_post)
+		if (strcmp(r->method, is_get ? "GET" : method) == 0)
 			return r;
-		gets |= get;
-		posts |= !get;
+		gets |= !strcmp(r->method, "GET");
+		posts |= !strcmp(r->method, "POST");
+		deletes |= !strcmp(r->method, "DELETE");
 	}
-	*allow = gets && posts ? "GET, HEAD, POST" : gets ? "GET, HEAD" : posts ? "POST" : NULL;
+	*allow = gets && posts && deletes ? "GET, HEAD, POST, DELETE"
+	         : gets && posts ? "GET, HEAD, POST" : gets ? "GET, HEAD" : posts ? "POST" : NULL;
 	return NULL;
 }
 
@@ -1548,6 +1702,8 @@ static enum MHD_Result api_route_refuse(struct MHD_Connection *c, struct req *rq
 	if (!allow)
 		return api_send_error(c, 404, "no_route", NULL, "no such route: %s %s", method, url);
 	rq->allow = allow;
+	if (strcmp(allow, "GET, HEAD, POST, DELETE") == 0)
+		return api_send_error(c, 405, "method", NULL, "%s takes GET, POST and DELETE", pattern);
 	if (strcmp(allow, "GET, HEAD, POST") == 0)
 		return api_send_error(c, 405, "method", NULL, "%s takes GET and POST", pattern);
 	return api_send_error(c, 405, "method", NULL, "%s takes %s", url,

@@ -61,9 +61,10 @@ long client_request(struct client *c, const char *method, const char *path, json
                     struct err *e);
 
 /* The API's answer as an error: for a status >= 400, sets e from the
- * body's {"error", "message"} (or the status line when the body is not
+ * body's {"error", "code"} (or the status line when the body is not
  * the API's) with the kind that status means (404 ERR_NOT_FOUND, 400/422
- * ERR_INVALID, 409 ERR_WRONG_STATE or ERR_CONFLICT by "error", 401/403
+ * ERR_INVALID, 409 ERR_WRONG_STATE, ERR_BLOCKED or ERR_CONFLICT by
+ * "code" (wrong_state, blocked, else), 401/403
  * ERR_FORBIDDEN, 503/429 ERR_UNAVAILABLE, 502 ERR_REMOTE, else
  * ERR_INTERNAL) and returns -1; 0 for 2xx and 3xx. */
 int client_resp_error(const struct client_resp *r, struct err *e);

@@ -253,10 +253,56 @@ static int config_line(const struct spots *s, const char *section, const char *s
 /* ---- defaults, lookups, additions ---- */
 
 
+char *config_credential_path(const char *file)
+{
+	if (file[0] == '/')
+		return xstrdup(file);
+	const char *dir = getenv("CREDENTIALS_DIRECTORY");
+	return dir && *dir ? xasprintf("%s/%s", dir, file) : NULL;
+}
+
+/* Each distinct token value read from a file, kept for the process's
+ * life: callers hold the pointer while they connect, and another thread
+ * may read the file again (rotated) meanwhile. */
+static struct kept_token {
+	struct kept_token *next;
+	char value[];
+} *kept_tokens;
+static pthread_mutex_t kept_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static const char *token_from_file(const char *file)
+{
+	if (!file)
+		return NULL;
+	char *path = config_credential_path(file);
+	if (!path)
+		return NULL;
+	struct err e;
+	char *v = config_secret(NULL, path, &e);
+	free(path);
+	if (!v)
+		return NULL;
+	pthread_mutex_lock(&kept_lock);
+	struct kept_token *k = kept_tokens;
+	while (k && strcmp(k->value, v))
+		k = k->next;
+	if (!k) {
+		size_t n = strlen(v) + 1;
+		k = xmalloc(sizeof *k + n);
+		memcpy(k->value, v, n);
+		k->next = kept_tokens;
+		kept_tokens = k;
+	}
+	pthread_mutex_unlock(&kept_lock);
+	explicit_bzero(v, strlen(v));
+	free(v);
+	return k->value;
+}
+
 const char *config_repo_token(const struct repo_conf *r)
 {
 	const char *v = getenv(r->token_env ? r->token_env : "PADDOCK_GIT_TOKEN");
-	return v && *v ? v : NULL;
+	return v && *v ? v : token_from_file(r->token_file);
 }
 
 int config_repo_github_follows(const struct repo_conf *r)
@@ -271,7 +317,7 @@ int config_repo_github_follows(const struct repo_conf *r)
 const char *config_repo_github_token(const struct repo_conf *r)
 {
 	const char *v = getenv(r->github_token_env ? r->github_token_env : "GITHUB_TOKEN");
-	return v && *v ? v : NULL;
+	return v && *v ? v : token_from_file(r->github_token_file);
 }
 
 /* Defaults of the keys a repo section did not set. */
@@ -437,6 +483,7 @@ static void config_repo_free(struct repo_conf *r)
 	free(r->setup);
 	free(r->push_url);
 	free(r->token_env);
+	free(r->token_file);
 	free(r->ssh_key);
 	free(r->ssh_known_hosts);
 	free(r->branch_prefix);
@@ -445,6 +492,7 @@ static void config_repo_free(struct repo_conf *r)
 	free(r->github_repo);
 	free(r->github_api);
 	free(r->github_token_env);
+	free(r->github_token_file);
 	free(r->github_issues);
 	free(r->github_handle);
 	config_strv_free(r->github_reviewers, r->ngithub_reviewers);
@@ -604,6 +652,8 @@ void config_free(struct config *c)
 	free(c->kube.audience);
 	config_strv_free(c->kube.probe, c->kube.nprobe);
 	free(c->api_listen);
+	free(c->remote_server);
+	free(c->remote_token_file);
 	for (i = 0; i < c->ntokens; i++) {
 		free(c->tokens[i].name);
 		free(c->tokens[i].value_env);

@@ -83,6 +83,8 @@ struct repo_conf {
 	char *push_url;        /* push-url: where branches go; NULL: url */
 	char *token_env;       /* token-env: variable with the HTTPS token
 	                          (default PADDOCK_GIT_TOKEN) */
+	char *token_file;      /* token-file: a file with it, absolute or a
+	                          name in $CREDENTIALS_DIRECTORY; NULL: none */
 	char *ssh_key;         /* ssh-key: private key file for ssh://, or NULL
 	                          (then the SSH agent) */
 	char *ssh_known_hosts; /* ssh-known-hosts: the known_hosts file SSH host
@@ -97,6 +99,7 @@ struct repo_conf {
 	char *github_repo;     /* github-repo: "owner/name" */
 	char *github_api;      /* github-api: default https://api.github.com */
 	char *github_token_env;/* github-token-env: default GITHUB_TOKEN */
+	char *github_token_file;/* github-token-file: as token_file */
 	int draft;             /* draft: open pull requests as drafts */
 	/* Policy (policy.h). */
 	char **deny;           /* deny: extra glob patterns of denied paths */
@@ -238,6 +241,10 @@ struct config {
 	                          when there was no file: what an exec'd
 	                          supervisor is given (supervisor.h) */
 	size_t source_len;
+	/* [remote]: this machine as a client of another's paddock serve
+	 * (client.h; paddock --server) */
+	char *remote_server;   /* server: its URL, or NULL */
+	char *remote_token_file; /* token-file: the API token's file, or NULL */
 	/* [api] (api.h) */
 	char *api_listen;      /* listen: ADDR:PORT, or NULL (serve --listen) */
 	int api_max_queue;     /* max-queue: queued tasks before 429; 0: none */
@@ -424,10 +431,18 @@ char *config_token_value(const struct token_conf *t);
 enum access config_token_role(const struct token_conf *t);
 /* "paths", "secrets", "size", "symlinks", "submodules", "authors". */
 const char *config_policy_rule_name(enum policy_rule r);
-/* The token for HTTPS pushes of r, from paddock's environment (NULL when
- * unset); never stored, logged or passed to a sandbox. */
+/* The token for HTTPS pushes of r, from paddock's environment, else from
+ * its token-file (read at each call, so that a rotated token is taken; a
+ * relative name is looked up in systemd's $CREDENTIALS_DIRECTORY); NULL
+ * when neither has one.  Never stored, logged or passed to a sandbox.
+ * The string lives as long as the process (each distinct value read is
+ * kept once), so callers may hold it, from any thread. */
 const char *config_repo_token(const struct repo_conf *r);
 const char *config_repo_github_token(const struct repo_conf *r);
+/* The file a token-file (or github-token-file) value names: itself when
+ * absolute, else in $CREDENTIALS_DIRECTORY (NULL when that is not set);
+ * malloc'd. */
+char *config_credential_path(const char *file);
 /* 1 if name is a valid repo/agent name. */
 int config_name_valid(const char *name);
 

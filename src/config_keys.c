@@ -381,6 +381,21 @@ static void config_set_token_env(const struct entry *en)
 	config_env_value(en, FIELD(en, char *));
 }
 
+/* token-file, github-token-file: an absolute path, or the name of a
+ * systemd credential (LoadCredential=), looked up in
+ * $CREDENTIALS_DIRECTORY when the token is used. */
+static void config_set_token_file(const struct entry *en)
+{
+	struct repo_conf *r = en->obj;
+	const char *v = en->value;
+	if (v[0] != '/' && config_looks_like_secret(v))
+		config_problem_add(en->p->ps, en->line, _("repo.%s.%s: the value looks like a secret, not a file (it is not shown here); give the path of a file that holds it, or the name of a systemd credential"), r->name, en->k->key);
+	else if (!v[0] || (v[0] != '/' && (v[0] == '.' || v[0] == '-' || strchr(v, '/'))))
+		config_problem_add(en->p->ps, en->line, _("repo.%s.%s: '%s' is neither an absolute path nor the name of a systemd credential (a name without '/' that does not start with '.' or '-')"), r->name, en->k->key, v);
+	else
+		config_set_str(FIELD(en, char *), v);
+}
+
 /* ssh-key, ssh-known-hosts */
 static void config_set_ssh_file(const struct entry *en)
 {
@@ -1228,6 +1243,16 @@ const struct config_section config_sections[] = {
 	           ".B value\\-env\n"
 	           "and\n"
 	           ".BR value\\-file .\n" },
+	{ .name = "remote", .title = "[remote]",
+	  .intro = "This machine as a client of a\n"
+	           ".B paddock serve\n"
+	           "elsewhere (see\n"
+	           ".BR paddock (1),\n"
+	           "section\n"
+	           ".BR \"REMOTE USE\" ):\n"
+	           "every verb that works remotely talks to its HTTP API, and nothing is kept on\n"
+	           "this machine.\n"
+	           "A configuration file may hold only this section.\n" },
 	{ .name = "ui", .title = "[ui]",
 	  .intro = "The dashboard (see\n"
 	           ".BR paddock (1),\n"
@@ -1723,6 +1748,26 @@ const struct config_key config_keys[] = {
 	          "or contains\n"
 	          ".B ::\n"
 	          "is refused.\n" },
+	{ .section = "repo", .key = "token-file", .type = KT_CUSTOM,
+	  .off = REPO(token_file), .set = config_set_token_file,
+	  .doc = "path or credential name",
+	  .def = "none",
+	  .help = "A file that holds the token of\n"
+	          ".BR token\\-env ,\n"
+	          "for a service whose environment has none (its first line is the token); used\n"
+	          "when the variable is not set.\n"
+	          "A name that is not an absolute path is a systemd credential: the file of that\n"
+	          "name in\n"
+	          ".B $CREDENTIALS_DIRECTORY\n"
+	          "(the unit's\n"
+	          ".BR LoadCredential= ),\n"
+	          "and no file when that is not set.\n"
+	          "The file is read each time the token is used, so a token rotated in place is\n"
+	          "taken at the next push.\n"
+	          "The decisions that push (approve, push, a group's pick) are carried out by the\n"
+	          "process that runs the scheduler, with its credentials: configure them once,\n"
+	          "for\n"
+	          ".BR \"paddock serve\" .\n" },
 	{ .section = "repo", .key = "token-env", .type = KT_CUSTOM,
 	  .off = REPO(token_env), .set = config_set_token_env,
 	  .doc = "environment variable name",
@@ -1825,6 +1870,16 @@ const struct config_key config_keys[] = {
 	          ".B localhost\n"
 	          "or [::1], as the host of the parsed URL).\n"
 	          "A URL with a user name, a fragment, or that does not parse is refused.\n" },
+	{ .section = "repo", .key = "github-token-file", .type = KT_CUSTOM,
+	  .off = REPO(github_token_file), .set = config_set_token_file,
+	  .doc = "path or credential name",
+	  .def = "none",
+	  .help = "A file that holds the GitHub token, for a service whose environment has\n"
+	          "none: read as\n"
+	          ".B token\\-file\n"
+	          "is, when\n"
+	          ".B github\\-token\\-env\n"
+	          "names a variable that is not set.\n" },
 	{ .section = "repo", .key = "github-token-env", .type = KT_CUSTOM,
 	  .off = REPO(github_token_env), .set = config_set_token_env,
 	  .doc = "environment variable name",
@@ -2814,6 +2869,27 @@ const struct config_key config_keys[] = {
 	          "A\n"
 	          ".B role\n"
 	          "given too wins.\n" },
+	/* [remote] */
+	{ .section = "remote", .key = "server", .type = KT_TEXT,
+	  .off = CFG(remote_server),
+	  .doc = "URL",
+	  .def = "none",
+	  .help = "The URL of the paddock API that the verbs talk to, such as\n"
+	          ".BR https://paddock.example.com/ ,\n"
+	          "when neither\n"
+	          ".B \\-\\-server\n"
+	          "nor\n"
+	          ".B PADDOCK_SERVER\n"
+	          "gives one.\n"
+	          "A token goes only over https, or over plain http to this machine.\n" },
+	{ .section = "remote", .key = "token-file", .type = KT_PATH,
+	  .off = CFG(remote_token_file),
+	  .def = "none",
+	  .help = "A file that holds the API token (its first line), when\n"
+	          ".B PADDOCK_TOKEN\n"
+	          "is not set.\n"
+	          "It must be a regular file that neither its group nor others may read or\n"
+	          "write (mode 0600), as ssh asks of a key; another is refused.\n" },
 	/* [ui] */
 	{ .section = "ui", .key = "theme", .type = KT_CUSTOM,
 	  .set = config_set_theme,

@@ -290,6 +290,32 @@ done:
 	return rc;
 }
 
+int diff_each_buffer(const char *text, size_t len, diff_file_fn fn, void *arg, struct err *e)
+{
+	git_diff *diff;
+	int rc = 0;
+
+	gitlib_init();
+	if (len == 0)
+		return 0;
+	if (git_diff_from_buffer(&diff, text, len) < 0)
+		return err_kind_set(e, ERR_REMOTE, _("cannot read the diff the server sent: %s"),
+		                    diff_git_errmsg());
+	size_t n = git_diff_num_deltas(diff);
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		struct diff_slot s = {0};
+		diff_one(diff, i, &s);
+		if (s.rc < 0)
+			rc = err_kind_set(e, ERR_REMOTE, _("cannot read the diff the server sent: %s"),
+			                  s.msg);
+		else if (fn(arg, &s.f, s.patch.data ? s.patch.data : "", s.patch.len, e) != 0)
+			rc = e && e->msg[0] ? -1 : err_set(e, _("the diff was stopped"));
+		diff_slot_clear(&s);
+	}
+	git_diff_free(diff);
+	return rc;
+}
+
 struct diff_write_ctx {
 	FILE *out;
 	const char *base, *head;

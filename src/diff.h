@@ -29,6 +29,13 @@ typedef int (*diff_file_fn)(void *arg, const struct diff_file *f, const char *pa
 int diff_each(const char *mirror, const char *base, const char *head, diff_file_fn fn, void *arg,
               struct err *e);
 
+/* The same for a diff's patch text (`git diff`'s, as diff_write writes it;
+ * a paddock serve's GET /tasks/ID/diff): parsed by libgit2, each file
+ * handed to fn with its patch as libgit2 prints it again.  The sizes of
+ * a file's two sides are not in a patch: 0.  -1 with e set (ERR_REMOTE)
+ * when text is not a diff. */
+int diff_each_buffer(const char *text, size_t len, diff_file_fn fn, void *arg, struct err *e);
+
 /* Writes the unified diff base..head (patch text, as `git diff`) to out,
  * file by file as it is computed. */
 int diff_write(const char *mirror, const char *base, const char *head, FILE *out,

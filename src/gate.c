@@ -152,6 +152,24 @@ static int recover_dead_push(const struct gate_ctx *g, const struct task_row *t)
 }
 
 /* Loads the task and checks it is at review with nothing pending. */
+/* A person's decision on a task whose approve or push waits for the
+ * scheduler would race it: refused until that one has its outcome. */
+int gate_action_waits(const struct gate_ctx *g, const char *id, const char *action,
+                      struct err *e)
+{
+	struct store_action a;
+	int rc = store_action_open(g->st, id, &a, e);
+	if (rc < 0)
+		return -1;
+	if (rc == 0)
+		return 0;
+	err_kind_set(e, ERR_CONFLICT, _("cannot %s task %s: %s's %s of it is waiting to be "
+	             "carried out by the scheduler; paddock show %s follows it"),
+	             action, id, a.actor, a.action, id);
+	store_action_free(&a);
+	return -1;
+}
+
 static int at_review(const struct gate_ctx *g, const char *id, const char *action,
                      struct task_row *t, struct err *e)
 {
@@ -683,6 +701,29 @@ out:
 	return rc;
 }
 
+int gate_ready(const struct gate_ctx *g, const char *id, const char *action, struct err *e)
+{
+	struct task_row t;
+	int push = !strcmp(action, "push");
+	if (at_review(g, id, push ? _("push") : _("approve"), &t, e) < 0)
+		return -1;
+	int rc = -1;
+	if (push && approval_never(&t))
+		err_kind_set(e, ERR_WRONG_STATE, _("task %s has approval never: its branch is never "
+		                                   "pushed; approve ends it, keeping the branch in "
+		                                   "paddock's mirror"), t.id);
+	else if (push && changed_nothing(&t))
+		err_kind_set(e, ERR_WRONG_STATE, _("task %s changed nothing: there is nothing to "
+		                                   "push; approve ends it"), t.id);
+	else if ((push || !changed_nothing(&t)) &&
+	         check_findings(g, &t, push ? _("push") : _("approve"), e) < 0)
+		rc = -1;
+	else
+		rc = 0;
+	task_row_free(&t);
+	return rc;
+}
+
 int gate_push(const struct gate_ctx *g, const char *id, struct buf *out, struct err *e)
 {
 	struct task_row t;
@@ -715,7 +756,7 @@ int gate_push(const struct gate_ctx *g, const char *id, struct buf *out, struct 
 int gate_reject(const struct gate_ctx *g, const char *id, const char *notes, struct err *e)
 {
 	struct task_row t;
-	if (at_review(g, id, _("reject"), &t, e) < 0)
+	if (gate_action_waits(g, id, _("reject"), e) < 0 || at_review(g, id, _("reject"), &t, e) < 0)
 		return -1;
 	int rc = store_decision_add(g->st, t.id, "reject", notes, g->actor, e) == 0 &&
 	         gate_move(g, t.id, TASK_REJECTED, _("rejected at review"), e) == 0
@@ -759,7 +800,7 @@ char *gate_last_notes(struct store *st, const char *id, struct err *e)
 int gate_cancel(const struct gate_ctx *g, const char *id, struct err *e)
 {
 	struct task_row t;
-	if (store_task_get(g->st, id, &t, e) < 0)
+	if (gate_action_waits(g, id, _("cancel"), e) < 0 || store_task_get(g->st, id, &t, e) < 0)
 		return -1;
 	recover_dead_push(g, &t);
 	struct mover mv = { .cfg = g->cfg, .st = g->st };
@@ -773,7 +814,7 @@ int gate_request_changes(const struct gate_ctx *g, const char *id, const char *n
 {
 	/* The state first: what the task is says more than the notes. */
 	struct task_row t;
-	if (at_review(g, id, _("request changes on"), &t, e) < 0)
+	if (gate_action_waits(g, id, _("request changes on"), e) < 0 || at_review(g, id, _("request changes on"), &t, e) < 0)
 		return -1;
 	task_row_free(&t);
 	if (!notes || strspn(notes, " \t\r\n") == strlen(notes))
@@ -811,7 +852,7 @@ int gate_request_changes_draft(const struct gate_ctx *g, const char *id, const c
 {
 	struct task_row t;
 	*sent = 0;
-	if (at_review(g, id, _("request changes on"), &t, e) < 0)
+	if (gate_action_waits(g, id, _("request changes on"), e) < 0 || at_review(g, id, _("request changes on"), &t, e) < 0)
 		return -1;
 	struct review_comment *c = NULL;
 	size_t n = 0;
@@ -875,7 +916,7 @@ int gate_override(const struct gate_ctx *g, const char *id, const char *finding,
                   const char *notes, struct err *e)
 {
 	struct task_row t;
-	if (at_review(g, id, _("override a finding of"), &t, e) < 0)
+	if (gate_action_waits(g, id, _("override a finding of"), e) < 0 || at_review(g, id, _("override a finding of"), &t, e) < 0)
 		return -1;
 	int rc = -1;
 	struct gate_summary s;

@@ -4,7 +4,9 @@
  * Each action checks the task's state and refuses with a message that
  * names the state and what can be done; each decision is recorded with the
  * round, notes, actor and time.  approve and push run here, in the calling
- * process (a dashboard runs them off its loop); a request for changes is
+ * process (a dashboard runs them off its loop); a person's approve, push or
+ * pick is usually recorded instead and carried out here by the process that
+ * runs the scheduler, with its credentials (decide.h); a request for changes is
  * recorded for the scheduler, which continues the agent in the task's kept
  * sandbox (or a rebuilt one). */
 #ifndef PADDOCK_GATE_H
@@ -91,6 +93,20 @@ int gate_pr_retry(const struct gate_ctx *g, const char *id, struct buf *out, str
  * only when the store fails. */
 int gate_pr_scheduled(const struct gate_ctx *g, const char *id, struct buf *out,
                       struct err *e);
+/* 0 when no decision of task id that pushes (approve, push, a pick)
+ * waits for the scheduler (decide.h); else -1 with e (ERR_CONFLICT)
+ * saying that action may not be taken until it has its outcome.  The
+ * reject, request-changes, override and cancel here ask it themselves;
+ * an approve or push made in serve asks it first (the scheduler's own
+ * carrying out of the waiting one must not). */
+int gate_action_waits(const struct gate_ctx *g, const char *id, const char *action,
+                      struct err *e);
+/* Whether approve or push (action) may be made on task id now, as
+ * gate_approve and gate_push check it (at review, nothing pending, work,
+ * no finding that blocks it), without doing anything: 0, or -1 with e
+ * saying why.  A decision recorded for the scheduler (decide.h) is
+ * checked so first. */
+int gate_ready(const struct gate_ctx *g, const char *id, const char *action, struct err *e);
 /* Pushes the branch now; the task stays at review. */
 int gate_push(const struct gate_ctx *g, const char *id, struct buf *out, struct err *e);
 /* Ends the task without pushing; the branch stays in the mirror. */

@@ -213,6 +213,7 @@ static json_t *member_json(const struct group_member *m)
 	                              (json_int_t)m->del) : json_null());
 	json_object_set_new(o, "cost", json_real(t->usage.cost));
 	json_object_set_new(o, "priced", json_boolean(t->usage.priced));
+	json_object_set_new(o, "requests", json_integer((json_int_t)t->usage.requests));
 	json_object_set_new(o, "seconds", m->seconds >= 0 ? json_real(m->seconds) : json_null());
 	json_object_set_new(o, "findings", json_pack("{s:I,s:I}", "block", (json_int_t)m->blocks,
 	                                             "warn", (json_int_t)m->warns));

@@ -21,6 +21,7 @@
 #include "cgroup.h"
 #include "child.h"
 #include "clock.h"
+#include "decide.h"
 #include "fsx.h"
 #include "autogate.h"
 #include "frontdoor.h"
@@ -83,6 +84,11 @@ struct scheduler {
 	pthread_t autogate_thread;
 	struct reconcile *prs;     /* the thread trying failed pull requests */
 	pthread_t prs_thread;
+	struct reconcile *decisions; /* the thread carrying out recorded
+	                              decisions (decide.h) */
+	pthread_t decisions_thread;
+	char role[16];             /* "serve" or "dashboard": what the lock
+	                              file says runs the scheduler */
 	int waiting;               /* requests for changes waiting for a worker */
 	int stopping;              /* shutting down: tasks stopped are
 	                              interrupted, not failed */
@@ -113,14 +119,60 @@ int scheduler_lock(const char *data_dir, int *fd_out, struct err *e)
 		free(path);
 		return -1;
 	}
+	/* Beside the flock, an OFD lock that others can ask about without
+	 * taking it (scheduler_owner). */
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+	if (fcntl(fd, F_OFD_SETLK, &fl) < 0) {
+		/* Then waiting deciders do not see this owner. */
+	}
 	char pid[32];
-	int n = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
+	/* The pid, then the role (scheduler_role): the first line alone is
+	 * what older paddocks read. */
+	int n = snprintf(pid, sizeof pid, "%ld\ndashboard\n", (long)getpid());
 	if (ftruncate(fd, 0) < 0 || pwrite(fd, pid, (size_t)n, 0) < 0) {
 		/* The pid is only for the message above. */
 	}
 	free(path);
 	*fd_out = fd;
 	return 0;
+}
+
+int scheduler_owner(const char *data_dir, char *who, size_t n)
+{
+	char *path = paths_scheduler_lock(data_dir);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	free(path);
+	if (fd < 0)
+		return 0;
+	/* Asked, not taken (the owner's OFD lock, scheduler_lock): a lock
+	 * taken here even for a moment would refuse a serve starting then. */
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+	int held = fcntl(fd, F_OFD_GETLK, &fl) == 0 && fl.l_type != F_UNLCK;
+	if (held && who && n) {
+		char buf[64] = "";
+		ssize_t r = pread(fd, buf, sizeof buf - 1, 0);
+		buf[r > 0 ? r : 0] = '\0';
+		char *nl = strchr(buf, '\n');
+		const char *role = "dashboard";
+		if (nl) {
+			*nl = '\0';
+			if (!strncmp(nl + 1, "serve\n", 6))
+				role = "serve";
+		}
+		snprintf(who, n, "%s %s", role, *buf ? buf : "?");
+	}
+	close(fd);
+	return held;
+}
+
+void scheduler_role(struct scheduler *s, const char *role)
+{
+	snprintf(s->role, sizeof s->role, "%s", role);
+	char line[64];
+	int n = snprintf(line, sizeof line, "%ld\n%s\n", (long)getpid(), role);
+	if (ftruncate(s->lockfd, 0) < 0 || pwrite(s->lockfd, line, (size_t)n, 0) < 0) {
+		/* Only for the messages of those waiting for it. */
+	}
 }
 
 static void progress(struct sched *s, const char *id, const char *what, const char *detail)
@@ -745,8 +797,10 @@ struct reconcile {
 	char (*ids)[TASK_ID_LEN + 1];
 	size_t n;
 	FILE *progress;
-	/* What is done with each id: gate_recover_push, autogate_run. */
+	/* What is done with each id: gate_recover_push, autogate_run; with
+	 * no ids, decide_run_pending as process `by` once. */
 	int (*fn)(const struct gate_ctx *g, const char *id, struct buf *out, struct err *e);
+	char by[48];
 	atomic_int done;
 };
 
@@ -758,10 +812,12 @@ static void *reconcile_run(void *arg)
 	char *db = paths_db(rc->data_dir);
 	if (store_open(&st, db, &e) == 0) {
 		struct gate_ctx g = gate_ctx_of(rc->cfg, rc->data_dir, st, NULL);
-		for (size_t i = 0; i < rc->n; i++) {
+		for (size_t i = 0; i < (rc->fn ? rc->n : 1); i++) {
 			struct buf out = {0};
 			/* What happened is in the task (pushed, its error). */
-			if (rc->fn(&g, rc->ids[i], &out, &e) == 0 && out.len &&
+			int frc = rc->fn ? rc->fn(&g, rc->ids[i], &out, &e)
+			                 : decide_run_pending(&g, rc->by, &out, &e);
+			if (frc == 0 && out.len &&
 			    rc->progress) {
 				/* Lines that may quote the remote or the task. */
 				struct buf clean = {0};
@@ -803,6 +859,11 @@ static void reconcile_join(struct sched *s)
 		pthread_join(s->prs_thread, NULL);
 		reconcile_free(s->prs);
 		s->prs = NULL;
+	}
+	if (s->decisions) {
+		pthread_join(s->decisions_thread, NULL);
+		reconcile_free(s->decisions);
+		s->decisions = NULL;
 	}
 }
 
@@ -869,6 +930,28 @@ static void pr_retries(struct sched *s)
 	rc->n = n;
 	if (reconcile_start(s, rc, &s->prs_thread) == 0)
 		s->prs = rc;
+}
+
+/* Decisions recorded by people for the scheduler (approve, push, a
+ * group's pick: decide.h), carried out in a thread with this process's
+ * credentials: a push asks the network. */
+static void recorded_decisions(struct sched *s)
+{
+	if (s->decisions) {
+		if (!atomic_load(&s->decisions->done))
+			return;
+		pthread_join(s->decisions_thread, NULL);
+		reconcile_free(s->decisions);
+		s->decisions = NULL;
+	}
+	size_t n = 0;
+	struct err e = {{0}};
+	if (store_action_pending(s->st, &n, &e) < 0 || !n)
+		return;
+	struct reconcile *rc = xcalloc(1, sizeof *rc);
+	snprintf(rc->by, sizeof rc->by, "%s %ld", s->role, (long)getpid());
+	if (reconcile_start(s, rc, &s->decisions_thread) == 0)
+		s->decisions = rc;
 }
 
 /* A task left at pushing by a process that died is reconciled with the
@@ -1018,6 +1101,7 @@ int scheduler_open(struct scheduler **out, const struct config *cfg, const char 
 	s->data_dir = xstrdup(data_dir);
 	s->progress = progress;
 	s->lockfd = lockfd;
+	snprintf(s->role, sizeof s->role, "dashboard");
 	s->sfd = -1;
 	s->wfd = -1;
 	char *db = paths_db(data_dir);
@@ -1042,6 +1126,14 @@ int scheduler_open(struct scheduler **out, const struct config *cfg, const char 
 		                    "%d back at review, %d failed after too many attempts, "
 		                    "%d cancelled, %d lost\n"),
 		        rec.queued, rec.review, rec.failed, rec.cancelled, rec.lost);
+	/* Decisions a dead owner was carrying out: taken again (decide.h
+	 * settles a push it left half way first). */
+	size_t requeued = 0;
+	if (store_action_requeue(s->st, &requeued, e) < 0)
+		fprintf(stderr, "paddock: %s\n", e->msg);
+	else if (progress && requeued)
+		fprintf(progress, _("%zu recorded decisions a stopped paddock was carrying out "
+		                    "are carried out again\n"), requeued);
 	be->janitor();
 	gateway_janitor();
 	/* Imports and template builds run in this owner's supervisors, and
@@ -1144,6 +1236,7 @@ void scheduler_step(struct scheduler *s, const struct pollfd *fds, size_t n)
 		recover_pushing(s);
 		auto_gates(s);
 		pr_retries(s);
+		recorded_decisions(s);
 	}
 	if (s->cfg->template_max_age > 0 && now >= s->next_prune) {
 		/* Hourly, in a child: removing a large template must not hold
@@ -1174,11 +1267,20 @@ void scheduler_step(struct scheduler *s, const struct pollfd *fds, size_t n)
 	webhook_pump(s->wh, fds, n, clock_wall());
 }
 
+static int actions_pending(struct sched *s)
+{
+	size_t n = 0;
+	struct err e = {{0}};
+	store_action_pending(s->st, &n, &e);
+	return n > 0;
+}
+
 int scheduler_idle(struct scheduler *s)
 {
 	/* Sandboxes kept at the gate are not work in progress. */
 	return busy_workers(s) == 0 && s->waiting == 0 && queued_count(s) == 0 &&
 	       !pending_count(s) && !(s->autogate && !atomic_load(&s->autogate->done)) &&
+	       !(s->decisions && !atomic_load(&s->decisions->done)) && !actions_pending(s) &&
 	       autogate_due_ids(s->st, &s->gates, NULL, &(struct err){{0}}) <= 0;
 }
 
@@ -1212,6 +1314,7 @@ int scheduler_run(const struct config *cfg, const char *data_dir,
 	struct scheduler *s;
 	if (scheduler_open(&s, cfg, data_dir, o->progress, e) < 0)
 		return -1;
+	scheduler_role(s, "serve");
 	if (o->on_open && o->on_open(o->open_arg, e) < 0) {
 		scheduler_close(s);
 		return -1;

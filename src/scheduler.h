@@ -1,7 +1,8 @@
 /* scheduler: runs queued tasks, up to `workers` at once, first in first
  * out, in one event loop.  Only one process owns the scheduler (a flock on
  * <data>/scheduler.lock); other processes add and cancel tasks through the
- * store and the owner picks them up promptly. */
+ * store and the owner picks them up promptly, and so the decisions that
+ * push, which the owner carries out with its credentials (decide.h). */
 #ifndef PADDOCK_SCHEDULER_H
 #define PADDOCK_SCHEDULER_H
 
@@ -34,6 +35,14 @@ struct scheduler_opts {
 
 /* Takes the owner lock; fails with a message when another process holds it. */
 int scheduler_lock(const char *data_dir, int *fd_out, struct err *e);
+
+/* Whether a process holds the owner lock now: 1 with who (if not NULL,
+ * n bytes) set to its role and pid as the lock file says them ("serve
+ * 12", "dashboard 34": decide_owner_text shows them), 0 when none does. */
+int scheduler_owner(const char *data_dir, char *who, size_t n);
+/* What the lock file says runs the scheduler s: "dashboard" from
+ * scheduler_open, "serve" from scheduler_run. */
+void scheduler_role(struct scheduler *s, const char *role);
 
 /* The endpoint-pause policy: the oldest queued task in st that may start
  * at unix time now, one whose agent (in cfg) uses no endpoint with an

@@ -6,6 +6,8 @@
 
 #include "clock.h"
 #include "gate.h"
+#include "group.h"
+#include "sanitize.h"
 #include "store_github.h"
 #include "task.h"
 
@@ -184,10 +186,56 @@ static json_t *github_json(struct store *s, const struct task_row *t)
 	return j ? j : json_null();
 }
 
+/* A group member's place: {"position", "size", "picked"}, or null. */
+static json_t *group_place_json(struct store *s, const struct task_row *t)
+{
+	int pos, n;
+	struct err e = {{0}};
+	if (!t->group_id || group_position(s, t, &pos, &n, &e) < 0 || !pos)
+		return json_null();
+	struct task_group g;
+	json_t *picked = json_null();
+	if (store_group_get(s, t->group_id, &g, &e) == 0) {
+		picked = nullable(g.chosen);
+		task_group_free(&g);
+	}
+	return json_pack("{s:i,s:i,s:o}", "position", pos, "size", n, "picked", picked);
+}
+
+json_t *taskjson_row(struct store *s, const struct task_row *t, const struct config *cfg)
+{
+	json_t *j = taskjson_task(t, cfg);
+	json_object_set_new(j, "group_position", group_place_json(s, t));
+	struct gh_link l;
+	struct err e = {{0}};
+	json_t *state = json_null();
+	if (t->pr_url && store_github_link(s, t->id, &l, &e) == 1) {
+		state = nullable(l.pr_state);
+		gh_link_free(&l);
+	}
+	json_object_set_new(j, "pr_state", state);
+	return j;
+}
+
+json_t *taskjson_waiting(struct store *s, const char *id)
+{
+	struct store_action a;
+	struct err e = {{0}};
+	if (store_action_open(s, id, &a, &e) != 1)
+		return json_null();
+	json_t *j = json_pack("{s:s,s:s,s:f,s:s,s:o}", "action", a.action, "actor",
+	                      a.actor ? a.actor : "?", "requested", a.requested, "state",
+	                      a.state && !strcmp(a.state, "running") ? "running" : "pending",
+	                      "by", a.state && !strcmp(a.state, "running") ? nullable(a.by)
+	                                                                   : json_null());
+	store_action_free(&a);
+	return j ? j : json_null();
+}
+
 json_t *taskjson_full(struct store *s, const struct task_row *t,
                       const struct config *cfg)
 {
-	json_t *j = taskjson_task(t, cfg);
+	json_t *j = taskjson_row(s, t, cfg);
 	struct err e = {{0}};
 	json_t *g = gate_summary_json(s, t, &e);
 	json_object_set_new(j, "gate", g ? g : json_null());
@@ -270,6 +318,7 @@ json_t *taskjson_full(struct store *s, const struct task_row *t,
 		store_webhooks_free(w, nw);
 	}
 	json_object_set_new(j, "webhooks", wa);
+	json_object_set_new(j, "waiting_decision", taskjson_waiting(s, t->id));
 	return j;
 }
 
@@ -303,4 +352,28 @@ json_t *taskjson_recipe(const struct recipe_conf *r)
 	json_object_set_new(j, "contract", ct);
 	json_object_set_new(j, "prompt", nullable(r->prompt));
 	return j;
+}
+
+json_t *taskjson_draft_comment(const struct review_comment *c)
+{
+	json_t *j = json_object();
+	const char *p = c->path ? c->path : "", *t = c->text ? c->text : "";
+	const char *m = c->comment ? c->comment : "";
+	json_object_set_new(j, "n", json_integer(c->n));
+	json_object_set_new(j, "round", json_integer(c->round));
+	json_object_set_new(j, "path", sanitize_json_string(p, strlen(p)));
+	json_object_set_new(j, "line", json_integer(c->line));
+	json_object_set_new(j, "old", json_boolean(c->old));
+	json_object_set_new(j, "text", sanitize_json_string(t, strlen(t)));
+	json_object_set_new(j, "comment", sanitize_json_string(m, strlen(m)));
+	json_object_set_new(j, "created", json_real(c->created));
+	return j;
+}
+
+json_t *taskjson_draft(const char *id, const struct review_comment *c, size_t n)
+{
+	json_t *arr = json_array();
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(arr, taskjson_draft_comment(&c[i]));
+	return json_pack("{s:s,s:o}", "id", id, "comments", arr);
 }

@@ -27,10 +27,30 @@ json_t *taskjson_pr_error(const struct task_row *t);
 /* The task row (list): id, status, steps, branch, usage, ...  New
  * reference; cfg may be NULL. */
 json_t *taskjson_task(const struct task_row *t, const struct config *cfg);
-/* The task with its gate summary, rounds, decisions, egress records, the
- * pauses that hold it back and its webhook deliveries (show).  New
- * reference. */
+/* The list's row (list --json, GET /tasks): taskjson_task, a group
+ * member's place ("group_position": {"position", "size", "picked"}, or
+ * null) and its pull request's state on GitHub as the last sync read it
+ * ("pr_state": open, merged, closed, or null).  New reference. */
+json_t *taskjson_row(struct store *s, const struct task_row *t, const struct config *cfg);
+/* The row (taskjson_row) with its gate summary, rounds, decisions, egress
+ * records, the pauses that hold it back, its webhook deliveries and the
+ * decision waiting for the scheduler ("waiting_decision",
+ * taskjson_waiting) (show).  New reference. */
 json_t *taskjson_full(struct store *s, const struct task_row *t, const struct config *cfg);
+
+/* The task's decision recorded for the scheduler and not carried out yet
+ * (store_action_open, decide.h): {"action", "actor", "requested" (unix
+ * time), "state" ("pending" or "running"), "by" (the process carrying it
+ * out; null while pending)}, or null when none waits.  New reference. */
+json_t *taskjson_waiting(struct store *s, const char *id);
+
+/* A task's review draft (paddock draft --json, GET /tasks/{id}/draft):
+ * {"id", "comments": [{"n", "round", "path", "line", "old", "text",
+ * "comment", "created"}]}, its strings repaired to UTF-8.  New
+ * reference. */
+json_t *taskjson_draft(const char *id, const struct review_comment *c, size_t n);
+/* One comment of it. */
+json_t *taskjson_draft_comment(const struct review_comment *c);
 
 /* A recipe (paddock recipe show --json, GET /recipes): its name,
  * description, inputs, defaults (null when unset), contract and prompt.

@@ -18,6 +18,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 
 ROOT, PORT_FILE, LOG_FILE = sys.argv[1:4]
 EXPECTED = os.environ["GIT_HTTP_TEST_AUTH"]
@@ -95,6 +96,16 @@ class Handler(http.server.BaseHTTPRequestHandler):
         for h, var in (("Content-Encoding", "HTTP_CONTENT_ENCODING"), ("Git-Protocol", "GIT_PROTOCOL")):
             if self.headers.get(h):
                 env[var] = self.headers[h]
+        # GIT_HTTP_TEST_HOLD=FILE: a push, its body read, waits while FILE
+        # exists (a test kills the pusher meanwhile; FILE.held says it
+        # waits), then goes on with that body.
+        hold = os.environ.get("GIT_HTTP_TEST_HOLD")
+        if hold and path.endswith("/git-receive-pack") and os.path.exists(hold):
+            open(hold + ".held", "w").close()
+            for _ in range(600):
+                if not os.path.exists(hold):
+                    break
+                time.sleep(0.1)
         p = subprocess.run([BACKEND], input=body, env=env, capture_output=True, check=False)
         out = p.stdout
         sep = out.find(b"\r\n\r\n")

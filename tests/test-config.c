@@ -431,6 +431,53 @@ static void test_secrets_and_suggestions(void)
 	msg = load("[repo \"r\"]\nurl = /r\ntoken-env = ghp_secretsecret\n");
 	ok(strstr(msg, "repo.r.token-env: the value looks like a secret") && !strstr(msg, "secretsecret"),
 	   "a token pasted as token-env is refused, not echoed (%s)", msg);
+	/* token-file: an absolute path or a systemd credential's name, read
+	 * at each use (a rotated token is taken); the environment wins. */
+	msg = load("[repo \"r\"]\nurl = /r\ntoken-file = ghp_secretsecretsecret\n");
+	ok(strstr(msg, "repo.r.token-file: the value looks like a secret") && !strstr(msg, "secretsecret"),
+	   "a token pasted as token-file is refused, not echoed (%s)", msg);
+	static const char *const badfiles[] = { "../up", "dir/name", ".hidden", "-opt" };
+	for (size_t i = 0; i < sizeof badfiles / sizeof *badfiles; i++) {
+		char *text = xasprintf("[repo \"r\"]\nurl = /r\ngithub-token-file = %s\n", badfiles[i]);
+		msg = load(text);
+		ok(strstr(msg, "repo.r.github-token-file: '") &&
+		   strstr(msg, "is neither an absolute path nor the name of a systemd credential"),
+		   "github-token-file %s is refused (%s)", badfiles[i], msg);
+		free(text);
+	}
+	{
+		char cdir[] = "/tmp/paddock-tokfile-XXXXXX";
+		ok(mkdtemp(cdir) != NULL, "a credentials directory");
+		char *f = xasprintf("%s/git-token", cdir);
+		FILE *fp = fopen(f, "w");
+		fputs("tok-one\n", fp);
+		fclose(fp);
+		char *text = xasprintf("[repo \"r\"]\nurl = https://example.com/r.git\n"
+		                       "token-env = PADDOCK_TEST_NO_SUCH_VAR\ntoken-file = git-token\n"
+		                       "github-token-file = %s\n", f);
+		is_str(load(text), "", "token-file = NAME and github-token-file = /PATH load");
+		const struct repo_conf *tr = config_find_repo(&c, "r");
+		unsetenv("PADDOCK_TEST_NO_SUCH_VAR");
+		unsetenv("CREDENTIALS_DIRECTORY");
+		ok(tr && !config_repo_token(tr), "a credential's name without $CREDENTIALS_DIRECTORY: no token");
+		setenv("CREDENTIALS_DIRECTORY", cdir, 1);
+		is_str(tr ? config_repo_token(tr) : NULL, "tok-one", "... with it, the file's first line");
+		is_str(tr ? config_repo_github_token(tr) : NULL, "tok-one", "an absolute github-token-file");
+		const char *first = tr ? config_repo_token(tr) : NULL;
+		fp = fopen(f, "w");
+		fputs("tok-two\n", fp);
+		fclose(fp);
+		is_str(tr ? config_repo_token(tr) : NULL, "tok-two", "a rotated token is read at the next use");
+		is_str(first, "tok-one", "... while the one a caller holds stays valid");
+		setenv("PADDOCK_TEST_NO_SUCH_VAR", "from-env", 1);
+		is_str(tr ? config_repo_token(tr) : NULL, "from-env", "the environment wins over the file");
+		unsetenv("PADDOCK_TEST_NO_SUCH_VAR");
+		unsetenv("CREDENTIALS_DIRECTORY");
+		unlink(f);
+		rmdir(cdir);
+		free(f);
+		free(text);
+	}
 	msg = load("[endpoint \"anthropic\"]\nkey-file = sk-ant-api03-pasted\n");
 	ok(strstr(msg, "endpoint.anthropic.key-file: the value looks like a secret, not a path") &&
 	   !strstr(msg, "pasted"), "a key pasted as key-file is refused, not echoed (%s)", msg);

@@ -35,6 +35,27 @@ static int record(void *arg, const struct diff_file *f, const char *patch, size_
 	return 0;
 }
 
+/* The same without the sizes, which a patch text does not carry. */
+static int record_text(void *arg, const struct diff_file *f, const char *patch, size_t len,
+                       struct err *e)
+{
+	struct buf *b = arg;
+	(void)e;
+	buf_printf(b, "[%s|%s|%o|%o|%d|%zu|%zu|%zu]", f->old_path, f->new_path,
+	           (unsigned)f->old_mode, (unsigned)f->new_mode, f->binary, f->ins, f->del, len);
+	buf_add(b, patch, len);
+	return 0;
+}
+
+/* The patches, one after the other: the diff's text. */
+static int concat(void *arg, const struct diff_file *f, const char *patch, size_t len,
+                  struct err *e)
+{
+	(void)f, (void)e;
+	buf_add(arg, patch, len);
+	return 0;
+}
+
 static int stop_at_first(void *arg, const struct diff_file *f, const char *patch, size_t len,
                          struct err *e)
 {
@@ -242,6 +263,32 @@ int main(void)
 	   "a short id has no entry path");
 	ok(diffcache_path(DIR_, "../../../../etc/passwd", HEAD) == NULL,
 	   "nor has a path");
+
+	/* The patch text a serve's GET /tasks/ID/diff sends, read back file by
+	 * file (the remote dashboard's diff): the same files, counts and
+	 * patches; a patch has no sizes. */
+	struct buf text = {0}, back = {0}, want2 = {0};
+	struct err be = {{0}};
+	ok(diff_each(MIRROR, BASE, HEAD, record_text, &want2, &be) == 0, "the files as computed");
+	ok(diff_each(MIRROR, BASE, HEAD, concat, &text, &be) == 0, "the patch text");
+	ok(diff_each_buffer(text.data, text.len, record_text, &back, &be) == 0,
+	   "diff_each_buffer reads the patch text");
+	is_str(back.data ? back.data : "", want2.data ? want2.data : "-",
+	       "... file by file as diff_each hands them over (paths, modes, counts, patches)");
+	struct buf none = {0};
+	ok(diff_each_buffer("", 0, record_text, &none, &be) == 0 && none.len == 0,
+	   "an empty diff: no file");
+	const char *junk = "diff --git a/x b/x\n@@ -1,2 +1,2 @@\n\x1b]52;c;AAAA\x07\n";
+	be = (struct err){{0}};
+	int jr = diff_each_buffer(junk, strlen(junk), record_text, &none, &be);
+	ok(jr < 0 ? be.msg[0] != '\0' : 1, "a hostile or broken patch fails with a message, or is "
+	   "read as text (%d: %s)", jr, be.msg);
+	ok(diff_each_buffer(text.data, text.len, stop_at_first, NULL, &be) < 0 &&
+	   strstr(be.msg, "stopped by the reader"), "a stopped read fails with the reader's error");
+	buf_free(&text);
+	buf_free(&back);
+	buf_free(&want2);
+	buf_free(&none);
 
 	testlib_end();
 	git_libgit2_shutdown();

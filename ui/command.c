@@ -16,6 +16,7 @@
 #include "i18n.h"
 #include "lineedit.h"
 #include "screen.h"
+#include "source.h"
 #include "term.h"
 #include "theme.h"
 
@@ -44,7 +45,7 @@ static void open_task_by_id(struct dash *d, const struct view_ops *ops, const ch
 {
 	struct task_row t;
 	struct err e = {{0}};
-	if (store_task_get(d->st, id, &t, &e) < 0) {
+	if (source_task_get(d->src, id, &t, &e) < 0) {
 		dash_message(d, ROLE_ERROR, "%s", e.msg);
 		return;
 	}
@@ -311,7 +312,7 @@ static void candidates(struct ui *u, const char *cmd, const char *word, struct c
 		struct task_row *rows;
 		size_t n;
 		struct err e = {{0}};
-		if (store_task_query(u->d.st, &q, &rows, &n, &e) == 0) {
+		if (source_task_query(u->d.src, &q, &rows, &n, &e) == 0) {
 			for (size_t i = 0; i < n; i++)
 				cand_add(c, word, rows[i].id);
 			task_rows_free(rows, n);

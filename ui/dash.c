@@ -131,7 +131,7 @@ static void copy_answer(struct dash *d, void *arg, const char *text)
 	} else if (*text == 'i' || (!*text && !m->line)) {
 		dash_copy(d, _("task id"), m->id);
 	} else if (*text == 'b') {
-		if (store_task_get(d->st, m->id, &t, &e) < 0) {
+		if (source_task_get(d->src, m->id, &t, &e) < 0) {
 			dash_message(d, ROLE_ERROR, "%s", e.msg);
 		} else {
 			dash_copy(d, _("branch"), t.branch ? t.branch : "");
@@ -309,7 +309,7 @@ static void input_finish(struct dash *d, int ok)
 /* ---- background jobs ---- */
 
 /* The most arguments a job kind takes (job_start's argv). */
-#define JOB_ARGS_MAX 4
+#define JOB_ARGS_MAX 5
 
 /* What a job runs: a background action (a message back, '0' or '1'
  * first) or an async producer (its output back), by name; nargs is
@@ -327,7 +327,7 @@ static const struct job_kind job_kinds[] = {
 	{ "gate", 2, gate_view_job, NULL },
 	{ "pick", 2, group_view_pick_job, NULL },
 	{ "shell", 2, shell_job, NULL },
-	{ "diff", 4, NULL, diff_view_produce },
+	{ "diff", 5, NULL, diff_view_produce },
 };
 
 static const struct job_kind *job_kind_find(const char *name)
@@ -522,7 +522,7 @@ static int shell_refused(struct dash *d, const char *id)
 {
 	struct task_row t;
 	struct err e = {{0}};
-	if (store_task_get(d->st, id, &t, &e) < 0) {
+	if (source_task_get(d->src, id, &t, &e) < 0) {
 		dash_message(d, ROLE_ERROR, "%s", e.msg);
 		return 1;
 	}
@@ -556,6 +556,13 @@ static int shell_refused(struct dash *d, const char *id)
 void dash_shell(struct dash *d, const char *task_id)
 {
 	struct ui *u = ui_of(d);
+	if (!u->st) {
+		/* The sandbox is on the server's machine. */
+		dash_message(d, ROLE_ERROR, _("cannot open a shell in task %s from the dashboard of "
+		                              "a server: run 'paddock shell %s' on the server's "
+		                              "machine"), task_id, task_id);
+		return;
+	}
 	if (shell_refused(d, task_id))
 		return;
 	if (!d->script)
@@ -718,7 +725,7 @@ static void notify_new(struct ui *u, int silent)
 	struct task_row *rows;
 	size_t n;
 	struct err e = {{0}};
-	if (store_task_query(u->d.st, &q, &rows, &n, &e) < 0)
+	if (source_task_query(u->d.src, &q, &rows, &n, &e) < 0)
 		return;
 	for (size_t i = 0; i < n; i++) {
 		const struct task_row *t = &rows[i];
@@ -745,13 +752,13 @@ static void update_counts(struct ui *u)
 {
 	/* Nothing is read while the store stays as it was, but for a pause
 	 * that ends. */
-	uint64_t ver = store_data_version(u->d.st);
+	uint64_t ver = source_data_version(u->d.src);
 	if (u->counts_valid && ver == u->counts_version &&
 	    !(u->pause_until && u->d.now >= u->pause_until))
 		return;
 	size_t c[TASK_NSTATUS];
 	struct err e = {{0}};
-	if (store_task_counts(u->d.st, c, &e) < 0)
+	if (source_task_counts(u->d.src, c, &e) < 0)
 		return;
 	u->counts_version = ver;
 	int running = 0, review = (int)c[TASK_REVIEW], queued = (int)c[TASK_QUEUED],
@@ -773,7 +780,7 @@ static void update_counts(struct ui *u)
 	size_t np;
 	u->pauses[0] = '\0';
 	u->pause_until = 0;
-	if (store_pauses_active(u->d.st, u->d.now, &p, &np, &e) == 0) {
+	if (source_pauses_active(u->d.src, u->d.now, &p, &np, &e) == 0) {
 		struct buf b = {0};
 		for (size_t i = 0; i < np; i++) {
 			if (!u->pause_until || p[i].until < u->pause_until)
@@ -791,7 +798,7 @@ static void update_counts(struct ui *u)
 		}
 		snprintf(u->pauses, sizeof u->pauses, "%s", b.data ? b.data : "");
 		buf_free(&b);
-		store_pauses_free(p, np);
+		source_pauses_free(p, np);
 	}
 }
 
@@ -1227,6 +1234,7 @@ void dash_reload(struct ui *u)
 	u->configs = xrealloc(u->configs, (u->nconfigs + 1) * sizeof *u->configs);
 	u->configs[u->nconfigs++] = fresh;
 	d->cfg = fresh;
+	d->src->cfg = fresh;
 	if (d->sched)
 		scheduler_set_config(d->sched, fresh);
 	set_help_hint(u);
@@ -1800,7 +1808,8 @@ static void ui_free(struct ui *u)
 	theme_free(u->theme);
 	screen_free(d->scr);
 	keymap_free(d->keys);
-	store_close(d->st);
+	source_close(d->src);
+	store_close(u->st);
 	if (u->script)
 		fclose(u->script);
 	free(u->script_path);
@@ -1809,7 +1818,9 @@ static void ui_free(struct ui *u)
 	free(u);
 }
 
-int dash_main(struct config *cfg, int demo)
+/* The dashboard on the local store, or (url not NULL) on a paddock
+ * serve's API, which hosts the scheduler. */
+static int dash_run(struct config *cfg, const char *url, const char *token)
 {
 	struct ui *u = xcalloc(1, sizeof *u);
 	struct dash *d = &u->d;
@@ -1820,18 +1831,32 @@ int dash_main(struct config *cfg, int demo)
 	 * supervisor or job of ours is in the terminal's foreground group
 	 * (child.h); only an answer to "wait or stop" stops a task. */
 	child_leave_terminal();
-	d->data_dir = paths_data_dir_ensure(&e);
-	if (!d->data_dir) {
-		fprintf(stderr, "paddock: %s\n", e.msg);
-		free(u);
-		return 1;
-	}
-	char *db = paths_db(d->data_dir);
-	int orc = store_open(&d->st, db, &e);
-	free(db);
-	if (orc < 0) {
-		fprintf(stderr, "paddock: %s\n", e.msg);
-		goto out;
+	if (url) {
+		/* No data of its own: its jobs ask the server too. */
+		const char *tmp = getenv("TMPDIR");
+		d->data_dir = xstrdup(tmp && *tmp ? tmp : "/tmp");
+		d->src = source_api_new(cfg, url, token, &e);
+		if (!d->src) {
+			fprintf(stderr, "paddock: %s\n", e.msg);
+			goto out;
+		}
+		source_job_env(url, token);
+	} else {
+		d->data_dir = paths_data_dir_ensure(&e);
+		if (!d->data_dir) {
+			fprintf(stderr, "paddock: %s\n", e.msg);
+			free(u);
+			return 1;
+		}
+		char *db = paths_db(d->data_dir);
+		int orc = store_open(&u->st, db, &e);
+		free(db);
+		if (orc < 0) {
+			fprintf(stderr, "paddock: %s\n", e.msg);
+			goto out;
+		}
+		d->src = source_store_new(cfg, d->data_dir, u->st);
+		source_job_env(NULL, NULL);
 	}
 	/* What `paddock config check` checks of the dashboard's, the same way. */
 	if (dash_config_take(cfg, &d->keys, &u->theme, config_report_stderr, NULL) > 0 ||
@@ -1842,10 +1867,10 @@ int dash_main(struct config *cfg, int demo)
 	 * SIGTERM cannot land in one of them and end the dashboard with the
 	 * terminal left raw. */
 	block_signals(u);
-	host_scheduler(d, cfg);
+	if (!url)
+		host_scheduler(d, cfg);
 	if (open_screen(d) < 0)
 		goto out;
-	(void)demo;
 	dash_open(d, &view_tasks, NULL);
 	rc = run(u);
 	if (u->script_failed)
@@ -1854,4 +1879,15 @@ int dash_main(struct config *cfg, int demo)
 out:
 	ui_free(u);
 	return rc;
+}
+
+int dash_main(struct config *cfg, int demo)
+{
+	(void)demo;
+	return dash_run(cfg, NULL, NULL);
+}
+
+int dash_main_remote(struct config *cfg, const char *url, const char *token)
+{
+	return dash_run(cfg, url, token);
 }

@@ -2,8 +2,9 @@
  *
  * One event loop (poll) over the keyboard, the scheduler it hosts (when no
  * other process owns it) and a timer; everything slow (pushes, large
- * diffs) runs off the loop.  Views read the store, which other processes
- * (the CLI, another dashboard) change too.  Script mode (PADDOCK_UI_SCRIPT)
+ * diffs) runs off the loop.  Views read a source (source.h): the store,
+ * which other processes (the CLI, another dashboard) change too, or a
+ * paddock serve's API.  Script mode (PADDOCK_UI_SCRIPT)
  * reads keys and :commands from a file, draws on a virtual screen of a
  * fixed size and waits until the scheduler and the UI are idle before each
  * step, for golden-file tests; a view's work (a search in a large log) is
@@ -18,7 +19,6 @@
 #include "keymap.h"
 #include "role.h"
 #include "scheduler.h"
-#include "store.h"
 #include "view.h"
 
 struct theme;
@@ -28,7 +28,7 @@ struct theme;
 struct dash {
 	struct config *cfg;
 	char *data_dir;
-	struct store *st;
+	struct source *src;            /* what the views read and ask */
 	struct scheduler *sched;       /* NULL when another process runs it */
 	struct keymap *keys;
 	struct screen *scr;
@@ -75,6 +75,12 @@ void dash_config_check(const struct config *cfg, config_report_fn *report, void 
 
 /* Runs the dashboard; returns the exit status. */
 int dash_main(struct config *cfg, int demo);
+/* The same on a paddock serve's API at url with token (client.h: the
+ * token only over https or to this machine), `paddock --server URL`: the
+ * views read the API (source_api_new), decisions are its POSTs (recorded
+ * with the token's name), and no scheduler is hosted here.  1 with a
+ * message when the server cannot be read. */
+int dash_main_remote(struct config *cfg, const char *url, const char *token);
 
 /* Shows a message in the status bar. */
 void dash_message(struct dash *d, enum role role, const char *fmt, ...)

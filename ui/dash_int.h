@@ -10,6 +10,8 @@
 #include "child.h"
 #include "dash.h"
 #include "lineedit.h"
+#include "source.h"
+#include "store.h"
 
 /* The line editor at the bottom: :commands, searches, notes. */
 struct dash_input {
@@ -43,6 +45,7 @@ struct job {
 
 struct ui {
 	struct dash d;
+	struct store *st;          /* the local store behind d.src (NULL: the API) */
 	struct theme *theme;
 	int term_away;             /* a job has the terminal: no drawing, no keys */
 	struct job jobs[8];

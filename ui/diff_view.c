@@ -26,14 +26,10 @@
 
 #include "buf.h"
 #include "dash.h"
-#include "diffcache.h"
-#include "gate.h"
 #include "i18n.h"
-#include "mirror.h"
-#include "paths.h"
 #include "sanitize.h"
 #include "screen.h"
-#include "store.h"
+#include "source.h"
 #include "worddiff.h"
 
 /* DL_NOTE: the "still loading" line under the file list. */
@@ -118,8 +114,8 @@ struct diff_priv {
 
 /* What a load computes in its child, and restores when it arrives. */
 struct diff_pending {
-	char *mirror, *from, *to;
-	char *diffs;               /* the task's kept diffs (diffcache.h) */
+	char *id, *repo;           /* the task's */
+	char *from, *to;
 	enum drange range;
 	int round, task_round;
 	char *head, *reviewed;
@@ -393,8 +389,8 @@ static void diff_pending_free(struct diff_pending *pd)
 {
 	if (!pd)
 		return;
-	free(pd->mirror);
-	free(pd->diffs);
+	free(pd->id);
+	free(pd->repo);
 	free(pd->from);
 	free(pd->to);
 	free(pd->head);
@@ -437,16 +433,20 @@ static int diff_emit(void *arg, const struct diff_file *f, const char *patch, si
 static void diff_chunk(struct dash *d, void *arg, const char *data, size_t len);
 static void diff_arrived(struct dash *d, void *arg, const char *data, size_t len, int ok);
 
-/* In the dashboard's job: args are the mirror, the commit from (""
- * for none), the commit to and the task's kept diffs (diffcache.h; ""
- * for none): served from there when it holds the range, else computed
- * and kept. */
+/* In the dashboard's job: args are the task's id and repo, the commit
+ * from ("" for none), the commit to and which range that is (as the API
+ * asks it: "", "round=N", "since=review"): from the dashboard's source
+ * (source_diff_each; the local one serves a range kept in the task's
+ * diffs, else computes and keeps it). */
 int diff_view_produce(struct dash *d, char *const *args, FILE *out)
 {
-	(void)d;
 	struct err e = {{0}};
-	int rc = diffcache_each(args[3][0] ? args[3] : NULL, args[0], args[1][0] ? args[1] : NULL,
-	                        args[2], diff_emit, out, &e);
+	struct task_row t = { .repo = args[1] };
+	snprintf(t.id, sizeof t.id, "%s", args[0]);
+	struct source *src = source_for_job(d->cfg, d->data_dir, &e);
+	int rc = src ? source_diff_each(src, &t, args[4], args[2][0] ? args[2] : NULL, args[3],
+	                                diff_emit, out, &e) : -1;
+	source_close(src);
 	if (rc < 0)
 		rec_put(out, REC_ERROR, e.msg, strlen(e.msg), "", 0, "", 0, "", 0);
 	return rc;
@@ -456,8 +456,12 @@ int diff_view_produce(struct dash *d, char *const *args, FILE *out)
 static void diff_stream(struct view *v)
 {
 	struct diff_pending *pd = ((struct diff_priv *)v->priv)->pending;
-	const char *args[] = { pd->mirror, pd->from ? pd->from : "", pd->to,
-	                       pd->diffs ? pd->diffs : "" };
+	char which[32] = "";
+	if (pd->range == RANGE_ROUND)
+		snprintf(which, sizeof which, "round=%d", pd->round);
+	else if (pd->range == RANGE_REVIEW)
+		snprintf(which, sizeof which, "since=review");
+	const char *args[] = { pd->id, pd->repo, pd->from ? pd->from : "", pd->to, which };
 	dash_stream(v->d, "diff", args, diff_chunk, diff_arrived, v);
 }
 
@@ -473,7 +477,7 @@ static int diff_load(struct view *v, enum drange r, int n, char *msg, size_t msg
 	size_t nrounds = 0;
 	int rc = -1;
 
-	if (store_task_get(d->st, v->task_id, &t, &e) < 0) {
+	if (source_task_get(d->src, v->task_id, &t, &e) < 0) {
 		snprintf(msg, msglen, "%s", e.msg);
 		return -1;
 	}
@@ -482,7 +486,7 @@ static int diff_load(struct view *v, enum drange r, int n, char *msg, size_t msg
 			snprintf(msg, msglen, _("round %d: task %s has rounds 1 to %d"), n, t.id, t.round);
 			goto out;
 		}
-		if (store_rounds(d->st, t.id, &rounds, &nrounds, &e) < 0) {
+		if (source_rounds(d->src, t.id, &rounds, &nrounds, &e) < 0) {
 			snprintf(msg, msglen, "%s", e.msg);
 			goto out;
 		}
@@ -497,6 +501,13 @@ static int diff_load(struct view *v, enum drange r, int n, char *msg, size_t msg
 		}
 	} else if (r == RANGE_REVIEW) {
 		/* What changed since the reviewer last asked for changes. */
+		if (!t.reviewed_head && t.round > 1 && strcmp(source_name(d->src), "store")) {
+			/* The API does not say which head was reviewed. */
+			snprintf(msg, msglen, _("the diff since the last review of task %s is shown "
+			                        "only by a dashboard on the server's machine (or "
+			                        "paddock diff --since-review)"), t.id);
+			goto out;
+		}
 		if (!t.reviewed_head) {
 			snprintf(msg, msglen, _("task %s has not been reviewed yet (no changes were "
 			                        "requested); the diff shows all of its work"), t.id);
@@ -518,8 +529,8 @@ static int diff_load(struct view *v, enum drange r, int n, char *msg, size_t msg
 	/* The diff itself is made off the loop: a large one must not stop
 	 * the screen.  diff_arrived installs it. */
 	struct diff_pending *pd = xcalloc(1, sizeof *pd);
-	pd->mirror = mirror_path(d->data_dir, t.repo);
-	pd->diffs = paths_task_diffs(d->data_dir, t.id);
+	pd->id = xstrdup(t.id);
+	pd->repo = xstrdup(t.repo);
 	pd->from = xstrdup(from);
 	pd->to = xstrdup(to);
 	pd->range = r;
@@ -1172,8 +1183,8 @@ static void diff_note_done(struct dash *d, void *arg, const char *text)
 		                                     : C_("prompt", "cancelled"));
 	} else {
 		note->c.comment = (char *)text;
-		if (store_draft_add(d->st, note->id, &note->c, &e) < 0 ||
-		    store_draft_count(d->st, note->id, &n, &e) < 0) {
+		if (source_draft_add(d->src, note->id, &note->c, &e) < 0 ||
+		    source_draft_count(d->src, note->id, &n, &e) < 0) {
 			dash_message(d, ROLE_ERROR, "%s", e.msg);
 		} else {
 			char kr[32] = "", kd[32] = "";
@@ -1258,7 +1269,7 @@ static void diff_comment(struct view *v)
 	/* Check the gate first: a comment written for nothing is lost work. */
 	struct task_row t;
 	struct err e = {{0}};
-	if (store_task_get(d->st, v->task_id, &t, &e) < 0) {
+	if (source_task_get(d->src, v->task_id, &t, &e) < 0) {
 		dash_message(d, ROLE_ERROR, "%s", e.msg);
 		return;
 	}
@@ -1504,7 +1515,7 @@ static void diff_refresh(struct view *v)
 
 	struct task_row t;
 	struct err e = {{0}};
-	if (store_task_get(d->st, v->task_id, &t, &e) < 0)
+	if (source_task_get(d->src, v->task_id, &t, &e) < 0)
 		return;
 	int changed = (t.head ? !p->head || strcmp(t.head, p->head) : p->head != NULL) ||
 	              t.round != p->task_round ||

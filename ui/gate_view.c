@@ -5,14 +5,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include "buf.h"
 #include "dash.h"
-#include "gate.h"
-#include "ghsync.h"
+#include "decide.h"
 #include "i18n.h"
-#include "paths.h"
 #include "sanitize.h"
-#include "store.h"
+#include "scheduler.h"
+#include "source.h"
 #include "units.h"
 
 /* gate view: the gate summary of one task (what `paddock show` prints
@@ -273,11 +273,11 @@ static void add_draft(struct gate_priv *p, const struct review_comment *c, size_
 }
 
 /* The rounds in order, each with its work and the decisions on it. */
-static void add_rounds(struct gate_priv *p, struct store *st, const struct task_row *t)
+static void add_rounds(struct gate_priv *p, struct source *st, const struct task_row *t)
 {
 	struct err e = {{0}};
 	struct task_history h;
-	if (store_history(st, t->id, &h, &e) < 0) {
+	if (source_history(st, t->id, &h, &e) < 0) {
 		add(p, _("rounds"), ROLE_ERROR, 0, e.msg);
 		return;
 	}
@@ -338,12 +338,12 @@ static void add_usage(struct gate_priv *p, const struct config *cfg, const struc
 
 /* The egress summary: how many requests were allowed and refused, then
  * each refused destination with how often and why. */
-static void add_egress(struct gate_priv *p, struct store *st, const struct task_row *t)
+static void add_egress(struct gate_priv *p, struct source *st, const struct task_row *t)
 {
 	struct err e = {{0}};
 	struct egress_row *r;
 	size_t n;
-	if (store_egress_list(st, t->id, &r, &n, &e) < 0) {
+	if (source_egress_list(st, t->id, &r, &n, &e) < 0) {
 		add(p, _("egress"), ROLE_ERROR, 0, e.msg);
 		return;
 	}
@@ -385,7 +385,7 @@ static void add_egress(struct gate_priv *p, struct store *st, const struct task_
 		add(p, NULL, ROLE_FINDING_WARN, 2, b.data);
 		buf_free(&b);
 	}
-	store_egress_free(r, n);
+	source_egress_free(r, n);
 }
 
 /* What the task is: its branch, status and round (and a round that
@@ -553,7 +553,7 @@ static void build_contract(struct gate_priv *p, const struct gate_summary *g)
 /* Builds the lines, what decides first: the actions, the task's state,
  * the contract and the findings, the verification, the review draft, the
  * summary and changes, the tests' output, then the rest. */
-static void build(struct view *v, struct store *st, const struct task_row *t)
+static void build(struct view *v, struct source *st, const struct task_row *t)
 {
 	struct gate_priv *p = v->priv;
 	lines_free(p);
@@ -561,10 +561,10 @@ static void build(struct view *v, struct store *st, const struct task_row *t)
 	p->round = t->round;
 	struct err e = {{0}};
 	struct gate_summary g;
-	int have = gate_summary_load(st, t, &g, &e) > 0;
+	int have = source_gate_summary(st, t, &g, &e) > 0;
 	struct review_comment *c = NULL;
 	size_t nc = 0;
-	if (store_draft_list(st, t->id, &c, &nc, &e) < 0)
+	if (source_draft_list(st, t->id, &c, &nc, &e) < 0)
 		nc = 0;
 
 	add_actions(v, t, &g, nc);
@@ -577,14 +577,14 @@ static void build(struct view *v, struct store *st, const struct task_row *t)
 		add(p, _("gate"), ROLE_DIM, 0, _("no gate summary yet"));
 	}
 	add_draft(p, c, nc);
-	store_draft_free(c, nc);
+	source_draft_free(c, nc);
 	build_summary(p, t, &g);
 	if (have)
 		build_output(p, &g);
 	add_usage(p, v->d->cfg, t);
 	add_egress(p, st, t);
 	if (t->pr_url) {
-		char *w = ghsync_pr_words(st, t->id);
+		char *w = source_pr_words(st, t->id);
 		char *line = w ? xasprintf("%s (%s)", t->pr_url, w) : NULL;
 		add(p, _("pull req"), ROLE_NORMAL, 0, line ? line : t->pr_url);
 		free(line);
@@ -621,7 +621,7 @@ static void sig_str(uint64_t *h, const char *s)
 
 /* What the lines depend on: the row (its `updated` moves with the status)
  * and the decisions, which an override adds without a transition. */
-static uint64_t signature(struct store *st, const struct task_row *t)
+static uint64_t signature(struct source *st, const struct task_row *t)
 {
 	uint64_t h = 14695981039346656037ULL;
 	struct err e;
@@ -640,22 +640,22 @@ static uint64_t signature(struct store *st, const struct task_row *t)
 	sig_mix(&h, use, sizeof use);
 	sig_mix(&h, &t->usage.cost, sizeof t->usage.cost);
 	size_t ne = 0;
-	if (store_egress_count(st, t->id, &ne, &e) == 0)
+	if (source_egress_count(st, t->id, &ne, &e) == 0)
 		sig_mix(&h, &ne, sizeof ne);
 	struct task_decision *d = NULL;
 	size_t nd = 0;
-	if (store_decisions(st, t->id, &d, &nd, &e) == 0) {
+	if (source_decisions(st, t->id, &d, &nd, &e) == 0) {
 		sig_mix(&h, &nd, sizeof nd);
 		task_decisions_free(d, nd);
 	}
 	/* The review draft, which another view or process changes. */
 	struct review_comment *c = NULL;
 	size_t nc = 0;
-	if (store_draft_list(st, t->id, &c, &nc, &e) == 0) {
+	if (source_draft_list(st, t->id, &c, &nc, &e) == 0) {
 		sig_mix(&h, &nc, sizeof nc);
 		for (size_t i = 0; i < nc; i++)
 			sig_mix(&h, &c[i].n, sizeof c[i].n);
-		store_draft_free(c, nc);
+		source_draft_free(c, nc);
 	}
 	return h;
 }
@@ -675,13 +675,13 @@ static int load(struct view *v, struct err *e)
 {
 	struct gate_priv *p = v->priv;
 	struct task_row t;
-	if (store_task_get(v->d->st, v->task_id, &t, e) < 0)
+	if (source_task_get(v->d->src, v->task_id, &t, e) < 0)
 		return -1;
-	uint64_t sig = signature(v->d->st, &t);
+	uint64_t sig = signature(v->d->src, &t);
 	if (!p->have || sig != p->sig) {
 		char *keep = selected_finding(v);
 		int was = v->sel;
-		build(v, v->d->st, &t);
+		build(v, v->d->src, &t);
 		p->sig = sig;
 		p->have = 1;
 		snprintf(v->task_id, sizeof v->task_id, "%s", t.id);
@@ -852,22 +852,18 @@ static void one_line(const char *text, char *out, size_t len)
 }
 
 int gate_view_run(struct dash *d,
-                  int (*verb)(const struct gate_ctx *g, const void *arg, struct buf *out,
+                  int (*verb)(struct source *src, const void *arg, struct buf *out,
                               struct err *e),
                   const void *arg, char *msg, size_t msglen)
 {
 	struct err e = {{0}};
-	struct store *st = NULL;
-	char *db = paths_db(d->data_dir);
-	int rc = store_open(&st, db, &e);
-	free(db);
-	if (rc < 0) {
+	struct source *src = source_for_job(d->cfg, d->data_dir, &e);
+	if (!src) {
 		snprintf(msg, msglen, "%s", e.msg);
 		return -1;
 	}
-	struct gate_ctx g = gate_ctx_of(d->cfg, d->data_dir, st, NULL);
 	struct buf out = {0};
-	rc = verb(&g, arg, &out, &e);
+	int rc = verb(src, arg, &out, &e);
 	/* > 0: done, with what went wrong after (a pull request that did
 	 * not open). */
 	if (rc != 0) {
@@ -878,20 +874,15 @@ int gate_view_run(struct dash *d,
 		snprintf(msg, msglen, "%s", facts);
 	}
 	buf_free(&out);
-	store_close(st);
+	source_close(src);
 	return rc;
 }
 
-static int gate_job_verb(const struct gate_ctx *g, const void *arg, struct buf *out,
-                         struct err *e)
+/* The source's approve, push or pr (source_approve). */
+static int gate_job_verb(struct source *src, const void *arg, struct buf *out, struct err *e)
 {
 	const struct gate_job *job = arg;
-	if (!strcmp(job->verb, "pr"))
-		return gate_pr_retry(g, job->id, out, e);
-	int approve = !strcmp(job->verb, "approve");
-	if (gate_may_decide_id(g, job->id, approve ? "approve" : "push", e) < 0)
-		return -1;
-	return approve ? gate_approve(g, job->id, NULL, out, e) : gate_push(g, job->id, out, e);
+	return source_approve(src, job->verb, job->id, out, e);
 }
 
 int gate_view_job(struct dash *d, char *const *args, char *msg, size_t msglen)
@@ -911,10 +902,18 @@ int gate_view_job(struct dash *d, char *const *args, char *msg, size_t msglen)
 /* verb: "approve", "push" or "pr" (the pull request again). */
 static void start_job(struct dash *d, const char *id, const char *verb)
 {
-	char what[128];
+	char what[192], owner[64];
 	snprintf(what, sizeof what, !strcmp(verb, "approve") ? _("approving task %s")
 	                            : !strcmp(verb, "push") ? _("pushing task %s")
 	                            : _("opening the pull request of task %s"), id);
+	/* Not hosting the scheduler: the process that does carries it out. */
+	if (!d->sched && strcmp(verb, "pr") && source_store(d->src) &&
+	    scheduler_owner(d->data_dir, owner, sizeof owner)) {
+		char *who = decide_owner_text(owner);
+		size_t n = strlen(what);
+		snprintf(what + n, sizeof what - n, _(" (recorded for %s, which carries it out)"), who);
+		free(who);
+	}
 	const char *args[] = { verb, id };
 	dash_background(d, what, "gate", args);
 }
@@ -943,14 +942,13 @@ static void cancelled(struct dash *d)
 }
 
 /* The start of an answer that acts on the gate: none (Escape) cancels
- * and returns 0; else g is set up. */
-static int gate_answer(struct dash *d, const char *text, struct gate_ctx *g)
+ * and returns 0. */
+static int gate_answer(struct dash *d, const char *text)
 {
 	if (!text) {
 		cancelled(d);
 		return 0;
 	}
-	*g = gate_ctx_of(d->cfg, d->data_dir, d->st, NULL);
 	return 1;
 }
 
@@ -976,12 +974,10 @@ static void approve_done(struct dash *d, void *arg, const char *text)
 
 static void reject_done(struct dash *d, void *arg, const char *text)
 {
-	struct gate_ctx g;
 	struct err e = {{0}};
 	(void)arg;
-	if (gate_answer(d, text, &g))
-		gate_outcome(d, gate_may_decide_id(&g, ask.id, "reject", &e) < 0 ? -1 :
-		             gate_reject(&g, ask.id, blank(text) ? NULL : text, &e), &e,
+	if (gate_answer(d, text))
+		gate_outcome(d, source_reject(d->src, ask.id, blank(text) ? NULL : text, &e), &e,
 		             xasprintf(_("rejected task %s; its branch stays in the mirror"), ask.id));
 }
 
@@ -1000,12 +996,11 @@ static void reject_confirm(struct dash *d, void *arg, const char *text)
 
 static void follow_up_done(struct dash *d, void *arg, const char *text)
 {
-	struct gate_ctx g;
 	struct err e = {{0}};
 	char nid[TASK_ID_LEN + 1];
 	(void)arg;
-	if (gate_answer(d, text, &g)) {
-		int rc = gate_follow_up(&g, ask.id, text, nid, &e);
+	if (gate_answer(d, text)) {
+		int rc = source_follow_up(d->src, ask.id, text, nid, &e);
 		if (rc < 0) {
 			/* As changes_done: the notes stay in the editor. */
 			dash_ask_again(d, ROLE_ERROR, "%s", e.msg);
@@ -1025,10 +1020,9 @@ static void override_done(struct dash *d, void *arg, const char *text)
 		ask.finding = NULL;
 		return;
 	}
-	struct gate_ctx g = gate_ctx_of(d->cfg, d->data_dir, d->st, NULL);
 	struct err e = {{0}};
-	gate_outcome(d, gate_may_decide_id(&g, ask.id, "override", &e) < 0 ? -1 :
-	             gate_override(&g, ask.id, ask.finding, blank(text) ? NULL : text, &e), &e,
+	gate_outcome(d, source_override(d->src, ask.id, ask.finding, blank(text) ? NULL : text,
+	                                &e), &e,
 	             xasprintf(_("overrode finding %s of task %s"), ask.finding, ask.id));
 	free(ask.finding);
 	ask.finding = NULL;
@@ -1041,7 +1035,7 @@ static int refused_task(struct dash *d, const char *id, const char *action, int 
 {
 	struct err e = {{0}};
 	struct task_row t;
-	if (store_task_get(d->st, id, &t, &e) < 0) {
+	if (source_task_get(d->src, id, &t, &e) < 0) {
 		dash_message(d, ROLE_ERROR, "%s", e.msg);
 		return 1;
 	}
@@ -1058,7 +1052,7 @@ static int refused_task(struct dash *d, const char *id, const char *action, int 
 	} else {
 		struct gate_summary g;
 		struct buf b = {0};
-		if (gate_summary_load(d->st, &t, &g, &e) > 0)
+		if (source_gate_summary(d->src, &t, &g, &e) > 0)
 			gate_blocking(&g, &b);
 		gate_summary_free(&g);
 		if (b.len) {
@@ -1100,9 +1094,7 @@ static void changes_done(struct dash *d, void *arg, const char *text)
 		else
 			cancelled(d);
 	} else {
-		struct gate_ctx g = gate_ctx_of(d->cfg, d->data_dir, d->st, NULL);
-		int rc = gate_may_decide_id(&g, a->id, "request-changes", &e) < 0 ? -1 :
-		         gate_request_changes_draft(&g, a->id, text, &sent, &e);
+		int rc = source_request_changes(d->src, a->id, text, &sent, &e);
 		if (rc < 0) {
 			/* The notes stay in the editor, and the keys with it
 			 * rather than with the gate behind (A, X, d). */
@@ -1129,15 +1121,15 @@ void gate_view_request_changes(struct dash *d, const char *task_id)
 	struct err e = {{0}};
 	char *again = NULL;
 	size_t n = 0;
-	if (store_task_get(d->st, task_id, &t, &e) < 0) {
+	if (source_task_get(d->src, task_id, &t, &e) < 0) {
 		dash_message(d, ROLE_ERROR, "%s", e.msg);
 		return;
 	}
 	/* After a round that did not reach review, its notes are ready to
 	 * send again: one more key. */
 	if (t.failed_round)
-		again = gate_last_notes(d->st, t.id, &e);
-	store_draft_count(d->st, t.id, &n, &e);
+		again = source_last_notes(d->src, t.id, &e);
+	source_draft_count(d->src, t.id, &n, &e);
 	struct draft_ask *a = xcalloc(1, sizeof *a);
 	snprintf(a->id, sizeof a->id, "%s", t.id);
 	a->n = n;
@@ -1161,7 +1153,7 @@ static void discard_done(struct dash *d, void *arg, const char *text)
 		                                   "kept the review draft of %zu comments", a->n),
 		             a->n);
 	} else {
-		int rc = store_draft_discard(d->st, a->id, a->upto, &e);
+		int rc = source_draft_discard(d->src, a->id, a->upto, &e);
 		if (rc < 0)
 			dash_message(d, ROLE_ERROR, "%s", e.msg);
 		else
@@ -1178,7 +1170,7 @@ void gate_view_discard_draft(struct dash *d, const char *task_id)
 	struct review_comment *c = NULL;
 	size_t n = 0;
 	struct err e = {{0}};
-	if (store_draft_list(d->st, task_id, &c, &n, &e) < 0) {
+	if (source_draft_list(d->src, task_id, &c, &n, &e) < 0) {
 		dash_message(d, ROLE_ERROR, "%s", e.msg);
 		return;
 	}
@@ -1190,7 +1182,7 @@ void gate_view_discard_draft(struct dash *d, const char *task_id)
 	snprintf(a->id, sizeof a->id, "%s", task_id);
 	a->upto = c[n - 1].n;
 	a->n = n;
-	store_draft_free(c, n);
+	source_draft_free(c, n);
 	char *q = xasprintf(ngettext("discard the review draft of %zu comment? (y/n) ",
 	                             "discard the review draft of %zu comments? (y/n) ", n), n);
 	dash_ask(d, q, 0, NULL, discard_done, a);

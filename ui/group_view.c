@@ -6,11 +6,8 @@
 #include <string.h>
 #include "buf.h"
 #include "dash.h"
-#include "gate.h"
-#include "group.h"
 #include "i18n.h"
-#include "paths.h"
-#include "store.h"
+#include "source.h"
 
 /* group view: a best-of-N group (group.h) and its members side by side,
  * as `paddock group show` prints them: one row each with its status,
@@ -28,7 +25,7 @@ struct group_priv {
 	char id[TASK_ID_LEN + 1];  /* the group's */
 	struct group_info gi;
 	int have;
-	uint64_t version;          /* store_data_version when loaded */
+	uint64_t version;          /* source_data_version when loaded */
 	struct screen *row;        /* one line drawn whole, shown with screen_window */
 };
 
@@ -54,11 +51,11 @@ static void select_member(struct view *v)
 static int load(struct view *v, int force, struct err *e)
 {
 	struct group_priv *p = v->priv;
-	uint64_t ver = store_data_version(v->d->st);
+	uint64_t ver = source_data_version(v->d->src);
 	if (p->have && !force && ver == p->version)
 		return 0;
 	struct group_info gi;
-	if (group_load(v->d->st, v->d->data_dir, p->id, v->d->now, &gi, e) < 0)
+	if (source_group_load(v->d->src, p->id, v->d->now, 1, &gi, e) < 0)
 		return -1;
 	char keep[TASK_ID_LEN + 1];
 	snprintf(keep, sizeof keep, "%s", v->task_id);
@@ -384,11 +381,11 @@ struct pick_job {
 };
 static struct pick_job pick_asked;
 
-static int pick_verb(const struct gate_ctx *g, const void *arg, struct buf *out,
+static int pick_verb(struct source *src, const void *arg, struct buf *out,
                      struct err *e)
 {
 	char *const *args = arg;
-	return group_pick(g, args[0], args[1], NULL, out, e);
+	return source_pick(src, args[0], args[1], out, e);
 }
 
 /* In the dashboard's job (it pushes): args are the group and the task. */

@@ -32,8 +32,8 @@
 #include "dash.h"
 #include "fsx.h"
 #include "i18n.h"
-#include "paths.h"
 #include "sanitize.h"
+#include "source.h"
 
 #define EVERY 256                  /* lines between index entries */
 #define BLOCK (1u << 20)           /* bytes read at a time (index, search) */
@@ -324,12 +324,19 @@ static int log_open(struct view *v, char *msg, size_t msglen)
 {
 	struct logv *p = v->priv;
 	p->fd = -1;
-	p->path = paths_task_log(v->d->data_dir, v->task_id);
 	p->follow = 1;
 	struct task_row t;
 	struct err e = {{0}};
-	if (store_task_get(v->d->st, v->task_id, &t, &e) < 0) {
+	if (source_task_get(v->d->src, v->task_id, &t, &e) < 0) {
 		snprintf(msg, msglen, "%s", e.msg);
+		return -1;
+	}
+	/* A local file, as it grows: the task's own, or the copy a remote
+	 * source keeps up to date. */
+	p->path = source_log_path(v->d->src, t.id, &e);
+	if (!p->path) {
+		snprintf(msg, msglen, "%s", e.msg);
+		task_row_free(&t);
 		return -1;
 	}
 	p->status = t.status;
@@ -1075,7 +1082,7 @@ static void log_refresh(struct view *v)
 	stat_file(v);
 	struct task_row t;
 	struct err e = {{0}};
-	if (store_task_get(v->d->st, v->task_id, &t, &e) == 0) {
+	if (source_task_get(v->d->src, v->task_id, &t, &e) == 0) {
 		p->status = t.status;
 		task_row_free(&t);
 	}

@@ -13,8 +13,7 @@
 #include "buf.h"
 #include "dash.h"
 #include "i18n.h"
-#include "gate.h"
-#include "submit.h"
+#include "source.h"
 
 struct form {
 	struct dash *d;
@@ -54,7 +53,7 @@ static int form_submit(struct form *f, const char *text)
 	};
 	struct submit_result res;
 	struct err e = {{0}};
-	if (submit_tasks(d->st, d->cfg, &rq, &res, &e) < 0) {
+	if (source_submit(d->src, &rq, &res, &e) < 0) {
 		dash_ask_again(d, ROLE_ERROR, "%s", e.msg);
 		return -1;
 	}

@@ -23,9 +23,7 @@
 #include <string.h>
 #include "buf.h"
 #include "dash.h"
-#include "gate.h"
-#include "group.h"
-#include "store_github.h"
+#include "source.h"
 #include "i18n.h"
 #include "newtask.h"
 #include "recipe.h"
@@ -162,7 +160,7 @@ struct tasks {
 	enum filter filter;
 	char *repo, *agent, *text; /* the other filters; NULL: none */
 	enum task_order order;
-	uint64_t version;          /* store_data_version when last counted */
+	uint64_t version;          /* source_data_version when last counted */
 	int counted;
 	/* The text filter as it was before / (Esc puts it back). */
 	char *text_before;
@@ -269,10 +267,10 @@ static void window_read(struct view *v, int a, int b)
 		long long *seqs = xmalloc((size_t)(b - a) * sizeof *seqs);
 		for (int i = a; i < b; i++)
 			seqs[i - a] = p->keys[i].seq;
-		rc = store_task_rows(v->d->st, seqs, (size_t)(b - a), 1, &rows, &n, &e);
+		rc = source_task_rows(v->d->src, seqs, (size_t)(b - a), 1, &rows, &n, &e);
 		free(seqs);
 	} else {
-		rc = store_task_query(v->d->st, &q, &rows, &n, &e);
+		rc = source_task_query(v->d->src, &q, &rows, &n, &e);
 	}
 	if (rc < 0) {
 		dash_message(v->d, ROLE_ERROR, "%s", e.msg);
@@ -339,12 +337,12 @@ static long line_of(struct view *v, long long keep, struct err *e)
 	one.before = keep + 1;
 	if (v->sel < (int)p->shown / 2) {
 		q.before = keep;
-		if (store_task_count(v->d->st, &q, &before, e) == 0)
+		if (source_task_count(v->d->src, &q, &before, e) == 0)
 			line = (long)before;
 	} else {
 		q.after = keep;
-		if (store_task_count(v->d->st, &q, &after, e) == 0 &&
-		    store_task_count(v->d->st, &one, &self, e) == 0)
+		if (source_task_count(v->d->src, &q, &after, e) == 0 &&
+		    source_task_count(v->d->src, &one, &self, e) == 0)
 			line = (long)(p->shown - after - self);
 	}
 	return line;
@@ -356,7 +354,7 @@ static long line_of(struct view *v, long long keep, struct err *e)
 static void load(struct view *v, int force)
 {
 	struct tasks *p = v->priv;
-	uint64_t ver = store_data_version(v->d->st);
+	uint64_t ver = source_data_version(v->d->src);
 	if (!force && p->counted && ver == p->version)
 		return;
 	const struct task_row *cur = row_at(p, v->sel);
@@ -367,9 +365,9 @@ static void load(struct view *v, int force)
 	size_t shown, total;
 	struct err e = {{0}};
 	struct task_key *keys = NULL;
-	if ((p->order == TASK_ORDER_QUEUED ? store_task_count(v->d->st, &q, &shown, &e) :
-	     store_task_order(v->d->st, &q, &keys, &shown, &e)) < 0 ||
-	    store_task_count(v->d->st, &all, &total, &e) < 0) {
+	if ((p->order == TASK_ORDER_QUEUED ? source_task_count(v->d->src, &q, &shown, &e) :
+	     source_task_order(v->d->src, &q, &keys, &shown, &e)) < 0 ||
+	    source_task_count(v->d->src, &all, &total, &e) < 0) {
 		free(keys);
 		dash_message(v->d, ROLE_ERROR, "%s", e.msg);
 		return;
@@ -476,7 +474,7 @@ static void review_note(struct view *v, const struct task_row *t, struct extra *
 	}
 	struct gate_summary gs;
 	struct err e = {{0}};
-	if (gate_summary_load(v->d->st, t, &gs, &e) == 1) {
+	if (source_gate_summary(v->d->src, t, &gs, &e) == 1) {
 		struct buf b = {0};
 		gate_blocking(&gs, &b);
 		if (b.len) {
@@ -500,7 +498,7 @@ static void group_extra(struct view *v, const struct task_row *t, struct extra *
 {
 	struct group_info gi;
 	struct err e = {{0}};
-	if (group_load(v->d->st, NULL, t->group_id, v->d->now, &gi, &e) < 0)
+	if (source_group_load(v->d->src, t->group_id, v->d->now, 0, &gi, &e) < 0)
 		return;
 	x->is_group = 1;
 	x->gstatus = group_status(&gi);
@@ -517,7 +515,7 @@ static void group_extra(struct view *v, const struct task_row *t, struct extra *
 	if (rep) {
 		x->rep = (struct task_row){ .seq = rep->t.seq, .status = rep->t.status,
 		                            .created = rep->t.created, .updated = rep->t.updated };
-		if (rep->t.status != TASK_QUEUED && store_task_glance(v->d->st, rep->t.seq, &x->rg,
+		if (rep->t.status != TASK_QUEUED && source_task_glance(v->d->src, rep->t.seq, &x->rg,
 		                                                      &e) < 0)
 			memset(&x->rg, 0, sizeof x->rg);
 	} else {
@@ -555,7 +553,7 @@ static int pr_note(struct view *v, const struct task_row *t, struct extra *x)
 {
 	struct gh_link l;
 	struct err e = {{0}};
-	if (store_github_link(v->d->st, t->id, &l, &e) != 1)
+	if (source_github_link(v->d->src, t->id, &l, &e) != 1)
 		return 0;
 	int merged = l.pr_state && !strcmp(l.pr_state, "merged");
 	int closed = l.pr_state && !strcmp(l.pr_state, "closed");
@@ -575,7 +573,7 @@ static void member_mark(struct view *v, const struct task_row *t, struct extra *
 {
 	int pos, n;
 	struct err e = {{0}};
-	if (!t->group_id || group_position(v->d->st, t, &pos, &n, &e) < 0 || n == 0)
+	if (!t->group_id || source_group_position(v->d->src, t, &pos, &n, &e) < 0 || n == 0)
 		return;
 	x->pre = xasprintf(_("%d of %d"), pos, n);
 	x->pre_long = xasprintf(_("group %s, %d of %d"), t->group_id, pos, n);
@@ -593,7 +591,7 @@ static const struct extra *extra_at(struct view *v, int line)
 	x->have = 1;
 	x->title = recipe_task_title(t->inputs, t->text);
 	struct err e = {{0}};
-	if (t->status != TASK_QUEUED && store_task_glance(v->d->st, t->seq, &x->g, &e) < 0)
+	if (t->status != TASK_QUEUED && source_task_glance(v->d->src, t->seq, &x->g, &e) < 0)
 		memset(&x->g, 0, sizeof x->g);
 	if (row_is_group(p, t))
 		group_extra(v, t, x);
@@ -910,9 +908,7 @@ static void confirm_answer(struct dash *d, void *arg, const char *text)
 	struct err e = {{0}}, first = {{0}};
 	size_t done = 0, failed = 0;
 	for (size_t i = 0; text && rpmatch(text) == 1 && i < a->n; i++) {
-		struct gate_ctx g = gate_ctx_of(d->cfg, d->data_dir, d->st, NULL);
-		if (gate_may_decide_id(&g, a->ids[i], "confirm", &e) == 0 &&
-		    store_task_confirm(d->st, a->ids[i], gate_actor(), &e) == 0)
+		if (source_confirm(d->src, a->ids[i], &e) == 0)
 			done++;
 		else if (!failed++)
 			first = e;
@@ -937,7 +933,7 @@ static double confirm_group(struct dash *d, const char *group_id, struct confirm
                             struct err *e)
 {
 	struct group_info gi;
-	if (group_load(d->st, NULL, group_id, d->now, &gi, e) < 0)
+	if (source_group_load(d->src, group_id, d->now, 0, &gi, e) < 0)
 		return -1;
 	snprintf(a->group, sizeof a->group, "%s", gi.g.id);
 	a->ids = xcalloc(gi.n ? gi.n : 1, sizeof *a->ids);
@@ -957,7 +953,7 @@ void tasks_view_confirm(struct dash *d, const char *id, int whole_group)
 {
 	struct task_row t;
 	struct err e = {{0}};
-	if (store_task_get(d->st, id, &t, &e) < 0) {
+	if (source_task_get(d->src, id, &t, &e) < 0) {
 		dash_message(d, ROLE_ERROR, "%s", e.msg);
 		return;
 	}
@@ -1014,8 +1010,7 @@ static void cancel_answer(struct dash *d, void *arg, const char *text)
 	char *id = arg;
 	if (text && rpmatch(text) == 1) {
 		struct err e = {{0}};
-		struct gate_ctx g = gate_ctx_of(d->cfg, d->data_dir, d->st, NULL);
-		int r = gate_cancel(&g, id, &e);
+		int r = source_cancel(d->src, id, &e);
 		if (r < 0)
 			dash_message(d, ROLE_ERROR, "%s", e.msg);
 		else
@@ -1095,7 +1090,7 @@ static int known(struct view *v, int agent, const char *name)
 	struct task_query q = { .repo = agent ? NULL : name, .agent = agent ? name : NULL };
 	size_t n = 0;
 	struct err e = {{0}};
-	return store_task_count(v->d->st, &q, &n, &e) == 0 && n > 0;
+	return source_task_count(v->d->src, &q, &n, &e) == 0 && n > 0;
 }
 
 /* :filter repo NAME, :filter agent NAME (no name: any). */
@@ -1225,7 +1220,7 @@ static long long group_seq(struct view *v, struct task_query q, const char *gid,
 	q.group = gid;
 	q.limit = 1;
 	q.newest_first = newest;
-	long long seq = store_task_query(v->d->st, &q, &rows, &n, &e) == 0 && n ? rows[0].seq : 0;
+	long long seq = source_task_query(v->d->src, &q, &rows, &n, &e) == 0 && n ? rows[0].seq : 0;
 	task_rows_free(rows, n);
 	return seq;
 }
@@ -1256,11 +1251,11 @@ static long next_line(struct view *v, unsigned want, struct err *e)
 		q.after = group_seq(v, q, cur->group_id, 1);
 	struct task_row *rows = NULL;
 	size_t n = 0;
-	if (store_task_query(v->d->st, &q, &rows, &n, e) < 0)
+	if (source_task_query(v->d->src, &q, &rows, &n, e) < 0)
 		return -1;
 	if (!n) {
 		q.after = 0;
-		if (store_task_query(v->d->st, &q, &rows, &n, e) < 0)
+		if (source_task_query(v->d->src, &q, &rows, &n, e) < 0)
 			return -1;
 	}
 	if (!n)
@@ -1272,7 +1267,7 @@ static long next_line(struct view *v, unsigned want, struct err *e)
 		before.before = group_seq(v, base_query(p), rows[0].group_id, 0);
 	size_t k = 0;
 	task_rows_free(rows, n);
-	return store_task_count(v->d->st, &before, &k, e) < 0 ? -1 : (long)k;
+	return source_task_count(v->d->src, &before, &k, e) < 0 ? -1 : (long)k;
 }
 
 static void jump(struct view *v, unsigned want)

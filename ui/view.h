@@ -114,27 +114,28 @@ void view_short_text(double secs, char *out, size_t len);
 void gate_view_request_changes(struct dash *d, const char *task_id);
 void gate_view_discard_draft(struct dash *d, const char *task_id);
 /* A gate verb in dash_background's child (approve, push, a pick): verb
- * runs on a store connection of the child's own with the dashboard's
- * gate context (gate_ctx_of); msg gets the facts it appended to out as
- * one line ("a; b", 399 bytes at most), or its error.  verb's return. */
-struct gate_ctx;
+ * runs on a source of the child's own, the dashboard's kind
+ * (source_for_job); msg gets the facts it appended to out as one line
+ * ("a; b", 399 bytes at most), or its error.  verb's return. */
+struct source;
 struct buf;
 struct err;
 int gate_view_run(struct dash *d,
-                  int (*verb)(const struct gate_ctx *g, const void *arg, struct buf *out,
+                  int (*verb)(struct source *src, const void *arg, struct buf *out,
                               struct err *e),
                   const void *arg, char *msg, size_t msglen);
 
 /* The dashboard's jobs (dash.h: dash_background, dash_stream), run in
  * `paddock dashboard-job`: gate (args: "approve" or "push", the task's
- * id), pick (the group's id, the task's) and diff (the mirror, the
- * commit from or "", the commit to). */
+ * id), pick (the group's id, the task's) and diff (the task's id and
+ * repo, the commit from or "", the commit to, the range as the API asks
+ * it). */
 int gate_view_job(struct dash *d, char *const *args, char *msg, size_t msglen);
 int group_view_pick_job(struct dash *d, char *const *args, char *msg, size_t msglen);
 int diff_view_produce(struct dash *d, char *const *args, FILE *out);
 
 /* Y: asks whether task id may run at its estimated cost, and confirms
- * it (store_task_confirm); whole_group: when id is in a best-of-N group,
+ * it (source_confirm); whole_group: when id is in a best-of-N group,
  * every member that waits, in one question.  A message says when nothing
  * waits. */
 void tasks_view_confirm(struct dash *d, const char *id, int whole_group);

@@ -280,9 +280,28 @@ static const char *const migrations[] = {
 	 * the API, the Unix user locally; NULL for older tasks and those
 	 * GitHub's issues made. */
 	"ALTER TABLE tasks ADD COLUMN queued_by TEXT;",
-	/* 14 (15 once the scheduler's migration 14 is merged before it): the
-	 * instance's audit trail (issue 36, store_audit.h): every decision
-	 * and refusal of every task, copied by a trigger so that no writer can
+	/* 14: decisions that push (approve, push, group pick) recorded by
+	 * whoever decides and carried out by the scheduler with its own
+	 * credentials (issue 36, store_actions.c): state pending, running
+	 * (by says which process), done or failed; result as the CLI exits
+	 * (0, 1); outcome the lines it prints. */
+	"CREATE TABLE actions ("
+	"  id INTEGER PRIMARY KEY,"
+	"  task TEXT NOT NULL,"
+	"  action TEXT NOT NULL,"
+	"  target TEXT,"
+	"  notes TEXT,"
+	"  actor TEXT NOT NULL,"
+	"  requested REAL NOT NULL,"
+	"  state TEXT NOT NULL DEFAULT 'pending',"
+	"  by TEXT,"
+	"  result INTEGER,"
+	"  outcome TEXT,"
+	"  error TEXT,"
+	"  finished REAL);"
+	"CREATE INDEX actions_open ON actions(state) WHERE state IN ('pending', 'running');",
+	/* 15: the instance's audit trail (issue 36, store_audit.h): every
+	 * decision and refusal of every task, copied by a trigger so that no writer can
 	 * forget it, and the tokens' role changes; one sequence, so that
 	 * GET /events and `paddock audit` resume and list in the order
 	 * things were recorded.  The decisions before it are copied in. */

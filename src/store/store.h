@@ -689,4 +689,51 @@ int store_task_reviewer_round(struct store *s, const char *id, int n, const char
 int store_recipe_spend(struct store *s, const char *recipe, double *mean, size_t *n,
                        struct err *e);
 
+/* ---- decisions carried out by the scheduler (schema 14) ---- */
+
+/* A decision that pushes (approve, push, a group's pick), recorded by
+ * whoever made it and carried out by the process that runs the scheduler,
+ * with that process's credentials (decide.h).  Strings are owned. */
+struct store_action {
+	long long id;
+	char task[TASK_ID_LEN + 1];
+	char *action;              /* "approve", "push" or "pick" */
+	char *target;              /* pick: the group id; else NULL */
+	char *notes;               /* NULL: none */
+	char *actor;               /* who decided */
+	double requested;
+	char *state;               /* "pending", "running", "done", "failed" */
+	char *by;                  /* running or ended: the process that took
+	                              it ("serve (pid 12)"); else NULL */
+	int result;                /* ended: 0 done, 1 the push or the pull
+	                              request failed */
+	char *outcome;             /* ended: the lines of what happened */
+	char *error;               /* ended: why it failed, or NULL */
+	double finished;
+};
+void store_action_free(struct store_action *a);
+/* Records a pending action; its id goes to *id. */
+int store_action_add(struct store *s, const char *task, const char *action, const char *target,
+                     const char *notes, const char *actor, long long *id, struct err *e);
+/* Action id; ERR_NOT_FOUND when none. */
+int store_action_get(struct store *s, long long id, struct store_action *a, struct err *e);
+/* Takes the oldest pending action for process `by` (pending -> running, in
+ * one transaction, so that two takers never take one): 1 with a filled,
+ * 0 when none is pending. */
+int store_action_take(struct store *s, const char *by, struct store_action *a, struct err *e);
+/* Ends a running action: state "done" or "failed", result, outcome (may
+ * be NULL) and error (NULL: none). */
+int store_action_end(struct store *s, long long id, const char *state, int result,
+                     const char *outcome, const char *error, struct err *e);
+/* Actions left running by a scheduler that died go back to pending (the
+ * new owner calls it while it holds the scheduler's lock, before it takes
+ * any); *n gets how many. */
+int store_action_requeue(struct store *s, size_t *n, struct err *e);
+/* The oldest action of task that has not ended (pending or running): 1
+ * with a filled, 0 when none. */
+int store_action_open(struct store *s, const char *task, struct store_action *a,
+                      struct err *e);
+/* How many actions are pending (not yet taken). */
+int store_action_pending(struct store *s, size_t *n, struct err *e);
+
 #endif
