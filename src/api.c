@@ -37,6 +37,7 @@
 #include "paths.h"
 #include "sanitize.h"
 #include "store.h"
+#include "audit.h"
 #include "store_audit.h"
 #include "submit.h"
 #include "units.h"
@@ -48,6 +49,8 @@
 #define CLI_INPUTS_API_MAX 32      /* a recipe's inputs in one request */
 #define PAGE_DEFAULT 50
 #define PAGE_MAX 500
+#define AUDIT_PAGE_DEFAULT 50
+#define AUDIT_PAGE_MAX 1000
 #define REFUSE_MAX 30       /* refused GitHub deliveries per address and window */
 #define REFUSE_WINDOW_S 60.0
 
@@ -717,6 +720,42 @@ static enum MHD_Result get_tasks(struct api *a, struct MHD_Connection *c, struct
 		json_object_set_new(j, "next", json_null());
 	}
 	task_rows_free(rows, n);
+	return send_json(c, 200, j);
+}
+
+/* GET /audit: a page of the audit trail, newest first, as paddock audit
+ * --json prints it; the cursor is the last event's seq, so that pages
+ * hold each event once while new ones are recorded. */
+static enum MHD_Result get_audit(struct api *a, struct MHD_Connection *c)
+{
+	const char *ls = api_query(c, "limit"), *bs = api_query(c, "before");
+	long limit = AUDIT_PAGE_DEFAULT, before = 0;
+	if (ls && (parse_uint(ls, AUDIT_PAGE_MAX, &limit) < 0 || limit < 1))
+		return api_send_error(c, 400, "bad_field", NULL, "limit must be from 1 to %d",
+		                      AUDIT_PAGE_MAX);
+	if (bs && (parse_uint(bs, LONG_MAX, &before) < 0 || before < 1))
+		return api_send_error(c, 400, "bad_field", NULL, "before must be the seq of an audit "
+		                      "event (the next link of a page has one)");
+	struct err e = {{0}};
+	struct store *st = api_open_store(a, &e);
+	if (!st)
+		return api_send_err(c, &e, NULL);
+	struct audit_event *ev;
+	size_t n;
+	/* One more than the page: whether there is a next one. */
+	int rc = store_audit_before(st, before, (size_t)limit + 1, &ev, &n, &e);
+	store_close(st);
+	if (rc < 0)
+		return api_send_err(c, &e, NULL);
+	json_t *arr = json_array();
+	for (size_t i = 0; i < n && i < (size_t)limit; i++)
+		json_array_append_new(arr, audit_event_json(&ev[i], 1));
+	json_t *j = json_pack("{s:o,s:I}", "events", arr, "limit", (json_int_t)limit);
+	char next[64];
+	snprintf(next, sizeof next, "/audit?limit=%ld&before=%lld", limit,
+	         n > (size_t)limit ? ev[limit - 1].id : 0);
+	json_object_set_new(j, "next", n > (size_t)limit ? json_string(next) : json_null());
+	audit_events_free(ev, n);
 	return send_json(c, 200, j);
 }
 
@@ -1440,6 +1479,14 @@ static enum MHD_Result route_get_audit(struct api *a, struct MHD_Connection *c,
 	return api_audit_events_get(a, c);
 }
 
+static enum MHD_Result route_get_audit_page(struct api *a, struct MHD_Connection *c,
+                                            struct req *rq, const struct api_call *x)
+{
+	(void)rq;
+	(void)x;
+	return get_audit(a, c);
+}
+
 static enum MHD_Result route_decide(struct api *a, struct MHD_Connection *c,
                                     struct req *rq, const struct api_call *x)
 {
@@ -1649,6 +1696,7 @@ static const struct api_route {
 	{ "GET", "/groups/{id}", route_get_group, ACCESS_READ, 0 },
 	{ "POST", "/groups/{id}/pick", route_post_pick, ACCESS_REVIEW, 0 },
 	{ "GET", "/events", route_get_audit, ACCESS_ADMIN, 0 },
+	{ "GET", "/audit", route_get_audit_page, ACCESS_ADMIN, 0 },
 	{ "POST", "/github/webhook", route_post_github, ACCESS_NONE, 0 },
 };
 #define API_NROUTES (sizeof api_route_table / sizeof *api_route_table)
@@ -1776,7 +1824,7 @@ static enum MHD_Result route_recipes(struct api *a, struct MHD_Connection *c, co
 	return r->handler(a, c, rq, &x);
 }
 
-/* A route of no task, group or recipe (/events): url is its pattern. */
+/* A route of no task, group or recipe (/events, /audit): url is its pattern. */
 static enum MHD_Result route_plain(struct api *a, struct MHD_Connection *c, const char *url,
                                    const char *method, struct req *rq)
 {
@@ -2115,7 +2163,7 @@ static enum MHD_Result route(struct api *a, struct MHD_Connection *c, const char
 		return route_recipes(a, c, url, method, rq);
 	if (strncmp(url, "/groups/", 8) == 0)
 		return route_groups(a, c, url, url + 8, method, rq, actor);
-	if (strcmp(url, "/events") == 0)
+	if (strcmp(url, "/events") == 0 || strcmp(url, "/audit") == 0)
 		return route_plain(a, c, url, method, rq);
 	/* /tasks, /tasks/ID, /tasks/ID/ACTION */
 	if (strncmp(url, "/tasks", 6) != 0 || (url[6] && url[6] != '/'))

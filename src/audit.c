@@ -60,10 +60,39 @@ json_t *audit_event_json(const struct audit_event *ev, int with_seq)
 	return j;
 }
 
+static char *jdup(json_t *j, const char *key)
+{
+	const char *s = json_string_value(json_object_get(j, key));
+	return s ? xstrdup(s) : NULL;
+}
+
+int audit_event_from_json(json_t *j, struct audit_event *ev)
+{
+	memset(ev, 0, sizeof *ev);
+	if (!json_is_object(j) || !json_is_number(json_object_get(j, "at")))
+		return -1;
+	ev->id = (long long)json_integer_value(json_object_get(j, "seq"));
+	ev->at = json_number_value(json_object_get(j, "at"));
+	/* Without seq there is no kind: a role change is the one with a token. */
+	ev->kind = jdup(j, "kind");
+	if (!ev->kind)
+		ev->kind = xstrdup(json_object_get(j, "token") ? "role-change" : "decision");
+	ev->actor = jdup(j, "actor");
+	ev->task_id = jdup(j, "id");
+	ev->round = (int)json_integer_value(json_object_get(j, "round"));
+	ev->action = jdup(j, "action");
+	ev->notes = jdup(j, "notes");
+	ev->token = jdup(j, "token");
+	ev->old_role = jdup(j, "old_role");
+	ev->new_role = jdup(j, "new_role");
+	return 0;
+}
+
 char *audit_event_text(const struct audit_event *ev)
 {
 	char when[32];
-	time_t t = (time_t)ev->at;
+	/* The JSON's milliseconds: a line from the API's is the same. */
+	time_t t = (time_t)ms(ev->at);
 	struct tm tm;
 	strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", localtime_r(&t, &tm));
 	struct buf b = {0};

@@ -19,6 +19,9 @@ json_t *audit_decision_json(const char *id, const struct task_decision *d);
 /* An audit event's data as JSON (new reference), with "seq" (its id in
  * the trail) when with_seq. */
 json_t *audit_event_json(const struct audit_event *ev, int with_seq);
+/* Fills *ev from audit_event_json's JSON (with or without seq; strings
+ * newly allocated: audit_events_free); -1 when j is not such an event. */
+int audit_event_from_json(json_t *j, struct audit_event *ev);
 /* An audit event's line, newly allocated: "YYYY-MM-DD HH:MM:SS  ..." in
  * local time (translated). */
 char *audit_event_text(const struct audit_event *ev);

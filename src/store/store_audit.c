@@ -21,6 +21,11 @@ static void audit_clear(void *elem)
 	free(ev->new_role);
 }
 
+void audit_event_clear(struct audit_event *ev)
+{
+	audit_clear(ev);
+}
+
 void audit_events_free(struct audit_event *v, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
@@ -78,8 +83,15 @@ int store_audit_after(struct store *s, long long after, size_t limit,
 int store_audit_last(struct store *s, size_t limit, struct audit_event **out, size_t *n,
                      struct err *e)
 {
-	return audit_query(s, "SELECT " AUDIT_COLS " FROM audit WHERE ?1 = ?1 ORDER BY id DESC "
-	                   "LIMIT ?2", 0, limit ? (long long)limit : -1, out, n, e);
+	return store_audit_before(s, 0, limit, out, n, e);
+}
+
+int store_audit_before(struct store *s, long long before, size_t limit,
+                       struct audit_event **out, size_t *n, struct err *e)
+{
+	return audit_query(s, "SELECT " AUDIT_COLS " FROM audit WHERE ?1 <= 0 OR id < ?1 "
+	                   "ORDER BY id DESC LIMIT ?2", before, limit ? (long long)limit : -1,
+	                   out, n, e);
 }
 
 int store_audit_top(struct store *s, long long *out, struct err *e)

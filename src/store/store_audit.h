@@ -34,6 +34,8 @@ struct audit_event {
 	char *new_role;
 };
 void audit_events_free(struct audit_event *v, size_t n);
+/* Frees one event's strings (not ev itself). */
+void audit_event_clear(struct audit_event *ev);
 
 /* A change of token's role, as serve's reload found it. */
 struct audit_role_change {
@@ -63,6 +65,10 @@ int store_audit_after(struct store *s, long long after, size_t limit,
 /* The last limit events (0: all), newest first (paddock audit). */
 int store_audit_last(struct store *s, size_t limit, struct audit_event **out, size_t *n,
                      struct err *e);
+/* The same, of the events before id `before` (0: from the last): the
+ * page further back (GET /audit). */
+int store_audit_before(struct store *s, long long before, size_t limit,
+                       struct audit_event **out, size_t *n, struct err *e);
 /* The id of the last event recorded (0: none yet) in *out. */
 int store_audit_top(struct store *s, long long *out, struct err *e);
 
