@@ -204,6 +204,16 @@ static const struct cli_verb verbs[] = {
 	     "  --repo NAME        sync only repo NAME\n"
 	     "  --limit N          the N newest events (default 50; 0: all)\n"
 	     "  -j, --json         print a JSON object (sync) or array (events)\n") },
+	{ "audit", cmd_audit, N_("audit [--json] [--limit N] [--before SEQ]"),
+	  N_("Lists the decisions (approve, request-changes, push, reject, override, pick,\n"
+	     "confirm, cancel) and refusals of every task and the changes of the tokens'\n"
+	     "roles serve found when it started or read its configuration again (SIGHUP),\n"
+	     "newest first: the audit trail GET /events streams.  A task's own are in its\n"
+	     "history (paddock show).\n"
+	     "  --limit N          the N newest (default 50; 0: all)\n"
+	     "  --before SEQ       only those recorded before event SEQ (a page further back;\n"
+	     "                     --json shows each event's seq)\n"
+	     "  -j, --json         print a JSON array\n") },
 	{ "template", cmd_template, N_("template [--json] (list | prune [--older-than AGE] [--dry-run])"),
 	  N_("Lists the templates (one read-only checkout per repo, base commit and set-up,\n"
 	     "the lower layer of every task's workspace) with their size, last use and\n"

@@ -13,6 +13,7 @@
  *   cmd/cmd_admin.c  config, template, agent
  *   cmd/cmd_recipe.c recipe
  *   cmd/cmd_github.c github
+ *   cmd/cmd_audit.c  audit
  *   cmd/cmd_kube.c   kubernetes manifest
  *   cmd/cmd_draft.c  comment, draft (the review draft)
  *   cmd/cmd_remote.c every verb against a server's API (paddock --server URL) */
@@ -240,6 +241,7 @@ int cmd_template(int argc, char **argv);
 int cmd_agent(int argc, char **argv);
 int cmd_recipe(int argc, char **argv);
 int cmd_github(int argc, char **argv);
+int cmd_audit(int argc, char **argv);
 int cmd_confirm(int argc, char **argv);
 int cmd_kubernetes(int argc, char **argv);
 int cmd_comment(int argc, char **argv);

@@ -1031,6 +1031,61 @@ static int r_recipe(int argc, char **argv)
 	return 0;
 }
 
+/* paddock audit: GET /audit's pages, newest first, as many as --limit
+ * asks (0: all), printed as the local verb prints them (render_audit). */
+static int r_audit(int argc, char **argv)
+{
+	const struct cli_verb *v = cli_verb_find("audit");
+	struct cli_opts o;
+	int rc = cli_parse_opts(v, argc, argv, &o, "help json limit before");
+	if (rc >= 0)
+		return rc;
+	if (optind != argc)
+		return cli_bad_usage(v);
+	long limit = 50;
+	long long before = 0;
+	char *end;
+	if (o.limit && ((limit = strtol(o.limit, &end, 10)) < 0 || !*o.limit || *end))
+		return cli_die(EXIT_USAGE, _("--limit: '%s' is not a number of events (0: all)"),
+		               o.limit);
+	if (o.before && ((before = strtoll(o.before, &end, 10)) < 1 || !*o.before || *end))
+		return cli_die(EXIT_USAGE, _("--before: '%s' is not the seq of an audit event "
+		                             "(--json shows each event's)"), o.before);
+	/* The server's pages hold at most 1000. */
+	long page = limit > 0 && limit < 1000 ? limit : 1000;
+	char *path = before ? xasprintf("/audit?limit=%ld&before=%lld", page, before)
+	                    : xasprintf("/audit?limit=%ld", page);
+	json_t *all = json_array();
+	struct err e = {{0}};
+	while (path) {
+		json_t *pg = client_get_json(rcl, path, &e);
+		free(path);
+		path = NULL;
+		if (!pg) {
+			json_decref(all);
+			return remote_fail(&e);
+		}
+		size_t i;
+		json_t *ev;
+		json_array_foreach(json_object_get(pg, "events"), i, ev) {
+			if (limit > 0 && (long)json_array_size(all) >= limit)
+				break;
+			json_array_append(all, ev);
+		}
+		const char *next = jstr(pg, "next");
+		if (next && *next == '/' && (!limit || (long)json_array_size(all) < limit))
+			path = xstrdup(next);
+		json_decref(pg);
+	}
+	if (o.json) {
+		cli_json_print(all);
+	} else {
+		render_audit(all);
+		json_decref(all);
+	}
+	return 0;
+}
+
 /* ---------------------------------------------------------------- dispatch */
 
 static const struct {
@@ -1042,7 +1097,7 @@ static const struct {
 	{ "reject", r_reject }, { "request-changes", r_request_changes },
 	{ "override", r_override }, { "follow-up", r_follow_up }, { "cancel", r_cancel },
 	{ "confirm", r_confirm }, { "group", r_group }, { "recipe", r_recipe },
-	{ "comment", r_comment }, { "draft", r_draft },
+	{ "comment", r_comment }, { "draft", r_draft }, { "audit", r_audit },
 };
 
 int cli_remote_main(const char *server, int argc, char **argv)

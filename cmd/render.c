@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "audit.h"
 #include "buf.h"
 #include "cli.h"
 #include "config.h"
@@ -350,4 +351,24 @@ void render_recipe(json_t *r)
 		printf("  %s\n", line);
 	}
 	buf_free(&clean);
+}
+
+void render_audit(json_t *list)
+{
+	if (!json_array_size(list)) {
+		printf(_("no decisions, refusals or role changes yet\n"));
+		return;
+	}
+	size_t i;
+	json_t *j;
+	json_array_foreach(list, i, j) {
+		struct audit_event ev;
+		if (audit_event_from_json(j, &ev) < 0)
+			continue;
+		char *line = audit_event_text(&ev);
+		cli_put_str(stdout, line);
+		fputc('\n', stdout);
+		free(line);
+		audit_event_clear(&ev);
+	}
 }

@@ -1,7 +1,7 @@
 /* render: the command line's text of a task (show, a list row), a group
  * (group show) and a recipe (recipe show), from their JSON: taskjson.h's
  * taskjson_full, taskjson_row and taskjson_recipe, and group.h's
- * group_json, the same JSON as --json and the HTTP API give.  One
+ * group_json, an audit event's (audit.h), the same JSON as --json and the HTTP API give.  One
  * renderer for the local verbs, which build that JSON from their store,
  * and for the remote ones (cmd_remote.c), which get it from the API, so
  * that both print the same bytes.  They print on stdout (render_added's
@@ -35,5 +35,10 @@ void render_group(json_t *j);
 void render_recipes(json_t *list);
 /* paddock recipe show's text of recipe j (taskjson_recipe). */
 void render_recipe(json_t *j);
+
+/* paddock audit's text of the array of audit events list
+ * (audit_event_json's, with seq): a line each (audit_event_text), or
+ * that there are none yet. */
+void render_audit(json_t *list);
 
 #endif

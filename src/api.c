@@ -37,6 +37,8 @@
 #include "paths.h"
 #include "sanitize.h"
 #include "store.h"
+#include "audit.h"
+#include "store_audit.h"
 #include "submit.h"
 #include "units.h"
 #include "task.h"
@@ -47,6 +49,8 @@
 #define CLI_INPUTS_API_MAX 32      /* a recipe's inputs in one request */
 #define PAGE_DEFAULT 50
 #define PAGE_MAX 500
+#define AUDIT_PAGE_DEFAULT 50
+#define AUDIT_PAGE_MAX 1000
 #define REFUSE_MAX 30       /* refused GitHub deliveries per address and window */
 #define REFUSE_WINDOW_S 60.0
 
@@ -290,6 +294,52 @@ static void tokens_log_roles(const struct api_token *old, size_t nold,
 				        now[i].name, access_name(old[j].role), access_name(now[i].role));
 }
 
+static const struct audit_role *role_known(const struct audit_role *v, size_t n,
+                                           const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(v[i].token, name))
+			return &v[i];
+	return NULL;
+}
+
+/* Records in the audit trail (store_audit.h), by "config", each token
+ * whose role differs from the one the trail last recorded for it: a role
+ * changed, a token added or removed, whether serve read the configuration
+ * again (SIGHUP) or started after it was edited.  A failure is said on
+ * notice: the tokens hold all the same. */
+static void tokens_audit_roles(struct api *a, const struct api_token *now, size_t n,
+                               FILE *notice)
+{
+	struct err e = {{0}};
+	struct store *st = api_open_store(a, &e);
+	struct audit_role *known = NULL;
+	size_t nknown = 0;
+	int rc = st ? store_audit_roles_known(st, &known, &nknown, &e) : -1;
+	struct audit_role_change *v = xcalloc(n + nknown + 1, sizeof *v);
+	size_t k = 0;
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		const struct audit_role *r = role_known(known, nknown, now[i].name);
+		const char *role = access_name(now[i].role);
+		if (!r || !r->role || strcmp(r->role, role))
+			v[k++] = (struct audit_role_change){ now[i].name, r ? r->role : NULL, role };
+	}
+	for (size_t j = 0; rc == 0 && j < nknown; j++) {
+		int kept = 0;
+		for (size_t i = 0; i < n && !kept; i++)
+			kept = !strcmp(now[i].name, known[j].token);
+		if (known[j].role && !kept)
+			v[k++] = (struct audit_role_change){ known[j].token, known[j].role, NULL };
+	}
+	if (rc == 0)
+		rc = store_audit_roles(st, v, k, "config", &e);
+	if (rc < 0 && notice)
+		fprintf(notice, _("paddock: the role changes were not recorded: %s\n"), e.msg);
+	free(v);
+	audit_roles_free(known, nknown);
+	store_close(st);
+}
+
 int api_reload(struct api *a, FILE *notice, struct err *e)
 {
 	struct config fresh;
@@ -312,6 +362,7 @@ int api_reload(struct api *a, FILE *notice, struct err *e)
 		pthread_mutex_unlock(&a->tmu);
 		if (notice)
 			tokens_log_roles(old, nold, t, n, notice);
+		tokens_audit_roles(a, t, n, notice);
 		tokens_free(old, nold);
 		if (notice) {
 			fprintf(notice, ngettext("paddock: the HTTP API's tokens were read again: %zu "
@@ -669,6 +720,42 @@ static enum MHD_Result get_tasks(struct api *a, struct MHD_Connection *c, struct
 		json_object_set_new(j, "next", json_null());
 	}
 	task_rows_free(rows, n);
+	return send_json(c, 200, j);
+}
+
+/* GET /audit: a page of the audit trail, newest first, as paddock audit
+ * --json prints it; the cursor is the last event's seq, so that pages
+ * hold each event once while new ones are recorded. */
+static enum MHD_Result get_audit(struct api *a, struct MHD_Connection *c)
+{
+	const char *ls = api_query(c, "limit"), *bs = api_query(c, "before");
+	long limit = AUDIT_PAGE_DEFAULT, before = 0;
+	if (ls && (parse_uint(ls, AUDIT_PAGE_MAX, &limit) < 0 || limit < 1))
+		return api_send_error(c, 400, "bad_field", NULL, "limit must be from 1 to %d",
+		                      AUDIT_PAGE_MAX);
+	if (bs && (parse_uint(bs, LONG_MAX, &before) < 0 || before < 1))
+		return api_send_error(c, 400, "bad_field", NULL, "before must be the seq of an audit "
+		                      "event (the next link of a page has one)");
+	struct err e = {{0}};
+	struct store *st = api_open_store(a, &e);
+	if (!st)
+		return api_send_err(c, &e, NULL);
+	struct audit_event *ev;
+	size_t n;
+	/* One more than the page: whether there is a next one. */
+	int rc = store_audit_before(st, before, (size_t)limit + 1, &ev, &n, &e);
+	store_close(st);
+	if (rc < 0)
+		return api_send_err(c, &e, NULL);
+	json_t *arr = json_array();
+	for (size_t i = 0; i < n && i < (size_t)limit; i++)
+		json_array_append_new(arr, audit_event_json(&ev[i], 1));
+	json_t *j = json_pack("{s:o,s:I}", "events", arr, "limit", (json_int_t)limit);
+	char next[64];
+	snprintf(next, sizeof next, "/audit?limit=%ld&before=%lld", limit,
+	         n > (size_t)limit ? ev[limit - 1].id : 0);
+	json_object_set_new(j, "next", n > (size_t)limit ? json_string(next) : json_null());
+	audit_events_free(ev, n);
 	return send_json(c, 200, j);
 }
 
@@ -1384,6 +1471,22 @@ static enum MHD_Result route_get_events(struct api *a, struct MHD_Connection *c,
 	return api_events_get(a, c, x->t);
 }
 
+static enum MHD_Result route_get_audit(struct api *a, struct MHD_Connection *c,
+                                       struct req *rq, const struct api_call *x)
+{
+	(void)rq;
+	(void)x;
+	return api_audit_events_get(a, c);
+}
+
+static enum MHD_Result route_get_audit_page(struct api *a, struct MHD_Connection *c,
+                                            struct req *rq, const struct api_call *x)
+{
+	(void)rq;
+	(void)x;
+	return get_audit(a, c);
+}
+
 static enum MHD_Result route_decide(struct api *a, struct MHD_Connection *c,
                                     struct req *rq, const struct api_call *x)
 {
@@ -1592,6 +1695,8 @@ static const struct api_route {
 	{ "GET", "/recipes/{name}", route_get_recipe, ACCESS_READ, 0 },
 	{ "GET", "/groups/{id}", route_get_group, ACCESS_READ, 0 },
 	{ "POST", "/groups/{id}/pick", route_post_pick, ACCESS_REVIEW, 0 },
+	{ "GET", "/events", route_get_audit, ACCESS_ADMIN, 0 },
+	{ "GET", "/audit", route_get_audit_page, ACCESS_ADMIN, 0 },
 	{ "POST", "/github/webhook", route_post_github, ACCESS_NONE, 0 },
 };
 #define API_NROUTES (sizeof api_route_table / sizeof *api_route_table)
@@ -1716,6 +1821,21 @@ static enum MHD_Result route_recipes(struct api *a, struct MHD_Connection *c, co
 		return rc;
 	struct api_call x = { .url = url, .method = method, .actor = rq->who, .action = "",
 	                      .name = url[8] ? url + 9 : "" };
+	return r->handler(a, c, rq, &x);
+}
+
+/* A route of no task, group or recipe (/events, /audit): url is its pattern. */
+static enum MHD_Result route_plain(struct api *a, struct MHD_Connection *c, const char *url,
+                                   const char *method, struct req *rq)
+{
+	const char *allow;
+	const struct api_route *r = api_route_find(method, url, &allow);
+	if (!r)
+		return api_route_refuse(c, rq, url, method, url, allow);
+	enum MHD_Result rc;
+	if (!route_allowed(a, c, rq, r, method, url, NULL, NULL, &rc))
+		return rc;
+	struct api_call x = { .url = url, .method = method, .actor = rq->who, .action = "" };
 	return r->handler(a, c, rq, &x);
 }
 
@@ -2043,6 +2163,8 @@ static enum MHD_Result route(struct api *a, struct MHD_Connection *c, const char
 		return route_recipes(a, c, url, method, rq);
 	if (strncmp(url, "/groups/", 8) == 0)
 		return route_groups(a, c, url, url + 8, method, rq, actor);
+	if (strcmp(url, "/events") == 0 || strcmp(url, "/audit") == 0)
+		return route_plain(a, c, url, method, rq);
 	/* /tasks, /tasks/ID, /tasks/ID/ACTION */
 	if (strncmp(url, "/tasks", 6) != 0 || (url[6] && url[6] != '/'))
 		return api_send_error(c, 404, "no_route", NULL, "no such route: %s %s", method, url);
@@ -2503,6 +2625,8 @@ int api_start(struct api **out, const struct api_opts *o, FILE *notice, struct e
 	}
 	const union MHD_DaemonInfo *info = MHD_get_daemon_info(a->d, MHD_DAEMON_INFO_BIND_PORT);
 	a->port = info ? info->port : 0;
+	/* The tokens may have changed while no serve ran. */
+	tokens_audit_roles(a, a->tokens, a->ntokens, notice);
 	if (notice) {
 		if (loopback)
 			fprintf(notice, _("paddock: the HTTP API listens on %s (port %d)%s\n"), listen,

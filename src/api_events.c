@@ -1,11 +1,13 @@
-/* api_events.c: GET /tasks/{id}/events, a task's steps and log lines as
- * server-sent events, live or resumed from a Last-Event-ID (api_int.h). */
+/* api_events.c: GET /tasks/{id}/events, a task's steps, log lines and
+ * decisions as server-sent events, and GET /events, the instance's audit
+ * trail, each live or resumed from a Last-Event-ID (api_int.h). */
 #include "autoconfig.h"
 #include "api_int.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <math.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,30 +16,44 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "audit.h"
 #include "clock.h"
 #include "gate.h"
 #include "paths.h"
 #include "sanitize.h"
+#include "store_audit.h"
 #include "task.h"
 #include "taskjson.h"
 
 #define SSE_PING_S 15.0
 #define SSE_SETTLE_S 5.0   /* the longest a step's place in the log is waited for */
+#define SSE_AUDIT_BATCH 256 /* audit events read at a time */
 
 /* ---- events (server-sent) ---- */
 
 /* The stream is one sequence: the task's steps and its log lines, in the
  * order they happened (a step's log_off says how much of the log came
- * before it), each review's gate right after its status.  A position in
- * it is (steps sent, log bytes sent), and the id of every event is the
- * position after it, with ".r" after a review's status while its gate is
- * still to come: resuming from any id gives exactly what followed. */
+ * before it), each review's gate right after its status, and its
+ * decisions (refusals too): a decision goes out right before the first
+ * step made after it, or as soon as it is seen when no step followed it
+ * yet (after the log lines read by then).  A position in it is (steps
+ * sent, log bytes sent, decisions sent), and the id of every event is the
+ * position after it, "STEPS.LOGBYTES.DECISIONS", with ".r" after a
+ * review's status while its gate is still to come: resuming from any id
+ * gives exactly what followed.  An id of two parts (before decisions were
+ * events) counts as sent the decisions made up to its last step.
+ *
+ * GET /events (global) is the audit trail (store_audit.h) after the
+ * position, the id of its last event sent. */
 struct sse {
 	struct api *a;
 	struct store *st;
+	int global;                /* GET /events: the audit trail */
+	long long seq;             /* global: the last audit event sent */
 	char id[TASK_ID_LEN + 1];
 	size_t nsteps;             /* steps sent */
 	off_t logoff;              /* log bytes sent */
+	size_t ndec;               /* decisions sent */
 	int gate_due;              /* a review's status went out, its gate not */
 	int sock;                  /* the client's socket: its hang-up ends us */
 	int watch;                 /* inotify: the store's folder, the task's */
@@ -63,9 +79,25 @@ static void sse_event(struct sse *s, const char *type, json_t *data)
 	/* The end has an id of its own: resuming from it gets 204, nothing
 	 * more to follow. */
 	const char *mark = s->gate_due ? ".r" : strcmp(type, "end") == 0 ? ".e" : "";
-	buf_printf(&s->out, "id: %zu.%lld%s\nevent: %s\ndata: %s\n\n", s->nsteps,
-	           (long long)s->logoff, mark, type, txt ? txt : "{}");
+	if (s->global)
+		buf_printf(&s->out, "id: %lld\nevent: %s\ndata: %s\n\n", s->seq, type,
+		           txt ? txt : "{}");
+	else
+		buf_printf(&s->out, "id: %zu.%lld.%zu%s\nevent: %s\ndata: %s\n\n", s->nsteps,
+		           (long long)s->logoff, s->ndec, mark, type, txt ? txt : "{}");
 	free(txt);
+}
+
+/* The decisions not sent yet that were made by `before` (unix time; the
+ * time of the step about to go out, or INFINITY: all). */
+static void sse_decisions(struct sse *s, const struct task_decision *d, size_t nd,
+                          double before)
+{
+	while (s->ndec < nd && d[s->ndec].at <= before) {
+		json_t *j = audit_decision_json(s->id, &d[s->ndec]);
+		s->ndec++;
+		sse_event(s, "decision", j);
+	}
 }
 
 /* The gate of the review that step n (1-based) was: that round's. */
@@ -136,7 +168,13 @@ static void sse_poll(struct sse *s)
 	struct stat sb;
 	s->limit = s->logfd >= 0 && fstat(s->logfd, &sb) == 0 ? sb.st_size : 0;
 	s->chunk_len = 0;  /* the log may have grown: read it afresh */
-	if (store_task_get(s->st, s->id, &t, &e) < 0) {
+	/* The decisions before the task: a step made after a decision it
+	 * does not see yet comes after that decision (by time) all the same. */
+	struct task_decision *d = NULL;
+	size_t nd = 0;
+	if (store_decisions(s->st, s->id, &d, &nd, &e) < 0 ||
+	    store_task_get(s->st, s->id, &t, &e) < 0) {
+		task_decisions_free(d, nd);
 		sse_event(s, "error", json_pack("{s:s}", "error", e.msg));
 		s->ended = 1;
 		return;
@@ -165,6 +203,7 @@ static void sse_poll(struct sse *s)
 		/* A line whole when the step was made came before it. */
 		if (step && (!line || s->logoff + (off_t)len > t.steps[s->nsteps].log_off)) {
 			const struct task_step *st = &t.steps[s->nsteps];
+			sse_decisions(s, d, nd, st->time);
 			s->nsteps++;
 			s->gate_due = st->status == TASK_REVIEW;
 			sse_event(s, "status", json_pack("{s:s,s:s,s:f,s:i,s:o}", "id", t.id, "status",
@@ -177,8 +216,11 @@ static void sse_poll(struct sse *s)
 				sse_gate(s, &t, s->nsteps);
 			continue;
 		}
-		if (!line)
+		if (!line) {
+			/* Caught up: what was decided since goes out now. */
+			sse_decisions(s, d, nd, INFINITY);
 			break;
+		}
 		size_t text = len && line[len - 1] == '\n' ? len - 1 : len;
 		json_t *l = sanitize_json_string(line, text);
 		s->logoff += (off_t)len;
@@ -190,6 +232,29 @@ static void sse_poll(struct sse *s)
 		s->ended = 1;
 	}
 	task_row_free(&t);
+	task_decisions_free(d, nd);
+}
+
+/* GET /events: the audit events after s->seq, in order. */
+static void sse_poll_global(struct sse *s)
+{
+	struct err e = {{0}};
+	for (;;) {
+		struct audit_event *ev;
+		size_t n;
+		if (store_audit_after(s->st, s->seq, SSE_AUDIT_BATCH, &ev, &n, &e) < 0) {
+			sse_event(s, "error", json_pack("{s:s}", "error", e.msg));
+			s->ended = 1;
+			return;
+		}
+		for (size_t i = 0; i < n; i++) {
+			s->seq = ev[i].id;
+			sse_event(s, ev[i].kind, audit_event_json(&ev[i], 0));
+		}
+		audit_events_free(ev, n);
+		if (n < SSE_AUDIT_BATCH)
+			return;
+	}
 }
 
 /* Waits for the store or the task's log to change, the client to go, the
@@ -197,7 +262,7 @@ static void sse_poll(struct sse *s)
  * happens.  0 to look again, -1 when the client went. */
 static int sse_wait(struct sse *s)
 {
-	if (!s->task_watched && s->watch >= 0) {
+	if (!s->global && !s->task_watched && s->watch >= 0) {
 		/* The task's folder comes with its first run. */
 		char *dir = paths_task_dir(s->a->data_dir, s->id);
 		s->task_watched = inotify_add_watch(s->watch, dir, IN_MODIFY | IN_CREATE |
@@ -250,7 +315,10 @@ static ssize_t sse_read(void *cls, uint64_t pos, char *buf, size_t max)
 		}
 		if (s->ended || s->a->stopping)
 			return MHD_CONTENT_READER_END_OF_STREAM;
-		sse_poll(s);
+		if (s->global)
+			sse_poll_global(s);
+		else
+			sse_poll(s);
 		if (s->out.len)
 			continue;
 		if (clock_mono() - s->last >= SSE_PING_S) {
@@ -314,6 +382,70 @@ static int sse_position_valid(struct sse *s, const struct task_row *t, size_t k,
 	return 1;
 }
 
+/* The 200 whose body is s's stream (s is the response's now). */
+static enum MHD_Result sse_start(struct sse *s, struct MHD_Connection *c)
+{
+	s->last = clock_mono();
+	buf_adds(&s->out, "retry: 2000\n\n");
+	struct MHD_Response *r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384,
+	                                                           sse_read, s, sse_free);
+	MHD_add_response_header(r, "Content-Type", "text/event-stream");
+	MHD_add_response_header(r, "X-Accel-Buffering", "no");
+	/* A follower is quiet by nature: the ping keeps it, not the timeout. */
+	MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, (unsigned)0);
+	return api_answer(c, 200, r);
+}
+
+/* Reads an id of a task's stream: "S.L", "S.L.M", "S.L.D" or "S.L.D.M",
+ * M one of r (a gate due), e (the end), g (earlier versions' plain form),
+ * *three set when D is there.  1 when it has that form. */
+static int sse_id_parse(const char *id, unsigned long long *ns, unsigned long long *lo,
+                        unsigned long long *nd, int *three, char *mark)
+{
+	unsigned long long v[3];
+	int parts = 0;
+	const char *p = id;
+	*mark = 0;
+	*nd = 0;
+	for (;;) {
+		if (*p >= '0' && *p <= '9' && parts < 3) {
+			char *end;
+			errno = 0;
+			v[parts++] = strtoull(p, &end, 10);
+			if (errno || end - p > 20)
+				return 0;
+			p = end;
+		} else if (parts >= 2 && (*p == 'r' || *p == 'e' || *p == 'g') && !p[1]) {
+			*mark = *p == 'g' ? 0 : *p;
+			break;
+		} else {
+			return 0;
+		}
+		if (!*p)
+			break;
+		if (*p++ != '.' || !*p)
+			return 0;
+	}
+	if (parts < 2 || v[0] > (1u << 30) || v[1] > (1ull << 62) ||
+	    (parts == 3 && v[2] > (1u << 30)))
+		return 0;
+	*ns = v[0];
+	*lo = v[1];
+	*three = parts == 3;
+	if (*three)
+		*nd = v[2];
+	return 1;
+}
+
+/* How many of the n decisions were made by `at`. */
+static size_t sse_decisions_before(const struct task_decision *d, size_t n, double at)
+{
+	size_t k = 0;
+	while (k < n && d[k].at <= at)
+		k++;
+	return k;
+}
+
 enum MHD_Result api_events_get(struct api *a, struct MHD_Connection *c,
                                   const struct task_row *t)
 {
@@ -331,26 +463,37 @@ enum MHD_Result api_events_get(struct api *a, struct MHD_Connection *c,
 	const union MHD_ConnectionInfo *ci =
 		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
 	s->sock = ci ? ci->connect_fd : -1;
-	/* Resuming: "STEPS.LOGBYTES" or "STEPS.LOGBYTES.r" from the last event
-	 * the client saw (".g", of earlier versions, is the plain form). */
+	/* Resuming from the last event the client saw (struct sse). */
 	const char *last = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Last-Event-ID");
 	if (!last)
 		last = api_query(c, "last_event_id");
 	if (last) {
-		unsigned long long ns, lo;
-		char g = 0, extra;
-		int k = sscanf(last, "%llu.%llu.%c%c", &ns, &lo, &g, &extra);
-		int ok = (k == 2 || (k == 3 && (g == 'r' || g == 'g' || g == 'e'))) &&
-		         strspn(last, "0123456789.rge") == strlen(last) && ns <= (1u << 30) &&
-		         lo <= (1ull << 62);
-		if (!ok || !sse_position_valid(s, t, (size_t)ns, (off_t)lo, k == 3 ? g : 0)) {
+		unsigned long long ns, lo, nd;
+		char g = 0;
+		int three = 0, valid = sse_id_parse(last, &ns, &lo, &nd, &three, &g);
+		struct task_decision *d = NULL;
+		size_t ndec = 0;
+		struct err de = {{0}};
+		if (valid && store_decisions(s->st, t->id, &d, &ndec, &de) < 0) {
+			sse_free(s);
+			return api_send_err(c, &de, NULL);
+		}
+		/* A two-part id: the decisions made up to its last step were sent
+		 * (or were before its time). */
+		if (valid && !three)
+			nd = sse_decisions_before(d, ndec, ns && ns <= t->nsteps ? t->steps[ns - 1].time
+			                                                          : -INFINITY);
+		task_decisions_free(d, ndec);
+		if (!valid || nd > ndec ||
+		    !sse_position_valid(s, t, (size_t)ns, (off_t)lo, g)) {
 			sse_free(s);
 			return api_send_error(c, 400, "bad_field", NULL, "Last-Event-ID '%.40s' is not one "
 			                  "this server sent for task %s", last, t->id);
 		}
-		if (g == 'e' && k == 3) {
+		if (g == 'e' && nd == ndec) {
 			/* After the end: nothing follows, and 204 tells an EventSource
-			 * to stop reconnecting. */
+			 * to stop reconnecting.  (Decisions made after the end, a
+			 * refusal say, follow it, and a new end.) */
 			sse_free(s);
 			struct MHD_Response *r = MHD_create_response_from_buffer(0, (void *)"",
 			                                                         MHD_RESPMEM_PERSISTENT);
@@ -358,15 +501,49 @@ enum MHD_Result api_events_get(struct api *a, struct MHD_Connection *c,
 		}
 		s->nsteps = (size_t)ns;
 		s->logoff = (off_t)lo;
+		s->ndec = (size_t)nd;
 		s->gate_due = g == 'r';
 	}
-	s->last = clock_mono();
-	buf_adds(&s->out, "retry: 2000\n\n");
-	struct MHD_Response *r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384,
-	                                                           sse_read, s, sse_free);
-	MHD_add_response_header(r, "Content-Type", "text/event-stream");
-	MHD_add_response_header(r, "X-Accel-Buffering", "no");
-	/* A follower is quiet by nature: the ping keeps it, not the timeout. */
-	MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, (unsigned)0);
-	return api_answer(c, 200, r);
+	return sse_start(s, c);
+}
+
+enum MHD_Result api_audit_events_get(struct api *a, struct MHD_Connection *c)
+{
+	struct sse *s = xcalloc(1, sizeof *s);
+	struct err e = {{0}};
+	s->a = a;
+	s->logfd = -1;
+	s->global = 1;
+	s->st = api_open_store(a, &e);
+	if (!s->st) {
+		free(s);
+		return api_send_err(c, &e, NULL);
+	}
+	s->watch = store_watch(s->st, &e);
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	s->sock = ci ? ci->connect_fd : -1;
+	/* Resuming: the id of the last event the client saw; without one,
+	 * the whole trail from its first event. */
+	const char *last = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Last-Event-ID");
+	if (!last)
+		last = api_query(c, "last_event_id");
+	if (last) {
+		long long top = 0;
+		char *end;
+		errno = 0;
+		unsigned long long v = *last >= '0' && *last <= '9' ? strtoull(last, &end, 10) : 0;
+		int ok = *last >= '0' && *last <= '9' && !*end && !errno && strlen(last) <= 19;
+		if (ok && store_audit_top(s->st, &top, &e) < 0) {
+			sse_free(s);
+			return api_send_err(c, &e, NULL);
+		}
+		if (!ok || v > (unsigned long long)top) {
+			sse_free(s);
+			return api_send_error(c, 400, "bad_field", NULL, "Last-Event-ID '%.40s' is not one "
+			                  "this server sent for /events", last);
+		}
+		s->seq = (long long)v;
+	}
+	return sse_start(s, c);
 }

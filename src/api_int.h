@@ -3,7 +3,8 @@
  *
  *   api.c         the server: connections, screening, the route table
  *                 (api_route_table) and every route's answer but one;
- *   api_events.c  GET /tasks/{id}/events, the server-sent event stream. */
+ *   api_events.c  GET /tasks/{id}/events and GET /events, the server-sent
+ *                 event streams. */
 #ifndef PADDOCK_API_INT_H
 #define PADDOCK_API_INT_H
 
@@ -114,5 +115,8 @@ const char *api_query(struct MHD_Connection *c, const char *key);
 /* GET /tasks/{id}/events for t: the stream, or an error answer. */
 enum MHD_Result api_events_get(struct api *a, struct MHD_Connection *c,
                                const struct task_row *t);
+/* GET /events: the audit trail's stream (store_audit.h), or an error
+ * answer. */
+enum MHD_Result api_audit_events_get(struct api *a, struct MHD_Connection *c);
 
 #endif

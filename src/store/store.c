@@ -300,6 +300,32 @@ static const char *const migrations[] = {
 	"  error TEXT,"
 	"  finished REAL);"
 	"CREATE INDEX actions_open ON actions(state) WHERE state IN ('pending', 'running');",
+	/* 15: the instance's audit trail (issue 36, store_audit.h): every
+	 * decision and refusal of every task, copied by a trigger so that no writer can
+	 * forget it, and the tokens' role changes; one sequence, so that
+	 * GET /events and `paddock audit` resume and list in the order
+	 * things were recorded.  The decisions before it are copied in. */
+	"CREATE TABLE audit ("
+	"  id INTEGER PRIMARY KEY AUTOINCREMENT,"
+	"  at REAL NOT NULL,"
+	"  kind TEXT NOT NULL,"
+	"  actor TEXT NOT NULL,"
+	"  task_id TEXT,"
+	"  round INTEGER,"
+	"  action TEXT,"
+	"  notes TEXT,"
+	"  token TEXT,"
+	"  old_role TEXT,"
+	"  new_role TEXT);"
+	"INSERT INTO audit (at, kind, actor, task_id, round, action, notes) "
+	"  SELECT d.at, 'decision', d.actor, t.id, d.round, d.action, d.notes"
+	"  FROM decisions d JOIN tasks t ON t.seq = d.task_seq ORDER BY d.at, d.task_seq, d.n;"
+	"CREATE TRIGGER audit_decision AFTER INSERT ON decisions BEGIN"
+	"  INSERT INTO audit (at, kind, actor, task_id, round, action, notes)"
+	"    VALUES (NEW.at, 'decision', NEW.actor,"
+	"            (SELECT id FROM tasks WHERE seq = NEW.task_seq), NEW.round, NEW.action,"
+	"            NEW.notes);"
+	"END;",
 };
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))
 

@@ -6,7 +6,9 @@
  * gateway's usage and egress reports, endpoint pauses), store_webhook.c
  * (the webhook queue, idempotent requests), store_drafts.c (review
  * drafts), store_groups.c (best-of-N groups), store_actions.c (decisions
- * recorded for the scheduler), store_github.c (the GitHub tables).  The public API is store.h and store_github.h. */
+ * recorded for the scheduler), store_github.c (the GitHub tables),
+ * store_audit.c (the audit trail).  The public API is store.h,
+ * store_github.h and store_audit.h. */
 #ifndef PADDOCK_STORE_INT_H
 #define PADDOCK_STORE_INT_H
 
