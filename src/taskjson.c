@@ -85,6 +85,9 @@ json_t *taskjson_task(const struct task_row *t, const struct config *cfg)
 	json_object_set_new(j, "branch", json_string(t->branch));
 	json_object_set_new(j, "base", nullable(t->base));
 	json_object_set_new(j, "head", nullable(t->head));
+	/* The head the reviewer last asked changes of: paddock diff
+	 * --since-review starts there (null until changes were asked). */
+	json_object_set_new(j, "reviewed_head", nullable(t->reviewed_head));
 	json_object_set_new(j, "error", nullable(t->error));
 	json_object_set_new(j, "created", json_real(t->created));
 	json_object_set_new(j, "updated", json_real(t->updated));
