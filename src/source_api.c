@@ -588,8 +588,10 @@ static int round_unchanged(struct source_api *a, const struct task_row *t)
 	return unchanged;
 }
 
-/* From the steps the list carries: when it first left the queue and
- * when its latest round began (the last move to running). */
+/* From the steps the list carries: when it first left the queue (its
+ * first preparing, as the store's glance: a task cancelled while queued
+ * never started) and when its latest round began (the last move to
+ * running). */
 static int sa_task_glance(struct source *s, long long seq, struct task_glance *g,
                           struct err *e)
 {
@@ -601,7 +603,7 @@ static int sa_task_glance(struct source *s, long long seq, struct task_glance *g
 		return 0;
 	}
 	for (size_t i = 0; i < r->nsteps; i++) {
-		if (!g->started && r->steps[i].status != TASK_QUEUED)
+		if (!g->started && r->steps[i].status == TASK_PREPARING)
 			g->started = r->steps[i].time;
 		if (r->steps[i].status == TASK_RUNNING)
 			g->round_started = r->steps[i].time;

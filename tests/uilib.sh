@@ -23,13 +23,81 @@ else
 		"needs the de_DE.UTF-8 locale, msgfmt and a build with NLS (scripts/install-deps --tests)"
 fi
 
+# Remote mode (UI_REMOTE=1, the *-remote.test wrappers): run_ui runs the
+# dashboard as a client of a `paddock serve --listen 127.0.0.1:0` on the
+# test's data directory (PADDOCK_SERVER, PADDOCK_TOKEN of a token of role
+# admin), with a data directory of its own that is empty, so that what it
+# shows comes through the API only; compare checks the same goldens.  The
+# serve runs the scheduler, as a team's server does: a test that starts
+# its own scheduler does it with ui_serve, and run_ui starts one for the
+# data directory in use (PADDOCK_HOME) where the test has none.
+UI_REMOTE=${UI_REMOTE:-0}
+_ui_serve_home= _ui_serve_pid= _ui_serve_n=0 _ui_hosted=0 UI_API=
+UI_TOKEN=ui-golden-admin-token-0123456789
+
+# _ui_token_conf: the admin token in the configuration, once (a test
+# writes its configuration after sourcing this file).
+_ui_token_conf() {
+	grep -q '^\[token "ui-golden"\]' "$PADDOCK_CONFIG" 2>/dev/null && return 0
+	printf '%s\n' "$UI_TOKEN" >"$T/ui-golden.token"
+	printf '[token "ui-golden"]\n\tvalue-file = %s\n\trole = admin\n' "$T/ui-golden.token" >>"$PADDOCK_CONFIG"
+}
+
+# _ui_serve_stop: the serve run_ui or ui_serve started, stopped and gone.
+_ui_serve_stop() {
+	[ -n "$_ui_serve_pid" ] || return 0
+	kill -TERM "$_ui_serve_pid" 2>/dev/null
+	wait_for 30 sh -c "! kill -0 $_ui_serve_pid 2>/dev/null"
+	_ui_serve_pid= _ui_serve_home= UI_API=
+}
+
+# _ui_serve_start [serve args]: a serve on the data directory in use, in
+# remote mode answering the API on loopback; its pid in $T/serve.pid.
+_ui_serve_start() {
+	_ui_serve_stop
+	_ui_serve_n=$((_ui_serve_n + 1))
+	_so="$T/ui-serve-$_ui_serve_n.out"
+	if [ "$UI_REMOTE" = 1 ]; then
+		_ui_token_conf
+		"$PADDOCK" serve --listen 127.0.0.1:0 "$@" >"$_so" 2>&1 &
+	else
+		"$PADDOCK" serve "$@" >"$_so" 2>&1 &
+	fi
+	_ui_serve_pid=$! _ui_serve_home=$PADDOCK_HOME
+	echo "$_ui_serve_pid" >"$T/serve.pid"
+	ln -sf "$_so" "$T/serve.out"
+	[ "$UI_REMOTE" = 1 ] || return 0
+	wait_for 30 grep -q 'listens on 127.0.0.1:0 (port [0-9]*)' "$_so" ||
+		bail "serve --listen did not start: $(cat "$_so")"
+	UI_API=http://127.0.0.1:$(sed -n 's/.*listens on 127\.0\.0\.1:0 (port \([0-9]*\)).*/\1/p' "$_so" | head -n 1)
+}
+at_exit '_ui_serve_stop'
+
+# ui_serve: the test's own scheduler (paddock serve, its output in
+# $T/serve.out); in remote mode it answers the API too, and the remote
+# dashboard reads it.  The local dashboard then hosts no scheduler either.
+ui_serve() { _ui_hosted=0; _ui_serve_start "$@"; }
+
 # run_ui SCRIPT [paddock args]: runs the dashboard on the script from
 # standard input ("OUT/" in it is the output folder).
 run_ui() {
 	s=$1; shift
 	sed "s|OUT/|$OUT/|g" >"$T/$s.script"
-	PADDOCK_UI_SCRIPT="$T/$s.script" PADDOCK_UI_LAST="$T/$s.last" timeout 600 "$PADDOCK" "$@" \
-		>"$T/$s.stdout" 2>"$T/$s.stderr"
+	if [ "$UI_REMOTE" = 1 ]; then
+		# Where the test runs no scheduler, the local dashboard hosts
+		# it: here the serve does (named exception in compare).
+		if [ "$_ui_serve_home" != "$PADDOCK_HOME" ] || ! kill -0 "$_ui_serve_pid" 2>/dev/null; then
+			_ui_serve_start
+			_ui_hosted=1
+		fi
+		mkdir -p "$T/ui-client"
+		PADDOCK_HOME="$T/ui-client" PADDOCK_SERVER=$UI_API PADDOCK_TOKEN=$UI_TOKEN \
+			PADDOCK_UI_SCRIPT="$T/$s.script" PADDOCK_UI_LAST="$T/$s.last" timeout 600 "$PADDOCK" "$@" \
+			>"$T/$s.stdout" 2>"$T/$s.stderr"
+	else
+		PADDOCK_UI_SCRIPT="$T/$s.script" PADDOCK_UI_LAST="$T/$s.last" timeout 600 "$PADDOCK" "$@" \
+			>"$T/$s.stdout" 2>"$T/$s.stderr"
+	fi
 	rc=$?
 	# Where a failed or stopped script was, for the log.
 	[ $rc -eq 0 ] || sed 's/^/#   last: /' "$T/$s.last" 2>/dev/null
@@ -49,6 +117,13 @@ run_ui_in() {
 
 # compare NAME: the masked screen OUT/NAME.screen against its golden.
 compare() {
+	if [ "$UI_REMOTE" = 1 ] && [ "$_ui_hosted" = 1 ]; then
+		# The named exception of remote mode: where the test runs no
+		# scheduler, the local dashboard hosts one and its title has
+		# no "[no scheduler here]"; the remote dashboard never hosts
+		# one (the serve does), and says so at the title's end.
+		sed -i '1s/ *\[no scheduler here\]$//; 1s/ *\[kein Scheduler hier\]$//' "$OUT/$1.screen"
+	fi
 	UI_MASK_USER=$(id -un) python3 "$top_srcdir/tests/ui-mask.py" <"$OUT/$1.screen" >"$OUT/$1.masked"
 	if [ "${PADDOCK_UI_UPDATE:-}" = 1 ]; then
 		cp "$OUT/$1.masked" "$GOLD/$1.screen"

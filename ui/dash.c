@@ -556,6 +556,10 @@ static int shell_refused(struct dash *d, const char *id)
 void dash_shell(struct dash *d, const char *task_id)
 {
 	struct ui *u = ui_of(d);
+	/* The task's own reason first, the same on both sources (it holds
+	 * on the server's machine too, and names the dashboard's keys). */
+	if (shell_refused(d, task_id))
+		return;
 	if (!u->st) {
 		/* The sandbox is on the server's machine. */
 		dash_message(d, ROLE_ERROR, _("cannot open a shell in task %s from the dashboard of "
@@ -563,8 +567,6 @@ void dash_shell(struct dash *d, const char *task_id)
 		                              "machine"), task_id, task_id);
 		return;
 	}
-	if (shell_refused(d, task_id))
-		return;
 	if (!d->script)
 		term_suspend();
 	const char *args[] = { task_id, d->script ? "script" : "terminal" };
