@@ -663,8 +663,20 @@ static long long seq_of(struct source_api *a, const char *id)
 static int sa_task_get(struct source *s, const char *id, struct task_row *t, struct err *e)
 {
 	struct source_api *a = of(s);
-	/* The list has the whole row: no request while the task is in it. */
 	long long seq = seq_of(a, id);
+	/* The task a view reads in full (its gate, rounds) is read from that
+	 * answer, newer than the list's row (up to a poll behind): a screen
+	 * never shows a gate of round 2 over a row of round 1.  Read again
+	 * only when the list changed, as the rest of it. */
+	if (a->full && !strcmp(a->full_id, id)) {
+		struct err fe = {{0}};
+		json_t *j = full_of(a, id, &fe);
+		if (j) {
+			row_of(j, seq, t);
+			return 0;
+		}
+	}
+	/* The list has the whole row: no request while the task is in it. */
 	struct task_row *r = NULL;
 	size_t n = 0;
 	if (seq && sa_task_rows(s, &seq, 1, 0, &r, &n, e) == 0 && n == 1) {
