@@ -624,9 +624,45 @@ static uint64_t sa_data_version(struct source *s)
 
 /* ------------------------------------------------------------ a task */
 
+/* The list's "updated" of task id (0: not in it). */
+static double list_updated(struct source_api *a, const char *id)
+{
+	double u = 0;
+	pthread_mutex_lock(&a->mu);
+	for (size_t i = 0; i < a->n; i++) {
+		json_t *t = json_array_get(a->tasks, i);
+		if (!strcmp(sv(json_string_value(json_object_get(t, "id"))), id)) {
+			u = jnum(t, "updated");
+			break;
+		}
+	}
+	pthread_mutex_unlock(&a->mu);
+	return u;
+}
+
+/* The list read now, in the caller's thread, as the worker does. */
+static void list_poll_now(struct source_api *a)
+{
+	struct buf text = {0};
+	json_t *all = fetch_all(a->c, &text);
+	pthread_mutex_lock(&a->mu);
+	if (all && (!a->last || strcmp(a->last, text.data ? text.data : ""))) {
+		free(a->last);
+		a->last = xstrdup(text.data ? text.data : "");
+		snapshot_take(a, all);
+	}
+	pthread_mutex_unlock(&a->mu);
+	json_decref(all);
+	buf_free(&text);
+}
+
 /* GET /tasks/ID, kept for the data version it was read at: read again
  * only when the list changed (or this dashboard decided something), so
- * that a view's refresh costs no request. */
+ * that a view's refresh costs no request.  An answer newer than the
+ * list's row (the list is up to a poll behind) has the list read again
+ * at once: the counts and the messages of the same screen, drawn after
+ * the views' refresh, are then as new as the view (and the view reads
+ * it again at the new version). */
 static json_t *full_of(struct source_api *a, const char *id, struct err *e)
 {
 	uint64_t v = sa_data_version(&a->s);
@@ -645,6 +681,9 @@ static json_t *full_of(struct source_api *a, const char *id, struct err *e)
 	a->full = j;
 	snprintf(a->full_id, sizeof a->full_id, "%s", id);
 	a->full_version = v;
+	double lu = list_updated(a, id);
+	if (lu > 0 && jnum(j, "updated") > lu)
+		list_poll_now(a);
 	return j;
 }
 
