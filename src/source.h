@@ -119,6 +119,8 @@ struct source {
 	const struct source_ops *ops;
 	struct config *cfg;           /* borrowed: the dashboard's (:reload sets it anew) */
 	char *data_dir;               /* owned; local store: the data dir, API: "" */
+	const char *server;           /* the API's URL as given (the source's own);
+	                                 NULL: the local store */
 };
 
 /* The local store st (borrowed: the caller closes it after the source; may

@@ -588,8 +588,10 @@ static int round_unchanged(struct source_api *a, const struct task_row *t)
 	return unchanged;
 }
 
-/* From the steps the list carries: when it first left the queue and
- * when its latest round began (the last move to running). */
+/* From the steps the list carries: when it first left the queue (its
+ * first preparing, as the store's glance: a task cancelled while queued
+ * never started) and when its latest round began (the last move to
+ * running). */
 static int sa_task_glance(struct source *s, long long seq, struct task_glance *g,
                           struct err *e)
 {
@@ -601,7 +603,7 @@ static int sa_task_glance(struct source *s, long long seq, struct task_glance *g
 		return 0;
 	}
 	for (size_t i = 0; i < r->nsteps; i++) {
-		if (!g->started && r->steps[i].status != TASK_QUEUED)
+		if (!g->started && r->steps[i].status == TASK_PREPARING)
 			g->started = r->steps[i].time;
 		if (r->steps[i].status == TASK_RUNNING)
 			g->round_started = r->steps[i].time;
@@ -622,9 +624,45 @@ static uint64_t sa_data_version(struct source *s)
 
 /* ------------------------------------------------------------ a task */
 
+/* The list's "updated" of task id (0: not in it). */
+static double list_updated(struct source_api *a, const char *id)
+{
+	double u = 0;
+	pthread_mutex_lock(&a->mu);
+	for (size_t i = 0; i < a->n; i++) {
+		json_t *t = json_array_get(a->tasks, i);
+		if (!strcmp(sv(json_string_value(json_object_get(t, "id"))), id)) {
+			u = jnum(t, "updated");
+			break;
+		}
+	}
+	pthread_mutex_unlock(&a->mu);
+	return u;
+}
+
+/* The list read now, in the caller's thread, as the worker does. */
+static void list_poll_now(struct source_api *a)
+{
+	struct buf text = {0};
+	json_t *all = fetch_all(a->c, &text);
+	pthread_mutex_lock(&a->mu);
+	if (all && (!a->last || strcmp(a->last, text.data ? text.data : ""))) {
+		free(a->last);
+		a->last = xstrdup(text.data ? text.data : "");
+		snapshot_take(a, all);
+	}
+	pthread_mutex_unlock(&a->mu);
+	json_decref(all);
+	buf_free(&text);
+}
+
 /* GET /tasks/ID, kept for the data version it was read at: read again
  * only when the list changed (or this dashboard decided something), so
- * that a view's refresh costs no request. */
+ * that a view's refresh costs no request.  An answer newer than the
+ * list's row (the list is up to a poll behind) has the list read again
+ * at once: the counts and the messages of the same screen, drawn after
+ * the views' refresh, are then as new as the view (and the view reads
+ * it again at the new version). */
 static json_t *full_of(struct source_api *a, const char *id, struct err *e)
 {
 	uint64_t v = sa_data_version(&a->s);
@@ -643,6 +681,9 @@ static json_t *full_of(struct source_api *a, const char *id, struct err *e)
 	a->full = j;
 	snprintf(a->full_id, sizeof a->full_id, "%s", id);
 	a->full_version = v;
+	double lu = list_updated(a, id);
+	if (lu > 0 && jnum(j, "updated") > lu)
+		list_poll_now(a);
 	return j;
 }
 
@@ -661,8 +702,20 @@ static long long seq_of(struct source_api *a, const char *id)
 static int sa_task_get(struct source *s, const char *id, struct task_row *t, struct err *e)
 {
 	struct source_api *a = of(s);
-	/* The list has the whole row: no request while the task is in it. */
 	long long seq = seq_of(a, id);
+	/* The task a view reads in full (its gate, rounds) is read from that
+	 * answer, newer than the list's row (up to a poll behind): a screen
+	 * never shows a gate of round 2 over a row of round 1.  Read again
+	 * only when the list changed, as the rest of it. */
+	if (a->full && !strcmp(a->full_id, id)) {
+		struct err fe = {{0}};
+		json_t *j = full_of(a, id, &fe);
+		if (j) {
+			row_of(j, seq, t);
+			return 0;
+		}
+	}
+	/* The list has the whole row: no request while the task is in it. */
 	struct task_row *r = NULL;
 	size_t n = 0;
 	if (seq && sa_task_rows(s, &seq, 1, 0, &r, &n, e) == 0 && n == 1) {
@@ -1276,6 +1329,7 @@ static struct source_api *api_open(struct config *cfg, const char *url, const ch
 	a->s.data_dir = xstrdup("");
 	a->c = c;
 	a->url = xstrdup(url);
+	a->s.server = a->url;
 	a->token = xstrdup(token ? token : "");
 	pthread_mutex_init(&a->mu, NULL);
 	pthread_cond_init(&a->cv, NULL);

@@ -3,7 +3,8 @@
 
 Task ids become ID1, ID2, ... in order of appearance (the same id the same
 name, padded to the id's width so columns stay put), commit ids become
-SHA, clock times and dates become placeholders.  Reads stdin, writes
+SHA, clock times and dates become placeholders, the data directory
+(UI_MASK_DATA) <data directory>.  Reads stdin, writes
 stdout."""
 import os
 import re
@@ -12,6 +13,12 @@ import sys
 whole = sys.stdin.read()
 # The role spans after "--" are positions, not times: kept as they are.
 text, sep, roles = whole.partition("\n--\n")
+# First (before ids and commit ids are looked for in it), the data directory (UI_MASK_DATA) as the API shows it to a client, which
+# is told nothing of the server's file system: the same golden for the
+# local and the remote dashboard.
+data = os.environ.get("UI_MASK_DATA")
+if data:
+    text = re.sub(re.escape(data.rstrip("/")) + r"(?![\w.-])", "<data directory>", text)
 ids = {}
 
 

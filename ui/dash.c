@@ -556,6 +556,10 @@ static int shell_refused(struct dash *d, const char *id)
 void dash_shell(struct dash *d, const char *task_id)
 {
 	struct ui *u = ui_of(d);
+	/* The task's own reason first, the same on both sources (it holds
+	 * on the server's machine too, and names the dashboard's keys). */
+	if (shell_refused(d, task_id))
+		return;
 	if (!u->st) {
 		/* The sandbox is on the server's machine. */
 		dash_message(d, ROLE_ERROR, _("cannot open a shell in task %s from the dashboard of "
@@ -563,8 +567,6 @@ void dash_shell(struct dash *d, const char *task_id)
 		                              "machine"), task_id, task_id);
 		return;
 	}
-	if (shell_refused(d, task_id))
-		return;
 	if (!d->script)
 		term_suspend();
 	const char *args[] = { task_id, d->script ? "script" : "terminal" };
@@ -1080,7 +1082,17 @@ void dash_draw(struct ui *u)
 		v->ops->title(v, title, sizeof title);
 	screen_fill(s, 0, 0, w, ROLE_TITLE);
 	screen_str(s, 0, 0, w, ROLE_TITLE, title);
+	/* Whose tasks these are: a server's (its scheduler runs there), or
+	 * this machine's, where the marker says when no scheduler runs here. */
+	char where[160];
 	const char *sched = d->sched ? "" : _("[no scheduler here]");
+	if (d->src && d->src->server) {
+		const char *host = strstr(d->src->server, "://");
+		host = host ? host + 3 : d->src->server;
+		size_t n = strcspn(host, "/");
+		snprintf(where, sizeof where, _("[on %.*s]"), (int)(n < 100 ? n : 100), host);
+		sched = where;
+	}
 	int sw = screen_textwidth(sched, strlen(sched));
 	if (*sched && sw < w / 2)
 		screen_str(s, w - sw, 0, sw, ROLE_TITLE, sched);
