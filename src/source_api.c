@@ -122,6 +122,7 @@ static void row_of(json_t *j, long long seq, struct task_row *t)
 	t->base = jstr(j, "base");
 	t->branch = xstrdup(sv(json_string_value(json_object_get(j, "branch"))));
 	t->head = jstr(j, "head");
+	t->reviewed_head = jstr(j, "reviewed_head");
 	int st = task_status_parse(sv(json_string_value(json_object_get(j, "status"))));
 	t->status = st < 0 ? TASK_LOST : (enum task_status)st;
 	t->error = jstr(j, "error");

@@ -501,13 +501,6 @@ static int diff_load(struct view *v, enum drange r, int n, char *msg, size_t msg
 		}
 	} else if (r == RANGE_REVIEW) {
 		/* What changed since the reviewer last asked for changes. */
-		if (!t.reviewed_head && t.round > 1 && strcmp(source_name(d->src), "store")) {
-			/* The API does not say which head was reviewed. */
-			snprintf(msg, msglen, _("the diff since the last review of task %s is shown "
-			                        "only by a dashboard on the server's machine (or "
-			                        "paddock diff --since-review)"), t.id);
-			goto out;
-		}
 		if (!t.reviewed_head) {
 			snprintf(msg, msglen, _("task %s has not been reviewed yet (no changes were "
 			                        "requested); the diff shows all of its work"), t.id);
