@@ -733,6 +733,68 @@ static int sa_task_get(struct source *s, const char *id, struct task_row *t, str
 	return 0;
 }
 
+/* The list row's pr_state (GET /tasks has it: no request), else nothing:
+ * a task's place on GitHub in full only from its own answer when a view
+ * reads it (the gate's pull request line). */
+static char *list_pr_state(struct source_api *a, const char *id)
+{
+	char *state = NULL;
+	pthread_mutex_lock(&a->mu);
+	for (size_t i = 0; i < a->n; i++) {
+		json_t *t = json_array_get(a->tasks, i);
+		if (!strcmp(sv(json_string_value(json_object_get(t, "id"))), id)) {
+			state = jstr(t, "pr_state");
+			break;
+		}
+	}
+	pthread_mutex_unlock(&a->mu);
+	return state;
+}
+
+/* As store_github_link: 1 with *out when the task has a place on GitHub.
+ * The task a view reads in full gives all of it (its "github"); any other
+ * gives the pull request's state from the list, which is what the list's
+ * rows show ([merged], [pr closed]). */
+static int sa_github_link(struct source *s, const char *id, struct gh_link *out,
+                          struct err *e)
+{
+	(void)e;
+	struct source_api *a = of(s);
+	memset(out, 0, sizeof *out);
+	json_t *g = a->full && !strcmp(a->full_id, id) ? json_object_get(a->full, "github") : NULL;
+	if (json_is_object(g)) {
+		snprintf(out->task_id, sizeof out->task_id, "%s", id);
+		out->gh_repo = jstr(g, "repo");
+		out->issue = (long long)json_integer_value(json_object_get(g, "issue"));
+		out->issue_comment = (long long)json_integer_value(json_object_get(g, "issue_comment"));
+		out->pr = (long long)json_integer_value(json_object_get(g, "pull_request"));
+		out->pr_state = jstr(g, "pr_state");
+		out->checks = jstr(g, "checks");
+		out->branch_deleted = json_is_true(json_object_get(g, "branch_deleted"));
+		return 1;
+	}
+	char *state = list_pr_state(a, id);
+	if (!state)
+		return 0;
+	snprintf(out->task_id, sizeof out->task_id, "%s", id);
+	out->pr_state = state;
+	return 1;
+}
+
+/* As ghsync_pr_words: the pull request's state (and its checks). */
+static char *sa_pr_words(struct source *s, const char *id)
+{
+	struct gh_link l;
+	struct err e = {{0}};
+	if (sa_github_link(s, id, &l, &e) != 1)
+		return NULL;
+	char *w = NULL;
+	if (l.pr_state)
+		w = l.checks ? xasprintf(_("%s; checks: %s"), l.pr_state, l.checks) : xstrdup(l.pr_state);
+	gh_link_free(&l);
+	return w;
+}
+
 static int sa_rounds(struct source *s, const char *id, struct task_round **out, size_t *n,
                      struct err *e)
 {
@@ -1291,6 +1353,8 @@ static const struct source_ops api_ops = {
 	.task_rows = sa_task_rows,
 	.task_glance = sa_task_glance,
 	.task_counts = sa_task_counts,
+	.github_link = sa_github_link,
+	.pr_words = sa_pr_words,
 	.history = sa_history,
 	.decisions = sa_decisions,
 	.rounds = sa_rounds,
