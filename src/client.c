@@ -284,6 +284,10 @@ int client_resp_error(const struct client_resp *r, struct err *e)
 		break;
 	default: break;
 	}
+	/* The server's words, and what this side does about them. */
+	if (msg && *msg && r->status == 401)
+		return err_kind_set(e, kind, _("%s; give the API's token with PADDOCK_TOKEN or "
+		                    "[remote] token-file"), msg);
 	if (msg && *msg)
 		return err_kind_set(e, kind, "%s", msg);
 	/* Not the API's answer (a proxy's page, another server): its start. */
