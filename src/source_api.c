@@ -22,6 +22,7 @@
 #include "client.h"
 #include "clock.h"
 #include "fsx.h"
+#include "ghsync.h"
 #include "i18n.h"
 #include "source.h"
 
@@ -788,9 +789,7 @@ static char *sa_pr_words(struct source *s, const char *id)
 	struct err e = {{0}};
 	if (sa_github_link(s, id, &l, &e) != 1)
 		return NULL;
-	char *w = NULL;
-	if (l.pr_state)
-		w = l.checks ? xasprintf(_("%s; checks: %s"), l.pr_state, l.checks) : xstrdup(l.pr_state);
+	char *w = ghsync_link_words(&l);
 	gh_link_free(&l);
 	return w;
 }

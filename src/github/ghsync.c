@@ -1207,11 +1207,17 @@ char *ghsync_pr_words(struct store *st, const char *task_id)
 	struct err e = {{0}};
 	if (store_github_link(st, task_id, &l, &e) != 1)
 		return NULL;
-	char *w = NULL;
-	if (l.pr_state)
-		w = l.checks ? xasprintf(_("%s; checks: %s"), l.pr_state, l.checks) : xstrdup(l.pr_state);
+	char *w = ghsync_link_words(&l);
 	gh_link_free(&l);
 	return w;
+}
+
+char *ghsync_link_words(const struct gh_link *l)
+{
+	if (!l->pr_state)
+		return NULL;
+	return l->checks ? xasprintf(_("%s; checks: %s"), l->pr_state, l->checks)
+	                 : xstrdup(l->pr_state);
 }
 
 /* ---- serve's poller ---- */

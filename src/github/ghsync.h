@@ -110,5 +110,9 @@ void ghsync_poller_stop(struct ghsync_poller *p);
  * "merged", "closed", with "; checks: X" when known (malloc'd), or NULL
  * when the task has no GitHub link. */
 char *ghsync_pr_words(struct store *st, const char *task_id);
+/* The same words for a link already read (l: its pr_state and checks);
+ * NULL when it has no state.  Newly allocated. */
+struct gh_link;
+char *ghsync_link_words(const struct gh_link *l);
 
 #endif
