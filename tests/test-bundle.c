@@ -793,7 +793,7 @@ int main(void)
 		                           .max_blob = 2 << 20 };
 		struct stat st;
 		char *zeros = testlib_sh_out(
-			"cd '%s' && z=$(head -c 209715200 /dev/zero | git hash-object -w --stdin) && "
+			"cd '%s' && z=$(head -c 83886080 /dev/zero | git hash-object -w --stdin) && "
 			"t=$( (git ls-tree main; printf '100644 blob %%s\\tzeros.bin\\n' $z) | git mktree) && "
 			"git commit-tree $t -p main -m zeros", WORK);
 		make_bundle("zeros.bundle", zeros, REF " ^main");
@@ -801,10 +801,10 @@ int main(void)
 		if (stat(p, &st) < 0)
 			st.st_size = -1;
 		ok(st.st_size >= 0 && st.st_size < 1 << 20,
-		   "a blob of 200 MiB of zeros makes a bundle under 1 MiB (%lld bytes)",
+		   "a blob of 80 MiB of zeros makes a bundle under 1 MiB (%lld bytes)",
 		   (long long)st.st_size);
 		hostile(p, &l, "bundle refused: an object in its pack unpacks to more than 64 MiB",
-		        "a 200 MiB blob of zeros under a 2 MiB blob cap");
+		        "an 80 MiB blob of zeros under a 2 MiB blob cap");
 
 		char *py = testlib_fmt("%s/delta-bomb.py", T);
 		testlib_write_file(py, "%s", delta_bomb_py);
