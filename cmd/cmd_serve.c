@@ -112,6 +112,8 @@ static void serve_hup(void *arg)
 static int serve_start_threads(void *arg, struct err *e)
 {
 	struct serve_threads *th = arg;
+	/* What serve and its children write to stderr, as JSON lines. */
+	logger_stderr_start(th->log);
 	if (th->listen) {
 		struct api_opts ao = { .listen = th->listen, .cfg = th->cfg, .data_dir = th->data };
 		if (api_start(&th->api, &ao, th->log, e) < 0)
@@ -156,6 +158,12 @@ static int run_scheduler(struct config *cfg, int until_idle, const char *listen,
 	 * (logger.h); text stays as it always was. */
 	if (logger_format(log) == LOGGER_JSON)
 		logger_hide_config(log, cfg, data);
+	/* In JSON everything goes to stdout: the stderr of serve and of
+	 * every child it starts (the root helper, supervisors) too. */
+	if (logger_stderr_take(log, &e) < 0) {
+		free(data);
+		return serve_die(log, e.msg);
+	}
 	if (drop_root(cfg, data, &e) < 0) {
 		free(data);
 		return serve_die(log, e.msg);

@@ -2,7 +2,9 @@
 #include "logger.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -35,6 +37,11 @@ struct logger {
 		char *repo;
 	} repos[LOGGER_REPOS];
 	size_t next_repo;
+	/* logger_stderr_take: the pipe fd 2 writes to, fd 2 as it was, and
+	 * the thread that reads it (stopped by a byte on stop[1]). */
+	int rfd, saved_fd2, stop[2];
+	pthread_t reader;
+	int reading;
 };
 
 int logger_format_parse(const char *word, const char *what, enum logger_format *out,
@@ -60,14 +67,18 @@ struct logger *logger_new(enum logger_format f, FILE *out, FILE *err)
 	lg->format = f;
 	lg->out = out;
 	lg->err = err;
+	lg->rfd = lg->saved_fd2 = lg->stop[0] = lg->stop[1] = -1;
 	pthread_mutex_init(&lg->mu, NULL);
 	return lg;
 }
+
+static void stderr_give_back(struct logger *lg);
 
 void logger_free(struct logger *lg)
 {
 	if (!lg)
 		return;
+	stderr_give_back(lg);
 	for (size_t i = 0; i < lg->nhide; i++) {
 		explicit_bzero(lg->hide[i].secret, strlen(lg->hide[i].secret));
 		free(lg->hide[i].secret);
@@ -364,4 +375,127 @@ void logger_task(struct logger *lg, int lv, const char *task, const char *repo,
 	repo_remember(lg, task, repo);
 	put_json(lg, lv, task, repo, event ? event : word, detail ? detail : word);
 	pthread_mutex_unlock(&lg->mu);
+}
+
+/* ---- standard error as JSON lines ---- */
+
+/* Says each whole line of b (and, with all, the rest) as an event
+ * "stderr"; keeps a partial line.  A line over 4 KiB is said in parts. */
+static void stderr_lines(struct logger *lg, struct buf *b, int all)
+{
+	size_t at = 0;
+	while (at < b->len) {
+		char *nl = memchr(b->data + at, '\n', b->len - at);
+		size_t n = nl ? (size_t)(nl - (b->data + at)) : b->len - at;
+		if (!nl && !all && n < 4096)
+			break;
+		if (n > 4096)
+			n = 4096;
+		if (n)
+			logger_event(lg, LOGGER_ERROR, NULL, NULL, "stderr", "%.*s", (int)n, b->data + at);
+		at += n + (nl && b->data + at + n == nl);
+	}
+	memmove(b->data, b->data + at, b->len - at);
+	b->len -= at;
+	if (b->data)
+		b->data[b->len] = '\0';
+}
+
+/* Reads until told to stop, then what the pipe still holds. */
+static void *stderr_read(void *arg)
+{
+	struct logger *lg = arg;
+	struct buf b = {0};
+	char chunk[4096];
+	int stopping = 0;
+	for (;;) {
+		struct pollfd p[2] = { { lg->rfd, POLLIN, 0 }, { lg->stop[0], POLLIN, 0 } };
+		if (poll(p, stopping ? 1 : 2, stopping ? 0 : -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (!stopping && p[1].revents)
+			stopping = 1;
+		if (!(p[0].revents & (POLLIN | POLLHUP))) {
+			if (stopping)
+				break;
+			continue;
+		}
+		ssize_t n = read(lg->rfd, chunk, sizeof chunk);
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (n <= 0)
+			break;
+		buf_add(&b, chunk, (size_t)n);
+		stderr_lines(lg, &b, 0);
+	}
+	stderr_lines(lg, &b, 1);
+	buf_free(&b);
+	return NULL;
+}
+
+int logger_stderr_take(struct logger *lg, struct err *e)
+{
+	if (!lg || lg->format != LOGGER_JSON || lg->rfd >= 0)
+		return 0;
+	int p[2], s[2];
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return err_errno(e, _("cannot make a pipe for standard error"));
+	if (pipe2(s, O_CLOEXEC) < 0) {
+		close(p[0]);
+		close(p[1]);
+		return err_errno(e, _("cannot make a pipe for standard error"));
+	}
+	fflush(stderr);
+	int saved = fcntl(2, F_DUPFD_CLOEXEC, 3);
+	/* fd 2 itself is inherited: the children write into the pipe. */
+	if (saved < 0 || dup2(p[1], 2) < 0) {
+		int en = errno;
+		if (saved >= 0)
+			close(saved);
+		close(p[0]);
+		close(p[1]);
+		close(s[0]);
+		close(s[1]);
+		errno = en;
+		return err_errno(e, _("cannot make a pipe for standard error"));
+	}
+	close(p[1]);
+	/* The reader may be told to stop while a child still holds the
+	 * pipe: it reads what is there and no more. */
+	fcntl(p[0], F_SETFL, O_NONBLOCK);
+	lg->rfd = p[0];
+	lg->saved_fd2 = saved;
+	lg->stop[0] = s[0];
+	lg->stop[1] = s[1];
+	return 0;
+}
+
+void logger_stderr_start(struct logger *lg)
+{
+	if (!lg || lg->rfd < 0 || lg->reading)
+		return;
+	if (pthread_create(&lg->reader, NULL, stderr_read, lg) == 0)
+		lg->reading = 1;
+}
+
+static void stderr_give_back(struct logger *lg)
+{
+	if (lg->rfd < 0)
+		return;
+	fflush(stderr);
+	dup2(lg->saved_fd2, 2);
+	if (!lg->reading)
+		logger_stderr_start(lg);
+	if (lg->reading) {
+		if (write(lg->stop[1], "", 1) < 0)
+			(void)0;
+		pthread_join(lg->reader, NULL);
+	}
+	close(lg->saved_fd2);
+	close(lg->rfd);
+	close(lg->stop[0]);
+	close(lg->stop[1]);
+	lg->rfd = -1;
 }

@@ -76,6 +76,18 @@ void logger_event(struct logger *lg, int lv, const char *task, const char *repo,
 void logger_lines(struct logger *lg, int lv, const char *task, const char *repo,
                   const char *event, const char *text);
 
+/* JSON: what is written to standard error from now on (this process's
+ * stdio, a library's message, the children it starts: supervisors,
+ * the root helper, git) becomes JSON lines too, event "stderr" at level
+ * error: fd 2 becomes a pipe that logger_stderr_start's thread reads.
+ * take before the children start, start once the process may have
+ * threads (child.h: a copy of a threaded process runs no function); what
+ * comes between waits in the pipe.  logger_free puts fd 2 back, then
+ * says what is left in the pipe.  0, or -1 with e (nothing changed).
+ * Text: nothing to do. */
+int logger_stderr_take(struct logger *lg, struct err *e);
+void logger_stderr_start(struct logger *lg);
+
 /* A task's progress line: "ID  WORD  detail" (WORD padded to 9), or
  * "ID  WORD" without detail, on out whatever lv; detail is the caller's,
  * sanitized.  JSON: event is event (word when NULL), message the detail
