@@ -130,10 +130,9 @@ void logger_hide_config(struct logger *lg, const struct config *cfg, const char 
 		hide_owned(lg, config_token_value(&cfg->tokens[i]));
 	for (size_t i = 0; i < cfg->nrepos; i++) {
 		const struct repo_conf *r = &cfg->repos[i];
-		if (r->token_env || r->token_file)
-			hide_owned(lg, config_secret(r->token_env, r->token_file, &e));
-		if (r->github_token_env || r->github_token_file)
-			hide_owned(lg, config_secret(r->github_token_env, r->github_token_file, &e));
+		/* With the default variables (PADDOCK_GIT_TOKEN, GITHUB_TOKEN). */
+		logger_hide(lg, config_repo_token(r), NULL);
+		logger_hide(lg, config_repo_github_token(r), NULL);
 		const char *u = r->url;
 		if (u && !strncmp(u, "file://", 7))
 			u += 7;
@@ -145,8 +144,8 @@ void logger_hide_config(struct logger *lg, const struct config *cfg, const char 
 	}
 	if (cfg->github_secret_env || cfg->github_secret_file)
 		hide_owned(lg, config_secret(cfg->github_secret_env, cfg->github_secret_file, &e));
-	if (cfg->wh_secret_env || cfg->wh_secret_file)
-		hide_owned(lg, config_secret(cfg->wh_secret_env, cfg->wh_secret_file, &e));
+	hide_owned(lg, config_secret(cfg->wh_secret_env ? cfg->wh_secret_env
+	                             : "PADDOCK_WEBHOOK_SECRET", cfg->wh_secret_file, &e));
 	if (data_dir && *data_dir)
 		logger_hide(lg, data_dir, "<data directory>");
 }
