@@ -394,10 +394,11 @@ static void stderr_lines(struct logger *lg, struct buf *b, int all)
 			logger_event(lg, LOGGER_ERROR, NULL, NULL, "stderr", "%.*s", (int)n, b->data + at);
 		at += n + (nl && b->data + at + n == nl);
 	}
+	if (!at)
+		return;
 	memmove(b->data, b->data + at, b->len - at);
 	b->len -= at;
-	if (b->data)
-		b->data[b->len] = '\0';
+	b->data[b->len] = '\0';
 }
 
 /* Reads until told to stop, then what the pipe still holds. */
