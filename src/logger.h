@@ -10,7 +10,9 @@
  * the line is about a task, event (a stable word: the status a task moved
  * to, webhook.delivered, github.error, api.listening, ...), and message
  * (the line as text prints it, less the "paddock: " and task id that
- * start it), for journald and log shippers.
+ * start it), for journald and log shippers; with logger_stderr_take,
+ * what serve and its children write to standard error comes as JSON
+ * lines too.
  *
  * What it hides: the caller sanitizes what quotes a sandbox, as for text
  * (sanitize_quote); a JSON line's strings are sanitized again (valid
