@@ -172,11 +172,13 @@ static const struct cli_verb verbs[] = {
 	     "  -m, --notes TEXT   a note recorded with the approval (pick)\n"
 	     "  --notes-file FILE  the note from FILE ('-' for standard input)\n"
 	     "  --no-wait          return once the pick is recorded for the scheduler\n") },
-	{ "serve", cmd_serve, N_("serve [--until-idle] [--listen ADDR:PORT]"),
+	{ "serve", cmd_serve, N_("serve [--until-idle] [--listen ADDR:PORT] [--log-format text|json]"),
 	  N_("Runs the scheduler without the dashboard until interrupted.\n"
 	     "  --until-idle       return when nothing is queued or running\n"
 	     "  --listen ADDR:PORT also answer the HTTP API there (default: api.listen of the\n"
 	     "                     configuration, else none); see paddock-api(7)\n"
+	     "  --log-format FMT   text (the default: paddock.log-format) or json: one JSON\n"
+	     "                     object a line on standard output, for log shippers\n"
 	     "  --routes           print the API's routes and exit\n") },
 	{ "demo", cmd_demo, N_("demo"),
 	  N_("Makes a demo repo with a failing test and two scripted agents, queues a task\n"
@@ -349,7 +351,8 @@ enum { OPT_HELP = 'h', OPT_JSON = 'j', OPT_FOLLOW = 'f', OPT_REPO = 'r', OPT_AGE
        OPT_ROUND, OPT_SINCE_REVIEW, OPT_BUDGET, OPT_LISTEN, OPT_ROUTES, OPT_OLDER_THAN,
        OPT_DRY_RUN, OPT_FAILED, OPT_AGAIN, OPT_LIMIT, OPT_SINCE, OPT_BEFORE,
        OPT_RECIPE, OPT_INPUT, OPT_BASE, OPT_TEST, OPT_TIMEOUT, OPT_APPROVAL, OPT_AGENTS,
-       OPT_N, OPT_KEEP, OPT_YES, OPT_NAMESPACE, OPT_NO_WAIT, OPT_OLD, OPT_DISCARD };
+       OPT_N, OPT_KEEP, OPT_YES, OPT_NAMESPACE, OPT_NO_WAIT, OPT_OLD, OPT_DISCARD,
+       OPT_LOG_FORMAT };
 
 /* 1 if word is one of the space-separated words of list. */
 static int word_in(const char *list, const char *word)
@@ -425,6 +428,7 @@ int cli_parse_opts(const struct cli_verb *v, int argc, char **argv, struct cli_o
 		{ "no-wait", no_argument, NULL, OPT_NO_WAIT },
 		{ "old", no_argument, NULL, OPT_OLD },
 		{ "discard", no_argument, NULL, OPT_DISCARD },
+		{ "log-format", required_argument, NULL, OPT_LOG_FORMAT },
 		{ NULL, 0, NULL, 0 },
 	};
 	memset(o, 0, sizeof *o);
@@ -496,6 +500,7 @@ int cli_parse_opts(const struct cli_verb *v, int argc, char **argv, struct cli_o
 		case OPT_NO_WAIT: o->no_wait = 1; break;
 		case OPT_OLD: o->old = 1; break;
 		case OPT_DISCARD: o->discard = 1; break;
+		case OPT_LOG_FORMAT: o->log_format = optarg; break;
 		}
 	}
 	return -1;

@@ -77,6 +77,7 @@ struct cli_opts {
 	int no_wait;           /* approve, push, group pick: return once recorded */
 	int old;                   /* comment --old */
 	int discard;               /* draft --discard */
+	const char *log_format;    /* serve --log-format */
 };
 
 /* The verb named name (NULL if none). */

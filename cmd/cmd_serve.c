@@ -22,6 +22,7 @@
 #include "fsx.h"
 #include "ghsync.h"
 #include "i18n.h"
+#include "logger.h"
 #include "paths.h"
 #include "privsep.h"
 #include "sandbox.h"
@@ -85,49 +86,65 @@ static int drop_root(const struct config *cfg, const char *data, struct err *e)
 	return 0;
 }
 
-/* SIGHUP: the API's tokens are read again (a rotation needs no restart). */
-static void serve_hup(void *arg)
-{
-	struct api *api = *(struct api **)arg;
-	struct err e = {{0}};
-	if (api && api_reload(api, stdout, &e) < 0)
-		fprintf(stderr, _("paddock: SIGHUP: the HTTP API keeps its tokens: %s\n"), e.msg);
-}
-
-/* serve's threads: the HTTP API's and the GitHub poller. */
+/* serve's threads: the HTTP API's and the GitHub poller; and what they
+ * all say through (logger.h). */
 struct serve_threads {
 	const struct config *cfg;
 	const char *data;
 	const char *listen;
 	struct api *api;
 	struct ghsync_poller *gh;
+	struct logger *log;
 };
+
+/* SIGHUP: the API's tokens are read again (a rotation needs no restart). */
+static void serve_hup(void *arg)
+{
+	struct serve_threads *th = arg;
+	struct err e = {{0}};
+	if (th->api && api_reload(th->api, th->log, &e) < 0)
+		logger_event(th->log, LOGGER_ERROR, NULL, NULL, "api.tokens.kept",
+		             _("paddock: SIGHUP: the HTTP API keeps its tokens: %s\n"), e.msg);
+}
 
 /* Once the scheduler is open: its checks fork children (the user
  * namespace probe), which a process with threads may not (child.h). */
 static int serve_start_threads(void *arg, struct err *e)
 {
 	struct serve_threads *th = arg;
+	/* What serve and its children write to stderr, as JSON lines. */
+	logger_stderr_start(th->log);
 	if (th->listen) {
 		struct api_opts ao = { .listen = th->listen, .cfg = th->cfg, .data_dir = th->data };
-		if (api_start(&th->api, &ao, stdout, e) < 0)
+		if (api_start(&th->api, &ao, th->log, e) < 0)
 			return err_prefix(e, _("the HTTP API"));
 	}
 	/* A key that is missing is said now, not as a task's failure later. */
 	char *missing = config_missing_keys(th->cfg);
 	if (missing) {
 		for (char *line = strtok(missing, "\n"); line; line = strtok(NULL, "\n"))
-			printf("paddock: %s\n", line);
-		fflush(stdout);
+			logger_event(th->log, LOGGER_WARNING | LOGGER_ON_OUT, NULL, NULL, "key.missing",
+			             "paddock: %s", line);
 		free(missing);
 	}
 	/* GitHub is read beside the scheduler, in a thread of its own (it
 	 * starts with the loop's signals blocked, as the API's do). */
-	th->gh = ghsync_poller_start(th->cfg, th->data, stdout);
+	th->gh = ghsync_poller_start(th->cfg, th->data, th->log);
 	return 0;
 }
 
-static int run_scheduler(struct config *cfg, int until_idle, const char *listen)
+/* serve stops with a message: as cli_die, or a JSON line (event
+ * serve.stopped) when the log is JSON. */
+static int serve_die(struct logger *log, const char *msg)
+{
+	if (logger_format(log) != LOGGER_JSON)
+		return cli_die(1, "%s", msg);
+	logger_event(log, LOGGER_ERROR, NULL, NULL, "serve.stopped", "paddock: %s", msg);
+	return 1;
+}
+
+static int run_scheduler(struct config *cfg, int until_idle, const char *listen,
+                         struct logger *log)
 {
 	struct err e = {{0}};
 	/* A ^C, ^\ or ^Z typed at serve's terminal is serve's (SIGINT: a
@@ -136,10 +153,20 @@ static int run_scheduler(struct config *cfg, int until_idle, const char *listen)
 	child_leave_terminal();
 	char *data = paths_data_dir_ensure(&e);
 	if (!data)
-		return cli_die(1, "%s", e.msg);
+		return serve_die(log, e.msg);
+	/* A JSON line names no secret of the configuration and no host path
+	 * (logger.h); text stays as it always was. */
+	if (logger_format(log) == LOGGER_JSON)
+		logger_hide_config(log, cfg, data);
+	/* In JSON everything goes to stdout: the stderr of serve and of
+	 * every child it starts (the root helper, supervisors) too. */
+	if (logger_stderr_take(log, &e) < 0) {
+		free(data);
+		return serve_die(log, e.msg);
+	}
 	if (drop_root(cfg, data, &e) < 0) {
 		free(data);
-		return cli_die(1, "%s", e.msg);
+		return serve_die(log, e.msg);
 	}
 	/* The HTTP API answers beside the scheduler, from threads of its own:
 	 * they start with the signals the scheduler's loop reads blocked, or
@@ -153,14 +180,14 @@ static int run_scheduler(struct config *cfg, int until_idle, const char *listen)
 	if (listen)
 		sigaddset(&sigs, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &sigs, &oldsigs);
-	struct serve_threads th = { .cfg = cfg, .data = data, .listen = listen };
-	struct scheduler_opts so = { .until_idle = until_idle, .progress = stdout,
-	                             .on_hup = listen ? serve_hup : NULL, .hup_arg = &th.api,
+	struct serve_threads th = { .cfg = cfg, .data = data, .listen = listen, .log = log };
+	struct scheduler_opts so = { .until_idle = until_idle, .log = log,
+	                             .on_hup = listen ? serve_hup : NULL, .hup_arg = &th,
 	                             .on_open = serve_start_threads, .open_arg = &th };
-	int rc = scheduler_run(cfg, data, &so, &e) < 0 ? cli_die(1, "%s", e.msg) : 0;
+	int rc = scheduler_run(cfg, data, &so, &e) < 0 ? serve_die(log, e.msg) : 0;
 	if (rc == 0 && privsep_helper_died())
-		rc = cli_die(1, _("paddock's root helper ended, and no sandbox can be made "
-		                  "without it; serve stopped (start it again)"));
+		rc = serve_die(log, _("paddock's root helper ended, and no sandbox can be made "
+		                      "without it; serve stopped (start it again)"));
 	ghsync_poller_stop(th.gh);
 	api_stop(th.api);
 	pthread_sigmask(SIG_SETMASK, &oldsigs, NULL);
@@ -173,7 +200,7 @@ int cmd_serve(int argc, char **argv)
 {
 	const struct cli_verb *v = cli_verb_find("serve");
 	struct cli_opts o;
-	int rc = cli_parse_opts(v, argc, argv, &o, "help until-idle listen routes");
+	int rc = cli_parse_opts(v, argc, argv, &o, "help until-idle listen routes log-format");
 	if (rc >= 0)
 		return rc;
 	if (o.routes) {
@@ -187,10 +214,18 @@ int cmd_serve(int argc, char **argv)
 	struct err e = {{0}};
 	if (o.listen && api_listen_check(o.listen, &e) < 0)
 		return cli_die(EXIT_USAGE, _("--listen: %s"), e.msg);
+	enum logger_format fmt = LOGGER_TEXT;
+	if (o.log_format && logger_format_parse(o.log_format, "--log-format", &fmt, &e) < 0)
+		return cli_die(EXIT_USAGE, "%s", e.msg);
 	struct config cfg;
 	if (cli_load_config(&cfg) < 0)
 		return EXIT_USAGE;
-	rc = run_scheduler(&cfg, o.until_idle, o.listen ? o.listen : cfg.api_listen);
+	if (!o.log_format && cfg.log_json)
+		fmt = LOGGER_JSON;
+	/* Everything serve says goes through one logger (logger.h). */
+	struct logger *log = logger_new(fmt, stdout, stderr);
+	rc = run_scheduler(&cfg, o.until_idle, o.listen ? o.listen : cfg.api_listen, log);
+	logger_free(log);
 	config_free(&cfg);
 	return rc;
 }
@@ -276,7 +311,10 @@ int cmd_demo(int argc, char **argv)
 	         "    %s  demo-hasty's should fail at testing\n\n"),
 	       data, fix, brk, two.group, two.ids[0], two.ids[1]);
 	fflush(stdout);
-	rc = run_scheduler(&cfg, 1, NULL);
+	/* The demo's progress, as serve's text. */
+	struct logger *log = logger_new(LOGGER_TEXT, stdout, stderr);
+	rc = run_scheduler(&cfg, 1, NULL, log);
+	logger_free(log);
 	if (rc == 0) {
 		printf(_("\nWhat happened:\n"));
 		fflush(stdout);

@@ -282,16 +282,18 @@ static int tokens_read(const struct config *cfg, struct api_token **out, size_t 
 	return 0;
 }
 
-/* One line on notice for each token whose role the reload changed (a
+/* One line on log for each token whose role the reload changed (a
  * token that came or went is counted by the caller's line). */
 static void tokens_log_roles(const struct api_token *old, size_t nold,
-                             const struct api_token *now, size_t n, FILE *notice)
+                             const struct api_token *now, size_t n, struct logger *log)
 {
 	for (size_t i = 0; i < n; i++)
 		for (size_t j = 0; j < nold; j++)
 			if (!strcmp(now[i].name, old[j].name) && now[i].role != old[j].role)
-				fprintf(notice, _("paddock: token '%s': its role was %s and is %s now\n"),
-				        now[i].name, access_name(old[j].role), access_name(now[i].role));
+				logger_event(log, LOGGER_INFO, NULL, NULL, "api.role",
+				             _("paddock: token '%s': its role was %s and is %s now\n"),
+				             now[i].name, access_name(old[j].role),
+				             access_name(now[i].role));
 }
 
 static const struct audit_role *role_known(const struct audit_role *v, size_t n,
@@ -307,9 +309,9 @@ static const struct audit_role *role_known(const struct audit_role *v, size_t n,
  * whose role differs from the one the trail last recorded for it: a role
  * changed, a token added or removed, whether serve read the configuration
  * again (SIGHUP) or started after it was edited.  A failure is said on
- * notice: the tokens hold all the same. */
+ * log: the tokens hold all the same. */
 static void tokens_audit_roles(struct api *a, const struct api_token *now, size_t n,
-                               FILE *notice)
+                               struct logger *log)
 {
 	struct err e = {{0}};
 	struct store *st = api_open_store(a, &e);
@@ -333,14 +335,15 @@ static void tokens_audit_roles(struct api *a, const struct api_token *now, size_
 	}
 	if (rc == 0)
 		rc = store_audit_roles(st, v, k, "config", &e);
-	if (rc < 0 && notice)
-		fprintf(notice, _("paddock: the role changes were not recorded: %s\n"), e.msg);
+	if (rc < 0)
+		logger_event(log, LOGGER_ERROR | LOGGER_ON_OUT, NULL, NULL, "api.error",
+		             _("paddock: the role changes were not recorded: %s\n"), e.msg);
 	free(v);
 	audit_roles_free(known, nknown);
 	store_close(st);
 }
 
-int api_reload(struct api *a, FILE *notice, struct err *e)
+int api_reload(struct api *a, struct logger *log, struct err *e)
 {
 	struct config fresh;
 	if (config_load(&fresh, a->cfg->path, e) < 0) {
@@ -360,16 +363,13 @@ int api_reload(struct api *a, FILE *notice, struct err *e)
 		a->tokens = t;
 		a->ntokens = n;
 		pthread_mutex_unlock(&a->tmu);
-		if (notice)
-			tokens_log_roles(old, nold, t, n, notice);
-		tokens_audit_roles(a, t, n, notice);
+		tokens_log_roles(old, nold, t, n, log);
+		tokens_audit_roles(a, t, n, log);
 		tokens_free(old, nold);
-		if (notice) {
-			fprintf(notice, ngettext("paddock: the HTTP API's tokens were read again: %zu "
-			                         "token\n", "paddock: the HTTP API's tokens were read "
-			                         "again: %zu tokens\n", n), n);
-			fflush(notice);
-		}
+		logger_event(log, LOGGER_INFO, NULL, NULL, "api.tokens",
+		             ngettext("paddock: the HTTP API's tokens were read again: %zu "
+		                      "token\n", "paddock: the HTTP API's tokens were read "
+		                      "again: %zu tokens\n", n), n);
 	}
 	config_free(&fresh);
 	return rc;
@@ -1171,7 +1171,8 @@ static void idem_finish(struct req *rq, struct store *st, const struct idem_key 
 	struct err e = {{0}};
 	int keep = rq->status && rq->status < 500;
 	if (store_idem_finish(st, k, keep ? (int)rq->status : 0, rq->answer, rq->location, &e) < 0)
-		fprintf(stderr, "paddock: api: %s\n", e.msg);
+		logger_event(cur_api ? cur_api->log : NULL, LOGGER_ERROR, NULL, NULL, "api.error",
+		             "paddock: api: %s", e.msg);
 	rq->record = 0;
 }
 
@@ -1784,7 +1785,8 @@ static int route_allowed(struct api *a, struct MHD_Connection *c, struct req *rq
 		struct err e = {{0}};
 		const char *action = strrchr(pattern, '/') + 1;
 		if (gate_refusal(st, t->id, rq->who, action, msg, &e) < 0)
-			fprintf(stderr, "paddock: api: %s\n", e.msg);
+			logger_event(cur_api ? cur_api->log : NULL, LOGGER_ERROR, t->id, NULL,
+			             "api.error", "paddock: api: %s", e.msg);
 	}
 	json_t *j = json_pack("{s:s,s:s,s:s,s:s}", "error", msg, "code",
 	                      rq->role == ACCESS_READ ? "read_only" : "forbidden",
@@ -2565,7 +2567,7 @@ static void listen_host(const struct sockaddr_storage *ss, char *out, size_t siz
 	}
 }
 
-int api_start(struct api **out, const struct api_opts *o, FILE *notice, struct err *e)
+int api_start(struct api **out, const struct api_opts *o, struct logger *log, struct err *e)
 {
 	*out = NULL;
 	struct sockaddr_storage ss;
@@ -2575,6 +2577,7 @@ int api_start(struct api **out, const struct api_opts *o, FILE *notice, struct e
 	if (parse_listen_arg(listen, &ss, &slen, &loopback, e) < 0)
 		return -1;
 	struct api *a = xcalloc(1, sizeof *a);
+	a->log = log;
 	a->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	pthread_mutex_init(&a->cmu, NULL);
 	pthread_condattr_t ca;
@@ -2626,17 +2629,16 @@ int api_start(struct api **out, const struct api_opts *o, FILE *notice, struct e
 	const union MHD_DaemonInfo *info = MHD_get_daemon_info(a->d, MHD_DAEMON_INFO_BIND_PORT);
 	a->port = info ? info->port : 0;
 	/* The tokens may have changed while no serve ran. */
-	tokens_audit_roles(a, a->tokens, a->ntokens, notice);
-	if (notice) {
-		if (loopback)
-			fprintf(notice, _("paddock: the HTTP API listens on %s (port %d)%s\n"), listen,
-			        a->port, a->ntokens ? _("; every request needs a token") : "");
-		else
-			fprintf(notice, _("paddock: the HTTP API listens on %s (port %d), which is not "
-			                  "loopback: every request needs one of the %zu configured tokens\n"),
-			        listen, a->port, a->ntokens);
-		fflush(notice);
-	}
+	tokens_audit_roles(a, a->tokens, a->ntokens, log);
+	if (loopback)
+		logger_event(log, LOGGER_INFO, NULL, NULL, "api.listening",
+		             _("paddock: the HTTP API listens on %s (port %d)%s\n"), listen,
+		             a->port, a->ntokens ? _("; every request needs a token") : "");
+	else
+		logger_event(log, LOGGER_INFO, NULL, NULL, "api.listening",
+		             _("paddock: the HTTP API listens on %s (port %d), which is not "
+		               "loopback: every request needs one of the %zu configured tokens\n"),
+		             listen, a->port, a->ntokens);
 	*out = a;
 	return 0;
 }

@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include "config.h"
 #include "err.h"
+#include "logger.h"
 
 struct api;
 
@@ -39,9 +40,11 @@ struct api_opts {
 	const char *data_dir;
 };
 
-/* Starts serving in threads of its own.  notice gets one line saying where
- * it listens (and that tokens are needed, when they are). */
-int api_start(struct api **out, const struct api_opts *o, FILE *notice, struct err *e);
+/* Starts serving in threads of its own.  log (logger.h; borrowed for the
+ * API's life, may be NULL) gets one line saying where it listens (and
+ * that tokens are needed, when they are; event api.listening), the
+ * tokens' role changes (api.role) and the API's errors. */
+int api_start(struct api **out, const struct api_opts *o, struct logger *log, struct err *e);
 /* 0 if listen is an address api_start can take (ADDR:PORT, [V6]:PORT or a
  * bare port); else -1 with the reason. */
 int api_listen_check(const char *listen, struct err *e);
@@ -52,9 +55,9 @@ int api_listen_try(const char *listen, struct err *e);
 int api_port(const struct api *a);
 /* Reads the tokens again from the configuration file (new [token]
  * sections, changed value files), for a rotation without a restart
- * (SIGHUP): requests from then on need one of them.  notice gets one line
- * saying so.  On failure the old tokens stay and e says why. */
-int api_reload(struct api *a, FILE *notice, struct err *e);
+ * (SIGHUP): requests from then on need one of them.  log gets one line
+ * saying so (api.tokens).  On failure the old tokens stay and e says why. */
+int api_reload(struct api *a, struct logger *log, struct err *e);
 /* Stops serving (open event streams end) and frees a.  NULL is fine. */
 void api_stop(struct api *a);
 

@@ -43,6 +43,7 @@ struct api_conn {
 
 struct api {
 	struct MHD_Daemon *d;
+	struct logger *log;        /* serve's output (logger.h), or NULL */
 	/* The open connections, oldest first, and the thread that closes
 	 * those that send no whole request in time. */
 	pthread_mutex_t cmu;

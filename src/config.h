@@ -286,6 +286,8 @@ struct config {
 	                            task holds; 0: never */
 	double gate_timeout;   /* paddock.gate-timeout: seconds a task's sandbox
 	                          is kept at review (default 24h; 0: never kept) */
+	int log_json;          /* paddock.log-format: 1 json, 0 text (logger.h;
+	                          serve --log-format wins) */
 	struct limits limits;
 	char *sandbox_backend; /* sandbox.backend: sandbox.h's backend name ("bwrap") */
 	int sandbox_unsafe;    /* sandbox.unsafe-no-isolation: lets "process" run */

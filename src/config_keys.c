@@ -304,6 +304,17 @@ static void config_set_budget_tokens(const struct entry *en)
 		config_problem_add(en->p->ps, en->line, _("limits.budget-tokens: '%s' is not a number of tokens; write for example 200000, 500k or 2m (0 for none)"), en->value);
 }
 
+/* [paddock] log-format: the words of logger.h's formats (config does
+ * not include logger, which reads the configuration's secrets). */
+static void config_set_log_format(const struct entry *en)
+{
+	struct config *c = en->obj;
+	if (!strcmp(en->value, "text") || !strcmp(en->value, "json"))
+		c->log_json = !strcmp(en->value, "json");
+	else
+		config_problem_add(en->p->ps, en->line, _("paddock.log-format: '%s' is not a log format; write text or json"), en->value);
+}
+
 /* [sandbox] uid and gid */
 
 static void config_set_ugid(const struct entry *en)
@@ -1321,6 +1332,28 @@ const struct config_key config_keys[] = {
 	          "(see RECOVERY in\n"
 	          ".BR paddock (1)).\n"
 	          "A planned stop (SIGTERM, quitting the dashboard) does not count.\n" },
+	{ .section = "paddock", .key = "log-format", .type = KT_CUSTOM,
+	  .set = config_set_log_format, .doc = "text or json",
+	  .def = "text",
+	  .help = "How\n"
+	          ".B paddock serve\n"
+	          "writes what it says:\n"
+	          ".B text\n"
+	          "(a task's progress and notices on standard output, errors on standard\n"
+	          "error, for a person), or\n"
+	          ".B json\n"
+	          "(everything on standard output, one JSON object a line with\n"
+	          ".BR time ,\n"
+	          ".BR level ,\n"
+	          ".BR task ,\n"
+	          ".BR repo ,\n"
+	          ".B event\n"
+	          "and\n"
+	          ".BR message ,\n"
+	          "for journald and log shippers; see LOGS in\n"
+	          ".BR paddock (1)).\n"
+	          ".B serve \\-\\-log\\-format\n"
+	          "wins over it.\n" },
 	{ .section = "paddock", .key = "gate-timeout", .type = KT_DURATION,
 	  .off = CFG(gate_timeout), .none = KD_ZERO,
 	  .bad = N_("paddock.gate-timeout: '%s' is not a duration (for example 24h, or 0 to tear sandboxes down at once)"),

@@ -9,22 +9,40 @@
 #include "sanitize.h"
 #include "webhook.h"
 
+/* The task's repo, for a JSON line (text has no place for it). */
+static char *task_repo(const struct mover *m, const char *id)
+{
+	if (logger_format(m->log) != LOGGER_JSON)
+		return NULL;
+	struct task_row t;
+	struct err e = {{0}};
+	if (store_task_get(m->st, id, &t, &e) < 0)
+		return NULL;
+	char *repo = t.repo ? xstrdup(t.repo) : NULL;
+	task_row_free(&t);
+	return repo;
+}
+
 void move_progress(const struct mover *m, const char *id, const char *what,
                    const char *detail)
 {
-	if (!m->progress)
+	if (!m->log)
 		return;
+	char *repo = task_repo(m, id);
+	/* What an alert on a JSON log looks for: a task that failed or was
+	 * lost. */
+	int lv = !strcmp(what, "failed") || !strcmp(what, "lost") ? LOGGER_WARNING : LOGGER_INFO;
 	if (detail) {
 		/* Only the first line of an error goes to the progress output,
 		 * through the sanitizer: it may quote the sandbox (a file name
 		 * in a refused bundle, the agent's words). */
 		char *d = sanitize_quote(detail, strcspn(detail, "\n"));
-		fprintf(m->progress, "%s  %-9s  %s\n", id, what, d);
+		logger_task(m->log, lv, id, repo, what, what, d);
 		free(d);
 	} else {
-		fprintf(m->progress, "%s  %s\n", id, what);
+		logger_task(m->log, lv, id, repo, what, what, NULL);
 	}
-	fflush(m->progress);
+	free(repo);
 }
 
 /* What follows every move: the progress line, and the webhook when a gate
@@ -35,12 +53,14 @@ static void move_announce(const struct mover *m, const char *id, int same_gate,
 {
 	struct err e = {{0}};
 	if (store_steps_settle(m->st, id, &e) < 0)
-		fprintf(stderr, "paddock: %s: %s\n", id, e.msg);
+		logger_event(m->log, LOGGER_ERROR, id, NULL, "store.error", "paddock: %s: %s", id,
+		             e.msg);
 	move_progress(m, id, task_status_name(to), detail);
 	if (!m->cfg || same_gate)
 		return;
 	if (webhook_enqueue(m->cfg, m->st, id, to, &e) < 0)
-		fprintf(stderr, "paddock: %s: %s\n", id, e.msg);
+		logger_event(m->log, LOGGER_ERROR, id, NULL, "webhook.error", "paddock: %s: %s", id,
+		             e.msg);
 }
 
 /* The task's status now, or -1. */

@@ -5,17 +5,17 @@
  * table of allowed moves (task_transition_allowed, task.c) and records the
  * step that the API's events and `paddock show` read.  Then move tells
  * what follows every move: a progress line on serve's output (when the
- * mover has one) and the webhook for the new status (webhook.h), once.
+ * mover has one; its logger's event is the new status) and the webhook
+ * for the new status (webhook.h), once.
  * The store's compound moves (a start, a resume, a cancel, an interrupted
  * task, a failed later round) have a function here each, so that nobody
  * else calls a store function that changes a status. */
 #ifndef PADDOCK_MOVE_H
 #define PADDOCK_MOVE_H
 
-#include <stdio.h>
-
 #include "config.h"
 #include "err.h"
+#include "logger.h"
 #include "store.h"
 #include "task.h"
 
@@ -24,7 +24,8 @@ struct mover {
 	const struct config *cfg;  /* NULL: no webhook (the configuration could
 	                              not be read); move_interrupted needs it */
 	struct store *st;
-	FILE *progress;        /* serve's progress output, or NULL */
+	struct logger *log;    /* serve's output (logger.h), or NULL: no
+	                          progress lines, errors on stderr */
 };
 
 /* Moves task id to `to`; why (or NULL) becomes its error text.  -1 with

@@ -65,7 +65,7 @@ struct worker {
 struct scheduler {
 	const struct config *cfg;
 	char *data_dir;
-	FILE *progress;
+	struct logger *log;        /* serve's output (logger.h), or NULL */
 	struct store *st;
 	struct worker *w;
 	size_t nw;
@@ -180,13 +180,20 @@ static void progress(struct sched *s, const char *id, const char *what, const ch
 	move_progress(&s->mv, id, what, detail);
 }
 
+/* An error the scheduler met ("paddock: MSG" on stderr as text); id, if
+ * any, is the task it was about (a JSON line's task). */
+static void complain(struct sched *s, const char *id, const char *msg)
+{
+	logger_event(s->log, LOGGER_ERROR, id, NULL, "error", "paddock: %s", msg);
+}
+
 /* A move of the scheduler's (move.h); one it cannot make is said. */
 static void transition(struct sched *s, const char *id, enum task_status to,
                        const char *error)
 {
 	struct err e = {{0}};
 	if (move_task(&s->mv, id, to, error, &e) < 0)
-		fprintf(stderr, "paddock: %s\n", e.msg);
+		complain(s, id, e.msg);
 }
 
 /* The process of an active task stopped before it ended the task:
@@ -197,7 +204,7 @@ static void interrupted(struct sched *s, const char *id, int planned, const char
 {
 	struct err e = {{0}};
 	if (move_interrupted(&s->mv, id, planned, why, NULL, &e) < 0)
-		fprintf(stderr, "paddock: %s\n", e.msg);
+		complain(s, id, e.msg);
 }
 
 /* Round N > 1 failed: the task goes back to review with round N - 1,
@@ -207,7 +214,7 @@ static void round_failed(struct sched *s, const char *id, const char *why)
 	struct err e = {{0}};
 	char *detail = xasprintf(_("the round failed; back at the round before: %s"), why);
 	if (move_rollback_round(&s->mv, id, why, detail, &e) < 0) {
-		fprintf(stderr, "paddock: %s\n", e.msg);
+		complain(s, id, e.msg);
 		transition(s, id, TASK_FAILED, why);
 	}
 	free(detail);
@@ -224,12 +231,12 @@ static void on_pause(struct sched *s, struct worker *w, const char *json)
 	json_t *until = json_object_get(j, "until");
 	json_t *status = json_object_get(j, "status");
 	if (!ep || !*ep || !json_is_number(until)) {
-		fprintf(stderr, "paddock: %s: %s\n", w->id,
-		        _("a pause report without an endpoint and an end was ignored"));
+		logger_event(s->log, LOGGER_WARNING, w->id, NULL, "report.ignored", "paddock: %s: %s",
+		             w->id, _("a pause report without an endpoint and an end was ignored"));
 	} else if (store_pause_set(s->st, ep, json_number_value(until),
 	                           json_is_integer(status) ? (int)json_integer_value(status) : 0,
 	                           w->id, &e) < 0) {
-		fprintf(stderr, "paddock: %s\n", e.msg);
+		complain(s, w->id, e.msg);
 	} else {
 		char when[32];
 		time_t t = (time_t)json_number_value(until);
@@ -249,10 +256,10 @@ static void on_pause(struct sched *s, struct worker *w, const char *json)
 
 /* A report's error: it may quote what the supervisor read from the
  * sandbox, so it goes through the sanitizer. */
-static void say(struct err *e, const char *id)
+static void say(struct sched *s, struct err *e, const char *id)
 {
 	char *m = sanitize_quote_str(e->msg);
-	fprintf(stderr, "paddock: %s: %s\n", id, m);
+	logger_event(s->log, LOGGER_ERROR, id, NULL, "report.error", "paddock: %s: %s", id, m);
 	free(m);
 }
 
@@ -268,7 +275,7 @@ static void on_base(struct sched *s, struct worker *w, const char *arg)
 	struct err e = {{0}};
 	if (store_task_set_base(s->st, w->id, arg, &e) < 0 ||
 	    store_round_begin(s->st, w->id, 1, arg, &e) < 0)
-		say(&e, w->id);
+		say(s, &e, w->id);
 }
 
 static void on_head(struct sched *s, struct worker *w, const char *arg)
@@ -276,14 +283,14 @@ static void on_head(struct sched *s, struct worker *w, const char *arg)
 	struct err e = {{0}};
 	if (store_task_set_head(s->st, w->id, arg, &e) < 0 ||
 	    store_round_end(s->st, w->id, w->round, arg, NULL, &e) < 0)
-		say(&e, w->id);
+		say(s, &e, w->id);
 }
 
 static void set_column(struct sched *s, struct worker *w, const char *column, const char *v)
 {
 	struct err e = {{0}};
 	if (store_task_set(s->st, w->id, column, v, &e) < 0)
-		say(&e, w->id);
+		say(s, &e, w->id);
 }
 
 static void on_summary(struct sched *s, struct worker *w, const char *arg)
@@ -305,14 +312,14 @@ static void on_gate(struct sched *s, struct worker *w, const char *arg)
 {
 	struct err e = {{0}};
 	if (store_round_end(s->st, w->id, w->round, NULL, arg, &e) < 0)
-		say(&e, w->id);
+		say(s, &e, w->id);
 }
 
 static void on_egress(struct sched *s, struct worker *w, const char *arg)
 {
 	struct err e = {{0}};
 	if (store_egress_add(s->st, w->id, w->round, arg, &e) < 0)
-		say(&e, w->id);
+		say(s, &e, w->id);
 }
 
 static void on_usage(struct sched *s, struct worker *w, const char *arg)
@@ -320,7 +327,7 @@ static void on_usage(struct sched *s, struct worker *w, const char *arg)
 	struct err e = {{0}};
 	struct task_usage u;
 	if (store_usage_parse(arg, &u, &e) < 0 || store_task_set_usage(s->st, w->id, &u, &e) < 0)
-		say(&e, w->id);
+		say(s, &e, w->id);
 }
 
 static void on_done(struct sched *s, struct worker *w, const char *arg)
@@ -354,7 +361,7 @@ static void on_fix(struct sched *s, struct worker *w, const char *arg)
 	struct err e = {{0}};
 	int n = atoi(arg);
 	if (move_fix_round(&s->mv, w->id, n, &e) < 0) {
-		say(&e, w->id);
+		say(s, &e, w->id);
 		return;
 	}
 	if (!w->fix_origin)
@@ -368,7 +375,7 @@ static void on_kept(struct sched *s, struct worker *w, const char *arg)
 	struct err e = {{0}};
 	w->at_gate = 1;
 	if (store_task_set_sandbox_kept(s->st, w->id, 1, &e) < 0)
-		say(&e, w->id);
+		say(s, &e, w->id);
 	/* A kept gate is no work in progress: its place goes to the next
 	 * task now, not at the next tick. */
 	s->last_poll = 0;
@@ -380,7 +387,7 @@ static void on_released(struct sched *s, struct worker *w, const char *arg)
 	struct err e = {{0}};
 	w->at_gate = 0;
 	if (store_task_set_sandbox_kept(s->st, w->id, 0, &e) < 0)
-		say(&e, w->id);
+		say(s, &e, w->id);
 }
 
 static void on_fail(struct sched *s, struct worker *w, const char *arg)
@@ -419,8 +426,8 @@ static void handle_line(struct sched *s, struct worker *w, char *line)
 	enum report_verb v;
 	const char *arg;
 	if (report_parse(line, &v, &arg) < 0) {
-		fprintf(stderr, "paddock: %s: %s\n", w->id,
-		        _("a report line that is not in the protocol was ignored"));
+		logger_event(s->log, LOGGER_WARNING, w->id, NULL, "report.ignored", "paddock: %s: %s",
+		             w->id, _("a report line that is not in the protocol was ignored"));
 		return;
 	}
 	on_report[v](s, w, arg);
@@ -538,7 +545,7 @@ static int spawn(struct sched *s, struct task_row *t, int resume, int round)
 	                    .on_exit = on_supervisor_exit, .owner = s };
 	struct err e = {{0}};
 	if (supervisor_start(&ch, &sp, &e) < 0) {
-		fprintf(stderr, "paddock: %s\n", e.msg);
+		complain(s, t->id, e.msg);
 		close(p[0]);
 		close(p[1]);
 		close(c[0]);
@@ -610,7 +617,7 @@ static int start_one(struct sched *s)
 	int rc = scheduler_next_startable(s->st, s->cfg, clock_wall(), &t, NULL, &e);
 	if (rc <= 0) {
 		if (rc < 0)
-			fprintf(stderr, "paddock: %s\n", e.msg);
+			complain(s, NULL, e.msg);
 		return 0;
 	}
 	if (move_start(&s->mv, t.id, t.repo, &e) < 0) {
@@ -708,7 +715,7 @@ static int start_requested(struct sched *s)
 		int round;
 		if (write_notes(s, t->id, t->round + 1, &e) < 0 ||
 		    move_resume(&s->mv, t->id, &round, &e) < 0) {
-			fprintf(stderr, "paddock: %s\n", e.msg);
+			complain(s, t->id, e.msg);
 			continue;
 		}
 		if (w) {
@@ -796,11 +803,12 @@ struct reconcile {
 	char *data_dir;
 	char (*ids)[TASK_ID_LEN + 1];
 	size_t n;
-	FILE *progress;
+	struct logger *log;
 	/* What is done with each id: gate_recover_push, autogate_run; with
 	 * no ids, decide_run_pending as process `by` once. */
 	int (*fn)(const struct gate_ctx *g, const char *id, struct buf *out, struct err *e);
 	char by[48];
+	const char *event;         /* its lines' word in a JSON log */
 	atomic_int done;
 };
 
@@ -818,13 +826,13 @@ static void *reconcile_run(void *arg)
 			int frc = rc->fn ? rc->fn(&g, rc->ids[i], &out, &e)
 			                 : decide_run_pending(&g, rc->by, &out, &e);
 			if (frc == 0 && out.len &&
-			    rc->progress) {
+			    rc->log) {
 				/* Lines that may quote the remote or the task. */
 				struct buf clean = {0};
 				sanitize_visible(out.data, out.len, SANITIZE_KEEP_NEWLINE, &clean,
 				                 NULL);
-				fputs(clean.data ? clean.data : "", rc->progress);
-				fflush(rc->progress);
+				logger_lines(rc->log, LOGGER_INFO, rc->fn ? rc->ids[i] : NULL, NULL,
+				             rc->event, clean.data);
 				buf_free(&clean);
 			}
 			buf_free(&out);
@@ -872,7 +880,7 @@ static int reconcile_start(struct sched *s, struct reconcile *rc, pthread_t *thr
 {
 	rc->cfg = s->cfg;
 	rc->data_dir = xstrdup(s->data_dir);
-	rc->progress = s->progress;
+	rc->log = s->log;
 	atomic_init(&rc->done, 0);
 	if (pthread_create(thread, NULL, reconcile_run, rc) != 0) {
 		reconcile_free(rc);
@@ -899,6 +907,7 @@ static void auto_gates(struct sched *s)
 		return;
 	struct reconcile *rc = xcalloc(1, sizeof *rc);
 	rc->fn = autogate_run;
+	rc->event = "gate.auto";
 	rc->ids = ids;
 	rc->n = (size_t)n;
 	if (reconcile_start(s, rc, &s->autogate_thread) == 0)
@@ -926,6 +935,7 @@ static void pr_retries(struct sched *s)
 	}
 	struct reconcile *rc = xcalloc(1, sizeof *rc);
 	rc->fn = gate_pr_scheduled;
+	rc->event = "pull-request.retry";
 	rc->ids = ids;
 	rc->n = n;
 	if (reconcile_start(s, rc, &s->prs_thread) == 0)
@@ -950,6 +960,7 @@ static void recorded_decisions(struct sched *s)
 		return;
 	struct reconcile *rc = xcalloc(1, sizeof *rc);
 	snprintf(rc->by, sizeof rc->by, "%s %ld", s->role, (long)getpid());
+	rc->event = "decision";
 	if (reconcile_start(s, rc, &s->decisions_thread) == 0)
 		s->decisions = rc;
 }
@@ -982,6 +993,7 @@ static void recover_pushing(struct sched *s)
 		return;
 	}
 	rc->fn = gate_recover_push;
+	rc->event = "push.recovered";
 	if (reconcile_start(s, rc, &s->reconcile_thread) == 0)
 		s->reconcile = rc;
 }
@@ -1082,7 +1094,7 @@ const struct sandbox_backend *scheduler_backend(const struct config *cfg, const 
 }
 
 int scheduler_open(struct scheduler **out, const struct config *cfg, const char *data_dir,
-                   FILE *progress, struct err *e)
+                   struct logger *log, struct err *e)
 {
 	int lockfd;
 	const struct sandbox_backend *be = scheduler_backend(cfg, data_dir, e);
@@ -1099,7 +1111,7 @@ int scheduler_open(struct scheduler **out, const struct config *cfg, const char 
 	s->cfg = cfg;
 	s->be = be;
 	s->data_dir = xstrdup(data_dir);
-	s->progress = progress;
+	s->log = log;
 	s->lockfd = lockfd;
 	snprintf(s->role, sizeof s->role, "dashboard");
 	s->sfd = -1;
@@ -1113,16 +1125,16 @@ int scheduler_open(struct scheduler **out, const struct config *cfg, const char 
 		free(s);
 		return -1;
 	}
-	s->mv = (struct mover){ .cfg = cfg, .st = s->st, .progress = progress };
+	s->mv = (struct mover){ .cfg = cfg, .st = s->st, .log = log };
 	/* Whatever a dead owner left active is recovered: its sandboxes are
 	 * gone with its processes (the janitor removes their cgroups), its
 	 * first rounds run again, its later rounds go back to review. */
 	struct store_recovery rec;
 	if (store_recover_active(s->st, cfg->max_attempts,
 	                         _("paddock stopped while the task ran"), &rec, e) < 0)
-		fprintf(stderr, "paddock: %s\n", e->msg);
-	else if (progress && rec.queued + rec.review + rec.failed + rec.cancelled + rec.lost)
-		fprintf(progress, _("recovered the tasks a stopped paddock left: %d queued again, "
+		complain(s, NULL, e->msg);
+	else if (rec.queued + rec.review + rec.failed + rec.cancelled + rec.lost)
+		logger_event(log, LOGGER_INFO, NULL, NULL, "recovered", _("recovered the tasks a stopped paddock left: %d queued again, "
 		                    "%d back at review, %d failed after too many attempts, "
 		                    "%d cancelled, %d lost\n"),
 		        rec.queued, rec.review, rec.failed, rec.cancelled, rec.lost);
@@ -1130,9 +1142,9 @@ int scheduler_open(struct scheduler **out, const struct config *cfg, const char 
 	 * settles a push it left half way first). */
 	size_t requeued = 0;
 	if (store_action_requeue(s->st, &requeued, e) < 0)
-		fprintf(stderr, "paddock: %s\n", e->msg);
-	else if (progress && requeued)
-		fprintf(progress, _("%zu recorded decisions a stopped paddock was carrying out "
+		complain(s, NULL, e->msg);
+	else if (requeued)
+		logger_event(log, LOGGER_INFO, NULL, NULL, "recovered", _("%zu recorded decisions a stopped paddock was carrying out "
 		                    "are carried out again\n"), requeued);
 	be->janitor();
 	gateway_janitor();
@@ -1141,7 +1153,7 @@ int scheduler_open(struct scheduler **out, const struct config *cfg, const char 
 	mirror_janitor(data_dir);
 	template_janitor(data_dir);
 	if (store_forget_sandboxes(s->st, e) < 0)
-		fprintf(stderr, "paddock: %s\n", e->msg);
+		complain(s, NULL, e->msg);
 
 	/* Children are reaped from the loop, through a signalfd. */
 	sigset_t mask;
@@ -1153,8 +1165,8 @@ int scheduler_open(struct scheduler **out, const struct config *cfg, const char 
 	 * dashboard wakes the loop at once (without inotify: the tick). */
 	struct err we = {{0}};
 	s->wfd = store_watch(s->st, &we);
-	if (webhook_open(&s->wh, cfg, s->st, progress, e) < 0)
-		fprintf(stderr, "paddock: %s\n", e->msg);
+	if (webhook_open(&s->wh, cfg, s->st, log, e) < 0)
+		complain(s, NULL, e->msg);
 	/* The pods dial in; a thread of its own, after every check that
 	 * forks. */
 	if (cfg->sandbox_backend && !strcmp(cfg->sandbox_backend, "kubernetes") &&
@@ -1250,7 +1262,7 @@ void scheduler_step(struct scheduler *s, const struct pollfd *fds, size_t n)
 		struct child ch = { .on_exit = on_prune_exit };
 		struct err e = {{0}};
 		if (supervisor_start(&ch, &sp, &e) < 0)
-			fprintf(stderr, "paddock: %s\n", e.msg);
+			complain(s, NULL, e.msg);
 	}
 	if (now >= s->next_maintain) {
 		/* Every few minutes, in a child that dies with this process
@@ -1262,7 +1274,7 @@ void scheduler_step(struct scheduler *s, const struct pollfd *fds, size_t n)
 		struct child ch = { .flags = CHILD_DIE_WITH_PARENT, .on_exit = on_prune_exit };
 		struct err e = {{0}};
 		if (supervisor_start(&ch, &sp, &e) < 0)
-			fprintf(stderr, "paddock: %s\n", e.msg);
+			complain(s, NULL, e.msg);
 	}
 	webhook_pump(s->wh, fds, n, clock_wall());
 }
@@ -1312,7 +1324,7 @@ int scheduler_run(const struct config *cfg, const char *data_dir,
                   const struct scheduler_opts *o, struct err *e)
 {
 	struct scheduler *s;
-	if (scheduler_open(&s, cfg, data_dir, o->progress, e) < 0)
+	if (scheduler_open(&s, cfg, data_dir, o->log, e) < 0)
 		return -1;
 	scheduler_role(s, "serve");
 	if (o->on_open && o->on_open(o->open_arg, e) < 0) {

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include "config.h"
 #include "err.h"
+#include "logger.h"
 #include "store.h"
 
 struct sandbox_backend;
@@ -20,7 +21,9 @@ struct scheduler;
 
 struct scheduler_opts {
 	int until_idle;        /* return when nothing is queued or active */
-	FILE *progress;        /* if set, one line per transition */
+	struct logger *log;    /* serve's output (logger.h): one line per
+	                          transition, its notices and errors; NULL:
+	                          errors on stderr only */
 	/* If set, called from the loop on SIGHUP (else SIGHUP is left as it
 	 * is). */
 	void (*on_hup)(void *arg);
@@ -64,10 +67,10 @@ void scheduler_sandbox_options(const struct config *cfg, const char *data_dir,
 /* The scheduler as a part of another event loop (the dashboard hosts it):
  * open takes the lock, marks tasks left active by a dead owner as lost,
  * runs the janitor and blocks SIGCHLD (reaped through a signalfd among its
- * fds).  progress, if set, gets one line per transition.  The scheduler
- * owns nothing of the caller's. */
+ * fds).  log (borrowed, may be NULL) gets one line per transition and
+ * what the scheduler says.  The scheduler owns nothing of the caller's. */
 int scheduler_open(struct scheduler **out, const struct config *cfg, const char *data_dir,
-                   FILE *progress, struct err *e);
+                   struct logger *log, struct err *e);
 /* Uses cfg from now on (a configuration read again: agents, repos,
  * workers, limits for the tasks it starts next); what runs keeps what it
  * started with.  The caller keeps the old config alive while s is open:

@@ -233,7 +233,7 @@ struct sock {
 struct webhook {
 	const struct config *cfg;
 	struct store *st;
-	FILE *progress;
+	struct logger *log;
 	CURLM *multi;
 	char *secret;              /* NULL: unsigned */
 	size_t secret_len;
@@ -307,12 +307,12 @@ static int read_secret(struct webhook *w, struct err *e)
 }
 
 int webhook_open(struct webhook **out, const struct config *cfg, struct store *st,
-                 FILE *progress, struct err *e)
+                 struct logger *log, struct err *e)
 {
 	struct webhook *w = xcalloc(1, sizeof *w);
 	w->cfg = cfg;
 	w->st = st;
-	w->progress = progress;
+	w->log = log;
 	w->timer_at = -1;
 	*out = w;
 	if (!cfg->wh_url && !cfg->napi_callback_allow)
@@ -321,16 +321,18 @@ int webhook_open(struct webhook **out, const struct config *cfg, struct store *s
 	struct err se = { { 0 } };
 	if (read_secret(w, &se) < 0) {
 		w->held = 1;
-		fprintf(stderr, _("paddock: webhook: %s; deliveries to %s stay queued until the "
-		                  "secret can be read and paddock is started again\n"),
-		        se.msg, w->shown);
+		logger_event(log, LOGGER_WARNING, NULL, NULL, "webhook.held",
+		             _("paddock: webhook: %s; deliveries to %s stay queued until the "
+		               "secret can be read and paddock is started again\n"),
+		             se.msg, w->shown);
 		return 0;
 	}
 	if (!w->secret)
-		fprintf(stderr, _("paddock: webhook: no secret is set (%s is empty), so deliveries "
-		                  "to %s are not signed; set it, or secret-file under [webhook]\n"),
-		        cfg->wh_secret_env ? cfg->wh_secret_env : "PADDOCK_WEBHOOK_SECRET",
-		        w->shown);
+		logger_event(log, LOGGER_WARNING, NULL, NULL, "webhook.unsigned",
+		             _("paddock: webhook: no secret is set (%s is empty), so deliveries "
+		               "to %s are not signed; set it, or secret-file under [webhook]\n"),
+		             cfg->wh_secret_env ? cfg->wh_secret_env : "PADDOCK_WEBHOOK_SECRET",
+		             w->shown);
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK ||
 	    !(w->multi = curl_multi_init())) {
 		webhook_close(w);
@@ -390,7 +392,8 @@ static void start(struct webhook *w, const struct webhook_row *r)
 	if (why) {
 		struct err e = { { 0 } };
 		if (store_webhook_retry(w->st, r->id, 0, why, 0, &e) < 0)
-			fprintf(stderr, "paddock: %s\n", e.msg);
+			logger_event(w->log, LOGGER_ERROR, r->task_id, NULL, "webhook.error",
+			             "paddock: %s", e.msg);
 		return;
 	}
 	struct transfer *t = xcalloc(1, sizeof *t);
@@ -450,13 +453,16 @@ static void finished(struct webhook *w, struct transfer *t, CURLcode cc)
 	int tries = t->attempts + 1;
 	struct err e = { { 0 } };
 	if (cc == CURLE_OK && code >= 200 && code < 300) {
-		if (store_webhook_done(w->st, t->id, (int)code, &e) < 0)
-			fprintf(stderr, "paddock: %s\n", e.msg);
-		else if (w->progress) {
-			fprintf(w->progress, "%s  %-9s  ", t->task_id, "webhook");
-			fprintf(w->progress, _("%s delivered to %s (HTTP %ld, attempt %d)\n"),
-			        t->event, t->shown, code, tries);
-			fflush(w->progress);
+		if (store_webhook_done(w->st, t->id, (int)code, &e) < 0) {
+			logger_event(w->log, LOGGER_ERROR, t->task_id, NULL, "webhook.error",
+			             "paddock: %s", e.msg);
+		} else if (w->log) {
+			char *d = xasprintf(_("%s delivered to %s (HTTP %ld, attempt %d)\n"),
+			                    t->event, t->shown, code, tries);
+			d[strcspn(d, "\n")] = '\0';
+			logger_task(w->log, LOGGER_INFO, t->task_id, NULL, "webhook.delivered", "webhook",
+			            d);
+			free(d);
 		}
 		return;
 	}
@@ -468,10 +474,12 @@ static void finished(struct webhook *w, struct transfer *t, CURLcode cc)
 	else
 		why = xasprintf("HTTP %ld", code);
 	if (tries >= w->cfg->wh_attempts) {
-		fprintf(stderr, _("paddock: webhook %s of task %s to %s: %s; given up after %d "
-		                  "attempt(s)\n"), t->event, t->task_id, t->shown, why, tries);
+		logger_event(w->log, LOGGER_ERROR, t->task_id, NULL, "webhook.failed",
+		             _("paddock: webhook %s of task %s to %s: %s; given up after %d "
+		               "attempt(s)\n"), t->event, t->task_id, t->shown, why, tries);
 		if (store_webhook_retry(w->st, t->id, 0, why, (int)code, &e) < 0)
-			fprintf(stderr, "paddock: %s\n", e.msg);
+			logger_event(w->log, LOGGER_ERROR, t->task_id, NULL, "webhook.error",
+			             "paddock: %s", e.msg);
 	} else {
 		double wait = 1;
 		for (int i = 1; i < tries && wait < MAX_BACKOFF; i++)
@@ -479,11 +487,13 @@ static void finished(struct webhook *w, struct transfer *t, CURLcode cc)
 		if (wait > MAX_BACKOFF)
 			wait = MAX_BACKOFF;
 		double wall = clock_wall();
-		fprintf(stderr, _("paddock: webhook %s of task %s to %s: %s (attempt %d of %d); "
-		                  "next try in %.0fs\n"), t->event, t->task_id, t->shown, why, tries,
-		        w->cfg->wh_attempts, wait);
+		logger_event(w->log, LOGGER_WARNING, t->task_id, NULL, "webhook.retry",
+		             _("paddock: webhook %s of task %s to %s: %s (attempt %d of %d); "
+		               "next try in %.0fs\n"), t->event, t->task_id, t->shown, why, tries,
+		             w->cfg->wh_attempts, wait);
 		if (store_webhook_retry(w->st, t->id, wall + wait, why, (int)code, &e) < 0)
-			fprintf(stderr, "paddock: %s\n", e.msg);
+			logger_event(w->log, LOGGER_ERROR, t->task_id, NULL, "webhook.error",
+			             "paddock: %s", e.msg);
 	}
 	free(why);
 }
@@ -542,7 +552,7 @@ void webhook_pump(struct webhook *w, const struct pollfd *fds, size_t n, double 
 	size_t nr;
 	struct err e = { { 0 } };
 	if (store_webhook_due(w->st, now, &rows, &nr, &e) < 0) {
-		fprintf(stderr, "paddock: %s\n", e.msg);
+		logger_event(w->log, LOGGER_ERROR, NULL, NULL, "webhook.error", "paddock: %s", e.msg);
 		return;
 	}
 	int started = 0;

@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include "config.h"
 #include "err.h"
+#include "logger.h"
 #include "store.h"
 #include "task.h"
 
@@ -84,10 +85,11 @@ struct webhook;
 /* Reads the secret (from secret-file or the secret-env variable) and says
  * once on stderr when there is none (deliveries are then unsigned).  A
  * secret-file that cannot be read holds deliveries back (queued, never
- * sent unsigned) with a message on stderr.  cfg and st stay the
- * caller's; progress, if set, gets one line per delivery. */
+ * sent unsigned) with a message on stderr.  cfg, st and log stay the
+ * caller's; log (logger.h), if set, gets one line per delivery, and the
+ * warnings (else on stderr). */
 int webhook_open(struct webhook **out, const struct config *cfg, struct store *st,
-                 FILE *progress, struct err *e);
+                 struct logger *log, struct err *e);
 /* Fills out (at most max) with the fds of transfers in flight. */
 size_t webhook_pollfds(struct webhook *w, struct pollfd *out, size_t max);
 /* Drives transfers whose fds are ready in fds (any fds; others are

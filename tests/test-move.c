@@ -136,7 +136,8 @@ int main(void)
 	char *progress_text = NULL;
 	size_t progress_len = 0;
 	FILE *progress = open_memstream(&progress_text, &progress_len);
-	struct mover m = { .cfg = &cfg, .st = st, .progress = progress };
+	struct logger *log = logger_new(LOGGER_TEXT, progress, stderr);
+	struct mover m = { .cfg = &cfg, .st = st, .log = log };
 
 	test_walk(&m);
 
@@ -190,6 +191,7 @@ int main(void)
 	ok(move_interrupted(&m, r, 1, "stopped", &to, &e) == 0 && to == TASK_CANCELLED &&
 	   status_of(r) == TASK_CANCELLED, "interrupted with a cancel asked for: cancelled");
 
+	logger_free(log);
 	fclose(progress);
 	free(progress_text);
 	store_close(st);

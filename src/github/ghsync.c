@@ -1225,7 +1225,7 @@ char *ghsync_link_words(const struct gh_link *l)
 struct ghsync_poller {
 	const struct config *cfg;
 	char *data_dir;
-	FILE *progress;
+	struct logger *log;
 	pthread_t thread;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
@@ -1244,15 +1244,20 @@ static void ghsync_poller_pass(struct ghsync_poller *p, struct store *st)
 	size_t i;
 	json_t *a;
 	json_array_foreach(s.actions, i, a) {
-		if (!p->progress)
+		if (!p->log)
 			break;
 		/* GitHub's words reach a terminal: through the sanitizer. */
 		char *d = sanitize_quote_str(jstr(a, "detail"));
-		fprintf(p->progress, "paddock: github: %s\n", d);
+		const char *kind = jstr(a, "kind");
+		char *ev = xasprintf("github.%s", kind ? kind : "action");
+		int bad = kind && !strcmp(kind, "error");
+		logger_event(p->log, bad ? LOGGER_ERROR | LOGGER_ON_OUT : LOGGER_INFO,
+		             json_string_value(json_object_get(a, "task")),
+		             json_string_value(json_object_get(a, "repo")), ev,
+		             "paddock: github: %s", d);
+		free(ev);
 		free(d);
 	}
-	if (p->progress)
-		fflush(p->progress);
 	ghsync_free(&s);
 }
 
@@ -1263,8 +1268,9 @@ static void *ghsync_poller_run(void *arg)
 	struct err e = {{0}};
 	char *db = paths_db(p->data_dir);
 	if (store_open(&st, db, &e) < 0) {
-		if (p->progress)
-			fprintf(p->progress, "paddock: github: %s\n", e.msg);
+		if (p->log)
+			logger_event(p->log, LOGGER_ERROR | LOGGER_ON_OUT, NULL, NULL, "github.error",
+			             "paddock: github: %s", e.msg);
 		free(db);
 		return NULL;
 	}
@@ -1286,7 +1292,7 @@ static void *ghsync_poller_run(void *arg)
 }
 
 struct ghsync_poller *ghsync_poller_start(const struct config *cfg, const char *data_dir,
-                                          FILE *progress)
+                                          struct logger *log)
 {
 	int any = 0;
 	for (size_t i = 0; i < cfg->nrepos; i++)
@@ -1299,7 +1305,7 @@ struct ghsync_poller *ghsync_poller_start(const struct config *cfg, const char *
 	struct ghsync_poller *p = xcalloc(1, sizeof *p);
 	p->cfg = cfg;
 	p->data_dir = xstrdup(data_dir);
-	p->progress = progress;
+	p->log = log;
 	p->outbound_only = cfg->github_poll <= 0;
 	p->every = cfg->github_poll > 0 ? cfg->github_poll : 10;
 	pthread_mutex_init(&p->mu, NULL);

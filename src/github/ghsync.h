@@ -39,6 +39,7 @@
 #include <jansson.h>
 #include "config.h"
 #include "err.h"
+#include "logger.h"
 #include "store.h"
 
 struct ghsync {
@@ -95,15 +96,16 @@ void ghsync_refused(struct store *st, const char *event, const char *delivery,
                     const char *why);
 
 /* serve's poller: a thread that runs ghsync_all every cfg->github_poll
- * seconds (the first at once) with its own store connection, printing
- * what it did to progress (may be NULL); with github.poll = 0 and a
+ * seconds (the first at once) with its own store connection, saying
+ * what it did to log (logger.h, borrowed; may be NULL): event github.KIND
+ * for each action, github.error at error; with github.poll = 0 and a
  * webhook secret, every 10 s, outbound only (paddock's comments and
  * answers).  NULL when no repo follows GitHub, or neither polling nor
  * the webhook is on.  _stop ends it (a sync under way finishes
  * first) and frees it. */
 struct ghsync_poller;
 struct ghsync_poller *ghsync_poller_start(const struct config *cfg, const char *data_dir,
-                                          FILE *progress);
+                                          struct logger *log);
 void ghsync_poller_stop(struct ghsync_poller *p);
 
 /* The words for a task's pull request in show and the list: "open",
