@@ -807,7 +807,7 @@ static json_t *handle_batch(struct mcp *m, json_t *msg)
 char *mcp_handle(struct mcp *m, const char *msg, size_t len)
 {
 	json_error_t je;
-	json_t *j = json_loadb(msg, len, 0, &je);
+	json_t *j = json_loadb(msg, len, JSON_DECODE_ANY, &je);
 	json_t *a;
 	if (!j)
 		a = rpc_error(NULL, RPC_PARSE, "Parse error: the message is not JSON (one JSON-RPC "
