@@ -82,9 +82,9 @@ static const struct mcp_tool tools[] = {
 	  "Lists paddock's tasks, newest first: id, status, repo, agent, round, the first line "
 	  "of the text.", ACCESS_READ,
 	  "{\"type\":\"object\",\"properties\":{"
-	  "\"status\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":32,\"description\":\"only "
-	  "tasks of this status (queued, running, testing, review, pushing, done, failed, "
-	  "rejected, cancelled)\"},"
+	  "\"status\":{\"type\":\"string\",\"enum\":[\"queued\",\"preparing\",\"running\","
+	  "\"testing\",\"review\",\"pushing\",\"done\",\"failed\",\"rejected\",\"cancelled\","
+	  "\"lost\"],\"description\":\"only tasks of this status\"},"
 	  "\"repo\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":200,\"description\":\"only "
 	  "this repo's tasks\"},"
 	  "\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":200,\"description\":\"at "
@@ -299,8 +299,9 @@ static const char *arg_id(json_t *a, struct err *e)
 {
 	const char *id = jstr(a, "id");
 	if (!id || !task_id_valid(id, 1)) {
+		/* Quoted as given: the tool's error is made inert on its way out. */
 		err_kind_set(e, ERR_INVALID, _("'%.80s' is not a task id; list_tasks lists them"),
-		             id && task_id_valid(id, 1) ? id : "?");
+		             id ? id : "");
 		return NULL;
 	}
 	return id;
@@ -338,8 +339,8 @@ static json_t *tool_list(struct mcp *m, json_t *a, struct buf *text, struct err 
 	const char *status = jstr(a, "status");
 	if (status && task_status_parse(status) < 0) {
 		err_kind_set(e, ERR_INVALID, _("'%.40s' is not a task status; the statuses are "
-		             "queued, running, testing, review, pushing, done, failed, rejected and "
-		             "cancelled"), status);
+		             "queued, preparing, running, testing, review, pushing, done, failed, "
+		             "rejected, cancelled and lost"), status);
 		return NULL;
 	}
 	json_t *lim = json_object_get(a, "limit");
