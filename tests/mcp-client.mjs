@@ -152,6 +152,9 @@ async function remote() {
 	c = await connect(args, { PADDOCK_TOKEN: reviewToken });
 	tools = await c.listTools();
 	check("remote, a review token: all eight tools", names(tools).length === 8, names(tools));
+	// A repo whose reviewers the token is not: the API's 403 comes back.
+	r = await call(c, "queue_task", { repo: "guarded", text: "write notes where rev may not decide" });
+	const guarded = r.structuredContent && r.structuredContent.id;
 	r = await call(c, "queue_task", { repo, text: "write notes remotely" });
 	const id = r.structuredContent && r.structuredContent.id;
 	check("remote queue_task: an id", !r.isError && id, r);
@@ -168,6 +171,10 @@ async function remote() {
 	check("remote approve: done", !r.isError && r.structuredContent.status === "done", r);
 	r = await call(c, "approve", { id });
 	check("remote approve again: the API's refusal as isError", r.isError === true, r);
+	t = await until(c, guarded, (t) => t.status === "review" || t.status === "failed");
+	r = await call(c, "approve", { id: guarded });
+	check("remote approve where the token is not among the repo's reviewers: the API's 403 as isError",
+	      r.isError === true && /may not decide the gates of repo guarded/.test(r.content[0].text), r);
 	await c.close();
 }
 
