@@ -548,11 +548,11 @@ static json_t *do_initialize(struct mcp *m, json_t *id, json_t *params)
 	                      m->where ? m->where : "the local store", access_name(m->role),
 	                      names);
 	free(names);
-	json_t *r = json_pack("{s:s,s:{s:{s:b},s:{s:b,s:b}},s:{s:s,s:s,s:s},s:s}",
+	json_t *r = json_pack("{s:s,s:{s:{s:b},s:{s:b,s:b}},s:{s:s,s:s,s:s},s:o}",
 	                      "protocolVersion", v, "capabilities", "tools", "listChanged", 0,
 	                      "resources", "subscribe", 0, "listChanged", 0, "serverInfo", "name",
 	                      "paddock", "title", "paddock", "version", PACKAGE_VERSION,
-	                      "instructions", ins);
+	                      "instructions", visible_string(ins, strlen(ins)));
 	free(ins);
 	return rpc_result(id, r);
 }

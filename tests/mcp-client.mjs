@@ -87,6 +87,10 @@ async function local() {
 	check("queue_task: an id, status queued", id && r.structuredContent.status === "queued", r);
 	console.log(`TASK ${id}`);
 	const text = JSON.parse(r.content[0].text);
+	// A second task, left at review for an approve without a scheduler.
+	const r2 = await call(c, "queue_task", { repo, text: "write more notes" });
+	const id2 = r2.structuredContent && r2.structuredContent.id;
+	console.log(`TASK2 ${id2}`);
 	check("queue_task: the text content is the structured result as JSON", text.id === id, r.content);
 
 	const l = await call(c, "list_tasks", { repo, limit: 5 });
@@ -133,6 +137,8 @@ async function local() {
 	t = (await call(c, "show_task", { id })).structuredContent;
 	check("the approval is a decision of mcp:USER",
 	      t.decisions.some((d) => d.action === "approve" && /^mcp:/.test(d.actor)), t.decisions);
+	t = await until(c, id2, (t) => t.status === "review" || t.status === "failed");
+	check("the second task reaches review", t.status === "review", t.status);
 	await c.close();
 }
 
