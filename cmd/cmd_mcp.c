@@ -368,7 +368,8 @@ static int remote_text(struct client *c, const char *id, const char *rest, size_
 	} else {
 		size_t n = r.body.len > max ? max : r.body.len;
 		buf_add(out, log ? r.body.data + (r.body.len - n) : r.body.data, n);
-		*cut = r.body.len > max || (log && st == 206);
+		/* A log's last max bytes: cut when all of them came. */
+		*cut = r.body.len > max || (log && st == 206 && r.body.len >= max);
 	}
 	if (st >= 0)
 		client_resp_free(&r);
