@@ -543,10 +543,13 @@ static json_t *do_initialize(struct mcp *m, json_t *id, json_t *params)
 	char *names = mcp_tool_names(m->role);
 	char *ins = xasprintf("paddock runs coding agents in sandboxes and stops each task at a "
 	                      "review gate. This server works on %s with the role %s (tools: %s). "
-	                      "Queue work with queue_task, follow it with show_task or "
-	                      "gate_summary, read its work with task_diff and task_log.",
+	                      "%sFollow tasks with show_task or gate_summary, read their work with "
+	                      "task_diff and task_log.%s",
 	                      m->where ? m->where : "the local store", access_name(m->role),
-	                      names);
+	                      names, access_allows(m->role, ACCESS_SUBMIT)
+	                      ? "Queue work with queue_task. " : "",
+	                      access_allows(m->role, ACCESS_REVIEW)
+	                      ? " Decide a task at review with request_changes or approve." : "");
 	free(names);
 	json_t *r = json_pack("{s:s,s:{s:{s:b},s:{s:b,s:b}},s:{s:s,s:s,s:s},s:o}",
 	                      "protocolVersion", v, "capabilities", "tools", "listChanged", 0,
