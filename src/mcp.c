@@ -603,7 +603,13 @@ static json_t *do_tools_call(struct mcp *m, json_t *id, json_t *params)
 		             access_name(t->needs), access_name(m->role));
 		return rpc_result(id, tool_error(e.msg));
 	}
-	json_t *a = json_is_object(args) ? json_incref(args) : json_object();
+	/* An optional argument given as null (models often send them so) is
+	 * left out. */
+	json_t *a = json_object(), *v;
+	const char *k;
+	json_object_foreach(json_is_object(args) ? args : NULL, k, v)
+		if (!json_is_null(v))
+			json_object_set(a, k, v);
 	struct buf text = {0};
 	json_t *out = args_check(t, a, &e) < 0 ? NULL : t->run(m, a, &text, &e);
 	json_decref(a);
