@@ -513,6 +513,11 @@ static json_t *rpc_error(json_t *id, int code, const char *msg, json_t *data)
 
 static json_t *rpc_result(json_t *id, json_t *result)
 {
+	/* A result that could not be made (jansson refused a part) still gets
+	 * an answer: a client must not wait for it. */
+	if (!result)
+		return rpc_error(id, RPC_INTERNAL, "Internal error: the result could not be made",
+		                 NULL);
 	return json_pack("{s:s,s:O,s:o}", "jsonrpc", "2.0", "id", id, "result", result);
 }
 
