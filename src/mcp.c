@@ -675,6 +675,8 @@ static json_t *do_resources_list(struct mcp *m, json_t *id)
 	size_t i;
 	json_array_foreach(rows, i, t) {
 		const char *tid = jstr(t, "id");
+		if (i >= MCP_RESOURCE_TASKS)
+			break;
 		if (!tid || !task_id_valid(tid, 0))
 			continue;
 		json_t *row = list_row(t);
