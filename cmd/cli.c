@@ -214,6 +214,14 @@ static const struct cli_verb verbs[] = {
 	     "  --before SEQ       only those recorded before event SEQ (a page further back;\n"
 	     "                     --json shows each event's seq)\n"
 	     "  -j, --json         print a JSON array\n") },
+	{ "mcp", cmd_mcp, N_("mcp [--role ROLE]"),
+	  N_("Serves the Model Context Protocol on standard input and output, for agents\n"
+	     "and IDEs (claude mcp add paddock -- paddock mcp): tools to queue tasks, list\n"
+	     "and show them, read a task's diff, log and gate summary, request changes and\n"
+	     "approve, each as the role allows (see MCP in paddock(1)).  With --server, the\n"
+	     "API's token decides the role.\n"
+	     "  --role ROLE        read, submit, review or admin (default: mcp.role, else\n"
+	     "                     submit; with --server it may only narrow the token's)\n") },
 	{ "template", cmd_template, N_("template [--json] (list | prune [--older-than AGE] [--dry-run])"),
 	  N_("Lists the templates (one read-only checkout per repo, base commit and set-up,\n"
 	     "the lower layer of every task's workspace) with their size, last use and\n"
@@ -349,7 +357,8 @@ enum { OPT_HELP = 'h', OPT_JSON = 'j', OPT_FOLLOW = 'f', OPT_REPO = 'r', OPT_AGE
        OPT_ROUND, OPT_SINCE_REVIEW, OPT_BUDGET, OPT_LISTEN, OPT_ROUTES, OPT_OLDER_THAN,
        OPT_DRY_RUN, OPT_FAILED, OPT_AGAIN, OPT_LIMIT, OPT_SINCE, OPT_BEFORE,
        OPT_RECIPE, OPT_INPUT, OPT_BASE, OPT_TEST, OPT_TIMEOUT, OPT_APPROVAL, OPT_AGENTS,
-       OPT_N, OPT_KEEP, OPT_YES, OPT_NAMESPACE, OPT_NO_WAIT, OPT_OLD, OPT_DISCARD };
+       OPT_N, OPT_KEEP, OPT_YES, OPT_NAMESPACE, OPT_NO_WAIT, OPT_OLD, OPT_DISCARD,
+       OPT_ROLE };
 
 /* 1 if word is one of the space-separated words of list. */
 static int word_in(const char *list, const char *word)
@@ -425,6 +434,7 @@ int cli_parse_opts(const struct cli_verb *v, int argc, char **argv, struct cli_o
 		{ "no-wait", no_argument, NULL, OPT_NO_WAIT },
 		{ "old", no_argument, NULL, OPT_OLD },
 		{ "discard", no_argument, NULL, OPT_DISCARD },
+		{ "role", required_argument, NULL, OPT_ROLE },
 		{ NULL, 0, NULL, 0 },
 	};
 	memset(o, 0, sizeof *o);
@@ -496,6 +506,7 @@ int cli_parse_opts(const struct cli_verb *v, int argc, char **argv, struct cli_o
 		case OPT_NO_WAIT: o->no_wait = 1; break;
 		case OPT_OLD: o->old = 1; break;
 		case OPT_DISCARD: o->discard = 1; break;
+		case OPT_ROLE: o->role = optarg; break;
 		}
 	}
 	return -1;

@@ -14,6 +14,7 @@
  *   cmd/cmd_recipe.c recipe
  *   cmd/cmd_github.c github
  *   cmd/cmd_audit.c  audit
+ *   cmd/cmd_mcp.c    mcp (the Model Context Protocol server)
  *   cmd/cmd_kube.c   kubernetes manifest
  *   cmd/cmd_draft.c  comment, draft (the review draft)
  *   cmd/cmd_remote.c every verb against a server's API (paddock --server URL) */
@@ -77,6 +78,7 @@ struct cli_opts {
 	int no_wait;           /* approve, push, group pick: return once recorded */
 	int old;                   /* comment --old */
 	int discard;               /* draft --discard */
+	const char *role;          /* mcp --role */
 };
 
 /* The verb named name (NULL if none). */
@@ -242,6 +244,11 @@ int cmd_agent(int argc, char **argv);
 int cmd_recipe(int argc, char **argv);
 int cmd_github(int argc, char **argv);
 int cmd_audit(int argc, char **argv);
+int cmd_mcp(int argc, char **argv);
+struct client;
+/* paddock --server URL mcp: the server on client c's API (cmd_remote.c's
+ * table calls it with its client). */
+int cli_mcp_remote(struct client *c, int argc, char **argv);
 int cmd_confirm(int argc, char **argv);
 int cmd_kubernetes(int argc, char **argv);
 int cmd_comment(int argc, char **argv);

@@ -1088,6 +1088,13 @@ static int r_audit(int argc, char **argv)
 
 /* ---------------------------------------------------------------- dispatch */
 
+/* ---------------------------------------------------------------- mcp */
+
+static int r_mcp(int argc, char **argv)
+{
+	return cli_mcp_remote(rcl, argc, argv);
+}
+
 static const struct {
 	const char *name;
 	int (*run)(int argc, char **argv);
@@ -1098,6 +1105,7 @@ static const struct {
 	{ "override", r_override }, { "follow-up", r_follow_up }, { "cancel", r_cancel },
 	{ "confirm", r_confirm }, { "group", r_group }, { "recipe", r_recipe },
 	{ "comment", r_comment }, { "draft", r_draft }, { "audit", r_audit },
+	{ "mcp", r_mcp },
 };
 
 int cli_remote_main(const char *server, int argc, char **argv)

@@ -245,6 +245,8 @@ struct config {
 	 * (client.h; paddock --server) */
 	char *remote_server;   /* server: its URL, or NULL */
 	char *remote_token_file; /* token-file: the API token's file, or NULL */
+	/* [mcp] (mcp.h) */
+	enum access mcp_role;  /* role: ACCESS_NONE when unset (submit) */
 	/* [api] (api.h) */
 	char *api_listen;      /* listen: ADDR:PORT, or NULL (serve --listen) */
 	int api_max_queue;     /* max-queue: queued tasks before 429; 0: none */

@@ -1038,6 +1038,17 @@ static void config_set_theme(const struct entry *en)
 		config_set_str(&c->ui_theme, en->value);
 }
 
+/* mcp.role: the role of `paddock mcp` on the local store (mcp.h). */
+static void config_set_mcp_role(const struct entry *en)
+{
+	struct config *c = en->obj;
+	enum access r = access_parse(en->value);
+	if (r == ACCESS_NONE)
+		config_problem_add(en->p->ps, en->line, _("mcp.role: '%s' is not a role; use read, submit, review or admin"), en->value);
+	else
+		c->mcp_role = r;
+}
+
 /* The objects of named sections, made on first use. */
 
 static void *config_slot_repo(struct config *c, const char *name)
@@ -1253,6 +1264,13 @@ const struct config_section config_sections[] = {
 	           "every verb that works remotely talks to its HTTP API, and nothing is kept on\n"
 	           "this machine.\n"
 	           "A configuration file may hold only this section.\n" },
+	{ .name = "mcp", .title = "[mcp]",
+	  .intro = "The Model Context Protocol server,\n"
+	           ".B paddock mcp\n"
+	           "(see\n"
+	           ".BR paddock (1),\n"
+	           "section\n"
+	           ".BR MCP ).\n" },
 	{ .name = "ui", .title = "[ui]",
 	  .intro = "The dashboard (see\n"
 	           ".BR paddock (1),\n"
@@ -2890,6 +2908,26 @@ const struct config_key config_keys[] = {
 	          "is not set.\n"
 	          "It must be a regular file that neither its group nor others may read or\n"
 	          "write (mode 0600), as ssh asks of a key; another is refused.\n" },
+	/* [mcp] */
+	{ .section = "mcp", .key = "role", .type = KT_CUSTOM,
+	  .set = config_set_mcp_role,
+	  .doc = "read, submit, review or admin",
+	  .def = "submit",
+	  .help = "What the tools of\n"
+	          ".B paddock mcp\n"
+	          "on this machine's store may do, as a token's role:\n"
+	          ".B read\n"
+	          "lists and reads tasks,\n"
+	          ".B submit\n"
+	          "also queues them,\n"
+	          ".B review\n"
+	          "also requests changes and approves.\n"
+	          "The default keeps the gate a person's: an agent that queues work does not\n"
+	          "decide it unless someone configured it so.\n"
+	          ".B \\-\\-role\n"
+	          "overrides it; with\n"
+	          ".BR \\-\\-server ,\n"
+	          "the token's role decides.\n" },
 	/* [ui] */
 	{ .section = "ui", .key = "theme", .type = KT_CUSTOM,
 	  .set = config_set_theme,
