@@ -89,8 +89,9 @@ Scenario (--script FILE, JSON; everything optional):
 Which turn: the server is stateless.  The turn index is the number of
 assistant replies already in the request's own history (Anthropic and chat:
 messages with role "assistant"; Responses: runs of consecutive
-message/function_call/custom_tool_call/reasoning output items), so a resumed
-session, which resends the earlier messages, continues the script.  For a
+message/function_call/custom_tool_call/reasoning output items; the repeated
+answers of an "until" poll count once), so a resumed session, which resends
+the earlier messages, continues the script.  For a
 Responses request with previous_response_id, the count stored for that
 response id is added.
 
