@@ -225,17 +225,21 @@ static json_t *after_decision(struct local *l, const char *id, const char *actio
 }
 
 /* An approve recorded for the scheduler (decide_record), watched as the
- * CLI watches it, for MCP_DECIDE_WAIT at most; what happened goes to out.
- * 0 when it ended done (or is still on its way), -1 with e when it
- * failed. */
+ * CLI watches it while a scheduler runs, for MCP_DECIDE_WAIT at most; why
+ * this process does not carry it out itself (if not empty) and what
+ * happened go to out.  0 when it ended done or is left to the scheduler,
+ * -1 with e when it failed. */
 static int approve_recorded(struct local *l, const struct gate_ctx *g, const char *id,
-                            const char *notes, struct buf *out, struct err *e)
+                            const char *notes, const char *why, struct buf *out,
+                            struct err *e)
 {
 	struct decide_watch w;
 	if (decide_record(g, "approve", id, NULL, notes, &w, e) < 0)
 		return -1;
 	buf_printf(out, _("recorded: %s of task %s by %s (decision %lld)\n"), "approve", id,
 	           g->actor, w.id);
+	if (why && *why)
+		buf_printf(out, _("not carried out here: %s\n"), why);
 	struct timespec t0, now;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
@@ -256,7 +260,8 @@ static int approve_recorded(struct local *l, const struct gate_ctx *g, const cha
 			return failed ? -1 : 0;
 		}
 		clock_gettime(CLOCK_MONOTONIC, &now);
-		if ((double)(now.tv_sec - t0.tv_sec) > MCP_DECIDE_WAIT) {
+		/* No scheduler to carry it out: no use waiting for one. */
+		if (!running || (double)(now.tv_sec - t0.tv_sec) > MCP_DECIDE_WAIT) {
 			buf_printf(out, _("%s: %s recorded; the scheduler (paddock serve or the dashboard) "
 			                  "carries it out\n"), id, "approve");
 			return 0;
@@ -281,7 +286,7 @@ static json_t *local_decide(void *arg, const char *id, const char *action, const
 		rc = gate_request_changes(&g, t.id, notes, e);
 	else if (scheduler_owner(l->data, NULL, 0) || !decide_local(&g, action, t.id, &why))
 		/* As the CLI: the scheduler's process carries it out. */
-		rc = approve_recorded(l, &g, t.id, notes, &out, e);
+		rc = approve_recorded(l, &g, t.id, notes, why.data, &out, e);
 	else
 		/* 1: done, the pull request failed to open (on the task). */
 		rc = gate_approve(&g, t.id, notes, &out, e) < 0 ? -1 : 0;
@@ -363,7 +368,8 @@ static int remote_text(struct client *c, const char *id, const char *rest, size_
 	} else {
 		size_t n = r.body.len > max ? max : r.body.len;
 		buf_add(out, log ? r.body.data + (r.body.len - n) : r.body.data, n);
-		*cut = r.body.len > max || (log && st == 206);
+		/* A log's last max bytes: cut when all of them came. */
+		*cut = r.body.len > max || (log && st == 206 && r.body.len >= max);
 	}
 	if (st >= 0)
 		client_resp_free(&r);

@@ -82,9 +82,9 @@ static const struct mcp_tool tools[] = {
 	  "Lists paddock's tasks, newest first: id, status, repo, agent, round, the first line "
 	  "of the text.", ACCESS_READ,
 	  "{\"type\":\"object\",\"properties\":{"
-	  "\"status\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":32,\"description\":\"only "
-	  "tasks of this status (queued, running, testing, review, pushing, done, failed, "
-	  "rejected, cancelled)\"},"
+	  "\"status\":{\"type\":\"string\",\"enum\":[\"queued\",\"preparing\",\"running\","
+	  "\"testing\",\"review\",\"pushing\",\"done\",\"failed\",\"rejected\",\"cancelled\","
+	  "\"lost\"],\"description\":\"only tasks of this status\"},"
 	  "\"repo\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":200,\"description\":\"only "
 	  "this repo's tasks\"},"
 	  "\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":200,\"description\":\"at "
@@ -299,8 +299,9 @@ static const char *arg_id(json_t *a, struct err *e)
 {
 	const char *id = jstr(a, "id");
 	if (!id || !task_id_valid(id, 1)) {
+		/* Quoted as given: the tool's error is made inert on its way out. */
 		err_kind_set(e, ERR_INVALID, _("'%.80s' is not a task id; list_tasks lists them"),
-		             id && task_id_valid(id, 1) ? id : "?");
+		             id ? id : "");
 		return NULL;
 	}
 	return id;
@@ -338,8 +339,8 @@ static json_t *tool_list(struct mcp *m, json_t *a, struct buf *text, struct err 
 	const char *status = jstr(a, "status");
 	if (status && task_status_parse(status) < 0) {
 		err_kind_set(e, ERR_INVALID, _("'%.40s' is not a task status; the statuses are "
-		             "queued, running, testing, review, pushing, done, failed, rejected and "
-		             "cancelled"), status);
+		             "queued, preparing, running, testing, review, pushing, done, failed, "
+		             "rejected, cancelled and lost"), status);
 		return NULL;
 	}
 	json_t *lim = json_object_get(a, "limit");
@@ -512,6 +513,11 @@ static json_t *rpc_error(json_t *id, int code, const char *msg, json_t *data)
 
 static json_t *rpc_result(json_t *id, json_t *result)
 {
+	/* A result that could not be made (jansson refused a part) still gets
+	 * an answer: a client must not wait for it. */
+	if (!result)
+		return rpc_error(id, RPC_INTERNAL, "Internal error: the result could not be made",
+		                 NULL);
 	return json_pack("{s:s,s:O,s:o}", "jsonrpc", "2.0", "id", id, "result", result);
 }
 
@@ -542,16 +548,19 @@ static json_t *do_initialize(struct mcp *m, json_t *id, json_t *params)
 	char *names = mcp_tool_names(m->role);
 	char *ins = xasprintf("paddock runs coding agents in sandboxes and stops each task at a "
 	                      "review gate. This server works on %s with the role %s (tools: %s). "
-	                      "Queue work with queue_task, follow it with show_task or "
-	                      "gate_summary, read its work with task_diff and task_log.",
+	                      "%sFollow tasks with show_task or gate_summary, read their work with "
+	                      "task_diff and task_log.%s",
 	                      m->where ? m->where : "the local store", access_name(m->role),
-	                      names);
+	                      names, access_allows(m->role, ACCESS_SUBMIT)
+	                      ? "Queue work with queue_task. " : "",
+	                      access_allows(m->role, ACCESS_REVIEW)
+	                      ? " Decide a task at review with request_changes or approve." : "");
 	free(names);
-	json_t *r = json_pack("{s:s,s:{s:{s:b},s:{s:b,s:b}},s:{s:s,s:s,s:s},s:s}",
+	json_t *r = json_pack("{s:s,s:{s:{s:b},s:{s:b,s:b}},s:{s:s,s:s,s:s},s:o}",
 	                      "protocolVersion", v, "capabilities", "tools", "listChanged", 0,
 	                      "resources", "subscribe", 0, "listChanged", 0, "serverInfo", "name",
 	                      "paddock", "title", "paddock", "version", PACKAGE_VERSION,
-	                      "instructions", ins);
+	                      "instructions", visible_string(ins, strlen(ins)));
 	free(ins);
 	return rpc_result(id, r);
 }
@@ -599,7 +608,13 @@ static json_t *do_tools_call(struct mcp *m, json_t *id, json_t *params)
 		             access_name(t->needs), access_name(m->role));
 		return rpc_result(id, tool_error(e.msg));
 	}
-	json_t *a = json_is_object(args) ? json_incref(args) : json_object();
+	/* An optional argument given as null (models often send them so) is
+	 * left out. */
+	json_t *a = json_object(), *v;
+	const char *k;
+	json_object_foreach(json_is_object(args) ? args : NULL, k, v)
+		if (!json_is_null(v))
+			json_object_set(a, k, v);
 	struct buf text = {0};
 	json_t *out = args_check(t, a, &e) < 0 ? NULL : t->run(m, a, &text, &e);
 	json_decref(a);
@@ -660,6 +675,8 @@ static json_t *do_resources_list(struct mcp *m, json_t *id)
 	size_t i;
 	json_array_foreach(rows, i, t) {
 		const char *tid = jstr(t, "id");
+		if (i >= MCP_RESOURCE_TASKS)
+			break;
 		if (!tid || !task_id_valid(tid, 0))
 			continue;
 		json_t *row = list_row(t);
@@ -807,7 +824,7 @@ static json_t *handle_batch(struct mcp *m, json_t *msg)
 char *mcp_handle(struct mcp *m, const char *msg, size_t len)
 {
 	json_error_t je;
-	json_t *j = json_loadb(msg, len, 0, &je);
+	json_t *j = json_loadb(msg, len, JSON_DECODE_ANY, &je);
 	json_t *a;
 	if (!j)
 		a = rpc_error(NULL, RPC_PARSE, "Parse error: the message is not JSON (one JSON-RPC "
