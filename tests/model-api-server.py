@@ -74,11 +74,24 @@ Scenario (--script FILE, JSON; everything optional):
   (freeform custom tool or function with an "input" string); failing that, a
   bash command that does the same.
 
+  Anthropic and chat requests also take (for MCP tools, whose names and
+  results the script cannot know in advance):
+    "vars": {"NAME": "REGEX", ...}    (top level) {{NAME}} in any string of
+       a TURN (a raw call's input, a text) is replaced by the REGEX's group 1
+       (or its whole match) in the latest tool result of the request's
+       history that matches (e.g. a task id that an earlier call returned);
+       left as is when none matches.
+    "until": "REGEX" (and "max": N, default 20) on a TURN: a poll.  The
+       turn is answered again (the script does not advance) while the tool
+       results that answered it do not match REGEX, at most N times; "wait"
+       on the same TURN spaces the polls.
+
 Which turn: the server is stateless.  The turn index is the number of
 assistant replies already in the request's own history (Anthropic and chat:
 messages with role "assistant"; Responses: runs of consecutive
-message/function_call/custom_tool_call/reasoning output items), so a resumed
-session, which resends the earlier messages, continues the script.  For a
+message/function_call/custom_tool_call/reasoning output items; the repeated
+answers of an "until" poll count once), so a resumed session, which resends
+the earlier messages, continues the script.  For a
 Responses request with previous_response_id, the count stored for that
 response id is added.
 
@@ -91,6 +104,7 @@ import argparse
 import http.server
 import json
 import os
+import re
 import shlex
 import ssl
 import sys
@@ -301,10 +315,49 @@ def turn_calls(turn):
 
 # ---------------------------------------------------------------- turns
 
+def result_text(m):
+    """The tool results' text in one Anthropic or chat message ("" if none)."""
+    if m.get("role") == "tool":
+        c = m.get("content")
+        return c if isinstance(c, str) else json.dumps(c)
+    out = []
+    for b in m.get("content") if isinstance(m.get("content"), list) else []:
+        if isinstance(b, dict) and b.get("type") == "tool_result":
+            c = b.get("content")
+            if isinstance(c, list):
+                c = "\n".join(x.get("text", "") for x in c if isinstance(x, dict))
+            out.append(c if isinstance(c, str) else json.dumps(c))
+    return "\n".join(out)
+
+
+def history_results(body):
+    """Anthropic and chat: the tool results' texts in the history, oldest first."""
+    return [t for t in (result_text(m) for m in body.get("messages") or []
+                        if isinstance(m, dict)) if t]
+
+
 def count_turns(api, body):
     if api in ("anthropic", "chat"):
-        return sum(1 for m in body.get("messages") or []
-                   if isinstance(m, dict) and m.get("role") == "assistant")
+        msgs = [m for m in body.get("messages") or [] if isinstance(m, dict)]
+        turns = SCRIPT.get("turns") or []
+        n = repeats = 0
+        for k, m in enumerate(msgs):
+            if m.get("role") != "assistant":
+                continue
+            until = turns[n].get("until") if n < len(turns) else None
+            if until is not None:
+                # A poll: the turn is answered again while the results of
+                # its calls (the messages up to the next assistant one)
+                # do not match, at most "max" times.
+                nxt = next((j for j in range(k + 1, len(msgs))
+                            if msgs[j].get("role") == "assistant"), len(msgs))
+                got = "\n".join(result_text(x) for x in msgs[k + 1:nxt])
+                if not re.search(until, got) and repeats + 1 < int(turns[n].get("max", 20)):
+                    repeats += 1
+                    continue
+            n += 1
+            repeats = 0
+        return n
     inp = body.get("input")
     n = 0
     if isinstance(inp, list):
@@ -337,6 +390,33 @@ def estimate_tokens(body):
     return max(1, len(json.dumps(body)) // 4)
 
 
+def fill(value, found):
+    """VALUE with each {{NAME}} in its strings replaced by found[NAME]."""
+    if isinstance(value, str):
+        return re.sub(r"\{\{(\w+)\}\}", lambda m: found.get(m.group(1), m.group(0)), value)
+    if isinstance(value, list):
+        return [fill(v, found) for v in value]
+    if isinstance(value, dict):
+        return {k: fill(v, found) for k, v in value.items()}
+    return value
+
+
+def captured(api, body):
+    """The script's "vars": NAME -> its regex's group 1 (or whole match) in
+    the latest tool result of the history that matches."""
+    found = {}
+    if api not in ("anthropic", "chat") or not SCRIPT.get("vars"):
+        return found
+    results = history_results(body)
+    for name, rx in SCRIPT["vars"].items():
+        for text in reversed(results):
+            m = re.search(rx, text)
+            if m:
+                found[name] = m.group(1) if m.groups() else m.group(0)
+                break
+    return found
+
+
 def choose(api, body):
     """-> (kind, turn index or None, TURN dict)."""
     if is_side(api, body):
@@ -344,6 +424,8 @@ def choose(api, body):
     n = count_turns(api, body)
     turns = SCRIPT.get("turns") or []
     turn = turns[n] if n < len(turns) else SCRIPT.get("after", {"text": "Script finished."})
+    if SCRIPT.get("vars"):
+        turn = fill(turn, captured(api, body))
     return "main", n, turn
 
 
