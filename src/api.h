@@ -37,6 +37,10 @@ struct api_opts {
 	                              (loopback); port 0 picks one */
 	const struct config *cfg;  /* borrowed for the API's life */
 	const char *data_dir;
+	int metrics_only;          /* [api] metrics-listen: answer GET /metrics
+	                              alone, without a token (404 for any other
+	                              path, 405 for another method), on any
+	                              address */
 };
 
 /* Starts serving in threads of its own.  notice gets one line saying where

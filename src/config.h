@@ -247,6 +247,8 @@ struct config {
 	char *remote_token_file; /* token-file: the API token's file, or NULL */
 	/* [api] (api.h) */
 	char *api_listen;      /* listen: ADDR:PORT, or NULL (serve --listen) */
+	char *api_metrics_listen; /* metrics-listen: ADDR:PORT of serve's listener
+	                             for GET /metrics alone, or NULL */
 	int api_max_queue;     /* max-queue: queued tasks before 429; 0: none */
 	uint64_t api_max_body; /* max-body: request body cap (1m) */
 	char **api_callback_allow; /* callback-allow: patterns (fnmatch) a task's
