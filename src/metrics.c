@@ -150,7 +150,7 @@ static void steps_histogram(struct buf *out, const struct store_metric *m, size_
 			count[b] += m[j].value[0];
 			total += m[j].value[0];
 		}
-		const char *names[] = { "step", "le", NULL };
+		const char *names[] = { "step", "le", NULL }, *step_only[] = { "step", NULL };
 		char *values[2] = { (char *)step, NULL };
 		const char *const *ln = queue ? names + 1 : names;
 		char *const *lv = queue ? values + 1 : values;
@@ -164,10 +164,10 @@ static void steps_histogram(struct buf *out, const struct store_metric *m, size_
 		}
 		buf_reset(&nm);
 		buf_printf(&nm, "%s_sum", name);
-		sample(out, nm.data, queue ? NULL : names, values, m[i].value[0]);
+		sample(out, nm.data, queue ? NULL : step_only, values, m[i].value[0]);
 		buf_reset(&nm);
 		buf_printf(&nm, "%s_count", name);
-		sample(out, nm.data, queue ? NULL : names, values, total);
+		sample(out, nm.data, queue ? NULL : step_only, values, total);
 		buf_free(&nm);
 	}
 }
