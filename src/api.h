@@ -22,7 +22,11 @@
  * place only once a request of it was taken.  Refused GitHub deliveries
  * past 30 a minute from one address (REFUSE_MAX) are answered 429 and not
  * recorded, and so are those of any other address while 64 are counted
- * (REFUSE_SLOTS; store_github.h caps those that are recorded). */
+ * (REFUSE_SLOTS; store_github.h caps those that are recorded).
+ *
+ * GET /metrics (metrics.h) needs the role read; a second api_start with
+ * metrics_only ([api] metrics-listen) answers it alone, without a token,
+ * after the same Host and Origin screen. */
 #ifndef PADDOCK_API_H
 #define PADDOCK_API_H
 
