@@ -217,9 +217,20 @@ void metrics_render(struct buf *out, const struct store_metric *m, size_t n,
 			sample(out, s->name, s->labels[0] ? s->labels : NULL, m[i].label, m[i].value[0]);
 			any = 1;
 		}
-		/* A counter without labels is there from the start, for rate(). */
+		/* A counter without labels is there from the start, for rate(),
+		 * and one by repo alone for each configured repo (an alert on
+		 * tasks that never started needs the series). */
 		if (!any && !s->labels[0])
 			sample(out, s->name, NULL, NULL, 0);
+		for (size_t r = 0; s->labels[0] && !s->labels[1] && !strcmp(s->labels[0], "repo") &&
+		                   r < cfg->nrepos; r++) {
+			int seen = 0;
+			for (size_t i = 0; i < n && !seen; i++)
+				seen = !strcmp(m[i].key, s->key) && !strcmp(m[i].label[0], cfg->repos[r].name);
+			char *name[] = { cfg->repos[r].name };
+			if (!seen)
+				sample(out, s->name, s->labels, name, 0);
+		}
 	}
 	const struct store_metric *q = find(m, n, "queue_oldest");
 	const struct store_metric *g = find(m, n, "gate_oldest");

@@ -66,6 +66,11 @@ static void test_histogram(void)
 	memset(&cfg, 0, sizeof cfg);
 	cfg.limits.budget = 2;
 	cfg.limits.budget_tokens = 1000;
+	struct repo_conf repo;
+	memset(&repo, 0, sizeof repo);
+	repo.name = (char *)"notes";
+	cfg.repos = &repo;
+	cfg.nrepos = 1;
 	struct buf out = {0};
 	metrics_render(&out, m, sizeof m / sizeof *m, &cfg, 1e9);
 	const char *t = out.data;
@@ -96,6 +101,9 @@ static void test_histogram(void)
 	   == 0.75, "budget: the configuration's money (1.5 of 2)");
 	ok(value_of(t, "paddock_task_budget_used_ratio{task=\"t2\",repo=\"notes\",agent=\"script\"}")
 	   == 0.9, "budget: the larger of its own money and the tokens (900 of 1000)");
+	ok(value_of(t, "paddock_tasks_started_total{repo=\"notes\"}") == 0 &&
+	   value_of(t, "paddock_rounds_total{repo=\"notes\"}") == 0,
+	   "a configured repo's counters by repo are there before its first task");
 	ok(value_of(t, "paddock_webhook_delivery_failures_total") == 0,
 	   "a counter without labels is 0 before anything happened");
 	ok(strstr(t, "paddock_build_info{version=\"" PACKAGE_VERSION "\"} 1\n") != NULL,
