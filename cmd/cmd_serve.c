@@ -93,6 +93,7 @@ struct serve_threads {
 	const char *data;
 	const char *listen;
 	struct api *api;
+	struct api *metrics;       /* [api] metrics-listen's */
 	struct ghsync_poller *gh;
 	struct logger *log;
 };
@@ -118,6 +119,12 @@ static int serve_start_threads(void *arg, struct err *e)
 		struct api_opts ao = { .listen = th->listen, .cfg = th->cfg, .data_dir = th->data };
 		if (api_start(&th->api, &ao, th->log, e) < 0)
 			return err_prefix(e, _("the HTTP API"));
+	}
+	if (th->cfg->api_metrics_listen) {
+		struct api_opts mo = { .listen = th->cfg->api_metrics_listen, .cfg = th->cfg,
+		                       .data_dir = th->data, .metrics_only = 1 };
+		if (api_start(&th->metrics, &mo, stdout, e) < 0)
+			return err_prefix(e, "api.metrics-listen");
 	}
 	/* A key that is missing is said now, not as a task's failure later. */
 	char *missing = config_missing_keys(th->cfg);
@@ -190,6 +197,7 @@ static int run_scheduler(struct config *cfg, int until_idle, const char *listen,
 		                      "without it; serve stopped (start it again)"));
 	ghsync_poller_stop(th.gh);
 	api_stop(th.api);
+	api_stop(th.metrics);
 	pthread_sigmask(SIG_SETMASK, &oldsigs, NULL);
 	privsep_stop();
 	free(data);

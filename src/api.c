@@ -33,6 +33,7 @@
 #include "ghsync.h"
 #include "group.h"
 #include "i18n.h"
+#include "metrics.h"
 #include "mirror.h"
 #include "paths.h"
 #include "sanitize.h"
@@ -1488,6 +1489,27 @@ static enum MHD_Result route_get_audit_page(struct api *a, struct MHD_Connection
 	return get_audit(a, c);
 }
 
+/* GET /metrics, on the API (role read) and on [api] metrics-listen: the
+ * exposition is metrics.h's. */
+static enum MHD_Result get_metrics(struct api *a, struct MHD_Connection *c)
+{
+	struct err e = {{0}};
+	struct store *st = api_open_store(a, &e);
+	char *text = st ? metrics_text(st, a->cfg, &e) : NULL;
+	store_close(st);
+	if (!text)
+		return api_send_err(c, &e, NULL);
+	return send_buf(c, 200, METRICS_CONTENT_TYPE, text, strlen(text));
+}
+
+static enum MHD_Result route_get_metrics(struct api *a, struct MHD_Connection *c,
+                                         struct req *rq, const struct api_call *x)
+{
+	(void)rq;
+	(void)x;
+	return get_metrics(a, c);
+}
+
 static enum MHD_Result route_decide(struct api *a, struct MHD_Connection *c,
                                     struct req *rq, const struct api_call *x)
 {
@@ -1698,6 +1720,7 @@ static const struct api_route {
 	{ "POST", "/groups/{id}/pick", route_post_pick, ACCESS_REVIEW, 0 },
 	{ "GET", "/events", route_get_audit, ACCESS_ADMIN, 0 },
 	{ "GET", "/audit", route_get_audit_page, ACCESS_ADMIN, 0 },
+	{ "GET", "/metrics", route_get_metrics, ACCESS_READ, 0 },
 	{ "POST", "/github/webhook", route_post_github, ACCESS_NONE, 0 },
 };
 #define API_NROUTES (sizeof api_route_table / sizeof *api_route_table)
@@ -2165,7 +2188,8 @@ static enum MHD_Result route(struct api *a, struct MHD_Connection *c, const char
 		return route_recipes(a, c, url, method, rq);
 	if (strncmp(url, "/groups/", 8) == 0)
 		return route_groups(a, c, url, url + 8, method, rq, actor);
-	if (strcmp(url, "/events") == 0 || strcmp(url, "/audit") == 0)
+	if (strcmp(url, "/events") == 0 || strcmp(url, "/audit") == 0 ||
+	    strcmp(url, "/metrics") == 0)
 		return route_plain(a, c, url, method, rq);
 	/* /tasks, /tasks/ID, /tasks/ID/ACTION */
 	if (strncmp(url, "/tasks", 6) != 0 || (url[6] && url[6] != '/'))
@@ -2238,6 +2262,41 @@ static enum MHD_Result route(struct api *a, struct MHD_Connection *c, const char
 	return rc;
 }
 
+/* A request to [api] metrics-listen: GET /metrics without a token, after
+ * the Host and Origin screen() asks of every request (a web page must not
+ * read it by DNS rebinding); answered from its headers, a body unread. */
+static enum MHD_Result metrics_request(struct api *a, struct MHD_Connection *c,
+                                       const char *url, const char *method,
+                                       const char *version, struct req *rq)
+{
+	const char *host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Host");
+	const char *origin = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin");
+	unsigned hosts = 0;
+	int local;
+	long port;
+	MHD_get_connection_values(c, MHD_HEADER_KIND, count_host, &hosts);
+	if ((!host && strcmp(version, MHD_HTTP_VERSION_1_0) != 0) || hosts > 1)
+		return api_send_error(c, 400, "bad_request", NULL, "send one Host header");
+	size_t hl = host ? host_port(host, &port) : 0;
+	if (host && (port < 0 || !host_allowed(a, host, hl, &local)))
+		return api_send_error(c, 421, "misdirected", NULL, "this server does not answer to "
+		                  "the host '%.100s'; use its address, or add the name to [api] "
+		                  "server-name", host);
+	if (origin && !origin_allowed(a, origin))
+		return api_send_error(c, 403, "origin", NULL, "a request from the web page '%.100s' "
+		                  "is refused", origin);
+	if (strcmp(url, "/metrics") != 0)
+		return api_send_error(c, 404, "no_route", NULL, "no such route: %s %s; this "
+		                  "listener ([api] metrics-listen) answers GET /metrics alone",
+		                  method, url);
+	if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
+		rq->allow = "GET, HEAD";
+		return api_send_error(c, 405, "method", NULL, "/metrics takes GET");
+	}
+	conn_served(a, c);
+	return get_metrics(a, c);
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
                                   const char *method, const char *version,
                                   const char *upload, size_t *upload_size, void **con_cls)
@@ -2246,6 +2305,17 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	struct req *rq = *con_cls;
 	cur_req = rq;
 	cur_api = a;
+	if (a->metrics_only) {
+		if (rq) {
+			/* Answered on its headers: a body is dropped unread. */
+			*upload_size = 0;
+			return MHD_YES;
+		}
+		rq = xcalloc(1, sizeof *rq);
+		*con_cls = rq;
+		cur_req = rq;
+		return metrics_request(a, c, url, method, version, rq);
+	}
 	if (!rq) {
 		rq = xcalloc(1, sizeof *rq);
 		*con_cls = rq;
@@ -2590,12 +2660,13 @@ int api_start(struct api **out, const struct api_opts *o, struct logger *log, st
 	a->db = paths_db(o->data_dir);
 	pthread_mutex_init(&a->tmu, NULL);
 	a->loopback = loopback;
+	a->metrics_only = o->metrics_only;
 	listen_host(&ss, a->listen_host, sizeof a->listen_host);
-	if (tokens_read(o->cfg, &a->tokens, &a->ntokens, e) < 0) {
+	if (!a->metrics_only && tokens_read(o->cfg, &a->tokens, &a->ntokens, e) < 0) {
 		api_stop(a);
 		return -1;
 	}
-	if (!loopback && !a->ntokens) {
+	if (!loopback && !a->ntokens && !a->metrics_only) {
 		err_set(e, _("%s is not a loopback address: configure a token ([token \"NAME\"] "
 		             "value-env = VARIABLE) before listening there"), listen);
 		api_stop(a);
@@ -2629,8 +2700,13 @@ int api_start(struct api **out, const struct api_opts *o, struct logger *log, st
 	const union MHD_DaemonInfo *info = MHD_get_daemon_info(a->d, MHD_DAEMON_INFO_BIND_PORT);
 	a->port = info ? info->port : 0;
 	/* The tokens may have changed while no serve ran. */
-	tokens_audit_roles(a, a->tokens, a->ntokens, log);
-	if (loopback)
+	if (!a->metrics_only)
+		tokens_audit_roles(a, a->tokens, a->ntokens, log);
+	if (a->metrics_only)
+		logger_event(log, LOGGER_INFO, NULL, NULL, "api.metrics",
+		             _("paddock: GET /metrics answers without a token on %s (port %d)\n"),
+		             listen, a->port);
+	else if (loopback)
 		logger_event(log, LOGGER_INFO, NULL, NULL, "api.listening",
 		             _("paddock: the HTTP API listens on %s (port %d)%s\n"), listen,
 		             a->port, a->ntokens ? _("; every request needs a token") : "");

@@ -22,7 +22,11 @@
  * place only once a request of it was taken.  Refused GitHub deliveries
  * past 30 a minute from one address (REFUSE_MAX) are answered 429 and not
  * recorded, and so are those of any other address while 64 are counted
- * (REFUSE_SLOTS; store_github.h caps those that are recorded). */
+ * (REFUSE_SLOTS; store_github.h caps those that are recorded).
+ *
+ * GET /metrics (metrics.h) needs the role read; a second api_start with
+ * metrics_only ([api] metrics-listen) answers it alone, without a token,
+ * after the same Host and Origin screen. */
 #ifndef PADDOCK_API_H
 #define PADDOCK_API_H
 
@@ -38,6 +42,10 @@ struct api_opts {
 	                              (loopback); port 0 picks one */
 	const struct config *cfg;  /* borrowed for the API's life */
 	const char *data_dir;
+	int metrics_only;          /* [api] metrics-listen: answer GET /metrics
+	                              alone, without a token (404 for any other
+	                              path, 405 for another method), on any
+	                              address */
 };
 
 /* Starts serving in threads of its own.  log (logger.h; borrowed for the

@@ -70,6 +70,7 @@ struct api {
 		double since;
 		unsigned n;
 	} refusals[REFUSE_SLOTS];
+	int metrics_only;          /* api_opts' */
 	int stop_fd;               /* an eventfd, readable once stopping */
 	volatile int stopping;
 };

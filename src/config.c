@@ -652,6 +652,7 @@ void config_free(struct config *c)
 	free(c->kube.audience);
 	config_strv_free(c->kube.probe, c->kube.nprobe);
 	free(c->api_listen);
+	free(c->api_metrics_listen);
 	free(c->remote_server);
 	free(c->remote_token_file);
 	for (i = 0; i < c->ntokens; i++) {

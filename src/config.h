@@ -249,6 +249,8 @@ struct config {
 	enum access mcp_role;  /* role: ACCESS_NONE when unset (submit) */
 	/* [api] (api.h) */
 	char *api_listen;      /* listen: ADDR:PORT, or NULL (serve --listen) */
+	char *api_metrics_listen; /* metrics-listen: ADDR:PORT of serve's listener
+	                             for GET /metrics alone, or NULL */
 	int api_max_queue;     /* max-queue: queued tasks before 429; 0: none */
 	uint64_t api_max_body; /* max-body: request body cap (1m) */
 	char **api_callback_allow; /* callback-allow: patterns (fnmatch) a task's

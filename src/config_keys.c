@@ -841,6 +841,18 @@ static void config_set_listen(const struct entry *en)
 		config_set_str(&c->api_listen, value);
 }
 
+/* [api] metrics-listen: ADDR:PORT only (api_listen_check's form). */
+static void config_set_metrics_listen(const struct entry *en)
+{
+	struct config *c = en->obj;
+	const char *value = en->value, *colon = strrchr(value, ':');
+	unsigned long long v;
+	if (!colon || colon == value || config_parse_int(colon + 1, 1, 65535, &v) < 0)
+		config_problem_add(en->p->ps, en->line, _("api.metrics-listen: '%s' is not ADDRESS:PORT such as 127.0.0.1:9464"), value);
+	else
+		config_set_str(&c->api_metrics_listen, value);
+}
+
 static void config_set_max_queue(const struct entry *en)
 {
 	struct config *c = en->obj;
@@ -2781,6 +2793,30 @@ const struct config_key config_keys[] = {
 	          "Without a\n"
 	          ".B [token]\n"
 	          "section the API asks for no token and answers only on a loopback address.\n" },
+	{ .section = "api", .key = "metrics-listen", .type = KT_CUSTOM,
+	  .set = config_set_metrics_listen,
+	  .doc = "ADDR:PORT",
+	  .def = "none",
+	  .help = "A second listener of\n"
+	          ".B paddock serve\n"
+	          "that answers only\n"
+	          ".B GET /metrics\n"
+	          "(the Prometheus text format; see\n"
+	          ".BR paddock\\-api (7),\n"
+	          "METRICS), without a token, for a Prometheus that scrapes it; every other\n"
+	          "path is 404, every other method 405.\n"
+	          "Since it asks for no token, bind it to a loopback address or to an address on\n"
+	          "a network only trusted hosts reach, such as\n"
+	          ".BR 127.0.0.1:9464 ;\n"
+	          "its requests are screened as the API's are (a Host that is not this machine's\n"
+	          "address or an\n"
+	          ".B api.server\\-name\n"
+	          "is refused).\n"
+	          "With a token of role\n"
+	          ".BR read ,\n"
+	          "the API's own\n"
+	          ".B GET /metrics\n"
+	          "answers the same without this.\n" },
 	{ .section = "api", .key = "max-queue", .type = KT_CUSTOM,
 	  .set = config_set_max_queue,
 	  .doc = "integer, 0 to 1000000",

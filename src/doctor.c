@@ -386,6 +386,21 @@ static void check_api(struct doctor *d, const struct config *cfg)
 		add(d, "api", DOCTOR_OK, NULL, _("the HTTP API can listen on %s"), cfg->api_listen);
 }
 
+/* [api] metrics-listen, only when it is set. */
+static void check_metrics(struct doctor *d, const struct config *cfg)
+{
+	struct err e = { { 0 } };
+	if (!cfg || !cfg->api_metrics_listen)
+		return;
+	if (api_listen_try(cfg->api_metrics_listen, &e) < 0)
+		add(d, "metrics", DOCTOR_WARN, _("choose a free address in api.metrics-listen, or stop "
+		                                 "what listens there (another paddock serve?)"),
+		    "%s", e.msg);
+	else
+		add(d, "metrics", DOCTOR_OK, NULL, _("GET /metrics can listen on %s"),
+		    cfg->api_metrics_listen);
+}
+
 /* Where the front door listens: front-door-listen, else 0.0.0.0 and
  * front-door's port (malloc'd; NULL without either). */
 static char *kube_door_listen(const struct kube_conf *kc)
@@ -512,6 +527,7 @@ void doctor_run(struct doctor *d, const struct config *cfg, const char *cfg_erro
 	check_agents(d, cfg, data_dir);
 	check_endpoints(d, cfg);
 	check_api(d, cfg);
+	check_metrics(d, cfg);
 	if (kube)
 		check_kube(d, cfg, data_dir);
 }

@@ -8,6 +8,7 @@
 #include <openssl/crypto.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,9 +55,19 @@ void ghsync_free(struct ghsync *s)
 /* Records what was done: an action (for the caller to print). */
 static void act(struct ghsync *s, const char *kind, const char *repo, long long number,
                 const char *task, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+/* Errors of this process's syncs, for GET /metrics (ghsync_errors). */
+static atomic_ulong ghsync_nerrors;
+
+unsigned long ghsync_errors(void)
+{
+	return atomic_load(&ghsync_nerrors);
+}
+
 static void act(struct ghsync *s, const char *kind, const char *repo, long long number,
                 const char *task, const char *fmt, ...)
 {
+	if (!strcmp(kind, "error"))
+		atomic_fetch_add(&ghsync_nerrors, 1);
 	struct buf b = {0};
 	va_list ap;
 	va_start(ap, fmt);

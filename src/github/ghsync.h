@@ -117,4 +117,9 @@ char *ghsync_pr_words(struct store *st, const char *task_id);
 struct gh_link;
 char *ghsync_link_words(const struct gh_link *l);
 
+/* How many errors the syncs of this process met since it started (a repo
+ * that could not be read, an issue that could not become a task, a
+ * branch not deleted): GET /metrics's paddock_github_sync_errors_total. */
+unsigned long ghsync_errors(void);
+
 #endif

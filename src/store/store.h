@@ -736,4 +736,33 @@ int store_action_open(struct store *s, const char *task, struct store_action *a,
 /* How many actions are pending (not yet taken). */
 int store_action_pending(struct store *s, size_t *n, struct err *e);
 
+/* ---- GET /metrics (store_metrics.c) ---- */
+
+/* One number of the store for metrics.h: key names it, label[] are its
+ * labels' values in order ("" past the key's), value[] its values. */
+struct store_metric {
+	char *key;
+	char *label[3];
+	double value[3];
+};
+/* All of them, read in one transaction (one snapshot); the caller frees
+ * them with store_metrics_free.  The keys:
+ *   the counters of schema 16 (table metric_counts), value[0] the count:
+ *     tasks (repo, status; a gauge), started (repo), ended (repo, status),
+ *     failures (repo, reason), interrupted (repo, status: queued or lost),
+ *     tokens (repo, agent, kind: input, output, cache_read, cache_write),
+ *     cost (repo, agent; USD), rounds (repo), egress (endpoint, kind,
+ *     verdict), webhook_failures, github_waits (api), step_seconds (step,
+ *     le: a bucket's bound, not cumulative), step_seconds_sum (step);
+ *   queue_oldest, gate_oldest: value[0] the unix time the longest waiting
+ *     queued task was queued, or task at review came there (0: none),
+ *     value[1] how many wait;
+ *   kept: value[0] sandboxes kept for tasks that are not working;
+ *   github_wait (api): value[0] the unix time GitHub's wait ends;
+ *   open_task (id, repo, agent), each task between its start and its end:
+ *     value[0] its cost (USD), [1] its tokens, [2] its own budget (-1:
+ *     none of its own, the configuration's holds). */
+int store_metrics_read(struct store *s, struct store_metric **out, size_t *n, struct err *e);
+void store_metrics_free(struct store_metric *m, size_t n);
+
 #endif
