@@ -123,7 +123,7 @@ static int serve_start_threads(void *arg, struct err *e)
 	if (th->cfg->api_metrics_listen) {
 		struct api_opts mo = { .listen = th->cfg->api_metrics_listen, .cfg = th->cfg,
 		                       .data_dir = th->data, .metrics_only = 1 };
-		if (api_start(&th->metrics, &mo, stdout, e) < 0)
+		if (api_start(&th->metrics, &mo, th->log, e) < 0)
 			return err_prefix(e, "api.metrics-listen");
 	}
 	/* A key that is missing is said now, not as a task's failure later. */
