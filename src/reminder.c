@@ -166,6 +166,30 @@ int reminder_hold_of(const struct config *cfg, const struct reminder_gates *g,
 	return h->max > 0 && h->at_review >= h->max;
 }
 
+long reminder_held(struct store *st, const struct config *cfg, struct err *e)
+{
+	if (!reminder_limit_on(cfg))
+		return 0;
+	struct reminder_gates g;
+	if (reminder_count(st, &g, e) < 0)
+		return -1;
+	struct task_query q = { .status_mask = TASK_MASK(TASK_QUEUED), .startable = 1,
+	                        .no_steps = 1 };
+	struct task_row *rows;
+	size_t n;
+	long held = 0;
+	if (store_task_query(st, &q, &rows, &n, e) < 0) {
+		reminder_gates_free(&g);
+		return -1;
+	}
+	struct reminder_hold h;
+	for (size_t i = 0; i < n; i++)
+		held += reminder_hold_of(cfg, &g, rows[i].repo, &h);
+	task_rows_free(rows, n);
+	reminder_gates_free(&g);
+	return held;
+}
+
 char *reminder_hold_text(const struct reminder_hold *h, const char *repo)
 {
 	if (h->of_repo)

@@ -72,6 +72,11 @@ struct reminder_hold {
  * when they may start. */
 int reminder_hold_of(const struct config *cfg, const struct reminder_gates *g,
                      const char *repo, struct reminder_hold *h);
+/* How many queued tasks (of those that may start: not waiting for a
+ * confirmation) the review limit holds back now: like a confirmation,
+ * they wait for a person, and are no work to do (scheduler_idle).  0 when
+ * cfg sets no limit; -1 with e set. */
+long reminder_held(struct store *st, const struct config *cfg, struct err *e);
 /* What *h means, for `paddock show` and `paddock list`: "3 tasks at review
  * (max-at-review = 3)", "1 task of repo x at review (repo.x.max-at-review
  * = 1)" (malloc'd, translated). */

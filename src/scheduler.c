@@ -794,12 +794,14 @@ static void check_cancels(struct sched *s)
 
 static int queued_count(struct sched *s)
 {
-	/* A task waiting for a person's confirmation is not work to do. */
+	/* A task waiting for a person's confirmation is not work to do; nor
+	 * is one the review limit holds (reminder.h). */
 	struct task_query q = { .status_mask = TASK_MASK(TASK_QUEUED), .startable = 1 };
 	size_t n = 0;
 	struct err e = {{0}};
 	store_task_count(s->st, &q, &n, &e);
-	return (int)n;
+	long held = n ? reminder_held(s->st, s->cfg, &e) : 0;
+	return (int)n - (held > 0 ? (int)held : 0);
 }
 
 /* The reconciler's work: the ids to look at, its own store connection
