@@ -774,17 +774,15 @@ static void notify_new(struct ui *u, int silent)
 }
 
 /* The review limit that keeps new tasks queued (reminder.h), for the
- * list's title.  The local store only: which gates wait for a person is
- * the scheduler's look at each task's decisions, which the API does not
- * count for a client. */
+ * list's title (source_gates_count: a server's dashboard counts none). */
 static void review_hold(struct ui *u)
 {
 	u->review_hold[0] = '\0';
-	if (!u->st || !reminder_limit_on(u->d.cfg))
+	if (!reminder_limit_on(u->d.cfg))
 		return;
 	struct reminder_gates g;
 	struct err e = {{0}};
-	if (reminder_count(u->st, &g, &e) < 0)
+	if (source_gates_count(u->d.src, &g, &e) < 0)
 		return;
 	struct reminder_hold h;
 	if (reminder_hold_of(u->d.cfg, &g, NULL, &h)) {
