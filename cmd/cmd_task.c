@@ -25,6 +25,7 @@
 #include "move.h"
 #include "paths.h"
 #include "recipe.h"
+#include "reminder.h"
 #include "render.h"
 #include "sanitize.h"
 #include "store.h"
@@ -285,6 +286,38 @@ struct list_out {
 	struct store *s;           /* for a member's place in its group */
 };
 
+/* The review limits that keep new tasks queued now (reminder.h), one line
+ * each on stderr, as the list's note of its newest page: the JSON's array
+ * has no place for them. */
+static void list_holds(struct store *s)
+{
+	struct config cfg;
+	if (!cli_config_soft(&cfg))
+		return;
+	struct reminder_gates g = {0};
+	struct err e = {{0}};
+	if (reminder_limit_on(&cfg) && reminder_count(s, &g, &e) == 0) {
+		struct reminder_hold h;
+		char *text;
+		if (reminder_hold_of(&cfg, &g, NULL, &h)) {
+			text = reminder_hold_text(&h, NULL);
+			fprintf(stderr, _("paddock: %s: new tasks wait until one leaves review\n"), text);
+			free(text);
+		}
+		for (size_t i = 0; i < cfg.nrepos; i++) {
+			const char *name = cfg.repos[i].name;
+			if (cfg.repos[i].max_at_review < 0 || !reminder_hold_of(&cfg, &g, name, &h))
+				continue;
+			text = reminder_hold_text(&h, name);
+			fprintf(stderr, _("paddock: %s: its new tasks wait until one leaves review\n"),
+			        text);
+			free(text);
+		}
+	}
+	reminder_gates_free(&g);
+	config_free(&cfg);
+}
+
 static int list_print(const struct task_row *t, void *arg, struct err *e)
 {
 	(void)e;
@@ -377,6 +410,8 @@ int cmd_list(int argc, char **argv)
 	}
 	if (lo.have_cfg)
 		config_free(&lo.cfg);
+	if (rc == 0)
+		list_holds(s);
 	store_close(s);
 	if (rc < 0)
 		return cli_die(1, "%s", e.msg);

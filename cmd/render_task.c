@@ -13,6 +13,7 @@
 #include "decide.h"
 #include "gate.h"
 #include "i18n.h"
+#include "reminder.h"
 #include "sanitize.h"
 #include "screen.h"
 #include "store.h"
@@ -226,6 +227,22 @@ static void show_waiting(json_t *j)
 	free(line);
 }
 
+/* A queued task that the review limit keeps queued (reminder.h). */
+static void show_review_hold(json_t *j)
+{
+	json_t *h = json_object_get(j, "review_hold");
+	if (!json_is_object(h))
+		return;
+	struct reminder_hold rh = { .at_review = jint(h, "at_review"), .max = jint(h, "max"),
+	                            .of_repo = jstr(h, "repo") != NULL };
+	char *text = reminder_hold_text(&rh, jstr(h, "repo"));
+	printf("%-8s ", show_label(_("waiting")));
+	/* The repo's name is the configuration's: shown as text. */
+	cli_put_text(stdout, text, strlen(text));
+	putchar('\n');
+	free(text);
+}
+
 /* A pull request that failed to open: how often, when, the next try,
  * the last why (GitHub's words: shown as text, not as the terminal's). */
 static void show_pr_failure(json_t *j, json_t *pe)
@@ -356,6 +373,7 @@ static void show_gate(json_t *j)
 	show_pushed(j);
 	show_hold(j);
 	show_waiting(j);
+	show_review_hold(j);
 	enum task_status st = jstatus(j);
 	int round = jint(j, "round");
 	if (round > 1 || st == TASK_REVIEW)

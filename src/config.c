@@ -839,6 +839,8 @@ struct repo_conf *config_repo_slot(struct config *c, const char *name)
 	c->repos[c->nrepos].approval = APPROVAL_REVIEW;
 	c->repos[c->nrepos].confirm_over = -1;
 	c->repos[c->nrepos].github_follow = -1;
+	c->repos[c->nrepos].gate_reminder = -1;
+	c->repos[c->nrepos].max_at_review = -1;
 	return &c->repos[c->nrepos++];
 }
 

@@ -136,6 +136,9 @@ struct repo_conf {
 	                             branch when its pull request is merged */
 	int github_follow;     /* github-follow: 1, 0, or -1 (unset: on when
 	                          github-issues, -handle or -reviewers is set) */
+	/* Gates nobody looks at (reminder.h); < 0: unset, [paddock]'s apply. */
+	double gate_reminder;  /* gate-reminder: seconds; 0: none */
+	int max_at_review;     /* max-at-review: 0: no limit */
 };
 /* 1 when the n bytes at s are a GitHub login: letters, digits and single
  * inner hyphens, up to 39. */
@@ -292,6 +295,10 @@ struct config {
 	                          is kept at review (default 24h; 0: never kept) */
 	int log_json;          /* paddock.log-format: 1 json, 0 text (logger.h;
 	                          serve --log-format wins) */
+	double gate_reminder;  /* paddock.gate-reminder: seconds a person's gate
+	                          waits between reminders (reminder.h); 0: none */
+	int max_at_review;     /* paddock.max-at-review: tasks at a person's gate
+	                          that hold new tasks queued; 0: no limit */
 	struct limits limits;
 	char *sandbox_backend; /* sandbox.backend: sandbox.h's backend name ("bwrap") */
 	int sandbox_unsafe;    /* sandbox.unsafe-no-isolation: lets "process" run */
@@ -343,7 +350,8 @@ enum {
 	CONFIG_WEBHOOK_LOST = 32,   /* its process died and it cannot go on */
 	CONFIG_WEBHOOK_AGENT_FINISHED = 64, /* a round's agent ended; tests next */
 	CONFIG_WEBHOOK_PR_FAILED = 128, /* a done task's pull request failed to open */
-	CONFIG_WEBHOOK_ALL = 255
+	CONFIG_WEBHOOK_GATE_REMINDER = 256, /* a task still waits at a person's gate */
+	CONFIG_WEBHOOK_ALL = 511
 };
 
 /* Default config file path (malloc'd). */

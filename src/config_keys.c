@@ -923,7 +923,7 @@ static void config_set_webhook_events(const struct entry *en)
 		any = 1;
 		static const char *const names[] = { "review", "failed", "done", "cancelled",
 		                                     "rejected", "lost", "agent-finished",
-		                                     "pull-request-failed" };
+		                                     "pull-request-failed", "gate-reminder" };
 		size_t i;
 		for (i = 0; i < sizeof names / sizeof names[0] && strcmp(tok, names[i]); i++)
 			;
@@ -932,10 +932,10 @@ static void config_set_webhook_events(const struct entry *en)
 		else if (strcmp(tok, "all") == 0)
 			c->wh_events = CONFIG_WEBHOOK_ALL;
 		else
-			config_problem_add(p->ps, en->line, _("webhook.events: '%s' is not an event; use review, failed, done, cancelled, rejected, lost, agent-finished, pull-request-failed or all (several separated by commas)"), tok);
+			config_problem_add(p->ps, en->line, _("webhook.events: '%s' is not an event; use review, failed, done, cancelled, rejected, lost, agent-finished, pull-request-failed, gate-reminder or all (several separated by commas)"), tok);
 	}
 	if (!any)
-		config_problem_add(p->ps, en->line, _("webhook.events: '%s' names no event; use review, failed, done, cancelled, rejected, lost, agent-finished, pull-request-failed or all (several separated by commas)"), en->value);
+		config_problem_add(p->ps, en->line, _("webhook.events: '%s' names no event; use review, failed, done, cancelled, rejected, lost, agent-finished, pull-request-failed, gate-reminder or all (several separated by commas)"), en->value);
 	free(list);
 }
 
@@ -1405,6 +1405,52 @@ const struct config_key config_keys[] = {
 	          ".BR paddock (1),\n"
 	          "section\n"
 	          ".BR \"THE REVIEW GATE\" .\n" },
+	{ .section = "paddock", .key = "gate-reminder", .type = KT_DURATION,
+	  .off = CFG(gate_reminder), .none = KD_ZERO,
+	  .doc = "duration, or 0",
+	  .def = "0",
+	  .help = "How long a task may wait at review for a person before it is brought up again:\n"
+	          "after this long, and again after each further interval (2h, 4h, 6h ... after\n"
+	          "its round reached review, for\n"
+	          ".BR 2h ),\n"
+	          "the scheduler sends the webhook event\n"
+	          ".BR gate-reminder ,\n"
+	          "prints a line on\n"
+	          ".BR \"paddock serve\" 's\n"
+	          "output and the dashboard notifies, once per interval, also across restarts.\n"
+	          "A new round starts the count again.\n"
+	          "Only gates that wait for a person count: not one that an approval mode\n"
+	          ".B auto\n"
+	          "or\n"
+	          ".B auto-push\n"
+	          "is about to decide, nor one whose requested changes wait to run.\n"
+	          "A duration is a whole number with an optional suffix\n"
+	          ".BR s ,\n"
+	          ".BR m ,\n"
+	          ".B h\n"
+	          "or\n"
+	          ".B d\n"
+	          "(seconds without one).\n"
+	          ".B 0\n"
+	          "sends none.\n"
+	          "A repo's\n"
+	          ".B gate-reminder\n"
+	          "replaces it for that repo's tasks.\n" },
+	{ .section = "paddock", .key = "max-at-review", .type = KT_INT,
+	  .off = CFG(max_at_review), .lo = 0, .hi = 100000,
+	  .def = "0",
+	  .help = "While this many tasks wait at review for a person, the scheduler starts no\n"
+	          "new task: queued tasks stay queued and start when one leaves review\n"
+	          "(approved, rejected, changes requested, cancelled).\n"
+	          ".BR \"paddock list\" ,\n"
+	          ".B paddock show\n"
+	          "of a queued task and the dashboard's title say so.\n"
+	          "A repo's\n"
+	          ".B max-at-review\n"
+	          "counts only that repo's tasks and holds only its queued tasks, in place of\n"
+	          "this one.\n"
+	          ".B 0\n"
+	          "is no limit.\n" },
 	/* [limits] */
 	{ .section = "limits", .key = "timeout", .type = KT_DURATION,
 	  .off = CFG(limits.timeout),
@@ -2217,6 +2263,24 @@ const struct config_key config_keys[] = {
 	          "failing tests' names and the tail of their output as its next prompt, in the\n"
 	          "same conversation, up to this many times, before the task fails.\n"
 	          "Each try is a round of its own, with its diff and log.\n" },
+	{ .section = "repo", .key = "gate-reminder", .type = KT_DURATION,
+	  .off = REPO(gate_reminder), .none = KD_ZERO,
+	  .doc = "duration, or 0",
+	  .def = "paddock.gate-reminder",
+	  .help = "The repo's own\n"
+	          ".BR paddock.gate-reminder :\n"
+	          "how long its tasks wait at review for a person between reminders;\n"
+	          ".B 0\n"
+	          "sends none for this repo.\n" },
+	{ .section = "repo", .key = "max-at-review", .type = KT_INT,
+	  .off = REPO(max_at_review), .lo = 0, .hi = 100000,
+	  .def = "paddock.max-at-review",
+	  .help = "The repo's own\n"
+	          ".BR paddock.max-at-review :\n"
+	          "while this many of its tasks wait at review for a person, its queued tasks\n"
+	          "stay queued (other repos' tasks start);\n"
+	          ".B 0\n"
+	          "is no limit for this repo.\n" },
 	/* [agent] */
 	{ .section = "agent", .key = "command", .type = KT_CUSTOM,
 	  .off = AGENT(command), .set = config_set_agent_command,
@@ -2719,7 +2783,7 @@ const struct config_key config_keys[] = {
 	          "is started again.\n" },
 	{ .section = "webhook", .key = "events", .type = KT_CUSTOM,
 	  .set = config_set_webhook_events,
-	  .doc = "review, failed, done, cancelled, rejected, lost, agent-finished, pull-request-failed, all",
+	  .doc = "review, failed, done, cancelled, rejected, lost, agent-finished, pull-request-failed, gate-reminder, all",
 	  .def = "all",
 	  .help = "The events that are sent: one per line\n"
 	          ".RB ( \"events = review\" ,\n"
@@ -2735,7 +2799,11 @@ const struct config_key config_keys[] = {
 	          "a done task's pull request that failed to open (after the approve, and\n"
 	          "after each of the scheduler's tries; see\n"
 	          ".BR paddock (1),\n"
-	          "\"A pull request that failed\"), the others the ends.\n" },
+	          "\"A pull request that failed\"),\n"
+	          ".B gate\\-reminder\n"
+	          "a task that still waits at review for a person (see\n"
+	          ".BR paddock.gate-reminder ),\n"
+	          "the others the ends.\n" },
 	{ .section = "webhook", .key = "timeout", .type = KT_DURATION,
 	  .off = CFG(wh_timeout), .hi = 600,
 	  .bad = N_("webhook.timeout: '%s' is not a duration from 1s to 10m (for example 10s)"),
@@ -3027,11 +3095,16 @@ const struct config_key config_keys[] = {
 	  .def = "none",
 	  .help = "Run with\n"
 	          ".B /bin/sh \\-c\n"
-	          "by the dashboard when a task reaches review or fails, with\n"
+	          "by the dashboard when a task reaches review or fails, and at each reminder\n"
+	          "of a task that still waits at review\n"
+	          "(see\n"
+	          ".BR paddock.gate-reminder ),\n"
+	          "with\n"
 	          ".B PADDOCK_EVENT\n"
-	          ".RB ( review\n"
+	          ".RB ( review ,\n"
+	          ".B failed\n"
 	          "or\n"
-	          ".BR failed )\n"
+	          ".BR gate-reminder )\n"
 	          "and\n"
 	          ".B PADDOCK_TASK_ID\n"
 	          "in its environment and standard input and output on\n"

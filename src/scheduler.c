@@ -33,6 +33,7 @@
 #include "move.h"
 #include "paths.h"
 #include "privsep.h"
+#include "reminder.h"
 #include "report.h"
 #include "sanitize.h"
 #include "sandbox.h"
@@ -77,6 +78,7 @@ struct scheduler {
 	double last_poll;
 	double next_prune;         /* when the template janitor runs next */
 	double next_maintain;      /* when the mirrors are looked at next */
+	double next_reminders;     /* when the gates are looked at next (reminder.h) */
 	struct reconcile *reconcile; /* the thread reconciling dead pushes */
 	pthread_t reconcile_thread;
 	struct reconcile *autogate;  /* the thread deciding auto gates */
@@ -576,7 +578,14 @@ int scheduler_next_startable(struct store *st, const struct config *cfg, double 
 	size_t np;
 	if (store_pauses_active(st, now, &p, &np, e) < 0)
 		return -1;
-	if (np == 0) {
+	/* The review limit (reminder.h): nothing asked while none is set. */
+	struct reminder_gates g = {0};
+	int limit = cfg && reminder_limit_on(cfg);
+	if (limit && reminder_count(st, &g, e) < 0) {
+		store_pauses_free(p, np);
+		return -1;
+	}
+	if (np == 0 && !limit) {
 		store_pauses_free(p, np);
 		return store_task_next_queued(st, t, e);
 	}
@@ -584,11 +593,15 @@ int scheduler_next_startable(struct store *st, const struct config *cfg, double 
 	size_t n;
 	if (store_task_list(st, TASK_QUEUED, &rows, &n, e) < 0) {
 		store_pauses_free(p, np);
+		reminder_gates_free(&g);
 		return -1;
 	}
 	int found = 0;
 	for (size_t i = 0; i < n && !found; i++) {
 		if (rows[i].confirm && !strcmp(rows[i].confirm, "needed"))
+			continue;
+		struct reminder_hold h;
+		if (limit && reminder_hold_of(cfg, &g, rows[i].repo, &h))
 			continue;
 		const struct agent_conf *a = cfg ? config_find_agent(cfg, rows[i].agent) : NULL;
 		const struct pause_row *held = NULL;
@@ -605,6 +618,7 @@ int scheduler_next_startable(struct store *st, const struct config *cfg, double 
 	}
 	task_rows_free(rows, n);
 	store_pauses_free(p, np);
+	reminder_gates_free(&g);
 	return found;
 }
 
@@ -787,12 +801,14 @@ static void check_cancels(struct sched *s)
 
 static int queued_count(struct sched *s)
 {
-	/* A task waiting for a person's confirmation is not work to do. */
+	/* A task waiting for a person's confirmation is not work to do; nor
+	 * is one the review limit holds (reminder.h). */
 	struct task_query q = { .status_mask = TASK_MASK(TASK_QUEUED), .startable = 1 };
 	size_t n = 0;
 	struct err e = {{0}};
 	store_task_count(s->st, &q, &n, &e);
-	return (int)n;
+	long held = n ? reminder_held(s->st, s->cfg, &e) : 0;
+	return (int)n - (held > 0 ? (int)held : 0);
 }
 
 /* The reconciler's work: the ids to look at, its own store connection
@@ -1249,6 +1265,13 @@ void scheduler_step(struct scheduler *s, const struct pollfd *fds, size_t n)
 		auto_gates(s);
 		pr_retries(s);
 		recorded_decisions(s);
+	}
+	if (now >= s->next_reminders) {
+		/* Reminders count in seconds at the least: a look a second. */
+		s->next_reminders = now + 1;
+		struct err e = {{0}};
+		if (reminder_tick(&s->mv, clock_wall(), &e) < 0)
+			fprintf(stderr, "paddock: %s\n", e.msg);
 	}
 	if (s->cfg->template_max_age > 0 && now >= s->next_prune) {
 		/* Hourly, in a child: removing a large template must not hold

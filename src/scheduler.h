@@ -50,7 +50,8 @@ void scheduler_role(struct scheduler *s, const char *role);
 /* The endpoint-pause policy: the oldest queued task in st that may start
  * at unix time now, one whose agent (in cfg) uses no endpoint with an
  * active pause (an agent that cfg does not know, or one without an
- * endpoint, is never held back).  Returns 1 and fills *t, 0 when none may
+ * endpoint, is never held back), and whose repo the review limit
+ * (max-at-review, reminder.h) does not hold back.  Returns 1 and fills *t, 0 when none may
  * start.  blocked_until, if not NULL, gets the earliest end of a pause
  * that held a queued task back (0: none held back). */
 int scheduler_next_startable(struct store *st, const struct config *cfg, double now,

@@ -1,6 +1,7 @@
 /* source: the dispatch to a source's operations (source.h). */
 #include "autoconfig.h"
 #include <stdlib.h>
+#include <string.h>
 #include "i18n.h"
 #include "source.h"
 
@@ -96,6 +97,12 @@ int source_pauses_active(struct source *s, double now, struct pause_row **out, s
 	*out = NULL;
 	*n = 0;
 	return s->ops->pauses_active ? s->ops->pauses_active(s, now, out, n, e) : 0;
+}
+
+int source_gates_count(struct source *s, struct reminder_gates *g, struct err *e)
+{
+	memset(g, 0, sizeof *g);
+	return s->ops->gates_count ? s->ops->gates_count(s, g, e) : 0;
 }
 
 void source_pauses_free(struct pause_row *p, size_t n)

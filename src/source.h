@@ -30,6 +30,7 @@
 #include "err.h"
 #include "gate.h"
 #include "group.h"
+#include "reminder.h"
 #include "store.h"
 #include "store_github.h"
 #include "submit.h"
@@ -62,6 +63,7 @@ struct source_ops {
 	char *(*pr_words)(struct source *s, const char *id);
 	int (*pauses_active)(struct source *s, double now, struct pause_row **out, size_t *n,
 	                     struct err *e);
+	int (*gates_count)(struct source *s, struct reminder_gates *g, struct err *e);
 	int (*history)(struct source *s, const char *id, struct task_history *h, struct err *e);
 	int (*decisions)(struct source *s, const char *id, struct task_decision **out,
 	                 size_t *n, struct err *e);
@@ -167,6 +169,11 @@ char *source_pr_words(struct source *s, const char *id);
 int source_pauses_active(struct source *s, double now, struct pause_row **out, size_t *n,
                          struct err *e);
 void source_pauses_free(struct pause_row *p, size_t n);
+/* reminder_count: the tasks at a person's gate, for the review limit's
+ * words in the list's title; 0 with none counted where the source cannot
+ * tell (a server's API: which gates wait for a person is the scheduler's
+ * look at each task's decisions).  Free g with reminder_gates_free. */
+int source_gates_count(struct source *s, struct reminder_gates *g, struct err *e);
 int source_history(struct source *s, const char *id, struct task_history *h, struct err *e);
 int source_decisions(struct source *s, const char *id, struct task_decision **out, size_t *n,
                      struct err *e);

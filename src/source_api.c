@@ -194,6 +194,7 @@ static void row_of(json_t *j, long long seq, struct task_row *t)
 		t->pr_retry_at = jnum(pe, "retry_at");
 	}
 	t->queued_by = jstr(j, "queued_by");
+	t->reminders = jint(j, "gate_reminders");
 }
 
 /* ------------------------------------------------------------ the worker */

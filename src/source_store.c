@@ -108,6 +108,11 @@ static char *ss_pr_words(struct source *s, const char *id)
 	return ghsync_pr_words(ST, id);
 }
 
+static int ss_gates_count(struct source *s, struct reminder_gates *g, struct err *e)
+{
+	return reminder_count(ST, g, e);
+}
+
 static int ss_pauses_active(struct source *s, double now, struct pause_row **out, size_t *n,
                             struct err *e)
 {
@@ -357,6 +362,7 @@ static const struct source_ops store_ops = {
 	.github_link = ss_github_link,
 	.pr_words = ss_pr_words,
 	.pauses_active = ss_pauses_active,
+	.gates_count = ss_gates_count,
 	.history = ss_history,
 	.decisions = ss_decisions,
 	.rounds = ss_rounds,

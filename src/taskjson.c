@@ -7,6 +7,7 @@
 #include "clock.h"
 #include "gate.h"
 #include "group.h"
+#include "reminder.h"
 #include "sanitize.h"
 #include "store_github.h"
 #include "task.h"
@@ -143,6 +144,8 @@ json_t *taskjson_task(const struct task_row *t, const struct config *cfg)
 	if (dr && !json_is_object(dr))
 		json_decref(dr);
 	json_object_set_new(j, "queued_by", nullable(t->queued_by));
+	/* Reminders sent for the gate it waits at (reminder.h). */
+	json_object_set_new(j, "gate_reminders", json_integer(t->reminders));
 	if (md && !json_is_object(md))
 		json_decref(md);
 	return j;
@@ -235,6 +238,23 @@ json_t *taskjson_waiting(struct store *s, const char *id)
 	return j ? j : json_null();
 }
 
+/* The review limit that keeps a queued task queued (reminder.h), or null. */
+static json_t *review_hold_json(struct store *s, const struct task_row *t,
+                                const struct config *cfg)
+{
+	if (t->status != TASK_QUEUED || !cfg || !reminder_limit_on(cfg))
+		return json_null();
+	struct reminder_gates g;
+	struct reminder_hold h;
+	struct err e = {{0}};
+	json_t *j = json_null();
+	if (reminder_count(s, &g, &e) == 0 && reminder_hold_of(cfg, &g, t->repo, &h))
+		j = json_pack("{s:i,s:i,s:o}", "at_review", h.at_review, "max", h.max, "repo",
+		              h.of_repo ? json_string(t->repo) : json_null());
+	reminder_gates_free(&g);
+	return j;
+}
+
 json_t *taskjson_full(struct store *s, const struct task_row *t,
                       const struct config *cfg)
 {
@@ -291,6 +311,7 @@ json_t *taskjson_full(struct store *s, const struct task_row *t,
 		store_pauses_free(p, np);
 	}
 	json_object_set_new(j, "pauses", pa);
+	json_object_set_new(j, "review_hold", review_hold_json(s, t, cfg));
 	struct webhook_row *w;
 	size_t nw;
 	json_t *wa = json_array();

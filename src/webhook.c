@@ -28,11 +28,11 @@
 
 static const char *const event_names[] = { "review", "failed", "done", "cancelled",
                                            "rejected", "lost", "agent-finished",
-                                           "pull-request-failed" };
+                                           "pull-request-failed", "gate-reminder" };
 
 const char *webhook_event_name(enum webhook_event ev)
 {
-	return (unsigned)ev <= WEBHOOK_PR_FAILED ? event_names[ev] : "?";
+	return (unsigned)ev <= WEBHOOK_GATE_REMINDER ? event_names[ev] : "?";
 }
 
 int webhook_event_of(enum task_status to)
@@ -106,16 +106,17 @@ static json_t *str_or_null(const char *s)
 }
 
 static char *payload(const struct task_row *t, enum webhook_event ev, double time,
-                     const char *delivery, const char *approved_by);
+                     const char *delivery, const char *approved_by, json_t *extra);
 
 char *webhook_payload(const struct task_row *t, enum webhook_event ev, double time,
                       const char *delivery)
 {
-	return payload(t, ev, time, delivery, NULL);
+	return payload(t, ev, time, delivery, NULL, NULL);
 }
 
+/* extra: members added to the body (borrowed), or NULL. */
 static char *payload(const struct task_row *t, enum webhook_event ev, double time,
-                     const char *delivery, const char *approved_by)
+                     const char *delivery, const char *approved_by, json_t *extra)
 {
 	char *url = xasprintf("/tasks/%s", t->id);
 	json_t *task = json_object();
@@ -151,6 +152,8 @@ static char *payload(const struct task_row *t, enum webhook_event ev, double tim
 	json_object_set_new(j, "metadata", md ? md : json_null());
 	json_object_set_new(j, "time", json_integer((json_int_t)time));
 	json_object_set_new(j, "delivery", json_string(delivery));
+	if (extra)
+		json_object_update(j, extra);
 	char *text = json_dumps(j, JSON_COMPACT);
 	json_decref(j);
 	free(url);
@@ -168,8 +171,26 @@ int webhook_enqueue(const struct config *cfg, struct store *st, const char *task
 	return ev < 0 ? 0 : webhook_enqueue_event(cfg, st, task_id, (enum webhook_event)ev, e);
 }
 
+static int enqueue(const struct config *cfg, struct store *st, const char *task_id,
+                   enum webhook_event ev, json_t *extra, struct err *e);
+
 int webhook_enqueue_event(const struct config *cfg, struct store *st, const char *task_id,
                           enum webhook_event ev, struct err *e)
+{
+	return enqueue(cfg, st, task_id, ev, NULL, e);
+}
+
+int webhook_enqueue_reminder(const struct config *cfg, struct store *st, const char *task_id,
+                             double waited, int n, struct err *e)
+{
+	json_t *extra = json_pack("{s:I,s:i}", "waited", (json_int_t)waited, "reminder", n);
+	int rc = enqueue(cfg, st, task_id, WEBHOOK_GATE_REMINDER, extra, e);
+	json_decref(extra);
+	return rc;
+}
+
+static int enqueue(const struct config *cfg, struct store *st, const char *task_id,
+                   enum webhook_event ev, json_t *extra, struct err *e)
 {
 	if (!cfg->wh_url && !cfg->napi_callback_allow)
 		return 0;
@@ -200,7 +221,7 @@ int webhook_enqueue_event(const struct config *cfg, struct store *st, const char
 		char delivery[WEBHOOK_DELIVERY_LEN];
 		webhook_delivery_id(delivery);
 		char *body = payload(&t, (enum webhook_event)ev, (double)(long long)clock_wall(),
-		                     delivery, approver);
+		                     delivery, approver, extra);
 		rc = store_webhook_add(st, t.id, webhook_event_name((enum webhook_event)ev), delivery,
 		                       body, i ? to_url[i] : NULL, e);
 		free(body);

@@ -15,7 +15,9 @@
  *
  * The body: {"event": "review"|"failed"|"done"|"cancelled"|"rejected"|
  * "lost"|"agent-finished"|"pull-request-failed" (a done task's pull
- * request failed to open: gate.h), "round", "task": {"id", "repo",
+ * request failed to open: gate.h)|"gate-reminder" (a task still waits at
+ * a person's gate: reminder.h; the body adds "waited" and "reminder"),
+ * "round", "task": {"id", "repo",
  * "agent", "status", "branch", "head", "pr_url", "pr_error",
  * "pr_attempts", "pr_retry_at", "error", "reason", "round", "summary",
  * "url": "/tasks/ID"}, "metadata": the task's, or null, "time":
@@ -39,11 +41,11 @@
 /* In the order of config.h's CONFIG_WEBHOOK_* bits. */
 enum webhook_event {
 	WEBHOOK_REVIEW, WEBHOOK_FAILED, WEBHOOK_DONE, WEBHOOK_CANCELLED, WEBHOOK_REJECTED,
-	WEBHOOK_LOST, WEBHOOK_AGENT_FINISHED, WEBHOOK_PR_FAILED
+	WEBHOOK_LOST, WEBHOOK_AGENT_FINISHED, WEBHOOK_PR_FAILED, WEBHOOK_GATE_REMINDER
 };
 
 /* "review", "failed", "done", "cancelled", "rejected", "lost",
- * "agent-finished", "pull-request-failed". */
+ * "agent-finished", "pull-request-failed", "gate-reminder". */
 const char *webhook_event_name(enum webhook_event ev);
 /* The event a move to status `to` sends, or -1 when none does. */
 int webhook_event_of(enum task_status to);
@@ -69,6 +71,11 @@ int webhook_enqueue(const struct config *cfg, struct store *st, const char *task
 /* The same for event ev, which no move sends (pull-request-failed). */
 int webhook_enqueue_event(const struct config *cfg, struct store *st, const char *task_id,
                           enum webhook_event ev, struct err *e);
+/* Reminder n of a task that waited seconds at a person's gate
+ * (reminder.h): the event gate-reminder, whose body also has "waited"
+ * (whole seconds since the gate opened) and "reminder" (n). */
+int webhook_enqueue_reminder(const struct config *cfg, struct store *st, const char *task_id,
+                             double waited, int n, struct err *e);
 
 /* 1 when url may receive a task's webhooks: it matches one of [api]
  * callback-allow's patterns. */

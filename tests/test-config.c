@@ -6,6 +6,7 @@
  * update-config-man). */
 #include "autoconfig.h"
 #include "config.h"
+#include "reminder.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -616,6 +617,8 @@ static void test_durations(void)
 		  "paddock.template-max-age: 'soon' is not a duration (for example 7d, or never to keep templates)" },
 		{ "paddock", "gate-timeout", offsetof(struct config, gate_timeout), "0", NULL, NULL,
 		  "paddock.gate-timeout: 'soon' is not a duration (for example 24h, or 0 to tear sandboxes down at once)" },
+		{ "paddock", "gate-reminder", offsetof(struct config, gate_reminder), "0", NULL, NULL,
+		  "paddock.gate-reminder: 'soon' is not a duration; write a whole number of seconds with an optional s, m, h or d suffix (for example 30m)" },
 		{ "limits", "timeout", offsetof(struct config, limits.timeout), NULL, NULL, NULL,
 		  "limits.timeout: 'soon' is not a duration; write a whole number of seconds with an optional s, m, h or d suffix (for example 30m)" },
 		{ "github", "poll", offsetof(struct config, github_poll), "0", "24h", "86401",
@@ -698,6 +701,45 @@ static void test_durations(void)
 		free(name);
 #undef DUR_VALUE
 	}
+}
+
+/* The keys of gates nobody looks at (reminder.h): a repo's values win
+ * over [paddock]'s, 0 included; unset, [paddock]'s apply. */
+static void test_reminder_keys(void)
+{
+	is_str(load("[paddock]\ngate-reminder = 2h\nmax-at-review = 3\n"
+	            "[repo \"a\"]\nurl = /a\ngate-reminder = 0\nmax-at-review = 0\n"
+	            "[repo \"b\"]\nurl = /b\n[repo \"d\"]\nurl = /d\ngate-reminder = 90s\n"
+	            "max-at-review = 1\n"), "", "gate-reminder and max-at-review load, per repo too");
+	ok(reminder_interval(&c, "a") == 0 && reminder_interval(&c, "b") == 7200 &&
+	   reminder_interval(&c, "d") == 90 && reminder_interval(&c, "zz") == 7200,
+	   "a repo's gate-reminder wins, 0 included; unset or unknown, [paddock]'s");
+	struct reminder_gates g = { .total = 3 };
+	struct reminder_repo_count rc[] = { { "a", 2 }, { "d", 1 } };
+	g.repos = rc;
+	g.nrepos = 2;
+	struct reminder_hold h;
+	ok(!reminder_hold_of(&c, &g, "a", &h), "repo a's max-at-review = 0: never held");
+	ok(reminder_hold_of(&c, &g, "b", &h) && h.at_review == 3 && h.max == 3 && !h.of_repo,
+	   "repo b: held by [paddock]'s, counting every repo's");
+	ok(reminder_hold_of(&c, &g, "d", &h) && h.at_review == 1 && h.max == 1 && h.of_repo,
+	   "repo d: held by its own, counting its own");
+	char *t = reminder_hold_text(&h, "d");
+	is_str(t, "1 task of repo d at review (repo.d.max-at-review = 1)", "said so");
+	free(t);
+	ok(load("[paddock]\nmax-at-review = -1\n")[0] != '\0', "max-at-review = -1 is refused");
+	ok(load("[paddock]\nmax-at-review = many\n")[0] != '\0', "so is a word");
+	ok(load("[repo \"a\"]\nurl = /a\ngate-reminder = 2x\n")[0] != '\0',
+	   "a repo's gate-reminder that is no duration is refused");
+	char out[32];
+	reminder_format(7200, out, sizeof out);
+	is_str(out, "2h", "2h reads 2h");
+	reminder_format(5400, out, sizeof out);
+	is_str(out, "1h30m", "and 5400 s 1h30m");
+	reminder_format(93784, out, sizeof out);
+	is_str(out, "1d2h", "a day and more, its two largest units");
+	reminder_format(3, out, sizeof out);
+	is_str(out, "3s", "seconds");
 }
 
 int main(int argc, char **argv)
@@ -1213,6 +1255,7 @@ int main(int argc, char **argv)
 	test_key_table();
 	test_man_page();
 	test_durations();
+	test_reminder_keys();
 	test_missing_keys();
 	test_secrets_and_suggestions();
 

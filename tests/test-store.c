@@ -3,6 +3,7 @@
  * the database is an error). */
 #include "autoconfig.h"
 #include "store.h"
+#include "store_reminder.h"
 
 #include <sqlite3.h>
 #include <stdlib.h>
@@ -58,7 +59,7 @@ static void test_migration(const char *dir)
 	struct store *s;
 	struct err e = {{0}};
 	is_int(store_open(&s, db, &e), 0, "a version-2 store opens (%s)", e.msg);
-	is_int(store_schema_version(s), 16, "and is migrated to version 16");
+	is_int(store_schema_version(s), 17, "and is migrated to version 17");
 	struct task_row t;
 	is_int(store_task_get(s, "ab3de5gh7j", &t, &e), 0, "its task is still there");
 	is_str(t.text, "from before", "with its text");
@@ -827,6 +828,44 @@ static void test_pr_failure(const char *dir)
 	store_close(s);
 }
 
+/* Reminders of a person's gate (store_reminder.h): each recorded once,
+ * whoever asks twice (two processes, or one after a restart); a new gate
+ * counts again; the row reads only the gate the task waits at now. */
+static void test_reminders(const char *dir)
+{
+	const char *db = testlib_fmt("%s/reminders.db", dir);
+	struct err e = {{0}};
+	struct store *s, *s2;
+	is_int(store_open(&s, db, &e), 0, "a store for reminders (%s)", e.msg);
+	is_int(store_open(&s2, db, &e), 0, "and a second connection, another process's");
+	char id[TASK_ID_LEN + 1];
+	store_task_add(s, "demo", "fixer", "gate", NULL, id, &e);
+	is_int(store_reminder_claim(s, id, 1.0, 1, 100, &e), 0, "none for a task not at review");
+	const enum task_status path[] = { TASK_PREPARING, TASK_RUNNING, TASK_TESTING, TASK_REVIEW };
+	for (size_t i = 0; i < sizeof path / sizeof *path; i++)
+		store_task_transition(s, id, path[i], NULL, &e);
+	struct task_row t;
+	store_task_get(s, id, &t, &e);
+	double since = t.steps[t.nsteps - 1].at;
+	is_int(t.reminders, 0, "none sent at first");
+	task_row_free(&t);
+	is_int(store_reminder_claim(s, id, since, 1, 100, &e), 1, "reminder 1 is recorded");
+	is_int(store_reminder_claim(s2, id, since, 1, 100, &e), 0, "not twice, from another process");
+	is_int(store_reminder_claim(s2, id, since, 2, 200, &e), 1, "reminder 2 is");
+	is_int(store_reminder_claim(s, id, since, 1, 201, &e), 0, "an older one is not");
+	store_task_get(s, id, &t, &e);
+	ok(t.reminders == 2 && t.updated == 200, "the row counts 2, and moved its updated time");
+	task_row_free(&t);
+	store_task_transition(s, id, TASK_REJECTED, NULL, &e);
+	store_task_get(s, id, &t, &e);
+	is_int(t.reminders, 0, "a task that left review counts none");
+	task_row_free(&t);
+	is_int(store_reminder_claim(s, id, since + 5, 1, 300, &e), 0,
+	       "and gets none (its gate closed)");
+	store_close(s2);
+	store_close(s);
+}
+
 int main(void)
 {
 	const char *dir = testlib_tmpdir("store");
@@ -835,7 +874,7 @@ int main(void)
 	struct store *s;
 
 	is_int(store_open(&s, db, &e), 0, "open a new store");
-	is_int(store_schema_version(s), 16, "schema is at version 16");
+	is_int(store_schema_version(s), 17, "schema is at version 17");
 
 	char id1[TASK_ID_LEN + 1], id2[TASK_ID_LEN + 1];
 	is_int(store_task_add(s, "demo", "fixer", "Fix the bug", NULL, id1, &e), 0, "add a task");
@@ -1128,6 +1167,7 @@ int main(void)
 	test_workflows(dir);
 	test_last_step(dir);
 	test_pr_failure(dir);
+	test_reminders(dir);
 	testlib_end();
 	return tap_done();
 }

@@ -169,7 +169,7 @@ static void test_config(void)
 	config_free(&c);
 	is_str(load(&c, "[webhook]\n\turl = https://chat.example.com/hooks/x\n"), "", "a url alone");
 	is_str(c.wh_url, "https://chat.example.com/hooks/x", "url");
-	is_int(c.wh_events, CONFIG_WEBHOOK_ALL, "events default to all eight");
+	is_int(c.wh_events, CONFIG_WEBHOOK_ALL, "events default to all nine");
 	ok(c.wh_timeout == 10, "timeout defaults to 10s");
 	is_int(c.wh_attempts, 8, "attempts default to 8");
 	ok(!c.wh_secret_env && !c.wh_secret_file, "no secret named");
@@ -191,8 +191,12 @@ static void test_config(void)
 	       "events = pull-request-failed");
 	is_int(c.wh_events, CONFIG_WEBHOOK_PR_FAILED, "selects it");
 	config_free(&c);
+	is_str(load(&c, "[webhook]\n\turl = http://h/\n\tevents = gate-reminder\n"), "",
+	       "events = gate-reminder");
+	is_int(c.wh_events, CONFIG_WEBHOOK_GATE_REMINDER, "selects it");
+	config_free(&c);
 	is_str(load(&c, "[webhook]\n\turl = http://h/\n\tevents = review, merged\n"),
-	       "F:3: webhook.events: 'merged' is not an event; use review, failed, done, cancelled, rejected, lost, agent-finished, pull-request-failed or all (several separated by commas)",
+	       "F:3: webhook.events: 'merged' is not an event; use review, failed, done, cancelled, rejected, lost, agent-finished, pull-request-failed, gate-reminder or all (several separated by commas)",
 	       "an unknown event");
 	config_free(&c);
 	is_str(load(&c, "[webhook]\n\tevents = review\n"),

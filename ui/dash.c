@@ -26,6 +26,7 @@ extern char **environ;
 #include "lineedit.h"
 #include "i18n.h"
 #include "paths.h"
+#include "reminder.h"
 #include "sanitize.h"
 #include "shell.h"
 #include "term.h"
@@ -701,11 +702,10 @@ static void notify(struct ui *u, const char *event, const char *id)
 	free(tid);
 }
 
-/* Whether (task, round, status) was notified already; remembers it. */
-static int notified(struct ui *u, const struct task_row *t)
+/* Whether key ("id/round/status", or "id/round/rN" for a gate's reminder
+ * N) was notified already; remembers it. */
+static int notified_key(struct ui *u, const char *key)
 {
-	char key[64];
-	snprintf(key, sizeof key, "%s/%d/%d", t->id, t->round, (int)t->status);
 	for (size_t i = 0; i < u->nnotified; i++)
 		if (!strcmp(u->notified[i], key))
 			return 1;
@@ -717,6 +717,27 @@ static int notified(struct ui *u, const struct task_row *t)
 	}
 	snprintf(u->notified[u->nnotified++], sizeof u->notified[0], "%s", key);
 	return 0;
+}
+
+/* Whether (task, round, status) was notified already; remembers it. */
+static int notified(struct ui *u, const struct task_row *t)
+{
+	char key[64];
+	snprintf(key, sizeof key, "%s/%d/%d", t->id, t->round, (int)t->status);
+	return notified_key(u, key);
+}
+
+/* A reminder of a gate nobody looks at (reminder.h): the scheduler sent
+ * reminder t->reminders of the gate t waits at; notified once. */
+static void notify_reminder(struct ui *u, const struct task_row *t, int silent)
+{
+	char key[64];
+	snprintf(key, sizeof key, "%s/%d/r%d", t->id, t->round, t->reminders);
+	if (notified_key(u, key) || silent)
+		return;
+	notify(u, "gate-reminder", t->id);
+	dash_message(&u->d, ROLE_NOTICE, _("task %s still waits at review (round %d): reminder %d"),
+	             t->id, t->round ? t->round : 1, t->reminders);
 }
 
 /* A gate opened or a task failed since the last look: among the tasks
@@ -731,6 +752,8 @@ static void notify_new(struct ui *u, int silent)
 		return;
 	for (size_t i = 0; i < n; i++) {
 		const struct task_row *t = &rows[i];
+		if (t->status == TASK_REVIEW && t->reminders > 0)
+			notify_reminder(u, t, silent);
 		if ((t->status != TASK_REVIEW && t->status != TASK_FAILED) || notified(u, t) ||
 		    silent)
 			continue;
@@ -748,6 +771,36 @@ static void notify_new(struct ui *u, int silent)
 		}
 	}
 	task_rows_free(rows, n);
+}
+
+/* The review limit that keeps new tasks queued (reminder.h), for the
+ * list's title (source_gates_count: a server's dashboard counts none). */
+static void review_hold(struct ui *u)
+{
+	u->review_hold[0] = '\0';
+	if (!reminder_limit_on(u->d.cfg))
+		return;
+	struct reminder_gates g;
+	struct err e = {{0}};
+	if (source_gates_count(u->d.src, &g, &e) < 0)
+		return;
+	struct reminder_hold h;
+	if (reminder_hold_of(u->d.cfg, &g, NULL, &h)) {
+		snprintf(u->review_hold, sizeof u->review_hold, _("%d/%d at review: new tasks wait"),
+		         h.at_review, h.max);
+	} else {
+		for (size_t i = 0; i < u->d.cfg->nrepos; i++) {
+			const char *name = u->d.cfg->repos[i].name;
+			if (u->d.cfg->repos[i].max_at_review < 0 ||
+			    !reminder_hold_of(u->d.cfg, &g, name, &h))
+				continue;
+			snprintf(u->review_hold, sizeof u->review_hold,
+			         _("repo %s %d/%d at review: its new tasks wait"), name, h.at_review,
+			         h.max);
+			break;
+		}
+	}
+	reminder_gates_free(&g);
 }
 
 static void update_counts(struct ui *u)
@@ -777,6 +830,7 @@ static void update_counts(struct ui *u)
 	u->review = review;
 	u->queued = queued;
 	u->failed = failed;
+	review_hold(u);
 	/* Endpoints that asked to slow down hold tasks back: say until when. */
 	struct pause_row *p;
 	size_t np;
@@ -1080,6 +1134,10 @@ void dash_draw(struct ui *u)
 	char title[256] = "paddock";
 	if (v && v->ops->title)
 		v->ops->title(v, title, sizeof title);
+	if (v && v->ops == &view_tasks && u->review_hold[0]) {
+		size_t n = strlen(title);
+		snprintf(title + n, sizeof title - n, "  %s", u->review_hold);
+	}
 	screen_fill(s, 0, 0, w, ROLE_TITLE);
 	screen_str(s, 0, 0, w, ROLE_TITLE, title);
 	/* Whose tasks these are: a server's (its scheduler runs there), or

@@ -63,6 +63,8 @@ struct ui {
 	uint64_t counts_version;          /* store_data_version of the counts */
 	double pause_until;               /* the first shown pause's end, or 0 */
 	char pauses[256];                 /* "anthropic paused until ..." or "" */
+	char review_hold[96];             /* the list title's "3/3 at review: new
+	                                     tasks wait" (reminder.h), or "" */
 	char **history;                   /* : command history */
 	size_t nhistory;
 	int quit_asked;

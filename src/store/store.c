@@ -468,6 +468,14 @@ static const char *const migrations[] = {
 	"  INSERT INTO metric_counts (metric, a, n) VALUES ('github_waits', NEW.api, 1)"
 	"    ON CONFLICT (metric, a, b, c) DO UPDATE SET n = n + 1;"
 	"END;",
+	/* 17: gates nobody looks at (issue 37, store_reminder.h): the reminders
+	 * sent for a task's gate, the one that opened at `since` (its step's
+	 * time), so that none goes twice, across restarts and processes. */
+	"CREATE TABLE reminders ("
+	"  task_seq INTEGER PRIMARY KEY REFERENCES tasks(seq),"
+	"  since REAL NOT NULL,"
+	"  sent INTEGER NOT NULL,"
+	"  at REAL NOT NULL);",
 };
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))
 

@@ -125,6 +125,9 @@ struct task_row {
 	double pr_retry_at;        /* when the scheduler tries again; 0: never */
 	char *queued_by;           /* who queued it (schema 13): a token's name
 	                              or a Unix user; NULL: not known */
+	int reminders;             /* reminders sent for the gate it waits at
+	                              now (store_reminder.h); 0 when none, or
+	                              when it is not at review */
 };
 
 /* One request through the task's gateway. */

@@ -7,8 +7,9 @@
  * (the webhook queue, idempotent requests), store_drafts.c (review
  * drafts), store_groups.c (best-of-N groups), store_actions.c (decisions
  * recorded for the scheduler), store_github.c (the GitHub tables),
- * store_audit.c (the audit trail).  The public API is store.h,
- * store_github.h and store_audit.h. */
+ * store_audit.c (the audit trail), store_reminder.c (reminders of gates
+ * nobody looks at).  The public API is store.h, store_github.h,
+ * store_audit.h and store_reminder.h. */
 #ifndef PADDOCK_STORE_INT_H
 #define PADDOCK_STORE_INT_H
 
@@ -71,6 +72,16 @@ int store_tx_begin(struct store *s, struct err *e);
  * commits and returns rc, or rolls back and returns -1 (e set) when the
  * commit fails. */
 int store_tx_end(struct store *s, int rc, struct err *e);
+
+/* ---- store_reminder.c ---- */
+
+/* A column of a task's row (TASK_COLS, FROM tasks): the reminders sent
+ * for the gate it waits at now, the one its last step opened; NULL when
+ * none, or when it is not at review (task_row.reminders). */
+#define STORE_REMINDERS_COL \
+	"(SELECT r.sent FROM reminders r WHERE r.task_seq = tasks.seq AND " \
+	"tasks.status = 'review' AND r.since = (SELECT s.at FROM steps s WHERE " \
+	"s.task_seq = tasks.seq ORDER BY s.n DESC LIMIT 1))"
 
 /* ---- store_tasks.c: what the other files' changes to a task use ---- */
 

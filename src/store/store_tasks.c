@@ -67,7 +67,8 @@ void task_rows_free(struct task_row *t, size_t n)
                   "reason, attempts, failed_round, failed_head, failed_why, follow_of, " \
                   "callback_url, metadata, recipe, inputs, base_ref, test_cmd, timeout, " \
                   "dry_run, approval, fix_rounds, contract, group_id, confirm, estimate, " \
-                  "dry_run_record, pr_error, pr_error_at, pr_attempts, pr_retry_at, queued_by"
+                  "dry_run_record, pr_error, pr_error_at, pr_attempts, pr_retry_at, queued_by, " \
+                  STORE_REMINDERS_COL
 
 /* store_rows's arg for a task's steps. */
 struct steps_read {
@@ -177,6 +178,7 @@ static int row_fill_steps(struct store *s, sqlite3_stmt *st, struct task_row *t,
 	t->pr_attempts = sqlite3_column_int(st, 52);
 	t->pr_retry_at = sqlite3_column_double(st, 53);
 	t->queued_by = store_col_str(st, 54);
+	t->reminders = sqlite3_column_int(st, 55);
 	return steps ? load_steps(s, seq, t, e) : 0;
 }
 
