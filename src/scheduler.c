@@ -1271,7 +1271,8 @@ void scheduler_step(struct scheduler *s, const struct pollfd *fds, size_t n)
 		s->next_reminders = now + 1;
 		struct err e = {{0}};
 		if (reminder_tick(&s->mv, clock_wall(), &e) < 0)
-			fprintf(stderr, "paddock: %s\n", e.msg);
+			logger_event(s->log, LOGGER_ERROR, NULL, NULL, "reminder.error", "paddock: %s",
+			             e.msg);
 	}
 	if (s->cfg->template_max_age > 0 && now >= s->next_prune) {
 		/* Hourly, in a child: removing a large template must not hold
