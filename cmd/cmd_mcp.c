@@ -427,19 +427,16 @@ static const struct mcp_backend remote_ops_proto = {
 	.queue = remote_queue, .decide = remote_decide,
 };
 
-/* The token's role as the API tells it: GET /audit needs admin, and a
- * refusal names the token's role (paddock-api(7), AUTHORIZATION).
+/* The token's role as the API tells it (GET /token, paddock-api(7)).
  * ACCESS_NONE with e when the server cannot be asked. */
 static enum access remote_role(struct client *c, struct err *e)
 {
 	struct client_resp r;
-	long st = client_request(c, "GET", "/audit?limit=1", NULL, NULL, 20, &r, e);
+	long st = client_request(c, "GET", "/token", NULL, NULL, 20, &r, e);
 	if (st < 0)
 		return ACCESS_NONE;
 	enum access role = ACCESS_NONE;
-	if (st >= 200 && st < 300)
-		role = ACCESS_ADMIN;
-	else if (st == 403 && jstr(r.json, "role"))
+	if (st == 200 && jstr(r.json, "role"))
 		role = access_parse(jstr(r.json, "role"));
 	if (role == ACCESS_NONE && client_resp_error(&r, e) == 0)
 		err_kind_set(e, ERR_REMOTE, _("the server did not say the token's role (HTTP %ld)"),

@@ -1489,6 +1489,18 @@ static enum MHD_Result route_get_audit_page(struct api *a, struct MHD_Connection
 	return get_audit(a, c);
 }
 
+/* GET /token: the name and role of the token the request came with, so
+ * that a client (paddock --server URL mcp) offers what its role allows
+ * without trying a route to see it refused.  Without tokens configured,
+ * a loopback API's caller is "api" with the role admin. */
+static enum MHD_Result route_get_token(struct api *a, struct MHD_Connection *c,
+                                       struct req *rq, const struct api_call *x)
+{
+	(void)a, (void)x;
+	return send_json(c, 200, json_pack("{s:s, s:s}", "name", rq->who, "role",
+	                                   access_name(rq->role)));
+}
+
 /* GET /metrics, on the API (role read) and on [api] metrics-listen: the
  * exposition is metrics.h's. */
 static enum MHD_Result get_metrics(struct api *a, struct MHD_Connection *c)
@@ -1721,6 +1733,7 @@ static const struct api_route {
 	{ "GET", "/events", route_get_audit, ACCESS_ADMIN, 0 },
 	{ "GET", "/audit", route_get_audit_page, ACCESS_ADMIN, 0 },
 	{ "GET", "/metrics", route_get_metrics, ACCESS_READ, 0 },
+	{ "GET", "/token", route_get_token, ACCESS_READ, 0 },
 	{ "POST", "/github/webhook", route_post_github, ACCESS_NONE, 0 },
 };
 #define API_NROUTES (sizeof api_route_table / sizeof *api_route_table)
@@ -2189,7 +2202,7 @@ static enum MHD_Result route(struct api *a, struct MHD_Connection *c, const char
 	if (strncmp(url, "/groups/", 8) == 0)
 		return route_groups(a, c, url, url + 8, method, rq, actor);
 	if (strcmp(url, "/events") == 0 || strcmp(url, "/audit") == 0 ||
-	    strcmp(url, "/metrics") == 0)
+	    strcmp(url, "/metrics") == 0 || strcmp(url, "/token") == 0)
 		return route_plain(a, c, url, method, rq);
 	/* /tasks, /tasks/ID, /tasks/ID/ACTION */
 	if (strncmp(url, "/tasks", 6) != 0 || (url[6] && url[6] != '/'))
