@@ -302,16 +302,6 @@ static const struct mcp_backend local_ops_proto = {
 	.queue = local_queue, .decide = local_decide,
 };
 
-/* ---------------------------------------------------------------- remote */
-
-static char *task_path(const char *id, const char *rest)
-{
-	char *x = client_escape(id);
-	char *p = xasprintf("/tasks/%s%s", x, rest);
-	free(x);
-	return p;
-}
-
 static json_t *remote_list(void *arg, const char *status, const char *repo, size_t limit,
                            struct err *e)
 {
@@ -337,22 +327,14 @@ static json_t *remote_list(void *arg, const char *status, const char *repo, size
 
 static json_t *remote_show(void *arg, const char *id, struct err *e)
 {
-	char *p = task_path(id, "");
-	json_t *j = client_get_json(arg, p, e);
-	free(p);
-	if (j && !json_is_object(j)) {
-		json_decref(j);
-		err_kind_set(e, ERR_REMOTE, _("the server's task is not a JSON object"));
-		return NULL;
-	}
-	return j;
+	return client_get_task(arg, id, e);
 }
 
 /* GET the task's rest (/diff, /log) into out, at most max bytes. */
 static int remote_text(struct client *c, const char *id, const char *rest, size_t max,
                        struct buf *out, int *cut, struct err *e)
 {
-	char *p = task_path(id, rest);
+	char *p = client_task_path(id, rest);
 	char range[64];
 	snprintf(range, sizeof range, "Range: bytes=-%zu", max);
 	const char *const hdr[] = { range, NULL };
@@ -406,7 +388,7 @@ static json_t *remote_decide(void *arg, const char *id, const char *action, cons
                              struct err *e)
 {
 	char *rest = xasprintf("/%s", action);
-	char *p = task_path(id, rest);
+	char *p = client_task_path(id, rest);
 	free(rest);
 	json_t *body = notes ? json_pack("{s:s}", "notes", notes) : json_object();
 	json_t *j = client_post_json(arg, p, body, NULL, e);
@@ -484,7 +466,9 @@ static int parse_role(const char *arg, enum access *role)
 	return 0;
 }
 
-int cmd_mcp(int argc, char **argv)
+/* The verb's options (--role: *role, ACCESS_NONE when not given): -1 to
+ * go on, else the exit status (--help, bad usage). */
+static int mcp_args(int argc, char **argv, enum access *role)
 {
 	const struct cli_verb *v = cli_verb_find("mcp");
 	struct cli_opts o;
@@ -493,9 +477,15 @@ int cmd_mcp(int argc, char **argv)
 		return rc;
 	if (optind != argc)
 		return cli_bad_usage(v);
+	return parse_role(o.role, role) < 0 ? EXIT_USAGE : -1;
+}
+
+int cmd_mcp(int argc, char **argv)
+{
 	enum access role;
-	if (parse_role(o.role, &role) < 0)
-		return EXIT_USAGE;
+	int rc = mcp_args(argc, argv, &role);
+	if (rc >= 0)
+		return rc;
 	struct local l = {0};
 	if (cli_load_config(&l.cfg) < 0)
 		return EXIT_USAGE;
@@ -520,16 +510,10 @@ int cmd_mcp(int argc, char **argv)
 
 int cli_mcp_remote(struct client *c, int argc, char **argv)
 {
-	const struct cli_verb *v = cli_verb_find("mcp");
-	struct cli_opts o;
-	int rc = cli_parse_opts(v, argc, argv, &o, "help role");
+	enum access narrow;
+	int rc = mcp_args(argc, argv, &narrow);
 	if (rc >= 0)
 		return rc;
-	if (optind != argc)
-		return cli_bad_usage(v);
-	enum access narrow;
-	if (parse_role(o.role, &narrow) < 0)
-		return EXIT_USAGE;
 	struct err e = {{0}};
 	enum access role = remote_role(c, &e);
 	if (role == ACCESS_NONE)

@@ -121,26 +121,10 @@ static int remote_fail(const struct err *e)
 	return cli_die(e->kind == ERR_INVALID ? EXIT_USAGE : 1, "%s", e->msg);
 }
 
-/* "/tasks/ID" + rest (ID escaped; the caller checked it with cli_id_usage). */
-static char *task_path(const char *id, const char *rest)
-{
-	char *x = client_escape(id);
-	char *p = xasprintf("/tasks/%s%s", x, rest ? rest : "");
-	free(x);
-	return p;
-}
-
+/* The task ID (the caller checked it with cli_id_usage). */
 static json_t *get_task(const char *id, struct err *e)
 {
-	char *p = task_path(id, NULL);
-	json_t *j = client_get_json(rcl, p, e);
-	free(p);
-	if (j && !json_is_object(j)) {
-		json_decref(j);
-		err_kind_set(e, ERR_REMOTE, _("the server's task is not a JSON object"));
-		return NULL;
-	}
-	return j;
+	return client_get_task(rcl, id, e);
 }
 
 static const char *jstr(json_t *o, const char *key)
@@ -379,7 +363,7 @@ static int r_log(int argc, char **argv)
 	json_decref(t);
 	int tty = isatty(STDOUT_FILENO);
 	if (o.follow) {
-		char *p = task_path(full, "/events");
+		char *p = client_task_path(full, "/events");
 		struct follow f = { .id = full, .tty = tty };
 		int r = client_events(rcl, p, NULL, on_follow, &f, &e);
 		free(p);
@@ -393,7 +377,7 @@ static int r_log(int argc, char **argv)
 		free(full);
 		return rc;
 	}
-	char *p = task_path(full, "/log");
+	char *p = client_task_path(full, "/log");
 	struct client_resp r;
 	rc = 0;
 	if (client_request(rcl, "GET", p, NULL, NULL, 0, &r, &e) < 0 || client_resp_error(&r, &e) < 0)
@@ -417,7 +401,7 @@ static int r_log(int argc, char **argv)
 /* GET the task's diff (query: "" or "?round=N" ...) into r; -1 with e. */
 static int get_diff(const char *id, const char *query, struct client_resp *r, struct err *e)
 {
-	char *p = task_path(id, query);
+	char *p = client_task_path(id, query);
 	int rc = client_request(rcl, "GET", p, NULL, NULL, 0, r, e) < 0 ||
 	         client_resp_error(r, e) < 0 ? -1 : 0;
 	free(p);
@@ -468,7 +452,7 @@ static json_t *post_action(const char *id, const char *action, json_t *body, lon
                            int *code)
 {
 	char *rest = xasprintf("/%s", action);
-	char *p = task_path(id, rest);
+	char *p = client_task_path(id, rest);
 	struct err e = {{0}};
 	json_t *j = client_post_json(rcl, p, body, status, &e);
 	free(p);
@@ -703,7 +687,7 @@ static int r_comment(int argc, char **argv)
 		long status = 0;
 		int code = 1;
 		json_t *c = body ? post_action(tid, "draft", body, &status, &code) : NULL;
-		char *p = task_path(tid, "/draft");
+		char *p = client_task_path(tid, "/draft");
 		json_t *all = c ? client_get_json(rcl, p, &e) : NULL;
 		free(p);
 		size_t n = json_array_size(json_object_get(all, "comments"));
@@ -737,7 +721,7 @@ static int r_draft(int argc, char **argv)
 	if (o.json && o.discard)
 		return cli_die(EXIT_USAGE, _("give either --json or --discard, not both"));
 	struct err e = {{0}};
-	char *p = task_path(argv[optind], "/draft");
+	char *p = client_task_path(argv[optind], "/draft");
 	rc = 0;
 	if (o.discard) {
 		struct client_resp r;

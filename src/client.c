@@ -324,6 +324,27 @@ json_t *client_get_json(struct client *c, const char *path, struct err *e)
 	return j;
 }
 
+char *client_task_path(const char *id, const char *rest)
+{
+	char *x = client_escape(id);
+	char *p = xasprintf("/tasks/%s%s", x, rest ? rest : "");
+	free(x);
+	return p;
+}
+
+json_t *client_get_task(struct client *c, const char *id, struct err *e)
+{
+	char *p = client_task_path(id, NULL);
+	json_t *j = client_get_json(c, p, e);
+	free(p);
+	if (j && !json_is_object(j)) {
+		json_decref(j);
+		err_kind_set(e, ERR_REMOTE, _("the server's task is not a JSON object"));
+		return NULL;
+	}
+	return j;
+}
+
 json_t *client_post_json(struct client *c, const char *path, json_t *body, long *status,
                          struct err *e)
 {

@@ -72,6 +72,12 @@ int client_resp_error(const struct client_resp *r, struct err *e);
 /* GET path, expecting JSON: the parsed body (new reference), or NULL with
  * e set from the API's error (client_resp_error) or the failure. */
 json_t *client_get_json(struct client *c, const char *path, struct err *e);
+/* "/tasks/ID" + rest (may be NULL; ID escaped with client_escape): a
+ * new string. */
+char *client_task_path(const char *id, const char *rest);
+/* GET /tasks/ID: the task as a JSON object (new reference), or NULL with
+ * e set (the API's error, or ERR_REMOTE when the answer is no object). */
+json_t *client_get_task(struct client *c, const char *id, struct err *e);
 /* POST body (may be NULL: {}) to path: the parsed answer (new reference;
  * json null for an empty 2xx body) or NULL with e set; *status (may be
  * NULL) gets the HTTP status (0 when none came). */
