@@ -37,6 +37,16 @@ int reminder_on(const struct config *cfg)
 	return 0;
 }
 
+double reminder_period(const struct config *cfg)
+{
+	double least = cfg->gate_reminder;
+	for (size_t i = 0; i < cfg->nrepos; i++)
+		if (cfg->repos[i].gate_reminder > 0 && (least <= 0 || cfg->repos[i].gate_reminder < least))
+			least = cfg->repos[i].gate_reminder;
+	double p = least / 4;
+	return p < 1 ? 1 : p > 60 ? 60 : p;
+}
+
 void reminder_format(double seconds, char *out, size_t len)
 {
 	long long s = seconds > 0 ? (long long)seconds : 0;

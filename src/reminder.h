@@ -39,6 +39,10 @@ int reminder_person_gate(struct store *st, const struct task_row *t);
 double reminder_interval(const struct config *cfg, const char *repo);
 /* 1 when cfg sends any reminders ([paddock] or a repo). */
 int reminder_on(const struct config *cfg);
+/* How often the scheduler looks at the gates: a quarter of the shortest
+ * configured interval, from 1 s to 60 s (a 2h reminder is at most a
+ * minute late, and a look costs a query of the tasks at review). */
+double reminder_period(const struct config *cfg);
 /* Sends the reminders due at unix time now, through m (its store, its
  * configuration's webhooks, its progress output).  0, or -1 with e set
  * (the reminders not sent are tried at the next call). */

@@ -1267,8 +1267,7 @@ void scheduler_step(struct scheduler *s, const struct pollfd *fds, size_t n)
 		recorded_decisions(s);
 	}
 	if (now >= s->next_reminders) {
-		/* Reminders count in seconds at the least: a look a second. */
-		s->next_reminders = now + 1;
+		s->next_reminders = now + reminder_period(s->cfg);
 		struct err e = {{0}};
 		if (reminder_tick(&s->mv, clock_wall(), &e) < 0)
 			logger_event(s->log, LOGGER_ERROR, NULL, NULL, "reminder.error", "paddock: %s",

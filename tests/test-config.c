@@ -714,6 +714,16 @@ static void test_reminder_keys(void)
 	ok(reminder_interval(&c, "a") == 0 && reminder_interval(&c, "b") == 7200 &&
 	   reminder_interval(&c, "d") == 90 && reminder_interval(&c, "zz") == 7200,
 	   "a repo's gate-reminder wins, 0 included; unset or unknown, [paddock]'s");
+	ok(reminder_period(&c) == 22.5, "the gates are looked at every quarter of the shortest "
+	   "interval (90 s: %g s)", reminder_period(&c));
+	is_str(load("[paddock]\ngate-reminder = 2s\n"), "", "gate-reminder = 2s loads");
+	ok(reminder_period(&c) == 1, "every second at the most (2 s: %g s)", reminder_period(&c));
+	is_str(load("[repo \"a\"]\nurl = /a\ngate-reminder = 1d\n"), "", "a repo's 1d loads");
+	ok(reminder_period(&c) == 60, "every minute at the least (1d: %g s)", reminder_period(&c));
+	is_str(load("[paddock]\ngate-reminder = 2h\nmax-at-review = 3\n"
+	            "[repo \"a\"]\nurl = /a\ngate-reminder = 0\nmax-at-review = 0\n"
+	            "[repo \"b\"]\nurl = /b\n[repo \"d\"]\nurl = /d\ngate-reminder = 90s\n"
+	            "max-at-review = 1\n"), "", "the keys again");
 	struct reminder_gates g = { .total = 3 };
 	struct reminder_repo_count rc[] = { { "a", 2 }, { "d", 1 } };
 	g.repos = rc;
