@@ -501,6 +501,14 @@ kube_no_cgroups() {
 }
 
 # free_port: a TCP port on 127.0.0.1 that nothing listens on now.
+# own_netns CMD...: CMD in a network namespace of its own, with no
+# interface up: a test that names an address off this machine (to see it
+# refused before any connection) sends nothing out even if paddock did
+# try.  As root a plain new namespace; otherwise a user namespace too.
+own_netns() {
+	if [ "$(id -u)" -eq 0 ]; then unshare -n -- "$@"; else unshare -rn -- "$@"; fi
+}
+
 free_port() {
 	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
