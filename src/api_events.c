@@ -168,12 +168,21 @@ static void sse_poll(struct sse *s)
 	struct stat sb;
 	s->limit = s->logfd >= 0 && fstat(s->logfd, &sb) == 0 ? sb.st_size : 0;
 	s->chunk_len = 0;  /* the log may have grown: read it afresh */
-	/* The decisions before the task: a step made after a decision it
-	 * does not see yet comes after that decision (by time) all the same. */
+	/* The task before its decisions: every decision made before a step
+	 * this look sees is then seen too (a push's decision and its move
+	 * back to review, committed between the two reads, would otherwise
+	 * send the review first, and a late reader would see them the other
+	 * way round); one made after the task was read goes out at the next
+	 * look, after those steps, as it would for a late reader. */
 	struct task_decision *d = NULL;
 	size_t nd = 0;
-	if (store_decisions(s->st, s->id, &d, &nd, &e) < 0 ||
-	    store_task_get(s->st, s->id, &t, &e) < 0) {
+	if (store_task_get(s->st, s->id, &t, &e) < 0) {
+		sse_event(s, "error", json_pack("{s:s}", "error", e.msg));
+		s->ended = 1;
+		return;
+	}
+	if (store_decisions(s->st, s->id, &d, &nd, &e) < 0) {
+		task_row_free(&t);
 		task_decisions_free(d, nd);
 		sse_event(s, "error", json_pack("{s:s}", "error", e.msg));
 		s->ended = 1;
